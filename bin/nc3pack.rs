@@ -1,0 +1,264 @@
+//! The nc3pack command line: parses arguments and calls the library.
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use nc3pack::format::Codec;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "nc3pack",
+    version,
+    about = "Block-compressed, randomly readable, byte-exact archives of netCDF-3 files",
+    after_help = "`nc3pack IN.nc OUT.nc3z` is short for `nc3pack pack IN.nc OUT.nc3z`.\nExit codes: 0 success, 1 error, 2 usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Pack a netCDF-3 file (CDF-1, CDF-2 or CDF-5) into an archive.
+    Pack(PackArgs),
+    /// Restore the original netCDF-3 file from an archive, byte for byte (checked by hash).
+    Unpack(UnpackArgs),
+    /// Describe a netCDF-3 file or an archive (dimensions, variables, attributes, ratios).
+    Info(InfoArgs),
+}
+
+#[derive(Args)]
+struct Common {
+    /// Overwrite the output if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Worker threads [default: all cores].
+    #[arg(short = 'j', long)]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct PackArgs {
+    /// netCDF-3 file to pack.
+    input: PathBuf,
+    /// Archive to write.
+    output: PathBuf,
+    /// Block codec.
+    #[arg(long, default_value = "zstd", value_parser = ["zstd", "deflate", "none"])]
+    codec: String,
+    /// Codec level [default: zstd 3, deflate 6].
+    #[arg(long, allow_negative_numbers = true)]
+    level: Option<i32>,
+    /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
+    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+    block_size: u32,
+    /// Do not byte-shuffle multi-byte elements before the codec.
+    #[arg(long)]
+    no_shuffle: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct UnpackArgs {
+    /// Archive to read.
+    input: PathBuf,
+    /// netCDF-3 file to write.
+    output: PathBuf,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct InfoArgs {
+    /// A netCDF-3 file or an archive.
+    file: PathBuf,
+    /// Print JSON instead of CDL-like text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_size(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size like 65536, 64KiB or 1MiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        "g" | "gib" | "gb" => 1 << 30,
+        u => return Err(format!("unknown size unit {u:?} (use KiB, MiB or GiB)")),
+    };
+    n.checked_mul(mult)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+fn threads(j: Option<usize>) -> usize {
+    j.filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A progress bar on stderr, only when it is a terminal, the file is large and not quiet.
+fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
+    if quiet || total < (64 << 20) || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_string());
+    Some(pb)
+}
+
+fn human(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = n as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < units.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{x:.1} {}", units[u])
+    }
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Pack(a) => {
+            let codec = nc3pack::info::codec_from_name(&a.codec).unwrap_or(Codec::Zstd);
+            let opts = nc3pack::PackOptions {
+                codec,
+                level: a
+                    .level
+                    .unwrap_or_else(|| nc3pack::codec::default_level(codec)),
+                block_size: a.block_size,
+                threads: threads(a.common.threads),
+                shuffle: !a.no_shuffle,
+            };
+            let t = Instant::now();
+            let pb = progress_bar(file_len(&a.input), a.common.quiet, "packing");
+            let progress = |n: u64| {
+                if let Some(pb) = &pb {
+                    pb.set_position(n);
+                }
+            };
+            let s = nc3pack::pack_file(&a.input, &a.output, &opts, a.common.force, &progress)?;
+            if let Some(pb) = pb {
+                pb.finish_and_clear();
+            }
+            if !a.common.quiet {
+                eprintln!(
+                    "{} -> {}: {} -> {} (ratio {:.2}), {} blocks, {:.2} s",
+                    a.input.display(),
+                    a.output.display(),
+                    human(s.input_len),
+                    human(s.output_len),
+                    s.input_len as f64 / s.output_len.max(1) as f64,
+                    s.blocks,
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        }
+        Command::Unpack(a) => {
+            let t = Instant::now();
+            let pb = progress_bar(file_len(&a.input), a.common.quiet, "unpacking");
+            let progress = |n: u64| {
+                if let Some(pb) = &pb {
+                    pb.set_length(n.max(pb.length().unwrap_or(0)));
+                    pb.set_position(n);
+                }
+            };
+            let n = nc3pack::unpack_file(
+                &a.input,
+                &a.output,
+                a.common.force,
+                threads(a.common.threads),
+                &progress,
+            )?;
+            if let Some(pb) = pb {
+                pb.finish_and_clear();
+            }
+            if !a.common.quiet {
+                eprintln!(
+                    "{} -> {}: {} restored and verified, {:.2} s",
+                    a.input.display(),
+                    a.output.display(),
+                    human(n),
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        }
+        Command::Info(a) => {
+            let v = nc3pack::info::describe(&a.file)?;
+            let text = if a.json {
+                serde_json::to_string_pretty(&v).context("encoding JSON")? + "\n"
+            } else {
+                let name = a
+                    .file
+                    .file_stem()
+                    .map_or_else(|| "file".into(), |s| s.to_string_lossy().into_owned());
+                let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
+                nc3pack::info::to_text(&v, &name)
+            };
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(e).context("writing to standard output");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `nc3pack IN OUT` means `nc3pack pack IN OUT`.
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let known = [
+            "pack",
+            "unpack",
+            "info",
+            "help",
+            "-h",
+            "--help",
+            "-V",
+            "--version",
+        ];
+        if !known.contains(&first) {
+            args.insert(1, "pack".into());
+        }
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    if let Err(e) = run(cli) {
+        let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        eprintln!("nc3pack: {}", msg.join(": "));
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,461 @@
+//! The .nc3z archive format, version 1.0: constants and the fixed-size structures.
+//!
+//! The byte-level specification is design/FORMAT.md; this module is its code. All integers are
+//! little-endian. Every structure carries a CRC32C (Castagnoli) so that any damaged byte is
+//! detected:
+//!
+//! ```text
+//! lead (48 B) | netCDF header (H B) | CRC32C of header (4 B) | frames ... | index | footer (48 B)
+//! ```
+
+/// First 8 bytes of every archive: `\x89 N C 3 Z \r \n \x1a` (PNG-style: a non-ASCII byte, then
+/// line endings and a DOS EOF to detect text-mode transfer damage).
+pub const LEAD_MAGIC: [u8; 8] = *b"\x89NC3Z\r\n\x1a";
+/// Format major version: readers refuse other majors.
+pub const VERSION_MAJOR: u16 = 1;
+/// Format minor version: additions that older readers of the same major can ignore.
+pub const VERSION_MINOR: u16 = 0;
+/// Size of the lead.
+pub const LEAD_LEN: usize = 48;
+/// Sync magic at the start of every block frame.
+pub const FRAME_MAGIC: [u8; 4] = *b"\xb7N3B";
+/// Size of a frame header.
+pub const FRAME_HEADER_LEN: usize = 36;
+/// Magic at the start of the index section.
+pub const INDEX_MAGIC: [u8; 4] = *b"N3ZI";
+/// Size of the index section's own header.
+pub const INDEX_HEADER_LEN: usize = 16;
+/// Size of one index entry.
+pub const INDEX_ENTRY_LEN: usize = 16;
+/// Size of the footer.
+pub const FOOTER_LEN: usize = 48;
+/// Last 4 bytes of every archive.
+pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
+/// Frame variable id of the residual-bytes stream.
+pub const RESIDUAL_ID: u32 = u32::MAX;
+/// Frame variable id of the metadata frame (payload: the original file's 128-bit xxh3).
+pub const META_ID: u32 = u32::MAX - 1;
+/// Index entry flag: the block was lost (set by reindex); reading it is an error.
+pub const FLAG_LOST: u16 = 1;
+/// Largest block size an archive may declare (1 GiB).
+pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
+/// Smallest block size an archive may declare: the largest element size.
+pub const MIN_BLOCK_SIZE: u32 = 8;
+
+/// CRC32C of `b`.
+pub fn crc(b: &[u8]) -> u32 {
+    crc32c::crc32c(b)
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// Block compression codec, recorded per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// Stored as is.
+    None = 0,
+    /// Zstandard (RFC 8878) frame.
+    Zstd = 1,
+    /// Raw DEFLATE (RFC 1951) stream.
+    Deflate = 2,
+}
+
+impl Codec {
+    /// The codec with id `id`.
+    ///
+    /// ```
+    /// use nc3pack::format::Codec;
+    /// assert_eq!(Codec::from_id(1), Some(Codec::Zstd));
+    /// assert_eq!(Codec::from_id(9), None);
+    /// ```
+    pub fn from_id(id: u8) -> Option<Codec> {
+        match id {
+            0 => Some(Codec::None),
+            1 => Some(Codec::Zstd),
+            2 => Some(Codec::Deflate),
+            _ => None,
+        }
+    }
+
+    /// Name as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::None => "none",
+            Codec::Zstd => "zstd",
+            Codec::Deflate => "deflate",
+        }
+    }
+}
+
+/// Reversible transform applied before the codec, recorded per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// No transform.
+    None = 0,
+    /// Byte shuffle by element size: all first bytes of the elements, then all second bytes, ...
+    Shuffle = 1,
+}
+
+impl Filter {
+    /// The filter with id `id`.
+    ///
+    /// ```
+    /// use nc3pack::format::Filter;
+    /// assert_eq!(Filter::from_id(1), Some(Filter::Shuffle));
+    /// ```
+    pub fn from_id(id: u8) -> Option<Filter> {
+        match id {
+            0 => Some(Filter::None),
+            1 => Some(Filter::Shuffle),
+            _ => None,
+        }
+    }
+
+    /// Name for display.
+    pub fn name(self) -> &'static str {
+        match self {
+            Filter::None => "none",
+            Filter::Shuffle => "shuffle",
+        }
+    }
+}
+
+/// The archive's fixed-size first structure.
+///
+/// ```
+/// use nc3pack::format::Lead;
+/// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20 };
+/// let bytes = lead.encode();
+/// assert_eq!(Lead::decode(&bytes), Ok(lead));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lead {
+    /// Length of the original netCDF-3 file.
+    pub file_len: u64,
+    /// Materialized number of records.
+    pub numrecs: u64,
+    /// Length of the netCDF-3 header that follows the lead.
+    pub header_len: u64,
+    /// Nominal block size in decoded bytes (each variable snaps it down to whole elements).
+    pub block_size: u32,
+}
+
+impl Lead {
+    /// Encodes the lead.
+    pub fn encode(&self) -> [u8; LEAD_LEN] {
+        let mut b = [0u8; LEAD_LEN];
+        b[0..8].copy_from_slice(&LEAD_MAGIC);
+        b[8..10].copy_from_slice(&VERSION_MAJOR.to_le_bytes());
+        b[10..12].copy_from_slice(&VERSION_MINOR.to_le_bytes());
+        // 12..16: flags, reserved, zero.
+        b[16..24].copy_from_slice(&self.file_len.to_le_bytes());
+        b[24..32].copy_from_slice(&self.numrecs.to_le_bytes());
+        b[32..40].copy_from_slice(&self.header_len.to_le_bytes());
+        b[40..44].copy_from_slice(&self.block_size.to_le_bytes());
+        let c = crc(&b[..44]);
+        b[44..48].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    /// Decodes and checks a lead; the error says what is wrong.
+    pub fn decode(b: &[u8]) -> Result<Lead, String> {
+        if b.len() < LEAD_LEN {
+            return Err(format!(
+                "file is only {} bytes long, shorter than the {LEAD_LEN}-byte lead",
+                b.len()
+            ));
+        }
+        if b[0..8] != LEAD_MAGIC {
+            return Err("bad magic: not an nc3pack archive".into());
+        }
+        let stored = u32_at(b, 44);
+        if crc(&b[..44]) != stored {
+            return Err("checksum mismatch".into());
+        }
+        let major = u16_at(b, 8);
+        if major != VERSION_MAJOR {
+            return Err(format!(
+                "format version {major}.{} is not supported (this nc3pack reads {VERSION_MAJOR}.x)",
+                u16_at(b, 10)
+            ));
+        }
+        if u32_at(b, 12) != 0 {
+            return Err("reserved flags are not zero".into());
+        }
+        let lead = Lead {
+            file_len: u64_at(b, 16),
+            numrecs: u64_at(b, 24),
+            header_len: u64_at(b, 32),
+            block_size: u32_at(b, 40),
+        };
+        if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&lead.block_size) {
+            return Err(format!(
+                "block size {} is outside {MIN_BLOCK_SIZE}..={MAX_BLOCK_SIZE}",
+                lead.block_size
+            ));
+        }
+        if lead.header_len > lead.file_len {
+            return Err(format!(
+                "header length {} exceeds the original file length {}",
+                lead.header_len, lead.file_len
+            ));
+        }
+        Ok(lead)
+    }
+}
+
+/// The header of a block frame.
+///
+/// ```
+/// use nc3pack::format::{Codec, Filter, FrameHeader};
+/// let h = FrameHeader { stored_len: 10, decoded_len: 40, var: 2, block: 7,
+///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0xdeadbeef };
+/// assert_eq!(FrameHeader::decode(&h.encode()), Ok(h));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// Bytes of payload after the header.
+    pub stored_len: u32,
+    /// Bytes after decoding.
+    pub decoded_len: u32,
+    /// Variable id ([`RESIDUAL_ID`] for residual bytes, [`META_ID`] for the metadata frame).
+    pub var: u32,
+    /// Block number within the variable.
+    pub block: u64,
+    /// Codec.
+    pub codec: Codec,
+    /// Filter.
+    pub filter: Filter,
+    /// Element size the filter used.
+    pub esize: u16,
+    /// CRC32C of the payload.
+    pub payload_crc: u32,
+}
+
+impl FrameHeader {
+    /// Encodes the frame header, with its own CRC at the end.
+    pub fn encode(&self) -> [u8; FRAME_HEADER_LEN] {
+        let mut b = [0u8; FRAME_HEADER_LEN];
+        b[0..4].copy_from_slice(&FRAME_MAGIC);
+        b[4..8].copy_from_slice(&self.stored_len.to_le_bytes());
+        b[8..12].copy_from_slice(&self.decoded_len.to_le_bytes());
+        b[12..16].copy_from_slice(&self.var.to_le_bytes());
+        b[16..24].copy_from_slice(&self.block.to_le_bytes());
+        b[24] = self.codec as u8;
+        b[25] = self.filter as u8;
+        b[26..28].copy_from_slice(&self.esize.to_le_bytes());
+        b[28..32].copy_from_slice(&self.payload_crc.to_le_bytes());
+        let c = crc(&b[..32]);
+        b[32..36].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    /// Decodes and checks a frame header (magic, header CRC, codec and filter ids, and that the
+    /// stored length does not exceed the decoded length).
+    pub fn decode(b: &[u8]) -> Result<FrameHeader, String> {
+        if b.len() < FRAME_HEADER_LEN {
+            return Err("frame header is cut short".into());
+        }
+        if b[0..4] != FRAME_MAGIC {
+            return Err("no frame sync magic".into());
+        }
+        if crc(&b[..32]) != u32_at(b, 32) {
+            return Err("frame header checksum mismatch".into());
+        }
+        let codec = Codec::from_id(b[24]).ok_or_else(|| format!("unknown codec id {}", b[24]))?;
+        let filter =
+            Filter::from_id(b[25]).ok_or_else(|| format!("unknown filter id {}", b[25]))?;
+        let h = FrameHeader {
+            stored_len: u32_at(b, 4),
+            decoded_len: u32_at(b, 8),
+            var: u32_at(b, 12),
+            block: u64_at(b, 16),
+            codec,
+            filter,
+            esize: u16_at(b, 26),
+            payload_crc: u32_at(b, 28),
+        };
+        if h.stored_len > h.decoded_len {
+            return Err(format!(
+                "stored length {} exceeds decoded length {}",
+                h.stored_len, h.decoded_len
+            ));
+        }
+        Ok(h)
+    }
+}
+
+/// Where a block is, as recorded in the index.
+///
+/// ```
+/// use nc3pack::format::{Codec, Filter, IndexEntry};
+/// let e = IndexEntry { offset: 1234, stored_len: 99, codec: Codec::Deflate, filter: Filter::None, flags: 0 };
+/// assert_eq!(IndexEntry::decode(&e.encode()), Ok(e));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// Archive offset of the frame header.
+    pub offset: u64,
+    /// Payload bytes (the frame is `FRAME_HEADER_LEN + stored_len` bytes).
+    pub stored_len: u32,
+    /// Codec (repeated from the frame, so a reader can plan without reading it).
+    pub codec: Codec,
+    /// Filter.
+    pub filter: Filter,
+    /// Flags: [`FLAG_LOST`].
+    pub flags: u16,
+}
+
+impl IndexEntry {
+    /// Encodes the entry.
+    pub fn encode(&self) -> [u8; INDEX_ENTRY_LEN] {
+        let mut b = [0u8; INDEX_ENTRY_LEN];
+        b[0..8].copy_from_slice(&self.offset.to_le_bytes());
+        b[8..12].copy_from_slice(&self.stored_len.to_le_bytes());
+        b[12] = self.codec as u8;
+        b[13] = self.filter as u8;
+        b[14..16].copy_from_slice(&self.flags.to_le_bytes());
+        b
+    }
+
+    /// Decodes an entry.
+    pub fn decode(b: &[u8]) -> Result<IndexEntry, String> {
+        Ok(IndexEntry {
+            offset: u64_at(b, 0),
+            stored_len: u32_at(b, 8),
+            codec: Codec::from_id(b[12]).ok_or_else(|| format!("unknown codec id {}", b[12]))?,
+            filter: Filter::from_id(b[13]).ok_or_else(|| format!("unknown filter id {}", b[13]))?,
+            flags: u16_at(b, 14),
+        })
+    }
+
+    /// Whether the block is marked lost.
+    pub fn is_lost(&self) -> bool {
+        self.flags & FLAG_LOST != 0
+    }
+}
+
+/// Encodes an index section: its header and the entries.
+pub fn encode_index(entries: &[IndexEntry]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(INDEX_HEADER_LEN + entries.len() * INDEX_ENTRY_LEN);
+    b.extend_from_slice(&INDEX_MAGIC);
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    for e in entries {
+        b.extend_from_slice(&e.encode());
+    }
+    b
+}
+
+/// Decodes an index section of which `expected` entries are expected.
+pub fn decode_index(b: &[u8], expected: u64) -> Result<Vec<IndexEntry>, String> {
+    if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
+        return Err("no index magic".into());
+    }
+    let n = u64_at(b, 8);
+    if n != expected {
+        return Err(format!(
+            "index has {n} entries, the layout needs {expected}"
+        ));
+    }
+    let body = &b[INDEX_HEADER_LEN..];
+    if body.len() as u64 != n.saturating_mul(INDEX_ENTRY_LEN as u64) {
+        return Err(format!(
+            "index length {} does not match its {n} entries",
+            b.len()
+        ));
+    }
+    body.chunks_exact(INDEX_ENTRY_LEN)
+        .map(IndexEntry::decode)
+        .collect()
+}
+
+/// The archive's fixed-size last structure.
+///
+/// ```
+/// use nc3pack::format::Footer;
+/// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, hash: 42 };
+/// assert_eq!(Footer::decode(&f.encode()), Ok(f));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// Archive offset of the index section.
+    pub index_offset: u64,
+    /// Length of the index section.
+    pub index_len: u64,
+    /// CRC32C of the index section.
+    pub index_crc: u32,
+    /// xxh3-128 of the original netCDF-3 file.
+    pub hash: u128,
+}
+
+impl Footer {
+    /// Encodes the footer.
+    pub fn encode(&self) -> [u8; FOOTER_LEN] {
+        let mut b = [0u8; FOOTER_LEN];
+        b[0..8].copy_from_slice(&self.index_offset.to_le_bytes());
+        b[8..16].copy_from_slice(&self.index_len.to_le_bytes());
+        b[16..20].copy_from_slice(&self.index_crc.to_le_bytes());
+        // 20..24 reserved, zero.
+        b[24..40].copy_from_slice(&self.hash.to_le_bytes());
+        let c = crc(&b[..40]);
+        b[40..44].copy_from_slice(&c.to_le_bytes());
+        b[44..48].copy_from_slice(&FOOTER_MAGIC);
+        b
+    }
+
+    /// Decodes and checks a footer.
+    pub fn decode(b: &[u8]) -> Result<Footer, String> {
+        if b.len() < FOOTER_LEN {
+            return Err("footer is cut short".into());
+        }
+        if b[44..48] != FOOTER_MAGIC {
+            return Err(
+                "no footer magic at the end of the file (truncated archive? try `nc3pack reindex`)"
+                    .into(),
+            );
+        }
+        if crc(&b[..40]) != u32_at(b, 40) {
+            return Err("footer checksum mismatch".into());
+        }
+        if u32_at(b, 20) != 0 {
+            return Err("reserved footer field is not zero".into());
+        }
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&b[24..40]);
+        Ok(Footer {
+            index_offset: u64_at(b, 0),
+            index_len: u64_at(b, 8),
+            index_crc: u32_at(b, 16),
+            hash: u128::from_le_bytes(h),
+        })
+    }
+}
+
+/// Block size of variable data with element size `esize` for the nominal `block_size`: the
+/// largest whole number of elements that fits, at least one element.
+///
+/// ```
+/// assert_eq!(nc3pack::format::var_block_bytes(1000, 8), 1000);
+/// assert_eq!(nc3pack::format::var_block_bytes(1001, 8), 1000);
+/// assert_eq!(nc3pack::format::var_block_bytes(8, 8), 8);
+/// ```
+pub fn var_block_bytes(block_size: u32, esize: usize) -> u64 {
+    let e = esize.max(1) as u64;
+    (u64::from(block_size) / e).max(1) * e
+}
+
+/// Number of blocks for `total` bytes in blocks of `block_bytes`.
+pub fn block_count(total: u64, block_bytes: u64) -> u64 {
+    total.div_ceil(block_bytes)
+}

@@ -1,0 +1,46 @@
+//! Positional reads: the one I/O primitive the readers need.
+
+use std::io;
+
+/// A source of bytes that can be read at any offset, from many threads at once.
+///
+/// Implemented for [`std::fs::File`] (with `pread`, no shared cursor) and for byte vectors.
+///
+/// ```
+/// use nc3pack::io::ReadAt;
+/// let v = b"hello".to_vec();
+/// let mut buf = [0u8; 3];
+/// v.read_exact_at(&mut buf, 1).unwrap();
+/// assert_eq!(&buf, b"ell");
+/// assert_eq!(v.size().unwrap(), 5);
+/// ```
+pub trait ReadAt: Send + Sync {
+    /// Fills `buf` with the bytes at `offset`, or fails with `UnexpectedEof`.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Total length in bytes.
+    fn size(&self) -> io::Result<u64>;
+}
+
+impl ReadAt for std::fs::File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let src = start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+}

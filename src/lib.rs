@@ -1,0 +1,36 @@
+//! # nc3pack
+//!
+//! Block-compressed archives of netCDF-3 files (CDF-1, CDF-2, CDF-5) that unpack to the original
+//! bytes and can be read block by block.
+//!
+//! The data path, one module a stage: [`nc3`] parses the netCDF-3 header and computes where each
+//! variable's data lies; [`pack`] routes the file's bytes into per-variable blocks and compresses
+//! them with [`codec`] into frames laid out as [`format`] specifies; [`archive`] opens an archive
+//! and decodes blocks; [`unpack`] restores the original file; [`info`] describes either kind of
+//! file.
+//!
+//! ```no_run
+//! use nc3pack::{pack_file, unpack_file, PackOptions};
+//! pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &PackOptions::default(), false, &|_| {})?;
+//! unpack_file("out.nc3z".as_ref(), "back.nc".as_ref(), false, 2, &|_| {})?;
+//! # Ok::<(), nc3pack::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod archive;
+mod atomic;
+pub mod codec;
+pub mod error;
+pub mod format;
+pub mod info;
+pub mod io;
+pub mod nc3;
+pub mod pack;
+pub mod parallel;
+pub mod unpack;
+
+pub use archive::Archive;
+pub use error::{Error, HeaderError, Result};
+pub use pack::{pack_file, PackOptions, PackSummary};
+pub use unpack::unpack_file;

@@ -1,0 +1,739 @@
+//! The netCDF-3 header: data model and parser for CDF-1, CDF-2 and CDF-5.
+//!
+//! Grammar (NetCDF Classic and 64-bit Offset Format spec, and the CDF-5 addendum):
+//!
+//! ```text
+//! header    = magic numrecs dim_list gatt_list var_list
+//! magic     = 'C' 'D' 'F' VERSION            // 1, 2 or 5
+//! numrecs   = NON_NEG | STREAMING             // 4 bytes, 8 in CDF-5
+//! dim_list  = ABSENT | NC_DIMENSION nelems [dim ...]
+//! gatt_list = att_list
+//! var_list  = ABSENT | NC_VARIABLE nelems [var ...]
+//! dim       = name dim_length                 // dim_length 0: the record dimension
+//! att_list  = ABSENT | NC_ATTRIBUTE nelems [attr ...]
+//! attr      = name nc_type nelems [values ...] // values padded to 4 bytes
+//! var       = name nelems [dimid ...] vatt_list nc_type vsize begin
+//! name      = nelems namestring               // padded to 4 bytes
+//! ```
+//!
+//! All integers are big-endian. `nelems`, `dimid`, `dim_length`, `vsize` and `numrecs` are 32-bit
+//! in CDF-1/CDF-2 and 64-bit in CDF-5; `begin` is 32-bit in CDF-1 and 64-bit in CDF-2/CDF-5;
+//! tags and `nc_type` are always 32-bit.
+//!
+//! Every count read from the file is checked against the bytes the file has left before anything is
+//! allocated for it.
+
+use crate::error::HeaderError;
+
+/// Tag of a dimension list (spec: `NC_DIMENSION`).
+pub const NC_DIMENSION: u32 = 0x0A;
+/// Tag of a variable list (spec: `NC_VARIABLE`).
+pub const NC_VARIABLE: u32 = 0x0B;
+/// Tag of an attribute list (spec: `NC_ATTRIBUTE`).
+pub const NC_ATTRIBUTE: u32 = 0x0C;
+
+/// Which of the three classic formats a file is.
+///
+/// ```
+/// use nc3pack::nc3::Variant;
+/// assert_eq!(Variant::from_version(5), Some(Variant::Cdf5));
+/// assert_eq!(Variant::Cdf2.name(), "64-bit offset");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// CDF-1, the classic format: 32-bit offsets and counts.
+    Cdf1,
+    /// CDF-2, the 64-bit offset format: 64-bit `begin`.
+    Cdf2,
+    /// CDF-5, the 64-bit data format: 64-bit counts and sizes, unsigned and 64-bit types.
+    Cdf5,
+}
+
+impl Variant {
+    /// The variant for a version byte (the fourth byte of the file).
+    pub fn from_version(v: u8) -> Option<Variant> {
+        match v {
+            1 => Some(Variant::Cdf1),
+            2 => Some(Variant::Cdf2),
+            5 => Some(Variant::Cdf5),
+            _ => None,
+        }
+    }
+
+    /// The version byte.
+    pub fn version(self) -> u8 {
+        match self {
+            Variant::Cdf1 => 1,
+            Variant::Cdf2 => 2,
+            Variant::Cdf5 => 5,
+        }
+    }
+
+    /// The name `ncdump -k` prints for this variant.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Cdf1 => "classic",
+            Variant::Cdf2 => "64-bit offset",
+            Variant::Cdf5 => "cdf5",
+        }
+    }
+
+    /// Width in bytes of `nelems`, `dimid`, `dim_length`, `vsize` and `numrecs`.
+    pub fn count_width(self) -> usize {
+        if self == Variant::Cdf5 {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// Width in bytes of a variable's `begin` offset.
+    pub fn offset_width(self) -> usize {
+        if self == Variant::Cdf1 {
+            4
+        } else {
+            8
+        }
+    }
+}
+
+/// The external data types of netCDF-3 (CDF-5 adds the unsigned and 64-bit ones).
+///
+/// ```
+/// use nc3pack::nc3::NcType;
+/// assert_eq!(NcType::from_code(6), Some(NcType::Double));
+/// assert_eq!(NcType::Double.size(), 8);
+/// assert_eq!(NcType::Double.name(), "double");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NcType {
+    /// `NC_BYTE`, signed 8-bit.
+    Byte,
+    /// `NC_CHAR`, 8-bit character.
+    Char,
+    /// `NC_SHORT`, signed 16-bit.
+    Short,
+    /// `NC_INT`, signed 32-bit.
+    Int,
+    /// `NC_FLOAT`, IEEE 754 32-bit.
+    Float,
+    /// `NC_DOUBLE`, IEEE 754 64-bit.
+    Double,
+    /// `NC_UBYTE` (CDF-5), unsigned 8-bit.
+    UByte,
+    /// `NC_USHORT` (CDF-5), unsigned 16-bit.
+    UShort,
+    /// `NC_UINT` (CDF-5), unsigned 32-bit.
+    UInt,
+    /// `NC_INT64` (CDF-5), signed 64-bit.
+    Int64,
+    /// `NC_UINT64` (CDF-5), unsigned 64-bit.
+    UInt64,
+}
+
+impl NcType {
+    /// All types, in code order.
+    pub const ALL: [NcType; 11] = [
+        NcType::Byte,
+        NcType::Char,
+        NcType::Short,
+        NcType::Int,
+        NcType::Float,
+        NcType::Double,
+        NcType::UByte,
+        NcType::UShort,
+        NcType::UInt,
+        NcType::Int64,
+        NcType::UInt64,
+    ];
+
+    /// The type for an `nc_type` code (1..=11).
+    pub fn from_code(code: u32) -> Option<NcType> {
+        let i = usize::try_from(code).ok()?.checked_sub(1)?;
+        NcType::ALL.get(i).copied()
+    }
+
+    /// The `nc_type` code.
+    pub fn code(self) -> u32 {
+        NcType::ALL.iter().position(|&t| t == self).unwrap_or(0) as u32 + 1
+    }
+
+    /// Size of one element in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            NcType::Byte | NcType::Char | NcType::UByte => 1,
+            NcType::Short | NcType::UShort => 2,
+            NcType::Int | NcType::Float | NcType::UInt => 4,
+            NcType::Double | NcType::Int64 | NcType::UInt64 => 8,
+        }
+    }
+
+    /// The CDL name of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            NcType::Byte => "byte",
+            NcType::Char => "char",
+            NcType::Short => "short",
+            NcType::Int => "int",
+            NcType::Float => "float",
+            NcType::Double => "double",
+            NcType::UByte => "ubyte",
+            NcType::UShort => "ushort",
+            NcType::UInt => "uint",
+            NcType::Int64 => "int64",
+            NcType::UInt64 => "uint64",
+        }
+    }
+
+    /// Whether the type exists only in CDF-5.
+    pub fn is_cdf5_only(self) -> bool {
+        matches!(
+            self,
+            NcType::UByte | NcType::UShort | NcType::UInt | NcType::Int64 | NcType::UInt64
+        )
+    }
+}
+
+/// Typed values, decoded from big-endian. Used for attribute values.
+///
+/// ```
+/// use nc3pack::nc3::{NcType, Values};
+/// let v = Values::from_be_bytes(NcType::Short, &[0, 1, 0xff, 0xff]);
+/// assert_eq!(v, Values::Short(vec![1, -1]));
+/// assert_eq!(v.len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    /// `byte` values.
+    Byte(Vec<i8>),
+    /// `char` values, as raw bytes.
+    Char(Vec<u8>),
+    /// `short` values.
+    Short(Vec<i16>),
+    /// `int` values.
+    Int(Vec<i32>),
+    /// `float` values.
+    Float(Vec<f32>),
+    /// `double` values.
+    Double(Vec<f64>),
+    /// `ubyte` values.
+    UByte(Vec<u8>),
+    /// `ushort` values.
+    UShort(Vec<u16>),
+    /// `uint` values.
+    UInt(Vec<u32>),
+    /// `int64` values.
+    Int64(Vec<i64>),
+    /// `uint64` values.
+    UInt64(Vec<u64>),
+}
+
+macro_rules! be_vec {
+    ($bytes:expr, $t:ty) => {
+        $bytes
+            .chunks_exact(std::mem::size_of::<$t>())
+            .map(|c| <$t>::from_be_bytes(c.try_into().unwrap_or_default()))
+            .collect()
+    };
+}
+
+impl Values {
+    /// Decodes big-endian bytes of type `t`; a trailing partial element is ignored.
+    pub fn from_be_bytes(t: NcType, b: &[u8]) -> Values {
+        match t {
+            NcType::Byte => Values::Byte(b.iter().map(|&x| x as i8).collect()),
+            NcType::Char => Values::Char(b.to_vec()),
+            NcType::UByte => Values::UByte(b.to_vec()),
+            NcType::Short => Values::Short(be_vec!(b, i16)),
+            NcType::UShort => Values::UShort(be_vec!(b, u16)),
+            NcType::Int => Values::Int(be_vec!(b, i32)),
+            NcType::UInt => Values::UInt(be_vec!(b, u32)),
+            NcType::Float => Values::Float(be_vec!(b, f32)),
+            NcType::Double => Values::Double(be_vec!(b, f64)),
+            NcType::Int64 => Values::Int64(be_vec!(b, i64)),
+            NcType::UInt64 => Values::UInt64(be_vec!(b, u64)),
+        }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Byte(v) => v.len(),
+            Values::Char(v) | Values::UByte(v) => v.len(),
+            Values::Short(v) => v.len(),
+            Values::UShort(v) => v.len(),
+            Values::Int(v) => v.len(),
+            Values::UInt(v) => v.len(),
+            Values::Float(v) => v.len(),
+            Values::Double(v) => v.len(),
+            Values::Int64(v) => v.len(),
+            Values::UInt64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values as CDL text: numbers joined by ", ", chars as a quoted string.
+    pub fn to_cdl(&self) -> String {
+        fn join<T: std::fmt::Display>(v: &[T], suffix: &str) -> String {
+            v.iter()
+                .map(|x| format!("{x}{suffix}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        match self {
+            Values::Char(v) => format!("{:?}", String::from_utf8_lossy(v)),
+            Values::Byte(v) => join(v, "b"),
+            Values::Short(v) => join(v, "s"),
+            Values::Int(v) => join(v, ""),
+            Values::Float(v) => join(v, "f"),
+            Values::Double(v) => join(v, ""),
+            Values::UByte(v) => join(v, "ub"),
+            Values::UShort(v) => join(v, "us"),
+            Values::UInt(v) => join(v, "u"),
+            Values::Int64(v) => join(v, "ll"),
+            Values::UInt64(v) => join(v, "ull"),
+        }
+    }
+}
+
+/// A dimension.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dimension {
+    /// Name.
+    pub name: String,
+    /// Length as stored in the header: 0 for the record (unlimited) dimension.
+    pub len: u64,
+}
+
+impl Dimension {
+    /// Whether this is the record (unlimited) dimension.
+    pub fn is_record(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// An attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// Name.
+    pub name: String,
+    /// Typed values.
+    pub values: Values,
+}
+
+/// A variable as declared in the header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    /// Name.
+    pub name: String,
+    /// Dimension ids, outermost first.
+    pub dimids: Vec<usize>,
+    /// Attributes.
+    pub attrs: Vec<Attribute>,
+    /// Element type.
+    pub nc_type: NcType,
+    /// `vsize` as stored (informational; nc3pack computes sizes itself, as netcdf-c does).
+    pub vsize: u64,
+    /// Byte offset of the data (of the first record for a record variable).
+    pub begin: u64,
+}
+
+/// The stored number of records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumRecs {
+    /// A count.
+    Count(u64),
+    /// The streaming marker (all bits set): the count follows from the file length.
+    Streaming,
+}
+
+/// A parsed netCDF-3 header.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Variant};
+/// // The smallest file: magic, numrecs 0, three ABSENT lists.
+/// let mut bytes = b"CDF\x01".to_vec();
+/// bytes.extend_from_slice(&[0u8; 28]);
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// assert_eq!(h.variant, Variant::Cdf1);
+/// assert_eq!(h.len, 32);
+/// assert!(h.vars.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// Format variant.
+    pub variant: Variant,
+    /// Stored number of records.
+    pub numrecs: NumRecs,
+    /// Dimensions.
+    pub dims: Vec<Dimension>,
+    /// Global attributes.
+    pub gatts: Vec<Attribute>,
+    /// Variables.
+    pub vars: Vec<Variable>,
+    /// Length of the header in bytes (where parsing ended).
+    pub len: u64,
+}
+
+/// Outcome of parsing a prefix of a file that may stop short of the header's end.
+#[derive(Debug)]
+pub enum ParseError {
+    /// The prefix ended before the header did; parse again with at least this many bytes.
+    NeedMore(u64),
+    /// The header is malformed.
+    Bad(HeaderError),
+}
+
+impl From<HeaderError> for ParseError {
+    fn from(e: HeaderError) -> Self {
+        ParseError::Bad(e)
+    }
+}
+
+struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    file_len: u64,
+    variant: Variant,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: u64, field: &str) -> PResult<&'a [u8]> {
+        let end = (self.pos as u64).checked_add(n);
+        match end {
+            Some(end) if end <= self.buf.len() as u64 => {
+                let s = &self.buf[self.pos..end as usize];
+                self.pos = end as usize;
+                Ok(s)
+            }
+            Some(end) if end <= self.file_len => {
+                Err(ParseError::NeedMore(end.max(self.buf.len() as u64 * 2)))
+            }
+            _ => Err(HeaderError::new(
+                self.pos as u64,
+                format!(
+                    "{field}: needs {n} bytes but the file ends at byte {}",
+                    self.file_len
+                ),
+            )
+            .into()),
+        }
+    }
+
+    fn u32(&mut self, field: &str) -> PResult<u32> {
+        let b = self.take(4, field)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self, field: &str) -> PResult<u64> {
+        let b = self.take(8, field)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+
+    /// A NON_NEG: 32-bit (63-bit in CDF-5) non-negative integer.
+    fn non_neg(&mut self, field: &str) -> PResult<u64> {
+        let at = self.pos as u64;
+        let v = if self.variant == Variant::Cdf5 {
+            self.u64(field)?
+        } else {
+            u64::from(self.u32(field)?)
+        };
+        let max = if self.variant == Variant::Cdf5 {
+            i64::MAX as u64
+        } else {
+            i32::MAX as u64
+        };
+        if v > max {
+            return Err(HeaderError::new(
+                at,
+                format!("{field}: {v} is negative as a signed value"),
+            )
+            .into());
+        }
+        Ok(v)
+    }
+
+    /// Checks that `count` items of at least `min_size` bytes each fit in the rest of the file.
+    fn bound(&self, count: u64, min_size: u64, at: u64, field: &str) -> PResult<usize> {
+        let rest = self.file_len.saturating_sub(self.pos as u64);
+        match count.checked_mul(min_size) {
+            Some(need) if need <= rest => Ok(count as usize),
+            _ => Err(HeaderError::new(
+                at,
+                format!("{field}: count {count} cannot fit in the {rest} bytes left in the file"),
+            )
+            .into()),
+        }
+    }
+
+    fn pad4(&mut self, n: u64, field: &str) -> PResult<()> {
+        let pad = (4 - n % 4) % 4;
+        self.take(pad, field).map(|_| ())
+    }
+
+    fn name(&mut self, field: &str) -> PResult<String> {
+        let at = self.pos as u64;
+        let n = self.non_neg(&format!("{field} name length"))?;
+        let start = self.pos as u64;
+        let bytes = self.take(n, &format!("{field} name"))?;
+        let s = std::str::from_utf8(bytes)
+            .map_err(|_| HeaderError::new(start, format!("{field} name is not valid UTF-8")))?;
+        if s.is_empty() {
+            return Err(HeaderError::new(at, format!("{field} name is empty")).into());
+        }
+        let s = s.to_string();
+        self.pad4(n, &format!("{field} name padding"))?;
+        Ok(s)
+    }
+
+    fn list_header(&mut self, tag: u32, what: &str, min_item: u64) -> PResult<usize> {
+        let at = self.pos as u64;
+        let t = self.u32(&format!("{what} list tag"))?;
+        let count_at = self.pos as u64;
+        let n = self.non_neg(&format!("{what} count"))?;
+        if t == 0 {
+            if n != 0 {
+                return Err(HeaderError::new(
+                    count_at,
+                    format!("{what} list is ABSENT but its count is {n}"),
+                )
+                .into());
+            }
+            return Ok(0);
+        }
+        if t != tag {
+            return Err(HeaderError::new(
+                at,
+                format!("{what} list tag: expected 0x{tag:08X} or 0, found 0x{t:08X}"),
+            )
+            .into());
+        }
+        self.bound(n, min_item, count_at, &format!("{what} count"))
+    }
+
+    fn attrs(&mut self, what: &str) -> PResult<Vec<Attribute>> {
+        let cw = self.variant.count_width() as u64;
+        let n = self.list_header(NC_ATTRIBUTE, what, 4 + cw + 4 + cw)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = self.name(&format!("{what} attribute"))?;
+            let field = format!("attribute {name:?}");
+            let t_at = self.pos as u64;
+            let code = self.u32(&format!("{field} type"))?;
+            let t = self.nc_type(code, t_at, &field)?;
+            let count_at = self.pos as u64;
+            let count = self.non_neg(&format!("{field} value count"))?;
+            let nbytes = count.checked_mul(t.size() as u64).ok_or_else(|| {
+                HeaderError::new(count_at, format!("{field} value count {count} overflows"))
+            })?;
+            let bytes = self.take(nbytes, &format!("{field} values"))?;
+            let values = Values::from_be_bytes(t, bytes);
+            self.pad4(nbytes, &format!("{field} value padding"))?;
+            out.push(Attribute { name, values });
+        }
+        Ok(out)
+    }
+
+    fn nc_type(&self, code: u32, at: u64, field: &str) -> PResult<NcType> {
+        match NcType::from_code(code) {
+            Some(t) if t.is_cdf5_only() && self.variant != Variant::Cdf5 => Err(HeaderError::new(
+                at,
+                format!("{field} type {} exists only in CDF-5 files", t.name()),
+            )
+            .into()),
+            Some(t) => Ok(t),
+            None => Err(HeaderError::new(
+                at,
+                format!("{field} type code {code} is not a netCDF type"),
+            )
+            .into()),
+        }
+    }
+}
+
+impl Header {
+    /// Parses a header from the start of a file whose first bytes are `buf` and whose total
+    /// length is `file_len`. `buf` may be the whole file or a prefix of it; if the prefix is too
+    /// short, see [`Header::parse_prefix`].
+    pub fn parse(buf: &[u8], file_len: u64) -> Result<Header, HeaderError> {
+        match Header::parse_prefix(buf, file_len) {
+            Ok(h) => Ok(h),
+            Err(ParseError::Bad(e)) => Err(e),
+            Err(ParseError::NeedMore(_)) => Err(HeaderError::new(
+                buf.len() as u64,
+                "header continues past the bytes given",
+            )),
+        }
+    }
+
+    /// Parses a header from a prefix of a file; `Err(NeedMore(n))` asks for a prefix of `n` bytes.
+    pub fn parse_prefix(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
+        let file_len = file_len.max(buf.len() as u64);
+        if file_len < 4 {
+            if buf.len() as u64 == file_len {
+                return Err(HeaderError::new(
+                    0,
+                    format!("magic: file is only {file_len} bytes long"),
+                )
+                .into());
+            }
+            return Err(ParseError::NeedMore(4));
+        }
+        if buf.len() < 4 {
+            return Err(ParseError::NeedMore(4));
+        }
+        if &buf[..3] != b"CDF" {
+            return Err(HeaderError::new(
+                0,
+                format!(
+                    "magic: expected \"CDF\", found {:?}",
+                    String::from_utf8_lossy(&buf[..3])
+                ),
+            )
+            .into());
+        }
+        let variant = Variant::from_version(buf[3]).ok_or_else(|| {
+            HeaderError::new(3, format!("version byte {} is not 1, 2 or 5", buf[3]))
+        })?;
+        let mut c = Cursor {
+            buf,
+            pos: 4,
+            file_len,
+            variant,
+        };
+        let numrecs = if variant == Variant::Cdf5 {
+            let v = c.u64("numrecs")?;
+            if v == u64::MAX {
+                NumRecs::Streaming
+            } else if v > i64::MAX as u64 {
+                return Err(HeaderError::new(
+                    4,
+                    format!("numrecs: {v} is negative as a signed value"),
+                )
+                .into());
+            } else {
+                NumRecs::Count(v)
+            }
+        } else {
+            let v = c.u32("numrecs")?;
+            if v == u32::MAX {
+                NumRecs::Streaming
+            } else if v > i32::MAX as u32 {
+                return Err(HeaderError::new(
+                    4,
+                    format!("numrecs: {v} is negative as a signed value"),
+                )
+                .into());
+            } else {
+                NumRecs::Count(u64::from(v))
+            }
+        };
+        let cw = variant.count_width() as u64;
+
+        let ndims = c.list_header(NC_DIMENSION, "dimension", cw + 4 + cw)?;
+        let mut dims = Vec::with_capacity(ndims);
+        for i in 0..ndims {
+            let name = c.name(&format!("dimension {i}"))?;
+            let len = c.non_neg(&format!("dimension {name:?} length"))?;
+            dims.push(Dimension { name, len });
+        }
+        if dims.iter().filter(|d| d.is_record()).count() > 1 {
+            return Err(
+                HeaderError::new(8, "more than one dimension has length 0 (unlimited)").into(),
+            );
+        }
+
+        let gatts = c.attrs("global")?;
+
+        let ow = variant.offset_width() as u64;
+        let nvars = c.list_header(NC_VARIABLE, "variable", cw + 4 + cw + 4 + cw + 4 + cw + ow)?;
+        let mut vars = Vec::with_capacity(nvars);
+        for i in 0..nvars {
+            let name = c.name(&format!("variable {i}"))?;
+            let field = format!("variable {name:?}");
+            let nd_at = c.pos as u64;
+            let nd = c.non_neg(&format!("{field} dimension count"))?;
+            let nd = c.bound(nd, cw, nd_at, &format!("{field} dimension count"))?;
+            let mut dimids = Vec::with_capacity(nd);
+            for k in 0..nd {
+                let at = c.pos as u64;
+                let id = c.non_neg(&format!("{field} dimension id {k}"))?;
+                let idx = usize::try_from(id)
+                    .ok()
+                    .filter(|&i| i < dims.len())
+                    .ok_or_else(|| {
+                        HeaderError::new(
+                            at,
+                            format!(
+                                "{field} dimension id {id} does not exist ({} dimensions)",
+                                dims.len()
+                            ),
+                        )
+                    })?;
+                if k > 0 && dims[idx].is_record() {
+                    return Err(HeaderError::new(at, format!("{field} uses the unlimited dimension at position {k}; only the first may be unlimited")).into());
+                }
+                dimids.push(idx);
+            }
+            let attrs = c.attrs(&format!("{field}"))?;
+            let t_at = c.pos as u64;
+            let code = c.u32(&format!("{field} type"))?;
+            let nc_type = c.nc_type(code, t_at, &field)?;
+            let vsize = if variant == Variant::Cdf5 {
+                c.u64(&format!("{field} vsize"))?
+            } else {
+                u64::from(c.u32(&format!("{field} vsize"))?)
+            };
+            let b_at = c.pos as u64;
+            let begin = if variant == Variant::Cdf1 {
+                u64::from(c.u32(&format!("{field} begin"))?)
+            } else {
+                c.u64(&format!("{field} begin"))?
+            };
+            if begin > i64::MAX as u64 {
+                return Err(HeaderError::new(
+                    b_at,
+                    format!("{field} begin {begin} is negative as a signed value"),
+                )
+                .into());
+            }
+            vars.push(Variable {
+                name,
+                dimids,
+                attrs,
+                nc_type,
+                vsize,
+                begin,
+            });
+        }
+        Ok(Header {
+            variant,
+            numrecs,
+            dims,
+            gatts,
+            vars,
+            len: c.pos as u64,
+        })
+    }
+
+    /// Index of the record dimension, if there is one.
+    pub fn record_dim(&self) -> Option<usize> {
+        self.dims.iter().position(Dimension::is_record)
+    }
+
+    /// Whether variable `v` is a record variable (its first dimension is the record dimension).
+    pub fn is_record_var(&self, v: usize) -> bool {
+        self.vars[v]
+            .dimids
+            .first()
+            .is_some_and(|&d| self.dims[d].is_record())
+    }
+}

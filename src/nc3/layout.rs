@@ -1,0 +1,398 @@
+//! Where each variable's data lies in a netCDF-3 file, and what lies between.
+//!
+//! Sizes follow netcdf-c (`NC_var_shape`, `NC_computeshapes`), not the header's `vsize`, which
+//! saturates for large variables: a variable's data is `product(shape) * element size` bytes; each
+//! record variable contributes one slab per record, padded to 4 bytes, and the record size is the
+//! sum of the padded slabs, except that with exactly one record variable there is no padding.
+//!
+//! The file is a partition into *segments* in file order: the header, each fixed variable's
+//! data, each record's slab of each record variable, and *residual* bytes for everything else
+//! (alignment padding, gaps, an incomplete last record, trailing bytes). Packing and unpacking
+//! walk the same partition, which is what makes the round trip byte-exact.
+
+use super::header::{Header, NumRecs};
+
+/// Where one variable's data lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarLayout {
+    /// Byte offset of the data (of record 0 for a record variable).
+    pub begin: u64,
+    /// Whether it is a record variable.
+    pub is_record: bool,
+    /// Element size in bytes.
+    pub esize: usize,
+    /// Bytes of one record's slab (record variable) or of the whole variable (fixed variable).
+    pub slab: u64,
+    /// Bytes of the materialized variable: `slab * numrecs` for a record variable.
+    pub total: u64,
+    /// Shape with the record dimension materialized to the number of records.
+    pub shape: Vec<u64>,
+}
+
+/// What a segment of the file belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The netCDF header.
+    Header,
+    /// Data of the variable with this id.
+    Var(usize),
+    /// Bytes that are neither header nor variable data.
+    Residual,
+}
+
+/// A contiguous run of file bytes with one owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Offset in the file.
+    pub offset: u64,
+    /// Length in bytes (never 0).
+    pub len: u64,
+    /// Owner.
+    pub target: Target,
+}
+
+/// The data layout of a netCDF-3 file.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Layout};
+/// let mut bytes = b"CDF\x01".to_vec();
+/// bytes.extend_from_slice(&[0u8; 28]);
+/// bytes.extend_from_slice(b"tail");
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// let layout = Layout::new(&h, bytes.len() as u64).unwrap();
+/// assert_eq!(layout.residual_len, 4);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Length of the original file.
+    pub file_len: u64,
+    /// Length of the header.
+    pub header_len: u64,
+    /// Number of complete records (the materialized length of the record dimension).
+    pub numrecs: u64,
+    /// Bytes from one record to the next.
+    pub recsize: u64,
+    /// Per variable, in header order.
+    pub vars: Vec<VarLayout>,
+    /// Total residual bytes.
+    pub residual_len: u64,
+    fixed_order: Vec<usize>,
+    rec_order: Vec<usize>,
+}
+
+fn round4(n: u64) -> Option<u64> {
+    n.checked_add(3).map(|x| x & !3)
+}
+
+impl Layout {
+    /// Computes the layout of a file of `file_len` bytes with header `h`. The number of records
+    /// is the stored count, or for the streaming marker what the file holds, and never more than
+    /// the complete records the file holds.
+    pub fn new(h: &Header, file_len: u64) -> Result<Layout, String> {
+        let probe = Layout::build(h, file_len, 0)?;
+        let fit = probe.records_that_fit();
+        let numrecs = match h.numrecs {
+            NumRecs::Count(n) => n.min(fit),
+            NumRecs::Streaming => fit,
+        };
+        Layout::with_numrecs(h, file_len, numrecs)
+    }
+
+    /// Computes the layout with a given number of records, checking that everything lies inside
+    /// the file and nothing overlaps.
+    pub fn with_numrecs(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, String> {
+        let l = Layout::build(h, file_len, numrecs)?;
+        if numrecs > l.records_that_fit() {
+            return Err(format!(
+                "{numrecs} records do not fit in the file ({} complete records end before byte {file_len})",
+                l.records_that_fit()
+            ));
+        }
+        Ok(l)
+    }
+
+    fn build(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, String> {
+        let mut vars = Vec::with_capacity(h.vars.len());
+        for (i, v) in h.vars.iter().enumerate() {
+            let is_record = h.is_record_var(i);
+            let esize = v.nc_type.size();
+            let mut n: u64 = 1;
+            let mut shape = Vec::with_capacity(v.dimids.len());
+            for (k, &d) in v.dimids.iter().enumerate() {
+                if k == 0 && is_record {
+                    shape.push(numrecs);
+                    continue;
+                }
+                let len = h.dims[d].len;
+                shape.push(len);
+                n = n
+                    .checked_mul(len)
+                    .ok_or_else(|| format!("variable {:?}: size overflows", v.name))?;
+            }
+            let slab = n
+                .checked_mul(esize as u64)
+                .ok_or_else(|| format!("variable {:?}: size overflows", v.name))?;
+            let total = if is_record {
+                slab.checked_mul(numrecs)
+                    .ok_or_else(|| format!("variable {:?}: size overflows", v.name))?
+            } else {
+                slab
+            };
+            vars.push(VarLayout {
+                begin: v.begin,
+                is_record,
+                esize,
+                slab,
+                total,
+                shape,
+            });
+        }
+        let mut fixed_order: Vec<usize> = (0..vars.len()).filter(|&i| !vars[i].is_record).collect();
+        let mut rec_order: Vec<usize> = (0..vars.len()).filter(|&i| vars[i].is_record).collect();
+        fixed_order.sort_by_key(|&i| (vars[i].begin, i));
+        rec_order.sort_by_key(|&i| (vars[i].begin, i));
+        let recsize = if rec_order.len() == 1 {
+            vars[rec_order[0]].slab
+        } else {
+            rec_order.iter().try_fold(0u64, |acc, &i| {
+                round4(vars[i].slab)
+                    .and_then(|s| acc.checked_add(s))
+                    .ok_or_else(|| "record size overflows".to_string())
+            })?
+        };
+        let mut l = Layout {
+            file_len,
+            header_len: h.len,
+            numrecs,
+            recsize,
+            vars,
+            residual_len: 0,
+            fixed_order,
+            rec_order,
+        };
+        l.check(h)?;
+        let data: u64 = l.vars.iter().map(|v| v.total).sum();
+        l.residual_len = file_len - l.header_len - data;
+        Ok(l)
+    }
+
+    /// Checks that the regions are in the file and do not overlap (for record 0; later records
+    /// repeat record 0's pattern at `recsize` strides).
+    fn check(&self, h: &Header) -> Result<(), String> {
+        let name = |i: usize| &h.vars[i].name;
+        let mut pos = self.header_len;
+        let mut prev: Option<usize> = None;
+        for &i in &self.fixed_order {
+            let v = &self.vars[i];
+            if v.begin < pos {
+                return Err(match prev {
+                    Some(p) => format!("variables {:?} and {:?} overlap (begin {} < {pos})", name(p), name(i), v.begin),
+                    None => format!("variable {:?} begins at byte {} inside the header (which ends at byte {pos})", name(i), v.begin),
+                });
+            }
+            pos = v.begin + v.total;
+            if pos > self.file_len {
+                return Err(format!(
+                    "variable {:?} data [{}, {pos}) extends past the end of the file ({} bytes)",
+                    name(i),
+                    v.begin,
+                    self.file_len
+                ));
+            }
+            prev = Some(i);
+        }
+        if let Some(&first) = self.rec_order.first() {
+            let rec_start = self.vars[first].begin;
+            if rec_start < pos {
+                return Err(match prev {
+                    Some(p) => format!("record variable {:?} begins at byte {rec_start}, before fixed variable {:?} ends at byte {pos}", name(first), name(p)),
+                    None => format!("record variable {:?} begins at byte {rec_start} inside the header (which ends at byte {pos})", name(first)),
+                });
+            }
+            let mut end = rec_start;
+            for &i in &self.rec_order {
+                let v = &self.vars[i];
+                if v.begin < end {
+                    return Err(format!(
+                        "record variables overlap: {:?} begins at byte {} before byte {end}",
+                        name(i),
+                        v.begin
+                    ));
+                }
+                end = v.begin + v.slab;
+            }
+            if end - rec_start > self.recsize {
+                return Err(format!(
+                    "record variables span {} bytes, more than the record size {}",
+                    end - rec_start,
+                    self.recsize
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// How many complete records (every record variable's slab present) the file holds.
+    fn records_that_fit(&self) -> u64 {
+        let (Some(&first), Some(&last)) = (self.rec_order.first(), self.rec_order.last()) else {
+            return u64::MAX;
+        };
+        let start = self.vars[first].begin;
+        let span = self.vars[last].begin + self.vars[last].slab - start;
+        match start.checked_add(span) {
+            Some(end) if end <= self.file_len => (self.file_len - end) / self.recsize + 1,
+            _ => 0,
+        }
+    }
+
+    /// Visits every segment of the file in order. Segments are contiguous, non-empty and cover
+    /// `[0, file_len)` exactly.
+    pub fn walk<E>(&self, mut f: impl FnMut(Segment) -> Result<(), E>) -> Result<(), E> {
+        let mut pos = 0u64;
+        let mut emit = |offset: u64, len: u64, target: Target, pos: &mut u64| -> Result<(), E> {
+            if offset > *pos {
+                f(Segment {
+                    offset: *pos,
+                    len: offset - *pos,
+                    target: Target::Residual,
+                })?;
+            }
+            if len > 0 {
+                f(Segment {
+                    offset,
+                    len,
+                    target,
+                })?;
+            }
+            *pos = offset + len;
+            Ok(())
+        };
+        emit(0, self.header_len, Target::Header, &mut pos)?;
+        for &i in &self.fixed_order {
+            emit(
+                self.vars[i].begin,
+                self.vars[i].total,
+                Target::Var(i),
+                &mut pos,
+            )?;
+        }
+        for r in 0..self.numrecs {
+            for &i in &self.rec_order {
+                let v = &self.vars[i];
+                emit(v.begin + r * self.recsize, v.slab, Target::Var(i), &mut pos)?;
+            }
+        }
+        emit(self.file_len, 0, Target::Residual, &mut pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nc3::header::{Dimension, NcType, Variable};
+
+    fn var(name: &str, dimids: Vec<usize>, t: NcType, begin: u64) -> Variable {
+        Variable {
+            name: name.into(),
+            dimids,
+            attrs: vec![],
+            nc_type: t,
+            vsize: 0,
+            begin,
+        }
+    }
+
+    fn header(vars: Vec<Variable>, numrecs: NumRecs) -> Header {
+        Header {
+            variant: crate::nc3::Variant::Cdf1,
+            numrecs,
+            dims: vec![
+                Dimension {
+                    name: "t".into(),
+                    len: 0,
+                },
+                Dimension {
+                    name: "x".into(),
+                    len: 3,
+                },
+            ],
+            gatts: vec![],
+            vars,
+            len: 100,
+        }
+    }
+
+    fn segments(l: &Layout) -> Vec<(u64, u64, Target)> {
+        let mut v = vec![];
+        l.walk(|s| {
+            v.push((s.offset, s.len, s.target));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        v
+    }
+
+    #[test]
+    fn record_padding_and_partial_last_record() {
+        // short a(t,3): 6 bytes a record, padded to 8; int b(t): 4 bytes. recsize 12.
+        let h = header(
+            vec![
+                var("f", vec![1], NcType::Byte, 100),
+                var("a", vec![0, 1], NcType::Short, 104),
+                var("b", vec![0], NcType::Int, 112),
+            ],
+            NumRecs::Count(3),
+        );
+        // Room for two whole records and a partial third (a present, b cut).
+        let file_len = 104 + 12 * 2 + 8;
+        let l = Layout::new(&h, file_len).unwrap();
+        assert_eq!(l.recsize, 12);
+        assert_eq!(l.numrecs, 2);
+        assert_eq!(
+            segments(&l),
+            vec![
+                (0, 100, Target::Header),
+                (100, 3, Target::Var(0)),
+                (103, 1, Target::Residual),
+                (104, 6, Target::Var(1)),
+                (110, 2, Target::Residual),
+                (112, 4, Target::Var(2)),
+                (116, 6, Target::Var(1)),
+                (122, 2, Target::Residual),
+                (124, 4, Target::Var(2)),
+                (128, 8, Target::Residual),
+            ]
+        );
+        assert_eq!(l.residual_len, 1 + 2 + 2 + 8);
+    }
+
+    #[test]
+    fn single_record_variable_is_not_padded() {
+        let h = header(
+            vec![var("a", vec![0, 1], NcType::Byte, 100)],
+            NumRecs::Streaming,
+        );
+        let l = Layout::new(&h, 100 + 3 * 5 + 1).unwrap();
+        assert_eq!(l.recsize, 3);
+        assert_eq!(l.numrecs, 5);
+        assert_eq!(l.residual_len, 1);
+    }
+
+    #[test]
+    fn overlap_and_eof_are_errors() {
+        let h = header(
+            vec![
+                var("f", vec![1], NcType::Int, 100),
+                var("g", vec![1], NcType::Int, 104),
+            ],
+            NumRecs::Count(0),
+        );
+        assert!(Layout::new(&h, 200).unwrap_err().contains("overlap"));
+        let h = header(vec![var("f", vec![1], NcType::Int, 198)], NumRecs::Count(0));
+        assert!(Layout::new(&h, 200).unwrap_err().contains("past the end"));
+        let h = header(vec![var("f", vec![1], NcType::Int, 50)], NumRecs::Count(0));
+        assert!(Layout::new(&h, 200)
+            .unwrap_err()
+            .contains("inside the header"));
+    }
+}

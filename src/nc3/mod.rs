@@ -1,0 +1,84 @@
+//! netCDF-3 files: the header model and parser ([`Header`]), and where data lies ([`Layout`]).
+//!
+//! ```no_run
+//! let f = std::fs::File::open("samples/classic_records.nc").unwrap();
+//! let (header, _bytes) = nc3pack::nc3::read_header(&f, "samples/classic_records.nc".as_ref()).unwrap();
+//! println!("{} variables", header.vars.len());
+//! ```
+
+mod header;
+mod layout;
+
+pub use header::{
+    Attribute, Dimension, Header, NcType, NumRecs, ParseError, Values, Variable, Variant,
+    NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
+};
+pub use layout::{Layout, Segment, Target, VarLayout};
+
+use crate::error::{io_err, Error, Result};
+use crate::io::ReadAt;
+use std::path::Path;
+
+/// The HDF5 signature, which starts every netCDF-4 file.
+const HDF5_MAGIC: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// Reads and parses the header of the netCDF-3 file `r` (named `path` in errors). Returns the
+/// header and its bytes. Reads only as much as the header needs, starting with 64 KiB.
+pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
+    let file_len = r.size().map_err(io_err(path, "stat"))?;
+    let not_nc3 = |reason: String| Error::NotNetcdf3 {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if file_len == 0 {
+        return Err(not_nc3("the file is empty".into()));
+    }
+    let mut want = file_len.min(64 * 1024);
+    loop {
+        let mut buf = vec![0u8; want as usize];
+        r.read_exact_at(&mut buf, 0).map_err(io_err(path, "read"))?;
+        if buf.len() >= 8 && &buf[..8] == HDF5_MAGIC {
+            return Err(not_nc3(
+                "it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into(),
+            ));
+        }
+        if buf.len() < 3 || &buf[..3] != b"CDF" {
+            let shown: String = buf.iter().take(4).map(|b| format!("{b:02x}")).collect();
+            return Err(not_nc3(format!(
+                "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
+            )));
+        }
+        match Header::parse_prefix(&buf, file_len) {
+            Ok(h) => {
+                buf.truncate(h.len as usize);
+                return Ok((h, buf));
+            }
+            Err(ParseError::NeedMore(n)) if n > want && want < file_len => {
+                want = n.max(want.saturating_mul(2)).min(file_len);
+            }
+            Err(ParseError::NeedMore(_)) => {
+                return Err(Error::Header {
+                    path: path.to_path_buf(),
+                    source: crate::HeaderError::new(want, "header is truncated"),
+                })
+            }
+            Err(ParseError::Bad(e)) => {
+                return Err(Error::Header {
+                    path: path.to_path_buf(),
+                    source: e,
+                })
+            }
+        }
+    }
+}
+
+/// Reads the header and computes the layout of a netCDF-3 file.
+pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout)> {
+    let (h, bytes) = read_header(r, path)?;
+    let file_len = r.size().map_err(io_err(path, "stat"))?;
+    let layout = Layout::new(&h, file_len).map_err(|what| Error::Layout {
+        path: path.to_path_buf(),
+        what,
+    })?;
+    Ok((h, bytes, layout))
+}

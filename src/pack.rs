@@ -1,0 +1,399 @@
+//! Packing: netCDF-3 file in, .nc3z archive out.
+//!
+//! One pass over the input, in file order, with large sequential reads: every byte is hashed
+//! and routed to the stream it belongs to (a variable's materialized data, or the residual
+//! bytes). When a stream has a full block, the block goes to a pool of encoder threads; a writer
+//! thread appends finished frames in whatever order they come and records where each went. The
+//! index at the end makes file order free. Memory stays bounded: a few blocks per thread in flight,
+//! plus one open block per stream that is filling (one per record variable, since records
+//! interleave them).
+
+use crate::codec::Encoder;
+use crate::error::{io_err, Error, Result};
+use crate::format::{self, Codec, FrameHeader, IndexEntry, Lead, FRAME_HEADER_LEN, LEAD_LEN};
+use crate::nc3::{self, Layout, Target};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+use xxhash_rust::xxh3::Xxh3;
+
+/// Default nominal block size: 1 MiB of decoded data.
+pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
+
+/// How to pack.
+///
+/// ```
+/// let opts = nc3pack::PackOptions::default();
+/// assert_eq!(opts.block_size, 1 << 20);
+/// assert_eq!(opts.codec, nc3pack::format::Codec::Zstd);
+/// ```
+#[derive(Debug, Clone)]
+pub struct PackOptions {
+    /// Codec for every block (blocks that do not shrink are stored raw).
+    pub codec: Codec,
+    /// Codec level.
+    pub level: i32,
+    /// Nominal block size in bytes of decoded data.
+    pub block_size: u32,
+    /// Encoder threads (at least 1).
+    pub threads: usize,
+    /// Byte-shuffle multi-byte elements before the codec.
+    pub shuffle: bool,
+}
+
+impl Default for PackOptions {
+    fn default() -> Self {
+        PackOptions {
+            codec: Codec::Zstd,
+            level: crate::codec::default_level(Codec::Zstd),
+            block_size: DEFAULT_BLOCK_SIZE,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            shuffle: true,
+        }
+    }
+}
+
+impl PackOptions {
+    /// Checks the options; the error names the bad value.
+    pub fn check(&self) -> Result<()> {
+        crate::codec::check_level(self.codec, self.level).map_err(Error::Option)?;
+        if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) {
+            return Err(Error::Option(format!(
+                "block size {} is outside {}..={} bytes",
+                self.block_size,
+                format::MIN_BLOCK_SIZE,
+                format::MAX_BLOCK_SIZE
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What packing produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackSummary {
+    /// Bytes of the original file.
+    pub input_len: u64,
+    /// Bytes of the archive.
+    pub output_len: u64,
+    /// Number of block frames written.
+    pub blocks: u64,
+    /// xxh3-128 of the original file.
+    pub hash: u128,
+}
+
+/// One stream of the archive: a variable's materialized data, or the residual bytes.
+pub(crate) struct Stream {
+    /// Frame variable id.
+    pub id: u32,
+    /// Element size (1 for residual bytes).
+    pub esize: usize,
+    /// Total bytes.
+    pub total: u64,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Index of the stream's first block in the index.
+    pub first_slot: u64,
+}
+
+impl Stream {
+    pub fn blocks(&self) -> u64 {
+        format::block_count(self.total, self.block_bytes)
+    }
+}
+
+/// The streams of a layout in index order: variables in header order, then residual bytes.
+pub(crate) fn streams(layout: &Layout, block_size: u32) -> Vec<Stream> {
+    let mut out = Vec::with_capacity(layout.vars.len() + 1);
+    let mut slot = 0u64;
+    let mut push = |id: u32, esize: usize, total: u64| {
+        let block_bytes = format::var_block_bytes(block_size, esize);
+        let s = Stream {
+            id,
+            esize,
+            total,
+            block_bytes,
+            first_slot: slot,
+        };
+        slot += s.blocks();
+        out.push(s);
+    };
+    for (i, v) in layout.vars.iter().enumerate() {
+        push(i as u32, v.esize, v.total);
+    }
+    push(format::RESIDUAL_ID, 1, layout.residual_len);
+    out
+}
+
+/// Packs the netCDF-3 file `input` into the archive `output`, atomically: the archive is written
+/// to a temporary file beside `output`, synced, and renamed into place only when complete. An
+/// existing `output` is refused unless `force`. `progress` is called with the input bytes read
+/// so far.
+///
+/// ```no_run
+/// let summary = nc3pack::pack_file(
+///     "samples/gridded_sst.nc".as_ref(), "/tmp/sst.nc3z".as_ref(),
+///     &nc3pack::PackOptions::default(), false, &|_| {}).unwrap();
+/// println!("ratio {:.2}", summary.input_len as f64 / summary.output_len as f64);
+/// ```
+pub fn pack_file(
+    input: &Path,
+    output: &Path,
+    opts: &PackOptions,
+    force: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackSummary> {
+    opts.check()?;
+    let file = std::fs::File::open(input).map_err(io_err(input, "open"))?;
+    let (_header, header_bytes, layout) = nc3::open(&file, input)?;
+    crate::atomic::write_atomically(output, force, input, |out| {
+        pack_stream(file, input, &layout, &header_bytes, opts, out, progress)
+    })
+}
+
+/// Packs from `reader`, positioned at the start of a netCDF-3 file with the given layout and
+/// header bytes, into `out` (positioned at 0). `input` names the file in errors.
+pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
+    reader: R,
+    input: &Path,
+    layout: &Layout,
+    header_bytes: &[u8],
+    opts: &PackOptions,
+    out: &mut W,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackSummary> {
+    let out_path = Path::new("archive");
+    let werr = |e: std::io::Error| Error::Io {
+        path: out_path.to_path_buf(),
+        op: "write",
+        source: e,
+    };
+    let streams = streams(layout, opts.block_size);
+    let total_blocks = streams.last().map_or(0, |s| s.first_slot + s.blocks());
+    let lead = Lead {
+        file_len: layout.file_len,
+        numrecs: layout.numrecs,
+        header_len: layout.header_len,
+        block_size: opts.block_size,
+    };
+    let mut w = BufWriter::with_capacity(1 << 20, out);
+    w.write_all(&lead.encode()).map_err(werr)?;
+    w.write_all(header_bytes).map_err(werr)?;
+    w.write_all(&format::crc(header_bytes).to_le_bytes())
+        .map_err(werr)?;
+    let data_start = (LEAD_LEN + header_bytes.len() + 4) as u64;
+
+    let threads = opts.threads.max(1);
+    let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
+    let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
+    let job_rx = Arc::new(Mutex::new(job_rx));
+
+    let (read_result, writer_result) = std::thread::scope(|s| {
+        for _ in 0..threads {
+            let rx = Arc::clone(&job_rx);
+            let tx = frame_tx.clone();
+            let (codec, level, shuffle) = (opts.codec, opts.level, opts.shuffle);
+            s.spawn(move || encode_worker(rx, tx, codec, level, shuffle));
+        }
+        drop(frame_tx);
+        let writer = s.spawn(move || {
+            write_frames(&mut w, frame_rx, data_start, total_blocks).map(|(e, p)| (e, p, w))
+        });
+        let read_result = route(reader, input, layout, &streams, job_tx, progress);
+        (read_result, writer.join())
+    });
+    let writer_result =
+        writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
+    // A failed write makes the reader's sends fail; report the write error first.
+    let (entries, pos, mut w) = writer_result.map_err(werr)?;
+    let hash = read_result?;
+    if let Some(i) = entries.iter().position(Option::is_none) {
+        return Err(Error::Option(format!(
+            "internal error: block slot {i} was not written"
+        )));
+    }
+    let entries: Vec<IndexEntry> = entries.into_iter().flatten().collect();
+
+    // The metadata frame: the original's hash, so reindex can recover it.
+    let mut meta = Vec::new();
+    let mut enc = Encoder::new(Codec::None, 0, false).map_err(Error::Option)?;
+    enc.encode_frame(format::META_ID, 0, 1, &hash.to_le_bytes(), &mut meta);
+    w.write_all(&meta).map_err(werr)?;
+    let index_offset = pos + meta.len() as u64;
+    let index = format::encode_index(&entries);
+    w.write_all(&index).map_err(werr)?;
+    let footer = format::Footer {
+        index_offset,
+        index_len: index.len() as u64,
+        index_crc: format::crc(&index),
+        hash,
+    };
+    w.write_all(&footer.encode()).map_err(werr)?;
+    w.flush().map_err(werr)?;
+    Ok(PackSummary {
+        input_len: layout.file_len,
+        output_len: index_offset + index.len() as u64 + format::FOOTER_LEN as u64,
+        blocks: entries.len() as u64,
+        hash,
+    })
+}
+
+struct Job {
+    slot: u64,
+    id: u32,
+    block: u64,
+    esize: usize,
+    data: Vec<u8>,
+}
+
+struct Done {
+    slot: u64,
+    header: FrameHeader,
+    frame: Vec<u8>,
+}
+
+fn encode_worker(
+    rx: Arc<Mutex<Receiver<Job>>>,
+    tx: std::sync::mpsc::SyncSender<Done>,
+    codec: Codec,
+    level: i32,
+    shuffle: bool,
+) {
+    let Ok(mut enc) = Encoder::new(codec, level, shuffle) else {
+        return;
+    };
+    loop {
+        let job = match rx.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok(job) = job else { return };
+        let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
+        let header = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
+        if tx
+            .send(Done {
+                slot: job.slot,
+                header,
+                frame,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+type WriterOutput = (Vec<Option<IndexEntry>>, u64);
+
+fn write_frames<W: Write>(
+    w: &mut W,
+    rx: Receiver<Done>,
+    mut pos: u64,
+    total_blocks: u64,
+) -> std::io::Result<WriterOutput> {
+    let mut entries: Vec<Option<IndexEntry>> = vec![None; total_blocks as usize];
+    for done in rx {
+        w.write_all(&done.frame)?;
+        entries[done.slot as usize] = Some(IndexEntry {
+            offset: pos,
+            stored_len: done.header.stored_len,
+            codec: done.header.codec,
+            filter: done.header.filter,
+            flags: 0,
+        });
+        pos += done.frame.len() as u64;
+    }
+    Ok((entries, pos))
+}
+
+/// A reader that hashes and counts everything read through it.
+struct Hashing<R> {
+    inner: R,
+    hash: Xxh3,
+    count: u64,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// Reads the file in order, routing segments into stream blocks and sending full blocks to the
+/// encoders. Returns the file's hash.
+fn route<R: Read>(
+    reader: R,
+    input: &Path,
+    layout: &Layout,
+    streams: &[Stream],
+    jobs: std::sync::mpsc::SyncSender<Job>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u128> {
+    let mut r = BufReader::with_capacity(
+        4 << 20,
+        Hashing {
+            inner: reader.take(layout.file_len),
+            hash: Xxh3::new(),
+            count: 0,
+        },
+    );
+    let residual = streams.len() - 1;
+    let mut open: Vec<Vec<u8>> = streams.iter().map(|_| Vec::new()).collect();
+    let mut next_block: Vec<u64> = vec![0; streams.len()];
+    let mut skip = vec![0u8; 0];
+    let mut last_report = 0u64;
+    let stopped = || Error::Option("internal error: encoder threads stopped".into());
+    layout.walk(|seg| -> Result<()> {
+        let si = match seg.target {
+            Target::Header => {
+                skip.resize(seg.len as usize, 0);
+                r.read_exact(&mut skip).map_err(io_err(input, "read"))?;
+                return Ok(());
+            }
+            Target::Var(i) => i,
+            Target::Residual => residual,
+        };
+        let s = &streams[si];
+        let mut left = seg.len;
+        while left > 0 {
+            let buf = &mut open[si];
+            if buf.capacity() == 0 {
+                let remaining = s.total - next_block[si] * s.block_bytes;
+                buf.reserve_exact(remaining.min(s.block_bytes) as usize);
+            }
+            let room = s.block_bytes - buf.len() as u64;
+            let take = left.min(room) as usize;
+            let at = buf.len();
+            buf.resize(at + take, 0);
+            r.read_exact(&mut buf[at..])
+                .map_err(io_err(input, "read"))?;
+            left -= take as u64;
+            let done_bytes = next_block[si] * s.block_bytes + buf.len() as u64;
+            if buf.len() as u64 == s.block_bytes || done_bytes == s.total {
+                let data = std::mem::take(buf);
+                let block = next_block[si];
+                next_block[si] += 1;
+                jobs.send(Job {
+                    slot: s.first_slot + block,
+                    id: s.id,
+                    block,
+                    esize: s.esize,
+                    data,
+                })
+                .map_err(|_| stopped())?;
+            }
+        }
+        let count = r.get_ref().count;
+        if count - last_report >= 8 << 20 {
+            last_report = count;
+            progress(count);
+        }
+        Ok(())
+    })?;
+    progress(layout.file_len);
+    Ok(r.into_inner().hash.digest128())
+}
