@@ -459,3 +459,63 @@ pub fn var_block_bytes(block_size: u32, esize: usize) -> u64 {
 pub fn block_count(total: u64, block_bytes: u64) -> u64 {
     total.div_ceil(block_bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32c_check_value_matches_the_spec() {
+        // The standard check value of CRC-32C (iSCSI), as design/FORMAT.md states.
+        assert_eq!(crc(b"123456789"), 0xE306_9283);
+    }
+
+    #[test]
+    fn lead_fields_sit_at_the_documented_offsets() {
+        let b = Lead {
+            file_len: 0x0102_0304_0506_0708,
+            numrecs: 9,
+            header_len: 10,
+            block_size: 4096,
+        }
+        .encode();
+        assert_eq!(&b[0..8], b"\x89NC3Z\r\n\x1a");
+        assert_eq!(&b[8..12], &[1, 0, 0, 0]);
+        assert_eq!(&b[16..24], &[8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(b[24], 9);
+        assert_eq!(b[32], 10);
+        assert_eq!(&b[40..44], &[0, 0x10, 0, 0]);
+        let mut bad = b;
+        bad[20] ^= 1;
+        assert_eq!(Lead::decode(&bad).unwrap_err(), "checksum mismatch");
+    }
+
+    #[test]
+    fn frame_and_footer_reject_damage() {
+        let h = FrameHeader {
+            stored_len: 5,
+            decoded_len: 4,
+            var: 0,
+            block: 0,
+            codec: Codec::None,
+            filter: Filter::None,
+            esize: 1,
+            payload_crc: 0,
+        };
+        assert!(FrameHeader::decode(&h.encode())
+            .unwrap_err()
+            .contains("exceeds"));
+        let f = Footer {
+            index_offset: 1,
+            index_len: 2,
+            index_crc: 3,
+            hash: 4,
+        }
+        .encode();
+        for i in 0..FOOTER_LEN {
+            let mut g = f;
+            g[i] ^= 0x40;
+            assert!(Footer::decode(&g).is_err(), "flip at {i} not caught");
+        }
+    }
+}

@@ -737,3 +737,152 @@ impl Header {
             .is_some_and(|&d| self.dims[d].is_record())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CDF-1 header built field by field: dims x=2, t=UNLIMITED; global attr; two variables.
+    fn classic_bytes() -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"CDF\x01"); // 0: magic
+        b.extend_from_slice(&3u32.to_be_bytes()); // 4: numrecs
+        b.extend_from_slice(&NC_DIMENSION.to_be_bytes()); // 8: dim_list tag
+        b.extend_from_slice(&2u32.to_be_bytes()); // 12: two dims
+        b.extend_from_slice(&1u32.to_be_bytes()); // 16: name len 1
+        b.extend_from_slice(b"x\0\0\0"); // 20: "x" padded
+        b.extend_from_slice(&2u32.to_be_bytes()); // 24: x = 2
+        b.extend_from_slice(&1u32.to_be_bytes()); // 28
+        b.extend_from_slice(b"t\0\0\0"); // 32
+        b.extend_from_slice(&0u32.to_be_bytes()); // 36: t = UNLIMITED
+        b.extend_from_slice(&NC_ATTRIBUTE.to_be_bytes()); // 40: gatt_list
+        b.extend_from_slice(&1u32.to_be_bytes()); // 44
+        b.extend_from_slice(&5u32.to_be_bytes()); // 48: name len 5
+        b.extend_from_slice(b"title\0\0\0"); // 52
+        b.extend_from_slice(&2u32.to_be_bytes()); // 60: NC_CHAR
+        b.extend_from_slice(&3u32.to_be_bytes()); // 64: 3 chars
+        b.extend_from_slice(b"abc\0"); // 68
+        b.extend_from_slice(&NC_VARIABLE.to_be_bytes()); // 72: var_list
+        b.extend_from_slice(&2u32.to_be_bytes()); // 76
+                                                  // var "a": short a(t, x), no attributes
+        b.extend_from_slice(&1u32.to_be_bytes()); // 80
+        b.extend_from_slice(b"a\0\0\0"); // 84
+        b.extend_from_slice(&2u32.to_be_bytes()); // 88: ndims
+        b.extend_from_slice(&1u32.to_be_bytes()); // 92: t
+        b.extend_from_slice(&0u32.to_be_bytes()); // 96: x
+        b.extend_from_slice(&[0u8; 8]); // 100: ABSENT attrs
+        b.extend_from_slice(&3u32.to_be_bytes()); // 108: NC_SHORT
+        b.extend_from_slice(&4u32.to_be_bytes()); // 112: vsize
+        b.extend_from_slice(&200u32.to_be_bytes()); // 116: begin
+                                                    // var "d": double d(x) with one int attribute
+        b.extend_from_slice(&1u32.to_be_bytes()); // 120
+        b.extend_from_slice(b"d\0\0\0"); // 124
+        b.extend_from_slice(&1u32.to_be_bytes()); // 128
+        b.extend_from_slice(&0u32.to_be_bytes()); // 132
+        b.extend_from_slice(&NC_ATTRIBUTE.to_be_bytes()); // 136
+        b.extend_from_slice(&1u32.to_be_bytes()); // 140
+        b.extend_from_slice(&1u32.to_be_bytes()); // 144
+        b.extend_from_slice(b"k\0\0\0"); // 148
+        b.extend_from_slice(&4u32.to_be_bytes()); // 152: NC_INT
+        b.extend_from_slice(&1u32.to_be_bytes()); // 156
+        b.extend_from_slice(&(-7i32).to_be_bytes()); // 160
+        b.extend_from_slice(&6u32.to_be_bytes()); // 164: NC_DOUBLE
+        b.extend_from_slice(&16u32.to_be_bytes()); // 168
+        b.extend_from_slice(&184u32.to_be_bytes()); // 172: begin
+        assert_eq!(b.len(), 176);
+        b
+    }
+
+    #[test]
+    fn parses_a_hand_built_classic_header() {
+        let b = classic_bytes();
+        let h = Header::parse(&b, 1000).unwrap();
+        assert_eq!(h.variant, Variant::Cdf1);
+        assert_eq!(h.numrecs, NumRecs::Count(3));
+        assert_eq!(h.len, 176);
+        assert_eq!(
+            h.dims[1],
+            Dimension {
+                name: "t".into(),
+                len: 0
+            }
+        );
+        assert_eq!(h.record_dim(), Some(1));
+        assert_eq!(h.gatts[0].values, Values::Char(b"abc".to_vec()));
+        assert_eq!(h.vars[0].dimids, vec![1, 0]);
+        assert!(h.is_record_var(0));
+        assert_eq!(h.vars[0].nc_type, NcType::Short);
+        assert_eq!(h.vars[1].attrs[0].values, Values::Int(vec![-7]));
+        assert_eq!(h.vars[1].begin, 184);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_or_a_request_for_more() {
+        let b = classic_bytes();
+        for cut in 0..b.len() {
+            match Header::parse_prefix(&b[..cut], cut as u64) {
+                Err(ParseError::Bad(e)) => assert!(e.offset <= cut as u64, "cut {cut}: {e}"),
+                other => panic!("cut {cut}: {other:?}"),
+            }
+            // With the real file length, a short prefix asks for more.
+            assert!(matches!(
+                Header::parse_prefix(&b[..cut], 1000),
+                Err(ParseError::NeedMore(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn names_the_bad_field_and_offset() {
+        let mut b = classic_bytes();
+        b[12..16].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+        let e = Header::parse(&b, b.len() as u64).unwrap_err();
+        assert_eq!(e.offset, 12);
+        assert!(e.what.contains("dimension count"), "{e}");
+
+        let mut b = classic_bytes();
+        b[12..16].copy_from_slice(&0xffff_fff0u32.to_be_bytes());
+        assert!(Header::parse(&b, 176)
+            .unwrap_err()
+            .what
+            .contains("negative"));
+
+        let mut b = classic_bytes();
+        b[20] = 0xff;
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert_eq!((e.offset, e.what.contains("UTF-8")), (20, true));
+
+        let mut b = classic_bytes();
+        b[108..112].copy_from_slice(&10u32.to_be_bytes()); // int64 in CDF-1
+        assert!(Header::parse(&b, 176).unwrap_err().what.contains("CDF-5"));
+
+        let mut b = classic_bytes();
+        b[96..100].copy_from_slice(&1u32.to_be_bytes()); // a(t, t)
+        assert!(Header::parse(&b, 176)
+            .unwrap_err()
+            .what
+            .contains("unlimited"));
+
+        let mut b = classic_bytes();
+        b[132..136].copy_from_slice(&9u32.to_be_bytes());
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert_eq!((e.offset, e.what.contains("does not exist")), (132, true));
+    }
+
+    #[test]
+    fn cdf5_uses_64_bit_counts() {
+        let mut b = b"CDF\x05".to_vec();
+        b.extend_from_slice(&u64::MAX.to_be_bytes()); // streaming
+        b.extend_from_slice(&NC_DIMENSION.to_be_bytes());
+        b.extend_from_slice(&1u64.to_be_bytes());
+        b.extend_from_slice(&1u64.to_be_bytes());
+        b.extend_from_slice(b"n\0\0\0");
+        b.extend_from_slice(&5_000_000_000u64.to_be_bytes());
+        b.extend_from_slice(&[0u8; 12]); // gatts ABSENT: tag 4 bytes + count 8 bytes
+        b.extend_from_slice(&[0u8; 12]); // vars ABSENT
+        let h = Header::parse(&b, b.len() as u64).unwrap();
+        assert_eq!(h.numrecs, NumRecs::Streaming);
+        assert_eq!(h.dims[0].len, 5_000_000_000);
+        assert_eq!(h.len, b.len() as u64);
+    }
+}
