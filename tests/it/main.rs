@@ -1,0 +1,6 @@
+//! Integration tests, one target: each module covers one area.
+
+mod cli;
+mod layout_cases;
+mod property;
+mod roundtrip;
