@@ -7,7 +7,8 @@ use std::path::Path;
 /// Writes `output` through `write`, into a temporary file in the same directory that is synced and
 /// renamed over `output` only if `write` succeeds. On any error nothing is left at `output` (an
 /// existing file there is untouched) and the temporary file is removed. Refuses an existing
-/// `output` unless `force`, and refuses to overwrite `protect` (the input) in any case.
+/// `output` unless `force`, and refuses to overwrite `protect` (the input) in any case. The output
+/// gets `protect`'s permission bits.
 pub fn write_atomically<T>(
     output: &Path,
     force: bool,
@@ -42,6 +43,12 @@ pub fn write_atomically<T>(
         .suffix(".part")
         .tempfile_in(dir)
         .map_err(io_err(output, "create temporary file"))?;
+    // Like gzip, give the output the input's permission bits (the temporary file is 0600).
+    if let Ok(meta) = std::fs::metadata(protect) {
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(io_err(output, "set permissions"))?;
+    }
     let value = write(tmp.as_file_mut())?;
     tmp.as_file().sync_all().map_err(io_err(output, "sync"))?;
     let persisted = if force {
