@@ -1,0 +1,2 @@
+This is not a netCDF file.
+Just some ASCII text.
