@@ -27,6 +27,8 @@ enum Command {
     Unpack(UnpackArgs),
     /// Describe a netCDF-3 file or an archive (dimensions, variables, attributes, ratios).
     Info(InfoArgs),
+    /// Print a hyperslab of one variable of a netCDF-3 file or an archive.
+    Slice(SliceArgs),
 }
 
 #[derive(Args)]
@@ -81,6 +83,27 @@ struct InfoArgs {
     /// Print JSON instead of CDL-like text.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args)]
+struct SliceArgs {
+    /// A netCDF-3 file or an archive.
+    file: PathBuf,
+    /// Variable name.
+    var: String,
+    /// First index per dimension, comma-separated [default: 0,...].
+    #[arg(long, value_delimiter = ',')]
+    start: Option<Vec<u64>>,
+    /// Number of values per dimension [default: all that fit].
+    #[arg(long, value_delimiter = ',')]
+    count: Option<Vec<u64>>,
+    /// Step per dimension [default: 1,...].
+    #[arg(long, value_delimiter = ',')]
+    stride: Option<Vec<u64>>,
+    /// Output: text (like ncdump's data section), json ({"shape", "data"}), or raw (native-order
+    /// values in C order on stdout).
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "raw"])]
+    format: String,
 }
 
 fn parse_size(s: &str) -> Result<u32, String> {
@@ -207,6 +230,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
+        Command::Slice(a) => {
+            use nc3pack::read::Dataset;
+            let ds = nc3pack::open(&a.file)?;
+            let slab = ds.slab(
+                &a.var,
+                a.start.as_deref(),
+                a.count.as_deref(),
+                a.stride.as_deref(),
+            )?;
+            let values = ds.read_values(&a.var, &slab)?;
+            let bytes = match a.format.as_str() {
+                "json" => {
+                    (nc3pack::dump::to_json(slab.count(), &values).to_string() + "\n").into_bytes()
+                }
+                "raw" => nc3pack::dump::to_native_bytes(&values),
+                _ => nc3pack::dump::to_text(&a.var, slab.count(), &values).into_bytes(),
+            };
+            write_stdout(&bytes)?;
+        }
         Command::Info(a) => {
             let v = nc3pack::info::describe(&a.file)?;
             let text = if a.json {
@@ -219,15 +261,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
                 nc3pack::info::to_text(&v, &name)
             };
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e).context("writing to standard output");
-                }
-            }
+            write_stdout(text.as_bytes())?;
         }
     }
     Ok(())
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(()),
+    }
 }
 
 fn main() {
@@ -238,6 +286,7 @@ fn main() {
             "pack",
             "unpack",
             "info",
+            "slice",
             "help",
             "-h",
             "--help",
@@ -257,8 +306,15 @@ fn main() {
         }
     };
     if let Err(e) = run(cli) {
-        let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-        eprintln!("nc3pack: {}", msg.join(": "));
+        // Library errors already say their cause; add a cause only if it says something new.
+        let mut msg = e.to_string();
+        for cause in e.chain().skip(1) {
+            let c = cause.to_string();
+            if !msg.contains(&c) {
+                msg = format!("{msg}: {c}");
+            }
+        }
+        eprintln!("nc3pack: {msg}");
         std::process::exit(1);
     }
 }

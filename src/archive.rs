@@ -1,5 +1,6 @@
 //! Reading archives: open, check the structures, locate and decode blocks.
 
+use crate::cache::{BlockCache, CacheStats};
 use crate::codec::decode_payload;
 use crate::error::{io_err, Error, Result};
 use crate::format::{
@@ -8,12 +9,23 @@ use crate::format::{
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
 use crate::pack::{streams, Stream};
+use crate::read::Dataset;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Default byte budget of an archive's block cache: 64 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+
+/// Largest single read when adjacent frames are fetched together.
+const MAX_COALESCED_READ: u64 = 16 << 20;
 
 /// An open .nc3z archive.
 ///
 /// Opening reads the lead, the netCDF header copy and, from the end, the footer and index, and
-/// checks all of their checksums; blocks are read on demand.
+/// checks all of their checksums; blocks are read on demand, through one LRU cache of decoded
+/// blocks for the whole archive (see [`crate::cache`]; 64 MiB by default). Hyperslab reads are
+/// the [`Dataset`] trait's. An `Archive` is `Send + Sync`: share it between threads with `Arc`
+/// or scoped threads.
 ///
 /// ```no_run
 /// let a = nc3pack::Archive::open("/tmp/sst.nc3z").unwrap();
@@ -32,6 +44,9 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     index: Vec<IndexEntry>,
     footer: Footer,
     len: u64,
+    data_start: u64,
+    cache: BlockCache,
+    threads: usize,
 }
 
 impl Archive<std::fs::File> {
@@ -176,6 +191,9 @@ impl<R: ReadAt> Archive<R> {
             index,
             footer,
             len,
+            data_start,
+            cache: BlockCache::new(DEFAULT_CACHE_BYTES),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })
     }
 
@@ -246,26 +264,62 @@ impl<R: ReadAt> Archive<R> {
             .sum()
     }
 
-    /// Reads, checks and decodes block `b` of stream `s` (stream ids as in [`Archive::stream_count`]).
-    pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
-        let st = &self.streams[s];
-        let e = *self.entry(s, b);
-        let err = |what: String| Error::Block {
+    /// Offset of the first frame (end of the header copy's CRC).
+    pub fn data_start(&self) -> u64 {
+        self.data_start
+    }
+
+    /// Sets the cache's byte budget (0 disables caching), evicting as needed.
+    pub fn set_cache_budget(&self, bytes: u64) {
+        self.cache.set_budget(bytes);
+    }
+
+    /// The cache's counters: hits, misses, evictions, bytes held.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    /// Empties the cache and zeroes its counters.
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
+    /// Sets how many threads a large read decodes blocks on (at least 1).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    fn block_error(&self, s: usize, b: u64, what: String) -> Error {
+        Error::Block {
             path: self.path.clone(),
-            var: stream_name(&self.header, st.id),
+            var: stream_name(&self.header, self.streams[s].id),
             block: b,
-            offset: e.offset,
+            offset: self.entry(s, b).offset,
             what,
-        };
-        if e.is_lost() {
-            return Err(err("block was lost (marked by reindex)".into()));
         }
-        let expect_len = st.block_bytes.min(st.total - b * st.block_bytes);
+    }
+
+    /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
+    /// [`Archive::stream_count`]), bypassing the cache.
+    pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        let e = *self.entry(s, b);
+        if e.is_lost() {
+            return Err(self.block_error(s, b, "block was lost (marked by reindex)".into()));
+        }
         let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
-        let h = FrameHeader::decode(&buf).map_err(err)?;
+        self.decode_frame(s, b, &buf)
+    }
+
+    /// Checks and decodes the frame bytes of block `b` of stream `s`.
+    fn decode_frame(&self, s: usize, b: u64, frame: &[u8]) -> Result<Vec<u8>> {
+        let st = &self.streams[s];
+        let e = self.entry(s, b);
+        let err = |what: String| self.block_error(s, b, what);
+        let expect_len = st.block_bytes.min(st.total - b * st.block_bytes);
+        let h = FrameHeader::decode(frame).map_err(err)?;
         if h.var != st.id
             || h.block != b
             || h.stored_len != e.stored_len
@@ -279,18 +333,179 @@ impl<R: ReadAt> Archive<R> {
             )));
         }
         let mut out = Vec::new();
-        decode_payload(&h, &buf[FRAME_HEADER_LEN..], &mut out).map_err(err)?;
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).map_err(err)?;
         Ok(out)
+    }
+
+    /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
+    pub fn block(&self, s: usize, b: u64) -> Result<Arc<Vec<u8>>> {
+        let key = (self.streams[s].id, b);
+        if let Some(hit) = self.cache.get(key) {
+            return Ok(hit);
+        }
+        let block = Arc::new(self.read_block(s, b)?);
+        self.cache.insert(key, Arc::clone(&block));
+        Ok(block)
+    }
+
+    /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the
+    /// others read with one I/O per run of adjacent frames and decoded on all threads.
+    fn fetch(&self, s: usize, blocks: &[u64]) -> Result<Vec<Arc<Vec<u8>>>> {
+        let id = self.streams[s].id;
+        let mut got: Vec<Option<Arc<Vec<u8>>>> =
+            blocks.iter().map(|&b| self.cache.get((id, b))).collect();
+        let missing: Vec<usize> = (0..blocks.len()).filter(|&i| got[i].is_none()).collect();
+        if missing.len() == 1 {
+            let i = missing[0];
+            let block = Arc::new(self.read_block(s, blocks[i])?);
+            self.cache.insert((id, blocks[i]), Arc::clone(&block));
+            got[i] = Some(block);
+        } else if !missing.is_empty() {
+            // Group misses whose frames are adjacent in the file into single reads.
+            let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
+            let mut end = u64::MAX;
+            for &i in &missing {
+                let e = self.entry(s, blocks[i]);
+                if e.is_lost() {
+                    return Err(self.block_error(
+                        s,
+                        blocks[i],
+                        "block was lost (marked by reindex)".into(),
+                    ));
+                }
+                let frame_len = FRAME_HEADER_LEN as u64 + u64::from(e.stored_len);
+                match groups.last_mut() {
+                    Some((start, members))
+                        if e.offset == end && end - *start + frame_len <= MAX_COALESCED_READ =>
+                    {
+                        members.push(i)
+                    }
+                    _ => groups.push((e.offset, vec![i])),
+                }
+                end = e.offset + frame_len;
+            }
+            let mut frames: Vec<(usize, Vec<u8>)> = Vec::with_capacity(missing.len());
+            for (start, members) in groups {
+                let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
+                let len =
+                    last.offset + FRAME_HEADER_LEN as u64 + u64::from(last.stored_len) - start;
+                let mut buf = vec![0u8; len as usize];
+                self.reader
+                    .read_exact_at(&mut buf, start)
+                    .map_err(io_err(&self.path, "read"))?;
+                for i in members {
+                    let e = self.entry(s, blocks[i]);
+                    let at = (e.offset - start) as usize;
+                    frames.push((
+                        i,
+                        buf[at..at + FRAME_HEADER_LEN + e.stored_len as usize].to_vec(),
+                    ));
+                }
+            }
+            let threads = self.threads.min(frames.len()).max(1);
+            let chunk = frames.len().div_ceil(threads);
+            let decoded: Vec<Result<(usize, Vec<u8>)>> = std::thread::scope(|sc| {
+                let handles: Vec<_> = frames
+                    .chunks(chunk)
+                    .map(|part| {
+                        sc.spawn(move || {
+                            part.iter()
+                                .map(|(i, f)| self.decode_frame(s, blocks[*i], f).map(|d| (*i, d)))
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+            for r in decoded {
+                let (i, d) = r?;
+                let block = Arc::new(d);
+                self.cache.insert((id, blocks[i]), Arc::clone(&block));
+                got[i] = Some(block);
+            }
+        }
+        got.into_iter()
+            .enumerate()
+            .map(|(i, g)| {
+                g.ok_or_else(|| self.block_error(s, blocks[i], "block was not decoded".into()))
+            })
+            .collect()
     }
 
     /// Reads the whole materialized data of variable `v` as big-endian bytes (as stored in the
     /// netCDF file, with records de-interleaved).
     pub fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.streams[v].total as usize);
-        for b in 0..self.block_count(v) {
-            out.extend_from_slice(&self.read_block(v, b)?);
+        Dataset::read_var_bytes(self, v)
+    }
+}
+
+impl<R: ReadAt> Dataset for Archive<R> {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        let bb = self.streams[v].block_bytes;
+        // Blocks are needed in ascending order; fetch them a window at a time so a large read
+        // decodes in parallel while memory stays bounded.
+        let window = (self.threads * 4).max(8);
+        let mut out_at = 0usize;
+        let mut run_i = 0usize;
+        let mut run_done = 0u64; // bytes of runs[run_i] already copied
+        while run_i < runs.len() {
+            // Collect the next window of distinct blocks, starting where we are.
+            let mut blocks: Vec<u64> = Vec::with_capacity(window);
+            let (mut ri, mut rd) = (run_i, run_done);
+            while ri < runs.len() && blocks.len() < window {
+                let (off, len) = runs[ri];
+                let first = (off + rd) / bb;
+                let last = (off + len - 1) / bb;
+                for b in first..=last {
+                    if blocks.last() != Some(&b) {
+                        if blocks.len() == window {
+                            break;
+                        }
+                        blocks.push(b);
+                    }
+                }
+                ri += 1;
+                rd = 0;
+            }
+            let fetched = self.fetch(v, &blocks)?;
+            let (first_b, last_b) = (blocks[0], blocks[blocks.len() - 1]);
+            // Copy everything that falls in the fetched blocks.
+            while run_i < runs.len() {
+                let (off, len) = runs[run_i];
+                let pos = off + run_done;
+                let b = pos / bb;
+                if b > last_b || b < first_b {
+                    break;
+                }
+                let Ok(k) = blocks.binary_search(&b) else {
+                    break;
+                };
+                let block = &fetched[k];
+                let within = (pos - b * bb) as usize;
+                let take = ((len - run_done) as usize).min(block.len() - within);
+                out[out_at..out_at + take].copy_from_slice(&block[within..within + take]);
+                out_at += take;
+                run_done += take as u64;
+                if run_done == len {
+                    run_i += 1;
+                    run_done = 0;
+                }
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 

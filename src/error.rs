@@ -63,7 +63,7 @@ pub enum Error {
         reason: String,
     },
     /// The netCDF-3 header is malformed.
-    #[error("{}: invalid netCDF-3 header: {source}", path.display())]
+    #[error("{}: invalid netCDF-3 header at byte {}: {}", path.display(), source.offset, source.what)]
     Header {
         /// The file.
         path: PathBuf,
@@ -119,6 +119,16 @@ pub enum Error {
     OutputExists {
         /// The output path.
         path: PathBuf,
+    },
+    /// A read asked for something the variable does not have.
+    #[error("{}: reading {var:?}: {source}", path.display())]
+    Slab {
+        /// The file.
+        path: PathBuf,
+        /// The variable name as asked for.
+        var: String,
+        /// What is wrong.
+        source: crate::slab::SlabError,
     },
     /// An option value is out of range.
     #[error("invalid option: {0}")]

@@ -6,8 +6,9 @@
 //! The data path, one module a stage: [`nc3`] parses the netCDF-3 header and computes where each
 //! variable's data lies; [`pack`] routes the file's bytes into per-variable blocks and compresses
 //! them with [`codec`] into frames laid out as [`format`] specifies; [`archive`] opens an archive
-//! and decodes blocks; [`unpack`] restores the original file; [`info`] describes either kind of
-//! file.
+//! and decodes blocks through one LRU [`cache`]; [`read`] serves hyperslab reads ([`slab`]) from an
+//! archive or an original file alike; [`unpack`] restores the original file; [`info`] describes
+//! either kind of file.
 //!
 //! ```no_run
 //! use nc3pack::{pack_file, unpack_file, PackOptions};
@@ -20,7 +21,9 @@
 
 pub mod archive;
 mod atomic;
+pub mod cache;
 pub mod codec;
+pub mod dump;
 pub mod error;
 pub mod format;
 pub mod info;
@@ -28,9 +31,13 @@ pub mod io;
 pub mod nc3;
 pub mod pack;
 pub mod parallel;
+pub mod read;
+pub mod slab;
 pub mod unpack;
 
 pub use archive::Archive;
 pub use error::{Error, HeaderError, Result};
 pub use pack::{pack_file, PackOptions, PackSummary};
+pub use read::{open, Dataset, Element, NcFile};
+pub use slab::{Hyperslab, SlabError};
 pub use unpack::unpack_file;

@@ -1,0 +1,361 @@
+//! Reading variables: one API, [`Dataset`], for archives ([`Archive`]) and original netCDF-3
+//! files ([`NcFile`]), with hyperslab reads as netCDF's `nc_get_vars`.
+//!
+//! A read turns its [`Hyperslab`] into contiguous byte runs of the variable's row-major data
+//! (with the record dimension materialized) and asks the source for those bytes: an archive
+//! serves them from decoded blocks through its cache, a netCDF-3 file by positional reads. Values
+//! come back big-endian from both and are converted to native order at the end.
+//!
+//! ```no_run
+//! use nc3pack::read::Dataset;
+//! let ds = nc3pack::open("/tmp/sst.nc3z")?; // or the original .nc
+//! let slab = ds.slab("sst", Some(&[0, 90, 180]), Some(&[1, 1, 1]), None)?;
+//! let v: Vec<f32> = ds.read("sst", &slab)?;
+//! println!("{v:?}");
+//! # Ok::<(), nc3pack::Error>(())
+//! ```
+
+use crate::archive::Archive;
+use crate::error::{io_err, Error, Result};
+use crate::io::ReadAt;
+use crate::nc3::{self, Header, Layout, NcType, Values};
+use crate::slab::{Hyperslab, SlabError};
+use std::path::{Path, PathBuf};
+
+/// A Rust type that netCDF values can be read into.
+///
+/// `i8` reads `byte`; `u8` reads `char` and `ubyte`; `i16` `short`; `u16` `ushort`; `i32` `int`;
+/// `u32` `uint`; `i64` `int64`; `u64` `uint64`; `f32` `float`; `f64` `double`.
+pub trait Element: bytemuck::Pod + Send + Sync {
+    /// Name for messages.
+    const NAME: &'static str;
+    /// Whether values of netCDF type `t` read as this type.
+    fn accepts(t: NcType) -> bool;
+    /// Converts big-endian values in place to native order.
+    fn from_be_in_place(xs: &mut [Self]);
+}
+
+macro_rules! int_element {
+    ($t:ty, $name:literal, $($nc:ident)|+) => {
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            fn accepts(t: NcType) -> bool {
+                matches!(t, $(NcType::$nc)|+)
+            }
+            fn from_be_in_place(xs: &mut [Self]) {
+                for x in xs {
+                    *x = <$t>::from_be(*x);
+                }
+            }
+        }
+    };
+}
+
+int_element!(i8, "i8", Byte);
+int_element!(u8, "u8", Char | UByte);
+int_element!(i16, "i16", Short);
+int_element!(u16, "u16", UShort);
+int_element!(i32, "i32", Int);
+int_element!(u32, "u32", UInt);
+int_element!(i64, "i64", Int64);
+int_element!(u64, "u64", UInt64);
+
+impl Element for f32 {
+    const NAME: &'static str = "f32";
+    fn accepts(t: NcType) -> bool {
+        t == NcType::Float
+    }
+    fn from_be_in_place(xs: &mut [Self]) {
+        for x in xs {
+            *x = f32::from_bits(u32::from_be(x.to_bits()));
+        }
+    }
+}
+
+impl Element for f64 {
+    const NAME: &'static str = "f64";
+    fn accepts(t: NcType) -> bool {
+        t == NcType::Double
+    }
+    fn from_be_in_place(xs: &mut [Self]) {
+        for x in xs {
+            *x = f64::from_bits(u64::from_be(x.to_bits()));
+        }
+    }
+}
+
+/// Runs handed to a source at once: bounds the memory of the run list for huge strided reads.
+const RUN_BATCH: usize = 1 << 16;
+
+/// A readable netCDF-3 dataset: an archive or an original file.
+pub trait Dataset: Send + Sync {
+    /// The file's name, for messages.
+    fn path(&self) -> &Path;
+    /// The netCDF-3 header.
+    fn header(&self) -> &Header;
+    /// The data layout, with the record dimension materialized.
+    fn layout(&self) -> &Layout;
+    /// Fills `out` with bytes of variable `v`'s row-major big-endian data: the runs `(offset,
+    /// len)`, in order, back to back. `out.len()` is the runs' total length.
+    fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()>;
+
+    /// The id of the variable `name`.
+    fn var_id(&self, name: &str) -> Result<usize> {
+        self.header()
+            .vars
+            .iter()
+            .position(|v| v.name == name)
+            .ok_or_else(|| self.slab_error(name, SlabError::UnknownVariable(name.into())))
+    }
+
+    /// An error about reading `var`.
+    fn slab_error(&self, var: &str, source: SlabError) -> Error {
+        Error::Slab {
+            path: self.path().to_path_buf(),
+            var: var.into(),
+            source,
+        }
+    }
+
+    /// A checked hyperslab of variable `name`, with defaults for what is `None` (start 0,
+    /// stride 1, count: all that fits).
+    fn slab(
+        &self,
+        name: &str,
+        start: Option<&[u64]>,
+        count: Option<&[u64]>,
+        stride: Option<&[u64]>,
+    ) -> Result<Hyperslab> {
+        let v = self.var_id(name)?;
+        Hyperslab::with_defaults(&self.layout().vars[v].shape, start, count, stride)
+            .map_err(|e| self.slab_error(name, e))
+    }
+
+    /// Reads a hyperslab of variable id `v` as big-endian bytes into `out` (exactly
+    /// `slab.len() * element size` bytes).
+    fn read_raw_into(&self, v: usize, slab: &Hyperslab, out: &mut [u8]) -> Result<()> {
+        let lv = &self.layout().vars[v];
+        let name = &self.header().vars[v].name;
+        let slab = Hyperslab::new(&lv.shape, slab.start(), slab.count(), slab.stride())
+            .map_err(|e| self.slab_error(name, e))?;
+        let esize = lv.esize as u64;
+        let want = slab.len() * esize;
+        if out.len() as u64 != want {
+            return Err(self.slab_error(
+                name,
+                SlabError::BufferLength {
+                    got: out.len() / lv.esize,
+                    want: slab.len(),
+                },
+            ));
+        }
+        let mut runs = Vec::with_capacity(RUN_BATCH.min(slab.len() as usize));
+        let mut batch_start = 0usize;
+        let mut batch_len = 0usize;
+        slab.for_each_run(&lv.shape, esize, |o, n| {
+            runs.push((o, n));
+            batch_len += n as usize;
+            if runs.len() == RUN_BATCH {
+                self.read_runs(v, &runs, &mut out[batch_start..batch_start + batch_len])?;
+                runs.clear();
+                batch_start += batch_len;
+                batch_len = 0;
+            }
+            Ok(())
+        })?;
+        if !runs.is_empty() {
+            self.read_runs(v, &runs, &mut out[batch_start..batch_start + batch_len])?;
+        }
+        Ok(())
+    }
+
+    /// Reads a hyperslab of variable `name` as big-endian bytes, as stored in netCDF-3.
+    fn read_raw(&self, name: &str, slab: &Hyperslab) -> Result<Vec<u8>> {
+        let v = self.var_id(name)?;
+        let mut out = vec![0u8; (slab.len() * self.layout().vars[v].esize as u64) as usize];
+        self.read_raw_into(v, slab, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads a hyperslab of variable `name` into `out` (exactly `slab.len()` elements), in
+    /// native byte order. No allocation.
+    fn read_into<T: Element>(&self, name: &str, slab: &Hyperslab, out: &mut [T]) -> Result<()>
+    where
+        Self: Sized,
+    {
+        let v = self.var_id(name)?;
+        let t = self.header().vars[v].nc_type;
+        if !T::accepts(t) {
+            return Err(self.slab_error(
+                name,
+                SlabError::TypeMismatch {
+                    var: name.into(),
+                    var_type: t.name(),
+                    requested: T::NAME,
+                },
+            ));
+        }
+        self.read_raw_into(v, slab, bytemuck::cast_slice_mut(out))?;
+        T::from_be_in_place(out);
+        Ok(())
+    }
+
+    /// Reads a hyperslab of variable `name` in native byte order.
+    fn read<T: Element>(&self, name: &str, slab: &Hyperslab) -> Result<Vec<T>>
+    where
+        Self: Sized,
+    {
+        let mut out = vec![T::zeroed(); slab.len() as usize];
+        self.read_into(name, slab, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads a hyperslab of variable `name` as typed [`Values`], for callers who learn the type
+    /// at run time.
+    fn read_values(&self, name: &str, slab: &Hyperslab) -> Result<Values> {
+        let v = self.var_id(name)?;
+        let raw = self.read_raw(name, slab)?;
+        Ok(Values::from_be_bytes(self.header().vars[v].nc_type, &raw))
+    }
+
+    /// Reads the whole of variable `v` as big-endian bytes (records de-interleaved).
+    fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
+        let lv = &self.layout().vars[v];
+        let mut out = vec![0u8; lv.total as usize];
+        self.read_raw_into(v, &Hyperslab::all(&lv.shape), &mut out)?;
+        Ok(out)
+    }
+}
+
+impl Dataset for Box<dyn Dataset> {
+    fn path(&self) -> &Path {
+        (**self).path()
+    }
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+    fn layout(&self) -> &Layout {
+        (**self).layout()
+    }
+    fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        (**self).read_runs(v, runs, out)
+    }
+}
+
+/// An original netCDF-3 file opened for reading through the [`Dataset`] API (positional reads,
+/// no cache beyond the operating system's).
+///
+/// ```no_run
+/// use nc3pack::read::{Dataset, NcFile};
+/// let f = NcFile::open("samples/gridded_sst.nc")?;
+/// let lat: Vec<f32> = f.read("lat", &f.slab("lat", None, None, None)?)?;
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+pub struct NcFile<R: ReadAt = std::fs::File> {
+    path: PathBuf,
+    reader: R,
+    header: Header,
+    header_bytes: Vec<u8>,
+    layout: Layout,
+}
+
+impl NcFile<std::fs::File> {
+    /// Opens the netCDF-3 file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+        NcFile::from_reader(f, path)
+    }
+}
+
+impl<R: ReadAt> NcFile<R> {
+    /// Opens a netCDF-3 file from any positional reader; `path` names it in errors.
+    pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
+        let (header, header_bytes, layout) = nc3::open(&reader, path)?;
+        Ok(NcFile {
+            path: path.to_path_buf(),
+            reader,
+            header,
+            header_bytes,
+            layout,
+        })
+    }
+
+    /// The header's bytes.
+    pub fn header_bytes(&self) -> &[u8] {
+        &self.header_bytes
+    }
+}
+
+impl<R: ReadAt> Dataset for NcFile<R> {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        let lv = &self.layout.vars[v];
+        // Pending positional read: (file offset, out offset, len), extended while contiguous.
+        let mut pending: Option<(u64, usize, usize)> = None;
+        let flush = |p: Option<(u64, usize, usize)>, out: &mut [u8]| -> Result<()> {
+            if let Some((f, o, n)) = p {
+                self.reader
+                    .read_exact_at(&mut out[o..o + n], f)
+                    .map_err(io_err(&self.path, "read"))?;
+            }
+            Ok(())
+        };
+        let mut out_at = 0usize;
+        for &(off, len) in runs {
+            let mut off = off;
+            let mut left = len;
+            while left > 0 {
+                let (file_off, piece) = if lv.is_record {
+                    let (r, within) = (off / lv.slab, off % lv.slab);
+                    (
+                        lv.begin + r * self.layout.recsize + within,
+                        left.min(lv.slab - within),
+                    )
+                } else {
+                    (lv.begin + off, left)
+                };
+                match &mut pending {
+                    Some((f, o, n)) if *f + *n as u64 == file_off && *o + *n == out_at => {
+                        *n += piece as usize
+                    }
+                    _ => {
+                        flush(pending.take(), out)?;
+                        pending = Some((file_off, out_at, piece as usize));
+                    }
+                }
+                out_at += piece as usize;
+                off += piece;
+                left -= piece;
+            }
+        }
+        flush(pending, out)
+    }
+}
+
+/// Opens a netCDF-3 file or an archive (told apart by content) for reading.
+///
+/// ```no_run
+/// use nc3pack::read::Dataset;
+/// let ds = nc3pack::open("samples/gridded_sst.nc")?;
+/// println!("{} variables", ds.header().vars.len());
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
+    let path = path.as_ref();
+    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let mut magic = [0u8; 8];
+    if f.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC {
+        Ok(Box::new(Archive::from_reader(f, path)?))
+    } else {
+        Ok(Box::new(NcFile::from_reader(f, path)?))
+    }
+}
