@@ -18,17 +18,41 @@ pub fn shuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
     dst.clear();
     dst.resize(src.len(), 0);
     let n = src.len() / esize.max(1);
-    if esize <= 1 || n == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    for j in 0..esize {
-        let out = &mut dst[j * n..(j + 1) * n];
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = src[i * esize + j];
+    match esize {
+        2 => shuffle_n::<2>(src, dst, n),
+        4 => shuffle_n::<4>(src, dst, n),
+        8 => shuffle_n::<8>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
         }
     }
     dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+fn shuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    let (streams, _) = dst.split_at_mut(n * E);
+    let mut outs: Vec<&mut [u8]> = streams.chunks_exact_mut(n.max(1)).collect();
+    if n == 0 {
+        return;
+    }
+    for (i, e) in src[..n * E].chunks_exact(E).enumerate() {
+        for j in 0..E {
+            outs[j][i] = e[j];
+        }
+    }
+}
+
+fn unshuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    if n == 0 {
+        return;
+    }
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, e) in dst[..n * E].chunks_exact_mut(E).enumerate() {
+        for j in 0..E {
+            e[j] = ins[j][i];
+        }
+    }
 }
 
 /// Reverses [`shuffle`].
@@ -42,14 +66,13 @@ pub fn unshuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
     dst.clear();
     dst.resize(src.len(), 0);
     let n = src.len() / esize.max(1);
-    if esize <= 1 || n == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    for j in 0..esize {
-        let inp = &src[j * n..(j + 1) * n];
-        for (i, &b) in inp.iter().enumerate() {
-            dst[i * esize + j] = b;
+    match esize {
+        2 => unshuffle_n::<2>(src, dst, n),
+        4 => unshuffle_n::<4>(src, dst, n),
+        8 => unshuffle_n::<8>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
         }
     }
     dst[n * esize..].copy_from_slice(&src[n * esize..]);
@@ -270,7 +293,7 @@ pub fn decode_payload(h: &FrameHeader, payload: &[u8], out: &mut Vec<u8>) -> Res
     }
     if h.filter == Filter::Shuffle {
         let esize = usize::from(h.esize);
-        if esize == 0 || n % esize != 0 {
+        if esize == 0 || !n.is_multiple_of(esize) {
             return Err(format!(
                 "shuffle element size {esize} does not divide the block length {n}"
             ));
@@ -326,6 +349,25 @@ mod tests {
                 );
             }
             roundtrip(codec, 4, &[]);
+        }
+    }
+
+    #[test]
+    fn shuffle_inverts_for_every_size_and_length() {
+        for esize in [1, 2, 3, 4, 8] {
+            for len in [0, 1, 7, 8, 9, 64, 1001] {
+                let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                shuffle(&src, esize, &mut a);
+                unshuffle(&a, esize, &mut b);
+                assert_eq!(b, src, "esize {esize} len {len}");
+                if esize == 2 && len == 8 {
+                    assert_eq!(
+                        a,
+                        [src[0], src[2], src[4], src[6], src[1], src[3], src[5], src[7]]
+                    );
+                }
+            }
         }
     }
 

@@ -299,6 +299,20 @@ impl<R: ReadAt> Dataset for NcFile<R> {
     }
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
         let lv = &self.layout.vars[v];
+        // Small records: read the file a window at a time instead of one read per record.
+        const WINDOW: u64 = 1 << 20;
+        let windowed = lv.is_record && self.layout.recsize <= WINDOW / 16;
+        // The file byte just past the last piece: windows never read beyond it.
+        let span_end = runs.last().map_or(0, |&(off, len)| {
+            let last = off + len - 1;
+            if lv.is_record {
+                lv.begin + (last / lv.slab) * self.layout.recsize + last % lv.slab + 1
+            } else {
+                lv.begin + last + 1
+            }
+        });
+        let mut win: Vec<u8> = Vec::new();
+        let mut win_start = 0u64;
         // Pending positional read: (file offset, out offset, len), extended while contiguous.
         let mut pending: Option<(u64, usize, usize)> = None;
         let flush = |p: Option<(u64, usize, usize)>, out: &mut [u8]| -> Result<()> {
@@ -323,16 +337,29 @@ impl<R: ReadAt> Dataset for NcFile<R> {
                 } else {
                     (lv.begin + off, left)
                 };
-                match &mut pending {
-                    Some((f, o, n)) if *f + *n as u64 == file_off && *o + *n == out_at => {
-                        *n += piece as usize
+                let n = piece as usize;
+                if windowed && piece < WINDOW {
+                    if file_off < win_start || file_off + piece > win_start + win.len() as u64 {
+                        win_start = file_off;
+                        win.resize(WINDOW.min(span_end - file_off).max(piece) as usize, 0);
+                        self.reader
+                            .read_exact_at(&mut win, file_off)
+                            .map_err(io_err(&self.path, "read"))?;
                     }
-                    _ => {
-                        flush(pending.take(), out)?;
-                        pending = Some((file_off, out_at, piece as usize));
+                    let at = (file_off - win_start) as usize;
+                    out[out_at..out_at + n].copy_from_slice(&win[at..at + n]);
+                } else {
+                    match &mut pending {
+                        Some((f, o, pn)) if *f + *pn as u64 == file_off && *o + *pn == out_at => {
+                            *pn += n
+                        }
+                        _ => {
+                            flush(pending.take(), out)?;
+                            pending = Some((file_off, out_at, n));
+                        }
                     }
                 }
-                out_at += piece as usize;
+                out_at += n;
                 off += piece;
                 left -= piece;
             }

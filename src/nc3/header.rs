@@ -683,7 +683,7 @@ impl Header {
                 }
                 dimids.push(idx);
             }
-            let attrs = c.attrs(&format!("{field}"))?;
+            let attrs = c.attrs(&field)?;
             let t_at = c.pos as u64;
             let code = c.u32(&format!("{field} type"))?;
             let nc_type = c.nc_type(code, t_at, &field)?;

@@ -1,0 +1,372 @@
+//! Read benchmark: latency and throughput of hyperslab reads from an archive, next to the same
+//! reads from the original netCDF-3 file. Prints a markdown table.
+//!
+//! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
+//! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file).
+//!
+//! Files (generated once, deterministic):
+//! - gridded.nc: CDF-2, float t2m(time=UNLIMITED 100, lat 1000, lon 1000), a smooth field plus
+//!   noise (400 MB);
+//! - points.nc: CDF-1, 1,000,000 records of 6 record variables (char station(obs, 8), int time,
+//!   float lat, lon, temp, short qc) — the record-heavy case.
+
+use nc3pack::read::{Dataset, NcFile};
+use nc3pack::{Archive, Hyperslab, PackOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+struct Var {
+    name: &'static str,
+    dims: Vec<usize>,
+    nc_type: u32,
+    esize: u64,
+}
+
+/// Writes a CDF-1 or CDF-2 header for dims (len 0 = unlimited) and variables without attributes;
+/// returns the header bytes and each variable's begin.
+fn header(version: u8, numrecs: u32, dims: &[(&str, u32)], vars: &[Var]) -> (Vec<u8>, Vec<u64>) {
+    fn name(b: &mut Vec<u8>, s: &str) {
+        b.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        b.extend_from_slice(s.as_bytes());
+        b.resize(b.len().div_ceil(4) * 4, 0);
+    }
+    let build = |begins: &[u64]| {
+        let mut b = b"CDF".to_vec();
+        b.push(version);
+        b.extend_from_slice(&numrecs.to_be_bytes());
+        b.extend_from_slice(&0x0Au32.to_be_bytes());
+        b.extend_from_slice(&(dims.len() as u32).to_be_bytes());
+        for (n, l) in dims {
+            name(&mut b, n);
+            b.extend_from_slice(&l.to_be_bytes());
+        }
+        b.extend_from_slice(&[0u8; 8]);
+        b.extend_from_slice(&0x0Bu32.to_be_bytes());
+        b.extend_from_slice(&(vars.len() as u32).to_be_bytes());
+        for (v, &begin) in vars.iter().zip(begins) {
+            name(&mut b, v.name);
+            b.extend_from_slice(&(v.dims.len() as u32).to_be_bytes());
+            for &d in &v.dims {
+                b.extend_from_slice(&(d as u32).to_be_bytes());
+            }
+            b.extend_from_slice(&[0u8; 8]);
+            b.extend_from_slice(&v.nc_type.to_be_bytes());
+            let n: u64 = v
+                .dims
+                .iter()
+                .map(|&d| u64::from(dims[d].1.max(1)))
+                .product::<u64>()
+                * v.esize;
+            b.extend_from_slice(&((n.div_ceil(4) * 4) as u32).to_be_bytes());
+            if version == 1 {
+                b.extend_from_slice(&(begin as u32).to_be_bytes());
+            } else {
+                b.extend_from_slice(&begin.to_be_bytes());
+            }
+        }
+        b
+    };
+    let len = build(&vec![0; vars.len()]).len() as u64;
+    // All variables here are record variables: begins follow each other with 4-byte padding.
+    let mut begins = Vec::new();
+    let mut at = len;
+    for v in vars {
+        begins.push(at);
+        let n: u64 = v
+            .dims
+            .iter()
+            .skip(1)
+            .map(|&d| u64::from(dims[d].1))
+            .product::<u64>()
+            * v.esize;
+        at += if vars.len() == 1 {
+            n
+        } else {
+            n.div_ceil(4) * 4
+        };
+    }
+    (build(&begins), begins)
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn noise(&mut self) -> f32 {
+        (self.next() % 1000) as f32 / 1000.0 - 0.5
+    }
+}
+
+fn make_gridded(path: &Path, nt: u32, ny: u32, nx: u32) {
+    let dims = [("time", 0), ("lat", ny), ("lon", nx)];
+    let vars = [Var {
+        name: "t2m",
+        dims: vec![0, 1, 2],
+        nc_type: 5,
+        esize: 4,
+    }];
+    let (h, _) = header(2, nt, &dims, &vars);
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    w.write_all(&h).unwrap();
+    let mut rng = Rng(42);
+    let mut row = Vec::with_capacity(nx as usize * 4);
+    for t in 0..nt {
+        for y in 0..ny {
+            row.clear();
+            for x in 0..nx {
+                let (fy, fx) = (y as f32 / ny as f32 * 3.0, x as f32 / nx as f32 * 6.0);
+                let v = 280.0 + 10.0 * (fx + t as f32 * 0.1).sin() * fy.cos() + 0.05 * rng.noise();
+                row.extend_from_slice(&v.to_be_bytes());
+            }
+            w.write_all(&row).unwrap();
+        }
+    }
+    w.flush().unwrap();
+}
+
+fn make_points(path: &Path, n: u32) {
+    let dims = [("obs", 0), ("strlen", 8)];
+    let vars = [
+        Var {
+            name: "station",
+            dims: vec![0, 1],
+            nc_type: 2,
+            esize: 1,
+        },
+        Var {
+            name: "time",
+            dims: vec![0],
+            nc_type: 4,
+            esize: 4,
+        },
+        Var {
+            name: "lat",
+            dims: vec![0],
+            nc_type: 5,
+            esize: 4,
+        },
+        Var {
+            name: "lon",
+            dims: vec![0],
+            nc_type: 5,
+            esize: 4,
+        },
+        Var {
+            name: "temp",
+            dims: vec![0],
+            nc_type: 5,
+            esize: 4,
+        },
+        Var {
+            name: "qc",
+            dims: vec![0],
+            nc_type: 3,
+            esize: 2,
+        },
+    ];
+    let (h, _) = header(1, n, &dims, &vars);
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    w.write_all(&h).unwrap();
+    let mut rng = Rng(7);
+    for i in 0..n {
+        let st = rng.below(500);
+        w.write_all(format!("ST{st:05}\0").as_bytes()).unwrap();
+        w.write_all(&(i as i32 * 60).to_be_bytes()).unwrap();
+        w.write_all(&(-60.0 + st as f32 * 0.24).to_be_bytes())
+            .unwrap();
+        w.write_all(&(st as f32 * 0.72 - 180.0).to_be_bytes())
+            .unwrap();
+        w.write_all(&(15.0 + (i as f32 / 5000.0).sin() * 8.0 + rng.noise()).to_be_bytes())
+            .unwrap();
+        w.write_all(&[0, (rng.below(10) == 0) as u8, 0, 0]).unwrap(); // short + 2 pad bytes
+    }
+    w.flush().unwrap();
+}
+
+/// Median time of `reps` runs of `f`.
+fn time(reps: usize, mut f: impl FnMut()) -> Duration {
+    let mut t: Vec<Duration> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[reps / 2]
+}
+
+fn fmt_lat(d: Duration) -> String {
+    let ns = d.as_nanos() as f64;
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{:.2} ms", ns / 1e6)
+    }
+}
+
+fn fmt_tp(bytes: u64, d: Duration) -> String {
+    format!(
+        "{:.2} GB/s ({})",
+        bytes as f64 / d.as_secs_f64() / 1e9,
+        fmt_lat(d)
+    )
+}
+
+fn main() {
+    let dir = std::env::var_os("NC3PACK_BENCH_DIR")
+        .map_or_else(|| PathBuf::from("target/bench-data"), PathBuf::from);
+    std::fs::create_dir_all(&dir).unwrap();
+    let small = std::env::var_os("NC3PACK_BENCH_SMALL").is_some();
+    let (nt, ny, nx) = if small {
+        (10, 1000, 1000)
+    } else {
+        (100, 1000, 1000)
+    };
+    let grid = dir.join(format!("gridded_{nt}.nc"));
+    let points = dir.join("points.nc");
+    if !grid.exists() {
+        eprintln!("generating {}", grid.display());
+        make_gridded(&grid, nt, ny, nx);
+    }
+    if !points.exists() {
+        eprintln!("generating {}", points.display());
+        make_points(&points, 1_000_000);
+    }
+    println!("| file | read | archive (zstd 3, 1 MiB blocks) | original .nc |");
+    println!("|---|---|---|---|");
+    for (nc, var) in [(&grid, "t2m"), (&points, "temp")] {
+        let z = nc.with_extension("nc3z");
+        let s = Instant::now();
+        let sum = nc3pack::pack_file(nc, &z, &PackOptions::default(), true, &|_| {}).unwrap();
+        let pack_t = s.elapsed();
+        let a = Archive::open(&z).unwrap();
+        let f = NcFile::open(nc).unwrap();
+        let fname = nc.file_name().unwrap().to_string_lossy().into_owned();
+        println!(
+            "| {fname} | pack: {} MB → {} MB (ratio {:.2}) | {:.2} s | |",
+            sum.input_len / 1_000_000,
+            sum.output_len / 1_000_000,
+            sum.input_len as f64 / sum.output_len as f64,
+            pack_t.as_secs_f64()
+        );
+        let shape = a.layout().vars[a.var_id(var).unwrap()].shape.clone();
+        let mut rng = Rng(99);
+        let point = |rng: &mut Rng| {
+            let start: Vec<u64> = shape.iter().map(|&n| rng.below(n)).collect();
+            Hyperslab::new(&shape, &start, &vec![1; shape.len()], &vec![1; shape.len()]).unwrap()
+        };
+        let one = |ds: &dyn Fn(&Hyperslab) -> f32, s: &Hyperslab| std::hint::black_box(ds(s));
+        let ra = |s: &Hyperslab| a.read::<f32>(var, s).unwrap()[0];
+        let rf = |s: &Hyperslab| f.read::<f32>(var, s).unwrap()[0];
+
+        // Cold: decoded-block cache emptied before each read (the OS page cache is warm).
+        let slabs: Vec<Hyperslab> = (0..50).map(|_| point(&mut rng)).collect();
+        let mut i = 0;
+        let cold_a = time(50, || {
+            a.clear_cache();
+            one(&ra, &slabs[i % 50]);
+            i += 1;
+        });
+        let mut i = 0;
+        let cold_f = time(50, || {
+            one(&rf, &slabs[i % 50]);
+            i += 1;
+        });
+        println!(
+            "| {fname} | one value, cold cache | {} | {} |",
+            fmt_lat(cold_a),
+            fmt_lat(cold_f)
+        );
+        // Warm: the block is cached; time a batch of 10,000 reads.
+        let s0 = &slabs[0];
+        one(&ra, s0);
+        let warm_a = time(5, || {
+            for _ in 0..10_000 {
+                one(&ra, s0);
+            }
+        }) / 10_000;
+        let warm_f = time(5, || {
+            for _ in 0..10_000 {
+                one(&rf, s0);
+            }
+        }) / 10_000;
+        println!(
+            "| {fname} | one value, warm cache | {} | {} |",
+            fmt_lat(warm_a),
+            fmt_lat(warm_f)
+        );
+
+        let rank = shape.len();
+        let bench_slab = |label: &str, start: Vec<u64>, count: Vec<u64>, cold: bool| {
+            let s = Hyperslab::new(&shape, &start, &count, &vec![1; rank]).unwrap();
+            let bytes = s.len() * 4;
+            let mut buf = vec![0f32; s.len() as usize];
+            let ta = time(3, || {
+                if cold {
+                    a.clear_cache();
+                }
+                a.read_into(var, &s, &mut buf).unwrap();
+            });
+            let tf = time(3, || f.read_into(var, &s, &mut buf).unwrap());
+            println!(
+                "| {fname} | {label} | {} | {} |",
+                fmt_tp(bytes, ta),
+                fmt_tp(bytes, tf)
+            );
+        };
+        if rank == 3 {
+            bench_slab(
+                "row (1 × 1 × 1000), cold",
+                vec![nt as u64 / 2, 500, 0],
+                vec![1, 1, shape[2]],
+                true,
+            );
+            bench_slab(
+                "plane (1 × 1000 × 1000), cold",
+                vec![nt as u64 / 2, 0, 0],
+                vec![1, shape[1], shape[2]],
+                true,
+            );
+            bench_slab(
+                "time series (all × 1 × 1), cold",
+                vec![0, 500, 500],
+                vec![shape[0], 1, 1],
+                true,
+            );
+        } else {
+            bench_slab(
+                "1000 consecutive records, cold",
+                vec![500_000],
+                vec![1000],
+                true,
+            );
+        }
+        bench_slab("full variable, cold", vec![0; rank], shape.clone(), true);
+        bench_slab(
+            "full variable, warm (fits in a 1 GiB cache)",
+            vec![0; rank],
+            shape.clone(),
+            {
+                a.set_cache_budget(1 << 30);
+                false
+            },
+        );
+        a.set_cache_budget(nc3pack::archive::DEFAULT_CACHE_BYTES);
+        let _ = std::fs::remove_file(&z);
+    }
+    println!();
+    println!(
+        "(median of repeated runs; cold = decoded-block cache emptied first, OS page cache warm)"
+    );
+}
