@@ -12,7 +12,7 @@ use std::time::Instant;
     name = "nc3pack",
     version,
     about = "Block-compressed, randomly readable, byte-exact archives of netCDF-3 files",
-    after_help = "`nc3pack IN.nc OUT.nc3z` is short for `nc3pack pack IN.nc OUT.nc3z`.\nExit codes: 0 success, 1 error, 2 usage error."
+    after_help = "`nc3pack IN.nc OUT.nc3z` is short for `nc3pack pack IN.nc OUT.nc3z`.\nExit codes: 0 success, 1 error, 2 usage error (including out-of-range option values)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -306,15 +306,22 @@ fn main() {
         }
     };
     if let Err(e) = run(cli) {
-        // Library errors already say their cause; add a cause only if it says something new.
-        let mut msg = e.to_string();
-        for cause in e.chain().skip(1) {
-            let c = cause.to_string();
-            if !msg.contains(&c) {
-                msg = format!("{msg}: {c}");
+        // nc3pack's errors already say their cause; for others add causes that say something new.
+        let (msg, code) = match e.downcast_ref::<nc3pack::Error>() {
+            Some(ne @ nc3pack::Error::Option(_)) => (ne.to_string(), 2),
+            Some(ne) => (ne.to_string(), 1),
+            None => {
+                let mut msg = e.to_string();
+                for cause in e.chain().skip(1) {
+                    let c = cause.to_string();
+                    if !msg.contains(&c) {
+                        msg = format!("{msg}: {c}");
+                    }
+                }
+                (msg, 1)
             }
-        }
+        };
         eprintln!("nc3pack: {msg}");
-        std::process::exit(1);
+        std::process::exit(code);
     }
 }

@@ -22,16 +22,16 @@ pub fn write_atomically<T>(
             });
         }
         if is_same_file(output, protect) {
-            return Err(Error::Option(format!(
-                "{}: output is the input file; refusing to overwrite it",
-                output.display()
-            )));
+            return Err(Error::Refused {
+                path: output.to_path_buf(),
+                what: "output is the input file; refusing to overwrite it".into(),
+            });
         }
         if meta.is_dir() {
-            return Err(Error::Option(format!(
-                "{}: output is a directory",
-                output.display()
-            )));
+            return Err(Error::Refused {
+                path: output.to_path_buf(),
+                what: "output is a directory".into(),
+            });
         }
     }
     let dir = match output.parent() {

@@ -130,9 +130,20 @@ pub enum Error {
         /// What is wrong.
         source: crate::slab::SlabError,
     },
-    /// An option value is out of range.
+    /// The output cannot be written where asked (it is the input, or a directory).
+    #[error("{}: {what}", path.display())]
+    Refused {
+        /// The output path.
+        path: PathBuf,
+        /// Why.
+        what: String,
+    },
+    /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
     Option(String),
+    /// A bug in nc3pack (a worker thread stopped or panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// Result type of nc3pack.

@@ -217,7 +217,7 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
 
     // The metadata frame: the original's hash, so reindex can recover it.
     let mut meta = Vec::new();
-    let mut enc = Encoder::new(Codec::None, 0, false).map_err(Error::Option)?;
+    let mut enc = Encoder::new(Codec::None, 0, false).map_err(Error::Internal)?;
     enc.encode_frame(format::META_ID, 0, 1, &hash.to_le_bytes(), &mut meta);
     w.write_all(&meta).map_err(werr)?;
     let index_offset = pos + meta.len() as u64;
@@ -346,7 +346,7 @@ fn route<R: Read>(
     let mut next_block: Vec<u64> = vec![0; streams.len()];
     let mut skip = vec![0u8; 0];
     let mut last_report = 0u64;
-    let stopped = || Error::Option("internal error: encoder threads stopped".into());
+    let stopped = || Error::Internal("encoder threads stopped".into());
     layout.walk(|seg| -> Result<()> {
         let si = match seg.target {
             Target::Header => {

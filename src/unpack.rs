@@ -97,9 +97,9 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 while left > 0 {
                     let (buf, pos) = &mut cur[s];
                     if *pos == buf.len() {
-                        *buf = rx.recv().map_err(|_| {
-                            Error::Option("internal error: decoder stopped".into())
-                        })??;
+                        *buf = rx
+                            .recv()
+                            .map_err(|_| Error::Internal("decoder stopped".into()))??;
                         *pos = 0;
                     }
                     let take = left.min(buf.len() - *pos);
@@ -136,7 +136,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
         drop(tx);
         let written = writer
             .join()
-            .unwrap_or_else(|_| Err(Error::Option("internal error: writer panicked".into())));
+            .unwrap_or_else(|_| Err(Error::Internal("writer panicked".into())));
         let _ = decode;
         written
     })

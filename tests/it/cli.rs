@@ -1,0 +1,945 @@
+//! The `nc3pack` binary as a user runs it: commands, exit codes, messages, output safety, and
+//! what it does with malformed inputs and damaged archives.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
+
+/// Lead, footer and frame header sizes of the archive format (design/FORMAT.md).
+const LEAD_LEN: usize = 48;
+const FOOTER_LEN: usize = 48;
+const FRAME_HEADER_LEN: usize = 36;
+
+/// Runs the binary with `args`; returns (exit code, stdout, stderr).
+fn run<S: AsRef<OsStr>>(args: &[S]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("cannot start nc3pack");
+    let code = out.status.code().expect("nc3pack was killed by a signal");
+    (
+        code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+fn p(path: &Path) -> &OsStr {
+    path.as_os_str()
+}
+
+/// Asserts `stderr` is exactly one error line naming `path`, and no panic.
+fn assert_one_line_error(stderr: &str, path: &Path) {
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    assert!(stderr.starts_with("nc3pack: "), "{stderr:?}");
+    assert!(stderr.ends_with('\n'), "{stderr:?}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(
+        stderr.contains(&*path.to_string_lossy()),
+        "does not name {}: {stderr:?}",
+        path.display()
+    );
+}
+
+/// Names of nc3pack's temporary files left in `dir`.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".nc3pack-"))
+        .collect()
+}
+
+/// Bytes and modification time of a file, to check it was not touched.
+fn snapshot(path: &Path) -> (Vec<u8>, SystemTime) {
+    let bytes = std::fs::read(path).unwrap();
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    (bytes, mtime)
+}
+
+/// Packs `input` to `dir/name` quietly with extra `opts`; panics on failure.
+fn pack(input: &Path, dir: &Path, name: &str, opts: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    let mut args: Vec<&OsStr> = vec![OsStr::new("pack"), OsStr::new("-q")];
+    args.extend(opts.iter().map(OsStr::new));
+    args.push(p(input));
+    args.push(p(&out));
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "packing {}: {err}", input.display());
+    out
+}
+
+/// Unpacks `archive` to `out` quietly and asserts the result equals `original`.
+fn unpack_matches(archive: &Path, out: &Path, original: &Path) {
+    let (code, stdout, err) = run(&[OsStr::new("unpack"), "-q".as_ref(), p(archive), p(out)]);
+    assert_eq!(code, 0, "unpacking {}: {err}", archive.display());
+    assert_eq!((stdout.as_str(), err.as_str()), ("", ""));
+    assert!(
+        std::fs::read(out).unwrap() == std::fs::read(original).unwrap(),
+        "{} does not restore {} byte for byte",
+        archive.display(),
+        original.display()
+    );
+}
+
+fn info_json(file: &Path) -> serde_json::Value {
+    let (code, out, err) = run(&[OsStr::new("info"), p(file), "--json".as_ref()]);
+    assert_eq!(code, 0, "info --json {}: {err}", file.display());
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("info --json is not JSON ({e}): {out}"))
+}
+
+fn u64_le(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn u32_le(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// Where the parts of an archive are.
+struct Parts {
+    header_len: usize,
+    index_offset: usize,
+    /// (frame offset, stored_len) of every indexed block, in index order.
+    frames: Vec<(usize, usize)>,
+}
+
+fn parts(a: &[u8]) -> Parts {
+    let header_len = u64_le(a, 32) as usize;
+    let footer = a.len() - FOOTER_LEN;
+    let index_offset = u64_le(a, footer) as usize;
+    assert_eq!(&a[index_offset..index_offset + 4], b"N3ZI");
+    let n = u64_le(a, index_offset + 8) as usize;
+    let frames = (0..n)
+        .map(|i| {
+            let e = index_offset + 16 + 16 * i;
+            (u64_le(a, e) as usize, u32_le(a, e + 8) as usize)
+        })
+        .collect();
+    Parts {
+        header_len,
+        index_offset,
+        frames,
+    }
+}
+
+const ROUNDTRIP_SAMPLES: [&str; 3] = ["classic_records.nc", "cdf5_types.nc", "gridded_sst.nc"];
+
+// ---------------------------------------------------------------------------------------------
+// 1. Commands and options
+
+#[test]
+fn default_command_and_pack_spelling_both_roundtrip() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ROUNDTRIP_SAMPLES {
+        let input = sample(name);
+        let a = dir.path().join(format!("{name}.default.nc3z"));
+        let b = dir.path().join(format!("{name}.pack.nc3z"));
+        let (code, out, err) = run(&[OsStr::new("-j"), "1".as_ref(), p(&input), p(&a)]);
+        assert_eq!((code, out.as_str()), (0, ""), "{err}");
+        let (code, out, err) = run(&[
+            OsStr::new("pack"),
+            "-j".as_ref(),
+            "1".as_ref(),
+            p(&input),
+            p(&b),
+        ]);
+        assert_eq!((code, out.as_str()), (0, ""), "{err}");
+        // `nc3pack IN OUT` is `nc3pack pack IN OUT`: with one thread, the same archive.
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "{name}: default command and `pack` made different archives"
+        );
+        unpack_matches(&a, &dir.path().join(format!("{name}.a.nc")), &input);
+        unpack_matches(&b, &dir.path().join(format!("{name}.b.nc")), &input);
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn codecs_and_block_size_roundtrip() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str]); 5] = [
+        ("deflate", &["--codec", "deflate"]),
+        ("none", &["--codec", "none"]),
+        ("zstd", &["--codec", "zstd", "--level", "1"]),
+        ("bs4k", &["--block-size", "4KiB"]),
+        ("noshuffle", &["--no-shuffle", "--block-size", "65536"]),
+    ];
+    for name in ROUNDTRIP_SAMPLES {
+        let input = sample(name);
+        for (tag, opts) in cases {
+            let a = pack(&input, dir.path(), &format!("{name}.{tag}.nc3z"), opts);
+            unpack_matches(&a, &dir.path().join(format!("{name}.{tag}.nc")), &input);
+            let v = info_json(&a);
+            let arch = &v["archive"];
+            let codecs: BTreeSet<String> = arch["streams"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|s| s["blocks_by_codec"].as_object().unwrap().keys().cloned())
+                .collect();
+            match tag {
+                // Blocks that do not shrink are stored with codec none, whatever was asked.
+                "deflate" => assert!(codecs.iter().all(|c| c == "deflate" || c == "none")),
+                "none" => assert_eq!(codecs, BTreeSet::from(["none".to_string()]), "{name}"),
+                "zstd" => assert!(codecs.iter().all(|c| c == "zstd" || c == "none")),
+                "bs4k" => assert_eq!(arch["block_size"], 4096, "{name}"),
+                _ => assert_eq!(arch["block_size"], 65536, "{name}"),
+            }
+        }
+    }
+    // On the large sample the codecs really are used, and 4 KiB blocks make many blocks.
+    let v = info_json(&dir.path().join("gridded_sst.nc.deflate.nc3z"));
+    assert!(v["archive"]["streams"][3]["blocks_by_codec"]["deflate"].as_u64() > Some(0));
+    let v = info_json(&dir.path().join("gridded_sst.nc.bs4k.nc3z"));
+    assert!(v["archive"]["blocks"].as_u64().unwrap() >= 6_220_800 / 4096);
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn quiet_prints_nothing_and_default_prints_a_summary_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("classic_records.nc");
+    let a = dir.path().join("a.nc3z");
+    let (code, out, err) = run(&[OsStr::new("pack"), "-q".as_ref(), p(&input), p(&a)]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    let (code, out, err) = run(&[
+        OsStr::new("unpack"),
+        "--quiet".as_ref(),
+        p(&a),
+        p(&dir.path().join("q.nc")),
+    ]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+
+    let b = dir.path().join("b.nc3z");
+    let (code, out, err) = run(&[p(&input), p(&b)]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.contains("ratio"), "{err:?}");
+    assert!(err.contains(&*input.to_string_lossy()) && err.contains(&*b.to_string_lossy()));
+    assert!(err.contains("18 blocks"), "{err:?}");
+
+    let c = dir.path().join("c.nc");
+    let (code, out, err) = run(&[OsStr::new("unpack"), p(&b), p(&c)]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.contains("restored and verified"), "{err:?}");
+    assert!(std::fs::read(&c).unwrap() == std::fs::read(&input).unwrap());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Output safety
+
+#[test]
+fn existing_output_is_refused_without_force_and_replaced_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("classic_records.nc");
+    let out = dir.path().join("out.nc3z");
+    std::fs::write(&out, b"precious").unwrap();
+
+    for cmd in [&["pack"][..], &[][..]] {
+        let mut args: Vec<&OsStr> = cmd.iter().map(OsStr::new).collect();
+        args.extend([p(&input), p(&out)]);
+        let (code, stdout, err) = run(&args);
+        assert_eq!((code, stdout.as_str()), (1, ""));
+        assert_one_line_error(&err, &out);
+        assert!(err.contains("exists") && err.contains("--force"), "{err}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    }
+
+    let (code, _, err) = run(&[
+        OsStr::new("pack"),
+        "-q".as_ref(),
+        "-f".as_ref(),
+        p(&input),
+        p(&out),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    unpack_matches(&out, &dir.path().join("r.nc"), &input);
+
+    // The same for unpack.
+    let restored = dir.path().join("restored.nc");
+    std::fs::write(&restored, b"precious").unwrap();
+    let (code, _, err) = run(&[OsStr::new("unpack"), p(&out), p(&restored)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &restored);
+    assert!(err.contains("exists") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&restored).unwrap(), b"precious");
+    let (code, _, err) = run(&[
+        OsStr::new("unpack"),
+        "-q".as_ref(),
+        "--force".as_ref(),
+        p(&out),
+        p(&restored),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&restored).unwrap() == std::fs::read(&input).unwrap());
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn writing_onto_the_input_is_refused_even_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("in.nc");
+    std::fs::copy(sample("classic_records.nc"), &nc).unwrap();
+    let hard = dir.path().join("hard.nc");
+    std::fs::hard_link(&nc, &hard).unwrap();
+    let soft = dir.path().join("soft.nc");
+    std::os::unix::fs::symlink("in.nc", &soft).unwrap();
+    let before = snapshot(&nc);
+
+    for out in [&nc, &hard, &soft] {
+        for force in [false, true] {
+            let mut args = vec![OsStr::new("pack")];
+            if force {
+                args.push("-f".as_ref());
+            }
+            args.extend([p(&nc), p(out)]);
+            let (code, stdout, err) = run(&args);
+            assert_eq!((code, stdout.as_str()), (1, ""), "{err}");
+            assert_one_line_error(&err, out);
+            if force {
+                assert!(err.contains("output is the input file"), "{err}");
+            } else {
+                assert!(err.contains("exists"), "{err}");
+            }
+            assert!(
+                snapshot(&nc) == before,
+                "input modified by pack onto {}",
+                out.display()
+            );
+        }
+    }
+
+    let archive = pack(&nc, dir.path(), "a.nc3z", &[]);
+    let abefore = snapshot(&archive);
+    let (code, _, err) = run(&[
+        OsStr::new("unpack"),
+        "-f".as_ref(),
+        p(&archive),
+        p(&archive),
+    ]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &archive);
+    assert!(err.contains("output is the input file"), "{err}");
+    assert!(snapshot(&archive) == abefore);
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn output_that_is_a_directory_or_in_a_missing_directory_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("classic_records.nc");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (code, _, err) = run(&[OsStr::new("pack"), "-f".as_ref(), p(&input), p(&sub)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &sub);
+    assert!(err.contains("directory"), "{err}");
+    assert!(sub.is_dir() && std::fs::read_dir(&sub).unwrap().next().is_none());
+
+    let missing = dir.path().join("nope").join("out.nc3z");
+    let (code, _, err) = run(&[OsStr::new("pack"), p(&input), p(&missing)]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("nc3pack: ") && err.contains(&*missing.to_string_lossy()),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+    assert!(!missing.exists());
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn errors_leave_no_output_and_no_temporary_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.nc");
+    std::fs::copy(sample("bad/var_beyond_eof.nc"), &bad).unwrap();
+    let before = snapshot(&bad);
+    let out = dir.path().join("out.nc3z");
+    let (code, _, err) = run(&[OsStr::new("pack"), p(&bad), p(&out)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &bad);
+    assert!(!out.exists());
+
+    // With --force over an existing file, a failure leaves that file alone.
+    std::fs::write(&out, b"precious").unwrap();
+    let (code, _, err) = run(&[OsStr::new("pack"), "-f".as_ref(), p(&bad), p(&out)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &bad);
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    std::fs::remove_file(&out).unwrap();
+
+    // A missing input.
+    let missing = dir.path().join("missing.nc");
+    let (code, _, err) = run(&[OsStr::new("pack"), p(&missing), p(&out)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &missing);
+    assert!(err.contains("No such file"), "{err}");
+    assert!(!out.exists());
+
+    // A directory as input.
+    let (code, _, err) = run(&[OsStr::new("pack"), p(dir.path()), p(&out)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, dir.path());
+    assert!(!out.exists());
+
+    // Unpacking something that is not an archive.
+    let (code, _, err) = run(&[OsStr::new("unpack"), p(&bad), p(&out)]);
+    assert_eq!(code, 1);
+    assert_one_line_error(&err, &bad);
+    assert!(!out.exists());
+
+    assert!(snapshot(&bad) == before, "input was modified");
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn inputs_are_never_modified() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("in.nc");
+    std::fs::copy(sample("gridded_sst.nc"), &nc).unwrap();
+    let nc_before = snapshot(&nc);
+    let archive = pack(&nc, dir.path(), "a.nc3z", &["--block-size", "256KiB"]);
+    assert!(snapshot(&nc) == nc_before);
+    let a_before = snapshot(&archive);
+    unpack_matches(&archive, &dir.path().join("out.nc"), &nc);
+    assert!(snapshot(&archive) == a_before);
+    for f in [&nc, &archive] {
+        let (code, _, err) = run(&[OsStr::new("info"), p(f)]);
+        assert_eq!(code, 0, "{err}");
+        info_json(f);
+    }
+    // Packing again with --force over an existing archive does not touch the input either.
+    pack(&nc, dir.path(), "a.nc3z", &["-f", "--codec", "none"]);
+    assert!(snapshot(&nc) == nc_before);
+    assert!(
+        snapshot(&archive) != a_before,
+        "-f did not replace the archive"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Malformed netCDF inputs
+
+/// For every file in samples/bad: the kind of error, the specific cause the message gives, and
+/// the byte offset of the offending header field where there is one.
+const BAD: [(&str, &str, &str, Option<u64>); 12] = [
+    (
+        "bad_magic.nc",
+        "not a netCDF-3 file",
+        "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes 43445801",
+        Some(0),
+    ),
+    (
+        "bad_utf8_name.nc",
+        "invalid netCDF-3 header",
+        "dimension 0 name is not valid UTF-8",
+        Some(20),
+    ),
+    (
+        "bad_version.nc",
+        "invalid netCDF-3 header",
+        "version byte 3 is not 1, 2 or 5",
+        Some(3),
+    ),
+    (
+        "empty_file.nc",
+        "not a netCDF-3 file",
+        "the file is empty",
+        None,
+    ),
+    (
+        "hdf5.nc",
+        "not a netCDF-3 file",
+        "HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only",
+        None,
+    ),
+    (
+        "huge_dim.nc",
+        "invalid netCDF-3 data layout",
+        "variable \"x\" data [80, 2147483727) extends past the end of the file (84 bytes)",
+        None,
+    ),
+    (
+        "huge_name.nc",
+        "invalid netCDF-3 header",
+        "dimension 0 name: needs 2147483632 bytes but the file ends at byte 28",
+        Some(20),
+    ),
+    (
+        "huge_nattrs.nc",
+        "invalid netCDF-3 header",
+        "count 2147483647 cannot fit in the 20 bytes left in the file",
+        Some(20),
+    ),
+    (
+        "negative_count.nc",
+        "invalid netCDF-3 header",
+        "dimension count: 4294967280 is negative as a signed value",
+        Some(12),
+    ),
+    (
+        "text_file.nc",
+        "not a netCDF-3 file",
+        "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes 54686973",
+        Some(0),
+    ),
+    (
+        "truncated_header.nc",
+        "invalid netCDF-3 header",
+        "count 1 cannot fit in the 2 bytes left in the file",
+        Some(44),
+    ),
+    (
+        "var_beyond_eof.nc",
+        "invalid netCDF-3 data layout",
+        "variable \"v\" data [1000000, 1000012) extends past the end of the file (172 bytes)",
+        None,
+    ),
+];
+
+#[test]
+fn every_bad_sample_is_listed() {
+    let listed: BTreeSet<&str> = BAD.iter().map(|b| b.0).collect();
+    let present: BTreeSet<String> = std::fs::read_dir(sample("bad"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".nc"))
+        .collect();
+    let present: BTreeSet<&str> = present.iter().map(String::as_str).collect();
+    assert_eq!(listed, present);
+}
+
+#[test]
+fn bad_inputs_are_refused_with_a_precise_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, kind, cause, offset) in BAD {
+        let input = sample(&format!("bad/{name}"));
+        let before = snapshot(&input);
+        let out = dir.path().join(format!("{name}.nc3z"));
+        let (code, stdout, err) = run(&[OsStr::new("pack"), p(&input), p(&out)]);
+        assert_eq!((code, stdout.as_str()), (1, ""), "{name}: {err}");
+        assert_one_line_error(&err, &input);
+        let prefix = format!("nc3pack: {}: {kind}", input.display());
+        assert!(
+            err.starts_with(&prefix),
+            "{name}: {err:?} should start with {prefix:?}"
+        );
+        assert!(err.contains(cause), "{name}: {err:?} lacks {cause:?}");
+        if let Some(at) = offset {
+            let at = format!("at byte {at}");
+            assert!(err.contains(&at), "{name}: {err:?} lacks {at:?}");
+        }
+        assert!(!out.exists(), "{name}: output left behind");
+        assert!(snapshot(&input) == before, "{name} was modified");
+
+        // The default command says the same.
+        let (code, _, err2) = run(&[p(&input), p(&out)]);
+        assert_eq!((code, &err2), (1, &err), "{name}");
+
+        // info refuses it as well (an empty file is "not a netCDF-3 file" for info too).
+        let (code, stdout, err) = run(&[OsStr::new("info"), p(&input)]);
+        assert_eq!((code, stdout.as_str()), (1, ""), "info {name}: {err}");
+        assert_one_line_error(&err, &input);
+        assert!(err.contains(cause), "info {name}: {err:?} lacks {cause:?}");
+        let (code, stdout, err) = run(&[OsStr::new("info"), "--json".as_ref(), p(&input)]);
+        assert_eq!(
+            (code, stdout.as_str()),
+            (1, ""),
+            "info --json {name}: {err}"
+        );
+        assert_one_line_error(&err, &input);
+        // and so does slice.
+        let (code, stdout, err) = run(&[OsStr::new("slice"), p(&input), "v".as_ref()]);
+        assert_eq!((code, stdout.as_str()), (1, ""), "slice {name}: {err}");
+        assert_one_line_error(&err, &input);
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// BUG: a header error's cause is printed twice
+/// ("invalid netCDF-3 header at byte N: X: X at byte N"). `Error::Header` shows its `source`'s
+/// `what` and `offset` in its own message, and because the field is named `source` thiserror also
+/// makes it the error's `source()`; the binary appends each cause from `anyhow::Error::chain()`
+/// whose text is not already in the message, and `HeaderError`'s text ("X at byte N") is not.
+#[test]
+fn error_messages_state_their_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.nc3z");
+    for (name, _, cause, _) in BAD {
+        let input = sample(&format!("bad/{name}"));
+        let (_, _, err) = run(&[OsStr::new("pack"), p(&input), p(&out)]);
+        assert_eq!(err.matches(cause).count(), 1, "{name}: {err:?}");
+    }
+    let missing = dir.path().join("missing.nc");
+    let (_, _, err) = run(&[OsStr::new("pack"), p(&missing), p(&out)]);
+    assert_eq!(
+        err.matches("No such file or directory").count(),
+        1,
+        "{err:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Damaged archives
+
+#[test]
+fn damaged_archives_are_refused_naming_the_damaged_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("gridded_sst.nc");
+    let good = pack(&input, dir.path(), "good.nc3z", &["--block-size", "64KiB"]);
+    let a = std::fs::read(&good).unwrap();
+    let pa = parts(&a);
+    assert!(pa.frames.len() > 50, "{} blocks", pa.frames.len());
+    let (mid_frame, mid_len) = pa.frames[pa.frames.len() / 2];
+    let flip = |at: usize| {
+        let mut b = a.clone();
+        b[at] ^= 0x10;
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        ("lead", flip(17), "damaged archive: lead at byte 0".into()),
+        (
+            "netCDF header",
+            flip(LEAD_LEN + pa.header_len / 2),
+            "damaged archive: netCDF header at byte 48".into(),
+        ),
+        (
+            "header CRC",
+            flip(LEAD_LEN + pa.header_len + 2),
+            "damaged archive: netCDF header at byte 48".into(),
+        ),
+        (
+            "block",
+            flip(mid_frame + FRAME_HEADER_LEN + mid_len / 2),
+            format!(
+                "damaged block {} of variable \"sst\" at byte {mid_frame}: payload checksum mismatch",
+                pa.frames.len() / 2 - 3
+            ),
+        ),
+        (
+            "frame header",
+            flip(mid_frame + 9),
+            format!(
+                "damaged block {} of variable \"sst\" at byte {mid_frame}: frame header checksum mismatch",
+                pa.frames.len() / 2 - 3
+            ),
+        ),
+        (
+            "index",
+            flip(pa.index_offset + 16 + 16 * 5 + 1),
+            format!("damaged archive: index at byte {}", pa.index_offset),
+        ),
+        (
+            "footer",
+            flip(a.len() - FOOTER_LEN + 3),
+            format!("damaged archive: footer at byte {}", a.len() - FOOTER_LEN),
+        ),
+        (
+            "truncated",
+            a[..a.len() - 10].to_vec(),
+            format!(
+                "damaged archive: footer at byte {}",
+                a.len() - 10 - FOOTER_LEN
+            ),
+        ),
+    ];
+    for (what, bytes, expect) in cases {
+        let damaged = dir.path().join(format!("{what}.nc3z"));
+        std::fs::write(&damaged, &bytes).unwrap();
+        let out = dir.path().join(format!("{what}.nc"));
+        let (code, stdout, err) = run(&[OsStr::new("unpack"), p(&damaged), p(&out)]);
+        assert_eq!((code, stdout.as_str()), (1, ""), "{what}: {err}");
+        assert_one_line_error(&err, &damaged);
+        assert!(err.contains(&expect), "{what}: {err:?} lacks {expect:?}");
+        assert!(!out.exists(), "{what}: output left behind");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{what}");
+
+        // Over an existing file with --force, that file is kept as it was.
+        std::fs::write(&out, b"precious").unwrap();
+        let (code, _, err) = run(&[OsStr::new("unpack"), "-f".as_ref(), p(&damaged), p(&out)]);
+        assert_eq!(code, 1, "{what}: {err}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"precious", "{what}");
+        assert!(
+            std::fs::read(&damaged).unwrap() == bytes,
+            "{what}: archive modified"
+        );
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn archives_cut_anywhere_fail_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = pack(&sample("classic_records.nc"), dir.path(), "good.nc3z", &[]);
+    let a = std::fs::read(&good).unwrap();
+    let out = dir.path().join("out.nc");
+    let mut cuts: Vec<usize> = vec![0, 1, 7, 8, 47, 48, 49, a.len() - 48, a.len() - 47];
+    cuts.extend((50..a.len()).step_by(97));
+    for cut in cuts {
+        let damaged = dir.path().join(format!("cut{cut}.nc3z"));
+        std::fs::write(&damaged, &a[..cut]).unwrap();
+        let (code, _, err) = run(&[OsStr::new("unpack"), p(&damaged), p(&out)]);
+        assert_eq!(code, 1, "cut at {cut}: {err}");
+        assert_one_line_error(&err, &damaged);
+        assert!(!out.exists());
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// BUG: a truncated archive's error tells the user to "try `nc3pack reindex`", but there is no
+/// such command: `nc3pack reindex X` is taken as `nc3pack pack reindex X`.
+#[test]
+fn error_hints_name_commands_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = pack(&sample("classic_records.nc"), dir.path(), "good.nc3z", &[]);
+    let a = std::fs::read(&good).unwrap();
+    let cut = dir.path().join("cut.nc3z");
+    std::fs::write(&cut, &a[..a.len() - 10]).unwrap();
+    let (code, _, err) = run(&[OsStr::new("unpack"), p(&cut), p(&dir.path().join("o.nc"))]);
+    assert_eq!(code, 1);
+    let (code, help, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    for cmd in ["pack", "unpack", "info", "reindex"] {
+        if err.contains(&format!("nc3pack {cmd}`")) {
+            assert!(
+                help.lines().any(|l| l.trim_start().starts_with(cmd)),
+                "the error suggests `nc3pack {cmd}`, which --help does not list: {err:?}\n{help}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Unpack verifies what it writes
+
+#[test]
+fn unpack_verifies_the_whole_file_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("gridded_sst.nc");
+    let good = pack(
+        &input,
+        dir.path(),
+        "good.nc3z",
+        &["--codec", "none", "--no-shuffle"],
+    );
+    unpack_matches(&good, &dir.path().join("good.nc"), &input);
+
+    // Change one data byte of a stored (codec none) block and fix both frame CRCs, so that only
+    // the whole-file hash can tell.
+    let mut a = std::fs::read(&good).unwrap();
+    let pa = parts(&a);
+    let (f, len) = *pa.frames.iter().max_by_key(|fr| fr.1).unwrap();
+    assert_eq!(a[f + 24], 0, "expected codec none");
+    assert_eq!(u32_le(&a, f + 28), crc32c::crc32c(&a[f + 36..f + 36 + len]));
+    a[f + FRAME_HEADER_LEN + len / 2] ^= 0x01;
+    let c = crc32c::crc32c(&a[f + 36..f + 36 + len]);
+    a[f + 28..f + 32].copy_from_slice(&c.to_le_bytes());
+    let c = crc32c::crc32c(&a[f..f + 32]);
+    a[f + 32..f + 36].copy_from_slice(&c.to_le_bytes());
+    let forged = dir.path().join("forged.nc3z");
+    std::fs::write(&forged, &a).unwrap();
+
+    let out = dir.path().join("forged.nc");
+    let (code, _, err) = run(&[OsStr::new("unpack"), p(&forged), p(&out)]);
+    assert_eq!(code, 1, "{err}");
+    assert_one_line_error(&err, &forged);
+    assert!(err.contains("does not match the original's hash"), "{err}");
+    assert!(!out.exists());
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Usage errors
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("classic_records.nc");
+    let out = dir.path().join("out.nc3z");
+    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
+    let cases: [&[&str]; 11] = [
+        &[],
+        &["pack"],
+        &["pack", i],
+        &["info"],
+        &["--codec", "lz4", i, o],
+        &["pack", "--codec", "lz4", i, o],
+        &["pack", "--block-size", "abc", i, o],
+        &["pack", "--block-size", "4XB", i, o],
+        &["--bogus", i, o],
+        &["unpack", "--codec", "zstd", i, o],
+        &["pack", "--level", "high", i, o],
+    ];
+    for args in cases {
+        let (code, stdout, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{err}");
+        assert!(
+            !err.is_empty() && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        assert!(!out.exists(), "{args:?} wrote output");
+    }
+    let (_, _, err) = run(&["pack", "--block-size", "abc", i, o]);
+    assert!(err.contains("abc") && err.contains("64KiB"), "{err}");
+    let (_, _, err) = run(&["--codec", "lz4", i, o]);
+    assert!(err.contains("zstd, deflate, none"), "{err}");
+
+    // --help and --version are not errors.
+    for args in [&["--help"][..], &["-V"], &["pack", "--help"], &["help"]] {
+        let (code, stdout, _) = run(args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(!stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// Values the parser accepts but the library rejects are usage errors too: exit 2, with a message
+/// naming the option and its range.
+#[test]
+fn out_of_range_level_and_block_size_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("classic_records.nc");
+    let out = dir.path().join("out.nc3z");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--level", "99"],
+            "level 99 is outside -7..=22 for codec zstd",
+        ),
+        (
+            &["--codec", "deflate", "--level", "99"],
+            "level 99 is outside 0..=9 for codec deflate",
+        ),
+        (
+            &["--codec", "deflate", "--level", "-1"],
+            "level -1 is outside 0..=9 for codec deflate",
+        ),
+        (
+            &["--codec", "none", "--level", "3"],
+            "level 3 is outside 0..=0 for codec none",
+        ),
+        (
+            &["--block-size", "0"],
+            "block size 0 is outside 8..=1073741824 bytes",
+        ),
+        (
+            &["--block-size", "2GiB"],
+            "block size 2147483648 is outside 8..=1073741824 bytes",
+        ),
+    ];
+    for (opts, msg) in cases {
+        let mut args: Vec<&OsStr> = vec![OsStr::new("pack")];
+        args.extend(opts.iter().map(OsStr::new));
+        args.extend([p(&input), p(&out)]);
+        let (code, stdout, err) = run(&args);
+        assert_eq!((code, stdout.as_str()), (2, ""), "{opts:?}: {err}");
+        assert_eq!(err, format!("nc3pack: invalid option: {msg}\n"), "{opts:?}");
+        assert!(!out.exists());
+    }
+    // The ends of the ranges are accepted.
+    for opts in [
+        &["--level", "22"][..],
+        &["--level", "-7"],
+        &["--codec", "deflate", "--level", "0"],
+        &["--block-size", "8"],
+        &["--block-size", "1GiB"],
+    ] {
+        let mut o = opts.to_vec();
+        o.push("-f");
+        let a = pack(&input, dir.path(), "ok.nc3z", &o);
+        unpack_matches(&a, &dir.path().join("ok.nc"), &input);
+        std::fs::remove_file(dir.path().join("ok.nc")).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. info
+
+/// The CDL-like body of `info` text: from "dimensions:" to the closing brace.
+fn cdl_body(text: &str) -> String {
+    let start = text.find("dimensions:").expect("no dimensions:");
+    let end = text.find("\n}").expect("no closing brace");
+    text[start..end].to_string()
+}
+
+#[test]
+fn info_of_a_file_and_of_its_archive_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in
+        ROUNDTRIP_SAMPLES
+            .iter()
+            .chain(&["offset64_mixed.nc", "empty.nc", "no_variables.nc"])
+    {
+        let input = sample(name);
+        let archive = pack(&input, dir.path(), &format!("{name}.nc3z"), &[]);
+
+        let (code, nc_text, err) = run(&[OsStr::new("info"), p(&input)]);
+        assert_eq!((code, err.as_str()), (0, ""), "{name}");
+        let (code, z_text, err) = run(&[OsStr::new("info"), p(&archive)]);
+        assert_eq!((code, err.as_str()), (0, ""), "{name}");
+        let stem = name.strip_suffix(".nc").unwrap();
+        assert!(
+            nc_text.starts_with(&format!("netcdf {stem} {{")),
+            "{nc_text}"
+        );
+        assert_eq!(cdl_body(&nc_text), cdl_body(&z_text), "{name}");
+        assert!(
+            z_text.contains("nc3z archive") && z_text.contains("ratio"),
+            "{z_text}"
+        );
+
+        let nc = info_json(&input);
+        let z = info_json(&archive);
+        assert!(nc["format"].is_string(), "{name}: {nc}");
+        for key in ["format", "dimensions", "variables", "global_attributes"] {
+            assert_eq!(nc[key], z[key], "{name}: {key}");
+        }
+        assert!(nc.get("archive").is_none(), "{name}");
+        let arch = z["archive"].as_object().expect("no archive object");
+        assert!(arch["ratio"].as_f64().unwrap() > 0.0, "{name}");
+        assert_eq!(
+            arch["original_bytes"],
+            std::fs::metadata(&input).unwrap().len(),
+            "{name}"
+        );
+        assert_eq!(
+            arch["archive_bytes"],
+            std::fs::metadata(&archive).unwrap().len(),
+            "{name}"
+        );
+
+        for v in nc["variables"].as_array().unwrap() {
+            let vname = v["name"].as_str().unwrap();
+            assert!(
+                nc_text.contains(&format!(" {vname}")),
+                "{name}: {vname} missing"
+            );
+        }
+    }
+    // Known content: classic_records.
+    let (_, text, _) = run(&[OsStr::new("info"), p(&sample("classic_records.nc"))]);
+    assert!(
+        text.contains("format: classic") && text.contains("time = UNLIMITED ; // (7 currently)")
+    );
+    for var in [
+        "time", "c5", "b", "b5", "s", "s3", "i", "f3", "d", "fixed_s", "scalar_b",
+    ] {
+        assert!(
+            text.contains(&format!(" {var}(")) || text.contains(&format!(" {var} ;")),
+            "{var}"
+        );
+    }
+    let v = info_json(&sample("cdf5_types.nc"));
+    assert_eq!(v["format"], "cdf5");
+}
