@@ -29,6 +29,34 @@ enum Command {
     Info(InfoArgs),
     /// Print a hyperslab of one variable of a netCDF-3 file or an archive.
     Slice(SliceArgs),
+    /// Check every checksum of an archive and the hash of its restored data; list damage.
+    /// Exit 0 when intact, 1 when damaged.
+    Verify(VerifyArgs),
+    /// Rebuild a damaged or truncated archive's index by scanning its block frames; lost
+    /// blocks are marked lost. Exit 0 when every block was recovered, 1 otherwise.
+    Reindex(ReindexArgs),
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Also check that this original netCDF-3 file is what the archive restores.
+    #[arg(long)]
+    against: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(short = 'j', long)]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct ReindexArgs {
+    /// The damaged archive.
+    input: PathBuf,
+    /// The repaired archive to write.
+    output: PathBuf,
+    #[command(flatten)]
+    common: Common,
 }
 
 #[derive(Args)]
@@ -230,6 +258,54 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
+        Command::Verify(a) => {
+            let r = nc3pack::repair::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
+            let mut text = String::new();
+            for d in &r.damage {
+                text += &format!("{}: damaged: {d}\n", a.archive.display());
+            }
+            if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
+                let verdict = if m { "matches" } else { "does NOT match" };
+                text += &format!("{}: {verdict} {}\n", a.archive.display(), orig.display());
+            }
+            if r.damage.is_empty() {
+                text += &format!(
+                    "{}: ok: {} blocks, every checksum matches, restored data matches the original's hash\n",
+                    a.archive.display(),
+                    r.blocks
+                );
+            }
+            write_stdout(text.as_bytes())?;
+            if !r.is_intact() {
+                std::process::exit(1);
+            }
+        }
+        Command::Reindex(a) => {
+            let r = nc3pack::repair::reindex(&a.input, &a.output, a.common.force)?;
+            if !a.common.quiet {
+                eprintln!(
+                    "{} -> {}: recovered {} of {} blocks{}",
+                    a.input.display(),
+                    a.output.display(),
+                    r.recovered,
+                    r.blocks,
+                    if r.hash_recovered {
+                        ""
+                    } else {
+                        "; the original's hash was lost"
+                    }
+                );
+                for (var, b) in r.lost.iter().take(20) {
+                    eprintln!("  lost: block {b} of {var}");
+                }
+                if r.lost.len() > 20 {
+                    eprintln!("  ... and {} more lost blocks", r.lost.len() - 20);
+                }
+            }
+            if !r.lost.is_empty() || !r.hash_recovered {
+                std::process::exit(1);
+            }
+        }
         Command::Slice(a) => {
             use nc3pack::read::Dataset;
             let ds = nc3pack::open(&a.file)?;
@@ -287,6 +363,8 @@ fn main() {
             "unpack",
             "info",
             "slice",
+            "verify",
+            "reindex",
             "help",
             "-h",
             "--help",

@@ -264,6 +264,71 @@ impl<R: ReadAt> Archive<R> {
             .sum()
     }
 
+    /// Whether the original's hash is known (false only after a reindex lost it).
+    pub fn has_hash(&self) -> bool {
+        self.footer.flags & format::FOOTER_FLAG_NO_HASH == 0
+    }
+
+    /// Offset of the index section.
+    pub fn index_offset(&self) -> u64 {
+        self.footer.index_offset
+    }
+
+    /// Blocks marked lost, as (stream, block).
+    pub fn lost_blocks(&self) -> Vec<(usize, u64)> {
+        (0..self.stream_count())
+            .flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+            .filter(|&(s, b)| self.entry(s, b).is_lost())
+            .collect()
+    }
+
+    /// Name of stream `s` for messages: `variable "x"` or `residual bytes`.
+    pub fn stream_name(&self, s: usize) -> String {
+        stream_name(&self.header, self.streams[s].id)
+    }
+
+    /// Checks block `b` of stream `s` without decompressing: frame header, agreement with the
+    /// index and layout, and payload CRC.
+    pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
+        let e = *self.entry(s, b);
+        if e.is_lost() {
+            return Err(self.block_error(s, b, "block was lost (marked by reindex)".into()));
+        }
+        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        self.reader
+            .read_exact_at(&mut buf, e.offset)
+            .map_err(io_err(&self.path, "read"))?;
+        let h = self.check_frame_header(s, b, &buf)?;
+        if format::crc(&buf[FRAME_HEADER_LEN..]) != h.payload_crc {
+            return Err(self.block_error(s, b, "payload checksum mismatch".into()));
+        }
+        Ok(())
+    }
+
+    /// Checks the metadata frame at `offset`: intact and recording the footer's hash.
+    pub fn check_meta_frame(&self, offset: u64) -> std::result::Result<(), String> {
+        let mut buf = [0u8; FRAME_HEADER_LEN + 16];
+        if !self.has_hash() {
+            return Err("the original's hash is unknown (lost before a reindex)".into());
+        }
+        self.reader
+            .read_exact_at(&mut buf, offset)
+            .map_err(|e| e.to_string())?;
+        let h = FrameHeader::decode(&buf)?;
+        if h.var != format::META_ID
+            || h.stored_len != 16
+            || format::crc(&buf[FRAME_HEADER_LEN..]) != h.payload_crc
+        {
+            return Err("not an intact metadata frame".into());
+        }
+        let mut a = [0u8; 16];
+        a.copy_from_slice(&buf[FRAME_HEADER_LEN..]);
+        if u128::from_le_bytes(a) != self.footer.hash {
+            return Err("its hash differs from the footer's".into());
+        }
+        Ok(())
+    }
+
     /// Offset of the first frame (end of the header copy's CRC).
     pub fn data_start(&self) -> u64 {
         self.data_start
@@ -313,8 +378,8 @@ impl<R: ReadAt> Archive<R> {
         self.decode_frame(s, b, &buf)
     }
 
-    /// Checks and decodes the frame bytes of block `b` of stream `s`.
-    fn decode_frame(&self, s: usize, b: u64, frame: &[u8]) -> Result<Vec<u8>> {
+    /// Checks a frame header against the index and the layout.
+    fn check_frame_header(&self, s: usize, b: u64, frame: &[u8]) -> Result<FrameHeader> {
         let st = &self.streams[s];
         let e = self.entry(s, b);
         let err = |what: String| self.block_error(s, b, what);
@@ -332,8 +397,15 @@ impl<R: ReadAt> Archive<R> {
                 h.var, h.block, h.stored_len, h.decoded_len, st.id, e.stored_len
             )));
         }
+        Ok(h)
+    }
+
+    /// Checks and decodes the frame bytes of block `b` of stream `s`.
+    fn decode_frame(&self, s: usize, b: u64, frame: &[u8]) -> Result<Vec<u8>> {
+        let h = self.check_frame_header(s, b, frame)?;
         let mut out = Vec::new();
-        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).map_err(err)?;
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out)
+            .map_err(|w| self.block_error(s, b, w))?;
         Ok(out)
     }
 

@@ -35,6 +35,8 @@ pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
 pub const RESIDUAL_ID: u32 = u32::MAX;
 /// Frame variable id of the metadata frame (payload: the original file's 128-bit xxh3).
 pub const META_ID: u32 = u32::MAX - 1;
+/// Footer flag: the original's hash is unknown (its metadata frame was lost before a reindex).
+pub const FOOTER_FLAG_NO_HASH: u32 = 1;
 /// Index entry flag: the block was lost (set by reindex); reading it is an error.
 pub const FLAG_LOST: u16 = 1;
 /// Largest block size an archive may declare (1 GiB).
@@ -384,7 +386,7 @@ pub fn decode_index(b: &[u8], expected: u64) -> Result<Vec<IndexEntry>, String> 
 ///
 /// ```
 /// use nc3pack::format::Footer;
-/// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, hash: 42 };
+/// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0, hash: 42 };
 /// assert_eq!(Footer::decode(&f.encode()), Ok(f));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -395,6 +397,8 @@ pub struct Footer {
     pub index_len: u64,
     /// CRC32C of the index section.
     pub index_crc: u32,
+    /// Flags: [`FOOTER_FLAG_NO_HASH`].
+    pub flags: u32,
     /// xxh3-128 of the original netCDF-3 file.
     pub hash: u128,
 }
@@ -406,7 +410,7 @@ impl Footer {
         b[0..8].copy_from_slice(&self.index_offset.to_le_bytes());
         b[8..16].copy_from_slice(&self.index_len.to_le_bytes());
         b[16..20].copy_from_slice(&self.index_crc.to_le_bytes());
-        // 20..24 reserved, zero.
+        b[20..24].copy_from_slice(&self.flags.to_le_bytes());
         b[24..40].copy_from_slice(&self.hash.to_le_bytes());
         let c = crc(&b[..40]);
         b[40..44].copy_from_slice(&c.to_le_bytes());
@@ -428,8 +432,9 @@ impl Footer {
         if crc(&b[..40]) != u32_at(b, 40) {
             return Err("footer checksum mismatch".into());
         }
-        if u32_at(b, 20) != 0 {
-            return Err("reserved footer field is not zero".into());
+        let flags = u32_at(b, 20);
+        if flags & !FOOTER_FLAG_NO_HASH != 0 {
+            return Err(format!("unknown footer flags 0x{flags:08x}"));
         }
         let mut h = [0u8; 16];
         h.copy_from_slice(&b[24..40]);
@@ -437,6 +442,7 @@ impl Footer {
             index_offset: u64_at(b, 0),
             index_len: u64_at(b, 8),
             index_crc: u32_at(b, 16),
+            flags,
             hash: u128::from_le_bytes(h),
         })
     }
@@ -509,6 +515,7 @@ mod tests {
             index_offset: 1,
             index_len: 2,
             index_crc: 3,
+            flags: 0,
             hash: 4,
         }
         .encode();

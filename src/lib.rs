@@ -32,6 +32,7 @@ pub mod nc3;
 pub mod pack;
 pub mod parallel;
 pub mod read;
+pub mod repair;
 pub mod slab;
 pub mod unpack;
 

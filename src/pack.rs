@@ -148,12 +148,21 @@ pub fn pack_file(
     let file = std::fs::File::open(input).map_err(io_err(input, "open"))?;
     let (_header, header_bytes, layout) = nc3::open(&file, input)?;
     crate::atomic::write_atomically(output, force, input, |out| {
-        pack_stream(file, input, &layout, &header_bytes, opts, out, progress)
+        pack_stream(
+            file,
+            input,
+            &layout,
+            &header_bytes,
+            opts,
+            out,
+            output,
+            progress,
+        )
     })
 }
 
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given layout and
-/// header bytes, into `out` (positioned at 0). `input` names the file in errors.
+/// header bytes, into `out` (positioned at 0). `input` and `out_path` name the files in errors.
 pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     reader: R,
     input: &Path,
@@ -161,9 +170,9 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     header_bytes: &[u8],
     opts: &PackOptions,
     out: &mut W,
+    out_path: &Path,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
-    let out_path = Path::new("archive");
     let werr = |e: std::io::Error| Error::Io {
         path: out_path.to_path_buf(),
         op: "write",
@@ -182,7 +191,18 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     w.write_all(header_bytes).map_err(werr)?;
     w.write_all(&format::crc(header_bytes).to_le_bytes())
         .map_err(werr)?;
-    let data_start = (LEAD_LEN + header_bytes.len() + 4) as u64;
+    // The metadata frame comes first, so that a cut anywhere later keeps the hash; it is
+    // written now as a placeholder and rewritten once the hash is known.
+    let meta_at = (LEAD_LEN + header_bytes.len() + 4) as u64;
+    let meta_frame = |hash: u128| {
+        let mut meta = Vec::new();
+        let mut enc = Encoder::new(Codec::None, 0, false).map_err(Error::Internal)?;
+        enc.encode_frame(format::META_ID, 0, 1, &hash.to_le_bytes(), &mut meta);
+        Ok::<_, Error>(meta)
+    };
+    let placeholder = meta_frame(0)?;
+    w.write_all(&placeholder).map_err(werr)?;
+    let data_start = meta_at + placeholder.len() as u64;
 
     let threads = opts.threads.max(1);
     let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
@@ -209,28 +229,25 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     let (entries, pos, mut w) = writer_result.map_err(werr)?;
     let hash = read_result?;
     if let Some(i) = entries.iter().position(Option::is_none) {
-        return Err(Error::Option(format!(
-            "internal error: block slot {i} was not written"
-        )));
+        return Err(Error::Internal(format!("block slot {i} was not written")));
     }
     let entries: Vec<IndexEntry> = entries.into_iter().flatten().collect();
 
-    // The metadata frame: the original's hash, so reindex can recover it.
-    let mut meta = Vec::new();
-    let mut enc = Encoder::new(Codec::None, 0, false).map_err(Error::Internal)?;
-    enc.encode_frame(format::META_ID, 0, 1, &hash.to_le_bytes(), &mut meta);
-    w.write_all(&meta).map_err(werr)?;
-    let index_offset = pos + meta.len() as u64;
+    let index_offset = pos;
     let index = format::encode_index(&entries);
     w.write_all(&index).map_err(werr)?;
     let footer = format::Footer {
         index_offset,
         index_len: index.len() as u64,
         index_crc: format::crc(&index),
+        flags: 0,
         hash,
     };
     w.write_all(&footer.encode()).map_err(werr)?;
-    w.flush().map_err(werr)?;
+    let out = w.into_inner().map_err(|e| werr(e.into_error()))?;
+    out.seek(std::io::SeekFrom::Start(meta_at)).map_err(werr)?;
+    out.write_all(&meta_frame(hash)?).map_err(werr)?;
+    out.flush().map_err(werr)?;
     Ok(PackSummary {
         input_len: layout.file_len,
         output_len: index_offset + index.len() as u64 + format::FOOTER_LEN as u64,

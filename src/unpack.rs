@@ -30,6 +30,31 @@ pub fn unpack_file(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64> {
     let archive = Archive::open(input)?;
+    let lost = archive.lost_blocks();
+    if let Some(&(s, b)) = lost.first() {
+        let more = if lost.len() > 1 {
+            format!(" and {} more", lost.len() - 1)
+        } else {
+            String::new()
+        };
+        return Err(Error::Block {
+            path: input.to_path_buf(),
+            var: archive.stream_name(s),
+            block: b,
+            offset: 0,
+            what: format!(
+                "block was lost (marked by reindex){more}; the original cannot be restored exactly"
+            ),
+        });
+    }
+    if !archive.has_hash() {
+        return Err(Error::Archive {
+            path: input.to_path_buf(),
+            part: "footer",
+            offset: archive.len() - crate::format::FOOTER_LEN as u64,
+            what: "the original's hash was lost, so a restored file could not be verified".into(),
+        });
+    }
     crate::atomic::write_atomically(output, force, input, |f| {
         let hash = unpack_to(&archive, f, output, threads, progress)?;
         if hash != archive.original_hash() {

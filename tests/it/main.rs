@@ -3,4 +3,6 @@
 mod cli;
 mod layout_cases;
 mod property;
+mod read;
+mod repair;
 mod roundtrip;

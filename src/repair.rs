@@ -1,0 +1,532 @@
+//! Damage: `verify` finds it, `reindex` recovers what is intact.
+//!
+//! Verification checks every checksum of the archive (lead, header copy, every frame header and
+//! payload, the metadata frame, index, footer), checks that the frames tile the data section with
+//! no unaccounted bytes, and then decodes everything to compare the XXH3-128 of the restored file
+//! with the one recorded at pack time.
+//!
+//! Reindexing rebuilds the index and footer without them: from the end of the header copy it hops
+//! from one frame to the next using each frame's stored length, checking each frame's header and
+//! payload CRCs (it does not decompress). After a damaged frame it resynchronizes on the next sync
+//! magic whose header CRC checks. Every intact block is kept; blocks not found are marked lost in
+//! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
+
+use crate::archive::{stream_name, Archive};
+use crate::error::{io_err, Error, Result};
+use crate::format::{
+    self, Footer, FrameHeader, IndexEntry, Lead, FLAG_LOST, FRAME_HEADER_LEN, FRAME_MAGIC,
+    LEAD_LEN, META_ID,
+};
+use crate::io::ReadAt;
+use crate::nc3::{Header, Layout};
+use crate::pack::{streams, Stream};
+use std::collections::HashMap;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// One damaged part of an archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// Which part: "lead", "netCDF header", "block", "metadata frame", "data section", "index",
+    /// "footer", "hash".
+    pub part: &'static str,
+    /// For a block: the variable (or "residual bytes") and the block number.
+    pub block: Option<(String, u64)>,
+    /// Byte offset in the archive.
+    pub offset: u64,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.block {
+            Some((var, b)) => write!(
+                f,
+                "block {b} of {var} at byte {}: {}",
+                self.offset, self.what
+            ),
+            None => write!(f, "{} at byte {}: {}", self.part, self.offset, self.what),
+        }
+    }
+}
+
+/// What `verify` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Damaged parts; empty when the archive is intact.
+    pub damage: Vec<Damage>,
+    /// Blocks checked.
+    pub blocks: u64,
+    /// Whether the restored data was decoded and matched the recorded hash.
+    pub hash_checked: bool,
+    /// With `--against`: whether the original file matched.
+    pub original_matches: Option<bool>,
+}
+
+impl VerifyReport {
+    /// Whether nothing is damaged (and the original matches, if one was given).
+    pub fn is_intact(&self) -> bool {
+        self.damage.is_empty() && self.original_matches != Some(false)
+    }
+}
+
+/// The result of scanning an archive's data section frame by frame.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Intact frames found: (stream id, block) -> (offset, frame header).
+    pub frames: HashMap<(u32, u64), (u64, FrameHeader)>,
+    /// The original's hash, if the metadata frame was found intact.
+    pub hash: Option<u128>,
+    /// Damaged or unreadable regions: (offset, length, what).
+    pub damaged: Vec<(u64, u64, String)>,
+}
+
+/// Reads the lead and header copy, which a scan needs to know the layout.
+fn read_front(r: &impl ReadAt, path: &Path, len: u64) -> Result<(Lead, Vec<u8>, Header, Layout)> {
+    let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
+        path: path.to_path_buf(),
+        part,
+        offset,
+        what,
+    };
+    if len < (LEAD_LEN + 4) as u64 {
+        return Err(bad("lead", 0, format!("file is only {len} bytes long")));
+    }
+    let mut lb = [0u8; LEAD_LEN];
+    r.read_exact_at(&mut lb, 0).map_err(io_err(path, "read"))?;
+    let lead = Lead::decode(&lb).map_err(|w| bad("lead", 0, w))?;
+    let end = (LEAD_LEN as u64 + 4)
+        .checked_add(lead.header_len)
+        .filter(|&e| e <= len);
+    let Some(_) = end else {
+        return Err(bad(
+            "lead",
+            32,
+            format!(
+                "header length {} does not fit in the {len}-byte archive",
+                lead.header_len
+            ),
+        ));
+    };
+    let mut hb = vec![0u8; lead.header_len as usize + 4];
+    r.read_exact_at(&mut hb, LEAD_LEN as u64)
+        .map_err(io_err(path, "read"))?;
+    let crc_at = lead.header_len as usize;
+    let stored = u32::from_le_bytes([hb[crc_at], hb[crc_at + 1], hb[crc_at + 2], hb[crc_at + 3]]);
+    hb.truncate(crc_at);
+    if format::crc(&hb) != stored {
+        return Err(bad(
+            "netCDF header",
+            LEAD_LEN as u64,
+            "checksum mismatch".into(),
+        ));
+    }
+    let header = Header::parse(&hb, lead.header_len)
+        .map_err(|e| bad("netCDF header", LEAD_LEN as u64, e.to_string()))?;
+    let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
+        .map_err(|w| bad("lead", 24, w))?;
+    Ok((lead, hb, header, layout))
+}
+
+/// Scans the frames of `r` from `start` to `end`, hopping by stored lengths and resynchronizing
+/// on the sync magic after damage. Reads frame headers and payloads (to check their CRCs), never
+/// decompresses.
+pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
+    let mut out = Scan::default();
+    let mut pos = start;
+    let mut hb = [0u8; FRAME_HEADER_LEN];
+    let mut payload = Vec::new();
+    while pos + FRAME_HEADER_LEN as u64 <= end {
+        r.read_exact_at(&mut hb, pos)?;
+        let frame = FrameHeader::decode(&hb)
+            .ok()
+            .filter(|h| pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len) <= end);
+        if let Some(h) = frame {
+            payload.resize(h.stored_len as usize, 0);
+            r.read_exact_at(&mut payload, pos + FRAME_HEADER_LEN as u64)?;
+            let next = pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
+            if format::crc(&payload) == h.payload_crc {
+                if h.var == META_ID && payload.len() == 16 {
+                    let mut a = [0u8; 16];
+                    a.copy_from_slice(&payload);
+                    out.hash = Some(u128::from_le_bytes(a));
+                } else {
+                    out.frames.entry((h.var, h.block)).or_insert((pos, h));
+                }
+            } else {
+                out.damaged.push((
+                    pos,
+                    next - pos,
+                    format!(
+                        "payload checksum mismatch (frame of stream {} block {})",
+                        h.var, h.block
+                    ),
+                ));
+            }
+            pos = next;
+            continue;
+        }
+        // Resynchronize: the next sync magic whose frame header checks.
+        let from = pos;
+        match find_next_frame(r, pos + 1, end)? {
+            Some(p) => {
+                out.damaged
+                    .push((from, p - from, "bytes that are not an intact frame".into()));
+                pos = p;
+            }
+            None => {
+                out.damaged.push((
+                    from,
+                    end - from,
+                    "bytes that are not an intact frame".into(),
+                ));
+                break;
+            }
+        }
+    }
+    if pos < end && !out.damaged.last().is_some_and(|d| d.0 + d.1 == end) {
+        out.damaged.push((
+            pos,
+            end - pos,
+            "trailing bytes too short for a frame".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Option<u64>> {
+    const CHUNK: u64 = 1 << 20;
+    let mut at = from;
+    let mut buf = Vec::new();
+    while at + FRAME_HEADER_LEN as u64 <= end {
+        let n = CHUNK.min(end - at);
+        buf.resize(n as usize, 0);
+        r.read_exact_at(&mut buf, at)?;
+        for i in 0..buf.len().saturating_sub(3) {
+            if buf[i..i + 4] == FRAME_MAGIC {
+                let p = at + i as u64;
+                if p + FRAME_HEADER_LEN as u64 > end {
+                    return Ok(None);
+                }
+                let mut hb = [0u8; FRAME_HEADER_LEN];
+                r.read_exact_at(&mut hb, p)?;
+                if FrameHeader::decode(&hb).is_ok() {
+                    return Ok(Some(p));
+                }
+            }
+        }
+        // Overlap by 3 bytes so a magic across chunks is found.
+        at += n.saturating_sub(3).max(1);
+    }
+    Ok(None)
+}
+
+/// Checks an archive completely (see the module docs). Returns the report; an error only when
+/// the archive cannot be read at all (I/O errors).
+///
+/// ```no_run
+/// let report = nc3pack::repair::verify("/tmp/sst.nc3z".as_ref(), None, 2).unwrap();
+/// assert!(report.is_intact());
+/// ```
+pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
+    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let len = f.size().map_err(io_err(path, "stat"))?;
+    let mut report = VerifyReport::default();
+    let to_damage = |e: Error| match e {
+        Error::Archive {
+            part, offset, what, ..
+        } => Damage {
+            part,
+            block: None,
+            offset,
+            what,
+        },
+        Error::Block {
+            var,
+            block,
+            offset,
+            what,
+            ..
+        } => Damage {
+            part: "block",
+            block: Some((var, block)),
+            offset,
+            what,
+        },
+        other => Damage {
+            part: "archive",
+            block: None,
+            offset: 0,
+            what: other.to_string(),
+        },
+    };
+    match Archive::from_reader(f, path) {
+        Ok(mut a) => {
+            a.set_threads(threads);
+            a.set_cache_budget(0);
+            verify_open(&a, &mut report, threads, &to_damage)?;
+        }
+        Err(Error::Io { path, op, source }) => return Err(Error::Io { path, op, source }),
+        Err(e) => {
+            report.damage.push(to_damage(e));
+            // Without a usable index, scan the frames to list what else is damaged or missing.
+            let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+            if let Ok((lead, hb, header, layout)) = read_front(&f, path, len) {
+                let start = (LEAD_LEN + hb.len() + 4) as u64;
+                let sc = scan(&f, start, len).map_err(io_err(path, "read"))?;
+                for (off, n, what) in sc.damaged {
+                    report.damage.push(Damage {
+                        part: "data section",
+                        block: None,
+                        offset: off,
+                        what: format!("{what} ({n} bytes)"),
+                    });
+                }
+                for s in streams(&layout, lead.block_size) {
+                    for b in 0..s.blocks() {
+                        report.blocks += 1;
+                        if !sc.frames.contains_key(&(s.id, b)) {
+                            report.damage.push(Damage {
+                                part: "block",
+                                block: Some((stream_name(&header, s.id), b)),
+                                offset: 0,
+                                what: "no intact frame found".into(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(orig) = against {
+        let stored = Archive::open(path)
+            .ok()
+            .map(|a| (a.original_hash(), a.layout().file_len));
+        let of = std::fs::File::open(orig).map_err(io_err(orig, "open"))?;
+        let olen = of.size().map_err(io_err(orig, "stat"))?;
+        let h = hash_file(&of, olen).map_err(io_err(orig, "read"))?;
+        report.original_matches = Some(stored == Some((h, olen)));
+    }
+    Ok(report)
+}
+
+fn verify_open<R: ReadAt>(
+    a: &Archive<R>,
+    report: &mut VerifyReport,
+    threads: usize,
+    to_damage: &dyn Fn(Error) -> Damage,
+) -> Result<()> {
+    // 1. Every frame's checksums (read, no decompression), in parallel.
+    let blocks: Vec<(usize, u64)> = (0..a.stream_count())
+        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+        .collect();
+    report.blocks = blocks.len() as u64;
+    let mut damaged = Vec::new();
+    crate::parallel::ordered_map(
+        &blocks,
+        threads,
+        threads * 4,
+        |&(s, b)| a.check_block(s, b),
+        |_, r| {
+            if let Err(e) = r {
+                damaged.push(e);
+            }
+            Ok::<(), ()>(())
+        },
+    )
+    .ok();
+    report.damage.extend(damaged.into_iter().map(to_damage));
+    // 2. The frames tile the data section, followed by the metadata frame and the index.
+    let mut spans: Vec<(u64, u64)> = blocks
+        .iter()
+        .map(|&(s, b)| a.entry(s, b))
+        .filter(|e| !e.is_lost())
+        .map(|e| (e.offset, FRAME_HEADER_LEN as u64 + u64::from(e.stored_len)))
+        .collect();
+    spans.sort_unstable();
+    let meta_len = (FRAME_HEADER_LEN + 16) as u64;
+    let meta_at = a.data_start();
+    let mut pos = meta_at;
+    if let Err(what) = a.check_meta_frame(meta_at) {
+        report.damage.push(Damage {
+            part: "metadata frame",
+            block: None,
+            offset: meta_at,
+            what,
+        });
+    }
+    if a.has_hash() {
+        pos += meta_len;
+    }
+    for (off, n) in spans {
+        if off != pos {
+            report.damage.push(Damage {
+                part: "data section",
+                block: None,
+                offset: pos.min(off),
+                what: if off > pos {
+                    format!("{} bytes belong to no indexed frame", off - pos)
+                } else {
+                    "indexed frames overlap".into()
+                },
+            });
+        }
+        pos = pos.max(off + n);
+    }
+    if pos != a.index_offset() {
+        report.damage.push(Damage {
+            part: "data section",
+            block: None,
+            offset: pos,
+            what: "bytes between the last frame and the index belong to no indexed frame".into(),
+        });
+    }
+    // 3. Decode everything and compare the restored file's hash.
+    if report.damage.is_empty() {
+        match crate::unpack::unpack_to(a, std::io::sink(), Path::new("(verify)"), threads, &|_| {})
+        {
+            Ok(h) if h == a.original_hash() => report.hash_checked = true,
+            Ok(h) => report.damage.push(Damage {
+                part: "hash",
+                block: None,
+                offset: 0,
+                what: format!(
+                    "restored data hashes to {h:032x}, the archive records {:032x}",
+                    a.original_hash()
+                ),
+            }),
+            Err(e) => report.damage.push(to_damage(e)),
+        }
+    }
+    Ok(())
+}
+
+fn hash_file(r: &impl ReadAt, len: u64) -> std::io::Result<u128> {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 4 << 20];
+    let mut at = 0u64;
+    while at < len {
+        let n = (len - at).min(buf.len() as u64) as usize;
+        r.read_exact_at(&mut buf[..n], at)?;
+        h.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(h.digest128())
+}
+
+/// What `reindex` recovered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReindexReport {
+    /// Blocks the layout needs.
+    pub blocks: u64,
+    /// Blocks recovered intact.
+    pub recovered: u64,
+    /// Blocks lost: (variable or "residual bytes", block number).
+    pub lost: Vec<(String, u64)>,
+    /// Whether the original's hash was recovered.
+    pub hash_recovered: bool,
+    /// Damaged regions skipped while scanning: (offset, length, what).
+    pub damaged: Vec<(u64, u64, String)>,
+}
+
+/// Rebuilds `input`'s index and footer by scanning its frames, writing a valid archive to
+/// `output` (atomically; refuses an existing `output` unless `force`). Needs the lead and header
+/// copy to be intact.
+///
+/// ```no_run
+/// let r = nc3pack::repair::reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), false).unwrap();
+/// println!("{} of {} blocks recovered", r.recovered, r.blocks);
+/// ```
+pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
+    let f = std::fs::File::open(input).map_err(io_err(input, "open"))?;
+    let len = f.size().map_err(io_err(input, "stat"))?;
+    let (lead, hb, header, layout) = read_front(&f, input, len)?;
+    let start = (LEAD_LEN + hb.len() + 4) as u64;
+    let sc = scan(&f, start, len).map_err(io_err(input, "read"))?;
+    let all = streams(&layout, lead.block_size);
+    let mut report = ReindexReport {
+        damaged: sc.damaged.clone(),
+        hash_recovered: sc.hash.is_some(),
+        ..ReindexReport::default()
+    };
+    crate::atomic::write_atomically(output, force, input, |out| {
+        let mut w = BufWriter::with_capacity(1 << 20, out);
+        let werr = io_err(output, "write");
+        let mut head = Vec::with_capacity(LEAD_LEN + hb.len() + 4);
+        head.extend_from_slice(&lead.encode());
+        head.extend_from_slice(&hb);
+        head.extend_from_slice(&format::crc(&hb).to_le_bytes());
+        // The metadata frame first, as pack writes it; a lost hash is recorded as 0 with the
+        // footer flag set and no metadata frame.
+        let hash = sc.hash.unwrap_or(0);
+        if sc.hash.is_some() {
+            let mut enc = crate::codec::Encoder::new(format::Codec::None, 0, false)
+                .map_err(Error::Internal)?;
+            enc.encode_frame(META_ID, 0, 1, &hash.to_le_bytes(), &mut head);
+        }
+        w.write_all(&head).map_err(io_err(output, "write"))?;
+        let mut pos = head.len() as u64;
+        let mut entries = Vec::new();
+        let mut frame = Vec::new();
+        for s in &all {
+            for b in 0..s.blocks() {
+                report.blocks += 1;
+                match sc
+                    .frames
+                    .get(&(s.id, b))
+                    .filter(|(_, h)| frame_fits(s, b, h))
+                {
+                    Some(&(off, h)) => {
+                        frame.resize(FRAME_HEADER_LEN + h.stored_len as usize, 0);
+                        f.read_exact_at(&mut frame, off)
+                            .map_err(io_err(input, "read"))?;
+                        w.write_all(&frame).map_err(io_err(output, "write"))?;
+                        entries.push(IndexEntry {
+                            offset: pos,
+                            stored_len: h.stored_len,
+                            codec: h.codec,
+                            filter: h.filter,
+                            flags: 0,
+                        });
+                        pos += frame.len() as u64;
+                        report.recovered += 1;
+                    }
+                    None => {
+                        entries.push(IndexEntry {
+                            offset: 0,
+                            stored_len: 0,
+                            codec: format::Codec::None,
+                            filter: format::Filter::None,
+                            flags: FLAG_LOST,
+                        });
+                        report.lost.push((stream_name(&header, s.id), b));
+                    }
+                }
+            }
+        }
+        let index = format::encode_index(&entries);
+        w.write_all(&index).map_err(io_err(output, "write"))?;
+        let footer = Footer {
+            index_offset: pos,
+            index_len: index.len() as u64,
+            index_crc: format::crc(&index),
+            flags: if sc.hash.is_some() {
+                0
+            } else {
+                format::FOOTER_FLAG_NO_HASH
+            },
+            hash,
+        };
+        w.write_all(&footer.encode()).map_err(werr)?;
+        w.flush().map_err(io_err(output, "write"))?;
+        Ok(())
+    })?;
+    Ok(report)
+}
+
+/// Whether a scanned frame is the block the layout expects (right decoded length).
+fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
+    let expect = s.block_bytes.min(s.total - b * s.block_bytes);
+    u64::from(h.decoded_len) == expect
+}
