@@ -6,7 +6,9 @@ use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use std::path::{Path, PathBuf};
 
 fn sample(name: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name);
     std::fs::read(p).unwrap()
 }
 
@@ -14,7 +16,11 @@ fn sample(name: &str) -> Vec<u8> {
 /// returns the archive's materialized record count.
 fn roundtrip(bytes: &[u8]) -> u64 {
     let dir = tempfile::tempdir().unwrap();
-    let (nc, z, back): (PathBuf, PathBuf, PathBuf) = (dir.path().join("in.nc"), dir.path().join("a.nc3z"), dir.path().join("back.nc"));
+    let (nc, z, back): (PathBuf, PathBuf, PathBuf) = (
+        dir.path().join("in.nc"),
+        dir.path().join("a.nc3z"),
+        dir.path().join("back.nc"),
+    );
     std::fs::write(&nc, bytes).unwrap();
     let opts = PackOptions {
         block_size: 16,
