@@ -58,8 +58,25 @@ fn items(values: &Values) -> Vec<String> {
         Values::UInt(v) => f(v),
         Values::Int64(v) => f(v),
         Values::UInt64(v) => f(v),
-        Values::Float(v) => f(v),
-        Values::Double(v) => f(v),
+        Values::Float(v) => v
+            .iter()
+            .map(|&x| g(f64::from(x), x.to_string(), format!("{x:e}")))
+            .collect(),
+        Values::Double(v) => v
+            .iter()
+            .map(|&x| g(x, x.to_string(), format!("{x:e}")))
+            .collect(),
+    }
+}
+
+/// Like C's `%g`: plain notation for moderate magnitudes, exponent notation (`1e30`) for very
+/// large or small ones; both are the shortest text that reads back to the same value.
+fn g(x: f64, plain: String, exp: String) -> String {
+    let a = x.abs();
+    if a != 0.0 && a.is_finite() && !(1e-5..1e15).contains(&a) {
+        exp
+    } else {
+        plain
     }
 }
 

@@ -163,6 +163,7 @@ pub fn pack_file(
 
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given layout and
 /// header bytes, into `out` (positioned at 0). `input` and `out_path` name the files in errors.
+#[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
 pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     reader: R,
     input: &Path,
@@ -217,6 +218,8 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
             s.spawn(move || encode_worker(rx, tx, codec, level, shuffle));
         }
         drop(frame_tx);
+        // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
+        drop(job_rx);
         let writer = s.spawn(move || {
             write_frames(&mut w, frame_rx, data_start, total_blocks).map(|(e, p)| (e, p, w))
         });

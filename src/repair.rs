@@ -185,7 +185,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
             }
         }
     }
-    if pos < end && !out.damaged.last().is_some_and(|d| d.0 + d.1 == end) {
+    if pos < end && out.damaged.last().is_none_or(|d| d.0 + d.1 != end) {
         out.damaged.push((
             pos,
             end - pos,

@@ -6,3 +6,4 @@ mod property;
 mod read;
 mod repair;
 mod roundtrip;
+mod safety;

@@ -1,0 +1,190 @@
+//! Safe writes: a failing writer, a full disk and a killed process leave no output at the
+//! destination and the input untouched.
+
+use nc3pack::{pack::pack_stream, PackOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+/// A writer that fails once `limit` bytes have been written.
+struct FailAfter {
+    written: u64,
+    limit: u64,
+}
+
+impl Write for FailAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.written + buf.len() as u64 > self.limit {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "disk full (test)",
+            ));
+        }
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for FailAfter {
+    fn seek(&mut self, _: SeekFrom) -> std::io::Result<u64> {
+        Ok(0)
+    }
+}
+
+#[test]
+fn a_failing_writer_is_reported_as_a_write_error() {
+    let input = sample("gridded_sst.nc");
+    let f = std::fs::File::open(&input).unwrap();
+    let (_, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
+    for limit in [0, 100, 5000, 1 << 20] {
+        let mut w = FailAfter { written: 0, limit };
+        let opts = PackOptions {
+            block_size: 64 << 10,
+            ..PackOptions::default()
+        };
+        let r = pack_stream(
+            std::fs::File::open(&input).unwrap(),
+            &input,
+            &layout,
+            &hb,
+            &opts,
+            &mut w,
+            Path::new("out.nc3z"),
+            &|_| {},
+        );
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.starts_with("out.nc3z: write: disk full"),
+            "limit {limit}: {e}"
+        );
+    }
+}
+
+fn snapshot(p: &Path) -> (Vec<u8>, std::time::SystemTime) {
+    (
+        std::fs::read(p).unwrap(),
+        std::fs::metadata(p).unwrap().modified().unwrap(),
+    )
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A full disk (a 256 KiB tmpfs): pack fails with "No space left", nothing is left there.
+/// Needs root to mount; skipped (with a message) where mounting is not allowed.
+#[test]
+fn a_full_disk_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("tiny");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let input = sample("gridded_sst.nc");
+    let before = snapshot(&input);
+    let out = mnt.join("out.nc3z");
+    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let listing = entries(&mnt);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(listing.is_empty(), "left behind: {listing:?}");
+    assert!(snapshot(&input) == before);
+}
+
+/// Killing pack midway leaves no file at the destination (only the hidden temporary file, which
+/// a later run does not mistake for output) and the input untouched.
+#[test]
+fn killing_pack_midway_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 96 MiB classic file: header for one float record variable, then data.
+    let input = dir.path().join("big.nc");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+        let mut h = b"CDF\x01".to_vec();
+        h.extend_from_slice(&96u32.to_be_bytes()); // numrecs
+        h.extend_from_slice(&[0, 0, 0, 0x0A, 0, 0, 0, 2]); // two dims
+        h.extend_from_slice(&[0, 0, 0, 1, b't', 0, 0, 0, 0, 0, 0, 0]); // t = UNLIMITED
+        h.extend_from_slice(&[0, 0, 0, 1, b'x', 0, 0, 0, 0, 4, 0, 0]); // x = 262144
+        h.extend_from_slice(&[0; 8]); // no global attributes
+        h.extend_from_slice(&[0, 0, 0, 0x0B, 0, 0, 0, 1]); // one variable
+        h.extend_from_slice(&[
+            0, 0, 0, 1, b'v', 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1,
+        ]);
+        h.extend_from_slice(&[0; 8]); // no attributes
+        h.extend_from_slice(&[0, 0, 0, 5, 0, 0x10, 0, 0]); // float, vsize 1 MiB
+        let begin = h.len() as u32 + 4;
+        h.extend_from_slice(&begin.to_be_bytes());
+        f.write_all(&h).unwrap();
+        let mut x = 1u32;
+        let rec: Vec<u8> = (0..262144)
+            .flat_map(|_| {
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                ((x >> 8) as f32).to_be_bytes()
+            })
+            .collect();
+        for _ in 0..96 {
+            f.write_all(&rec).unwrap();
+        }
+    }
+    let before = snapshot(&input);
+    let out = dir.path().join("out.nc3z");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .args(["-q", "-j", "1"])
+        .arg(&input)
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "pack finished before it was killed; make the input larger"
+    );
+    assert!(
+        !out.exists(),
+        "a killed pack left output at the destination"
+    );
+    assert!(snapshot(&input) == before);
+    for name in entries(dir.path()) {
+        assert!(
+            name == "big.nc" || name.starts_with(".nc3pack-"),
+            "unexpected file {name}"
+        );
+    }
+    // A new run is not disturbed by the leftover temporary file.
+    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .arg("-q")
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
