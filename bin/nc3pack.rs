@@ -2,7 +2,8 @@
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use nc3pack::format::Codec;
+use nc3pack::codec::FilterMode;
+use nc3pack::format::{Codec, Filter};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -81,14 +82,19 @@ struct PackArgs {
     /// Block codec.
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "deflate", "none"])]
     codec: String,
-    /// Codec level [default: zstd 3, deflate 6].
-    #[arg(long, allow_negative_numbers = true)]
-    level: Option<i32>,
+    /// Codec level, or a preset: `fast` (the default: zstd 3, deflate 6, filters judged on a
+    /// sample) or `max` (zstd 19 / deflate 9, filters judged on whole blocks; for cold archives).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
+    level: Option<Level>,
+    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and delta),
+    /// none, shuffle, bytedelta or delta.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "none", "shuffle", "bytedelta", "delta"])]
+    filter: String,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     block_size: u32,
-    /// Do not byte-shuffle multi-byte elements before the codec.
-    #[arg(long)]
+    /// Same as `--filter none`.
+    #[arg(long, hide = true)]
     no_shuffle: bool,
     #[command(flatten)]
     common: Common,
@@ -132,6 +138,24 @@ struct SliceArgs {
     /// values in C order on stdout).
     #[arg(long, default_value = "text", value_parser = ["text", "json", "raw"])]
     format: String,
+}
+
+#[derive(Clone, Copy)]
+enum Level {
+    Number(i32),
+    Fast,
+    Max,
+}
+
+fn parse_level(s: &str) -> Result<Level, String> {
+    match s {
+        "fast" => Ok(Level::Fast),
+        "max" => Ok(Level::Max),
+        _ => s
+            .parse()
+            .map(Level::Number)
+            .map_err(|_| format!("{s:?} is not a level number, `fast` or `max`")),
+    }
 }
 
 fn parse_size(s: &str) -> Result<u32, String> {
@@ -196,14 +220,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Pack(a) => {
             let codec = nc3pack::info::codec_from_name(&a.codec).unwrap_or(Codec::Zstd);
+            let (level, thorough) = match a.level.unwrap_or(Level::Fast) {
+                Level::Number(n) => (n, false),
+                Level::Fast => (nc3pack::codec::default_level(codec), false),
+                Level::Max => (nc3pack::codec::max_level(codec), true),
+            };
+            let filter = match (a.no_shuffle, a.filter.as_str()) {
+                (true, _) | (_, "none") => FilterMode::Fixed(Filter::None),
+                (_, "shuffle") => FilterMode::Fixed(Filter::Shuffle),
+                (_, "bytedelta") => FilterMode::Fixed(Filter::ByteDelta),
+                (_, "delta") => FilterMode::Fixed(Filter::Delta),
+                _ => FilterMode::Auto,
+            };
             let opts = nc3pack::PackOptions {
                 codec,
-                level: a
-                    .level
-                    .unwrap_or_else(|| nc3pack::codec::default_level(codec)),
+                level,
                 block_size: a.block_size,
                 threads: threads(a.common.threads),
-                shuffle: !a.no_shuffle,
+                filter,
+                thorough,
             };
             let t = Instant::now();
             let pb = progress_bar(file_len(&a.input), a.common.quiet, "packing");

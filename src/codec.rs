@@ -88,7 +88,21 @@ pub fn default_level(codec: Codec) -> i32 {
     match codec {
         Codec::Zstd => 3,
         Codec::Deflate => 6,
-        Codec::None => 0,
+        Codec::None | Codec::Constant => 0,
+    }
+}
+
+/// The level of the `max` preset: zstd 19, deflate 9.
+///
+/// ```
+/// use nc3pack::{codec::max_level, format::Codec};
+/// assert_eq!(max_level(Codec::Zstd), 19);
+/// ```
+pub fn max_level(codec: Codec) -> i32 {
+    match codec {
+        Codec::Zstd => 19,
+        Codec::Deflate => 9,
+        Codec::None | Codec::Constant => 0,
     }
 }
 
@@ -97,7 +111,7 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), String> {
     let range = match codec {
         Codec::Zstd => -7..=22,
         Codec::Deflate => 0..=9,
-        Codec::None => 0..=0,
+        Codec::None | Codec::Constant => 0..=0,
     };
     if range.contains(&level) {
         Ok(())
@@ -111,12 +125,124 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), String> {
     }
 }
 
-/// A reusable block encoder (one per thread): holds the codec context and scratch space.
+/// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
 ///
 /// ```
-/// use nc3pack::{codec::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
+/// use nc3pack::{codec::{apply_filter, undo_filter}, format::Filter};
+/// let data = [0, 10, 0, 11, 0, 13];
+/// let mut f = Vec::new();
+/// apply_filter(Filter::Delta, &data, 2, &mut f);
+/// // Elements 10, 11, 13 become 10, 1, 2, then the high and low bytes are shuffled apart.
+/// assert_eq!(f, [0, 0, 0, 10, 1, 2]);
+/// let mut back = Vec::new();
+/// undo_filter(Filter::Delta, &f, 2, &mut back);
+/// assert_eq!(back, data);
+/// ```
+pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    match filter {
+        Filter::None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+        Filter::Shuffle => shuffle(data, esize, out),
+        Filter::ByteDelta => {
+            shuffle(data, esize, out);
+            let n = data.len() / esize.max(1);
+            for stream in out[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+                for i in (1..stream.len()).rev() {
+                    stream[i] = stream[i].wrapping_sub(stream[i - 1]);
+                }
+            }
+        }
+        Filter::Delta => {
+            let mut d = data.to_vec();
+            delta_encode(&mut d, esize);
+            shuffle(&d, esize, out);
+        }
+    }
+}
+
+/// Reverses [`apply_filter`].
+pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    match filter {
+        Filter::None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+        Filter::Shuffle => unshuffle(data, esize, out),
+        Filter::ByteDelta => {
+            let mut d = data.to_vec();
+            let n = data.len() / esize.max(1);
+            for stream in d[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+                for i in 1..stream.len() {
+                    stream[i] = stream[i].wrapping_add(stream[i - 1]);
+                }
+            }
+            unshuffle(&d, esize, out);
+        }
+        Filter::Delta => {
+            unshuffle(data, esize, out);
+            delta_decode(out, esize);
+        }
+    }
+}
+
+macro_rules! delta_impl {
+    ($t:ty, $buf:expr, $decode:expr) => {{
+        const W: usize = std::mem::size_of::<$t>();
+        let mut prev: $t = 0;
+        for c in $buf.chunks_exact_mut(W) {
+            let mut a = [0u8; W];
+            a.copy_from_slice(c);
+            let x = <$t>::from_be_bytes(a);
+            let y = if $decode {
+                x.wrapping_add(prev)
+            } else {
+                x.wrapping_sub(prev)
+            };
+            prev = if $decode { y } else { x };
+            c.copy_from_slice(&y.to_be_bytes());
+        }
+    }};
+}
+
+fn delta_encode(b: &mut [u8], esize: usize) {
+    match esize {
+        2 => delta_impl!(u16, b, false),
+        4 => delta_impl!(u32, b, false),
+        8 => delta_impl!(u64, b, false),
+        _ => delta_impl!(u8, b, false),
+    }
+}
+
+fn delta_decode(b: &mut [u8], esize: usize) {
+    match esize {
+        2 => delta_impl!(u16, b, true),
+        4 => delta_impl!(u32, b, true),
+        8 => delta_impl!(u64, b, true),
+        _ => delta_impl!(u8, b, true),
+    }
+}
+
+/// How the encoder chooses a block's filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterMode {
+    /// Per block, the filter that compresses best: judged on a 32 KiB sample with zstd level 1,
+    /// or (thorough encoders) on the whole block with zstd level 3.
+    Auto,
+    /// Always this filter.
+    Fixed(Filter),
+}
+
+/// Size of the sample a fast encoder judges filters on.
+const FILTER_SAMPLE: usize = 32 << 10;
+
+/// A reusable block encoder (one per thread): holds the codec contexts and scratch space.
+///
+/// ```
+/// use nc3pack::{codec::{Encoder, FilterMode, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
 /// let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 10).to_be_bytes()).collect();
-/// let mut enc = Encoder::new(Codec::Zstd, 3, true).unwrap();
+/// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
 /// let mut frame = Vec::new();
 /// let h = enc.encode_frame(0, 0, 4, &data, &mut frame);
 /// assert!(h.stored_len < data.len() as u32);
@@ -128,31 +254,108 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), String> {
 pub struct Encoder {
     codec: Codec,
     level: i32,
-    shuffle: bool,
+    mode: FilterMode,
+    thorough: bool,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    probe: Option<zstd::bulk::Compressor<'static>>,
     filtered: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl Encoder {
-    /// An encoder for `codec` at `level`, shuffling multi-byte elements if `shuffle`.
-    pub fn new(codec: Codec, level: i32, shuffle: bool) -> Result<Encoder, String> {
+    /// An encoder for `codec` at `level` choosing filters by `mode`; a `thorough` encoder judges
+    /// filters on whole blocks (slower, for the `max` preset).
+    pub fn new(
+        codec: Codec,
+        level: i32,
+        mode: FilterMode,
+        thorough: bool,
+    ) -> Result<Encoder, String> {
         check_level(codec, level)?;
-        let zstd = if codec == Codec::Zstd {
-            Some(zstd::bulk::Compressor::new(level).map_err(|e| format!("zstd: {e}"))?)
-        } else {
-            None
-        };
+        let ctx = |l| zstd::bulk::Compressor::new(l).map_err(|e| format!("zstd: {e}"));
         Ok(Encoder {
             codec,
             level,
-            shuffle,
-            zstd,
+            mode,
+            thorough,
+            zstd: if codec == Codec::Zstd {
+                Some(ctx(level)?)
+            } else {
+                None
+            },
+            probe: if mode == FilterMode::Auto && codec != Codec::None {
+                Some(ctx(if thorough { 3 } else { 1 })?)
+            } else {
+                None
+            },
             filtered: Vec::new(),
+            scratch: Vec::new(),
         })
     }
 
+    /// The filters worth trying for elements of `esize` bytes.
+    fn candidates(&self, esize: usize) -> &'static [Filter] {
+        match (esize, self.thorough) {
+            (1, _) => &[Filter::None, Filter::ByteDelta],
+            (_, false) => &[Filter::Shuffle, Filter::ByteDelta, Filter::Delta],
+            (_, true) => &[
+                Filter::None,
+                Filter::Shuffle,
+                Filter::ByteDelta,
+                Filter::Delta,
+            ],
+        }
+    }
+
+    /// Compresses `input` with the block codec into `out` (replacing it); false if the result
+    /// is not smaller than `limit`.
+    fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        match self.codec {
+            Codec::Zstd => compress_zstd(self.zstd.as_mut(), input, limit, out),
+            Codec::Deflate => compress_deflate(self.level, input, limit, out),
+            Codec::None | Codec::Constant => false,
+        }
+    }
+
+    fn choose_filter(&mut self, esize: usize, data: &[u8]) -> Filter {
+        let cands = self.candidates(esize);
+        match self.mode {
+            FilterMode::Fixed(f) => f,
+            FilterMode::Auto if cands.len() == 1 => cands[0],
+            FilterMode::Auto => {
+                let sample = if self.thorough {
+                    data.len()
+                } else {
+                    data.len().min(FILTER_SAMPLE) / esize * esize
+                };
+                let sample = &data[..sample.max(esize).min(data.len())];
+                let mut best = (usize::MAX, cands[0]);
+                let (mut f, mut c) = (
+                    std::mem::take(&mut self.filtered),
+                    std::mem::take(&mut self.scratch),
+                );
+                for &cand in cands {
+                    apply_filter(cand, sample, esize, &mut f);
+                    c.clear();
+                    let size = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
+                        c.len()
+                    } else {
+                        f.len()
+                    };
+                    if size < best.0 {
+                        best = (size, cand);
+                    }
+                }
+                (self.filtered, self.scratch) = (f, c);
+                best.1
+            }
+        }
+    }
+
     /// Encodes one block as a complete frame (header and payload) appended to `out`; returns the
-    /// frame header.
+    /// frame header. Unless the codec is `none`, a block of identical elements is stored as one
+    /// element (codec `constant`); a block that does not shrink is stored raw.
     pub fn encode_frame(
         &mut self,
         var: u32,
@@ -164,28 +367,31 @@ impl Encoder {
         let start = out.len();
         out.resize(start + crate::format::FRAME_HEADER_LEN, 0);
         let payload_at = out.len();
-        let filter = if self.shuffle && esize > 1 && self.codec != Codec::None {
-            shuffle(data, esize, &mut self.filtered);
-            Filter::Shuffle
-        } else {
-            Filter::None
-        };
-        let input: &[u8] = if filter == Filter::None {
-            data
-        } else {
-            &self.filtered
-        };
-        let compressed = match self.codec {
-            Codec::None => false,
-            Codec::Zstd => compress_zstd(self.zstd.as_mut(), input, out),
-            Codec::Deflate => compress_deflate(self.level, input, out),
-        };
-        let (codec, filter) = if compressed && out.len() - payload_at < data.len() {
-            (self.codec, filter)
-        } else {
-            out.truncate(payload_at);
+        let e = esize.max(1);
+        let constant = self.codec != Codec::None
+            && data.len() >= 2 * e
+            && data.len().is_multiple_of(e)
+            && data.chunks_exact(e).all(|c| c == &data[..e]);
+        let (codec, filter) = if constant {
+            out.extend_from_slice(&data[..e]);
+            (Codec::Constant, Filter::None)
+        } else if self.codec == Codec::None {
             out.extend_from_slice(data);
             (Codec::None, Filter::None)
+        } else {
+            let filter = self.choose_filter(e, data);
+            let mut f = std::mem::take(&mut self.filtered);
+            let mut c = std::mem::take(&mut self.scratch);
+            apply_filter(filter, data, e, &mut f);
+            let result = if self.compress(&f, data.len(), &mut c) {
+                out.extend_from_slice(&c);
+                (self.codec, filter)
+            } else {
+                out.extend_from_slice(data);
+                (Codec::None, Filter::None)
+            };
+            (self.filtered, self.scratch) = (f, c);
+            result
         };
         let payload = &out[payload_at..];
         let h = FrameHeader {
@@ -203,30 +409,30 @@ impl Encoder {
     }
 }
 
-/// Compresses into the spare room of `out` up to `input.len()` bytes; false if it does not fit.
+/// Compresses into `out` if the result is smaller than `limit` bytes.
 fn compress_zstd(
     c: Option<&mut zstd::bulk::Compressor<'static>>,
     input: &[u8],
+    limit: usize,
     out: &mut Vec<u8>,
 ) -> bool {
     let Some(c) = c else { return false };
-    let at = out.len();
-    let mut buf = Vec::with_capacity(input.len());
+    let cap = limit.min(zstd::zstd_safe::compress_bound(input.len()));
+    let mut buf = Vec::with_capacity(cap);
     match c.compress_to_buffer(input, &mut buf) {
-        Ok(_) => {
-            out.truncate(at);
+        Ok(_) if buf.len() < limit => {
             out.extend_from_slice(&buf);
             true
         }
-        Err(_) => false,
+        _ => false,
     }
 }
 
-fn compress_deflate(level: i32, input: &[u8], out: &mut Vec<u8>) -> bool {
+fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
     let mut c = flate2::Compress::new(flate2::Compression::new(level as u32), false);
-    let mut buf = Vec::with_capacity(input.len());
+    let mut buf = Vec::with_capacity(limit.min(input.len() + input.len() / 100 + 1024));
     match c.compress_vec(input, &mut buf, flate2::FlushCompress::Finish) {
-        Ok(flate2::Status::StreamEnd) => {
+        Ok(flate2::Status::StreamEnd) if buf.len() < limit => {
             out.extend_from_slice(&buf);
             true
         }
@@ -248,14 +454,7 @@ pub fn decode_payload(h: &FrameHeader, payload: &[u8], out: &mut Vec<u8>) -> Res
         return Err("payload checksum mismatch".into());
     }
     let n = h.decoded_len as usize;
-    let mut raw = Vec::with_capacity(n);
-    let buf: &mut Vec<u8> = if h.filter == Filter::None {
-        out
-    } else {
-        &mut raw
-    };
-    buf.clear();
-    match h.codec {
+    let decoded: Vec<u8> = match h.codec {
         Codec::None => {
             if payload.len() != n {
                 return Err(format!(
@@ -263,43 +462,53 @@ pub fn decode_payload(h: &FrameHeader, payload: &[u8], out: &mut Vec<u8>) -> Res
                     payload.len()
                 ));
             }
-            buf.extend_from_slice(payload);
+            payload.to_vec()
+        }
+        Codec::Constant => {
+            let e = usize::from(h.esize);
+            if e == 0 || payload.len() != e || !n.is_multiple_of(e) {
+                return Err(format!(
+                    "constant block of {n} bytes with a {}-byte value and element size {e}",
+                    payload.len()
+                ));
+            }
+            payload.repeat(n / e)
         }
         Codec::Zstd => {
-            // Decode into a buffer limited to n bytes: a frame that claims more fails.
-            let limited = zstd::bulk::decompress(payload, n).map_err(|e| format!("zstd: {e}"))?;
-            let got = limited.len();
-            if got != n {
-                return Err(format!("decoded to {got} bytes, the frame says {n}"));
+            let d = zstd::bulk::decompress(payload, n).map_err(|e| format!("zstd: {e}"))?;
+            if d.len() != n {
+                return Err(format!("decoded to {} bytes, the frame says {n}", d.len()));
             }
-            *buf = limited;
+            d
         }
         Codec::Deflate => {
-            let mut d = flate2::Decompress::new(false);
-            let mut limited = Vec::with_capacity(n);
-            let st = d
-                .decompress_vec(payload, &mut limited, flate2::FlushDecompress::Finish)
+            let mut dec = flate2::Decompress::new(false);
+            let mut d = Vec::with_capacity(n);
+            let st = dec
+                .decompress_vec(payload, &mut d, flate2::FlushDecompress::Finish)
                 .map_err(|e| format!("deflate: {e}"))?;
             if st != flate2::Status::StreamEnd
-                || limited.len() != n
-                || d.total_in() != payload.len() as u64
+                || d.len() != n
+                || dec.total_in() != payload.len() as u64
             {
                 return Err(format!(
                     "deflate stream does not decode to exactly {n} bytes"
                 ));
             }
-            *buf = limited;
+            d
         }
+    };
+    if h.filter == Filter::None {
+        *out = decoded;
+        return Ok(());
     }
-    if h.filter == Filter::Shuffle {
-        let esize = usize::from(h.esize);
-        if esize == 0 || !n.is_multiple_of(esize) {
-            return Err(format!(
-                "shuffle element size {esize} does not divide the block length {n}"
-            ));
-        }
-        unshuffle(&raw, esize, out);
+    let esize = usize::from(h.esize);
+    if esize == 0 || !n.is_multiple_of(esize) {
+        return Err(format!(
+            "filter element size {esize} does not divide the block length {n}"
+        ));
     }
+    undo_filter(h.filter, &decoded, esize, out);
     Ok(())
 }
 
@@ -309,7 +518,7 @@ mod tests {
     use crate::format::FRAME_HEADER_LEN;
 
     fn roundtrip(codec: Codec, esize: usize, data: &[u8]) -> FrameHeader {
-        let mut enc = Encoder::new(codec, default_level(codec), true).unwrap();
+        let mut enc = Encoder::new(codec, default_level(codec), FilterMode::Auto, false).unwrap();
         let mut frame = vec![9u8; 3];
         let h = enc.encode_frame(1, 2, esize, data, &mut frame);
         let h2 = FrameHeader::decode(&frame[3..]).unwrap();
@@ -340,7 +549,10 @@ mod tests {
                 let h = roundtrip(codec, esize, &smooth);
                 if codec != Codec::None {
                     assert!(h.stored_len < smooth.len() as u32);
-                    assert_eq!(h.filter == Filter::Shuffle, esize > 1);
+                    assert_eq!(
+                        h.filter == Filter::None,
+                        esize == 1 && h.filter != Filter::ByteDelta
+                    );
                 }
                 let h = roundtrip(codec, esize, &noise);
                 assert_eq!(
@@ -372,9 +584,50 @@ mod tests {
     }
 
     #[test]
+    fn constant_blocks_store_one_element_and_filters_invert() {
+        let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
+        let data: Vec<u8> = std::iter::repeat_n([0x7f, 0x80, 0, 1], 500)
+            .flatten()
+            .collect();
+        let mut frame = Vec::new();
+        let h = enc.encode_frame(0, 0, 4, &data, &mut frame);
+        assert_eq!((h.codec, h.stored_len), (Codec::Constant, 4));
+        let mut out = Vec::new();
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
+        assert_eq!(out, data);
+        // Not constant when elements differ only in their last byte.
+        let mut d2 = data.clone();
+        d2[1999] = 2;
+        frame.clear();
+        assert_ne!(
+            enc.encode_frame(0, 0, 4, &d2, &mut frame).codec,
+            Codec::Constant
+        );
+        for f in [
+            Filter::None,
+            Filter::Shuffle,
+            Filter::ByteDelta,
+            Filter::Delta,
+        ] {
+            for esize in [1, 2, 4, 8] {
+                let src: Vec<u8> = (0..96u32).map(|i| (i * i % 251) as u8).collect();
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                apply_filter(f, &src, esize, &mut a);
+                undo_filter(f, &a, esize, &mut b);
+                assert_eq!(b, src, "{f:?} esize {esize}");
+                let mut enc = Encoder::new(Codec::Deflate, 6, FilterMode::Fixed(f), false).unwrap();
+                let mut frame = Vec::new();
+                let h = enc.encode_frame(0, 0, esize, &src, &mut frame);
+                decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
+                assert_eq!(out, src);
+            }
+        }
+    }
+
+    #[test]
     fn corrupt_payload_is_reported() {
-        let data = vec![7u8; 1000];
-        let mut enc = Encoder::new(Codec::Zstd, 3, true).unwrap();
+        let data: Vec<u8> = (0..1000).map(|i| (i / 10) as u8).collect();
+        let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
         let mut frame = Vec::new();
         let h = enc.encode_frame(0, 0, 1, &data, &mut frame);
         let mut payload = frame[FRAME_HEADER_LEN..].to_vec();

@@ -70,6 +70,8 @@ pub enum Codec {
     Zstd = 1,
     /// Raw DEFLATE (RFC 1951) stream.
     Deflate = 2,
+    /// Every element of the block is the same: the payload is that one element.
+    Constant = 3,
 }
 
 impl Codec {
@@ -85,6 +87,7 @@ impl Codec {
             0 => Some(Codec::None),
             1 => Some(Codec::Zstd),
             2 => Some(Codec::Deflate),
+            3 => Some(Codec::Constant),
             _ => None,
         }
     }
@@ -95,6 +98,7 @@ impl Codec {
             Codec::None => "none",
             Codec::Zstd => "zstd",
             Codec::Deflate => "deflate",
+            Codec::Constant => "constant",
         }
     }
 }
@@ -106,6 +110,11 @@ pub enum Filter {
     None = 0,
     /// Byte shuffle by element size: all first bytes of the elements, then all second bytes, ...
     Shuffle = 1,
+    /// Byte shuffle, then each byte stream replaced by its differences (Blosc2's "bytedelta").
+    ByteDelta = 2,
+    /// Each element replaced by its difference from the previous one (as an unsigned big-endian
+    /// integer of the element size, wrapping), then byte shuffle.
+    Delta = 3,
 }
 
 impl Filter {
@@ -119,6 +128,8 @@ impl Filter {
         match id {
             0 => Some(Filter::None),
             1 => Some(Filter::Shuffle),
+            2 => Some(Filter::ByteDelta),
+            3 => Some(Filter::Delta),
             _ => None,
         }
     }
@@ -128,6 +139,8 @@ impl Filter {
         match self {
             Filter::None => "none",
             Filter::Shuffle => "shuffle",
+            Filter::ByteDelta => "bytedelta",
+            Filter::Delta => "delta",
         }
     }
 }
@@ -446,6 +459,29 @@ impl Footer {
             hash: u128::from_le_bytes(h),
         })
     }
+}
+
+/// The metadata frame recording the original file's hash (`META_ID`, block 0, raw payload).
+///
+/// ```
+/// let f = nc3pack::format::meta_frame(7);
+/// assert_eq!(f.len(), nc3pack::format::FRAME_HEADER_LEN + 16);
+/// ```
+pub fn meta_frame(hash: u128) -> Vec<u8> {
+    let payload = hash.to_le_bytes();
+    let h = FrameHeader {
+        stored_len: 16,
+        decoded_len: 16,
+        var: META_ID,
+        block: 0,
+        codec: Codec::None,
+        filter: Filter::None,
+        esize: 1,
+        payload_crc: crc(&payload),
+    };
+    let mut out = h.encode().to_vec();
+    out.extend_from_slice(&payload);
+    out
 }
 
 /// Block size of variable data with element size `esize` for the nominal `block_size`: the

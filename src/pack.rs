@@ -8,7 +8,7 @@
 //! plus one open block per stream that is filling (one per record variable, since records
 //! interleave them).
 
-use crate::codec::Encoder;
+use crate::codec::{Encoder, FilterMode};
 use crate::error::{io_err, Error, Result};
 use crate::format::{self, Codec, FrameHeader, IndexEntry, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Layout, Target};
@@ -38,8 +38,10 @@ pub struct PackOptions {
     pub block_size: u32,
     /// Encoder threads (at least 1).
     pub threads: usize,
-    /// Byte-shuffle multi-byte elements before the codec.
-    pub shuffle: bool,
+    /// How each block's filter is chosen.
+    pub filter: FilterMode,
+    /// Judge filters on whole blocks with the real codec (the `max` preset) instead of a sample.
+    pub thorough: bool,
 }
 
 impl Default for PackOptions {
@@ -49,7 +51,8 @@ impl Default for PackOptions {
             level: crate::codec::default_level(Codec::Zstd),
             block_size: DEFAULT_BLOCK_SIZE,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            shuffle: true,
+            filter: FilterMode::Auto,
+            thorough: false,
         }
     }
 }
@@ -195,13 +198,7 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     // The metadata frame comes first, so that a cut anywhere later keeps the hash; it is
     // written now as a placeholder and rewritten once the hash is known.
     let meta_at = (LEAD_LEN + header_bytes.len() + 4) as u64;
-    let meta_frame = |hash: u128| {
-        let mut meta = Vec::new();
-        let mut enc = Encoder::new(Codec::None, 0, false).map_err(Error::Internal)?;
-        enc.encode_frame(format::META_ID, 0, 1, &hash.to_le_bytes(), &mut meta);
-        Ok::<_, Error>(meta)
-    };
-    let placeholder = meta_frame(0)?;
+    let placeholder = format::meta_frame(0);
     w.write_all(&placeholder).map_err(werr)?;
     let data_start = meta_at + placeholder.len() as u64;
 
@@ -214,8 +211,9 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
         for _ in 0..threads {
             let rx = Arc::clone(&job_rx);
             let tx = frame_tx.clone();
-            let (codec, level, shuffle) = (opts.codec, opts.level, opts.shuffle);
-            s.spawn(move || encode_worker(rx, tx, codec, level, shuffle));
+            let (codec, level, filter, thorough) =
+                (opts.codec, opts.level, opts.filter, opts.thorough);
+            s.spawn(move || encode_worker(rx, tx, codec, level, filter, thorough));
         }
         drop(frame_tx);
         // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
@@ -249,7 +247,7 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     w.write_all(&footer.encode()).map_err(werr)?;
     let out = w.into_inner().map_err(|e| werr(e.into_error()))?;
     out.seek(std::io::SeekFrom::Start(meta_at)).map_err(werr)?;
-    out.write_all(&meta_frame(hash)?).map_err(werr)?;
+    out.write_all(&format::meta_frame(hash)).map_err(werr)?;
     out.flush().map_err(werr)?;
     Ok(PackSummary {
         input_len: layout.file_len,
@@ -278,9 +276,10 @@ fn encode_worker(
     tx: std::sync::mpsc::SyncSender<Done>,
     codec: Codec,
     level: i32,
-    shuffle: bool,
+    filter: FilterMode,
+    thorough: bool,
 ) {
-    let Ok(mut enc) = Encoder::new(codec, level, shuffle) else {
+    let Ok(mut enc) = Encoder::new(codec, level, filter, thorough) else {
         return;
     };
     loop {

@@ -461,9 +461,7 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
         // footer flag set and no metadata frame.
         let hash = sc.hash.unwrap_or(0);
         if sc.hash.is_some() {
-            let mut enc = crate::codec::Encoder::new(format::Codec::None, 0, false)
-                .map_err(Error::Internal)?;
-            enc.encode_frame(META_ID, 0, 1, &hash.to_le_bytes(), &mut head);
+            head.extend_from_slice(&format::meta_frame(hash));
         }
         w.write_all(&head).map_err(io_err(output, "write"))?;
         let mut pos = head.len() as u64;

@@ -7,3 +7,12 @@ mod read;
 mod repair;
 mod roundtrip;
 mod safety;
+
+/// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
+pub fn filters(on: bool) -> nc3pack::codec::FilterMode {
+    if on {
+        nc3pack::codec::FilterMode::Auto
+    } else {
+        nc3pack::codec::FilterMode::Fixed(nc3pack::format::Filter::None)
+    }
+}

@@ -310,7 +310,7 @@ impl Spec {
         let level = match codec {
             Codec::Zstd => r.range(-7, 9) as i32,
             Codec::Deflate => r.range(0, 9) as i32,
-            Codec::None => default_level(Codec::None),
+            Codec::None | Codec::Constant => default_level(codec),
         };
         let block_size = match r.upto(2) {
             0 => r.range(8, 64),
@@ -616,7 +616,8 @@ fn check(spec: &Spec) -> Result<(), String> {
         level: p.level,
         block_size: p.block_size,
         threads: p.threads,
-        shuffle: p.shuffle,
+        filter: crate::filters(p.shuffle),
+        thorough: p.shuffle && p.block_size % 2 == 1,
     };
     let summary = pack_file(&nc, &z, &opts, false, &|_| {}).map_err(|e| format!("pack: {e}"))?;
     if summary.input_len != orig.len() as u64 {

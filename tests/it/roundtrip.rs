@@ -192,7 +192,8 @@ fn opts(codec: Codec, block_size: u32, shuffle: bool, threads: usize) -> PackOpt
         level: default_level(codec),
         block_size,
         threads,
-        shuffle,
+        filter: crate::filters(shuffle),
+        thorough: shuffle && threads == 2,
     }
 }
 
@@ -203,7 +204,7 @@ fn pack(input: &Path, dir: &Path, o: &PackOptions) -> PathBuf {
         name(input),
         o.codec,
         o.block_size,
-        o.shuffle
+        o.thorough
     ));
     let s = pack_file(input, &z, o, false, &|_| {})
         .unwrap_or_else(|e| panic!("pack {} with {o:?}: {e}", input.display()));
