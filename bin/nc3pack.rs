@@ -75,10 +75,13 @@ struct Common {
 
 #[derive(Args)]
 struct PackArgs {
-    /// netCDF-3 file to pack.
-    input: PathBuf,
-    /// Archive to write.
-    output: PathBuf,
+    /// IN.nc OUT.nc3z; or, with -o, the netCDF-3 files and directories (searched for *.nc) to pack.
+    #[arg(required = true, num_args = 1..)]
+    paths: Vec<PathBuf>,
+    /// Pack every input into this directory (as NAME.nc3z, keeping directory structure), in
+    /// parallel; a bad file is reported at the end and does not stop the others.
+    #[arg(short = 'o', long = "output-dir")]
+    output_dir: Option<PathBuf>,
     /// Block codec.
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "deflate", "none"])]
     codec: String,
@@ -240,22 +243,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 filter,
                 thorough,
             };
+            if let Some(dir) = &a.output_dir {
+                return pack_batch(&a.paths, dir, &opts, a.common.force, a.common.quiet);
+            }
+            let [input, output] = a.paths.as_slice() else {
+                return Err(nc3pack::Error::Option(format!(
+                    "pack takes IN OUT, or IN... -o OUTDIR ({} paths given)",
+                    a.paths.len()
+                ))
+                .into());
+            };
             let t = Instant::now();
-            let pb = progress_bar(file_len(&a.input), a.common.quiet, "packing");
+            let pb = progress_bar(file_len(input), a.common.quiet, "packing");
             let progress = |n: u64| {
                 if let Some(pb) = &pb {
                     pb.set_position(n);
                 }
             };
-            let s = nc3pack::pack_file(&a.input, &a.output, &opts, a.common.force, &progress)?;
+            let s = nc3pack::pack_file(input, output, &opts, a.common.force, &progress)?;
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
             if !a.common.quiet {
                 eprintln!(
                     "{} -> {}: {} -> {} (ratio {:.2}), {} blocks, {:.2} s",
-                    a.input.display(),
-                    a.output.display(),
+                    input.display(),
+                    output.display(),
                     human(s.input_len),
                     human(s.output_len),
                     s.input_len as f64 / s.output_len.max(1) as f64,
@@ -374,6 +387,65 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             write_stdout(text.as_bytes())?;
         }
+    }
+    Ok(())
+}
+
+/// `nc3pack pack IN... -o OUTDIR`: every file, one progress bar, failures listed at the end.
+fn pack_batch(
+    inputs: &[PathBuf],
+    dir: &Path,
+    opts: &nc3pack::PackOptions,
+    force: bool,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let jobs = nc3pack::batch::plan(inputs, dir)?;
+    let pb = (!quiet && std::io::stderr().is_terminal() && jobs.len() > 1).then(|| {
+        let pb = indicatif::ProgressBar::new(jobs.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "packing [{bar:40}] {pos}/{len} files, {per_sec}, eta {eta}",
+        ) {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        pb
+    });
+    let progress = |n: usize| {
+        if let Some(pb) = &pb {
+            pb.set_position(n as u64);
+        }
+    };
+    let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress);
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let (mut inb, mut outb, mut failed) = (0u64, 0u64, 0usize);
+    for r in &results {
+        match r {
+            Ok(s) => {
+                inb += s.input_len;
+                outb += s.output_len;
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("nc3pack: {e}");
+            }
+        }
+    }
+    if !quiet {
+        eprintln!(
+            "packed {} of {} files into {}: {} -> {} (ratio {:.2}), {:.2} s",
+            results.len() - failed,
+            results.len(),
+            dir.display(),
+            human(inb),
+            human(outb),
+            inb as f64 / outb.max(1) as f64,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} files failed (listed above)", results.len());
     }
     Ok(())
 }

@@ -21,6 +21,7 @@
 
 pub mod archive;
 mod atomic;
+pub mod batch;
 pub mod cache;
 pub mod codec;
 pub mod dump;

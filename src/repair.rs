@@ -82,6 +82,12 @@ pub struct Scan {
     pub damaged: Vec<(u64, u64, String)>,
 }
 
+/// Most blocks a repair indexes for a short archive (4 Mi blocks: 4 TiB of data in 1 MiB blocks).
+const MAX_REPAIR_BLOCKS: u64 = 1 << 22;
+
+/// Damage lines listed one by one before the rest are summarized.
+const MAX_LISTED: usize = 1000;
+
 /// Reads the lead and header copy, which a scan needs to know the layout.
 fn read_front(r: &impl ReadAt, path: &Path, len: u64) -> Result<(Lead, Vec<u8>, Header, Layout)> {
     let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
@@ -126,6 +132,18 @@ fn read_front(r: &impl ReadAt, path: &Path, len: u64) -> Result<(Lead, Vec<u8>, 
         .map_err(|e| bad("netCDF header", LEAD_LEN as u64, e.to_string()))?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
         .map_err(|w| bad("lead", 24, w))?;
+    // The lead is untrusted: bound the index a repair would build (16 bytes a block).
+    let blocks: u64 = streams(&layout, lead.block_size)
+        .iter()
+        .map(Stream::blocks)
+        .sum();
+    if blocks > len.max(MAX_REPAIR_BLOCKS) {
+        return Err(bad(
+            "lead",
+            16,
+            format!("it declares {blocks} blocks, more than a {len}-byte archive can hold or a repair will index"),
+        ));
+    }
     Ok((lead, hb, header, layout))
 }
 
@@ -283,18 +301,31 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
                         what: format!("{what} ({n} bytes)"),
                     });
                 }
+                let mut missing = 0u64;
                 for s in streams(&layout, lead.block_size) {
                     for b in 0..s.blocks() {
                         report.blocks += 1;
                         if !sc.frames.contains_key(&(s.id, b)) {
-                            report.damage.push(Damage {
-                                part: "block",
-                                block: Some((stream_name(&header, s.id), b)),
-                                offset: 0,
-                                what: "no intact frame found".into(),
-                            });
+                            missing += 1;
+                            if report.damage.len() < MAX_LISTED {
+                                report.damage.push(Damage {
+                                    part: "block",
+                                    block: Some((stream_name(&header, s.id), b)),
+                                    offset: 0,
+                                    what: "no intact frame found".into(),
+                                });
+                            }
                         }
                     }
+                }
+                let listed = report.damage.iter().filter(|d| d.block.is_some()).count() as u64;
+                if missing > listed {
+                    report.damage.push(Damage {
+                        part: "data section",
+                        block: None,
+                        offset: start,
+                        what: format!("{} more blocks with no intact frame", missing - listed),
+                    });
                 }
             }
         }

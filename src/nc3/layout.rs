@@ -101,14 +101,7 @@ impl Layout {
     /// Computes the layout with a given number of records, checking that everything lies inside
     /// the file and nothing overlaps.
     pub fn with_numrecs(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, String> {
-        let l = Layout::build(h, file_len, numrecs)?;
-        if numrecs > l.records_that_fit() {
-            return Err(format!(
-                "{numrecs} records do not fit in the file ({} complete records end before byte {file_len})",
-                l.records_that_fit()
-            ));
-        }
-        Ok(l)
+        Layout::build(h, file_len, numrecs)
     }
 
     fn build(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, String> {
@@ -171,8 +164,20 @@ impl Layout {
             rec_order,
         };
         l.check(h)?;
-        let data: u64 = l.vars.iter().map(|v| v.total).sum();
-        l.residual_len = file_len - l.header_len - data;
+        if numrecs > l.records_that_fit() {
+            return Err(format!(
+                "{numrecs} records do not fit in the file ({} complete records end before byte {file_len})",
+                l.records_that_fit()
+            ));
+        }
+        // Regions are disjoint and inside the file, so this cannot underflow; checked anyway.
+        let data = l
+            .vars
+            .iter()
+            .try_fold(0u64, |acc, v| acc.checked_add(v.total));
+        l.residual_len = data
+            .and_then(|d| file_len.checked_sub(l.header_len)?.checked_sub(d))
+            .ok_or_else(|| "variables take more bytes than the file has".to_string())?;
         Ok(l)
     }
 
@@ -190,7 +195,15 @@ impl Layout {
                     None => format!("variable {:?} begins at byte {} inside the header (which ends at byte {pos})", name(i), v.begin),
                 });
             }
-            pos = v.begin + v.total;
+            pos = v.begin.checked_add(v.total).ok_or_else(|| {
+                format!(
+                    "variable {:?} data at byte {} of {} bytes extends past the end of the file ({} bytes)",
+                    name(i),
+                    v.begin,
+                    v.total,
+                    self.file_len
+                )
+            })?;
             if pos > self.file_len {
                 return Err(format!(
                     "variable {:?} data [{}, {pos}) extends past the end of the file ({} bytes)",
@@ -219,7 +232,18 @@ impl Layout {
                         v.begin
                     ));
                 }
-                end = v.begin + v.slab;
+                end = v
+                    .begin
+                    .checked_add(v.slab)
+                    .filter(|&e| e <= i64::MAX as u64)
+                    .ok_or_else(|| {
+                        format!(
+                            "record variable {:?} at byte {} of {} bytes a record overflows",
+                            name(i),
+                            v.begin,
+                            v.slab
+                        )
+                    })?;
             }
             if end - rec_start > self.recsize {
                 return Err(format!(

@@ -1,6 +1,7 @@
 //! Integration tests, one target: each module covers one area.
 
 mod cli;
+mod hostile;
 mod layout_cases;
 mod property;
 mod read;

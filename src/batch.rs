@@ -1,0 +1,128 @@
+//! Packing many files: `nc3pack pack IN... -o OUTDIR`.
+//!
+//! Inputs are files or directories (searched recursively for `*.nc` files). Each input
+//! `dir/sub/x.nc` found under a directory argument `dir` goes to `OUTDIR/sub/x.nc3z`; a file
+//! argument `path/x.nc` goes to `OUTDIR/x.nc3z`. Files are packed in parallel, one per worker
+//! thread; a file that fails does not stop the others.
+
+use crate::error::{io_err, Error, Result};
+use crate::pack::{pack_file, PackOptions, PackSummary};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One file of a batch: where it comes from and where its archive goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The netCDF-3 file.
+    pub input: PathBuf,
+    /// The archive to write.
+    pub output: PathBuf,
+}
+
+/// Lists the jobs for `inputs` (files or directories) into `out_dir`. Two inputs that would
+/// write the same archive are an error naming both.
+///
+/// ```no_run
+/// let jobs = nc3pack::batch::plan(&["samples".into()], "/tmp/out".as_ref()).unwrap();
+/// assert!(jobs.iter().all(|j| j.output.extension().unwrap() == "nc3z"));
+/// ```
+pub fn plan(inputs: &[PathBuf], out_dir: &Path) -> Result<Vec<Job>> {
+    let mut jobs = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input).map_err(io_err(input, "stat"))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(input, &mut found)?;
+            found.sort();
+            for f in found {
+                let rel = f.strip_prefix(input).unwrap_or(&f).to_path_buf();
+                jobs.push(Job {
+                    output: out_dir.join(rel).with_extension("nc3z"),
+                    input: f,
+                });
+            }
+        } else {
+            let name = input
+                .file_name()
+                .map_or_else(|| "input".into(), PathBuf::from);
+            jobs.push(Job {
+                output: out_dir.join(name).with_extension("nc3z"),
+                input: input.clone(),
+            });
+        }
+    }
+    let mut seen = std::collections::HashMap::new();
+    for j in &jobs {
+        if let Some(other) = seen.insert(j.output.clone(), j.input.clone()) {
+            return Err(Error::Refused {
+                path: j.output.clone(),
+                what: format!(
+                    "both {} and {} would be packed here",
+                    other.display(),
+                    j.input.display()
+                ),
+            });
+        }
+    }
+    Ok(jobs)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir, "read directory"))? {
+        let entry = entry.map_err(io_err(dir, "read directory"))?;
+        let p = entry.path();
+        let ft = entry.file_type().map_err(io_err(&p, "stat"))?;
+        if ft.is_dir() {
+            walk(&p, out)?;
+        } else if ft.is_file() && p.extension().is_some_and(|e| e == "nc") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Packs every job on `threads` worker threads (each file with one encoder thread), creating
+/// output directories as needed. Returns each job's outcome, in job order. `progress` is called
+/// with the number of files done.
+pub fn pack_all(
+    jobs: &[Job],
+    opts: &PackOptions,
+    threads: usize,
+    force: bool,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Vec<Result<PackSummary>> {
+    let per_file = PackOptions {
+        threads: 1,
+        ..opts.clone()
+    };
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<PackSummary>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { return };
+                let r = job
+                    .output
+                    .parent()
+                    .map_or(Ok(()), |d| {
+                        std::fs::create_dir_all(d).map_err(io_err(d, "create directory"))
+                    })
+                    .and_then(|()| pack_file(&job.input, &job.output, &per_file, force, &|_| {}));
+                if let Ok(mut g) = results.lock() {
+                    g[i] = Some(r);
+                }
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Error::Internal("a batch worker stopped".into()))))
+        .collect()
+}

@@ -1,0 +1,383 @@
+//! The registry of damaged and hostile archives in samples/bad/archives/: each is made from
+//! samples/classic_records.nc by one targeted change (with checksums recomputed where the point is
+//! to get past them), and each must fail with the exact error kind, part and cause below — at open
+//! or at the first read of the damaged block — while `verify` reports it and `unpack` refuses.
+//! `NC3PACK_WRITE_BAD=1 cargo test hostile` rewrites the committed files from the generator.
+//! Files found by fuzzing (samples/bad/fuzz/) are checked here too.
+
+use nc3pack::format::{crc, FOOTER_LEN, LEAD_LEN};
+use nc3pack::{pack_file, Archive, Error, PackOptions};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where the failure must show, and what it must say.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// `Archive::open` fails with `Error::Archive` for this part, the message containing this.
+    Open(&'static str, &'static str),
+    /// Opening works; reading block 0 of stream `s` fails with `Error::Block` containing this.
+    Read(usize, &'static str),
+}
+
+fn put32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn put64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+fn fix_lead(b: &mut [u8]) {
+    let c = crc(&b[..44]);
+    put32(b, 44, c);
+}
+fn footer_at(b: &[u8]) -> usize {
+    b.len() - FOOTER_LEN
+}
+fn index_range(b: &[u8]) -> (usize, usize) {
+    let f = footer_at(b);
+    let off = u64::from_le_bytes(b[f..f + 8].try_into().unwrap()) as usize;
+    let len = u64::from_le_bytes(b[f + 8..f + 16].try_into().unwrap()) as usize;
+    (off, len)
+}
+/// Recomputes the index CRC in the footer and the footer's own CRC.
+fn fix_tail(b: &mut [u8]) {
+    let (off, len) = index_range(b);
+    let f = footer_at(b);
+    let c = crc(&b[off..off + len]);
+    put32(b, f + 16, c);
+    let c = crc(&b[f..f + 40]);
+    put32(b, f + 40, c);
+}
+/// Byte offset of index entry `i`.
+fn entry_at(b: &[u8], i: usize) -> usize {
+    index_range(b).0 + 16 + 16 * i
+}
+fn frame_offset(b: &[u8], i: usize) -> usize {
+    let e = entry_at(b, i);
+    u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize
+}
+
+fn base_archive() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let z = dir.path().join("base.nc3z");
+    let opts = PackOptions {
+        block_size: 16,
+        threads: 1,
+        ..PackOptions::default()
+    };
+    pack_file(
+        &root().join("samples/classic_records.nc"),
+        &z,
+        &opts,
+        false,
+        &|_| {},
+    )
+    .unwrap();
+    std::fs::read(z).unwrap()
+}
+
+/// The registry: name, bytes, expected failure.
+fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
+    let base = base_archive();
+    let hlen = u64::from_le_bytes(base[32..40].try_into().unwrap()) as usize;
+    let mut out = vec![];
+    let mut variant = |name: &'static str, expect: Expect, f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = base.clone();
+        f(&mut b);
+        out.push((name, b, expect));
+    };
+    variant(
+        "lead_bit_flip.nc3z",
+        Expect::Open("lead", "checksum mismatch"),
+        &|b| b[20] ^= 0x04,
+    );
+    variant(
+        "lead_bad_magic.nc3z",
+        Expect::Open("lead", "bad magic"),
+        &|b| b[1] = b'X',
+    );
+    variant(
+        "lead_major_version_2.nc3z",
+        Expect::Open("lead", "format version 2.0 is not supported"),
+        &|b| {
+            b[8] = 2;
+            fix_lead(b);
+        },
+    );
+    variant(
+        "lead_block_size_0.nc3z",
+        Expect::Open("lead", "block size 0 is outside"),
+        &|b| {
+            put32(b, 40, 0);
+            fix_lead(b);
+        },
+    );
+    variant(
+        "lead_header_len_huge.nc3z",
+        Expect::Open("lead", "does not fit"),
+        &|b| {
+            put64(b, 32, 1 << 40);
+            put64(b, 16, 1 << 41);
+            fix_lead(b);
+        },
+    );
+    variant(
+        "header_copy_bit_flip.nc3z",
+        Expect::Open("netCDF header", "checksum mismatch"),
+        &|b| b[LEAD_LEN + 30] ^= 0x01,
+    );
+    variant(
+        "header_crc_bit_flip.nc3z",
+        Expect::Open("netCDF header", "checksum mismatch"),
+        &move |b| b[LEAD_LEN + hlen] ^= 0x80,
+    );
+    variant(
+        "frame_header_bit_flip.nc3z",
+        Expect::Read(0, "frame header checksum mismatch"),
+        &|b| {
+            let f = frame_offset(b, 0);
+            b[f + 9] ^= 0x01;
+        },
+    );
+    variant(
+        "frame_sync_magic_gone.nc3z",
+        Expect::Read(0, "no frame sync magic"),
+        &|b| {
+            let f = frame_offset(b, 0);
+            b[f] = 0;
+        },
+    );
+    variant(
+        "payload_bit_flip.nc3z",
+        Expect::Read(0, "payload checksum mismatch"),
+        &|b| {
+            let f = frame_offset(b, 0);
+            b[f + 36] ^= 0x01;
+        },
+    );
+    variant(
+        "index_bit_flip.nc3z",
+        Expect::Open("index", "checksum mismatch"),
+        &|b| {
+            let e = entry_at(b, 0);
+            b[e + 2] ^= 0x01;
+        },
+    );
+    variant(
+        "footer_bit_flip.nc3z",
+        Expect::Open("footer", "footer checksum mismatch"),
+        &|b| {
+            let f = footer_at(b);
+            b[f + 3] ^= 0x01;
+        },
+    );
+    variant(
+        "truncated_by_10.nc3z",
+        Expect::Open("footer", "no footer magic"),
+        &|b| b.truncate(b.len() - 10),
+    );
+    variant(
+        "truncated_to_lead.nc3z",
+        Expect::Open("lead", "too short"),
+        &|b| b.truncate(LEAD_LEN),
+    );
+    variant(
+        "forged_huge_stored_len.nc3z",
+        Expect::Open("index", "points outside the data section"),
+        &|b| {
+            let e = entry_at(b, 0);
+            put32(b, e + 8, 0xFFFF_FFF0);
+            fix_tail(b);
+        },
+    );
+    variant(
+        "index_offset_outside_file.nc3z",
+        Expect::Open("index", "points outside the data section"),
+        &|b| {
+            let e = entry_at(b, 0);
+            put64(b, e, 1 << 60);
+            fix_tail(b);
+        },
+    );
+    variant(
+        "index_offset_into_header.nc3z",
+        Expect::Open("index", "points outside the data section"),
+        &|b| {
+            let e = entry_at(b, 0);
+            put64(b, e, 8);
+            fix_tail(b);
+        },
+    );
+    variant(
+        "overlapping_blocks.nc3z",
+        Expect::Read(1, "index expects id 1 block 0"),
+        &|b| {
+            // Stream 1's first block points at stream 0's first frame.
+            let (first0, first1) = (entry_at(b, 0), {
+                // Index slot of stream 1 block 0: after stream 0's blocks.
+                let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+                entry_at(b, a.block_count(0) as usize)
+            });
+            let src: [u8; 16] = b[first0..first0 + 16].try_into().unwrap();
+            b[first1..first1 + 16].copy_from_slice(&src);
+            fix_tail(b);
+        },
+    );
+    variant(
+        "zero_length_frame.nc3z",
+        Expect::Read(0, "index expects"),
+        &|b| {
+            // The frame header claims an empty payload, with a valid header CRC.
+            let f = frame_offset(b, 0);
+            put32(b, f + 4, 0);
+            let c = crc(&b[f..f + 32]);
+            put32(b, f + 32, c);
+        },
+    );
+    variant(
+        "index_len_huge.nc3z",
+        Expect::Open("footer", "does not fit the archive"),
+        &|b| {
+            let f = footer_at(b);
+            put64(b, f + 8, 1 << 40);
+            let c = crc(&b[f..f + 40]);
+            put32(b, f + 40, c);
+        },
+    );
+    variant(
+        "footer_unknown_flags.nc3z",
+        Expect::Open("footer", "unknown footer flags"),
+        &|b| {
+            let f = footer_at(b);
+            put32(b, f + 20, 0x8000_0000);
+            let c = crc(&b[f..f + 40]);
+            put32(b, f + 40, c);
+        },
+    );
+    variant(
+        "lead_numrecs_beyond_original.nc3z",
+        Expect::Open("lead", "do not fit in the file"),
+        &|b| {
+            put64(b, 24, 1000);
+            fix_lead(b);
+        },
+    );
+    out
+}
+
+fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
+    let got = Archive::from_reader(bytes, path);
+    match (expect, got) {
+        (
+            Expect::Open(part, what),
+            Err(Error::Archive {
+                part: p, what: w, ..
+            }),
+        ) => {
+            assert_eq!(p, part, "{name}: {w}");
+            assert!(w.contains(what), "{name}: {w:?} lacks {what:?}");
+        }
+        (Expect::Read(s, what), Ok(a)) => match a.read_block(s, 0) {
+            Err(Error::Block {
+                what: w, block: 0, ..
+            }) => assert!(w.contains(what), "{name}: {w:?} lacks {what:?}"),
+            other => panic!("{name}: reading block 0 of stream {s} gave {other:?}"),
+        },
+        (e, Ok(_)) => panic!("{name}: opened, expected {e:?}"),
+        (e, Err(other)) => panic!("{name}: expected {e:?}, got {other}"),
+    }
+    // Whatever the damage, verify reports it and unpack refuses, leaving nothing.
+    let r = nc3pack::repair::verify(path, None, 1).unwrap();
+    assert!(!r.is_intact(), "{name}: verify says intact");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.nc");
+    assert!(
+        nc3pack::unpack_file(path, &out, false, 1, &|_| {}).is_err(),
+        "{name}: unpacked"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn every_registered_hostile_archive_fails_as_expected() {
+    let dir = root().join("samples/bad/archives");
+    let write = std::env::var_os("NC3PACK_WRITE_BAD").is_some();
+    let reg = registry();
+    for (name, bytes, expect) in &reg {
+        let committed = dir.join(name);
+        if write {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&committed, bytes).unwrap();
+        }
+        // The generator and the committed file agree, and both fail as expected.
+        let on_disk = std::fs::read(&committed).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (regenerate with NC3PACK_WRITE_BAD=1)",
+                committed.display()
+            )
+        });
+        assert!(on_disk == *bytes, "{name}: committed file differs from the generator (regenerate with NC3PACK_WRITE_BAD=1)");
+        check(name, &committed, on_disk, *expect);
+    }
+    // No stray files in the registry.
+    let mut listed: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    listed.sort();
+    let mut names: Vec<String> = reg.iter().map(|r| r.0.to_string()).collect();
+    names.sort();
+    assert_eq!(listed, names);
+}
+
+/// Inputs found by fuzzing: each gives a clean error, never a panic or an allocation the file
+/// cannot back.
+#[test]
+fn fuzz_findings_fail_cleanly() {
+    let dir = root().join("samples/bad/fuzz");
+    let expect: &[(&str, &str)] = &[
+        (
+            "layout_begin_plus_size_wraps.nc",
+            "extends past the end of the file",
+        ),
+        ("layout_recvar_begin_plus_slab_wraps.nc", "overflows"),
+        (
+            "archive_declares_2g_blocks_verify_oom.nc3z",
+            "does not fit the archive",
+        ),
+        (
+            "archive_lead_numrecs_exceeds_file.nc3z",
+            "do not fit in the file",
+        ),
+    ];
+    for (name, what) in expect {
+        let p = dir.join(name);
+        let e = match nc3pack::open(&p) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{name}: opened"),
+        };
+        assert!(e.contains(what), "{name}: {e}");
+        if name.ends_with(".nc") {
+            let out = tempfile::tempdir().unwrap();
+            let e = pack_file(
+                &p,
+                &out.path().join("x.nc3z"),
+                &PackOptions::default(),
+                false,
+                &|_| {},
+            )
+            .unwrap_err();
+            assert!(e.to_string().contains(what), "{name}: {e}");
+        } else {
+            let r = nc3pack::repair::verify(&p, None, 1).unwrap();
+            assert!(!r.is_intact());
+            let out = tempfile::tempdir().unwrap();
+            assert!(
+                nc3pack::repair::reindex(&p, &out.path().join("x.nc3z"), false).is_err(),
+                "{name}"
+            );
+        }
+    }
+}
