@@ -1,20 +1,49 @@
-//! Output files that appear complete or not at all.
+//! Output files that appear complete or not at all: written to a temporary file beside the
+//! destination, made durable, then renamed into place.
 
 use crate::error::{io_err, Error, Result};
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes `output` through `write`, into a temporary file in the same directory that is synced and
-/// renamed over `output` only if `write` succeeds. On any error nothing is left at `output` (an
-/// existing file there is untouched) and the temporary file is removed. Refuses an existing
-/// `output` unless `force`, and refuses to overwrite `protect` (the input) in any case. The output
-/// gets `protect`'s permission bits.
-pub fn write_atomically<T>(
+/// A finished temporary file waiting to be renamed over its output.
+pub struct Pending {
+    tmp: tempfile::TempPath,
+    output: PathBuf,
+    force: bool,
+}
+
+impl Pending {
+    /// Renames the temporary file over the output (refusing an existing one unless forced).
+    pub fn commit(self) -> Result<()> {
+        let output = self.output;
+        let persisted = if self.force {
+            self.tmp.persist(&output).map_err(|e| e.error)
+        } else {
+            self.tmp.persist_noclobber(&output).map_err(|e| e.error)
+        };
+        persisted.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::OutputExists {
+                    path: output.clone(),
+                }
+            } else {
+                io_err(&output, "rename")(e)
+            }
+        })
+    }
+}
+
+/// Writes `output` through `write` into a temporary file in the same directory, synced to disk
+/// if `sync`, and returns it for [`Pending::commit`]. On any error the temporary file is removed.
+/// Refuses an existing `output` unless `force`, and refuses to overwrite `protect` (the input) in
+/// any case. The output gets `protect`'s permission bits, as gzip does.
+pub fn write_to_temp<T>(
     output: &Path,
     force: bool,
     protect: &Path,
+    sync: bool,
     write: impl FnOnce(&mut File) -> Result<T>,
-) -> Result<T> {
+) -> Result<(Pending, T)> {
     if let Ok(meta) = std::fs::metadata(output) {
         if !force {
             return Err(Error::OutputExists {
@@ -43,29 +72,49 @@ pub fn write_atomically<T>(
         .suffix(".part")
         .tempfile_in(dir)
         .map_err(io_err(output, "create temporary file"))?;
-    // Like gzip, give the output the input's permission bits (the temporary file is 0600).
     if let Ok(meta) = std::fs::metadata(protect) {
         tmp.as_file()
             .set_permissions(meta.permissions())
             .map_err(io_err(output, "set permissions"))?;
     }
     let value = write(tmp.as_file_mut())?;
-    tmp.as_file().sync_all().map_err(io_err(output, "sync"))?;
-    let persisted = if force {
-        tmp.persist(output).map_err(|e| e.error)
-    } else {
-        tmp.persist_noclobber(output).map_err(|e| e.error)
-    };
-    persisted.map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            Error::OutputExists {
-                path: output.to_path_buf(),
-            }
-        } else {
-            io_err(output, "rename")(e)
-        }
-    })?;
+    if sync {
+        tmp.as_file().sync_all().map_err(io_err(output, "sync"))?;
+    }
+    Ok((
+        Pending {
+            tmp: tmp.into_temp_path(),
+            output: output.to_path_buf(),
+            force,
+        },
+        value,
+    ))
+}
+
+/// Writes `output` through `write`, into a temporary file in the same directory that is synced and
+/// renamed over `output` only if `write` succeeds: on any error nothing is left at `output` (an
+/// existing file there is untouched). See [`write_to_temp`] for the rules.
+pub fn write_atomically<T>(
+    output: &Path,
+    force: bool,
+    protect: &Path,
+    write: impl FnOnce(&mut File) -> Result<T>,
+) -> Result<T> {
+    let (pending, value) = write_to_temp(output, force, protect, true, write)?;
+    pending.commit()?;
     Ok(value)
+}
+
+/// Flushes every file of the filesystem holding `dir` to disk (`syncfs`): one call makes a whole
+/// batch of unsynced temporary files durable before they are renamed.
+pub fn sync_filesystem(dir: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let d = File::open(dir).map_err(io_err(dir, "open"))?;
+    // SAFETY: syncfs only reads the descriptor, which `d` keeps open for the call.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        return Err(io_err(dir, "sync")(std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 fn is_same_file(a: &Path, b: &Path) -> bool {

@@ -5,8 +5,9 @@
 //! argument `path/x.nc` goes to `OUTDIR/x.nc3z`. Files are packed in parallel, one per worker
 //! thread; a file that fails does not stop the others.
 
+use crate::atomic::Pending;
 use crate::error::{io_err, Error, Result};
-use crate::pack::{pack_file, PackOptions, PackSummary};
+use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -82,9 +83,16 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// Archives made durable and renamed into place together (one `syncfs` per group).
+const COMMIT_GROUP: usize = 256;
+
 /// Packs every job on `threads` worker threads (each file with one encoder thread), creating
 /// output directories as needed. Returns each job's outcome, in job order. `progress` is called
 /// with the number of files done.
+///
+/// Durability is batched: archives are written to temporary files unsynced, and every
+/// [`COMMIT_GROUP`] files one `syncfs` flushes them all before they are renamed into place, so an
+/// output never appears before its data is on disk, without one `fsync` per small file.
 pub fn pack_all(
     jobs: &[Job],
     opts: &PackOptions,
@@ -100,6 +108,33 @@ pub fn pack_all(
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<PackSummary>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let pending: Mutex<Vec<(usize, Pending, PackSummary)>> = Mutex::new(Vec::new());
+    let record = |i: usize, r: Result<PackSummary>| {
+        if let Ok(mut g) = results.lock() {
+            g[i] = Some(r);
+        }
+    };
+    let commit = |group: Vec<(usize, Pending, PackSummary)>| {
+        let dirs: std::collections::BTreeSet<PathBuf> = group
+            .iter()
+            .filter_map(|(i, ..)| jobs[*i].output.parent().map(Path::to_path_buf))
+            .collect();
+        let synced = dirs.iter().try_for_each(|d| {
+            crate::atomic::sync_filesystem(if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            })
+        });
+        for (i, p, summary) in group {
+            let r = match &synced {
+                Ok(()) => p.commit().map(|()| summary),
+                Err(e) => Err(Error::Internal(format!("sync before rename failed: {e}"))),
+            };
+            record(i, r);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+        }
+    };
     std::thread::scope(|s| {
         for _ in 0..threads.max(1).min(jobs.len().max(1)) {
             s.spawn(|| loop {
@@ -111,14 +146,32 @@ pub fn pack_all(
                     .map_or(Ok(()), |d| {
                         std::fs::create_dir_all(d).map_err(io_err(d, "create directory"))
                     })
-                    .and_then(|()| pack_file(&job.input, &job.output, &per_file, force, &|_| {}));
-                if let Ok(mut g) = results.lock() {
-                    g[i] = Some(r);
+                    .and_then(|()| {
+                        pack_to_temp(&job.input, &job.output, &per_file, force, false, &|_| {})
+                    });
+                match r {
+                    Ok((p, summary)) => {
+                        let group = pending.lock().ok().and_then(|mut g| {
+                            g.push((i, p, summary));
+                            (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
+                        });
+                        if let Some(group) = group {
+                            commit(group);
+                        }
+                    }
+                    Err(e) => {
+                        record(i, Err(e));
+                        progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    }
                 }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
             });
         }
     });
+    let rest = pending
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    commit(rest);
     results
         .into_inner()
         .unwrap_or_default()

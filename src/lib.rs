@@ -20,7 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod archive;
-mod atomic;
+pub mod atomic;
 pub mod batch;
 pub mod cache;
 pub mod codec;

@@ -147,10 +147,25 @@ pub fn pack_file(
     force: bool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
+    let (pending, summary) = pack_to_temp(input, output, opts, force, true, progress)?;
+    pending.commit()?;
+    Ok(summary)
+}
+
+/// Packs `input` into a temporary file beside `output` (synced if `sync`), ready to be renamed
+/// into place with [`crate::atomic::Pending::commit`].
+pub(crate) fn pack_to_temp(
+    input: &Path,
+    output: &Path,
+    opts: &PackOptions,
+    force: bool,
+    sync: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(crate::atomic::Pending, PackSummary)> {
     opts.check()?;
     let file = std::fs::File::open(input).map_err(io_err(input, "open"))?;
     let (_header, header_bytes, layout) = nc3::open(&file, input)?;
-    crate::atomic::write_atomically(output, force, input, |out| {
+    crate::atomic::write_to_temp(output, force, input, sync, |out| {
         pack_stream(
             file,
             input,
@@ -203,32 +218,71 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     let data_start = meta_at + placeholder.len() as u64;
 
     let threads = opts.threads.max(1);
-    let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
-    let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
-    let job_rx = Arc::new(Mutex::new(job_rx));
-
-    let (read_result, writer_result) = std::thread::scope(|s| {
-        for _ in 0..threads {
-            let rx = Arc::clone(&job_rx);
-            let tx = frame_tx.clone();
-            let (codec, level, filter, thorough) =
-                (opts.codec, opts.level, opts.filter, opts.thorough);
-            s.spawn(move || encode_worker(rx, tx, codec, level, filter, thorough));
+    let (entries, pos, mut w, hash) = if threads == 1 || layout.file_len <= INLINE_MAX {
+        // Small input or one thread: encode and write in this thread, no pipeline.
+        let mut entries: Vec<Option<IndexEntry>> = vec![None; total_blocks as usize];
+        let mut pos = data_start;
+        let mut frame = Vec::new();
+        let mut write_err = None;
+        let hash = with_encoder(opts, |enc| {
+            route(
+                reader,
+                input,
+                layout,
+                &streams,
+                progress,
+                &mut |job: Job| {
+                    frame.clear();
+                    let h = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
+                    if let Err(e) = w.write_all(&frame) {
+                        write_err = Some(e);
+                        return Err(Error::Internal("write failed".into()));
+                    }
+                    entries[job.slot as usize] = Some(IndexEntry {
+                        offset: pos,
+                        stored_len: h.stored_len,
+                        codec: h.codec,
+                        filter: h.filter,
+                        flags: 0,
+                    });
+                    pos += frame.len() as u64;
+                    Ok(())
+                },
+            )
+        })?;
+        if let Some(e) = write_err {
+            return Err(werr(e));
         }
-        drop(frame_tx);
-        // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
-        drop(job_rx);
-        let writer = s.spawn(move || {
-            write_frames(&mut w, frame_rx, data_start, total_blocks).map(|(e, p)| (e, p, w))
+        (entries, pos, w, hash?)
+    } else {
+        let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
+        let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (read_result, writer_result) = std::thread::scope(|s| {
+            for _ in 0..threads {
+                let rx = Arc::clone(&job_rx);
+                let tx = frame_tx.clone();
+                s.spawn(move || encode_worker(rx, tx, opts));
+            }
+            drop(frame_tx);
+            // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
+            drop(job_rx);
+            let writer = s.spawn(move || {
+                write_frames(&mut w, frame_rx, data_start, total_blocks).map(|(e, p)| (e, p, w))
+            });
+            let stopped = || Error::Internal("encoder threads stopped".into());
+            let read_result = route(reader, input, layout, &streams, progress, &mut |job| {
+                job_tx.send(job).map_err(|_| stopped())
+            });
+            drop(job_tx);
+            (read_result, writer.join())
         });
-        let read_result = route(reader, input, layout, &streams, job_tx, progress);
-        (read_result, writer.join())
-    });
-    let writer_result =
-        writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
-    // A failed write makes the reader's sends fail; report the write error first.
-    let (entries, pos, mut w) = writer_result.map_err(werr)?;
-    let hash = read_result?;
+        let writer_result =
+            writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
+        // A failed write makes the reader's sends fail; report the write error first.
+        let (entries, pos, w) = writer_result.map_err(werr)?;
+        (entries, pos, w, read_result?)
+    };
     if let Some(i) = entries.iter().position(Option::is_none) {
         return Err(Error::Internal(format!("block slot {i} was not written")));
     }
@@ -257,6 +311,35 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     })
 }
 
+/// Inputs up to this size are packed in the calling thread, without a pipeline.
+const INLINE_MAX: u64 = 4 << 20;
+
+/// What an encoder is set up for: codec, level, filter mode, thoroughness.
+type EncoderKey = (Codec, i32, FilterMode, bool);
+
+thread_local! {
+    /// The encoder of the last inline pack on this thread, kept for the next (a zstd context
+    /// costs more to set up than a small file costs to compress).
+    static ENCODER: std::cell::RefCell<Option<(EncoderKey, Encoder)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's encoder for `opts`, creating it if the options changed.
+fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Result<T> {
+    let key = (opts.codec, opts.level, opts.filter, opts.thorough);
+    ENCODER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(k, _)| *k != key) {
+            let enc = Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)
+                .map_err(Error::Option)?;
+            *slot = Some((key, enc));
+        }
+        match slot.as_mut() {
+            Some((_, enc)) => Ok(f(enc)),
+            None => Err(Error::Internal("no encoder".into())),
+        }
+    })
+}
+
 struct Job {
     slot: u64,
     id: u32,
@@ -274,12 +357,9 @@ struct Done {
 fn encode_worker(
     rx: Arc<Mutex<Receiver<Job>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
-    codec: Codec,
-    level: i32,
-    filter: FilterMode,
-    thorough: bool,
+    opts: &PackOptions,
 ) {
-    let Ok(mut enc) = Encoder::new(codec, level, filter, thorough) else {
+    let Ok(mut enc) = Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough) else {
         return;
     };
     loop {
@@ -349,11 +429,11 @@ fn route<R: Read>(
     input: &Path,
     layout: &Layout,
     streams: &[Stream],
-    jobs: std::sync::mpsc::SyncSender<Job>,
     progress: &(dyn Fn(u64) + Sync),
+    emit: &mut dyn FnMut(Job) -> Result<()>,
 ) -> Result<u128> {
     let mut r = BufReader::with_capacity(
-        4 << 20,
+        (4 << 20).min(layout.file_len as usize + 1),
         Hashing {
             inner: reader.take(layout.file_len),
             hash: Xxh3::new(),
@@ -365,7 +445,6 @@ fn route<R: Read>(
     let mut next_block: Vec<u64> = vec![0; streams.len()];
     let mut skip = vec![0u8; 0];
     let mut last_report = 0u64;
-    let stopped = || Error::Internal("encoder threads stopped".into());
     layout.walk(|seg| -> Result<()> {
         let si = match seg.target {
             Target::Header => {
@@ -396,14 +475,13 @@ fn route<R: Read>(
                 let data = std::mem::take(buf);
                 let block = next_block[si];
                 next_block[si] += 1;
-                jobs.send(Job {
+                emit(Job {
                     slot: s.first_slot + block,
                     id: s.id,
                     block,
                     esize: s.esize,
                     data,
-                })
-                .map_err(|_| stopped())?;
+                })?;
             }
         }
         let count = r.get_ref().count;

@@ -1,5 +1,6 @@
 //! Integration tests, one target: each module covers one area.
 
+mod batch;
 mod cli;
 mod hostile;
 mod layout_cases;

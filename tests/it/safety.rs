@@ -188,3 +188,33 @@ fn killing_pack_midway_leaves_no_output() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The inline path (small inputs are packed without a pipeline) reports write failures too.
+#[test]
+fn a_failing_writer_is_reported_for_small_inputs() {
+    let input = sample("classic_records.nc");
+    let f = std::fs::File::open(&input).unwrap();
+    let (_, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
+    for limit in [0, 100, 1000] {
+        let mut w = FailAfter { written: 0, limit };
+        let opts = PackOptions {
+            block_size: 16,
+            ..PackOptions::default()
+        };
+        let r = pack_stream(
+            std::fs::File::open(&input).unwrap(),
+            &input,
+            &layout,
+            &hb,
+            &opts,
+            &mut w,
+            Path::new("o.nc3z"),
+            &|_| {},
+        );
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.starts_with("o.nc3z: write: disk full"),
+            "limit {limit}: {e}"
+        );
+    }
+}
