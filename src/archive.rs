@@ -21,7 +21,7 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 
 /// An open .nc3z archive.
 ///
-/// Opening reads the lead, the netCDF header copy and, from the end, the footer and index, and
+/// Opening reads the lead, the netCDF header frame and, from the end, the footer and index, and
 /// checks all of their checksums; blocks are read on demand, through one LRU cache of decoded
 /// blocks for the whole archive (see [`crate::cache`]; 64 MiB by default). Hyperslab reads are
 /// the [`Dataset`] trait's. An `Archive` is `Send + Sync`: share it between threads with `Arc`
@@ -68,57 +68,12 @@ impl<R: ReadAt> Archive<R> {
             offset,
             what,
         };
-        let mut lead_bytes = [0u8; LEAD_LEN];
-        if len < (LEAD_LEN + 4 + FOOTER_LEN) as u64 {
+        let (lead, hb, header, data_start) = read_front(&reader, path, len)?;
+        if data_start + FOOTER_LEN as u64 > len {
             return Err(bad(
-                "lead",
-                0,
-                format!("file is only {len} bytes long, too short for an archive"),
-            ));
-        }
-        reader
-            .read_exact_at(&mut lead_bytes, 0)
-            .map_err(io_err(path, "read"))?;
-        let lead = Lead::decode(&lead_bytes).map_err(|w| bad("lead", 0, w))?;
-        let hlen = lead.header_len;
-        let data_start = (LEAD_LEN as u64 + 4)
-            .checked_add(hlen)
-            .filter(|&e| e + FOOTER_LEN as u64 <= len)
-            .ok_or_else(|| {
-                bad(
-                    "lead",
-                    32,
-                    format!("netCDF header length {hlen} does not fit in the {len}-byte archive"),
-                )
-            })?;
-        let mut hb = vec![0u8; hlen as usize + 4];
-        reader
-            .read_exact_at(&mut hb, LEAD_LEN as u64)
-            .map_err(io_err(path, "read"))?;
-        let stored_crc = u32::from_le_bytes([
-            hb[hlen as usize],
-            hb[hlen as usize + 1],
-            hb[hlen as usize + 2],
-            hb[hlen as usize + 3],
-        ]);
-        hb.truncate(hlen as usize);
-        if format::crc(&hb) != stored_crc {
-            return Err(bad(
-                "netCDF header",
-                LEAD_LEN as u64,
-                "checksum mismatch".into(),
-            ));
-        }
-        let header = Header::parse(&hb, hlen)
-            .map_err(|e| bad("netCDF header", LEAD_LEN as u64, e.to_string()))?;
-        if header.len != hlen {
-            return Err(bad(
-                "netCDF header",
-                LEAD_LEN as u64,
-                format!(
-                    "header parses to {} bytes, the lead says {hlen}",
-                    header.len
-                ),
+                "footer",
+                len,
+                "the archive ends before its footer (truncated? try `nc3pack reindex`)".into(),
             ));
         }
         let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
@@ -329,7 +284,7 @@ impl<R: ReadAt> Archive<R> {
         Ok(())
     }
 
-    /// Offset of the first frame (end of the header copy's CRC).
+    /// Offset just past the header frame: where the metadata frame starts.
     pub fn data_start(&self) -> u64 {
         self.data_start
     }
@@ -581,10 +536,85 @@ impl<R: ReadAt> Dataset for Archive<R> {
     }
 }
 
+/// Reads and checks the lead and the netCDF header frame of an archive of `len` bytes: returns
+/// the lead, the original header's bytes, the parsed header, and the offset just past the
+/// header frame.
+pub(crate) fn read_front<R: ReadAt>(
+    reader: &R,
+    path: &Path,
+    len: u64,
+) -> Result<(Lead, Vec<u8>, Header, u64)> {
+    let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
+        path: path.to_path_buf(),
+        part,
+        offset,
+        what,
+    };
+    if len < (LEAD_LEN + FRAME_HEADER_LEN) as u64 {
+        return Err(bad(
+            "lead",
+            0,
+            format!("file is only {len} bytes long, too short for an archive"),
+        ));
+    }
+    let mut lead_bytes = [0u8; LEAD_LEN];
+    reader
+        .read_exact_at(&mut lead_bytes, 0)
+        .map_err(io_err(path, "read"))?;
+    let lead = Lead::decode(&lead_bytes).map_err(|w| bad("lead", 0, w))?;
+    let at = LEAD_LEN as u64;
+    let mut fh = [0u8; FRAME_HEADER_LEN];
+    reader
+        .read_exact_at(&mut fh, at)
+        .map_err(io_err(path, "read"))?;
+    let h = FrameHeader::decode(&fh).map_err(|w| bad("netCDF header", at, w))?;
+    if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
+        return Err(bad(
+            "netCDF header",
+            at,
+            format!(
+                "frame is stream {} of {} bytes, not the header of {} bytes the lead declares",
+                h.var, h.decoded_len, lead.header_len
+            ),
+        ));
+    }
+    let end = at + (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
+    if end > len {
+        return Err(bad(
+            "netCDF header",
+            at,
+            format!(
+                "frame of {} bytes does not fit in the {len}-byte archive",
+                h.stored_len
+            ),
+        ));
+    }
+    let mut payload = vec![0u8; h.stored_len as usize];
+    reader
+        .read_exact_at(&mut payload, at + FRAME_HEADER_LEN as u64)
+        .map_err(io_err(path, "read"))?;
+    let mut hb = Vec::new();
+    decode_payload(&h, &payload, &mut hb).map_err(|w| bad("netCDF header", at, w))?;
+    let header =
+        Header::parse(&hb, lead.header_len).map_err(|e| bad("netCDF header", at, e.to_string()))?;
+    if header.len != lead.header_len {
+        return Err(bad(
+            "netCDF header",
+            at,
+            format!(
+                "header parses to {} bytes, the lead says {}",
+                header.len, lead.header_len
+            ),
+        ));
+    }
+    Ok((lead, hb, header, end))
+}
+
 /// Name of a stream for messages: the variable's name, or "residual bytes".
 pub(crate) fn stream_name(h: &Header, id: u32) -> String {
     match id {
         format::RESIDUAL_ID => "residual bytes".into(),
+        format::HEADER_ID => "netCDF header".into(),
         format::META_ID => "metadata frame".into(),
         i => h.vars.get(i as usize).map_or_else(
             || format!("variable id {i}"),

@@ -78,7 +78,7 @@ pub enum Error {
         /// What is wrong, naming the variable.
         what: String,
     },
-    /// An archive structure (lead, header copy, index, footer) is damaged or malformed.
+    /// An archive structure (lead, header frame, index, footer) is damaged or malformed.
     #[error("{}: damaged archive: {part} at byte {offset}: {what}", path.display())]
     Archive {
         /// The archive file.

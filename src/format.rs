@@ -33,6 +33,10 @@ pub const FOOTER_LEN: usize = 48;
 pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
 /// Frame variable id of the residual-bytes stream.
 pub const RESIDUAL_ID: u32 = u32::MAX;
+/// Frame variable id of the netCDF header frame (the original header, right after the lead).
+pub const HEADER_ID: u32 = u32::MAX - 2;
+/// Largest original header an archive may declare (1 GiB).
+pub const MAX_HEADER_LEN: u64 = 1 << 30;
 /// Frame variable id of the metadata frame (payload: the original file's 128-bit xxh3).
 pub const META_ID: u32 = u32::MAX - 1;
 /// Footer flag: the original's hash is unknown (its metadata frame was lost before a reindex).
@@ -219,7 +223,7 @@ impl Lead {
                 lead.block_size
             ));
         }
-        if lead.header_len > lead.file_len {
+        if lead.header_len > lead.file_len.min(MAX_HEADER_LEN) {
             return Err(format!(
                 "header length {} exceeds the original file length {}",
                 lead.header_len, lead.file_len
@@ -459,6 +463,37 @@ impl Footer {
             hash: u128::from_le_bytes(h),
         })
     }
+}
+
+/// The header frame: the original netCDF-3 header, zstd-compressed (level 19) when that is
+/// smaller, else raw.
+///
+/// ```
+/// let h = vec![b'C'; 300];
+/// let f = nc3pack::format::header_frame(&h);
+/// assert!(f.len() < 300);
+/// ```
+pub fn header_frame(header: &[u8]) -> Vec<u8> {
+    let packed = zstd::bulk::compress(header, 19)
+        .ok()
+        .filter(|c| c.len() < header.len());
+    let (codec, payload) = match &packed {
+        Some(c) => (Codec::Zstd, c.as_slice()),
+        None => (Codec::None, header),
+    };
+    let h = FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: header.len() as u32,
+        var: HEADER_ID,
+        block: 0,
+        codec,
+        filter: Filter::None,
+        esize: 1,
+        payload_crc: crc(payload),
+    };
+    let mut out = h.encode().to_vec();
+    out.extend_from_slice(payload);
+    out
 }
 
 /// The metadata frame recording the original file's hash (`META_ID`, block 0, raw payload).

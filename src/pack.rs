@@ -207,12 +207,11 @@ pub fn pack_stream<R: Read + Send, W: Write + Seek + Send>(
     };
     let mut w = BufWriter::with_capacity(1 << 20, out);
     w.write_all(&lead.encode()).map_err(werr)?;
-    w.write_all(header_bytes).map_err(werr)?;
-    w.write_all(&format::crc(header_bytes).to_le_bytes())
-        .map_err(werr)?;
-    // The metadata frame comes first, so that a cut anywhere later keeps the hash; it is
+    let header_frame = format::header_frame(header_bytes);
+    w.write_all(&header_frame).map_err(werr)?;
+    // The metadata frame comes next, so that a cut anywhere later keeps the hash; it is
     // written now as a placeholder and rewritten once the hash is known.
-    let meta_at = (LEAD_LEN + header_bytes.len() + 4) as u64;
+    let meta_at = (LEAD_LEN + header_frame.len()) as u64;
     let placeholder = format::meta_frame(0);
     w.write_all(&placeholder).map_err(werr)?;
     let data_start = meta_at + placeholder.len() as u64;

@@ -1,11 +1,11 @@
 //! Damage: `verify` finds it, `reindex` recovers what is intact.
 //!
-//! Verification checks every checksum of the archive (lead, header copy, every frame header and
+//! Verification checks every checksum of the archive (lead, header frame, every frame header and
 //! payload, the metadata frame, index, footer), checks that the frames tile the data section with
 //! no unaccounted bytes, and then decodes everything to compare the XXH3-128 of the restored file
 //! with the one recorded at pack time.
 //!
-//! Reindexing rebuilds the index and footer without them: from the end of the header copy it hops
+//! Reindexing rebuilds the index and footer without them: from the end of the header frame it hops
 //! from one frame to the next using each frame's stored length, checking each frame's header and
 //! payload CRCs (it does not decompress). After a damaged frame it resynchronizes on the next sync
 //! magic whose header CRC checks. Every intact block is kept; blocks not found are marked lost in
@@ -14,8 +14,7 @@
 use crate::archive::{stream_name, Archive};
 use crate::error::{io_err, Error, Result};
 use crate::format::{
-    self, Footer, FrameHeader, IndexEntry, Lead, FLAG_LOST, FRAME_HEADER_LEN, FRAME_MAGIC,
-    LEAD_LEN, META_ID,
+    self, Footer, FrameHeader, IndexEntry, Lead, FLAG_LOST, FRAME_HEADER_LEN, FRAME_MAGIC, META_ID,
 };
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
@@ -88,48 +87,20 @@ const MAX_REPAIR_BLOCKS: u64 = 1 << 22;
 /// Damage lines listed one by one before the rest are summarized.
 const MAX_LISTED: usize = 1000;
 
-/// Reads the lead and header copy, which a scan needs to know the layout.
-fn read_front(r: &impl ReadAt, path: &Path, len: u64) -> Result<(Lead, Vec<u8>, Header, Layout)> {
+/// Reads the lead and header frame, which a scan needs to know the layout, and bounds the
+/// number of blocks the lead declares.
+fn read_front(
+    r: &impl ReadAt,
+    path: &Path,
+    len: u64,
+) -> Result<(Lead, Vec<u8>, Header, Layout, u64)> {
     let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
         path: path.to_path_buf(),
         part,
         offset,
         what,
     };
-    if len < (LEAD_LEN + 4) as u64 {
-        return Err(bad("lead", 0, format!("file is only {len} bytes long")));
-    }
-    let mut lb = [0u8; LEAD_LEN];
-    r.read_exact_at(&mut lb, 0).map_err(io_err(path, "read"))?;
-    let lead = Lead::decode(&lb).map_err(|w| bad("lead", 0, w))?;
-    let end = (LEAD_LEN as u64 + 4)
-        .checked_add(lead.header_len)
-        .filter(|&e| e <= len);
-    let Some(_) = end else {
-        return Err(bad(
-            "lead",
-            32,
-            format!(
-                "header length {} does not fit in the {len}-byte archive",
-                lead.header_len
-            ),
-        ));
-    };
-    let mut hb = vec![0u8; lead.header_len as usize + 4];
-    r.read_exact_at(&mut hb, LEAD_LEN as u64)
-        .map_err(io_err(path, "read"))?;
-    let crc_at = lead.header_len as usize;
-    let stored = u32::from_le_bytes([hb[crc_at], hb[crc_at + 1], hb[crc_at + 2], hb[crc_at + 3]]);
-    hb.truncate(crc_at);
-    if format::crc(&hb) != stored {
-        return Err(bad(
-            "netCDF header",
-            LEAD_LEN as u64,
-            "checksum mismatch".into(),
-        ));
-    }
-    let header = Header::parse(&hb, lead.header_len)
-        .map_err(|e| bad("netCDF header", LEAD_LEN as u64, e.to_string()))?;
+    let (lead, hb, header, start) = crate::archive::read_front(r, path, len)?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
         .map_err(|w| bad("lead", 24, w))?;
     // The lead is untrusted: bound the index a repair would build (16 bytes a block).
@@ -144,7 +115,7 @@ fn read_front(r: &impl ReadAt, path: &Path, len: u64) -> Result<(Lead, Vec<u8>, 
             format!("it declares {blocks} blocks, more than a {len}-byte archive can hold or a repair will index"),
         ));
     }
-    Ok((lead, hb, header, layout))
+    Ok((lead, hb, header, layout, start))
 }
 
 /// Scans the frames of `r` from `start` to `end`, hopping by stored lengths and resynchronizing
@@ -290,8 +261,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
             let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-            if let Ok((lead, hb, header, layout)) = read_front(&f, path, len) {
-                let start = (LEAD_LEN + hb.len() + 4) as u64;
+            if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
                 let sc = scan(&f, start, len).map_err(io_err(path, "read"))?;
                 for (off, n, what) in sc.damaged {
                     report.damage.push(Damage {
@@ -472,8 +442,7 @@ pub struct ReindexReport {
 pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
     let f = std::fs::File::open(input).map_err(io_err(input, "open"))?;
     let len = f.size().map_err(io_err(input, "stat"))?;
-    let (lead, hb, header, layout) = read_front(&f, input, len)?;
-    let start = (LEAD_LEN + hb.len() + 4) as u64;
+    let (lead, hb, header, layout, start) = read_front(&f, input, len)?;
     let sc = scan(&f, start, len).map_err(io_err(input, "read"))?;
     let all = streams(&layout, lead.block_size);
     let mut report = ReindexReport {
@@ -484,10 +453,8 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
     crate::atomic::write_atomically(output, force, input, |out| {
         let mut w = BufWriter::with_capacity(1 << 20, out);
         let werr = io_err(output, "write");
-        let mut head = Vec::with_capacity(LEAD_LEN + hb.len() + 4);
-        head.extend_from_slice(&lead.encode());
-        head.extend_from_slice(&hb);
-        head.extend_from_slice(&format::crc(&hb).to_le_bytes());
+        let mut head = lead.encode().to_vec();
+        head.extend_from_slice(&format::header_frame(&hb));
         // The metadata frame first, as pack writes it; a lost hash is recorded as 0 with the
         // footer flag set and no metadata frame.
         let hash = sc.hash.unwrap_or(0);

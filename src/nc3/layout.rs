@@ -93,6 +93,8 @@ impl Layout {
         let fit = probe.records_that_fit();
         let numrecs = match h.numrecs {
             NumRecs::Count(n) => n.min(fit),
+            // With no record variables the file says nothing about the count (fit is unbounded).
+            NumRecs::Streaming if probe.rec_order.is_empty() => 0,
             NumRecs::Streaming => fit,
         };
         Layout::with_numrecs(h, file_len, numrecs)
@@ -300,7 +302,12 @@ impl Layout {
                 &mut pos,
             )?;
         }
-        for r in 0..self.numrecs {
+        let records = if self.rec_order.is_empty() {
+            0
+        } else {
+            self.numrecs
+        };
+        for r in 0..records {
             for &i in &self.rec_order {
                 let v = &self.vars[i];
                 emit(v.begin + r * self.recsize, v.slab, Target::Var(i), &mut pos)?;
@@ -400,6 +407,25 @@ mod tests {
         assert_eq!(l.recsize, 3);
         assert_eq!(l.numrecs, 5);
         assert_eq!(l.residual_len, 1);
+    }
+
+    #[test]
+    fn streaming_count_without_record_variables_is_zero() {
+        // Found by fuzzing: the count became 2^64-1 and the walk looped over it.
+        let h = header(
+            vec![var("f", vec![1], NcType::Byte, 100)],
+            NumRecs::Streaming,
+        );
+        let l = Layout::new(&h, 103).unwrap();
+        assert_eq!(l.numrecs, 0);
+        let l = Layout::with_numrecs(&h, 103, u64::MAX).unwrap();
+        let mut n = 0;
+        l.walk(|_| {
+            n += 1;
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
     }
 
     #[test]

@@ -108,14 +108,15 @@ fn u32_le(b: &[u8], at: usize) -> u32 {
 
 /// Where the parts of an archive are.
 struct Parts {
-    header_len: usize,
+    /// Payload bytes of the header frame that follows the lead.
+    header_stored: usize,
     index_offset: usize,
     /// (frame offset, stored_len) of every indexed block, in index order.
     frames: Vec<(usize, usize)>,
 }
 
 fn parts(a: &[u8]) -> Parts {
-    let header_len = u64_le(a, 32) as usize;
+    let header_stored = u32_le(a, LEAD_LEN + 4) as usize;
     let footer = a.len() - FOOTER_LEN;
     let index_offset = u64_le(a, footer) as usize;
     assert_eq!(&a[index_offset..index_offset + 4], b"N3ZI");
@@ -127,7 +128,7 @@ fn parts(a: &[u8]) -> Parts {
         })
         .collect();
     Parts {
-        header_len,
+        header_stored,
         index_offset,
         frames,
     }
@@ -618,12 +619,12 @@ fn damaged_archives_are_refused_naming_the_damaged_part() {
         ("lead", flip(17), "damaged archive: lead at byte 0".into()),
         (
             "netCDF header",
-            flip(LEAD_LEN + pa.header_len / 2),
+            flip(LEAD_LEN + FRAME_HEADER_LEN + pa.header_stored / 2),
             "damaged archive: netCDF header at byte 48".into(),
         ),
         (
-            "header CRC",
-            flip(LEAD_LEN + pa.header_len + 2),
+            "header frame",
+            flip(LEAD_LEN + 2),
             "damaged archive: netCDF header at byte 48".into(),
         ),
         (

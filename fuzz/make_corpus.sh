@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds the seed corpora of the fuzz targets under fuzz/corpus/ (not committed) from samples/:
+#   nc3_header      every samples/*.nc and samples/bad/*.nc (files over 64 KiB: their first
+#                   4 KiB, which hold the header), and samples/bad/fuzz/* (past findings)
+#   archive_open    archives of the small samples/*.nc, block size 64 (so that every variable
+#                   has several blocks), codecs zstd, deflate and none in turn, shuffle on and off
+#   archive_fixcrc  the same archives
+#   slab_read       a few inputs that pick each seed archive with no mutation
+# With --seeds it also rewrites fuzz/seeds/*.nc3z, the archives slab_read embeds (committed;
+# slab_read's findings are only reproducible with the same seeds).
+# Usage: fuzz/make_corpus.sh [--seeds]    (from anywhere; builds the CLI if needed)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+fuzz="$root/fuzz"
+cd "$root"
+cargo build --release --quiet --bin nc3pack
+bin="$root/target/release/nc3pack"
+
+mkdir -p "$fuzz"/corpus/{nc3_header,archive_open,archive_fixcrc,slab_read}
+
+for f in samples/*.nc samples/bad/*.nc samples/bad/fuzz/*; do
+    [ -f "$f" ] || continue
+    out="$fuzz/corpus/nc3_header/$(echo "$f" | tr / _)"
+    if [ "$(stat -c %s "$f")" -gt 65536 ]; then
+        head -c 4096 "$f" > "$out"
+    else
+        cp "$f" "$out"
+    fi
+done
+
+codecs=(zstd deflate none)
+i=0
+for f in samples/*.nc; do
+    [ "$(stat -c %s "$f")" -le 65536 ] || continue
+    name=$(basename "$f" .nc)
+    codec=${codecs[$((i % 3))]}
+    shuffle=""
+    [ $((i % 2)) -eq 1 ] && shuffle="--no-shuffle"
+    out="$fuzz/corpus/archive_open/${name}_${codec}_b64.nc3z"
+    "$bin" pack -f -q --codec "$codec" --block-size 64 $shuffle "$f" "$out"
+    cp "$out" "$fuzz/corpus/archive_fixcrc/"
+    i=$((i + 1))
+done
+
+# slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
+for k in 0 1 2; do
+    printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
+        > "$fuzz/corpus/slab_read/seed$k"
+done
+
+if [ "${1:-}" = "--seeds" ]; then
+    "$bin" pack -f -q --codec zstd --block-size 64 samples/classic_records.nc \
+        "$fuzz/seeds/classic_records_zstd_b64.nc3z"
+    "$bin" pack -f -q --codec deflate --block-size 64 samples/cdf5_types.nc \
+        "$fuzz/seeds/cdf5_types_deflate_b64.nc3z"
+    "$bin" pack -f -q --codec none --block-size 64 samples/offset64_mixed.nc \
+        "$fuzz/seeds/offset64_mixed_none_b64.nc3z"
+fi
+for d in "$fuzz"/corpus/*/; do
+    echo "$(basename "$d"): $(ls "$d" | wc -l) files"
+done
