@@ -40,15 +40,16 @@ impl Seek for FailAfter {
     }
 }
 
-#[test]
-fn a_failing_writer_is_reported_as_a_write_error() {
-    let input = sample("gridded_sst.nc");
+/// Packs `name` into writers that fail after each of `limits` bytes: every attempt must end in a
+/// write error naming the output.
+fn assert_write_failures_reported(name: &str, block_size: u32, limits: &[u64]) {
+    let input = sample(name);
     let f = std::fs::File::open(&input).unwrap();
     let (_, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
-    for limit in [0, 100, 5000, 1 << 20] {
+    for &limit in limits {
         let mut w = FailAfter { written: 0, limit };
         let opts = PackOptions {
-            block_size: 64 << 10,
+            block_size,
             ..PackOptions::default()
         };
         let r = pack_stream(
@@ -64,9 +65,16 @@ fn a_failing_writer_is_reported_as_a_write_error() {
         let e = r.unwrap_err().to_string();
         assert!(
             e.starts_with("out.nc3z: write: disk full"),
-            "limit {limit}: {e}"
+            "{name}, limit {limit}: {e}"
         );
     }
+}
+
+/// Large inputs go through the encoder pipeline; small ones are packed inline: both report.
+#[test]
+fn a_failing_writer_is_reported_as_a_write_error() {
+    assert_write_failures_reported("gridded_sst.nc", 64 << 10, &[0, 100, 5000, 1 << 20]);
+    assert_write_failures_reported("classic_records.nc", 16, &[0, 100, 1000]);
 }
 
 fn snapshot(p: &Path) -> (Vec<u8>, std::time::SystemTime) {
@@ -187,34 +195,4 @@ fn killing_pack_midway_leaves_no_output() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// The inline path (small inputs are packed without a pipeline) reports write failures too.
-#[test]
-fn a_failing_writer_is_reported_for_small_inputs() {
-    let input = sample("classic_records.nc");
-    let f = std::fs::File::open(&input).unwrap();
-    let (_, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
-    for limit in [0, 100, 1000] {
-        let mut w = FailAfter { written: 0, limit };
-        let opts = PackOptions {
-            block_size: 16,
-            ..PackOptions::default()
-        };
-        let r = pack_stream(
-            std::fs::File::open(&input).unwrap(),
-            &input,
-            &layout,
-            &hb,
-            &opts,
-            &mut w,
-            Path::new("o.nc3z"),
-            &|_| {},
-        );
-        let e = r.unwrap_err().to_string();
-        assert!(
-            e.starts_with("o.nc3z: write: disk full"),
-            "limit {limit}: {e}"
-        );
-    }
 }
