@@ -40,6 +40,6 @@ pub mod unpack;
 pub use archive::Archive;
 pub use error::{Error, HeaderError, Result};
 pub use pack::{pack_file, PackOptions, PackSummary};
-pub use read::{open, Dataset, Element, NcFile};
+pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use slab::{Hyperslab, SlabError};
 pub use unpack::unpack_file;

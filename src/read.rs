@@ -84,6 +84,32 @@ impl Element for f64 {
     }
 }
 
+/// A dimension as a reader sees it: the record dimension has its materialized length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimInfo {
+    /// Name.
+    pub name: String,
+    /// Length (for the record dimension: the number of records).
+    pub len: u64,
+    /// Whether it is the record (unlimited) dimension of the original file.
+    pub unlimited: bool,
+}
+
+/// A variable as a reader sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarInfo {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub nc_type: NcType,
+    /// Dimension names, outermost first.
+    pub dims: Vec<String>,
+    /// Shape, with the record dimension materialized.
+    pub shape: Vec<u64>,
+    /// Attributes with typed values.
+    pub attrs: Vec<crate::nc3::Attribute>,
+}
+
 /// Runs handed to a source at once: bounds the memory of the run list for huge strided reads.
 const RUN_BATCH: usize = 1 << 16;
 
@@ -98,6 +124,52 @@ pub trait Dataset: Send + Sync {
     /// Fills `out` with bytes of variable `v`'s row-major big-endian data: the runs `(offset,
     /// len)`, in order, back to back. `out.len()` is the runs' total length.
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()>;
+
+    /// The dimensions, the record dimension with its number of records.
+    ///
+    /// ```no_run
+    /// use nc3pack::read::Dataset;
+    /// let ds = nc3pack::open("samples/classic_records.nc")?;
+    /// let time = &ds.dimensions()[0];
+    /// assert!(time.unlimited && time.len == 7);
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    fn dimensions(&self) -> Vec<DimInfo> {
+        self.header()
+            .dims
+            .iter()
+            .map(|d| DimInfo {
+                name: d.name.clone(),
+                len: if d.is_record() {
+                    self.layout().numrecs
+                } else {
+                    d.len
+                },
+                unlimited: d.is_record(),
+            })
+            .collect()
+    }
+
+    /// The variables: name, type, dimensions, materialized shape, attributes.
+    fn variables(&self) -> Vec<VarInfo> {
+        let h = self.header();
+        h.vars
+            .iter()
+            .zip(&self.layout().vars)
+            .map(|(v, l)| VarInfo {
+                name: v.name.clone(),
+                nc_type: v.nc_type,
+                dims: v.dimids.iter().map(|&d| h.dims[d].name.clone()).collect(),
+                shape: l.shape.clone(),
+                attrs: v.attrs.clone(),
+            })
+            .collect()
+    }
+
+    /// The global attributes.
+    fn global_attributes(&self) -> &[crate::nc3::Attribute] {
+        &self.header().gatts
+    }
 
     /// The id of the variable `name`.
     fn var_id(&self, name: &str) -> Result<usize> {

@@ -1978,3 +1978,32 @@ fn slice_cli_sst_slices_match_netcdf3() {
         }
     }
 }
+
+/// The metadata accessors agree between an archive and its original, and with the CDL.
+#[test]
+fn metadata_accessors_report_the_materialized_record_dimension() {
+    use nc3pack::read::Dataset;
+    let dir = tempfile::tempdir().unwrap();
+    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/classic_records.nc");
+    let z = dir.path().join("c.nc3z");
+    nc3pack::pack_file(&nc, &z, &PackOptions::default(), false, &|_| {}).unwrap();
+    let (a, f) = (nc3pack::open(&z).unwrap(), nc3pack::open(&nc).unwrap());
+    assert_eq!(a.dimensions(), f.dimensions());
+    assert_eq!(a.variables(), f.variables());
+    assert_eq!(a.global_attributes(), f.global_attributes());
+    // classic_records.cdl: time = UNLIMITED (7 records), three = 3; short s3(time, three).
+    let dims = a.dimensions();
+    assert_eq!(
+        (dims[0].name.as_str(), dims[0].len, dims[0].unlimited),
+        ("time", 7, true)
+    );
+    assert_eq!(
+        (dims[1].name.as_str(), dims[1].len, dims[1].unlimited),
+        ("three", 3, false)
+    );
+    let s3 = a.variables().into_iter().find(|v| v.name == "s3").unwrap();
+    assert_eq!(s3.dims, ["time", "three"]);
+    assert_eq!(s3.shape, [7, 3]);
+    assert_eq!(s3.nc_type, nc3pack::nc3::NcType::Short);
+    assert_eq!(s3.attrs[0].name, "long_name");
+}
