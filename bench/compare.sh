@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# Peer benchmark: nc3pack (default and --level max) against `nccopy -k nc4 -d1 -s`,
+# `nccopy -k nc4 -d5 -s`, `zstd -3`, `zstd -19` and `xz -6` on a generated corpus
+# (bench/make_corpus.py): ratio, pack time, unpack time and peak RSS per tool and file, a batch
+# of 10,000 tiny files, optionally a CDF-5 file over 4 GiB (--big), then PASS/FAIL per target.
+#
+#   bench/compare.sh [CORPUS_DIR] [--big]        (default CORPUS_DIR: target/bench-corpus)
+#
+# Needs: cargo, python3 with numpy + netCDF4, and the Debian packages netcdf-bin (nccopy),
+# zstd, xz-utils and time (/usr/bin/time). hyperfine is not needed: the script times each run
+# itself, so that wall time and peak RSS (/usr/bin/time -f %M) come from the same run.
+#
+# Method: warm page cache (the corpus was just written or read), outputs on the corpus file
+# system. Wall time is the median of 3 runs for inputs under 200 MB, except that a command
+# whose first run takes over $SLOW_S seconds (default 10) is run once; inputs of 200 MB or more
+# are run once. nc3pack runs with its defaults (-j = all cores); zstd with -T2, xz with -T1
+# (single-threaded: xz's multi-threaded mode splits the input into blocks and loses ratio).
+# "unpack" restores a netCDF-3 file: nc3pack unpack, `nccopy -k <original kind>`, zstd -d,
+# xz -d; "exact" says whether the restored file is byte-identical to the original (cmp).
+# The full report is printed and written to CORPUS_DIR/report.md.
+set -euo pipefail
+
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CORPUS="" BIG=0
+for a in "$@"; do
+  case $a in
+    --big) BIG=1 ;;
+    -h | --help) usage; exit 0 ;;
+    -*) echo "compare.sh: unknown option $a" >&2; usage >&2; exit 2 ;;
+    *) [ -z "$CORPUS" ] || { echo "compare.sh: one CORPUS_DIR only" >&2; exit 2; }; CORPUS=$a ;;
+  esac
+done
+CORPUS=${CORPUS:-$ROOT/target/bench-corpus}
+SLOW_S=${SLOW_S:-10}
+T0=$(date +%s)
+
+say() { echo "compare.sh: $*" >&2; }
+
+# ---- requirements ---------------------------------------------------------------------------
+missing=()
+command -v nccopy >/dev/null || missing+=(netcdf-bin)
+command -v zstd >/dev/null || missing+=(zstd)
+command -v xz >/dev/null || missing+=(xz-utils)
+[ -x /usr/bin/time ] || missing+=(time)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "compare.sh: missing Debian packages: ${missing[*]}" >&2
+  echo "  install with: apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+command -v cargo >/dev/null || { echo "compare.sh: needs cargo (the Rust toolchain)" >&2; exit 1; }
+python3 -c 'import numpy, netCDF4' 2>/dev/null || {
+  echo "compare.sh: needs python3 with numpy and netCDF4: pip install numpy netCDF4" >&2
+  exit 1
+}
+
+# ---- build and corpus -----------------------------------------------------------------------
+say "building nc3pack (cargo build --release)"
+(cd "$ROOT" && cargo build --release -q)
+BIN=$ROOT/target/release/nc3pack
+mkdir -p "$CORPUS"
+CORPUS=$(cd "$CORPUS" && pwd)
+
+free_kb() { df -Pk "$1" | awk 'NR==2{print $4}'; }
+if [ $BIG = 1 ]; then
+  need=$((10 << 20)) # KiB: restored copy + archive + zstd output of a 4 GiB file
+  [ -f "$CORPUS/big5.nc" ] || need=$((need + (5 << 20)))
+  if [ "$(free_kb "$CORPUS")" -lt $need ]; then
+    say "--big needs about $((need >> 20)) GiB free on $CORPUS; only $(($(free_kb "$CORPUS") >> 20)) GiB: skipping big5"
+    BIG=0 BIG_SKIPPED="not enough disk space"
+  fi
+fi
+say "generating the corpus in $CORPUS (reused when present)"
+python3 "$ROOT/bench/make_corpus.py" "$CORPUS" $([ $BIG = 1 ] && echo --big)
+
+OUT=$CORPUS/out
+rm -rf "$OUT"
+mkdir -p "$OUT"
+TIMEF=$OUT/.time ERRF=$OUT/.stderr
+REPORT=$CORPUS/report.md
+: >"$REPORT"
+out() { printf '%s\n' "$*" | tee -a "$REPORT"; }
+
+# ---- timing helpers -------------------------------------------------------------------------
+# timed CMD...: runs CMD under /usr/bin/time; sets T (wall seconds) and M (peak RSS, KiB).
+timed() {
+  local s e rc=0
+  s=$(date +%s%N)
+  /usr/bin/time -f %M -o "$TIMEF" "$@" >/dev/null 2>"$ERRF" || rc=$?
+  e=$(date +%s%N)
+  T=$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+  M=$(tail -n 1 "$TIMEF")
+  [[ $M =~ ^[0-9]+$ ]] || M=0
+  return $rc
+}
+
+# repeat RUNS OUTFILE CMD...: up to RUNS runs (OUTFILE removed before each; one run only when
+# the first is slower than SLOW_S); sets MED (median seconds), RSS (max KiB), NRUN.
+repeat() {
+  local runs=$1 outf=$2 i rss=0
+  shift 2
+  local ts=()
+  for ((i = 1; i <= runs; i++)); do
+    rm -f "$outf"
+    if ! timed "$@"; then
+      say "FAILED: $* :: $(tail -n 3 "$ERRF" | tr '\n' ' ')"
+      return 1
+    fi
+    ts+=("$T")
+    ((M > rss)) && rss=$M
+    ((i == 1)) && awk -v t="$T" -v s="$SLOW_S" 'BEGIN { exit !(t > s) }' && break
+  done
+  NRUN=${#ts[@]}
+  MED=$(printf '%s\n' "${ts[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  RSS=$rss
+}
+
+size_of() { stat -c %s "$1"; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+f2() { awk -v x="$1" 'BEGIN { printf "%.2f", x }'; }
+f3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
+commas() { echo "$1" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta'; }
+
+# netCDF-3 kind of a file, as nccopy -k spells it.
+kind_of() {
+  case $(head -c 4 "$1" | od -An -tu1 | awk '{ print $4 }') in
+    1) echo classic ;;
+    2) echo "64-bit offset" ;;
+    5) echo cdf5 ;;
+    *) echo unknown ;;
+  esac
+}
+label_of() {
+  case $1 in classic) echo "CDF-1 (classic)" ;; "64-bit offset") echo "CDF-2 (64-bit offset)" ;; cdf5) echo "CDF-5 (64-bit data)" ;; *) echo "?" ;; esac
+}
+
+TOOLS=("nc3pack default" "nc3pack max" "nccopy -k nc4 -d1 -s" "nccopy -k nc4 -d5 -s" "zstd -3 -T2" "zstd -19 -T2" "xz -6 -T1")
+ext_of() {
+  case $1 in nc3pack*) echo nc3z ;; nccopy*) echo nc4 ;; zstd*) echo zst ;; xz*) echo xz ;; esac
+}
+# pack_cmd TOOL IN OUT / unpack_cmd TOOL ARCHIVE RESTORED KIND: set the array CMD.
+pack_cmd() {
+  case $1 in
+    "nc3pack default") CMD=("$BIN" pack -q -f "$2" "$3") ;;
+    "nc3pack max") CMD=("$BIN" pack -q -f --level max "$2" "$3") ;;
+    "nccopy -k nc4 -d1 -s") CMD=(nccopy -k nc4 -d1 -s "$2" "$3") ;;
+    "nccopy -k nc4 -d5 -s") CMD=(nccopy -k nc4 -d5 -s "$2" "$3") ;;
+    "zstd -3 -T2") CMD=(zstd -q -f -3 -T2 "$2" -o "$3") ;;
+    "zstd -19 -T2") CMD=(zstd -q -f -19 -T2 "$2" -o "$3") ;;
+    "xz -6 -T1") CMD=(sh -c 'exec xz -6 -T1 -c -- "$1" >"$2"' sh "$2" "$3") ;;
+  esac
+}
+unpack_cmd() {
+  case $1 in
+    nc3pack*) CMD=("$BIN" unpack -q -f "$2" "$3") ;;
+    nccopy*) CMD=(nccopy -k "$4" "$2" "$3") ;;
+    zstd*) CMD=(zstd -q -f -d "$2" -o "$3") ;;
+    xz*) CMD=(sh -c 'exec xz -d -T1 -c -- "$1" >"$2"' sh "$2" "$3") ;;
+  esac
+}
+
+declare -A RATIO PACK UNPACK PRSS URSS EXACT SIZE
+ERRORS=0
+
+# bench_file FILE TOOL...: measures each TOOL on FILE, prints the table.
+bench_file() {
+  local f=$1 name base orig kind runs tool a r start
+  shift
+  start=$(date +%s)
+  name=$(basename "$f")
+  base=${name%.nc}
+  orig=$(size_of "$f")
+  kind=$(kind_of "$f")
+  runs=3
+  [ "$orig" -ge 200000000 ] && runs=1
+  out ""
+  out "### $name — $(commas "$orig") bytes, $(label_of "$kind")"
+  out ""
+  out "| tool | ratio | pack s | unpack s | pack peak RSS MiB | unpack peak RSS MiB | exact | runs |"
+  out "|---|---:|---:|---:|---:|---:|:-:|:-:|"
+  for tool in "$@"; do
+    a=$OUT/$base.$(ext_of "$tool")
+    r=$OUT/$base.restored.nc
+    say "$name: $tool: pack"
+    pack_cmd "$tool" "$f" "$a"
+    if ! repeat $runs "$a" "${CMD[@]}"; then
+      out "| $tool | error | | | | | | |"
+      continue
+    fi
+    local pmed=$MED prss=$RSS pn=$NRUN psize
+    psize=$(size_of "$a")
+    say "$name: $tool: unpack"
+    unpack_cmd "$tool" "$a" "$r" "$kind"
+    local umed="error" urss=0 un=0 exact="?"
+    if repeat $runs "$r" "${CMD[@]}"; then
+      umed=$MED urss=$RSS un=$NRUN
+      if cmp -s "$f" "$r"; then exact=yes; else exact=no; fi
+    fi
+    if [[ $tool == nc3pack* && $exact != yes ]]; then
+      say "ERROR: $tool did not restore $name byte for byte"
+      ERRORS=$((ERRORS + 1))
+    fi
+    rm -f "$r"
+    local key="$base|$tool"
+    SIZE[$key]=$psize
+    RATIO[$key]=$(awk -v o="$orig" -v p="$psize" 'BEGIN { printf "%.3f", o / p }')
+    PACK[$key]=$pmed UNPACK[$key]=$umed PRSS[$key]=$prss URSS[$key]=$urss EXACT[$key]=$exact
+    out "| $tool | ${RATIO[$key]} | $(f2 "$pmed") | $([ "$umed" = error ] && echo error || f2 "$umed") | $(mib "$prss") | $(mib "$urss") | $exact | $pn/$un |"
+    # Keep nc3pack archives (small, useful to inspect); drop the peers' outputs.
+    [[ $tool == nc3pack* ]] || rm -f "$a"
+  done
+  out ""
+  out "($name: $(($(date +%s) - start)) s of benchmarking.)"
+}
+
+# ---- report header --------------------------------------------------------------------------
+cpu=$(lscpu 2>/dev/null | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }')
+mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+fs=$(df -PT "$CORPUS" | awk 'NR==2 { print $2 }')
+rev=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo "?")
+dirty=$(cd "$ROOT" && git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes" || true)
+ncver=$(nc-config --version 2>/dev/null || ncdump 2>&1 | awk '/library version/ { print "netCDF " $4 }')
+out "## nc3pack peer benchmark"
+out ""
+out "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+out "- machine: ${cpu:-unknown CPU}, $(nproc) cores visible, $mem RAM, Linux $(uname -r), corpus on $fs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+out "- nc3pack $rev$dirty (release build, -j $(nproc)); $ncver (nccopy); $(zstd --version | sed 's/^\*\*\* //; s/, by.*//'); $(xz --version | head -1)"
+out "- method: warm page cache; wall time = median of 3 runs for inputs < 200 MB (1 run when the first run takes > ${SLOW_S} s, and for inputs ≥ 200 MB); peak RSS = max of /usr/bin/time %M over the runs; ratio = original bytes / packed bytes; unpack restores a netCDF-3 file (nccopy: \`-k\` the original kind); exact = restored file byte-identical (cmp); runs = pack/unpack runs."
+out "- zstd runs with -T2, xz with -T1 (single-threaded), nc3pack with all cores; nc3pack fsyncs its output before renaming it into place, the other tools do not."
+
+# ---- the corpus files -----------------------------------------------------------------------
+for f in gridded topo points; do
+  bench_file "$CORPUS/$f.nc" "${TOOLS[@]}"
+done
+
+# ---- tiny files -----------------------------------------------------------------------------
+TINY=$CORPUS/tiny
+tstart=$(date +%s)
+ntiny=$(find "$TINY" -maxdepth 1 -name '*.nc' | wc -l)
+tiny_in=$(find "$TINY" -maxdepth 1 -name '*.nc' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+TOUT=$OUT/tiny
+if "$BIN" pack --help 2>/dev/null | grep -qE -- '(^|[[:space:],])-o[,[:space:]]|--output-dir'; then
+  BATCH=1 mode="nc3pack pack -o (batch mode)"
+else
+  BATCH=0 mode="nc3pack pack, one process per file (shell loop: no batch mode in this build)"
+fi
+say "tiny: $ntiny files: $mode"
+tiny_ok=1
+if [ $BATCH = 1 ]; then
+  # Batch mode writes into a fresh directory each run.
+  tiny_run() { rm -rf "$TOUT"; timed "$BIN" pack -q -o "$TOUT" "$TINY"; }
+else
+  mkdir -p "$TOUT"
+  tiny_run() {
+    rm -rf "$TOUT" && mkdir -p "$TOUT"
+    timed sh -c 'for f in "$1"/*.nc; do "$2" pack -q -f "$f" "$3/${f##*/}.nc3z" || exit 1; done' sh "$TINY" "$BIN" "$TOUT"
+  }
+fi
+tts=() trss=0
+for i in 1 2 3; do
+  if ! tiny_run; then
+    say "FAILED: tiny batch :: $(tail -n 3 "$ERRF" | tr '\n' ' ')"
+    tiny_ok=0
+    break
+  fi
+  tts+=("$T")
+  ((M > trss)) && trss=$M
+  ((i == 1)) && awk -v t="$T" -v s="$SLOW_S" 'BEGIN { exit !(t > s) }' && break
+done
+if [ $tiny_ok = 1 ]; then
+  tmed=$(printf '%s\n' "${tts[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  narch=$(find "$TOUT" -name '*.nc3z' | wc -l)
+  tiny_out=$(find "$TOUT" -name '*.nc3z' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+  tiny_fps=$(awk -v n="$ntiny" -v t="$tmed" 'BEGIN { printf "%.0f", n / t }')
+  [ "$narch" -eq "$ntiny" ] || { say "ERROR: $narch archives for $ntiny tiny files"; tiny_ok=0; ERRORS=$((ERRORS + 1)); }
+fi
+# Reference: zstd -3 compressing the same files one by one, in one process.
+ZOUT=$OUT/tiny-zstd
+zts=() zrss=0
+for i in 1 2 3; do
+  rm -rf "$ZOUT" && mkdir -p "$ZOUT"
+  timed sh -c 'exec zstd -q -3 -T2 --output-dir-flat "$2" "$1"/*.nc' sh "$TINY" "$ZOUT" || break
+  zts+=("$T")
+  ((M > zrss)) && zrss=$M
+done
+zmed=$(printf '%s\n' "${zts[@]:-0}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+zout=$(find "$ZOUT" -name '*.zst' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+
+out ""
+out "### tiny/ — $(commas "$ntiny") files, $(commas "$tiny_in") bytes (CDF-1, 1-4 KB each)"
+out ""
+out "| tool | files/s | total s | packed bytes | ratio | peak RSS MiB | runs |"
+out "|---|---:|---:|---:|---:|---:|:-:|"
+if [ $tiny_ok = 1 ]; then
+  out "| $mode | $tiny_fps | $(f2 "$tmed") | $(commas "$tiny_out") | $(awk -v a="$tiny_in" -v b="$tiny_out" 'BEGIN { printf "%.3f", a / b }') | $(mib "$trss") | ${#tts[@]} |"
+else
+  out "| $mode | error | | | | | |"
+fi
+if [ "${#zts[@]}" -gt 0 ] && [ "$zout" -gt 0 ]; then
+  out "| zstd -3 -T2, one process, one .zst per file (reference, no random access) | $(awk -v n="$ntiny" -v t="$zmed" 'BEGIN { printf "%.0f", n / t }') | $(f2 "$zmed") | $(commas "$zout") | $(awk -v a="$tiny_in" -v b="$zout" 'BEGIN { printf "%.3f", a / b }') | $(mib "$zrss") | ${#zts[@]} |"
+fi
+if [ $tiny_ok = 1 ]; then
+  # Per-file overhead on the smallest inputs, and a round-trip check of a sample.
+  out ""
+  out "Per-file overhead (archive − original) of the 5 smallest files; mean over all files: $(awk -v a="$tiny_in" -v b="$tiny_out" -v n="$ntiny" 'BEGIN { printf "%+.0f", (b - a) / n }') bytes."
+  out ""
+  out "| file | original | nc3pack archive | overhead | zstd -3 file |"
+  out "|---|---:|---:|---:|---:|"
+  while read -r sz path; do
+    nm=$(basename "$path")
+    arch=$(find "$TOUT" -name "$nm.nc3z" -o -name "${nm%.nc}.nc3z" | head -n 1)
+    asz=$(size_of "$arch")
+    zsz=$(size_of "$ZOUT/$nm.zst" 2>/dev/null || echo "?")
+    out "| $nm | $sz | $asz | $(printf '%+d' $((asz - sz))) | $zsz |"
+  done < <(find "$TINY" -maxdepth 1 -name '*.nc' -printf '%s %p\n' | sort -n | head -n 5)
+  bad=0
+  while read -r path; do
+    nm=$(basename "$path")
+    arch=$(find "$TOUT" -name "$nm.nc3z" -o -name "${nm%.nc}.nc3z" | head -n 1)
+    "$BIN" unpack -q -f "$arch" "$OUT/tiny.restored.nc" && cmp -s "$path" "$OUT/tiny.restored.nc" || bad=$((bad + 1))
+  done < <(find "$TINY" -maxdepth 1 -name '*.nc' | sort | awk 'NR % 500 == 1')
+  rm -f "$OUT/tiny.restored.nc"
+  out ""
+  out "Round trip of 20 sampled tiny archives: $([ $bad = 0 ] && echo "all byte-identical" || echo "$bad NOT byte-identical")."
+  [ $bad = 0 ] || ERRORS=$((ERRORS + 1))
+fi
+rm -rf "$ZOUT"
+out ""
+out "(tiny/: $(($(date +%s) - tstart)) s of benchmarking.)"
+
+# ---- the 4 GiB CDF-5 file -------------------------------------------------------------------
+if [ $BIG = 1 ]; then
+  bench_file "$CORPUS/big5.nc" "nc3pack default" "zstd -3 -T2"
+  rm -f "$OUT/big5.nc3z"
+fi
+
+# ---- targets --------------------------------------------------------------------------------
+PASSN=0 FAILN=0 SKIPN=0
+verdict() { # verdict OK|FAIL|SKIP TEXT
+  case $1 in
+    1) out "- PASS — $2"; PASSN=$((PASSN + 1)) ;;
+    0) out "- FAIL — $2"; FAILN=$((FAILN + 1)) ;;
+    *) out "- SKIP — $2"; SKIPN=$((SKIPN + 1)) ;;
+  esac
+}
+have() { [ -n "${RATIO[$1]:-}" ] && [ -n "${RATIO[$2]:-}" ]; }
+# ratio_target FILE FACTOR PEER: default ratio >= FACTOR x PEER's ratio
+ratio_target() {
+  local d="$1|$4" p="$1|$3" ok
+  if ! have "$d" "$p"; then verdict skip "$4 ratio ≥ $2 × \`$3\` on $1.nc: a run failed"; return; fi
+  ok=$(awk -v a="${RATIO[$d]}" -v b="${RATIO[$p]}" -v k="$2" 'BEGIN { print (a >= k * b) ? 1 : 0 }')
+  if [ "$2" = 1 ]; then
+    verdict "$ok" "$4 ratio ≥ \`$3\` on $1.nc: ${RATIO[$d]} vs ${RATIO[$p]}"
+  else
+    verdict "$ok" "$4 ratio ≥ $2 × \`$3\` on $1.nc: ${RATIO[$d]} vs $2 × ${RATIO[$p]} = $(awk -v b="${RATIO[$p]}" -v k="$2" 'BEGIN { printf "%.3f", k * b }')"
+  fi
+}
+# time_target FILE FACTOR PEER: default pack time <= FACTOR x PEER's pack time
+time_target() {
+  local d="$1|nc3pack default" p="$1|$3" ok
+  if ! have "$d" "$p"; then verdict skip "pack time ≤ $2 × \`$3\` on $1.nc: a run failed"; return; fi
+  ok=$(awk -v a="${PACK[$d]}" -v b="${PACK[$p]}" -v k="$2" 'BEGIN { print (a <= k * b) ? 1 : 0 }')
+  verdict "$ok" "default pack time ≤ $2 × \`$3\` on $1.nc: $(f2 "${PACK[$d]}") s vs $2 × $(f2 "${PACK[$p]}") = $(awk -v b="${PACK[$p]}" -v k="$2" 'BEGIN { printf "%.2f", k * b }') s"
+}
+out ""
+out "### Targets"
+out ""
+ratio_target gridded 1.05 "nccopy -k nc4 -d5 -s" "nc3pack default"
+ratio_target points 2 "nccopy -k nc4 -d5 -s" "nc3pack default"
+time_target gridded 0.5 "nccopy -k nc4 -d1 -s"
+time_target points 0.1 "nccopy -k nc4 -d1 -s"
+for f in gridded topo points; do time_target $f 1.5 "zstd -3 -T2"; done
+for f in gridded topo points; do ratio_target $f 1 "xz -6 -T1" "nc3pack max"; done
+if [ -n "${PRSS[big5|nc3pack default]:-}" ]; then
+  ok=$(awk -v m="${PRSS[big5|nc3pack default]}" 'BEGIN { print (m <= 256 * 1024) ? 1 : 0 }')
+  verdict "$ok" "peak RSS packing the $(awk -v s="$(size_of "$CORPUS/big5.nc")" 'BEGIN { printf "%.2f", s / 2^30 }') GiB CDF-5 file ≤ 256 MiB: $(mib "${PRSS[big5|nc3pack default]}") MiB"
+else
+  verdict skip "peak RSS packing a 4 GiB CDF-5 file ≤ 256 MiB: ${BIG_SKIPPED:-run with --big}"
+fi
+if [ $tiny_ok = 1 ]; then
+  ok=$(awk -v r="$tiny_fps" 'BEGIN { print (r >= 2000) ? 1 : 0 }')
+  verdict "$ok" "batch of $(commas "$ntiny") tiny files ≥ 2,000 files/s: $tiny_fps files/s ($([ $BATCH = 1 ] && echo "batch mode" || echo "shell loop, no batch mode"))"
+else
+  verdict 0 "batch of $(commas "$ntiny") tiny files ≥ 2,000 files/s: the run failed"
+fi
+out ""
+out "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; above $(nproc) means the benchmark shared the cores)."
+out ""
+out "$PASSN passed, $FAILN failed, $SKIPN skipped. nc3pack round trips: $([ $ERRORS = 0 ] && echo "all byte-identical" || echo "$ERRORS ERRORS"). Total benchmark time $(($(date +%s) - T0)) s."
+say "report written to $REPORT"
+[ $ERRORS = 0 ]
