@@ -287,7 +287,9 @@ zmed=$(printf '%s\n' "${zts[@]:-0}" | sort -g | awk '{ a[NR] = $1 } END { print 
 zout=$(find "$ZOUT" -name '*.zst' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
 
 out ""
-out "### tiny/ — $(commas "$ntiny") files, $(commas "$tiny_in") bytes (CDF-1, 1-4 KB each)"
+tiny_range=$(find "$TINY" -maxdepth 1 -name '*.nc' -printf '%s\n' | sort -n |
+  awk '{ a[NR] = $1 } END { printf "%d B to %.1f KB, median %.1f KB", a[1], a[NR] / 1000, a[int((NR + 1) / 2)] / 1000 }')
+out "### tiny/ — $(commas "$ntiny") files, $(commas "$tiny_in") bytes (CDF-1, $tiny_range)"
 out ""
 out "| tool | files/s | total s | packed bytes | ratio | peak RSS MiB | runs |"
 out "|---|---:|---:|---:|---:|---:|:-:|"

@@ -8,8 +8,8 @@ renamed, so an interrupted run never leaves a half-written file behind):
 
   gridded.nc  CDF-2 (64-bit offset), ~156 MB: float t2m(time=UNLIMITED=120, lat=361, lon=720),
               a smooth temperature field (latitude gradient, travelling planetary waves, diurnal
-              cycle over land) plus white noise, _FillValue over ice sheets (~5 %); float
-              sst(time, lat1=181, lon1=360) with _FillValue over land and sea ice (~30 %);
+              cycle over land) plus white noise, _FillValue over ice sheets (~9 %); float
+              sst(time, lat1=181, lon1=360) with _FillValue over land and sea ice (~35 %);
               coordinate variables time, lat, lon, lat1, lon1.
   topo.nc     CDF-1, ~29 MB: short elevation(lat=2701, lon=5401) in whole metres (4 arc-minute
               grid), fractal (power-law spectrum) terrain with oceans and continents.
@@ -18,7 +18,7 @@ renamed, so an interrupted run never leaves a half-written file behind):
               short qc, byte flag, double obs_time. ~1,800 stations reporting hourly (each
               cycle a random ~85 % of them, station order fixed), times increasing, values at
               the 0.1 precision of real reports, a few missing (_FillValue).
-  tiny/       10,000 files of 1-4 KB (CDF-1): a short sensor series each (time, value, status,
+  tiny/       10,000 files of 0.6-4 KB (CDF-1, median 2 KB): a short sensor series each (time, value, status,
               a few attributes), some with an unlimited dimension, some without.
   big5.nc     only with --big: CDF-5, 4,320,133,120 + header bytes (> 4 GiB): float
               var(time=UNLIMITED=1030, y=1024, x=1024), a smooth field drifting in time plus
