@@ -366,13 +366,9 @@ impl<R: ReadAt> Archive<R> {
 
     /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
     pub fn block(&self, s: usize, b: u64) -> Result<Arc<Vec<u8>>> {
-        let key = (self.streams[s].id, b);
-        if let Some(hit) = self.cache.get(key) {
-            return Ok(hit);
-        }
-        let block = Arc::new(self.read_block(s, b)?);
-        self.cache.insert(key, Arc::clone(&block));
-        Ok(block)
+        let mut got = self.fetch(s, &[b])?;
+        got.pop()
+            .ok_or_else(|| self.block_error(s, b, "block was not decoded".into()))
     }
 
     /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the

@@ -2007,3 +2007,29 @@ fn metadata_accessors_report_the_materialized_record_dimension() {
     assert_eq!(s3.nc_type, nc3pack::nc3::NcType::Short);
     assert_eq!(s3.attrs[0].name, "long_name");
 }
+
+/// `Archive::block` serves one decoded block through the cache: the second call hits.
+#[test]
+fn single_block_reads_go_through_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/gridded_sst.nc");
+    let z = dir.path().join("g.nc3z");
+    let opts = PackOptions {
+        block_size: 64 << 10,
+        ..PackOptions::default()
+    };
+    nc3pack::pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
+    let a = Archive::open(&z).unwrap();
+    let s = a
+        .header()
+        .vars
+        .iter()
+        .position(|v| v.name == "sst")
+        .unwrap();
+    let first = a.block(s, 3).unwrap();
+    assert_eq!(*first, a.read_block(s, 3).unwrap());
+    let before = a.cache_stats();
+    let again = a.block(s, 3).unwrap();
+    assert_eq!(first, again);
+    assert_eq!(a.cache_stats().hits, before.hits + 1);
+}
