@@ -75,7 +75,8 @@ struct Common {
 
 #[derive(Args)]
 struct PackArgs {
-    /// IN.nc OUT.nc3z; or, with -o, the netCDF-3 files and directories (searched for *.nc) to pack.
+    /// IN.nc OUT.nc3z (IN `-`: standard input, packed in one pass); or, with -o, the netCDF-3
+    /// files and directories (searched for *.nc) to pack.
     #[arg(required = true, num_args = 1..)]
     paths: Vec<PathBuf>,
     /// Pack every input into this directory (as NAME.nc3z, keeping directory structure), in
@@ -254,25 +255,48 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .into());
             };
             let t = Instant::now();
-            let pb = progress_bar(file_len(input), a.common.quiet, "packing");
+            let stdin = input.as_os_str() == "-";
+            let pb = if stdin {
+                None
+            } else {
+                progress_bar(file_len(input), a.common.quiet, "packing")
+            };
             let progress = |n: u64| {
                 if let Some(pb) = &pb {
                     pb.set_position(n);
                 }
             };
-            let s = nc3pack::pack_file(input, output, &opts, a.common.force, &progress)?;
+            let s = if stdin {
+                let input = std::io::stdin().lock();
+                nc3pack::pack::pack_reader(
+                    input,
+                    Path::new("<stdin>"),
+                    output,
+                    &opts,
+                    a.common.force,
+                    &progress,
+                )?
+            } else {
+                nc3pack::pack_file(input, output, &opts, a.common.force, &progress)?
+            };
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
             if !a.common.quiet {
+                let name = if stdin {
+                    "<stdin>".into()
+                } else {
+                    input.display().to_string()
+                };
                 eprintln!(
-                    "{} -> {}: {} -> {} (ratio {:.2}), {} blocks, {:.2} s",
-                    input.display(),
+                    "{} -> {}: {} -> {} (ratio {:.2}), {} block{}, {:.2} s",
+                    name,
                     output.display(),
                     human(s.input_len),
                     human(s.output_len),
                     s.input_len as f64 / s.output_len.max(1) as f64,
                     s.blocks,
+                    if s.blocks == 1 { "" } else { "s" },
                     t.elapsed().as_secs_f64()
                 );
             }

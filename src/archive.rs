@@ -192,9 +192,32 @@ impl<R: ReadAt> Archive<R> {
         &self.path
     }
 
-    /// Number of streams: one per variable, then the residual bytes.
+    /// Number of streams: one per variable (in header order), then the residual bytes, then
+    /// the early and the late shared stream, which hold the small ones.
     pub fn stream_count(&self) -> usize {
         self.streams.len()
+    }
+
+    /// The stream of the residual bytes (the one after the variables').
+    pub fn residual_stream(&self) -> usize {
+        self.layout.vars.len()
+    }
+
+    /// The shared stream that holds stream `s`, if `s` is small enough to be a member of one
+    /// (it then has no blocks of its own).
+    pub fn shared_stream_of(&self, s: usize) -> Option<usize> {
+        self.streams[s].shared.map(|(sh, _)| sh)
+    }
+
+    /// Whether stream `s` is a member of a shared stream.
+    pub fn is_member(&self, s: usize) -> bool {
+        self.streams[s].shared.is_some()
+    }
+
+    /// Bytes of stream `s` (a variable's materialized data, the residual bytes, or a shared
+    /// stream's encoded members).
+    pub fn stream_len(&self, s: usize) -> u64 {
+        self.streams[s].total
     }
 
     /// Number of blocks of stream `s`.
@@ -458,6 +481,42 @@ impl<R: ReadAt> Archive<R> {
             .collect()
     }
 
+    /// The whole data of stream `s`, a member of a shared stream: its bytes are cut from the
+    /// shared stream's blocks and decoded, then cached like a block.
+    pub(crate) fn member_bytes(&self, s: usize) -> Result<Arc<Vec<u8>>> {
+        let st = &self.streams[s];
+        let Some((sh, at)) = st.shared else {
+            return Err(Error::Internal(format!(
+                "{} is not in a shared stream",
+                self.stream_name(s)
+            )));
+        };
+        let key = (st.id, 0);
+        if let Some(b) = self.cache.get(key) {
+            return Ok(b);
+        }
+        let bb = self.streams[sh].block_bytes;
+        let end = at + st.total;
+        let blocks: Vec<u64> = (at / bb..=(end - 1) / bb).collect();
+        let got = self.fetch(sh, &blocks)?;
+        let mut enc = Vec::with_capacity(st.total as usize);
+        for (&b, block) in blocks.iter().zip(&got) {
+            let from = at.max(b * bb) - b * bb;
+            let to = end.min(b * bb + block.len() as u64) - b * bb;
+            match block.get(from as usize..to as usize) {
+                Some(part) => enc.extend_from_slice(part),
+                None => {
+                    return Err(self.block_error(sh, b, "block is shorter than the layout".into()))
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(enc.len());
+        crate::codec::member_decode(st.esize, &enc, &mut out);
+        let out = Arc::new(out);
+        self.cache.insert(key, Arc::clone(&out));
+        Ok(out)
+    }
+
     /// Reads the whole materialized data of variable `v` as big-endian bytes (as stored in the
     /// netCDF file, with records de-interleaved).
     pub fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
@@ -477,6 +536,16 @@ impl<R: ReadAt> Dataset for Archive<R> {
     }
 
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        if self.is_member(v) {
+            let data = self.member_bytes(v)?;
+            let mut out_at = 0usize;
+            for &(off, len) in runs {
+                let (off, len) = (off as usize, len as usize);
+                out[out_at..out_at + len].copy_from_slice(&data[off..off + len]);
+                out_at += len;
+            }
+            return Ok(());
+        }
         let bb = self.streams[v].block_bytes;
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
@@ -612,6 +681,8 @@ pub(crate) fn stream_name(h: &Header, id: u32) -> String {
         format::RESIDUAL_ID => "residual bytes".into(),
         format::HEADER_ID => "netCDF header".into(),
         format::META_ID => "metadata frame".into(),
+        format::SHARED_EARLY_ID => "early shared stream".into(),
+        format::SHARED_LATE_ID => "late shared stream".into(),
         i => h.vars.get(i as usize).map_or_else(
             || format!("variable id {i}"),
             |v| format!("variable {:?}", v.name),

@@ -224,6 +224,40 @@ fn delta_decode(b: &mut [u8], esize: usize) {
     }
 }
 
+/// The filter each member of the shared stream is stored with: a small variable's bytes are
+/// filtered as a whole, with its own element size, before they join the shared stream (whose
+/// blocks then get a byte-wise filter of their own). Single-byte elements are stored as they are.
+pub const MEMBER_FILTER: Filter = Filter::Delta;
+
+/// Encodes a member of the shared stream (elements of `esize` bytes) into `out`, replacing its
+/// contents: [`MEMBER_FILTER`] for multi-byte elements, a copy otherwise. Same length as `data`.
+///
+/// ```
+/// let mut enc = Vec::new();
+/// nc3pack::codec::member_encode(4, &[0, 0, 0, 5, 0, 0, 0, 6], &mut enc);
+/// let mut back = Vec::new();
+/// nc3pack::codec::member_decode(4, &enc, &mut back);
+/// assert_eq!(back, [0, 0, 0, 5, 0, 0, 0, 6]);
+/// ```
+pub fn member_encode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
+    let filter = if esize > 1 {
+        MEMBER_FILTER
+    } else {
+        Filter::None
+    };
+    apply_filter(filter, data, esize, out);
+}
+
+/// Reverses [`member_encode`].
+pub fn member_decode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
+    let filter = if esize > 1 {
+        MEMBER_FILTER
+    } else {
+        Filter::None
+    };
+    undo_filter(filter, data, esize, out);
+}
+
 /// How the encoder chooses a block's filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FilterMode {

@@ -39,6 +39,17 @@ pub const HEADER_ID: u32 = u32::MAX - 2;
 pub const MAX_HEADER_LEN: u64 = 1 << 30;
 /// Frame variable id of the metadata frame (payload: the original file's 128-bit xxh3).
 pub const META_ID: u32 = u32::MAX - 1;
+/// Frame stream id of the early shared stream, which holds the small fixed variables of a large
+/// file (see [`shared_max`], [`SPLIT_MIN`]).
+pub const SHARED_EARLY_ID: u32 = u32::MAX - 3;
+/// Frame stream id of the late shared stream, which holds the other small streams.
+pub const SHARED_LATE_ID: u32 = u32::MAX - 4;
+/// Files whose header declares data ending past this many bytes keep their small fixed
+/// variables in the early shared stream, which is written as soon as they have been read (a cut
+/// archive then keeps them); smaller files have one shared stream.
+pub const SPLIT_MIN: u64 = 4 << 20;
+/// Streams of at most this many bytes (and at most one block) live in a shared stream.
+pub const SHARED_MAX: u64 = 4096;
 /// Footer flag: the original's hash is unknown (its metadata frame was lost before a reindex).
 pub const FOOTER_FLAG_NO_HASH: u32 = 1;
 /// Index entry flag: the block was lost (set by reindex); reading it is an error.
@@ -530,6 +541,17 @@ pub fn meta_frame(hash: u128) -> Vec<u8> {
 pub fn var_block_bytes(block_size: u32, esize: usize) -> u64 {
     let e = esize.max(1) as u64;
     (u64::from(block_size) / e).max(1) * e
+}
+
+/// Largest stream, in bytes, stored as a member of a shared stream for the nominal
+/// `block_size`: [`SHARED_MAX`] or one block, whichever is smaller.
+///
+/// ```
+/// assert_eq!(nc3pack::format::shared_max(1 << 20), 4096);
+/// assert_eq!(nc3pack::format::shared_max(64), 64);
+/// ```
+pub fn shared_max(block_size: u32) -> u64 {
+    SHARED_MAX.min(u64::from(block_size))
 }
 
 /// Number of blocks for `total` bytes in blocks of `block_bytes`.

@@ -26,24 +26,33 @@ pub fn describe(path: &Path) -> Result<Value> {
         for s in 0..a.stream_count() {
             let stored = a.stored_bytes(s);
             stored_total += stored;
-            let raw = if s < a.layout().vars.len() {
-                a.layout().vars[s].total
-            } else {
-                a.layout().residual_len
-            };
+            let raw = a.stream_len(s);
             let mut codecs = std::collections::BTreeMap::<&str, u64>::new();
             for b in 0..a.block_count(s) {
                 *codecs.entry(a.entry(s, b).codec.name()).or_default() += 1;
             }
-            vars.push(json!({
-                "name": if s < a.layout().vars.len() { a.header().vars[s].name.clone() } else { "(residual bytes)".into() },
+            let name = if s < a.layout().vars.len() {
+                a.header().vars[s].name.clone()
+            } else if s == a.residual_stream() {
+                "(residual bytes)".into()
+            } else if s == a.residual_stream() + 1 {
+                "(early shared stream)".into()
+            } else {
+                "(late shared stream)".into()
+            };
+            let mut st = json!({
+                "name": name,
                 "blocks": a.block_count(s),
                 "block_bytes": a.block_bytes(s),
                 "raw_bytes": raw,
                 "stored_bytes": stored,
                 "ratio": ratio(raw, stored),
                 "blocks_by_codec": codecs,
-            }));
+            });
+            if a.is_member(s) {
+                st["in_shared_stream"] = json!(true);
+            }
+            vars.push(st);
         }
         v["archive"] = json!({
             "archive_bytes": a.len(),
@@ -235,6 +244,17 @@ pub fn to_text(v: &Value, name: &str) -> String {
         ));
         s.push_str("// stream: blocks, raw bytes -> stored bytes (ratio), codecs\n");
         for st in a["streams"].as_array().into_iter().flatten() {
+            if st["raw_bytes"] == 0 {
+                continue;
+            }
+            if st.get("in_shared_stream").is_some() {
+                s.push_str(&format!(
+                    "//   {}: {} bytes, in a shared stream\n",
+                    str_of(&st["name"]),
+                    st["raw_bytes"]
+                ));
+                continue;
+            }
             s.push_str(&format!(
                 "//   {}: {} blocks, {} -> {} ({}), {}\n",
                 str_of(&st["name"]),

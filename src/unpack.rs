@@ -12,6 +12,7 @@ use crate::nc3::Target;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Restores the original file from the archive `input` into `output`, atomically (see
@@ -78,7 +79,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u128> {
     let layout = archive.layout();
-    let residual = archive.stream_count() - 1;
+    let residual = archive.residual_stream();
     let stream_of = |t: Target| match t {
         Target::Var(i) => Some(i),
         Target::Residual => Some(residual),
@@ -89,7 +90,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     let mut consumed = vec![0u64; archive.stream_count()];
     layout
         .walk(|seg| {
-            if let Some(s) = stream_of(seg.target) {
+            if let Some(s) = stream_of(seg.target).filter(|&s| !archive.is_member(s)) {
                 let bb = archive.block_bytes(s);
                 let first = consumed[s].div_ceil(bb);
                 consumed[s] += seg.len;
@@ -112,7 +113,8 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 },
             );
             let werr = || io_err(out_path, "write");
-            let mut cur: Vec<(Vec<u8>, usize)> = vec![(Vec::new(), 0); archive.stream_count()];
+            let mut cur: Vec<(Arc<Vec<u8>>, usize)> =
+                vec![(Arc::default(), 0); archive.stream_count()];
             let mut last_report = 0u64;
             layout.walk(|seg| -> Result<()> {
                 let Some(s) = stream_of(seg.target) else {
@@ -122,10 +124,23 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 while left > 0 {
                     let (buf, pos) = &mut cur[s];
                     if *pos == buf.len() {
-                        *buf = rx
-                            .recv()
-                            .map_err(|_| Error::Internal("decoder stopped".into()))??;
+                        // A small stream comes whole from the shared stream; the others block
+                        // by block, decoded ahead in the order the walk needs them.
+                        *buf = if archive.is_member(s) {
+                            archive.member_bytes(s)?
+                        } else {
+                            Arc::new(
+                                rx.recv()
+                                    .map_err(|_| Error::Internal("decoder stopped".into()))??,
+                            )
+                        };
                         *pos = 0;
+                        if buf.is_empty() {
+                            return Err(Error::Internal(format!(
+                                "{} has fewer bytes than the layout",
+                                archive.stream_name(s)
+                            )));
+                        }
                     }
                     let take = left.min(buf.len() - *pos);
                     w.write_all(&buf[*pos..*pos + take]).map_err(werr())?;

@@ -394,6 +394,10 @@ impl From<HeaderError> for ParseError {
     }
 }
 
+/// Most list items reserved ahead of parsing them: longer lists grow as their items parse, so
+/// memory follows the bytes present, not a count field.
+const PREALLOC_MAX: usize = 1024;
+
 struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -522,7 +526,7 @@ impl<'a> Cursor<'a> {
     fn attrs(&mut self, what: &str) -> PResult<Vec<Attribute>> {
         let cw = self.variant.count_width() as u64;
         let n = self.list_header(NC_ATTRIBUTE, what, 4 + cw + 4 + cw)?;
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n.min(PREALLOC_MAX));
         for _ in 0..n {
             let name = self.name(&format!("{what} attribute"))?;
             let field = format!("attribute {name:?}");
@@ -639,7 +643,7 @@ impl Header {
         let cw = variant.count_width() as u64;
 
         let ndims = c.list_header(NC_DIMENSION, "dimension", cw + 4 + cw)?;
-        let mut dims = Vec::with_capacity(ndims);
+        let mut dims = Vec::with_capacity(ndims.min(PREALLOC_MAX));
         for i in 0..ndims {
             let name = c.name(&format!("dimension {i}"))?;
             let len = c.non_neg(&format!("dimension {name:?} length"))?;
@@ -655,14 +659,14 @@ impl Header {
 
         let ow = variant.offset_width() as u64;
         let nvars = c.list_header(NC_VARIABLE, "variable", cw + 4 + cw + 4 + cw + 4 + cw + ow)?;
-        let mut vars = Vec::with_capacity(nvars);
+        let mut vars = Vec::with_capacity(nvars.min(PREALLOC_MAX));
         for i in 0..nvars {
             let name = c.name(&format!("variable {i}"))?;
             let field = format!("variable {name:?}");
             let nd_at = c.pos as u64;
             let nd = c.non_neg(&format!("{field} dimension count"))?;
             let nd = c.bound(nd, cw, nd_at, &format!("{field} dimension count"))?;
-            let mut dimids = Vec::with_capacity(nd);
+            let mut dimids = Vec::with_capacity(nd.min(PREALLOC_MAX));
             for k in 0..nd {
                 let at = c.pos as u64;
                 let id = c.non_neg(&format!("{field} dimension id {k}"))?;

@@ -76,6 +76,9 @@ pub struct Layout {
     pub vars: Vec<VarLayout>,
     /// Total residual bytes.
     pub residual_len: u64,
+    /// Where the data the header declares ends: after the fixed variables and the records the
+    /// header counts (`u64::MAX` for the streaming record count). Known before any data is read.
+    pub declared_end: u64,
     fixed_order: Vec<usize>,
     rec_order: Vec<usize>,
 }
@@ -155,6 +158,9 @@ impl Layout {
                     .ok_or_else(|| "record size overflows".to_string())
             })?
         };
+        if recsize == 0 && !rec_order.is_empty() {
+            return Err("record variables hold no data (record size 0)".into());
+        }
         let mut l = Layout {
             file_len,
             header_len: h.len,
@@ -162,10 +168,12 @@ impl Layout {
             recsize,
             vars,
             residual_len: 0,
+            declared_end: 0,
             fixed_order,
             rec_order,
         };
         l.check(h)?;
+        l.declared_end = l.declared_end(h);
         if numrecs > l.records_that_fit() {
             return Err(format!(
                 "{numrecs} records do not fit in the file ({} complete records end before byte {file_len})",
@@ -256,6 +264,33 @@ impl Layout {
             }
         }
         Ok(())
+    }
+
+    fn declared_end(&self, h: &Header) -> u64 {
+        let fixed = self
+            .fixed_order
+            .iter()
+            .map(|&i| self.vars[i].begin.saturating_add(self.vars[i].total))
+            .max()
+            .unwrap_or(0);
+        let records = match (self.rec_order.first(), h.numrecs) {
+            (None, _) => 0,
+            (Some(_), NumRecs::Streaming) => u64::MAX,
+            (Some(&i), NumRecs::Count(n)) => self.vars[i]
+                .begin
+                .saturating_add(n.saturating_mul(self.recsize)),
+        };
+        self.header_len.max(fixed).max(records)
+    }
+
+    /// Fixed variables in file order (by `begin`).
+    pub fn fixed_order(&self) -> &[usize] {
+        &self.fixed_order
+    }
+
+    /// Record variables in the order of their slabs within a record (by `begin`).
+    pub fn rec_order(&self) -> &[usize] {
+        &self.rec_order
     }
 
     /// How many complete records (every record variable's slab present) the file holds.

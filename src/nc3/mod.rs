@@ -17,6 +17,7 @@ pub use layout::{Layout, Segment, Target, VarLayout};
 
 use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
+use std::io::Read;
 use std::path::Path;
 
 /// The HDF5 signature, which starts every netCDF-4 file.
@@ -61,6 +62,73 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
                     path: path.to_path_buf(),
                     source: crate::HeaderError::new(want, "header is truncated"),
                 })
+            }
+            Err(ParseError::Bad(e)) => {
+                return Err(Error::Header {
+                    path: path.to_path_buf(),
+                    source: e,
+                })
+            }
+        }
+    }
+}
+
+/// Reads and parses the header of a netCDF-3 file arriving on `r` (standard input, a pipe),
+/// named `path` in errors. Returns the header and every byte read so far, which starts with the
+/// header and may run past it. Reads only what the header needs, in 64 KiB steps, and never more
+/// than [`crate::format::MAX_HEADER_LEN`] bytes of header.
+pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(Header, Vec<u8>)> {
+    let not_nc3 = |reason: String| Error::NotNetcdf3 {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    let mut want = 64 * 1024u64;
+    let mut eof = false;
+    loop {
+        if !eof && (buf.len() as u64) < want {
+            let before = buf.len();
+            std::io::Read::take(&mut *r, want - before as u64)
+                .read_to_end(&mut buf)
+                .map_err(io_err(path, "read"))?;
+            eof = (buf.len() as u64) < want;
+        }
+        if buf.is_empty() {
+            return Err(not_nc3("the input is empty".into()));
+        }
+        if buf.len() >= 8 && &buf[..8] == HDF5_MAGIC {
+            return Err(not_nc3(
+                "it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into(),
+            ));
+        }
+        if (buf.len() >= 3 || eof) && !buf.starts_with(b"CDF") {
+            let shown: String = buf.iter().take(4).map(|b| format!("{b:02x}")).collect();
+            return Err(not_nc3(format!(
+                "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
+            )));
+        }
+        // Until the input ends, its length is unknown: let the parser ask for more.
+        let len = if eof { buf.len() as u64 } else { u64::MAX };
+        match Header::parse_prefix(&buf, len) {
+            Ok(h) => return Ok((h, buf)),
+            Err(ParseError::NeedMore(n)) if !eof && n <= crate::format::MAX_HEADER_LEN => {
+                want = n
+                    .max(want.saturating_mul(2))
+                    .min(crate::format::MAX_HEADER_LEN);
+            }
+            Err(ParseError::NeedMore(n)) => {
+                let what = if eof {
+                    "header is truncated".to_string()
+                } else {
+                    format!(
+                        "header is longer than {} bytes",
+                        crate::format::MAX_HEADER_LEN
+                    )
+                };
+                return Err(Error::Header {
+                    path: path.to_path_buf(),
+                    source: crate::HeaderError::new(n.min(buf.len() as u64), what),
+                });
             }
             Err(ParseError::Bad(e)) => {
                 return Err(Error::Header {

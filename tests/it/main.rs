@@ -9,6 +9,7 @@ mod read;
 mod repair;
 mod roundtrip;
 mod safety;
+mod shared;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
 pub fn filters(on: bool) -> nc3pack::codec::FilterMode {

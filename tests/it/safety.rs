@@ -1,7 +1,10 @@
 //! Safe writes: a failing writer, a full disk and a killed process leave no output at the
 //! destination and the input untouched.
 
-use nc3pack::{pack::pack_stream, PackOptions};
+use nc3pack::{
+    pack::{pack_stream, Source},
+    PackOptions,
+};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,7 +48,7 @@ impl Seek for FailAfter {
 fn assert_write_failures_reported(name: &str, block_size: u32, limits: &[u64]) {
     let input = sample(name);
     let f = std::fs::File::open(&input).unwrap();
-    let (_, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
+    let (header, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
     for &limit in limits {
         let mut w = FailAfter { written: 0, limit };
         let opts = PackOptions {
@@ -55,8 +58,9 @@ fn assert_write_failures_reported(name: &str, block_size: u32, limits: &[u64]) {
         let r = pack_stream(
             std::fs::File::open(&input).unwrap(),
             &input,
-            &layout,
+            &header,
             &hb,
+            Source::File(&layout),
             &opts,
             &mut w,
             Path::new("out.nc3z"),
