@@ -635,6 +635,7 @@ fn route<R: Read>(
     let with_bytes = |&&i: &&usize| plan.vars[i].slab > 0;
     let first_rec = plan.rec_order().iter().find(with_bytes).copied();
     let last_rec = plan.rec_order().iter().rev().find(with_bytes).copied();
+    let (record_starts, record_ends) = (first_rec.map(Target::Var), last_rec.map(Target::Var));
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -662,7 +663,7 @@ fn route<R: Read>(
                 _ => Err(Stop::Eof),
             };
         }
-        if streaming && Some(seg.target) == first_rec.map(Target::Var) {
+        if streaming && Some(seg.target) == record_starts {
             in_record = true;
         }
         // Pass the segment's bytes on straight from the read buffer.
@@ -726,7 +727,7 @@ fn route<R: Read>(
                 Target::Residual => eof_at = Some(consumed),
             }
         }
-        if in_record && Some(seg.target) == last_rec.map(Target::Var) {
+        if in_record && Some(seg.target) == record_ends {
             // The record is complete: route it.
             let mut at = 0;
             for &(s, n) in &pieces {
@@ -783,6 +784,8 @@ struct OpenStream {
     seen: u64,
     /// The block being filled.
     block: Vec<u8>,
+    /// Length at which the block being filled is complete (0: no block is open).
+    limit: usize,
     next_block: u64,
     /// While the stream may still be a member of the shared stream: its bytes so far.
     member: Option<Vec<u8>>,
@@ -806,6 +809,7 @@ impl<'e> Router<'e> {
                 total,
                 seen: 0,
                 block: Vec::new(),
+                limit: 0,
                 next_block: 0,
                 member: total
                     .is_none_or(|t| (1..=small).contains(&t))
@@ -854,7 +858,19 @@ impl<'e> Router<'e> {
     }
 
     /// Routes `data`, the next bytes of stream `s`.
+    #[inline]
     fn push(&mut self, s: usize, data: &[u8]) -> Result<()> {
+        // The common case, many times per record: the bytes fit in the open block.
+        let o = &mut self.open[s];
+        if o.block.len() + data.len() < o.limit {
+            o.seen += data.len() as u64;
+            o.block.extend_from_slice(data);
+            return Ok(());
+        }
+        self.push_slow(s, data)
+    }
+
+    fn push_slow(&mut self, s: usize, data: &[u8]) -> Result<()> {
         if data.is_empty() {
             return Ok(());
         }
@@ -894,18 +910,18 @@ impl<'e> Router<'e> {
     fn fill(&mut self, s: usize, mut data: &[u8]) -> Result<()> {
         while !data.is_empty() {
             let o = &mut self.open[s];
-            if o.block.capacity() == 0 {
+            if o.limit == 0 {
+                // A new block: it ends after a block's bytes or where the stream does.
                 let left = o.total.map_or(o.block_bytes, |t| {
                     t.saturating_sub(o.next_block * o.block_bytes)
                 });
-                o.block.reserve_exact(left.clamp(1, o.block_bytes) as usize);
+                o.limit = left.clamp(1, o.block_bytes) as usize;
+                o.block.reserve_exact(o.limit);
             }
-            let room = (o.block_bytes - o.block.len() as u64) as usize;
-            let take = room.min(data.len());
+            let take = (o.limit - o.block.len()).min(data.len());
             o.block.extend_from_slice(&data[..take]);
             data = &data[take..];
-            let done = o.next_block * o.block_bytes + o.block.len() as u64;
-            if o.block.len() as u64 == o.block_bytes || o.total == Some(done) {
+            if o.block.len() == o.limit {
                 self.emit_block(s)?;
             }
         }
@@ -915,6 +931,7 @@ impl<'e> Router<'e> {
     fn emit_block(&mut self, s: usize) -> Result<()> {
         let o = &mut self.open[s];
         let data = std::mem::take(&mut o.block);
+        o.limit = 0;
         let block = o.next_block;
         o.next_block += 1;
         (self.emit)(Job {
