@@ -356,16 +356,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let r = nc3pack::repair::reindex(&a.input, &a.output, a.common.force)?;
             if !a.common.quiet {
                 eprintln!(
-                    "{} -> {}: recovered {} of {} blocks{}",
+                    "{} -> {}: recovered {} of {} blocks",
                     a.input.display(),
                     a.output.display(),
                     r.recovered,
                     r.blocks,
-                    if r.hash_recovered {
-                        ""
-                    } else {
-                        "; the original's hash was lost"
-                    }
                 );
                 for (var, b) in r.lost.iter().take(20) {
                     eprintln!("  lost: block {b} of {var}");
@@ -374,7 +369,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     eprintln!("  ... and {} more lost blocks", r.lost.len() - 20);
                 }
             }
-            if !r.lost.is_empty() || !r.hash_recovered {
+            if !r.lost.is_empty() {
                 std::process::exit(1);
             }
         }

@@ -174,7 +174,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// The xxh3-128 hash of the original file, as recorded at pack time.
     pub fn original_hash(&self) -> u128 {
-        self.footer.hash
+        self.lead.hash
     }
 
     /// Length of the archive in bytes.
@@ -242,11 +242,6 @@ impl<R: ReadAt> Archive<R> {
             .sum()
     }
 
-    /// Whether the original's hash is known (false only after a reindex lost it).
-    pub fn has_hash(&self) -> bool {
-        self.footer.flags & format::FOOTER_FLAG_NO_HASH == 0
-    }
-
     /// Offset of the index section.
     pub fn index_offset(&self) -> u64 {
         self.footer.index_offset
@@ -283,31 +278,7 @@ impl<R: ReadAt> Archive<R> {
         Ok(())
     }
 
-    /// Checks the metadata frame at `offset`: intact and recording the footer's hash.
-    pub fn check_meta_frame(&self, offset: u64) -> std::result::Result<(), String> {
-        let mut buf = [0u8; FRAME_HEADER_LEN + 16];
-        if !self.has_hash() {
-            return Err("the original's hash is unknown (lost before a reindex)".into());
-        }
-        self.reader
-            .read_exact_at(&mut buf, offset)
-            .map_err(|e| e.to_string())?;
-        let h = FrameHeader::decode(&buf)?;
-        if h.var != format::META_ID
-            || h.stored_len != 16
-            || format::crc(&buf[FRAME_HEADER_LEN..]) != h.payload_crc
-        {
-            return Err("not an intact metadata frame".into());
-        }
-        let mut a = [0u8; 16];
-        a.copy_from_slice(&buf[FRAME_HEADER_LEN..]);
-        if u128::from_le_bytes(a) != self.footer.hash {
-            return Err("its hash differs from the footer's".into());
-        }
-        Ok(())
-    }
-
-    /// Offset just past the header frame: where the metadata frame starts.
+    /// Offset just past the header frame: where the block frames start.
     pub fn data_start(&self) -> u64 {
         self.data_start
     }
@@ -680,7 +651,6 @@ pub(crate) fn stream_name(h: &Header, id: u32) -> String {
     match id {
         format::RESIDUAL_ID => "residual bytes".into(),
         format::HEADER_ID => "netCDF header".into(),
-        format::META_ID => "metadata frame".into(),
         format::SHARED_EARLY_ID => "early shared stream".into(),
         format::SHARED_LATE_ID => "late shared stream".into(),
         i => h.vars.get(i as usize).map_or_else(

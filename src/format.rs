@@ -5,7 +5,7 @@
 //! detected:
 //!
 //! ```text
-//! lead (48 B) | netCDF header (H B) | CRC32C of header (4 B) | frames ... | index | footer (48 B)
+//! lead (64 B) | header frame (36 + S B) | block frames ... | index (16 + 16 N B) | footer (32 B)
 //! ```
 
 /// First 8 bytes of every archive: `\x89 N C 3 Z \r \n \x1a` (PNG-style: a non-ASCII byte, then
@@ -16,7 +16,7 @@ pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version: additions that older readers of the same major can ignore.
 pub const VERSION_MINOR: u16 = 0;
 /// Size of the lead.
-pub const LEAD_LEN: usize = 48;
+pub const LEAD_LEN: usize = 64;
 /// Sync magic at the start of every block frame.
 pub const FRAME_MAGIC: [u8; 4] = *b"\xb7N3B";
 /// Size of a frame header.
@@ -28,7 +28,7 @@ pub const INDEX_HEADER_LEN: usize = 16;
 /// Size of one index entry.
 pub const INDEX_ENTRY_LEN: usize = 16;
 /// Size of the footer.
-pub const FOOTER_LEN: usize = 48;
+pub const FOOTER_LEN: usize = 32;
 /// Last 4 bytes of every archive.
 pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
 /// Frame variable id of the residual-bytes stream.
@@ -37,8 +37,6 @@ pub const RESIDUAL_ID: u32 = u32::MAX;
 pub const HEADER_ID: u32 = u32::MAX - 2;
 /// Largest original header an archive may declare (1 GiB).
 pub const MAX_HEADER_LEN: u64 = 1 << 30;
-/// Frame variable id of the metadata frame (payload: the original file's 128-bit xxh3).
-pub const META_ID: u32 = u32::MAX - 1;
 /// Frame stream id of the early shared stream, which holds the small fixed variables of a large
 /// file (see [`shared_max`], [`SPLIT_MIN`]).
 pub const SHARED_EARLY_ID: u32 = u32::MAX - 3;
@@ -50,8 +48,6 @@ pub const SHARED_LATE_ID: u32 = u32::MAX - 4;
 pub const SPLIT_MIN: u64 = 4 << 20;
 /// Streams of at most this many bytes (and at most one block) live in a shared stream.
 pub const SHARED_MAX: u64 = 4096;
-/// Footer flag: the original's hash is unknown (its metadata frame was lost before a reindex).
-pub const FOOTER_FLAG_NO_HASH: u32 = 1;
 /// Index entry flag: the block was lost (set by reindex); reading it is an error.
 pub const FLAG_LOST: u16 = 1;
 /// Largest block size an archive may declare (1 GiB).
@@ -164,7 +160,7 @@ impl Filter {
 ///
 /// ```
 /// use nc3pack::format::Lead;
-/// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20 };
+/// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
 /// let bytes = lead.encode();
 /// assert_eq!(Lead::decode(&bytes), Ok(lead));
 /// ```
@@ -178,6 +174,8 @@ pub struct Lead {
     pub header_len: u64,
     /// Nominal block size in decoded bytes (each variable snaps it down to whole elements).
     pub block_size: u32,
+    /// XXH3-128 of the original file.
+    pub hash: u128,
 }
 
 impl Lead {
@@ -192,8 +190,9 @@ impl Lead {
         b[24..32].copy_from_slice(&self.numrecs.to_le_bytes());
         b[32..40].copy_from_slice(&self.header_len.to_le_bytes());
         b[40..44].copy_from_slice(&self.block_size.to_le_bytes());
-        let c = crc(&b[..44]);
-        b[44..48].copy_from_slice(&c.to_le_bytes());
+        b[44..60].copy_from_slice(&self.hash.to_le_bytes());
+        let c = crc(&b[..60]);
+        b[60..64].copy_from_slice(&c.to_le_bytes());
         b
     }
 
@@ -208,8 +207,8 @@ impl Lead {
         if b[0..8] != LEAD_MAGIC {
             return Err("bad magic: not an nc3pack archive".into());
         }
-        let stored = u32_at(b, 44);
-        if crc(&b[..44]) != stored {
+        let stored = u32_at(b, 60);
+        if crc(&b[..60]) != stored {
             return Err("checksum mismatch".into());
         }
         let major = u16_at(b, 8);
@@ -227,6 +226,7 @@ impl Lead {
             numrecs: u64_at(b, 24),
             header_len: u64_at(b, 32),
             block_size: u32_at(b, 40),
+            hash: u128::from_le_bytes(b[44..60].try_into().unwrap_or([0; 16])),
         };
         if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&lead.block_size) {
             return Err(format!(
@@ -258,7 +258,8 @@ pub struct FrameHeader {
     pub stored_len: u32,
     /// Bytes after decoding.
     pub decoded_len: u32,
-    /// Variable id ([`RESIDUAL_ID`] for residual bytes, [`META_ID`] for the metadata frame).
+    /// Stream id: a variable's number, or [`RESIDUAL_ID`], [`HEADER_ID`], [`SHARED_EARLY_ID`],
+    /// [`SHARED_LATE_ID`].
     pub var: u32,
     /// Block number within the variable.
     pub block: u64,
@@ -414,7 +415,7 @@ pub fn decode_index(b: &[u8], expected: u64) -> Result<Vec<IndexEntry>, String> 
 ///
 /// ```
 /// use nc3pack::format::Footer;
-/// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0, hash: 42 };
+/// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0 };
 /// assert_eq!(Footer::decode(&f.encode()), Ok(f));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,10 +426,8 @@ pub struct Footer {
     pub index_len: u64,
     /// CRC32C of the index section.
     pub index_crc: u32,
-    /// Flags: [`FOOTER_FLAG_NO_HASH`].
+    /// Flags: reserved, 0.
     pub flags: u32,
-    /// xxh3-128 of the original netCDF-3 file.
-    pub hash: u128,
 }
 
 impl Footer {
@@ -439,10 +438,9 @@ impl Footer {
         b[8..16].copy_from_slice(&self.index_len.to_le_bytes());
         b[16..20].copy_from_slice(&self.index_crc.to_le_bytes());
         b[20..24].copy_from_slice(&self.flags.to_le_bytes());
-        b[24..40].copy_from_slice(&self.hash.to_le_bytes());
-        let c = crc(&b[..40]);
-        b[40..44].copy_from_slice(&c.to_le_bytes());
-        b[44..48].copy_from_slice(&FOOTER_MAGIC);
+        let c = crc(&b[..24]);
+        b[24..28].copy_from_slice(&c.to_le_bytes());
+        b[28..32].copy_from_slice(&FOOTER_MAGIC);
         b
     }
 
@@ -451,27 +449,24 @@ impl Footer {
         if b.len() < FOOTER_LEN {
             return Err("footer is cut short".into());
         }
-        if b[44..48] != FOOTER_MAGIC {
+        if b[28..32] != FOOTER_MAGIC {
             return Err(
                 "no footer magic at the end of the file (truncated archive? try `nc3pack reindex`)"
                     .into(),
             );
         }
-        if crc(&b[..40]) != u32_at(b, 40) {
+        if crc(&b[..24]) != u32_at(b, 24) {
             return Err("footer checksum mismatch".into());
         }
         let flags = u32_at(b, 20);
-        if flags & !FOOTER_FLAG_NO_HASH != 0 {
+        if flags != 0 {
             return Err(format!("unknown footer flags 0x{flags:08x}"));
         }
-        let mut h = [0u8; 16];
-        h.copy_from_slice(&b[24..40]);
         Ok(Footer {
             index_offset: u64_at(b, 0),
             index_len: u64_at(b, 8),
             index_crc: u32_at(b, 16),
             flags,
-            hash: u128::from_le_bytes(h),
         })
     }
 }
@@ -504,29 +499,6 @@ pub fn header_frame(header: &[u8]) -> Vec<u8> {
     };
     let mut out = h.encode().to_vec();
     out.extend_from_slice(payload);
-    out
-}
-
-/// The metadata frame recording the original file's hash (`META_ID`, block 0, raw payload).
-///
-/// ```
-/// let f = nc3pack::format::meta_frame(7);
-/// assert_eq!(f.len(), nc3pack::format::FRAME_HEADER_LEN + 16);
-/// ```
-pub fn meta_frame(hash: u128) -> Vec<u8> {
-    let payload = hash.to_le_bytes();
-    let h = FrameHeader {
-        stored_len: 16,
-        decoded_len: 16,
-        var: META_ID,
-        block: 0,
-        codec: Codec::None,
-        filter: Filter::None,
-        esize: 1,
-        payload_crc: crc(&payload),
-    };
-    let mut out = h.encode().to_vec();
-    out.extend_from_slice(&payload);
     out
 }
 
@@ -576,6 +548,7 @@ mod tests {
             numrecs: 9,
             header_len: 10,
             block_size: 4096,
+            hash: 0x1112_1314_1516_1718_191a_1b1c_1d1e_1f20,
         }
         .encode();
         assert_eq!(&b[0..8], b"\x89NC3Z\r\n\x1a");
@@ -584,6 +557,8 @@ mod tests {
         assert_eq!(b[24], 9);
         assert_eq!(b[32], 10);
         assert_eq!(&b[40..44], &[0, 0x10, 0, 0]);
+        assert_eq!((b[44], b[59]), (0x20, 0x11));
+        assert_eq!(&b[60..64], &crc(&b[..60]).to_le_bytes());
         let mut bad = b;
         bad[20] ^= 1;
         assert_eq!(Lead::decode(&bad).unwrap_err(), "checksum mismatch");
@@ -609,7 +584,6 @@ mod tests {
             index_len: 2,
             index_crc: 3,
             flags: 0,
-            hash: 4,
         }
         .encode();
         for i in 0..FOOTER_LEN {

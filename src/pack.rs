@@ -305,22 +305,22 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         source: e,
     };
     let mut w = BufWriter::with_capacity(1 << 20, out);
-    // The lead is rewritten at the end, when the length and record count are known.
-    let placeholder_lead = Lead {
+    // The lead is rewritten at the end, when the hash (and for a stream the length and record
+    // count) are known.
+    let mut lead = Lead {
         file_len: header.len,
         numrecs: 0,
         header_len: header.len,
         block_size: opts.block_size,
+        hash: 0,
     };
-    w.write_all(&placeholder_lead.encode()).map_err(werr)?;
+    if let Source::File(l) = source {
+        (lead.file_len, lead.numrecs) = (l.file_len, l.numrecs);
+    }
+    w.write_all(&lead.encode()).map_err(werr)?;
     let header_frame = format::header_frame(header_bytes);
     w.write_all(&header_frame).map_err(werr)?;
-    // The metadata frame comes next, so that a cut anywhere later keeps the hash; it is
-    // written now as a placeholder and rewritten once the hash is known.
-    let meta_at = (LEAD_LEN + header_frame.len()) as u64;
-    let placeholder = format::meta_frame(0);
-    w.write_all(&placeholder).map_err(werr)?;
-    let data_start = meta_at + placeholder.len() as u64;
+    let data_start = (LEAD_LEN + header_frame.len()) as u64;
 
     let threads = opts.threads.max(1);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
@@ -400,7 +400,6 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         index_len: index.len() as u64,
         index_crc: format::crc(&index),
         flags: 0,
-        hash: routed.hash,
     };
     w.write_all(&footer.encode()).map_err(werr)?;
     let out = w.into_inner().map_err(|e| werr(e.into_error()))?;
@@ -409,12 +408,10 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         numrecs: layout.numrecs,
         header_len: layout.header_len,
         block_size: opts.block_size,
+        hash: routed.hash,
     };
     out.seek(std::io::SeekFrom::Start(0)).map_err(werr)?;
     out.write_all(&lead.encode()).map_err(werr)?;
-    out.seek(std::io::SeekFrom::Start(meta_at)).map_err(werr)?;
-    out.write_all(&format::meta_frame(routed.hash))
-        .map_err(werr)?;
     out.flush().map_err(werr)?;
     Ok(PackSummary {
         input_len: layout.file_len,

@@ -1,7 +1,7 @@
 //! Damage: `verify` finds it, `reindex` recovers what is intact.
 //!
 //! Verification checks every checksum of the archive (lead, header frame, every frame header and
-//! payload, the metadata frame, index, footer), checks that the frames tile the data section with
+//! payload, index, footer), checks that the frames tile the data section with
 //! no unaccounted bytes, and then decodes everything to compare the XXH3-128 of the restored file
 //! with the one recorded at pack time.
 //!
@@ -14,7 +14,7 @@
 use crate::archive::{stream_name, Archive};
 use crate::error::{io_err, Error, Result};
 use crate::format::{
-    self, Footer, FrameHeader, IndexEntry, Lead, FLAG_LOST, FRAME_HEADER_LEN, FRAME_MAGIC, META_ID,
+    self, Footer, FrameHeader, IndexEntry, Lead, FLAG_LOST, FRAME_HEADER_LEN, FRAME_MAGIC,
 };
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
@@ -26,7 +26,7 @@ use std::path::Path;
 /// One damaged part of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
-    /// Which part: "lead", "netCDF header", "block", "metadata frame", "data section", "index",
+    /// Which part: "lead", "netCDF header", "block", "data section", "index",
     /// "footer", "hash".
     pub part: &'static str,
     /// For a block: the variable (or "residual bytes") and the block number.
@@ -75,8 +75,6 @@ impl VerifyReport {
 pub struct Scan {
     /// Intact frames found: (stream id, block) -> (offset, frame header).
     pub frames: HashMap<(u32, u64), (u64, FrameHeader)>,
-    /// The original's hash, if the metadata frame was found intact.
-    pub hash: Option<u128>,
     /// Damaged or unreadable regions: (offset, length, what).
     pub damaged: Vec<(u64, u64, String)>,
 }
@@ -136,13 +134,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
             r.read_exact_at(&mut payload, pos + FRAME_HEADER_LEN as u64)?;
             let next = pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
             if format::crc(&payload) == h.payload_crc {
-                if h.var == META_ID && payload.len() == 16 {
-                    let mut a = [0u8; 16];
-                    a.copy_from_slice(&payload);
-                    out.hash = Some(u128::from_le_bytes(a));
-                } else {
-                    out.frames.entry((h.var, h.block)).or_insert((pos, h));
-                }
+                out.frames.entry((h.var, h.block)).or_insert((pos, h));
             } else {
                 out.damaged.push((
                     pos,
@@ -338,7 +330,7 @@ fn verify_open<R: ReadAt>(
     )
     .ok();
     report.damage.extend(damaged.into_iter().map(to_damage));
-    // 2. The frames tile the data section, followed by the metadata frame and the index.
+    // 2. The frames tile the data section, from the header frame to the index.
     let mut spans: Vec<(u64, u64)> = blocks
         .iter()
         .map(|&(s, b)| a.entry(s, b))
@@ -346,20 +338,7 @@ fn verify_open<R: ReadAt>(
         .map(|e| (e.offset, FRAME_HEADER_LEN as u64 + u64::from(e.stored_len)))
         .collect();
     spans.sort_unstable();
-    let meta_len = (FRAME_HEADER_LEN + 16) as u64;
-    let meta_at = a.data_start();
-    let mut pos = meta_at;
-    if let Err(what) = a.check_meta_frame(meta_at) {
-        report.damage.push(Damage {
-            part: "metadata frame",
-            block: None,
-            offset: meta_at,
-            what,
-        });
-    }
-    if a.has_hash() {
-        pos += meta_len;
-    }
+    let mut pos = a.data_start();
     for (off, n) in spans {
         if off != pos {
             report.damage.push(Damage {
@@ -425,8 +404,6 @@ pub struct ReindexReport {
     pub recovered: u64,
     /// Blocks lost: (variable or "residual bytes", block number).
     pub lost: Vec<(String, u64)>,
-    /// Whether the original's hash was recovered.
-    pub hash_recovered: bool,
     /// Damaged regions skipped while scanning: (offset, length, what).
     pub damaged: Vec<(u64, u64, String)>,
 }
@@ -447,7 +424,6 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
     let all = streams(&layout, lead.block_size);
     let mut report = ReindexReport {
         damaged: sc.damaged.clone(),
-        hash_recovered: sc.hash.is_some(),
         ..ReindexReport::default()
     };
     crate::atomic::write_atomically(output, force, input, |out| {
@@ -455,12 +431,6 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
         let werr = io_err(output, "write");
         let mut head = lead.encode().to_vec();
         head.extend_from_slice(&format::header_frame(&hb));
-        // The metadata frame first, as pack writes it; a lost hash is recorded as 0 with the
-        // footer flag set and no metadata frame.
-        let hash = sc.hash.unwrap_or(0);
-        if sc.hash.is_some() {
-            head.extend_from_slice(&format::meta_frame(hash));
-        }
         w.write_all(&head).map_err(io_err(output, "write"))?;
         let mut pos = head.len() as u64;
         let mut entries = Vec::new();
@@ -507,12 +477,7 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
             index_offset: pos,
             index_len: index.len() as u64,
             index_crc: format::crc(&index),
-            flags: if sc.hash.is_some() {
-                0
-            } else {
-                format::FOOTER_FLAG_NO_HASH
-            },
-            hash,
+            flags: 0,
         };
         w.write_all(&footer.encode()).map_err(werr)?;
         w.flush().map_err(io_err(output, "write"))?;

@@ -48,14 +48,6 @@ pub fn unpack_file(
             ),
         });
     }
-    if !archive.has_hash() {
-        return Err(Error::Archive {
-            path: input.to_path_buf(),
-            part: "footer",
-            offset: archive.len() - crate::format::FOOTER_LEN as u64,
-            what: "the original's hash was lost, so a restored file could not be verified".into(),
-        });
-    }
     crate::atomic::write_atomically(output, force, input, |f| {
         let hash = unpack_to(&archive, f, output, threads, progress)?;
         if hash != archive.original_hash() {

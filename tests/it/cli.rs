@@ -10,8 +10,8 @@ use std::time::SystemTime;
 const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
 
 /// Lead, footer and frame header sizes of the archive format (design/FORMAT.md).
-const LEAD_LEN: usize = 48;
-const FOOTER_LEN: usize = 48;
+const LEAD_LEN: usize = 64;
+const FOOTER_LEN: usize = 32;
 const FRAME_HEADER_LEN: usize = 36;
 
 /// Runs the binary with `args`; returns (exit code, stdout, stderr).
@@ -629,12 +629,12 @@ fn damaged_archives_are_refused_naming_the_damaged_part() {
         (
             "netCDF header",
             flip(LEAD_LEN + FRAME_HEADER_LEN + pa.header_stored / 2),
-            "damaged archive: netCDF header at byte 48".into(),
+            format!("damaged archive: netCDF header at byte {LEAD_LEN}"),
         ),
         (
             "header frame",
             flip(LEAD_LEN + 2),
-            "damaged archive: netCDF header at byte 48".into(),
+            format!("damaged archive: netCDF header at byte {LEAD_LEN}"),
         ),
         (
             "block",

@@ -29,8 +29,8 @@ fn put64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 fn fix_lead(b: &mut [u8]) {
-    let c = crc(&b[..44]);
-    put32(b, 44, c);
+    let c = crc(&b[..60]);
+    put32(b, 60, c);
 }
 fn footer_at(b: &[u8]) -> usize {
     b.len() - FOOTER_LEN
@@ -47,8 +47,8 @@ fn fix_tail(b: &mut [u8]) {
     let f = footer_at(b);
     let c = crc(&b[off..off + len]);
     put32(b, f + 16, c);
-    let c = crc(&b[f..f + 40]);
-    put32(b, f + 40, c);
+    let c = crc(&b[f..f + 24]);
+    put32(b, f + 24, c);
 }
 /// Byte offset of index entry `i`.
 fn entry_at(b: &[u8], i: usize) -> usize {
@@ -261,8 +261,8 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         &|b| {
             let f = footer_at(b);
             put64(b, f + 8, 1 << 40);
-            let c = crc(&b[f..f + 40]);
-            put32(b, f + 40, c);
+            let c = crc(&b[f..f + 24]);
+            put32(b, f + 24, c);
         },
     );
     variant(
@@ -271,8 +271,8 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         &|b| {
             let f = footer_at(b);
             put32(b, f + 20, 0x8000_0000);
-            let c = crc(&b[f..f + 40]);
-            put32(b, f + 40, c);
+            let c = crc(&b[f..f + 24]);
+            put32(b, f + 24, c);
         },
     );
     variant(
