@@ -134,7 +134,7 @@ label_of() {
   case $1 in classic) echo "CDF-1 (classic)" ;; "64-bit offset") echo "CDF-2 (64-bit offset)" ;; cdf5) echo "CDF-5 (64-bit data)" ;; *) echo "?" ;; esac
 }
 
-TOOLS=("nc3pack default" "nc3pack max" "nccopy -k nc4 -d1 -s" "nccopy -k nc4 -d5 -s" "zstd -3 -T2" "zstd -19 -T2" "xz -6 -T1")
+TOOLS=("nc3pack default" "nc3pack default, from a pipe" "nc3pack max" "nccopy -k nc4 -d1 -s" "nccopy -k nc4 -d5 -s" "zstd -3 -T2" "zstd -19 -T2" "xz -6 -T1")
 ext_of() {
   case $1 in nc3pack*) echo nc3z ;; nccopy*) echo nc4 ;; zstd*) echo zst ;; xz*) echo xz ;; esac
 }
@@ -142,6 +142,7 @@ ext_of() {
 pack_cmd() {
   case $1 in
     "nc3pack default") CMD=("$BIN" pack -q -f "$2" "$3") ;;
+    "nc3pack default, from a pipe") CMD=(sh -c 'cat -- "$1" | exec "$2" pack -q -f - "$3"' sh "$2" "$BIN" "$3") ;;
     "nc3pack max") CMD=("$BIN" pack -q -f --level max "$2" "$3") ;;
     "nccopy -k nc4 -d1 -s") CMD=(nccopy -k nc4 -d1 -s "$2" "$3") ;;
     "nccopy -k nc4 -d5 -s") CMD=(nccopy -k nc4 -d5 -s "$2" "$3") ;;
@@ -332,7 +333,7 @@ out "(tiny/: $(($(date +%s) - tstart)) s of benchmarking.)"
 
 # ---- the 4 GiB CDF-5 file -------------------------------------------------------------------
 if [ $BIG = 1 ]; then
-  bench_file "$CORPUS/big5.nc" "nc3pack default" "zstd -3 -T2"
+  bench_file "$CORPUS/big5.nc" "nc3pack default" "nc3pack default, from a pipe" "zstd -3 -T2"
   rm -f "$OUT/big5.nc3z"
 fi
 
@@ -378,6 +379,10 @@ if [ -n "${PRSS[big5|nc3pack default]:-}" ]; then
   verdict "$ok" "peak RSS packing the $(awk -v s="$(size_of "$CORPUS/big5.nc")" 'BEGIN { printf "%.2f", s / 2^30 }') GiB CDF-5 file ≤ 256 MiB: $(mib "${PRSS[big5|nc3pack default]}") MiB"
 else
   verdict skip "peak RSS packing a 4 GiB CDF-5 file ≤ 256 MiB: ${BIG_SKIPPED:-run with --big}"
+fi
+if [ -n "${PRSS[big5|nc3pack default, from a pipe]:-}" ]; then
+  ok=$(awk -v m="${PRSS[big5|nc3pack default, from a pipe]}" 'BEGIN { print (m <= 256 * 1024) ? 1 : 0 }')
+  verdict "$ok" "peak RSS packing the same file from a pipe ≤ 256 MiB: $(mib "${PRSS[big5|nc3pack default, from a pipe]}") MiB"
 fi
 if [ $tiny_ok = 1 ]; then
   ok=$(awk -v r="$tiny_fps" 'BEGIN { print (r >= 2000) ? 1 : 0 }')
