@@ -31,16 +31,22 @@ pub fn shuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
 }
 
 fn shuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
-    let (streams, _) = dst.split_at_mut(n * E);
-    let mut outs: Vec<&mut [u8]> = streams.chunks_exact_mut(n.max(1)).collect();
-    if n == 0 {
-        return;
-    }
+    let outs = streams_mut::<E>(dst, n);
     for (i, e) in src[..n * E].chunks_exact(E).enumerate() {
         for j in 0..E {
             outs[j][i] = e[j];
         }
     }
+}
+
+/// The first `E` streams of `n` bytes of `dst`.
+fn streams_mut<const E: usize>(dst: &mut [u8], n: usize) -> [&mut [u8]; E] {
+    let mut rest = &mut dst[..n * E];
+    std::array::from_fn(|_| {
+        let (stream, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        stream
+    })
 }
 
 fn unshuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
