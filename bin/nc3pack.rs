@@ -90,8 +90,12 @@ struct PackArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
     /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and delta),
-    /// none, shuffle, bytedelta or delta.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "none", "shuffle", "bytedelta", "delta"])]
+    /// none, shuffle, bytedelta, delta or zzdelta.
+    #[arg(
+        long,
+        default_value = "auto",
+        value_parser = ["auto", "none", "shuffle", "bytedelta", "delta", "zzdelta"]
+    )]
     filter: String,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
@@ -233,6 +237,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 (_, "shuffle") => FilterMode::Fixed(Filter::Shuffle),
                 (_, "bytedelta") => FilterMode::Fixed(Filter::ByteDelta),
                 (_, "delta") => FilterMode::Fixed(Filter::Delta),
+                (_, "zzdelta") => FilterMode::Fixed(Filter::ZigZagDelta),
                 _ => FilterMode::Auto,
             };
             let opts = nc3pack::PackOptions {
