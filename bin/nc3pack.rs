@@ -89,8 +89,8 @@ struct PackArgs {
     /// sample) or `max` (zstd 19 / deflate 9, filters judged on whole blocks; for cold archives).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
-    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and delta),
-    /// none, shuffle, bytedelta, delta or zzdelta.
+    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta;
+    /// with `--level max` also none and delta), none, shuffle, bytedelta, delta or zzdelta.
     #[arg(
         long,
         default_value = "auto",

@@ -418,12 +418,13 @@ impl Encoder {
     fn candidates(&self, esize: usize) -> &'static [Filter] {
         match (esize, self.thorough) {
             (1, _) => &[Filter::None, Filter::ByteDelta],
-            (_, false) => &[Filter::Shuffle, Filter::ByteDelta, Filter::Delta],
+            (_, false) => &[Filter::Shuffle, Filter::ByteDelta, Filter::ZigZagDelta],
             (_, true) => &[
                 Filter::None,
                 Filter::Shuffle,
                 Filter::ByteDelta,
                 Filter::Delta,
+                Filter::ZigZagDelta,
             ],
         }
     }

@@ -246,6 +246,9 @@ fn every_filter_option_roundtrips_and_is_recorded() {
             }
         }
     }
+    // The automatic choice takes zzdelta for the smooth, noisy float field.
+    let a = pack(&sample("gridded_sst.nc"), dir.path(), "auto.nc3z", &[]);
+    assert!(filters_used(&a).contains("zzdelta"));
     assert!(leftovers(dir.path()).is_empty());
 }
 
