@@ -90,9 +90,13 @@ struct PackArgs {
     /// sample) or `max` (zstd 19 / deflate 9, filters judged on whole blocks; for cold archives).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
-    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and delta),
-    /// none, shuffle, bytedelta or delta.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "none", "shuffle", "bytedelta", "delta"])]
+    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta;
+    /// with `--level max` also none and delta), none, shuffle, bytedelta, delta or zzdelta.
+    #[arg(
+        long,
+        default_value = "auto",
+        value_parser = ["auto", "none", "shuffle", "bytedelta", "delta", "zzdelta"]
+    )]
     filter: String,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
@@ -234,6 +238,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 (_, "shuffle") => FilterMode::Fixed(Filter::Shuffle),
                 (_, "bytedelta") => FilterMode::Fixed(Filter::ByteDelta),
                 (_, "delta") => FilterMode::Fixed(Filter::Delta),
+                (_, "zzdelta") => FilterMode::Fixed(Filter::ZigZagDelta),
                 _ => FilterMode::Auto,
             };
             let opts = nc3pack::PackOptions {

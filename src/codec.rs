@@ -31,16 +31,22 @@ pub fn shuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
 }
 
 fn shuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
-    let (streams, _) = dst.split_at_mut(n * E);
-    let mut outs: Vec<&mut [u8]> = streams.chunks_exact_mut(n.max(1)).collect();
-    if n == 0 {
-        return;
-    }
+    let outs = streams_mut::<E>(dst, n);
     for (i, e) in src[..n * E].chunks_exact(E).enumerate() {
         for j in 0..E {
             outs[j][i] = e[j];
         }
     }
+}
+
+/// The first `E` streams of `n` bytes of `dst`.
+fn streams_mut<const E: usize>(dst: &mut [u8], n: usize) -> [&mut [u8]; E] {
+    let mut rest = &mut dst[..n * E];
+    std::array::from_fn(|_| {
+        let (stream, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        stream
+    })
 }
 
 fn unshuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
@@ -137,6 +143,13 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), String> {
 /// let mut back = Vec::new();
 /// undo_filter(Filter::Delta, &f, 2, &mut back);
 /// assert_eq!(back, data);
+///
+/// // Elements 10, 11, 9 become 10, 1, -2, zigzag-encoded 20, 2, 3, then shuffled.
+/// let data = [0, 10, 0, 11, 0, 9];
+/// apply_filter(Filter::ZigZagDelta, &data, 2, &mut f);
+/// assert_eq!(f, [0, 0, 0, 20, 2, 3]);
+/// undo_filter(Filter::ZigZagDelta, &f, 2, &mut back);
+/// assert_eq!(back, data);
 /// ```
 pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
     match filter {
@@ -154,11 +167,8 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
                 }
             }
         }
-        Filter::Delta => {
-            let mut d = data.to_vec();
-            delta_encode(&mut d, esize);
-            shuffle(&d, esize, out);
-        }
+        Filter::Delta => delta_shuffle(data, esize, false, out),
+        Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
     }
 }
 
@@ -180,54 +190,165 @@ pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>)
             }
             unshuffle(&d, esize, out);
         }
-        Filter::Delta => {
-            unshuffle(data, esize, out);
-            delta_decode(out, esize);
+        Filter::Delta => unshuffle_undelta(data, esize, false, out),
+        Filter::ZigZagDelta => unshuffle_undelta(data, esize, true, out),
+    }
+}
+
+/// The `delta` filter (`zigzag` false) or the `zzdelta` filter (`zigzag` true) of `src` into
+/// `dst`. For elements of 2, 4 or 8 bytes: element differences, optionally zigzag-encoded, then
+/// shuffled, in one pass; a trailing partial element is copied as is. For any other element
+/// size: each byte replaced by its difference from the previous byte, without zigzag.
+fn delta_shuffle(src: &[u8], esize: usize, zigzag: bool, dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.resize(src.len(), 0);
+    let n = src.len() / esize.max(1);
+    let f = match (esize, zigzag) {
+        (2, false) => delta_shuffle_n::<u16, 2, false>,
+        (2, true) => delta_shuffle_n::<u16, 2, true>,
+        (4, false) => delta_shuffle_n::<u32, 4, false>,
+        (4, true) => delta_shuffle_n::<u32, 4, true>,
+        (8, false) => delta_shuffle_n::<u64, 8, false>,
+        (8, true) => delta_shuffle_n::<u64, 8, true>,
+        _ => {
+            let mut prev = 0u8;
+            for (d, &x) in dst.iter_mut().zip(src) {
+                *d = x.wrapping_sub(prev);
+                prev = x;
+            }
+            return;
+        }
+    };
+    f(src, dst, n);
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// Reverses [`delta_shuffle`].
+fn unshuffle_undelta(src: &[u8], esize: usize, zigzag: bool, dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.resize(src.len(), 0);
+    let n = src.len() / esize.max(1);
+    let f = match (esize, zigzag) {
+        (2, false) => unshuffle_undelta_n::<u16, 2, false>,
+        (2, true) => unshuffle_undelta_n::<u16, 2, true>,
+        (4, false) => unshuffle_undelta_n::<u32, 4, false>,
+        (4, true) => unshuffle_undelta_n::<u32, 4, true>,
+        (8, false) => unshuffle_undelta_n::<u64, 8, false>,
+        (8, true) => unshuffle_undelta_n::<u64, 8, true>,
+        _ => {
+            let mut prev = 0u8;
+            for (x, &d) in dst.iter_mut().zip(src) {
+                prev = prev.wrapping_add(d);
+                *x = prev;
+            }
+            return;
+        }
+    };
+    f(src, dst, n);
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// Delta (and with `ZIGZAG`, zigzag) encodes the first `n` elements of `src`, big-endian
+/// integers `W` of `E` bytes, and writes them shuffled into `dst`. (Native integer types let the
+/// compiler vectorize the loop.)
+fn delta_shuffle_n<W: Word, const E: usize, const ZIGZAG: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    const { assert!(std::mem::size_of::<W>() == E) };
+    let mut outs = streams_mut::<E>(dst, n);
+    let mut prev = W::ZERO;
+    for (i, e) in src[..n * E].chunks_exact(E).enumerate() {
+        let x = W::from_be(e);
+        let mut d = x.wrapping_sub(prev);
+        prev = x;
+        if ZIGZAG {
+            d = d.zigzag();
+        }
+        for (j, out) in outs.iter_mut().enumerate() {
+            out[i] = d.be_byte(j);
         }
     }
 }
 
-macro_rules! delta_impl {
-    ($t:ty, $buf:expr, $decode:expr) => {{
-        const W: usize = std::mem::size_of::<$t>();
-        let mut prev: $t = 0;
-        for c in $buf.chunks_exact_mut(W) {
-            let mut a = [0u8; W];
-            a.copy_from_slice(c);
-            let x = <$t>::from_be_bytes(a);
-            let y = if $decode {
-                x.wrapping_add(prev)
-            } else {
-                x.wrapping_sub(prev)
-            };
-            prev = if $decode { y } else { x };
-            c.copy_from_slice(&y.to_be_bytes());
+/// Reverses [`delta_shuffle_n`]: unshuffles (and un-zigzags) the first `n` elements in one
+/// pass, which the compiler vectorizes, then takes running sums.
+fn unshuffle_undelta_n<W: Word, const E: usize, const ZIGZAG: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    const { assert!(std::mem::size_of::<W>() == E) };
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, e) in dst[..n * E].chunks_exact_mut(E).enumerate() {
+        let d = W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i]));
+        if ZIGZAG {
+            d.unzigzag().put_be(e);
+        } else {
+            d.put_be(e);
         }
-    }};
-}
-
-fn delta_encode(b: &mut [u8], esize: usize) {
-    match esize {
-        2 => delta_impl!(u16, b, false),
-        4 => delta_impl!(u32, b, false),
-        8 => delta_impl!(u64, b, false),
-        _ => delta_impl!(u8, b, false),
+    }
+    let mut prev = W::ZERO;
+    for e in dst[..n * E].chunks_exact_mut(E) {
+        prev = prev.wrapping_add(W::from_be(e));
+        prev.put_be(e);
     }
 }
 
-fn delta_decode(b: &mut [u8], esize: usize) {
-    match esize {
-        2 => delta_impl!(u16, b, true),
-        4 => delta_impl!(u32, b, true),
-        8 => delta_impl!(u64, b, true),
-        _ => delta_impl!(u8, b, true),
-    }
+/// The element types of the delta filters: unsigned integers of 2, 4 and 8 bytes.
+trait Word: Copy {
+    const ZERO: Self;
+    /// The integer whose big-endian bytes are `b` (as many as the type has).
+    fn from_be(b: &[u8]) -> Self;
+    /// Writes the big-endian bytes into `b` (as many as the type has).
+    fn put_be(self, b: &mut [u8]);
+    /// Big-endian byte `j`.
+    fn be_byte(self, j: usize) -> u8;
+    fn wrapping_sub(self, rhs: Self) -> Self;
+    fn wrapping_add(self, rhs: Self) -> Self;
+    /// Zigzag encoding of the value viewed as signed: 0, -1, 1, -2, ... become 0, 1, 2, 3, ...
+    fn zigzag(self) -> Self;
+    /// Reverses [`Word::zigzag`].
+    fn unzigzag(self) -> Self;
 }
+
+macro_rules! impl_word {
+    ($($u:ty, $i:ty);*) => {$(
+        impl Word for $u {
+            const ZERO: Self = 0;
+            fn from_be(b: &[u8]) -> Self {
+                Self::from_be_bytes(b.try_into().unwrap())
+            }
+            fn put_be(self, b: &mut [u8]) {
+                b.copy_from_slice(&self.to_be_bytes());
+            }
+            fn be_byte(self, j: usize) -> u8 {
+                self.to_be_bytes()[j]
+            }
+            fn wrapping_sub(self, rhs: Self) -> Self {
+                <$u>::wrapping_sub(self, rhs)
+            }
+            fn wrapping_add(self, rhs: Self) -> Self {
+                <$u>::wrapping_add(self, rhs)
+            }
+            fn zigzag(self) -> Self {
+                let s = self as $i;
+                ((s << 1) ^ (s >> (<$i>::BITS - 1))) as $u
+            }
+            fn unzigzag(self) -> Self {
+                (self >> 1) ^ (self & 1).wrapping_neg()
+            }
+        }
+    )*};
+}
+
+impl_word!(u16, i16; u32, i32; u64, i64);
 
 /// The filter each member of the shared stream is stored with: a small variable's bytes are
 /// filtered as a whole, with its own element size, before they join the shared stream (whose
 /// blocks then get a byte-wise filter of their own). Single-byte elements are stored as they are.
-pub const MEMBER_FILTER: Filter = Filter::Delta;
+pub const MEMBER_FILTER: Filter = Filter::ZigZagDelta;
 
 /// Encodes a member of the shared stream (elements of `esize` bytes) into `out`, replacing its
 /// contents: [`MEMBER_FILTER`] for multi-byte elements, a copy otherwise. Same length as `data`.
@@ -331,12 +452,13 @@ impl Encoder {
     fn candidates(&self, esize: usize) -> &'static [Filter] {
         match (esize, self.thorough) {
             (1, _) => &[Filter::None, Filter::ByteDelta],
-            (_, false) => &[Filter::Shuffle, Filter::ByteDelta, Filter::Delta],
+            (_, false) => &[Filter::Shuffle, Filter::ByteDelta, Filter::ZigZagDelta],
             (_, true) => &[
                 Filter::None,
                 Filter::Shuffle,
                 Filter::ByteDelta,
                 Filter::Delta,
+                Filter::ZigZagDelta,
             ],
         }
     }
@@ -617,6 +739,89 @@ mod tests {
         }
     }
 
+    const ALL_FILTERS: [Filter; 5] = [
+        Filter::None,
+        Filter::Shuffle,
+        Filter::ByteDelta,
+        Filter::Delta,
+        Filter::ZigZagDelta,
+    ];
+
+    #[test]
+    fn every_filter_id_is_listed() {
+        let ids: Vec<Filter> = (0..=255).filter_map(Filter::from_id).collect();
+        assert_eq!(ids, ALL_FILTERS);
+    }
+
+    /// `delta` and `zzdelta` as design/FORMAT.md defines them, one element at a time.
+    fn reference_delta(data: &[u8], esize: usize, zigzag: bool) -> Vec<u8> {
+        if ![2, 4, 8].contains(&esize) {
+            let mut out = data.to_vec();
+            for i in 1..out.len() {
+                out[i] = data[i].wrapping_sub(data[i - 1]);
+            }
+            return out;
+        }
+        let bits = 8 * esize as u32;
+        let mask = u64::MAX >> (64 - bits);
+        let n = data.len() / esize;
+        let mut elements = Vec::new();
+        let mut prev = 0u64;
+        for e in data[..n * esize].chunks_exact(esize) {
+            let x = e.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
+            let mut d = x.wrapping_sub(prev) & mask;
+            prev = x;
+            if zigzag {
+                let negative = d >> (bits - 1) == 1;
+                d = ((d << 1) ^ if negative { u64::MAX } else { 0 }) & mask;
+            }
+            elements.extend_from_slice(&d.to_be_bytes()[8 - esize..]);
+        }
+        elements.extend_from_slice(&data[n * esize..]);
+        let mut out = Vec::new();
+        shuffle(&elements, esize, &mut out);
+        out
+    }
+
+    #[test]
+    fn filters_invert_for_every_size_and_length_and_deltas_match_their_definition() {
+        let mut x = 99u64;
+        for esize in [1, 2, 3, 4, 8] {
+            for len in [0, 1, 7, 8, 9, 64, 1001] {
+                // Elements of either sign and mostly small (zigzag's case): random last bytes,
+                // the other bytes mostly all 0x00 or 0xff, sometimes random (large jumps).
+                let src: Vec<u8> = (0..len)
+                    .map(|i| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        match (i % esize == esize - 1, x % 8) {
+                            (true, _) | (_, 0) => (x >> 8) as u8,
+                            (false, r) => [0, 0xff][r as usize % 2],
+                        }
+                    })
+                    .collect();
+                for f in ALL_FILTERS {
+                    let (mut a, mut b) = (vec![7; 3], vec![7; 3]);
+                    apply_filter(f, &src, esize, &mut a);
+                    match f {
+                        Filter::Delta => assert_eq!(a, reference_delta(&src, esize, false)),
+                        Filter::ZigZagDelta => assert_eq!(a, reference_delta(&src, esize, true)),
+                        _ => assert_eq!(a.len(), src.len()),
+                    }
+                    undo_filter(f, &a, esize, &mut b);
+                    assert_eq!(b, src, "{f:?} esize {esize} len {len}");
+                }
+            }
+        }
+        // Extremes of the signed range: 0 -> 0x8000 is -32768 (zigzag 0xffff), then +32767
+        // (zigzag 0xfffe) to 0xffff, then +1 wrapping to 0 (zigzag 2).
+        let src = [0, 0, 0x80, 0, 0xff, 0xff, 0, 0];
+        let mut a = Vec::new();
+        apply_filter(Filter::ZigZagDelta, &src, 2, &mut a);
+        assert_eq!(a, [0, 0xff, 0xff, 0, 0, 0xff, 0xfe, 2]);
+    }
+
     #[test]
     fn constant_blocks_store_one_element_and_filters_invert() {
         let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
@@ -637,12 +842,7 @@ mod tests {
             enc.encode_frame(0, 0, 4, &d2, &mut frame).codec,
             Codec::Constant
         );
-        for f in [
-            Filter::None,
-            Filter::Shuffle,
-            Filter::ByteDelta,
-            Filter::Delta,
-        ] {
+        for f in ALL_FILTERS {
             for esize in [1, 2, 4, 8] {
                 let src: Vec<u8> = (0..96u32).map(|i| (i * i % 251) as u8).collect();
                 let (mut a, mut b) = (Vec::new(), Vec::new());

@@ -126,6 +126,10 @@ pub enum Filter {
     /// Each element replaced by its difference from the previous one (as an unsigned big-endian
     /// integer of the element size, wrapping), then byte shuffle.
     Delta = 3,
+    /// Like [`Filter::Delta`], but each difference, viewed as a signed integer of the element
+    /// size, is zigzag-encoded (0, -1, 1, -2, ... become 0, 1, 2, 3, ...) before the shuffle, so
+    /// that small negative differences have small high bytes too.
+    ZigZagDelta = 4,
 }
 
 impl Filter {
@@ -141,6 +145,7 @@ impl Filter {
             1 => Some(Filter::Shuffle),
             2 => Some(Filter::ByteDelta),
             3 => Some(Filter::Delta),
+            4 => Some(Filter::ZigZagDelta),
             _ => None,
         }
     }
@@ -152,6 +157,7 @@ impl Filter {
             Filter::Shuffle => "shuffle",
             Filter::ByteDelta => "bytedelta",
             Filter::Delta => "delta",
+            Filter::ZigZagDelta => "zzdelta",
         }
     }
 }

@@ -213,6 +213,45 @@ fn codecs_and_block_size_roundtrip() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+/// Names of the filters an archive's index records.
+fn filters_used(archive: &Path) -> BTreeSet<&'static str> {
+    let a = nc3pack::Archive::open(archive).unwrap();
+    (0..a.stream_count())
+        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+        .map(|(s, b)| a.entry(s, b).filter.name())
+        .collect()
+}
+
+#[test]
+fn every_filter_option_roundtrips_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ROUNDTRIP_SAMPLES {
+        let input = sample(name);
+        for filter in ["none", "shuffle", "bytedelta", "delta", "zzdelta"] {
+            let a = pack(
+                &input,
+                dir.path(),
+                &format!("{name}.{filter}.nc3z"),
+                &["--filter", filter],
+            );
+            unpack_matches(&a, &dir.path().join(format!("{name}.{filter}.nc")), &input);
+            // Blocks stored raw or as one constant element record filter none.
+            let used = filters_used(&a);
+            assert!(
+                used.iter().all(|f| [filter, "none"].contains(f)),
+                "{name} --filter {filter}: {used:?}"
+            );
+            if name == "gridded_sst.nc" {
+                assert!(used.contains(filter), "{name} --filter {filter}: {used:?}");
+            }
+        }
+    }
+    // The automatic choice takes zzdelta for the smooth, noisy float field.
+    let a = pack(&sample("gridded_sst.nc"), dir.path(), "auto.nc3z", &[]);
+    assert!(filters_used(&a).contains("zzdelta"));
+    assert!(leftovers(dir.path()).is_empty());
+}
+
 #[test]
 fn quiet_prints_nothing_and_default_prints_a_summary_line() {
     let dir = tempfile::tempdir().unwrap();

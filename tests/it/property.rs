@@ -7,8 +7,8 @@
 //! run more cases: `QUICKCHECK_TESTS=5000 cargo test --test it property`.
 
 use crate::roundtrip::Typed;
-use nc3pack::codec::default_level;
-use nc3pack::format::Codec;
+use nc3pack::codec::{default_level, FilterMode};
+use nc3pack::format::{Codec, Filter};
 use nc3pack::nc3::{NcType, Variant};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
@@ -202,7 +202,7 @@ struct Pack {
     codec: Codec,
     level: i32,
     block_size: u32,
-    shuffle: bool,
+    filter: FilterMode,
     threads: usize,
     unpack_threads: usize,
 }
@@ -329,7 +329,17 @@ impl Spec {
                 codec,
                 level,
                 block_size,
-                shuffle: r.one_in(2),
+                filter: if r.one_in(2) {
+                    FilterMode::Auto
+                } else {
+                    FilterMode::Fixed(r.pick(&[
+                        Filter::None,
+                        Filter::Shuffle,
+                        Filter::ByteDelta,
+                        Filter::Delta,
+                        Filter::ZigZagDelta,
+                    ]))
+                },
                 threads: r.range(1, 4) as usize,
                 unpack_threads: r.range(1, 4) as usize,
             },
@@ -616,8 +626,8 @@ fn check(spec: &Spec) -> Result<(), String> {
         level: p.level,
         block_size: p.block_size,
         threads: p.threads,
-        filter: crate::filters(p.shuffle),
-        thorough: p.shuffle && p.block_size % 2 == 1,
+        filter: p.filter,
+        thorough: p.filter == FilterMode::Auto && p.block_size % 2 == 1,
     };
     let summary = pack_file(&nc, &z, &opts, false, &|_| {}).map_err(|e| format!("pack: {e}"))?;
     if summary.input_len != orig.len() as u64 {
