@@ -239,7 +239,8 @@ pub(crate) fn pack_to_temp(
 /// Packs a netCDF-3 file arriving on `reader` (standard input, a pipe) into `output`,
 /// atomically, in one pass: nothing is read twice and nothing seeks. `input` names the source
 /// in errors. Memory is bounded by the block pipeline, one open block per record variable and
-/// one record of the input (held until the record is known to be complete).
+/// one record of the input, held until the record is known to be complete (records over 64 MiB
+/// are not held, and an input that ends inside one is refused).
 ///
 /// ```no_run
 /// let stdin = std::io::stdin().lock();
@@ -579,6 +580,9 @@ struct Routed {
     hash: u128,
 }
 
+/// Largest record held in memory while packing from a stream (see [`route`]).
+const RECORD_BUFFER_MAX: u64 = 64 << 20;
+
 /// Length given to the layout of a stream of unknown length while it is read.
 const OPEN_LEN: u64 = i64::MAX as u64;
 
@@ -599,7 +603,8 @@ impl From<Error> for Stop {
 /// Reads the file in order, routing each segment's bytes into its stream's blocks and sending
 /// full blocks to `emit`. For a [`Source::Stream`] the records are counted as they arrive, and a
 /// record is routed only once it is complete: the bytes of an incomplete last record, like
-/// anything after the last record, are residual bytes.
+/// anything after the last record, are residual bytes. Records over [`RECORD_BUFFER_MAX`] bytes
+/// are routed as they arrive instead, and a stream that ends inside one is refused.
 fn route<R: Read>(
     reader: R,
     input: &Path,
@@ -633,6 +638,9 @@ fn route<R: Read>(
     let first_rec = plan.rec_order().iter().find(with_bytes).copied();
     let last_rec = plan.rec_order().iter().rev().find(with_bytes).copied();
     let (record_starts, record_ends) = (first_rec.map(Target::Var), last_rec.map(Target::Var));
+    // From a stream, a record is held until it is complete (an incomplete last record is
+    // residual bytes), unless records are too large to hold.
+    let buffer_records = streaming && plan.recsize <= RECORD_BUFFER_MAX;
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -660,7 +668,7 @@ fn route<R: Read>(
                 _ => Err(Stop::Eof),
             };
         }
-        if streaming && Some(seg.target) == record_starts {
+        if buffer_records && Some(seg.target) == record_starts {
             in_record = true;
         }
         // Pass the segment's bytes on straight from the read buffer.
@@ -707,6 +715,13 @@ fn route<R: Read>(
                 return Err(Stop::Eof);
             }
             match seg.target {
+                Target::Var(i) if plan.vars[i].is_record => {
+                    return Err(Stop::Fail(layout_err(format!(
+                        "the input ends at byte {consumed}, inside a record of {} bytes: records over {} MiB are not buffered, so an incomplete one cannot be packed from a stream (pack the file instead)",
+                        plan.recsize,
+                        RECORD_BUFFER_MAX >> 20
+                    ))))
+                }
                 Target::Var(i) => {
                     return Err(Stop::Fail(layout_err(format!(
                         "variable {:?} data [{}, {}) extends past the end of the input ({consumed} bytes)",
@@ -724,8 +739,8 @@ fn route<R: Read>(
                 Target::Residual => eof_at = Some(consumed),
             }
         }
-        if in_record && Some(seg.target) == record_ends {
-            // The record is complete: route it.
+        if Some(seg.target) == record_ends {
+            // The record is complete: route it if it was held.
             let mut at = 0;
             for &(s, n) in &pieces {
                 router.push(s, &pending[at..at + n])?;

@@ -1079,3 +1079,65 @@ fn bad_standard_input_is_refused_with_one_line_and_no_output() {
         assert!(leftovers(dir.path()).is_empty(), "{what}");
     }
 }
+
+/// A CDF-1 header for `float v(time, n)` with `n` floats a record and `numrecs` records; returns
+/// the header bytes (the data starts right after them).
+fn one_record_var_header(n: u32, numrecs: u32) -> Vec<u8> {
+    let name = |h: &mut Vec<u8>, s: &str| {
+        h.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        h.extend_from_slice(s.as_bytes());
+        h.resize(h.len().div_ceil(4) * 4, 0);
+    };
+    let mut h = b"CDF\x01".to_vec();
+    h.extend_from_slice(&numrecs.to_be_bytes());
+    h.extend_from_slice(&[0, 0, 0, 0x0A, 0, 0, 0, 2]);
+    name(&mut h, "time");
+    h.extend_from_slice(&0u32.to_be_bytes());
+    name(&mut h, "n");
+    h.extend_from_slice(&n.to_be_bytes());
+    h.extend_from_slice(&[0; 8]); // no global attributes
+    h.extend_from_slice(&[0, 0, 0, 0x0B, 0, 0, 0, 1]);
+    name(&mut h, "v");
+    h.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1]); // dims time, n
+    h.extend_from_slice(&[0; 8]); // no attributes
+    h.extend_from_slice(&5u32.to_be_bytes()); // NC_FLOAT
+    h.extend_from_slice(&(4 * n).to_be_bytes());
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    h
+}
+
+/// Records over 64 MiB are not held in memory when packing from a stream: a complete stream of
+/// them packs (to the file's archive), one that ends inside one is refused and leaves nothing.
+#[test]
+fn standard_input_with_huge_records_packs_or_refuses_a_cut_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 17_000_000u32; // 68 MB a record
+    let mut bytes = one_record_var_header(n, 2);
+    let header_len = bytes.len();
+    bytes.resize(header_len + 2 * 4 * n as usize, 0);
+    for (i, b) in bytes[header_len..].iter_mut().enumerate().step_by(4096) {
+        *b = (i / 4096) as u8;
+    }
+    let nc = dir.path().join("huge.nc");
+    std::fs::write(&nc, &bytes).unwrap();
+    let from_file = pack(&nc, dir.path(), "file.nc3z", &["-j", "1"]);
+    let z = dir.path().join("stdin.nc3z");
+    let (code, _, err) = run_stdin(&["-q", "-j", "1", "-", p(&z).to_str().unwrap()], &bytes);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&z).unwrap() == std::fs::read(&from_file).unwrap());
+    std::fs::remove_file(&z).unwrap();
+
+    let cut = &bytes[..header_len + 4 * n as usize + 1000];
+    let (code, _, err) = run_stdin(&["-q", "-", p(&z).to_str().unwrap()], cut);
+    assert_eq!(code, 1, "{err}");
+    assert_one_line_error(&err, Path::new("<stdin>"));
+    assert!(err.contains("inside a record of 68000000 bytes"), "{err}");
+    assert!(!z.exists() && leftovers(dir.path()).is_empty());
+    // The same cut file packs from disk: the incomplete record is kept as residual bytes.
+    let cut_nc = dir.path().join("cut.nc");
+    std::fs::write(&cut_nc, cut).unwrap();
+    let a = pack(&cut_nc, dir.path(), "cut.nc3z", &[]);
+    let info = info_json(&a);
+    assert_eq!(info["archive"]["original_bytes"], cut.len() as u64);
+}
