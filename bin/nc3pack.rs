@@ -205,6 +205,22 @@ fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::Progre
     Some(pb)
 }
 
+/// For input of unknown length: a line counting the bytes read, shown once 64 MiB have been
+/// read, only when stderr is a terminal and not quiet.
+fn stream_spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::hidden();
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} {bytes} read, {bytes_per_sec} {spinner}")
+    {
+        pb.set_style(style);
+    }
+    pb.set_message("packing standard input:");
+    Some(pb)
+}
+
 fn human(n: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = n as f64;
@@ -262,12 +278,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let t = Instant::now();
             let stdin = input.as_os_str() == "-";
             let pb = if stdin {
-                None
+                stream_spinner(a.common.quiet)
             } else {
                 progress_bar(file_len(input), a.common.quiet, "packing")
             };
             let progress = |n: u64| {
                 if let Some(pb) = &pb {
+                    if pb.is_hidden() && n >= 64 << 20 {
+                        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    }
                     pb.set_position(n);
                 }
             };

@@ -6,6 +6,9 @@
 #                   has several blocks), codecs zstd, deflate and none in turn, shuffle on and off
 #   archive_fixcrc  the same archives
 #   slab_read       a few inputs that pick each seed archive with no mutation
+#   pack_stream     every samples/*.nc and samples/bad/*.nc up to 64 KiB and samples/bad/fuzz/*.nc,
+#                   each behind two option bytes (block size, codec/filter; see src/lib.rs
+#                   `exercise_pack`), the options varying from file to file
 # With --seeds it also rewrites fuzz/seeds/*.nc3z, the archives slab_read embeds (committed;
 # slab_read's findings are only reproducible with the same seeds).
 # Usage: fuzz/make_corpus.sh [--seeds]    (from anywhere; builds the CLI if needed)
@@ -16,7 +19,7 @@ cd "$root"
 cargo build --release --quiet --bin nc3pack
 bin="$root/target/release/nc3pack"
 
-mkdir -p "$fuzz"/corpus/{nc3_header,archive_open,archive_fixcrc,slab_read}
+mkdir -p "$fuzz"/corpus/{nc3_header,archive_open,archive_fixcrc,slab_read,pack_stream}
 
 for f in samples/*.nc samples/bad/*.nc samples/bad/fuzz/*; do
     [ -f "$f" ] || continue
@@ -46,6 +49,20 @@ done
 for k in 0 1 2; do
     printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
         > "$fuzz/corpus/slab_read/seed$k"
+done
+
+# pack_stream: option bytes (block size byte, options byte) in turn: block 64 zstd auto;
+# block 8 deflate no filter; block 4096 none, 2 threads too; block 136 zstd delta; block 23
+# zstd max preset; block 40 deflate shuffle, 2 threads too.
+opts=("\x38\x00" "\x00\x05" "\xff\x42" "\x80\x10" "\x0f\x20" "\x20\x49")
+i=0
+for f in samples/*.nc samples/bad/*.nc samples/bad/fuzz/*.nc; do
+    [ -f "$f" ] || continue
+    [ "$(stat -c %s "$f")" -le 65536 ] || continue
+    o=${opts[$((i % ${#opts[@]}))]}
+    out="$fuzz/corpus/pack_stream/$(echo "$f" | tr / _)"
+    { printf "$o"; cat "$f"; } > "$out"
+    i=$((i + 1))
 done
 
 if [ "${1:-}" = "--seeds" ]; then

@@ -4,6 +4,9 @@
 //! an invariant of nc3pack: those are findings, as a crash of the library is.
 
 use nc3pack::archive::Archive;
+use nc3pack::format::{
+    FOOTER_LEN, FRAME_HEADER_LEN, FRAME_MAGIC, INDEX_ENTRY_LEN, INDEX_HEADER_LEN, LEAD_LEN,
+};
 use nc3pack::nc3::{self, Header, Layout, ParseError};
 use nc3pack::read::{Dataset, NcFile};
 use nc3pack::slab::Hyperslab;
@@ -264,7 +267,7 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
     let len = data.len() as u64;
     // The scanner must cope with anything, from anywhere.
     let _ = nc3pack::repair::scan(&v, 0, len);
-    let _ = nc3pack::repair::scan(&v, 52.min(len), len);
+    let _ = nc3pack::repair::scan(&v, (LEAD_LEN as u64).min(len), len);
 
     let threads = 1 + data.last().map_or(0, |&b| b as usize % 3);
     if let Ok(mut a) = Archive::from_reader(data.to_vec(), path) {
@@ -276,12 +279,20 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
         assert_eq!(a.header_bytes().len() as u64, a.lead().header_len);
         assert!(a.data_start() <= a.index_offset() && a.index_offset() <= len);
         let _ = nc3pack::repair::scan(&v, a.data_start(), a.index_offset());
-        // Every block, bypassing the cache; keep the variables' blocks to check reads against.
+        // Every block, bypassing the cache; keep each stream's blocks to check reads against.
         let ns = a.stream_count();
+        let nvars = a.header().vars.len();
+        assert_eq!(ns, nvars + 3, "streams: variables, residual, early and late shared");
+        assert_eq!(a.residual_stream(), nvars);
         let mut streams: Vec<Option<Vec<u8>>> = vec![Some(Vec::new()); ns];
         for s in 0..ns {
             let bb = a.block_bytes(s);
             assert!(bb > 0);
+            if a.is_member(s) {
+                assert_eq!(a.block_count(s), 0, "a member of a shared stream has blocks");
+                assert!(s <= nvars, "a shared stream is a member");
+                continue;
+            }
             if bb > MAX_BLOCK_BYTES {
                 streams[s] = None;
                 continue;
@@ -302,27 +313,34 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
                     Err(_) => streams[s] = None,
                 }
             }
+            if let Some(acc) = &streams[s] {
+                assert_eq!(acc.len() as u64, a.stream_len(s), "blocks of stream {s} != its length");
+            }
         }
+        // What each variable and the residual stream must read as: its blocks, or for a member
+        // its bytes cut from its shared stream's blocks and decoded.
+        let want = member_data(&a, &streams);
         // Reads through the Dataset API must give the concatenated blocks.
-        for vi in 0..a.header().vars.len() {
+        for vi in 0..nvars {
             let total = a.layout().vars[vi].total;
-            if total > MAX_VAR_BYTES || a.block_bytes(vi) > MAX_BLOCK_BYTES {
+            let sb = a.shared_stream_of(vi).unwrap_or(vi);
+            if total > MAX_VAR_BYTES || a.block_bytes(sb) > MAX_BLOCK_BYTES {
                 continue;
             }
             match a.read_var_bytes(vi) {
                 Ok(got) => {
                     assert_eq!(got.len() as u64, total);
-                    if let Some(want) = &streams[vi] {
-                        assert!(&got == want, "read_var_bytes of var {vi} != its blocks");
+                    if let Some(w) = &want[vi] {
+                        assert!(&got == w, "read_var_bytes of var {vi} != its blocks");
                     }
                 }
-                Err(_) => assert!(
-                    streams[vi].is_none(),
-                    "var {vi}: its blocks decode, the read fails"
+                Err(e) => assert!(
+                    want[vi].is_none(),
+                    "var {vi}: its blocks decode, the read fails: {e}"
                 ),
             }
         }
-        let mut r = Bytes::new(&data[data.len().min(48 + a.lead().header_len as usize + 4)..]);
+        let mut r = Bytes::new(&data[data.len().min(a.data_start() as usize)..]);
         read_everything(&a, &mut r, false);
         // Restore the original (if small) and check it against the archive's own reads.
         // Bounded work per input: small originals only.
@@ -339,8 +357,8 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
                 if let Ok(f) = NcFile::from_reader(out, Path::new("(restored)")) {
                     if f.layout() == a.layout() {
                         for vi in 0..a.header().vars.len() {
-                            if let (Some(want), Ok(got)) = (&streams[vi], f.read_var_bytes(vi)) {
-                                assert!(&got == want, "restored file's var {vi} != the archive's");
+                            if let (Some(w), Ok(got)) = (&want[vi], f.read_var_bytes(vi)) {
+                                assert!(&got == w, "restored file's var {vi} != the archive's");
                             }
                         }
                     }
@@ -351,6 +369,64 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
     if repair_too {
         exercise_repair(data);
     }
+}
+
+/// For each variable and the residual stream of `a` (indexed as streams), what it must read as:
+/// its own blocks (`streams[s]`, the concatenated decoded blocks, `None` if one failed), or for a
+/// member of a shared stream its slice of that stream's blocks, decoded with
+/// `codec::member_decode`. Checks on the way that membership follows design/FORMAT.md (streams
+/// of 1 to `shared_max` bytes; record and residual members in the late stream) and that the
+/// members, in their order (fixed variables by begin, record variables by begin, residual
+/// bytes), fill their shared streams exactly.
+pub fn member_data<R: nc3pack::io::ReadAt>(
+    a: &Archive<R>,
+    streams: &[Option<Vec<u8>>],
+) -> Vec<Option<Vec<u8>>> {
+    let nvars = a.header().vars.len();
+    let residual = a.residual_stream();
+    let mut out: Vec<Option<Vec<u8>>> = streams[..=residual].to_vec();
+    let order = a
+        .layout()
+        .fixed_order()
+        .iter()
+        .chain(a.layout().rec_order())
+        .copied()
+        .chain(std::iter::once(residual));
+    let mut filled = [0u64; 2];
+    let small = nc3pack::format::shared_max(a.lead().block_size);
+    for s in order {
+        let len = a.stream_len(s);
+        let member = a.shared_stream_of(s);
+        assert_eq!(
+            member.is_some(),
+            (1..=small).contains(&len),
+            "stream {s} of {len} bytes: member of {member:?}, shared max {small}"
+        );
+        let Some(sh) = member else { continue };
+        assert!(
+            sh == nvars + 1 || sh == nvars + 2,
+            "stream {s} is a member of stream {sh}, not of a shared one"
+        );
+        if s == residual || a.layout().vars[s].is_record {
+            assert_eq!(sh, nvars + 2, "record or residual member {s} in the early shared stream");
+        }
+        let k = sh - nvars - 1;
+        let at = filled[k];
+        filled[k] += len;
+        out[s] = streams[sh].as_ref().map(|enc| {
+            let part = enc
+                .get(at as usize..(at + len) as usize)
+                .expect("member lies inside its shared stream");
+            let esize = if s == residual { 1 } else { a.layout().vars[s].esize };
+            let mut dec = Vec::new();
+            nc3pack::codec::member_decode(esize, part, &mut dec);
+            assert_eq!(dec.len() as u64, len, "member {s} decodes to another length");
+            dec
+        });
+    }
+    assert_eq!(filled[0], a.stream_len(nvars + 1), "early shared stream != its members");
+    assert_eq!(filled[1], a.stream_len(nvars + 2), "late shared stream != its members");
+    out
 }
 
 /// `verify` and `reindex` on the bytes, written to a scratch file; whatever `reindex` writes
@@ -381,10 +457,10 @@ pub fn exercise_repair(data: &[u8]) {
             // Reindex checks CRCs but does not decompress, so a frame with intact CRCs and a
             // payload that does not decode (possible here only because fix_crcs forges CRCs) is
             // kept and verify reports it; the hash may not match either. But the structure it
-            // wrote (lead, header copy, frame tiling, index, footer) must be sound.
+            // wrote (lead, header frame, frame tiling, index, footer) must be sound.
             for d in &vr.damage {
                 assert!(
-                    matches!(d.part, "block" | "hash" | "metadata frame"),
+                    matches!(d.part, "block" | "hash"),
                     "verify of a reindexed archive reports damage: {} {d}",
                     d.part
                 );
@@ -397,27 +473,47 @@ pub fn exercise_repair(data: &[u8]) {
 /// Blocks above which `exercise_repair` skips an input (see finding F3 in the README).
 pub const MAX_REPAIR_BLOCKS: u64 = 1 << 16;
 
-/// The number of blocks and of records the lead and header copy of `data` declare (what
-/// verify and reindex iterate over), if they decode.
+/// The number of blocks and of records the lead and header frame of `data` declare (what
+/// verify and reindex iterate over), if they decode. Members of the shared streams have no
+/// blocks; the shared streams hold at most their bytes.
 pub fn declared(data: &[u8]) -> Option<(u64, u64)> {
-    use nc3pack::format::{block_count, var_block_bytes, Lead};
-    let lead = Lead::decode(data.get(..48)?).ok()?;
-    let end = usize::try_from(lead.header_len).ok()?.checked_add(48)?;
-    let header = Header::parse(data.get(48..end)?, lead.header_len).ok()?;
-    let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs).ok()?;
-    let mut n = block_count(layout.residual_len, var_block_bytes(lead.block_size, 1));
-    for v in &layout.vars {
-        n = n.saturating_add(block_count(
-            v.total,
-            var_block_bytes(lead.block_size, v.esize),
-        ));
+    use nc3pack::format::{block_count, shared_max, var_block_bytes, FrameHeader, Lead};
+    let lead = Lead::decode(data.get(..LEAD_LEN)?).ok()?;
+    let fh = FrameHeader::decode(data.get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)?).ok()?;
+    if u64::from(fh.decoded_len) != lead.header_len || u64::from(fh.decoded_len) > MAX_VAR_BYTES {
+        return None;
     }
+    let start = LEAD_LEN + FRAME_HEADER_LEN;
+    let payload = data.get(start..start.checked_add(fh.stored_len as usize)?)?;
+    let mut hb = Vec::new();
+    nc3pack::codec::decode_payload(&fh, payload, &mut hb).ok()?;
+    let header = Header::parse(&hb, lead.header_len).ok()?;
+    let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs).ok()?;
+    let small = shared_max(lead.block_size);
+    let mut shared = 0u64;
+    let mut n = 0u64;
+    let totals = layout
+        .vars
+        .iter()
+        .map(|v| (v.total, v.esize))
+        .chain(std::iter::once((layout.residual_len, 1)));
+    for (total, esize) in totals {
+        if (1..=small).contains(&total) {
+            shared += total;
+        } else {
+            n = n.saturating_add(block_count(total, var_block_bytes(lead.block_size, esize)));
+        }
+    }
+    // Split over two shared streams: at most one block more than in one.
+    n = n.saturating_add(block_count(shared, var_block_bytes(lead.block_size, 1)) + 1);
     Some((n, layout.numrecs))
 }
 
 /// Recomputes every checksum an archive has where its structure can be found, so that a
-/// mutation reaches the checks behind the CRCs: frames (walking from the end of the header
-/// copy, and wherever the index points), the header copy, the lead, the index and the footer.
+/// mutation reaches the checks behind the CRCs: frames (hopping from the end of the lead, where
+/// the header frame is, and wherever the index points), the lead, the index and the footer
+/// (design/FORMAT.md: lead CRC at 60 over 0..60; footer of 32 bytes with the index CRC at 16
+/// and its own CRC at 24 over 0..24).
 pub fn fix_crcs(buf: &mut [u8]) {
     fn put(buf: &mut [u8], at: usize, v: u32) {
         if let Some(d) = buf.get_mut(at..at + 4) {
@@ -431,61 +527,59 @@ pub fn fix_crcs(buf: &mut [u8]) {
         Some(u64::from_le_bytes(buf.get(at..at + 8)?.try_into().ok()?))
     }
     fn fix_frame(buf: &mut [u8], p: usize, limit: usize) -> Option<usize> {
-        if p.checked_add(36)? > limit || buf[p..p + 4] != *b"\xb7N3B" {
+        if p.checked_add(FRAME_HEADER_LEN)? > limit || buf[p..p + 4] != FRAME_MAGIC {
             return None;
         }
         let n = u32_at(buf, p + 4)? as usize;
-        let end = (p + 36).checked_add(n)?;
+        let end = (p + FRAME_HEADER_LEN).checked_add(n)?;
         if end > limit {
             return None;
         }
-        let c = crc32c::crc32c(&buf[p + 36..end]);
+        let c = crc32c::crc32c(&buf[p + FRAME_HEADER_LEN..end]);
         put(buf, p + 28, c);
         let c = crc32c::crc32c(&buf[p..p + 32]);
         put(buf, p + 32, c);
         Some(end)
     }
     let len = buf.len();
-    if len < 48 {
+    if len < LEAD_LEN {
         return;
     }
-    // Frames (the header frame first) start right after the 48-byte lead.
-    let data_start = Some(48);
-    let footer = len.checked_sub(48).filter(|&f| f >= 48);
+    // Frames (the header frame first) start right after the lead.
+    let data_start = LEAD_LEN;
+    let footer = len.checked_sub(FOOTER_LEN).filter(|&f| f >= LEAD_LEN);
     let index = footer.and_then(|f| {
         let off = usize::try_from(u64_at(buf, f)?).ok()?;
         let il = usize::try_from(u64_at(buf, f + 8)?).ok()?;
         (off.checked_add(il)? <= f).then_some((off, il))
     });
     // Frames, hopping from the first.
-    if let Some(ds) = data_start {
-        let limit = index.map_or(len, |(o, _)| o.max(ds));
-        let mut p = ds;
-        while let Some(next) = fix_frame(buf, p, limit) {
-            p = next;
-        }
+    let limit = index.map_or(len, |(o, _)| o.max(data_start));
+    let mut p = data_start;
+    while let Some(next) = fix_frame(buf, p, limit) {
+        p = next;
     }
     // Frames the index points to.
     if let Some((off, il)) = index {
-        if il >= 16 {
-            let n = (il - 16) / 16;
+        if il >= INDEX_HEADER_LEN {
+            let n = (il - INDEX_HEADER_LEN) / INDEX_ENTRY_LEN;
             for i in 0..n {
-                let at = off + 16 + i * 16;
+                let at = off + INDEX_HEADER_LEN + i * INDEX_ENTRY_LEN;
                 if let Some(fo) = u64_at(buf, at).and_then(|o| usize::try_from(o).ok()) {
                     fix_frame(buf, fo, len);
                 }
             }
         }
     }
-    let c = crc32c::crc32c(&buf[..44]);
-    put(buf, 44, c);
+    let c = crc32c::crc32c(&buf[..60]);
+    put(buf, 60, c);
     if let Some(f) = footer {
         if let Some((off, il)) = index {
             let c = crc32c::crc32c(&buf[off..off + il]);
             put(buf, f + 16, c);
         }
-        let c = crc32c::crc32c(&buf[f..f + 40]);
-        put(buf, f + 40, c);
+        let c = crc32c::crc32c(&buf[f..f + 24]);
+        put(buf, f + 24, c);
     }
 }
 
@@ -502,10 +596,10 @@ fn regions(a: &[u8]) -> Vec<Region> {
     let u32_at = |at: usize| u32::from_le_bytes(a[at..at + 4].try_into().unwrap()) as usize;
     let mut out = vec![Region {
         start: 0,
-        end: 44,
-        crc_at: 44,
+        end: 60,
+        crc_at: 60,
     }];
-    let f = a.len() - 48;
+    let f = a.len() - FOOTER_LEN;
     let (io, il) = (u64_at(f), u64_at(f + 8));
     out.push(Region {
         start: io,
@@ -514,12 +608,12 @@ fn regions(a: &[u8]) -> Vec<Region> {
     });
     out.push(Region {
         start: f,
-        end: f + 40,
-        crc_at: f + 40,
+        end: f + 24,
+        crc_at: f + 24,
     });
-    // Frames tile everything from the end of the lead to the index: the header frame, the
-    // metadata frame and the blocks (as `verify` checks).
-    let mut p = 48;
+    // Frames tile everything from the end of the lead to the index: the header frame and the
+    // blocks (as `verify` checks).
+    let mut p = LEAD_LEN;
     while p < io {
         let n = u32_at(p + 4);
         out.push(Region {
@@ -528,11 +622,11 @@ fn regions(a: &[u8]) -> Vec<Region> {
             crc_at: p + 32,
         });
         out.push(Region {
-            start: p + 36,
-            end: p + 36 + n,
+            start: p + FRAME_HEADER_LEN,
+            end: p + FRAME_HEADER_LEN + n,
             crc_at: p + 28,
         });
-        p += 36 + n;
+        p += FRAME_HEADER_LEN + n;
     }
     assert_eq!(p, io, "seed archive frames do not tile the data section");
     out
@@ -548,4 +642,150 @@ pub fn crc_forged(orig: &[u8], mutated: &[u8]) -> bool {
         let stored = u32::from_le_bytes(mutated[r.crc_at..r.crc_at + 4].try_into().unwrap());
         changed && crc32c::crc32c(&mutated[r.start..r.end]) == stored
     })
+}
+
+/// Largest netCDF input the `pack_stream` target packs.
+pub const MAX_PACK_INPUT: usize = 1 << 20;
+
+/// The block size byte 0 of a `pack_stream` input chooses: 8 ..= 135 one by one (odd sizes,
+/// sizes below an element's), then up to 4073 in steps of 31, and 4096 for 255. Always small, so
+/// that streams have several blocks and small ones share.
+pub fn pack_block_size(b: u8) -> u32 {
+    match b {
+        0..=127 => 8 + u32::from(b),
+        128..=254 => 136 + u32::from(b - 128) * 31,
+        255 => 4096,
+    }
+}
+
+/// The options bytes 0 and 1 of a `pack_stream` input choose (see the target), with 1 thread.
+pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
+    use nc3pack::codec::FilterMode;
+    use nc3pack::format::{Codec, Filter};
+    let codec = match b1 & 3 {
+        1 => Codec::Deflate,
+        2 => Codec::None,
+        _ => Codec::Zstd,
+    };
+    let filter = match (b1 >> 2) & 7 {
+        1 => FilterMode::Fixed(Filter::None),
+        2 => FilterMode::Fixed(Filter::Shuffle),
+        3 => FilterMode::Fixed(Filter::ByteDelta),
+        4 => FilterMode::Fixed(Filter::Delta),
+        _ => FilterMode::Auto,
+    };
+    let level = if b1 & 0x20 != 0 {
+        nc3pack::codec::max_level(codec)
+    } else {
+        nc3pack::codec::default_level(codec)
+    };
+    nc3pack::PackOptions {
+        codec,
+        level,
+        block_size: pack_block_size(b0),
+        threads: 1,
+        filter,
+        thorough: b1 & 0x20 != 0,
+    }
+}
+
+/// The files in `dir` whose names start with `.nc3pack-` (temporary files of an atomic write).
+fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".nc3pack-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `pack_stream` target: byte 0 the block size ([`pack_block_size`]), byte 1 options
+/// (bits 0-1 codec: 1 deflate, 2 none, else zstd; bits 2-4 filter: 1 none, 2 shuffle,
+/// 3 bytedelta, 4 delta, else auto; bit 5 the `max` preset (max level, thorough filter choice);
+/// bit 6 also pack with 2 threads), the rest a netCDF-3 file of at most [`MAX_PACK_INPUT`] bytes.
+///
+/// Packs the file from a reader (`pack_reader`, as `nc3pack - OUT` does) and from a file
+/// (`pack_file`), both with 1 thread: both must succeed or both fail, with a clean error and
+/// no file left behind; when they succeed the archives must be byte-identical, unpack
+/// (`unpack_file`) to exactly the input, and read back consistently (`exercise_archive`).
+pub fn exercise_pack(data: &[u8]) {
+    if data.len() < 2 || data.len() - 2 > MAX_PACK_INPUT {
+        return;
+    }
+    let opts = pack_options(data[0], data[1]);
+    let two_threads = data[1] & 0x40 != 0;
+    let input = &data[2..];
+    let dir = scratch_dir().join("pack");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let in_path = dir.join("in.nc");
+    let from_reader = dir.join("reader.nc3z");
+    let from_file = dir.join("file.nc3z");
+    let back = dir.join("back.nc");
+    for p in [&from_reader, &from_file, &back] {
+        let _ = std::fs::remove_file(p);
+    }
+    std::fs::write(&in_path, input).expect("write scratch input");
+
+    let no_progress = |_: u64| {};
+    let r = nc3pack::pack::pack_reader(
+        input,
+        Path::new("-"),
+        &from_reader,
+        &opts,
+        false,
+        &no_progress,
+    );
+    let f = nc3pack::pack_file(&in_path, &from_file, &opts, false, &no_progress);
+    let leftovers = temp_files(&dir);
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+    match (&r, &f) {
+        (Ok(rs), Ok(fs)) => {
+            let ra = std::fs::read(&from_reader).expect("read the archive pack_reader wrote");
+            let fa = std::fs::read(&from_file).expect("read the archive pack_file wrote");
+            assert_eq!(rs, fs, "pack_reader and pack_file summaries differ");
+            assert_eq!(rs.input_len, input.len() as u64, "summary input length");
+            assert_eq!(rs.output_len, ra.len() as u64, "summary output length");
+            assert!(
+                ra == fa,
+                "pack_reader and pack_file (1 thread) write different archives ({} and {} bytes)",
+                ra.len(),
+                fa.len()
+            );
+            let n = nc3pack::unpack_file(&from_reader, &back, false, 1, &no_progress)
+                .unwrap_or_else(|e| panic!("the packed archive does not unpack: {e}"));
+            assert_eq!(n, input.len() as u64, "unpack_file's length");
+            let got = std::fs::read(&back).expect("read the unpacked file");
+            assert!(got == input, "unpacking does not restore the input");
+            // Reads of the archive must agree with its blocks and the restored file.
+            exercise_archive(&ra, false);
+            if two_threads {
+                let _ = std::fs::remove_file(&from_reader);
+                let _ = std::fs::remove_file(&back);
+                let opts2 = nc3pack::PackOptions { threads: 2, ..opts };
+                nc3pack::pack::pack_reader(
+                    input,
+                    Path::new("-"),
+                    &from_reader,
+                    &opts2,
+                    false,
+                    &no_progress,
+                )
+                .unwrap_or_else(|e| panic!("packing with 2 threads fails, with 1 not: {e}"));
+                nc3pack::unpack_file(&from_reader, &back, false, 2, &no_progress)
+                    .unwrap_or_else(|e| panic!("the 2-thread archive does not unpack: {e}"));
+                let got = std::fs::read(&back).expect("read the unpacked file");
+                assert!(got == input, "unpacking the 2-thread archive does not restore the input");
+            }
+        }
+        (Err(re), Err(fe)) => {
+            // Clean errors: something to say, and no output.
+            assert!(!re.to_string().is_empty() && !fe.to_string().is_empty());
+            assert!(!from_reader.exists(), "pack_reader failed but left its output");
+            assert!(!from_file.exists(), "pack_file failed but left its output");
+        }
+        (Ok(_), Err(e)) => panic!("pack_reader succeeds, pack_file fails: {e}"),
+        (Err(e), Ok(_)) => panic!("pack_file succeeds, pack_reader fails: {e}"),
+    }
 }
