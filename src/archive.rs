@@ -8,8 +8,8 @@ use crate::format::{
 };
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
-use crate::pack::{streams, Stream};
 use crate::read::Dataset;
+use crate::streams::{streams, Stream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

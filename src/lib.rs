@@ -4,8 +4,9 @@
 //! bytes and can be read block by block.
 //!
 //! The data path, one module a stage: [`nc3`] parses the netCDF-3 header and computes where each
-//! variable's data lies; [`pack`] routes the file's bytes into per-variable blocks and compresses
-//! them with [`codec`] into frames laid out as [`format`] specifies; [`archive`] opens an archive
+//! variable's data lies; [`streams`] says which stream of the archive holds which bytes;
+//! [`route`] reads the file once and cuts its bytes into the streams' blocks; [`pack`] compresses
+//! them with [`codec`] on all cores into frames laid out as [`format`] specifies; [`archive`] opens an archive
 //! and decodes blocks through one LRU [`cache`]; [`read`] serves hyperslab reads ([`slab`]) from an
 //! archive or an original file alike; [`unpack`] restores the original file; [`info`] describes
 //! either kind of file.
@@ -34,7 +35,9 @@ pub mod pack;
 pub mod parallel;
 pub mod read;
 pub mod repair;
+pub mod route;
 pub mod slab;
+pub mod streams;
 pub mod unpack;
 
 pub use archive::Archive;

@@ -18,7 +18,7 @@ use crate::format::{
 };
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
-use crate::pack::{streams, Stream};
+use crate::streams::{streams, Stream};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
