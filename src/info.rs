@@ -49,8 +49,13 @@ pub fn describe(path: &Path) -> Result<Value> {
                 "ratio": ratio(raw, stored),
                 "blocks_by_codec": codecs,
             });
-            if a.is_member(s) {
-                st["in_shared_stream"] = json!(true);
+            if let Some(sh) = a.shared_stream_of(s) {
+                let which = if sh == a.residual_stream() + 1 {
+                    "early"
+                } else {
+                    "late"
+                };
+                st["shared_stream"] = json!(which);
             }
             vars.push(st);
         }
@@ -247,11 +252,12 @@ pub fn to_text(v: &Value, name: &str) -> String {
             if st["raw_bytes"] == 0 {
                 continue;
             }
-            if st.get("in_shared_stream").is_some() {
+            if let Some(which) = st.get("shared_stream") {
                 s.push_str(&format!(
-                    "//   {}: {} bytes, in a shared stream\n",
+                    "//   {}: {} bytes, in the {} shared stream\n",
                     str_of(&st["name"]),
-                    st["raw_bytes"]
+                    st["raw_bytes"],
+                    str_of(which)
                 ));
                 continue;
             }

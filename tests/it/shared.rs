@@ -122,6 +122,14 @@ fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
     assert_eq!(a.shared_stream_of(var(&a, "f")), Some(early));
     assert_eq!(a.shared_stream_of(var(&a, "t")), Some(early + 1));
     assert_eq!(a.stream_len(early), 4096);
+    // `nc3pack info --json` says where each small stream went.
+    let info = nc3pack::info::describe(&dir.path().join("1048576.nc3z")).unwrap();
+    let streams = info["archive"]["streams"].as_array().unwrap();
+    let shared_of =
+        |name: &str| streams.iter().find(|s| s["name"] == name).unwrap()["shared_stream"].clone();
+    assert_eq!(shared_of("f"), "early");
+    assert_eq!(shared_of("t"), "late");
+    assert!(shared_of("b").is_null());
 
     // Cut the archive right after the big variable's frames: the early shared stream was
     // written before them, so a reindex recovers f; t, written at the end, is lost.
