@@ -53,8 +53,8 @@ done
 
 # pack_stream: option bytes (block size byte, options byte) in turn: block 64 zstd auto;
 # block 8 deflate no filter; block 4096 none, 2 threads too; block 136 zstd delta; block 23
-# zstd max preset; block 40 deflate shuffle, 2 threads too.
-opts=("\x38\x00" "\x00\x05" "\xff\x42" "\x80\x10" "\x0f\x20" "\x20\x49")
+# zstd max preset; block 40 deflate shuffle, 2 threads too; block 64 zstd auto, short reads.
+opts=("\x38\x00" "\x00\x05" "\xff\x42" "\x80\x10" "\x0f\x20" "\x20\x49" "\x38\x80")
 i=0
 for f in samples/*.nc samples/bad/*.nc samples/bad/fuzz/*.nc; do
     [ -f "$f" ] || continue

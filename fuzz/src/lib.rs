@@ -282,14 +282,22 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
         // Every block, bypassing the cache; keep each stream's blocks to check reads against.
         let ns = a.stream_count();
         let nvars = a.header().vars.len();
-        assert_eq!(ns, nvars + 3, "streams: variables, residual, early and late shared");
+        assert_eq!(
+            ns,
+            nvars + 3,
+            "streams: variables, residual, early and late shared"
+        );
         assert_eq!(a.residual_stream(), nvars);
         let mut streams: Vec<Option<Vec<u8>>> = vec![Some(Vec::new()); ns];
         for s in 0..ns {
             let bb = a.block_bytes(s);
             assert!(bb > 0);
             if a.is_member(s) {
-                assert_eq!(a.block_count(s), 0, "a member of a shared stream has blocks");
+                assert_eq!(
+                    a.block_count(s),
+                    0,
+                    "a member of a shared stream has blocks"
+                );
                 assert!(s <= nvars, "a shared stream is a member");
                 continue;
             }
@@ -314,7 +322,11 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
                 }
             }
             if let Some(acc) = &streams[s] {
-                assert_eq!(acc.len() as u64, a.stream_len(s), "blocks of stream {s} != its length");
+                assert_eq!(
+                    acc.len() as u64,
+                    a.stream_len(s),
+                    "blocks of stream {s} != its length"
+                );
             }
         }
         // What each variable and the residual stream must read as: its blocks, or for a member
@@ -408,7 +420,11 @@ pub fn member_data<R: nc3pack::io::ReadAt>(
             "stream {s} is a member of stream {sh}, not of a shared one"
         );
         if s == residual || a.layout().vars[s].is_record {
-            assert_eq!(sh, nvars + 2, "record or residual member {s} in the early shared stream");
+            assert_eq!(
+                sh,
+                nvars + 2,
+                "record or residual member {s} in the early shared stream"
+            );
         }
         let k = sh - nvars - 1;
         let at = filled[k];
@@ -417,15 +433,31 @@ pub fn member_data<R: nc3pack::io::ReadAt>(
             let part = enc
                 .get(at as usize..(at + len) as usize)
                 .expect("member lies inside its shared stream");
-            let esize = if s == residual { 1 } else { a.layout().vars[s].esize };
+            let esize = if s == residual {
+                1
+            } else {
+                a.layout().vars[s].esize
+            };
             let mut dec = Vec::new();
             nc3pack::codec::member_decode(esize, part, &mut dec);
-            assert_eq!(dec.len() as u64, len, "member {s} decodes to another length");
+            assert_eq!(
+                dec.len() as u64,
+                len,
+                "member {s} decodes to another length"
+            );
             dec
         });
     }
-    assert_eq!(filled[0], a.stream_len(nvars + 1), "early shared stream != its members");
-    assert_eq!(filled[1], a.stream_len(nvars + 2), "late shared stream != its members");
+    assert_eq!(
+        filled[0],
+        a.stream_len(nvars + 1),
+        "early shared stream != its members"
+    );
+    assert_eq!(
+        filled[1],
+        a.stream_len(nvars + 2),
+        "late shared stream != its members"
+    );
     out
 }
 
@@ -689,6 +721,21 @@ pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
     }
 }
 
+/// A reader that returns at most `chunk` bytes a read, as a pipe may.
+pub struct ShortReads<'a> {
+    data: &'a [u8],
+    chunk: usize,
+}
+
+impl std::io::Read for ShortReads<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
 /// The files in `dir` whose names start with `.nc3pack-` (temporary files of an atomic write).
 fn temp_files(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -704,7 +751,8 @@ fn temp_files(dir: &Path) -> Vec<String> {
 /// The `pack_stream` target: byte 0 the block size ([`pack_block_size`]), byte 1 options
 /// (bits 0-1 codec: 1 deflate, 2 none, else zstd; bits 2-4 filter: 1 none, 2 shuffle,
 /// 3 bytedelta, 4 delta, else auto; bit 5 the `max` preset (max level, thorough filter choice);
-/// bit 6 also pack with 2 threads), the rest a netCDF-3 file of at most [`MAX_PACK_INPUT`] bytes.
+/// bit 6 also pack with 2 threads; bit 7 the reader returns at most 1 to 61 bytes a read, by
+/// the input's length), the rest a netCDF-3 file of at most [`MAX_PACK_INPUT`] bytes.
 ///
 /// Packs the file from a reader (`pack_reader`, as `nc3pack - OUT` does) and from a file
 /// (`pack_file`), both with 1 thread: both must succeed or both fail, with a clean error and
@@ -729,8 +777,13 @@ pub fn exercise_pack(data: &[u8]) {
     std::fs::write(&in_path, input).expect("write scratch input");
 
     let no_progress = |_: u64| {};
+    let chunk = if data[1] & 0x80 != 0 {
+        1 + data.len() % 61
+    } else {
+        usize::MAX
+    };
     let r = nc3pack::pack::pack_reader(
-        input,
+        ShortReads { data: input, chunk },
         Path::new("-"),
         &from_reader,
         &opts,
@@ -739,7 +792,10 @@ pub fn exercise_pack(data: &[u8]) {
     );
     let f = nc3pack::pack_file(&in_path, &from_file, &opts, false, &no_progress);
     let leftovers = temp_files(&dir);
-    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "temporary files left behind: {leftovers:?}"
+    );
     match (&r, &f) {
         (Ok(rs), Ok(fs)) => {
             let ra = std::fs::read(&from_reader).expect("read the archive pack_reader wrote");
@@ -765,7 +821,7 @@ pub fn exercise_pack(data: &[u8]) {
                 let _ = std::fs::remove_file(&back);
                 let opts2 = nc3pack::PackOptions { threads: 2, ..opts };
                 nc3pack::pack::pack_reader(
-                    input,
+                    ShortReads { data: input, chunk },
                     Path::new("-"),
                     &from_reader,
                     &opts2,
@@ -776,16 +832,96 @@ pub fn exercise_pack(data: &[u8]) {
                 nc3pack::unpack_file(&from_reader, &back, false, 2, &no_progress)
                     .unwrap_or_else(|e| panic!("the 2-thread archive does not unpack: {e}"));
                 let got = std::fs::read(&back).expect("read the unpacked file");
-                assert!(got == input, "unpacking the 2-thread archive does not restore the input");
+                assert!(
+                    got == input,
+                    "unpacking the 2-thread archive does not restore the input"
+                );
             }
         }
         (Err(re), Err(fe)) => {
             // Clean errors: something to say, and no output.
             assert!(!re.to_string().is_empty() && !fe.to_string().is_empty());
-            assert!(!from_reader.exists(), "pack_reader failed but left its output");
+            assert!(
+                !from_reader.exists(),
+                "pack_reader failed but left its output"
+            );
             assert!(!from_file.exists(), "pack_file failed but left its output");
         }
         (Ok(_), Err(e)) => panic!("pack_reader succeeds, pack_file fails: {e}"),
         (Err(e), Ok(_)) => panic!("pack_file succeeds, pack_reader fails: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEEDS: [&[u8]; 3] = [
+        include_bytes!("../seeds/classic_records_zstd_b64.nc3z"),
+        include_bytes!("../seeds/cdf5_types_deflate_b64.nc3z"),
+        include_bytes!("../seeds/offset64_mixed_none_b64.nc3z"),
+    ];
+
+    /// `fix_crcs` rewrites every CRC at the place the format puts it: an intact archive is left
+    /// as it is, and a damaged one is made to pass its checksums again.
+    #[test]
+    fn fix_crcs_knows_where_the_checksums_are() {
+        for seed in SEEDS {
+            let mut a = seed.to_vec();
+            fix_crcs(&mut a);
+            assert!(a == seed, "fix_crcs changed an intact archive");
+            // Zero every CRC field fix_crcs knows of; it must restore them all.
+            let mut z = seed.to_vec();
+            let n = z.len();
+            for r in regions(seed) {
+                z[r.crc_at..r.crc_at + 4].fill(0);
+            }
+            assert!(Archive::from_reader(z.clone(), Path::new("z")).is_err());
+            fix_crcs(&mut z);
+            assert!(z == seed, "fix_crcs did not restore the CRCs");
+            assert_eq!(z.len(), n);
+            assert!(!crc_forged(seed, seed));
+            assert!(
+                declared(seed).is_some(),
+                "declared() reads the lead and header frame"
+            );
+        }
+    }
+
+    /// The member bookkeeping of the harness agrees with the library's reads on real archives.
+    #[test]
+    fn member_data_matches_reads() {
+        for seed in SEEDS {
+            let a = Archive::from_reader(seed.to_vec(), Path::new("s")).unwrap();
+            assert!(
+                (0..a.stream_count()).any(|s| a.is_member(s)),
+                "seed has no members"
+            );
+            exercise_archive(seed, false);
+        }
+    }
+
+    /// The pack target's checks hold on the samples, with every option byte pattern in turn.
+    #[test]
+    fn exercise_pack_on_samples() {
+        let samples: [&[u8]; 3] = [
+            include_bytes!("../../samples/classic_records.nc"),
+            include_bytes!("../../samples/cdf5_types.nc"),
+            include_bytes!("../../samples/truncated_record.nc"),
+        ];
+        for (i, nc) in samples.iter().enumerate() {
+            for (b0, b1) in [
+                (0x38, 0x00),
+                (0x00, 0x05),
+                (0xff, 0x42),
+                (0x0f, 0xa0 + i as u8),
+            ] {
+                let mut input = vec![b0, b1];
+                input.extend_from_slice(nc);
+                exercise_pack(&input);
+            }
+        }
+        // Not netCDF: both packers refuse it.
+        exercise_pack(b"\x38\x00not a netCDF file");
     }
 }

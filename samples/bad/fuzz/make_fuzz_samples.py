@@ -3,11 +3,12 @@
 
 Usage: python3 make_fuzz_samples.py [OUTDIR] [--nc3pack PATH]
 
-The .nc files are written byte by byte. The .nc3z files follow design/FORMAT.md 1.0 as of
-commit bccc96b (lead, header copy + CRC32C, frames, index, footer): two are written byte by
-byte, two are packed with the nc3pack CLI (default: target/release/nc3pack, built if missing)
-and then patched, with their CRCs recomputed. If the archive format changes, rebuild them with
-the new layout so that they still reach the check they are about.
+The .nc files are written byte by byte. The archive findings (F2, F3, F4) were made in format
+1.0 as of commit bccc96b (48-byte lead, header copy + CRC32C, 48-byte footer); the functions
+`lead`, `f3_declares_2g_blocks` and `f4_header_len_longer_than_header` below document them in
+that layout and are not run: the cases live on as generated archives in tests/it/hostile.rs.
+The current layout (64-byte lead with the hash, header frame, 32-byte footer) is in
+design/FORMAT.md; a new archive finding would be written in it.
 """
 import os
 import struct
