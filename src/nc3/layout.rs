@@ -464,6 +464,17 @@ mod tests {
     }
 
     #[test]
+    fn record_variables_without_bytes_are_an_error() {
+        // `a(t, t)`: the second dimension is the record dimension again, whose stored length is
+        // 0, so a record holds no bytes; counting records would divide by zero.
+        let h = header(
+            vec![var("a", vec![0, 0], NcType::Int, 100)],
+            NumRecs::Streaming,
+        );
+        assert!(Layout::new(&h, 200).unwrap_err().contains("record size 0"));
+    }
+
+    #[test]
     fn overlap_and_eof_are_errors() {
         let h = header(
             vec![
