@@ -318,6 +318,7 @@ macro_rules! impl_word {
         impl Word for $u {
             const ZERO: Self = 0;
             fn from_be(b: &[u8]) -> Self {
+                // Callers pass exact chunks of the type's size (asserted at compile time).
                 Self::from_be_bytes(b.try_into().unwrap())
             }
             fn put_be(self, b: &mut [u8]) {

@@ -31,14 +31,14 @@ pub fn describe(path: &Path) -> Result<Value> {
             for b in 0..a.block_count(s) {
                 *codecs.entry(a.entry(s, b).codec.name()).or_default() += 1;
             }
-            let name = if s < a.layout().vars.len() {
+            // The two shared streams follow the residual stream: early, then late.
+            let shared = |sh: usize| ["early", "late"][sh - a.residual_stream() - 1];
+            let name = if s < a.residual_stream() {
                 a.header().vars[s].name.clone()
             } else if s == a.residual_stream() {
                 "(residual bytes)".into()
-            } else if s == a.residual_stream() + 1 {
-                "(early shared stream)".into()
             } else {
-                "(late shared stream)".into()
+                format!("({} shared stream)", shared(s))
             };
             let mut st = json!({
                 "name": name,
@@ -50,12 +50,7 @@ pub fn describe(path: &Path) -> Result<Value> {
                 "blocks_by_codec": codecs,
             });
             if let Some(sh) = a.shared_stream_of(s) {
-                let which = if sh == a.residual_stream() + 1 {
-                    "early"
-                } else {
-                    "late"
-                };
-                st["shared_stream"] = json!(which);
+                st["shared_stream"] = json!(shared(sh));
             }
             vars.push(st);
         }

@@ -3,8 +3,8 @@
 //! finish).
 //!
 //! One pass over the input, in file order, with large sequential reads: every byte is hashed
-//! and routed to the stream it belongs to (a variable's materialized data, or the residual
-//! bytes). When a stream has a full block, the block goes to a pool of encoder threads; a writer
+//! and routed to the stream it belongs to (a variable's materialized data, the residual bytes,
+//! or a shared stream for the small ones). When a stream has a full block, the block goes to a pool of encoder threads; a writer
 //! thread appends finished frames in whatever order they come and records where each went. The
 //! index at the end makes file order free. Memory stays bounded: a few blocks per thread in flight,
 //! plus one open block per stream that is filling (one per record variable, since records
@@ -15,7 +15,7 @@ use crate::error::{io_err, Error, Result};
 use crate::format::{self, Codec, FrameHeader, IndexEntry, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header, Layout};
 use crate::route::{route, Job};
-use crate::streams::{streams, Stream};
+use crate::streams::Stream;
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -296,7 +296,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         (entries, pos, w, read_result?)
     };
     let layout = &routed.layout;
-    let entries = entries.in_index_order(&streams(layout, opts.block_size))?;
+    let entries = entries.in_index_order(&routed.streams)?;
 
     let index_offset = pos;
     let index = format::encode_index(&entries);

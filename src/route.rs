@@ -9,7 +9,7 @@ use crate::error::{io_err, Error, Result};
 use crate::format;
 use crate::nc3::{Header, Layout, Target};
 use crate::pack::Source;
-use crate::streams::{shared_order, streams};
+use crate::streams::{shared_order, streams, Stream};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
@@ -28,18 +28,16 @@ pub(crate) struct Job {
     pub data: Vec<u8>,
 }
 
-/// A reader that hashes and counts everything read through it.
+/// A reader that hashes everything read through it.
 struct Hashing<R> {
     inner: R,
     hash: Xxh3,
-    count: u64,
 }
 
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.hash.update(&buf[..n]);
-        self.count += n as u64;
         Ok(n)
     }
 }
@@ -48,6 +46,8 @@ impl<R: Read> Read for Hashing<R> {
 pub(crate) struct Routed {
     /// The layout of the file that was read (its length and record count now known).
     pub layout: Layout,
+    /// Its streams ([`streams`]), each checked to have received exactly its bytes.
+    pub streams: Vec<Stream>,
     /// XXH3-128 of every byte read.
     pub hash: u128,
 }
@@ -100,7 +100,6 @@ pub(crate) fn route<R: Read>(
         Hashing {
             inner: reader.take(limit),
             hash: Xxh3::new(),
-            count: 0,
         },
     );
     let mut router = Router::new(&plan, block_size, emit);
@@ -242,9 +241,10 @@ pub(crate) fn route<R: Read>(
             Layout::with_numrecs(header, consumed, numrecs).map_err(layout_err)?
         }
     };
-    router.finish(&layout)?;
+    let streams = router.finish(&layout)?;
     Ok(Routed {
         layout,
+        streams,
         hash: r.into_inner().hash.digest128(),
     })
 }
@@ -428,8 +428,9 @@ impl<'e> Router<'e> {
     }
 
     /// Ends the input: the remaining members join the shared stream, the last partial blocks
-    /// are emitted, and what was routed is checked against the final `layout`.
-    fn finish(mut self, layout: &Layout) -> Result<()> {
+    /// are emitted, and what was routed is checked against the final `layout`'s streams, which
+    /// are returned.
+    fn finish(mut self, layout: &Layout) -> Result<Vec<Stream>> {
         let order: Vec<usize> = shared_order(layout).map(|(s, _)| s).collect();
         for s in order {
             if self.open[s].member.as_ref().is_some_and(|m| !m.is_empty()) {
@@ -451,6 +452,6 @@ impl<'e> Router<'e> {
                 )));
             }
         }
-        Ok(())
+        Ok(want)
     }
 }
