@@ -42,6 +42,8 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     layout: Layout,
     streams: Vec<Stream>,
     index: Vec<IndexEntry>,
+    /// Index entries of the constants frames.
+    tables: Vec<IndexEntry>,
     footer: Footer,
     len: u64,
     data_start: u64,
@@ -87,17 +89,16 @@ impl<R: ReadAt> Archive<R> {
             .read_exact_at(&mut fb, footer_at)
             .map_err(io_err(path, "read"))?;
         let footer = Footer::decode(&fb).map_err(|w| bad("footer", footer_at, w))?;
-        let want_len = total_blocks
-            .checked_mul(format::INDEX_ENTRY_LEN as u64)
-            .and_then(|n| n.checked_add(format::INDEX_HEADER_LEN as u64));
+        // The index holds an entry per block, then one per constants frame.
+        let min_len = format::index_len(total_blocks, 0);
         if footer.index_offset < data_start
             || footer.index_offset.checked_add(footer.index_len) != Some(footer_at)
-            || want_len != Some(footer.index_len)
+            || min_len.is_none_or(|m| footer.index_len < m)
         {
             return Err(bad(
                 "footer",
                 footer_at,
-                format!("index at {} of {} bytes does not fit the archive (expected {} bytes ending at {footer_at})", footer.index_offset, footer.index_len, want_len.unwrap_or(u64::MAX)),
+                format!("index at {} of {} bytes does not fit the archive (at least {} bytes ending at {footer_at} expected)", footer.index_offset, footer.index_len, min_len.unwrap_or(u64::MAX)),
             ));
         }
         let mut ib = vec![0u8; footer.index_len as usize];
@@ -111,29 +112,43 @@ impl<R: ReadAt> Archive<R> {
                 "checksum mismatch".into(),
             ));
         }
-        let index = format::decode_index(&ib, total_blocks)
+        let (index, tables) = format::decode_index(&ib, total_blocks)
             .map_err(|w| bad("index", footer.index_offset, w))?;
+        let in_data = |e: &IndexEntry, max: u64| {
+            let end = e
+                .offset
+                .checked_add(FRAME_HEADER_LEN as u64 + u64::from(e.stored_len));
+            e.offset >= data_start
+                && end.is_some_and(|end| end <= footer.index_offset)
+                && u64::from(e.stored_len) <= max
+        };
         for s in &streams {
             for b in 0..s.blocks() {
                 let e = &index[(s.first_slot + b) as usize];
-                let end = e
-                    .offset
-                    .checked_add(FRAME_HEADER_LEN as u64 + u64::from(e.stored_len));
-                if !e.is_lost()
-                    && (e.offset < data_start
-                        || end.is_none_or(|end| end > footer.index_offset)
-                        || u64::from(e.stored_len) > s.block_bytes)
-                {
-                    return Err(bad(
-                        "index",
-                        footer.index_offset,
-                        format!(
-                            "entry for block {b} of {} points outside the data section",
-                            stream_name(&header, s.id)
-                        ),
-                    ));
-                }
+                let what = match e.check(s.esize) {
+                    Err(w) => w,
+                    Ok(()) if e.is_lost() || e.is_constant() || in_data(e, s.block_bytes) => {
+                        continue
+                    }
+                    Ok(()) => "points outside the data section".into(),
+                };
+                return Err(bad(
+                    "index",
+                    footer.index_offset,
+                    format!(
+                        "entry for block {b} of {}: {what}",
+                        stream_name(&header, s.id)
+                    ),
+                ));
             }
+        }
+        let table_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
+        if let Some(k) = tables.iter().position(|t| !in_data(t, table_max)) {
+            return Err(bad(
+                "index",
+                footer.index_offset,
+                format!("entry for constants frame {k} points outside the data section"),
+            ));
         }
         Ok(Archive {
             path: path.to_path_buf(),
@@ -144,6 +159,7 @@ impl<R: ReadAt> Archive<R> {
             layout,
             streams,
             index,
+            tables,
             footer,
             len,
             data_start,
@@ -214,6 +230,12 @@ impl<R: ReadAt> Archive<R> {
         self.streams[s].shared.is_some()
     }
 
+    /// Frame stream id of stream `s`: the variable's number, or [`format::RESIDUAL_ID`],
+    /// [`format::SHARED_EARLY_ID`], [`format::SHARED_LATE_ID`].
+    pub fn stream_id(&self, s: usize) -> u32 {
+        self.streams[s].id
+    }
+
     /// Bytes of stream `s` (a variable's materialized data, the residual bytes, or a shared
     /// stream's encoded members).
     pub fn stream_len(&self, s: usize) -> u64 {
@@ -235,11 +257,54 @@ impl<R: ReadAt> Archive<R> {
         &self.index[(self.streams[s].first_slot + b) as usize]
     }
 
-    /// Stored (compressed) bytes of stream `s`, frame headers included.
+    /// Stored (compressed) bytes of stream `s`, frame headers included (constant blocks,
+    /// which have no frame, count 0).
     pub fn stored_bytes(&self, s: usize) -> u64 {
         (0..self.block_count(s))
-            .map(|b| FRAME_HEADER_LEN as u64 + u64::from(self.entry(s, b).stored_len))
+            .map(|b| self.entry(s, b))
+            .filter(|e| !e.is_constant())
+            .map(|e| FRAME_HEADER_LEN as u64 + u64::from(e.stored_len))
             .sum()
+    }
+
+    /// Index entries of the constants frames, which list the runs of constant blocks.
+    pub fn constants_frames(&self) -> &[IndexEntry] {
+        &self.tables
+    }
+
+    /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
+    pub fn constant_runs(&self, k: usize) -> Result<Vec<format::ConstantRun>> {
+        let bad = |what: String| Error::Archive {
+            path: self.path.clone(),
+            part: "constants frame",
+            offset: self.tables.get(k).map_or(0, |e| e.offset),
+            what,
+        };
+        let e = *self
+            .tables
+            .get(k)
+            .ok_or_else(|| bad(format!("there is no constants frame {k}")))?;
+        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        self.reader
+            .read_exact_at(&mut buf, e.offset)
+            .map_err(io_err(&self.path, "read"))?;
+        let h = FrameHeader::decode(&buf).map_err(bad)?;
+        let max = format::MAX_RUNS_PER_FRAME * format::RUN_LEN;
+        if h.var != format::CONSTANTS_ID
+            || h.block != k as u64
+            || h.stored_len != e.stored_len
+            || h.codec != e.codec
+            || h.filter != format::Filter::None
+            || h.decoded_len as usize > max
+        {
+            return Err(bad(format!(
+                "frame says stream {} block {} ({} bytes stored, {} decoded, codec {}), the index expects constants frame {k} ({} stored, at most {max} decoded, codec {})",
+                h.var, h.block, h.stored_len, h.decoded_len, h.codec.name(), e.stored_len, e.codec.name()
+            )));
+        }
+        let mut table = Vec::new();
+        decode_payload(&h, &buf[FRAME_HEADER_LEN..], &mut table).map_err(bad)?;
+        format::ConstantRun::decode_all(&table).map_err(bad)
     }
 
     /// Offset of the index section.
@@ -266,6 +331,10 @@ impl<R: ReadAt> Archive<R> {
         let e = *self.entry(s, b);
         if e.is_lost() {
             return Err(self.block_error(s, b, "block was lost (marked by reindex)".into()));
+        }
+        if e.is_constant() {
+            // No frame: the index entry is the block (checked when the archive was opened).
+            return Ok(());
         }
         let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
         self.reader
@@ -308,7 +377,9 @@ impl<R: ReadAt> Archive<R> {
             path: self.path.clone(),
             var: stream_name(&self.header, self.streams[s].id),
             block: b,
-            offset: self.entry(s, b).offset,
+            offset: Some(self.entry(s, b))
+                .filter(|e| !e.is_constant())
+                .map_or(0, |e| e.offset),
             what,
         }
     }
@@ -320,6 +391,9 @@ impl<R: ReadAt> Archive<R> {
         if e.is_lost() {
             return Err(self.block_error(s, b, "block was lost (marked by reindex)".into()));
         }
+        if e.is_constant() {
+            return Ok(self.constant_block(s, b));
+        }
         let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
@@ -327,12 +401,26 @@ impl<R: ReadAt> Archive<R> {
         self.decode_frame(s, b, &buf)
     }
 
+    /// Decoded length of block `b` of stream `s`, as the layout says.
+    fn block_len(&self, s: usize, b: u64) -> u64 {
+        let st = &self.streams[s];
+        st.block_bytes.min(st.total - b * st.block_bytes)
+    }
+
+    /// A constant block, from its index entry alone (the block length is a whole number of
+    /// elements: a stream's blocks are whole elements, and its length too).
+    fn constant_block(&self, s: usize, b: u64) -> Vec<u8> {
+        let esize = self.streams[s].esize.clamp(1, 8);
+        let value = self.entry(s, b).constant_value(esize);
+        value.repeat(self.block_len(s, b) as usize / esize)
+    }
+
     /// Checks a frame header against the index and the layout.
     fn check_frame_header(&self, s: usize, b: u64, frame: &[u8]) -> Result<FrameHeader> {
         let st = &self.streams[s];
         let e = self.entry(s, b);
         let err = |what: String| self.block_error(s, b, what);
-        let expect_len = st.block_bytes.min(st.total - b * st.block_bytes);
+        let expect_len = self.block_len(s, b);
         let h = FrameHeader::decode(frame).map_err(err)?;
         if h.var != st.id
             || h.block != b
@@ -371,6 +459,14 @@ impl<R: ReadAt> Archive<R> {
         let id = self.streams[s].id;
         let mut got: Vec<Option<Arc<Vec<u8>>>> =
             blocks.iter().map(|&b| self.cache.get((id, b))).collect();
+        // Constant blocks need no I/O.
+        for (i, &b) in blocks.iter().enumerate() {
+            if got[i].is_none() && self.entry(s, b).is_constant() {
+                let block = Arc::new(self.constant_block(s, b));
+                self.cache.insert((id, b), Arc::clone(&block));
+                got[i] = Some(block);
+            }
+        }
         let missing: Vec<usize> = (0..blocks.len()).filter(|&i| got[i].is_none()).collect();
         if missing.len() == 1 {
             let i = missing[0];
@@ -653,6 +749,7 @@ pub(crate) fn stream_name(h: &Header, id: u32) -> String {
         format::HEADER_ID => "netCDF header".into(),
         format::SHARED_EARLY_ID => "early shared stream".into(),
         format::SHARED_LATE_ID => "late shared stream".into(),
+        format::CONSTANTS_ID => "constants frames".into(),
         i => h.vars.get(i as usize).map_or_else(
             || format!("variable id {i}"),
             |v| format!("variable {:?}", v.name),

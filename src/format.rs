@@ -50,6 +50,17 @@ pub const SPLIT_MIN: u64 = 4 << 20;
 pub const SHARED_MAX: u64 = 4096;
 /// Index entry flag: the block was lost (set by reindex); reading it is an error.
 pub const FLAG_LOST: u16 = 1;
+/// Index entry flag: the block is one element repeated and has no frame; the element is in the
+/// entry's offset field (see [`IndexEntry::constant`]). Constants frames list these blocks so
+/// that a scan can recover them.
+pub const FLAG_CONSTANT: u16 = 2;
+/// Frame stream id of a constants frame: a table of runs of constant blocks (see
+/// [`ConstantRun`]), numbered 0, 1, 2, ... in the block field.
+pub const CONSTANTS_ID: u32 = u32::MAX - 5;
+/// Size of one run record in a constants frame.
+pub const RUN_LEN: usize = 32;
+/// Most runs in one constants frame (128 KiB decoded).
+pub const MAX_RUNS_PER_FRAME: usize = 4096;
 /// Largest block size an archive may declare (1 GiB).
 pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// Smallest block size an archive may declare: the largest element size.
@@ -380,41 +391,230 @@ impl IndexEntry {
     pub fn is_lost(&self) -> bool {
         self.flags & FLAG_LOST != 0
     }
+
+    /// The entry of a block whose elements all equal `value` (1 to 8 bytes): no frame, the
+    /// element in the offset field's first bytes (the rest zero), codec constant, stored
+    /// length 0, flag [`FLAG_CONSTANT`].
+    ///
+    /// ```
+    /// use nc3pack::format::IndexEntry;
+    /// let e = IndexEntry::constant(&[0x7f, 0xc0, 0, 0]);
+    /// assert!(e.is_constant());
+    /// assert_eq!(e.offset.to_le_bytes(), [0x7f, 0xc0, 0, 0, 0, 0, 0, 0]);
+    /// assert_eq!(e.constant_value(4), &[0x7f, 0xc0, 0, 0]);
+    /// ```
+    pub fn constant(value: &[u8]) -> IndexEntry {
+        let mut v = [0u8; 8];
+        let n = value.len().min(8);
+        v[..n].copy_from_slice(&value[..n]);
+        IndexEntry {
+            offset: u64::from_le_bytes(v),
+            stored_len: 0,
+            codec: Codec::Constant,
+            filter: Filter::None,
+            flags: FLAG_CONSTANT,
+        }
+    }
+
+    /// Whether the block is constant and lives in the index only.
+    pub fn is_constant(&self) -> bool {
+        self.flags & FLAG_CONSTANT != 0
+    }
+
+    /// The first `esize` bytes (at most 8) of the offset field: a constant block's element.
+    pub fn constant_value(&self, esize: usize) -> Vec<u8> {
+        self.offset.to_le_bytes()[..esize.min(8)].to_vec()
+    }
+
+    /// Checks the combination of fields: flags 0, [`FLAG_LOST`] (with every other field 0) or
+    /// [`FLAG_CONSTANT`] (codec constant, no filter, stored length 0, and the offset field's
+    /// bytes past `esize` zero).
+    pub fn check(&self, esize: usize) -> Result<(), String> {
+        match self.flags {
+            0 if self.codec == Codec::Constant && self.stored_len == 0 => {
+                Err("constant block entry without the constant flag".into())
+            }
+            0 => Ok(()),
+            FLAG_LOST
+                if self.offset == 0
+                    && self.stored_len == 0
+                    && self.codec == Codec::None
+                    && self.filter == Filter::None =>
+            {
+                Ok(())
+            }
+            FLAG_CONSTANT
+                if self.stored_len == 0
+                    && self.codec == Codec::Constant
+                    && self.filter == Filter::None
+                    && (1..=8).contains(&esize)
+                    && (esize == 8 || self.offset >> (8 * esize) == 0) =>
+            {
+                Ok(())
+            }
+            f => Err(format!(
+                "entry with flags 0x{f:04x}, codec {}, filter {}, {} bytes stored is not valid",
+                self.codec.name(),
+                self.filter.name(),
+                self.stored_len
+            )),
+        }
+    }
 }
 
-/// Encodes an index section: its header and the entries.
-pub fn encode_index(entries: &[IndexEntry]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(INDEX_HEADER_LEN + entries.len() * INDEX_ENTRY_LEN);
+/// A run of constant blocks, as a constants frame records it: blocks `first .. first + count`
+/// of stream `stream` (a frame stream id) all hold the element `value` (its first esize bytes;
+/// the rest zero).
+///
+/// On disk, 32 bytes little-endian: stream (4), reserved 0 (4), first (8), count (8), value (8).
+///
+/// ```
+/// use nc3pack::format::ConstantRun;
+/// let r = ConstantRun { stream: 3, first: 10, count: 5, value: [0, 0, 0x80, 0x3f, 0, 0, 0, 0] };
+/// assert_eq!(ConstantRun::decode_all(&r.encode()), Ok(vec![r]));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConstantRun {
+    /// Frame stream id (variable number, [`RESIDUAL_ID`], a shared stream's id).
+    pub stream: u32,
+    /// First block of the run.
+    pub first: u64,
+    /// Number of blocks (at least 1).
+    pub count: u64,
+    /// The element, in its first esize bytes.
+    pub value: [u8; 8],
+}
+
+impl ConstantRun {
+    /// Encodes the run record.
+    pub fn encode(&self) -> [u8; RUN_LEN] {
+        let mut b = [0u8; RUN_LEN];
+        b[0..4].copy_from_slice(&self.stream.to_le_bytes());
+        b[8..16].copy_from_slice(&self.first.to_le_bytes());
+        b[16..24].copy_from_slice(&self.count.to_le_bytes());
+        b[24..32].copy_from_slice(&self.value);
+        b
+    }
+
+    /// Decodes a constants frame's decoded payload: whole records, reserved fields 0, counts at
+    /// least 1 and no run past block 2^64.
+    pub fn decode_all(b: &[u8]) -> Result<Vec<ConstantRun>, String> {
+        if !b.len().is_multiple_of(RUN_LEN) {
+            return Err(format!(
+                "constants table of {} bytes is not whole {RUN_LEN}-byte records",
+                b.len()
+            ));
+        }
+        b.chunks_exact(RUN_LEN)
+            .enumerate()
+            .map(|(i, r)| {
+                let run = ConstantRun {
+                    stream: u32_at(r, 0),
+                    first: u64_at(r, 8),
+                    count: u64_at(r, 16),
+                    value: r[24..32].try_into().unwrap_or([0; 8]),
+                };
+                if u32_at(r, 4) != 0 || run.count == 0 || run.first.checked_add(run.count).is_none()
+                {
+                    return Err(format!("constants table record {i} is not valid"));
+                }
+                Ok(run)
+            })
+            .collect()
+    }
+}
+
+/// A constants frame: the runs `runs` (at most [`MAX_RUNS_PER_FRAME`]) as a frame of stream
+/// [`CONSTANTS_ID`] and block `seq`, zstd-compressed when that is smaller.
+///
+/// ```
+/// use nc3pack::format::{constants_frame, ConstantRun, FrameHeader, CONSTANTS_ID};
+/// let runs = [ConstantRun { stream: 0, first: 0, count: 9, value: [0; 8] }];
+/// let f = constants_frame(2, &runs);
+/// let h = FrameHeader::decode(&f).unwrap();
+/// assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
+/// ```
+pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
+    let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+    let packed = zstd::bulk::compress(&table, 3)
+        .ok()
+        .filter(|c| c.len() < table.len());
+    let (codec, payload) = match &packed {
+        Some(c) => (Codec::Zstd, c.as_slice()),
+        None => (Codec::None, table.as_slice()),
+    };
+    let h = FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: table.len() as u32,
+        var: CONSTANTS_ID,
+        block: seq,
+        codec,
+        filter: Filter::None,
+        esize: 1,
+        payload_crc: crc(payload),
+    };
+    let mut out = h.encode().to_vec();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Encodes an index section: its header, the block entries, then the entries of the constants
+/// frames (their count in the header's second word).
+pub fn encode_index(entries: &[IndexEntry], tables: &[IndexEntry]) -> Vec<u8> {
+    let n = entries.len() + tables.len();
+    let mut b = Vec::with_capacity(INDEX_HEADER_LEN + n * INDEX_ENTRY_LEN);
     b.extend_from_slice(&INDEX_MAGIC);
-    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&(tables.len() as u32).to_le_bytes());
     b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for e in entries {
+    for e in entries.iter().chain(tables) {
         b.extend_from_slice(&e.encode());
     }
     b
 }
 
-/// Decodes an index section of which `expected` entries are expected.
-pub fn decode_index(b: &[u8], expected: u64) -> Result<Vec<IndexEntry>, String> {
+/// Length of an index section of `blocks` block entries and `tables` constants frame entries.
+pub fn index_len(blocks: u64, tables: u64) -> Option<u64> {
+    blocks
+        .checked_add(tables)?
+        .checked_mul(INDEX_ENTRY_LEN as u64)?
+        .checked_add(INDEX_HEADER_LEN as u64)
+}
+
+/// Decodes an index section of which `expected` block entries are expected: returns the block
+/// entries and the constants frames' entries.
+pub fn decode_index(b: &[u8], expected: u64) -> Result<(Vec<IndexEntry>, Vec<IndexEntry>), String> {
     if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
         return Err("no index magic".into());
     }
+    let tables = u32_at(b, 4);
     let n = u64_at(b, 8);
     if n != expected {
         return Err(format!(
             "index has {n} entries, the layout needs {expected}"
         ));
     }
-    let body = &b[INDEX_HEADER_LEN..];
-    if body.len() as u64 != n.saturating_mul(INDEX_ENTRY_LEN as u64) {
+    if index_len(n, u64::from(tables)) != Some(b.len() as u64) {
         return Err(format!(
-            "index length {} does not match its {n} entries",
+            "index length {} does not match its {n} block entries and {tables} constants frames",
             b.len()
         ));
     }
-    body.chunks_exact(INDEX_ENTRY_LEN)
+    let all: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
+        .chunks_exact(INDEX_ENTRY_LEN)
         .map(IndexEntry::decode)
-        .collect()
+        .collect::<Result<_, _>>()?;
+    let (blocks, tables) = all.split_at(n as usize);
+    if let Some(t) = tables
+        .iter()
+        .find(|t| t.flags != 0 || t.codec == Codec::Constant)
+    {
+        return Err(format!(
+            "constants frame entry with flags 0x{:04x} and codec {}",
+            t.flags,
+            t.codec.name()
+        ));
+    }
+    Ok((blocks.to_vec(), tables.to_vec()))
 }
 
 /// The archive's fixed-size last structure.

@@ -61,6 +61,16 @@ pub fn describe(path: &Path) -> Result<Value> {
             "block_size": a.lead().block_size,
             "blocks": (0..a.stream_count()).map(|s| a.block_count(s)).sum::<u64>(),
             "stored_block_bytes": stored_total,
+            "constant_blocks": (0..a.stream_count())
+                .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+                .filter(|&(s, b)| a.entry(s, b).is_constant())
+                .count(),
+            "constants_frames": a.constants_frames().len(),
+            "constants_frame_bytes": a
+                .constants_frames()
+                .iter()
+                .map(|e| crate::format::FRAME_HEADER_LEN as u64 + u64::from(e.stored_len))
+                .sum::<u64>(),
             "original_hash_xxh3_128": format!("{:032x}", a.original_hash()),
             "streams": vars,
         });
@@ -71,12 +81,10 @@ pub fn describe(path: &Path) -> Result<Value> {
     }
 }
 
-fn ratio(raw: u64, stored: u64) -> f64 {
-    if stored == 0 {
-        0.0
-    } else {
-        (raw as f64 / stored as f64 * 1000.0).round() / 1000.0
-    }
+/// `raw / stored` to 3 decimals; none (JSON null) when nothing is stored (a stream of constant
+/// blocks only, which live in the index).
+fn ratio(raw: u64, stored: u64) -> Option<f64> {
+    (stored > 0).then(|| (raw as f64 / stored as f64 * 1000.0).round() / 1000.0)
 }
 
 fn values_json(v: &Values) -> Value {
@@ -242,6 +250,12 @@ pub fn to_text(v: &Value, name: &str) -> String {
             "// nc3z archive: {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}\n",
             a["archive_bytes"], a["original_bytes"], a["ratio"], a["block_size"], a["blocks"], str_of(&a["original_hash_xxh3_128"])
         ));
+        if a["constant_blocks"] != 0 {
+            s.push_str(&format!(
+                "// constant blocks (in the index only): {}, listed in {} constants frames of {} bytes\n",
+                a["constant_blocks"], a["constants_frames"], a["constants_frame_bytes"]
+            ));
+        }
         s.push_str("// stream: blocks, raw bytes -> stored bytes (ratio), codecs\n");
         for st in a["streams"].as_array().into_iter().flatten() {
             if st["raw_bytes"] == 0 {

@@ -6,7 +6,8 @@
 //! The data path, one module a stage: [`nc3`] parses the netCDF-3 header and computes where each
 //! variable's data lies; [`streams`] says which stream of the archive holds which bytes;
 //! [`route`] reads the file once and cuts its bytes into the streams' blocks; [`pack`] compresses
-//! them with [`codec`] on all cores into frames laid out as [`format`] specifies; [`archive`] opens an archive
+//! them with [`codec`] on all cores into frames laid out as [`format`] specifies, which
+//! [`writer`] writes with the index (constant blocks in the index only); [`archive`] opens an archive
 //! and decodes blocks through one LRU [`cache`]; [`read`] serves hyperslab reads ([`slab`]) from an
 //! archive or an original file alike; [`unpack`] restores the original file; [`info`] describes
 //! either kind of file.
@@ -39,6 +40,7 @@ pub mod route;
 pub mod slab;
 pub mod streams;
 pub mod unpack;
+pub mod writer;
 
 pub use archive::Archive;
 pub use error::{Error, HeaderError, Result};

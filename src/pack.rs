@@ -12,10 +12,10 @@
 
 use crate::codec::{Encoder, FilterMode};
 use crate::error::{io_err, Error, Result};
-use crate::format::{self, Codec, FrameHeader, IndexEntry, Lead, FRAME_HEADER_LEN, LEAD_LEN};
+use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header, Layout};
 use crate::route::{route, Job};
-use crate::streams::Stream;
+use crate::writer::Sink;
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -83,8 +83,10 @@ pub struct PackSummary {
     pub input_len: u64,
     /// Bytes of the archive.
     pub output_len: u64,
-    /// Number of block frames written.
+    /// Number of blocks (entries in the index).
     pub blocks: u64,
+    /// Of which constant blocks, kept in the index only.
+    pub constant_blocks: u64,
     /// xxh3-128 of the original file.
     pub hash: u128,
 }
@@ -230,10 +232,9 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
 
     let threads = opts.threads.max(1);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
-    let (entries, pos, mut w, routed) = if inline {
+    let (sink, mut w, routed) = if inline {
         // Small input or one thread: encode and write in this thread, no pipeline.
-        let mut entries = Entries::default();
-        let mut pos = data_start;
+        let mut sink = Sink::new(data_start);
         let mut frame = Vec::new();
         let mut write_err = None;
         let routed = with_encoder(opts, |enc| {
@@ -247,12 +248,10 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 &mut |job: Job| {
                     frame.clear();
                     let h = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
-                    if let Err(e) = w.write_all(&frame) {
+                    if let Err(e) = sink.frame(&mut w, job.stream, &h, &frame) {
                         write_err = Some(e);
                         return Err(Error::Internal("write failed".into()));
                     }
-                    entries.put(job.stream, job.block, entry_at(pos, &h));
-                    pos += frame.len() as u64;
                     Ok(())
                 },
             )
@@ -260,7 +259,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         if let Some(e) = write_err {
             return Err(werr(e));
         }
-        (entries, pos, w, routed?)
+        (sink, w, routed?)
     } else {
         let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
         let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
@@ -275,7 +274,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
             // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
             drop(job_rx);
             let writer =
-                s.spawn(move || write_frames(&mut w, frame_rx, data_start).map(|(e, p)| (e, p, w)));
+                s.spawn(move || write_frames(&mut w, frame_rx, data_start).map(|k| (k, w)));
             let stopped = || Error::Internal("encoder threads stopped".into());
             let read_result = route(
                 reader,
@@ -292,22 +291,11 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         let writer_result =
             writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
         // A failed write makes the reader's sends fail; report the write error first.
-        let (entries, pos, w) = writer_result.map_err(werr)?;
-        (entries, pos, w, read_result?)
+        let (sink, w) = writer_result.map_err(werr)?;
+        (sink, w, read_result?)
     };
     let layout = &routed.layout;
-    let entries = entries.in_index_order(&routed.streams)?;
-
-    let index_offset = pos;
-    let index = format::encode_index(&entries);
-    w.write_all(&index).map_err(werr)?;
-    let footer = format::Footer {
-        index_offset,
-        index_len: index.len() as u64,
-        index_crc: format::crc(&index),
-        flags: 0,
-    };
-    w.write_all(&footer.encode()).map_err(werr)?;
+    let done = sink.finish(&mut w, &routed.streams, out_path)?;
     let out = w.into_inner().map_err(|e| werr(e.into_error()))?;
     let lead = Lead {
         file_len: layout.file_len,
@@ -321,57 +309,11 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     out.flush().map_err(werr)?;
     Ok(PackSummary {
         input_len: layout.file_len,
-        output_len: index_offset + index.len() as u64 + format::FOOTER_LEN as u64,
-        blocks: entries.len() as u64,
+        output_len: done.len,
+        blocks: done.blocks,
+        constant_blocks: done.constants,
         hash: routed.hash,
     })
-}
-
-fn entry_at(offset: u64, h: &FrameHeader) -> IndexEntry {
-    IndexEntry {
-        offset,
-        stored_len: h.stored_len,
-        codec: h.codec,
-        filter: h.filter,
-        flags: 0,
-    }
-}
-
-/// Index entries as frames are written, by stream (numbered as in [`streams`]) and block.
-#[derive(Default)]
-struct Entries(Vec<Vec<Option<IndexEntry>>>);
-
-impl Entries {
-    fn put(&mut self, stream: usize, block: u64, e: IndexEntry) {
-        if self.0.len() <= stream {
-            self.0.resize_with(stream + 1, Vec::new);
-        }
-        let blocks = &mut self.0[stream];
-        let b = block as usize;
-        if blocks.len() <= b {
-            blocks.resize(b + 1, None);
-        }
-        blocks[b] = Some(e);
-    }
-
-    /// The entries in index order; every block of `streams` must have been written, and nothing
-    /// else.
-    fn in_index_order(mut self, streams: &[Stream]) -> Result<Vec<IndexEntry>> {
-        self.0
-            .resize_with(self.0.len().max(streams.len()), Vec::new);
-        let mut out = Vec::new();
-        for (i, blocks) in self.0.into_iter().enumerate() {
-            let want = streams.get(i).map_or(0, Stream::blocks);
-            if blocks.len() as u64 != want || blocks.iter().any(Option::is_none) {
-                return Err(Error::Internal(format!(
-                    "stream {i}: {} blocks written, {want} expected",
-                    blocks.iter().flatten().count()
-                )));
-            }
-            out.extend(blocks.into_iter().flatten());
-        }
-        Ok(out)
-    }
 }
 
 /// Inputs up to this size are packed in the calling thread, without a pipeline.
@@ -405,7 +347,6 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
 
 struct Done {
     stream: usize,
-    block: u64,
     header: FrameHeader,
     frame: Vec<u8>,
 }
@@ -429,7 +370,6 @@ fn encode_worker(
         if tx
             .send(Done {
                 stream: job.stream,
-                block: job.block,
                 header,
                 frame,
             })
@@ -440,16 +380,10 @@ fn encode_worker(
     }
 }
 
-fn write_frames<W: Write>(
-    w: &mut W,
-    rx: Receiver<Done>,
-    mut pos: u64,
-) -> std::io::Result<(Entries, u64)> {
-    let mut entries = Entries::default();
+fn write_frames<W: Write>(w: &mut W, rx: Receiver<Done>, pos: u64) -> std::io::Result<Sink> {
+    let mut sink = Sink::new(pos);
     for done in rx {
-        w.write_all(&done.frame)?;
-        entries.put(done.stream, done.block, entry_at(pos, &done.header));
-        pos += done.frame.len() as u64;
+        sink.frame(w, done.stream, &done.header, &done.frame)?;
     }
-    Ok((entries, pos))
+    Ok(sink)
 }

@@ -2,23 +2,23 @@
 //!
 //! Verification checks every checksum of the archive (lead, header frame, every frame header and
 //! payload, index, footer), checks that the frames tile the data section with
-//! no unaccounted bytes, and then decodes everything to compare the XXH3-128 of the restored file
+//! no unaccounted bytes and that the constants frames list exactly the constant blocks, and then decodes everything to compare the XXH3-128 of the restored file
 //! with the one recorded at pack time.
 //!
 //! Reindexing rebuilds the index and footer without them: from the end of the header frame it hops
 //! from one frame to the next using each frame's stored length, checking each frame's header and
-//! payload CRCs (it does not decompress). After a damaged frame it resynchronizes on the next sync
+//! payload CRCs (it decompresses only the small constants frames, which list the constant blocks
+//! that have no frame). After a damaged frame it resynchronizes on the next sync
 //! magic whose header CRC checks. Every intact block is kept; blocks not found are marked lost in
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::archive::{stream_name, Archive};
 use crate::error::{io_err, Error, Result};
-use crate::format::{
-    self, Footer, FrameHeader, IndexEntry, Lead, FLAG_LOST, FRAME_HEADER_LEN, FRAME_MAGIC,
-};
+use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
 use crate::streams::{streams, Stream};
+use crate::writer::Sink;
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -255,7 +255,11 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
             let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
             if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
                 let sc = scan(&f, start, len).map_err(io_err(path, "read"))?;
-                for (off, n, what) in sc.damaged {
+                let all = streams(&layout, lead.block_size);
+                let mut damaged = sc.damaged.clone();
+                let constants =
+                    scanned_constants(&f, &sc, &all, &mut damaged).map_err(io_err(path, "read"))?;
+                for (off, n, what) in damaged {
                     report.damage.push(Damage {
                         part: "data section",
                         block: None,
@@ -264,10 +268,11 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
                     });
                 }
                 let mut missing = 0u64;
-                for s in streams(&layout, lead.block_size) {
+                for s in all {
                     for b in 0..s.blocks() {
                         report.blocks += 1;
-                        if !sc.frames.contains_key(&(s.id, b)) {
+                        if !sc.frames.contains_key(&(s.id, b)) && constants.value(s.id, b).is_none()
+                        {
                             missing += 1;
                             if report.damage.len() < MAX_LISTED {
                                 report.damage.push(Damage {
@@ -334,7 +339,8 @@ fn verify_open<R: ReadAt>(
     let mut spans: Vec<(u64, u64)> = blocks
         .iter()
         .map(|&(s, b)| a.entry(s, b))
-        .filter(|e| !e.is_lost())
+        .chain(a.constants_frames())
+        .filter(|e| !e.is_lost() && !e.is_constant())
         .map(|e| (e.offset, FRAME_HEADER_LEN as u64 + u64::from(e.stored_len)))
         .collect();
     spans.sort_unstable();
@@ -362,7 +368,10 @@ fn verify_open<R: ReadAt>(
             what: "bytes between the last frame and the index belong to no indexed frame".into(),
         });
     }
-    // 3. Decode everything and compare the restored file's hash.
+    // 3. The constants frames list exactly the constant blocks, with their elements, so that
+    // a scan would find them.
+    check_constants(a, report, to_damage);
+    // 4. Decode everything and compare the restored file's hash.
     if report.damage.is_empty() {
         match crate::unpack::unpack_to(a, std::io::sink(), Path::new("(verify)"), threads, &|_| {})
         {
@@ -380,6 +389,86 @@ fn verify_open<R: ReadAt>(
         }
     }
     Ok(())
+}
+
+/// Checks that every constant block is listed by exactly one run of a constants frame, with its
+/// element, and that every run lists constant blocks.
+fn check_constants<R: ReadAt>(
+    a: &Archive<R>,
+    report: &mut VerifyReport,
+    to_damage: &dyn Fn(Error) -> Damage,
+) {
+    let by_id: HashMap<u32, usize> = (0..a.stream_count())
+        .filter(|&s| a.block_count(s) > 0)
+        .map(|s| (a.stream_id(s), s))
+        .collect();
+    let mut listed: std::collections::HashSet<(usize, u64)> = std::collections::HashSet::new();
+    for k in 0..a.constants_frames().len() {
+        let offset = a.constants_frames()[k].offset;
+        let mut bad = |what: String| {
+            report.damage.push(Damage {
+                part: "constants frame",
+                block: None,
+                offset,
+                what: format!("constants frame {k}: {what}"),
+            })
+        };
+        let runs = match a.constant_runs(k) {
+            Ok(runs) => runs,
+            Err(e) => {
+                report.damage.push(to_damage(e));
+                continue;
+            }
+        };
+        for r in runs {
+            let Some(&s) = by_id.get(&r.stream) else {
+                bad(format!(
+                    "run of stream id {}, which has no blocks",
+                    r.stream
+                ));
+                continue;
+            };
+            if r.first + r.count > a.block_count(s) {
+                bad(format!(
+                    "run of blocks {}..{} of {} past its {} blocks",
+                    r.first,
+                    r.first + r.count,
+                    a.stream_name(s),
+                    a.block_count(s)
+                ));
+                continue;
+            }
+            for b in r.first..r.first + r.count {
+                let e = a.entry(s, b);
+                if !e.is_constant() || e.offset.to_le_bytes() != r.value {
+                    bad(format!(
+                        "lists block {b} of {}, whose index entry is not that constant",
+                        a.stream_name(s)
+                    ));
+                    break;
+                }
+                if !listed.insert((s, b)) {
+                    bad(format!("lists block {b} of {} twice", a.stream_name(s)));
+                    break;
+                }
+            }
+        }
+    }
+    let unlisted: Vec<(usize, u64)> = (0..a.stream_count())
+        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+        .filter(|&(s, b)| a.entry(s, b).is_constant() && !listed.contains(&(s, b)))
+        .collect();
+    if let Some(&(s, b)) = unlisted.first() {
+        report.damage.push(Damage {
+            part: "index",
+            block: Some((a.stream_name(s), b)),
+            offset: a.index_offset(),
+            what: format!(
+                "constant block listed in no constants frame ({} such blocks): a scan could not recover it",
+                unlisted.len()
+            ),
+        });
+    }
 }
 
 fn hash_file(r: &impl ReadAt, len: u64) -> std::io::Result<u128> {
@@ -426,64 +515,155 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
         damaged: sc.damaged.clone(),
         ..ReindexReport::default()
     };
+    let constants =
+        scanned_constants(&f, &sc, &all, &mut report.damaged).map_err(io_err(input, "read"))?;
     crate::atomic::write_atomically(output, force, input, |out| {
         let mut w = BufWriter::with_capacity(1 << 20, out);
-        let werr = io_err(output, "write");
+        let werr = |source| Error::Io {
+            path: output.to_path_buf(),
+            op: "write",
+            source,
+        };
         let mut head = lead.encode().to_vec();
         head.extend_from_slice(&format::header_frame(&hb));
         w.write_all(&head).map_err(io_err(output, "write"))?;
-        let mut pos = head.len() as u64;
-        let mut entries = Vec::new();
+        let mut sink = Sink::new(head.len() as u64);
         let mut frame = Vec::new();
-        for s in &all {
+        for (si, s) in all.iter().enumerate() {
             for b in 0..s.blocks() {
                 report.blocks += 1;
-                match sc
+                let found = sc
                     .frames
                     .get(&(s.id, b))
-                    .filter(|(_, h)| frame_fits(s, b, h))
-                {
-                    Some(&(off, h)) => {
-                        frame.resize(FRAME_HEADER_LEN + h.stored_len as usize, 0);
-                        f.read_exact_at(&mut frame, off)
-                            .map_err(io_err(input, "read"))?;
-                        w.write_all(&frame).map_err(io_err(output, "write"))?;
-                        entries.push(IndexEntry {
-                            offset: pos,
-                            stored_len: h.stored_len,
-                            codec: h.codec,
-                            filter: h.filter,
-                            flags: 0,
-                        });
-                        pos += frame.len() as u64;
-                        report.recovered += 1;
-                    }
-                    None => {
-                        entries.push(IndexEntry {
-                            offset: 0,
-                            stored_len: 0,
-                            codec: format::Codec::None,
-                            filter: format::Filter::None,
-                            flags: FLAG_LOST,
-                        });
-                        report.lost.push((stream_name(&header, s.id), b));
-                    }
+                    .filter(|(_, h)| frame_fits(s, b, h));
+                if let Some(&(off, h)) = found {
+                    frame.resize(FRAME_HEADER_LEN + h.stored_len as usize, 0);
+                    f.read_exact_at(&mut frame, off)
+                        .map_err(io_err(input, "read"))?;
+                    sink.frame(&mut w, si, &h, &frame).map_err(werr)?;
+                    report.recovered += 1;
+                } else if let Some(v) = constants.value(s.id, b) {
+                    let esize = s.esize.clamp(1, 8);
+                    sink.constant(&mut w, si, s.id, b, &v[..esize])
+                        .map_err(werr)?;
+                    report.recovered += 1;
+                } else {
+                    sink.lost(si, b);
+                    report.lost.push((stream_name(&header, s.id), b));
                 }
             }
         }
-        let index = format::encode_index(&entries);
-        w.write_all(&index).map_err(io_err(output, "write"))?;
-        let footer = Footer {
-            index_offset: pos,
-            index_len: index.len() as u64,
-            index_crc: format::crc(&index),
-            flags: 0,
-        };
-        w.write_all(&footer.encode()).map_err(werr)?;
+        sink.finish(&mut w, &all, output)?;
         w.flush().map_err(io_err(output, "write"))?;
         Ok(())
     })?;
     Ok(report)
+}
+
+/// The runs of constant blocks that the constants frames found by a scan list, by stream id,
+/// sorted by first block, without overlaps.
+#[derive(Debug, Default)]
+pub struct ScannedConstants(HashMap<u32, Vec<ConstantRun>>);
+
+impl ScannedConstants {
+    /// The element of block `b` of the stream with frame id `id`, if a run lists it.
+    pub fn value(&self, id: u32, b: u64) -> Option<&[u8; 8]> {
+        let runs = self.0.get(&id)?;
+        let r = &runs[runs.partition_point(|r| r.first <= b).checked_sub(1)?];
+        (b - r.first < r.count).then_some(&r.value)
+    }
+}
+
+/// Reads the constants frames a scan found (in frame order) and keeps the runs that fit the
+/// layout's streams `all`; what does not fit is added to `damaged`. Keeps at most as many runs as
+/// the layout has blocks, so a hostile archive cannot make it allocate more than its index.
+pub fn scanned_constants(
+    r: &impl ReadAt,
+    sc: &Scan,
+    all: &[Stream],
+    damaged: &mut Vec<(u64, u64, String)>,
+) -> std::io::Result<ScannedConstants> {
+    let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
+    let max_runs: u64 = all.iter().map(Stream::blocks).sum();
+    let mut tables: Vec<(u64, u64, FrameHeader)> = sc
+        .frames
+        .iter()
+        .filter(|((id, _), _)| *id == format::CONSTANTS_ID)
+        .map(|(&(_, k), &(off, h))| (k, off, h))
+        .collect();
+    tables.sort_unstable_by_key(|t| t.0);
+    let mut per: HashMap<u32, Vec<ConstantRun>> = HashMap::new();
+    let mut kept = 0u64;
+    let mut payload = Vec::new();
+    let mut table = Vec::new();
+    for (k, off, h) in tables {
+        let frame_len = FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
+        let mut bad =
+            |what: String| damaged.push((off, frame_len, format!("constants frame {k}: {what}")));
+        if h.decoded_len as usize > format::MAX_RUNS_PER_FRAME * format::RUN_LEN {
+            bad(format!("{} bytes decoded is too large", h.decoded_len));
+            continue;
+        }
+        payload.resize(h.stored_len as usize, 0);
+        r.read_exact_at(&mut payload, off + FRAME_HEADER_LEN as u64)?;
+        let runs = crate::codec::decode_payload(&h, &payload, &mut table)
+            .and_then(|()| ConstantRun::decode_all(&table));
+        let runs = match runs {
+            Ok(runs) => runs,
+            Err(w) => {
+                bad(w);
+                continue;
+            }
+        };
+        for run in runs {
+            let Some(s) = by_id.get(&run.stream) else {
+                bad(format!(
+                    "a run of stream id {} that has no blocks",
+                    run.stream
+                ));
+                continue;
+            };
+            let esize = s.esize.clamp(1, 8);
+            if run.first + run.count > s.blocks() || run.value[esize..].iter().any(|&x| x != 0) {
+                bad(format!(
+                    "run of blocks {}..{} of {} does not fit its {} blocks",
+                    run.first,
+                    run.first + run.count,
+                    s.id,
+                    s.blocks()
+                ));
+                continue;
+            }
+            if kept >= max_runs {
+                bad("more runs than the layout has blocks".into());
+                break;
+            }
+            kept += 1;
+            per.entry(run.stream).or_default().push(run);
+        }
+    }
+    for (id, runs) in &mut per {
+        runs.sort_by_key(|r| r.first);
+        let mut end = 0u64;
+        runs.retain(|r| {
+            let keep = r.first >= end;
+            if keep {
+                end = r.first + r.count;
+            } else {
+                damaged.push((
+                    0,
+                    0,
+                    format!(
+                        "constants frames: run of blocks {}..{} of stream id {id} overlaps another",
+                        r.first,
+                        r.first + r.count
+                    ),
+                ));
+            }
+            keep
+        });
+    }
+    Ok(ScannedConstants(per))
 }
 
 /// Whether a scanned frame is the block the layout expects (right decoded length).

@@ -2,6 +2,7 @@
 
 mod batch;
 mod cli;
+mod constants;
 mod hostile;
 mod layout_cases;
 mod property;

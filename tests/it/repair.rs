@@ -24,12 +24,27 @@ fn packed(dir: &Path, name: &str, block_size: u32) -> PathBuf {
 }
 
 /// (stream, block, frame end offset) of every block of an intact archive.
+/// Where the bytes a scan needs to recover each block end, as (stream, block, end): the block's
+/// frame, or for a constant block (index only) the constants frame that lists it.
 fn frame_ends(a: &Archive) -> Vec<(usize, u64, u64)> {
+    let mut listed = std::collections::HashMap::new();
+    for (k, t) in a.constants_frames().iter().enumerate() {
+        for r in a.constant_runs(k).unwrap() {
+            for b in r.first..r.first + r.count {
+                listed.insert((r.stream, b), t.offset + 36 + u64::from(t.stored_len));
+            }
+        }
+    }
     let mut v = vec![];
     for s in 0..a.stream_count() {
         for b in 0..a.block_count(s) {
             let e = a.entry(s, b);
-            v.push((s, b, e.offset + 36 + u64::from(e.stored_len)));
+            let end = if e.is_constant() {
+                listed[&(a.stream_id(s), b)]
+            } else {
+                e.offset + 36 + u64::from(e.stored_len)
+            };
+            v.push((s, b, end));
         }
     }
     v

@@ -1,0 +1,221 @@
+//! Constant blocks live in the index only (design/FORMAT.md, "Constant blocks"): their entries
+//! hold the element, they have no frame, and constants frames list their runs so that a scan
+//! recovers them. Checked against files written by the `netcdf3` crate, whose values are the
+//! truth, and against runs worked out by hand from those values.
+
+use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
+use nc3pack::repair::{reindex, scan, verify};
+use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
+use std::path::{Path, PathBuf};
+
+const FILL_F32: f32 = 9.969_21e36;
+
+/// `float z(n320)`: 64-byte blocks 0..10 are 0.0, block 10 varies, blocks 11..20 are 1.5.
+/// `float r(time, x16)` over 100 records: records 0..50 vary, records 50..100 are the fill value
+/// (one 64-byte block per record). Returns the values of z and r.
+fn write(path: &Path) -> (Vec<f32>, Vec<f32>) {
+    let mut ds = netcdf3::DataSet::new();
+    ds.add_fixed_dim("n320", 320).unwrap();
+    ds.add_fixed_dim("x16", 16).unwrap();
+    ds.set_unlimited_dim("time", 100).unwrap();
+    ds.add_var_f32("z", &["n320"]).unwrap();
+    ds.add_var_f32("r", &["time", "x16"]).unwrap();
+    let z: Vec<f32> = (0..320)
+        .map(|i| match i / 16 {
+            0..=9 => 0.0,
+            10 => i as f32 * 0.25,
+            _ => 1.5,
+        })
+        .collect();
+    let r: Vec<f32> = (0..1600)
+        .map(|i| if i < 800 { (i as f32).sqrt() } else { FILL_F32 })
+        .collect();
+    let mut w = netcdf3::FileWriter::open(path).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_f32("z", &z).unwrap();
+    w.write_var_f32("r", &r).unwrap();
+    w.close().unwrap();
+    (z, r)
+}
+
+fn value(x: f32) -> [u8; 8] {
+    let mut v = [0u8; 8];
+    v[..4].copy_from_slice(&x.to_be_bytes());
+    v
+}
+
+fn pack(nc: &Path, threads: usize, block_size: u32) -> PathBuf {
+    let z = nc.with_extension(format!("{threads}.nc3z"));
+    let opts = PackOptions {
+        block_size,
+        threads,
+        ..PackOptions::default()
+    };
+    pack_file(nc, &z, &opts, true, &|_| {}).unwrap();
+    z
+}
+
+fn be(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_be_bytes()).collect()
+}
+
+#[test]
+fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("c.nc");
+    let (zv, rv) = write(&nc);
+    let path = pack(&nc, 1, 64);
+    let a = Archive::open(&path).unwrap();
+    let (z, r) = (0usize, 1usize);
+    assert_eq!((a.block_count(z), a.block_count(r)), (20, 100));
+    // Exactly the blocks worked out above are constant, with their element in the entry.
+    for b in 0..20 {
+        let e = a.entry(z, b);
+        assert_eq!(e.is_constant(), b != 10, "z block {b}");
+        if b < 10 {
+            assert_eq!(e.constant_value(4), 0f32.to_be_bytes());
+        } else if b > 10 {
+            assert_eq!(e.constant_value(4), 1.5f32.to_be_bytes());
+        }
+    }
+    for b in 0..100 {
+        let e = a.entry(r, b);
+        assert_eq!(e.is_constant(), b >= 50, "r block {b}");
+        assert_eq!((e.stored_len == 0), b >= 50);
+    }
+    // One constants frame, listing the three runs in the order the blocks were written.
+    assert_eq!(a.constants_frames().len(), 1);
+    let runs = a.constant_runs(0).unwrap();
+    let run = |stream, first, count, v| ConstantRun {
+        stream,
+        first,
+        count,
+        value: value(v),
+    };
+    assert_eq!(
+        runs,
+        vec![
+            run(0, 0, 10, 0.0),
+            run(0, 11, 9, 1.5),
+            run(1, 50, 50, FILL_F32)
+        ]
+    );
+    // No frame in the file is a constant block: a scan finds the data frames and the table.
+    let f = std::fs::File::open(&path).unwrap();
+    let sc = scan(&f, a.data_start(), a.index_offset()).unwrap();
+    assert!(sc.damaged.is_empty());
+    assert_eq!(sc.frames.len(), 1 + 1 + 50);
+    assert!(sc.frames.contains_key(&(CONSTANTS_ID, 0)));
+    // The constants frame is a frame like the others: its bytes check by hand.
+    let t = a.constants_frames()[0];
+    let bytes = std::fs::read(&path).unwrap();
+    let at = t.offset as usize;
+    let h = FrameHeader::decode(&bytes[at..at + 36]).unwrap();
+    assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
+    assert_eq!(
+        crc(&bytes[at + 36..at + 36 + h.stored_len as usize]),
+        h.payload_crc
+    );
+    // Reads and unpacking give the original values and bytes.
+    assert!(a.read_var_bytes(z).unwrap() == be(&zv));
+    assert!(a.read_var_bytes(r).unwrap() == be(&rv));
+    let back = dir.path().join("back.nc");
+    unpack_file(&path, &back, true, 2, &|_| {}).unwrap();
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
+    let report = verify(&path, Some(&nc), 2).unwrap();
+    assert!(report.is_intact() && report.hash_checked, "{report:?}");
+    // The netcdf3 crate reads the restored file's fill records as written.
+    let mut rd = netcdf3::FileReader::open(&back).unwrap();
+    let got = rd.read_var_f32("r").unwrap();
+    assert_eq!(got[799..801], [rv[799], FILL_F32]);
+}
+
+#[test]
+fn the_parallel_pipeline_writes_a_consistent_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("c.nc");
+    write(&nc);
+    let path = pack(&nc, 2, 64);
+    let a = Archive::open(&path).unwrap();
+    let constant: u64 = (0..a.stream_count())
+        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+        .filter(|&(s, b)| a.entry(s, b).is_constant())
+        .count() as u64;
+    assert_eq!(constant, 19 + 50);
+    let listed: u64 = (0..a.constants_frames().len())
+        .flat_map(|k| a.constant_runs(k).unwrap())
+        .map(|r| r.count)
+        .sum();
+    assert_eq!(listed, constant);
+    assert!(verify(&path, Some(&nc), 2).unwrap().is_intact());
+}
+
+#[test]
+fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("c.nc");
+    write(&nc);
+    let path = pack(&nc, 1, 64);
+    let a = Archive::open(&path).unwrap();
+    let t = a.constants_frames()[0];
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.nc3z");
+    let fixed = dir.path().join("fixed.nc3z");
+    // Cut just before the constants frame: the 69 constant blocks are lost, nothing else.
+    std::fs::write(&cut, &bytes[..t.offset as usize]).unwrap();
+    let rep = reindex(&cut, &fixed, true).unwrap();
+    assert_eq!((rep.blocks, rep.lost.len()), (120, 69));
+    assert!(rep
+        .lost
+        .iter()
+        .all(|(v, b)| (v == "variable \"z\"" && *b != 10) || (v == "variable \"r\"" && *b >= 50)));
+    // Cut after it (the index and footer gone): everything, byte for byte.
+    let end = t.offset as usize + 36 + t.stored_len as usize;
+    std::fs::write(&cut, &bytes[..end]).unwrap();
+    let rep = reindex(&cut, &fixed, true).unwrap();
+    assert!(rep.lost.is_empty(), "{rep:?}");
+    let b = Archive::open(&fixed).unwrap();
+    assert_eq!(b.constants_frames().len(), 1);
+    assert_eq!(b.constant_runs(0).unwrap(), a.constant_runs(0).unwrap());
+    assert!(verify(&fixed, Some(&nc), 2).unwrap().is_intact());
+    let back = dir.path().join("back.nc");
+    unpack_file(&fixed, &back, true, 2, &|_| {}).unwrap();
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
+}
+
+#[test]
+fn more_runs_than_one_frame_holds_go_to_several_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("steps.nc");
+    // 5000 blocks of two equal ints, each block another value: 5000 runs of one block.
+    let mut ds = netcdf3::DataSet::new();
+    ds.add_fixed_dim("n", 10_000).unwrap();
+    ds.add_var_i32("steps", &["n"]).unwrap();
+    let v: Vec<i32> = (0..10_000).map(|i| i / 2 * 7 - 3000).collect();
+    let mut w = netcdf3::FileWriter::open(&nc).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_i32("steps", &v).unwrap();
+    w.close().unwrap();
+    let path = pack(&nc, 1, 8);
+    let a = Archive::open(&path).unwrap();
+    assert_eq!(a.block_count(0), 5000);
+    assert_eq!(a.constants_frames().len(), 2);
+    let runs: Vec<ConstantRun> = (0..2).flat_map(|k| a.constant_runs(k).unwrap()).collect();
+    assert_eq!(a.constant_runs(0).unwrap().len(), 4096);
+    assert_eq!(runs.len(), 5000);
+    for (b, r) in runs.iter().enumerate() {
+        let x = (b as i32) * 7 - 3000;
+        assert_eq!((r.stream, r.first, r.count), (0, b as u64, 1));
+        assert_eq!(r.value[..4], x.to_be_bytes());
+    }
+    let want: Vec<u8> = v.iter().flat_map(|x| x.to_be_bytes()).collect();
+    assert!(a.read_var_bytes(0).unwrap() == want);
+    assert!(verify(&path, Some(&nc), 2).unwrap().is_intact());
+    // The whole archive but its index: both frames found, every block back.
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.nc3z");
+    std::fs::write(&cut, &bytes[..a.index_offset() as usize]).unwrap();
+    let fixed = dir.path().join("fixed.nc3z");
+    assert!(reindex(&cut, &fixed, true).unwrap().lost.is_empty());
+    assert!(Archive::open(&fixed).unwrap().read_var_bytes(0).unwrap() == want);
+}
