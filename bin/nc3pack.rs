@@ -86,8 +86,9 @@ struct PackArgs {
     /// Block codec.
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "deflate", "none"])]
     codec: String,
-    /// Codec level, or a preset: `fast` (the default: zstd 3, deflate 6, filters judged on a
-    /// sample) or `max` (zstd 19 / deflate 9, filters judged on whole blocks; for cold archives).
+    /// Codec level, or a preset: `fast` (the default: zstd 3, or zstd 1 for blocks where 3
+    /// does not pay on a sample; deflate 6; filters judged on a sample) or `max` (zstd 19 /
+    /// deflate 9, filters judged on whole blocks; for cold archives).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
     /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta;
@@ -244,10 +245,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Pack(a) => {
             let codec = nc3pack::info::codec_from_name(&a.codec).unwrap_or(Codec::Zstd);
-            let (level, thorough) = match a.level.unwrap_or(Level::Fast) {
-                Level::Number(n) => (n, false),
-                Level::Fast => (nc3pack::codec::default_level(codec), false),
-                Level::Max => (nc3pack::codec::max_level(codec), true),
+            let (level, thorough, fast_blocks) = match a.level.unwrap_or(Level::Fast) {
+                Level::Number(n) => (n, false, false),
+                Level::Fast => (nc3pack::codec::default_level(codec), false, true),
+                Level::Max => (nc3pack::codec::max_level(codec), true, false),
             };
             let filter = match (a.no_shuffle, a.filter.as_str()) {
                 (true, _) | (_, "none") => FilterMode::Fixed(Filter::None),
@@ -264,6 +265,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 threads: threads(a.common.threads),
                 filter,
                 thorough,
+                fast_blocks,
             };
             if let Some(dir) = &a.output_dir {
                 return pack_batch(&a.paths, dir, &opts, a.common.force, a.common.quiet);

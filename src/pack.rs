@@ -45,6 +45,9 @@ pub struct PackOptions {
     pub filter: FilterMode,
     /// Judge filters on whole blocks with the real codec (the `max` preset) instead of a sample.
     pub thorough: bool,
+    /// Let each block use zstd level 1 when `level` does not pay on its sample (the `fast`
+    /// preset; see [`Encoder::fast_blocks`]).
+    pub fast_blocks: bool,
 }
 
 impl Default for PackOptions {
@@ -56,6 +59,7 @@ impl Default for PackOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             filter: FilterMode::Auto,
             thorough: false,
+            fast_blocks: true,
         }
     }
 }
@@ -320,7 +324,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
 const INLINE_MAX: u64 = 4 << 20;
 
 /// What an encoder is set up for: codec, level, filter mode, thoroughness.
-type EncoderKey = (Codec, i32, FilterMode, bool);
+type EncoderKey = (Codec, i32, FilterMode, bool, bool);
 
 thread_local! {
     /// The encoder of the last inline pack on this thread, kept for the next (a zstd context
@@ -330,12 +334,17 @@ thread_local! {
 
 /// Runs `f` with this thread's encoder for `opts`, creating it if the options changed.
 fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Result<T> {
-    let key = (opts.codec, opts.level, opts.filter, opts.thorough);
+    let key = (
+        opts.codec,
+        opts.level,
+        opts.filter,
+        opts.thorough,
+        opts.fast_blocks,
+    );
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-            let enc = Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)
-                .map_err(Error::Option)?;
+            let enc = new_encoder(opts).map_err(Error::Option)?;
             *slot = Some((key, enc));
         }
         match slot.as_mut() {
@@ -343,6 +352,10 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
             None => Err(Error::Internal("no encoder".into())),
         }
     })
+}
+
+fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, String> {
+    Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)?.fast_blocks(opts.fast_blocks)
 }
 
 struct Done {
@@ -356,7 +369,7 @@ fn encode_worker(
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
 ) {
-    let Ok(mut enc) = Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough) else {
+    let Ok(mut enc) = new_encoder(opts) else {
         return;
     };
     loop {

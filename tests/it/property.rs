@@ -628,6 +628,7 @@ fn check(spec: &Spec) -> Result<(), String> {
         threads: p.threads,
         filter: p.filter,
         thorough: p.filter == FilterMode::Auto && p.block_size % 2 == 1,
+        fast_blocks: !p.block_size.is_multiple_of(3),
     };
     let summary = pack_file(&nc, &z, &opts, false, &|_| {}).map_err(|e| format!("pack: {e}"))?;
     if summary.input_len != orig.len() as u64 {

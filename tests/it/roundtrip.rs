@@ -194,6 +194,7 @@ fn opts(codec: Codec, block_size: u32, shuffle: bool, threads: usize) -> PackOpt
         threads,
         filter: crate::filters(shuffle),
         thorough: shuffle && threads == 2,
+        fast_blocks: threads == 1,
     }
 }
 
