@@ -3,7 +3,9 @@
 //! The walk over the file's segments ([`Layout::walk`]) says where each byte goes: a variable's
 //! stream (records de-interleaved), the residual bytes, or, for a small stream, a shared stream
 //! (see [`crate::streams`]). Blocks are handed on as they fill. Input of unknown length (a pipe)
-//! is walked against a layout open at the end, counting records as they arrive.
+//! is walked against a layout open at the end, counting records as they arrive. Records of up
+//! to 64 KiB are read a chunk of records at a time and gathered variable by variable (see
+//! [`RecordPattern`]), the same way from a file and from a pipe.
 
 use crate::error::{io_err, Error, Result};
 use crate::format;
@@ -54,6 +56,111 @@ pub(crate) struct Routed {
 
 /// Largest record held in memory while packing from a stream (see [`route`]).
 const RECORD_BUFFER_MAX: u64 = 64 << 20;
+
+/// Records up to this size are routed a chunk of records at a time (see [`RecordPattern`]).
+const BATCH_RECSIZE_MAX: u64 = 64 << 10;
+
+/// Bytes of records routed at a time: whole records, at least one.
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// Where the bytes of one record go, for routing many small records at once: a record of many
+/// small variables is many tiny segments, and routing them one by one costs more than the
+/// copying. A chunk of records (always the same number, from the record index alone, so a file
+/// and the same bytes from a pipe route identically) is read whole, then each variable's slabs
+/// are gathered, then the residual bytes (padding) in file order.
+struct RecordPattern {
+    /// Offset of the first record (the first record variable with bytes).
+    first_begin: u64,
+    recsize: u64,
+    /// (offset in the record, length, stream) of each record variable with bytes.
+    vars: Vec<(usize, usize, usize)>,
+    /// (offset in the record, length) of the padding inside a record, in file order.
+    gaps: Vec<(usize, usize)>,
+    /// Where the last variable of a record ends: the record's bytes after it (padding) are
+    /// residual bytes, in file order before the next record.
+    last_end: usize,
+    /// Records a chunk holds.
+    per_chunk: u64,
+}
+
+impl RecordPattern {
+    /// The pattern of `plan`'s records, if they are small and regular (variables in increasing
+    /// order of offset, not overlapping, within `recsize`).
+    fn of(plan: &Layout) -> Option<RecordPattern> {
+        if plan.recsize == 0 || plan.recsize > BATCH_RECSIZE_MAX {
+            return None;
+        }
+        let recs: Vec<usize> = plan
+            .rec_order()
+            .iter()
+            .copied()
+            .filter(|&i| plan.vars[i].slab > 0)
+            .collect();
+        let first_begin = plan.vars[*recs.first()?].begin;
+        let (mut vars, mut gaps, mut pos) = (Vec::new(), Vec::new(), 0u64);
+        for i in recs {
+            let v = &plan.vars[i];
+            let off = v.begin - first_begin;
+            if off < pos {
+                return None;
+            }
+            if off > pos {
+                gaps.push((pos as usize, (off - pos) as usize));
+            }
+            vars.push((off as usize, v.slab as usize, i));
+            pos = off + v.slab;
+        }
+        if pos > plan.recsize {
+            return None;
+        }
+        Some(RecordPattern {
+            first_begin,
+            recsize: plan.recsize,
+            vars,
+            gaps,
+            last_end: pos as usize,
+            per_chunk: (BATCH_BYTES / plan.recsize).max(1),
+        })
+    }
+
+    /// Bytes from the start of the first of `k` records to the end of the last one's last
+    /// variable.
+    fn span(&self, k: u64) -> u64 {
+        (k - 1) * self.recsize + self.last_end as u64
+    }
+
+    /// Routes the `k` whole records at the start of `buf`.
+    fn route(&self, router: &mut Router, residual: usize, buf: &[u8], k: usize) -> Result<()> {
+        let rs = self.recsize as usize;
+        for &(off, len, s) in &self.vars {
+            router.push_strided(s, buf, off, rs, len, k)?;
+        }
+        for r in 0..k {
+            let at = r * rs;
+            for &(off, len) in &self.gaps {
+                router.push(residual, &buf[at + off..at + off + len])?;
+            }
+            if r + 1 < k && self.last_end < rs {
+                router.push(residual, &buf[at + self.last_end..at + rs])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads into `buf` until it is full or the input ends; returns the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(m) => n += m,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
 
 /// Length given to the layout of a stream of unknown length while it is read.
 const OPEN_LEN: u64 = i64::MAX as u64;
@@ -112,6 +219,10 @@ pub(crate) fn route<R: Read>(
     // From a stream, a record is held until it is complete (an incomplete last record is
     // residual bytes), unless records are too large to hold.
     let buffer_records = streaming && plan.recsize <= RECORD_BUFFER_MAX;
+    // Small records are routed a chunk at a time; the walk skips the segments a chunk covered.
+    let pattern = RecordPattern::of(&plan);
+    let mut chunk: Vec<u8> = Vec::new();
+    let mut skip_until = 0u64;
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -121,6 +232,9 @@ pub(crate) fn route<R: Read>(
     let mut consumed = 0u64;
     let mut last_report = 0u64;
     let walked = plan.walk(|seg| -> std::result::Result<(), Stop> {
+        if seg.offset < skip_until {
+            return Ok(());
+        }
         let stream = match seg.target {
             Target::Header => None,
             Target::Var(i) => Some(i),
@@ -138,6 +252,56 @@ pub(crate) fn route<R: Read>(
                 ))),
                 _ => Err(Stop::Eof),
             };
+        }
+        if let Some(p) = pattern.as_ref().filter(|_| Some(seg.target) == record_starts) {
+            // A chunk of records, from the start of this one.
+            let want = p.per_chunk.min(plan.numrecs - records);
+            let start = p.first_begin + records * p.recsize;
+            if seg.offset != start {
+                return Err(Stop::Fail(Error::Internal(format!(
+                    "record {records} starts at byte {}, expected {start}",
+                    seg.offset
+                ))));
+            }
+            chunk.resize(p.span(want) as usize, 0);
+            let n = read_full(&mut r, &mut chunk).map_err(io_err(input, "read"))?;
+            // Whole records read (all of them, unless the input ended).
+            let k = if n == chunk.len() {
+                want
+            } else {
+                (0..want).take_while(|&i| p.span(i + 1) <= n as u64).count() as u64
+            };
+            if k > 0 {
+                p.route(&mut router, residual, &chunk, k as usize)?;
+            }
+            records += k;
+            consumed += n as u64;
+            if consumed - last_report >= 8 << 20 {
+                last_report = consumed;
+                progress(consumed);
+            }
+            if k < want {
+                if !streaming {
+                    return Err(Stop::Fail(Error::Io {
+                        path: input.to_path_buf(),
+                        op: "read",
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            format!(
+                                "the file ended at byte {consumed}, before its {} bytes (did it change while being packed?)",
+                                plan.file_len
+                            ),
+                        ),
+                    }));
+                }
+                // The input ended inside a record: what was read after the last whole record
+                // is residual bytes, and there is nothing more.
+                let done = if k > 0 { p.span(k) as usize } else { 0 };
+                router.push(residual, &chunk[done..n])?;
+                return Err(Stop::Eof);
+            }
+            skip_until = start + p.span(want);
+            return Ok(());
         }
         if buffer_records && Some(seg.target) == record_starts {
             in_record = true;
@@ -341,6 +505,41 @@ impl<'e> Router<'e> {
         }
     }
 
+    /// Routes `count` pieces of `len` bytes of stream `s`: `data[at..at + len]`, then every
+    /// `stride` bytes. The same as pushing them one by one, with the copying done in bulk while
+    /// they fit in the open block.
+    fn push_strided(
+        &mut self,
+        s: usize,
+        data: &[u8],
+        mut at: usize,
+        stride: usize,
+        len: usize,
+        mut count: usize,
+    ) -> Result<()> {
+        while count > 0 {
+            let o = &mut self.open[s];
+            // Pieces that fit without filling the block (push's fast path).
+            let fit = if o.member.is_none() && o.limit > o.block.len() {
+                (o.limit - o.block.len() - 1) / len
+            } else {
+                0
+            };
+            if fit == 0 {
+                self.push(s, &data[at..at + len])?;
+                at += stride;
+                count -= 1;
+                continue;
+            }
+            let n = fit.min(count);
+            gather(&mut o.block, data, at, stride, len, n);
+            o.seen += (n * len) as u64;
+            at += n * stride;
+            count -= n;
+        }
+        Ok(())
+    }
+
     /// Routes `data`, the next bytes of stream `s`.
     #[inline]
     fn push(&mut self, s: usize, data: &[u8]) -> Result<()> {
@@ -453,5 +652,29 @@ impl<'e> Router<'e> {
             }
         }
         Ok(want)
+    }
+}
+
+/// Appends `n` pieces of `len` bytes, `data[at..at + len]` and every `stride` bytes after, to
+/// `out`; the common element sizes get fixed-size copies.
+fn gather(out: &mut Vec<u8>, data: &[u8], at: usize, stride: usize, len: usize, n: usize) {
+    fn fixed<const L: usize>(out: &mut Vec<u8>, data: &[u8], at: usize, stride: usize, n: usize) {
+        for i in 0..n {
+            let p = at + i * stride;
+            out.extend_from_slice(&data[p..p + L]);
+        }
+    }
+    out.reserve(n * len);
+    match len {
+        1 => fixed::<1>(out, data, at, stride, n),
+        2 => fixed::<2>(out, data, at, stride, n),
+        4 => fixed::<4>(out, data, at, stride, n),
+        8 => fixed::<8>(out, data, at, stride, n),
+        _ => {
+            for i in 0..n {
+                let p = at + i * stride;
+                out.extend_from_slice(&data[p..p + len]);
+            }
+        }
     }
 }

@@ -668,3 +668,98 @@ fn header_bytes_are_the_original_prefix() {
         }
     }
 }
+
+/// Small records are routed a chunk at a time (4 MiB of whole records): with 32 KiB records a
+/// chunk is 128 records, so 150 records make two chunks, the second partial. The values read
+/// back match what the netcdf3 crate wrote, the file restores byte for byte, and the same bytes
+/// from a pipe — whole, or cut inside the second chunk — pack to the same archive as the file
+/// (cut to the same length). With 4 KiB blocks two variables fill blocks while routing, so the
+/// order of the frames shows how records were chunked.
+#[test]
+fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("chunks.nc");
+    let mut ds = netcdf3::DataSet::new();
+    ds.set_unlimited_dim("time", 150).unwrap();
+    ds.add_fixed_dim("x", 8141).unwrap();
+    ds.add_fixed_dim("y", 100).unwrap();
+    ds.add_fixed_dim("three", 3).unwrap();
+    ds.add_var_f32("field", &["time", "x"]).unwrap();
+    ds.add_var_i16("qc", &["time", "y"]).unwrap();
+    ds.add_var_i8("code", &["time", "three"]).unwrap();
+    let field: Vec<f32> = (0..150 * 8141)
+        .map(|i| (i as f32 * 0.001).sin() * 100.0)
+        .collect();
+    let qc: Vec<i16> = (0..15000).map(|i| (i * 37 % 1000) as i16).collect();
+    let code: Vec<i8> = (0..450).map(|i| (i % 7) as i8 - 3).collect();
+    let mut w = netcdf3::FileWriter::open(&nc).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_f32("field", &field).unwrap();
+    w.write_var_i16("qc", &qc).unwrap();
+    w.write_var_i8("code", &code).unwrap();
+    w.close().unwrap();
+    let bytes = std::fs::read(&nc).unwrap();
+    let o = PackOptions {
+        threads: 1,
+        block_size: 4096,
+        ..PackOptions::default()
+    };
+    let z = dir.path().join("file.nc3z");
+    pack_file(&nc, &z, &o, false, &|_| {}).unwrap();
+    let a = Archive::open(&z).unwrap();
+    assert_eq!(a.layout().recsize, 32768);
+    let field_be: Vec<u8> = field.iter().flat_map(|x| x.to_be_bytes()).collect();
+    let qc_be: Vec<u8> = qc.iter().flat_map(|x| x.to_be_bytes()).collect();
+    let code_be: Vec<u8> = code.iter().map(|&x| x as u8).collect();
+    assert!(a.read_var_bytes(0).unwrap() == field_be);
+    assert!(a.read_var_bytes(1).unwrap() == qc_be);
+    assert!(a.read_var_bytes(2).unwrap() == code_be);
+    let back = dir.path().join("back.nc");
+    unpack_file(&z, &back, false, 2, &|_| {}).unwrap();
+    assert!(std::fs::read(&back).unwrap() == bytes);
+    // Whole, cut inside record 140's field, cut between record 130's last variable and its
+    // padding (code is 3 bytes, padded to 4).
+    let rec0 = a.layout().vars[0].begin as usize;
+    for (cut, whole) in [
+        (bytes.len(), 150),
+        (rec0 + 140 * 32768 + 1000, 140),
+        (rec0 + 130 * 32768 + 32767, 131),
+    ] {
+        let part = dir.path().join(format!("part{cut}.nc"));
+        std::fs::write(&part, &bytes[..cut]).unwrap();
+        let from_file = dir.path().join(format!("f{cut}.nc3z"));
+        pack_file(&part, &from_file, &o, false, &|_| {}).unwrap();
+        let from_pipe = dir.path().join(format!("p{cut}.nc3z"));
+        // A reader handing out odd-sized pieces, as a pipe may.
+        struct Odd<'a>(&'a [u8], usize);
+        impl std::io::Read for Odd<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.1 = self.1 % 7919 + 1;
+                let n = self.1.min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        nc3pack::pack::pack_reader(
+            Odd(&bytes[..cut], 0),
+            "-".as_ref(),
+            &from_pipe,
+            &o,
+            false,
+            &|_| {},
+        )
+        .unwrap();
+        assert!(
+            std::fs::read(&from_pipe).unwrap() == std::fs::read(&from_file).unwrap(),
+            "cut at {cut}"
+        );
+        let p = Archive::open(&from_pipe).unwrap();
+        assert_eq!(p.layout().numrecs, whole, "cut at {cut}");
+        unpack_file(&from_pipe, &back, true, 2, &|_| {}).unwrap();
+        assert!(
+            std::fs::read(&back).unwrap() == bytes[..cut],
+            "cut at {cut}"
+        );
+    }
+}
