@@ -9,7 +9,7 @@
 
 use crate::error::{io_err, Error, Result};
 use crate::format;
-use crate::nc3::{Header, Layout, Target};
+use crate::nc3::{Header, Layout, Target, Walk};
 use crate::pack::Source;
 use crate::streams::{shared_order, streams, Stream};
 use std::io::{BufRead, BufReader, Read};
@@ -222,7 +222,6 @@ pub(crate) fn route<R: Read>(
     // Small records are routed a chunk at a time; the walk skips the segments a chunk covered.
     let pattern = RecordPattern::of(&plan);
     let mut chunk: Vec<u8> = Vec::new();
-    let mut skip_until = 0u64;
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -231,10 +230,7 @@ pub(crate) fn route<R: Read>(
     let mut eof_at: Option<u64> = None;
     let mut consumed = 0u64;
     let mut last_report = 0u64;
-    let walked = plan.walk(|seg| -> std::result::Result<(), Stop> {
-        if seg.offset < skip_until {
-            return Ok(());
-        }
+    let walked = plan.walk_with(|seg| -> std::result::Result<Walk, Stop> {
         let stream = match seg.target {
             Target::Header => None,
             Target::Var(i) => Some(i),
@@ -300,8 +296,7 @@ pub(crate) fn route<R: Read>(
                 router.push(residual, &chunk[done..n])?;
                 return Err(Stop::Eof);
             }
-            skip_until = start + p.span(want);
-            return Ok(());
+            return Ok(Walk::SkipRecords(want));
         }
         if buffer_records && Some(seg.target) == record_starts {
             in_record = true;
@@ -386,7 +381,7 @@ pub(crate) fn route<R: Read>(
             in_record = false;
             records += 1;
         }
-        Ok(())
+        Ok(Walk::Next)
     });
     match walked {
         Ok(()) | Err(Stop::Eof) => {}

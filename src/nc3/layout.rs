@@ -309,8 +309,31 @@ impl Layout {
     /// Visits every segment of the file in order. Segments are contiguous, non-empty and cover
     /// `[0, file_len)` exactly.
     pub fn walk<E>(&self, mut f: impl FnMut(Segment) -> Result<(), E>) -> Result<(), E> {
+        self.walk_with(|seg| f(seg).map(|()| Walk::Next))
+    }
+
+    /// Like [`Layout::walk`], but the visitor may take over whole records: answering
+    /// [`Walk::SkipRecords`]`(n)` to the segment of record r's first record variable with bytes
+    /// means it has consumed records r .. r + n, up to the end of the last record variable
+    /// with bytes of record r + n − 1; the walk goes on from there (the padding after it is
+    /// the next segment). Other answers to other segments are [`Walk::Next`].
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout, Target, Walk};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+    /// let first = l.rec_order().iter().copied().find(|&i| l.vars[i].slab > 0).unwrap();
+    /// let mut seen = 0u64;
+    /// l.walk_with(|seg| -> Result<Walk, ()> {
+    ///     seen += seg.len;
+    ///     Ok(if seg.target == Target::Var(first) { Walk::SkipRecords(l.numrecs) } else { Walk::Next })
+    /// }).unwrap();
+    /// assert!(seen < l.file_len);
+    /// ```
+    pub fn walk_with<E>(&self, mut f: impl FnMut(Segment) -> Result<Walk, E>) -> Result<(), E> {
         let mut pos = 0u64;
-        let mut emit = |offset: u64, len: u64, target: Target, pos: &mut u64| -> Result<(), E> {
+        let mut emit = |offset: u64, len: u64, target: Target, pos: &mut u64| -> Result<Walk, E> {
             if offset > *pos {
                 f(Segment {
                     offset: *pos,
@@ -318,15 +341,17 @@ impl Layout {
                     target: Target::Residual,
                 })?;
             }
-            if len > 0 {
+            let next = if len > 0 {
                 f(Segment {
                     offset,
                     len,
                     target,
-                })?;
-            }
+                })?
+            } else {
+                Walk::Next
+            };
             *pos = offset + len;
-            Ok(())
+            Ok(next)
         };
         emit(0, self.header_len, Target::Header, &mut pos)?;
         for &i in &self.fixed_order {
@@ -342,14 +367,40 @@ impl Layout {
         } else {
             self.numrecs
         };
-        for r in 0..records {
+        let with_bytes = || self.rec_order.iter().filter(|&&i| self.vars[i].slab > 0);
+        let first = with_bytes().next().copied();
+        let last_end = with_bytes()
+            .map(|&i| self.vars[i].begin + self.vars[i].slab)
+            .max()
+            .unwrap_or(0);
+        let mut r = 0;
+        'records: while r < records {
             for &i in &self.rec_order {
                 let v = &self.vars[i];
-                emit(v.begin + r * self.recsize, v.slab, Target::Var(i), &mut pos)?;
+                let next = emit(v.begin + r * self.recsize, v.slab, Target::Var(i), &mut pos)?;
+                if let Walk::SkipRecords(n) = next {
+                    if Some(i) == first && n > 0 && n <= records - r {
+                        r += n;
+                        pos = last_end + (r - 1) * self.recsize;
+                        continue 'records;
+                    }
+                }
             }
+            r += 1;
         }
-        emit(self.file_len, 0, Target::Residual, &mut pos)
+        emit(self.file_len, 0, Target::Residual, &mut pos)?;
+        Ok(())
     }
+}
+
+/// What a visitor of [`Layout::walk_with`] says after a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Go on with the next segment.
+    Next,
+    /// The visitor consumed this many whole records, from the current one (see
+    /// [`Layout::walk_with`]).
+    SkipRecords(u64),
 }
 
 #[cfg(test)]
@@ -430,6 +481,64 @@ mod tests {
             ]
         );
         assert_eq!(l.residual_len, 1 + 2 + 2 + 8);
+    }
+
+    #[test]
+    fn a_visitor_can_take_over_whole_records() {
+        // As above, with 5 whole records and 3 trailing bytes: a(t,3) at 104 (6 bytes, padded
+        // to 8), b(t) at 112; recsize 12.
+        let h = header(
+            vec![
+                var("f", vec![1], NcType::Byte, 100),
+                var("a", vec![0, 1], NcType::Short, 104),
+                var("b", vec![0], NcType::Int, 112),
+            ],
+            NumRecs::Count(5),
+        );
+        let l = Layout::new(&h, 104 + 12 * 5 + 3).unwrap();
+        let mut got = vec![];
+        l.walk_with(|s| {
+            got.push((s.offset, s.len, s.target));
+            // Take records 1 and 2 at record 1's first variable.
+            Ok::<Walk, ()>(if s.offset == 116 {
+                Walk::SkipRecords(2)
+            } else {
+                Walk::Next
+            })
+        })
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (0, 100, Target::Header),
+                (100, 3, Target::Var(0)),
+                (103, 1, Target::Residual),
+                (104, 6, Target::Var(1)),
+                (110, 2, Target::Residual),
+                (112, 4, Target::Var(2)),
+                (116, 6, Target::Var(1)),
+                // Records 1 and 2 end at 140 (b of record 2): record 3 follows.
+                (140, 6, Target::Var(1)),
+                (146, 2, Target::Residual),
+                (148, 4, Target::Var(2)),
+                (152, 6, Target::Var(1)),
+                (158, 2, Target::Residual),
+                (160, 4, Target::Var(2)),
+                (164, 3, Target::Residual),
+            ]
+        );
+        // A skip answered to another segment, or past the last record, is ignored.
+        let mut n = 0;
+        l.walk_with(|s| {
+            n += 1;
+            Ok::<Walk, ()>(match s.target {
+                Target::Var(2) => Walk::SkipRecords(1),
+                Target::Var(1) if s.offset == 152 => Walk::SkipRecords(9),
+                _ => Walk::Next,
+            })
+        })
+        .unwrap();
+        assert_eq!(n, segments(&l).len());
     }
 
     #[test]
