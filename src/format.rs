@@ -13,7 +13,8 @@
 pub const LEAD_MAGIC: [u8; 8] = *b"\x89NC3Z\r\n\x1a";
 /// Format major version: readers refuse other majors.
 pub const VERSION_MAJOR: u16 = 1;
-/// Format minor version: additions that older readers of the same major can ignore.
+/// Format minor version: later minors add codecs, filters, flags or reserved-field meanings,
+/// which older readers of the same major refuse by name (design/FORMAT.md, Versioning).
 pub const VERSION_MINOR: u16 = 0;
 /// Size of the lead.
 pub const LEAD_LEN: usize = 64;
