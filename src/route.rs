@@ -5,11 +5,11 @@
 //! (see [`crate::streams`]). Blocks are handed on as they fill. Input of unknown length (a pipe)
 //! is walked against a layout open at the end, counting records as they arrive. Records of up
 //! to 64 KiB are read a chunk of records at a time and gathered variable by variable (see
-//! [`RecordPattern`]), the same way from a file and from a pipe.
+//! [`Layout::record_pattern`]), the same way from a file and from a pipe.
 
 use crate::error::{io_err, Error, Result};
 use crate::format;
-use crate::nc3::{Header, Layout, Target, Walk};
+use crate::nc3::{Header, Layout, RecordPattern, Target, Walk};
 use crate::pack::Source;
 use crate::streams::{shared_order, streams, Stream};
 use std::io::{BufRead, BufReader, Read};
@@ -57,95 +57,29 @@ pub(crate) struct Routed {
 /// Largest record held in memory while packing from a stream (see [`route`]).
 const RECORD_BUFFER_MAX: u64 = 64 << 20;
 
-/// Records up to this size are routed a chunk of records at a time (see [`RecordPattern`]).
-const BATCH_RECSIZE_MAX: u64 = 64 << 10;
-
-/// Bytes of records routed at a time: whole records, at least one.
-const BATCH_BYTES: u64 = 4 << 20;
-
-/// Where the bytes of one record go, for routing many small records at once: a record of many
-/// small variables is many tiny segments, and routing them one by one costs more than the
-/// copying. A chunk of records (always the same number, from the record index alone, so a file
-/// and the same bytes from a pipe route identically) is read whole, then each variable's slabs
-/// are gathered, then the residual bytes (padding) in file order.
-struct RecordPattern {
-    /// Offset of the first record (the first record variable with bytes).
-    first_begin: u64,
-    recsize: u64,
-    /// (offset in the record, length, stream) of each record variable with bytes.
-    vars: Vec<(usize, usize, usize)>,
-    /// (offset in the record, length) of the padding inside a record, in file order.
-    gaps: Vec<(usize, usize)>,
-    /// Where the last variable of a record ends: the record's bytes after it (padding) are
-    /// residual bytes, in file order before the next record.
-    last_end: usize,
-    /// Records a chunk holds.
-    per_chunk: u64,
-}
-
-impl RecordPattern {
-    /// The pattern of `plan`'s records, if they are small and regular (variables in increasing
-    /// order of offset, not overlapping, within `recsize`).
-    fn of(plan: &Layout) -> Option<RecordPattern> {
-        if plan.recsize == 0 || plan.recsize > BATCH_RECSIZE_MAX {
-            return None;
-        }
-        let recs: Vec<usize> = plan
-            .rec_order()
-            .iter()
-            .copied()
-            .filter(|&i| plan.vars[i].slab > 0)
-            .collect();
-        let first_begin = plan.vars[*recs.first()?].begin;
-        let (mut vars, mut gaps, mut pos) = (Vec::new(), Vec::new(), 0u64);
-        for i in recs {
-            let v = &plan.vars[i];
-            let off = v.begin - first_begin;
-            if off < pos {
-                return None;
-            }
-            if off > pos {
-                gaps.push((pos as usize, (off - pos) as usize));
-            }
-            vars.push((off as usize, v.slab as usize, i));
-            pos = off + v.slab;
-        }
-        if pos > plan.recsize {
-            return None;
-        }
-        Some(RecordPattern {
-            first_begin,
-            recsize: plan.recsize,
-            vars,
-            gaps,
-            last_end: pos as usize,
-            per_chunk: (BATCH_BYTES / plan.recsize).max(1),
-        })
+/// Routes the `k` whole records at the start of `buf`, as laid out by `p`: each variable's
+/// slabs in bulk, then the padding in file order.
+fn route_records(
+    p: &RecordPattern,
+    router: &mut Router,
+    residual: usize,
+    buf: &[u8],
+    k: usize,
+) -> Result<()> {
+    let rs = p.recsize as usize;
+    for &(off, len, s) in &p.vars {
+        router.push_strided(s, buf, off, rs, len, k)?;
     }
-
-    /// Bytes from the start of the first of `k` records to the end of the last one's last
-    /// variable.
-    fn span(&self, k: u64) -> u64 {
-        (k - 1) * self.recsize + self.last_end as u64
-    }
-
-    /// Routes the `k` whole records at the start of `buf`.
-    fn route(&self, router: &mut Router, residual: usize, buf: &[u8], k: usize) -> Result<()> {
-        let rs = self.recsize as usize;
-        for &(off, len, s) in &self.vars {
-            router.push_strided(s, buf, off, rs, len, k)?;
+    for r in 0..k {
+        let at = r * rs;
+        for &(off, len) in &p.gaps {
+            router.push(residual, &buf[at + off..at + off + len])?;
         }
-        for r in 0..k {
-            let at = r * rs;
-            for &(off, len) in &self.gaps {
-                router.push(residual, &buf[at + off..at + off + len])?;
-            }
-            if r + 1 < k && self.last_end < rs {
-                router.push(residual, &buf[at + self.last_end..at + rs])?;
-            }
+        if r + 1 < k && p.last_end < rs {
+            router.push(residual, &buf[at + p.last_end..at + rs])?;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Reads into `buf` until it is full or the input ends; returns the bytes read.
@@ -220,7 +154,7 @@ pub(crate) fn route<R: Read>(
     // residual bytes), unless records are too large to hold.
     let buffer_records = streaming && plan.recsize <= RECORD_BUFFER_MAX;
     // Small records are routed a chunk at a time; the walk skips the segments a chunk covered.
-    let pattern = RecordPattern::of(&plan);
+    let pattern = plan.record_pattern();
     let mut chunk: Vec<u8> = Vec::new();
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();
@@ -268,7 +202,7 @@ pub(crate) fn route<R: Read>(
                 (0..want).take_while(|&i| p.span(i + 1) <= n as u64).count() as u64
             };
             if k > 0 {
-                p.route(&mut router, residual, &chunk, k as usize)?;
+                route_records(p, &mut router, residual, &chunk, k as usize)?;
             }
             records += k;
             consumed += n as u64;

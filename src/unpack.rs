@@ -2,16 +2,18 @@
 //!
 //! The output is written in file order by walking the same segment partition that packing
 //! walked, pulling each variable's bytes from its decoded blocks; blocks are decoded in parallel,
-//! a bounded number ahead, in the order the walk first needs them. The output is hashed as it is
-//! written and compared with the hash recorded at pack time before it is renamed into place.
+//! a bounded number ahead, in the order the walk first needs them. Small records are written a
+//! chunk of records at a time, each variable's slabs scattered in bulk (the reverse of packing).
+//! The output is hashed as it is written and compared with the hash recorded at pack time before
+//! it is renamed into place.
 
 use crate::archive::Archive;
 use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
-use crate::nc3::Target;
+use crate::nc3::{RecordPattern, Target, Walk};
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -77,19 +79,47 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
         Target::Residual => Some(residual),
         Target::Header => None,
     };
-    // The order in which the walk first needs each block.
+    // Small records are written a chunk of records at a time, each variable's slabs scattered
+    // in bulk, then the padding (the reverse of packing; see `Layout::record_pattern`).
+    let pattern = layout.record_pattern();
+    let chunk_at = |seg: &crate::nc3::Segment| {
+        pattern
+            .as_ref()
+            .filter(|p| seg.target == Target::Var(p.vars[0].2))
+    };
+    // Residual bytes of k records of a chunk: the padding inside them and between them.
+    let chunk_residual = |p: &RecordPattern, k: u64| {
+        let gaps: u64 = p.gaps.iter().map(|g| g.1 as u64).sum();
+        k * gaps + (k - 1) * (p.recsize - p.last_end as u64)
+    };
+    // The order in which the writer first needs each block.
     let mut order: Vec<(usize, u64)> = Vec::new();
     let mut consumed = vec![0u64; archive.stream_count()];
+    let mut need = |s: usize, n: u64| {
+        if !archive.is_member(s) {
+            let bb = archive.block_bytes(s);
+            let first = consumed[s].div_ceil(bb);
+            consumed[s] += n;
+            let last = consumed[s].div_ceil(bb);
+            order.extend((first..last).map(|b| (s, b)));
+        }
+    };
+    let mut records = 0u64;
     layout
-        .walk(|seg| {
-            if let Some(s) = stream_of(seg.target).filter(|&s| !archive.is_member(s)) {
-                let bb = archive.block_bytes(s);
-                let first = consumed[s].div_ceil(bb);
-                consumed[s] += seg.len;
-                let last = consumed[s].div_ceil(bb);
-                order.extend((first..last).map(|b| (s, b)));
+        .walk_with(|seg| {
+            if let Some(p) = chunk_at(&seg) {
+                let k = p.per_chunk.min(layout.numrecs - records);
+                for &(_, len, v) in &p.vars {
+                    need(v, k * len as u64);
+                }
+                need(residual, chunk_residual(p, k));
+                records += k;
+                return Ok::<Walk, ()>(Walk::SkipRecords(k));
             }
-            Ok::<(), ()>(())
+            if let Some(s) = stream_of(seg.target) {
+                need(s, seg.len);
+            }
+            Ok(Walk::Next)
         })
         .ok();
 
@@ -105,46 +135,51 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 },
             );
             let werr = || io_err(out_path, "write");
-            let mut cur: Vec<(Arc<Vec<u8>>, usize)> =
-                vec![(Arc::default(), 0); archive.stream_count()];
+            let mut src = Sources {
+                archive,
+                rx: &rx,
+                cur: vec![(Arc::default(), 0); archive.stream_count()],
+            };
             let mut last_report = 0u64;
-            layout.walk(|seg| -> Result<()> {
+            let mut records = 0u64;
+            let mut chunk = Vec::new();
+            layout.walk_with(|seg| -> Result<Walk> {
+                if let Some(p) = chunk_at(&seg) {
+                    let k = p.per_chunk.min(layout.numrecs - records);
+                    chunk.resize(p.span(k) as usize, 0);
+                    let rs = p.recsize as usize;
+                    for &(off, len, v) in &p.vars {
+                        src.scatter(v, &mut chunk, off, rs, len, k as usize)?;
+                    }
+                    for r in 0..k as usize {
+                        let at = r * rs;
+                        for &(off, len) in &p.gaps {
+                            src.take(residual, &mut chunk[at + off..at + off + len])?;
+                        }
+                        if r + 1 < k as usize && p.last_end < rs {
+                            src.take(residual, &mut chunk[at + p.last_end..at + rs])?;
+                        }
+                    }
+                    w.write_all(&chunk).map_err(werr())?;
+                    records += k;
+                    return Ok(Walk::SkipRecords(k));
+                }
                 let Some(s) = stream_of(seg.target) else {
-                    return w.write_all(archive.header_bytes()).map_err(werr());
+                    w.write_all(archive.header_bytes()).map_err(werr())?;
+                    return Ok(Walk::Next);
                 };
                 let mut left = seg.len as usize;
                 while left > 0 {
-                    let (buf, pos) = &mut cur[s];
-                    if *pos == buf.len() {
-                        // A small stream comes whole from the shared stream; the others block
-                        // by block, decoded ahead in the order the walk needs them.
-                        *buf = if archive.is_member(s) {
-                            archive.member_bytes(s)?
-                        } else {
-                            Arc::new(
-                                rx.recv()
-                                    .map_err(|_| Error::Internal("decoder stopped".into()))??,
-                            )
-                        };
-                        *pos = 0;
-                        if buf.is_empty() {
-                            return Err(Error::Internal(format!(
-                                "{} has fewer bytes than the layout",
-                                archive.stream_name(s)
-                            )));
-                        }
-                    }
-                    let take = left.min(buf.len() - *pos);
-                    w.write_all(&buf[*pos..*pos + take]).map_err(werr())?;
-                    *pos += take;
-                    left -= take;
+                    let part = src.next(s, left)?;
+                    w.write_all(part).map_err(werr())?;
+                    left -= part.len();
                 }
                 let count = w.get_ref().count;
                 if count - last_report >= 8 << 20 {
                     last_report = count;
                     progress(count);
                 }
-                Ok(())
+                Ok(Walk::Next)
             })?;
             w.flush().map_err(werr())?;
             progress(layout.file_len);
@@ -172,6 +207,107 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
         let _ = decode;
         written
     })
+}
+
+/// The decoded bytes of every stream, consumed in order: a member of a shared stream comes
+/// whole, the others block by block from `rx`, decoded ahead in the order the writer needs them.
+struct Sources<'a, R: ReadAt> {
+    archive: &'a Archive<R>,
+    rx: &'a Receiver<Result<Vec<u8>>>,
+    /// Per stream: the current buffer and how much of it was used.
+    cur: Vec<(Arc<Vec<u8>>, usize)>,
+}
+
+impl<R: ReadAt> Sources<'_, R> {
+    /// The next at most `max` (> 0) bytes of stream `s`.
+    fn next(&mut self, s: usize, max: usize) -> Result<&[u8]> {
+        let (buf, pos) = &mut self.cur[s];
+        if *pos == buf.len() {
+            *buf = if self.archive.is_member(s) {
+                self.archive.member_bytes(s)?
+            } else {
+                Arc::new(
+                    self.rx
+                        .recv()
+                        .map_err(|_| Error::Internal("decoder stopped".into()))??,
+                )
+            };
+            *pos = 0;
+            if buf.is_empty() {
+                return Err(Error::Internal(format!(
+                    "{} has fewer bytes than the layout",
+                    self.archive.stream_name(s)
+                )));
+            }
+        }
+        let take = max.min(buf.len() - *pos);
+        let part = &buf[*pos..*pos + take];
+        *pos += take;
+        Ok(part)
+    }
+
+    /// Fills `out` with the next bytes of stream `s`.
+    fn take(&mut self, s: usize, out: &mut [u8]) -> Result<()> {
+        let mut at = 0;
+        while at < out.len() {
+            let part = self.next(s, out.len() - at)?;
+            out[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        Ok(())
+    }
+
+    /// Fills `count` pieces of `len` bytes of `out`, at `at` and every `stride` bytes after,
+    /// with the next bytes of stream `s`; in bulk while whole pieces are in the current buffer.
+    fn scatter(
+        &mut self,
+        s: usize,
+        out: &mut [u8],
+        mut at: usize,
+        stride: usize,
+        len: usize,
+        mut count: usize,
+    ) -> Result<()> {
+        while count > 0 {
+            let (buf, pos) = &mut self.cur[s];
+            let whole = (buf.len() - *pos) / len;
+            if whole == 0 {
+                self.take(s, &mut out[at..at + len])?;
+                at += stride;
+                count -= 1;
+                continue;
+            }
+            let n = whole.min(count);
+            scatter_into(out, at, stride, &buf[*pos..*pos + n * len], len);
+            *pos += n * len;
+            at += n * stride;
+            count -= n;
+        }
+        Ok(())
+    }
+}
+
+/// Copies `src`, pieces of `len` bytes, to `out` at `at` and every `stride` bytes after; the
+/// common element sizes get fixed-size copies.
+fn scatter_into(out: &mut [u8], at: usize, stride: usize, src: &[u8], len: usize) {
+    fn fixed<const L: usize>(out: &mut [u8], at: usize, stride: usize, src: &[u8]) {
+        for (i, piece) in src.chunks_exact(L).enumerate() {
+            let p = at + i * stride;
+            out[p..p + L].copy_from_slice(piece);
+        }
+    }
+    match len {
+        1 => fixed::<1>(out, at, stride, src),
+        2 => fixed::<2>(out, at, stride, src),
+        4 => fixed::<4>(out, at, stride, src),
+        8 => fixed::<8>(out, at, stride, src),
+        _ => {
+            for (i, piece) in src.chunks_exact(len).enumerate() {
+                let p = at + i * stride;
+                out[p..p + len].copy_from_slice(piece);
+            }
+        }
+    }
 }
 
 struct HashingWriter<W> {

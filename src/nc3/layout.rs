@@ -393,6 +393,93 @@ impl Layout {
     }
 }
 
+/// Records up to this size have a [`RecordPattern`] (see [`Layout::record_pattern`]).
+pub const BATCH_RECSIZE_MAX: u64 = 64 << 10;
+
+/// Bytes of records handled at a time with a [`RecordPattern`]: whole records, at least one.
+pub const BATCH_BYTES: u64 = 4 << 20;
+
+/// Where the bytes of one record go, for handling many small records at once: a record of many
+/// small variables is many tiny segments, and visiting them one by one costs more than copying
+/// them. Packing reads a chunk of [`RecordPattern::per_chunk`] records whole and gathers each
+/// variable's slabs, then the residual bytes (padding) in file order; unpacking scatters them
+/// back the same way. The chunks depend on the record index alone, so a file and the same bytes
+/// from a pipe are handled identically.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordPattern {
+    /// Offset of the first record (its first record variable with bytes).
+    pub first_begin: u64,
+    /// Bytes from one record to the next.
+    pub recsize: u64,
+    /// (offset in the record, length, variable) of each record variable with bytes, in file
+    /// order.
+    pub vars: Vec<(usize, usize, usize)>,
+    /// (offset in the record, length) of the padding between them, in file order.
+    pub gaps: Vec<(usize, usize)>,
+    /// Where the last variable of a record ends: the record's bytes after it (padding) are
+    /// residual bytes, in file order before the next record.
+    pub last_end: usize,
+    /// Records a chunk holds: [`BATCH_BYTES`] of them, at least one.
+    pub per_chunk: u64,
+}
+
+impl Layout {
+    /// The pattern of the records, if they are at most [`BATCH_RECSIZE_MAX`] bytes and regular
+    /// (variables in increasing order of offset, not overlapping, within `recsize`).
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// let p = Layout::new(&h, bytes.len() as u64).unwrap().record_pattern().unwrap();
+    /// assert_eq!(p.span(1), p.last_end as u64);
+    /// ```
+    pub fn record_pattern(&self) -> Option<RecordPattern> {
+        if self.recsize == 0 || self.recsize > BATCH_RECSIZE_MAX {
+            return None;
+        }
+        let recs: Vec<usize> = self
+            .rec_order()
+            .iter()
+            .copied()
+            .filter(|&i| self.vars[i].slab > 0)
+            .collect();
+        let first_begin = self.vars[*recs.first()?].begin;
+        let (mut vars, mut gaps, mut pos) = (Vec::new(), Vec::new(), 0u64);
+        for i in recs {
+            let v = &self.vars[i];
+            let off = v.begin - first_begin;
+            if off < pos {
+                return None;
+            }
+            if off > pos {
+                gaps.push((pos as usize, (off - pos) as usize));
+            }
+            vars.push((off as usize, v.slab as usize, i));
+            pos = off + v.slab;
+        }
+        if pos > self.recsize {
+            return None;
+        }
+        Some(RecordPattern {
+            first_begin,
+            recsize: self.recsize,
+            vars,
+            gaps,
+            last_end: pos as usize,
+            per_chunk: (BATCH_BYTES / self.recsize).max(1),
+        })
+    }
+}
+
+impl RecordPattern {
+    /// Bytes from the start of the first of `k` (≥ 1) records to the end of the last one's
+    /// last variable.
+    pub fn span(&self, k: u64) -> u64 {
+        (k - 1) * self.recsize + self.last_end as u64
+    }
+}
+
 /// What a visitor of [`Layout::walk_with`] says after a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walk {

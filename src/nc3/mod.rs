@@ -13,7 +13,7 @@ pub use header::{
     Attribute, Dimension, Header, NcType, NumRecs, ParseError, Values, Variable, Variant,
     NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
-pub use layout::{Layout, Segment, Target, VarLayout, Walk};
+pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
 
 use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
