@@ -419,12 +419,12 @@ pub struct RecordPattern {
     /// Where the last variable of a record ends: the record's bytes after it (padding) are
     /// residual bytes, in file order before the next record.
     pub last_end: usize,
-    /// Records a chunk holds: [`BATCH_BYTES`] of them, at least one.
+    /// Records a chunk holds: 4 MiB of them (`BATCH_BYTES`), at least one.
     pub per_chunk: u64,
 }
 
 impl Layout {
-    /// The pattern of the records, if they are at most [`BATCH_RECSIZE_MAX`] bytes and regular
+    /// The pattern of the records, if they are at most 64 KiB (`BATCH_RECSIZE_MAX`) and regular
     /// (variables in increasing order of offset, not overlapping, within `recsize`).
     ///
     /// ```
