@@ -135,33 +135,41 @@ pub fn pack_all(
             progress(done.fetch_add(1, Ordering::Relaxed) + 1);
         }
     };
+    let commit = &commit;
     std::thread::scope(|s| {
         for _ in 0..threads.max(1).min(jobs.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { return };
-                let r = job
-                    .output
-                    .parent()
-                    .map_or(Ok(()), |d| {
-                        std::fs::create_dir_all(d).map_err(io_err(d, "create directory"))
-                    })
-                    .and_then(|()| {
-                        pack_to_temp(&job.input, &job.output, &per_file, force, false, &|_| {})
-                    });
-                match r {
-                    Ok((p, summary)) => {
-                        let group = pending.lock().ok().and_then(|mut g| {
-                            g.push((i, p, summary));
-                            (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
-                        });
-                        if let Some(group) = group {
-                            commit(group);
-                        }
+            let (next, done, pending, per_file, record) =
+                (&next, &done, &pending, &per_file, &record);
+            s.spawn(move || {
+                // The output directory this worker last created (or found): jobs come in path
+                // order, so most share it.
+                let mut made: Option<&Path> = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { return };
+                    let r = match job.output.parent() {
+                        Some(d) if made != Some(d) => std::fs::create_dir_all(d)
+                            .map(|()| made = Some(d))
+                            .map_err(io_err(d, "create directory")),
+                        _ => Ok(()),
                     }
-                    Err(e) => {
-                        record(i, Err(e));
-                        progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    .and_then(|()| {
+                        pack_to_temp(&job.input, &job.output, per_file, force, false, &|_| {})
+                    });
+                    match r {
+                        Ok((p, summary)) => {
+                            let group = pending.lock().ok().and_then(|mut g| {
+                                g.push((i, p, summary));
+                                (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
+                            });
+                            if let Some(group) = group {
+                                commit(group);
+                            }
+                        }
+                        Err(e) => {
+                            record(i, Err(e));
+                            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                        }
                     }
                 }
             });
