@@ -10,6 +10,7 @@ use crate::error::{io_err, Error, Result};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, SendError};
 use std::sync::Mutex;
 
 /// One file of a batch: where it comes from and where its archive goes.
@@ -92,7 +93,8 @@ const COMMIT_GROUP: usize = 256;
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
 /// [`COMMIT_GROUP`] files one `syncfs` flushes them all before they are renamed into place, so an
-/// output never appears before its data is on disk, without one `fsync` per small file.
+/// output never appears before its data is on disk, without one `fsync` per small file. Groups
+/// are synced and renamed by a committer thread while the workers go on packing.
 pub fn pack_all(
     jobs: &[Job],
     opts: &PackOptions,
@@ -114,6 +116,8 @@ pub fn pack_all(
             g[i] = Some(r);
         }
     };
+    // Syncs the filesystems of a group's outputs, then renames them into place. Every file of the
+    // group was written and closed before the group was formed, so the sync covers its data.
     let commit = |group: Vec<(usize, Pending, PackSummary)>| {
         let dirs: std::collections::BTreeSet<PathBuf> = group
             .iter()
@@ -137,7 +141,11 @@ pub fn pack_all(
     };
     let commit = &commit;
     std::thread::scope(|s| {
+        // One group waiting while one is committed; a worker with a third waits.
+        let (group_tx, group_rx) = sync_channel::<Vec<(usize, Pending, PackSummary)>>(1);
+        s.spawn(move || group_rx.into_iter().for_each(commit));
         for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+            let group_tx = group_tx.clone();
             let (next, done, pending, per_file, record) =
                 (&next, &done, &pending, &per_file, &record);
             s.spawn(move || {
@@ -163,7 +171,10 @@ pub fn pack_all(
                                 (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
                             });
                             if let Some(group) = group {
-                                commit(group);
+                                // Without a committer (it panicked), commit here.
+                                if let Err(SendError(group)) = group_tx.send(group) {
+                                    commit(group);
+                                }
                             }
                         }
                         Err(e) => {
@@ -174,6 +185,8 @@ pub fn pack_all(
                 }
             });
         }
+        // The committer stops when every worker has finished and dropped its sender.
+        drop(group_tx);
     });
     let rest = pending
         .lock()
