@@ -10,6 +10,7 @@ use crate::error::{io_err, Error, Result};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, SendError};
 use std::sync::Mutex;
 
 /// One file of a batch: where it comes from and where its archive goes.
@@ -92,7 +93,8 @@ const COMMIT_GROUP: usize = 256;
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
 /// [`COMMIT_GROUP`] files one `syncfs` flushes them all before they are renamed into place, so an
-/// output never appears before its data is on disk, without one `fsync` per small file.
+/// output never appears before its data is on disk, without one `fsync` per small file. Groups
+/// are synced and renamed by a committer thread while the workers go on packing.
 pub fn pack_all(
     jobs: &[Job],
     opts: &PackOptions,
@@ -114,6 +116,8 @@ pub fn pack_all(
             g[i] = Some(r);
         }
     };
+    // Syncs the filesystems of a group's outputs, then renames them into place. Every file of the
+    // group was written and closed before the group was formed, so the sync covers its data.
     let commit = |group: Vec<(usize, Pending, PackSummary)>| {
         let dirs: std::collections::BTreeSet<PathBuf> = group
             .iter()
@@ -135,37 +139,54 @@ pub fn pack_all(
             progress(done.fetch_add(1, Ordering::Relaxed) + 1);
         }
     };
+    let commit = &commit;
     std::thread::scope(|s| {
+        // One group waiting while one is committed; a worker with a third waits.
+        let (group_tx, group_rx) = sync_channel::<Vec<(usize, Pending, PackSummary)>>(1);
+        s.spawn(move || group_rx.into_iter().for_each(commit));
         for _ in 0..threads.max(1).min(jobs.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { return };
-                let r = job
-                    .output
-                    .parent()
-                    .map_or(Ok(()), |d| {
-                        std::fs::create_dir_all(d).map_err(io_err(d, "create directory"))
-                    })
-                    .and_then(|()| {
-                        pack_to_temp(&job.input, &job.output, &per_file, force, false, &|_| {})
-                    });
-                match r {
-                    Ok((p, summary)) => {
-                        let group = pending.lock().ok().and_then(|mut g| {
-                            g.push((i, p, summary));
-                            (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
-                        });
-                        if let Some(group) = group {
-                            commit(group);
-                        }
+            let group_tx = group_tx.clone();
+            let (next, done, pending, per_file, record) =
+                (&next, &done, &pending, &per_file, &record);
+            s.spawn(move || {
+                // The output directory this worker last created (or found): jobs come in path
+                // order, so most share it.
+                let mut made: Option<&Path> = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { return };
+                    let r = match job.output.parent() {
+                        Some(d) if made != Some(d) => std::fs::create_dir_all(d)
+                            .map(|()| made = Some(d))
+                            .map_err(io_err(d, "create directory")),
+                        _ => Ok(()),
                     }
-                    Err(e) => {
-                        record(i, Err(e));
-                        progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    .and_then(|()| {
+                        pack_to_temp(&job.input, &job.output, per_file, force, false, &|_| {})
+                    });
+                    match r {
+                        Ok((p, summary)) => {
+                            let group = pending.lock().ok().and_then(|mut g| {
+                                g.push((i, p, summary));
+                                (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
+                            });
+                            if let Some(group) = group {
+                                // Without a committer (it panicked), commit here.
+                                if let Err(SendError(group)) = group_tx.send(group) {
+                                    commit(group);
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            record(i, Err(e));
+                            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                        }
                     }
                 }
             });
         }
+        // The committer stops when every worker has finished and dropped its sender.
+        drop(group_tx);
     });
     let rest = pending
         .lock()

@@ -687,9 +687,7 @@ impl Footer {
 /// assert!(f.len() < 300);
 /// ```
 pub fn header_frame(header: &[u8]) -> Vec<u8> {
-    let packed = zstd::bulk::compress(header, 19)
-        .ok()
-        .filter(|c| c.len() < header.len());
+    let packed = compress_header(header).filter(|c| c.len() < header.len());
     let (codec, payload) = match &packed {
         Some(c) => (Codec::Zstd, c.as_slice()),
         None => (Codec::None, header),
@@ -707,6 +705,34 @@ pub fn header_frame(header: &[u8]) -> Vec<u8> {
     let mut out = h.encode().to_vec();
     out.extend_from_slice(payload);
     out
+}
+
+/// Level of the header frame's zstd compression.
+const HEADER_LEVEL: i32 = 19;
+
+thread_local! {
+    /// This thread's header compressor, kept between calls: setting up a zstd context (which
+    /// probes the CPU with `cpuid`, slow in a virtual machine) costs more than compressing a small
+    /// file's header. A reused context compresses to the same bytes as a fresh one (zstd resets
+    /// the session at every one-shot compression; the tests check it).
+    static HEADER_ZSTD: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `header` compressed by zstd at [`HEADER_LEVEL`] (a one-shot frame), or `None` on failure.
+fn compress_header(header: &[u8]) -> Option<Vec<u8>> {
+    HEADER_ZSTD.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            *slot = zstd::bulk::Compressor::new(HEADER_LEVEL).ok();
+        }
+        let packed = slot.as_mut()?.compress(header);
+        if packed.is_err() {
+            // Start the next header from a fresh context.
+            *slot = None;
+        }
+        packed.ok()
+    })
 }
 
 /// Block size of variable data with element size `esize` for the nominal `block_size`: the
@@ -741,6 +767,41 @@ pub fn block_count(total: u64, block_bytes: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_frames_from_a_reused_context_match_a_fresh_one() {
+        // Headers of varied sizes and contents, large ones before small ones, in one thread (so
+        // one reused context): each frame must hold the bytes a fresh context makes.
+        let mut headers: Vec<Vec<u8>> = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let text = b"CDF\x01time value status units seconds";
+        for &len in &[300usize, 200_000, 40, 5_000, 70_000, 1, 300, 0, 12_345, 300] {
+            let h = (0..len)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Mostly repetitive text with some noise, so that zstd finds matches.
+                    if x.is_multiple_of(5) {
+                        x as u8
+                    } else {
+                        text[i % text.len()]
+                    }
+                })
+                .collect();
+            headers.push(h);
+        }
+        for h in &headers {
+            let fresh = zstd::bulk::compress(h, HEADER_LEVEL).unwrap();
+            let frame = header_frame(h);
+            let payload = &frame[FRAME_HEADER_LEN..];
+            if fresh.len() < h.len() {
+                assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
+            } else {
+                assert_eq!(payload, &h[..], "header of {} bytes", h.len());
+            }
+        }
+    }
 
     #[test]
     fn crc32c_check_value_matches_the_spec() {

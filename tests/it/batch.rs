@@ -90,6 +90,77 @@ fn two_inputs_that_would_write_one_archive_are_refused() {
     assert!(!out.join("x.nc3z").exists());
 }
 
+#[test]
+fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would() {
+    // More files than one commit group (256), in two output directories: every group must be
+    // synced and renamed, and each archive must hold the bytes `pack_file` writes for its input.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names = ["classic_records.nc", "scalars.nc", "fill_values.nc"];
+    let mut n = 0;
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(input.join(sub)).unwrap();
+        for k in 0..300 {
+            let name = names[k % names.len()];
+            std::fs::copy(
+                samples().join(name),
+                input.join(sub).join(format!("{k:03}.nc")),
+            )
+            .unwrap();
+            n += 1;
+        }
+    }
+    let out = dir.path().join("out");
+    let jobs = nc3pack::batch::plan(std::slice::from_ref(&input), &out).unwrap();
+    assert_eq!(jobs.len(), n);
+    let opts = nc3pack::PackOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    let reported = std::sync::atomic::AtomicUsize::new(0);
+    let results = nc3pack::batch::pack_all(&jobs, &opts, 2, false, &|k| {
+        reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(results.len(), n);
+    assert_eq!(reported.into_inner(), n);
+    // What `pack_file` writes for each sample (the archive does not depend on the file's name).
+    let per_file = nc3pack::PackOptions {
+        threads: 1,
+        ..opts.clone()
+    };
+    let single: Vec<Vec<u8>> = names
+        .iter()
+        .map(|name| {
+            let z = dir.path().join(name).with_extension("nc3z");
+            nc3pack::pack_file(&samples().join(name), &z, &per_file, false, &|_| {}).unwrap();
+            std::fs::read(z).unwrap()
+        })
+        .collect();
+    for (job, r) in jobs.iter().zip(&results) {
+        let summary = r.as_ref().unwrap();
+        let k: usize = job
+            .input
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&job.output).unwrap(),
+            single[k % names.len()],
+            "{}",
+            job.output.display()
+        );
+        assert_eq!(summary.output_len, single[k % names.len()].len() as u64);
+    }
+    let files = walk(&out);
+    assert_eq!(files.len(), n, "{files:?}");
+    assert!(files
+        .iter()
+        .all(|p| !p.to_string_lossy().contains(".nc3pack-")));
+}
+
 fn walk(d: &Path) -> Vec<PathBuf> {
     let mut v = vec![];
     for e in std::fs::read_dir(d).unwrap() {
