@@ -13,8 +13,18 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Renames the temporary file over the output (refusing an existing one unless forced).
+    /// Renames the temporary file over the output (refusing an existing one unless forced), then
+    /// syncs the directory so that the new name is durable too.
     pub fn commit(self) -> Result<()> {
+        let output = self.output.clone();
+        self.rename()?;
+        sync_dir(&output)
+    }
+
+    /// Renames the temporary file over the output (refusing an existing one unless forced),
+    /// without syncing the directory: for batches, which sync the filesystem once afterwards
+    /// ([`sync_filesystem`]).
+    pub fn rename(self) -> Result<()> {
         let output = self.output;
         let persisted = if self.force {
             self.tmp.persist(&output).map_err(|e| e.error)
@@ -115,6 +125,17 @@ pub fn sync_filesystem(dir: &Path) -> Result<()> {
         return Err(io_err(dir, "sync")(std::io::Error::last_os_error()));
     }
     Ok(())
+}
+
+/// Syncs the directory holding `path`, so that an entry renamed into it is durable.
+fn sync_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir, "sync directory"))
 }
 
 fn is_same_file(a: &Path, b: &Path) -> bool {

@@ -132,7 +132,7 @@ pub fn pack_all(
         });
         for (i, p, summary) in group {
             let r = match &synced {
-                Ok(()) => p.commit().map(|()| summary),
+                Ok(()) => p.rename().map(|()| summary),
                 Err(e) => Err(Error::Internal(format!("sync before rename failed: {e}"))),
             };
             record(i, r);
@@ -193,10 +193,41 @@ pub fn pack_all(
         .map(|mut g| std::mem::take(&mut *g))
         .unwrap_or_default();
     commit(rest);
+    // The renames themselves: one more sync per filesystem written to, so that every output's
+    // name is durable when the batch returns.
+    let synced = sync_filesystems(jobs.iter().filter_map(|j| j.output.parent()));
+    let mut results = results.into_inner().unwrap_or_default();
+    if let Err(e) = synced {
+        for r in results.iter_mut().filter(|r| matches!(r, Some(Ok(_)))) {
+            *r = Some(Err(Error::Internal(format!(
+                "renamed into place, but the sync after the renames failed: {e}"
+            ))));
+        }
+    }
     results
-        .into_inner()
-        .unwrap_or_default()
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(Error::Internal("a batch worker stopped".into()))))
         .collect()
+}
+
+/// Syncs each filesystem holding one of `dirs` once (`syncfs`).
+fn sync_filesystems<'a>(dirs: impl Iterator<Item = &'a Path>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dirs: std::collections::BTreeSet<&Path> = dirs.collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for d in dirs {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        // A directory that is not there (its job failed) has nothing to sync.
+        let Ok(meta) = std::fs::metadata(d) else {
+            continue;
+        };
+        if seen.insert(meta.dev()) {
+            crate::atomic::sync_filesystem(d)?;
+        }
+    }
+    Ok(())
 }
