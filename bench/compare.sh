@@ -247,19 +247,21 @@ else
 fi
 say "tiny: $ntiny files: $mode"
 tiny_ok=1
+# Every run (of either tool) writes into a new directory, and the outputs are deleted only after
+# all runs: on ext4, creating files soon after deleting thousands of others is several times
+# slower (the allocator skips recently deleted inodes), which would measure the filesystem.
+rm -rf "$TOUT" "$TOUT".? "$OUT"/tiny-zstd "$OUT"/tiny-zstd.?
 if [ $BATCH = 1 ]; then
-  # Batch mode writes into a fresh directory each run.
-  tiny_run() { rm -rf "$TOUT"; timed "$BIN" pack -q -o "$TOUT" "$TINY"; }
+  tiny_run() { timed "$BIN" pack -q -o "$TOUT.$1" "$TINY"; }
 else
-  mkdir -p "$TOUT"
   tiny_run() {
-    rm -rf "$TOUT" && mkdir -p "$TOUT"
-    timed sh -c 'for f in "$1"/*.nc; do "$2" pack -q -f "$f" "$3/${f##*/}.nc3z" || exit 1; done' sh "$TINY" "$BIN" "$TOUT"
+    mkdir -p "$TOUT.$1"
+    timed sh -c 'for f in "$1"/*.nc; do "$2" pack -q -f "$f" "$3/${f##*/}.nc3z" || exit 1; done' sh "$TINY" "$BIN" "$TOUT.$1"
   }
 fi
 tts=() trss=0
 for i in 1 2 3; do
-  if ! tiny_run; then
+  if ! tiny_run $i; then
     say "FAILED: tiny batch :: $(tail -n 3 "$ERRF" | tr '\n' ' ')"
     tiny_ok=0
     break
@@ -268,6 +270,7 @@ for i in 1 2 3; do
   ((M > trss)) && trss=$M
   ((i == 1)) && awk -v t="$T" -v s="$SLOW_S" 'BEGIN { exit !(t > s) }' && break
 done
+mv "$TOUT.1" "$TOUT" 2>/dev/null
 if [ $tiny_ok = 1 ]; then
   tmed=$(printf '%s\n' "${tts[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
   narch=$(find "$TOUT" -name '*.nc3z' | wc -l)
@@ -279,11 +282,13 @@ fi
 ZOUT=$OUT/tiny-zstd
 zts=() zrss=0
 for i in 1 2 3; do
-  rm -rf "$ZOUT" && mkdir -p "$ZOUT"
-  timed sh -c 'exec zstd -q -3 -T2 --output-dir-flat "$2" "$1"/*.nc' sh "$TINY" "$ZOUT" || break
+  mkdir -p "$ZOUT.$i"
+  timed sh -c 'exec zstd -q -3 -T2 --output-dir-flat "$2" "$1"/*.nc' sh "$TINY" "$ZOUT.$i" || break
   zts+=("$T")
   ((M > zrss)) && zrss=$M
 done
+mv "$ZOUT.1" "$ZOUT" 2>/dev/null
+rm -rf "$TOUT".? "$ZOUT".?
 zmed=$(printf '%s\n' "${zts[@]:-0}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 zout=$(find "$ZOUT" -name '*.zst' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
 
