@@ -255,7 +255,9 @@ fn reindex_keeps_constant_frames_whose_element_is_not_the_streams() {
         b[at + 36..at + 36 + value.len()].copy_from_slice(value);
         b
     };
-    let cases: [(u16, &[u8], Option<Vec<u8>>); 4] = [
+    /// (frame esize, payload, what block 10 reads as after reindex; None: lost).
+    type Case<'a> = (u16, &'a [u8], Option<Vec<u8>>);
+    let cases: [Case; 4] = [
         (2, &[0x3f, 0xc0], Some([0x3f, 0xc0].repeat(32))),
         (
             8,
