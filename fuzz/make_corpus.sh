@@ -2,8 +2,10 @@
 # Builds the seed corpora of the fuzz targets under fuzz/corpus/ (not committed) from samples/:
 #   nc3_header      every samples/*.nc and samples/bad/*.nc (files over 64 KiB: their first
 #                   4 KiB, which hold the header), and samples/bad/fuzz/* (past findings)
-#   archive_open    archives of the small samples/*.nc, block size 64 (so that every variable
-#                   has several blocks), codecs zstd, deflate and none in turn, shuffle on and off
+#   archive_open    archives of the small samples/*.nc, block sizes 64 (so that every variable
+#                   has several blocks) and 16 (so that blocks of fill values or zeros are
+#                   constant: index entries and constants frames), codecs zstd, deflate and none
+#                   in turn, shuffle on and off
 #   archive_fixcrc  the same archives
 #   slab_read       a few inputs that pick each seed archive with no mutation
 #   pack_stream     every samples/*.nc and samples/bad/*.nc up to 64 KiB and samples/bad/fuzz/*.nc,
@@ -42,11 +44,16 @@ for f in samples/*.nc; do
     out="$fuzz/corpus/archive_open/${name}_${codec}_b64.nc3z"
     "$bin" pack -f -q --codec "$codec" --block-size 64 $shuffle "$f" "$out"
     cp "$out" "$fuzz/corpus/archive_fixcrc/"
+    # Block size 16 too: blocks of fill values or zeros are constant (index entries and a
+    # constants frame, no block frame).
+    out="$fuzz/corpus/archive_open/${name}_${codec}_b16.nc3z"
+    "$bin" pack -f -q --codec "$codec" --block-size 16 $shuffle "$f" "$out"
+    cp "$out" "$fuzz/corpus/archive_fixcrc/"
     i=$((i + 1))
 done
 
 # slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
-for k in 0 1 2; do
+for k in 0 1 2 3; do
     printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
         > "$fuzz/corpus/slab_read/seed$k"
 done
@@ -72,6 +79,11 @@ if [ "${1:-}" = "--seeds" ]; then
         "$fuzz/seeds/cdf5_types_deflate_b64.nc3z"
     "$bin" pack -f -q --codec none --block-size 64 samples/offset64_mixed.nc \
         "$fuzz/seeds/offset64_mixed_none_b64.nc3z"
+    # Block size 16: constant blocks (fill values, zeros) and a constants frame.
+    "$bin" pack -f -q --codec zstd --block-size 16 samples/fill_values.nc \
+        "$fuzz/seeds/fill_values_zstd_b16.nc3z"
+    "$bin" info "$fuzz/seeds/fill_values_zstd_b16.nc3z" | grep -q "constant blocks (in the index only)" \
+        || { echo "fill_values_zstd_b16.nc3z has no constant blocks" >&2; exit 1; }
 fi
 for d in "$fuzz"/corpus/*/; do
     echo "$(basename "$d"): $(ls "$d" | wc -l) files"

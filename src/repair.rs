@@ -540,7 +540,13 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
                     frame.resize(FRAME_HEADER_LEN + h.stored_len as usize, 0);
                     f.read_exact_at(&mut frame, off)
                         .map_err(io_err(input, "read"))?;
-                    sink.frame(&mut w, si, &h, &frame).map_err(werr)?;
+                    if h.codec == format::Codec::Constant && usize::from(h.esize) != s.esize {
+                        // Its element is not one of the stream's: keep the frame, which
+                        // decodes as it is, rather than an index entry, which would not.
+                        sink.keep(&mut w, si, &h, &frame).map_err(werr)?;
+                    } else {
+                        sink.frame(&mut w, si, &h, &frame).map_err(werr)?;
+                    }
                     report.recovered += 1;
                 } else if let Some(v) = constants.value(s.id, b) {
                     let esize = s.esize.clamp(1, 8);
@@ -666,8 +672,9 @@ pub fn scanned_constants(
     Ok(ScannedConstants(per))
 }
 
-/// Whether a scanned frame is the block the layout expects (right decoded length).
+/// Whether a scanned frame is the block the layout expects (right decoded length), and one an
+/// index entry can point to (a constant frame has a payload: its element).
 fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
     let expect = s.block_bytes.min(s.total - b * s.block_bytes);
-    u64::from(h.decoded_len) == expect
+    u64::from(h.decoded_len) == expect && !(h.codec == format::Codec::Constant && h.stored_len == 0)
 }

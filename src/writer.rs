@@ -89,6 +89,19 @@ impl Sink {
         if let Some(value) = value {
             return self.constant(w, stream, h.var, h.block, value);
         }
+        self.keep(w, stream, h, frame)
+    }
+
+    /// Writes the frame `frame` (header `h`) of block `h.block` of stream number `stream` as it
+    /// is, even a constant frame: a repair keeps a constant frame whose element size is not its
+    /// stream's (it decodes by its own element size, which an index entry cannot record).
+    pub fn keep<W: Write>(
+        &mut self,
+        w: &mut W,
+        stream: usize,
+        h: &FrameHeader,
+        frame: &[u8],
+    ) -> std::io::Result<()> {
         w.write_all(frame)?;
         self.put(
             stream,

@@ -16,8 +16,8 @@ use nc3pack::Archive;
 use nc3pack_fuzz::{choose_slab, crc_forged, Bytes};
 use std::path::Path;
 
-/// (archive made by `nc3pack pack --block-size 64`, the netCDF file it was made from).
-const SEEDS: [(&[u8], &[u8]); 3] = [
+/// (archive made by `nc3pack pack --block-size 64` or `16`, the netCDF file it was made from).
+const SEEDS: [(&[u8], &[u8]); 4] = [
     (
         include_bytes!("../seeds/classic_records_zstd_b64.nc3z"),
         include_bytes!("../../samples/classic_records.nc"),
@@ -29,6 +29,11 @@ const SEEDS: [(&[u8], &[u8]); 3] = [
     (
         include_bytes!("../seeds/offset64_mixed_none_b64.nc3z"),
         include_bytes!("../../samples/offset64_mixed.nc"),
+    ),
+    // Block size 16: constant blocks in the index and a constants frame.
+    (
+        include_bytes!("../seeds/fill_values_zstd_b16.nc3z"),
+        include_bytes!("../../samples/fill_values.nc"),
     ),
 ];
 

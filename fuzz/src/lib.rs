@@ -5,7 +5,8 @@
 
 use nc3pack::archive::Archive;
 use nc3pack::format::{
-    FOOTER_LEN, FRAME_HEADER_LEN, FRAME_MAGIC, INDEX_ENTRY_LEN, INDEX_HEADER_LEN, LEAD_LEN,
+    FLAG_CONSTANT, FLAG_LOST, FOOTER_LEN, FRAME_HEADER_LEN, FRAME_MAGIC, INDEX_ENTRY_LEN,
+    INDEX_HEADER_LEN, LEAD_LEN,
 };
 use nc3pack::nc3::{self, Header, Layout, ParseError};
 use nc3pack::read::{Dataset, NcFile};
@@ -307,7 +308,29 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
             }
             for b in 0..a.block_count(s) {
                 let checked = a.check_block(s, b);
+                let entry = *a.entry(s, b);
                 match a.read_block(s, b) {
+                    Ok(d) if entry.is_constant() => {
+                        // A constant block is its element (from the index entry) repeated.
+                        let esize = stream_esize(&a, s);
+                        let want = entry
+                            .constant_value(esize)
+                            .repeat(block_len(&a, s, b) as usize / esize.max(1));
+                        assert!(
+                            d == want,
+                            "constant block {b} of stream {s} != its element repeated"
+                        );
+                        assert!(
+                            checked.is_ok(),
+                            "constant block {b} of stream {s}: {checked:?}"
+                        );
+                        if let Some(acc) = &mut streams[s] {
+                            acc.extend_from_slice(&d);
+                        }
+                    }
+                    Err(e) if entry.is_constant() => {
+                        panic!("constant block {b} of stream {s} does not read: {e}")
+                    }
                     Ok(d) => {
                         assert!(
                             checked.is_ok(),
@@ -329,6 +352,7 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
                 );
             }
         }
+        check_constant_blocks(&a);
         // What each variable and the residual stream must read as: its blocks, or for a member
         // its bytes cut from its shared stream's blocks and decoded.
         let want = member_data(&a, &streams);
@@ -381,6 +405,136 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
     if repair_too {
         exercise_repair(data);
     }
+}
+
+/// Element size of stream `s` of `a`: a variable's, 1 for the residual and shared streams.
+pub fn stream_esize<R: nc3pack::io::ReadAt>(a: &Archive<R>, s: usize) -> usize {
+    a.layout().vars.get(s).map_or(1, |v| v.esize)
+}
+
+/// Decoded length of block `b` of stream `s`, as the layout says.
+fn block_len<R: nc3pack::io::ReadAt>(a: &Archive<R>, s: usize, b: u64) -> u64 {
+    let bb = a.block_bytes(s);
+    bb.min(a.stream_len(s) - b * bb)
+}
+
+/// The constants frames of an archive that opens: every constants frame's runs are read
+/// (`constant_runs`; they may fail on a damaged archive), and for the runs that decode, every
+/// block a run lists whose entry is constant with the run's element reads (`block`, through the
+/// cache) as that element repeated. (`exercise_archive` checks every constant block's
+/// `read_block` against its entry.)
+pub fn check_constant_blocks<R: nc3pack::io::ReadAt>(a: &Archive<R>) {
+    let by_id: std::collections::HashMap<u32, usize> = (0..a.stream_count())
+        .filter(|&s| a.block_count(s) > 0)
+        .map(|s| (a.stream_id(s), s))
+        .collect();
+    for k in 0..a.constants_frames().len() {
+        let Ok(runs) = a.constant_runs(k) else {
+            continue;
+        };
+        assert!(
+            !runs.is_empty() && runs.len() <= nc3pack::format::MAX_RUNS_PER_FRAME,
+            "constants frame {k} decodes to {} runs",
+            runs.len()
+        );
+        for r in runs {
+            let Some(&s) = by_id.get(&r.stream) else {
+                continue;
+            };
+            if a.is_member(s) || a.block_bytes(s) > MAX_BLOCK_BYTES {
+                continue;
+            }
+            let esize = stream_esize(a, s);
+            let end = r.first.saturating_add(r.count).min(a.block_count(s));
+            // Bounded work: a hostile run may name 2^63 blocks.
+            for b in r.first..end.min(r.first.saturating_add(64)) {
+                let e = a.entry(s, b);
+                if !e.is_constant() || e.offset.to_le_bytes() != r.value {
+                    continue;
+                }
+                let want =
+                    r.value[..esize.clamp(1, 8)].repeat(block_len(a, s, b) as usize / esize.max(1));
+                let got = a.block(s, b).expect("a constant block reads");
+                assert!(
+                    *got == want,
+                    "block {b} of stream {s}, listed constant, != the run's element repeated"
+                );
+            }
+        }
+    }
+}
+
+/// The recovery invariant of an archive written by nc3pack (pack or reindex), which must be
+/// intact structurally: a scan of its data section (`repair::scan`, then
+/// `repair::scanned_constants`, as `reindex` does without the index) finds every frame the index
+/// points to where it points, and exactly its constant blocks with their elements; every
+/// constants frame the index lists decodes.
+pub fn check_recoverable(bytes: &[u8]) {
+    use nc3pack::format::FrameHeader;
+    let a = Archive::from_reader(bytes.to_vec(), Path::new("(written)"))
+        .unwrap_or_else(|e| panic!("an archive nc3pack wrote does not open: {e}"));
+    let sc = nc3pack::repair::scan(&bytes.to_vec(), a.data_start(), a.index_offset())
+        .expect("scan an in-memory archive");
+    assert!(
+        sc.damaged.is_empty(),
+        "scan of a written archive finds damage: {:?}",
+        sc.damaged
+    );
+    let all = nc3pack::streams::streams(a.layout(), a.lead().block_size);
+    let mut damaged = Vec::new();
+    let constants = nc3pack::repair::scanned_constants(&bytes.to_vec(), &sc, &all, &mut damaged)
+        .expect("read an in-memory archive");
+    assert!(
+        damaged.is_empty(),
+        "the constants frames of a written archive do not fit its layout: {damaged:?}"
+    );
+    for k in 0..a.constants_frames().len() {
+        let runs = a
+            .constant_runs(k)
+            .unwrap_or_else(|e| panic!("constants frame {k} of a written archive: {e}"));
+        assert!(!runs.is_empty(), "constants frame {k} lists no run");
+        let t = a.constants_frames()[k];
+        let found = sc.frames.get(&(nc3pack::format::CONSTANTS_ID, k as u64));
+        assert!(
+            found.is_some_and(|(off, _): &(u64, FrameHeader)| *off == t.offset),
+            "the scan does not find constants frame {k} at {}",
+            t.offset
+        );
+    }
+    let mut frames = 0usize;
+    for s in 0..a.stream_count() {
+        let id = a.stream_id(s);
+        for b in 0..a.block_count(s) {
+            let e = a.entry(s, b);
+            let scanned = constants.value(id, b);
+            if e.is_constant() {
+                assert_eq!(
+                    scanned,
+                    Some(&e.offset.to_le_bytes()),
+                    "constant block {b} of stream {s}: a scan recovers {scanned:?}"
+                );
+            } else {
+                assert!(
+                    scanned.is_none(),
+                    "block {b} of stream {s} has a frame, a run lists it"
+                );
+                if !e.is_lost() {
+                    frames += 1;
+                    let found = sc.frames.get(&(id, b)).map(|f| f.0);
+                    assert_eq!(
+                        found,
+                        Some(e.offset),
+                        "block {b} of stream {s}: scan finds {found:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(
+        sc.frames.len(),
+        frames + a.constants_frames().len(),
+        "the scan finds frames the index does not list"
+    );
 }
 
 /// For each variable and the residual stream of `a` (indexed as streams), what it must read as:
@@ -485,6 +639,8 @@ pub fn exercise_repair(data: &[u8]) {
             );
             let a = a.unwrap();
             assert_eq!(a.lost_blocks().len(), rep.lost.len(), "lost blocks");
+            check_constant_blocks(&a);
+            check_recoverable(&std::fs::read(&output).expect("read the reindexed archive"));
             let vr = nc3pack::repair::verify(&output, None, 1).expect("verify the reindexed file");
             // Reindex checks CRCs but does not decompress, so a frame with intact CRCs and a
             // payload that does not decode (possible here only because fix_crcs forges CRCs) is
@@ -591,12 +747,21 @@ pub fn fix_crcs(buf: &mut [u8]) {
     while let Some(next) = fix_frame(buf, p, limit) {
         p = next;
     }
-    // Frames the index points to.
+    // Frames the index points to: the N block entries (a constant entry, flag bit 1, holds an
+    // element, not an offset; a lost one, bit 0, points nowhere), then the entries of the
+    // constants frames, which follow them.
     if let Some((off, il)) = index {
         if il >= INDEX_HEADER_LEN {
-            let n = (il - INDEX_HEADER_LEN) / INDEX_ENTRY_LEN;
-            for i in 0..n {
+            let total = (il - INDEX_HEADER_LEN) / INDEX_ENTRY_LEN;
+            let n = u64_at(buf, off + 8).map_or(total, |n| usize::try_from(n).unwrap_or(total));
+            for i in 0..total {
                 let at = off + INDEX_HEADER_LEN + i * INDEX_ENTRY_LEN;
+                let flags = buf
+                    .get(at + 14..at + 16)
+                    .map_or(0, |f| u16::from_le_bytes([f[0], f[1]]));
+                if i < n && flags & (FLAG_CONSTANT | FLAG_LOST) != 0 {
+                    continue;
+                }
                 if let Some(fo) = u64_at(buf, at).and_then(|o| usize::try_from(o).ok()) {
                     fix_frame(buf, fo, len);
                 }
@@ -816,6 +981,19 @@ pub fn exercise_pack(data: &[u8]) {
             assert!(got == input, "unpacking does not restore the input");
             // Reads of the archive must agree with its blocks and the restored file.
             exercise_archive(&ra, false);
+            // A packed archive is intact (constants frames listing exactly its constant
+            // blocks included), and a scan recovers all of it without the index.
+            let vr = nc3pack::repair::verify(&from_reader, None, 1)
+                .unwrap_or_else(|e| panic!("verify of a packed archive fails: {e}"));
+            assert!(
+                vr.is_intact() && vr.hash_checked,
+                "verify of a packed archive: {:?}",
+                vr.damage
+                    .iter()
+                    .map(|d| format!("{} {d}", d.part))
+                    .collect::<Vec<_>>()
+            );
+            check_recoverable(&ra);
             if two_threads {
                 let _ = std::fs::remove_file(&from_reader);
                 let _ = std::fs::remove_file(&back);
@@ -836,6 +1014,7 @@ pub fn exercise_pack(data: &[u8]) {
                     got == input,
                     "unpacking the 2-thread archive does not restore the input"
                 );
+                check_recoverable(&std::fs::read(&from_reader).expect("read the 2-thread archive"));
             }
         }
         (Err(re), Err(fe)) => {
@@ -856,10 +1035,11 @@ pub fn exercise_pack(data: &[u8]) {
 mod tests {
     use super::*;
 
-    const SEEDS: [&[u8]; 3] = [
+    const SEEDS: [&[u8]; 4] = [
         include_bytes!("../seeds/classic_records_zstd_b64.nc3z"),
         include_bytes!("../seeds/cdf5_types_deflate_b64.nc3z"),
         include_bytes!("../seeds/offset64_mixed_none_b64.nc3z"),
+        include_bytes!("../seeds/fill_values_zstd_b16.nc3z"),
     ];
 
     /// `fix_crcs` rewrites every CRC at the place the format puts it: an intact archive is left
@@ -885,6 +1065,37 @@ mod tests {
                 declared(seed).is_some(),
                 "declared() reads the lead and header frame"
             );
+        }
+    }
+
+    /// The last seed has constant blocks and a constants frame; `fix_crcs` skips constant
+    /// entries (their offset field is an element) and fixes the constants frame's CRCs; the
+    /// seeds are recoverable by a scan.
+    #[test]
+    fn constants_in_the_seeds() {
+        let seed = SEEDS[3];
+        let a = Archive::from_reader(seed.to_vec(), Path::new("s")).unwrap();
+        assert!(
+            !a.constants_frames().is_empty(),
+            "seed has no constants frame"
+        );
+        let constant = (0..a.stream_count())
+            .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+            .filter(|&(s, b)| a.entry(s, b).is_constant())
+            .count();
+        assert!(constant > 0, "seed has no constant block");
+        // Break the constants frame's payload CRC only: fix_crcs must restore it.
+        let t = a.constants_frames()[0].offset as usize;
+        let mut z = seed.to_vec();
+        z[t + 28] ^= 0xff;
+        assert!(a.constant_runs(0).is_ok());
+        fix_crcs(&mut z);
+        assert!(
+            z == seed,
+            "fix_crcs did not restore the constants frame's CRC"
+        );
+        for seed in SEEDS {
+            check_recoverable(seed);
         }
     }
 

@@ -219,3 +219,81 @@ fn more_runs_than_one_frame_holds_go_to_several_frames() {
     assert!(reindex(&cut, &fixed, true).unwrap().lost.is_empty());
     assert!(Archive::open(&fixed).unwrap().read_var_bytes(0).unwrap() == want);
 }
+
+/// A frame of codec constant found by a scan is either the block's element (an index entry, as
+/// the writer makes it) or kept as a frame: reindex turned a constant frame whose element size is
+/// not its stream's into an index entry that reads otherwise (2-byte element of a float
+/// variable: padded with zeros) or that no reader opens (8-byte element of a float variable: its
+/// high bytes are not zero), and indexed a constant frame with no payload (stored length 0),
+/// which no reader opens either: "constant block entry without the constant flag".
+#[test]
+fn reindex_keeps_constant_frames_whose_element_is_not_the_streams() {
+    use nc3pack::format::{Codec, Filter};
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("c.nc");
+    write(&nc);
+    let path = pack(&nc, 1, 64);
+    let a = Archive::open(&path).unwrap();
+    // Block 10 of z (64 bytes, not constant) has a frame; rewrite it in place as a constant
+    // frame with element `value` of `esize` bytes (the bytes left after it are skipped by the
+    // scan), CRCs fixed.
+    let at = a.entry(0, 10).offset as usize;
+    let bytes = std::fs::read(&path).unwrap();
+    let forged = |esize: u16, value: &[u8]| {
+        let mut b = bytes.clone();
+        let h = FrameHeader {
+            stored_len: value.len() as u32,
+            decoded_len: 64,
+            var: 0,
+            block: 10,
+            codec: Codec::Constant,
+            filter: Filter::None,
+            esize,
+            payload_crc: crc(value),
+        };
+        b[at..at + 36].copy_from_slice(&h.encode());
+        b[at + 36..at + 36 + value.len()].copy_from_slice(value);
+        b
+    };
+    /// (frame esize, payload, what block 10 reads as after reindex; None: lost).
+    type Case<'a> = (u16, &'a [u8], Option<Vec<u8>>);
+    let cases: [Case; 4] = [
+        (2, &[0x3f, 0xc0], Some([0x3f, 0xc0].repeat(32))),
+        (
+            8,
+            &[1, 2, 3, 4, 5, 6, 7, 8],
+            Some([1, 2, 3, 4, 5, 6, 7, 8].repeat(8)),
+        ),
+        (4, &[], None),
+        // The stream's own element size: an index entry, as the writer makes it.
+        (
+            4,
+            &[0x3f, 0xc0, 0, 0],
+            Some(1.5f32.to_be_bytes().repeat(16)),
+        ),
+    ];
+    for (esize, value, want) in cases {
+        let input = dir.path().join("forged.nc3z");
+        let fixed = dir.path().join("fixed.nc3z");
+        std::fs::write(&input, forged(esize, value)).unwrap();
+        let rep = reindex(&input, &fixed, true).unwrap();
+        let b = Archive::open(&fixed)
+            .unwrap_or_else(|e| panic!("esize {esize}, {} bytes: {e}", value.len()));
+        let r = verify(&fixed, None, 1).unwrap();
+        assert!(
+            r.damage
+                .iter()
+                .all(|d| d.part == "block" || d.part == "hash"),
+            "{:?}",
+            r.damage
+        );
+        match want {
+            Some(w) => {
+                assert!(rep.lost.is_empty(), "{rep:?}");
+                assert_eq!(b.read_block(0, 10).unwrap(), w, "esize {esize}");
+                assert_eq!(b.entry(0, 10).is_constant(), usize::from(esize) == 4);
+            }
+            None => assert_eq!(rep.lost, vec![("variable \"z\"".to_string(), 10)]),
+        }
+    }
+}
