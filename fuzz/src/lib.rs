@@ -883,6 +883,7 @@ pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
         threads: 1,
         filter,
         thorough: b1 & 0x20 != 0,
+        fast_blocks: b1 & 0x20 == 0,
     }
 }
 
@@ -915,8 +916,8 @@ fn temp_files(dir: &Path) -> Vec<String> {
 
 /// The `pack_stream` target: byte 0 the block size ([`pack_block_size`]), byte 1 options
 /// (bits 0-1 codec: 1 deflate, 2 none, else zstd; bits 2-4 filter: 1 none, 2 shuffle,
-/// 3 bytedelta, 4 delta, else auto; bit 5 the `max` preset (max level, thorough filter choice);
-/// bit 6 also pack with 2 threads; bit 7 the reader returns at most 1 to 61 bytes a read, by
+/// 3 bytedelta, 4 delta, else auto; bit 5 the `max` preset (max level, thorough filter choice;
+/// without it the `fast` preset, zstd level per block); bit 6 also pack with 2 threads; bit 7 the reader returns at most 1 to 61 bytes a read, by
 /// the input's length), the rest a netCDF-3 file of at most [`MAX_PACK_INPUT`] bytes.
 ///
 /// Packs the file from a reader (`pack_reader`, as `nc3pack - OUT` does) and from a file
