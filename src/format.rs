@@ -544,11 +544,17 @@ pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
         Some(c) => (Codec::Zstd, c.as_slice()),
         None => (Codec::None, table.as_slice()),
     };
+    bytes_frame(CONSTANTS_ID, seq, table.len(), codec, payload)
+}
+
+/// A frame of bytes (esize 1, no filter) of stream `id`, block `block`: `payload`, which `codec`
+/// decodes to `decoded_len` bytes.
+fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &[u8]) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
-        decoded_len: table.len() as u32,
-        var: CONSTANTS_ID,
-        block: seq,
+        decoded_len: decoded_len as u32,
+        var: id,
+        block,
         codec,
         filter: Filter::None,
         esize: 1,
@@ -692,19 +698,7 @@ pub fn header_frame(header: &[u8]) -> Vec<u8> {
         Some(c) => (Codec::Zstd, c.as_slice()),
         None => (Codec::None, header),
     };
-    let h = FrameHeader {
-        stored_len: payload.len() as u32,
-        decoded_len: header.len() as u32,
-        var: HEADER_ID,
-        block: 0,
-        codec,
-        filter: Filter::None,
-        esize: 1,
-        payload_crc: crc(payload),
-    };
-    let mut out = h.encode().to_vec();
-    out.extend_from_slice(payload);
-    out
+    bytes_frame(HEADER_ID, 0, header.len(), codec, payload)
 }
 
 /// Level of the header frame's zstd compression.

@@ -156,6 +156,20 @@ pub(crate) fn route<R: Read>(
     // Small records are routed a chunk at a time; the walk skips the segments a chunk covered.
     let pattern = plan.record_pattern();
     let mut chunk: Vec<u8> = Vec::new();
+    // A file shorter than when its layout was computed.
+    let file_ended = |at: u64| {
+        Error::Io {
+        path: input.to_path_buf(),
+        op: "read",
+        source: std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!(
+                "the file ended at byte {at}, before its {} bytes (did it change while being packed?)",
+                plan.file_len
+            ),
+        ),
+    }
+    };
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -212,17 +226,7 @@ pub(crate) fn route<R: Read>(
             }
             if k < want {
                 if !streaming {
-                    return Err(Stop::Fail(Error::Io {
-                        path: input.to_path_buf(),
-                        op: "read",
-                        source: std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            format!(
-                                "the file ended at byte {consumed}, before its {} bytes (did it change while being packed?)",
-                                plan.file_len
-                            ),
-                        ),
-                    }));
+                    return Err(Stop::Fail(file_ended(consumed)));
                 }
                 // The input ended inside a record: what was read after the last whole record
                 // is residual bytes, and there is nothing more.
@@ -261,17 +265,7 @@ pub(crate) fn route<R: Read>(
         }
         if got < seg.len {
             if !streaming {
-                return Err(Stop::Fail(Error::Io {
-                    path: input.to_path_buf(),
-                    op: "read",
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "the file ended at byte {consumed}, before its {} bytes (did it change while being packed?)",
-                            plan.file_len
-                        ),
-                    ),
-                }));
+                return Err(Stop::Fail(file_ended(consumed)));
             }
             if in_record {
                 // An incomplete record: everything read of it is residual.
