@@ -163,6 +163,18 @@ impl Sink {
         if self.runs.is_empty() {
             return Ok(());
         }
+        // Blocks finish out of order on several encoder threads: sort the runs and merge those
+        // that turn out adjacent.
+        self.runs.sort_unstable_by_key(|r| (r.stream, r.first));
+        self.runs.dedup_by(|next, run| {
+            let merge = next.stream == run.stream
+                && next.value == run.value
+                && run.first + run.count == next.first;
+            if merge {
+                run.count += next.count;
+            }
+            merge
+        });
         let frame = format::constants_frame(self.tables.len() as u64, &self.runs);
         w.write_all(&frame)?;
         let stored_len = (frame.len() - FRAME_HEADER_LEN) as u32;
@@ -335,6 +347,27 @@ mod tests {
             runs,
             [(0, 0, 2, 1), (1, 0, 2, 1), (0, 2, 1, 2), (0, 4, 1, 2)]
         );
+    }
+
+    #[test]
+    fn runs_are_sorted_and_merged_when_written() {
+        let mut sink = Sink::new(0);
+        let mut out = Vec::new();
+        // Blocks 3, 1, 2, 0 of stream 0 (all value 7) and block 0 of stream 1, out of order.
+        for (var, block) in [(0, 3), (1, 0), (0, 1), (0, 2), (0, 0)] {
+            let (h, f) = constant_frame(var, block, [0, 0, 0, 7]);
+            sink.frame(&mut out, var as usize, &h, &f).unwrap();
+        }
+        sink.flush_constants(&mut out).unwrap();
+        let h = FrameHeader::decode(&out).unwrap();
+        let mut table = Vec::new();
+        crate::codec::decode_payload(&h, &out[FRAME_HEADER_LEN..], &mut table).unwrap();
+        let runs: Vec<(u32, u64, u64)> = ConstantRun::decode_all(&table)
+            .unwrap()
+            .iter()
+            .map(|r| (r.stream, r.first, r.count))
+            .collect();
+        assert_eq!(runs, [(0, 0, 4), (1, 0, 1)]);
     }
 
     #[test]
