@@ -10,7 +10,8 @@
 #   slab_read       a few inputs that pick each seed archive with no mutation
 #   pack_stream     every samples/*.nc and samples/bad/*.nc up to 64 KiB and samples/bad/fuzz/*.nc,
 #                   each behind two option bytes (block size, codec/filter; see src/lib.rs
-#                   `exercise_pack`), the options varying from file to file
+#                   `exercise_pack`), the options varying from file to file; and record files
+#                   made with ncgen from fuzz/cdl/*.cdl, whole and cut at many places (below)
 # With --seeds it also rewrites fuzz/seeds/*.nc3z, the archives slab_read embeds (committed;
 # slab_read's findings are only reproducible with the same seeds).
 # Usage: fuzz/make_corpus.sh [--seeds]    (from anywhere; builds the CLI if needed)
@@ -70,6 +71,51 @@ for f in samples/*.nc samples/bad/*.nc samples/bad/fuzz/*.nc; do
     out="$fuzz/corpus/pack_stream/$(echo "$f" | tr / _)"
     { printf "$o"; cat "$f"; } > "$out"
     i=$((i + 1))
+done
+
+# pack_stream: record files from fuzz/cdl/*.cdl (several small record variables with padding
+# after the odd-sized ones: the chunked-record path of route.rs and unpack.rs), whole and cut at
+# every byte of their last record (inside a variable, inside padding, at a record's end) and
+# inside the one before it, plus copies whose header says streaming numrecs (0xFFFFFFFF) or more
+# records than the file holds, whole and cut. A chunk holds 4 MiB of records, so a 16 KiB input
+# never reaches a chunk's end (tests/it/roundtrip.rs covers that), but cuts end the input inside
+# the first chunk, which a pipe must take as residual bytes like a file.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+i=0
+for spec in small_records_classic:classic wide_records_64bit:64-bit-offset small_records_cdf5:cdf5; do
+    name=${spec%%:*}
+    ncgen -k "${spec#*:}" -o "$tmp/$name.nc" "$fuzz/cdl/$name.cdl"
+    len=$(stat -c %s "$tmp/$name.nc")
+    # numrecs: 4 bytes at 4 (CDF-1, CDF-2), 8 bytes at 4 (CDF-5).
+    if [ "$name" = small_records_cdf5 ]; then nr=8; else nr=4; fi
+    python3 - "$tmp/$name.nc" "$nr" <<'PY'
+import sys
+path, nr = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, "rb").read())
+b[4:4 + nr] = b"\xff" * nr
+open(path[:-3] + "_streaming.nc", "wb").write(b)
+b[4:4 + nr] = (40).to_bytes(nr, "big")
+open(path[:-3] + "_numrecs40.nc", "wb").write(b)
+PY
+    # Record sizes 48, 1236, 56: cut at each of the last 64 bytes (every place of a small
+    # record), and for the wide records at places in the float slab and before the last record.
+    cuts="$(seq 1 64)"
+    [ "$name" = wide_records_64bit ] && cuts="$cuts 100 601 1199 1236 1237 1240 2472 2473"
+    for v in "" _streaming _numrecs40; do
+        f="$tmp/$name$v.nc"
+        o=${opts[$((i % ${#opts[@]}))]}
+        { printf "$o"; cat "$f"; } > "$fuzz/corpus/pack_stream/cdl_$name$v"
+        cp "$f" "$fuzz/corpus/nc3_header/cdl_$name$v"
+        i=$((i + 1))
+        for k in $cuts; do
+            # The plain file at every cut; the other two at every fourth.
+            [ -z "$v" ] || [ $((k % 4)) -eq 1 ] || continue
+            o=${opts[$((i % ${#opts[@]}))]}
+            { printf "$o"; head -c $((len - k)) "$f"; } > "$fuzz/corpus/pack_stream/cdl_${name}${v}_cut$k"
+            i=$((i + 1))
+        done
+    done
 done
 
 if [ "${1:-}" = "--seeds" ]; then
