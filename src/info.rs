@@ -270,13 +270,17 @@ pub fn to_text(v: &Value, name: &str) -> String {
                 ));
                 continue;
             }
+            // A stream of constant blocks only stores nothing: no ratio.
+            let ratio = match &st["ratio"] {
+                Value::Null => "all in the index".to_string(),
+                r => r.to_string(),
+            };
             s.push_str(&format!(
-                "//   {}: {} blocks, {} -> {} ({}), {}\n",
+                "//   {}: {} blocks, {} -> {} ({ratio}), {}\n",
                 str_of(&st["name"]),
                 st["blocks"],
                 st["raw_bytes"],
                 st["stored_bytes"],
-                st["ratio"],
                 st["blocks_by_codec"]
             ));
         }
