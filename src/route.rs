@@ -158,17 +158,15 @@ pub(crate) fn route<R: Read>(
     let mut chunk: Vec<u8> = Vec::new();
     // A file shorter than when its layout was computed.
     let file_ended = |at: u64| {
+        let what = format!(
+            "the file ended at byte {at}, before its {} bytes (did it change while being packed?)",
+            plan.file_len
+        );
         Error::Io {
-        path: input.to_path_buf(),
-        op: "read",
-        source: std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            format!(
-                "the file ended at byte {at}, before its {} bytes (did it change while being packed?)",
-                plan.file_len
-            ),
-        ),
-    }
+            path: input.to_path_buf(),
+            op: "read",
+            source: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, what),
+        }
     };
     // A record being read from a stream: its bytes, and which stream each run belongs to.
     let mut pending: Vec<u8> = Vec::new();

@@ -763,3 +763,55 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
         );
     }
 }
+
+/// A file that turns out shorter than its layout while it is packed (it changed) is an error
+/// naming the byte where it ended, whether it ends in a chunk of small records or in a fixed
+/// variable.
+#[test]
+fn a_file_shorter_than_its_layout_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("r.nc");
+    let mut ds = netcdf3::DataSet::new();
+    ds.set_unlimited_dim("time", 50).unwrap();
+    ds.add_fixed_dim("n", 5000).unwrap();
+    ds.add_var_f64("fixed", &["n"]).unwrap();
+    ds.add_var_i16("rec", &["time"]).unwrap();
+    let mut w = netcdf3::FileWriter::open(&nc).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_f64("fixed", &(0..5000).map(f64::from).collect::<Vec<_>>())
+        .unwrap();
+    w.write_var_i16("rec", &(0..50).collect::<Vec<i16>>())
+        .unwrap();
+    w.close().unwrap();
+    let bytes = std::fs::read(&nc).unwrap();
+    let f = std::fs::File::open(&nc).unwrap();
+    let (header, header_bytes, layout) = nc3pack::nc3::open(&f, &nc).unwrap();
+    let rec0 = layout.vars[1].begin as usize;
+    // Inside the fixed variable; inside the records (routed as one chunk).
+    for cut in [rec0 - 1000, rec0 + 4 * 10 + 1] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let e = nc3pack::pack::pack_stream(
+            std::io::Cursor::new(&bytes[..cut]),
+            &nc,
+            &header,
+            &header_bytes,
+            nc3pack::pack::Source::File(&layout),
+            &PackOptions {
+                threads: 1,
+                ..PackOptions::default()
+            },
+            &mut out,
+            "out.nc3z".as_ref(),
+            &|_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(&format!(
+                "the file ended at byte {cut}, before its {} bytes",
+                bytes.len()
+            )),
+            "cut at {cut}: {e}"
+        );
+    }
+}
