@@ -536,17 +536,22 @@ mod tests {
         v
     }
 
-    #[test]
-    fn record_padding_and_partial_last_record() {
-        // short a(t,3): 6 bytes a record, padded to 8; int b(t): 4 bytes. recsize 12.
-        let h = header(
+    /// byte f(x) at 100 (3 bytes, padded to 4), then records of short a(t,3) at 104 (6 bytes,
+    /// padded to 8) and int b(t) at 112 (4 bytes): recsize 12; the header says `numrecs`.
+    fn two_record_vars(numrecs: u64) -> Header {
+        header(
             vec![
                 var("f", vec![1], NcType::Byte, 100),
                 var("a", vec![0, 1], NcType::Short, 104),
                 var("b", vec![0], NcType::Int, 112),
             ],
-            NumRecs::Count(3),
-        );
+            NumRecs::Count(numrecs),
+        )
+    }
+
+    #[test]
+    fn record_padding_and_partial_last_record() {
+        let h = two_record_vars(3);
         // Room for two whole records and a partial third (a present, b cut).
         let file_len = 104 + 12 * 2 + 8;
         let l = Layout::new(&h, file_len).unwrap();
@@ -572,16 +577,8 @@ mod tests {
 
     #[test]
     fn a_visitor_can_take_over_whole_records() {
-        // As above, with 5 whole records and 3 trailing bytes: a(t,3) at 104 (6 bytes, padded
-        // to 8), b(t) at 112; recsize 12.
-        let h = header(
-            vec![
-                var("f", vec![1], NcType::Byte, 100),
-                var("a", vec![0, 1], NcType::Short, 104),
-                var("b", vec![0], NcType::Int, 112),
-            ],
-            NumRecs::Count(5),
-        );
+        // 5 whole records and 3 trailing bytes.
+        let h = two_record_vars(5);
         let l = Layout::new(&h, 104 + 12 * 5 + 3).unwrap();
         let mut got = vec![];
         l.walk_with(|s| {
