@@ -24,6 +24,7 @@
 //! allocated for it.
 
 use crate::error::HeaderError;
+use std::fmt::Display;
 
 /// Tag of a dimension list (spec: `NC_DIMENSION`).
 pub const NC_DIMENSION: u32 = 0x0A;
@@ -408,7 +409,7 @@ struct Cursor<'a> {
 type PResult<T> = Result<T, ParseError>;
 
 impl<'a> Cursor<'a> {
-    fn take(&mut self, n: u64, field: &str) -> PResult<&'a [u8]> {
+    fn take(&mut self, n: u64, field: &dyn Display) -> PResult<&'a [u8]> {
         let end = (self.pos as u64).checked_add(n);
         match end {
             Some(end) if end <= self.buf.len() as u64 => {
@@ -430,12 +431,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn u32(&mut self, field: &str) -> PResult<u32> {
+    fn u32(&mut self, field: &dyn Display) -> PResult<u32> {
         let b = self.take(4, field)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn u64(&mut self, field: &str) -> PResult<u64> {
+    fn u64(&mut self, field: &dyn Display) -> PResult<u64> {
         let b = self.take(8, field)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
@@ -443,7 +444,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A NON_NEG: 32-bit (63-bit in CDF-5) non-negative integer.
-    fn non_neg(&mut self, field: &str) -> PResult<u64> {
+    fn non_neg(&mut self, field: &dyn Display) -> PResult<u64> {
         let at = self.pos as u64;
         let v = if self.variant == Variant::Cdf5 {
             self.u64(field)?
@@ -466,7 +467,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Checks that `count` items of at least `min_size` bytes each fit in the rest of the file.
-    fn bound(&self, count: u64, min_size: u64, at: u64, field: &str) -> PResult<usize> {
+    fn bound(&self, count: u64, min_size: u64, at: u64, field: &dyn Display) -> PResult<usize> {
         let rest = self.file_len.saturating_sub(self.pos as u64);
         match count.checked_mul(min_size) {
             Some(need) if need <= rest => Ok(count as usize),
@@ -478,31 +479,31 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn pad4(&mut self, n: u64, field: &str) -> PResult<()> {
+    fn pad4(&mut self, n: u64, field: &dyn Display) -> PResult<()> {
         let pad = (4 - n % 4) % 4;
         self.take(pad, field).map(|_| ())
     }
 
-    fn name(&mut self, field: &str) -> PResult<String> {
+    fn name(&mut self, field: &dyn Display) -> PResult<String> {
         let at = self.pos as u64;
-        let n = self.non_neg(&format!("{field} name length"))?;
+        let n = self.non_neg(&format_args!("{field} name length"))?;
         let start = self.pos as u64;
-        let bytes = self.take(n, &format!("{field} name"))?;
+        let bytes = self.take(n, &format_args!("{field} name"))?;
         let s = std::str::from_utf8(bytes)
             .map_err(|_| HeaderError::new(start, format!("{field} name is not valid UTF-8")))?;
         if s.is_empty() {
             return Err(HeaderError::new(at, format!("{field} name is empty")).into());
         }
         let s = s.to_string();
-        self.pad4(n, &format!("{field} name padding"))?;
+        self.pad4(n, &format_args!("{field} name padding"))?;
         Ok(s)
     }
 
-    fn list_header(&mut self, tag: u32, what: &str, min_item: u64) -> PResult<usize> {
+    fn list_header(&mut self, tag: u32, what: &dyn Display, min_item: u64) -> PResult<usize> {
         let at = self.pos as u64;
-        let t = self.u32(&format!("{what} list tag"))?;
+        let t = self.u32(&format_args!("{what} list tag"))?;
         let count_at = self.pos as u64;
-        let n = self.non_neg(&format!("{what} count"))?;
+        let n = self.non_neg(&format_args!("{what} count"))?;
         if t == 0 {
             if n != 0 {
                 return Err(HeaderError::new(
@@ -520,33 +521,33 @@ impl<'a> Cursor<'a> {
             )
             .into());
         }
-        self.bound(n, min_item, count_at, &format!("{what} count"))
+        self.bound(n, min_item, count_at, &format_args!("{what} count"))
     }
 
-    fn attrs(&mut self, what: &str) -> PResult<Vec<Attribute>> {
+    fn attrs(&mut self, what: &dyn Display) -> PResult<Vec<Attribute>> {
         let cw = self.variant.count_width() as u64;
         let n = self.list_header(NC_ATTRIBUTE, what, 4 + cw + 4 + cw)?;
         let mut out = Vec::with_capacity(n.min(PREALLOC_MAX));
         for _ in 0..n {
-            let name = self.name(&format!("{what} attribute"))?;
+            let name = self.name(&format_args!("{what} attribute"))?;
             let field = format!("attribute {name:?}");
             let t_at = self.pos as u64;
-            let code = self.u32(&format!("{field} type"))?;
+            let code = self.u32(&format_args!("{field} type"))?;
             let t = self.nc_type(code, t_at, &field)?;
             let count_at = self.pos as u64;
-            let count = self.non_neg(&format!("{field} value count"))?;
+            let count = self.non_neg(&format_args!("{field} value count"))?;
             let nbytes = count.checked_mul(t.size() as u64).ok_or_else(|| {
                 HeaderError::new(count_at, format!("{field} value count {count} overflows"))
             })?;
-            let bytes = self.take(nbytes, &format!("{field} values"))?;
+            let bytes = self.take(nbytes, &format_args!("{field} values"))?;
             let values = Values::from_be_bytes(t, bytes);
-            self.pad4(nbytes, &format!("{field} value padding"))?;
+            self.pad4(nbytes, &format_args!("{field} value padding"))?;
             out.push(Attribute { name, values });
         }
         Ok(out)
     }
 
-    fn nc_type(&self, code: u32, at: u64, field: &str) -> PResult<NcType> {
+    fn nc_type(&self, code: u32, at: u64, field: &dyn Display) -> PResult<NcType> {
         match NcType::from_code(code) {
             Some(t) if t.is_cdf5_only() && self.variant != Variant::Cdf5 => Err(HeaderError::new(
                 at,
@@ -614,7 +615,7 @@ impl Header {
             variant,
         };
         let numrecs = if variant == Variant::Cdf5 {
-            let v = c.u64("numrecs")?;
+            let v = c.u64(&"numrecs")?;
             if v == u64::MAX {
                 NumRecs::Streaming
             } else if v > i64::MAX as u64 {
@@ -627,7 +628,7 @@ impl Header {
                 NumRecs::Count(v)
             }
         } else {
-            let v = c.u32("numrecs")?;
+            let v = c.u32(&"numrecs")?;
             if v == u32::MAX {
                 NumRecs::Streaming
             } else if v > i32::MAX as u32 {
@@ -642,11 +643,11 @@ impl Header {
         };
         let cw = variant.count_width() as u64;
 
-        let ndims = c.list_header(NC_DIMENSION, "dimension", cw + 4 + cw)?;
+        let ndims = c.list_header(NC_DIMENSION, &"dimension", cw + 4 + cw)?;
         let mut dims = Vec::with_capacity(ndims.min(PREALLOC_MAX));
         for i in 0..ndims {
-            let name = c.name(&format!("dimension {i}"))?;
-            let len = c.non_neg(&format!("dimension {name:?} length"))?;
+            let name = c.name(&format_args!("dimension {i}"))?;
+            let len = c.non_neg(&format_args!("dimension {name:?} length"))?;
             dims.push(Dimension { name, len });
         }
         if dims.iter().filter(|d| d.is_record()).count() > 1 {
@@ -655,21 +656,21 @@ impl Header {
             );
         }
 
-        let gatts = c.attrs("global")?;
+        let gatts = c.attrs(&"global")?;
 
         let ow = variant.offset_width() as u64;
-        let nvars = c.list_header(NC_VARIABLE, "variable", cw + 4 + cw + 4 + cw + 4 + cw + ow)?;
+        let nvars = c.list_header(NC_VARIABLE, &"variable", cw + 4 + cw + 4 + cw + 4 + cw + ow)?;
         let mut vars = Vec::with_capacity(nvars.min(PREALLOC_MAX));
         for i in 0..nvars {
-            let name = c.name(&format!("variable {i}"))?;
+            let name = c.name(&format_args!("variable {i}"))?;
             let field = format!("variable {name:?}");
             let nd_at = c.pos as u64;
-            let nd = c.non_neg(&format!("{field} dimension count"))?;
-            let nd = c.bound(nd, cw, nd_at, &format!("{field} dimension count"))?;
+            let nd = c.non_neg(&format_args!("{field} dimension count"))?;
+            let nd = c.bound(nd, cw, nd_at, &format_args!("{field} dimension count"))?;
             let mut dimids = Vec::with_capacity(nd.min(PREALLOC_MAX));
             for k in 0..nd {
                 let at = c.pos as u64;
-                let id = c.non_neg(&format!("{field} dimension id {k}"))?;
+                let id = c.non_neg(&format_args!("{field} dimension id {k}"))?;
                 let idx = usize::try_from(id)
                     .ok()
                     .filter(|&i| i < dims.len())
@@ -689,18 +690,18 @@ impl Header {
             }
             let attrs = c.attrs(&field)?;
             let t_at = c.pos as u64;
-            let code = c.u32(&format!("{field} type"))?;
+            let code = c.u32(&format_args!("{field} type"))?;
             let nc_type = c.nc_type(code, t_at, &field)?;
             let vsize = if variant == Variant::Cdf5 {
-                c.u64(&format!("{field} vsize"))?
+                c.u64(&format_args!("{field} vsize"))?
             } else {
-                u64::from(c.u32(&format!("{field} vsize"))?)
+                u64::from(c.u32(&format_args!("{field} vsize"))?)
             };
             let b_at = c.pos as u64;
             let begin = if variant == Variant::Cdf1 {
-                u64::from(c.u32(&format!("{field} begin"))?)
+                u64::from(c.u32(&format_args!("{field} begin"))?)
             } else {
-                c.u64(&format!("{field} begin"))?
+                c.u64(&format_args!("{field} begin"))?
             };
             if begin > i64::MAX as u64 {
                 return Err(HeaderError::new(
