@@ -119,17 +119,7 @@ pub fn pack_all(
     // Syncs the filesystems of a group's outputs, then renames them into place. Every file of the
     // group was written and closed before the group was formed, so the sync covers its data.
     let commit = |group: Vec<(usize, Pending, PackSummary)>| {
-        let dirs: std::collections::BTreeSet<PathBuf> = group
-            .iter()
-            .filter_map(|(i, ..)| jobs[*i].output.parent().map(Path::to_path_buf))
-            .collect();
-        let synced = dirs.iter().try_for_each(|d| {
-            crate::atomic::sync_filesystem(if d.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                d
-            })
-        });
+        let synced = sync_filesystems(group.iter().filter_map(|(i, ..)| jobs[*i].output.parent()));
         for (i, p, summary) in group {
             let r = match &synced {
                 Ok(()) => p.rename().map(|()| summary),

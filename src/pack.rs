@@ -89,8 +89,6 @@ pub struct PackSummary {
     pub output_len: u64,
     /// Number of blocks (entries in the index).
     pub blocks: u64,
-    /// Of which constant blocks, kept in the index only.
-    pub constant_blocks: u64,
     /// xxh3-128 of the original file.
     pub hash: u128,
 }
@@ -315,7 +313,6 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         input_len: layout.file_len,
         output_len: done.len,
         blocks: done.blocks,
-        constant_blocks: done.constants,
         hash: routed.hash,
     })
 }

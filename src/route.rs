@@ -82,20 +82,6 @@ fn route_records(
     Ok(())
 }
 
-/// Reads into `buf` until it is full or the input ends; returns the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(m) => n += m,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// Length given to the layout of a stream of unknown length while it is read.
 const OPEN_LEN: u64 = i64::MAX as u64;
 
@@ -205,10 +191,16 @@ pub(crate) fn route<R: Read>(
                     seg.offset
                 ))));
             }
-            chunk.resize(p.span(want) as usize, 0);
-            let n = read_full(&mut r, &mut chunk).map_err(io_err(input, "read"))?;
+            let span = p.span(want);
+            chunk.clear();
+            chunk.reserve(span as usize);
+            (&mut r)
+                .take(span)
+                .read_to_end(&mut chunk)
+                .map_err(io_err(input, "read"))?;
+            let n = chunk.len();
             // Whole records read (all of them, unless the input ended).
-            let k = if n == chunk.len() {
+            let k = if n as u64 == span {
                 want
             } else {
                 (0..want).take_while(|&i| p.span(i + 1) <= n as u64).count() as u64

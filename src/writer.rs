@@ -64,11 +64,6 @@ impl Sink {
         }
     }
 
-    /// Archive offset of the next frame.
-    pub fn pos(&self) -> u64 {
-        self.pos
-    }
-
     /// Takes the frame `frame` (header `h`) of block `h.block` of stream number `stream` (as in
     /// [`crate::streams::streams`]): a constant block is kept in the index only, any other
     /// frame is written to `w`.
@@ -221,7 +216,6 @@ impl Sink {
         w.write_all(&footer.encode()).map_err(io)?;
         Ok(Finished {
             blocks: entries.len() as u64,
-            constants: entries.iter().filter(|e| e.is_constant()).count() as u64,
             len: index_offset + index.len() as u64 + format::FOOTER_LEN as u64,
         })
     }
@@ -283,8 +277,6 @@ impl Sink {
 pub struct Finished {
     /// Block entries in the index.
     pub blocks: u64,
-    /// Of which constant blocks (index only).
-    pub constants: u64,
     /// Length of the whole archive.
     pub len: u64,
 }
