@@ -5,8 +5,9 @@
 //! One pass over the input, in file order, with large sequential reads: every byte is hashed
 //! and routed to the stream it belongs to (a variable's materialized data, the residual bytes,
 //! or a shared stream for the small ones). When a stream has a full block, the block goes to a pool of encoder threads; a writer
-//! thread appends finished frames in whatever order they come and records where each went. The
-//! index at the end makes file order free. Memory stays bounded: a few blocks per thread in flight,
+//! thread appends finished frames in the order the blocks were routed (a bounded reorder window),
+//! so the archive's bytes depend on the input and the options only, never on the thread count or
+//! on which thread finished first. Memory stays bounded: a few blocks per thread in flight,
 //! plus one open block per stream that is filling (one per record variable, since records
 //! interleave them).
 
@@ -263,9 +264,10 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         }
         (sink, w, routed?)
     } else {
-        let (job_tx, job_rx) = sync_channel::<Job>(threads * 2);
+        let (job_tx, job_rx) = sync_channel::<(u64, Job)>(threads * 2);
         let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
+        let window = Window::new(threads as u64 * 4 + 2);
         let (read_result, writer_result) = std::thread::scope(|s| {
             for _ in 0..threads {
                 let rx = Arc::clone(&job_rx);
@@ -275,9 +277,13 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
             drop(frame_tx);
             // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
             drop(job_rx);
-            let writer =
-                s.spawn(move || write_frames(&mut w, frame_rx, data_start).map(|k| (k, w)));
+            let window = &window;
+            let writer = s.spawn(move || {
+                let _closed = window.close_on_drop();
+                write_frames(&mut w, frame_rx, data_start, window).map(|k| (k, w))
+            });
             let stopped = || Error::Internal("encoder threads stopped".into());
+            let mut seq = 0u64;
             let read_result = route(
                 reader,
                 input,
@@ -285,7 +291,14 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 source,
                 opts.block_size,
                 progress,
-                &mut |job| job_tx.send(job).map_err(|_| stopped()),
+                &mut |job| {
+                    if !window.enter(seq) {
+                        return Err(stopped());
+                    }
+                    job_tx.send((seq, job)).map_err(|_| stopped())?;
+                    seq += 1;
+                    Ok(())
+                },
             );
             drop(job_tx);
             (read_result, writer.join())
@@ -356,13 +369,15 @@ fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, String> {
 }
 
 struct Done {
+    /// Position of the block in routing order.
+    seq: u64,
     stream: usize,
     header: FrameHeader,
     frame: Vec<u8>,
 }
 
 fn encode_worker(
-    rx: Arc<Mutex<Receiver<Job>>>,
+    rx: Arc<Mutex<Receiver<(u64, Job)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
 ) {
@@ -374,11 +389,12 @@ fn encode_worker(
             Ok(rx) => rx.recv(),
             Err(_) => return,
         };
-        let Ok(job) = job else { return };
+        let Ok((seq, job)) = job else { return };
         let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
         let header = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
         if tx
             .send(Done {
+                seq,
                 stream: job.stream,
                 header,
                 frame,
@@ -390,10 +406,77 @@ fn encode_worker(
     }
 }
 
-fn write_frames<W: Write>(w: &mut W, rx: Receiver<Done>, pos: u64) -> std::io::Result<Sink> {
+/// Writes the encoded frames in routing order (`seq` 0, 1, 2, ...), holding the ones that
+/// finish early until their turn; `window` keeps the router from getting more than its width
+/// ahead of the writer, which bounds what is held.
+fn write_frames<W: Write>(
+    w: &mut W,
+    rx: Receiver<Done>,
+    pos: u64,
+    window: &Window,
+) -> std::io::Result<Sink> {
     let mut sink = Sink::new(pos);
+    let mut early = std::collections::BTreeMap::new();
+    let mut next = 0u64;
     for done in rx {
-        sink.frame(w, done.stream, &done.header, &done.frame)?;
+        early.insert(done.seq, done);
+        while let Some(done) = early.remove(&next) {
+            sink.frame(w, done.stream, &done.header, &done.frame)?;
+            next += 1;
+            window.advance(next);
+        }
+    }
+    if !early.is_empty() {
+        return Err(std::io::Error::other(format!(
+            "block {next} in routing order was never encoded"
+        )));
     }
     Ok(sink)
+}
+
+/// How far the router may run ahead of the writer: block `seq` may be routed once fewer than
+/// `width` blocks are routed but not yet written.
+struct Window {
+    width: u64,
+    /// Blocks written so far, and whether the writer has stopped.
+    state: Mutex<(u64, bool)>,
+    cv: std::sync::Condvar,
+}
+
+impl Window {
+    fn new(width: u64) -> Window {
+        Window {
+            width: width.max(1),
+            state: Mutex::new((0, false)),
+            cv: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits until block `seq` may be routed; false if the writer has stopped.
+    fn enter(&self, seq: u64) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while !st.1 && seq >= st.0 + self.width {
+            st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        !st.1
+    }
+
+    /// Records that `written` blocks have been written.
+    fn advance(&self, written: u64) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).0 = written;
+        self.cv.notify_all();
+    }
+
+    /// A guard that marks the writer stopped when dropped (however the writer ends), so the
+    /// router never waits for a writer that is gone.
+    fn close_on_drop(&self) -> impl Drop + '_ {
+        struct Close<'a>(&'a Window);
+        impl Drop for Close<'_> {
+            fn drop(&mut self) {
+                self.0.state.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+                self.0.cv.notify_all();
+            }
+        }
+        Close(self)
+    }
 }
