@@ -434,6 +434,12 @@ impl<R: ReadAt> Archive<R> {
                 h.var, h.block, h.stored_len, h.decoded_len, st.id, e.stored_len
             )));
         }
+        if usize::from(h.esize) != st.esize {
+            return Err(err(format!(
+                "frame says element size {}, the stream's is {}",
+                h.esize, st.esize
+            )));
+        }
         Ok(h)
     }
 

@@ -371,7 +371,31 @@ fn verify_open<R: ReadAt>(
     // 3. The constants frames list exactly the constant blocks, with their elements, so that
     // a scan would find them.
     check_constants(a, report, to_damage);
-    // 4. Decode everything and compare the restored file's hash.
+    // 4. The lead's record count is the one the header and the file length give (as the writer
+    // counts them, for a file or a stream); where it changes no block, nothing else would notice.
+    let lead = a.lead();
+    match crate::nc3::Layout::new(a.header(), lead.file_len) {
+        Ok(l) if l.numrecs == lead.numrecs => {}
+        Ok(l) => report.damage.push(Damage {
+            part: "lead",
+            block: None,
+            offset: 24,
+            what: format!(
+                "record count {} is not the {} the header and the file length ({} bytes) give",
+                lead.numrecs, l.numrecs, lead.file_len
+            ),
+        }),
+        Err(e) => report.damage.push(Damage {
+            part: "lead",
+            block: None,
+            offset: 0,
+            what: format!(
+                "the header does not fit the file length {}: {e}",
+                lead.file_len
+            ),
+        }),
+    }
+    // 5. Decode everything and compare the restored file's hash.
     if report.damage.is_empty() {
         match crate::unpack::unpack_to(a, std::io::sink(), Path::new("(verify)"), threads, &|_| {})
         {
@@ -540,13 +564,7 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
                     frame.resize(FRAME_HEADER_LEN + h.stored_len as usize, 0);
                     f.read_exact_at(&mut frame, off)
                         .map_err(io_err(input, "read"))?;
-                    if h.codec == format::Codec::Constant && usize::from(h.esize) != s.esize {
-                        // Its element is not one of the stream's: keep the frame, which
-                        // decodes as it is, rather than an index entry, which would not.
-                        sink.keep(&mut w, si, &h, &frame).map_err(werr)?;
-                    } else {
-                        sink.frame(&mut w, si, &h, &frame).map_err(werr)?;
-                    }
+                    sink.frame(&mut w, si, &h, &frame).map_err(werr)?;
                     report.recovered += 1;
                 } else if let Some(v) = constants.value(s.id, b) {
                     let esize = s.esize.clamp(1, 8);
@@ -676,5 +694,7 @@ pub fn scanned_constants(
 /// index entry can point to (a constant frame has a payload: its element).
 fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
     let expect = s.block_bytes.min(s.total - b * s.block_bytes);
-    u64::from(h.decoded_len) == expect && !(h.codec == format::Codec::Constant && h.stored_len == 0)
+    u64::from(h.decoded_len) == expect
+        && usize::from(h.esize) == s.esize
+        && !(h.codec == format::Codec::Constant && h.stored_len == 0)
 }

@@ -88,9 +88,8 @@ impl Sink {
     }
 
     /// Writes the frame `frame` (header `h`) of block `h.block` of stream number `stream` as it
-    /// is, even a constant frame: a repair keeps a constant frame whose element size is not its
-    /// stream's (it decodes by its own element size, which an index entry cannot record).
-    pub fn keep<W: Write>(
+    /// is.
+    fn keep<W: Write>(
         &mut self,
         w: &mut W,
         stream: usize,

@@ -192,3 +192,75 @@ fn lost_blocks_are_reported_everywhere() {
     // reindex refuses an existing output without force.
     assert!(reindex(&cut, &fixed, false).is_err());
 }
+
+/// Regression: a frame's element size field, changed (header checksum recomputed) in a block
+/// whose filter does not use it, went unnoticed by `verify` and reads. The writer always writes
+/// the stream's element size; anything else is damage, and a scan does not take such a frame.
+#[test]
+fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
+    use nc3pack::format::{Codec, FrameHeader};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("none.nc3z");
+    let opts = PackOptions {
+        codec: Codec::None,
+        level: 0,
+        block_size: 64,
+        filter: crate::filters(false),
+        ..PackOptions::default()
+    };
+    let nc = sample("classic_records.nc");
+    pack_file(&nc, &out, &opts, true, &|_| {}).unwrap();
+    let a = Archive::open(&out).unwrap();
+    // The first block with a frame of a stream of 4-byte elements.
+    let (s, b) = (0..a.stream_count())
+        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+        .find(|&(s, b)| a.stream_name(s).contains("f3") && !a.entry(s, b).is_constant())
+        .unwrap();
+    let at = a.entry(s, b).offset as usize;
+    let name = a.stream_name(s);
+    let mut bytes = std::fs::read(&out).unwrap();
+    let mut h = FrameHeader::decode(&bytes[at..at + 36]).unwrap();
+    assert_eq!(h.esize, 4, "{name}");
+    h.esize = 2;
+    bytes[at..at + 36].copy_from_slice(&h.encode());
+    let forged = dir.path().join("forged.nc3z");
+    std::fs::write(&forged, &bytes).unwrap();
+    let r = verify(&forged, None, 1).unwrap();
+    assert!(
+        r.damage.iter().any(|d| d.block == Some((name.clone(), b))
+            && d.what.contains("element size 2, the stream's is 4")),
+        "{r:?}"
+    );
+    let e = Archive::open(&forged)
+        .unwrap()
+        .read_block(s, b)
+        .unwrap_err();
+    assert!(e.to_string().contains("element size 2"), "{e}");
+    // A scan does not take the frame: reindex marks the block lost.
+    let fixed = dir.path().join("fixed.nc3z");
+    let rep = reindex(&forged, &fixed, true).unwrap();
+    assert_eq!(rep.lost, vec![(name, b)]);
+}
+
+/// Regression: the lead's record count, changed (lead checksum recomputed) in an archive of a
+/// file without record variables, changes no block, and `verify` said the archive was intact.
+#[test]
+fn verify_checks_the_leads_record_count_against_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = packed(dir.path(), "scalars.nc", 1 << 20);
+    assert!(verify(&out, None, 1).unwrap().is_intact());
+    let mut bytes = std::fs::read(&out).unwrap();
+    assert_eq!(u64::from_le_bytes(bytes[24..32].try_into().unwrap()), 0);
+    bytes[24..32].copy_from_slice(&7u64.to_le_bytes());
+    let c = nc3pack::format::crc(&bytes[..60]);
+    bytes[60..64].copy_from_slice(&c.to_le_bytes());
+    let forged = dir.path().join("forged.nc3z");
+    std::fs::write(&forged, &bytes).unwrap();
+    let r = verify(&forged, None, 1).unwrap();
+    assert!(
+        r.damage
+            .iter()
+            .any(|d| d.part == "lead" && d.what.contains("record count 7 is not the 0")),
+        "{r:?}"
+    );
+}
