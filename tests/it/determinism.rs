@@ -34,7 +34,7 @@ fn write(path: &Path) {
             }
         })
         .collect();
-    let rec: Vec<i32> = (0..40 * 4096).map(|i| (i / 7) as i32).collect();
+    let rec: Vec<i32> = (0..40 * 4096).map(|i: i32| i / 7).collect();
     let rec2: Vec<f64> = (0..40 * 4096).map(|_| (next() % 1000) as f64).collect();
     let mut w = netcdf3::FileWriter::open(path).unwrap();
     w.set_def(&ds, netcdf3::Version::Offset64Bit, 0).unwrap();
