@@ -547,6 +547,12 @@ pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
     bytes_frame(CONSTANTS_ID, seq, table.len(), codec, payload)
 }
 
+/// Whether a constants frame may have this codec and filter: none or zstd, no filter, as
+/// [`constants_frame`] writes it.
+pub fn is_constants_codec(codec: Codec, filter: Filter) -> bool {
+    matches!(codec, Codec::None | Codec::Zstd) && filter == Filter::None
+}
+
 /// A frame of bytes (esize 1, no filter) of stream `id`, block `block`: `payload`, which `codec`
 /// decodes to `decoded_len` bytes.
 fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &[u8]) -> Vec<u8> {
@@ -613,12 +619,13 @@ pub fn decode_index(b: &[u8], expected: u64) -> Result<(Vec<IndexEntry>, Vec<Ind
     let (blocks, tables) = all.split_at(n as usize);
     if let Some(t) = tables
         .iter()
-        .find(|t| t.flags != 0 || t.codec == Codec::Constant)
+        .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
     {
         return Err(format!(
-            "constants frame entry with flags 0x{:04x} and codec {}",
+            "constants frame entry with flags 0x{:04x}, codec {} and filter {}",
             t.flags,
-            t.codec.name()
+            t.codec.name(),
+            t.filter.name()
         ));
     }
     Ok((blocks.to_vec(), tables.to_vec()))

@@ -120,6 +120,28 @@ fn read_front(
 /// on the sync magic after damage. Reads frame headers and payloads (to check their CRCs), never
 /// decompresses.
 pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
+    scan_for(r, start, end, |_| true)
+}
+
+/// Like [`scan`], but keeps only the intact frames that `accept` takes: for each (stream id,
+/// block) the first one it takes wins, so a frame that does not fit the layout cannot hide a good
+/// one found after it.
+///
+/// ```
+/// let bytes: Vec<u8> = Vec::new();
+/// let sc = nc3pack::repair::scan_for(&bytes, 0, 0, |h| h.var == 0).unwrap();
+/// assert!(sc.frames.is_empty());
+/// ```
+///
+/// # Errors
+///
+/// An I/O error reading `r`.
+pub fn scan_for(
+    r: &impl ReadAt,
+    start: u64,
+    end: u64,
+    accept: impl Fn(&FrameHeader) -> bool,
+) -> std::io::Result<Scan> {
     let mut out = Scan::default();
     let mut pos = start;
     let mut hb = [0u8; FRAME_HEADER_LEN];
@@ -134,7 +156,9 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
             r.read_exact_at(&mut payload, pos + FRAME_HEADER_LEN as u64)?;
             let next = pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
             if format::crc(&payload) == h.payload_crc {
-                out.frames.entry((h.var, h.block)).or_insert((pos, h));
+                if accept(&h) {
+                    out.frames.entry((h.var, h.block)).or_insert((pos, h));
+                }
             } else {
                 out.damaged.push((
                     pos,
@@ -254,8 +278,9 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
             // Without a usable index, scan the frames to list what else is damaged or missing.
             let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
             if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
-                let sc = scan(&f, start, len).map_err(io_err(path, "read"))?;
                 let all = streams(&layout, lead.block_size);
+                let sc =
+                    scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(path, "read"))?;
                 let mut damaged = sc.damaged.clone();
                 let constants =
                     scanned_constants(&f, &sc, &all, &mut damaged).map_err(io_err(path, "read"))?;
@@ -533,8 +558,8 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
     let f = std::fs::File::open(input).map_err(io_err(input, "open"))?;
     let len = f.size().map_err(io_err(input, "stat"))?;
     let (lead, hb, header, layout, start) = read_front(&f, input, len)?;
-    let sc = scan(&f, start, len).map_err(io_err(input, "read"))?;
     let all = streams(&layout, lead.block_size);
+    let sc = scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(input, "read"))?;
     let mut report = ReindexReport {
         damaged: sc.damaged.clone(),
         ..ReindexReport::default()
@@ -692,6 +717,20 @@ pub fn scanned_constants(
 
 /// Whether a scanned frame is the block the layout expects (right decoded length), and one an
 /// index entry can point to (a constant frame has a payload: its element).
+/// Whether a scanned frame can be a block of one of the streams `all` (or a constants frame, whose
+/// runs are checked when they are read).
+fn fits_layout(all: &[Stream]) -> impl Fn(&FrameHeader) -> bool + '_ {
+    let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
+    move |h| {
+        (h.var == format::CONSTANTS_ID
+            && h.esize == 1
+            && format::is_constants_codec(h.codec, h.filter))
+            || by_id
+                .get(&h.var)
+                .is_some_and(|s| h.block < s.blocks() && frame_fits(s, h.block, h))
+    }
+}
+
 fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
     let expect = s.block_bytes.min(s.total - b * s.block_bytes);
     u64::from(h.decoded_len) == expect

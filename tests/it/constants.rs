@@ -360,3 +360,42 @@ fn info_counts_constant_blocks_and_constants_frames() {
         "{text}"
     );
 }
+
+/// Regression: the index decoder took a constants frame entry with codec 2 (deflate), which
+/// design/FORMAT.md does not allow (the writer uses none or zstd, with no filter).
+#[test]
+fn a_constants_frame_entry_with_another_codec_is_refused() {
+    use nc3pack::format::{crc, FOOTER_LEN};
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("c.nc");
+    write(&nc);
+    let path = pack(&nc, 1, 64);
+    let a = Archive::open(&path).unwrap();
+    assert_eq!(a.constants_frames().len(), 1);
+    let blocks: u64 = (0..a.stream_count()).map(|s| a.block_count(s)).sum();
+    drop(a);
+    let bytes = std::fs::read(&path).unwrap();
+    let f = bytes.len() - FOOTER_LEN;
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let (off, len) = (u64_at(f), u64_at(f + 8));
+    // The constants frame's entry follows the block entries; byte 12 is its codec, 13 its filter.
+    let entry = off + 16 + 16 * blocks as usize;
+    for (at, value, what) in [(12, 2u8, "codec deflate"), (13, 1, "filter shuffle")] {
+        let mut b = bytes.clone();
+        b[entry + at] = value;
+        let c = crc(&b[off..off + len]);
+        b[f + 16..f + 20].copy_from_slice(&c.to_le_bytes());
+        let c = crc(&b[f..f + 24]);
+        b[f + 24..f + 28].copy_from_slice(&c.to_le_bytes());
+        let forged = dir.path().join("forged.nc3z");
+        std::fs::write(&forged, &b).unwrap();
+        let e = match Archive::open(&forged) {
+            Ok(_) => panic!("{what}: opened"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("constants frame entry") && e.contains(what),
+            "{e}"
+        );
+    }
+}

@@ -264,3 +264,47 @@ fn verify_checks_the_leads_record_count_against_the_header() {
         "{r:?}"
     );
 }
+
+/// Regression: a scan kept the first intact frame of each (stream, block) whatever its length,
+/// so an intact frame that does not fit the layout, found before the block's good frame, made
+/// reindex lose the block (design/FORMAT.md, "Recovery": a frame is accepted only if it fits).
+#[test]
+fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
+    use nc3pack::format::{crc, Codec, Filter, FrameHeader};
+    let dir = tempfile::tempdir().unwrap();
+    let out = packed(dir.path(), "classic_records.nc", 64);
+    let a = Archive::open(&out).unwrap();
+    let s = (0..a.stream_count())
+        .find(|&s| a.stream_name(s).contains("f3"))
+        .unwrap();
+    let id = a.stream_id(s);
+    let start = a.data_start() as usize;
+    let end = a.index_offset() as usize;
+    drop(a);
+    let bytes = std::fs::read(&out).unwrap();
+    // An intact frame for block 0 of f3 whose decoded length (3) is not the block's (64),
+    // inserted before every block frame; the index and footer are cut off.
+    let payload = [1u8, 2, 3];
+    let h = FrameHeader {
+        stored_len: 3,
+        decoded_len: 3,
+        var: id,
+        block: 0,
+        codec: Codec::None,
+        filter: Filter::None,
+        esize: 4,
+        payload_crc: crc(&payload),
+    };
+    let mut forged = bytes[..start].to_vec();
+    forged.extend_from_slice(&h.encode());
+    forged.extend_from_slice(&payload);
+    forged.extend_from_slice(&bytes[start..end]);
+    let input = dir.path().join("forged.nc3z");
+    std::fs::write(&input, &forged).unwrap();
+    let fixed = dir.path().join("fixed.nc3z");
+    let rep = reindex(&input, &fixed, true).unwrap();
+    assert!(rep.lost.is_empty(), "{rep:?}");
+    let back = dir.path().join("back.nc");
+    unpack_file(&fixed, &back, true, 1, &|_| {}).unwrap();
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(sample("classic_records.nc")).unwrap());
+}
