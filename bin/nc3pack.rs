@@ -527,6 +527,11 @@ fn main() {
             args.insert(1, "pack".into());
         }
     }
+    // Ctrl-C, SIGTERM, SIGHUP and an allocation failure remove the temporary outputs.
+    if let Err(e) = nc3pack::cleanup::install_signal_handlers() {
+        eprintln!("nc3pack: cannot install signal handlers: {e}");
+        std::process::exit(1);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {

@@ -50,7 +50,7 @@ pub fn unpack_file(
             ),
         });
     }
-    crate::atomic::write_atomically(output, force, input, |f| {
+    crate::atomic::write_atomically(output, force, Some(input), |f| {
         let hash = unpack_to(&archive, f, output, threads, progress)?;
         if hash != archive.original_hash() {
             return Err(Error::HashMismatch {
