@@ -242,3 +242,61 @@ fn a_signal_during_a_batch_keeps_committed_archives_and_removes_the_rest() {
         assert!(std::fs::read(&back).unwrap() == std::fs::read(&small).unwrap());
     }
 }
+
+/// An allocation failure (Rust aborts: SIGABRT) removes the temporary file too: unpacking an
+/// archive of one 48 MiB block under address-space limits from tight to ample, each run either
+/// succeeds or dies by SIGABRT ("memory allocation of N bytes failed") leaving nothing behind;
+/// at least one limit must make it abort.
+#[test]
+fn an_allocation_failure_removes_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.nc");
+    write_big(&big, 48);
+    let archive = dir.path().join("big.nc3z");
+    let opts = nc3pack::PackOptions {
+        block_size: 64 << 20,
+        ..nc3pack::PackOptions::default()
+    };
+    nc3pack::pack_file(&big, &archive, &opts, false, &|_| {}).unwrap();
+    let original = std::fs::read(&big).unwrap();
+    std::fs::remove_file(&big).unwrap();
+    let out = dir.path().join("out.nc");
+    let mut aborted = 0;
+    for mib in [96u64, 128, 160, 192, 224, 256, 320, 384] {
+        let limit = mib << 20;
+        let mut c = command(&[
+            "unpack".as_ref(),
+            "-q".as_ref(),
+            "-j".as_ref(),
+            "1".as_ref(),
+            archive.as_ref(),
+            out.as_ref(),
+        ]);
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            c.pre_exec(move || {
+                let r = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &r);
+                Ok(())
+            });
+        }
+        let (status, err) = finish(c.spawn().unwrap());
+        if status.signal() == Some(libc::SIGABRT) {
+            aborted += 1;
+            assert!(err.contains("memory allocation"), "{mib} MiB: {err}");
+            assert_eq!(files(dir.path()), ["big.nc3z"], "{mib} MiB: {err}");
+        } else if status.success() {
+            assert!(std::fs::read(&out).unwrap() == original, "{mib} MiB");
+            std::fs::remove_file(&out).unwrap();
+        } else {
+            // Too tight to start (a thread or the archive's first read refused): an error, and
+            // nothing left either.
+            assert_eq!(status.code(), Some(1), "{mib} MiB: {status:?} {err}");
+            assert_eq!(files(dir.path()), ["big.nc3z"], "{mib} MiB: {err}");
+        }
+    }
+    assert!(aborted > 0, "no limit made unpack run out of memory");
+}
