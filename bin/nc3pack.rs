@@ -113,7 +113,8 @@ struct PackArgs {
 struct UnpackArgs {
     /// Archive to read.
     input: PathBuf,
-    /// netCDF-3 file to write.
+    /// netCDF-3 file to write (`-`: standard output; the hash is checked at the end, and on a
+    /// mismatch the exit code is 1 and what was written must be discarded).
     output: PathBuf,
     #[command(flatten)]
     common: Common,
@@ -336,13 +337,30 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     pb.set_position(n);
                 }
             };
-            let n = nc3pack::unpack_file(
-                &a.input,
-                &a.output,
-                a.common.force,
-                threads(a.common.threads),
-                &progress,
-            )?;
+            let n = if a.output.as_os_str() == "-" {
+                let stdout = Path::new("<stdout>");
+                nc3pack::unpack::unpack_to_writer(
+                    &a.input,
+                    std::io::stdout(),
+                    stdout,
+                    threads(a.common.threads),
+                    &progress,
+                )
+                .map_err(|e| match e {
+                    e @ nc3pack::Error::HashMismatch { .. } => anyhow::anyhow!(
+                        "{e}; the bytes written to standard output are not the original: discard them"
+                    ),
+                    e => e.into(),
+                })?
+            } else {
+                nc3pack::unpack_file(
+                    &a.input,
+                    &a.output,
+                    a.common.force,
+                    threads(a.common.threads),
+                    &progress,
+                )?
+            };
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
@@ -350,7 +368,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!(
                     "{} -> {}: {} restored and verified, {:.2} s",
                     a.input.display(),
-                    a.output.display(),
+                    if a.output.as_os_str() == "-" {
+                        "<stdout>".into()
+                    } else {
+                        a.output.display().to_string()
+                    },
                     human(n),
                     t.elapsed().as_secs_f64()
                 );
@@ -526,6 +548,11 @@ fn main() {
         if !known.contains(&first) {
             args.insert(1, "pack".into());
         }
+    }
+    // Ctrl-C, SIGTERM, SIGHUP and an allocation failure remove the temporary outputs.
+    if let Err(e) = nc3pack::cleanup::install_signal_handlers() {
+        eprintln!("nc3pack: cannot install signal handlers: {e}");
+        std::process::exit(1);
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,

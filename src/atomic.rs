@@ -1,13 +1,16 @@
 //! Output files that appear complete or not at all: written to a temporary file beside the
 //! destination, made durable, then renamed into place.
 
+use crate::cleanup::Registered;
 use crate::error::{io_err, Error, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// A finished temporary file waiting to be renamed over its output.
 pub struct Pending {
+    // Dropped in this order: the file is removed before its path leaves the signal registry.
     tmp: tempfile::TempPath,
+    registered: Option<Registered>,
     output: PathBuf,
     force: bool,
 }
@@ -21,16 +24,29 @@ impl Pending {
         sync_dir(&output)
     }
 
-    /// Renames the temporary file over the output (refusing an existing one unless forced),
-    /// without syncing the directory: for batches, which sync the filesystem once afterwards
-    /// ([`sync_filesystem`]).
+    /// Renames the temporary file over the output (refusing an existing one unless forced, and
+    /// anything but a regular file or a symbolic link in any case), without syncing the
+    /// directory: for batches, which sync the filesystem once afterwards ([`sync_filesystem`]).
     pub fn rename(self) -> Result<()> {
-        let output = self.output;
-        let persisted = if self.force {
-            self.tmp.persist(&output).map_err(|e| e.error)
+        let Pending {
+            tmp,
+            registered,
+            output,
+            force,
+        } = self;
+        // Checked again here: a batch renames long after it checked.
+        if let Err(e) = check_output(&output, force) {
+            drop(tmp);
+            drop(registered);
+            return Err(e);
+        }
+        let persisted = if force {
+            tmp.persist(&output).map_err(|e| e.error)
         } else {
-            self.tmp.persist_noclobber(&output).map_err(|e| e.error)
+            tmp.persist_noclobber(&output).map_err(|e| e.error)
         };
+        // The file is at `output` now, or was removed with the error's TempPath.
+        drop(registered);
         persisted.map_err(|e| {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
                 Error::OutputExists {
@@ -43,33 +59,77 @@ impl Pending {
     }
 }
 
+/// Refuses an existing `output` that is not a regular file or a symbolic link (a directory,
+/// device, FIFO or socket: renaming over it would replace it, e.g. `/dev/null`), with or without
+/// `force`; and an existing regular file or symbolic link unless `force`. A symbolic link is
+/// replaced itself, never what it points to (as gzip does).
+fn check_output(output: &Path, force: bool) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::symlink_metadata(output) else {
+        return Ok(());
+    };
+    let t = meta.file_type();
+    let kind = if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if force {
+        return Ok(());
+    } else {
+        return Err(Error::OutputExists {
+            path: output.to_path_buf(),
+        });
+    };
+    Err(Error::Refused {
+        path: output.to_path_buf(),
+        what: format!(
+            "output is {kind}, not a regular file; refusing to replace it (even with --force)"
+        ),
+    })
+}
+
 /// Writes `output` through `write` into a temporary file in the same directory, synced to disk
-/// if `sync`, and returns it for [`Pending::commit`]. On any error the temporary file is removed.
-/// Refuses an existing `output` unless `force`, and refuses to overwrite `protect` (the input) in
-/// any case. The output gets `protect`'s permission bits, as gzip does.
+/// if `sync`, and returns it for [`Pending::commit`]. On any error the temporary file is removed;
+/// while it exists it is registered for removal on a signal ([`crate::cleanup`]).
+///
+/// Refuses an existing `output` unless `force`, an existing output that is not a regular file
+/// or a symbolic link (a device, FIFO, socket or directory) even with `force`, and to overwrite
+/// `protect` (the input file) in any case. The output gets the permission bits of `protect`
+/// without setuid, setgid and sticky bits (`mode & 0o777`, as gzip does); with no `protect` (the
+/// input is a stream), the mode of a new file: `0o666` less the umask.
+///
+/// ```no_run
+/// use std::io::Write;
+/// let (pending, ()) = nc3pack::atomic::write_to_temp(
+///     "/tmp/out.bin".as_ref(), false, None, true, |f| Ok(f.write_all(b"data").unwrap()))?;
+/// pending.commit()?;
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::OutputExists`], [`Error::Refused`], or the I/O error creating, writing or syncing
+/// the temporary file; or what `write` returns.
 pub fn write_to_temp<T>(
     output: &Path,
     force: bool,
-    protect: &Path,
+    protect: Option<&Path>,
     sync: bool,
     write: impl FnOnce(&mut File) -> Result<T>,
 ) -> Result<(Pending, T)> {
-    if let Ok(meta) = std::fs::metadata(output) {
-        if !force {
-            return Err(Error::OutputExists {
-                path: output.to_path_buf(),
-            });
-        }
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    check_output(output, force)?;
+    if let Some(protect) = protect {
         if is_same_file(output, protect) {
             return Err(Error::Refused {
                 path: output.to_path_buf(),
                 what: "output is the input file; refusing to overwrite it".into(),
-            });
-        }
-        if meta.is_dir() {
-            return Err(Error::Refused {
-                path: output.to_path_buf(),
-                what: "output is a directory".into(),
             });
         }
     }
@@ -77,14 +137,28 @@ pub fn write_to_temp<T>(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // Declared before the file, so dropped after it: the path stays registered until the file
+    // is gone. It is registered before the file is created, so a signal never misses it.
+    let mut registered = None;
     let mut tmp = tempfile::Builder::new()
         .prefix(".nc3pack-")
         .suffix(".part")
-        .tempfile_in(dir)
+        .make_in(dir, |path| {
+            let r = Registered::new(path);
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                // Owner only until the input's bits are set below; from a stream, a new file's.
+                .mode(if protect.is_some() { 0o600 } else { 0o666 })
+                .open(path)?;
+            registered = Some(r);
+            Ok(f)
+        })
         .map_err(io_err(output, "create temporary file"))?;
-    if let Ok(meta) = std::fs::metadata(protect) {
+    if let Some(meta) = protect.and_then(|p| std::fs::metadata(p).ok()) {
         tmp.as_file()
-            .set_permissions(meta.permissions())
+            .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o777))
             .map_err(io_err(output, "set permissions"))?;
     }
     let value = write(tmp.as_file_mut())?;
@@ -94,6 +168,7 @@ pub fn write_to_temp<T>(
     Ok((
         Pending {
             tmp: tmp.into_temp_path(),
+            registered,
             output: output.to_path_buf(),
             force,
         },
@@ -107,7 +182,7 @@ pub fn write_to_temp<T>(
 pub fn write_atomically<T>(
     output: &Path,
     force: bool,
-    protect: &Path,
+    protect: Option<&Path>,
     write: impl FnOnce(&mut File) -> Result<T>,
 ) -> Result<T> {
     let (pending, value) = write_to_temp(output, force, protect, true, write)?;

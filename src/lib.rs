@@ -25,6 +25,7 @@ pub mod archive;
 pub mod atomic;
 pub mod batch;
 pub mod cache;
+pub mod cleanup;
 pub mod codec;
 pub mod dump;
 pub mod error;

@@ -130,7 +130,7 @@ pub(crate) fn pack_to_temp(
     opts.check()?;
     let file = std::fs::File::open(input).map_err(io_err(input, "open"))?;
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
-    crate::atomic::write_to_temp(output, force, input, sync, |out| {
+    crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
         let source = Source::File(&layout);
         pack_stream(
             file,
@@ -170,7 +170,7 @@ pub fn pack_reader<R: Read>(
     let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
     let header_bytes = prefix[..header.len as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);
-    let (pending, summary) = crate::atomic::write_to_temp(output, force, input, true, |out| {
+    let (pending, summary) = crate::atomic::write_to_temp(output, force, None, true, |out| {
         pack_stream(
             reader,
             input,

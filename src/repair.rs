@@ -566,7 +566,7 @@ pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport
     };
     let constants =
         scanned_constants(&f, &sc, &all, &mut report.damaged).map_err(io_err(input, "read"))?;
-    crate::atomic::write_atomically(output, force, input, |out| {
+    crate::atomic::write_atomically(output, force, Some(input), |out| {
         let mut w = BufWriter::with_capacity(1 << 20, out);
         let werr = |source| Error::Io {
             path: output.to_path_buf(),

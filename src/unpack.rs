@@ -32,6 +32,44 @@ pub fn unpack_file(
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64> {
+    let archive = open_complete(input)?;
+    crate::atomic::write_atomically(output, force, Some(input), |f| {
+        let hash = unpack_to(&archive, f, output, threads, progress)?;
+        check_hash(&archive, input, hash)?;
+        Ok(archive.layout().file_len)
+    })
+}
+
+/// Restores the original file from the archive `input` into `out` (a stream such as standard
+/// output, named `out_name` in errors), then checks the bytes written against the recorded hash.
+/// Returns the number of bytes written. Unlike [`unpack_file`], the bytes are out before they
+/// are checked: on an error, what was written must be discarded.
+///
+/// ```no_run
+/// let n = nc3pack::unpack::unpack_to_writer("/tmp/sst.nc3z".as_ref(), std::io::sink(),
+///     "<sink>".as_ref(), 2, &|_| {}).unwrap();
+/// println!("{n} bytes restored and verified");
+/// ```
+///
+/// # Errors
+///
+/// The archive's errors (including a block lost, refused before anything is written), a write
+/// error on `out`, or [`Error::HashMismatch`] once everything was written.
+pub fn unpack_to_writer<W: Write + Send>(
+    input: &Path,
+    out: W,
+    out_name: &Path,
+    threads: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64> {
+    let archive = open_complete(input)?;
+    let hash = unpack_to(&archive, out, out_name, threads, progress)?;
+    check_hash(&archive, input, hash)?;
+    Ok(archive.layout().file_len)
+}
+
+/// Opens the archive, refusing one with blocks lost (the original cannot be restored exactly).
+fn open_complete(input: &Path) -> Result<Archive<std::fs::File>> {
     let archive = Archive::open(input)?;
     let lost = archive.lost_blocks();
     if let Some(&(s, b)) = lost.first() {
@@ -50,17 +88,18 @@ pub fn unpack_file(
             ),
         });
     }
-    crate::atomic::write_atomically(output, force, input, |f| {
-        let hash = unpack_to(&archive, f, output, threads, progress)?;
-        if hash != archive.original_hash() {
-            return Err(Error::HashMismatch {
-                path: input.to_path_buf(),
-                expected: archive.original_hash(),
-                actual: hash,
-            });
-        }
-        Ok(archive.layout().file_len)
-    })
+    Ok(archive)
+}
+
+fn check_hash<R: ReadAt>(archive: &Archive<R>, input: &Path, hash: u128) -> Result<()> {
+    if hash != archive.original_hash() {
+        return Err(Error::HashMismatch {
+            path: input.to_path_buf(),
+            expected: archive.original_hash(),
+            actual: hash,
+        });
+    }
+    Ok(())
 }
 
 /// Writes the original file's bytes to `out` (named `out_path` in errors); returns their xxh3-128 hash (the caller compares it

@@ -813,6 +813,40 @@ fn unpack_verifies_the_whole_file_hash() {
     assert!(err.contains("does not match the original's hash"), "{err}");
     assert!(!out.exists());
     assert!(leftovers(dir.path()).is_empty());
+
+    // To standard output (`-`): the original bytes, then the hash is checked; a mismatch is
+    // found only once the bytes are out, so it must say to discard them and exit 1.
+    let to_stdout = |archive: &Path| {
+        Command::new(BIN)
+            .current_dir(dir.path())
+            .args([
+                OsStr::new("unpack"),
+                "-q".as_ref(),
+                p(archive),
+                "-".as_ref(),
+            ])
+            .output()
+            .unwrap()
+    };
+    let o = to_stdout(&good);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout == std::fs::read(&input).unwrap(), "stdout differs");
+    let o = to_stdout(&forged);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_one_line_error(&err, &forged);
+    assert!(err.contains("does not match the original's hash"), "{err}");
+    assert!(
+        err.contains("written to standard output are not the original"),
+        "{err}"
+    );
+    // Every byte was written (the damage is inside), only then found wrong.
+    assert_eq!(
+        o.stdout.len() as u64,
+        std::fs::metadata(&input).unwrap().len()
+    );
+    assert!(!dir.path().join("-").exists());
+    assert!(leftovers(dir.path()).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,12 +6,14 @@ mod constants;
 mod determinism;
 mod hostile;
 mod layout_cases;
+mod outputs;
 mod property;
 mod read;
 mod repair;
 mod roundtrip;
 mod safety;
 mod shared;
+mod signals;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
 pub fn filters(on: bool) -> nc3pack::codec::FilterMode {

@@ -1,0 +1,143 @@
+//! Temporary outputs removed when the process is interrupted.
+//!
+//! Every temporary file that [`crate::atomic`] creates is registered here, from before it exists
+//! until it is renamed into place or removed. [`install_signal_handlers`] (called by the command
+//! line) makes SIGINT, SIGTERM and SIGHUP, and SIGABRT (what an allocation failure raises),
+//! remove every registered file, then die by the same signal, so that the shell sees the usual
+//! status (128 + the signal number) and nothing partial is left, as gzip does.
+//!
+//! What a signal handler does must be async-signal-safe: the registry is a fixed array of
+//! atomic pointers to NUL-terminated paths allocated beforehand, and the handler only loads them
+//! and calls `unlink(2)`, `signal(2)` and `raise(3)`. SIGKILL cannot be caught: it (or a power
+//! loss) leaves the temporary files, named `.nc3pack-*.part`, beside the outputs.
+
+use std::ffi::{c_char, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::SeqCst};
+
+/// How many temporary files can be registered at once. A batch holds at most a few commit
+/// groups of finished archives plus one file per worker; beyond this, files are still written
+/// and removed normally, only not on a signal.
+const SLOTS: usize = 4096;
+
+static REGISTRY: [AtomicPtr<c_char>; SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+
+/// Set by the handler before it reads the registry: from then on, a path taken out of the
+/// registry is not freed (the handler may be reading it; the process is about to die anyway).
+static DYING: AtomicBool = AtomicBool::new(false);
+
+/// A path in the registry, taken out when dropped. Drop it only once the file is gone from that
+/// path (renamed or removed), so that no moment is left where the file exists unregistered.
+///
+/// ```
+/// let r = nc3pack::cleanup::Registered::new("/tmp/.nc3pack-example.part".as_ref());
+/// assert!(r.is_registered());
+/// drop(r);
+/// ```
+#[derive(Debug)]
+pub struct Registered {
+    slot: Option<usize>,
+}
+
+impl Registered {
+    /// Registers `path` (best absolute: the handler does not know the working directory of the
+    /// moment). When the registry is full, or the path holds a NUL byte, nothing is registered.
+    pub fn new(path: &Path) -> Registered {
+        let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+            return Registered { slot: None };
+        };
+        let p = c.into_raw();
+        for (i, s) in REGISTRY.iter().enumerate() {
+            if s.load(SeqCst).is_null()
+                && s.compare_exchange(std::ptr::null_mut(), p, SeqCst, SeqCst)
+                    .is_ok()
+            {
+                return Registered { slot: Some(i) };
+            }
+        }
+        // SAFETY: `p` came from `CString::into_raw` above and was never published.
+        drop(unsafe { CString::from_raw(p) });
+        Registered { slot: None }
+    }
+
+    /// Whether the path is in the registry (false when the registry was full).
+    pub fn is_registered(&self) -> bool {
+        self.slot.is_some()
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let Some(i) = self.slot else { return };
+        let p = REGISTRY[i].swap(std::ptr::null_mut(), SeqCst);
+        // A handler that read the pointer set DYING before reading it (both SeqCst), so either
+        // it is seen here, or the handler will find the slot empty.
+        if !p.is_null() && !DYING.load(SeqCst) {
+            // SAFETY: the slot held a pointer from `CString::into_raw` in `new`, now taken out.
+            drop(unsafe { CString::from_raw(p) });
+        }
+    }
+}
+
+/// The signals that remove the registered files before the process dies.
+const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT];
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    DYING.store(true, SeqCst);
+    for s in &REGISTRY {
+        let p = s.load(SeqCst);
+        if !p.is_null() {
+            // SAFETY: a registered pointer is a NUL-terminated path that is never freed once
+            // DYING is set; unlink is async-signal-safe.
+            unsafe { libc::unlink(p) };
+        }
+    }
+    // SAFETY: signal and raise are async-signal-safe. The signal is blocked while its handler
+    // runs, so the raised one is delivered, with the default action, when the handler returns.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// Installs the handlers for SIGINT, SIGTERM, SIGHUP and SIGABRT that remove every registered
+/// temporary file, then re-raise the signal with its default action. A signal that was ignored
+/// when the process started (`nohup`, a background job) stays ignored. For programs, not
+/// libraries: it replaces the process's handlers.
+///
+/// ```no_run
+/// nc3pack::cleanup::install_signal_handlers().unwrap();
+/// ```
+///
+/// # Errors
+///
+/// The operating system's error if a handler cannot be read or installed.
+pub fn install_signal_handlers() -> std::io::Result<()> {
+    for sig in SIGNALS {
+        // SAFETY: sigaction structures are plain data, zero is a valid start; the calls only
+        // read and write them.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if old.sa_sigaction == libc::SIG_IGN {
+                continue;
+            }
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            // While one handler runs on a thread, the other signals wait.
+            libc::sigemptyset(&mut sa.sa_mask);
+            for other in SIGNALS {
+                libc::sigaddset(&mut sa.sa_mask, other);
+            }
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,302 @@
+//! Interrupting the command line: SIGINT, SIGTERM, SIGHUP (and SIGABRT, what an allocation
+//! failure raises) remove every temporary file and the process dies by the signal it got, as the
+//! shell expects; a batch keeps the archives it had already renamed into place.
+
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+/// The command, with the signals tested at their default disposition (a parent may ignore
+/// SIGINT or SIGHUP, which the child would inherit) and no core dumps.
+fn command(args: &[&std::ffi::OsStr]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nc3pack"));
+    c.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        });
+    }
+    c
+}
+
+/// Every path under `dir` (recursively), relative to it.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn temporaries(dir: &Path) -> Vec<String> {
+    files(dir)
+        .into_iter()
+        .filter(|f| f.contains(".nc3pack-") && f.ends_with(".part"))
+        .collect()
+}
+
+/// Polls `until` every millisecond for at most 20 s.
+fn wait_for(what: &str, mut until: impl FnMut() -> bool) {
+    for _ in 0..20_000 {
+        if until() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("gave up waiting for {what}");
+}
+
+fn kill(child: &Child, sig: libc::c_int) {
+    // SAFETY: kill only sends a signal to our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+}
+
+/// Waits at most 20 s for the child to end; returns its status and stderr.
+fn finish(mut child: Child) -> (std::process::ExitStatus, String) {
+    let mut status = None;
+    wait_for("the process to end", || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status.unwrap(), err)
+}
+
+/// A classic file of one float record variable, `records` records of 1 MiB of noise (which
+/// compresses slowly and badly): large enough to be still packing or unpacking when signalled.
+fn write_big(path: &Path, records: u32) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut h = b"CDF\x01".to_vec();
+    h.extend_from_slice(&records.to_be_bytes()); // numrecs
+    h.extend_from_slice(&[0, 0, 0, 0x0A, 0, 0, 0, 2]); // two dims
+    h.extend_from_slice(&[0, 0, 0, 1, b't', 0, 0, 0, 0, 0, 0, 0]); // t = UNLIMITED
+    h.extend_from_slice(&[0, 0, 0, 1, b'x', 0, 0, 0, 0, 4, 0, 0]); // x = 262144
+    h.extend_from_slice(&[0; 8]); // no global attributes
+    h.extend_from_slice(&[0, 0, 0, 0x0B, 0, 0, 0, 1]); // one variable
+    h.extend_from_slice(&[
+        0, 0, 0, 1, b'v', 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1,
+    ]);
+    h.extend_from_slice(&[0; 8]); // no attributes
+    h.extend_from_slice(&[0, 0, 0, 5, 0, 0x10, 0, 0]); // float, vsize 1 MiB
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    f.write_all(&h).unwrap();
+    let mut x = 1u32;
+    for _ in 0..records {
+        let rec: Vec<u8> = (0..262144)
+            .flat_map(|_| {
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                ((x >> 8) as f32).to_be_bytes()
+            })
+            .collect();
+        f.write_all(&rec).unwrap();
+    }
+}
+
+/// Pack from a pipe that stops mid-file: the process waits for input with its temporary file
+/// open, for as long as the test wants. Each signal removes it, leaves no output and kills the
+/// process by that signal.
+#[test]
+fn a_signal_during_pack_removes_the_temporary_file() {
+    let input = std::fs::read(sample("gridded_sst.nc")).unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.nc3z");
+        let mut child = command(&["pack".as_ref(), "-q".as_ref(), "-".as_ref(), out.as_ref()])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&input[..input.len() / 3]).unwrap();
+        wait_for("the temporary file", || !temporaries(dir.path()).is_empty());
+        kill(&child, sig);
+        // stdin stays open until the process has ended: it cannot finish the pack.
+        let (status, err) = finish(child);
+        drop(stdin);
+        assert_eq!(status.signal(), Some(sig), "signal {sig}: {status:?} {err}");
+        assert_eq!(files(dir.path()), Vec::<String>::new(), "signal {sig}");
+    }
+}
+
+/// Stops the child as soon as `ready` holds (so that it cannot finish meanwhile), sends `sig`,
+/// lets it go on, and returns how it ended.
+fn interrupt_when(
+    child: Child,
+    sig: libc::c_int,
+    ready: impl FnMut() -> bool,
+) -> (std::process::ExitStatus, String) {
+    wait_for("the process to be under way", ready);
+    kill(&child, libc::SIGSTOP);
+    kill(&child, sig);
+    kill(&child, libc::SIGCONT);
+    finish(child)
+}
+
+#[test]
+fn a_signal_during_unpack_or_reindex_removes_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.nc");
+    write_big(&big, 48);
+    let archive = dir.path().join("big.nc3z");
+    nc3pack::pack_file(
+        &big,
+        &archive,
+        &nc3pack::PackOptions::default(),
+        false,
+        &|_| {},
+    )
+    .unwrap();
+    std::fs::remove_file(&big).unwrap();
+    for (cmd, sig) in [
+        ("unpack", libc::SIGINT),
+        ("unpack", libc::SIGTERM),
+        ("unpack", libc::SIGHUP),
+        ("reindex", libc::SIGTERM),
+    ] {
+        let out = dir.path().join("out");
+        let child = command(&[
+            cmd.as_ref(),
+            "-q".as_ref(),
+            "-j".as_ref(),
+            "1".as_ref(),
+            archive.as_ref(),
+            out.as_ref(),
+        ])
+        .spawn()
+        .unwrap();
+        let (status, err) = interrupt_when(child, sig, || !temporaries(dir.path()).is_empty());
+        assert_eq!(status.signal(), Some(sig), "{cmd} {sig}: {status:?} {err}");
+        assert_eq!(files(dir.path()), ["big.nc3z"], "{cmd} {sig}");
+    }
+}
+
+/// A batch of 300 small files and one large one, interrupted while the large one is packed:
+/// the first commit group (renamed into place, complete) stays; the files finished since, still
+/// waiting in the next group, and the one being written are removed.
+#[test]
+fn a_signal_during_a_batch_keeps_committed_archives_and_removes_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let small = sample("classic_records.nc");
+    for i in 0..300 {
+        std::fs::copy(&small, input.join(format!("a{i:03}.nc"))).unwrap();
+    }
+    write_big(&input.join("z.nc"), 48);
+    let out = dir.path().join("out");
+    let child = command(&[
+        "pack".as_ref(),
+        "-q".as_ref(),
+        "-j".as_ref(),
+        "2".as_ref(),
+        input.as_ref(),
+        "-o".as_ref(),
+        out.as_ref(),
+    ])
+    .spawn()
+    .unwrap();
+    let archives = |out: &Path| {
+        std::fs::read_dir(out).map_or(0, |d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".nc3z"))
+            })
+            .count()
+        })
+    };
+    let (status, err) = interrupt_when(child, libc::SIGINT, || archives(&out) >= 256);
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?} {err}");
+    assert_eq!(temporaries(&out), Vec::<String>::new());
+    let kept = files(&out);
+    assert_eq!(kept.len(), 256, "{kept:?}");
+    assert!(!kept.contains(&"z.nc3z".to_string()));
+    for name in [&kept[0], &kept[255]] {
+        let back = dir.path().join("back.nc");
+        nc3pack::unpack_file(&out.join(name), &back, true, 1, &|_| {}).unwrap();
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(&small).unwrap());
+    }
+}
+
+/// An allocation failure (Rust aborts: SIGABRT) removes the temporary file too: unpacking an
+/// archive of one 48 MiB block under address-space limits from tight to ample, each run either
+/// succeeds or dies by SIGABRT ("memory allocation of N bytes failed") leaving nothing behind;
+/// at least one limit must make it abort.
+#[test]
+fn an_allocation_failure_removes_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.nc");
+    write_big(&big, 48);
+    let archive = dir.path().join("big.nc3z");
+    let opts = nc3pack::PackOptions {
+        block_size: 64 << 20,
+        ..nc3pack::PackOptions::default()
+    };
+    nc3pack::pack_file(&big, &archive, &opts, false, &|_| {}).unwrap();
+    let original = std::fs::read(&big).unwrap();
+    std::fs::remove_file(&big).unwrap();
+    let out = dir.path().join("out.nc");
+    let mut aborted = 0;
+    for mib in [96u64, 128, 160, 192, 224, 256, 320, 384] {
+        let limit = mib << 20;
+        let mut c = command(&[
+            "unpack".as_ref(),
+            "-q".as_ref(),
+            "-j".as_ref(),
+            "1".as_ref(),
+            archive.as_ref(),
+            out.as_ref(),
+        ]);
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            c.pre_exec(move || {
+                let r = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &r);
+                Ok(())
+            });
+        }
+        let (status, err) = finish(c.spawn().unwrap());
+        if status.signal() == Some(libc::SIGABRT) {
+            aborted += 1;
+            assert!(err.contains("memory allocation"), "{mib} MiB: {err}");
+            assert_eq!(files(dir.path()), ["big.nc3z"], "{mib} MiB: {err}");
+        } else if status.success() {
+            assert!(std::fs::read(&out).unwrap() == original, "{mib} MiB");
+            std::fs::remove_file(&out).unwrap();
+        } else {
+            // Too tight to start (a thread or the archive's first read refused): an error, and
+            // nothing left either.
+            assert_eq!(status.code(), Some(1), "{mib} MiB: {status:?} {err}");
+            assert_eq!(files(dir.path()), ["big.nc3z"], "{mib} MiB: {err}");
+        }
+    }
+    assert!(aborted > 0, "no limit made unpack run out of memory");
+}
