@@ -45,8 +45,8 @@ struct VerifyArgs {
     /// Also check that this original netCDF-3 file is what the archive restores.
     #[arg(long)]
     against: Option<PathBuf>,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long)]
+    /// Worker threads, 1 to 1024 [default: all cores].
+    #[arg(short = 'j', long, value_parser = threads_parser())]
     threads: Option<usize>,
 }
 
@@ -68,8 +68,8 @@ struct Common {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long)]
+    /// Worker threads, 1 to 1024 [default: all cores].
+    #[arg(short = 'j', long, value_parser = threads_parser())]
     threads: Option<usize>,
 }
 
@@ -186,9 +186,14 @@ fn parse_size(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
+/// `-j`: 1..=MAX_THREADS (the help text says 1024), else a usage error.
+fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=nc3pack::parallel::MAX_THREADS as u64)
+}
+
 fn threads(j: Option<usize>) -> usize {
-    j.filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(nc3pack::parallel::MAX_THREADS)
 }
 
 /// A progress bar on stderr, only when it is a terminal, the file is large and not quiet.
@@ -460,7 +465,7 @@ fn pack_batch(
             pb.set_position(n as u64);
         }
     };
-    let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress);
+    let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress)?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }

@@ -6,12 +6,13 @@
 //! thread; a file that fails does not stop the others.
 
 use crate::atomic::Pending;
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
+use crate::parallel::spawn_scoped;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SendError};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// One file of a batch: where it comes from and where its archive goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,9 +88,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// Archives made durable and renamed into place together (one `syncfs` per group).
 const COMMIT_GROUP: usize = 256;
 
-/// Packs every job on `threads` worker threads (each file with one encoder thread), creating
-/// output directories as needed. Returns each job's outcome, in job order. `progress` is called
-/// with the number of files done.
+/// Packs every job on `threads` worker threads (bounded by
+/// [`crate::parallel::bound_threads`]; each file with one encoder thread), creating output
+/// directories as needed. Returns each job's outcome, in job order. `progress` is called with
+/// the number of files done.
+///
+/// # Errors
+///
+/// [`Error::Thread`] when a worker thread cannot be started; then no job was started.
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
 /// [`COMMIT_GROUP`] files one `syncfs` flushes them all before they are renamed into place, so an
@@ -101,7 +107,7 @@ pub fn pack_all(
     threads: usize,
     force: bool,
     progress: &(dyn Fn(usize) + Sync),
-) -> Vec<Result<PackSummary>> {
+) -> Result<Vec<Result<PackSummary>>> {
     let per_file = PackOptions {
         threads: 1,
         ..opts.clone()
@@ -130,15 +136,45 @@ pub fn pack_all(
         }
     };
     let commit = &commit;
+    // Workers start packing once all have started (`Some(true)`), or stop (`Some(false)`) if
+    // one cannot be started: a batch runs completely or not at all.
+    let go: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
+    let set_go = |v: bool| {
+        *go.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+        go.1.notify_all();
+    };
+    let wait_go = || {
+        let mut g = go.0.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match *g {
+                Some(v) => return v,
+                None => g = go.1.wait(g).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    };
+    let no_job = || PathBuf::from("(batch)");
     std::thread::scope(|s| {
         // One group waiting while one is committed; a worker with a third waits.
         let (group_tx, group_rx) = sync_channel::<Vec<(usize, Pending, PackSummary)>>(1);
-        s.spawn(move || group_rx.into_iter().for_each(commit));
-        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+        spawn_scoped(s, "batch committer", move || {
+            group_rx.into_iter().for_each(commit)
+        })
+        .map_err(|e| {
+            spawn_err(
+                jobs.first()
+                    .map_or_else(no_job, |j| j.input.clone())
+                    .as_path(),
+            )(e)
+        })?;
+        let threads = crate::parallel::bound_threads(threads).min(jobs.len().max(1));
+        for k in 0..threads {
             let group_tx = group_tx.clone();
-            let (next, done, pending, per_file, record) =
-                (&next, &done, &pending, &per_file, &record);
-            s.spawn(move || {
+            let (next, done, pending, per_file, record, wait_go) =
+                (&next, &done, &pending, &per_file, &record, &wait_go);
+            let started = spawn_scoped(s, "batch worker", move || {
+                if !wait_go() {
+                    return;
+                }
                 // The output directory this worker last created (or found): jobs come in path
                 // order, so most share it.
                 let mut made: Option<&Path> = None;
@@ -174,10 +210,17 @@ pub fn pack_all(
                     }
                 }
             });
+            if let Err(e) = started {
+                set_go(false);
+                let path = jobs.get(k).map_or_else(no_job, |j| j.input.clone());
+                return Err(spawn_err(&path)(e));
+            }
         }
+        set_go(true);
         // The committer stops when every worker has finished and dropped its sender.
         drop(group_tx);
-    });
+        Ok(())
+    })?;
     let rest = pending
         .lock()
         .map(|mut g| std::mem::take(&mut *g))
@@ -194,10 +237,10 @@ pub fn pack_all(
             ))));
         }
     }
-    results
+    Ok(results
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(Error::Internal("a batch worker stopped".into()))))
-        .collect()
+        .collect())
 }
 
 /// Syncs each filesystem holding one of `dirs` once (`syncfs`).

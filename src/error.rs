@@ -141,6 +141,14 @@ pub enum Error {
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
     Option(String),
+    /// A thread could not be started (the system's limit on threads or memory was reached).
+    #[error("{}: {source}; try fewer threads (-j)", path.display())]
+    Thread {
+        /// The file being worked on.
+        path: PathBuf,
+        /// Which thread, and the operating system's error.
+        source: crate::parallel::SpawnError,
+    },
     /// A bug in nc3pack (a worker thread stopped or panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -148,6 +156,16 @@ pub enum Error {
 
 /// Result type of nc3pack.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches a path to a failure to start a thread.
+pub(crate) fn spawn_err(
+    path: &std::path::Path,
+) -> impl FnOnce(crate::parallel::SpawnError) -> Error + '_ {
+    move |source| Error::Thread {
+        path: path.to_path_buf(),
+        source,
+    }
+}
 
 /// Attaches a path and operation to an I/O error.
 pub(crate) fn io_err<'a>(

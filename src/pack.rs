@@ -11,9 +11,10 @@
 //! interleave them).
 
 use crate::codec::{Encoder, FilterMode};
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header, Layout};
+use crate::parallel::spawn_scoped;
 use crate::route::{route, Job};
 use crate::writer::Sink;
 use std::io::{BufWriter, Read, Seek, Write};
@@ -39,7 +40,7 @@ pub struct PackOptions {
     pub level: i32,
     /// Nominal block size in bytes of decoded data.
     pub block_size: u32,
-    /// Encoder threads (at least 1).
+    /// Encoder threads (bounded to `1..=`[`crate::parallel::MAX_THREADS`]).
     pub threads: usize,
     /// How each block's filter is chosen.
     pub filter: FilterMode,
@@ -232,7 +233,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     w.write_all(&header_frame).map_err(werr)?;
     let data_start = (LEAD_LEN + header_frame.len()) as u64;
 
-    let threads = opts.threads.max(1);
+    let threads = crate::parallel::bound_threads(opts.threads);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
     let (sink, mut w, routed) = if inline {
         // Small input or one thread: encode and write in this thread, no pipeline.
@@ -267,16 +268,21 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (read_result, writer_result) = std::thread::scope(|s| {
+            // Nothing is routed before every thread has started: a thread that cannot start
+            // returns its error here, dropping the job sender, which stops the started ones.
             for _ in 0..threads {
                 let rx = Arc::clone(&job_rx);
                 let tx = frame_tx.clone();
-                s.spawn(move || encode_worker(rx, tx, opts));
+                spawn_scoped(s, "block encoder", move || encode_worker(rx, tx, opts))
+                    .map_err(spawn_err(input))?;
             }
             drop(frame_tx);
             // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
             drop(job_rx);
-            let writer =
-                s.spawn(move || write_frames(&mut w, frame_rx, data_start).map(|k| (k, w)));
+            let writer = spawn_scoped(s, "archive writer", move || {
+                write_frames(&mut w, frame_rx, data_start).map(|k| (k, w))
+            })
+            .map_err(spawn_err(input))?;
             let stopped = || Error::Internal("encoder threads stopped".into());
             let read_result = route(
                 reader,
@@ -288,8 +294,8 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 &mut |job| job_tx.send(job).map_err(|_| stopped()),
             );
             drop(job_tx);
-            (read_result, writer.join())
-        });
+            Ok((read_result, writer.join()))
+        })?;
         let writer_result =
             writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
         // A failed write makes the reader's sends fail; report the write error first.

@@ -13,10 +13,11 @@
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::archive::{stream_name, Archive};
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
+use crate::parallel::SpawnError;
 use crate::streams::{streams, Stream};
 use crate::writer::Sink;
 use std::collections::HashMap;
@@ -321,6 +322,7 @@ fn verify_open<R: ReadAt>(
         .collect();
     report.blocks = blocks.len() as u64;
     let mut damaged = Vec::new();
+    let threads = crate::parallel::bound_threads(threads);
     crate::parallel::ordered_map(
         &blocks,
         threads,
@@ -330,10 +332,10 @@ fn verify_open<R: ReadAt>(
             if let Err(e) = r {
                 damaged.push(e);
             }
-            Ok::<(), ()>(())
+            Ok::<(), SpawnError>(())
         },
     )
-    .ok();
+    .map_err(spawn_err(a.path()))?;
     report.damage.extend(damaged.into_iter().map(to_damage));
     // 2. The frames tile the data section, from the header frame to the index.
     let mut spans: Vec<(u64, u64)> = blocks
@@ -385,6 +387,8 @@ fn verify_open<R: ReadAt>(
                     a.original_hash()
                 ),
             }),
+            // Not damage: the check could not run.
+            Err(e @ Error::Thread { .. }) => return Err(e),
             Err(e) => report.damage.push(to_damage(e)),
         }
     }

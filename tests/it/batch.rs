@@ -120,7 +120,8 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
     let reported = std::sync::atomic::AtomicUsize::new(0);
     let results = nc3pack::batch::pack_all(&jobs, &opts, 2, false, &|k| {
         reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
-    });
+    })
+    .unwrap();
     assert_eq!(results.len(), n);
     assert_eq!(reported.into_inner(), n);
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
