@@ -80,7 +80,8 @@ struct PackArgs {
     #[arg(required = true, num_args = 1..)]
     paths: Vec<PathBuf>,
     /// Pack every input into this directory (as NAME.nc3z, keeping directory structure), in
-    /// parallel; a bad file is reported at the end and does not stop the others.
+    /// parallel; a bad file, or a path that cannot be read, is reported at the end and does not
+    /// stop the others.
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
     /// Block codec.
@@ -441,7 +442,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `nc3pack pack IN... -o OUTDIR`: every file, one progress bar, failures listed at the end.
+/// `nc3pack pack IN... -o OUTDIR`: every file, one progress bar, failures (and what could not
+/// be read while looking for files) listed at the end.
 fn pack_batch(
     inputs: &[PathBuf],
     dir: &Path,
@@ -450,7 +452,7 @@ fn pack_batch(
     quiet: bool,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
-    let jobs = nc3pack::batch::plan(inputs, dir)?;
+    let nc3pack::batch::Plan { jobs, unreadable } = nc3pack::batch::plan(inputs, dir)?;
     let pb = (!quiet && std::io::stderr().is_terminal() && jobs.len() > 1).then(|| {
         let pb = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -468,6 +470,9 @@ fn pack_batch(
     let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress)?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
+    }
+    for e in &unreadable {
+        eprintln!("nc3pack: {e}");
     }
     let (mut inb, mut outb, mut failed) = (0u64, 0u64, 0usize);
     for r in &results {
@@ -494,10 +499,15 @@ fn pack_batch(
             t.elapsed().as_secs_f64()
         );
     }
-    if failed > 0 {
-        anyhow::bail!("{failed} of {} files failed (listed above)", results.len());
+    match (failed, unreadable.len()) {
+        (0, 0) => Ok(()),
+        (f, 0) => anyhow::bail!("{f} of {} files failed (listed above)", results.len()),
+        (f, u) => anyhow::bail!(
+            "{f} of {} files failed, {u} path{} could not be read (listed above)",
+            results.len(),
+            if u == 1 { "" } else { "s" }
+        ),
     }
-    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
