@@ -75,8 +75,10 @@ struct Common {
 
 #[derive(Args)]
 struct PackArgs {
-    /// IN.nc OUT.nc3z (IN `-`: standard input, packed in one pass); or, with -o, the netCDF-3
-    /// files and directories (searched for *.nc) to pack.
+    /// IN.nc OUT.nc3z (IN `-`, a pipe or a FIFO: read as a stream, in one pass); or, with -o,
+    /// the netCDF-3 files and directories to pack. Directories are searched for *.nc files,
+    /// following symbolic links (each directory once); what cannot be read is reported at the
+    /// end and the rest is packed.
     #[arg(required = true, num_args = 1..)]
     paths: Vec<PathBuf>,
     /// Pack every input into this directory (as NAME.nc3z, keeping directory structure), in
@@ -214,7 +216,7 @@ fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::Progre
 
 /// For input of unknown length: a line counting the bytes read, shown once 64 MiB have been
 /// read, only when stderr is a terminal and not quiet.
-fn stream_spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
+fn stream_spinner(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
         return None;
     }
@@ -224,7 +226,7 @@ fn stream_spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
     {
         pb.set_style(style);
     }
-    pb.set_message("packing standard input:");
+    pb.set_message(format!("packing {what}:"));
     Some(pb)
 }
 
@@ -285,8 +287,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let t = Instant::now();
             let stdin = input.as_os_str() == "-";
+            // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.
             let pb = if stdin {
-                stream_spinner(a.common.quiet)
+                stream_spinner(a.common.quiet, "standard input")
+            } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file()) {
+                stream_spinner(a.common.quiet, &input.display().to_string())
             } else {
                 progress_bar(file_len(input), a.common.quiet, "packing")
             };

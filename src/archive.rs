@@ -56,7 +56,7 @@ impl Archive<std::fs::File> {
     /// Opens the archive at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+        let f = crate::io::open_seekable(path, "reading an archive")?;
         Archive::from_reader(f, path)
     }
 }

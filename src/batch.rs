@@ -8,7 +8,8 @@
 //! Symbolic links are followed, both given and found: a link named `*.nc` to a regular file is
 //! packed under the link's name, and a link to a directory is searched as if the directory were
 //! there. Each directory is searched once, wherever it is reached again (a link loop, two links
-//! to one directory). In directories only regular files are packed. An input, directory or `*.nc` entry that cannot be read (no
+//! to one directory). In directories only regular files are packed; a pipe or device given as an
+//! argument is read as a stream. An input, directory or `*.nc` entry that cannot be read (no
 //! permission, a broken link, a path too long) is reported, and the others are still packed.
 
 use crate::atomic::Pending;

@@ -130,6 +130,17 @@ pub enum Error {
         /// What is wrong.
         source: crate::slab::SlabError,
     },
+    /// A file that must be read at any offset is a pipe, FIFO, device or socket, which can only
+    /// be read in order (`nc3pack pack` reads such an input as a stream instead).
+    #[error("{}: is {kind}, not a regular file: {op} needs a regular file (save it to one first)", path.display())]
+    NotSeekable {
+        /// The file.
+        path: PathBuf,
+        /// What it is: "a pipe", "a character device", ...
+        kind: &'static str,
+        /// What needed to seek: "reading an archive", "verify", ...
+        op: &'static str,
+    },
     /// The output cannot be written where asked (it is the input, or a directory).
     #[error("{}: {what}", path.display())]
     Refused {

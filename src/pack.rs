@@ -97,7 +97,8 @@ pub struct PackSummary {
 /// Packs the netCDF-3 file `input` into the archive `output`, atomically: the archive is written
 /// to a temporary file beside `output`, synced, and renamed into place only when complete. An
 /// existing `output` is refused unless `force`. `progress` is called with the input bytes read
-/// so far.
+/// so far. An `input` that is not a regular file (a pipe such as `<(...)` or `/dev/stdin`, a
+/// FIFO) is read as a stream, in one pass, as [`pack_reader`] reads it: the archive is the same.
 ///
 /// ```no_run
 /// let summary = nc3pack::pack_file(
@@ -118,7 +119,9 @@ pub fn pack_file(
 }
 
 /// Packs `input` into a temporary file beside `output` (synced if `sync`), ready to be renamed
-/// into place with [`crate::atomic::Pending::commit`].
+/// into place with [`crate::atomic::Pending::commit`]. An input that is not a regular file (a
+/// pipe such as `<(...)` or `/dev/stdin`, a FIFO, a device) cannot seek nor tell its length: it
+/// is packed as a stream, as [`pack_reader`] does.
 pub(crate) fn pack_to_temp(
     input: &Path,
     output: &Path,
@@ -129,6 +132,10 @@ pub(crate) fn pack_to_temp(
 ) -> Result<(crate::atomic::Pending, PackSummary)> {
     opts.check()?;
     let file = std::fs::File::open(input).map_err(io_err(input, "open"))?;
+    let meta = file.metadata().map_err(io_err(input, "stat"))?;
+    if !meta.is_file() {
+        return stream_to_temp(file, input, output, opts, force, sync, progress);
+    }
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
     crate::atomic::write_to_temp(output, force, input, sync, |out| {
         let source = Source::File(&layout);
@@ -159,7 +166,7 @@ pub(crate) fn pack_to_temp(
 /// println!("{} bytes in", s.input_len);
 /// ```
 pub fn pack_reader<R: Read>(
-    mut reader: R,
+    reader: R,
     input: &Path,
     output: &Path,
     opts: &PackOptions,
@@ -167,10 +174,25 @@ pub fn pack_reader<R: Read>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
     opts.check()?;
+    let (pending, summary) = stream_to_temp(reader, input, output, opts, force, true, progress)?;
+    pending.commit()?;
+    Ok(summary)
+}
+
+/// [`pack_reader`] into a temporary file beside `output` (synced if `sync`), not yet renamed.
+fn stream_to_temp<R: Read>(
+    mut reader: R,
+    input: &Path,
+    output: &Path,
+    opts: &PackOptions,
+    force: bool,
+    sync: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(crate::atomic::Pending, PackSummary)> {
     let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
     let header_bytes = prefix[..header.len as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);
-    let (pending, summary) = crate::atomic::write_to_temp(output, force, input, true, |out| {
+    crate::atomic::write_to_temp(output, force, input, sync, |out| {
         pack_stream(
             reader,
             input,
@@ -182,9 +204,7 @@ pub fn pack_reader<R: Read>(
             output,
             progress,
         )
-    })?;
-    pending.commit()?;
-    Ok(summary)
+    })
 }
 
 /// What is known about the input before it is read.
