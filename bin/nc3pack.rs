@@ -45,8 +45,8 @@ struct VerifyArgs {
     /// Also check that this original netCDF-3 file is what the archive restores.
     #[arg(long)]
     against: Option<PathBuf>,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long)]
+    /// Worker threads, 1 to 1024 [default: all cores].
+    #[arg(short = 'j', long, value_parser = threads_parser())]
     threads: Option<usize>,
 }
 
@@ -68,19 +68,22 @@ struct Common {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long)]
+    /// Worker threads, 1 to 1024 [default: all cores].
+    #[arg(short = 'j', long, value_parser = threads_parser())]
     threads: Option<usize>,
 }
 
 #[derive(Args)]
 struct PackArgs {
-    /// IN.nc OUT.nc3z (IN `-`: standard input, packed in one pass); or, with -o, the netCDF-3
-    /// files and directories (searched for *.nc) to pack.
+    /// IN.nc OUT.nc3z (IN `-`, a pipe or a FIFO: read as a stream, in one pass); or, with -o,
+    /// the netCDF-3 files and directories to pack. Directories are searched for *.nc files,
+    /// following symbolic links (each directory once); what cannot be read is reported at the
+    /// end and the rest is packed.
     #[arg(required = true, num_args = 1..)]
     paths: Vec<PathBuf>,
     /// Pack every input into this directory (as NAME.nc3z, keeping directory structure), in
-    /// parallel; a bad file is reported at the end and does not stop the others.
+    /// parallel; a bad file, or a path that cannot be read, is reported at the end and does not
+    /// stop the others.
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
     /// Block codec.
@@ -187,9 +190,14 @@ fn parse_size(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
+/// `-j`: 1..=MAX_THREADS (the help text says 1024), else a usage error.
+fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=nc3pack::parallel::MAX_THREADS as u64)
+}
+
 fn threads(j: Option<usize>) -> usize {
-    j.filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(nc3pack::parallel::MAX_THREADS)
 }
 
 /// A progress bar on stderr, only when it is a terminal, the file is large and not quiet.
@@ -209,7 +217,7 @@ fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<indicatif::Progre
 
 /// For input of unknown length: a line counting the bytes read, shown once 64 MiB have been
 /// read, only when stderr is a terminal and not quiet.
-fn stream_spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
+fn stream_spinner(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
         return None;
     }
@@ -219,7 +227,7 @@ fn stream_spinner(quiet: bool) -> Option<indicatif::ProgressBar> {
     {
         pb.set_style(style);
     }
-    pb.set_message("packing standard input:");
+    pb.set_message(format!("packing {what}:"));
     Some(pb)
 }
 
@@ -280,8 +288,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let t = Instant::now();
             let stdin = input.as_os_str() == "-";
+            // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.
             let pb = if stdin {
-                stream_spinner(a.common.quiet)
+                stream_spinner(a.common.quiet, "standard input")
+            } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file()) {
+                stream_spinner(a.common.quiet, &input.display().to_string())
             } else {
                 progress_bar(file_len(input), a.common.quiet, "packing")
             };
@@ -458,7 +469,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `nc3pack pack IN... -o OUTDIR`: every file, one progress bar, failures listed at the end.
+/// `nc3pack pack IN... -o OUTDIR`: every file, one progress bar, failures (and what could not
+/// be read while looking for files) listed at the end.
 fn pack_batch(
     inputs: &[PathBuf],
     dir: &Path,
@@ -467,7 +479,7 @@ fn pack_batch(
     quiet: bool,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
-    let jobs = nc3pack::batch::plan(inputs, dir)?;
+    let nc3pack::batch::Plan { jobs, unreadable } = nc3pack::batch::plan(inputs, dir)?;
     let pb = (!quiet && std::io::stderr().is_terminal() && jobs.len() > 1).then(|| {
         let pb = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -482,9 +494,12 @@ fn pack_batch(
             pb.set_position(n as u64);
         }
     };
-    let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress);
+    let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress)?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
+    }
+    for e in &unreadable {
+        eprintln!("nc3pack: {e}");
     }
     let (mut inb, mut outb, mut failed) = (0u64, 0u64, 0usize);
     for r in &results {
@@ -511,10 +526,15 @@ fn pack_batch(
             t.elapsed().as_secs_f64()
         );
     }
-    if failed > 0 {
-        anyhow::bail!("{failed} of {} files failed (listed above)", results.len());
+    match (failed, unreadable.len()) {
+        (0, 0) => Ok(()),
+        (f, 0) => anyhow::bail!("{f} of {} files failed (listed above)", results.len()),
+        (f, u) => anyhow::bail!(
+            "{f} of {} files failed, {u} path{} could not be read (listed above)",
+            results.len(),
+            if u == 1 { "" } else { "s" }
+        ),
     }
-    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.

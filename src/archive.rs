@@ -2,12 +2,13 @@
 
 use crate::cache::{BlockCache, CacheStats};
 use crate::codec::decode_payload;
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
+use crate::parallel::spawn_scoped;
 use crate::read::Dataset;
 use crate::streams::{streams, Stream};
 use std::path::{Path, PathBuf};
@@ -55,7 +56,7 @@ impl Archive<std::fs::File> {
     /// Opens the archive at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+        let f = crate::io::open_seekable(path, "reading an archive")?;
         Archive::from_reader(f, path)
     }
 }
@@ -164,7 +165,9 @@ impl<R: ReadAt> Archive<R> {
             len,
             data_start,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: crate::parallel::bound_threads(
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ),
         })
     }
 
@@ -367,9 +370,10 @@ impl<R: ReadAt> Archive<R> {
         self.cache.clear();
     }
 
-    /// Sets how many threads a large read decodes blocks on (at least 1).
+    /// Sets how many threads a large read decodes blocks on (bounded to
+    /// `1..=`[`crate::parallel::MAX_THREADS`]).
     pub fn set_threads(&mut self, threads: usize) {
-        self.threads = threads.max(1);
+        self.threads = crate::parallel::bound_threads(threads);
     }
 
     fn block_error(&self, s: usize, b: u64, what: String) -> Error {
@@ -524,21 +528,25 @@ impl<R: ReadAt> Archive<R> {
             let threads = self.threads.min(frames.len()).max(1);
             let chunk = frames.len().div_ceil(threads);
             let decoded: Vec<Result<(usize, Vec<u8>)>> = std::thread::scope(|sc| {
-                let handles: Vec<_> = frames
+                // A thread that cannot start is an error; those started finish their part.
+                let handles = frames
                     .chunks(chunk)
                     .map(|part| {
-                        sc.spawn(move || {
+                        spawn_scoped(sc, "block decoder", move || {
                             part.iter()
                                 .map(|(i, f)| self.decode_frame(s, blocks[*i], f).map(|d| (*i, d)))
                                 .collect::<Vec<_>>()
                         })
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
-                    .collect()
-            });
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(spawn_err(&self.path))?;
+                Ok::<_, Error>(
+                    handles
+                        .into_iter()
+                        .flat_map(|h| h.join().unwrap_or_default())
+                        .collect(),
+                )
+            })?;
             for r in decoded {
                 let (i, d) = r?;
                 let block = Arc::new(d);

@@ -130,6 +130,17 @@ pub enum Error {
         /// What is wrong.
         source: crate::slab::SlabError,
     },
+    /// A file that must be read at any offset is a pipe, FIFO, device or socket, which can only
+    /// be read in order (`nc3pack pack` reads such an input as a stream instead).
+    #[error("{}: is {kind}, not a regular file: {op} needs a regular file (save it to one first)", path.display())]
+    NotSeekable {
+        /// The file.
+        path: PathBuf,
+        /// What it is: "a pipe", "a character device", ...
+        kind: &'static str,
+        /// What needed to seek: "reading an archive", "verify", ...
+        op: &'static str,
+    },
     /// The output cannot be written where asked (it is the input, or a directory).
     #[error("{}: {what}", path.display())]
     Refused {
@@ -141,6 +152,14 @@ pub enum Error {
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
     Option(String),
+    /// A thread could not be started (the system's limit on threads or memory was reached).
+    #[error("{}: {source}; try fewer threads (-j)", path.display())]
+    Thread {
+        /// The file being worked on.
+        path: PathBuf,
+        /// Which thread, and the operating system's error.
+        source: crate::parallel::SpawnError,
+    },
     /// A bug in nc3pack (a worker thread stopped or panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -148,6 +167,16 @@ pub enum Error {
 
 /// Result type of nc3pack.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches a path to a failure to start a thread.
+pub(crate) fn spawn_err(
+    path: &std::path::Path,
+) -> impl FnOnce(crate::parallel::SpawnError) -> Error + '_ {
+    move |source| Error::Thread {
+        path: path.to_path_buf(),
+        source,
+    }
+}
 
 /// Attaches a path and operation to an I/O error.
 pub(crate) fn io_err<'a>(

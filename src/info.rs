@@ -1,7 +1,7 @@
 //! `nc3pack info`: a summary of a netCDF-3 file or an archive, as CDL-like text or JSON.
 
 use crate::archive::Archive;
-use crate::error::{io_err, Result};
+use crate::error::Result;
 use crate::format::{Codec, LEAD_MAGIC};
 use crate::nc3::{self, Attribute, Header, Layout, Values};
 use serde_json::{json, Value};
@@ -14,7 +14,7 @@ use std::path::Path;
 /// println!("{}", v["format"]);
 /// ```
 pub fn describe(path: &Path) -> Result<Value> {
-    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let f = crate::io::open_seekable(path, "info")?;
     let mut magic = [0u8; 8];
     let is_archive =
         crate::io::ReadAt::read_exact_at(&f, &mut magic, 0).is_ok() && magic == LEAD_MAGIC;

@@ -12,9 +12,10 @@
 //! interleave them).
 
 use crate::codec::{Encoder, FilterMode};
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header, Layout};
+use crate::parallel::spawn_scoped;
 use crate::route::{route, Job};
 use crate::writer::Sink;
 use std::io::{BufWriter, Read, Seek, Write};
@@ -40,7 +41,7 @@ pub struct PackOptions {
     pub level: i32,
     /// Nominal block size in bytes of decoded data.
     pub block_size: u32,
-    /// Encoder threads (at least 1).
+    /// Encoder threads (bounded to `1..=`[`crate::parallel::MAX_THREADS`]).
     pub threads: usize,
     /// How each block's filter is chosen.
     pub filter: FilterMode,
@@ -97,7 +98,8 @@ pub struct PackSummary {
 /// Packs the netCDF-3 file `input` into the archive `output`, atomically: the archive is written
 /// to a temporary file beside `output`, synced, and renamed into place only when complete. An
 /// existing `output` is refused unless `force`. `progress` is called with the input bytes read
-/// so far.
+/// so far. An `input` that is not a regular file (a pipe such as `<(...)` or `/dev/stdin`, a
+/// FIFO) is read as a stream, in one pass, as [`pack_reader`] reads it: the archive is the same.
 ///
 /// ```no_run
 /// let summary = nc3pack::pack_file(
@@ -118,7 +120,9 @@ pub fn pack_file(
 }
 
 /// Packs `input` into a temporary file beside `output` (synced if `sync`), ready to be renamed
-/// into place with [`crate::atomic::Pending::commit`].
+/// into place with [`crate::atomic::Pending::commit`]. An input that is not a regular file (a
+/// pipe such as `<(...)` or `/dev/stdin`, a FIFO, a device) cannot seek nor tell its length: it
+/// is packed as a stream, as [`pack_reader`] does.
 pub(crate) fn pack_to_temp(
     input: &Path,
     output: &Path,
@@ -129,6 +133,10 @@ pub(crate) fn pack_to_temp(
 ) -> Result<(crate::atomic::Pending, PackSummary)> {
     opts.check()?;
     let file = std::fs::File::open(input).map_err(io_err(input, "open"))?;
+    let meta = file.metadata().map_err(io_err(input, "stat"))?;
+    if !meta.is_file() {
+        return stream_to_temp(file, input, output, opts, force, sync, progress);
+    }
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
     crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
         let source = Source::File(&layout);
@@ -159,7 +167,7 @@ pub(crate) fn pack_to_temp(
 /// println!("{} bytes in", s.input_len);
 /// ```
 pub fn pack_reader<R: Read>(
-    mut reader: R,
+    reader: R,
     input: &Path,
     output: &Path,
     opts: &PackOptions,
@@ -167,10 +175,25 @@ pub fn pack_reader<R: Read>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
     opts.check()?;
+    let (pending, summary) = stream_to_temp(reader, input, output, opts, force, true, progress)?;
+    pending.commit()?;
+    Ok(summary)
+}
+
+/// [`pack_reader`] into a temporary file beside `output` (synced if `sync`), not yet renamed.
+fn stream_to_temp<R: Read>(
+    mut reader: R,
+    input: &Path,
+    output: &Path,
+    opts: &PackOptions,
+    force: bool,
+    sync: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(crate::atomic::Pending, PackSummary)> {
     let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
     let header_bytes = prefix[..header.len as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);
-    let (pending, summary) = crate::atomic::write_to_temp(output, force, None, true, |out| {
+    crate::atomic::write_to_temp(output, force, None, sync, |out| {
         pack_stream(
             reader,
             input,
@@ -182,9 +205,7 @@ pub fn pack_reader<R: Read>(
             output,
             progress,
         )
-    })?;
-    pending.commit()?;
-    Ok(summary)
+    })
 }
 
 /// What is known about the input before it is read.
@@ -233,7 +254,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     w.write_all(&header_frame).map_err(werr)?;
     let data_start = (LEAD_LEN + header_frame.len()) as u64;
 
-    let threads = opts.threads.max(1);
+    let threads = crate::parallel::bound_threads(opts.threads);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
     let (sink, mut w, routed) = if inline {
         // Small input or one thread: encode and write in this thread, no pipeline.
@@ -269,19 +290,23 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         let job_rx = Arc::new(Mutex::new(job_rx));
         let window = Window::new(threads as u64 * 4 + 2);
         let (read_result, writer_result) = std::thread::scope(|s| {
+            // Nothing is routed before every thread has started: a thread that cannot start
+            // returns its error here, dropping the job sender, which stops the started ones.
             for _ in 0..threads {
                 let rx = Arc::clone(&job_rx);
                 let tx = frame_tx.clone();
-                s.spawn(move || encode_worker(rx, tx, opts));
+                spawn_scoped(s, "block encoder", move || encode_worker(rx, tx, opts))
+                    .map_err(spawn_err(input))?;
             }
             drop(frame_tx);
             // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
             drop(job_rx);
             let window = &window;
-            let writer = s.spawn(move || {
+            let writer = spawn_scoped(s, "archive writer", move || {
                 let _closed = window.close_on_drop();
                 write_frames(&mut w, frame_rx, data_start, window).map(|k| (k, w))
-            });
+            })
+            .map_err(spawn_err(input))?;
             let stopped = || Error::Internal("encoder threads stopped".into());
             let mut seq = 0u64;
             let read_result = route(
@@ -301,8 +326,8 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 },
             );
             drop(job_tx);
-            (read_result, writer.join())
-        });
+            Ok((read_result, writer.join()))
+        })?;
         let writer_result =
             writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
         // A failed write makes the reader's sends fail; report the write error first.

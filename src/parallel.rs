@@ -3,6 +3,56 @@
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
+use std::thread::{Scope, ScopedJoinHandle};
+
+/// The most threads nc3pack starts for one operation: the command line's `-j` accepts
+/// `1..=MAX_THREADS`, and library functions treat a larger count as this one (and 0 as 1).
+///
+/// ```
+/// assert_eq!(nc3pack::parallel::bound_threads(usize::MAX), nc3pack::parallel::MAX_THREADS);
+/// assert_eq!(nc3pack::parallel::bound_threads(0), 1);
+/// ```
+pub const MAX_THREADS: usize = 1024;
+
+/// `threads` bounded to `1..=`[`MAX_THREADS`].
+///
+/// ```
+/// assert_eq!(nc3pack::parallel::bound_threads(8), 8);
+/// ```
+pub fn bound_threads(threads: usize) -> usize {
+    threads.clamp(1, MAX_THREADS)
+}
+
+/// A thread could not be started: the system's limit on threads, processes or memory was
+/// reached. Functions that start threads return it (wrapped in [`crate::Error::Thread`]) instead
+/// of panicking.
+///
+/// ```
+/// let e = nc3pack::parallel::SpawnError {
+///     role: "block decoder",
+///     source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
+/// };
+/// assert!(e.to_string().starts_with("cannot start a thread (block decoder): "));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start a thread ({role}): {source}")]
+pub struct SpawnError {
+    /// What the thread was for.
+    pub role: &'static str,
+    /// The operating system's error.
+    pub source: std::io::Error,
+}
+
+/// Starts a scoped thread, returning an error instead of panicking when the system refuses.
+pub(crate) fn spawn_scoped<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope Scope<'scope, 'env>,
+    role: &'static str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> Result<ScopedJoinHandle<'scope, T>, SpawnError> {
+    std::thread::Builder::new()
+        .spawn_scoped(scope, f)
+        .map_err(|source| SpawnError { role, source })
+}
 
 struct State<R> {
     next: usize,
@@ -11,20 +61,27 @@ struct State<R> {
     stop: bool,
 }
 
-/// Runs `f` over `items` on `threads` threads and hands the results to `consume` in item order.
-/// At most `ahead` results are computed but not yet consumed at any time, so memory stays
-/// bounded. If `consume` returns an error, the workers stop and the error is returned.
+/// Runs `f` over `items` on `threads` threads (bounded by [`bound_threads`]) and hands the
+/// results to `consume` in item order. At most `ahead` results are computed but not yet consumed
+/// at any time, so memory stays bounded. If `consume` returns an error, the workers stop and the
+/// error is returned.
+///
+/// # Errors
+///
+/// The first error `consume` returns, or a [`SpawnError`] (converted into `E`) when a worker
+/// thread cannot be started; then `consume` is not called at all.
 ///
 /// ```
+/// use nc3pack::parallel::SpawnError;
 /// let items: Vec<u32> = (0..100).collect();
 /// let mut seen = Vec::new();
 /// nc3pack::parallel::ordered_map(&items, 2, 4, |&x| x * 2, |i, r| {
 ///     seen.push((i, r));
-///     Ok::<(), ()>(())
+///     Ok::<(), SpawnError>(())
 /// }).unwrap();
 /// assert_eq!(seen, (0..100).map(|i| (i as usize, i * 2)).collect::<Vec<_>>());
 /// ```
-pub fn ordered_map<T: Sync, R: Send, E>(
+pub fn ordered_map<T: Sync, R: Send, E: From<SpawnError>>(
     items: &[T],
     threads: usize,
     ahead: usize,
@@ -41,8 +98,8 @@ pub fn ordered_map<T: Sync, R: Send, E>(
     let cv = Condvar::new();
     let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
     std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
+        for _ in 0..bound_threads(threads) {
+            let started = spawn_scoped(s, "worker", || loop {
                 let i = {
                     let mut st = lock();
                     while !st.stop && st.next < items.len() && st.in_flight >= ahead {
@@ -59,6 +116,12 @@ pub fn ordered_map<T: Sync, R: Send, E>(
                 lock().ready.insert(i, r);
                 cv.notify_all();
             });
+            if let Err(e) = started {
+                // The workers already started stop at their next item.
+                lock().stop = true;
+                cv.notify_all();
+                return Err(e.into());
+            }
         }
         let mut result = Ok(());
         for i in 0..items.len() {
@@ -86,6 +149,18 @@ pub fn ordered_map<T: Sync, R: Send, E>(
 
 #[cfg(test)]
 mod tests {
+    #[derive(Debug, PartialEq)]
+    enum Stop {
+        Stop,
+        Spawn,
+    }
+
+    impl From<super::SpawnError> for Stop {
+        fn from(_: super::SpawnError) -> Self {
+            Stop::Spawn
+        }
+    }
+
     #[test]
     fn stops_on_consumer_error() {
         let items: Vec<u32> = (0..1000).collect();
@@ -98,13 +173,13 @@ mod tests {
             |_, _| {
                 n += 1;
                 if n == 10 {
-                    Err("stop")
+                    Err(Stop::Stop)
                 } else {
                     Ok(())
                 }
             },
         );
-        assert_eq!(r, Err("stop"));
+        assert_eq!(r, Err(Stop::Stop));
         assert_eq!(n, 10);
     }
 }

@@ -335,7 +335,7 @@ impl NcFile<std::fs::File> {
     /// Opens the netCDF-3 file at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+        let f = crate::io::open_seekable(path, "reading a netCDF-3 file")?;
         NcFile::from_reader(f, path)
     }
 }
@@ -450,7 +450,7 @@ impl<R: ReadAt> Dataset for NcFile<R> {
 /// ```
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
-    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let f = crate::io::open_seekable(path, "random access")?;
     let mut magic = [0u8; 8];
     if f.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC {
         Ok(Box::new(Archive::from_reader(f, path)?))

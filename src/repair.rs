@@ -13,10 +13,11 @@
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::archive::{stream_name, Archive};
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
+use crate::parallel::SpawnError;
 use crate::streams::{streams, Stream};
 use crate::writer::Sink;
 use std::collections::HashMap;
@@ -235,7 +236,7 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
 /// assert!(report.is_intact());
 /// ```
 pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
-    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let f = crate::io::open_seekable(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
     let to_damage = |e: Error| match e {
@@ -326,9 +327,9 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
         let stored = Archive::open(path)
             .ok()
             .map(|a| (a.original_hash(), a.layout().file_len));
+        // Read in order: the original may be a pipe.
         let of = std::fs::File::open(orig).map_err(io_err(orig, "open"))?;
-        let olen = of.size().map_err(io_err(orig, "stat"))?;
-        let h = hash_file(&of, olen).map_err(io_err(orig, "read"))?;
+        let (h, olen) = hash_stream(of).map_err(io_err(orig, "read"))?;
         report.original_matches = Some(stored == Some((h, olen)));
     }
     Ok(report)
@@ -346,6 +347,7 @@ fn verify_open<R: ReadAt>(
         .collect();
     report.blocks = blocks.len() as u64;
     let mut damaged = Vec::new();
+    let threads = crate::parallel::bound_threads(threads);
     crate::parallel::ordered_map(
         &blocks,
         threads,
@@ -355,10 +357,10 @@ fn verify_open<R: ReadAt>(
             if let Err(e) = r {
                 damaged.push(e);
             }
-            Ok::<(), ()>(())
+            Ok::<(), SpawnError>(())
         },
     )
-    .ok();
+    .map_err(spawn_err(a.path()))?;
     report.damage.extend(damaged.into_iter().map(to_damage));
     // 2. The frames tile the data section, from the header frame to the index.
     let mut spans: Vec<(u64, u64)> = blocks
@@ -434,6 +436,8 @@ fn verify_open<R: ReadAt>(
                     a.original_hash()
                 ),
             }),
+            // Not damage: the check could not run.
+            Err(e @ Error::Thread { .. }) => return Err(e),
             Err(e) => report.damage.push(to_damage(e)),
         }
     }
@@ -520,17 +524,21 @@ fn check_constants<R: ReadAt>(
     }
 }
 
-fn hash_file(r: &impl ReadAt, len: u64) -> std::io::Result<u128> {
+/// The xxh3-128 hash and the length of everything `r` yields.
+fn hash_stream(mut r: impl std::io::Read) -> std::io::Result<(u128, u64)> {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 4 << 20];
-    let mut at = 0u64;
-    while at < len {
-        let n = (len - at).min(buf.len() as u64) as usize;
-        r.read_exact_at(&mut buf[..n], at)?;
+    let mut len = 0u64;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok((h.digest128(), len)),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         h.update(&buf[..n]);
-        at += n as u64;
+        len += n as u64;
     }
-    Ok(h.digest128())
 }
 
 /// What `reindex` recovered.
@@ -555,7 +563,7 @@ pub struct ReindexReport {
 /// println!("{} of {} blocks recovered", r.recovered, r.blocks);
 /// ```
 pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
-    let f = std::fs::File::open(input).map_err(io_err(input, "open"))?;
+    let f = crate::io::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
     let (lead, hb, header, layout, start) = read_front(&f, input, len)?;
     let all = streams(&layout, lead.block_size);

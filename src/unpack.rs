@@ -8,9 +8,10 @@
 //! it is renamed into place.
 
 use crate::archive::Archive;
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{RecordPattern, Target, Walk};
+use crate::parallel::{spawn_scoped, SpawnError};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -163,8 +164,9 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
         .ok();
 
     let (tx, rx) = sync_channel::<Result<Vec<u8>>>(1);
+    let threads = crate::parallel::bound_threads(threads);
     std::thread::scope(|sc| {
-        let writer = sc.spawn(move || -> Result<u128> {
+        let writer = spawn_scoped(sc, "file writer", move || -> Result<u128> {
             let mut w = BufWriter::with_capacity(
                 4 << 20,
                 HashingWriter {
@@ -223,7 +225,8 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             w.flush().map_err(werr())?;
             progress(layout.file_len);
             Ok(w.get_ref().hash.digest128())
-        });
+        })
+        .map_err(spawn_err(archive.path()))?;
         let decode = crate::parallel::ordered_map(
             &order,
             threads,
@@ -231,9 +234,9 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             |&(s, b)| archive.read_block(s, b),
             |_, r| {
                 let failed = r.is_err();
-                tx.send(r).map_err(|_| ())?;
+                tx.send(r).map_err(|_| Stop::Failed)?;
                 if failed {
-                    Err(())
+                    Err(Stop::Failed)
                 } else {
                     Ok(())
                 }
@@ -243,9 +246,25 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
         let written = writer
             .join()
             .unwrap_or_else(|_| Err(Error::Internal("writer panicked".into())));
-        let _ = decode;
-        written
+        match decode {
+            // The writer then stopped for want of blocks: the cause is the thread.
+            Err(Stop::Spawn(e)) => Err(spawn_err(archive.path())(e)),
+            _ => written,
+        }
     })
+}
+
+/// Why block decoding stopped: a block could not be decoded or the writer stopped (the writer
+/// reports why), or a decoder thread could not be started.
+enum Stop {
+    Failed,
+    Spawn(SpawnError),
+}
+
+impl From<SpawnError> for Stop {
+    fn from(e: SpawnError) -> Self {
+        Stop::Spawn(e)
+    }
 }
 
 /// The decoded bytes of every stream, consumed in order: a member of a shared stream comes

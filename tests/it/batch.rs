@@ -111,7 +111,9 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let jobs = nc3pack::batch::plan(std::slice::from_ref(&input), &out).unwrap();
+    let plan = nc3pack::batch::plan(std::slice::from_ref(&input), &out).unwrap();
+    assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
+    let jobs = plan.jobs;
     assert_eq!(jobs.len(), n);
     let opts = nc3pack::PackOptions {
         threads: 2,
@@ -120,7 +122,8 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
     let reported = std::sync::atomic::AtomicUsize::new(0);
     let results = nc3pack::batch::pack_all(&jobs, &opts, 2, false, &|k| {
         reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
-    });
+    })
+    .unwrap();
     assert_eq!(results.len(), n);
     assert_eq!(reported.into_inner(), n);
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
@@ -172,4 +175,299 @@ fn walk(d: &Path) -> Vec<PathBuf> {
         }
     }
     v
+}
+
+/// Runs `nc3pack pack -q ARGS... -o out` (through `wrap`, e.g. `setpriv`, if given) with a time
+/// limit; returns (exit code, stderr).
+fn batch(wrap: &[&str], args: &[&Path], out: &Path) -> (i32, String) {
+    let mut cmd = match wrap.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(env!("CARGO_BIN_EXE_nc3pack"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_nc3pack")),
+    };
+    let mut child = cmd
+        .arg("pack")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A walk that loops would never end: give it 60 s.
+    let mut waited = 0;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if waited == 600 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("nc3pack pack {args:?} did not finish in 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status.code().expect("killed by a signal"), err)
+}
+
+/// The archive `pack_file` writes for `input` with one thread (what each batch output must be).
+fn packed_alone(input: &Path, dir: &Path) -> Vec<u8> {
+    let z = dir.join("alone.nc3z");
+    let opts = nc3pack::PackOptions {
+        threads: 1,
+        ..Default::default()
+    };
+    nc3pack::pack_file(input, &z, &opts, true, &|_| {}).unwrap();
+    std::fs::read(z).unwrap()
+}
+
+/// Relative paths of every file under `d`, sorted.
+fn tree(d: &Path) -> Vec<String> {
+    if !d.exists() {
+        return vec![];
+    }
+    let mut v: Vec<String> = walk(d)
+        .iter()
+        .map(|p| p.strip_prefix(d).unwrap().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (input, elsewhere) = (dir.path().join("in"), dir.path().join("elsewhere"));
+    std::fs::create_dir_all(input.join("real")).unwrap();
+    std::fs::create_dir_all(elsewhere.join("deeper")).unwrap();
+    std::fs::copy(samples().join("scalars.nc"), input.join("real/plain.nc")).unwrap();
+    std::fs::copy(samples().join("cdf5_types.nc"), elsewhere.join("x.nc")).unwrap();
+    std::fs::copy(
+        samples().join("fill_values.nc"),
+        elsewhere.join("deeper/y.nc"),
+    )
+    .unwrap();
+    // Links to files, relative and absolute; the link's name counts, not the target's.
+    symlink("real/plain.nc", input.join("rel.nc")).unwrap();
+    symlink(samples().join("classic_records.nc"), input.join("abs.nc")).unwrap();
+    symlink(
+        samples().join("classic_records.nc"),
+        input.join("no_nc_name"),
+    )
+    .unwrap();
+    // A link to a directory, which holds a link back up (a loop), and links to directories
+    // already searched.
+    symlink(&elsewhere, input.join("linked")).unwrap();
+    symlink(&input, elsewhere.join("back")).unwrap();
+    symlink(".", input.join("real/self")).unwrap();
+    symlink("..", elsewhere.join("deeper/up")).unwrap();
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        tree(&out),
+        [
+            "abs.nc3z",
+            "linked/deeper/y.nc3z",
+            "linked/x.nc3z",
+            "real/plain.nc3z",
+            "rel.nc3z",
+        ]
+    );
+    for (archive, original) in [
+        ("abs.nc3z", samples().join("classic_records.nc")),
+        ("rel.nc3z", samples().join("scalars.nc")),
+        ("linked/x.nc3z", samples().join("cdf5_types.nc")),
+        ("linked/deeper/y.nc3z", samples().join("fill_values.nc")),
+    ] {
+        assert!(
+            std::fs::read(out.join(archive)).unwrap() == packed_alone(&original, dir.path()),
+            "{archive}"
+        );
+    }
+    // Links given as arguments: a link to a file, a link to a directory.
+    let out2 = dir.path().join("out2");
+    let (code, err) = batch(&[], &[&input.join("abs.nc"), &input.join("linked")], &out2);
+    assert_eq!(code, 0, "{err}");
+    // `in` is reached once through `linked/back` (the walk of `linked` had not been there).
+    assert_eq!(
+        tree(&out2),
+        [
+            "abs.nc3z",
+            "back/abs.nc3z",
+            "back/real/plain.nc3z",
+            "back/rel.nc3z",
+            "deeper/y.nc3z",
+            "x.nc3z",
+        ]
+    );
+}
+
+#[test]
+fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::copy(samples().join("scalars.nc"), input.join("good.nc")).unwrap();
+    // Broken links: named *.nc they are failures, otherwise not files to pack.
+    symlink("nowhere.nc", input.join("gone.nc")).unwrap();
+    symlink("loop.nc", input.join("loop.nc")).unwrap();
+    symlink("nowhere", input.join("gone_dir")).unwrap();
+    // A directory deeper than PATH_MAX (4096 bytes) allows, with a file in it.
+    let long = "d".repeat(250);
+    make_deep_file(
+        &input,
+        &long,
+        20,
+        &std::fs::read(samples().join("scalars.nc")).unwrap(),
+    );
+    // A missing input argument, and a good one after it.
+    let missing = dir.path().join("missing.nc");
+    let other = dir.path().join("other.nc");
+    std::fs::copy(samples().join("cdf5_types.nc"), &other).unwrap();
+    // A FIFO found in a directory is not opened (it would wait for a writer forever).
+    let fifo = input.join("fifo.nc");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input, &missing, &other], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(tree(&out), ["good.nc3z", "other.nc3z"], "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let has = |path: &Path, cause: &str| {
+        let head = format!("nc3pack: {}: ", path.display());
+        lines
+            .iter()
+            .any(|l| l.starts_with(&head) && l.ends_with(cause))
+    };
+    assert!(
+        has(
+            &input.join("gone.nc"),
+            "No such file or directory (os error 2)"
+        ),
+        "{err}"
+    );
+    assert!(
+        has(
+            &input.join("loop.nc"),
+            "Too many levels of symbolic links (os error 40)"
+        ),
+        "{err}"
+    );
+    assert!(
+        has(&missing, "No such file or directory (os error 2)"),
+        "{err}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&long) && l.ends_with("File name too long (os error 36)")),
+        "{err}"
+    );
+    assert!(!err.contains("gone_dir") && !err.contains("fifo"), "{err}");
+    assert_eq!(
+        lines.last().unwrap(),
+        &"nc3pack: 0 of 2 files failed, 4 paths could not be read (listed above)",
+        "{err}"
+    );
+}
+
+/// A directory that cannot be read (mode 000) is reported and the rest is packed. Root reads
+/// it anyway, so the batch runs as `nobody` (with `setpriv`).
+#[test]
+fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let perms = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    perms(dir.path(), 0o755);
+    let input = dir.path().join("in");
+    for sub in ["a_locked", "b_open"] {
+        std::fs::create_dir_all(input.join(sub)).unwrap();
+        let f = input.join(sub).join("x.nc");
+        std::fs::copy(samples().join("scalars.nc"), &f).unwrap();
+        perms(&f, 0o644);
+    }
+    perms(&input.join("a_locked"), 0o000);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    perms(&out, 0o777);
+    let (code, err) = if unsafe { libc::geteuid() } == 0 {
+        batch(
+            &[
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+            ],
+            &[&input],
+            &out,
+        )
+    } else {
+        batch(&[], &[&input], &out)
+    };
+    perms(&input.join("a_locked"), 0o755);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(tree(&out), ["b_open/x.nc3z"], "{err}");
+    assert!(
+        err.contains(&format!(
+            "nc3pack: {}: read directory: Permission denied (os error 13)",
+            input.join("a_locked").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .ends_with("0 of 1 files failed, 1 path could not be read (listed above)"),
+        "{err}"
+    );
+}
+
+/// Makes `depth` nested directories named `name` under `dir` and writes `bytes` to `deep.nc` in
+/// the last, each step relative to the one before (`mkdirat`, `openat`), so that the whole path
+/// may be longer than PATH_MAX.
+fn make_deep_file(dir: &Path, name: &str, depth: usize, bytes: &[u8]) {
+    use std::ffi::CString;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let c = CString::new(name).unwrap();
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let top = CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: plain system calls on C strings and descriptors owned here.
+    let mut fd = unsafe { OwnedFd::from_raw_fd(libc::open(top.as_ptr(), flags)) };
+    for _ in 0..depth {
+        unsafe {
+            assert_eq!(libc::mkdirat(fd.as_raw_fd(), c.as_ptr(), 0o755), 0);
+            let next = libc::openat(fd.as_raw_fd(), c.as_ptr(), flags);
+            assert!(next >= 0);
+            fd = OwnedFd::from_raw_fd(next);
+        }
+    }
+    let file = CString::new("deep.nc").unwrap();
+    let f = unsafe {
+        libc::openat(
+            fd.as_raw_fd(),
+            file.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+            0o644,
+        )
+    };
+    assert!(f >= 0);
+    let mut f = unsafe { std::fs::File::from_raw_fd(f) };
+    std::io::Write::write_all(&mut f, bytes).unwrap();
 }

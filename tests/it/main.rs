@@ -7,6 +7,7 @@ mod determinism;
 mod hostile;
 mod layout_cases;
 mod outputs;
+mod pipes;
 mod property;
 mod read;
 mod repair;
@@ -14,6 +15,7 @@ mod roundtrip;
 mod safety;
 mod shared;
 mod signals;
+mod threads;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
 pub fn filters(on: bool) -> nc3pack::codec::FilterMode {
