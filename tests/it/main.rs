@@ -5,6 +5,7 @@ mod cli;
 mod constants;
 mod hostile;
 mod layout_cases;
+mod limits;
 mod property;
 mod read;
 mod repair;
