@@ -59,9 +59,10 @@ pub fn write(path: &Path, json: bool, name: &str, out: &mut dyn std::io::Write) 
     out.flush().map_err(werr)
 }
 
-/// An opened file to describe.
+/// An opened file to describe (one, held once: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Source {
-    Archive(Box<Archive>),
+    Archive(Archive),
     File(Header, Layout),
 }
 
@@ -72,7 +73,7 @@ impl Source {
         let is_archive =
             crate::io::ReadAt::read_exact_at(&f, &mut magic, 0).is_ok() && magic == LEAD_MAGIC;
         if is_archive {
-            Ok(Source::Archive(Box::new(Archive::from_reader(f, path)?)))
+            Ok(Source::Archive(Archive::from_reader(f, path)?))
         } else {
             let (h, _, layout) = nc3::open(&f, path)?;
             Ok(Source::File(h, layout))
@@ -123,9 +124,7 @@ impl Source {
             ),
             (
                 "global_attributes",
-                Node::Seq(Box::new(move || {
-                    Box::new(h.gatts.iter().map(|a| attr_json(a)))
-                })),
+                Node::Seq(Box::new(move || Box::new(h.gatts.iter().map(attr_json)))),
             ),
         ];
         if let Source::Archive(a) = self {

@@ -344,3 +344,39 @@ fn header_bombs_fail_cleanly_under_an_address_space_limit() {
     assert_one_line(&err, &over.to_string_lossy());
     assert!(err.contains("exceeds 1073741824 bytes (1 GiB)"), "{err}");
 }
+
+/// `info::write` (what the CLI prints, made item by item) says exactly what `describe` and
+/// `to_text` say, for a file and an archive with constant blocks, shared streams and attributes.
+#[test]
+fn info_written_item_by_item_matches_the_whole_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/fill_values.nc");
+    let archive = dir.path().join("f.nc3z");
+    let (code, _, err) = run(
+        &[
+            OsStr::new("pack"),
+            OsStr::new("-q"),
+            OsStr::new("--block-size"),
+            OsStr::new("16"),
+            nc.as_os_str(),
+            archive.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    for path in [nc.as_path(), archive.as_path()] {
+        let whole = nc3pack::info::describe(path).unwrap();
+        let mut text = Vec::new();
+        nc3pack::info::write(path, false, "f", &mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            nc3pack::info::to_text(&whole, "f")
+        );
+        let mut json = Vec::new();
+        nc3pack::info::write(path, true, "f", &mut json).unwrap();
+        assert_eq!(
+            String::from_utf8(json).unwrap(),
+            serde_json::to_string_pretty(&whole).unwrap() + "\n"
+        );
+    }
+}
