@@ -452,18 +452,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             write_stdout(&bytes)?;
         }
         Command::Info(a) => {
-            let v = nc3pack::info::describe(&a.file)?;
-            let text = if a.json {
-                serde_json::to_string_pretty(&v).context("encoding JSON")? + "\n"
-            } else {
-                let name = a
-                    .file
-                    .file_stem()
-                    .map_or_else(|| "file".into(), |s| s.to_string_lossy().into_owned());
-                let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
-                nc3pack::info::to_text(&v, &name)
-            };
-            write_stdout(text.as_bytes())?;
+            let name = a
+                .file
+                .file_stem()
+                .map_or_else(|| "file".into(), |s| s.to_string_lossy().into_owned());
+            let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
+            // Written as it is made: memory stays that of the parsed header, whatever its size.
+            match nc3pack::info::write(&a.file, a.json, &name, &mut std::io::stdout().lock()) {
+                Err(nc3pack::Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(nc3pack::Error::Io {
+                    op: "write",
+                    source,
+                    ..
+                }) => return Err(source).context("writing to standard output"),
+                r => r?,
+            }
         }
     }
     Ok(())

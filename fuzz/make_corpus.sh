@@ -8,6 +8,9 @@
 #                   in turn, shuffle on and off
 #   archive_fixcrc  the same archives
 #   slab_read       a few inputs that pick each seed archive with no mutation
+#   header allocation cases (below): headers of thousands of small items, a count past the bytes
+#                   present, empty lists with any tag, for nc3_header and pack_stream, and
+#                   archives of three of them for archive_open and archive_fixcrc
 #   pack_stream     every samples/*.nc and samples/bad/*.nc up to 64 KiB and samples/bad/fuzz/*.nc,
 #                   each behind two option bytes (block size, codec/filter; see src/lib.rs
 #                   `exercise_pack`), the options varying from file to file; and record files
@@ -116,6 +119,44 @@ PY
             i=$((i + 1))
         done
     done
+done
+
+# Header allocation cases (nc3_header, pack_stream, archive_open, archive_fixcrc): headers of
+# many small items (4096 dimensions; 512 variables of 8 dimension ids; 2048 attributes of one
+# value), whose parse allocates per item; a count far past the bytes present; empty lists with
+# any tag and a count of 0 (read as empty, as netCDF-C does); and their archives, whose header
+# frame decodes to many times its stored size.
+python3 - "$fuzz/corpus" <<'PY'
+import os, struct, sys
+corpus = sys.argv[1]
+be = lambda *v: b"".join(struct.pack(">I", x) for x in v)
+name = lambda s: be(len(s)) + s + b"\0" * (-len(s) % 4)
+def cdf1(dims=b"", gatts=b"", vars_=b"", tags=(0x0A, 0x0C, 0x0B), counts=(0, 0, 0)):
+    out = b"CDF\x01" + be(0)
+    for t, c, body in zip(tags, counts, (dims, gatts, vars_)):
+        out += be(t if c or t else 0, c) + body
+    return out
+cases = {
+    "alloc_4096_dims.nc": cdf1(b"".join(name(b"d") + be(1) for _ in range(4096)), counts=(4096, 0, 0)),
+    "alloc_512_vars_8_dims.nc": cdf1(
+        name(b"d") + be(1), b"",
+        b"".join(name(b"v") + be(8) + be(*[0] * 8) + be(0, 0) + be(4, 4, 0) for _ in range(512)),
+        counts=(1, 0, 512)),
+    "alloc_2048_attrs.nc": cdf1(b"", b"".join(name(b"a") + be(4, 1, 7) for _ in range(2048)), counts=(0, 2048, 0)),
+    "alloc_count_past_bytes.nc": cdf1(name(b"d") + be(1), counts=(0x7FFFFFFF, 0, 0)),
+    "empty_lists_any_tag.nc": cdf1(tags=(0x0B, 0x1234, 0xFFFFFFFF)),
+}
+for f, b in cases.items():
+    for target in ("nc3_header", "pack_stream"):
+        prefix = b"\x38\x00" if target == "pack_stream" else b""
+        with open(os.path.join(corpus, target, f), "wb") as out:
+            out.write(prefix + b)
+PY
+for f in "$fuzz"/corpus/nc3_header/alloc_4096_dims.nc "$fuzz"/corpus/nc3_header/alloc_2048_attrs.nc \
+    "$fuzz"/corpus/nc3_header/empty_lists_any_tag.nc; do
+    out="$fuzz/corpus/archive_open/$(basename "$f" .nc).nc3z"
+    "$bin" pack -f -q --block-size 64 "$f" "$out"
+    cp "$out" "$fuzz/corpus/archive_fixcrc/"
 done
 
 if [ "${1:-}" = "--seeds" ]; then

@@ -703,27 +703,12 @@ pub(crate) fn read_front<R: ReadAt>(
             format!("file is only {len} bytes long, too short for an archive"),
         ));
     }
-    let mut lead_bytes = [0u8; LEAD_LEN];
+    let mut front = [0u8; LEAD_LEN + FRAME_HEADER_LEN];
     reader
-        .read_exact_at(&mut lead_bytes, 0)
+        .read_exact_at(&mut front, 0)
         .map_err(io_err(path, "read"))?;
-    let lead = Lead::decode(&lead_bytes).map_err(|w| bad("lead", 0, w))?;
+    let (lead, h) = check_front(&front).map_err(|(part, at, w)| bad(part, at, w))?;
     let at = LEAD_LEN as u64;
-    let mut fh = [0u8; FRAME_HEADER_LEN];
-    reader
-        .read_exact_at(&mut fh, at)
-        .map_err(io_err(path, "read"))?;
-    let h = FrameHeader::decode(&fh).map_err(|w| bad("netCDF header", at, w))?;
-    if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
-        return Err(bad(
-            "netCDF header",
-            at,
-            format!(
-                "frame is stream {} of {} bytes, not the header of {} bytes the lead declares",
-                h.var, h.decoded_len, lead.header_len
-            ),
-        ));
-    }
     let end = at + (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
     if end > len {
         return Err(bad(
@@ -739,8 +724,7 @@ pub(crate) fn read_front<R: ReadAt>(
     reader
         .read_exact_at(&mut payload, at + FRAME_HEADER_LEN as u64)
         .map_err(io_err(path, "read"))?;
-    let mut hb = Vec::new();
-    decode_payload(&h, &payload, &mut hb).map_err(|w| bad("netCDF header", at, w))?;
+    let hb = decode_header_payload(&h, &payload).map_err(|w| bad("netCDF header", at, w))?;
     let header =
         Header::parse(&hb, lead.header_len).map_err(|e| bad("netCDF header", at, e.to_string()))?;
     if header.len != lead.header_len {
@@ -756,6 +740,75 @@ pub(crate) fn read_front<R: ReadAt>(
     Ok((lead, hb, header, end))
 }
 
+/// Decodes the header frame's payload into a buffer of exactly `h.decoded_len` bytes (checked
+/// against the lead, so at most [`format::MAX_HEADER_LEN`]), allocated fallibly: a header the
+/// machine has no memory for is an error, not an abort. zstd decodes into that buffer and stops
+/// at its end, so no frame content makes it grow.
+fn decode_header_payload(h: &FrameHeader, payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let n = h.decoded_len as usize;
+    if h.filter != format::Filter::None
+        || !matches!(h.codec, format::Codec::Zstd | format::Codec::None)
+    {
+        // Not what a writer makes of a header; decoded the general way, still capped at `n`.
+        let mut out = Vec::new();
+        decode_payload(h, payload, &mut out)?;
+        return Ok(out);
+    }
+    if crate::format::crc(payload) != h.payload_crc {
+        return Err("payload checksum mismatch".into());
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| format!("cannot allocate {n} bytes of memory for the header"))?;
+    match h.codec {
+        format::Codec::None if payload.len() == n => out.extend_from_slice(payload),
+        format::Codec::None => {
+            return Err(format!(
+                "raw payload is {} bytes, the frame says {n} decoded",
+                payload.len()
+            ))
+        }
+        _ => {
+            let mut d = zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?;
+            d.decompress_to_buffer(payload, &mut out)
+                .map_err(|e| format!("zstd: {e}"))?;
+            if out.len() != n {
+                return Err(format!(
+                    "decoded to {} bytes, the frame says {n}",
+                    out.len()
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Decodes and checks the first `LEAD_LEN + FRAME_HEADER_LEN` bytes of an archive, the lead and
+/// the header of the netCDF header frame, as opening does; the error names the part and offset.
+/// The writer runs it on what it wrote, so that it never reports success for an archive whose
+/// front a reader refuses.
+pub(crate) fn check_front(
+    front: &[u8],
+) -> std::result::Result<(Lead, FrameHeader), (&'static str, u64, String)> {
+    let lead = Lead::decode(front).map_err(|w| ("lead", 0, w))?;
+    let at = LEAD_LEN as u64;
+    let fh = front
+        .get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)
+        .unwrap_or(&[]);
+    let h = FrameHeader::decode(fh).map_err(|w| ("netCDF header", at, w))?;
+    if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
+        return Err((
+            "netCDF header",
+            at,
+            format!(
+                "frame is stream {} of {} bytes, not the header of {} bytes the lead declares",
+                h.var, h.decoded_len, lead.header_len
+            ),
+        ));
+    }
+    Ok((lead, h))
+}
+
 /// Name of a stream for messages: the variable's name, or "residual bytes".
 pub(crate) fn stream_name(h: &Header, id: u32) -> String {
     match id {
@@ -768,5 +821,49 @@ pub(crate) fn stream_name(h: &Header, id: u32) -> String {
             || format!("variable id {i}"),
             |v| format!("variable {:?}", v.name),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn front(lead: &Lead, header_len: u32) -> Vec<u8> {
+        let mut b = lead.encode().to_vec();
+        let h = FrameHeader {
+            stored_len: 1,
+            decoded_len: header_len,
+            var: format::HEADER_ID,
+            block: 0,
+            codec: format::Codec::Zstd,
+            filter: format::Filter::None,
+            esize: 1,
+            payload_crc: 0,
+        };
+        b.extend_from_slice(&h.encode());
+        b
+    }
+
+    #[test]
+    fn check_front_refuses_a_header_over_the_limit_naming_it() {
+        let h = (format::MAX_HEADER_LEN + 1) as u32;
+        let lead = Lead {
+            file_len: 1 << 31,
+            numrecs: 0,
+            header_len: u64::from(h),
+            block_size: 1 << 20,
+            hash: 0,
+        };
+        let (part, at, what) = check_front(&front(&lead, h)).unwrap_err();
+        assert_eq!((part, at), ("lead", 0));
+        assert!(what.contains("1073741824 bytes (1 GiB)"), "{what}");
+        let ok = Lead {
+            header_len: 32,
+            ..lead
+        };
+        assert_eq!(check_front(&front(&ok, 32)).unwrap().0, ok);
+        let (part, _, what) = check_front(&front(&ok, 33)).unwrap_err();
+        assert_eq!(part, "netCDF header");
+        assert!(what.contains("33 bytes"), "{what}");
     }
 }

@@ -252,7 +252,14 @@ impl Lead {
                 lead.block_size
             ));
         }
-        if lead.header_len > lead.file_len.min(MAX_HEADER_LEN) {
+        if lead.header_len > MAX_HEADER_LEN {
+            return Err(format!(
+                "header length {} exceeds {MAX_HEADER_LEN} bytes (1 GiB), the largest header an \
+                 archive may carry",
+                lead.header_len
+            ));
+        }
+        if lead.header_len > lead.file_len {
             return Err(format!(
                 "header length {} exceeds the original file length {}",
                 lead.header_len, lead.file_len

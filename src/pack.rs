@@ -344,8 +344,19 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         block_size: opts.block_size,
         hash: routed.hash,
     };
+    // Never report success for an archive that opening would refuse: check the lead and the
+    // header frame as `Archive::open` does (the header itself parsed under the same limits).
+    let mut front = [0u8; LEAD_LEN + FRAME_HEADER_LEN];
+    front[..LEAD_LEN].copy_from_slice(&lead.encode());
+    front[LEAD_LEN..].copy_from_slice(&header_frame[..FRAME_HEADER_LEN]);
+    crate::archive::check_front(&front).map_err(|(part, offset, what)| Error::Archive {
+        path: out_path.to_path_buf(),
+        part,
+        offset,
+        what: format!("the archive written would not open: {what}"),
+    })?;
     out.seek(std::io::SeekFrom::Start(0)).map_err(werr)?;
-    out.write_all(&lead.encode()).map_err(werr)?;
+    out.write_all(&front[..LEAD_LEN]).map_err(werr)?;
     out.flush().map_err(werr)?;
     Ok(PackSummary {
         input_len: layout.file_len,

@@ -21,9 +21,12 @@
 //! tags and `nc_type` are always 32-bit.
 //!
 //! Every count read from the file is checked against the bytes the file has left before anything is
-//! allocated for it.
+//! allocated for it. A header may be at most [`MAX_HEADER_LEN`] bytes long (1 GiB, the largest an
+//! archive carries): a field that would end past it is an error naming the limit, whether the
+//! input is a file or a stream.
 
 use crate::error::HeaderError;
+use crate::format::MAX_HEADER_LEN;
 use std::fmt::Display;
 
 /// Tag of a dimension list (spec: `NC_DIMENSION`).
@@ -256,6 +259,36 @@ impl Values {
         }
     }
 
+    /// [`Values::from_be_bytes`] with a fallible allocation: `Err` carries the bytes that could
+    /// not be allocated.
+    ///
+    /// # Errors
+    ///
+    /// The allocation failed.
+    pub fn try_from_be_bytes(t: NcType, b: &[u8]) -> Result<Values, usize> {
+        fn conv<T, const N: usize>(b: &[u8], f: fn([u8; N]) -> T) -> Result<Vec<T>, usize> {
+            let n = b.len() / N;
+            let mut v = Vec::new();
+            v.try_reserve_exact(n)
+                .map_err(|_| n * std::mem::size_of::<T>())?;
+            v.extend(b.chunks_exact(N).map(|c| f(c.try_into().unwrap_or([0; N]))));
+            Ok(v)
+        }
+        Ok(match t {
+            NcType::Byte => Values::Byte(conv(b, |[x]: [u8; 1]| x as i8)?),
+            NcType::Char => Values::Char(conv(b, |[x]: [u8; 1]| x)?),
+            NcType::UByte => Values::UByte(conv(b, |[x]: [u8; 1]| x)?),
+            NcType::Short => Values::Short(conv(b, i16::from_be_bytes)?),
+            NcType::UShort => Values::UShort(conv(b, u16::from_be_bytes)?),
+            NcType::Int => Values::Int(conv(b, i32::from_be_bytes)?),
+            NcType::UInt => Values::UInt(conv(b, u32::from_be_bytes)?),
+            NcType::Float => Values::Float(conv(b, f32::from_be_bytes)?),
+            NcType::Double => Values::Double(conv(b, f64::from_be_bytes)?),
+            NcType::Int64 => Values::Int64(conv(b, i64::from_be_bytes)?),
+            NcType::UInt64 => Values::UInt64(conv(b, u64::from_be_bytes)?),
+        })
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         match self {
@@ -408,18 +441,55 @@ struct Cursor<'a> {
 
 type PResult<T> = Result<T, ParseError>;
 
+/// The error for an allocation the parse could not make, instead of an abort. Every allocation
+/// of the parser is fallible, and each is bounded by header bytes already read (a list grows as
+/// its items parse), so what a header costs in memory is a small multiple of its length, and a
+/// machine without that memory gets an error. The error carries no text yet (an empty `what`
+/// allocates nothing, and there may be no memory for one): [`Header::parse_prefix`] writes the
+/// message once the parse has returned and freed what it held.
+fn no_memory(at: u64) -> ParseError {
+    ParseError::Bad(HeaderError {
+        offset: at,
+        what: String::new(),
+    })
+}
+
+/// Makes room for one more item in `v`, failing with [`no_memory`] instead of aborting.
+fn room<T>(v: &mut Vec<T>, at: u64) -> PResult<()> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.capacity().max(4))
+            .map_err(|_| no_memory(at))?;
+    }
+    Ok(())
+}
+
+/// A vector with room for exactly `n` items, or [`no_memory`].
+fn vec_for<T>(n: usize, at: u64) -> PResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| no_memory(at))?;
+    Ok(v)
+}
+
 impl<'a> Cursor<'a> {
     fn take(&mut self, n: u64, field: &dyn Display) -> PResult<&'a [u8]> {
         let end = (self.pos as u64).checked_add(n);
         match end {
-            Some(end) if end <= self.buf.len() as u64 => {
+            Some(end) if end <= self.buf.len() as u64 && end <= MAX_HEADER_LEN => {
                 let s = &self.buf[self.pos..end as usize];
                 self.pos = end as usize;
                 Ok(s)
             }
-            Some(end) if end <= self.file_len => {
-                Err(ParseError::NeedMore(end.max(self.buf.len() as u64 * 2)))
-            }
+            Some(end) if end <= self.file_len && end > MAX_HEADER_LEN => Err(HeaderError::new(
+                self.pos as u64,
+                format!(
+                    "{field}: needs {n} bytes, which makes the header longer than {MAX_HEADER_LEN} \
+                     bytes (1 GiB), the largest header nc3pack reads or packs"
+                ),
+            )
+            .into()),
+            Some(end) if end <= self.file_len => Err(ParseError::NeedMore(
+                end.max(self.buf.len() as u64 * 2).min(MAX_HEADER_LEN),
+            )),
             _ => Err(HeaderError::new(
                 self.pos as u64,
                 format!(
@@ -494,7 +564,12 @@ impl<'a> Cursor<'a> {
         if s.is_empty() {
             return Err(HeaderError::new(at, format!("{field} name is empty")).into());
         }
-        let s = s.to_string();
+        let mut owned = String::new();
+        owned
+            .try_reserve_exact(s.len())
+            .map_err(|_| no_memory(start))?;
+        owned.push_str(s);
+        let s = owned;
         self.pad4(n, &format_args!("{field} name padding"))?;
         Ok(s)
     }
@@ -504,15 +579,18 @@ impl<'a> Cursor<'a> {
         let t = self.u32(&format_args!("{what} list tag"))?;
         let count_at = self.pos as u64;
         let n = self.non_neg(&format_args!("{what} count"))?;
-        if t == 0 {
-            if n != 0 {
-                return Err(HeaderError::new(
-                    count_at,
-                    format!("{what} list is ABSENT but its count is {n}"),
-                )
-                .into());
-            }
+        // An empty list is empty whatever its tag says: netCDF-C reads the count first and looks
+        // at the tag only when the count is not zero (libsrc/v1hpg.c), so ABSENT (zero tag), the
+        // list's own tag and any other tag with a count of 0 all read as an empty list.
+        if n == 0 {
             return Ok(0);
+        }
+        if t == 0 {
+            return Err(HeaderError::new(
+                count_at,
+                format!("{what} list is ABSENT but its count is {n}"),
+            )
+            .into());
         }
         if t != tag {
             return Err(HeaderError::new(
@@ -527,8 +605,9 @@ impl<'a> Cursor<'a> {
     fn attrs(&mut self, what: &dyn Display) -> PResult<Vec<Attribute>> {
         let cw = self.variant.count_width() as u64;
         let n = self.list_header(NC_ATTRIBUTE, what, 4 + cw + 4 + cw)?;
-        let mut out = Vec::with_capacity(n.min(PREALLOC_MAX));
+        let mut out = vec_for(n.min(PREALLOC_MAX), self.pos as u64)?;
         for _ in 0..n {
+            room(&mut out, self.pos as u64)?;
             let name = self.name(&format_args!("{what} attribute"))?;
             let field = format!("attribute {name:?}");
             let t_at = self.pos as u64;
@@ -539,8 +618,9 @@ impl<'a> Cursor<'a> {
             let nbytes = count.checked_mul(t.size() as u64).ok_or_else(|| {
                 HeaderError::new(count_at, format!("{field} value count {count} overflows"))
             })?;
+            let v_at = self.pos as u64;
             let bytes = self.take(nbytes, &format_args!("{field} values"))?;
-            let values = Values::from_be_bytes(t, bytes);
+            let values = Values::try_from_be_bytes(t, bytes).map_err(|_| no_memory(v_at))?;
             self.pad4(nbytes, &format_args!("{field} value padding"))?;
             out.push(Attribute { name, values });
         }
@@ -580,7 +660,28 @@ impl Header {
     }
 
     /// Parses a header from a prefix of a file; `Err(NeedMore(n))` asks for a prefix of `n` bytes.
+    /// The header may be at most [`MAX_HEADER_LEN`] bytes long; a machine without the memory to
+    /// hold the parsed header gets an error (at the offset of the item that did not fit), not an
+    /// abort.
+    ///
+    /// # Errors
+    ///
+    /// `NeedMore` when `buf` ends before the header does, `Bad` when the header is malformed, too
+    /// long, or does not fit in memory.
     pub fn parse_prefix(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
+        match Header::parse_items(buf, file_len) {
+            Err(ParseError::Bad(mut e)) if e.what.is_empty() => {
+                // Written here, the parse's allocations freed (see `no_memory`).
+                e.what = "the machine has no memory left to hold the parsed header (its items \
+                     from here on)"
+                    .into();
+                Err(ParseError::Bad(e))
+            }
+            r => r,
+        }
+    }
+
+    fn parse_items(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
         let file_len = file_len.max(buf.len() as u64);
         if file_len < 4 {
             if buf.len() as u64 == file_len {
@@ -644,8 +745,9 @@ impl Header {
         let cw = variant.count_width() as u64;
 
         let ndims = c.list_header(NC_DIMENSION, &"dimension", cw + 4 + cw)?;
-        let mut dims = Vec::with_capacity(ndims.min(PREALLOC_MAX));
+        let mut dims = vec_for(ndims.min(PREALLOC_MAX), c.pos as u64)?;
         for i in 0..ndims {
+            room(&mut dims, c.pos as u64)?;
             let name = c.name(&format_args!("dimension {i}"))?;
             let len = c.non_neg(&format_args!("dimension {name:?} length"))?;
             dims.push(Dimension { name, len });
@@ -660,14 +762,15 @@ impl Header {
 
         let ow = variant.offset_width() as u64;
         let nvars = c.list_header(NC_VARIABLE, &"variable", cw + 4 + cw + 4 + cw + 4 + cw + ow)?;
-        let mut vars = Vec::with_capacity(nvars.min(PREALLOC_MAX));
+        let mut vars = vec_for(nvars.min(PREALLOC_MAX), c.pos as u64)?;
         for i in 0..nvars {
+            room(&mut vars, c.pos as u64)?;
             let name = c.name(&format_args!("variable {i}"))?;
             let field = format!("variable {name:?}");
             let nd_at = c.pos as u64;
             let nd = c.non_neg(&format_args!("{field} dimension count"))?;
             let nd = c.bound(nd, cw, nd_at, &format_args!("{field} dimension count"))?;
-            let mut dimids = Vec::with_capacity(nd.min(PREALLOC_MAX));
+            let mut dimids = vec_for(nd.min(PREALLOC_MAX), nd_at)?;
             for k in 0..nd {
                 let at = c.pos as u64;
                 let id = c.non_neg(&format_args!("{field} dimension id {k}"))?;
@@ -686,6 +789,7 @@ impl Header {
                 if k > 0 && dims[idx].is_record() {
                     return Err(HeaderError::new(at, format!("{field} uses the unlimited dimension at position {k}; only the first may be unlimited")).into());
                 }
+                room(&mut dimids, at)?;
                 dimids.push(idx);
             }
             let attrs = c.attrs(&field)?;
@@ -872,6 +976,46 @@ mod tests {
         b[132..136].copy_from_slice(&9u32.to_be_bytes());
         let e = Header::parse(&b, 176).unwrap_err();
         assert_eq!((e.offset, e.what.contains("does not exist")), (132, true));
+    }
+
+    /// A CDF-2 header of one global byte attribute of `n` values, cut after the count.
+    fn big_attribute_prefix(n: u32) -> (Vec<u8>, u64) {
+        let mut b = b"CDF\x02".to_vec();
+        b.extend_from_slice(&[0u8; 12]); // numrecs, dimensions ABSENT
+        for v in [NC_ATTRIBUTE, 1, 3] {
+            b.extend_from_slice(&v.to_be_bytes());
+        }
+        b.extend_from_slice(b"big\0");
+        b.extend_from_slice(&1u32.to_be_bytes()); // NC_BYTE
+        b.extend_from_slice(&n.to_be_bytes());
+        let len = b.len() as u64 + u64::from(n).next_multiple_of(4) + 8;
+        (b, len)
+    }
+
+    #[test]
+    fn a_header_may_end_at_the_limit_but_not_past_it() {
+        // 40 bytes before the values, 8 after: values of MAX - 48 bytes end the header at MAX.
+        let at_limit = (MAX_HEADER_LEN - 48) as u32;
+        let (b, len) = big_attribute_prefix(at_limit);
+        assert_eq!(len, MAX_HEADER_LEN);
+        match Header::parse_prefix(&b, len) {
+            Err(ParseError::NeedMore(n)) => assert!(n <= MAX_HEADER_LEN, "{n}"),
+            other => panic!("{other:?}"),
+        }
+        // Values that themselves end one byte past the limit: refused at once, before any of
+        // them are read, from a file or a stream (unknown length).
+        let (b, len) = big_attribute_prefix(at_limit + 9);
+        assert_eq!(len, MAX_HEADER_LEN + 12);
+        for file_len in [len, u64::MAX] {
+            match Header::parse_prefix(&b, file_len) {
+                Err(ParseError::Bad(e)) => {
+                    assert_eq!(e.offset, 40);
+                    assert!(e.what.contains("longer than 1073741824 bytes"), "{e}");
+                    assert!(e.what.contains("attribute \"big\" values"), "{e}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

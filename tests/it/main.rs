@@ -6,6 +6,7 @@ mod constants;
 mod determinism;
 mod hostile;
 mod layout_cases;
+mod limits;
 mod outputs;
 mod pipes;
 mod property;

@@ -1,0 +1,382 @@
+//! Limits on what a header may make nc3pack read or allocate, applied the same way when packing
+//! (from a file or a stream) and when opening an archive.
+
+use std::ffi::OsStr;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
+
+/// Runs the binary with `args`, standard input from `stdin` (a file) or empty; returns
+/// (exit code, stdout, stderr).
+fn run<S: AsRef<OsStr>>(args: &[S], stdin: Option<&Path>) -> (i32, String, String) {
+    let input = match stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    };
+    let out = Command::new(BIN)
+        .args(args)
+        .stdin(input)
+        .output()
+        .expect("cannot start nc3pack");
+    let code = out.status.code().expect("nc3pack was killed by a signal");
+    (
+        code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts `stderr` is one error line, no panic, that names `what`.
+fn assert_one_line(stderr: &str, what: &str) {
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    assert!(stderr.starts_with("nc3pack: "), "{stderr:?}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(stderr.contains(what), "does not name {what:?}: {stderr:?}");
+}
+
+fn be32(v: u32) -> [u8; 4] {
+    v.to_be_bytes()
+}
+
+/// A valid CDF-2 file whose header is `1 GiB + 28` bytes long: one global byte attribute of
+/// 2^30 zero bytes (netCDF-C reads it), written sparse so that it costs no disk space.
+fn huge_header_file(path: &Path) -> u64 {
+    let n: u32 = 1 << 30;
+    let mut b = b"CDF\x02".to_vec();
+    b.extend_from_slice(&be32(0)); // numrecs
+    b.extend_from_slice(&[0; 8]); // dimensions ABSENT
+    b.extend_from_slice(&be32(0x0C)); // NC_ATTRIBUTE
+    b.extend_from_slice(&be32(1));
+    b.extend_from_slice(&be32(3));
+    b.extend_from_slice(b"big\0");
+    b.extend_from_slice(&be32(1)); // NC_BYTE
+    b.extend_from_slice(&be32(n));
+    let len = b.len() as u64 + u64::from(n) + 8; // the values, then variables ABSENT
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(&b).unwrap();
+    f.seek(SeekFrom::Start(len - 8)).unwrap();
+    f.write_all(&[0; 8]).unwrap();
+    assert_eq!(f.metadata().unwrap().len(), len);
+    len
+}
+
+/// A header over 1 GiB (the largest the format's header frame carries) used to pack from a
+/// file with exit 0 into an archive that every reader refused; from a stream it was refused.
+/// Both paths now refuse it, naming the limit, and leave no output.
+#[test]
+fn a_header_over_the_limit_is_refused_from_a_file_and_from_a_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("huge_header.nc");
+    let len = huge_header_file(&input);
+    assert!(len > 1 << 30);
+    let out = dir.path().join("out.nc3z");
+    let limit = "longer than 1073741824 bytes (1 GiB)";
+
+    let (code, _, err) = run(
+        &[OsStr::new("pack"), input.as_os_str(), out.as_os_str()],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_one_line(&err, &input.to_string_lossy());
+    assert!(err.contains(limit), "{err}");
+    assert!(err.contains("attribute \"big\" values"), "{err}");
+    assert!(!out.exists());
+
+    let (code, _, err) = run(
+        &[OsStr::new("pack"), OsStr::new("-"), out.as_os_str()],
+        Some(&input),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_one_line(&err, limit);
+    assert!(!out.exists());
+
+    // `info` of the file says the same (it reads headers under the same limit).
+    let (code, _, err) = run(&[OsStr::new("info"), input.as_os_str()], None);
+    assert_eq!(code, 1, "{err}");
+    assert_one_line(&err, limit);
+
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![OsStr::new("huge_header.nc")]);
+}
+
+/// A CDF-1 file with one scalar `int v = 42`, whose empty lists (dimensions, global attributes,
+/// the attributes of `v`) carry the tags `tags` with a count of 0.
+fn empty_lists_file(tags: [u32; 3]) -> Vec<u8> {
+    let mut b = b"CDF\x01".to_vec();
+    b.extend_from_slice(&be32(0)); // numrecs
+    for t in &tags[..2] {
+        b.extend_from_slice(&be32(*t));
+        b.extend_from_slice(&be32(0));
+    }
+    b.extend_from_slice(&be32(0x0B)); // NC_VARIABLE
+    b.extend_from_slice(&be32(1));
+    b.extend_from_slice(&be32(1));
+    b.extend_from_slice(b"v\0\0\0");
+    b.extend_from_slice(&be32(0)); // no dimensions
+    b.extend_from_slice(&be32(tags[2]));
+    b.extend_from_slice(&be32(0));
+    b.extend_from_slice(&be32(4)); // NC_INT
+    b.extend_from_slice(&be32(4)); // vsize
+    let begin = b.len() as u32 + 4;
+    b.extend_from_slice(&be32(begin));
+    b.extend_from_slice(&42i32.to_be_bytes());
+    b
+}
+
+/// netCDF-C reads a list with a count of 0 as empty whatever its tag (the list's own tag, another
+/// list's, or any value): nc3pack used to refuse a non-zero tag with a count of 0. Checked against
+/// `ncdump` when it is installed; packs and unpacks byte for byte, from a file and a stream.
+#[test]
+fn empty_lists_with_any_tag_read_as_netcdf_c_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("own_tags", [0x0A, 0x0C, 0x0C]),
+        ("other_tags", [0x0B, 0x0A, 0x0B]),
+        ("any_tags", [0x1234, 0xFFFF_FFFF, 7]),
+    ];
+    let ncdump = Command::new("ncdump").arg("-k").output().is_ok();
+    for (name, tags) in cases {
+        let input = dir.path().join(format!("{name}.nc"));
+        let bytes = empty_lists_file(tags);
+        std::fs::write(&input, &bytes).unwrap();
+        if ncdump {
+            let out = Command::new("ncdump").arg(&input).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "ncdump {name}: {out:?}");
+            assert!(
+                text.contains("\tint v ;") && text.contains("v = 42 ;"),
+                "{text}"
+            );
+        }
+        let (code, text, err) = run(&[OsStr::new("info"), input.as_os_str()], None);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(text.contains("\tint v ;"), "{name}: {text}");
+        let (code, text, err) = run(
+            &[OsStr::new("slice"), input.as_os_str(), OsStr::new("v")],
+            None,
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(text.contains("42"), "{name}: {text}");
+
+        let archive = dir.path().join(format!("{name}.nc3z"));
+        let (code, _, err) = run(
+            &[OsStr::new("pack"), input.as_os_str(), archive.as_os_str()],
+            None,
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        let back = dir.path().join(format!("{name}.back.nc"));
+        let (code, _, err) = run(
+            &[OsStr::new("unpack"), archive.as_os_str(), back.as_os_str()],
+            None,
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(std::fs::read(&back).unwrap(), bytes, "{name}");
+
+        let piped = dir.path().join(format!("{name}.piped.nc3z"));
+        let (code, _, err) = run(
+            &[OsStr::new("pack"), OsStr::new("-"), piped.as_os_str()],
+            Some(&input),
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(
+            std::fs::read(&piped).unwrap(),
+            std::fs::read(&archive).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+/// Runs `nc3pack ARGS...` with its address space limited to `kib` KiB (`ulimit -v`).
+fn run_limited(kib: u64, args: &[&OsStr]) -> (Option<i32>, String, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot start sh");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A CDF-1 header of `n` dimensions, all named "d" with length 1 (12 bytes each), and no
+/// attributes or variables: `32 + 12 n` bytes, passed to `sink` in pieces.
+fn dims_header(n: u64, sink: &mut dyn FnMut(&[u8])) -> u64 {
+    let mut head = b"CDF\x01".to_vec();
+    head.extend_from_slice(&be32(0));
+    head.extend_from_slice(&be32(0x0A));
+    head.extend_from_slice(&be32(n as u32));
+    sink(&head);
+    let dim: Vec<u8> = [be32(1), *b"d\0\0\0", be32(1)].concat();
+    let chunk = dim.repeat(1 << 16);
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(1 << 16);
+        sink(&chunk[..(k * 12) as usize]);
+        left -= k;
+    }
+    sink(&[0; 16]); // global attributes and variables ABSENT
+    32 + 12 * n
+}
+
+/// The lead and header frame of an archive whose header is `header` compressed (zstd) to
+/// `payload`: what opening reads first, before the footer and index (which are left out).
+fn front_only_archive(header_len: u64, payload: &[u8]) -> Vec<u8> {
+    use nc3pack::format::{crc, Codec, Filter, FrameHeader, Lead, HEADER_ID};
+    let lead = Lead {
+        file_len: header_len,
+        numrecs: 0,
+        header_len,
+        block_size: 1 << 20,
+        hash: 0,
+    };
+    let h = FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: header_len as u32,
+        var: HEADER_ID,
+        block: 0,
+        codec: Codec::Zstd,
+        filter: Filter::None,
+        esize: 1,
+        payload_crc: crc(payload),
+    };
+    [&lead.encode()[..], &h.encode()[..], payload].concat()
+}
+
+/// Header bombs under `ulimit -v`: a small archive listing 10^5 dimensions used to make `info`
+/// take 166 MB (a JSON tree of the whole header, 1.6 KB per dimension; 1.6 GB for 10^6) and now
+/// runs in 100 MB of address space; 100 KB archives whose header frame decodes to 1 GiB or
+/// 256 MiB of dimensions used to abort (SIGABRT) under a limit and now fail with one line saying
+/// what memory they lacked; a lead declaring a header past the 1 GiB limit is refused naming the
+/// limit.
+#[test]
+fn header_bombs_fail_cleanly_under_an_address_space_limit() {
+    let dir = tempfile::tempdir().unwrap();
+
+    // 10^5 dimensions, a real archive (packed from a 1.6 MB file).
+    let nc = dir.path().join("many_dims.nc");
+    let mut bytes = Vec::new();
+    dims_header(100_000, &mut |b| bytes.extend_from_slice(b));
+    std::fs::write(&nc, &bytes).unwrap();
+    drop(bytes);
+    let archive = dir.path().join("many_dims.nc3z");
+    let (code, _, err) = run(
+        &[
+            OsStr::new("pack"),
+            OsStr::new("-q"),
+            nc.as_os_str(),
+            archive.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::metadata(&archive).unwrap().len() < 10_000);
+    for json in [false, true] {
+        let mut args = vec![OsStr::new("info")];
+        if json {
+            args.push(OsStr::new("--json"));
+        }
+        args.push(archive.as_os_str());
+        let (code, out, err) = run_limited(100_000, &args);
+        assert_eq!(code, Some(0), "json {json}: {err}");
+        assert!(
+            out.contains("d = 1") || out.contains("\"name\": \"d\""),
+            "json {json}"
+        );
+    }
+
+    // Header frames that decode to many dimensions: 1 GiB - 8 bytes (89,478,482 dimensions)
+    // under a 1 GiB limit: no room for the decoded header; 256 MiB - 8 bytes (22 million
+    // dimensions) under a 640 MiB limit: room for the header but not for its parsed items. Each
+    // is compressed as a run of zstd frames (a zstd payload may hold several, decoded one after
+    // the other), the repeated piece compressed once.
+    let mut last_payload = Vec::new();
+    for (name, header_len, limit_kib, message) in [
+        (
+            "bomb_1g.nc3z",
+            1u64 << 30,
+            1u64 << 20,
+            "cannot allocate 1073741816 bytes of memory for the header",
+        ),
+        (
+            "bomb_256m.nc3z",
+            1 << 28,
+            640 << 10,
+            "no memory left to hold the parsed header",
+        ),
+    ] {
+        let n = (header_len - 32) / 12;
+        let mut payload = Vec::new();
+        let mut last: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
+        let len = dims_header(n, &mut |b| {
+            if last.0 != b {
+                last = (b.to_vec(), zstd::bulk::compress(b, 1).unwrap());
+            }
+            payload.extend_from_slice(&last.1);
+        });
+        assert_eq!(len, header_len - 8);
+        let bomb = dir.path().join(name);
+        std::fs::write(&bomb, front_only_archive(len, &payload)).unwrap();
+        assert!(std::fs::metadata(&bomb).unwrap().len() < 200_000);
+        let (code, _, err) = run_limited(limit_kib, &[OsStr::new("info"), bomb.as_os_str()]);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        assert_one_line(&err, &bomb.to_string_lossy());
+        assert!(err.contains("netCDF header at byte 64"), "{name}: {err}");
+        assert!(err.contains(message), "{name}: {err}");
+        last_payload = payload;
+    }
+    let payload = last_payload;
+
+    // A lead declaring a header one byte over the limit.
+    let over = dir.path().join("over.nc3z");
+    std::fs::write(&over, front_only_archive((1 << 30) + 1, &payload)).unwrap();
+    let (code, _, err) = run_limited(2 << 20, &[OsStr::new("info"), over.as_os_str()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_one_line(&err, &over.to_string_lossy());
+    assert!(err.contains("exceeds 1073741824 bytes (1 GiB)"), "{err}");
+}
+
+/// `info::write` (what the CLI prints, made item by item) says exactly what `describe` and
+/// `to_text` say, for a file and an archive with constant blocks, shared streams and attributes.
+#[test]
+fn info_written_item_by_item_matches_the_whole_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/fill_values.nc");
+    let archive = dir.path().join("f.nc3z");
+    let (code, _, err) = run(
+        &[
+            OsStr::new("pack"),
+            OsStr::new("-q"),
+            OsStr::new("--block-size"),
+            OsStr::new("16"),
+            nc.as_os_str(),
+            archive.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    for path in [nc.as_path(), archive.as_path()] {
+        let whole = nc3pack::info::describe(path).unwrap();
+        let mut text = Vec::new();
+        nc3pack::info::write(path, false, "f", &mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            nc3pack::info::to_text(&whole, "f")
+        );
+        let mut json = Vec::new();
+        nc3pack::info::write(path, true, "f", &mut json).unwrap();
+        assert_eq!(
+            String::from_utf8(json).unwrap(),
+            serde_json::to_string_pretty(&whole).unwrap() + "\n"
+        );
+    }
+}
