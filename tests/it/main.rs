@@ -11,6 +11,7 @@ mod repair;
 mod roundtrip;
 mod safety;
 mod shared;
+mod slice;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
 pub fn filters(on: bool) -> nc3pack::codec::FilterMode {
