@@ -441,15 +441,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 a.count.as_deref(),
                 a.stride.as_deref(),
             )?;
-            let values = ds.read_values(&a.var, &slab)?;
-            let bytes = match a.format.as_str() {
-                "json" => {
-                    (nc3pack::dump::to_json(slab.count(), &values).to_string() + "\n").into_bytes()
-                }
-                "raw" => nc3pack::dump::to_native_bytes(&values),
-                _ => nc3pack::dump::to_text(&a.var, slab.count(), &values).into_bytes(),
+            use nc3pack::dump::{Format, SliceError};
+            let format = match a.format.as_str() {
+                "json" => Format::Json,
+                "raw" => Format::Raw,
+                _ => Format::Text,
             };
-            write_stdout(&bytes)?;
+            let out = std::io::stdout().lock();
+            match nc3pack::dump::write_slice(&ds, &a.var, &slab, format, out) {
+                Err(SliceError::Read(e)) => return Err(e.into()),
+                // A reader that stops early (`| head`) is not an error.
+                Err(SliceError::Write(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(e).context("writing to standard output")
+                }
+                _ => {}
+            }
         }
         Command::Info(a) => {
             let name = a

@@ -276,6 +276,96 @@ impl Hyperslab {
             }
         }
     }
+
+    /// Splits the selection into consecutive pieces of at most `max_len` elements (at least 1)
+    /// whose results, concatenated in order, are this selection's result. The outer dimensions
+    /// are cut first: a piece is some indices of one dimension with everything inside them,
+    /// and only a last dimension longer than `max_len` is cut inside its rows. Selects nothing:
+    /// no pieces; a scalar: one.
+    ///
+    /// ```
+    /// use nc3pack::slab::Hyperslab;
+    /// let s = Hyperslab::new(&[4, 3, 5], &[1, 0, 0], &[3, 3, 5], &[1, 1, 1]).unwrap();
+    /// let pieces: Vec<Hyperslab> = s.pieces(32).collect();
+    /// // Two of the 15-element planes fit in 32 elements.
+    /// assert_eq!(pieces.len(), 2);
+    /// assert_eq!((pieces[0].start(), pieces[0].count()), (&[1, 0, 0][..], &[2, 3, 5][..]));
+    /// assert_eq!((pieces[1].start(), pieces[1].count()), (&[3, 0, 0][..], &[1, 3, 5][..]));
+    /// ```
+    pub fn pieces(&self, max_len: u64) -> Pieces<'_> {
+        let max_len = max_len.max(1);
+        // Dimensions k.. fit whole in one piece, with k as small as possible.
+        let mut inner = 1u64;
+        let mut k = self.count.len();
+        while k > 0 {
+            match inner.checked_mul(self.count[k - 1]) {
+                Some(n) if n <= max_len => {
+                    inner = n;
+                    k -= 1;
+                }
+                _ => break,
+            }
+        }
+        // Dimension k - 1 is cut into runs of `per` indices; the dimensions before it go one
+        // index at a time.
+        let split = k.checked_sub(1);
+        Pieces {
+            slab: self,
+            split,
+            per: max_len / inner.max(1),
+            idx: vec![0; k],
+            done: self.is_empty(),
+        }
+    }
+}
+
+/// The pieces of a [`Hyperslab`], in order: see [`Hyperslab::pieces`].
+#[derive(Debug, Clone)]
+pub struct Pieces<'a> {
+    slab: &'a Hyperslab,
+    /// The dimension cut into runs of `per` indices; `None`: the whole selection is one piece.
+    split: Option<usize>,
+    per: u64,
+    /// Next piece's index in dimensions `..=split`, in the result's coordinates.
+    idx: Vec<u64>,
+    done: bool,
+}
+
+impl Iterator for Pieces<'_> {
+    type Item = Hyperslab;
+
+    fn next(&mut self) -> Option<Hyperslab> {
+        if self.done {
+            return None;
+        }
+        let s = self.slab;
+        let Some(d) = self.split else {
+            self.done = true;
+            return Some(s.clone());
+        };
+        let mut piece = s.clone();
+        for (k, &i) in self.idx.iter().enumerate() {
+            piece.start[k] = s.start[k] + i * s.stride[k];
+            piece.count[k] = if k == d {
+                self.per.min(s.count[k] - i)
+            } else {
+                1
+            };
+        }
+        // Advance: dimension d by `per`, the ones before it by 1, with carries.
+        self.idx[d] += self.per;
+        let mut k = d;
+        while self.idx[k] >= s.count[k] {
+            self.idx[k] = 0;
+            if k == 0 {
+                self.done = true;
+                break;
+            }
+            k -= 1;
+            self.idx[k] += 1;
+        }
+        Some(piece)
+    }
 }
 
 #[cfg(test)]
@@ -337,6 +427,61 @@ mod tests {
             }
         }
         assert!(checked > 50);
+    }
+
+    #[test]
+    fn pieces_concatenate_to_the_selection_and_stay_small() {
+        let shape = [4u64, 3, 5];
+        let mut checked = 0;
+        for (start, stride) in [
+            ([0, 0, 0], [1, 1, 1]),
+            ([1, 1, 1], [2, 1, 2]),
+            ([3, 2, 4], [1, 1, 1]),
+        ] {
+            let all = Hyperslab::with_defaults(&shape, Some(&start), None, Some(&stride)).unwrap();
+            let mut counts = vec![all.count().to_vec()];
+            counts.push(vec![all.count()[0], 0, all.count()[2]]);
+            counts.push(vec![1, 1, all.count()[2]]);
+            for count in counts {
+                let s = Hyperslab::new(&shape, &start, &count, &stride).unwrap();
+                for max in 1..=70u64 {
+                    let mut got = vec![];
+                    let mut n = 0;
+                    for p in s.pieces(max) {
+                        assert!(p.len() <= max && !p.is_empty(), "{s:?} {max}: {p:?}");
+                        got.extend(naive(&shape, &p));
+                        n += 1;
+                        assert!(n <= 60, "{s:?} {max}: too many pieces");
+                    }
+                    assert_eq!(got, naive(&shape, &s), "{s:?} in pieces of {max}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 3 * 3 * 70);
+        // A scalar is one piece of one element.
+        let scalar = Hyperslab::new(&[], &[], &[], &[]).unwrap();
+        assert_eq!(
+            scalar.pieces(1).collect::<Vec<_>>(),
+            std::slice::from_ref(&scalar)
+        );
+        // Rows longer than a piece are cut inside; pieces are as large as allowed.
+        let s = Hyperslab::new(&[2, 10], &[0, 1], &[2, 7], &[1, 1]).unwrap();
+        let p: Vec<(Vec<u64>, Vec<u64>)> = s
+            .pieces(3)
+            .map(|p| (p.start().to_vec(), p.count().to_vec()))
+            .collect();
+        let want = [
+            ([0, 1], [1, 3]),
+            ([0, 4], [1, 3]),
+            ([0, 7], [1, 1]),
+            ([1, 1], [1, 3]),
+            ([1, 4], [1, 3]),
+            ([1, 7], [1, 1]),
+        ];
+        let want: Vec<(Vec<u64>, Vec<u64>)> =
+            want.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+        assert_eq!(p, want);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod roundtrip;
 mod safety;
 mod shared;
 mod signals;
+mod slice;
 mod threads;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
