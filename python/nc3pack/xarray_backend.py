@@ -74,7 +74,9 @@ def block_chunks(
     return (1,) * k + (min(c, shape[k]),) + shape[k + 1 :]
 
 
-def _open(path: str, cache_budget: int | None = None) -> Dataset:
+def _open(path: str, cache_budget: int | None = None, mode: Any = None) -> Dataset:
+    # `mode`: a CachingFileManager unpickled in another process may pass its (omitted)
+    # mode; archives are read-only.
     return Dataset(path, cache_budget=cache_budget)
 
 
