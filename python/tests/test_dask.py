@@ -21,16 +21,14 @@ TIMEOUT = 120  # seconds for any one cluster operation
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[distributed.Client]:
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            processes=True,
-            threads_per_worker=1,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster, timeout=TIMEOUT) as c,
-    ):
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    with cluster, distributed.Client(cluster, timeout=TIMEOUT) as c:
         yield c
 
 
