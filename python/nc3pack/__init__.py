@@ -1,0 +1,239 @@
+"""nc3pack: block-compressed, randomly readable, byte-exact archives of netCDF-3 files.
+
+>>> import nc3pack
+>>> nc3pack.pack("sst.nc", "sst.nc3z")                     # doctest: +SKIP
+>>> ds = nc3pack.open("sst.nc3z")                           # doctest: +SKIP
+>>> ds["sst"][0, 10:20, ::2]                                # doctest: +SKIP
+>>> import xarray as xr
+>>> xr.open_dataset("sst.nc3z")                             # doctest: +SKIP
+
+The xarray backend (engine ``"nc3z"``) lives in :mod:`nc3pack.xarray_backend`.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _nc3pack
+from ._dataset import DTYPES, Dataset, Dimension, PathLike, Variable, open
+from ._nc3pack import ArchiveError
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DTYPES",
+    "MAGIC",
+    "ArchiveError",
+    "Damage",
+    "Dataset",
+    "Dimension",
+    "PackResult",
+    "Variable",
+    "VerifyResult",
+    "info",
+    "open",
+    "pack",
+    "unpack",
+    "verify",
+]
+
+__version__ = "0.1.0"
+
+#: Decoded bytes per block when packing, unless told otherwise (1 MiB).
+DEFAULT_BLOCK_SIZE: int = _nc3pack.DEFAULT_BLOCK_SIZE
+
+#: The first 8 bytes of every archive.
+MAGIC: bytes = b"\x89NC3Z\r\n\x1a"
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([A-Za-z]*)\s*$")
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 1 << 10}
+_UNITS.update({"m": 1 << 20, "mib": 1 << 20, "mb": 1 << 20})
+_UNITS.update({"g": 1 << 30, "gib": 1 << 30, "gb": 1 << 30})
+
+
+def _block_size(value: int | str) -> int:
+    """A block size in bytes from an int or a string like "256KiB" (as the CLI's)."""
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        unit = m.group(2).lower() if m else None
+        if m is None or unit not in _UNITS:
+            raise ValueError(
+                f"block_size {value!r} is not a size like 65536, '64KiB' or '1MiB'"
+            )
+        n = int(m.group(1)) * _UNITS[unit]
+    elif isinstance(value, bool):
+        raise ValueError(  # noqa: TRY004 (bad arguments are ValueErrors here)
+            f"block_size must be an int or a size string, got {value!r}"
+        )
+    else:
+        try:
+            n = operator.index(value)
+        except TypeError:
+            raise ValueError(
+                f"block_size must be an int or a size string, got {value!r}"
+            ) from None
+    if not 0 < n < 1 << 32:
+        raise ValueError(f"block size {n} is out of range")
+    return n
+
+
+def _threads(threads: int | None) -> int | None:
+    if threads is None:
+        return None
+    n = operator.index(threads)
+    if n < 1:
+        raise ValueError(f"threads must be at least 1, got {n}")
+    return n
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """What :func:`pack` produced."""
+
+    src: str
+    dst: str
+    #: Bytes of the original file.
+    input_bytes: int
+    #: Bytes of the archive.
+    output_bytes: int
+    #: Blocks in the archive's index.
+    blocks: int
+    #: XXH3-128 of the original file, hex.
+    hash: str
+
+    @property
+    def ratio(self) -> float:
+        """Original size / archive size."""
+        return self.input_bytes / max(self.output_bytes, 1)
+
+
+def pack(
+    src: PathLike,
+    dst: PathLike,
+    *,
+    level: str | int = "fast",
+    codec: str = "zstd",
+    block_size: int | str = DEFAULT_BLOCK_SIZE,
+    threads: int | None = None,
+    force: bool = False,
+    filter: str = "auto",
+) -> PackResult:
+    """Packs the netCDF-3 file ``src`` into the archive ``dst`` (as ``nc3pack pack``).
+
+    ``level``: "fast" (default), "max" or a codec level; ``codec``: "zstd", "deflate" or
+    "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB");
+    ``threads``: encoder threads (default: all cores); ``force``: overwrite ``dst``;
+    ``filter``: "auto", "none", "shuffle", "bytedelta", "delta" or "zzdelta".
+
+    The archive is written to a temporary file and renamed into place when complete. The
+    GIL is released while packing. Raises ``ValueError`` for bad options,
+    ``FileExistsError`` if ``dst`` exists (without ``force``), ``OSError`` for I/O errors
+    and :class:`ArchiveError` if ``src`` is not a valid netCDF-3 file.
+    """
+    if isinstance(level, bool) or not isinstance(level, (str, int)):
+        raise ValueError(  # noqa: TRY004 (bad arguments are ValueErrors here)
+            f"level must be 'fast', 'max' or an int, got {level!r}"
+        )
+    s, d = os.fspath(src), os.fspath(dst)
+    r = _nc3pack.pack(
+        s,
+        d,
+        str(level),
+        codec,
+        filter,
+        _block_size(block_size),
+        _threads(threads),
+        bool(force),
+    )
+    return PackResult(s, d, *r)
+
+
+def unpack(
+    src: PathLike, dst: PathLike, *, force: bool = False, threads: int | None = None
+) -> int:
+    """Restores the original netCDF-3 file from the archive ``src`` into ``dst``, checked
+    against the hash recorded at pack time before it is renamed into place. Returns the
+    bytes written. Raises :class:`ArchiveError` if the archive is damaged."""
+    return _nc3pack.unpack(
+        os.fspath(src), os.fspath(dst), bool(force), _threads(threads)
+    )
+
+
+@dataclass(frozen=True)
+class Damage:
+    """One damaged part of an archive."""
+
+    #: "lead", "netCDF header", "block", "data section", "index", "footer", "hash", ...
+    part: str
+    #: For a block: the variable (or "residual bytes").
+    variable: str | None
+    #: For a block: its number within the variable.
+    block: int | None
+    #: Byte offset in the archive.
+    offset: int
+    #: What is wrong.
+    what: str
+    #: One line, as ``nc3pack verify`` prints it.
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """What :func:`verify` found."""
+
+    path: str
+    #: Blocks checked.
+    blocks: int
+    #: Whether the restored data was decoded and matched the recorded hash.
+    hash_checked: bool
+    #: With ``against``: whether the original file matched.
+    original_matches: bool | None
+    damage: list[Damage] = field(default_factory=list)
+
+    @property
+    def intact(self) -> bool:
+        return not self.damage and self.original_matches is not False
+
+
+def verify(
+    path: PathLike,
+    *,
+    against: PathLike | None = None,
+    threads: int | None = None,
+) -> VerifyResult:
+    """Checks every checksum of an archive and the restored data's hash (and, with
+    ``against``, that the original file matches).
+
+    Returns a :class:`VerifyResult` when the archive is intact; raises
+    :class:`ArchiveError` otherwise, with the damage list as its ``damage`` attribute (and
+    the whole result as ``result``). ``OSError`` if the archive cannot be read at all.
+    """
+    p = os.fspath(path)
+    damage, blocks, hash_checked, matches = _nc3pack.verify(
+        p, None if against is None else os.fspath(against), _threads(threads)
+    )
+    result = VerifyResult(
+        p, blocks, hash_checked, matches, [Damage(*d) for d in damage]
+    )
+    if not result.intact:
+        lines = [str(d) for d in result.damage]
+        if matches is False:
+            lines.append(f"does not match {os.fspath(against)!s}")  # type: ignore[arg-type]
+        err = ArchiveError(f"{p}: damaged: " + "; ".join(lines))
+        err.damage = result.damage  # type: ignore[attr-defined]
+        err.result = result  # type: ignore[attr-defined]
+        raise err
+    return result
+
+
+def info(path: PathLike) -> dict[str, Any]:
+    """Describes a netCDF-3 file or an archive: the same dict as ``nc3pack info --json``."""
+    result: dict[str, Any] = json.loads(_nc3pack.info_json(os.fspath(path)))
+    return result

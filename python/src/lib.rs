@@ -1,0 +1,405 @@
+//! `nc3pack._nc3pack`: the compiled part of the Python package.
+//!
+//! A thin layer over nc3pack's public API: it converts arguments and results and releases the
+//! GIL while Rust reads, decodes, packs or unpacks. Everything Python users see (dtypes,
+//! attribute values as netCDF4-python gives them, numpy-style indexing, the xarray backend) is
+//! built on top of it in the pure-Python package `nc3pack`.
+
+use nc3pack::nc3::Values;
+use nc3pack::read::Dataset;
+use nc3pack::{Archive, Error, Hyperslab, NcFile};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::path::PathBuf;
+
+pyo3::create_exception!(
+    _nc3pack,
+    ArchiveError,
+    PyException,
+    "A damaged archive or a malformed netCDF-3 file (the message names the file, the part and the byte offset)."
+);
+
+/// Turns an nc3pack error into the Python exception for its kind, with the Rust message.
+fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match &e {
+        Error::Io { source, .. } => match source.raw_os_error() {
+            // OSError(errno, message) becomes the matching subclass (FileNotFoundError, ...).
+            Some(errno) => PyOSError::new_err((errno, msg)),
+            None => PyOSError::new_err(msg),
+        },
+        Error::OutputExists { .. } => PyFileExistsError::new_err(msg),
+        Error::Option(_) | Error::Slab { .. } | Error::Refused { .. } => PyValueError::new_err(msg),
+        Error::Internal(_) => PyRuntimeError::new_err(msg),
+        _ => ArchiveError::new_err(msg),
+    }
+}
+
+/// An open archive or original netCDF-3 file (one per Python `Reader`: the size difference
+/// of the variants does not matter).
+#[allow(clippy::large_enum_variant)]
+enum Source {
+    Archive(Archive),
+    Nc(NcFile),
+}
+
+impl Source {
+    fn open(path: &std::path::Path) -> nc3pack::Result<Source> {
+        // Told apart by content, as `nc3pack::open` does; kept as a concrete type so that the
+        // archive's cache can be reached.
+        let mut magic = [0u8; 8];
+        let is_archive = std::fs::File::open(path)
+            .and_then(|f| nc3pack::io::ReadAt::read_exact_at(&f, &mut magic, 0))
+            .is_ok()
+            && magic == nc3pack::format::LEAD_MAGIC;
+        Ok(if is_archive {
+            Source::Archive(Archive::open(path)?)
+        } else {
+            Source::Nc(NcFile::open(path)?)
+        })
+    }
+
+    fn ds(&self) -> &dyn Dataset {
+        match self {
+            Source::Archive(a) => a,
+            Source::Nc(f) => f,
+        }
+    }
+}
+
+/// Attribute values: `char` as bytes, numbers as a 1-D numpy array of their type.
+fn values_py<'py>(py: Python<'py>, v: &Values) -> Bound<'py, PyAny> {
+    match v {
+        Values::Char(c) => PyBytes::new(py, c).into_any(),
+        Values::Byte(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::UByte(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::Short(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::UShort(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::Int(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::UInt(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::Int64(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::UInt64(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::Float(x) => PyArray1::from_slice(py, x).into_any(),
+        Values::Double(x) => PyArray1::from_slice(py, x).into_any(),
+    }
+}
+
+type Attrs<'py> = Vec<(String, Bound<'py, PyAny>)>;
+
+fn attrs_py<'py>(py: Python<'py>, attrs: &[nc3pack::nc3::Attribute]) -> Attrs<'py> {
+    attrs
+        .iter()
+        .map(|a| (a.name.clone(), values_py(py, &a.values)))
+        .collect()
+}
+
+/// Reads a hyperslab as `T` in native order with the GIL released, then hands the buffer to
+/// numpy without a copy.
+fn read_typed<'py, T: nc3pack::Element + numpy::Element>(
+    py: Python<'py>,
+    ds: &dyn Dataset,
+    v: usize,
+    slab: &Hyperslab,
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = slab.len() as usize;
+    let data: Vec<T> = py
+        .detach(|| -> nc3pack::Result<Vec<T>> {
+            let mut out = vec![T::zeroed(); n];
+            ds.read_raw_into(v, slab, bytemuck::cast_slice_mut(&mut out))?;
+            T::from_be_in_place(&mut out);
+            Ok(out)
+        })
+        .map_err(to_py)?;
+    let shape: Vec<usize> = slab.count().iter().map(|&c| c as usize).collect();
+    Ok(PyArray1::from_vec(py, data).reshape(shape)?.into_any())
+}
+
+/// A netCDF-3 file or an nc3pack archive open for reading (thread-safe: many Python threads
+/// may read at once; reads release the GIL).
+#[pyclass(frozen, module = "nc3pack._nc3pack")]
+struct Reader {
+    src: Source,
+}
+
+#[pymethods]
+impl Reader {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let src = py.detach(|| Source::open(&path)).map_err(to_py)?;
+        Ok(Reader { src })
+    }
+
+    /// The path as given.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.src.ds().path().to_path_buf()
+    }
+
+    /// Whether this is an archive (not an original netCDF-3 file).
+    #[getter]
+    fn is_archive(&self) -> bool {
+        matches!(self.src, Source::Archive(_))
+    }
+
+    /// The netCDF-3 variant: "CDF-1", "CDF-2" or "CDF-5" (as `nc3pack info`).
+    #[getter]
+    fn variant(&self) -> &'static str {
+        self.src.ds().header().variant.name()
+    }
+
+    /// `[(name, length, is_unlimited)]`; the record dimension has its number of records.
+    fn dimensions(&self) -> Vec<(String, u64, bool)> {
+        self.src
+            .ds()
+            .dimensions()
+            .into_iter()
+            .map(|d| (d.name, d.len, d.unlimited))
+            .collect()
+    }
+
+    /// `[(name, type, dims, shape, attributes)]` in header order.
+    #[allow(clippy::type_complexity)]
+    fn variables<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Vec<(String, &'static str, Vec<String>, Vec<u64>, Attrs<'py>)> {
+        self.src
+            .ds()
+            .variables()
+            .into_iter()
+            .map(|v| {
+                let attrs = attrs_py(py, &v.attrs);
+                (v.name, v.nc_type.name(), v.dims, v.shape, attrs)
+            })
+            .collect()
+    }
+
+    /// `[(name, value)]`: the global attributes.
+    fn global_attributes<'py>(&self, py: Python<'py>) -> Attrs<'py> {
+        attrs_py(py, self.src.ds().global_attributes())
+    }
+
+    /// Reads a hyperslab (netCDF start/count/stride; `None` for the defaults) as a numpy array
+    /// in native byte order, shaped `count` (`char` comes back as uint8).
+    #[pyo3(signature = (name, start=None, count=None, stride=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        start: Option<Vec<u64>>,
+        count: Option<Vec<u64>>,
+        stride: Option<Vec<u64>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use nc3pack::nc3::NcType;
+        let ds = self.src.ds();
+        let slab = ds
+            .slab(name, start.as_deref(), count.as_deref(), stride.as_deref())
+            .map_err(to_py)?;
+        let v = ds.var_id(name).map_err(to_py)?;
+        match ds.header().vars[v].nc_type {
+            NcType::Byte => read_typed::<i8>(py, ds, v, &slab),
+            NcType::Char | NcType::UByte => read_typed::<u8>(py, ds, v, &slab),
+            NcType::Short => read_typed::<i16>(py, ds, v, &slab),
+            NcType::UShort => read_typed::<u16>(py, ds, v, &slab),
+            NcType::Int => read_typed::<i32>(py, ds, v, &slab),
+            NcType::UInt => read_typed::<u32>(py, ds, v, &slab),
+            NcType::Int64 => read_typed::<i64>(py, ds, v, &slab),
+            NcType::UInt64 => read_typed::<u64>(py, ds, v, &slab),
+            NcType::Float => read_typed::<f32>(py, ds, v, &slab),
+            NcType::Double => read_typed::<f64>(py, ds, v, &slab),
+        }
+    }
+
+    /// How variable `name` is cut into blocks: `(bytes per block, blocks, shared)`, where
+    /// `shared` means the variable is small and lives in a block shared with others. `None`
+    /// for an original netCDF-3 file.
+    fn block_layout(&self, name: &str) -> PyResult<Option<(u64, u64, bool)>> {
+        let Source::Archive(a) = &self.src else {
+            return Ok(None);
+        };
+        let v = a.var_id(name).map_err(to_py)?;
+        Ok(Some((a.block_bytes(v), a.block_count(v), a.is_member(v))))
+    }
+
+    /// The block cache's counters (all zero for an original netCDF-3 file, which has none).
+    fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = match &self.src {
+            Source::Archive(a) => a.cache_stats(),
+            Source::Nc(_) => nc3pack::cache::CacheStats::default(),
+        };
+        let d = PyDict::new(py);
+        d.set_item("hits", s.hits)?;
+        d.set_item("misses", s.misses)?;
+        d.set_item("evictions", s.evictions)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("entries", s.entries)?;
+        d.set_item("budget", s.budget)?;
+        Ok(d)
+    }
+
+    /// Sets the block cache's budget in decoded bytes (0 disables it; no effect on an original
+    /// netCDF-3 file).
+    fn set_cache_budget(&self, bytes: u64) {
+        if let Source::Archive(a) = &self.src {
+            a.set_cache_budget(bytes);
+        }
+    }
+
+    /// Empties the block cache and zeroes its counters.
+    fn clear_cache(&self) {
+        if let Source::Archive(a) = &self.src {
+            a.clear_cache();
+        }
+    }
+}
+
+fn threads_or_all(threads: Option<usize>) -> PyResult<usize> {
+    match threads {
+        Some(0) => Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// Packs `src` into the archive `dst`; returns `(input bytes, output bytes, blocks, hash)`.
+#[pyfunction]
+#[pyo3(signature = (src, dst, level, codec, filter, block_size, threads, force))]
+#[allow(clippy::too_many_arguments)]
+fn pack(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    level: &str,
+    codec: &str,
+    filter: &str,
+    block_size: u32,
+    threads: Option<usize>,
+    force: bool,
+) -> PyResult<(u64, u64, u64, String)> {
+    use nc3pack::codec::FilterMode;
+    use nc3pack::format::Filter;
+    let codec = nc3pack::info::codec_from_name(codec).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "codec {codec:?}: expected \"zstd\", \"deflate\" or \"none\""
+        ))
+    })?;
+    let (level, thorough, fast_blocks) = match level {
+        "fast" => (nc3pack::codec::default_level(codec), false, true),
+        "max" => (nc3pack::codec::max_level(codec), true, false),
+        n => (
+            n.parse().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "level {n:?}: expected an integer, \"fast\" or \"max\""
+                ))
+            })?,
+            false,
+            false,
+        ),
+    };
+    let filter = match filter {
+        "auto" => FilterMode::Auto,
+        "none" => FilterMode::Fixed(Filter::None),
+        "shuffle" => FilterMode::Fixed(Filter::Shuffle),
+        "bytedelta" => FilterMode::Fixed(Filter::ByteDelta),
+        "delta" => FilterMode::Fixed(Filter::Delta),
+        "zzdelta" => FilterMode::Fixed(Filter::ZigZagDelta),
+        f => {
+            return Err(PyValueError::new_err(format!(
+                "filter {f:?}: expected \"auto\", \"none\", \"shuffle\", \"bytedelta\", \"delta\" or \"zzdelta\""
+            )))
+        }
+    };
+    let opts = nc3pack::PackOptions {
+        codec,
+        level,
+        block_size,
+        threads: threads_or_all(threads)?,
+        filter,
+        thorough,
+        fast_blocks,
+    };
+    let s = py
+        .detach(|| nc3pack::pack_file(&src, &dst, &opts, force, &|_| {}))
+        .map_err(to_py)?;
+    Ok((
+        s.input_len,
+        s.output_len,
+        s.blocks,
+        format!("{:032x}", s.hash),
+    ))
+}
+
+/// Restores the original file from the archive `src` into `dst`, verified by hash; returns
+/// the bytes written.
+#[pyfunction]
+#[pyo3(signature = (src, dst, force, threads))]
+fn unpack(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    force: bool,
+    threads: Option<usize>,
+) -> PyResult<u64> {
+    let threads = threads_or_all(threads)?;
+    py.detach(|| nc3pack::unpack_file(&src, &dst, force, threads, &|_| {}))
+        .map_err(to_py)
+}
+
+/// One damaged part: `(part, variable or None, block or None, offset, what, message)`.
+type DamageTuple = (
+    &'static str,
+    Option<String>,
+    Option<u64>,
+    u64,
+    String,
+    String,
+);
+
+/// Checks an archive completely; returns `(damage, blocks, hash_checked, original_matches)`.
+#[pyfunction]
+#[pyo3(signature = (path, against, threads))]
+fn verify(
+    py: Python<'_>,
+    path: PathBuf,
+    against: Option<PathBuf>,
+    threads: Option<usize>,
+) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
+    let threads = threads_or_all(threads)?;
+    let r = py
+        .detach(|| nc3pack::repair::verify(&path, against.as_deref(), threads))
+        .map_err(to_py)?;
+    let damage = r
+        .damage
+        .iter()
+        .map(|d| {
+            let (var, block) = match &d.block {
+                Some((v, b)) => (Some(v.clone()), Some(*b)),
+                None => (None, None),
+            };
+            (d.part, var, block, d.offset, d.what.clone(), d.to_string())
+        })
+        .collect();
+    Ok((damage, r.blocks, r.hash_checked, r.original_matches))
+}
+
+/// `nc3pack info --json` of a file, as JSON text.
+#[pyfunction]
+fn info_json(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    py.detach(|| nc3pack::info::describe(&path))
+        .map(|v| v.to_string())
+        .map_err(to_py)
+}
+
+#[pymodule]
+fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Reader>()?;
+    m.add_function(wrap_pyfunction!(pack, m)?)?;
+    m.add_function(wrap_pyfunction!(unpack, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(info_json, m)?)?;
+    m.add("ArchiveError", m.py().get_type::<ArchiveError>())?;
+    m.add("DEFAULT_BLOCK_SIZE", nc3pack::pack::DEFAULT_BLOCK_SIZE)?;
+    Ok(())
+}

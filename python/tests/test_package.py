@@ -1,0 +1,313 @@
+"""nc3pack's Python API checked against netCDF4-python reading the original files."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import pickle
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import netCDF4
+import numpy as np
+import pytest
+from conftest import GOOD, SAMPLES, cli
+
+import nc3pack
+
+#: Samples that netCDF-C reads differently, by design of the sample.
+NETCDF_C_DIFFERS = {
+    # netCDF-C takes the STREAMING marker (0xFFFFFFFF) as the number of records.
+    "streaming_numrecs.nc",
+    # Cut inside its last record: netCDF-C counts that record, nc3pack reads only the
+    # complete ones (the partial record is kept as residual bytes).
+    "truncated_record.nc",
+}
+
+
+def reference(path: Path) -> netCDF4.Dataset | None:
+    """The original opened with netCDF4-python, raw (no masking, scaling or char
+    conversion); None if netCDF-C refuses the file or reads it differently."""
+    if path.name in NETCDF_C_DIFFERS:
+        return None
+    try:
+        nc = netCDF4.Dataset(path)
+    except OSError:
+        return None
+    nc.set_auto_maskandscale(False)
+    nc.set_always_mask(False)
+    nc.set_auto_chartostring(False)
+    return nc
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Same type, dtype and value (NaN equal to NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (str, bytes)):
+        return a == b
+    a, b = np.asarray(a), np.asarray(b)
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    )
+
+
+def assert_same_attrs(ours: dict[str, Any], ref: dict[str, Any]) -> None:
+    assert list(ours) == list(ref)
+    for k, want in ref.items():
+        assert same_value(ours[k], want), (k, ours[k], want)
+
+
+@pytest.mark.parametrize("sample", [p.name for p in GOOD])
+@pytest.mark.parametrize("kind", ["archive", "original"])
+def test_matches_netcdf4(sample: str, kind: str, packed: dict[str, Path]) -> None:
+    ref = reference(SAMPLES / sample)
+    if ref is None:
+        pytest.skip("netCDF4 cannot open this sample")
+    path = packed[sample] if kind == "archive" else SAMPLES / sample
+    with ref, nc3pack.open(path) as ds:
+        assert ds.is_archive == (kind == "archive")
+        assert {k: (len(d), d.isunlimited()) for k, d in ref.dimensions.items()} == {
+            k: (len(d), d.unlimited) for k, d in ds.dimensions.items()
+        }
+        assert_same_attrs(ds.attrs, {k: ref.getncattr(k) for k in ref.ncattrs()})
+        assert list(ds.variables) == list(ref.variables)
+        for name, rv in ref.variables.items():
+            v = ds.variables[name]
+            assert v.dims == rv.dimensions
+            assert v.shape == rv.shape
+            assert v.dtype == rv.dtype, name
+            assert_same_attrs(v.attrs, {k: rv.getncattr(k) for k in rv.ncattrs()})
+            want = np.asarray(rv[...])
+            got = ds.read(name)
+            assert got.dtype == want.dtype and got.dtype.isnative
+            assert got.shape == want.shape
+            assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), name
+
+
+def test_dtypes_cdf5(packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["cdf5_types.nc"])
+    got = {v.nc_type: v.dtype for v in ds.variables.values()}
+    for t in ["ubyte", "ushort", "uint", "int64", "uint64", "byte", "short", "int"]:
+        assert got[t] == nc3pack.DTYPES[t]
+    assert nc3pack.DTYPES["char"] == np.dtype("S1")
+    assert nc3pack.DTYPES["uint64"] == np.dtype(np.uint64)
+
+
+def test_scalars_are_0d(packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["scalars.nc"])
+    ref = reference(SAMPLES / "scalars.nc")
+    assert ref is not None
+    for name, v in ds.variables.items():
+        a = ds.read(name)
+        assert isinstance(a, np.ndarray) and a.shape == () == v.shape
+        assert a == np.asarray(ref[name][...])
+        assert isinstance(v[...], np.ndarray) and v[()].shape == ()
+
+
+KEYS: list[Any] = [
+    (0, slice(10, 20), slice(None, None, 2)),
+    (-1, -1, -1),
+    (slice(None, None, -1), 5, slice(3, 300, 7)),
+    (slice(20, 2, -3), slice(None), slice(-5, None)),
+    (Ellipsis, 7),
+    (3, Ellipsis),
+    (slice(5, 5),),
+    ([0, 5, 2, 2], slice(0, 3), 4),
+    (np.array([-1, 0]), np.array([3, 4]), slice(None, 10)),
+    (slice(None), np.arange(180) % 7 == 0, 0),
+    (np.int64(2), np.int32(3), np.uint8(4)),
+    (slice(0, 2), [], slice(0, 2)),
+    2,
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k)[:40] for k in KEYS])
+def test_numpy_indexing(key: Any, packed: dict[str, Path]) -> None:
+    ref = reference(SAMPLES / "gridded_sst.nc")
+    assert ref is not None
+    with ref:
+        full = np.asarray(ref["sst"][...])
+    ds = nc3pack.open(packed["gridded_sst.nc"])
+    want = np.asarray(full[key])
+    got = ds["sst"][key]
+    assert isinstance(got, np.ndarray)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(24,), (0, -181), (0, 0, 0, 0), (None,), (..., ...), ([0, 24],), (True,), (1.5,)],
+    ids=repr,
+)
+def test_bad_indices_raise_index_error(key: Any, packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["gridded_sst.nc"])
+    with pytest.raises(IndexError):
+        ds["sst"][key]
+
+
+def test_read_hyperslab(packed: dict[str, Path]) -> None:
+    ref = reference(SAMPLES / "gridded_sst.nc")
+    assert ref is not None
+    with ref:
+        full = np.asarray(ref["sst"][...])
+    ds = nc3pack.open(packed["gridded_sst.nc"])
+    got = ds.read("sst", start=[1, 2, 3], count=[4, 5, 6], stride=[5, 3, 2])
+    assert np.array_equal(got, full[1:20:5, 2:15:3, 3:14:2])
+    assert np.array_equal(ds.read("sst", start=[23, 0, 0]), full[23:])
+    assert np.array_equal(ds["sst"].read(count=[1, 1, 3]), full[:1, :1, :3])
+
+
+def test_char_is_s1(packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["obs_points.nc"])
+    a = ds["station_id"][0:3]
+    assert a.dtype == np.dtype("S1") and a.shape == (3, 8)
+
+
+def test_bad_arguments(packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["gridded_sst.nc"])
+    with pytest.raises(KeyError):
+        ds.read("no_such_variable")
+    with pytest.raises(ValueError, match="beyond its length"):
+        ds.read("sst", start=[0, 0, 0], count=[25, 1, 1])
+    with pytest.raises(ValueError):
+        ds.read("sst", start=[-1, 0, 0])
+    with pytest.raises(ValueError):
+        ds.read("sst", start=[0, 0])
+    with pytest.raises(ValueError):
+        ds.set_cache_budget(-1)
+
+
+def test_open_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        nc3pack.open(tmp_path / "missing.nc3z")
+    with pytest.raises(nc3pack.ArchiveError, match="not a netCDF-3 file"):
+        nc3pack.open(SAMPLES / "bad" / "text_file.nc")
+    with pytest.raises(nc3pack.ArchiveError, match="damaged archive"):
+        nc3pack.open(SAMPLES / "bad" / "archives" / "index_bit_flip.nc3z")
+
+
+def test_cache(packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["gridded_sst.nc"], cache_budget=1 << 30)
+    assert ds.cache_stats()["budget"] == 1 << 30
+    ds["sst"][0, 0, 0]
+    s = ds.cache_stats()
+    assert (s["misses"], s["hits"], s["entries"]) == (1, 0, 1)
+    ds["sst"][0, 0, 1]
+    assert ds.cache_stats()["hits"] == 1
+    ds.set_cache_budget(0)
+    assert ds.cache_stats()["entries"] == 0
+    ds.clear_cache()
+    assert ds.cache_stats()["misses"] == 0
+    plain = nc3pack.open(SAMPLES / "gridded_sst.nc")
+    plain["sst"][0, 0, 0]
+    assert plain.cache_stats()["misses"] == 0
+
+
+def test_threads_match_serial(packed: dict[str, Path]) -> None:
+    """Many threads reading one archive (small cache: blocks are evicted and decoded again
+    while other threads read) give what one thread reads."""
+    ds = nc3pack.open(packed["obs_points.nc"], cache_budget=3 << 20)
+    rng = np.random.default_rng(12)
+    jobs = []
+    for _ in range(200):
+        name = rng.choice(["temp", "time", "station_id", "quality_flag", "obs_time"])
+        n = ds[name].shape[0]
+        a = int(rng.integers(0, n))
+        b = int(rng.integers(a, min(n, a + 5000))) + 1
+        jobs.append((str(name), a, b))
+    serial = [ds[name][a:b] for name, a, b in jobs]
+    ds.clear_cache()
+    with ThreadPoolExecutor(8) as pool:
+        parallel = list(pool.map(lambda j: ds[j[0]][j[1] : j[2]], jobs))
+    for s, p in zip(serial, parallel):
+        assert np.array_equal(s, p)
+    assert ds.cache_stats()["misses"] > 0
+
+
+def test_pickle_and_close(packed: dict[str, Path]) -> None:
+    ds = nc3pack.open(packed["gridded_sst.nc"])
+    again = pickle.loads(pickle.dumps(ds))
+    assert np.array_equal(again["lat"][:], ds["lat"][:])
+    ds.close()
+    with pytest.raises(ValueError, match="closed"):
+        ds["lat"][:]
+
+
+def test_pack_unpack_roundtrip(tmp_path: Path) -> None:
+    src = SAMPLES / "classic_records.nc"
+    for i, opts in enumerate(
+        [
+            {},
+            {"level": "max"},
+            {"level": 5, "codec": "deflate", "block_size": "64KiB", "threads": 1},
+            {"codec": "none", "block_size": 4096, "filter": "shuffle"},
+        ]
+    ):
+        arc = tmp_path / f"{i}.nc3z"
+        r = nc3pack.pack(src, arc, **opts)
+        assert r.input_bytes == src.stat().st_size == nc3pack.info(arc)["file_bytes"]
+        assert r.output_bytes == arc.stat().st_size and r.ratio > 0
+        back = tmp_path / f"{i}.nc"
+        assert nc3pack.unpack(arc, back) == src.stat().st_size
+        assert filecmp.cmp(src, back, shallow=False)
+
+
+def test_pack_errors(tmp_path: Path) -> None:
+    src = SAMPLES / "classic_records.nc"
+    dst = tmp_path / "out.nc3z"
+    for bad in [
+        {"level": "fastest"},
+        {"level": True},
+        {"codec": "lz4"},
+        {"filter": "zip"},
+        {"block_size": "1 parsec"},
+        {"block_size": 0},
+        {"block_size": 4},
+        {"block_size": 1 << 40},
+        {"threads": 0},
+        {"level": 99},
+    ]:
+        with pytest.raises(ValueError):
+            nc3pack.pack(src, dst, **bad)
+        assert not dst.exists()
+    nc3pack.pack(src, dst)
+    with pytest.raises(FileExistsError, match="output exists"):
+        nc3pack.pack(src, dst)
+    nc3pack.pack(src, dst, force=True)
+    with pytest.raises(FileNotFoundError):
+        nc3pack.pack(tmp_path / "missing.nc", tmp_path / "x.nc3z")
+    with pytest.raises(nc3pack.ArchiveError, match="HDF5"):
+        nc3pack.pack(SAMPLES / "bad" / "hdf5.nc", tmp_path / "x.nc3z")
+    assert not (tmp_path / "x.nc3z").exists()
+
+
+def test_verify(packed: dict[str, Path]) -> None:
+    r = nc3pack.verify(packed["gridded_sst.nc"], against=SAMPLES / "gridded_sst.nc")
+    assert r.intact and r.hash_checked and r.original_matches and r.blocks > 0
+    with pytest.raises(nc3pack.ArchiveError) as e:
+        nc3pack.verify(packed["gridded_sst.nc"], against=SAMPLES / "scalars.nc")
+    assert e.value.result.original_matches is False  # type: ignore[attr-defined]
+    with pytest.raises(nc3pack.ArchiveError, match="block") as e:
+        nc3pack.verify(SAMPLES / "bad" / "archives" / "payload_bit_flip.nc3z")
+    damage = e.value.damage  # type: ignore[attr-defined]
+    assert damage and damage[0].part == "block" and damage[0].variable is not None
+
+
+def test_info_is_cli_json(packed: dict[str, Path]) -> None:
+    tool = cli()
+    if tool is None:
+        pytest.skip("the nc3pack CLI is not built")
+    for path in [packed["cdf5_types.nc"], SAMPLES / "attrs_all_types.nc"]:
+        out = subprocess.run(
+            [str(tool), "info", "--json", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        ).stdout
+        assert nc3pack.info(path) == json.loads(out)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# All of nc3pack's tests, in one command: the Rust tests (cargo test), then the Python
+# package built from python/ into a virtual environment and its pytest suite (the package
+# against netCDF4-python, the xarray backend against xarray's netcdf4 engine, dask).
+#
+# Usage: scripts/test.sh [CARGO TEST ARGS...]
+#
+# Needs only Rust (cargo) and Python >= 3.9 with its venv module; pip fetches the Python
+# dependencies into the environment (so system pip restrictions, PEP 668, do not apply).
+#
+# Environment:
+#   NC3PACK_VENV   the virtual environment (default: target/pyvenv; created if missing)
+#   PYTHON         interpreter to create it with (default: python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== Rust tests"
+cargo test --locked "$@"
+
+venv=${NC3PACK_VENV:-target/pyvenv}
+python=${PYTHON:-python3}
+echo "== Python package into $venv"
+if [[ ! -x $venv/bin/python ]]; then
+    "$python" -m venv "$venv" || {
+        echo "scripts/test.sh: '$python -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)" >&2
+        exit 1
+    }
+fi
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q pytest numpy xarray netCDF4 "dask[array]" distributed
+# Not editable: the tests run against the package as users install it.
+"$venv/bin/python" -m pip install -q --force-reinstall --no-deps ./python
+
+echo "== Python tests"
+# Run from python/tests' parent with the pytest script (not `python -m pytest` in python/),
+# so that `import nc3pack` finds the installed package, not the source directory. pytest
+# exits 5 when it collects no tests: that fails this script like any other failure.
+"$venv/bin/pytest" -q -p no:cacheprovider python/tests
