@@ -13,7 +13,7 @@
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::archive::{stream_name, Archive};
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{io_err, spawn_err, ArchiveError, Error, Result};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
@@ -93,26 +93,22 @@ fn read_front(
     path: &Path,
     len: u64,
 ) -> Result<(Lead, Vec<u8>, Header, Layout, u64)> {
-    let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
+    let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
         path: path.to_path_buf(),
         part,
         offset,
-        what,
+        source,
     };
     let (lead, hb, header, start) = crate::archive::read_front(r, path, len)?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
-        .map_err(|w| bad("lead", 24, w))?;
+        .map_err(|e| bad("lead", 24, ArchiveError::Layout(Box::new(e))))?;
     // The lead is untrusted: bound the index a repair would build (16 bytes a block).
     let blocks: u64 = streams(&layout, lead.block_size)
         .iter()
         .map(Stream::blocks)
         .sum();
     if blocks > len.max(MAX_REPAIR_BLOCKS) {
-        return Err(bad(
-            "lead",
-            16,
-            format!("it declares {blocks} blocks, more than a {len}-byte archive can hold or a repair will index"),
-        ));
+        return Err(bad("lead", 16, ArchiveError::TooManyBlocks { blocks, len }));
     }
     Ok((lead, hb, header, layout, start))
 }
@@ -239,26 +235,30 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
     let f = crate::io::open_seekable(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
+    // Damage from the error's variant: the part, block and offset it names, and its cause.
     let to_damage = |e: Error| match e {
         Error::Archive {
-            part, offset, what, ..
+            part,
+            offset,
+            source,
+            ..
         } => Damage {
             part,
             block: None,
             offset,
-            what,
+            what: source.to_string(),
         },
         Error::Block {
             var,
             block,
             offset,
-            what,
+            source,
             ..
         } => Damage {
             part: "block",
             block: Some((var, block)),
             offset,
-            what,
+            what: source.to_string(),
         },
         other => Damage {
             part: "archive",
@@ -436,8 +436,8 @@ fn verify_open<R: ReadAt>(
                     a.original_hash()
                 ),
             }),
-            // Not damage: the check could not run.
-            Err(e @ Error::Thread { .. }) => return Err(e),
+            // Not damage: the check could not run, or nc3pack has a bug.
+            Err(e @ (Error::Thread { .. } | Error::Internal(_))) => return Err(e),
             Err(e) => report.damage.push(to_damage(e)),
         }
     }
@@ -664,11 +664,12 @@ pub fn scanned_constants(
         payload.resize(h.stored_len as usize, 0);
         r.read_exact_at(&mut payload, off + FRAME_HEADER_LEN as u64)?;
         let runs = crate::codec::decode_payload(&h, &payload, &mut table)
+            .map_err(crate::error::ConstantsError::from)
             .and_then(|()| ConstantRun::decode_all(&table));
         let runs = match runs {
             Ok(runs) => runs,
-            Err(w) => {
-                bad(w);
+            Err(e) => {
+                bad(e.to_string());
                 continue;
             }
         };

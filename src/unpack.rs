@@ -8,7 +8,7 @@
 //! it is renamed into place.
 
 use crate::archive::Archive;
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{RecordPattern, Target, Walk};
 use crate::parallel::{spawn_scoped, SpawnError};
@@ -74,19 +74,14 @@ fn open_complete(input: &Path) -> Result<Archive<std::fs::File>> {
     let archive = Archive::open(input)?;
     let lost = archive.lost_blocks();
     if let Some(&(s, b)) = lost.first() {
-        let more = if lost.len() > 1 {
-            format!(" and {} more", lost.len() - 1)
-        } else {
-            String::new()
-        };
         return Err(Error::Block {
             path: input.to_path_buf(),
             var: archive.stream_name(s),
             block: b,
             offset: 0,
-            what: format!(
-                "block was lost (marked by reindex){more}; the original cannot be restored exactly"
-            ),
+            source: BlockError::Unrestorable {
+                others: lost.len() - 1,
+            },
         });
     }
     Ok(archive)
