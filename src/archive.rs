@@ -565,7 +565,8 @@ impl<R: ReadAt> Archive<R> {
                 for h in handles {
                     all.extend(h.join().map_err(|_| {
                         Error::Internal(format!(
-                            "a block decoder thread panicked decoding {}",
+                            "{}: a block decoder thread panicked decoding {}",
+                            self.path.display(),
                             self.stream_name(s)
                         ))
                     })?);

@@ -873,6 +873,22 @@ pub(crate) fn spawn_err(
     }
 }
 
+/// Attaches a path to a worker thread's failure: one that could not start is
+/// [`Error::Thread`], one that panicked (a bug) [`Error::Internal`], never damage.
+pub(crate) fn worker_err(
+    path: &std::path::Path,
+) -> impl FnOnce(crate::parallel::WorkerError) -> Error + '_ {
+    move |e| match e {
+        crate::parallel::WorkerError::Spawn(source) => Error::Thread {
+            path: path.to_path_buf(),
+            source,
+        },
+        crate::parallel::WorkerError::Panicked => {
+            Error::Internal(format!("{}: a worker thread panicked", path.display()))
+        }
+    }
+}
+
 /// Attaches a path and operation to an I/O error.
 pub(crate) fn io_err<'a>(
     path: &'a std::path::Path,

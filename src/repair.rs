@@ -13,11 +13,11 @@
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::archive::{stream_name, Archive};
-use crate::error::{io_err, spawn_err, ArchiveError, Error, Result};
+use crate::error::{io_err, worker_err, ArchiveError, Error, Result};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
-use crate::parallel::SpawnError;
+use crate::parallel::WorkerError;
 use crate::streams::{streams, Stream};
 use crate::writer::Sink;
 use std::collections::HashMap;
@@ -357,10 +357,10 @@ fn verify_open<R: ReadAt>(
             if let Err(e) = r {
                 damaged.push(e);
             }
-            Ok::<(), SpawnError>(())
+            Ok::<(), WorkerError>(())
         },
     )
-    .map_err(spawn_err(a.path()))?;
+    .map_err(worker_err(a.path()))?;
     report.damage.extend(damaged.into_iter().map(to_damage));
     // 2. The frames tile the data section, from the header frame to the index.
     let mut spans: Vec<(u64, u64)> = blocks
