@@ -2,7 +2,10 @@
 
 use crate::cache::{BlockCache, CacheStats};
 use crate::codec::decode_payload;
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{
+    io_err, spawn_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError,
+    FrameError, IndexError, Result,
+};
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
@@ -65,22 +68,18 @@ impl<R: ReadAt> Archive<R> {
     /// Opens an archive from any positional reader; `path` names it in errors.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
         let len = reader.size().map_err(io_err(path, "stat"))?;
-        let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
+        let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
             path: path.to_path_buf(),
             part,
             offset,
-            what,
+            source,
         };
         let (lead, hb, header, data_start) = read_front(&reader, path, len)?;
         if data_start + FOOTER_LEN as u64 > len {
-            return Err(bad(
-                "footer",
-                len,
-                "the archive ends before its footer (truncated? try `nc3pack reindex`)".into(),
-            ));
+            return Err(bad("footer", len, FooterError::Truncated.into()));
         }
         let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
-            .map_err(|w| bad("lead", 24, format!("layout of the original file: {w}")))?;
+            .map_err(|e| bad("lead", 24, ArchiveError::Layout(Box::new(e))))?;
         let streams = streams(&layout, lead.block_size);
         let total_blocks = streams.last().map_or(0, |s| s.first_slot + s.blocks());
 
@@ -89,7 +88,7 @@ impl<R: ReadAt> Archive<R> {
         reader
             .read_exact_at(&mut fb, footer_at)
             .map_err(io_err(path, "read"))?;
-        let footer = Footer::decode(&fb).map_err(|w| bad("footer", footer_at, w))?;
+        let footer = Footer::decode(&fb).map_err(|e| bad("footer", footer_at, e.into()))?;
         // The index holds an entry per block, then one per constants frame.
         let min_len = format::index_len(total_blocks, 0);
         if footer.index_offset < data_start
@@ -99,7 +98,13 @@ impl<R: ReadAt> Archive<R> {
             return Err(bad(
                 "footer",
                 footer_at,
-                format!("index at {} of {} bytes does not fit the archive (at least {} bytes ending at {footer_at} expected)", footer.index_offset, footer.index_len, min_len.unwrap_or(u64::MAX)),
+                FooterError::IndexPlacement {
+                    index_offset: footer.index_offset,
+                    index_len: footer.index_len,
+                    min_len: min_len.unwrap_or(u64::MAX),
+                    footer_at,
+                }
+                .into(),
             ));
         }
         let mut ib = vec![0u8; footer.index_len as usize];
@@ -110,11 +115,11 @@ impl<R: ReadAt> Archive<R> {
             return Err(bad(
                 "index",
                 footer.index_offset,
-                "checksum mismatch".into(),
+                IndexError::Checksum.into(),
             ));
         }
         let (index, tables) = format::decode_index(&ib, total_blocks)
-            .map_err(|w| bad("index", footer.index_offset, w))?;
+            .map_err(|e| bad("index", footer.index_offset, e.into()))?;
         let in_data = |e: &IndexEntry, max: u64| {
             let end = e
                 .offset
@@ -126,20 +131,22 @@ impl<R: ReadAt> Archive<R> {
         for s in &streams {
             for b in 0..s.blocks() {
                 let e = &index[(s.first_slot + b) as usize];
-                let what = match e.check(s.esize) {
-                    Err(w) => w,
+                let source = match e.check(s.esize) {
+                    Err(e) => e,
                     Ok(()) if e.is_lost() || e.is_constant() || in_data(e, s.block_bytes) => {
                         continue
                     }
-                    Ok(()) => "points outside the data section".into(),
+                    Ok(()) => EntryError::OutsideData,
                 };
                 return Err(bad(
                     "index",
                     footer.index_offset,
-                    format!(
-                        "entry for block {b} of {}: {what}",
-                        stream_name(&header, s.id)
-                    ),
+                    IndexError::Entry {
+                        block: b,
+                        stream: stream_name(&header, s.id),
+                        source,
+                    }
+                    .into(),
                 ));
             }
         }
@@ -148,7 +155,7 @@ impl<R: ReadAt> Archive<R> {
             return Err(bad(
                 "index",
                 footer.index_offset,
-                format!("entry for constants frame {k} points outside the data section"),
+                IndexError::ConstantsFrameOutside { k }.into(),
             ));
         }
         Ok(Archive {
@@ -277,21 +284,21 @@ impl<R: ReadAt> Archive<R> {
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
     pub fn constant_runs(&self, k: usize) -> Result<Vec<format::ConstantRun>> {
-        let bad = |what: String| Error::Archive {
+        let bad = |e: ConstantsError| Error::Archive {
             path: self.path.clone(),
             part: "constants frame",
             offset: self.tables.get(k).map_or(0, |e| e.offset),
-            what,
+            source: e.into(),
         };
         let e = *self
             .tables
             .get(k)
-            .ok_or_else(|| bad(format!("there is no constants frame {k}")))?;
+            .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }))?;
         let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
-        let h = FrameHeader::decode(&buf).map_err(bad)?;
+        let h = FrameHeader::decode(&buf).map_err(|e| bad(e.into()))?;
         let max = format::MAX_RUNS_PER_FRAME * format::RUN_LEN;
         if h.var != format::CONSTANTS_ID
             || h.block != k as u64
@@ -300,13 +307,20 @@ impl<R: ReadAt> Archive<R> {
             || h.filter != format::Filter::None
             || h.decoded_len as usize > max
         {
-            return Err(bad(format!(
-                "frame says stream {} block {} ({} bytes stored, {} decoded, codec {}), the index expects constants frame {k} ({} stored, at most {max} decoded, codec {})",
-                h.var, h.block, h.stored_len, h.decoded_len, h.codec.name(), e.stored_len, e.codec.name()
-            )));
+            return Err(bad(ConstantsError::Mismatch {
+                stream: h.var,
+                block: h.block,
+                stored: h.stored_len,
+                decoded: h.decoded_len,
+                codec: h.codec,
+                k,
+                expect_stored: e.stored_len,
+                max,
+                expect_codec: e.codec,
+            }));
         }
         let mut table = Vec::new();
-        decode_payload(&h, &buf[FRAME_HEADER_LEN..], &mut table).map_err(bad)?;
+        decode_payload(&h, &buf[FRAME_HEADER_LEN..], &mut table).map_err(|e| bad(e.into()))?;
         format::ConstantRun::decode_all(&table).map_err(bad)
     }
 
@@ -333,7 +347,7 @@ impl<R: ReadAt> Archive<R> {
     pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
         let e = *self.entry(s, b);
         if e.is_lost() {
-            return Err(self.block_error(s, b, "block was lost (marked by reindex)".into()));
+            return Err(self.block_error(s, b, BlockError::Lost));
         }
         if e.is_constant() {
             // No frame: the index entry is the block (checked when the archive was opened).
@@ -345,7 +359,7 @@ impl<R: ReadAt> Archive<R> {
             .map_err(io_err(&self.path, "read"))?;
         let h = self.check_frame_header(s, b, &buf)?;
         if format::crc(&buf[FRAME_HEADER_LEN..]) != h.payload_crc {
-            return Err(self.block_error(s, b, "payload checksum mismatch".into()));
+            return Err(self.block_error(s, b, FrameError::PayloadChecksum.into()));
         }
         Ok(())
     }
@@ -376,7 +390,7 @@ impl<R: ReadAt> Archive<R> {
         self.threads = crate::parallel::bound_threads(threads);
     }
 
-    fn block_error(&self, s: usize, b: u64, what: String) -> Error {
+    fn block_error(&self, s: usize, b: u64, source: BlockError) -> Error {
         Error::Block {
             path: self.path.clone(),
             var: stream_name(&self.header, self.streams[s].id),
@@ -384,7 +398,7 @@ impl<R: ReadAt> Archive<R> {
             offset: Some(self.entry(s, b))
                 .filter(|e| !e.is_constant())
                 .map_or(0, |e| e.offset),
-            what,
+            source,
         }
     }
 
@@ -393,7 +407,7 @@ impl<R: ReadAt> Archive<R> {
     pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
         let e = *self.entry(s, b);
         if e.is_lost() {
-            return Err(self.block_error(s, b, "block was lost (marked by reindex)".into()));
+            return Err(self.block_error(s, b, BlockError::Lost));
         }
         if e.is_constant() {
             return Ok(self.constant_block(s, b));
@@ -423,9 +437,9 @@ impl<R: ReadAt> Archive<R> {
     fn check_frame_header(&self, s: usize, b: u64, frame: &[u8]) -> Result<FrameHeader> {
         let st = &self.streams[s];
         let e = self.entry(s, b);
-        let err = |what: String| self.block_error(s, b, what);
+        let err = |e: BlockError| self.block_error(s, b, e);
         let expect_len = self.block_len(s, b);
-        let h = FrameHeader::decode(frame).map_err(err)?;
+        let h = FrameHeader::decode(frame).map_err(|e| err(e.into()))?;
         if h.var != st.id
             || h.block != b
             || h.stored_len != e.stored_len
@@ -433,16 +447,22 @@ impl<R: ReadAt> Archive<R> {
             || h.codec != e.codec
             || h.filter != e.filter
         {
-            return Err(err(format!(
-                "frame says variable id {} block {} ({} bytes stored, {} decoded), index expects id {} block {b} ({} stored, {expect_len} decoded)",
-                h.var, h.block, h.stored_len, h.decoded_len, st.id, e.stored_len
-            )));
+            return Err(err(BlockError::Mismatch {
+                id: h.var,
+                block: h.block,
+                stored: h.stored_len,
+                decoded: h.decoded_len,
+                expect_id: st.id,
+                expect_block: b,
+                expect_stored: e.stored_len,
+                expect_decoded: expect_len,
+            }));
         }
         if usize::from(h.esize) != st.esize {
-            return Err(err(format!(
-                "frame says element size {}, the stream's is {}",
-                h.esize, st.esize
-            )));
+            return Err(err(BlockError::ElementSize {
+                frame: h.esize,
+                stream: st.esize,
+            }));
         }
         Ok(h)
     }
@@ -452,15 +472,19 @@ impl<R: ReadAt> Archive<R> {
         let h = self.check_frame_header(s, b, frame)?;
         let mut out = Vec::new();
         decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out)
-            .map_err(|w| self.block_error(s, b, w))?;
+            .map_err(|e| self.block_error(s, b, e.into()))?;
         Ok(out)
     }
 
     /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
     pub fn block(&self, s: usize, b: u64) -> Result<Arc<Vec<u8>>> {
         let mut got = self.fetch(s, &[b])?;
-        got.pop()
-            .ok_or_else(|| self.block_error(s, b, "block was not decoded".into()))
+        got.pop().ok_or_else(|| {
+            Error::Internal(format!(
+                "block {b} of {} was not fetched",
+                self.stream_name(s)
+            ))
+        })
     }
 
     /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the
@@ -490,11 +514,7 @@ impl<R: ReadAt> Archive<R> {
             for &i in &missing {
                 let e = self.entry(s, blocks[i]);
                 if e.is_lost() {
-                    return Err(self.block_error(
-                        s,
-                        blocks[i],
-                        "block was lost (marked by reindex)".into(),
-                    ));
+                    return Err(self.block_error(s, blocks[i], BlockError::Lost));
                 }
                 let frame_len = FRAME_HEADER_LEN as u64 + u64::from(e.stored_len);
                 match groups.last_mut() {
@@ -540,12 +560,18 @@ impl<R: ReadAt> Archive<R> {
                     })
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(spawn_err(&self.path))?;
-                Ok::<_, Error>(
-                    handles
-                        .into_iter()
-                        .flat_map(|h| h.join().unwrap_or_default())
-                        .collect(),
-                )
+                // A decoder that panicked is a bug in nc3pack, not damage: say so.
+                let mut all = Vec::with_capacity(frames.len());
+                for h in handles {
+                    all.extend(h.join().map_err(|_| {
+                        Error::Internal(format!(
+                            "{}: a block decoder thread panicked decoding {}",
+                            self.path.display(),
+                            self.stream_name(s)
+                        ))
+                    })?);
+                }
+                Ok::<_, Error>(all)
             })?;
             for r in decoded {
                 let (i, d) = r?;
@@ -557,7 +583,13 @@ impl<R: ReadAt> Archive<R> {
         got.into_iter()
             .enumerate()
             .map(|(i, g)| {
-                g.ok_or_else(|| self.block_error(s, blocks[i], "block was not decoded".into()))
+                g.ok_or_else(|| {
+                    Error::Internal(format!(
+                        "block {} of {} was not decoded",
+                        blocks[i],
+                        self.stream_name(s)
+                    ))
+                })
             })
             .collect()
     }
@@ -586,9 +618,7 @@ impl<R: ReadAt> Archive<R> {
             let to = end.min(b * bb + block.len() as u64) - b * bb;
             match block.get(from as usize..to as usize) {
                 Some(part) => enc.extend_from_slice(part),
-                None => {
-                    return Err(self.block_error(sh, b, "block is shorter than the layout".into()))
-                }
+                None => return Err(self.block_error(sh, b, BlockError::Short)),
             }
         }
         let mut out = Vec::with_capacity(enc.len());
@@ -690,18 +720,14 @@ pub(crate) fn read_front<R: ReadAt>(
     path: &Path,
     len: u64,
 ) -> Result<(Lead, Vec<u8>, Header, u64)> {
-    let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
+    let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
         path: path.to_path_buf(),
         part,
         offset,
-        what,
+        source,
     };
     if len < (LEAD_LEN + FRAME_HEADER_LEN) as u64 {
-        return Err(bad(
-            "lead",
-            0,
-            format!("file is only {len} bytes long, too short for an archive"),
-        ));
+        return Err(bad("lead", 0, ArchiveError::TooShort { len }));
     }
     let mut front = [0u8; LEAD_LEN + FRAME_HEADER_LEN];
     reader
@@ -714,27 +740,27 @@ pub(crate) fn read_front<R: ReadAt>(
         return Err(bad(
             "netCDF header",
             at,
-            format!(
-                "frame of {} bytes does not fit in the {len}-byte archive",
-                h.stored_len
-            ),
+            ArchiveError::HeaderFrameTooLong {
+                stored: h.stored_len,
+                len,
+            },
         ));
     }
     let mut payload = vec![0u8; h.stored_len as usize];
     reader
         .read_exact_at(&mut payload, at + FRAME_HEADER_LEN as u64)
         .map_err(io_err(path, "read"))?;
-    let hb = decode_header_payload(&h, &payload).map_err(|w| bad("netCDF header", at, w))?;
+    let hb = decode_header_payload(&h, &payload).map_err(|e| bad("netCDF header", at, e.into()))?;
     let header =
-        Header::parse(&hb, lead.header_len).map_err(|e| bad("netCDF header", at, e.to_string()))?;
+        Header::parse(&hb, lead.header_len).map_err(|e| bad("netCDF header", at, e.into()))?;
     if header.len != lead.header_len {
         return Err(bad(
             "netCDF header",
             at,
-            format!(
-                "header parses to {} bytes, the lead says {}",
-                header.len, lead.header_len
-            ),
+            ArchiveError::HeaderLength {
+                parsed: header.len,
+                lead: lead.header_len,
+            },
         ));
     }
     Ok((lead, hb, header, end))
@@ -744,7 +770,10 @@ pub(crate) fn read_front<R: ReadAt>(
 /// against the lead, so at most [`format::MAX_HEADER_LEN`]), allocated fallibly: a header the
 /// machine has no memory for is an error, not an abort. zstd decodes into that buffer and stops
 /// at its end, so no frame content makes it grow.
-fn decode_header_payload(h: &FrameHeader, payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
+fn decode_header_payload(
+    h: &FrameHeader,
+    payload: &[u8],
+) -> std::result::Result<Vec<u8>, FrameError> {
     let n = h.decoded_len as usize;
     if h.filter != format::Filter::None
         || !matches!(h.codec, format::Codec::Zstd | format::Codec::None)
@@ -755,28 +784,29 @@ fn decode_header_payload(h: &FrameHeader, payload: &[u8]) -> std::result::Result
         return Ok(out);
     }
     if crate::format::crc(payload) != h.payload_crc {
-        return Err("payload checksum mismatch".into());
+        return Err(FrameError::PayloadChecksum);
     }
     let mut out = Vec::new();
     out.try_reserve_exact(n)
-        .map_err(|_| format!("cannot allocate {n} bytes of memory for the header"))?;
+        .map_err(|_| FrameError::HeaderNoMemory { len: h.decoded_len })?;
+    let zstd_err = |e: std::io::Error| FrameError::Zstd(e.to_string());
     match h.codec {
         format::Codec::None if payload.len() == n => out.extend_from_slice(payload),
         format::Codec::None => {
-            return Err(format!(
-                "raw payload is {} bytes, the frame says {n} decoded",
-                payload.len()
-            ))
+            return Err(FrameError::RawLength {
+                got: payload.len(),
+                decoded: h.decoded_len,
+            })
         }
         _ => {
-            let mut d = zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?;
+            let mut d = zstd::bulk::Decompressor::new().map_err(zstd_err)?;
             d.decompress_to_buffer(payload, &mut out)
-                .map_err(|e| format!("zstd: {e}"))?;
+                .map_err(zstd_err)?;
             if out.len() != n {
-                return Err(format!(
-                    "decoded to {} bytes, the frame says {n}",
-                    out.len()
-                ));
+                return Err(FrameError::DecodedLength {
+                    got: out.len(),
+                    decoded: h.decoded_len,
+                });
             }
         }
     }
@@ -789,21 +819,22 @@ fn decode_header_payload(h: &FrameHeader, payload: &[u8]) -> std::result::Result
 /// front a reader refuses.
 pub(crate) fn check_front(
     front: &[u8],
-) -> std::result::Result<(Lead, FrameHeader), (&'static str, u64, String)> {
-    let lead = Lead::decode(front).map_err(|w| ("lead", 0, w))?;
+) -> std::result::Result<(Lead, FrameHeader), (&'static str, u64, ArchiveError)> {
+    let lead = Lead::decode(front).map_err(|e| ("lead", 0, e.into()))?;
     let at = LEAD_LEN as u64;
     let fh = front
         .get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)
         .unwrap_or(&[]);
-    let h = FrameHeader::decode(fh).map_err(|w| ("netCDF header", at, w))?;
+    let h = FrameHeader::decode(fh).map_err(|e| ("netCDF header", at, e.into()))?;
     if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
         return Err((
             "netCDF header",
             at,
-            format!(
-                "frame is stream {} of {} bytes, not the header of {} bytes the lead declares",
-                h.var, h.decoded_len, lead.header_len
-            ),
+            ArchiveError::NotHeaderFrame {
+                stream: h.var,
+                decoded: h.decoded_len,
+                header_len: lead.header_len,
+            },
         ));
     }
     Ok((lead, h))
@@ -856,7 +887,16 @@ mod tests {
         };
         let (part, at, what) = check_front(&front(&lead, h)).unwrap_err();
         assert_eq!((part, at), ("lead", 0));
-        assert!(what.contains("1073741824 bytes (1 GiB)"), "{what}");
+        assert_eq!(
+            what,
+            ArchiveError::Lead(crate::error::LeadError::HeaderTooLong {
+                header_len: lead.header_len
+            })
+        );
+        assert!(
+            what.to_string().contains("1073741824 bytes (1 GiB)"),
+            "{what}"
+        );
         let ok = Lead {
             header_len: 32,
             ..lead
@@ -864,6 +904,13 @@ mod tests {
         assert_eq!(check_front(&front(&ok, 32)).unwrap().0, ok);
         let (part, _, what) = check_front(&front(&ok, 33)).unwrap_err();
         assert_eq!(part, "netCDF header");
-        assert!(what.contains("33 bytes"), "{what}");
+        assert_eq!(
+            what,
+            ArchiveError::NotHeaderFrame {
+                stream: format::HEADER_ID,
+                decoded: 33,
+                header_len: 32
+            }
+        );
     }
 }

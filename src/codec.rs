@@ -4,6 +4,7 @@
 //! result is not smaller than the input, the block is stored raw (codec `none`, filter `none`),
 //! so a stored payload is never larger than the block.
 
+use crate::error::{CodecError, FrameError};
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 /// Byte-shuffles `src` (elements of `esize` bytes) into `dst`: the first byte of every element,
@@ -112,8 +113,12 @@ pub fn max_level(codec: Codec) -> i32 {
     }
 }
 
-/// Checks a level for a codec; the error names the valid range.
-pub fn check_level(codec: Codec, level: i32) -> Result<(), String> {
+/// Checks a level for a codec.
+///
+/// # Errors
+///
+/// [`CodecError::Level`], naming the valid range.
+pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
     let range = match codec {
         Codec::Zstd => -7..=22,
         Codec::Deflate => 0..=9,
@@ -122,12 +127,12 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), String> {
     if range.contains(&level) {
         Ok(())
     } else {
-        Err(format!(
-            "level {level} is outside {}..={} for codec {}",
-            range.start(),
-            range.end(),
-            codec.name()
-        ))
+        Err(CodecError::Level {
+            codec,
+            level,
+            min: *range.start(),
+            max: *range.end(),
+        })
     }
 }
 
@@ -429,14 +434,19 @@ pub struct Encoder {
 impl Encoder {
     /// An encoder for `codec` at `level` choosing filters by `mode`; a `thorough` encoder judges
     /// filters on whole blocks (slower, for the `max` preset).
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError::Level`] for a level outside the codec's range, [`CodecError::Zstd`] when
+    /// zstd cannot make a context.
     pub fn new(
         codec: Codec,
         level: i32,
         mode: FilterMode,
         thorough: bool,
-    ) -> Result<Encoder, String> {
+    ) -> Result<Encoder, CodecError> {
         check_level(codec, level)?;
-        let ctx = |l| zstd::bulk::Compressor::new(l).map_err(|e| format!("zstd: {e}"));
+        let ctx = |l| zstd::bulk::Compressor::new(l).map_err(|e| CodecError::Zstd(e.to_string()));
         Ok(Encoder {
             codec,
             level,
@@ -476,10 +486,14 @@ impl Encoder {
     /// decode_payload(&h, &frame[36..], &mut back).unwrap();
     /// assert_eq!(back, noise);
     /// ```
-    pub fn fast_blocks(mut self, on: bool) -> Result<Encoder, String> {
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError::Zstd`] when zstd cannot make the level 1 context.
+    pub fn fast_blocks(mut self, on: bool) -> Result<Encoder, CodecError> {
         self.fast =
             if on && self.codec == Codec::Zstd && self.mode == FilterMode::Auto && !self.thorough {
-                Some(zstd::bulk::Compressor::new(1).map_err(|e| format!("zstd: {e}"))?)
+                Some(zstd::bulk::Compressor::new(1).map_err(|e| CodecError::Zstd(e.to_string()))?)
             } else {
                 None
             };
@@ -646,44 +660,56 @@ fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut Vec<u8>) -
     }
 }
 
-/// Checks a frame payload's CRC and decodes it into `out` (replacing its contents); the error
-/// says what is wrong. `out` never grows beyond `h.decoded_len` bytes.
-pub fn decode_payload(h: &FrameHeader, payload: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+/// Checks a frame payload's CRC and decodes it into `out` (replacing its contents). `out` never
+/// grows beyond `h.decoded_len` bytes.
+///
+/// # Errors
+///
+/// A [`FrameError`] saying what is wrong with the payload.
+pub fn decode_payload(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), FrameError> {
     if payload.len() != h.stored_len as usize {
-        return Err(format!(
-            "payload is {} bytes, the frame says {}",
-            payload.len(),
-            h.stored_len
-        ));
+        return Err(FrameError::PayloadLength {
+            got: payload.len(),
+            stored: h.stored_len,
+        });
     }
     if crc(payload) != h.payload_crc {
-        return Err("payload checksum mismatch".into());
+        return Err(FrameError::PayloadChecksum);
     }
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
         Codec::None => {
             if payload.len() != n {
-                return Err(format!(
-                    "raw payload is {} bytes, the frame says {n} decoded",
-                    payload.len()
-                ));
+                return Err(FrameError::RawLength {
+                    got: payload.len(),
+                    decoded: h.decoded_len,
+                });
             }
             payload.to_vec()
         }
         Codec::Constant => {
             let e = usize::from(h.esize);
             if e == 0 || payload.len() != e || !n.is_multiple_of(e) {
-                return Err(format!(
-                    "constant block of {n} bytes with a {}-byte value and element size {e}",
-                    payload.len()
-                ));
+                return Err(FrameError::Constant {
+                    decoded: h.decoded_len,
+                    value_len: payload.len(),
+                    esize: h.esize,
+                });
             }
             payload.repeat(n / e)
         }
         Codec::Zstd => {
-            let d = zstd::bulk::decompress(payload, n).map_err(|e| format!("zstd: {e}"))?;
+            let d =
+                zstd::bulk::decompress(payload, n).map_err(|e| FrameError::Zstd(e.to_string()))?;
             if d.len() != n {
-                return Err(format!("decoded to {} bytes, the frame says {n}", d.len()));
+                return Err(FrameError::DecodedLength {
+                    got: d.len(),
+                    decoded: h.decoded_len,
+                });
             }
             d
         }
@@ -692,14 +718,14 @@ pub fn decode_payload(h: &FrameHeader, payload: &[u8], out: &mut Vec<u8>) -> Res
             let mut d = Vec::with_capacity(n);
             let st = dec
                 .decompress_vec(payload, &mut d, flate2::FlushDecompress::Finish)
-                .map_err(|e| format!("deflate: {e}"))?;
+                .map_err(|e| FrameError::Deflate(e.to_string()))?;
             if st != flate2::Status::StreamEnd
                 || d.len() != n
                 || dec.total_in() != payload.len() as u64
             {
-                return Err(format!(
-                    "deflate stream does not decode to exactly {n} bytes"
-                ));
+                return Err(FrameError::DeflateLength {
+                    decoded: h.decoded_len,
+                });
             }
             d
         }
@@ -710,9 +736,10 @@ pub fn decode_payload(h: &FrameHeader, payload: &[u8], out: &mut Vec<u8>) -> Res
     }
     let esize = usize::from(h.esize);
     if esize == 0 || !n.is_multiple_of(esize) {
-        return Err(format!(
-            "filter element size {esize} does not divide the block length {n}"
-        ));
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
     }
     undo_filter(h.filter, &decoded, esize, out);
     Ok(())
@@ -917,14 +944,21 @@ mod tests {
         let mut payload = frame[FRAME_HEADER_LEN..].to_vec();
         payload[0] ^= 1;
         let mut out = Vec::new();
-        assert!(decode_payload(&h, &payload, &mut out)
-            .unwrap_err()
-            .contains("checksum"));
+        assert_eq!(
+            decode_payload(&h, &payload, &mut out),
+            Err(FrameError::PayloadChecksum)
+        );
         // A frame that lies about its decoded length, with a matching CRC.
         let mut lying = h;
         lying.decoded_len = 999;
         let e = decode_payload(&lying, &frame[FRAME_HEADER_LEN..], &mut out).unwrap_err();
-        assert!(e.contains("zstd") || e.contains("999"), "{e}");
+        assert!(
+            matches!(
+                e,
+                FrameError::Zstd(_) | FrameError::DecodedLength { decoded: 999, .. }
+            ),
+            "{e}"
+        );
     }
 
     /// The zstd level a frame was compressed at, told by recompressing its filtered block at

@@ -67,6 +67,8 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// Smallest block size an archive may declare: the largest element size.
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
+use crate::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
+
 /// CRC32C of `b`.
 pub fn crc(b: &[u8]) -> u32 {
     crc32c::crc32c(b)
@@ -214,30 +216,32 @@ impl Lead {
         b
     }
 
-    /// Decodes and checks a lead; the error says what is wrong.
-    pub fn decode(b: &[u8]) -> Result<Lead, String> {
+    /// Decodes and checks a lead.
+    ///
+    /// # Errors
+    ///
+    /// A [`LeadError`] saying what is wrong.
+    pub fn decode(b: &[u8]) -> Result<Lead, LeadError> {
         if b.len() < LEAD_LEN {
-            return Err(format!(
-                "file is only {} bytes long, shorter than the {LEAD_LEN}-byte lead",
-                b.len()
-            ));
+            return Err(LeadError::TooShort { len: b.len() });
         }
         if b[0..8] != LEAD_MAGIC {
-            return Err("bad magic: not an nc3pack archive".into());
+            return Err(LeadError::Magic);
         }
         let stored = u32_at(b, 60);
         if crc(&b[..60]) != stored {
-            return Err("checksum mismatch".into());
+            return Err(LeadError::Checksum);
         }
         let major = u16_at(b, 8);
         if major != VERSION_MAJOR {
-            return Err(format!(
-                "format version {major}.{} is not supported (this nc3pack reads {VERSION_MAJOR}.x)",
-                u16_at(b, 10)
-            ));
+            return Err(LeadError::Version {
+                major,
+                minor: u16_at(b, 10),
+            });
         }
-        if u32_at(b, 12) != 0 {
-            return Err("reserved flags are not zero".into());
+        let flags = u32_at(b, 12);
+        if flags != 0 {
+            return Err(LeadError::Flags { flags });
         }
         let lead = Lead {
             file_len: u64_at(b, 16),
@@ -247,23 +251,20 @@ impl Lead {
             hash: u128::from_le_bytes(b[44..60].try_into().unwrap_or([0; 16])),
         };
         if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&lead.block_size) {
-            return Err(format!(
-                "block size {} is outside {MIN_BLOCK_SIZE}..={MAX_BLOCK_SIZE}",
-                lead.block_size
-            ));
+            return Err(LeadError::BlockSize {
+                block_size: lead.block_size,
+            });
         }
         if lead.header_len > MAX_HEADER_LEN {
-            return Err(format!(
-                "header length {} exceeds {MAX_HEADER_LEN} bytes (1 GiB), the largest header an \
-                 archive may carry",
-                lead.header_len
-            ));
+            return Err(LeadError::HeaderTooLong {
+                header_len: lead.header_len,
+            });
         }
         if lead.header_len > lead.file_len {
-            return Err(format!(
-                "header length {} exceeds the original file length {}",
-                lead.header_len, lead.file_len
-            ));
+            return Err(LeadError::HeaderPastFile {
+                header_len: lead.header_len,
+                file_len: lead.file_len,
+            });
         }
         Ok(lead)
     }
@@ -318,19 +319,22 @@ impl FrameHeader {
 
     /// Decodes and checks a frame header (magic, header CRC, codec and filter ids, and that the
     /// stored length does not exceed the decoded length).
-    pub fn decode(b: &[u8]) -> Result<FrameHeader, String> {
+    ///
+    /// # Errors
+    ///
+    /// A [`FrameError`] saying what is wrong.
+    pub fn decode(b: &[u8]) -> Result<FrameHeader, FrameError> {
         if b.len() < FRAME_HEADER_LEN {
-            return Err("frame header is cut short".into());
+            return Err(FrameError::Short);
         }
         if b[0..4] != FRAME_MAGIC {
-            return Err("no frame sync magic".into());
+            return Err(FrameError::NoMagic);
         }
         if crc(&b[..32]) != u32_at(b, 32) {
-            return Err("frame header checksum mismatch".into());
+            return Err(FrameError::HeaderChecksum);
         }
-        let codec = Codec::from_id(b[24]).ok_or_else(|| format!("unknown codec id {}", b[24]))?;
-        let filter =
-            Filter::from_id(b[25]).ok_or_else(|| format!("unknown filter id {}", b[25]))?;
+        let codec = Codec::from_id(b[24]).ok_or(FrameError::UnknownCodec { id: b[24] })?;
+        let filter = Filter::from_id(b[25]).ok_or(FrameError::UnknownFilter { id: b[25] })?;
         let h = FrameHeader {
             stored_len: u32_at(b, 4),
             decoded_len: u32_at(b, 8),
@@ -342,10 +346,10 @@ impl FrameHeader {
             payload_crc: u32_at(b, 28),
         };
         if h.stored_len > h.decoded_len {
-            return Err(format!(
-                "stored length {} exceeds decoded length {}",
-                h.stored_len, h.decoded_len
-            ));
+            return Err(FrameError::LengthMismatch {
+                stored: h.stored_len,
+                decoded: h.decoded_len,
+            });
         }
         Ok(h)
     }
@@ -385,12 +389,16 @@ impl IndexEntry {
     }
 
     /// Decodes an entry.
-    pub fn decode(b: &[u8]) -> Result<IndexEntry, String> {
+    ///
+    /// # Errors
+    ///
+    /// [`IndexError::UnknownCodec`] or [`IndexError::UnknownFilter`].
+    pub fn decode(b: &[u8]) -> Result<IndexEntry, IndexError> {
         Ok(IndexEntry {
             offset: u64_at(b, 0),
             stored_len: u32_at(b, 8),
-            codec: Codec::from_id(b[12]).ok_or_else(|| format!("unknown codec id {}", b[12]))?,
-            filter: Filter::from_id(b[13]).ok_or_else(|| format!("unknown filter id {}", b[13]))?,
+            codec: Codec::from_id(b[12]).ok_or(IndexError::UnknownCodec { id: b[12] })?,
+            filter: Filter::from_id(b[13]).ok_or(IndexError::UnknownFilter { id: b[13] })?,
             flags: u16_at(b, 14),
         })
     }
@@ -437,10 +445,14 @@ impl IndexEntry {
     /// Checks the combination of fields: flags 0, [`FLAG_LOST`] (with every other field 0) or
     /// [`FLAG_CONSTANT`] (codec constant, no filter, stored length 0, and the offset field's
     /// bytes past `esize` zero).
-    pub fn check(&self, esize: usize) -> Result<(), String> {
+    ///
+    /// # Errors
+    ///
+    /// An [`EntryError`] saying what is wrong.
+    pub fn check(&self, esize: usize) -> Result<(), EntryError> {
         match self.flags {
             0 if self.codec == Codec::Constant && self.stored_len == 0 => {
-                Err("constant block entry without the constant flag".into())
+                Err(EntryError::ConstantWithoutFlag)
             }
             0 => Ok(()),
             FLAG_LOST
@@ -460,12 +472,12 @@ impl IndexEntry {
             {
                 Ok(())
             }
-            f => Err(format!(
-                "entry with flags 0x{f:04x}, codec {}, filter {}, {} bytes stored is not valid",
-                self.codec.name(),
-                self.filter.name(),
-                self.stored_len
-            )),
+            flags => Err(EntryError::Invalid {
+                flags,
+                codec: self.codec,
+                filter: self.filter,
+                stored_len: self.stored_len,
+            }),
         }
     }
 }
@@ -506,12 +518,13 @@ impl ConstantRun {
 
     /// Decodes a constants frame's decoded payload: whole records, reserved fields 0, counts at
     /// least 1 and no run past block 2^64.
-    pub fn decode_all(b: &[u8]) -> Result<Vec<ConstantRun>, String> {
+    ///
+    /// # Errors
+    ///
+    /// [`ConstantsError::Length`] or [`ConstantsError::Record`].
+    pub fn decode_all(b: &[u8]) -> Result<Vec<ConstantRun>, ConstantsError> {
         if !b.len().is_multiple_of(RUN_LEN) {
-            return Err(format!(
-                "constants table of {} bytes is not whole {RUN_LEN}-byte records",
-                b.len()
-            ));
+            return Err(ConstantsError::Length { len: b.len() });
         }
         b.chunks_exact(RUN_LEN)
             .enumerate()
@@ -524,7 +537,7 @@ impl ConstantRun {
                 };
                 if u32_at(r, 4) != 0 || run.count == 0 || run.first.checked_add(run.count).is_none()
                 {
-                    return Err(format!("constants table record {i} is not valid"));
+                    return Err(ConstantsError::Record { index: i });
                 }
                 Ok(run)
             })
@@ -602,22 +615,28 @@ pub fn index_len(blocks: u64, tables: u64) -> Option<u64> {
 
 /// Decodes an index section of which `expected` block entries are expected: returns the block
 /// entries and the constants frames' entries.
-pub fn decode_index(b: &[u8], expected: u64) -> Result<(Vec<IndexEntry>, Vec<IndexEntry>), String> {
+///
+/// # Errors
+///
+/// An [`IndexError`] saying what is wrong.
+pub fn decode_index(
+    b: &[u8],
+    expected: u64,
+) -> Result<(Vec<IndexEntry>, Vec<IndexEntry>), IndexError> {
     if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
-        return Err("no index magic".into());
+        return Err(IndexError::NoMagic);
     }
     let tables = u32_at(b, 4);
     let n = u64_at(b, 8);
     if n != expected {
-        return Err(format!(
-            "index has {n} entries, the layout needs {expected}"
-        ));
+        return Err(IndexError::Count { found: n, expected });
     }
     if index_len(n, u64::from(tables)) != Some(b.len() as u64) {
-        return Err(format!(
-            "index length {} does not match its {n} block entries and {tables} constants frames",
-            b.len()
-        ));
+        return Err(IndexError::Length {
+            len: b.len(),
+            blocks: n,
+            tables,
+        });
     }
     let all: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
         .chunks_exact(INDEX_ENTRY_LEN)
@@ -628,12 +647,11 @@ pub fn decode_index(b: &[u8], expected: u64) -> Result<(Vec<IndexEntry>, Vec<Ind
         .iter()
         .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
     {
-        return Err(format!(
-            "constants frame entry with flags 0x{:04x}, codec {} and filter {}",
-            t.flags,
-            t.codec.name(),
-            t.filter.name()
-        ));
+        return Err(IndexError::ConstantsEntry {
+            flags: t.flags,
+            codec: t.codec,
+            filter: t.filter,
+        });
     }
     Ok((blocks.to_vec(), tables.to_vec()))
 }
@@ -672,22 +690,23 @@ impl Footer {
     }
 
     /// Decodes and checks a footer.
-    pub fn decode(b: &[u8]) -> Result<Footer, String> {
+    ///
+    /// # Errors
+    ///
+    /// A [`FooterError`] saying what is wrong.
+    pub fn decode(b: &[u8]) -> Result<Footer, FooterError> {
         if b.len() < FOOTER_LEN {
-            return Err("footer is cut short".into());
+            return Err(FooterError::Short);
         }
         if b[28..32] != FOOTER_MAGIC {
-            return Err(
-                "no footer magic at the end of the file (truncated archive? try `nc3pack reindex`)"
-                    .into(),
-            );
+            return Err(FooterError::NoMagic);
         }
         if crc(&b[..24]) != u32_at(b, 24) {
-            return Err("footer checksum mismatch".into());
+            return Err(FooterError::Checksum);
         }
         let flags = u32_at(b, 20);
         if flags != 0 {
-            return Err(format!("unknown footer flags 0x{flags:08x}"));
+            return Err(FooterError::Flags { flags });
         }
         Ok(Footer {
             index_offset: u64_at(b, 0),
@@ -837,7 +856,7 @@ mod tests {
         assert_eq!(&b[60..64], &crc(&b[..60]).to_le_bytes());
         let mut bad = b;
         bad[20] ^= 1;
-        assert_eq!(Lead::decode(&bad).unwrap_err(), "checksum mismatch");
+        assert_eq!(Lead::decode(&bad), Err(LeadError::Checksum));
     }
 
     #[test]
@@ -852,9 +871,13 @@ mod tests {
             esize: 1,
             payload_crc: 0,
         };
-        assert!(FrameHeader::decode(&h.encode())
-            .unwrap_err()
-            .contains("exceeds"));
+        assert_eq!(
+            FrameHeader::decode(&h.encode()),
+            Err(FrameError::LengthMismatch {
+                stored: 5,
+                decoded: 4
+            })
+        );
         let f = Footer {
             index_offset: 1,
             index_len: 2,

@@ -12,7 +12,7 @@
 //! interleave them).
 
 use crate::codec::{Encoder, FilterMode};
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, Result};
 use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header, Layout};
 use crate::parallel::spawn_scoped;
@@ -69,7 +69,8 @@ impl Default for PackOptions {
 impl PackOptions {
     /// Checks the options; the error names the bad value.
     pub fn check(&self) -> Result<()> {
-        crate::codec::check_level(self.codec, self.level).map_err(Error::Option)?;
+        crate::codec::check_level(self.codec, self.level)
+            .map_err(|e| Error::Option(e.to_string()))?;
         if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) {
             return Err(Error::Option(format!(
                 "block size {} is outside {}..={} bytes",
@@ -349,11 +350,11 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     let mut front = [0u8; LEAD_LEN + FRAME_HEADER_LEN];
     front[..LEAD_LEN].copy_from_slice(&lead.encode());
     front[LEAD_LEN..].copy_from_slice(&header_frame[..FRAME_HEADER_LEN]);
-    crate::archive::check_front(&front).map_err(|(part, offset, what)| Error::Archive {
+    crate::archive::check_front(&front).map_err(|(part, offset, e)| Error::Archive {
         path: out_path.to_path_buf(),
         part,
         offset,
-        what: format!("the archive written would not open: {what}"),
+        source: ArchiveError::WouldNotOpen(Box::new(e)),
     })?;
     out.seek(std::io::SeekFrom::Start(0)).map_err(werr)?;
     out.write_all(&front[..LEAD_LEN]).map_err(werr)?;
@@ -390,7 +391,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-            let enc = new_encoder(opts).map_err(Error::Option)?;
+            let enc = new_encoder(opts).map_err(|e| Error::Option(e.to_string()))?;
             *slot = Some((key, enc));
         }
         match slot.as_mut() {
@@ -400,7 +401,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
     })
 }
 
-fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, String> {
+fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
     Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)?.fast_blocks(opts.fast_blocks)
 }
 

@@ -43,6 +43,23 @@ pub struct SpawnError {
     pub source: std::io::Error,
 }
 
+/// Why [`ordered_map`] stopped on its own: a worker thread could not start, or one panicked
+/// (a bug in what it ran, reported as an error instead of a hang or a panic).
+///
+/// ```
+/// use nc3pack::parallel::WorkerError;
+/// assert_eq!(WorkerError::Panicked.to_string(), "a worker thread panicked");
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// A worker thread could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// A worker thread panicked.
+    #[error("a worker thread panicked")]
+    Panicked,
+}
+
 /// Starts a scoped thread, returning an error instead of panicking when the system refuses.
 pub(crate) fn spawn_scoped<'scope, 'env, T: Send + 'scope>(
     scope: &'scope Scope<'scope, 'env>,
@@ -59,29 +76,33 @@ struct State<R> {
     ready: HashMap<usize, R>,
     in_flight: usize,
     stop: bool,
+    /// A worker panicked: its item will never be ready.
+    panicked: bool,
 }
 
 /// Runs `f` over `items` on `threads` threads (bounded by [`bound_threads`]) and hands the
 /// results to `consume` in item order. At most `ahead` results are computed but not yet consumed
 /// at any time, so memory stays bounded. If `consume` returns an error, the workers stop and the
-/// error is returned.
+/// error is returned. If `f` panics, the workers stop and the items before the one it panicked
+/// on are still consumed in order.
 ///
 /// # Errors
 ///
-/// The first error `consume` returns, or a [`SpawnError`] (converted into `E`) when a worker
-/// thread cannot be started; then `consume` is not called at all.
+/// The first error `consume` returns; [`WorkerError::Spawn`] (converted into `E`) when a worker
+/// thread cannot be started, and then `consume` is not called at all; [`WorkerError::Panicked`]
+/// when `f` panicked.
 ///
 /// ```
-/// use nc3pack::parallel::SpawnError;
+/// use nc3pack::parallel::WorkerError;
 /// let items: Vec<u32> = (0..100).collect();
 /// let mut seen = Vec::new();
 /// nc3pack::parallel::ordered_map(&items, 2, 4, |&x| x * 2, |i, r| {
 ///     seen.push((i, r));
-///     Ok::<(), SpawnError>(())
+///     Ok::<(), WorkerError>(())
 /// }).unwrap();
 /// assert_eq!(seen, (0..100).map(|i| (i as usize, i * 2)).collect::<Vec<_>>());
 /// ```
-pub fn ordered_map<T: Sync, R: Send, E: From<SpawnError>>(
+pub fn ordered_map<T: Sync, R: Send, E: From<WorkerError>>(
     items: &[T],
     threads: usize,
     ahead: usize,
@@ -94,6 +115,7 @@ pub fn ordered_map<T: Sync, R: Send, E: From<SpawnError>>(
         ready: HashMap::new(),
         in_flight: 0,
         stop: false,
+        panicked: false,
     });
     let cv = Condvar::new();
     let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
@@ -112,15 +134,25 @@ pub fn ordered_map<T: Sync, R: Send, E: From<SpawnError>>(
                     st.in_flight += 1;
                     st.next - 1
                 };
-                let r = f(&items[i]);
-                lock().ready.insert(i, r);
+                // A panic is caught so that the consumer, waiting for this item, stops.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&items[i])));
+                match r {
+                    Ok(r) => {
+                        lock().ready.insert(i, r);
+                    }
+                    Err(_) => {
+                        let mut st = lock();
+                        st.panicked = true;
+                        st.stop = true;
+                    }
+                }
                 cv.notify_all();
             });
             if let Err(e) = started {
                 // The workers already started stop at their next item.
                 lock().stop = true;
                 cv.notify_all();
-                return Err(e.into());
+                return Err(WorkerError::Spawn(e).into());
             }
         }
         let mut result = Ok(());
@@ -130,12 +162,19 @@ pub fn ordered_map<T: Sync, R: Send, E: From<SpawnError>>(
                 loop {
                     if let Some(r) = st.ready.remove(&i) {
                         st.in_flight -= 1;
-                        break r;
+                        break Some(r);
+                    }
+                    if st.panicked {
+                        break None;
                     }
                     st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
             };
             cv.notify_all();
+            let Some(r) = r else {
+                result = Err(WorkerError::Panicked.into());
+                break;
+            };
             if let Err(e) = consume(i, r) {
                 result = Err(e);
                 break;
@@ -155,10 +194,42 @@ mod tests {
         Spawn,
     }
 
-    impl From<super::SpawnError> for Stop {
-        fn from(_: super::SpawnError) -> Self {
-            Stop::Spawn
+    impl From<super::WorkerError> for Stop {
+        fn from(e: super::WorkerError) -> Self {
+            match e {
+                super::WorkerError::Spawn(_) => Stop::Spawn,
+                super::WorkerError::Panicked => panic!("a worker panicked"),
+            }
         }
+    }
+
+    #[test]
+    fn a_panicking_worker_is_an_error_not_a_hang() {
+        // Run in a thread of its own, so that a hang fails the test instead of stalling it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let items: Vec<u32> = (0..100).collect();
+            let mut seen = 0;
+            let r = super::ordered_map(
+                &items,
+                2,
+                4,
+                |&x| {
+                    assert_ne!(x, 7, "deliberate panic in a worker");
+                    x
+                },
+                |_, _| {
+                    seen += 1;
+                    Ok::<(), super::WorkerError>(())
+                },
+            );
+            let _ = tx.send((r, seen));
+        });
+        let (r, seen) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("ordered_map hung after a worker panicked");
+        assert!(matches!(r, Err(super::WorkerError::Panicked)), "{r:?}");
+        assert_eq!(seen, 7, "items before the panic are consumed, none after");
     }
 
     #[test]

@@ -13,11 +13,11 @@
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::archive::{stream_name, Archive};
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{io_err, worker_err, ArchiveError, Error, Result};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
-use crate::parallel::SpawnError;
+use crate::parallel::WorkerError;
 use crate::streams::{streams, Stream};
 use crate::writer::Sink;
 use std::collections::HashMap;
@@ -35,7 +35,132 @@ pub struct Damage {
     /// Byte offset in the archive.
     pub offset: u64,
     /// What is wrong.
-    pub what: String,
+    pub what: Problem,
+}
+
+/// What `verify` found wrong with one part of an archive: the error opening or reading reports
+/// for it, or what only `verify`'s own checks see.
+///
+/// ```
+/// use nc3pack::{error::BlockError, repair::Problem};
+/// assert_eq!(Problem::Block(BlockError::Lost).to_string(), "block was lost (marked by reindex)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    /// An archive structure is damaged, as opening reports it.
+    #[error(transparent)]
+    Archive(#[from] crate::error::ArchiveError),
+    /// A block is damaged or lost, as reading it reports.
+    #[error(transparent)]
+    Block(#[from] crate::error::BlockError),
+    /// Any other error the decoding check met, as its message.
+    #[error("{0}")]
+    Other(String),
+    /// A region a scan of the frames could not read as intact frames (the scan's description).
+    #[error("{what} ({len} bytes)")]
+    Scanned {
+        /// What the scan found there.
+        what: String,
+        /// Length of the region.
+        len: u64,
+    },
+    /// A scan found no intact frame for the block.
+    #[error("no intact frame found")]
+    NoIntactFrame,
+    /// Blocks with no intact frame beyond those listed one by one.
+    #[error("{count} more blocks with no intact frame")]
+    MoreMissing {
+        /// How many.
+        count: u64,
+    },
+    /// Bytes of the data section no indexed frame covers.
+    #[error("{len} bytes belong to no indexed frame")]
+    Unindexed {
+        /// How many.
+        len: u64,
+    },
+    /// Two indexed frames overlap.
+    #[error("indexed frames overlap")]
+    Overlap,
+    /// Bytes between the last frame and the index.
+    #[error("bytes between the last frame and the index belong to no indexed frame")]
+    BeforeIndex,
+    /// The lead's record count is not the one the header and file length give.
+    #[error("record count {stored} is not the {expected} the header and the file length ({file_len} bytes) give")]
+    RecordCount {
+        /// Record count in the lead.
+        stored: u64,
+        /// Record count the header and file length give.
+        expected: u64,
+        /// Original file length in the lead.
+        file_len: u64,
+    },
+    /// The header's layout does not fit the original file length in the lead.
+    #[error("the header does not fit the file length {file_len}: {source}")]
+    HeaderVsLength {
+        /// Original file length in the lead.
+        file_len: u64,
+        /// Why.
+        source: crate::error::LayoutError,
+    },
+    /// A constants frame lists a run of a stream that has no blocks.
+    #[error("constants frame {k}: run of stream id {stream}, which has no blocks")]
+    RunOfNoStream {
+        /// Constants frame number.
+        k: usize,
+        /// Stream id of the run.
+        stream: u32,
+    },
+    /// A constants frame lists a run past the stream's blocks.
+    #[error(
+        "constants frame {k}: run of blocks {first}..{end} of {stream} past its {blocks} blocks"
+    )]
+    RunPastEnd {
+        /// Constants frame number.
+        k: usize,
+        /// First block of the run.
+        first: u64,
+        /// Block after the run.
+        end: u64,
+        /// The stream's name.
+        stream: String,
+        /// The stream's blocks.
+        blocks: u64,
+    },
+    /// A constants frame lists a block whose index entry is not that constant.
+    #[error("constants frame {k}: lists block {block} of {stream}, whose index entry is not that constant")]
+    NotThatConstant {
+        /// Constants frame number.
+        k: usize,
+        /// The block.
+        block: u64,
+        /// The stream's name.
+        stream: String,
+    },
+    /// A block is listed by more than one run.
+    #[error("constants frame {k}: lists block {block} of {stream} twice")]
+    ListedTwice {
+        /// Constants frame number.
+        k: usize,
+        /// The block.
+        block: u64,
+        /// The stream's name.
+        stream: String,
+    },
+    /// Constant blocks that no constants frame lists.
+    #[error("constant block listed in no constants frame ({count} such blocks): a scan could not recover it")]
+    Unlisted {
+        /// How many.
+        count: usize,
+    },
+    /// The restored data does not hash to the recorded value.
+    #[error("restored data hashes to {got:032x}, the archive records {expected:032x}")]
+    Hash {
+        /// Hash of the restored data.
+        got: u128,
+        /// Hash recorded at pack time.
+        expected: u128,
+    },
 }
 
 impl std::fmt::Display for Damage {
@@ -93,26 +218,22 @@ fn read_front(
     path: &Path,
     len: u64,
 ) -> Result<(Lead, Vec<u8>, Header, Layout, u64)> {
-    let bad = |part: &'static str, offset: u64, what: String| Error::Archive {
+    let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
         path: path.to_path_buf(),
         part,
         offset,
-        what,
+        source,
     };
     let (lead, hb, header, start) = crate::archive::read_front(r, path, len)?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
-        .map_err(|w| bad("lead", 24, w))?;
+        .map_err(|e| bad("lead", 24, ArchiveError::Layout(Box::new(e))))?;
     // The lead is untrusted: bound the index a repair would build (16 bytes a block).
     let blocks: u64 = streams(&layout, lead.block_size)
         .iter()
         .map(Stream::blocks)
         .sum();
     if blocks > len.max(MAX_REPAIR_BLOCKS) {
-        return Err(bad(
-            "lead",
-            16,
-            format!("it declares {blocks} blocks, more than a {len}-byte archive can hold or a repair will index"),
-        ));
+        return Err(bad("lead", 16, ArchiveError::TooManyBlocks { blocks, len }));
     }
     Ok((lead, hb, header, layout, start))
 }
@@ -239,32 +360,36 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
     let f = crate::io::open_seekable(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
+    // Damage from the error's variant: the part, block and offset it names, and its cause.
     let to_damage = |e: Error| match e {
         Error::Archive {
-            part, offset, what, ..
+            part,
+            offset,
+            source,
+            ..
         } => Damage {
             part,
             block: None,
             offset,
-            what,
+            what: source.into(),
         },
         Error::Block {
             var,
             block,
             offset,
-            what,
+            source,
             ..
         } => Damage {
             part: "block",
             block: Some((var, block)),
             offset,
-            what,
+            what: source.into(),
         },
         other => Damage {
             part: "archive",
             block: None,
             offset: 0,
-            what: other.to_string(),
+            what: Problem::Other(other.to_string()),
         },
     };
     match Archive::from_reader(f, path) {
@@ -290,7 +415,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
                         part: "data section",
                         block: None,
                         offset: off,
-                        what: format!("{what} ({n} bytes)"),
+                        what: Problem::Scanned { what, len: n },
                     });
                 }
                 let mut missing = 0u64;
@@ -305,7 +430,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
                                     part: "block",
                                     block: Some((stream_name(&header, s.id), b)),
                                     offset: 0,
-                                    what: "no intact frame found".into(),
+                                    what: Problem::NoIntactFrame,
                                 });
                             }
                         }
@@ -317,7 +442,9 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
                         part: "data section",
                         block: None,
                         offset: start,
-                        what: format!("{} more blocks with no intact frame", missing - listed),
+                        what: Problem::MoreMissing {
+                            count: missing - listed,
+                        },
                     });
                 }
             }
@@ -357,10 +484,10 @@ fn verify_open<R: ReadAt>(
             if let Err(e) = r {
                 damaged.push(e);
             }
-            Ok::<(), SpawnError>(())
+            Ok::<(), WorkerError>(())
         },
     )
-    .map_err(spawn_err(a.path()))?;
+    .map_err(worker_err(a.path()))?;
     report.damage.extend(damaged.into_iter().map(to_damage));
     // 2. The frames tile the data section, from the header frame to the index.
     let mut spans: Vec<(u64, u64)> = blocks
@@ -379,9 +506,9 @@ fn verify_open<R: ReadAt>(
                 block: None,
                 offset: pos.min(off),
                 what: if off > pos {
-                    format!("{} bytes belong to no indexed frame", off - pos)
+                    Problem::Unindexed { len: off - pos }
                 } else {
-                    "indexed frames overlap".into()
+                    Problem::Overlap
                 },
             });
         }
@@ -392,7 +519,7 @@ fn verify_open<R: ReadAt>(
             part: "data section",
             block: None,
             offset: pos,
-            what: "bytes between the last frame and the index belong to no indexed frame".into(),
+            what: Problem::BeforeIndex,
         });
     }
     // 3. The constants frames list exactly the constant blocks, with their elements, so that
@@ -407,19 +534,20 @@ fn verify_open<R: ReadAt>(
             part: "lead",
             block: None,
             offset: 24,
-            what: format!(
-                "record count {} is not the {} the header and the file length ({} bytes) give",
-                lead.numrecs, l.numrecs, lead.file_len
-            ),
+            what: Problem::RecordCount {
+                stored: lead.numrecs,
+                expected: l.numrecs,
+                file_len: lead.file_len,
+            },
         }),
         Err(e) => report.damage.push(Damage {
             part: "lead",
             block: None,
             offset: 0,
-            what: format!(
-                "the header does not fit the file length {}: {e}",
-                lead.file_len
-            ),
+            what: Problem::HeaderVsLength {
+                file_len: lead.file_len,
+                source: e,
+            },
         }),
     }
     // 5. Decode everything and compare the restored file's hash.
@@ -431,13 +559,13 @@ fn verify_open<R: ReadAt>(
                 part: "hash",
                 block: None,
                 offset: 0,
-                what: format!(
-                    "restored data hashes to {h:032x}, the archive records {:032x}",
-                    a.original_hash()
-                ),
+                what: Problem::Hash {
+                    got: h,
+                    expected: a.original_hash(),
+                },
             }),
-            // Not damage: the check could not run.
-            Err(e @ Error::Thread { .. }) => return Err(e),
+            // Not damage: the check could not run, or nc3pack has a bug.
+            Err(e @ (Error::Thread { .. } | Error::Internal(_))) => return Err(e),
             Err(e) => report.damage.push(to_damage(e)),
         }
     }
@@ -458,12 +586,12 @@ fn check_constants<R: ReadAt>(
     let mut listed: std::collections::HashSet<(usize, u64)> = std::collections::HashSet::new();
     for k in 0..a.constants_frames().len() {
         let offset = a.constants_frames()[k].offset;
-        let mut bad = |what: String| {
+        let mut bad = |what: Problem| {
             report.damage.push(Damage {
                 part: "constants frame",
                 block: None,
                 offset,
-                what: format!("constants frame {k}: {what}"),
+                what,
             })
         };
         let runs = match a.constant_runs(k) {
@@ -475,33 +603,38 @@ fn check_constants<R: ReadAt>(
         };
         for r in runs {
             let Some(&s) = by_id.get(&r.stream) else {
-                bad(format!(
-                    "run of stream id {}, which has no blocks",
-                    r.stream
-                ));
+                bad(Problem::RunOfNoStream {
+                    k,
+                    stream: r.stream,
+                });
                 continue;
             };
             if r.first + r.count > a.block_count(s) {
-                bad(format!(
-                    "run of blocks {}..{} of {} past its {} blocks",
-                    r.first,
-                    r.first + r.count,
-                    a.stream_name(s),
-                    a.block_count(s)
-                ));
+                bad(Problem::RunPastEnd {
+                    k,
+                    first: r.first,
+                    end: r.first + r.count,
+                    stream: a.stream_name(s),
+                    blocks: a.block_count(s),
+                });
                 continue;
             }
             for b in r.first..r.first + r.count {
                 let e = a.entry(s, b);
                 if !e.is_constant() || e.offset.to_le_bytes() != r.value {
-                    bad(format!(
-                        "lists block {b} of {}, whose index entry is not that constant",
-                        a.stream_name(s)
-                    ));
+                    bad(Problem::NotThatConstant {
+                        k,
+                        block: b,
+                        stream: a.stream_name(s),
+                    });
                     break;
                 }
                 if !listed.insert((s, b)) {
-                    bad(format!("lists block {b} of {} twice", a.stream_name(s)));
+                    bad(Problem::ListedTwice {
+                        k,
+                        block: b,
+                        stream: a.stream_name(s),
+                    });
                     break;
                 }
             }
@@ -516,10 +649,9 @@ fn check_constants<R: ReadAt>(
             part: "index",
             block: Some((a.stream_name(s), b)),
             offset: a.index_offset(),
-            what: format!(
-                "constant block listed in no constants frame ({} such blocks): a scan could not recover it",
-                unlisted.len()
-            ),
+            what: Problem::Unlisted {
+                count: unlisted.len(),
+            },
         });
     }
 }
@@ -664,11 +796,12 @@ pub fn scanned_constants(
         payload.resize(h.stored_len as usize, 0);
         r.read_exact_at(&mut payload, off + FRAME_HEADER_LEN as u64)?;
         let runs = crate::codec::decode_payload(&h, &payload, &mut table)
+            .map_err(crate::error::ConstantsError::from)
             .and_then(|()| ConstantRun::decode_all(&table));
         let runs = match runs {
             Ok(runs) => runs,
-            Err(w) => {
-                bad(w);
+            Err(e) => {
+                bad(e.to_string());
                 continue;
             }
         };

@@ -7,7 +7,7 @@
 //! to 64 KiB are read a chunk of records at a time and gathered variable by variable (see
 //! [`Layout::record_pattern`]), the same way from a file and from a pipe.
 
-use crate::error::{io_err, Error, Result};
+use crate::error::{io_err, Error, LayoutError, Result};
 use crate::format;
 use crate::nc3::{Header, Layout, RecordPattern, Target, Walk};
 use crate::pack::Source;
@@ -113,9 +113,9 @@ pub(crate) fn route<R: Read>(
     progress: &(dyn Fn(u64) + Sync),
     emit: &mut dyn FnMut(Job) -> Result<()>,
 ) -> Result<Routed> {
-    let layout_err = |what: String| Error::Layout {
+    let layout_err = |source: LayoutError| Error::Layout {
         path: input.to_path_buf(),
-        what,
+        source,
     };
     let (plan, limit) = match source {
         Source::File(l) => (l.clone(), l.file_len),
@@ -172,16 +172,20 @@ pub(crate) fn route<R: Read>(
             // The input ended in residual bytes before this segment: fine before a record
             // (there are none), an error before a fixed variable.
             return match seg.target {
-                Target::Var(i) if !plan.vars[i].is_record => Err(Stop::Fail(layout_err(
-                    format!(
-                        "variable {:?} data at byte {} extends past the end of the input ({at} bytes)",
-                        header.vars[i].name, seg.offset
-                    ),
-                ))),
+                Target::Var(i) if !plan.vars[i].is_record => {
+                    Err(Stop::Fail(layout_err(LayoutError::InputEndsInVar {
+                        var: header.vars[i].name.clone(),
+                        begin: seg.offset,
+                        len: at,
+                    })))
+                }
                 _ => Err(Stop::Eof),
             };
         }
-        if let Some(p) = pattern.as_ref().filter(|_| Some(seg.target) == record_starts) {
+        if let Some(p) = pattern
+            .as_ref()
+            .filter(|_| Some(seg.target) == record_starts)
+        {
             // A chunk of records, from the start of this one.
             let want = p.per_chunk.min(plan.numrecs - records);
             let start = p.first_begin + records * p.recsize;
@@ -236,7 +240,9 @@ pub(crate) fn route<R: Read>(
             if avail.is_empty() {
                 break;
             }
-            let n = avail.len().min(usize::try_from(seg.len - got).unwrap_or(usize::MAX));
+            let n = avail
+                .len()
+                .min(usize::try_from(seg.len - got).unwrap_or(usize::MAX));
             if in_record {
                 pending.extend_from_slice(&avail[..n]);
             } else if let Some(s) = stream {
@@ -264,25 +270,25 @@ pub(crate) fn route<R: Read>(
             }
             match seg.target {
                 Target::Var(i) if plan.vars[i].is_record => {
-                    return Err(Stop::Fail(layout_err(format!(
-                        "the input ends at byte {consumed}, inside a record of {} bytes: records over {} MiB are not buffered, so an incomplete one cannot be packed from a stream (pack the file instead)",
-                        plan.recsize,
-                        RECORD_BUFFER_MAX >> 20
-                    ))))
+                    return Err(Stop::Fail(layout_err(LayoutError::IncompleteRecord {
+                        len: consumed,
+                        recsize: plan.recsize,
+                        max: RECORD_BUFFER_MAX,
+                    })))
                 }
                 Target::Var(i) => {
-                    return Err(Stop::Fail(layout_err(format!(
-                        "variable {:?} data [{}, {}) extends past the end of the input ({consumed} bytes)",
-                        header.vars[i].name,
-                        seg.offset,
-                        seg.offset + seg.len
-                    ))))
+                    return Err(Stop::Fail(layout_err(LayoutError::InputPastEnd {
+                        var: header.vars[i].name.clone(),
+                        begin: seg.offset,
+                        end: seg.offset + seg.len,
+                        len: consumed,
+                    })))
                 }
                 Target::Header => {
-                    return Err(Stop::Fail(layout_err(format!(
-                        "the input ends at byte {consumed}, inside its {}-byte header",
-                        plan.header_len
-                    ))))
+                    return Err(Stop::Fail(layout_err(LayoutError::InputEndsInHeader {
+                        len: consumed,
+                        header_len: plan.header_len,
+                    })))
                 }
                 Target::Residual => eof_at = Some(consumed),
             }

@@ -8,10 +8,10 @@
 //! it is renamed into place.
 
 use crate::archive::Archive;
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{RecordPattern, Target, Walk};
-use crate::parallel::{spawn_scoped, SpawnError};
+use crate::parallel::{spawn_scoped, SpawnError, WorkerError};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -74,19 +74,14 @@ fn open_complete(input: &Path) -> Result<Archive<std::fs::File>> {
     let archive = Archive::open(input)?;
     let lost = archive.lost_blocks();
     if let Some(&(s, b)) = lost.first() {
-        let more = if lost.len() > 1 {
-            format!(" and {} more", lost.len() - 1)
-        } else {
-            String::new()
-        };
         return Err(Error::Block {
             path: input.to_path_buf(),
             var: archive.stream_name(s),
             block: b,
             offset: 0,
-            what: format!(
-                "block was lost (marked by reindex){more}; the original cannot be restored exactly"
-            ),
+            source: BlockError::Unrestorable {
+                others: lost.len() - 1,
+            },
         });
     }
     Ok(archive)
@@ -249,21 +244,30 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
         match decode {
             // The writer then stopped for want of blocks: the cause is the thread.
             Err(Stop::Spawn(e)) => Err(spawn_err(archive.path())(e)),
+            // A bug, not damage: the writer then stopped for want of blocks.
+            Err(Stop::Panicked) => Err(Error::Internal(format!(
+                "{}: a block decoder thread panicked",
+                archive.path().display()
+            ))),
             _ => written,
         }
     })
 }
 
 /// Why block decoding stopped: a block could not be decoded or the writer stopped (the writer
-/// reports why), or a decoder thread could not be started.
+/// reports why), a decoder thread could not be started, or one panicked.
 enum Stop {
     Failed,
     Spawn(SpawnError),
+    Panicked,
 }
 
-impl From<SpawnError> for Stop {
-    fn from(e: SpawnError) -> Self {
-        Stop::Spawn(e)
+impl From<WorkerError> for Stop {
+    fn from(e: WorkerError) -> Self {
+        match e {
+            WorkerError::Spawn(e) => Stop::Spawn(e),
+            WorkerError::Panicked => Stop::Panicked,
+        }
     }
 }
 

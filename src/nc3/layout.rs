@@ -11,6 +11,7 @@
 //! walk the same partition, which is what makes the round trip byte-exact.
 
 use super::header::{Header, NumRecs};
+use crate::error::LayoutError;
 
 /// Where one variable's data lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +92,11 @@ impl Layout {
     /// Computes the layout of a file of `file_len` bytes with header `h`. The number of records
     /// is the stored count, or for the streaming marker what the file holds, and never more than
     /// the complete records the file holds.
-    pub fn new(h: &Header, file_len: u64) -> Result<Layout, String> {
+    ///
+    /// # Errors
+    ///
+    /// A [`LayoutError`] naming the variable and offsets when the layout is impossible.
+    pub fn new(h: &Header, file_len: u64) -> Result<Layout, LayoutError> {
         let probe = Layout::build(h, file_len, 0)?;
         let fit = probe.records_that_fit();
         let numrecs = match h.numrecs {
@@ -105,17 +110,24 @@ impl Layout {
 
     /// Computes the layout with a given number of records, checking that everything lies inside
     /// the file and nothing overlaps.
-    pub fn with_numrecs(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, String> {
+    ///
+    /// # Errors
+    ///
+    /// A [`LayoutError`] as for [`Layout::new`], or [`LayoutError::TooManyRecords`].
+    pub fn with_numrecs(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, LayoutError> {
         Layout::build(h, file_len, numrecs)
     }
 
-    fn build(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, String> {
+    fn build(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, LayoutError> {
         let mut vars = Vec::with_capacity(h.vars.len());
         for (i, v) in h.vars.iter().enumerate() {
             let is_record = h.is_record_var(i);
             let esize = v.nc_type.size();
             let mut n: u64 = 1;
             let mut shape = Vec::with_capacity(v.dimids.len());
+            let overflow = || LayoutError::SizeOverflow {
+                var: v.name.clone(),
+            };
             for (k, &d) in v.dimids.iter().enumerate() {
                 if k == 0 && is_record {
                     shape.push(numrecs);
@@ -123,16 +135,11 @@ impl Layout {
                 }
                 let len = h.dims[d].len;
                 shape.push(len);
-                n = n
-                    .checked_mul(len)
-                    .ok_or_else(|| format!("variable {:?}: size overflows", v.name))?;
+                n = n.checked_mul(len).ok_or_else(overflow)?;
             }
-            let slab = n
-                .checked_mul(esize as u64)
-                .ok_or_else(|| format!("variable {:?}: size overflows", v.name))?;
+            let slab = n.checked_mul(esize as u64).ok_or_else(overflow)?;
             let total = if is_record {
-                slab.checked_mul(numrecs)
-                    .ok_or_else(|| format!("variable {:?}: size overflows", v.name))?
+                slab.checked_mul(numrecs).ok_or_else(overflow)?
             } else {
                 slab
             };
@@ -155,11 +162,11 @@ impl Layout {
             rec_order.iter().try_fold(0u64, |acc, &i| {
                 round4(vars[i].slab)
                     .and_then(|s| acc.checked_add(s))
-                    .ok_or_else(|| "record size overflows".to_string())
+                    .ok_or(LayoutError::RecordSizeOverflow)
             })?
         };
         if recsize == 0 && !rec_order.is_empty() {
-            return Err("record variables hold no data (record size 0)".into());
+            return Err(LayoutError::EmptyRecords);
         }
         let mut l = Layout {
             file_len,
@@ -175,10 +182,11 @@ impl Layout {
         l.check(h)?;
         l.declared_end = l.declared_end(h);
         if numrecs > l.records_that_fit() {
-            return Err(format!(
-                "{numrecs} records do not fit in the file ({} complete records end before byte {file_len})",
-                l.records_that_fit()
-            ));
+            return Err(LayoutError::TooManyRecords {
+                numrecs,
+                fit: l.records_that_fit(),
+                file_len,
+            });
         }
         // Regions are disjoint and inside the file, so this cannot underflow; checked anyway.
         let data = l
@@ -187,40 +195,49 @@ impl Layout {
             .try_fold(0u64, |acc, v| acc.checked_add(v.total));
         l.residual_len = data
             .and_then(|d| file_len.checked_sub(l.header_len)?.checked_sub(d))
-            .ok_or_else(|| "variables take more bytes than the file has".to_string())?;
+            .ok_or(LayoutError::DataPastFile)?;
         Ok(l)
     }
 
     /// Checks that the regions are in the file and do not overlap (for record 0; later records
     /// repeat record 0's pattern at `recsize` strides).
-    fn check(&self, h: &Header) -> Result<(), String> {
-        let name = |i: usize| &h.vars[i].name;
+    fn check(&self, h: &Header) -> Result<(), LayoutError> {
+        let name = |i: usize| h.vars[i].name.clone();
         let mut pos = self.header_len;
         let mut prev: Option<usize> = None;
         for &i in &self.fixed_order {
             let v = &self.vars[i];
             if v.begin < pos {
                 return Err(match prev {
-                    Some(p) => format!("variables {:?} and {:?} overlap (begin {} < {pos})", name(p), name(i), v.begin),
-                    None => format!("variable {:?} begins at byte {} inside the header (which ends at byte {pos})", name(i), v.begin),
+                    Some(p) => LayoutError::Overlap {
+                        var: name(i),
+                        other: name(p),
+                        begin: v.begin,
+                        end: pos,
+                    },
+                    None => LayoutError::InHeader {
+                        var: name(i),
+                        begin: v.begin,
+                        header_end: pos,
+                    },
                 });
             }
-            pos = v.begin.checked_add(v.total).ok_or_else(|| {
-                format!(
-                    "variable {:?} data at byte {} of {} bytes extends past the end of the file ({} bytes)",
-                    name(i),
-                    v.begin,
-                    v.total,
-                    self.file_len
-                )
-            })?;
+            pos = v
+                .begin
+                .checked_add(v.total)
+                .ok_or_else(|| LayoutError::EndOverflows {
+                    var: name(i),
+                    begin: v.begin,
+                    len: v.total,
+                    file_len: self.file_len,
+                })?;
             if pos > self.file_len {
-                return Err(format!(
-                    "variable {:?} data [{}, {pos}) extends past the end of the file ({} bytes)",
-                    name(i),
-                    v.begin,
-                    self.file_len
-                ));
+                return Err(LayoutError::PastEnd {
+                    var: name(i),
+                    begin: v.begin,
+                    end: pos,
+                    file_len: self.file_len,
+                });
             }
             prev = Some(i);
         }
@@ -228,39 +245,44 @@ impl Layout {
             let rec_start = self.vars[first].begin;
             if rec_start < pos {
                 return Err(match prev {
-                    Some(p) => format!("record variable {:?} begins at byte {rec_start}, before fixed variable {:?} ends at byte {pos}", name(first), name(p)),
-                    None => format!("record variable {:?} begins at byte {rec_start} inside the header (which ends at byte {pos})", name(first)),
+                    Some(p) => LayoutError::RecordBeforeFixed {
+                        var: name(first),
+                        begin: rec_start,
+                        other: name(p),
+                        end: pos,
+                    },
+                    None => LayoutError::RecordInHeader {
+                        var: name(first),
+                        begin: rec_start,
+                        header_end: pos,
+                    },
                 });
             }
             let mut end = rec_start;
             for &i in &self.rec_order {
                 let v = &self.vars[i];
                 if v.begin < end {
-                    return Err(format!(
-                        "record variables overlap: {:?} begins at byte {} before byte {end}",
-                        name(i),
-                        v.begin
-                    ));
+                    return Err(LayoutError::RecordOverlap {
+                        var: name(i),
+                        begin: v.begin,
+                        end,
+                    });
                 }
                 end = v
                     .begin
                     .checked_add(v.slab)
                     .filter(|&e| e <= i64::MAX as u64)
-                    .ok_or_else(|| {
-                        format!(
-                            "record variable {:?} at byte {} of {} bytes a record overflows",
-                            name(i),
-                            v.begin,
-                            v.slab
-                        )
+                    .ok_or_else(|| LayoutError::RecordOverflow {
+                        var: name(i),
+                        begin: v.begin,
+                        slab: v.slab,
                     })?;
             }
             if end - rec_start > self.recsize {
-                return Err(format!(
-                    "record variables span {} bytes, more than the record size {}",
-                    end - rec_start,
-                    self.recsize
-                ));
+                return Err(LayoutError::RecordSpan {
+                    span: end - rec_start,
+                    recsize: self.recsize,
+                });
             }
         }
         Ok(())
@@ -664,7 +686,7 @@ mod tests {
             vec![var("a", vec![0, 0], NcType::Int, 100)],
             NumRecs::Streaming,
         );
-        assert!(Layout::new(&h, 200).unwrap_err().contains("record size 0"));
+        assert_eq!(Layout::new(&h, 200), Err(LayoutError::EmptyRecords));
     }
 
     #[test]
@@ -676,12 +698,29 @@ mod tests {
             ],
             NumRecs::Count(0),
         );
-        assert!(Layout::new(&h, 200).unwrap_err().contains("overlap"));
+        assert_eq!(
+            Layout::new(&h, 200),
+            Err(LayoutError::Overlap {
+                var: "g".into(),
+                other: "f".into(),
+                begin: 104,
+                end: 112
+            })
+        );
         let h = header(vec![var("f", vec![1], NcType::Int, 198)], NumRecs::Count(0));
-        assert!(Layout::new(&h, 200).unwrap_err().contains("past the end"));
+        assert_eq!(
+            Layout::new(&h, 200),
+            Err(LayoutError::PastEnd {
+                var: "f".into(),
+                begin: 198,
+                end: 210,
+                file_len: 200
+            })
+        );
         let h = header(vec![var("f", vec![1], NcType::Int, 50)], NumRecs::Count(0));
-        assert!(Layout::new(&h, 200)
-            .unwrap_err()
-            .contains("inside the header"));
+        assert!(matches!(
+            Layout::new(&h, 200),
+            Err(LayoutError::InHeader { begin: 50, .. })
+        ));
     }
 }

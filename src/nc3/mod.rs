@@ -144,9 +144,9 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
 pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout)> {
     let (h, bytes) = read_header(r, path)?;
     let file_len = r.size().map_err(io_err(path, "stat"))?;
-    let layout = Layout::new(&h, file_len).map_err(|what| Error::Layout {
+    let layout = Layout::new(&h, file_len).map_err(|source| Error::Layout {
         path: path.to_path_buf(),
-        what,
+        source,
     })?;
     Ok((h, bytes, layout))
 }

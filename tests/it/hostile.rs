@@ -366,16 +366,20 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
         (
             Expect::Open(part, what),
             Err(Error::Archive {
-                part: p, what: w, ..
+                part: p, source, ..
             }),
         ) => {
+            let w = source.to_string();
             assert_eq!(p, part, "{name}: {w}");
             assert!(w.contains(what), "{name}: {w:?} lacks {what:?}");
         }
         (Expect::Read(s, what), Ok(a)) => match a.read_block(s, 0) {
             Err(Error::Block {
-                what: w, block: 0, ..
-            }) => assert!(w.contains(what), "{name}: {w:?} lacks {what:?}"),
+                source, block: 0, ..
+            }) => {
+                let w = source.to_string();
+                assert!(w.contains(what), "{name}: {w:?} lacks {what:?}")
+            }
             other => panic!("{name}: reading block 0 of stream {s} gave {other:?}"),
         },
         (Expect::Verify(what), Ok(a)) => {

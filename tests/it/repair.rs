@@ -1,9 +1,10 @@
 //! Damage: `verify` reports every damaged byte, `reindex` recovers every intact block, and no
 //! read of a damaged archive returns wrong data or panics.
 
+use nc3pack::error::{ArchiveError, BlockError, FooterError, FrameError};
 use nc3pack::read::Dataset;
-use nc3pack::repair::{reindex, verify};
-use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
+use nc3pack::repair::{reindex, verify, Problem};
+use nc3pack::{pack_file, unpack_file, Archive, Error, PackOptions};
 use std::path::{Path, PathBuf};
 
 fn sample(name: &str) -> PathBuf {
@@ -171,17 +172,30 @@ fn lost_blocks_are_reported_everywhere() {
     assert!(!r.lost.is_empty() && r.recovered > 0);
     let a = Archive::open(&fixed).unwrap();
     let (s, b) = a.lost_blocks()[0];
-    let e = a.read_block(s, b).unwrap_err().to_string();
+    let e = a.read_block(s, b).unwrap_err();
+    assert!(
+        matches!(&e, Error::Block { block, source: BlockError::Lost, .. } if *block == b),
+        "{e}"
+    );
+    let e = e.to_string();
     assert!(
         e.contains("lost") && e.contains(&format!("block {b}")),
         "{e}"
     );
     let v = verify(&fixed, None, 2).unwrap();
-    assert!(v.damage.iter().any(|d| d.what.contains("lost")), "{v:?}");
-    let e = unpack_file(&fixed, &dir.path().join("o.nc"), false, 2, &|_| {})
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("lost"), "{e}");
+    assert!(
+        v.damage
+            .iter()
+            .any(|d| d.what == Problem::Block(BlockError::Lost)),
+        "{v:?}"
+    );
+    let e = unpack_file(&fixed, &dir.path().join("o.nc"), false, 2, &|_| {}).unwrap_err();
+    assert!(
+        matches!(&e, Error::Block { source: BlockError::Unrestorable { others }, .. }
+            if *others == r.lost.len() - 1),
+        "{e}"
+    );
+    assert!(e.to_string().contains("lost"), "{e}");
     // Reading a hyperslab that avoids the lost blocks still works and matches the original.
     let orig = nc3pack::NcFile::open(sample("gridded_sst.nc")).unwrap();
     let slab = a.slab("lat", None, None, None).unwrap();
@@ -228,14 +242,30 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     let r = verify(&forged, None, 1).unwrap();
     assert!(
         r.damage.iter().any(|d| d.block == Some((name.clone(), b))
-            && d.what.contains("element size 2, the stream's is 4")),
+            && d.what
+                == Problem::Block(BlockError::ElementSize {
+                    frame: 2,
+                    stream: 4
+                })),
         "{r:?}"
     );
     let e = Archive::open(&forged)
         .unwrap()
         .read_block(s, b)
         .unwrap_err();
-    assert!(e.to_string().contains("element size 2"), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Block {
+                source: BlockError::ElementSize {
+                    frame: 2,
+                    stream: 4
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
     // A scan does not take the frame: reindex marks the block lost.
     let fixed = dir.path().join("fixed.nc3z");
     let rep = reindex(&forged, &fixed, true).unwrap();
@@ -258,9 +288,15 @@ fn verify_checks_the_leads_record_count_against_the_header() {
     std::fs::write(&forged, &bytes).unwrap();
     let r = verify(&forged, None, 1).unwrap();
     assert!(
-        r.damage
-            .iter()
-            .any(|d| d.part == "lead" && d.what.contains("record count 7 is not the 0")),
+        r.damage.iter().any(|d| d.part == "lead"
+            && matches!(
+                d.what,
+                Problem::RecordCount {
+                    stored: 7,
+                    expected: 0,
+                    ..
+                }
+            )),
         "{r:?}"
     );
 }
@@ -307,4 +343,46 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     let back = dir.path().join("back.nc");
     unpack_file(&fixed, &back, true, 1, &|_| {}).unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(sample("classic_records.nc")).unwrap());
+}
+
+/// Errors carry the offending values as variants: a cut archive's footer and a flipped payload
+/// byte are told apart by matching, with the offsets where they apply.
+#[test]
+fn damage_is_reported_as_typed_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let z = packed(dir.path(), "gridded_sst.nc", 64 << 10);
+    let bytes = std::fs::read(&z).unwrap();
+    // Cut the last byte: the footer magic is gone.
+    let cut = dir.path().join("cut.nc3z");
+    std::fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    match Archive::open(&cut) {
+        Err(Error::Archive {
+            part: "footer",
+            offset,
+            source: ArchiveError::Footer(FooterError::NoMagic),
+            ..
+        }) => assert_eq!(offset, bytes.len() as u64 - 1 - 32),
+        other => panic!("{:?}", other.err()),
+    }
+    // Flip a payload byte of a block's frame: its payload checksum no longer matches.
+    let a = Archive::open(&z).unwrap();
+    let (s, b) = (0..a.stream_count())
+        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+        .find(|&(s, b)| !a.entry(s, b).is_constant() && a.entry(s, b).stored_len > 0)
+        .unwrap();
+    let at = a.entry(s, b).offset;
+    let mut flipped = bytes.clone();
+    flipped[at as usize + 36] ^= 0x10;
+    let f = dir.path().join("flipped.nc3z");
+    std::fs::write(&f, &flipped).unwrap();
+    let e = Archive::open(&f).unwrap().read_block(s, b).unwrap_err();
+    match e {
+        Error::Block {
+            block,
+            offset,
+            source: BlockError::Frame(FrameError::PayloadChecksum),
+            ..
+        } => assert_eq!((block, offset), (b, at)),
+        other => panic!("{other}"),
+    }
 }

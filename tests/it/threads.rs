@@ -313,7 +313,7 @@ fn child(dir: &Path) {
     );
     let r = nc3pack::parallel::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
     assert!(
-        matches!(r, Err(nc3pack::parallel::SpawnError { .. })),
+        matches!(r, Err(nc3pack::parallel::WorkerError::Spawn(_))),
         "ordered_map: {r:?}"
     );
     // Nothing was left behind.
