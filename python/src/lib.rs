@@ -378,7 +378,7 @@ fn verify(
                 Some((v, b)) => (Some(v.clone()), Some(*b)),
                 None => (None, None),
             };
-            (d.part, var, block, d.offset, d.what.clone(), d.to_string())
+            (d.part, var, block, d.offset, d.what.to_string(), d.to_string())
         })
         .collect();
     Ok((damage, r.blocks, r.hash_checked, r.original_matches))
