@@ -175,7 +175,7 @@ pub(crate) fn route<R: Read>(
                 Target::Var(i) if !plan.vars[i].is_record => Err(Stop::Fail(layout_err(
                     format!(
                         "variable {:?} data at byte {} extends past the end of the input ({at} bytes)",
-                        header.vars[i].name, seg.offset
+                        header.var(i).name(), seg.offset
                     ),
                 ))),
                 _ => Err(Stop::Eof),
@@ -273,7 +273,7 @@ pub(crate) fn route<R: Read>(
                 Target::Var(i) => {
                     return Err(Stop::Fail(layout_err(format!(
                         "variable {:?} data [{}, {}) extends past the end of the input ({consumed} bytes)",
-                        header.vars[i].name,
+                        header.var(i).name(),
                         seg.offset,
                         seg.offset + seg.len
                     ))))

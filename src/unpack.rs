@@ -7,7 +7,7 @@
 //! The output is hashed as it is written and compared with the hash recorded at pack time before
 //! it is renamed into place.
 
-use crate::archive::Archive;
+use crate::archive::{Archive, HeldBlocks};
 use crate::error::{io_err, spawn_err, Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{RecordPattern, Target, Walk};
@@ -180,6 +180,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 archive,
                 rx: &rx,
                 cur: vec![(Arc::default(), 0); archive.stream_count()],
+                held: HeldBlocks::default(),
             };
             let mut last_report = 0u64;
             let mut records = 0u64;
@@ -274,6 +275,8 @@ struct Sources<'a, R: ReadAt> {
     rx: &'a Receiver<Result<Vec<u8>>>,
     /// Per stream: the current buffer and how much of it was used.
     cur: Vec<(Arc<Vec<u8>>, usize)>,
+    /// The shared blocks the last members were taken from.
+    held: HeldBlocks,
 }
 
 impl<R: ReadAt> Sources<'_, R> {
@@ -282,7 +285,7 @@ impl<R: ReadAt> Sources<'_, R> {
         let (buf, pos) = &mut self.cur[s];
         if *pos == buf.len() {
             *buf = if self.archive.is_member(s) {
-                self.archive.member_bytes(s)?
+                self.archive.member_bytes_held(s, &mut self.held)?
             } else {
                 Arc::new(
                     self.rx
