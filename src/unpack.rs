@@ -181,6 +181,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 rx: &rx,
                 cur: vec![(Arc::default(), 0); archive.stream_count()],
                 held: HeldBlocks::default(),
+                done: Arc::default(),
             };
             let mut last_report = 0u64;
             let mut records = 0u64;
@@ -277,6 +278,8 @@ struct Sources<'a, R: ReadAt> {
     cur: Vec<(Arc<Vec<u8>>, usize)>,
     /// The shared blocks the last members were taken from.
     held: HeldBlocks,
+    /// The buffer last used up, held while its last part is borrowed.
+    done: Arc<Vec<u8>>,
 }
 
 impl<R: ReadAt> Sources<'_, R> {
@@ -302,9 +305,17 @@ impl<R: ReadAt> Sources<'_, R> {
             }
         }
         let take = max.min(buf.len() - *pos);
-        let part = &buf[*pos..*pos + take];
         *pos += take;
-        Ok(part)
+        if *pos == buf.len() {
+            // Used up: release it now rather than when the stream's next buffer comes (for
+            // the last one of a stream, never), so that what is held stays bounded by the
+            // streams in use, not by all the streams of the file.
+            let done = std::mem::take(buf);
+            *pos = 0;
+            self.done = done;
+            return Ok(&self.done[self.done.len() - take..]);
+        }
+        Ok(&buf[*pos - take..*pos])
     }
 
     /// Fills `out` with the next bytes of stream `s`.
@@ -341,6 +352,9 @@ impl<R: ReadAt> Sources<'_, R> {
             let n = whole.min(count);
             scatter_into(out, at, stride, &buf[*pos..*pos + n * len], len);
             *pos += n * len;
+            if *pos == buf.len() {
+                (*buf, *pos) = (Arc::default(), 0);
+            }
             at += n * stride;
             count -= n;
         }
