@@ -333,8 +333,8 @@ impl Dataset for Box<dyn Dataset> {
 pub struct NcFile<R: ReadAt = std::fs::File> {
     path: PathBuf,
     reader: R,
+    /// The header, which holds its bytes.
     header: Header,
-    header_bytes: Vec<u8>,
     layout: Layout,
 }
 
@@ -350,19 +350,18 @@ impl NcFile<std::fs::File> {
 impl<R: ReadAt> NcFile<R> {
     /// Opens a netCDF-3 file from any positional reader; `path` names it in errors.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
-        let (header, header_bytes, layout) = nc3::open(&reader, path)?;
+        let (header, _, layout) = nc3::open(&reader, path)?;
         Ok(NcFile {
             path: path.to_path_buf(),
             reader,
             header,
-            header_bytes,
             layout,
         })
     }
 
     /// The header's bytes.
     pub fn header_bytes(&self) -> &[u8] {
-        &self.header_bytes
+        self.header.bytes()
     }
 }
 
