@@ -100,6 +100,11 @@ impl Layout {
             NumRecs::Streaming if probe.rec_order.is_empty() => 0,
             NumRecs::Streaming => fit,
         };
+        if numrecs == 0 {
+            return Ok(probe);
+        }
+        // Freed first: two layouts at once cost twice the per-variable memory.
+        drop(probe);
         Layout::with_numrecs(h, file_len, numrecs)
     }
 
