@@ -33,7 +33,7 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 ///
 /// ```no_run
 /// let a = nc3pack::Archive::open("/tmp/sst.nc3z").unwrap();
-/// let sst = a.header().vars.iter().position(|v| v.name == "sst").unwrap();
+/// let sst = a.header().var_id("sst").unwrap();
 /// let bytes = a.read_var_bytes(sst).unwrap(); // big-endian, as in the netCDF file
 /// println!("{} bytes", bytes.len());
 /// ```
@@ -41,8 +41,8 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     path: PathBuf,
     reader: R,
     lead: Lead,
+    /// The header, which holds its bytes.
     header: Header,
-    header_bytes: Vec<u8>,
     layout: Layout,
     streams: Vec<Stream>,
     index: Vec<IndexEntry>,
@@ -75,6 +75,8 @@ impl<R: ReadAt> Archive<R> {
             source,
         };
         let (lead, hb, header, data_start) = read_front(&reader, path, len)?;
+        // The header keeps its own copy of these bytes.
+        drop(hb);
         if data_start + FOOTER_LEN as u64 > len {
             return Err(bad("footer", len, FooterError::Truncated.into()));
         }
@@ -163,7 +165,6 @@ impl<R: ReadAt> Archive<R> {
             reader,
             lead,
             header,
-            header_bytes: hb,
             layout,
             streams,
             index,
@@ -185,7 +186,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// The original header's bytes, verbatim.
     pub fn header_bytes(&self) -> &[u8] {
-        &self.header_bytes
+        self.header.bytes()
     }
 
     /// The data layout of the original file, with the record dimension materialized.
@@ -597,6 +598,19 @@ impl<R: ReadAt> Archive<R> {
     /// The whole data of stream `s`, a member of a shared stream: its bytes are cut from the
     /// shared stream's blocks and decoded, then cached like a block.
     pub(crate) fn member_bytes(&self, s: usize) -> Result<Arc<Vec<u8>>> {
+        self.member_bytes_held(s, &mut HeldBlocks::default())
+    }
+
+    /// [`Archive::member_bytes`] for a reader that takes the members in their order in the
+    /// shared streams (as unpacking does): the shared blocks the last member used are kept in
+    /// `held` and reused, so that each shared block is decoded once even without a cache,
+    /// instead of once per member (which made unpacking and verifying an archive of many small
+    /// variables quadratic).
+    pub(crate) fn member_bytes_held(
+        &self,
+        s: usize,
+        held: &mut HeldBlocks,
+    ) -> Result<Arc<Vec<u8>>> {
         let st = &self.streams[s];
         let Some((sh, at)) = st.shared else {
             return Err(Error::Internal(format!(
@@ -611,7 +625,31 @@ impl<R: ReadAt> Archive<R> {
         let bb = self.streams[sh].block_bytes;
         let end = at + st.total;
         let blocks: Vec<u64> = (at / bb..=(end - 1) / bb).collect();
-        let got = self.fetch(sh, &blocks)?;
+        let find = |b: u64| held.0.iter().find(|h| h.0 == sh && h.1 == b).map(|h| &h.2);
+        let missing: Vec<u64> = blocks
+            .iter()
+            .copied()
+            .filter(|&b| find(b).is_none())
+            .collect();
+        let mut fetched = self.fetch(sh, &missing)?.into_iter();
+        let got: Vec<Arc<Vec<u8>>> = blocks
+            .iter()
+            .map(|&b| find(b).cloned().or_else(|| fetched.next()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "block {} of {} was not fetched",
+                    blocks[0],
+                    self.stream_name(sh)
+                ))
+            })?;
+        held.0.retain(|h| h.0 != sh);
+        held.0.extend(
+            blocks
+                .iter()
+                .zip(&got)
+                .map(|(&b, g)| (sh, b, Arc::clone(g))),
+        );
         let mut enc = Vec::with_capacity(st.total as usize);
         for (&b, block) in blocks.iter().zip(&got) {
             let from = at.max(b * bb) - b * bb;
@@ -753,12 +791,12 @@ pub(crate) fn read_front<R: ReadAt>(
     let hb = decode_header_payload(&h, &payload).map_err(|e| bad("netCDF header", at, e.into()))?;
     let header =
         Header::parse(&hb, lead.header_len).map_err(|e| bad("netCDF header", at, e.into()))?;
-    if header.len != lead.header_len {
+    if header.len() != lead.header_len {
         return Err(bad(
             "netCDF header",
             at,
             ArchiveError::HeaderLength {
-                parsed: header.len,
+                parsed: header.len(),
                 lead: lead.header_len,
             },
         ));
@@ -840,6 +878,11 @@ pub(crate) fn check_front(
     Ok((lead, h))
 }
 
+/// Decoded blocks of the shared streams that [`Archive::member_bytes_held`] keeps between calls:
+/// those the last member of each shared stream used.
+#[derive(Default)]
+pub(crate) struct HeldBlocks(Vec<(usize, u64, Arc<Vec<u8>>)>);
+
 /// Name of a stream for messages: the variable's name, or "residual bytes".
 pub(crate) fn stream_name(h: &Header, id: u32) -> String {
     match id {
@@ -848,10 +891,8 @@ pub(crate) fn stream_name(h: &Header, id: u32) -> String {
         format::SHARED_EARLY_ID => "early shared stream".into(),
         format::SHARED_LATE_ID => "late shared stream".into(),
         format::CONSTANTS_ID => "constants frames".into(),
-        i => h.vars.get(i as usize).map_or_else(
-            || format!("variable id {i}"),
-            |v| format!("variable {:?}", v.name),
-        ),
+        i if (i as usize) < h.var_count() => format!("variable {:?}", h.var(i as usize).name()),
+        i => format!("variable id {i}"),
     }
 }
 

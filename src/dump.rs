@@ -109,7 +109,7 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
     out: W,
 ) -> Result<(), SliceError> {
     let v = ds.var_id(var)?;
-    let t = ds.header().vars[v].nc_type;
+    let t = ds.header().var(v).nc_type();
     // Check the selection once, also when it selects nothing and no piece is read.
     Hyperslab::new(
         &ds.layout().vars[v].shape,

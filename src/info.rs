@@ -3,7 +3,7 @@
 use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::format::{Codec, LEAD_MAGIC};
-use crate::nc3::{self, Attribute, Header, Layout, Values};
+use crate::nc3::{self, Attr, Header, Layout, Values};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
@@ -91,18 +91,18 @@ impl Source {
     fn tree(&self) -> Node<'_> {
         let (h, layout) = self.header_layout();
         let mut top = vec![
-            ("format", Node::Val(json!(h.variant.name()))),
+            ("format", Node::Val(json!(h.variant().name()))),
             ("file_bytes", Node::Val(json!(layout.file_len))),
             ("header_bytes", Node::Val(json!(layout.header_len))),
             ("residual_bytes", Node::Val(json!(layout.residual_len))),
             (
                 "dimensions",
                 Node::Seq(Box::new(move || {
-                    Box::new(h.dims.iter().map(move |d| {
+                    Box::new(h.dims().map(move |d| {
                         if d.is_record() {
-                            json!({"name": d.name, "length": layout.numrecs, "unlimited": true})
+                            json!({"name": d.name(), "length": layout.numrecs, "unlimited": true})
                         } else {
-                            json!({"name": d.name, "length": d.len, "unlimited": false})
+                            json!({"name": d.name(), "length": d.len(), "unlimited": false})
                         }
                     }))
                 })),
@@ -110,21 +110,21 @@ impl Source {
             (
                 "variables",
                 Node::Seq(Box::new(move || {
-                    Box::new(h.vars.iter().zip(&layout.vars).map(move |(v, l)| {
+                    Box::new(h.vars().zip(&layout.vars).map(move |(v, l)| {
                         json!({
-                            "name": v.name,
-                            "type": v.nc_type.name(),
-                            "dimensions": v.dimids.iter().map(|&d| h.dims[d].name.as_str()).collect::<Vec<_>>(),
+                            "name": v.name(),
+                            "type": v.nc_type().name(),
+                            "dimensions": v.dims().map(|d| d.name()).collect::<Vec<_>>(),
                             "shape": l.shape,
                             "record": l.is_record,
-                            "attributes": attrs_json(&v.attrs),
+                            "attributes": Value::Array(v.attrs().map(attr_json).collect()),
                         })
                     }))
                 })),
             ),
             (
                 "global_attributes",
-                Node::Seq(Box::new(move || Box::new(h.gatts.iter().map(attr_json)))),
+                Node::Seq(Box::new(move || Box::new(h.global_attrs().map(attr_json)))),
             ),
         ];
         if let Source::Archive(a) = self {
@@ -240,7 +240,7 @@ fn stream_json(a: &Archive, s: usize) -> Value {
     // The two shared streams follow the residual stream: early, then late.
     let shared = |sh: usize| ["early", "late"][sh - a.residual_stream() - 1];
     let name = if s < a.residual_stream() {
-        a.header().vars[s].name.clone()
+        a.header().var(s).name().to_string()
     } else if s == a.residual_stream() {
         "(residual bytes)".into()
     } else {
@@ -299,12 +299,9 @@ fn type_of(v: &Values) -> &'static str {
     }
 }
 
-fn attr_json(a: &Attribute) -> Value {
-    json!({"name": a.name, "type": type_of(&a.values), "values": values_json(&a.values)})
-}
-
-fn attrs_json(attrs: &[Attribute]) -> Value {
-    Value::Array(attrs.iter().map(attr_json).collect())
+fn attr_json(a: Attr<'_>) -> Value {
+    let values = a.values();
+    json!({"name": a.name(), "type": type_of(&values), "values": values_json(&values)})
 }
 
 /// Renders [`describe`]'s JSON as CDL-like text in the spirit of `ncdump -h`, with archive

@@ -192,7 +192,7 @@ fn stream_to_temp<R: Read>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(crate::atomic::Pending, PackSummary)> {
     let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
-    let header_bytes = prefix[..header.len as usize].to_vec();
+    let header_bytes = prefix[..header.len() as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);
     crate::atomic::write_to_temp(output, force, None, sync, |out| {
         pack_stream(
@@ -241,9 +241,9 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     // The lead is rewritten at the end, when the hash (and for a stream the length and record
     // count) are known.
     let mut lead = Lead {
-        file_len: header.len,
+        file_len: header.len(),
         numrecs: 0,
-        header_len: header.len,
+        header_len: header.len(),
         block_size: opts.block_size,
         hash: 0,
     };

@@ -136,14 +136,13 @@ pub trait Dataset: Send + Sync {
     /// ```
     fn dimensions(&self) -> Vec<DimInfo> {
         self.header()
-            .dims
-            .iter()
+            .dims()
             .map(|d| DimInfo {
-                name: d.name.clone(),
+                name: d.name().to_string(),
                 len: if d.is_record() {
                     self.layout().numrecs
                 } else {
-                    d.len
+                    d.len()
                 },
                 unlimited: d.is_record(),
             })
@@ -153,30 +152,38 @@ pub trait Dataset: Send + Sync {
     /// The variables: name, type, dimensions, materialized shape, attributes.
     fn variables(&self) -> Vec<VarInfo> {
         let h = self.header();
-        h.vars
-            .iter()
+        h.vars()
             .zip(&self.layout().vars)
             .map(|(v, l)| VarInfo {
-                name: v.name.clone(),
-                nc_type: v.nc_type,
-                dims: v.dimids.iter().map(|&d| h.dims[d].name.clone()).collect(),
+                name: v.name().to_string(),
+                nc_type: v.nc_type(),
+                dims: v.dims().map(|d| d.name().to_string()).collect(),
                 shape: l.shape.clone(),
-                attrs: v.attrs.clone(),
+                attrs: v.attrs().map(nc3::Attr::to_owned).collect(),
             })
             .collect()
     }
 
-    /// The global attributes.
-    fn global_attributes(&self) -> &[crate::nc3::Attribute] {
-        &self.header().gatts
+    /// The global attributes, with their values decoded (see [`Header::global_attrs`] for
+    /// views that decode nothing).
+    ///
+    /// ```no_run
+    /// use nc3pack::read::Dataset;
+    /// let ds = nc3pack::open("samples/classic_records.nc")?;
+    /// assert_eq!(ds.global_attributes()[0].name, "title");
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    fn global_attributes(&self) -> Vec<crate::nc3::Attribute> {
+        self.header()
+            .global_attrs()
+            .map(nc3::Attr::to_owned)
+            .collect()
     }
 
     /// The id of the variable `name`.
     fn var_id(&self, name: &str) -> Result<usize> {
         self.header()
-            .vars
-            .iter()
-            .position(|v| v.name == name)
+            .var_id(name)
             .ok_or_else(|| self.slab_error(name, SlabError::UnknownVariable(name.into())))
     }
 
@@ -207,7 +214,7 @@ pub trait Dataset: Send + Sync {
     /// `slab.len() * element size` bytes).
     fn read_raw_into(&self, v: usize, slab: &Hyperslab, out: &mut [u8]) -> Result<()> {
         let lv = &self.layout().vars[v];
-        let name = &self.header().vars[v].name;
+        let name = self.header().var(v).name();
         let slab = Hyperslab::new(&lv.shape, slab.start(), slab.count(), slab.stride())
             .map_err(|e| self.slab_error(name, e))?;
         let esize = lv.esize as u64;
@@ -256,7 +263,7 @@ pub trait Dataset: Send + Sync {
         Self: Sized,
     {
         let v = self.var_id(name)?;
-        let t = self.header().vars[v].nc_type;
+        let t = self.header().var(v).nc_type();
         if !T::accepts(t) {
             return Err(self.slab_error(
                 name,
@@ -287,7 +294,7 @@ pub trait Dataset: Send + Sync {
     fn read_values(&self, name: &str, slab: &Hyperslab) -> Result<Values> {
         let v = self.var_id(name)?;
         let raw = self.read_raw(name, slab)?;
-        Ok(Values::from_be_bytes(self.header().vars[v].nc_type, &raw))
+        Ok(Values::from_be_bytes(self.header().var(v).nc_type(), &raw))
     }
 
     /// Reads the whole of variable `v` as big-endian bytes (records de-interleaved).
@@ -326,8 +333,8 @@ impl Dataset for Box<dyn Dataset> {
 pub struct NcFile<R: ReadAt = std::fs::File> {
     path: PathBuf,
     reader: R,
+    /// The header, which holds its bytes.
     header: Header,
-    header_bytes: Vec<u8>,
     layout: Layout,
 }
 
@@ -343,19 +350,18 @@ impl NcFile<std::fs::File> {
 impl<R: ReadAt> NcFile<R> {
     /// Opens a netCDF-3 file from any positional reader; `path` names it in errors.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
-        let (header, header_bytes, layout) = nc3::open(&reader, path)?;
+        let (header, _, layout) = nc3::open(&reader, path)?;
         Ok(NcFile {
             path: path.to_path_buf(),
             reader,
             header,
-            header_bytes,
             layout,
         })
     }
 
     /// The header's bytes.
     pub fn header_bytes(&self) -> &[u8] {
-        &self.header_bytes
+        self.header.bytes()
     }
 }
 
@@ -445,7 +451,7 @@ impl<R: ReadAt> Dataset for NcFile<R> {
 /// ```no_run
 /// use nc3pack::read::Dataset;
 /// let ds = nc3pack::open("samples/gridded_sst.nc")?;
-/// println!("{} variables", ds.header().vars.len());
+/// println!("{} variables", ds.header().var_count());
 /// # Ok::<(), nc3pack::Error>(())
 /// ```
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {

@@ -174,7 +174,7 @@ pub(crate) fn route<R: Read>(
             return match seg.target {
                 Target::Var(i) if !plan.vars[i].is_record => {
                     Err(Stop::Fail(layout_err(LayoutError::InputEndsInVar {
-                        var: header.vars[i].name.clone(),
+                        var: header.var(i).name().to_string(),
                         begin: seg.offset,
                         len: at,
                     })))
@@ -278,7 +278,7 @@ pub(crate) fn route<R: Read>(
                 }
                 Target::Var(i) => {
                     return Err(Stop::Fail(layout_err(LayoutError::InputPastEnd {
-                        var: header.vars[i].name.clone(),
+                        var: header.var(i).name().to_string(),
                         begin: seg.offset,
                         end: seg.offset + seg.len,
                         len: consumed,

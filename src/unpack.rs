@@ -7,7 +7,7 @@
 //! The output is hashed as it is written and compared with the hash recorded at pack time before
 //! it is renamed into place.
 
-use crate::archive::Archive;
+use crate::archive::{Archive, HeldBlocks};
 use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{RecordPattern, Target, Walk};
@@ -175,6 +175,8 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
                 archive,
                 rx: &rx,
                 cur: vec![(Arc::default(), 0); archive.stream_count()],
+                held: HeldBlocks::default(),
+                done: Arc::default(),
             };
             let mut last_report = 0u64;
             let mut records = 0u64;
@@ -278,6 +280,10 @@ struct Sources<'a, R: ReadAt> {
     rx: &'a Receiver<Result<Vec<u8>>>,
     /// Per stream: the current buffer and how much of it was used.
     cur: Vec<(Arc<Vec<u8>>, usize)>,
+    /// The shared blocks the last members were taken from.
+    held: HeldBlocks,
+    /// The buffer last used up, held while its last part is borrowed.
+    done: Arc<Vec<u8>>,
 }
 
 impl<R: ReadAt> Sources<'_, R> {
@@ -286,7 +292,7 @@ impl<R: ReadAt> Sources<'_, R> {
         let (buf, pos) = &mut self.cur[s];
         if *pos == buf.len() {
             *buf = if self.archive.is_member(s) {
-                self.archive.member_bytes(s)?
+                self.archive.member_bytes_held(s, &mut self.held)?
             } else {
                 Arc::new(
                     self.rx
@@ -303,9 +309,17 @@ impl<R: ReadAt> Sources<'_, R> {
             }
         }
         let take = max.min(buf.len() - *pos);
-        let part = &buf[*pos..*pos + take];
         *pos += take;
-        Ok(part)
+        if *pos == buf.len() {
+            // Used up: release it now rather than when the stream's next buffer comes (for
+            // the last one of a stream, never), so that what is held stays bounded by the
+            // streams in use, not by all the streams of the file.
+            let done = std::mem::take(buf);
+            *pos = 0;
+            self.done = done;
+            return Ok(&self.done[self.done.len() - take..]);
+        }
+        Ok(&buf[*pos - take..*pos])
     }
 
     /// Fills `out` with the next bytes of stream `s`.
@@ -342,6 +356,9 @@ impl<R: ReadAt> Sources<'_, R> {
             let n = whole.min(count);
             scatter_into(out, at, stride, &buf[*pos..*pos + n * len], len);
             *pos += n * len;
+            if *pos == buf.len() {
+                (*buf, *pos) = (Arc::default(), 0);
+            }
             at += n * stride;
             count -= n;
         }

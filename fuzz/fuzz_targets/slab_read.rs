@@ -85,12 +85,12 @@ fuzz_target!(|data: &[u8]| {
         );
         return;
     }
-    let nvars = nc.header().vars.len();
+    let nvars = nc.header().var_count();
     for _ in 0..8 {
         if nvars == 0 || r.is_empty() {
             break;
         }
-        let name = nc.header().vars[r.u8() as usize % nvars].name.clone();
+        let name = nc.header().var(r.u8() as usize % nvars).name().to_string();
         let v = nc.var_id(&name).unwrap();
         let shape = nc.layout().vars[v].shape.clone();
         let Ok(slab) = choose_slab(&nc, &name, &shape, &mut r) else {

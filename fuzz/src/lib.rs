@@ -116,7 +116,7 @@ pub fn choose_slab(
 /// than it has, so the read loop (which caps the request at the file length) always progresses.
 fn check_prefixes(data: &[u8], h: &Header) {
     let len = data.len() as u64;
-    let hl = h.len as usize;
+    let hl = h.len() as usize;
     let mut cuts: Vec<usize> = vec![0, 1, 3, 4, hl / 2, hl.saturating_sub(1)];
     cuts.extend((0..hl).step_by(7));
     for k in cuts {
@@ -148,7 +148,7 @@ fn check_prefixes(data: &[u8], h: &Header) {
 /// `must_succeed`: the data is known to be present (a netCDF file whose layout checked), so a
 /// failing read is a finding.
 pub fn read_everything(ds: &impl Dataset, r: &mut Bytes, must_succeed: bool) {
-    let nvars = ds.header().vars.len();
+    let nvars = ds.header().var_count();
     let mut whole: Vec<Option<Vec<u8>>> = Vec::with_capacity(nvars);
     for v in 0..nvars {
         let lv = &ds.layout().vars[v];
@@ -175,7 +175,7 @@ pub fn read_everything(ds: &impl Dataset, r: &mut Bytes, must_succeed: bool) {
         if r.is_empty() || nvars == 0 {
             break;
         }
-        let name = ds.header().vars[r.u8() as usize % nvars].name.clone();
+        let name = ds.header().var(r.u8() as usize % nvars).name().to_string();
         // Reads go by name: with duplicate names, the first variable of that name.
         let Ok(v) = ds.var_id(&name) else { continue };
         let lv = ds.layout().vars[v].clone();
@@ -205,13 +205,13 @@ pub fn exercise_nc(data: &[u8]) {
     let parsed = Header::parse(data, len);
     if let Ok(h) = &parsed {
         assert!(
-            h.len <= len,
+            h.len() <= len,
             "header length {} beyond the input {len}",
-            h.len
+            h.len()
         );
         check_prefixes(data, h);
         if let Ok(l) = Layout::new(h, len) {
-            assert_eq!(l.vars.len(), h.vars.len());
+            assert_eq!(l.vars.len(), h.var_count());
             // The segments tile the file exactly.
             let mut pos = 0u64;
             let mut var_bytes = vec![0u64; l.vars.len()];
@@ -239,7 +239,7 @@ pub fn exercise_nc(data: &[u8]) {
             .as_ref()
             .expect("nc3::open accepted a header Header::parse refuses");
         assert_eq!(format!("{:?}", f.header()), format!("{h:?}"));
-        let mut r = Bytes::new(&data[h.len as usize..]);
+        let mut r = Bytes::new(&data[h.len() as usize..]);
         read_everything(f, &mut r, true);
     }
 }
@@ -276,13 +276,13 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
         if data.first().is_some_and(|b| b & 1 == 1) {
             a.set_cache_budget(0);
         }
-        assert_eq!(a.header().len, a.lead().header_len);
+        assert_eq!(a.header().len(), a.lead().header_len);
         assert_eq!(a.header_bytes().len() as u64, a.lead().header_len);
         assert!(a.data_start() <= a.index_offset() && a.index_offset() <= len);
         let _ = nc3pack::repair::scan(&v, a.data_start(), a.index_offset());
         // Every block, bypassing the cache; keep each stream's blocks to check reads against.
         let ns = a.stream_count();
-        let nvars = a.header().vars.len();
+        let nvars = a.header().var_count();
         assert_eq!(
             ns,
             nvars + 3,
@@ -392,7 +392,7 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
                 assert_eq!(&out[..a.header_bytes().len()], a.header_bytes());
                 if let Ok(f) = NcFile::from_reader(out, Path::new("(restored)")) {
                     if f.layout() == a.layout() {
-                        for vi in 0..a.header().vars.len() {
+                        for vi in 0..a.header().var_count() {
                             if let (Some(w), Ok(got)) = (&want[vi], f.read_var_bytes(vi)) {
                                 assert!(&got == w, "restored file's var {vi} != the archive's");
                             }
@@ -548,7 +548,7 @@ pub fn member_data<R: nc3pack::io::ReadAt>(
     a: &Archive<R>,
     streams: &[Option<Vec<u8>>],
 ) -> Vec<Option<Vec<u8>>> {
-    let nvars = a.header().vars.len();
+    let nvars = a.header().var_count();
     let residual = a.residual_stream();
     let mut out: Vec<Option<Vec<u8>>> = streams[..=residual].to_vec();
     let order = a

@@ -146,7 +146,7 @@ impl Reader {
     /// The netCDF-3 variant: "CDF-1", "CDF-2" or "CDF-5" (as `nc3pack info`).
     #[getter]
     fn variant(&self) -> &'static str {
-        self.src.ds().header().variant.name()
+        self.src.ds().header().variant().name()
     }
 
     /// `[(name, length, is_unlimited)]`; the record dimension has its number of records.
@@ -178,7 +178,7 @@ impl Reader {
 
     /// `[(name, value)]`: the global attributes.
     fn global_attributes<'py>(&self, py: Python<'py>) -> Attrs<'py> {
-        attrs_py(py, self.src.ds().global_attributes())
+        attrs_py(py, &self.src.ds().global_attributes())
     }
 
     /// Reads a hyperslab (netCDF start/count/stride; `None` for the defaults) as a numpy array
@@ -198,7 +198,7 @@ impl Reader {
             .slab(name, start.as_deref(), count.as_deref(), stride.as_deref())
             .map_err(to_py)?;
         let v = ds.var_id(name).map_err(to_py)?;
-        match ds.header().vars[v].nc_type {
+        match ds.header().var(v).nc_type() {
             NcType::Byte => read_typed::<i8>(py, ds, v, &slab),
             NcType::Char | NcType::UByte => read_typed::<u8>(py, ds, v, &slab),
             NcType::Short => read_typed::<i16>(py, ds, v, &slab),
@@ -378,7 +378,14 @@ fn verify(
                 Some((v, b)) => (Some(v.clone()), Some(*b)),
                 None => (None, None),
             };
-            (d.part, var, block, d.offset, d.what.to_string(), d.to_string())
+            (
+                d.part,
+                var,
+                block,
+                d.offset,
+                d.what.to_string(),
+                d.to_string(),
+            )
         })
         .collect();
     Ok((damage, r.blocks, r.hash_checked, r.original_matches))

@@ -334,46 +334,21 @@ impl Values {
     }
 }
 
-/// A dimension.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Dimension {
-    /// Name.
-    pub name: String,
-    /// Length as stored in the header: 0 for the record (unlimited) dimension.
-    pub len: u64,
-}
-
-impl Dimension {
-    /// Whether this is the record (unlimited) dimension.
-    pub fn is_record(&self) -> bool {
-        self.len == 0
-    }
-}
-
-/// An attribute.
+/// An attribute with its name and typed values, owned: what [`Attr::to_owned`] gives and what
+/// the reading API ([`crate::read::Dataset`]) hands out. The parsed [`Header`] itself keeps no
+/// such objects (see [`Attr`]).
+///
+/// ```
+/// use nc3pack::nc3::{Attribute, Values};
+/// let a = Attribute { name: "units".into(), values: Values::Char(b"K".to_vec()) };
+/// assert_eq!(a.values.to_cdl(), "\"K\"");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribute {
     /// Name.
     pub name: String,
     /// Typed values.
     pub values: Values,
-}
-
-/// A variable as declared in the header.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Variable {
-    /// Name.
-    pub name: String,
-    /// Dimension ids, outermost first.
-    pub dimids: Vec<usize>,
-    /// Attributes.
-    pub attrs: Vec<Attribute>,
-    /// Element type.
-    pub nc_type: NcType,
-    /// `vsize` as stored (informational; nc3pack computes sizes itself, as netcdf-c does).
-    pub vsize: u64,
-    /// Byte offset of the data (of the first record for a record variable).
-    pub begin: u64,
 }
 
 /// The stored number of records.
@@ -385,32 +360,284 @@ pub enum NumRecs {
     Streaming,
 }
 
-/// A parsed netCDF-3 header.
+/// A range of a header's bytes or of one of its lists: start and length. Headers are at most
+/// [`MAX_HEADER_LEN`] (1 GiB) long, so 32 bits hold every offset and count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Span {
+    at: u32,
+    len: u32,
+}
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.at as usize..self.at as usize + self.len as usize
+    }
+}
+
+/// A dimension's record: its name in the header bytes, and its length.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DimRec {
+    name: Span,
+    len: u64,
+}
+
+/// An attribute's record: its name and its big-endian values in the header bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AttrRec {
+    name: Span,
+    values: Span,
+    nc_type: NcType,
+}
+
+/// A variable's record: name in the header bytes, dimension ids and attributes as ranges of the
+/// header's shared lists.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct VarRec {
+    name: Span,
+    dimids: Span,
+    attrs: Span,
+    nc_type: NcType,
+    vsize: u64,
+    begin: u64,
+}
+
+/// A parsed netCDF-3 header, compact: it owns its bytes, and dimensions, variables and
+/// attributes are small fixed-size records whose names and values are ranges of those bytes
+/// (no heap object per name, per attribute or per variable). Read it through the accessors,
+/// which hand out views ([`Dim`], [`Var`], [`Attr`]) borrowing the header.
 ///
 /// ```
-/// use nc3pack::nc3::{Header, Variant};
+/// use nc3pack::nc3::{Header, NumRecs, Variant};
 /// // The smallest file: magic, numrecs 0, three ABSENT lists.
 /// let mut bytes = b"CDF\x01".to_vec();
 /// bytes.extend_from_slice(&[0u8; 28]);
 /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
-/// assert_eq!(h.variant, Variant::Cdf1);
-/// assert_eq!(h.len, 32);
-/// assert!(h.vars.is_empty());
+/// assert_eq!(h.variant(), Variant::Cdf1);
+/// assert_eq!(h.numrecs(), NumRecs::Count(0));
+/// assert_eq!(h.len(), 32);
+/// assert_eq!(h.bytes(), &bytes[..]);
+/// assert_eq!((h.dim_count(), h.var_count()), (0, 0));
+/// assert_eq!(h.global_attrs().len(), 0);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
-    /// Format variant.
-    pub variant: Variant,
-    /// Stored number of records.
-    pub numrecs: NumRecs,
-    /// Dimensions.
-    pub dims: Vec<Dimension>,
-    /// Global attributes.
-    pub gatts: Vec<Attribute>,
-    /// Variables.
-    pub vars: Vec<Variable>,
-    /// Length of the header in bytes (where parsing ended).
-    pub len: u64,
+    variant: Variant,
+    numrecs: NumRecs,
+    /// The header's bytes, exactly: names and attribute values are ranges of them.
+    bytes: Vec<u8>,
+    dims: Vec<DimRec>,
+    vars: Vec<VarRec>,
+    /// All attributes: the global ones first, then each variable's, in header order.
+    attrs: Vec<AttrRec>,
+    /// How many of `attrs` are global.
+    ngatts: u32,
+    /// All variables' dimension ids, one variable after the other.
+    dimids: Vec<u32>,
+}
+
+/// A dimension of a [`Header`]: a view borrowing it.
+///
+/// ```
+/// # let f = std::fs::File::open("samples/classic_records.nc").unwrap();
+/// # let (h, _) = nc3pack::nc3::read_header(&f, "classic_records.nc".as_ref()).unwrap();
+/// let time = h.dim(0);
+/// assert_eq!((time.name(), time.len(), time.is_record()), ("time", 0, true));
+/// assert_eq!(h.dims().map(|d| d.name()).collect::<Vec<_>>(), ["time", "three", "five", "two"]);
+/// assert_eq!(h.dim_name(2), "five");
+/// ```
+#[derive(Clone, Copy)]
+pub struct Dim<'h> {
+    h: &'h Header,
+    id: usize,
+}
+
+impl<'h> Dim<'h> {
+    /// The dimension id (its position in the header).
+    pub fn id(self) -> usize {
+        self.id
+    }
+
+    /// Name.
+    pub fn name(self) -> &'h str {
+        self.h.text(self.h.dims[self.id].name)
+    }
+
+    /// Length as stored in the header: 0 for the record (unlimited) dimension.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(self) -> u64 {
+        self.h.dims[self.id].len
+    }
+
+    /// Whether this is the record (unlimited) dimension.
+    pub fn is_record(self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl std::fmt::Debug for Dim<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dim")
+            .field("name", &self.name())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+/// A variable of a [`Header`], as declared: a view borrowing the header.
+///
+/// ```
+/// # let f = std::fs::File::open("samples/classic_records.nc").unwrap();
+/// # let (h, _) = nc3pack::nc3::read_header(&f, "classic_records.nc".as_ref()).unwrap();
+/// let v = h.var(h.var_id("f3").unwrap());
+/// assert_eq!(v.name(), "f3");
+/// assert_eq!(v.nc_type(), nc3pack::nc3::NcType::Float);
+/// assert_eq!(v.dims().map(|d| d.name()).collect::<Vec<_>>(), ["time", "three"]);
+/// assert_eq!(v.dim_ids().collect::<Vec<_>>(), [0, 1]);
+/// assert!(v.is_record());
+/// assert_eq!(h.vars().filter(|v| v.dim_count() == 0).count(), 4);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Var<'h> {
+    h: &'h Header,
+    id: usize,
+}
+
+impl<'h> Var<'h> {
+    fn rec(self) -> &'h VarRec {
+        &self.h.vars[self.id]
+    }
+
+    /// The variable id (its position in the header).
+    pub fn id(self) -> usize {
+        self.id
+    }
+
+    /// Name.
+    pub fn name(self) -> &'h str {
+        self.h.text(self.rec().name)
+    }
+
+    /// Element type.
+    pub fn nc_type(self) -> NcType {
+        self.rec().nc_type
+    }
+
+    /// `vsize` as stored (informational; nc3pack computes sizes itself, as netcdf-c does).
+    pub fn vsize(self) -> u64 {
+        self.rec().vsize
+    }
+
+    /// Byte offset of the data (of the first record for a record variable).
+    pub fn begin(self) -> u64 {
+        self.rec().begin
+    }
+
+    /// Number of dimensions (0 for a scalar).
+    pub fn dim_count(self) -> usize {
+        self.rec().dimids.len as usize
+    }
+
+    /// Dimension ids, outermost first.
+    pub fn dim_ids(self) -> impl ExactSizeIterator<Item = usize> + DoubleEndedIterator + 'h {
+        self.h.dimids[self.rec().dimids.range()]
+            .iter()
+            .map(|&d| d as usize)
+    }
+
+    /// Dimensions, outermost first.
+    pub fn dims(self) -> impl ExactSizeIterator<Item = Dim<'h>> + DoubleEndedIterator + 'h {
+        let h = self.h;
+        self.dim_ids().map(move |id| Dim { h, id })
+    }
+
+    /// Attributes, in header order.
+    pub fn attrs(self) -> impl ExactSizeIterator<Item = Attr<'h>> + DoubleEndedIterator + 'h {
+        self.h.attr_views(self.rec().attrs)
+    }
+
+    /// Whether this is a record variable (its first dimension is the record dimension).
+    pub fn is_record(self) -> bool {
+        self.dims().next().is_some_and(Dim::is_record)
+    }
+}
+
+impl std::fmt::Debug for Var<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Var")
+            .field("name", &self.name())
+            .field("nc_type", &self.nc_type())
+            .field("dim_ids", &self.dim_ids().collect::<Vec<_>>())
+            .field("begin", &self.begin())
+            .finish()
+    }
+}
+
+/// An attribute of a [`Header`] (global or of a variable): a view borrowing the header, whose
+/// values stay big-endian in the header bytes until asked for.
+///
+/// ```
+/// use nc3pack::nc3::{NcType, Values};
+/// # let f = std::fs::File::open("samples/classic_records.nc").unwrap();
+/// # let (h, _) = nc3pack::nc3::read_header(&f, "classic_records.nc".as_ref()).unwrap();
+/// let f3 = h.var(h.var_id("f3").unwrap());
+/// let units = f3.attrs().find(|a| a.name() == "units").unwrap();
+/// assert_eq!(units.nc_type(), NcType::Char);
+/// assert_eq!(units.values(), Values::Char(b"m s-1".to_vec()));
+/// assert_eq!(units.be_bytes(), b"m s-1");
+/// assert_eq!(units.len(), 5);
+/// assert_eq!(units.to_owned().name, "units");
+/// assert_eq!(h.global_attrs().map(|a| a.name()).collect::<Vec<_>>(), ["title", "source"]);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Attr<'h> {
+    h: &'h Header,
+    rec: &'h AttrRec,
+}
+
+impl<'h> Attr<'h> {
+    /// Name.
+    pub fn name(self) -> &'h str {
+        self.h.text(self.rec.name)
+    }
+
+    /// Type of the values.
+    pub fn nc_type(self) -> NcType {
+        self.rec.nc_type
+    }
+
+    /// Number of values.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(self) -> usize {
+        self.rec.values.len as usize / self.rec.nc_type.size()
+    }
+
+    /// The values as stored: big-endian, without padding.
+    pub fn be_bytes(self) -> &'h [u8] {
+        &self.h.bytes[self.rec.values.range()]
+    }
+
+    /// The values, decoded (allocates them; see [`Attr::be_bytes`] for the stored bytes).
+    pub fn values(self) -> Values {
+        Values::from_be_bytes(self.nc_type(), self.be_bytes())
+    }
+
+    /// The attribute as an owned [`Attribute`] (name and decoded values).
+    #[allow(clippy::wrong_self_convention)]
+    pub fn to_owned(self) -> Attribute {
+        Attribute {
+            name: self.name().to_string(),
+            values: self.values(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Attr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attr")
+            .field("name", &self.name())
+            .field("values", &self.values())
+            .finish()
+    }
 }
 
 /// Outcome of parsing a prefix of a file that may stop short of the header's end.
@@ -468,6 +695,24 @@ fn vec_for<T>(n: usize, at: u64) -> PResult<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| no_memory(at))?;
     Ok(v)
+}
+
+/// A [`Span`] of `len` items at `at`; both are below 2^32 (offsets and counts within a header
+/// of at most [`MAX_HEADER_LEN`] bytes, each item at least a byte).
+fn span(at: usize, len: usize) -> Span {
+    Span {
+        at: at as u32,
+        len: len as u32,
+    }
+}
+
+/// A field named in messages as `kind "name"`, written only when a message needs it.
+struct Named<'a>(&'static str, &'a str);
+
+impl Display for Named<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {:?}", self.0, self.1)
+    }
 }
 
 impl<'a> Cursor<'a> {
@@ -554,24 +799,21 @@ impl<'a> Cursor<'a> {
         self.take(pad, field).map(|_| ())
     }
 
-    fn name(&mut self, field: &dyn Display) -> PResult<String> {
+    /// A name: checked (non-empty, UTF-8) and returned as its range of the header bytes.
+    fn name(&mut self, field: &dyn Display) -> PResult<(Span, &'a str)> {
         let at = self.pos as u64;
         let n = self.non_neg(&format_args!("{field} name length"))?;
-        let start = self.pos as u64;
+        let start = self.pos;
         let bytes = self.take(n, &format_args!("{field} name"))?;
-        let s = std::str::from_utf8(bytes)
-            .map_err(|_| HeaderError::new(start, format!("{field} name is not valid UTF-8")))?;
+        let s = std::str::from_utf8(bytes).map_err(|_| {
+            HeaderError::new(start as u64, format!("{field} name is not valid UTF-8"))
+        })?;
         if s.is_empty() {
             return Err(HeaderError::new(at, format!("{field} name is empty")).into());
         }
-        let mut owned = String::new();
-        owned
-            .try_reserve_exact(s.len())
-            .map_err(|_| no_memory(start))?;
-        owned.push_str(s);
-        let s = owned;
         self.pad4(n, &format_args!("{field} name padding"))?;
-        Ok(s)
+        // `take` keeps every end within MAX_HEADER_LEN (1 GiB): offsets fit in 32 bits.
+        Ok((span(start, bytes.len()), s))
     }
 
     fn list_header(&mut self, tag: u32, what: &dyn Display, min_item: u64) -> PResult<usize> {
@@ -602,14 +844,15 @@ impl<'a> Cursor<'a> {
         self.bound(n, min_item, count_at, &format_args!("{what} count"))
     }
 
-    fn attrs(&mut self, what: &dyn Display) -> PResult<Vec<Attribute>> {
+    /// An attribute list, appended to `out`; returns its range of `out`.
+    fn attrs(&mut self, what: &dyn Display, out: &mut Vec<AttrRec>) -> PResult<Span> {
         let cw = self.variant.count_width() as u64;
         let n = self.list_header(NC_ATTRIBUTE, what, 4 + cw + 4 + cw)?;
-        let mut out = vec_for(n.min(PREALLOC_MAX), self.pos as u64)?;
+        let first = out.len();
         for _ in 0..n {
-            room(&mut out, self.pos as u64)?;
-            let name = self.name(&format_args!("{what} attribute"))?;
-            let field = format!("attribute {name:?}");
+            room(out, self.pos as u64)?;
+            let (name, s) = self.name(&format_args!("{what} attribute"))?;
+            let field = Named("attribute", s);
             let t_at = self.pos as u64;
             let code = self.u32(&format_args!("{field} type"))?;
             let t = self.nc_type(code, t_at, &field)?;
@@ -618,13 +861,17 @@ impl<'a> Cursor<'a> {
             let nbytes = count.checked_mul(t.size() as u64).ok_or_else(|| {
                 HeaderError::new(count_at, format!("{field} value count {count} overflows"))
             })?;
-            let v_at = self.pos as u64;
+            let v_at = self.pos;
             let bytes = self.take(nbytes, &format_args!("{field} values"))?;
-            let values = Values::try_from_be_bytes(t, bytes).map_err(|_| no_memory(v_at))?;
+            let values = span(v_at, bytes.len());
             self.pad4(nbytes, &format_args!("{field} value padding"))?;
-            out.push(Attribute { name, values });
+            out.push(AttrRec {
+                name,
+                values,
+                nc_type: t,
+            });
         }
-        Ok(out)
+        Ok(span(first, n))
     }
 
     fn nc_type(&self, code: u32, at: u64, field: &dyn Display) -> PResult<NcType> {
@@ -745,32 +992,36 @@ impl Header {
         let cw = variant.count_width() as u64;
 
         let ndims = c.list_header(NC_DIMENSION, &"dimension", cw + 4 + cw)?;
-        let mut dims = vec_for(ndims.min(PREALLOC_MAX), c.pos as u64)?;
+        let mut dims: Vec<DimRec> = vec_for(ndims.min(PREALLOC_MAX), c.pos as u64)?;
+        let mut records = 0;
         for i in 0..ndims {
             room(&mut dims, c.pos as u64)?;
-            let name = c.name(&format_args!("dimension {i}"))?;
-            let len = c.non_neg(&format_args!("dimension {name:?} length"))?;
-            dims.push(Dimension { name, len });
+            let (name, s) = c.name(&format_args!("dimension {i}"))?;
+            let len = c.non_neg(&format_args!("dimension {s:?} length"))?;
+            records += usize::from(len == 0);
+            dims.push(DimRec { name, len });
         }
-        if dims.iter().filter(|d| d.is_record()).count() > 1 {
+        if records > 1 {
             return Err(
                 HeaderError::new(8, "more than one dimension has length 0 (unlimited)").into(),
             );
         }
 
-        let gatts = c.attrs(&"global")?;
+        let mut attrs: Vec<AttrRec> = Vec::new();
+        let gatts = c.attrs(&"global", &mut attrs)?;
 
         let ow = variant.offset_width() as u64;
         let nvars = c.list_header(NC_VARIABLE, &"variable", cw + 4 + cw + 4 + cw + 4 + cw + ow)?;
-        let mut vars = vec_for(nvars.min(PREALLOC_MAX), c.pos as u64)?;
+        let mut vars: Vec<VarRec> = vec_for(nvars.min(PREALLOC_MAX), c.pos as u64)?;
+        let mut dimids: Vec<u32> = Vec::new();
         for i in 0..nvars {
             room(&mut vars, c.pos as u64)?;
-            let name = c.name(&format_args!("variable {i}"))?;
-            let field = format!("variable {name:?}");
+            let (name, s) = c.name(&format_args!("variable {i}"))?;
+            let field = Named("variable", s);
             let nd_at = c.pos as u64;
             let nd = c.non_neg(&format_args!("{field} dimension count"))?;
             let nd = c.bound(nd, cw, nd_at, &format_args!("{field} dimension count"))?;
-            let mut dimids = vec_for(nd.min(PREALLOC_MAX), nd_at)?;
+            let first = dimids.len();
             for k in 0..nd {
                 let at = c.pos as u64;
                 let id = c.non_neg(&format_args!("{field} dimension id {k}"))?;
@@ -786,13 +1037,14 @@ impl Header {
                             ),
                         )
                     })?;
-                if k > 0 && dims[idx].is_record() {
+                if k > 0 && dims[idx].len == 0 {
                     return Err(HeaderError::new(at, format!("{field} uses the unlimited dimension at position {k}; only the first may be unlimited")).into());
                 }
                 room(&mut dimids, at)?;
-                dimids.push(idx);
+                // Fewer than 2^32 dimensions fit in a header of at most 1 GiB.
+                dimids.push(idx as u32);
             }
-            let attrs = c.attrs(&field)?;
+            let var_attrs = c.attrs(&field, &mut attrs)?;
             let t_at = c.pos as u64;
             let code = c.u32(&format_args!("{field} type"))?;
             let nc_type = c.nc_type(code, t_at, &field)?;
@@ -814,36 +1066,180 @@ impl Header {
                 )
                 .into());
             }
-            vars.push(Variable {
+            vars.push(VarRec {
                 name,
-                dimids,
-                attrs,
+                dimids: span(first, nd),
+                attrs: var_attrs,
                 nc_type,
                 vsize,
                 begin,
             });
         }
+        let len = c.pos;
+        let mut bytes = vec_for(len, len as u64)?;
+        bytes.extend_from_slice(&buf[..len]);
+        // Lists grown item by item may hold up to twice the room they need: give it back.
+        dims.shrink_to_fit();
+        vars.shrink_to_fit();
+        attrs.shrink_to_fit();
+        dimids.shrink_to_fit();
         Ok(Header {
             variant,
             numrecs,
+            bytes,
             dims,
-            gatts,
             vars,
-            len: c.pos as u64,
+            ngatts: gatts.len,
+            attrs,
+            dimids,
         })
+    }
+
+    /// A name or other text of the header: valid UTF-8, checked when parsed.
+    fn text(&self, s: Span) -> &str {
+        std::str::from_utf8(&self.bytes[s.range()]).unwrap_or_default()
+    }
+
+    fn attr_views(&self, s: Span) -> impl ExactSizeIterator<Item = Attr<'_>> + DoubleEndedIterator {
+        self.attrs[s.range()]
+            .iter()
+            .map(move |rec| Attr { h: self, rec })
+    }
+
+    /// Format variant.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// Stored number of records.
+    pub fn numrecs(&self) -> NumRecs {
+        self.numrecs
+    }
+
+    /// Length of the header in bytes (where parsing ended).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// The header's bytes, verbatim (the first [`Header::len`] bytes of the file).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Number of dimensions.
+    pub fn dim_count(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// Dimension `id` (panics if there is no such dimension: ids come from the header).
+    pub fn dim(&self, id: usize) -> Dim<'_> {
+        assert!(id < self.dims.len(), "no dimension {id}");
+        Dim { h: self, id }
+    }
+
+    /// Name of dimension `id` (panics if there is no such dimension).
+    pub fn dim_name(&self, id: usize) -> &str {
+        self.dim(id).name()
+    }
+
+    /// The dimensions, in header order.
+    pub fn dims(&self) -> impl ExactSizeIterator<Item = Dim<'_>> + DoubleEndedIterator {
+        (0..self.dims.len()).map(move |id| Dim { h: self, id })
+    }
+
+    /// Number of variables.
+    pub fn var_count(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Variable `id` (panics if there is no such variable: ids come from the header).
+    pub fn var(&self, id: usize) -> Var<'_> {
+        assert!(id < self.vars.len(), "no variable {id}");
+        Var { h: self, id }
+    }
+
+    /// The variables, in header order.
+    pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + DoubleEndedIterator {
+        (0..self.vars.len()).map(move |id| Var { h: self, id })
+    }
+
+    /// The id of the variable named `name` (a linear search).
+    pub fn var_id(&self, name: &str) -> Option<usize> {
+        self.vars
+            .iter()
+            .position(|v| self.bytes[v.name.range()] == *name.as_bytes())
+    }
+
+    /// The global attributes, in header order.
+    pub fn global_attrs(&self) -> impl ExactSizeIterator<Item = Attr<'_>> + DoubleEndedIterator {
+        self.attr_views(span(0, self.ngatts as usize))
     }
 
     /// Index of the record dimension, if there is one.
     pub fn record_dim(&self) -> Option<usize> {
-        self.dims.iter().position(Dimension::is_record)
+        self.dims.iter().position(|d| d.len == 0)
     }
 
     /// Whether variable `v` is a record variable (its first dimension is the record dimension).
     pub fn is_record_var(&self, v: usize) -> bool {
-        self.vars[v]
-            .dimids
-            .first()
-            .is_some_and(|&d| self.dims[d].is_record())
+        self.var(v).is_record()
+    }
+}
+
+/// A variable for [`Header::from_parts`]: name, dimension ids, type, `begin`.
+#[cfg(test)]
+pub(crate) type TestVar<'a> = (&'a str, Vec<usize>, NcType, u64);
+
+#[cfg(test)]
+impl Header {
+    /// A header made of parts, unchecked, for tests of what uses headers: dimensions (name,
+    /// length) and variables without attributes; its bytes are the names, then zeros up to
+    /// `len`.
+    pub(crate) fn from_parts(
+        variant: Variant,
+        numrecs: NumRecs,
+        len: usize,
+        dims: &[(&str, u64)],
+        vars: &[TestVar<'_>],
+    ) -> Header {
+        let mut bytes = Vec::new();
+        let mut name = |s: &str| {
+            bytes.extend_from_slice(s.as_bytes());
+            span(bytes.len() - s.len(), s.len())
+        };
+        let dims: Vec<DimRec> = dims
+            .iter()
+            .map(|&(s, len)| DimRec { name: name(s), len })
+            .collect();
+        let mut dimids = Vec::new();
+        let vars: Vec<VarRec> = vars
+            .iter()
+            .map(|(s, ids, nc_type, begin)| {
+                let first = dimids.len();
+                dimids.extend(ids.iter().map(|&d| d as u32));
+                VarRec {
+                    name: name(s),
+                    dimids: span(first, ids.len()),
+                    attrs: Span::default(),
+                    nc_type: *nc_type,
+                    vsize: 0,
+                    begin: *begin,
+                }
+            })
+            .collect();
+        assert!(bytes.len() <= len);
+        bytes.resize(len, 0);
+        Header {
+            variant,
+            numrecs,
+            bytes,
+            dims,
+            vars,
+            attrs: vec![],
+            ngatts: 0,
+            dimids,
+        }
     }
 }
 
@@ -906,23 +1302,33 @@ mod tests {
     fn parses_a_hand_built_classic_header() {
         let b = classic_bytes();
         let h = Header::parse(&b, 1000).unwrap();
-        assert_eq!(h.variant, Variant::Cdf1);
-        assert_eq!(h.numrecs, NumRecs::Count(3));
-        assert_eq!(h.len, 176);
-        assert_eq!(
-            h.dims[1],
-            Dimension {
-                name: "t".into(),
-                len: 0
-            }
-        );
+        assert_eq!(h.variant(), Variant::Cdf1);
+        assert_eq!(h.numrecs(), NumRecs::Count(3));
+        assert_eq!(h.len(), 176);
+        assert_eq!(h.bytes(), &b[..]);
+        assert_eq!((h.dim(1).name(), h.dim(1).len()), ("t", 0));
+        assert_eq!(h.dims().map(|d| d.name()).collect::<Vec<_>>(), ["x", "t"]);
         assert_eq!(h.record_dim(), Some(1));
-        assert_eq!(h.gatts[0].values, Values::Char(b"abc".to_vec()));
-        assert_eq!(h.vars[0].dimids, vec![1, 0]);
+        let gatts: Vec<_> = h.global_attrs().map(Attr::to_owned).collect();
+        assert_eq!(
+            gatts,
+            [Attribute {
+                name: "title".into(),
+                values: Values::Char(b"abc".to_vec())
+            }]
+        );
+        assert_eq!(h.var(0).dim_ids().collect::<Vec<_>>(), vec![1, 0]);
         assert!(h.is_record_var(0));
-        assert_eq!(h.vars[0].nc_type, NcType::Short);
-        assert_eq!(h.vars[1].attrs[0].values, Values::Int(vec![-7]));
-        assert_eq!(h.vars[1].begin, 184);
+        assert!(!h.is_record_var(1));
+        assert_eq!(h.var(0).nc_type(), NcType::Short);
+        assert_eq!(h.var(0).attrs().len(), 0);
+        assert_eq!(h.var(0).vsize(), 4);
+        let k: Vec<_> = h.var(1).attrs().collect();
+        assert_eq!((k.len(), k[0].name(), k[0].len()), (1, "k", 1));
+        assert_eq!(k[0].values(), Values::Int(vec![-7]));
+        assert_eq!(k[0].be_bytes(), (-7i32).to_be_bytes());
+        assert_eq!(h.var(1).begin(), 184);
+        assert_eq!((h.var_id("d"), h.var_id("z")), (Some(1), None));
     }
 
     #[test]
@@ -1030,8 +1436,8 @@ mod tests {
         b.extend_from_slice(&[0u8; 12]); // gatts ABSENT: tag 4 bytes + count 8 bytes
         b.extend_from_slice(&[0u8; 12]); // vars ABSENT
         let h = Header::parse(&b, b.len() as u64).unwrap();
-        assert_eq!(h.numrecs, NumRecs::Streaming);
-        assert_eq!(h.dims[0].len, 5_000_000_000);
-        assert_eq!(h.len, b.len() as u64);
+        assert_eq!(h.numrecs(), NumRecs::Streaming);
+        assert_eq!(h.dim(0).len(), 5_000_000_000);
+        assert_eq!(h.len(), b.len() as u64);
     }
 }

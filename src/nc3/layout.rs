@@ -99,12 +99,17 @@ impl Layout {
     pub fn new(h: &Header, file_len: u64) -> Result<Layout, LayoutError> {
         let probe = Layout::build(h, file_len, 0)?;
         let fit = probe.records_that_fit();
-        let numrecs = match h.numrecs {
+        let numrecs = match h.numrecs() {
             NumRecs::Count(n) => n.min(fit),
             // With no record variables the file says nothing about the count (fit is unbounded).
             NumRecs::Streaming if probe.rec_order.is_empty() => 0,
             NumRecs::Streaming => fit,
         };
+        if numrecs == 0 {
+            return Ok(probe);
+        }
+        // Freed first: two layouts at once cost twice the per-variable memory.
+        drop(probe);
         Layout::with_numrecs(h, file_len, numrecs)
     }
 
@@ -119,21 +124,21 @@ impl Layout {
     }
 
     fn build(h: &Header, file_len: u64, numrecs: u64) -> Result<Layout, LayoutError> {
-        let mut vars = Vec::with_capacity(h.vars.len());
-        for (i, v) in h.vars.iter().enumerate() {
-            let is_record = h.is_record_var(i);
-            let esize = v.nc_type.size();
+        let mut vars = Vec::with_capacity(h.var_count());
+        for v in h.vars() {
+            let is_record = v.is_record();
+            let esize = v.nc_type().size();
             let mut n: u64 = 1;
-            let mut shape = Vec::with_capacity(v.dimids.len());
+            let mut shape = Vec::with_capacity(v.dim_count());
             let overflow = || LayoutError::SizeOverflow {
-                var: v.name.clone(),
+                var: v.name().to_string(),
             };
-            for (k, &d) in v.dimids.iter().enumerate() {
+            for (k, d) in v.dims().enumerate() {
                 if k == 0 && is_record {
                     shape.push(numrecs);
                     continue;
                 }
-                let len = h.dims[d].len;
+                let len = d.len();
                 shape.push(len);
                 n = n.checked_mul(len).ok_or_else(overflow)?;
             }
@@ -144,7 +149,7 @@ impl Layout {
                 slab
             };
             vars.push(VarLayout {
-                begin: v.begin,
+                begin: v.begin(),
                 is_record,
                 esize,
                 slab,
@@ -170,7 +175,7 @@ impl Layout {
         }
         let mut l = Layout {
             file_len,
-            header_len: h.len,
+            header_len: h.len(),
             numrecs,
             recsize,
             vars,
@@ -202,7 +207,7 @@ impl Layout {
     /// Checks that the regions are in the file and do not overlap (for record 0; later records
     /// repeat record 0's pattern at `recsize` strides).
     fn check(&self, h: &Header) -> Result<(), LayoutError> {
-        let name = |i: usize| h.vars[i].name.clone();
+        let name = |i: usize| h.var(i).name().to_string();
         let mut pos = self.header_len;
         let mut prev: Option<usize> = None;
         for &i in &self.fixed_order {
@@ -295,7 +300,7 @@ impl Layout {
             .map(|&i| self.vars[i].begin.saturating_add(self.vars[i].total))
             .max()
             .unwrap_or(0);
-        let records = match (self.rec_order.first(), h.numrecs) {
+        let records = match (self.rec_order.first(), h.numrecs()) {
             (None, _) => 0,
             (Some(_), NumRecs::Streaming) => u64::MAX,
             (Some(&i), NumRecs::Count(n)) => self.vars[i]
@@ -515,37 +520,20 @@ pub enum Walk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nc3::header::{Dimension, NcType, Variable};
+    use crate::nc3::header::{NcType, TestVar};
 
-    fn var(name: &str, dimids: Vec<usize>, t: NcType, begin: u64) -> Variable {
-        Variable {
-            name: name.into(),
-            dimids,
-            attrs: vec![],
-            nc_type: t,
-            vsize: 0,
-            begin,
-        }
+    fn var(name: &str, dimids: Vec<usize>, t: NcType, begin: u64) -> TestVar<'_> {
+        (name, dimids, t, begin)
     }
 
-    fn header(vars: Vec<Variable>, numrecs: NumRecs) -> Header {
-        Header {
-            variant: crate::nc3::Variant::Cdf1,
+    fn header(vars: Vec<TestVar<'_>>, numrecs: NumRecs) -> Header {
+        Header::from_parts(
+            crate::nc3::Variant::Cdf1,
             numrecs,
-            dims: vec![
-                Dimension {
-                    name: "t".into(),
-                    len: 0,
-                },
-                Dimension {
-                    name: "x".into(),
-                    len: 3,
-                },
-            ],
-            gatts: vec![],
-            vars,
-            len: 100,
-        }
+            100,
+            &[("t", 0), ("x", 3)],
+            &vars,
+        )
     }
 
     fn segments(l: &Layout) -> Vec<(u64, u64, Target)> {

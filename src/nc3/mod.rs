@@ -3,15 +3,15 @@
 //! ```no_run
 //! let f = std::fs::File::open("samples/classic_records.nc").unwrap();
 //! let (header, _bytes) = nc3pack::nc3::read_header(&f, "samples/classic_records.nc".as_ref()).unwrap();
-//! println!("{} variables", header.vars.len());
+//! println!("{} variables", header.var_count());
 //! ```
 
 mod header;
 mod layout;
 
 pub use header::{
-    Attribute, Dimension, Header, NcType, NumRecs, ParseError, Values, Variable, Variant,
-    NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
+    Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant, NC_ATTRIBUTE,
+    NC_DIMENSION, NC_VARIABLE,
 };
 pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
 
@@ -51,7 +51,7 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
         }
         match Header::parse_prefix(&buf, file_len) {
             Ok(h) => {
-                buf.truncate(h.len as usize);
+                buf.truncate(h.len() as usize);
                 return Ok((h, buf));
             }
             Err(ParseError::NeedMore(n)) if n > want && want < file_len => {

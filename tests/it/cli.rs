@@ -651,12 +651,7 @@ fn damaged_archives_are_refused_naming_the_damaged_part() {
     let (mid_frame, mid_len) = pa.frames[pa.frames.len() / 2];
     // Frames are listed in index order: those of the streams before sst's come first.
     let arch = nc3pack::Archive::open(&good).unwrap();
-    let sst = arch
-        .header()
-        .vars
-        .iter()
-        .position(|v| v.name == "sst")
-        .unwrap();
+    let sst = arch.header().var_id("sst").unwrap();
     let before = (0..sst).map(|s| arch.block_count(s)).sum::<u64>() as usize;
     let flip = |at: usize| {
         let mut b = a.clone();
@@ -1091,8 +1086,8 @@ fn bad_standard_input_is_refused_with_one_line_and_no_output() {
     let hdf5 = std::fs::read(sample("bad/hdf5.nc")).unwrap();
     // Cut one byte into the first fixed variable's data.
     let h = nc3pack::nc3::Header::parse(&base, base.len() as u64).unwrap();
-    let fixed = (0..h.vars.len()).filter(|&i| !h.is_record_var(i));
-    let begin = fixed.map(|i| h.vars[i].begin).min().unwrap() as usize;
+    let fixed = h.vars().filter(|v| !v.is_record());
+    let begin = fixed.map(|v| v.begin()).min().unwrap() as usize;
     let cases: [(&str, &[u8], &str); 5] = [
         ("empty", b"", "not a netCDF-3 file: the input is empty"),
         ("hdf5", &hdf5, "it is an HDF5 file"),

@@ -663,8 +663,8 @@ fn check(spec: &Spec) -> Result<(), String> {
     } else {
         Variant::Cdf1
     };
-    if h.variant != want_variant {
-        return Err(format!("variant {:?}, wrote {want_variant:?}", h.variant));
+    if h.variant() != want_variant {
+        return Err(format!("variant {:?}, wrote {want_variant:?}", h.variant()));
     }
     if let Some(n) = spec.numrecs() {
         if a.layout().numrecs != n as u64 {
@@ -689,25 +689,27 @@ fn check(spec: &Spec) -> Result<(), String> {
         }
         Ok(())
     };
-    attrs_match("global", &h.gatts, &spec.gatts)?;
-    if h.vars.len() != spec.vars.len() {
+    let gatts: Vec<_> = h.global_attrs().map(|a| a.to_owned()).collect();
+    attrs_match("global", &gatts, &spec.gatts)?;
+    if h.var_count() != spec.vars.len() {
         return Err(format!(
             "archive has {} variables, wrote {}",
-            h.vars.len(),
+            h.var_count(),
             spec.vars.len()
         ));
     }
     for (i, v) in spec.vars.iter().enumerate() {
-        let hv = &h.vars[i];
+        let hv = h.var(i);
         let what = format!("variable {i} {:?}", v.name);
-        if hv.name != v.name || hv.nc_type != v.ty.nc() {
+        if hv.name() != v.name || hv.nc_type() != v.ty.nc() {
             return Err(format!(
                 "{what}: archive says {:?} of type {}",
-                hv.name,
-                hv.nc_type.name()
+                hv.name(),
+                hv.nc_type().name()
             ));
         }
-        attrs_match(&what, &hv.attrs, &v.attrs)?;
+        let attrs: Vec<_> = hv.attrs().map(|a| a.to_owned()).collect();
+        attrs_match(&what, &attrs, &v.attrs)?;
         let shape = &a.layout().vars[i].shape;
         if shape != &spec.shape(v) {
             return Err(format!(
@@ -718,7 +720,7 @@ fn check(spec: &Spec) -> Result<(), String> {
         let bytes = a
             .read_var_bytes(i)
             .map_err(|e| format!("{what}: read_var_bytes: {e}"))?;
-        let values = Typed::from_be(hv.nc_type, &bytes).map_err(|e| format!("{what}: {e}"))?;
+        let values = Typed::from_be(hv.nc_type(), &bytes).map_err(|e| format!("{what}: {e}"))?;
         if let Some(d) = values.difference(&spec.values(v)) {
             return Err(format!("{what}: archive vs written: {d}"));
         }
@@ -756,7 +758,7 @@ fn check_stream_input(
     let mut rng = Rng(spec.seed ^ 0x5eed_5eed);
     let header_len = nc3pack::nc3::Header::parse(orig, orig.len() as u64)
         .map_err(|e| format!("header: {e}"))?
-        .len as usize;
+        .len() as usize;
     let cut = header_len + rng.upto(orig.len() - header_len);
     let cases: [(&[u8], Option<&std::path::Path>); 2] =
         [(orig, Some(file_archive)), (&orig[..cut], None)];

@@ -125,7 +125,7 @@ fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
     let name = "single_recvar_short.nc";
     let z = packed(dir.path(), name, 8);
     let good = Archive::open(&z).unwrap();
-    let nvars = good.header().vars.len();
+    let nvars = good.header().var_count();
     let truth: Vec<Vec<u8>> = (0..nvars)
         .map(|v| good.read_var_bytes(v).unwrap())
         .collect();

@@ -268,17 +268,17 @@ fn packed(path: &Path, dir: &Path, codec: Codec) -> Archive {
 }
 
 fn var_values(a: &Archive, i: usize, file: &str) -> Typed {
-    let v = &a.header().vars[i];
+    let v = a.header().var(i);
     let bytes = a
         .read_var_bytes(i)
-        .unwrap_or_else(|e| panic!("{file}: read variable {:?}: {e}", v.name));
+        .unwrap_or_else(|e| panic!("{file}: read variable {:?}: {e}", v.name()));
     assert_eq!(
         bytes.len() as u64,
         a.layout().vars[i].total,
         "{file}: {:?} decoded length",
-        v.name
+        v.name()
     );
-    Typed::from_be(v.nc_type, &bytes).unwrap_or_else(|e| panic!("{file}: {:?}: {e}", v.name))
+    Typed::from_be(v.nc_type(), &bytes).unwrap_or_else(|e| panic!("{file}: {:?}: {e}", v.name()))
 }
 
 fn nc_type_of(t: &netcdf3::DataType) -> NcType {
@@ -355,7 +355,7 @@ fn values_match_the_netcdf3_crate() {
         for codec in [Codec::Zstd, Codec::Deflate, Codec::None] {
             let a = packed(&path, dir.path(), codec);
             let h = a.header();
-            let names: Vec<&str> = h.vars.iter().map(|v| v.name.as_str()).collect();
+            let names: Vec<&str> = h.vars().map(|v| v.name()).collect();
             assert_eq!(names, nc3_names, "{file}: variable names and order");
             if misread.is_none() && ds.has_unlimited_dim() {
                 assert_eq!(
@@ -364,14 +364,14 @@ fn values_match_the_netcdf3_crate() {
                     "{file}: number of records"
                 );
             }
-            for (i, hv) in h.vars.iter().enumerate() {
-                let what = format!("{file} ({codec:?}): variable {:?}", hv.name);
-                let nv = ds.get_var(&hv.name).unwrap();
-                assert_eq!(hv.nc_type, nc_type_of(&nv.data_type()), "{what}: type");
+            for (i, hv) in h.vars().enumerate() {
+                let what = format!("{file} ({codec:?}): variable {:?}", hv.name());
+                let nv = ds.get_var(hv.name()).unwrap();
+                assert_eq!(hv.nc_type(), nc_type_of(&nv.data_type()), "{what}: type");
                 let got = var_values(&a, i, &file);
                 let shape = &a.layout().vars[i].shape;
-                let (want_shape, want) = if Some(hv.name.as_str()) == misread {
-                    single_recvar_truth(&file, &hv.name).unwrap_or_else(|| {
+                let (want_shape, want) = if Some(hv.name()) == misread {
+                    single_recvar_truth(&file, hv.name()).unwrap_or_else(|| {
                         panic!(
                             "{what} is the only record variable and is not a multiple of 4 \
                              bytes a record, so the netcdf3 crate misreads it: add its values \
@@ -381,7 +381,7 @@ fn values_match_the_netcdf3_crate() {
                 } else {
                     let dims = nv.get_dims().iter().map(|d| d.size() as u64).collect();
                     let data = r
-                        .read_var(&hv.name)
+                        .read_var(hv.name())
                         .unwrap_or_else(|e| panic!("{what}: netcdf3 read_var: {e:?}"));
                     (dims, Typed::from_netcdf3(data))
                 };
@@ -415,28 +415,25 @@ fn values_match_the_netcdf3_crate() {
 
 fn find_var(a: &Archive, name: &str) -> usize {
     a.header()
-        .vars
-        .iter()
-        .position(|v| v.name == name)
+        .var_id(name)
         .unwrap_or_else(|| panic!("no variable {name:?}"))
 }
 
-fn gatt<'a>(a: &'a Archive, name: &str) -> &'a Values {
-    &a.header()
-        .gatts
-        .iter()
-        .find(|g| g.name == name)
+fn gatt(a: &Archive, name: &str) -> Values {
+    a.header()
+        .global_attrs()
+        .find(|g| g.name() == name)
         .unwrap_or_else(|| panic!("no global attribute {name:?}"))
-        .values
+        .values()
 }
 
-fn vatt<'a>(a: &'a Archive, var: &str, name: &str) -> &'a Values {
-    &a.header().vars[find_var(a, var)]
-        .attrs
-        .iter()
-        .find(|g| g.name == name)
+fn vatt(a: &Archive, var: &str, name: &str) -> Values {
+    a.header()
+        .var(find_var(a, var))
+        .attrs()
+        .find(|g| g.name() == name)
         .unwrap_or_else(|| panic!("no attribute {var}:{name}"))
-        .values
+        .values()
 }
 
 /// A variable's expected type, shape and values.
@@ -465,19 +462,19 @@ fn cdf5_truth(file: &str, a: &Archive) -> Option<Vec<Want>> {
         "cdf5_types.nc" => {
             assert_eq!(
                 gatt(a, "g_int64"),
-                &Values::Int64(vec![i64::MIN, i64::MAX, 0])
+                Values::Int64(vec![i64::MIN, i64::MAX, 0])
             );
-            assert_eq!(gatt(a, "g_uint64"), &Values::UInt64(vec![0, u64::MAX]));
-            assert_eq!(gatt(a, "g_uint"), &Values::UInt(vec![0, 4294967294]));
+            assert_eq!(gatt(a, "g_uint64"), Values::UInt64(vec![0, u64::MAX]));
+            assert_eq!(gatt(a, "g_uint"), Values::UInt(vec![0, 4294967294]));
             assert_eq!(
                 gatt(a, "title"),
-                &Values::Char(b"CDF-5 extended types".to_vec())
+                Values::Char(b"CDF-5 extended types".to_vec())
             );
             assert_eq!(
                 vatt(a, "i64", "bounds"),
-                &Values::Int64(vec![-9223372036854775807, i64::MAX])
+                Values::Int64(vec![-9223372036854775807, i64::MAX])
             );
-            assert_eq!(vatt(a, "u64", "max"), &Values::UInt64(vec![u64::MAX]));
+            assert_eq!(vatt(a, "u64", "max"), Values::UInt64(vec![u64::MAX]));
             assert_eq!(a.layout().numrecs, 3);
             vec![
                 want("time", T::Int, &[3], V::Int(vec![0, 1, 2])),
@@ -553,32 +550,32 @@ fn cdf5_truth(file: &str, a: &Archive) -> Option<Vec<Want>> {
             ]
         }
         "attrs_all_types_cdf5.nc" => {
-            assert_eq!(vatt(a, "v", "i64_one"), &Values::Int64(vec![i64::MIN]));
+            assert_eq!(vatt(a, "v", "i64_one"), Values::Int64(vec![i64::MIN]));
             assert_eq!(
                 vatt(a, "v", "u64_multi"),
-                &Values::UInt64(vec![0, 9223372036854775808, u64::MAX])
+                Values::UInt64(vec![0, 9223372036854775808, u64::MAX])
             );
-            assert_eq!(vatt(a, "v", "ub_three"), &Values::UByte(vec![0, 128, 255]));
-            assert_eq!(vatt(a, "v", "us_three"), &Values::UShort(vec![0, 1, 65535]));
+            assert_eq!(vatt(a, "v", "ub_three"), Values::UByte(vec![0, 128, 255]));
+            assert_eq!(vatt(a, "v", "us_three"), Values::UShort(vec![0, 1, 65535]));
             assert_eq!(
                 gatt(a, "g_uint64"),
-                &Values::UInt64(vec![12345678901234567890])
+                Values::UInt64(vec![12345678901234567890])
             );
-            assert_eq!(gatt(a, "g_c_empty"), &Values::Char(vec![0]));
+            assert_eq!(gatt(a, "g_c_empty"), Values::Char(vec![0]));
             vec![
                 want("v", T::Int, &[2], V::Int(vec![10, 20])),
                 want("w", T::Double, &[], V::Double(vec![0.25])),
             ]
         }
         "empty_attrs_cdf5.nc" => {
-            assert_eq!(gatt(a, "e_uint64"), &Values::UInt64(vec![]));
-            assert_eq!(gatt(a, "e_int64"), &Values::Int64(vec![]));
-            assert_eq!(gatt(a, "e_ubyte"), &Values::UByte(vec![]));
+            assert_eq!(gatt(a, "e_uint64"), Values::UInt64(vec![]));
+            assert_eq!(gatt(a, "e_int64"), Values::Int64(vec![]));
+            assert_eq!(gatt(a, "e_ubyte"), Values::UByte(vec![]));
             assert_eq!(
                 gatt(a, "title"),
-                &Values::Char(b"zero-length attributes".to_vec())
+                Values::Char(b"zero-length attributes".to_vec())
             );
-            assert_eq!(vatt(a, "v", "units"), &Values::Char(b"1".to_vec()));
+            assert_eq!(vatt(a, "v", "units"), Values::Char(b"1".to_vec()));
             vec![want("v", T::Int, &[2], V::Int(vec![1, 2]))]
         }
         _ => return None,
@@ -605,13 +602,13 @@ fn cdf5_values_match_the_cdl() {
             });
             assert_eq!(
                 wants.len(),
-                a.header().vars.len(),
+                a.header().var_count(),
                 "{file}: every variable has an expectation"
             );
             for w in wants {
                 let i = find_var(&a, w.var);
                 let what = format!("{file} ({codec:?}): variable {:?}", w.var);
-                assert_eq!(a.header().vars[i].nc_type, w.t, "{what}: type");
+                assert_eq!(a.header().var(i).nc_type(), w.t, "{what}: type");
                 assert_eq!(a.layout().vars[i].shape, w.shape, "{what}: shape");
                 if let Some(d) = var_values(&a, i, &file).difference(&w.values) {
                     panic!("{what}: archive vs CDL: {d}");
@@ -658,7 +655,7 @@ fn header_bytes_are_the_original_prefix() {
             a.header_bytes() == &orig[..hl as usize],
             "{file}: header bytes differ from the original's first {hl} bytes"
         );
-        assert_eq!(a.header().len, hl, "{file}");
+        assert_eq!(a.header().len(), hl, "{file}");
         if let Some(&(_, want)) = KNOWN_HEADER_LEN.iter().find(|(n, _)| *n == file) {
             assert_eq!(hl, want, "{file}: header length");
         }

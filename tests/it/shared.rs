@@ -59,12 +59,7 @@ fn pack_and_check(nc: &Path, block_size: u32, truth: &[(&str, Vec<u8>)]) -> Arch
     assert!(std::fs::read(&back).unwrap() == std::fs::read(nc).unwrap());
     let a = Archive::open(&z).unwrap();
     for (name, want) in truth {
-        let v = a
-            .header()
-            .vars
-            .iter()
-            .position(|v| v.name == *name)
-            .unwrap();
+        let v = a.header().var_id(name).unwrap();
         assert!(
             a.read_var_bytes(v).unwrap() == *want,
             "{name} (block size {block_size})"
@@ -74,7 +69,7 @@ fn pack_and_check(nc: &Path, block_size: u32, truth: &[(&str, Vec<u8>)]) -> Arch
 }
 
 fn var(a: &Archive, name: &str) -> usize {
-    a.header().vars.iter().position(|v| v.name == name).unwrap()
+    a.header().var_id(name).unwrap()
 }
 
 #[test]
@@ -84,7 +79,7 @@ fn streams_of_at_most_4096_bytes_share_and_larger_ones_do_not() {
     let truth = write(&nc, 100);
     let a = pack_and_check(&nc, 1 << 20, &truth);
     let late = a.residual_stream() + 2;
-    assert_eq!(a.stream_count(), a.header().vars.len() + 3);
+    assert_eq!(a.stream_count(), a.header().var_count() + 3);
     for (name, member) in [
         ("f", true),
         ("c", false),

@@ -343,7 +343,7 @@ fn streamed_slices_match_netcdf3_in_any_piece_size() {
                     check_against(&var, &slab, &want, [&outs[0], &outs[1], &outs[2]], &ctx);
                     // Integer raw output: the values read the typed way, in native order.
                     let raw = &outs[2];
-                    let nc_type = ds.header().vars[id].nc_type;
+                    let nc_type = ds.header().var(id).nc_type();
                     let got: Vec<i64> = match nc_type {
                         nc3pack::nc3::NcType::Byte => {
                             raw.iter().map(|&b| (b as i8).into()).collect()

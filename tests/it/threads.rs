@@ -295,12 +295,7 @@ fn child(dir: &Path) {
     );
     let mut a = nc3pack::Archive::open(&archive).unwrap();
     a.set_threads(2);
-    let sst = a
-        .header()
-        .vars
-        .iter()
-        .position(|v| v.name == "sst")
-        .unwrap();
+    let sst = a.header().var_id("sst").unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
     let jobs = [nc3pack::batch::Job {
         input: input.clone(),
