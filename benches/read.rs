@@ -248,7 +248,7 @@ fn main() {
     for (nc, var) in [(&grid, "t2m"), (&points, "temp")] {
         let z = nc.with_extension("nc3z");
         let s = Instant::now();
-        let sum = nc3pack::pack_file(nc, &z, &PackOptions::default(), true, &|_| {}).unwrap();
+        let sum = nc3pack::pack_file(nc, &z, &PackOptions::default().with_force(true)).unwrap();
         let pack_t = s.elapsed();
         let a = Archive::open(&z).unwrap();
         let f = NcFile::open(nc).unwrap();

@@ -170,10 +170,11 @@ fn walk(
 /// Archives made durable and renamed into place together (one `syncfs` per group).
 const COMMIT_GROUP: usize = 256;
 
-/// Packs every job on `threads` worker threads (bounded by
+/// Packs every job on `opts.threads` worker threads (bounded by
 /// [`crate::parallel::bound_threads`]; each file with one encoder thread), creating output
-/// directories as needed. Returns each job's outcome, in job order. `progress` is called with
-/// the number of files done.
+/// directories as needed; existing outputs are refused unless `opts.force`. Returns each job's
+/// outcome, in job order. `progress` is called with the number of files done (`opts.progress`
+/// is not called).
 ///
 /// # Errors
 ///
@@ -186,12 +187,12 @@ const COMMIT_GROUP: usize = 256;
 pub fn pack_all(
     jobs: &[Job],
     opts: &PackOptions,
-    threads: usize,
-    force: bool,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<Result<PackSummary>>> {
+    let (threads, force) = (opts.threads, opts.force);
     let per_file = PackOptions {
         threads: 1,
+        progress: crate::Progress::default(),
         ..opts.clone()
     };
     let next = AtomicUsize::new(0);

@@ -2,7 +2,7 @@
 
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::format::{Codec, LEAD_MAGIC};
+use crate::format::LEAD_MAGIC;
 use crate::nc3::{self, Attribute, Header, Layout, Values};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -479,14 +479,4 @@ fn render(
         }
     }
     Ok(())
-}
-
-/// The codec name for the command line.
-pub fn codec_from_name(name: &str) -> Option<Codec> {
-    match name {
-        "zstd" => Some(Codec::Zstd),
-        "deflate" => Some(Codec::Deflate),
-        "none" => Some(Codec::None),
-        _ => None,
-    }
 }

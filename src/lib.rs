@@ -14,8 +14,8 @@
 //!
 //! ```no_run
 //! use nc3pack::{pack_file, unpack_file, PackOptions};
-//! pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &PackOptions::default(), false, &|_| {})?;
-//! unpack_file("out.nc3z".as_ref(), "back.nc".as_ref(), false, 2, &|_| {})?;
+//! pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &PackOptions::default())?;
+//! unpack_file("out.nc3z".as_ref(), "back.nc".as_ref(), &nc3pack::UnpackOptions::default().with_threads(2))?;
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 
@@ -33,6 +33,7 @@ pub mod format;
 pub mod info;
 pub mod io;
 pub mod nc3;
+pub mod options;
 pub mod pack;
 pub mod parallel;
 pub mod read;
@@ -45,7 +46,9 @@ pub mod writer;
 
 pub use archive::Archive;
 pub use error::{Error, HeaderError, Result};
-pub use pack::{pack_file, PackOptions, PackSummary};
+pub use options::{ParseNameError, Progress, UnpackOptions};
+pub use pack::{pack_file, pack_reader, PackOptions, PackSummary};
+pub use parallel::MAX_THREADS;
 pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use slab::{Hyperslab, SlabError};
-pub use unpack::unpack_file;
+pub use unpack::{unpack_file, unpack_to_writer};

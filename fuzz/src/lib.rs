@@ -884,6 +884,7 @@ pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
         filter,
         thorough: b1 & 0x20 != 0,
         fast_blocks: b1 & 0x20 == 0,
+        ..nc3pack::PackOptions::default()
     }
 }
 
@@ -942,21 +943,20 @@ pub fn exercise_pack(data: &[u8]) {
     }
     std::fs::write(&in_path, input).expect("write scratch input");
 
-    let no_progress = |_: u64| {};
+    let one_thread = nc3pack::UnpackOptions::default().with_threads(1);
+    let two_threads_unpack = nc3pack::UnpackOptions::default().with_threads(2);
     let chunk = if data[1] & 0x80 != 0 {
         1 + data.len() % 61
     } else {
         usize::MAX
     };
-    let r = nc3pack::pack::pack_reader(
+    let r = nc3pack::pack_reader(
         ShortReads { data: input, chunk },
         Path::new("-"),
         &from_reader,
         &opts,
-        false,
-        &no_progress,
     );
-    let f = nc3pack::pack_file(&in_path, &from_file, &opts, false, &no_progress);
+    let f = nc3pack::pack_file(&in_path, &from_file, &opts);
     let leftovers = temp_files(&dir);
     assert!(
         leftovers.is_empty(),
@@ -975,7 +975,7 @@ pub fn exercise_pack(data: &[u8]) {
                 ra.len(),
                 fa.len()
             );
-            let n = nc3pack::unpack_file(&from_reader, &back, false, 1, &no_progress)
+            let n = nc3pack::unpack_file(&from_reader, &back, &one_thread)
                 .unwrap_or_else(|e| panic!("the packed archive does not unpack: {e}"));
             assert_eq!(n, input.len() as u64, "unpack_file's length");
             let got = std::fs::read(&back).expect("read the unpacked file");
@@ -999,16 +999,14 @@ pub fn exercise_pack(data: &[u8]) {
                 let _ = std::fs::remove_file(&from_reader);
                 let _ = std::fs::remove_file(&back);
                 let opts2 = nc3pack::PackOptions { threads: 2, ..opts };
-                nc3pack::pack::pack_reader(
+                nc3pack::pack_reader(
                     ShortReads { data: input, chunk },
                     Path::new("-"),
                     &from_reader,
                     &opts2,
-                    false,
-                    &no_progress,
                 )
                 .unwrap_or_else(|e| panic!("packing with 2 threads fails, with 1 not: {e}"));
-                nc3pack::unpack_file(&from_reader, &back, false, 2, &no_progress)
+                nc3pack::unpack_file(&from_reader, &back, &two_threads_unpack)
                     .unwrap_or_else(|e| panic!("the 2-thread archive does not unpack: {e}"));
                 let got = std::fs::read(&back).expect("read the unpacked file");
                 assert!(

@@ -42,9 +42,9 @@ fn pack_with(input: &Path, output: &Path, codec: Codec, block_size: u32, threads
         filter: crate::filters(true),
         thorough: false,
         fast_blocks: threads == 1,
+        ..PackOptions::default()
     };
-    pack_file(input, output, &opts, false, &|_| {})
-        .unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
+    pack_file(input, output, &opts).unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
 }
 
 /// Deterministic pseudo-random numbers (splitmix64), for tests that need many cheap draws.
@@ -504,8 +504,9 @@ fn hyperslab_reads_match_netcdf3(case: Case) {
         filter: crate::filters(case.shuffle),
         thorough: case.shuffle && case.block_size % 2 == 1,
         fast_blocks: !case.block_size.is_multiple_of(3),
+        ..PackOptions::default()
     };
-    pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
+    pack_file(&nc, &z, &opts).unwrap();
 
     let mut archive = Archive::open(&z).unwrap();
     archive.set_threads(case.read_threads);
@@ -1988,7 +1989,7 @@ fn metadata_accessors_report_the_materialized_record_dimension() {
     let dir = tempfile::tempdir().unwrap();
     let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/classic_records.nc");
     let z = dir.path().join("c.nc3z");
-    nc3pack::pack_file(&nc, &z, &PackOptions::default(), false, &|_| {}).unwrap();
+    nc3pack::pack_file(&nc, &z, &PackOptions::default()).unwrap();
     let (a, f) = (nc3pack::open(&z).unwrap(), nc3pack::open(&nc).unwrap());
     assert_eq!(a.dimensions(), f.dimensions());
     assert_eq!(a.variables(), f.variables());
@@ -2020,7 +2021,7 @@ fn single_block_reads_go_through_the_cache() {
         block_size: 64 << 10,
         ..PackOptions::default()
     };
-    nc3pack::pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
+    nc3pack::pack_file(&nc, &z, &opts).unwrap();
     let a = Archive::open(&z).unwrap();
     let s = a
         .header()

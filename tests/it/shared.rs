@@ -53,9 +53,16 @@ fn pack_and_check(nc: &Path, block_size: u32, truth: &[(&str, Vec<u8>)]) -> Arch
         threads: 1,
         ..PackOptions::default()
     };
-    pack_file(nc, &z, &opts, true, &|_| {}).unwrap();
+    pack_file(nc, &z, &opts.clone().with_force(true)).unwrap();
     let back = dir.join("back.nc");
-    unpack_file(&z, &back, true, 2, &|_| {}).unwrap();
+    unpack_file(
+        &z,
+        &back,
+        &nc3pack::UnpackOptions::default()
+            .with_force(true)
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(nc).unwrap());
     let a = Archive::open(&z).unwrap();
     for (name, want) in truth {
