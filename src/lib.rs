@@ -21,6 +21,14 @@
 
 #![warn(missing_docs)]
 
+// pread (`FileExt::read_exact_at`), POSIX signal handlers and `syncfs` (Linux's) have no
+// portable fallback here: say so at compile time instead of with a wall of missing-item errors.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+compile_error!(
+    "nc3pack supports Unix only, and builds on Linux (and Android): it uses pread, POSIX signal \
+     handlers and syncfs"
+);
+
 pub mod archive;
 pub mod atomic;
 pub mod batch;
