@@ -3,8 +3,8 @@
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
-use nc3pack::codec::FilterMode;
 use nc3pack::format::Codec;
+use nc3pack::FilterMode;
 use nc3pack::{PackOptions, UnpackOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -375,7 +375,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Verify(a) => {
-            let r = nc3pack::repair::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
+            let r = nc3pack::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
             let mut text = String::new();
             for d in &r.damage {
                 text += &format!("{}: damaged: {d}\n", a.archive.display());
@@ -397,7 +397,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Reindex(a) => {
-            let r = nc3pack::repair::reindex(&a.input, &a.output, a.common.force)?;
+            let r = nc3pack::reindex(&a.input, &a.output, a.common.force)?;
             if !a.common.quiet {
                 eprintln!(
                     "{} -> {}: recovered {} of {} blocks",
@@ -418,7 +418,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Slice(a) => {
-            use nc3pack::read::Dataset;
+            use nc3pack::Dataset;
             let ds = nc3pack::open(&a.file)?;
             let slab = ds.slab(
                 &a.var,
@@ -473,7 +473,7 @@ fn pack_batch(
     quiet: bool,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
-    let nc3pack::batch::Plan { jobs, unreadable } = nc3pack::batch::plan(inputs, dir)?;
+    let nc3pack::__private::Plan { jobs, unreadable } = nc3pack::__private::plan(inputs, dir)?;
     let pb = (!quiet && std::io::stderr().is_terminal() && jobs.len() > 1).then(|| {
         let pb = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -488,7 +488,7 @@ fn pack_batch(
             pb.set_position(n as u64);
         }
     };
-    let results = nc3pack::batch::pack_all(&jobs, opts, &progress)?;
+    let results = nc3pack::__private::pack_all(&jobs, opts, &progress)?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }

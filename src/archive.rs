@@ -24,7 +24,7 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 ///
 /// Opening reads the lead, the netCDF header frame and, from the end, the footer and index, and
 /// checks all of their checksums; blocks are read on demand, through one LRU cache of decoded
-/// blocks for the whole archive (see [`crate::cache`]; 64 MiB by default). Hyperslab reads are
+/// blocks for the whole archive (its byte budget: [`Archive::set_cache_budget`], 64 MiB by default). Hyperslab reads are
 /// the [`Dataset`] trait's. An `Archive` is `Send + Sync`: share it between threads with `Arc`
 /// or scoped threads.
 ///

@@ -50,7 +50,7 @@ pub struct Plan {
 /// Two inputs that would write the same archive: [`Error::Refused`] naming both.
 ///
 /// ```no_run
-/// let plan = nc3pack::batch::plan(&["samples".into()], "/tmp/out".as_ref()).unwrap();
+/// let plan = nc3pack::__private::plan(&["samples".into()], "/tmp/out".as_ref()).unwrap();
 /// assert!(plan.jobs.iter().all(|j| j.output.extension().unwrap() == "nc3z"));
 /// assert!(plan.unreadable.is_empty());
 /// ```
@@ -181,7 +181,7 @@ const COMMIT_GROUP: usize = 256;
 /// [`Error::Thread`] when a worker thread cannot be started; then no job was started.
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
-/// [`COMMIT_GROUP`] files one `syncfs` flushes them all before they are renamed into place, so an
+/// `COMMIT_GROUP` (256) files one `syncfs` flushes them all before they are renamed into place, so an
 /// output never appears before its data is on disk, without one `fsync` per small file. Groups
 /// are synced and renamed by a committer thread while the workers go on packing.
 pub fn pack_all(

@@ -11,7 +11,7 @@ use std::path::Path;
 /// Describes the file at `path` (a .nc or a .nc3z, told apart by content) as JSON.
 ///
 /// This builds the whole description in memory (about 1.5 KB per dimension, variable or
-/// attribute); [`write`] prints the same description a dimension, variable or stream at a time.
+/// attribute); [`write()`] prints the same description a dimension, variable or stream at a time.
 ///
 /// ```no_run
 /// let v = nc3pack::info::describe("samples/gridded_sst.nc".as_ref()).unwrap();

@@ -211,7 +211,7 @@ impl fmt::Display for Filter {
 /// Parses `auto` or a filter's name (a fixed filter).
 ///
 /// ```
-/// use nc3pack::{codec::FilterMode, format::Filter};
+/// use nc3pack::{format::Filter, FilterMode};
 /// assert_eq!("auto".parse::<FilterMode>(), Ok(FilterMode::Auto));
 /// assert_eq!("shuffle".parse::<FilterMode>(), Ok(FilterMode::Fixed(Filter::Shuffle)));
 /// assert_eq!(FilterMode::Fixed(Filter::None).to_string(), "none");
@@ -245,7 +245,7 @@ impl FilterMode {
     /// Every name [`FilterMode::from_str`] accepts (for command lines).
     ///
     /// ```
-    /// assert_eq!(nc3pack::codec::FilterMode::NAMES[0], "auto");
+    /// assert_eq!(nc3pack::FilterMode::NAMES[0], "auto");
     /// ```
     pub const NAMES: &'static [&'static str] = MODE_NAMES;
 }

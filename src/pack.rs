@@ -149,7 +149,7 @@ impl PackOptions {
     /// These options choosing filters by `filter`.
     ///
     /// ```
-    /// use nc3pack::{codec::FilterMode, format::Filter};
+    /// use nc3pack::{format::Filter, FilterMode};
     /// let o = nc3pack::PackOptions::fast().with_filter(FilterMode::Fixed(Filter::None));
     /// assert_eq!(o.filter.to_string(), "none");
     /// ```

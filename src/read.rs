@@ -7,7 +7,7 @@
 //! come back big-endian from both and are converted to native order at the end.
 //!
 //! ```no_run
-//! use nc3pack::read::Dataset;
+//! use nc3pack::Dataset;
 //! let ds = nc3pack::open("/tmp/sst.nc3z")?; // or the original .nc
 //! let slab = ds.slab("sst", Some(&[0, 90, 180]), Some(&[1, 1, 1]), None)?;
 //! let v: Vec<f32> = ds.read("sst", &slab)?;
@@ -128,7 +128,7 @@ pub trait Dataset: Send + Sync {
     /// The dimensions, the record dimension with its number of records.
     ///
     /// ```no_run
-    /// use nc3pack::read::Dataset;
+    /// use nc3pack::Dataset;
     /// let ds = nc3pack::open("samples/classic_records.nc")?;
     /// let time = &ds.dimensions()[0];
     /// assert!(time.unlimited && time.len == 7);
@@ -318,7 +318,7 @@ impl Dataset for Box<dyn Dataset> {
 /// no cache beyond the operating system's).
 ///
 /// ```no_run
-/// use nc3pack::read::{Dataset, NcFile};
+/// use nc3pack::{Dataset, NcFile};
 /// let f = NcFile::open("samples/gridded_sst.nc")?;
 /// let lat: Vec<f32> = f.read("lat", &f.slab("lat", None, None, None)?)?;
 /// # Ok::<(), nc3pack::Error>(())
@@ -443,7 +443,7 @@ impl<R: ReadAt> Dataset for NcFile<R> {
 /// Opens a netCDF-3 file or an archive (told apart by content) for reading.
 ///
 /// ```no_run
-/// use nc3pack::read::Dataset;
+/// use nc3pack::Dataset;
 /// let ds = nc3pack::open("samples/gridded_sst.nc")?;
 /// println!("{} variables", ds.header().vars.len());
 /// # Ok::<(), nc3pack::Error>(())

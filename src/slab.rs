@@ -4,7 +4,7 @@
 /// Why a hyperslab does not fit a variable.
 ///
 /// ```
-/// use nc3pack::slab::{Hyperslab, SlabError};
+/// use nc3pack::{Hyperslab, SlabError};
 /// let e = Hyperslab::new(&[10, 4], &[0, 2], &[5, 3], &[1, 1]).unwrap_err();
 /// assert_eq!(e, SlabError::OutOfBounds { dim: 1, start: 2, count: 3, stride: 1, len: 4 });
 /// assert_eq!(e.to_string(), "dimension 1: start 2 + (count 3 - 1) * stride 1 is beyond its length 4");
@@ -75,7 +75,7 @@ fn out_of_bounds(dim: usize, start: u64, count: u64, stride: u64, len: u64) -> S
 /// A checked selection of a variable: per dimension a start, a count and a stride.
 ///
 /// ```
-/// use nc3pack::slab::Hyperslab;
+/// use nc3pack::Hyperslab;
 /// let s = Hyperslab::new(&[10, 4], &[1, 0], &[3, 2], &[3, 2]).unwrap();
 /// assert_eq!(s.len(), 6);
 /// assert_eq!(s.count(), &[3, 2]);
@@ -211,7 +211,7 @@ impl Hyperslab {
     /// dimensions are selected.
     ///
     /// ```
-    /// use nc3pack::slab::Hyperslab;
+    /// use nc3pack::Hyperslab;
     /// let s = Hyperslab::new(&[3, 4], &[1, 1], &[2, 2], &[1, 1]).unwrap();
     /// let mut runs = vec![];
     /// s.for_each_run(&[3, 4], 2, |o, n| { runs.push((o, n)); Ok::<(), ()>(()) }).unwrap();
@@ -284,7 +284,7 @@ impl Hyperslab {
     /// no pieces; a scalar: one.
     ///
     /// ```
-    /// use nc3pack::slab::Hyperslab;
+    /// use nc3pack::Hyperslab;
     /// let s = Hyperslab::new(&[4, 3, 5], &[1, 0, 0], &[3, 3, 5], &[1, 1, 1]).unwrap();
     /// let pieces: Vec<Hyperslab> = s.pieces(32).collect();
     /// // Two of the 15-element planes fit in 32 elements.

@@ -118,7 +118,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let plan = nc3pack::batch::plan(std::slice::from_ref(&input), &out).unwrap();
+    let plan = nc3pack::__private::plan(std::slice::from_ref(&input), &out).unwrap();
     assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
     let jobs = plan.jobs;
     assert_eq!(jobs.len(), n);
@@ -127,7 +127,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         ..Default::default()
     };
     let reported = std::sync::atomic::AtomicUsize::new(0);
-    let results = nc3pack::batch::pack_all(&jobs, &opts.clone().with_threads(2), &|k| {
+    let results = nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|k| {
         reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
     })
     .unwrap();

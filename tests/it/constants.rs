@@ -3,9 +3,10 @@
 //! recovers them. Checked against files written by the `netcdf3` crate, whose values are the
 //! truth, and against runs worked out by hand from those values.
 
+use nc3pack::__private::scan;
 use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
-use nc3pack::repair::{reindex, scan, verify};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
+use nc3pack::{reindex, verify};
 use std::path::{Path, PathBuf};
 
 const FILL_F32: f32 = 9.969_21e36;

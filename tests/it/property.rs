@@ -7,9 +7,10 @@
 //! run more cases: `QUICKCHECK_TESTS=5000 cargo test --test it property`.
 
 use crate::roundtrip::Typed;
-use nc3pack::codec::{default_level, FilterMode};
+use nc3pack::__private::default_level;
 use nc3pack::format::{Codec, Filter};
 use nc3pack::nc3::{NcType, Variant};
+use nc3pack::FilterMode;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use std::fmt;

@@ -1,9 +1,9 @@
 //! Damage: `verify` reports every damaged byte, `reindex` recovers every intact block, and no
 //! read of a damaged archive returns wrong data or panics.
 
-use nc3pack::read::Dataset;
-use nc3pack::repair::{reindex, verify};
+use nc3pack::Dataset;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
+use nc3pack::{reindex, verify};
 use std::path::{Path, PathBuf};
 
 fn sample(name: &str) -> PathBuf {

@@ -4,7 +4,7 @@
 //! and the single-record-variable files the `netcdf3` crate lays out differently from the spec);
 //! and the archive keeps the original header verbatim.
 
-use nc3pack::codec::default_level;
+use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::{NcType, Values};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
@@ -801,12 +801,12 @@ fn a_file_shorter_than_its_layout_is_an_error() {
     // Inside the fixed variable; inside the records (routed as one chunk).
     for cut in [rec0 - 1000, rec0 + 4 * 10 + 1] {
         let mut out = std::io::Cursor::new(Vec::new());
-        let e = nc3pack::pack::pack_stream(
+        let e = nc3pack::__private::pack_stream(
             std::io::Cursor::new(&bytes[..cut]),
             &nc,
             &header,
             &header_bytes,
-            nc3pack::pack::Source::File(&layout),
+            nc3pack::__private::Source::File(&layout),
             &PackOptions {
                 threads: 1,
                 ..PackOptions::default()

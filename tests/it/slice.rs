@@ -9,7 +9,7 @@
 
 use nc3pack::dump::{self, Format};
 use nc3pack::format::Codec;
-use nc3pack::read::Dataset;
+use nc3pack::Dataset;
 use nc3pack::{pack_file, Hyperslab, PackOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -278,7 +278,7 @@ fn child(dir: &Path) {
         "unpack_file",
     );
     thread_error(
-        nc3pack::repair::verify(&archive, None, 2).map(drop),
+        nc3pack::verify(&archive, None, 2).map(drop),
         &archive,
         "verify",
     );
@@ -291,18 +291,18 @@ fn child(dir: &Path) {
         .position(|v| v.name == "sst")
         .unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
-    let jobs = [nc3pack::batch::Job {
+    let jobs = [nc3pack::__private::Job {
         input: input.clone(),
         output: dir.join("batch/gridded_sst.nc3z"),
     }];
     thread_error(
-        nc3pack::batch::pack_all(&jobs, &opts.clone().with_threads(2), &|_| {}).map(drop),
+        nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|_| {}).map(drop),
         &input,
         "pack_all",
     );
-    let r = nc3pack::parallel::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
+    let r = nc3pack::__private::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
     assert!(
-        matches!(r, Err(nc3pack::parallel::SpawnError { .. })),
+        matches!(r, Err(nc3pack::__private::SpawnError { .. })),
         "ordered_map: {r:?}"
     );
     // Nothing was left behind.
