@@ -58,8 +58,17 @@ pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
 /// ```
 pub trait ReadAt: Send + Sync {
     /// Fills `buf` with the bytes at `offset`, or fails with `UnexpectedEof`.
+    ///
+    /// # Errors
+    ///
+    /// The source's I/O error; `UnexpectedEof` when fewer than `buf.len()` bytes lie at
+    /// `offset`.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Total length in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The source's I/O error.
     fn size(&self) -> io::Result<u64>;
 }
 

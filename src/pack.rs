@@ -24,6 +24,10 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 /// Default nominal block size: 1 MiB of decoded data.
+///
+/// ```
+/// assert_eq!(nc3pack::PackOptions::default().block_size, nc3pack::DEFAULT_BLOCK_SIZE);
+/// ```
 pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
 
 /// How to pack: codec, level, block size, filters, threads, whether to overwrite, progress.
@@ -215,6 +219,12 @@ impl PackOptions {
 }
 
 /// What packing produced.
+///
+/// ```no_run
+/// let s = nc3pack::pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &Default::default())?;
+/// println!("{} -> {} bytes in {} blocks, xxh3 {:032x}", s.input_len, s.output_len, s.blocks, s.hash);
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackSummary {
     /// Bytes of the original file.
@@ -245,7 +255,8 @@ pub struct PackSummary {
 /// # Errors
 ///
 /// [`Error::Option`] for options out of range; [`Error::Io`] when `input` cannot be read or
-/// the output cannot be written (including an existing `output` without `force`); a header
+/// the output cannot be written; [`Error::OutputExists`] for an existing `output` without
+/// `force`; a header
 /// or layout error naming what is wrong with `input`; [`Error::Thread`] or
 /// [`Error::Internal`] when a worker thread cannot start or fails. On an error no output is
 /// left behind.

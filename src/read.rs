@@ -123,6 +123,10 @@ pub trait Dataset: Send + Sync {
     fn layout(&self) -> &Layout;
     /// Fills `out` with bytes of variable `v`'s row-major big-endian data: the runs `(offset,
     /// len)`, in order, back to back. `out.len()` is the runs' total length.
+    ///
+    /// # Errors
+    ///
+    /// A read error, or (an archive) a damaged or lost block, naming the file.
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()>;
 
     /// The dimensions, the record dimension with its number of records.
@@ -172,6 +176,11 @@ pub trait Dataset: Send + Sync {
     }
 
     /// The id of the variable `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Slab`](crate::Error::Slab) ([`SlabError::UnknownVariable`]) when the file has no
+    /// variable `name`.
     fn var_id(&self, name: &str) -> Result<usize> {
         self.header()
             .vars
@@ -191,6 +200,11 @@ pub trait Dataset: Send + Sync {
 
     /// A checked hyperslab of variable `name`, with defaults for what is `None` (start 0,
     /// stride 1, count: all that fits).
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::var_id`], and [`Error::Slab`](crate::Error::Slab) naming the variable when
+    /// the selection does not fit it (see [`Hyperslab::new`]).
     fn slab(
         &self,
         name: &str,
@@ -205,6 +219,11 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable id `v` as big-endian bytes into `out` (exactly
     /// `slab.len() * element size` bytes).
+    ///
+    /// # Errors
+    ///
+    /// A hyperslab that does not fit the variable or an `out` of the wrong length, a read
+    /// error, or (an archive) a damaged or lost block.
     fn read_raw_into(&self, v: usize, slab: &Hyperslab, out: &mut [u8]) -> Result<()> {
         let lv = &self.layout().vars[v];
         let name = &self.header().vars[v].name;
@@ -242,6 +261,10 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads a hyperslab of variable `name` as big-endian bytes, as stored in netCDF-3.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw_into`], and an unknown variable name.
     fn read_raw(&self, name: &str, slab: &Hyperslab) -> Result<Vec<u8>> {
         let v = self.var_id(name)?;
         let mut out = vec![0u8; (slab.len() * self.layout().vars[v].esize as u64) as usize];
@@ -251,6 +274,10 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` into `out` (exactly `slab.len()` elements), in
     /// native byte order. No allocation.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw`], and a `T` that is not the variable's type.
     fn read_into<T: Element>(&self, name: &str, slab: &Hyperslab, out: &mut [T]) -> Result<()>
     where
         Self: Sized,
@@ -273,6 +300,10 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads a hyperslab of variable `name` in native byte order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_into`].
     fn read<T: Element>(&self, name: &str, slab: &Hyperslab) -> Result<Vec<T>>
     where
         Self: Sized,
@@ -284,6 +315,10 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` as typed [`Values`], for callers who learn the type
     /// at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw`].
     fn read_values(&self, name: &str, slab: &Hyperslab) -> Result<Values> {
         let v = self.var_id(name)?;
         let raw = self.read_raw(name, slab)?;
@@ -291,6 +326,10 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads the whole of variable `v` as big-endian bytes (records de-interleaved).
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw_into`] for the whole variable.
     fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
         let lv = &self.layout().vars[v];
         let mut out = vec![0u8; lv.total as usize];
@@ -333,6 +372,18 @@ pub struct NcFile<R: ReadAt = std::fs::File> {
 
 impl NcFile<std::fs::File> {
     /// Opens the netCDF-3 file at `path`.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// let nc = nc3pack::NcFile::open("samples/no_variables.nc")?;
+    /// assert!(nc.variables().is_empty());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error) when `path` cannot be opened or is not a regular file; a
+    /// header or layout error naming the field and offset when it is not a valid netCDF-3 file.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = crate::io::open_seekable(path, "reading a netCDF-3 file")?;
@@ -342,6 +393,19 @@ impl NcFile<std::fs::File> {
 
 impl<R: ReadAt> NcFile<R> {
     /// Opens a netCDF-3 file from any positional reader; `path` names it in errors.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// let bytes = std::fs::read("samples/no_variables.nc").unwrap();
+    /// let nc = nc3pack::NcFile::from_reader(bytes, "in-memory".as_ref())?;
+    /// assert!(nc.variables().is_empty());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`NcFile::open`]: a read error, or a header or layout that is not valid netCDF-3,
+    /// named with `path`.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
         let (header, header_bytes, layout) = nc3::open(&reader, path)?;
         Ok(NcFile {
@@ -448,6 +512,11 @@ impl<R: ReadAt> Dataset for NcFile<R> {
 /// println!("{} variables", ds.header().vars.len());
 /// # Ok::<(), nc3pack::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// As [`Archive::open`](crate::Archive::open) for a file that starts with the archive magic,
+/// as [`NcFile::open`] for any other (a file that is not netCDF-3 is refused by its header).
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
     let f = crate::io::open_seekable(path, "random access")?;

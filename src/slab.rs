@@ -93,6 +93,12 @@ pub struct Hyperslab {
 impl Hyperslab {
     /// Checks a selection against a variable's `shape` (as `nc_get_vars` does: a count of 0
     /// selects nothing and then start may equal the length).
+    ///
+    /// # Errors
+    ///
+    /// A [`SlabError`]: a start, count or stride with the wrong number of entries
+    /// ([`SlabError::Rank`]), a zero stride ([`SlabError::ZeroStride`]), or a selection beyond
+    /// a dimension's length ([`SlabError::OutOfBounds`]).
     pub fn new(
         shape: &[u64],
         start: &[u64],
@@ -142,6 +148,10 @@ impl Hyperslab {
 
     /// Like [`Hyperslab::new`] with defaults for what is `None`: start 0, stride 1, and count
     /// as many elements as fit from start with that stride.
+    ///
+    /// # Errors
+    ///
+    /// As [`Hyperslab::new`].
     pub fn with_defaults(
         shape: &[u64],
         start: Option<&[u64]>,
@@ -217,6 +227,10 @@ impl Hyperslab {
     /// s.for_each_run(&[3, 4], 2, |o, n| { runs.push((o, n)); Ok::<(), ()>(()) }).unwrap();
     /// assert_eq!(runs, [(10, 4), (18, 4)]);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` returns (then no further run is visited).
     pub fn for_each_run<E>(
         &self,
         shape: &[u64],

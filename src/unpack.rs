@@ -34,9 +34,9 @@ use xxhash_rust::xxh3::Xxh3;
 /// # Errors
 ///
 /// The archive's errors (a damaged lead, index or block, naming it; a block lost, refused
-/// before anything is written), [`Error::Io`] when the output cannot be written (including an
-/// existing `output` without `force`), [`Error::HashMismatch`] when the restored bytes are not
-/// the original's. On an error no output is left behind.
+/// before anything is written), [`Error::Io`] when the output cannot be written,
+/// [`Error::OutputExists`] for an existing `output` without `force`, [`Error::HashMismatch`]
+/// when the restored bytes are not the original's. On an error no output is left behind.
 pub fn unpack_file(input: &Path, output: &Path, opts: &crate::UnpackOptions) -> Result<u64> {
     let archive = open_complete(input)?;
     let progress = |n: u64| opts.progress.report(n);
