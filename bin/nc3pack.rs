@@ -88,7 +88,7 @@ struct PackArgs {
     /// stop the others.
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
-    /// Block codec: zstd, deflate or none.
+    /// Block codec.
     #[arg(long, default_value = "zstd", value_parser = names_parser::<Codec>(Codec::NAMES))]
     codec: Codec,
     /// Codec level, or a preset: `fast` (the default: zstd 3, or zstd 1 for blocks where 3
