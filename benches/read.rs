@@ -10,8 +10,8 @@
 //! - points.nc: CDF-1, 1,000,000 records of 6 record variables (char station(obs, 8), int time,
 //!   float lat, lon, temp, short qc) — the record-heavy case.
 
-use nc3pack::read::{Dataset, NcFile};
 use nc3pack::{Archive, Hyperslab, PackOptions};
+use nc3pack::{Dataset, NcFile};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -248,7 +248,7 @@ fn main() {
     for (nc, var) in [(&grid, "t2m"), (&points, "temp")] {
         let z = nc.with_extension("nc3z");
         let s = Instant::now();
-        let sum = nc3pack::pack_file(nc, &z, &PackOptions::default(), true, &|_| {}).unwrap();
+        let sum = nc3pack::pack_file(nc, &z, &PackOptions::default().with_force(true)).unwrap();
         let pack_t = s.elapsed();
         let a = Archive::open(&z).unwrap();
         let f = NcFile::open(nc).unwrap();
@@ -362,7 +362,7 @@ fn main() {
                 false
             },
         );
-        a.set_cache_budget(nc3pack::archive::DEFAULT_CACHE_BYTES);
+        a.set_cache_budget(nc3pack::DEFAULT_CACHE_BYTES);
         let _ = std::fs::remove_file(&z);
     }
     println!();

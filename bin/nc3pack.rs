@@ -1,9 +1,11 @@
 //! The nc3pack command line: parses arguments and calls the library.
 
 use anyhow::Context;
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
-use nc3pack::codec::FilterMode;
-use nc3pack::format::{Codec, Filter};
+use nc3pack::format::Codec;
+use nc3pack::FilterMode;
+use nc3pack::{PackOptions, UnpackOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -87,8 +89,8 @@ struct PackArgs {
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
     /// Block codec.
-    #[arg(long, default_value = "zstd", value_parser = ["zstd", "deflate", "none"])]
-    codec: String,
+    #[arg(long, default_value = "zstd", value_parser = names_parser::<Codec>(Codec::NAMES))]
+    codec: Codec,
     /// Codec level, or a preset: `fast` (the default: zstd 3, or zstd 1 for blocks where 3
     /// does not pay on a sample; deflate 6; filters judged on a sample) or `max` (zstd 19 /
     /// deflate 9, filters judged on whole blocks; for cold archives).
@@ -96,18 +98,11 @@ struct PackArgs {
     level: Option<Level>,
     /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta;
     /// with `--level max` also none and delta), none, shuffle, bytedelta, delta or zzdelta.
-    #[arg(
-        long,
-        default_value = "auto",
-        value_parser = ["auto", "none", "shuffle", "bytedelta", "delta", "zzdelta"]
-    )]
-    filter: String,
+    #[arg(long, default_value = "auto", value_parser = names_parser::<FilterMode>(FilterMode::NAMES))]
+    filter: FilterMode,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     block_size: u32,
-    /// Same as `--filter none`.
-    #[arg(long, hide = true)]
-    no_shuffle: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -149,8 +144,27 @@ struct SliceArgs {
     stride: Option<Vec<u64>>,
     /// Output: text (like ncdump's data section), json ({"shape", "data"}), or raw (native-order
     /// values in C order on stdout).
-    #[arg(long, default_value = "text", value_parser = ["text", "json", "raw"])]
-    format: String,
+    #[arg(long, value_enum, default_value_t = SliceFormat::Text)]
+    format: SliceFormat,
+}
+
+/// `slice --format`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SliceFormat {
+    Text,
+    Json,
+    Raw,
+}
+
+/// A value parser for a type named on the command line: its names are listed in `--help` and
+/// completions, and parsed with its `FromStr`.
+fn names_parser<T>(
+    names: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr<Err = nc3pack::ParseNameError> + Clone + Send + Sync + 'static,
+{
+    clap::builder::PossibleValuesParser::new(names).try_map(|s| s.parse::<T>())
 }
 
 #[derive(Clone, Copy)]
@@ -192,12 +206,12 @@ fn parse_size(s: &str) -> Result<u32, String> {
 
 /// `-j`: 1..=MAX_THREADS (the help text says 1024), else a usage error.
 fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::new().range(1..=nc3pack::parallel::MAX_THREADS as u64)
+    clap::builder::RangedU64ValueParser::new().range(1..=nc3pack::MAX_THREADS as u64)
 }
 
+/// `-j`, or the library's default (all cores).
 fn threads(j: Option<usize>) -> usize {
-    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .min(nc3pack::parallel::MAX_THREADS)
+    j.unwrap_or_else(|| UnpackOptions::default().threads)
 }
 
 /// A progress bar on stderr, only when it is a terminal, the file is large and not quiet.
@@ -253,31 +267,17 @@ fn file_len(p: &Path) -> u64 {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Pack(a) => {
-            let codec = nc3pack::info::codec_from_name(&a.codec).unwrap_or(Codec::Zstd);
-            let (level, thorough, fast_blocks) = match a.level.unwrap_or(Level::Fast) {
-                Level::Number(n) => (n, false, false),
-                Level::Fast => (nc3pack::codec::default_level(codec), false, true),
-                Level::Max => (nc3pack::codec::max_level(codec), true, false),
-            };
-            let filter = match (a.no_shuffle, a.filter.as_str()) {
-                (true, _) | (_, "none") => FilterMode::Fixed(Filter::None),
-                (_, "shuffle") => FilterMode::Fixed(Filter::Shuffle),
-                (_, "bytedelta") => FilterMode::Fixed(Filter::ByteDelta),
-                (_, "delta") => FilterMode::Fixed(Filter::Delta),
-                (_, "zzdelta") => FilterMode::Fixed(Filter::ZigZagDelta),
-                _ => FilterMode::Auto,
-            };
-            let opts = nc3pack::PackOptions {
-                codec,
-                level,
-                block_size: a.block_size,
-                threads: threads(a.common.threads),
-                filter,
-                thorough,
-                fast_blocks,
-            };
+            let opts = match a.level.unwrap_or(Level::Fast) {
+                Level::Fast => PackOptions::fast().with_codec(a.codec),
+                Level::Max => PackOptions::max().with_codec(a.codec),
+                Level::Number(n) => PackOptions::fast().with_codec(a.codec).with_level(n),
+            }
+            .with_block_size(a.block_size)
+            .with_filter(a.filter)
+            .with_threads(threads(a.common.threads))
+            .with_force(a.common.force);
             if let Some(dir) = &a.output_dir {
-                return pack_batch(&a.paths, dir, &opts, a.common.force, a.common.quiet);
+                return pack_batch(&a.paths, dir, &opts, a.common.quiet);
             }
             let [input, output] = a.paths.as_slice() else {
                 return Err(nc3pack::Error::Option(format!(
@@ -296,26 +296,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 progress_bar(file_len(input), a.common.quiet, "packing")
             };
-            let progress = |n: u64| {
-                if let Some(pb) = &pb {
+            let opts = match pb.clone() {
+                Some(pb) => opts.with_progress(move |n| {
                     if pb.is_hidden() && n >= 64 << 20 {
                         pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                     }
                     pb.set_position(n);
-                }
+                }),
+                None => opts,
             };
             let s = if stdin {
                 let input = std::io::stdin().lock();
-                nc3pack::pack::pack_reader(
-                    input,
-                    Path::new("<stdin>"),
-                    output,
-                    &opts,
-                    a.common.force,
-                    &progress,
-                )?
+                nc3pack::pack_reader(input, Path::new("<stdin>"), output, &opts)?
             } else {
-                nc3pack::pack_file(input, output, &opts, a.common.force, &progress)?
+                nc3pack::pack_file(input, output, &opts)?
             };
             if let Some(pb) = pb {
                 pb.finish_and_clear();
@@ -342,21 +336,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Unpack(a) => {
             let t = Instant::now();
             let pb = progress_bar(file_len(&a.input), a.common.quiet, "unpacking");
-            let progress = |n: u64| {
-                if let Some(pb) = &pb {
+            let mut opts = UnpackOptions::default()
+                .with_threads(threads(a.common.threads))
+                .with_force(a.common.force);
+            if let Some(pb) = pb.clone() {
+                opts = opts.with_progress(move |n| {
                     pb.set_length(n.max(pb.length().unwrap_or(0)));
                     pb.set_position(n);
-                }
-            };
+                });
+            }
             let n = if a.output.as_os_str() == "-" {
                 let stdout = Path::new("<stdout>");
-                nc3pack::unpack::unpack_to_writer(
-                    &a.input,
-                    std::io::stdout(),
-                    stdout,
-                    threads(a.common.threads),
-                    &progress,
-                )
+                nc3pack::unpack_to_writer(&a.input, std::io::stdout(), stdout, &opts)
                 .map_err(|e| match e {
                     e @ nc3pack::Error::HashMismatch { .. } => anyhow::anyhow!(
                         "{e}; the bytes written to standard output are not the original: discard them"
@@ -364,13 +355,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     e => e.into(),
                 })?
             } else {
-                nc3pack::unpack_file(
-                    &a.input,
-                    &a.output,
-                    a.common.force,
-                    threads(a.common.threads),
-                    &progress,
-                )?
+                nc3pack::unpack_file(&a.input, &a.output, &opts)?
             };
             if let Some(pb) = pb {
                 pb.finish_and_clear();
@@ -390,7 +375,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Verify(a) => {
-            let r = nc3pack::repair::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
+            let r = nc3pack::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
             let mut text = String::new();
             for d in &r.damage {
                 text += &format!("{}: damaged: {d}\n", a.archive.display());
@@ -412,7 +397,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Reindex(a) => {
-            let r = nc3pack::repair::reindex(&a.input, &a.output, a.common.force)?;
+            let r = nc3pack::reindex(&a.input, &a.output, a.common.force)?;
             if !a.common.quiet {
                 eprintln!(
                     "{} -> {}: recovered {} of {} blocks",
@@ -433,7 +418,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Slice(a) => {
-            use nc3pack::read::Dataset;
+            use nc3pack::Dataset;
             let ds = nc3pack::open(&a.file)?;
             let slab = ds.slab(
                 &a.var,
@@ -442,10 +427,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 a.stride.as_deref(),
             )?;
             use nc3pack::dump::{Format, SliceError};
-            let format = match a.format.as_str() {
-                "json" => Format::Json,
-                "raw" => Format::Raw,
-                _ => Format::Text,
+            let format = match a.format {
+                SliceFormat::Json => Format::Json,
+                SliceFormat::Raw => Format::Raw,
+                SliceFormat::Text => Format::Text,
             };
             let out = std::io::stdout().lock();
             match nc3pack::dump::write_slice(&ds, &a.var, &slab, format, out) {
@@ -484,12 +469,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn pack_batch(
     inputs: &[PathBuf],
     dir: &Path,
-    opts: &nc3pack::PackOptions,
-    force: bool,
+    opts: &PackOptions,
     quiet: bool,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
-    let nc3pack::batch::Plan { jobs, unreadable } = nc3pack::batch::plan(inputs, dir)?;
+    let nc3pack::__private::Plan { jobs, unreadable } = nc3pack::__private::plan(inputs, dir)?;
     let pb = (!quiet && std::io::stderr().is_terminal() && jobs.len() > 1).then(|| {
         let pb = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -504,7 +488,7 @@ fn pack_batch(
             pb.set_position(n as u64);
         }
     };
-    let results = nc3pack::batch::pack_all(&jobs, opts, opts.threads, force, &progress)?;
+    let results = nc3pack::__private::pack_all(&jobs, opts, &progress)?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }

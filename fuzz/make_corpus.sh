@@ -44,7 +44,7 @@ for f in samples/*.nc; do
     name=$(basename "$f" .nc)
     codec=${codecs[$((i % 3))]}
     shuffle=""
-    [ $((i % 2)) -eq 1 ] && shuffle="--no-shuffle"
+    [ $((i % 2)) -eq 1 ] && shuffle="--filter none"
     out="$fuzz/corpus/archive_open/${name}_${codec}_b64.nc3z"
     "$bin" pack -f -q --codec "$codec" --block-size 64 $shuffle "$f" "$out"
     cp "$out" "$fuzz/corpus/archive_fixcrc/"

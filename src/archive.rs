@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Default byte budget of an archive's block cache: 64 MiB.
+///
+/// ```
+/// assert_eq!(nc3pack::DEFAULT_CACHE_BYTES, 64 << 20);
+/// ```
 pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
 
 /// Largest single read when adjacent frames are fetched together.
@@ -27,7 +31,7 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 ///
 /// Opening reads the lead, the netCDF header frame and, from the end, the footer and index, and
 /// checks all of their checksums; blocks are read on demand, through one LRU cache of decoded
-/// blocks for the whole archive (see [`crate::cache`]; 64 MiB by default). Hyperslab reads are
+/// blocks for the whole archive (its byte budget: [`Archive::set_cache_budget`], 64 MiB by default). Hyperslab reads are
 /// the [`Dataset`] trait's. An `Archive` is `Send + Sync`: share it between threads with `Arc`
 /// or scoped threads.
 ///
@@ -57,6 +61,18 @@ pub struct Archive<R: ReadAt = std::fs::File> {
 
 impl Archive<std::fs::File> {
     /// Opens the archive at `path`.
+    ///
+    /// ```no_run
+    /// let archive = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// println!("{} streams in {} bytes", archive.stream_count(), archive.len());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when `path` cannot be opened or is not a regular file;
+    /// [`Error::Archive`] and header errors naming the field and offset when the
+    /// lead, header frame, footer or index is damaged, truncated or inconsistent.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = crate::io::open_seekable(path, "reading an archive")?;
@@ -66,6 +82,25 @@ impl Archive<std::fs::File> {
 
 impl<R: ReadAt> Archive<R> {
     /// Opens an archive from any positional reader; `path` names it in errors.
+    ///
+    /// ```
+    /// // An archive held in memory (here: the samples' smallest file, packed).
+    /// let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let z = dir.join("x.nc3z");
+    /// let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// nc3pack::pack_file("samples/no_variables.nc".as_ref(), &z, &opts)?;
+    /// let bytes: Vec<u8> = std::fs::read(&z)?;
+    /// let archive = nc3pack::Archive::from_reader(bytes, "in-memory".as_ref())?;
+    /// assert_eq!(archive.lost_blocks(), vec![]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::open`]: a read error, or a damaged, truncated or inconsistent lead, header
+    /// frame, footer or index, named with `path`.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
         let len = reader.size().map_err(io_err(path, "stat"))?;
         let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
@@ -284,6 +319,11 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
+    ///
+    /// # Errors
+    ///
+    /// A read error, or a constants frame whose header, checksum or runs are damaged (naming
+    /// the frame).
     pub fn constant_runs(&self, k: usize) -> Result<Vec<format::ConstantRun>> {
         let bad = |e: ConstantsError| Error::Archive {
             path: self.path.clone(),
@@ -345,6 +385,12 @@ impl<R: ReadAt> Archive<R> {
 
     /// Checks block `b` of stream `s` without decompressing: frame header, agreement with the
     /// index and layout, and payload CRC.
+    ///
+    /// # Errors
+    ///
+    /// The first problem found, as an [`Error::Block`] naming the stream, block and offset: a
+    /// read error, a damaged frame header, a frame that disagrees with the index or layout, a
+    /// payload checksum mismatch, a lost block.
     pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
         let e = *self.entry(s, b);
         if e.is_lost() {
@@ -405,6 +451,10 @@ impl<R: ReadAt> Archive<R> {
 
     /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
     /// [`Archive::stream_count`]), bypassing the cache.
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::check_block`], and a payload that does not decode to the block's length.
     pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
         let e = *self.entry(s, b);
         if e.is_lost() {
@@ -478,6 +528,10 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::read_block`].
     pub fn block(&self, s: usize, b: u64) -> Result<Arc<Vec<u8>>> {
         let mut got = self.fetch(s, &[b])?;
         got.pop().ok_or_else(|| {
@@ -668,6 +722,10 @@ impl<R: ReadAt> Archive<R> {
 
     /// Reads the whole materialized data of variable `v` as big-endian bytes (as stored in the
     /// netCDF file, with records de-interleaved).
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::read_block`], for any block of the variable.
     pub fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
         Dataset::read_var_bytes(self, v)
     }

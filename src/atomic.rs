@@ -95,7 +95,7 @@ fn check_output(output: &Path, force: bool) -> Result<()> {
 }
 
 /// Writes `output` through `write` into a temporary file in the same directory, synced to disk
-/// if `sync`, and returns it for [`Pending::commit`]. On any error the temporary file is removed;
+/// if `sync`, and returns it for `Pending::commit`. On any error the temporary file is removed;
 /// while it exists it is registered for removal on a signal ([`crate::cleanup`]).
 ///
 /// Refuses an existing `output` unless `force`, an existing output that is not a regular file
@@ -106,7 +106,7 @@ fn check_output(output: &Path, force: bool) -> Result<()> {
 ///
 /// ```no_run
 /// use std::io::Write;
-/// let (pending, ()) = nc3pack::atomic::write_to_temp(
+/// let (pending, ()) = nc3pack::__private::write_to_temp(
 ///     "/tmp/out.bin".as_ref(), false, None, true, |f| Ok(f.write_all(b"data").unwrap()))?;
 /// pending.commit()?;
 /// # Ok::<(), nc3pack::Error>(())

@@ -50,7 +50,7 @@ pub struct Plan {
 /// Two inputs that would write the same archive: [`Error::Refused`] naming both.
 ///
 /// ```no_run
-/// let plan = nc3pack::batch::plan(&["samples".into()], "/tmp/out".as_ref()).unwrap();
+/// let plan = nc3pack::__private::plan(&["samples".into()], "/tmp/out".as_ref()).unwrap();
 /// assert!(plan.jobs.iter().all(|j| j.output.extension().unwrap() == "nc3z"));
 /// assert!(plan.unreadable.is_empty());
 /// ```
@@ -170,28 +170,29 @@ fn walk(
 /// Archives made durable and renamed into place together (one `syncfs` per group).
 const COMMIT_GROUP: usize = 256;
 
-/// Packs every job on `threads` worker threads (bounded by
+/// Packs every job on `opts.threads` worker threads (bounded by
 /// [`crate::parallel::bound_threads`]; each file with one encoder thread), creating output
-/// directories as needed. Returns each job's outcome, in job order. `progress` is called with
-/// the number of files done.
+/// directories as needed; existing outputs are refused unless `opts.force`. Returns each job's
+/// outcome, in job order. `progress` is called with the number of files done (`opts.progress`
+/// is not called).
 ///
 /// # Errors
 ///
 /// [`Error::Thread`] when a worker thread cannot be started; then no job was started.
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
-/// [`COMMIT_GROUP`] files one `syncfs` flushes them all before they are renamed into place, so an
+/// `COMMIT_GROUP` (256) files one `syncfs` flushes them all before they are renamed into place, so an
 /// output never appears before its data is on disk, without one `fsync` per small file. Groups
 /// are synced and renamed by a committer thread while the workers go on packing.
 pub fn pack_all(
     jobs: &[Job],
     opts: &PackOptions,
-    threads: usize,
-    force: bool,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<Result<PackSummary>>> {
+    let (threads, force) = (opts.threads, opts.force);
     let per_file = PackOptions {
         threads: 1,
+        progress: crate::Progress::default(),
         ..opts.clone()
     };
     let next = AtomicUsize::new(0);

@@ -42,7 +42,7 @@ struct Inner {
 /// A byte-bounded LRU cache of decoded blocks, safe to share between threads.
 ///
 /// ```
-/// use nc3pack::cache::BlockCache;
+/// use nc3pack::__private::BlockCache;
 /// use std::sync::Arc;
 /// let c = BlockCache::new(10);
 /// c.insert((0, 0), Arc::new(vec![0; 6]));

@@ -1,6 +1,6 @@
 //! Temporary outputs removed when the process is interrupted.
 //!
-//! Every temporary file that [`crate::atomic`] creates is registered here, from before it exists
+//! Every temporary file that the safe output writer creates is registered here, from before it exists
 //! until it is renamed into place or removed. [`install_signal_handlers`] (called by the command
 //! line) makes SIGINT, SIGTERM and SIGHUP, and SIGABRT (what an allocation failure raises),
 //! remove every registered file, then die by the same signal, so that the shell sees the usual
@@ -30,21 +30,15 @@ static DYING: AtomicBool = AtomicBool::new(false);
 
 /// A path in the registry, taken out when dropped. Drop it only once the file is gone from that
 /// path (renamed or removed), so that no moment is left where the file exists unregistered.
-///
-/// ```
-/// let r = nc3pack::cleanup::Registered::new("/tmp/.nc3pack-example.part".as_ref());
-/// assert!(r.is_registered());
-/// drop(r);
-/// ```
 #[derive(Debug)]
-pub struct Registered {
+pub(crate) struct Registered {
     slot: Option<usize>,
 }
 
 impl Registered {
     /// Registers `path` (best absolute: the handler does not know the working directory of the
     /// moment). When the registry is full, or the path holds a NUL byte, nothing is registered.
-    pub fn new(path: &Path) -> Registered {
+    pub(crate) fn new(path: &Path) -> Registered {
         let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
             return Registered { slot: None };
         };
@@ -63,7 +57,8 @@ impl Registered {
     }
 
     /// Whether the path is in the registry (false when the registry was full).
-    pub fn is_registered(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_registered(&self) -> bool {
         self.slot.is_some()
     }
 }
@@ -140,4 +135,14 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_path_is_registered_until_dropped() {
+        let r = super::Registered::new("/tmp/.nc3pack-example.part".as_ref());
+        assert!(r.is_registered());
+        drop(r);
+    }
 }

@@ -12,7 +12,7 @@ use crate::format::{crc, Codec, Filter, FrameHeader};
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nc3pack::codec::shuffle(&[1, 2, 3, 4, 5, 6], 2, &mut out);
+/// nc3pack::__private::shuffle(&[1, 2, 3, 4, 5, 6], 2, &mut out);
 /// assert_eq!(out, [1, 3, 5, 2, 4, 6]);
 /// ```
 pub fn shuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
@@ -66,7 +66,7 @@ fn unshuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nc3pack::codec::unshuffle(&[1, 3, 5, 2, 4, 6], 2, &mut out);
+/// nc3pack::__private::unshuffle(&[1, 3, 5, 2, 4, 6], 2, &mut out);
 /// assert_eq!(out, [1, 2, 3, 4, 5, 6]);
 /// ```
 pub fn unshuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
@@ -88,7 +88,7 @@ pub fn unshuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
 /// The default compression level of a codec.
 ///
 /// ```
-/// use nc3pack::{codec::default_level, format::Codec};
+/// use nc3pack::{__private::default_level, format::Codec};
 /// assert_eq!(default_level(Codec::Zstd), 3);
 /// ```
 pub fn default_level(codec: Codec) -> i32 {
@@ -102,7 +102,7 @@ pub fn default_level(codec: Codec) -> i32 {
 /// The level of the `max` preset: zstd 19, deflate 9.
 ///
 /// ```
-/// use nc3pack::{codec::max_level, format::Codec};
+/// use nc3pack::{__private::max_level, format::Codec};
 /// assert_eq!(max_level(Codec::Zstd), 19);
 /// ```
 pub fn max_level(codec: Codec) -> i32 {
@@ -139,7 +139,7 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
 /// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
 ///
 /// ```
-/// use nc3pack::{codec::{apply_filter, undo_filter}, format::Filter};
+/// use nc3pack::{__private::{apply_filter, undo_filter}, format::Filter};
 /// let data = [0, 10, 0, 11, 0, 13];
 /// let mut f = Vec::new();
 /// apply_filter(Filter::Delta, &data, 2, &mut f);
@@ -357,13 +357,13 @@ impl_word!(u16, i16; u32, i32; u64, i64);
 pub const MEMBER_FILTER: Filter = Filter::ZigZagDelta;
 
 /// Encodes a member of the shared stream (elements of `esize` bytes) into `out`, replacing its
-/// contents: [`MEMBER_FILTER`] for multi-byte elements, a copy otherwise. Same length as `data`.
+/// contents: `MEMBER_FILTER` for multi-byte elements, a copy otherwise. Same length as `data`.
 ///
 /// ```
 /// let mut enc = Vec::new();
-/// nc3pack::codec::member_encode(4, &[0, 0, 0, 5, 0, 0, 0, 6], &mut enc);
+/// nc3pack::__private::member_encode(4, &[0, 0, 0, 5, 0, 0, 0, 6], &mut enc);
 /// let mut back = Vec::new();
-/// nc3pack::codec::member_decode(4, &enc, &mut back);
+/// nc3pack::__private::member_decode(4, &enc, &mut back);
 /// assert_eq!(back, [0, 0, 0, 5, 0, 0, 0, 6]);
 /// ```
 pub fn member_encode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
@@ -405,7 +405,7 @@ const FAST_ENOUGH: f64 = 0.98;
 /// A reusable block encoder (one per thread): holds the codec contexts and scratch space.
 ///
 /// ```
-/// use nc3pack::{codec::{Encoder, FilterMode, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
+/// use nc3pack::{FilterMode, __private::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
 /// let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 10).to_be_bytes()).collect();
 /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
 /// let mut frame = Vec::new();
@@ -477,7 +477,7 @@ impl Encoder {
     /// changes.
     ///
     /// ```
-    /// use nc3pack::{codec::{decode_payload, Encoder, FilterMode}, format::{Codec, FrameHeader}};
+    /// use nc3pack::{FilterMode, __private::{decode_payload, Encoder}, format::{Codec, FrameHeader}};
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().fast_blocks(true).unwrap();
     /// let noise: Vec<u8> = (0..65536u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
     /// let mut frame = Vec::new();

@@ -57,7 +57,7 @@ pub enum SliceError {
 ///
 /// ```
 /// use nc3pack::dump::{write_slice, Format};
-/// use nc3pack::read::Dataset;
+/// use nc3pack::Dataset;
 /// let ds = nc3pack::open(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/classic_records.nc"))?;
 /// let slab = ds.slab("s3", Some(&[0, 1]), Some(&[2, 2]), None)?;
 /// let mut out = Vec::new();
@@ -87,7 +87,7 @@ pub fn write_slice<D: Dataset + ?Sized, W: Write>(
 ///
 /// ```
 /// use nc3pack::dump::{write_slice_in_pieces, Format};
-/// use nc3pack::read::Dataset;
+/// use nc3pack::Dataset;
 /// let ds = nc3pack::open(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/classic_records.nc"))?;
 /// let slab = ds.slab("s3", None, None, None)?;
 /// let (mut whole, mut bits) = (Vec::new(), Vec::new());

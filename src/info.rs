@@ -2,7 +2,7 @@
 
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::format::{Codec, LEAD_MAGIC};
+use crate::format::LEAD_MAGIC;
 use crate::nc3::{self, Attr, Header, Layout, Values};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -11,7 +11,7 @@ use std::path::Path;
 /// Describes the file at `path` (a .nc or a .nc3z, told apart by content) as JSON.
 ///
 /// This builds the whole description in memory (about 1.5 KB per dimension, variable or
-/// attribute); [`write`] prints the same description a dimension, variable or stream at a time.
+/// attribute); [`write()`] prints the same description a dimension, variable or stream at a time.
 ///
 /// ```no_run
 /// let v = nc3pack::info::describe("samples/gridded_sst.nc".as_ref()).unwrap();
@@ -476,14 +476,4 @@ fn render(
         }
     }
     Ok(())
-}
-
-/// The codec name for the command line.
-pub fn codec_from_name(name: &str) -> Option<Codec> {
-    match name {
-        "zstd" => Some(Codec::Zstd),
-        "deflate" => Some(Codec::Deflate),
-        "none" => Some(Codec::None),
-        _ => None,
-    }
 }

@@ -14,8 +14,8 @@ use std::path::Path;
 /// file (directories are left to the caller's first read, which names them).
 ///
 /// ```
-/// let f = nc3pack::io::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
-/// let e = nc3pack::io::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
+/// let f = nc3pack::__private::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
+/// let e = nc3pack::__private::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
 /// assert_eq!(
 ///     e.to_string(),
 ///     "/dev/null: is a character device, not a regular file: reading needs a regular file \
@@ -49,7 +49,7 @@ pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
 /// Implemented for [`std::fs::File`] (with `pread`, no shared cursor) and for byte vectors.
 ///
 /// ```
-/// use nc3pack::io::ReadAt;
+/// use nc3pack::ReadAt;
 /// let v = b"hello".to_vec();
 /// let mut buf = [0u8; 3];
 /// v.read_exact_at(&mut buf, 1).unwrap();
@@ -58,8 +58,17 @@ pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
 /// ```
 pub trait ReadAt: Send + Sync {
     /// Fills `buf` with the bytes at `offset`, or fails with `UnexpectedEof`.
+    ///
+    /// # Errors
+    ///
+    /// The source's I/O error; `UnexpectedEof` when fewer than `buf.len()` bytes lie at
+    /// `offset`.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Total length in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The source's I/O error.
     fn size(&self) -> io::Result<u64>;
 }
 

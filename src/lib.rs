@@ -1,51 +1,150 @@
 //! # nc3pack
 //!
 //! Block-compressed archives of netCDF-3 files (CDF-1, CDF-2, CDF-5) that unpack to the original
-//! bytes and can be read block by block.
+//! bytes and can be read block by block. Unix only (Linux: `pread`, POSIX signals, `syncfs`).
 //!
-//! The data path, one module a stage: [`nc3`] parses the netCDF-3 header and computes where each
-//! variable's data lies; [`streams`] says which stream of the archive holds which bytes;
-//! [`route`] reads the file once and cuts its bytes into the streams' blocks; [`pack`] compresses
-//! them with [`codec`] on all cores into frames laid out as [`format`] specifies, which
-//! [`writer`] writes with the index (constant blocks in the index only); [`archive`] opens an archive
-//! and decodes blocks through one LRU [`cache`]; [`read`] serves hyperslab reads ([`slab`]) from an
-//! archive or an original file alike; [`unpack`] restores the original file; [`info`] describes
-//! either kind of file.
+//! # The public API
+//!
+//! What users may rely on is what this page lists: the items re-exported at the crate root and
+//! the public modules. Everything else is internal (the `__private` module, hidden from these
+//! docs, serves the command line, tests, benchmarks and fuzz targets, and may change in any
+//! release).
+//!
+//! **Packing.** [`pack_file`] packs a netCDF-3 file into an archive, [`pack_reader`] one that
+//! arrives on a pipe; [`PackOptions`] (presets [`PackOptions::fast`], the default, and
+//! [`PackOptions::max`]) carries codec, level, block size, filter mode ([`FilterMode`]),
+//! threads, whether to overwrite and a [`Progress`] callback; [`PackSummary`] is the result.
+//! Codec, filter and filter-mode names parse with [`FromStr`](std::str::FromStr) (error:
+//! [`ParseNameError`]).
 //!
 //! ```no_run
-//! use nc3pack::{pack_file, unpack_file, PackOptions};
-//! pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &PackOptions::default(), false, &|_| {})?;
-//! unpack_file("out.nc3z".as_ref(), "back.nc".as_ref(), false, 2, &|_| {})?;
+//! use nc3pack::{format::Codec, pack_file, FilterMode, PackOptions};
+//! let opts = PackOptions::max()
+//!     .with_codec("deflate".parse::<Codec>()?)
+//!     .with_filter("auto".parse::<FilterMode>()?)
+//!     .with_force(true)
+//!     .with_progress(|n| eprintln!("{n} bytes read"));
+//! let summary = pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &opts)?;
+//! println!("{} -> {} bytes", summary.input_len, summary.output_len);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **Unpacking.** [`unpack_file`] restores the original file (checked by hash before it is
+//! renamed into place), [`unpack_to_writer`] writes it to a stream; [`UnpackOptions`] carries
+//! force, threads and progress.
+//!
+//! ```no_run
+//! use nc3pack::{unpack_file, UnpackOptions};
+//! let n = unpack_file("out.nc3z".as_ref(), "back.nc".as_ref(), &UnpackOptions::default())?;
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
+//!
+//! **Reading.** [`open`] opens an archive or an original file as a [`Dataset`]: hyperslab
+//! reads ([`Hyperslab`], netCDF's start/count/stride) typed ([`Element`]), dynamically typed or
+//! raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
+//! and [`NcFile`] (an original file) are the two datasets, over any [`ReadAt`] source.
+//! [`dump::write_slice`] prints a hyperslab as `nc3pack slice` does.
+//!
+//! ```no_run
+//! use nc3pack::Dataset;
+//! let ds = nc3pack::open("out.nc3z")?;
+//! let slab = ds.slab("sst", Some(&[0, 100, 20]), Some(&[1, 1, 3]), None)?;
+//! let values: Vec<f32> = ds.read("sst", &slab)?;
+//! nc3pack::dump::write_slice(&*ds, "sst", &slab, nc3pack::dump::Format::Text, std::io::stdout())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
+//! ([`VerifyReport`], [`Damage`]); [`reindex`] rebuilds a damaged archive's index
+//! ([`ReindexReport`]); [`info`] describes either kind of file.
+//!
+//! ```no_run
+//! let report = nc3pack::verify("out.nc3z".as_ref(), None, 2)?;
+//! assert!(report.is_intact());
+//! let text = nc3pack::info::to_text(&nc3pack::info::describe("out.nc3z".as_ref())?, "out");
+//! # Ok::<(), nc3pack::Error>(())
+//! ```
+//!
+//! **Errors.** [`Error`] (with [`Result`]), [`HeaderError`], [`SlabError`], and the
+//! [`error`] module.
+//!
+//! **The format.** [`format`](mod@format) holds the archive format's documented constants and structures
+//! (design/FORMAT.md), [`nc3`] the netCDF-3 header model and layout.
+//!
+//! **Signals.** [`cleanup::install_signal_handlers`] makes Ctrl-C and friends remove the
+//! temporary outputs of operations in progress (the command line calls it first).
+//!
+//! Thread counts are bounded to 1..=[`MAX_THREADS`]; [`DEFAULT_BLOCK_SIZE`] is 1 MiB.
+//!
+//! # Building
+//!
+//! The `cli` feature (on by default) builds the `nc3pack` binary and its dependencies (`clap`,
+//! `anyhow`, `indicatif`); `default-features = false` builds the library alone.
 
 #![warn(missing_docs)]
 
-pub mod archive;
-pub mod atomic;
-pub mod batch;
-pub mod cache;
+// pread (`FileExt::read_exact_at`), POSIX signal handlers and `syncfs` (Linux's) have no
+// portable fallback here: say so at compile time instead of with a wall of missing-item errors.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+compile_error!(
+    "nc3pack supports Unix only, and builds on Linux (and Android): it uses pread, POSIX signal \
+     handlers and syncfs"
+);
+
+// The public API: the modules below that are `pub`, and what the crate root re-exports.
+mod archive;
+mod atomic;
+mod batch;
+mod cache;
 pub mod cleanup;
-pub mod codec;
+mod codec;
 pub mod dump;
 pub mod error;
 pub mod format;
 pub mod info;
-pub mod io;
+mod io;
 pub mod nc3;
-pub mod pack;
-pub mod parallel;
-pub mod read;
-pub mod repair;
-pub mod route;
-pub mod slab;
-pub mod streams;
-pub mod unpack;
-pub mod writer;
+mod options;
+mod pack;
+mod parallel;
+mod read;
+mod repair;
+mod route;
+mod slab;
+mod streams;
+mod unpack;
+mod writer;
 
-pub use archive::Archive;
+pub use archive::{Archive, DEFAULT_CACHE_BYTES};
+pub use cache::CacheStats;
+pub use codec::FilterMode;
 pub use error::{Error, HeaderError, Result};
-pub use pack::{pack_file, PackOptions, PackSummary};
+pub use io::ReadAt;
+pub use options::{ParseNameError, Progress, UnpackOptions};
+pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
+pub use parallel::MAX_THREADS;
 pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
+pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
 pub use slab::{Hyperslab, SlabError};
-pub use unpack::unpack_file;
+pub use unpack::{unpack_file, unpack_to_writer};
+
+/// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
+/// part of the public API: anything here may change or go in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::atomic::write_to_temp;
+    pub use crate::batch::{pack_all, plan, Job, Plan};
+    pub use crate::cache::BlockCache;
+    pub use crate::codec::{
+        apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
+        shuffle, undo_filter, unshuffle, Encoder,
+    };
+    pub use crate::io::open_seekable;
+    pub use crate::pack::{pack_stream, Source};
+    pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};
+    pub use crate::repair::{scan, scan_for, scanned_constants, Scan, ScannedConstants};
+    pub use crate::slab::Pieces;
+    pub use crate::streams::streams;
+    pub use crate::unpack::unpack_to;
+    pub use crate::writer::Sink;
+}

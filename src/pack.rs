@@ -24,14 +24,24 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 /// Default nominal block size: 1 MiB of decoded data.
-pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
-
-/// How to pack.
 ///
 /// ```
-/// let opts = nc3pack::PackOptions::default();
+/// assert_eq!(nc3pack::PackOptions::default().block_size, nc3pack::DEFAULT_BLOCK_SIZE);
+/// ```
+pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
+
+/// How to pack: codec, level, block size, filters, threads, whether to overwrite, progress.
+///
+/// [`PackOptions::default`] is [`PackOptions::fast`]; [`PackOptions::max`] compresses more,
+/// slowly, for cold archives. The `with_` methods change one option each.
+///
+/// ```
+/// use nc3pack::{format::Codec, PackOptions};
+/// let opts = PackOptions::default();
 /// assert_eq!(opts.block_size, 1 << 20);
-/// assert_eq!(opts.codec, nc3pack::format::Codec::Zstd);
+/// assert_eq!(opts.codec, Codec::Zstd);
+/// let opts = PackOptions::max().with_codec(Codec::Deflate).with_threads(2).with_force(true);
+/// assert_eq!((opts.level, opts.threads, opts.force), (9, 2, true));
 /// ```
 #[derive(Debug, Clone)]
 pub struct PackOptions {
@@ -41,33 +51,159 @@ pub struct PackOptions {
     pub level: i32,
     /// Nominal block size in bytes of decoded data.
     pub block_size: u32,
-    /// Encoder threads (bounded to `1..=`[`crate::parallel::MAX_THREADS`]).
+    /// Encoder threads (bounded to `1..=1024`); the default is the number of cores.
     pub threads: usize,
     /// How each block's filter is chosen.
     pub filter: FilterMode,
     /// Judge filters on whole blocks with the real codec (the `max` preset) instead of a sample.
     pub thorough: bool,
     /// Let each block use zstd level 1 when `level` does not pay on its sample (the `fast`
-    /// preset; see [`Encoder::fast_blocks`]).
+    /// preset).
     pub fast_blocks: bool,
+    /// Overwrite the output if it exists.
+    pub force: bool,
+    /// Called with the input bytes read so far.
+    pub progress: crate::Progress,
 }
 
 impl Default for PackOptions {
     fn default() -> Self {
-        PackOptions {
-            codec: Codec::Zstd,
-            level: crate::codec::default_level(Codec::Zstd),
-            block_size: DEFAULT_BLOCK_SIZE,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            filter: FilterMode::Auto,
-            thorough: false,
-            fast_blocks: true,
-        }
+        PackOptions::fast()
     }
 }
 
 impl PackOptions {
+    /// The `fast` preset (the default): zstd level 3, or level 1 for the blocks where 3 does
+    /// not pay on a sample; each block's filter judged on a sample.
+    ///
+    /// ```
+    /// let fast = nc3pack::PackOptions::fast();
+    /// assert_eq!((fast.level, fast.thorough, fast.fast_blocks), (3, false, true));
+    /// ```
+    pub fn fast() -> Self {
+        PackOptions {
+            codec: Codec::Zstd,
+            level: crate::codec::default_level(Codec::Zstd),
+            block_size: DEFAULT_BLOCK_SIZE,
+            threads: crate::options::default_threads(),
+            filter: FilterMode::Auto,
+            thorough: false,
+            fast_blocks: true,
+            force: false,
+            progress: crate::Progress::default(),
+        }
+    }
+
+    /// The `max` preset: zstd level 19, each block's filter judged on the whole block (also
+    /// trying no filter and delta). Slower to pack, as fast to read.
+    ///
+    /// ```
+    /// let max = nc3pack::PackOptions::max();
+    /// assert_eq!((max.level, max.thorough, max.fast_blocks), (19, true, false));
+    /// ```
+    pub fn max() -> Self {
+        PackOptions {
+            level: crate::codec::max_level(Codec::Zstd),
+            thorough: true,
+            fast_blocks: false,
+            ..PackOptions::fast()
+        }
+    }
+
+    /// These options with `codec`, at the level of the preset they follow for it: the `max`
+    /// level if `thorough`, else the default level (zstd 3 / 19, deflate 6 / 9, none 0).
+    ///
+    /// ```
+    /// use nc3pack::{format::Codec, PackOptions};
+    /// assert_eq!(PackOptions::fast().with_codec(Codec::Deflate).level, 6);
+    /// assert_eq!(PackOptions::max().with_codec(Codec::Deflate).level, 9);
+    /// ```
+    pub fn with_codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self.level = if self.thorough {
+            crate::codec::max_level(codec)
+        } else {
+            crate::codec::default_level(codec)
+        };
+        self
+    }
+
+    /// These options at codec level `level` (checked when packing), with no per-block level.
+    ///
+    /// ```
+    /// let o = nc3pack::PackOptions::fast().with_level(5);
+    /// assert_eq!((o.level, o.fast_blocks), (5, false));
+    /// ```
+    pub fn with_level(mut self, level: i32) -> Self {
+        self.level = level;
+        self.fast_blocks = false;
+        self
+    }
+
+    /// These options with `block_size` decoded bytes per block.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::PackOptions::fast().with_block_size(65536).block_size, 65536);
+    /// ```
+    pub fn with_block_size(mut self, block_size: u32) -> Self {
+        self.block_size = block_size;
+        self
+    }
+
+    /// These options choosing filters by `filter`.
+    ///
+    /// ```
+    /// use nc3pack::{format::Filter, FilterMode};
+    /// let o = nc3pack::PackOptions::fast().with_filter(FilterMode::Fixed(Filter::None));
+    /// assert_eq!(o.filter.to_string(), "none");
+    /// ```
+    pub fn with_filter(mut self, filter: FilterMode) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// These options with `threads` encoder threads.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::PackOptions::fast().with_threads(1).threads, 1);
+    /// ```
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// These options, overwriting the output if `force`.
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::fast().with_force(true).force);
+    /// ```
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// These options, reporting the input bytes read so far to `f`.
+    ///
+    /// ```
+    /// let o = nc3pack::PackOptions::fast().with_progress(|n| eprintln!("{n} bytes read"));
+    /// # let _ = o;
+    /// ```
+    pub fn with_progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = crate::Progress::new(f);
+        self
+    }
+
     /// Checks the options; the error names the bad value.
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::fast().check().is_ok());
+    /// assert!(nc3pack::PackOptions::fast().with_level(99).check().is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Option`] for a level outside the codec's range or a block size outside
+    /// 8 B..=1 GiB.
     pub fn check(&self) -> Result<()> {
         crate::codec::check_level(self.codec, self.level)
             .map_err(|e| Error::Option(e.to_string()))?;
@@ -84,6 +220,12 @@ impl PackOptions {
 }
 
 /// What packing produced.
+///
+/// ```no_run
+/// let s = nc3pack::pack_file("in.nc".as_ref(), "out.nc3z".as_ref(), &Default::default())?;
+/// println!("{} -> {} bytes in {} blocks, xxh3 {:032x}", s.input_len, s.output_len, s.blocks, s.hash);
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackSummary {
     /// Bytes of the original file.
@@ -98,24 +240,30 @@ pub struct PackSummary {
 
 /// Packs the netCDF-3 file `input` into the archive `output`, atomically: the archive is written
 /// to a temporary file beside `output`, synced, and renamed into place only when complete. An
-/// existing `output` is refused unless `force`. `progress` is called with the input bytes read
-/// so far. An `input` that is not a regular file (a pipe such as `<(...)` or `/dev/stdin`, a
-/// FIFO) is read as a stream, in one pass, as [`pack_reader`] reads it: the archive is the same.
+/// existing `output` is refused unless `opts.force`; `opts.progress` is called with the input
+/// bytes read so far. An `input` that is not a regular file (a pipe such as `<(...)` or
+/// `/dev/stdin`, a FIFO) is read as a stream, in one pass, as [`pack_reader`] reads it: the
+/// archive is the same.
 ///
 /// ```no_run
-/// let summary = nc3pack::pack_file(
-///     "samples/gridded_sst.nc".as_ref(), "/tmp/sst.nc3z".as_ref(),
-///     &nc3pack::PackOptions::default(), false, &|_| {}).unwrap();
+/// use nc3pack::{pack_file, PackOptions};
+/// let summary = pack_file("samples/gridded_sst.nc".as_ref(), "/tmp/sst.nc3z".as_ref(),
+///     &PackOptions::default())?;
 /// println!("ratio {:.2}", summary.input_len as f64 / summary.output_len as f64);
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn pack_file(
-    input: &Path,
-    output: &Path,
-    opts: &PackOptions,
-    force: bool,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<PackSummary> {
-    let (pending, summary) = pack_to_temp(input, output, opts, force, true, progress)?;
+///
+/// # Errors
+///
+/// [`Error::Option`] for options out of range; [`Error::Io`] when `input` cannot be read or
+/// the output cannot be written; [`Error::OutputExists`] for an existing `output` without
+/// `force`; a header
+/// or layout error naming what is wrong with `input`; [`Error::Thread`] or
+/// [`Error::Internal`] when a worker thread cannot start or fails. On an error no output is
+/// left behind.
+pub fn pack_file(input: &Path, output: &Path, opts: &PackOptions) -> Result<PackSummary> {
+    let progress = |n: u64| opts.progress.report(n);
+    let (pending, summary) = pack_to_temp(input, output, opts, opts.force, true, &progress)?;
     pending.commit()?;
     Ok(summary)
 }
@@ -159,24 +307,31 @@ pub(crate) fn pack_to_temp(
 /// atomically, in one pass: nothing is read twice and nothing seeks. `input` names the source
 /// in errors. Memory is bounded by the block pipeline, one open block per record variable and
 /// one record of the input, held until the record is known to be complete (records over 64 MiB
-/// are not held, and an input that ends inside one is refused).
+/// are not held, and an input that ends inside one is refused). The archive is the one
+/// [`pack_file`] makes of the same bytes.
 ///
 /// ```no_run
 /// let stdin = std::io::stdin().lock();
-/// let s = nc3pack::pack::pack_reader(stdin, "-".as_ref(), "/tmp/out.nc3z".as_ref(),
-///     &nc3pack::PackOptions::default(), false, &|_| {}).unwrap();
+/// let s = nc3pack::pack_reader(stdin, "-".as_ref(), "/tmp/out.nc3z".as_ref(),
+///     &nc3pack::PackOptions::default())?;
 /// println!("{} bytes in", s.input_len);
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// As [`pack_file`]; besides, a stream that ends early (inside the header or a record) is
+/// refused, naming `input`.
 pub fn pack_reader<R: Read>(
     reader: R,
     input: &Path,
     output: &Path,
     opts: &PackOptions,
-    force: bool,
-    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
     opts.check()?;
-    let (pending, summary) = stream_to_temp(reader, input, output, opts, force, true, progress)?;
+    let progress = |n: u64| opts.progress.report(n);
+    let (pending, summary) =
+        stream_to_temp(reader, input, output, opts, opts.force, true, &progress)?;
     pending.commit()?;
     Ok(summary)
 }

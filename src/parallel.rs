@@ -9,15 +9,15 @@ use std::thread::{Scope, ScopedJoinHandle};
 /// `1..=MAX_THREADS`, and library functions treat a larger count as this one (and 0 as 1).
 ///
 /// ```
-/// assert_eq!(nc3pack::parallel::bound_threads(usize::MAX), nc3pack::parallel::MAX_THREADS);
-/// assert_eq!(nc3pack::parallel::bound_threads(0), 1);
+/// assert_eq!(nc3pack::__private::bound_threads(usize::MAX), nc3pack::MAX_THREADS);
+/// assert_eq!(nc3pack::__private::bound_threads(0), 1);
 /// ```
 pub const MAX_THREADS: usize = 1024;
 
 /// `threads` bounded to `1..=`[`MAX_THREADS`].
 ///
 /// ```
-/// assert_eq!(nc3pack::parallel::bound_threads(8), 8);
+/// assert_eq!(nc3pack::__private::bound_threads(8), 8);
 /// ```
 pub fn bound_threads(threads: usize) -> usize {
     threads.clamp(1, MAX_THREADS)
@@ -28,7 +28,7 @@ pub fn bound_threads(threads: usize) -> usize {
 /// of panicking.
 ///
 /// ```
-/// let e = nc3pack::parallel::SpawnError {
+/// let e = nc3pack::__private::SpawnError {
 ///     role: "block decoder",
 ///     source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
 /// };
@@ -93,10 +93,10 @@ struct State<R> {
 /// when `f` panicked.
 ///
 /// ```
-/// use nc3pack::parallel::WorkerError;
+/// use nc3pack::__private::WorkerError;
 /// let items: Vec<u32> = (0..100).collect();
 /// let mut seen = Vec::new();
-/// nc3pack::parallel::ordered_map(&items, 2, 4, |&x| x * 2, |i, r| {
+/// nc3pack::__private::ordered_map(&items, 2, 4, |&x| x * 2, |i, r| {
 ///     seen.push((i, r));
 ///     Ok::<(), WorkerError>(())
 /// }).unwrap();

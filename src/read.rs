@@ -7,7 +7,7 @@
 //! come back big-endian from both and are converted to native order at the end.
 //!
 //! ```no_run
-//! use nc3pack::read::Dataset;
+//! use nc3pack::Dataset;
 //! let ds = nc3pack::open("/tmp/sst.nc3z")?; // or the original .nc
 //! let slab = ds.slab("sst", Some(&[0, 90, 180]), Some(&[1, 1, 1]), None)?;
 //! let v: Vec<f32> = ds.read("sst", &slab)?;
@@ -123,12 +123,16 @@ pub trait Dataset: Send + Sync {
     fn layout(&self) -> &Layout;
     /// Fills `out` with bytes of variable `v`'s row-major big-endian data: the runs `(offset,
     /// len)`, in order, back to back. `out.len()` is the runs' total length.
+    ///
+    /// # Errors
+    ///
+    /// A read error, or (an archive) a damaged or lost block, naming the file.
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()>;
 
     /// The dimensions, the record dimension with its number of records.
     ///
     /// ```no_run
-    /// use nc3pack::read::Dataset;
+    /// use nc3pack::Dataset;
     /// let ds = nc3pack::open("samples/classic_records.nc")?;
     /// let time = &ds.dimensions()[0];
     /// assert!(time.unlimited && time.len == 7);
@@ -181,6 +185,11 @@ pub trait Dataset: Send + Sync {
     }
 
     /// The id of the variable `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Slab`](crate::Error::Slab) ([`SlabError::UnknownVariable`]) when the file has no
+    /// variable `name`.
     fn var_id(&self, name: &str) -> Result<usize> {
         self.header()
             .var_id(name)
@@ -198,6 +207,11 @@ pub trait Dataset: Send + Sync {
 
     /// A checked hyperslab of variable `name`, with defaults for what is `None` (start 0,
     /// stride 1, count: all that fits).
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::var_id`], and [`Error::Slab`](crate::Error::Slab) naming the variable when
+    /// the selection does not fit it (see [`Hyperslab::new`]).
     fn slab(
         &self,
         name: &str,
@@ -212,6 +226,11 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable id `v` as big-endian bytes into `out` (exactly
     /// `slab.len() * element size` bytes).
+    ///
+    /// # Errors
+    ///
+    /// A hyperslab that does not fit the variable or an `out` of the wrong length, a read
+    /// error, or (an archive) a damaged or lost block.
     fn read_raw_into(&self, v: usize, slab: &Hyperslab, out: &mut [u8]) -> Result<()> {
         let lv = &self.layout().vars[v];
         let name = self.header().var(v).name();
@@ -249,6 +268,10 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads a hyperslab of variable `name` as big-endian bytes, as stored in netCDF-3.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw_into`], and an unknown variable name.
     fn read_raw(&self, name: &str, slab: &Hyperslab) -> Result<Vec<u8>> {
         let v = self.var_id(name)?;
         let mut out = vec![0u8; (slab.len() * self.layout().vars[v].esize as u64) as usize];
@@ -258,6 +281,10 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` into `out` (exactly `slab.len()` elements), in
     /// native byte order. No allocation.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw`], and a `T` that is not the variable's type.
     fn read_into<T: Element>(&self, name: &str, slab: &Hyperslab, out: &mut [T]) -> Result<()>
     where
         Self: Sized,
@@ -280,6 +307,10 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads a hyperslab of variable `name` in native byte order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_into`].
     fn read<T: Element>(&self, name: &str, slab: &Hyperslab) -> Result<Vec<T>>
     where
         Self: Sized,
@@ -291,6 +322,10 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` as typed [`Values`], for callers who learn the type
     /// at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw`].
     fn read_values(&self, name: &str, slab: &Hyperslab) -> Result<Values> {
         let v = self.var_id(name)?;
         let raw = self.read_raw(name, slab)?;
@@ -298,6 +333,10 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads the whole of variable `v` as big-endian bytes (records de-interleaved).
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw_into`] for the whole variable.
     fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
         let lv = &self.layout().vars[v];
         let mut out = vec![0u8; lv.total as usize];
@@ -325,7 +364,7 @@ impl Dataset for Box<dyn Dataset> {
 /// no cache beyond the operating system's).
 ///
 /// ```no_run
-/// use nc3pack::read::{Dataset, NcFile};
+/// use nc3pack::{Dataset, NcFile};
 /// let f = NcFile::open("samples/gridded_sst.nc")?;
 /// let lat: Vec<f32> = f.read("lat", &f.slab("lat", None, None, None)?)?;
 /// # Ok::<(), nc3pack::Error>(())
@@ -340,6 +379,18 @@ pub struct NcFile<R: ReadAt = std::fs::File> {
 
 impl NcFile<std::fs::File> {
     /// Opens the netCDF-3 file at `path`.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// let nc = nc3pack::NcFile::open("samples/no_variables.nc")?;
+    /// assert!(nc.variables().is_empty());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error) when `path` cannot be opened or is not a regular file; a
+    /// header or layout error naming the field and offset when it is not a valid netCDF-3 file.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = crate::io::open_seekable(path, "reading a netCDF-3 file")?;
@@ -349,6 +400,19 @@ impl NcFile<std::fs::File> {
 
 impl<R: ReadAt> NcFile<R> {
     /// Opens a netCDF-3 file from any positional reader; `path` names it in errors.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// let bytes = std::fs::read("samples/no_variables.nc").unwrap();
+    /// let nc = nc3pack::NcFile::from_reader(bytes, "in-memory".as_ref())?;
+    /// assert!(nc.variables().is_empty());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`NcFile::open`]: a read error, or a header or layout that is not valid netCDF-3,
+    /// named with `path`.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
         let (header, _, layout) = nc3::open(&reader, path)?;
         Ok(NcFile {
@@ -449,11 +513,16 @@ impl<R: ReadAt> Dataset for NcFile<R> {
 /// Opens a netCDF-3 file or an archive (told apart by content) for reading.
 ///
 /// ```no_run
-/// use nc3pack::read::Dataset;
+/// use nc3pack::Dataset;
 /// let ds = nc3pack::open("samples/gridded_sst.nc")?;
 /// println!("{} variables", ds.header().var_count());
 /// # Ok::<(), nc3pack::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// As [`Archive::open`](crate::Archive::open) for a file that starts with the archive magic,
+/// as [`NcFile::open`] for any other (a file that is not netCDF-3 is refused by its header).
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
     let f = crate::io::open_seekable(path, "random access")?;

@@ -251,7 +251,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
 ///
 /// ```
 /// let bytes: Vec<u8> = Vec::new();
-/// let sc = nc3pack::repair::scan_for(&bytes, 0, 0, |h| h.var == 0).unwrap();
+/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.var == 0).unwrap();
 /// assert!(sc.frames.is_empty());
 /// ```
 ///
@@ -353,7 +353,7 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
 /// the archive cannot be read at all (I/O errors).
 ///
 /// ```no_run
-/// let report = nc3pack::repair::verify("/tmp/sst.nc3z".as_ref(), None, 2).unwrap();
+/// let report = nc3pack::verify("/tmp/sst.nc3z".as_ref(), None, 2).unwrap();
 /// assert!(report.is_intact());
 /// ```
 pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
@@ -691,7 +691,7 @@ pub struct ReindexReport {
 /// copy to be intact.
 ///
 /// ```no_run
-/// let r = nc3pack::repair::reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), false).unwrap();
+/// let r = nc3pack::reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), false).unwrap();
 /// println!("{} of {} blocks recovered", r.recovered, r.blocks);
 /// ```
 pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {

@@ -4,7 +4,7 @@
 /// Why a hyperslab does not fit a variable.
 ///
 /// ```
-/// use nc3pack::slab::{Hyperslab, SlabError};
+/// use nc3pack::{Hyperslab, SlabError};
 /// let e = Hyperslab::new(&[10, 4], &[0, 2], &[5, 3], &[1, 1]).unwrap_err();
 /// assert_eq!(e, SlabError::OutOfBounds { dim: 1, start: 2, count: 3, stride: 1, len: 4 });
 /// assert_eq!(e.to_string(), "dimension 1: start 2 + (count 3 - 1) * stride 1 is beyond its length 4");
@@ -75,7 +75,7 @@ fn out_of_bounds(dim: usize, start: u64, count: u64, stride: u64, len: u64) -> S
 /// A checked selection of a variable: per dimension a start, a count and a stride.
 ///
 /// ```
-/// use nc3pack::slab::Hyperslab;
+/// use nc3pack::Hyperslab;
 /// let s = Hyperslab::new(&[10, 4], &[1, 0], &[3, 2], &[3, 2]).unwrap();
 /// assert_eq!(s.len(), 6);
 /// assert_eq!(s.count(), &[3, 2]);
@@ -93,6 +93,12 @@ pub struct Hyperslab {
 impl Hyperslab {
     /// Checks a selection against a variable's `shape` (as `nc_get_vars` does: a count of 0
     /// selects nothing and then start may equal the length).
+    ///
+    /// # Errors
+    ///
+    /// A [`SlabError`]: a start, count or stride with the wrong number of entries
+    /// ([`SlabError::Rank`]), a zero stride ([`SlabError::ZeroStride`]), or a selection beyond
+    /// a dimension's length ([`SlabError::OutOfBounds`]).
     pub fn new(
         shape: &[u64],
         start: &[u64],
@@ -142,6 +148,10 @@ impl Hyperslab {
 
     /// Like [`Hyperslab::new`] with defaults for what is `None`: start 0, stride 1, and count
     /// as many elements as fit from start with that stride.
+    ///
+    /// # Errors
+    ///
+    /// As [`Hyperslab::new`].
     pub fn with_defaults(
         shape: &[u64],
         start: Option<&[u64]>,
@@ -211,12 +221,16 @@ impl Hyperslab {
     /// dimensions are selected.
     ///
     /// ```
-    /// use nc3pack::slab::Hyperslab;
+    /// use nc3pack::Hyperslab;
     /// let s = Hyperslab::new(&[3, 4], &[1, 1], &[2, 2], &[1, 1]).unwrap();
     /// let mut runs = vec![];
     /// s.for_each_run(&[3, 4], 2, |o, n| { runs.push((o, n)); Ok::<(), ()>(()) }).unwrap();
     /// assert_eq!(runs, [(10, 4), (18, 4)]);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` returns (then no further run is visited).
     pub fn for_each_run<E>(
         &self,
         shape: &[u64],
@@ -284,7 +298,7 @@ impl Hyperslab {
     /// no pieces; a scalar: one.
     ///
     /// ```
-    /// use nc3pack::slab::Hyperslab;
+    /// use nc3pack::Hyperslab;
     /// let s = Hyperslab::new(&[4, 3, 5], &[1, 0, 0], &[3, 3, 5], &[1, 1, 1]).unwrap();
     /// let pieces: Vec<Hyperslab> = s.pieces(32).collect();
     /// // Two of the 15-element planes fit in 32 elements.

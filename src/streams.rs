@@ -47,12 +47,12 @@ impl Stream {
 /// The streams of a layout in index order: variables in header order, the residual bytes, the
 /// early shared stream, then the late shared stream. Every stream of 1 to
 /// [`format::shared_max`] bytes is a member of a shared stream, which holds its members' encoded
-/// bytes one after another in the order of [`shared_order`].
+/// bytes one after another in the order of `shared_order`.
 ///
 /// ```
 /// let f = std::fs::File::open("samples/classic_records.nc").unwrap();
 /// let (_, _, layout) = nc3pack::nc3::open(&f, "classic_records.nc".as_ref()).unwrap();
-/// let s = nc3pack::streams::streams(&layout, 1 << 20);
+/// let s = nc3pack::__private::streams(&layout, 1 << 20);
 /// assert_eq!(s.len(), layout.vars.len() + 3);
 /// // Every variable of this small file is a member of the late shared stream.
 /// assert!(s[..layout.vars.len()].iter().all(|v| v.shared.is_some() || v.total == 0));

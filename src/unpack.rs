@@ -19,23 +19,29 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Restores the original file from the archive `input` into `output`, atomically (see
-/// [`crate::pack_file`]), after checking the restored bytes against the recorded hash. Returns the
-/// number of bytes written. `progress` is called with the bytes written so far.
+/// [`crate::pack_file`]), after checking the restored bytes against the recorded hash. Returns
+/// the number of bytes written. An existing `output` is refused unless `opts.force`;
+/// `opts.progress` is called with the bytes written so far.
 ///
 /// ```no_run
-/// let n = nc3pack::unpack_file("/tmp/sst.nc3z".as_ref(), "/tmp/sst.nc".as_ref(), false, 2, &|_| {}).unwrap();
+/// use nc3pack::{unpack_file, UnpackOptions};
+/// let n = unpack_file("/tmp/sst.nc3z".as_ref(), "/tmp/sst.nc".as_ref(),
+///     &UnpackOptions::default().with_threads(2))?;
 /// println!("{n} bytes restored");
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn unpack_file(
-    input: &Path,
-    output: &Path,
-    force: bool,
-    threads: usize,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64> {
+///
+/// # Errors
+///
+/// The archive's errors (a damaged lead, index or block, naming it; a block lost, refused
+/// before anything is written), [`Error::Io`] when the output cannot be written,
+/// [`Error::OutputExists`] for an existing `output` without `force`, [`Error::HashMismatch`]
+/// when the restored bytes are not the original's. On an error no output is left behind.
+pub fn unpack_file(input: &Path, output: &Path, opts: &crate::UnpackOptions) -> Result<u64> {
     let archive = open_complete(input)?;
-    crate::atomic::write_atomically(output, force, Some(input), |f| {
-        let hash = unpack_to(&archive, f, output, threads, progress)?;
+    let progress = |n: u64| opts.progress.report(n);
+    crate::atomic::write_atomically(output, opts.force, Some(input), |f| {
+        let hash = unpack_to(&archive, f, output, opts.threads, &progress)?;
         check_hash(&archive, input, hash)?;
         Ok(archive.layout().file_len)
     })
@@ -44,12 +50,13 @@ pub fn unpack_file(
 /// Restores the original file from the archive `input` into `out` (a stream such as standard
 /// output, named `out_name` in errors), then checks the bytes written against the recorded hash.
 /// Returns the number of bytes written. Unlike [`unpack_file`], the bytes are out before they
-/// are checked: on an error, what was written must be discarded.
+/// are checked: on an error, what was written must be discarded. `opts.force` does not apply.
 ///
 /// ```no_run
-/// let n = nc3pack::unpack::unpack_to_writer("/tmp/sst.nc3z".as_ref(), std::io::sink(),
-///     "<sink>".as_ref(), 2, &|_| {}).unwrap();
+/// let n = nc3pack::unpack_to_writer("/tmp/sst.nc3z".as_ref(), std::io::sink(),
+///     "<sink>".as_ref(), &nc3pack::UnpackOptions::default())?;
 /// println!("{n} bytes restored and verified");
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
 ///
 /// # Errors
@@ -60,11 +67,11 @@ pub fn unpack_to_writer<W: Write + Send>(
     input: &Path,
     out: W,
     out_name: &Path,
-    threads: usize,
-    progress: &(dyn Fn(u64) + Sync),
+    opts: &crate::UnpackOptions,
 ) -> Result<u64> {
     let archive = open_complete(input)?;
-    let hash = unpack_to(&archive, out, out_name, threads, progress)?;
+    let progress = |n: u64| opts.progress.report(n);
+    let hash = unpack_to(&archive, out, out_name, opts.threads, &progress)?;
     check_hash(&archive, input, hash)?;
     Ok(archive.layout().file_len)
 }

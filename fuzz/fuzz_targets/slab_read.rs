@@ -11,7 +11,7 @@
 //! little-endian, 3 add to a byte); the rest chooses hyperslabs (see `choose_slab`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nc3pack::read::{Dataset, NcFile};
+use nc3pack::{Dataset, NcFile};
 use nc3pack::Archive;
 use nc3pack_fuzz::{choose_slab, crc_forged, Bytes};
 use std::path::Path;

@@ -3,14 +3,14 @@
 //! Every function here must never panic on any input, except through the `assert!`s that state
 //! an invariant of nc3pack: those are findings, as a crash of the library is.
 
-use nc3pack::archive::Archive;
+use nc3pack::Archive;
 use nc3pack::format::{
     FLAG_CONSTANT, FLAG_LOST, FOOTER_LEN, FRAME_HEADER_LEN, FRAME_MAGIC, INDEX_ENTRY_LEN,
     INDEX_HEADER_LEN, LEAD_LEN,
 };
 use nc3pack::nc3::{self, Header, Layout, ParseError};
-use nc3pack::read::{Dataset, NcFile};
-use nc3pack::slab::Hyperslab;
+use nc3pack::{Dataset, NcFile};
+use nc3pack::Hyperslab;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -267,8 +267,8 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
     let v = data.to_vec();
     let len = data.len() as u64;
     // The scanner must cope with anything, from anywhere.
-    let _ = nc3pack::repair::scan(&v, 0, len);
-    let _ = nc3pack::repair::scan(&v, (LEAD_LEN as u64).min(len), len);
+    let _ = nc3pack::__private::scan(&v, 0, len);
+    let _ = nc3pack::__private::scan(&v, (LEAD_LEN as u64).min(len), len);
 
     let threads = 1 + data.last().map_or(0, |&b| b as usize % 3);
     if let Ok(mut a) = Archive::from_reader(data.to_vec(), path) {
@@ -279,7 +279,7 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
         assert_eq!(a.header().len(), a.lead().header_len);
         assert_eq!(a.header_bytes().len() as u64, a.lead().header_len);
         assert!(a.data_start() <= a.index_offset() && a.index_offset() <= len);
-        let _ = nc3pack::repair::scan(&v, a.data_start(), a.index_offset());
+        let _ = nc3pack::__private::scan(&v, a.data_start(), a.index_offset());
         // Every block, bypassing the cache; keep each stream's blocks to check reads against.
         let ns = a.stream_count();
         let nvars = a.header().var_count();
@@ -385,7 +385,7 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
             && (0..ns).all(|s| a.block_bytes(s) <= MAX_BLOCK_BYTES);
         if small {
             let mut out = Vec::new();
-            if nc3pack::unpack::unpack_to(&a, &mut out, Path::new("(fuzz)"), threads, &|_| {})
+            if nc3pack::__private::unpack_to(&a, &mut out, Path::new("(fuzz)"), threads, &|_| {})
                 .is_ok()
             {
                 assert_eq!(out.len() as u64, a.lead().file_len, "restored length");
@@ -408,12 +408,12 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
 }
 
 /// Element size of stream `s` of `a`: a variable's, 1 for the residual and shared streams.
-pub fn stream_esize<R: nc3pack::io::ReadAt>(a: &Archive<R>, s: usize) -> usize {
+pub fn stream_esize<R: nc3pack::ReadAt>(a: &Archive<R>, s: usize) -> usize {
     a.layout().vars.get(s).map_or(1, |v| v.esize)
 }
 
 /// Decoded length of block `b` of stream `s`, as the layout says.
-fn block_len<R: nc3pack::io::ReadAt>(a: &Archive<R>, s: usize, b: u64) -> u64 {
+fn block_len<R: nc3pack::ReadAt>(a: &Archive<R>, s: usize, b: u64) -> u64 {
     let bb = a.block_bytes(s);
     bb.min(a.stream_len(s) - b * bb)
 }
@@ -423,7 +423,7 @@ fn block_len<R: nc3pack::io::ReadAt>(a: &Archive<R>, s: usize, b: u64) -> u64 {
 /// block a run lists whose entry is constant with the run's element reads (`block`, through the
 /// cache) as that element repeated. (`exercise_archive` checks every constant block's
 /// `read_block` against its entry.)
-pub fn check_constant_blocks<R: nc3pack::io::ReadAt>(a: &Archive<R>) {
+pub fn check_constant_blocks<R: nc3pack::ReadAt>(a: &Archive<R>) {
     let by_id: std::collections::HashMap<u32, usize> = (0..a.stream_count())
         .filter(|&s| a.block_count(s) > 0)
         .map(|s| (a.stream_id(s), s))
@@ -473,16 +473,16 @@ pub fn check_recoverable(bytes: &[u8]) {
     use nc3pack::format::FrameHeader;
     let a = Archive::from_reader(bytes.to_vec(), Path::new("(written)"))
         .unwrap_or_else(|e| panic!("an archive nc3pack wrote does not open: {e}"));
-    let sc = nc3pack::repair::scan(&bytes.to_vec(), a.data_start(), a.index_offset())
+    let sc = nc3pack::__private::scan(&bytes.to_vec(), a.data_start(), a.index_offset())
         .expect("scan an in-memory archive");
     assert!(
         sc.damaged.is_empty(),
         "scan of a written archive finds damage: {:?}",
         sc.damaged
     );
-    let all = nc3pack::streams::streams(a.layout(), a.lead().block_size);
+    let all = nc3pack::__private::streams(a.layout(), a.lead().block_size);
     let mut damaged = Vec::new();
-    let constants = nc3pack::repair::scanned_constants(&bytes.to_vec(), &sc, &all, &mut damaged)
+    let constants = nc3pack::__private::scanned_constants(&bytes.to_vec(), &sc, &all, &mut damaged)
         .expect("read an in-memory archive");
     assert!(
         damaged.is_empty(),
@@ -544,7 +544,7 @@ pub fn check_recoverable(bytes: &[u8]) {
 /// of 1 to `shared_max` bytes; record and residual members in the late stream) and that the
 /// members, in their order (fixed variables by begin, record variables by begin, residual
 /// bytes), fill their shared streams exactly.
-pub fn member_data<R: nc3pack::io::ReadAt>(
+pub fn member_data<R: nc3pack::ReadAt>(
     a: &Archive<R>,
     streams: &[Option<Vec<u8>>],
 ) -> Vec<Option<Vec<u8>>> {
@@ -593,7 +593,7 @@ pub fn member_data<R: nc3pack::io::ReadAt>(
                 a.layout().vars[s].esize
             };
             let mut dec = Vec::new();
-            nc3pack::codec::member_decode(esize, part, &mut dec);
+            nc3pack::__private::member_decode(esize, part, &mut dec);
             assert_eq!(
                 dec.len() as u64,
                 len,
@@ -628,8 +628,8 @@ pub fn exercise_repair(data: &[u8]) {
     let input = dir.join("in.nc3z");
     let output = dir.join("out.nc3z");
     std::fs::write(&input, data).expect("write scratch input");
-    let _ = nc3pack::repair::verify(&input, None, 1);
-    match nc3pack::repair::reindex(&input, &output, true) {
+    let _ = nc3pack::verify(&input, None, 1);
+    match nc3pack::reindex(&input, &output, true) {
         Ok(rep) => {
             let a = Archive::open(&output);
             assert!(
@@ -641,7 +641,7 @@ pub fn exercise_repair(data: &[u8]) {
             assert_eq!(a.lost_blocks().len(), rep.lost.len(), "lost blocks");
             check_constant_blocks(&a);
             check_recoverable(&std::fs::read(&output).expect("read the reindexed archive"));
-            let vr = nc3pack::repair::verify(&output, None, 1).expect("verify the reindexed file");
+            let vr = nc3pack::verify(&output, None, 1).expect("verify the reindexed file");
             // Reindex checks CRCs but does not decompress, so a frame with intact CRCs and a
             // payload that does not decode (possible here only because fix_crcs forges CRCs) is
             // kept and verify reports it; the hash may not match either. But the structure it
@@ -674,7 +674,7 @@ pub fn declared(data: &[u8]) -> Option<(u64, u64)> {
     let start = LEAD_LEN + FRAME_HEADER_LEN;
     let payload = data.get(start..start.checked_add(fh.stored_len as usize)?)?;
     let mut hb = Vec::new();
-    nc3pack::codec::decode_payload(&fh, payload, &mut hb).ok()?;
+    nc3pack::__private::decode_payload(&fh, payload, &mut hb).ok()?;
     let header = Header::parse(&hb, lead.header_len).ok()?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs).ok()?;
     let small = shared_max(lead.block_size);
@@ -857,7 +857,7 @@ pub fn pack_block_size(b: u8) -> u32 {
 
 /// The options bytes 0 and 1 of a `pack_stream` input choose (see the target), with 1 thread.
 pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
-    use nc3pack::codec::FilterMode;
+    use nc3pack::FilterMode;
     use nc3pack::format::{Codec, Filter};
     let codec = match b1 & 3 {
         1 => Codec::Deflate,
@@ -872,9 +872,9 @@ pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
         _ => FilterMode::Auto,
     };
     let level = if b1 & 0x20 != 0 {
-        nc3pack::codec::max_level(codec)
+        nc3pack::__private::max_level(codec)
     } else {
-        nc3pack::codec::default_level(codec)
+        nc3pack::__private::default_level(codec)
     };
     nc3pack::PackOptions {
         codec,
@@ -884,6 +884,7 @@ pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
         filter,
         thorough: b1 & 0x20 != 0,
         fast_blocks: b1 & 0x20 == 0,
+        ..nc3pack::PackOptions::default()
     }
 }
 
@@ -942,21 +943,20 @@ pub fn exercise_pack(data: &[u8]) {
     }
     std::fs::write(&in_path, input).expect("write scratch input");
 
-    let no_progress = |_: u64| {};
+    let one_thread = nc3pack::UnpackOptions::default().with_threads(1);
+    let two_threads_unpack = nc3pack::UnpackOptions::default().with_threads(2);
     let chunk = if data[1] & 0x80 != 0 {
         1 + data.len() % 61
     } else {
         usize::MAX
     };
-    let r = nc3pack::pack::pack_reader(
+    let r = nc3pack::pack_reader(
         ShortReads { data: input, chunk },
         Path::new("-"),
         &from_reader,
         &opts,
-        false,
-        &no_progress,
     );
-    let f = nc3pack::pack_file(&in_path, &from_file, &opts, false, &no_progress);
+    let f = nc3pack::pack_file(&in_path, &from_file, &opts);
     let leftovers = temp_files(&dir);
     assert!(
         leftovers.is_empty(),
@@ -975,7 +975,7 @@ pub fn exercise_pack(data: &[u8]) {
                 ra.len(),
                 fa.len()
             );
-            let n = nc3pack::unpack_file(&from_reader, &back, false, 1, &no_progress)
+            let n = nc3pack::unpack_file(&from_reader, &back, &one_thread)
                 .unwrap_or_else(|e| panic!("the packed archive does not unpack: {e}"));
             assert_eq!(n, input.len() as u64, "unpack_file's length");
             let got = std::fs::read(&back).expect("read the unpacked file");
@@ -984,7 +984,7 @@ pub fn exercise_pack(data: &[u8]) {
             exercise_archive(&ra, false);
             // A packed archive is intact (constants frames listing exactly its constant
             // blocks included), and a scan recovers all of it without the index.
-            let vr = nc3pack::repair::verify(&from_reader, None, 1)
+            let vr = nc3pack::verify(&from_reader, None, 1)
                 .unwrap_or_else(|e| panic!("verify of a packed archive fails: {e}"));
             assert!(
                 vr.is_intact() && vr.hash_checked,
@@ -999,16 +999,14 @@ pub fn exercise_pack(data: &[u8]) {
                 let _ = std::fs::remove_file(&from_reader);
                 let _ = std::fs::remove_file(&back);
                 let opts2 = nc3pack::PackOptions { threads: 2, ..opts };
-                nc3pack::pack::pack_reader(
+                nc3pack::pack_reader(
                     ShortReads { data: input, chunk },
                     Path::new("-"),
                     &from_reader,
                     &opts2,
-                    false,
-                    &no_progress,
                 )
                 .unwrap_or_else(|e| panic!("packing with 2 threads fails, with 1 not: {e}"));
-                nc3pack::unpack_file(&from_reader, &back, false, 2, &no_progress)
+                nc3pack::unpack_file(&from_reader, &back, &two_threads_unpack)
                     .unwrap_or_else(|e| panic!("the 2-thread archive does not unpack: {e}"));
                 let got = std::fs::read(&back).expect("read the unpacked file");
                 assert!(

@@ -6,7 +6,7 @@
 //! built on top of it in the pure-Python package `nc3pack`.
 
 use nc3pack::nc3::Values;
-use nc3pack::read::Dataset;
+use nc3pack::Dataset;
 use nc3pack::{Archive, Error, Hyperslab, NcFile};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyRuntimeError, PyValueError};
@@ -51,7 +51,7 @@ impl Source {
         // archive's cache can be reached.
         let mut magic = [0u8; 8];
         let is_archive = std::fs::File::open(path)
-            .and_then(|f| nc3pack::io::ReadAt::read_exact_at(&f, &mut magic, 0))
+            .and_then(|f| nc3pack::ReadAt::read_exact_at(&f, &mut magic, 0))
             .is_ok()
             && magic == nc3pack::format::LEAD_MAGIC;
         Ok(if is_archive {
@@ -227,7 +227,7 @@ impl Reader {
     fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = match &self.src {
             Source::Archive(a) => a.cache_stats(),
-            Source::Nc(_) => nc3pack::cache::CacheStats::default(),
+            Source::Nc(_) => nc3pack::CacheStats::default(),
         };
         let d = PyDict::new(py);
         d.set_item("hits", s.hits)?;
@@ -278,50 +278,35 @@ fn pack(
     threads: Option<usize>,
     force: bool,
 ) -> PyResult<(u64, u64, u64, String)> {
-    use nc3pack::codec::FilterMode;
-    use nc3pack::format::Filter;
-    let codec = nc3pack::info::codec_from_name(codec).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "codec {codec:?}: expected \"zstd\", \"deflate\" or \"none\""
-        ))
-    })?;
-    let (level, thorough, fast_blocks) = match level {
-        "fast" => (nc3pack::codec::default_level(codec), false, true),
-        "max" => (nc3pack::codec::max_level(codec), true, false),
-        n => (
-            n.parse().map_err(|_| {
+    let codec: nc3pack::format::Codec = codec
+        .parse()
+        .map_err(|e: nc3pack::ParseNameError| PyValueError::new_err(e.to_string()))?;
+    let filter: nc3pack::FilterMode = filter
+        .parse()
+        .map_err(|e: nc3pack::ParseNameError| PyValueError::new_err(e.to_string()))?;
+    // The preset first, then the codec (which sets the preset's level for it), then an
+    // explicit level, which replaces it.
+    let opts = match level {
+        "fast" => nc3pack::PackOptions::fast().with_codec(codec),
+        "max" => nc3pack::PackOptions::max().with_codec(codec),
+        n => {
+            let level = n.parse().map_err(|_| {
                 PyValueError::new_err(format!(
                     "level {n:?}: expected an integer, \"fast\" or \"max\""
                 ))
-            })?,
-            false,
-            false,
-        ),
-    };
-    let filter = match filter {
-        "auto" => FilterMode::Auto,
-        "none" => FilterMode::Fixed(Filter::None),
-        "shuffle" => FilterMode::Fixed(Filter::Shuffle),
-        "bytedelta" => FilterMode::Fixed(Filter::ByteDelta),
-        "delta" => FilterMode::Fixed(Filter::Delta),
-        "zzdelta" => FilterMode::Fixed(Filter::ZigZagDelta),
-        f => {
-            return Err(PyValueError::new_err(format!(
-                "filter {f:?}: expected \"auto\", \"none\", \"shuffle\", \"bytedelta\", \"delta\" or \"zzdelta\""
-            )))
+            })?;
+            nc3pack::PackOptions::fast()
+                .with_codec(codec)
+                .with_level(level)
         }
     };
-    let opts = nc3pack::PackOptions {
-        codec,
-        level,
-        block_size,
-        threads: threads_or_all(threads)?,
-        filter,
-        thorough,
-        fast_blocks,
-    };
+    let opts = opts
+        .with_filter(filter)
+        .with_block_size(block_size)
+        .with_threads(threads_or_all(threads)?)
+        .with_force(force);
     let s = py
-        .detach(|| nc3pack::pack_file(&src, &dst, &opts, force, &|_| {}))
+        .detach(|| nc3pack::pack_file(&src, &dst, &opts))
         .map_err(to_py)?;
     Ok((
         s.input_len,
@@ -343,7 +328,10 @@ fn unpack(
     threads: Option<usize>,
 ) -> PyResult<u64> {
     let threads = threads_or_all(threads)?;
-    py.detach(|| nc3pack::unpack_file(&src, &dst, force, threads, &|_| {}))
+    let opts = nc3pack::UnpackOptions::default()
+        .with_threads(threads)
+        .with_force(force);
+    py.detach(|| nc3pack::unpack_file(&src, &dst, &opts))
         .map_err(to_py)
 }
 
@@ -368,7 +356,7 @@ fn verify(
 ) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
     let threads = threads_or_all(threads)?;
     let r = py
-        .detach(|| nc3pack::repair::verify(&path, against.as_deref(), threads))
+        .detach(|| nc3pack::verify(&path, against.as_deref(), threads))
         .map_err(to_py)?;
     let damage = r
         .damage
@@ -407,6 +395,6 @@ fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(info_json, m)?)?;
     m.add("ArchiveError", m.py().get_type::<ArchiveError>())?;
-    m.add("DEFAULT_BLOCK_SIZE", nc3pack::pack::DEFAULT_BLOCK_SIZE)?;
+    m.add("DEFAULT_BLOCK_SIZE", nc3pack::DEFAULT_BLOCK_SIZE)?;
     Ok(())
 }

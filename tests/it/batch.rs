@@ -42,7 +42,14 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
     for g in good {
         let z = out.join(g).with_extension("nc3z");
         let back = dir.path().join("back.nc");
-        nc3pack::unpack_file(&z, &back, true, 1, &|_| {}).unwrap();
+        nc3pack::unpack_file(
+            &z,
+            &back,
+            &nc3pack::UnpackOptions::default()
+                .with_force(true)
+                .with_threads(1),
+        )
+        .unwrap();
         assert_eq!(
             std::fs::read(&back).unwrap(),
             std::fs::read(samples().join(g)).unwrap(),
@@ -111,7 +118,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let plan = nc3pack::batch::plan(std::slice::from_ref(&input), &out).unwrap();
+    let plan = nc3pack::__private::plan(std::slice::from_ref(&input), &out).unwrap();
     assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
     let jobs = plan.jobs;
     assert_eq!(jobs.len(), n);
@@ -120,7 +127,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         ..Default::default()
     };
     let reported = std::sync::atomic::AtomicUsize::new(0);
-    let results = nc3pack::batch::pack_all(&jobs, &opts, 2, false, &|k| {
+    let results = nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|k| {
         reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
     })
     .unwrap();
@@ -135,7 +142,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         .iter()
         .map(|name| {
             let z = dir.path().join(name).with_extension("nc3z");
-            nc3pack::pack_file(&samples().join(name), &z, &per_file, false, &|_| {}).unwrap();
+            nc3pack::pack_file(&samples().join(name), &z, &per_file).unwrap();
             std::fs::read(z).unwrap()
         })
         .collect();
@@ -223,7 +230,7 @@ fn packed_alone(input: &Path, dir: &Path) -> Vec<u8> {
         threads: 1,
         ..Default::default()
     };
-    nc3pack::pack_file(input, &z, &opts, true, &|_| {}).unwrap();
+    nc3pack::pack_file(input, &z, &opts.clone().with_force(true)).unwrap();
     std::fs::read(z).unwrap()
 }
 

@@ -175,7 +175,7 @@ fn codecs_and_block_size_roundtrip() {
         ("none", &["--codec", "none"]),
         ("zstd", &["--codec", "zstd", "--level", "1"]),
         ("bs4k", &["--block-size", "4KiB"]),
-        ("noshuffle", &["--no-shuffle", "--block-size", "65536"]),
+        ("noshuffle", &["--filter", "none", "--block-size", "65536"]),
     ];
     for name in ROUNDTRIP_SAMPLES {
         let input = sample(name);
@@ -782,7 +782,7 @@ fn unpack_verifies_the_whole_file_hash() {
         &input,
         dir.path(),
         "good.nc3z",
-        &["--codec", "none", "--no-shuffle"],
+        &["--codec", "none", "--filter", "none"],
     );
     unpack_matches(&good, &dir.path().join("good.nc"), &input);
 

@@ -3,9 +3,10 @@
 //! recovers them. Checked against files written by the `netcdf3` crate, whose values are the
 //! truth, and against runs worked out by hand from those values.
 
+use nc3pack::__private::scan;
 use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
-use nc3pack::repair::{reindex, scan, verify};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
+use nc3pack::{reindex, verify};
 use std::path::{Path, PathBuf};
 
 const FILL_F32: f32 = 9.969_21e36;
@@ -51,7 +52,7 @@ fn pack(nc: &Path, threads: usize, block_size: u32) -> PathBuf {
         threads,
         ..PackOptions::default()
     };
-    pack_file(nc, &z, &opts, true, &|_| {}).unwrap();
+    pack_file(nc, &z, &opts.clone().with_force(true)).unwrap();
     z
 }
 
@@ -120,7 +121,14 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
     assert!(a.read_var_bytes(z).unwrap() == be(&zv));
     assert!(a.read_var_bytes(r).unwrap() == be(&rv));
     let back = dir.path().join("back.nc");
-    unpack_file(&path, &back, true, 2, &|_| {}).unwrap();
+    unpack_file(
+        &path,
+        &back,
+        &nc3pack::UnpackOptions::default()
+            .with_force(true)
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
     let report = verify(&path, Some(&nc), 2).unwrap();
     assert!(report.is_intact() && report.hash_checked, "{report:?}");
@@ -216,7 +224,14 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
     assert_eq!(b.constant_runs(0).unwrap(), a.constant_runs(0).unwrap());
     assert!(verify(&fixed, Some(&nc), 2).unwrap().is_intact());
     let back = dir.path().join("back.nc");
-    unpack_file(&fixed, &back, true, 2, &|_| {}).unwrap();
+    unpack_file(
+        &fixed,
+        &back,
+        &nc3pack::UnpackOptions::default()
+            .with_force(true)
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
 }
 

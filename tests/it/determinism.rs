@@ -60,9 +60,9 @@ fn archives_are_identical_for_every_thread_count_and_from_a_pipe() {
         };
         if pipe {
             let f = std::fs::File::open(&nc).unwrap();
-            nc3pack::pack::pack_reader(f, &nc, &out, &opts, true, &|_| {}).unwrap();
+            nc3pack::pack_reader(f, &nc, &out, &opts.clone().with_force(true)).unwrap();
         } else {
-            pack_file(&nc, &out, &opts, true, &|_| {}).unwrap();
+            pack_file(&nc, &out, &opts.clone().with_force(true)).unwrap();
         }
         std::fs::read(&out).unwrap()
     };

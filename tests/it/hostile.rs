@@ -84,14 +84,7 @@ fn base_archive() -> Vec<u8> {
         threads: 1,
         ..PackOptions::default()
     };
-    pack_file(
-        &root().join("samples/classic_records.nc"),
-        &z,
-        &opts,
-        false,
-        &|_| {},
-    )
-    .unwrap();
+    pack_file(&root().join("samples/classic_records.nc"), &z, &opts).unwrap();
     std::fs::read(z).unwrap()
 }
 
@@ -388,7 +381,7 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
                     a.read_block(s, blk).unwrap();
                 }
             }
-            let r = nc3pack::repair::verify(path, None, 1).unwrap();
+            let r = nc3pack::verify(path, None, 1).unwrap();
             assert!(
                 r.damage.iter().any(|d| d.to_string().contains(what)),
                 "{name}: verify found {:?}, not {what:?}",
@@ -399,13 +392,17 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
         (e, Err(other)) => panic!("{name}: expected {e:?}, got {other}"),
     }
     // Whatever the damage, verify reports it and unpack refuses, leaving nothing.
-    let r = nc3pack::repair::verify(path, None, 1).unwrap();
+    let r = nc3pack::verify(path, None, 1).unwrap();
     assert!(!r.is_intact(), "{name}: verify says intact");
     let dir = tempfile::tempdir().unwrap();
     // Reindex either recovers something or refuses, quickly and within bounded memory.
-    let _ = nc3pack::repair::reindex(path, &dir.path().join("re.nc3z"), false);
+    let _ = nc3pack::reindex(path, &dir.path().join("re.nc3z"), false);
     let out = dir.path().join("out.nc");
-    match nc3pack::unpack_file(path, &out, false, 1, &|_| {}) {
+    match nc3pack::unpack_file(
+        path,
+        &out,
+        &nc3pack::UnpackOptions::default().with_threads(1),
+    ) {
         // Damage to what only recovery reads (a constants frame) leaves the data intact.
         Ok(_) if matches!(expect, Expect::Verify(_)) => assert_eq!(
             std::fs::read(&out).unwrap(),
@@ -466,10 +463,15 @@ fn fuzz_findings_fail_cleanly() {
     let p = dir.join("no_record_vars_streaming_numrecs.nc");
     let out = tempfile::tempdir().unwrap();
     let z = out.path().join("x.nc3z");
-    pack_file(&p, &z, &PackOptions::default(), false, &|_| {}).unwrap();
+    pack_file(&p, &z, &PackOptions::default()).unwrap();
     assert_eq!(Archive::open(&z).unwrap().layout().numrecs, 0);
     let back = out.path().join("x.nc");
-    nc3pack::unpack_file(&z, &back, false, 1, &|_| {}).unwrap();
+    nc3pack::unpack_file(
+        &z,
+        &back,
+        &nc3pack::UnpackOptions::default().with_threads(1),
+    )
+    .unwrap();
     assert_eq!(std::fs::read(back).unwrap(), std::fs::read(&p).unwrap());
     for (name, what) in expect {
         let p = dir.join(name);
@@ -480,21 +482,14 @@ fn fuzz_findings_fail_cleanly() {
         assert!(e.contains(what), "{name}: {e}");
         if name.ends_with(".nc") {
             let out = tempfile::tempdir().unwrap();
-            let e = pack_file(
-                &p,
-                &out.path().join("x.nc3z"),
-                &PackOptions::default(),
-                false,
-                &|_| {},
-            )
-            .unwrap_err();
+            let e = pack_file(&p, &out.path().join("x.nc3z"), &PackOptions::default()).unwrap_err();
             assert!(e.to_string().contains(what), "{name}: {e}");
         } else {
-            let r = nc3pack::repair::verify(&p, None, 1).unwrap();
+            let r = nc3pack::verify(&p, None, 1).unwrap();
             assert!(!r.is_intact());
             let out = tempfile::tempdir().unwrap();
             assert!(
-                nc3pack::repair::reindex(&p, &out.path().join("x.nc3z"), false).is_err(),
+                nc3pack::reindex(&p, &out.path().join("x.nc3z"), false).is_err(),
                 "{name}"
             );
         }

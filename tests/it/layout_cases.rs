@@ -26,8 +26,13 @@ fn roundtrip(bytes: &[u8]) -> u64 {
         block_size: 16,
         ..PackOptions::default()
     };
-    pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
-    unpack_file(&z, &back, false, 2, &|_| {}).unwrap();
+    pack_file(&nc, &z, &opts).unwrap();
+    unpack_file(
+        &z,
+        &back,
+        &nc3pack::UnpackOptions::default().with_threads(2),
+    )
+    .unwrap();
     assert_eq!(std::fs::read(&back).unwrap(), bytes);
     Archive::open(&z).unwrap().layout().numrecs
 }

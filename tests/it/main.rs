@@ -20,10 +20,10 @@ mod slice;
 mod threads;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
-pub fn filters(on: bool) -> nc3pack::codec::FilterMode {
+pub fn filters(on: bool) -> nc3pack::FilterMode {
     if on {
-        nc3pack::codec::FilterMode::Auto
+        nc3pack::FilterMode::Auto
     } else {
-        nc3pack::codec::FilterMode::Fixed(nc3pack::format::Filter::None)
+        nc3pack::FilterMode::Fixed(nc3pack::format::Filter::None)
     }
 }

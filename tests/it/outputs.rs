@@ -78,14 +78,7 @@ fn special_files_are_never_replaced_by_any_command() {
     let dir = tempfile::tempdir().unwrap();
     let input = sample("classic_records.nc");
     let archive = dir.path().join("a.nc3z");
-    nc3pack::pack_file(
-        &input,
-        &archive,
-        &nc3pack::PackOptions::default(),
-        false,
-        &|_| {},
-    )
-    .unwrap();
+    nc3pack::pack_file(&input, &archive, &nc3pack::PackOptions::default()).unwrap();
     let specials = make_specials(dir.path());
     for (special, kind) in &specials {
         let before = file_type(special);

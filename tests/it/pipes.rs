@@ -83,7 +83,7 @@ fn packed_from_file(input: &Path, dir: &Path) -> Vec<u8> {
         threads: 1,
         ..Default::default()
     };
-    nc3pack::pack_file(input, &z, &opts, true, &|_| {}).unwrap();
+    nc3pack::pack_file(input, &z, &opts.clone().with_force(true)).unwrap();
     std::fs::read(z).unwrap()
 }
 
@@ -109,7 +109,7 @@ fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
 
         // The library, given the FIFO's path.
         let fifo = Fifo::new(&fifo_path, bytes.clone());
-        let s = nc3pack::pack_file(&fifo_path, &out, &one, false, &|_| {});
+        let s = nc3pack::pack_file(&fifo_path, &out, &one);
         fifo.finish();
         let s = s.unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(s.input_len, bytes.len() as u64, "{name}");

@@ -7,9 +7,10 @@
 //! run more cases: `QUICKCHECK_TESTS=5000 cargo test --test it property`.
 
 use crate::roundtrip::Typed;
-use nc3pack::codec::{default_level, FilterMode};
+use nc3pack::__private::default_level;
 use nc3pack::format::{Codec, Filter};
 use nc3pack::nc3::{NcType, Variant};
+use nc3pack::FilterMode;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use std::fmt;
@@ -629,8 +630,9 @@ fn check(spec: &Spec) -> Result<(), String> {
         filter: p.filter,
         thorough: p.filter == FilterMode::Auto && p.block_size % 2 == 1,
         fast_blocks: !p.block_size.is_multiple_of(3),
+        ..PackOptions::default()
     };
-    let summary = pack_file(&nc, &z, &opts, false, &|_| {}).map_err(|e| format!("pack: {e}"))?;
+    let summary = pack_file(&nc, &z, &opts).map_err(|e| format!("pack: {e}"))?;
     if summary.input_len != orig.len() as u64 {
         return Err(format!(
             "pack summary says {} input bytes, the file has {}",
@@ -638,8 +640,12 @@ fn check(spec: &Spec) -> Result<(), String> {
             orig.len()
         ));
     }
-    let n = unpack_file(&z, &back, false, p.unpack_threads, &|_| {})
-        .map_err(|e| format!("unpack: {e}"))?;
+    let n = unpack_file(
+        &z,
+        &back,
+        &nc3pack::UnpackOptions::default().with_threads(p.unpack_threads),
+    )
+    .map_err(|e| format!("unpack: {e}"))?;
     let got = std::fs::read(&back).map_err(|e| e.to_string())?;
     if got != orig || n != orig.len() as u64 {
         let at = got.iter().zip(&orig).position(|(a, b)| a != b);
@@ -771,14 +777,14 @@ fn check_stream_input(
                 let nc = dir.join("cut.nc");
                 std::fs::write(&nc, input).map_err(|e| e.to_string())?;
                 let p = dir.join("cut.nc3z");
-                pack_file(&nc, &p, opts, false, &|_| {}).map(|_| p)
+                pack_file(&nc, &p, opts).map(|_| p)
             }
         };
         let reader = Trickle {
             data: input,
             rng: rng.clone(),
         };
-        let streamed = nc3pack::pack::pack_reader(reader, "-".as_ref(), &z, opts, false, &|_| {});
+        let streamed = nc3pack::pack_reader(reader, "-".as_ref(), &z, opts);
         let (s, from_file) = match (streamed, from_file) {
             (Ok(s), Ok(f)) => (s, f),
             // A cut inside a fixed variable: both refuse the file.
@@ -805,8 +811,12 @@ fn check_stream_input(
             ));
         }
         let back = dir.join(format!("stream{k}.nc"));
-        unpack_file(&z, &back, false, 2, &|_| {})
-            .map_err(|e| format!("{what}: unpack (cut at {cut}): {e}"))?;
+        unpack_file(
+            &z,
+            &back,
+            &nc3pack::UnpackOptions::default().with_threads(2),
+        )
+        .map_err(|e| format!("{what}: unpack (cut at {cut}): {e}"))?;
         if std::fs::read(&back).map_err(|e| e.to_string())? != input {
             return Err(format!("{what}: unpacked bytes differ (cut at {cut})"));
         }

@@ -9,11 +9,11 @@
 //! - `nc3pack slice` agrees with `ncdump` (golden files under tests/golden/) in all three
 //!   output formats.
 
-use nc3pack::codec::default_level;
+use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::Values;
-use nc3pack::read::{Dataset, Element, NcFile};
 use nc3pack::{pack_file, Archive, Error, Hyperslab, PackOptions, SlabError};
+use nc3pack::{Dataset, Element, NcFile};
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,9 +42,9 @@ fn pack_with(input: &Path, output: &Path, codec: Codec, block_size: u32, threads
         filter: crate::filters(true),
         thorough: false,
         fast_blocks: threads == 1,
+        ..PackOptions::default()
     };
-    pack_file(input, output, &opts, false, &|_| {})
-        .unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
+    pack_file(input, output, &opts).unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
 }
 
 /// Deterministic pseudo-random numbers (splitmix64), for tests that need many cheap draws.
@@ -504,8 +504,9 @@ fn hyperslab_reads_match_netcdf3(case: Case) {
         filter: crate::filters(case.shuffle),
         thorough: case.shuffle && case.block_size % 2 == 1,
         fast_blocks: !case.block_size.is_multiple_of(3),
+        ..PackOptions::default()
     };
-    pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
+    pack_file(&nc, &z, &opts).unwrap();
 
     let mut archive = Archive::open(&z).unwrap();
     archive.set_threads(case.read_threads);
@@ -1184,7 +1185,7 @@ fn cache_repeated_read_hits() {
     assert!(blocks >= 90, "{blocks} blocks");
     let s0 = a.cache_stats();
     assert_eq!((s0.hits, s0.misses, s0.entries, s0.bytes), (0, 0, 0, 0));
-    assert_eq!(s0.budget, nc3pack::archive::DEFAULT_CACHE_BYTES);
+    assert_eq!(s0.budget, nc3pack::DEFAULT_CACHE_BYTES);
 
     let slab = element_in_block(&a, 17, 5);
     let first: Vec<f32> = a.read("sst", &slab).unwrap();
@@ -1215,7 +1216,7 @@ fn cache_repeated_read_hits() {
     let s = a.cache_stats();
     assert_eq!(
         (s.hits, s.misses, s.evictions, s.entries, s.bytes, s.budget),
-        (0, 0, 0, 0, 0, nc3pack::archive::DEFAULT_CACHE_BYTES)
+        (0, 0, 0, 0, 0, nc3pack::DEFAULT_CACHE_BYTES)
     );
     a.read::<f32>("sst", &slab).unwrap();
     assert_eq!(a.cache_stats().misses, 1);
@@ -1447,7 +1448,7 @@ fn archive_is_send_sync_and_threads_read_what_one_thread_reads() {
         .collect();
     // Four threads sharing one archive, with a default cache and with one small enough to
     // evict all the time.
-    for budget in [nc3pack::archive::DEFAULT_CACHE_BYTES, 4 * (64 << 10)] {
+    for budget in [nc3pack::DEFAULT_CACHE_BYTES, 4 * (64 << 10)] {
         let shared = Archive::open(&z).unwrap();
         shared.set_cache_budget(budget);
         std::thread::scope(|sc| {
@@ -1984,11 +1985,11 @@ fn slice_cli_sst_slices_match_netcdf3() {
 /// The metadata accessors agree between an archive and its original, and with the CDL.
 #[test]
 fn metadata_accessors_report_the_materialized_record_dimension() {
-    use nc3pack::read::Dataset;
+    use nc3pack::Dataset;
     let dir = tempfile::tempdir().unwrap();
     let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/classic_records.nc");
     let z = dir.path().join("c.nc3z");
-    nc3pack::pack_file(&nc, &z, &PackOptions::default(), false, &|_| {}).unwrap();
+    nc3pack::pack_file(&nc, &z, &PackOptions::default()).unwrap();
     let (a, f) = (nc3pack::open(&z).unwrap(), nc3pack::open(&nc).unwrap());
     assert_eq!(a.dimensions(), f.dimensions());
     assert_eq!(a.variables(), f.variables());
@@ -2020,7 +2021,7 @@ fn single_block_reads_go_through_the_cache() {
         block_size: 64 << 10,
         ..PackOptions::default()
     };
-    nc3pack::pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
+    nc3pack::pack_file(&nc, &z, &opts).unwrap();
     let a = Archive::open(&z).unwrap();
     let s = a.header().var_id("sst").unwrap();
     let first = a.block(s, 3).unwrap();

@@ -2,9 +2,9 @@
 //! read of a damaged archive returns wrong data or panics.
 
 use nc3pack::error::{ArchiveError, BlockError, FooterError, FrameError};
-use nc3pack::read::Dataset;
-use nc3pack::repair::{reindex, verify, Problem};
+use nc3pack::Dataset;
 use nc3pack::{pack_file, unpack_file, Archive, Error, PackOptions};
+use nc3pack::{reindex, verify, Problem};
 use std::path::{Path, PathBuf};
 
 fn sample(name: &str) -> PathBuf {
@@ -20,7 +20,7 @@ fn packed(dir: &Path, name: &str, block_size: u32) -> PathBuf {
         block_size,
         ..PackOptions::default()
     };
-    pack_file(&sample(name), &out, &opts, true, &|_| {}).unwrap();
+    pack_file(&sample(name), &out, &opts.clone().with_force(true)).unwrap();
     out
 }
 
@@ -77,7 +77,14 @@ fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
         assert!(r.lost.is_empty(), "{name}: {r:?}");
         assert!(verify(&fixed, None, 2).unwrap().is_intact());
         let back = dir.path().join("back.nc");
-        unpack_file(&fixed, &back, true, 2, &|_| {}).unwrap();
+        unpack_file(
+            &fixed,
+            &back,
+            &nc3pack::UnpackOptions::default()
+                .with_force(true)
+                .with_threads(2),
+        )
+        .unwrap();
         assert_eq!(
             std::fs::read(&back).unwrap(),
             std::fs::read(sample(name)).unwrap(),
@@ -152,7 +159,13 @@ fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
         // Unpacking either fails and leaves nothing, or (damage outside what it reads, e.g. in
         // the index entry's reserved bits) restores the original exactly: it checks the hash.
         let out = dir.path().join("out.nc");
-        match unpack_file(&bad, &out, true, 1, &|_| {}) {
+        match unpack_file(
+            &bad,
+            &out,
+            &nc3pack::UnpackOptions::default()
+                .with_force(true)
+                .with_threads(1),
+        ) {
             Ok(_) => assert_eq!(std::fs::read(&out).unwrap(), original, "flip at {i}"),
             Err(_) => assert!(!out.exists()),
         }
@@ -189,7 +202,12 @@ fn lost_blocks_are_reported_everywhere() {
             .any(|d| d.what == Problem::Block(BlockError::Lost)),
         "{v:?}"
     );
-    let e = unpack_file(&fixed, &dir.path().join("o.nc"), false, 2, &|_| {}).unwrap_err();
+    let e = unpack_file(
+        &fixed,
+        &dir.path().join("o.nc"),
+        &nc3pack::UnpackOptions::default().with_threads(2),
+    )
+    .unwrap_err();
     assert!(
         matches!(&e, Error::Block { source: BlockError::Unrestorable { others }, .. }
             if *others == r.lost.len() - 1),
@@ -223,7 +241,7 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
         ..PackOptions::default()
     };
     let nc = sample("classic_records.nc");
-    pack_file(&nc, &out, &opts, true, &|_| {}).unwrap();
+    pack_file(&nc, &out, &opts.clone().with_force(true)).unwrap();
     let a = Archive::open(&out).unwrap();
     // The first block with a frame of a stream of 4-byte elements.
     let (s, b) = (0..a.stream_count())
@@ -341,7 +359,14 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     let rep = reindex(&input, &fixed, true).unwrap();
     assert!(rep.lost.is_empty(), "{rep:?}");
     let back = dir.path().join("back.nc");
-    unpack_file(&fixed, &back, true, 1, &|_| {}).unwrap();
+    unpack_file(
+        &fixed,
+        &back,
+        &nc3pack::UnpackOptions::default()
+            .with_force(true)
+            .with_threads(1),
+    )
+    .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(sample("classic_records.nc")).unwrap());
 }
 

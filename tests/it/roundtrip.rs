@@ -4,7 +4,7 @@
 //! and the single-record-variable files the `netcdf3` crate lays out differently from the spec);
 //! and the archive keeps the original header verbatim.
 
-use nc3pack::codec::default_level;
+use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::{NcType, Values};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
@@ -195,6 +195,7 @@ fn opts(codec: Codec, block_size: u32, shuffle: bool, threads: usize) -> PackOpt
         filter: crate::filters(shuffle),
         thorough: shuffle && threads == 2,
         fast_blocks: threads == 1,
+        ..PackOptions::default()
     }
 }
 
@@ -207,7 +208,7 @@ fn pack(input: &Path, dir: &Path, o: &PackOptions) -> PathBuf {
         o.block_size,
         o.thorough
     ));
-    let s = pack_file(input, &z, o, false, &|_| {})
+    let s = pack_file(input, &z, o)
         .unwrap_or_else(|e| panic!("pack {} with {o:?}: {e}", input.display()));
     assert_eq!(s.input_len, std::fs::metadata(input).unwrap().len());
     assert_eq!(s.output_len, std::fs::metadata(&z).unwrap().len());
@@ -227,8 +228,14 @@ fn roundtrip_all(codec: Codec) {
             let what = format!("{} with {o:?}", name(&path));
             let z = pack(&path, dir.path(), &o);
             let back = dir.path().join("back.nc");
-            let n = unpack_file(&z, &back, true, 1 + (combo + 1) % 4, &|_| {})
-                .unwrap_or_else(|e| panic!("unpack {what}: {e}"));
+            let n = unpack_file(
+                &z,
+                &back,
+                &nc3pack::UnpackOptions::default()
+                    .with_force(true)
+                    .with_threads(1 + (combo + 1) % 4),
+            )
+            .unwrap_or_else(|e| panic!("unpack {what}: {e}"));
             assert_eq!(n, orig.len() as u64, "{what}: unpacked length");
             let got = std::fs::read(&back).unwrap();
             if got != orig {
@@ -702,7 +709,7 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
         ..PackOptions::default()
     };
     let z = dir.path().join("file.nc3z");
-    pack_file(&nc, &z, &o, false, &|_| {}).unwrap();
+    pack_file(&nc, &z, &o).unwrap();
     let a = Archive::open(&z).unwrap();
     assert_eq!(a.layout().recsize, 32768);
     let field_be: Vec<u8> = field.iter().flat_map(|x| x.to_be_bytes()).collect();
@@ -712,7 +719,12 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
     assert!(a.read_var_bytes(1).unwrap() == qc_be);
     assert!(a.read_var_bytes(2).unwrap() == code_be);
     let back = dir.path().join("back.nc");
-    unpack_file(&z, &back, false, 2, &|_| {}).unwrap();
+    unpack_file(
+        &z,
+        &back,
+        &nc3pack::UnpackOptions::default().with_threads(2),
+    )
+    .unwrap();
     assert!(std::fs::read(&back).unwrap() == bytes);
     // Whole, cut inside record 140's field, cut between record 130's last variable and its
     // padding (code is 3 bytes, padded to 4).
@@ -725,7 +737,7 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
         let part = dir.path().join(format!("part{cut}.nc"));
         std::fs::write(&part, &bytes[..cut]).unwrap();
         let from_file = dir.path().join(format!("f{cut}.nc3z"));
-        pack_file(&part, &from_file, &o, false, &|_| {}).unwrap();
+        pack_file(&part, &from_file, &o).unwrap();
         let from_pipe = dir.path().join(format!("p{cut}.nc3z"));
         // A reader handing out odd-sized pieces, as a pipe may.
         struct Odd<'a>(&'a [u8], usize);
@@ -738,22 +750,21 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
                 Ok(n)
             }
         }
-        nc3pack::pack::pack_reader(
-            Odd(&bytes[..cut], 0),
-            "-".as_ref(),
-            &from_pipe,
-            &o,
-            false,
-            &|_| {},
-        )
-        .unwrap();
+        nc3pack::pack_reader(Odd(&bytes[..cut], 0), "-".as_ref(), &from_pipe, &o).unwrap();
         assert!(
             std::fs::read(&from_pipe).unwrap() == std::fs::read(&from_file).unwrap(),
             "cut at {cut}"
         );
         let p = Archive::open(&from_pipe).unwrap();
         assert_eq!(p.layout().numrecs, whole, "cut at {cut}");
-        unpack_file(&from_pipe, &back, true, 2, &|_| {}).unwrap();
+        unpack_file(
+            &from_pipe,
+            &back,
+            &nc3pack::UnpackOptions::default()
+                .with_force(true)
+                .with_threads(2),
+        )
+        .unwrap();
         assert!(
             std::fs::read(&back).unwrap() == bytes[..cut],
             "cut at {cut}"
@@ -787,12 +798,12 @@ fn a_file_shorter_than_its_layout_is_an_error() {
     // Inside the fixed variable; inside the records (routed as one chunk).
     for cut in [rec0 - 1000, rec0 + 4 * 10 + 1] {
         let mut out = std::io::Cursor::new(Vec::new());
-        let e = nc3pack::pack::pack_stream(
+        let e = nc3pack::__private::pack_stream(
             std::io::Cursor::new(&bytes[..cut]),
             &nc,
             &header,
             &header_bytes,
-            nc3pack::pack::Source::File(&layout),
+            nc3pack::__private::Source::File(&layout),
             &PackOptions {
                 threads: 1,
                 ..PackOptions::default()

@@ -2,7 +2,7 @@
 //! destination and the input untouched.
 
 use nc3pack::{
-    pack::{pack_stream, Source},
+    __private::{pack_stream, Source},
     PackOptions,
 };
 use std::io::{Seek, SeekFrom, Write};

@@ -53,9 +53,16 @@ fn pack_and_check(nc: &Path, block_size: u32, truth: &[(&str, Vec<u8>)]) -> Arch
         threads: 1,
         ..PackOptions::default()
     };
-    pack_file(nc, &z, &opts, true, &|_| {}).unwrap();
+    pack_file(nc, &z, &opts.clone().with_force(true)).unwrap();
     let back = dir.join("back.nc");
-    unpack_file(&z, &back, true, 2, &|_| {}).unwrap();
+    unpack_file(
+        &z,
+        &back,
+        &nc3pack::UnpackOptions::default()
+            .with_force(true)
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(nc).unwrap());
     let a = Archive::open(&z).unwrap();
     for (name, want) in truth {
@@ -137,7 +144,7 @@ fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
     let cut_path = dir.path().join("cut.nc3z");
     std::fs::write(&cut_path, &bytes[..cut]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let r = nc3pack::repair::reindex(&cut_path, &fixed, false).unwrap();
+    let r = nc3pack::reindex(&cut_path, &fixed, false).unwrap();
     assert!(!r.lost.is_empty());
     let a = Archive::open(&fixed).unwrap();
     assert!(a.read_var_bytes(var(&a, "f")).unwrap() == truth[0].1);

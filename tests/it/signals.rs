@@ -164,14 +164,7 @@ fn a_signal_during_unpack_or_reindex_removes_the_temporary_file() {
     let big = dir.path().join("big.nc");
     write_big(&big, 48);
     let archive = dir.path().join("big.nc3z");
-    nc3pack::pack_file(
-        &big,
-        &archive,
-        &nc3pack::PackOptions::default(),
-        false,
-        &|_| {},
-    )
-    .unwrap();
+    nc3pack::pack_file(&big, &archive, &nc3pack::PackOptions::default()).unwrap();
     std::fs::remove_file(&big).unwrap();
     for (cmd, sig) in [
         ("unpack", libc::SIGINT),
@@ -238,7 +231,14 @@ fn a_signal_during_a_batch_keeps_committed_archives_and_removes_the_rest() {
     assert!(!kept.contains(&"z.nc3z".to_string()));
     for name in [&kept[0], &kept[255]] {
         let back = dir.path().join("back.nc");
-        nc3pack::unpack_file(&out.join(name), &back, true, 1, &|_| {}).unwrap();
+        nc3pack::unpack_file(
+            &out.join(name),
+            &back,
+            &nc3pack::UnpackOptions::default()
+                .with_force(true)
+                .with_threads(1),
+        )
+        .unwrap();
         assert!(std::fs::read(&back).unwrap() == std::fs::read(&small).unwrap());
     }
 }
@@ -257,7 +257,7 @@ fn an_allocation_failure_removes_the_temporary_file() {
         block_size: 64 << 20,
         ..nc3pack::PackOptions::default()
     };
-    nc3pack::pack_file(&big, &archive, &opts, false, &|_| {}).unwrap();
+    nc3pack::pack_file(&big, &archive, &opts).unwrap();
     let original = std::fs::read(&big).unwrap();
     std::fs::remove_file(&big).unwrap();
     let out = dir.path().join("out.nc");

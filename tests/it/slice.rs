@@ -9,7 +9,7 @@
 
 use nc3pack::dump::{self, Format};
 use nc3pack::format::Codec;
-use nc3pack::read::Dataset;
+use nc3pack::Dataset;
 use nc3pack::{pack_file, Hyperslab, PackOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -31,8 +31,7 @@ fn pack_small_blocks(input: &Path, output: &Path) {
         threads: 2,
         ..PackOptions::default()
     };
-    pack_file(input, output, &opts, false, &|_| {})
-        .unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
+    pack_file(input, output, &opts).unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
 }
 
 /// Deterministic pseudo-random numbers (xorshift).
@@ -439,7 +438,7 @@ fn slice_into_a_closed_pipe_exits_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let nc = sample("gridded_sst.nc");
     let z = dir.path().join("sst.nc3z");
-    pack_file(&nc, &z, &PackOptions::default(), false, &|_| {}).unwrap();
+    pack_file(&nc, &z, &PackOptions::default()).unwrap();
     for file in [&nc, &z] {
         for format in ["text", "json", "raw"] {
             // Megabytes of output (sst is 24 × 180 × 360 floats): far more than a pipe holds.
@@ -549,7 +548,7 @@ fn slicing_a_large_variable_keeps_memory_bounded() {
         level: 1,
         ..PackOptions::default()
     };
-    pack_file(&nc, &z, &opts, false, &|_| {}).unwrap();
+    pack_file(&nc, &z, &opts).unwrap();
     let values = |c: [u32; 3]| c.iter().map(|&x| u64::from(x)).product::<u64>();
     for file in [&nc, &z] {
         for (format, count) in [

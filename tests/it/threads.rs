@@ -49,14 +49,7 @@ fn thread_counts_outside_1_to_1024_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let input = sample("gridded_sst.nc");
     let archive = dir.path().join("a.nc3z");
-    nc3pack::pack_file(
-        &input,
-        &archive,
-        &nc3pack::PackOptions::default(),
-        false,
-        &|_| {},
-    )
-    .unwrap();
+    nc3pack::pack_file(&input, &archive, &nc3pack::PackOptions::default()).unwrap();
     let out = dir.path().join("out");
     let outdir = dir.path().join("outdir");
     let commands: [Vec<&OsStr>; 5] = [
@@ -132,14 +125,7 @@ fn a_thread_that_cannot_start_is_a_one_line_error_and_leaves_nothing() {
     // Over 4 MiB, so packing with 2 threads starts encoder threads.
     let input = sample("gridded_sst.nc");
     let archive = dir.path().join("a.nc3z");
-    nc3pack::pack_file(
-        &input,
-        &archive,
-        &nc3pack::PackOptions::default(),
-        false,
-        &|_| {},
-    )
-    .unwrap();
+    nc3pack::pack_file(&input, &archive, &nc3pack::PackOptions::default()).unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let out = work.join("out");
@@ -217,8 +203,6 @@ fn library_functions_return_an_error_when_a_thread_cannot_start() {
         &sample("gridded_sst.nc"),
         &dir.path().join("a.nc3z"),
         &nc3pack::PackOptions::default(),
-        false,
-        &|_| {},
     )
     .unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
@@ -264,14 +248,14 @@ fn child(dir: &Path) {
     };
     let out = dir.join("out.nc3z");
     thread_error(
-        nc3pack::pack_file(&input, &out, &opts, false, &|_| {}).map(drop),
+        nc3pack::pack_file(&input, &out, &opts).map(drop),
         &input,
         "pack_file",
     );
     let stream = Path::new("<stream>");
     let reader = std::fs::File::open(&input).unwrap();
     thread_error(
-        nc3pack::pack::pack_reader(reader, stream, &out, &opts, false, &|_| {}).map(drop),
+        nc3pack::pack_reader(reader, stream, &out, &opts).map(drop),
         stream,
         "pack_reader",
     );
@@ -280,16 +264,21 @@ fn child(dir: &Path) {
         threads: 1,
         ..Default::default()
     };
-    nc3pack::pack_file(&input, &out, &one, false, &|_| {}).unwrap();
+    nc3pack::pack_file(&input, &out, &one).unwrap();
     std::fs::remove_file(&out).unwrap();
     let back = dir.join("back.nc");
     thread_error(
-        nc3pack::unpack_file(&archive, &back, false, 2, &|_| {}).map(drop),
+        nc3pack::unpack_file(
+            &archive,
+            &back,
+            &nc3pack::UnpackOptions::default().with_threads(2),
+        )
+        .map(drop),
         &archive,
         "unpack_file",
     );
     thread_error(
-        nc3pack::repair::verify(&archive, None, 2).map(drop),
+        nc3pack::verify(&archive, None, 2).map(drop),
         &archive,
         "verify",
     );
@@ -297,18 +286,18 @@ fn child(dir: &Path) {
     a.set_threads(2);
     let sst = a.header().var_id("sst").unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
-    let jobs = [nc3pack::batch::Job {
+    let jobs = [nc3pack::__private::Job {
         input: input.clone(),
         output: dir.join("batch/gridded_sst.nc3z"),
     }];
     thread_error(
-        nc3pack::batch::pack_all(&jobs, &opts, 2, false, &|_| {}).map(drop),
+        nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|_| {}).map(drop),
         &input,
         "pack_all",
     );
-    let r = nc3pack::parallel::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
+    let r = nc3pack::__private::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
     assert!(
-        matches!(r, Err(nc3pack::parallel::WorkerError::Spawn(_))),
+        matches!(r, Err(nc3pack::__private::WorkerError::Spawn(_))),
         "ordered_map: {r:?}"
     );
     // Nothing was left behind.

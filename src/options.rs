@@ -1,0 +1,291 @@
+//! Options shared by the operations that write a file: the progress callback, unpacking's
+//! options, and the names of codecs, filters and filter modes (parsed with [`FromStr`],
+//! printed with [`Display`](fmt::Display)).
+
+use crate::codec::FilterMode;
+use crate::format::{Codec, Filter};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// A progress callback: called with the bytes done so far (input bytes read when packing,
+/// output bytes written when unpacking). The default reports nothing.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// let seen = Arc::new(AtomicU64::new(0));
+/// let s = seen.clone();
+/// let p = nc3pack::Progress::new(move |n| s.store(n, Ordering::Relaxed));
+/// p.report(42);
+/// assert_eq!(seen.load(Ordering::Relaxed), 42);
+/// nc3pack::Progress::default().report(7); // does nothing
+/// ```
+#[derive(Clone, Default)]
+pub struct Progress(Option<Arc<dyn Fn(u64) + Send + Sync>>);
+
+impl Progress {
+    /// A callback that calls `f` with the bytes done so far.
+    ///
+    /// ```
+    /// let p = nc3pack::Progress::new(|n| eprintln!("{n} bytes"));
+    /// # let _ = p;
+    /// ```
+    pub fn new(f: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        Progress(Some(Arc::new(f)))
+    }
+
+    /// Reports `n` bytes done (nothing for the default callback).
+    ///
+    /// ```
+    /// nc3pack::Progress::default().report(1);
+    /// ```
+    pub fn report(&self, n: u64) {
+        if let Some(f) = &self.0 {
+            f(n)
+        }
+    }
+}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(callback)"
+        } else {
+            "Progress(none)"
+        })
+    }
+}
+
+/// The number of cores (at least 1), bounded as thread counts are.
+pub(crate) fn default_threads() -> usize {
+    crate::parallel::bound_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// How to unpack (see [`crate::unpack_file`]).
+///
+/// ```
+/// let opts = nc3pack::UnpackOptions::default().with_force(true).with_threads(2);
+/// assert!(opts.force);
+/// assert_eq!(opts.threads, 2);
+/// ```
+#[derive(Debug, Clone)]
+pub struct UnpackOptions {
+    /// Overwrite the output if it exists.
+    pub force: bool,
+    /// Decoder threads (bounded to 1..=1024); the default is the number of cores.
+    pub threads: usize,
+    /// Called with the output bytes written so far.
+    pub progress: Progress,
+}
+
+impl Default for UnpackOptions {
+    fn default() -> Self {
+        UnpackOptions {
+            force: false,
+            threads: default_threads(),
+            progress: Progress::default(),
+        }
+    }
+}
+
+impl UnpackOptions {
+    /// These options, overwriting the output if `force`.
+    ///
+    /// ```
+    /// assert!(nc3pack::UnpackOptions::default().with_force(true).force);
+    /// ```
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// These options with `threads` decoder threads.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::UnpackOptions::default().with_threads(1).threads, 1);
+    /// ```
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// These options, reporting progress to `f`.
+    ///
+    /// ```
+    /// let opts = nc3pack::UnpackOptions::default().with_progress(|n| eprintln!("{n}"));
+    /// # let _ = opts;
+    /// ```
+    pub fn with_progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Progress::new(f);
+        self
+    }
+}
+
+/// A name that is not one of a kind's valid names (a codec, a filter, a filter mode).
+///
+/// ```
+/// let e = "lz4".parse::<nc3pack::format::Codec>().unwrap_err();
+/// assert_eq!(e.value, "lz4");
+/// assert_eq!(e.to_string(), "unknown codec \"lz4\" (valid: zstd, deflate, none)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} {value:?} (valid: {})", valid.join(", "))]
+pub struct ParseNameError {
+    /// What was being parsed: "codec", "filter" or "filter mode".
+    pub kind: &'static str,
+    /// The name given.
+    pub value: String,
+    /// The valid names.
+    pub valid: &'static [&'static str],
+}
+
+/// The codecs a user may choose (constant blocks are the encoder's choice, never the user's).
+const CODECS: [Codec; 3] = [Codec::Zstd, Codec::Deflate, Codec::None];
+const CODEC_NAMES: &[&str] = &["zstd", "deflate", "none"];
+const FILTERS: [Filter; 5] = [
+    Filter::None,
+    Filter::Shuffle,
+    Filter::ByteDelta,
+    Filter::Delta,
+    Filter::ZigZagDelta,
+];
+const FILTER_NAMES: &[&str] = &["none", "shuffle", "bytedelta", "delta", "zzdelta"];
+const MODE_NAMES: &[&str] = &["auto", "none", "shuffle", "bytedelta", "delta", "zzdelta"];
+
+/// Parses `zstd`, `deflate` or `none` (`constant` is not a codec one can choose).
+///
+/// ```
+/// use nc3pack::format::Codec;
+/// assert_eq!("deflate".parse::<Codec>(), Ok(Codec::Deflate));
+/// assert_eq!(Codec::Zstd.to_string(), "zstd");
+/// assert!("constant".parse::<Codec>().is_err());
+/// ```
+impl FromStr for Codec {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, ParseNameError> {
+        CODECS
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| ParseNameError {
+                kind: "codec",
+                value: s.to_string(),
+                valid: CODEC_NAMES,
+            })
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses `none`, `shuffle`, `bytedelta`, `delta` or `zzdelta`.
+///
+/// ```
+/// use nc3pack::format::Filter;
+/// assert_eq!("zzdelta".parse::<Filter>(), Ok(Filter::ZigZagDelta));
+/// assert_eq!(Filter::ByteDelta.to_string(), "bytedelta");
+/// ```
+impl FromStr for Filter {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, ParseNameError> {
+        FILTERS
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| ParseNameError {
+                kind: "filter",
+                value: s.to_string(),
+                valid: FILTER_NAMES,
+            })
+    }
+}
+
+impl fmt::Display for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses `auto` or a filter's name (a fixed filter).
+///
+/// ```
+/// use nc3pack::{format::Filter, FilterMode};
+/// assert_eq!("auto".parse::<FilterMode>(), Ok(FilterMode::Auto));
+/// assert_eq!("shuffle".parse::<FilterMode>(), Ok(FilterMode::Fixed(Filter::Shuffle)));
+/// assert_eq!(FilterMode::Fixed(Filter::None).to_string(), "none");
+/// ```
+impl FromStr for FilterMode {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, ParseNameError> {
+        if s == "auto" {
+            return Ok(FilterMode::Auto);
+        }
+        s.parse()
+            .map(FilterMode::Fixed)
+            .map_err(|_| ParseNameError {
+                kind: "filter mode",
+                value: s.to_string(),
+                valid: MODE_NAMES,
+            })
+    }
+}
+
+impl fmt::Display for FilterMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FilterMode::Auto => f.write_str("auto"),
+            FilterMode::Fixed(x) => x.fmt(f),
+        }
+    }
+}
+
+impl FilterMode {
+    /// Every name [`FilterMode::from_str`] accepts (for command lines).
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::FilterMode::NAMES[0], "auto");
+    /// ```
+    pub const NAMES: &'static [&'static str] = MODE_NAMES;
+}
+
+impl Codec {
+    /// Every name [`Codec::from_str`] accepts (for command lines).
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::format::Codec::NAMES, &["zstd", "deflate", "none"]);
+    /// ```
+    pub const NAMES: &'static [&'static str] = CODEC_NAMES;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for c in CODECS {
+            assert_eq!(c.to_string().parse::<Codec>(), Ok(c));
+        }
+        for f in FILTERS {
+            assert_eq!(f.to_string().parse::<Filter>(), Ok(f));
+            let m = FilterMode::Fixed(f);
+            assert_eq!(m.to_string().parse::<FilterMode>(), Ok(m));
+        }
+        assert_eq!(CODEC_NAMES.len(), CODECS.len());
+        assert_eq!(FILTER_NAMES.len(), FILTERS.len());
+    }
+
+    #[test]
+    fn bad_names_say_what_is_valid() {
+        let e = "shuffel".parse::<FilterMode>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown filter mode \"shuffel\" (valid: auto, none, shuffle, bytedelta, delta, zzdelta)"
+        );
+        let e = "Zstd".parse::<Codec>().unwrap_err();
+        assert_eq!((e.kind, e.value.as_str()), ("codec", "Zstd"));
+        assert!("auto".parse::<Filter>().is_err());
+    }
+}
