@@ -7,8 +7,8 @@
 //! values already in memory the same way.
 
 use crate::nc3::{NcType, Values};
+use crate::read::slab::Hyperslab;
 use crate::read::{Dataset, Element};
-use crate::slab::Hyperslab;
 use serde_json::{json, Value};
 use std::io::{self, Write};
 

@@ -129,7 +129,7 @@ pub enum Error {
         /// The variable name as asked for.
         var: String,
         /// What is wrong.
-        source: crate::slab::SlabError,
+        source: crate::read::slab::SlabError,
     },
     /// A file that must be read at any offset is a pipe, FIFO, device or socket, which can only
     /// be read in order (`nc3pack pack` reads such an input as a stream instead).
@@ -233,7 +233,7 @@ pub enum LeadError {
 }
 
 /// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`]) or its
-/// payload ([`crate::codec::decode_payload`]).
+/// payload ([`crate::format::codec::decode_payload`]).
 ///
 /// ```
 /// use nc3pack::{error::FrameError, format::FrameHeader};
@@ -835,7 +835,7 @@ pub enum BlockError {
     Short,
 }
 
-/// Why an encoder cannot be made ([`crate::codec::Encoder::new`], [`crate::codec::check_level`]).
+/// Why an encoder cannot be made (when the codec level is out of range).
 ///
 /// ```
 /// use nc3pack::{codec::check_level, error::CodecError, format::Codec};

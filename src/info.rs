@@ -1,9 +1,9 @@
 //! `nc3pack info`: a summary of a netCDF-3 file or an archive, as CDL-like text or JSON.
 
-use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::format::LEAD_MAGIC;
 use crate::nc3::{self, Attr, Header, Layout, Values};
+use crate::read::archive::Archive;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;

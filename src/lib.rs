@@ -92,12 +92,8 @@ compile_error!(
 );
 
 // The public API: the modules below that are `pub`, and what the crate root re-exports.
-mod archive;
 mod atomic;
-mod batch;
-mod cache;
 pub mod cleanup;
-mod codec;
 pub mod dump;
 pub mod error;
 pub mod format;
@@ -109,42 +105,37 @@ mod pack;
 mod parallel;
 mod read;
 mod repair;
-mod route;
-mod slab;
-mod streams;
-mod unpack;
-mod writer;
 
-pub use archive::{Archive, DEFAULT_CACHE_BYTES};
-pub use cache::CacheStats;
-pub use codec::FilterMode;
 pub use error::{Error, HeaderError, Result};
+pub use format::codec::FilterMode;
 pub use io::ReadAt;
 pub use options::{ParseNameError, Progress, UnpackOptions};
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;
+pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
+pub use read::cache::CacheStats;
+pub use read::slab::{Hyperslab, SlabError};
+pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
-pub use slab::{Hyperslab, SlabError};
-pub use unpack::{unpack_file, unpack_to_writer};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::atomic::write_to_temp;
-    pub use crate::batch::{pack_all, plan, Job, Plan};
-    pub use crate::cache::BlockCache;
-    pub use crate::codec::{
+    pub use crate::format::codec::{
         apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
         shuffle, undo_filter, unshuffle, Encoder,
     };
+    pub use crate::format::streams::streams;
     pub use crate::io::open_seekable;
+    pub use crate::pack::batch::{pack_all, plan, Job, Plan};
+    pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};
+    pub use crate::read::cache::BlockCache;
+    pub use crate::read::slab::Pieces;
+    pub use crate::read::unpack::unpack_to;
     pub use crate::repair::{scan, scan_for, scanned_constants, Scan, ScannedConstants};
-    pub use crate::slab::Pieces;
-    pub use crate::streams::streams;
-    pub use crate::unpack::unpack_to;
-    pub use crate::writer::Sink;
 }

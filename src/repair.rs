@@ -12,14 +12,14 @@
 //! magic whose header CRC checks. Every intact block is kept; blocks not found are marked lost in
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
-use crate::archive::{stream_name, Archive};
 use crate::error::{io_err, worker_err, ArchiveError, Error, Result};
+use crate::format::streams::{streams, Stream};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
+use crate::pack::writer::Sink;
 use crate::parallel::WorkerError;
-use crate::streams::{streams, Stream};
-use crate::writer::Sink;
+use crate::read::archive::{stream_name, Archive};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -224,7 +224,7 @@ fn read_front(
         offset,
         source,
     };
-    let (lead, hb, header, start) = crate::archive::read_front(r, path, len)?;
+    let (lead, hb, header, start) = crate::read::archive::read_front(r, path, len)?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
         .map_err(|e| bad("lead", 24, ArchiveError::Layout(Box::new(e))))?;
     // The lead is untrusted: bound the index a repair would build (16 bytes a block).
@@ -552,8 +552,13 @@ fn verify_open<R: ReadAt>(
     }
     // 5. Decode everything and compare the restored file's hash.
     if report.damage.is_empty() {
-        match crate::unpack::unpack_to(a, std::io::sink(), Path::new("(verify)"), threads, &|_| {})
-        {
+        match crate::read::unpack::unpack_to(
+            a,
+            std::io::sink(),
+            Path::new("(verify)"),
+            threads,
+            &|_| {},
+        ) {
             Ok(h) if h == a.original_hash() => report.hash_checked = true,
             Ok(h) => report.damage.push(Damage {
                 part: "hash",
@@ -795,7 +800,7 @@ pub fn scanned_constants(
         }
         payload.resize(h.stored_len as usize, 0);
         r.read_exact_at(&mut payload, off + FRAME_HEADER_LEN as u64)?;
-        let runs = crate::codec::decode_payload(&h, &payload, &mut table)
+        let runs = crate::format::codec::decode_payload(&h, &payload, &mut table)
             .map_err(crate::error::ConstantsError::from)
             .and_then(|()| ConstantRun::decode_all(&table));
         let runs = match runs {

@@ -26,7 +26,14 @@
 //! input is a file or a stream.
 
 use crate::error::HeaderError;
-use crate::format::MAX_HEADER_LEN;
+
+/// Largest netCDF-3 header parsed (1 GiB): a longer one is refused, naming this limit, since a
+/// header is held whole in memory (see design/FORMAT.md, "Limits").
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::MAX_HEADER_LEN, 1 << 30);
+/// ```
+pub const MAX_HEADER_LEN: u64 = 1 << 30;
 use std::fmt::Display;
 
 /// Tag of a dimension list (spec: `NC_DIMENSION`).

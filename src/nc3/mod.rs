@@ -10,8 +10,8 @@ mod header;
 mod layout;
 
 pub use header::{
-    Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant, NC_ATTRIBUTE,
-    NC_DIMENSION, NC_VARIABLE,
+    Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,
+    MAX_HEADER_LEN, NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
 pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
 
@@ -76,7 +76,7 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
 /// Reads and parses the header of a netCDF-3 file arriving on `r` (standard input, a pipe),
 /// named `path` in errors. Returns the header and every byte read so far, which starts with the
 /// header and may run past it. Reads only what the header needs, in 64 KiB steps, and never more
-/// than [`crate::format::MAX_HEADER_LEN`] bytes of header.
+/// than [`MAX_HEADER_LEN`] bytes of header.
 pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(Header, Vec<u8>)> {
     let not_nc3 = |reason: String| Error::NotNetcdf3 {
         path: path.to_path_buf(),
@@ -111,19 +111,14 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
         let len = if eof { buf.len() as u64 } else { u64::MAX };
         match Header::parse_prefix(&buf, len) {
             Ok(h) => return Ok((h, buf)),
-            Err(ParseError::NeedMore(n)) if !eof && n <= crate::format::MAX_HEADER_LEN => {
-                want = n
-                    .max(want.saturating_mul(2))
-                    .min(crate::format::MAX_HEADER_LEN);
+            Err(ParseError::NeedMore(n)) if !eof && n <= MAX_HEADER_LEN => {
+                want = n.max(want.saturating_mul(2)).min(MAX_HEADER_LEN);
             }
             Err(ParseError::NeedMore(n)) => {
                 let what = if eof {
                     "header is truncated".to_string()
                 } else {
-                    format!(
-                        "header is longer than {} bytes",
-                        crate::format::MAX_HEADER_LEN
-                    )
+                    format!("header is longer than {} bytes", MAX_HEADER_LEN)
                 };
                 return Err(Error::Header {
                     path: path.to_path_buf(),

@@ -14,11 +14,11 @@
 //! loses at most the constant blocks of its last 64 MiB, as it loses the frames after the cut.
 
 use crate::error::{Error, Result};
+use crate::format::streams::Stream;
 use crate::format::{
     self, Codec, ConstantRun, Footer, FrameHeader, IndexEntry, FLAG_LOST, FRAME_HEADER_LEN,
     MAX_RUNS_PER_FRAME,
 };
-use crate::streams::Stream;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -65,7 +65,7 @@ impl Sink {
     }
 
     /// Takes the frame `frame` (header `h`) of block `h.block` of stream number `stream` (as in
-    /// [`crate::streams::streams`]): a constant block is kept in the index only, any other
+    /// [`crate::format::streams::streams`]): a constant block is kept in the index only, any other
     /// frame is written to `w`.
     pub fn frame<W: Write>(
         &mut self,
@@ -352,7 +352,7 @@ mod tests {
         sink.flush_constants(&mut out).unwrap();
         let h = FrameHeader::decode(&out).unwrap();
         let mut table = Vec::new();
-        crate::codec::decode_payload(&h, &out[FRAME_HEADER_LEN..], &mut table).unwrap();
+        crate::format::codec::decode_payload(&h, &out[FRAME_HEADER_LEN..], &mut table).unwrap();
         let runs: Vec<(u32, u64, u64)> = ConstantRun::decode_all(&table)
             .unwrap()
             .iter()

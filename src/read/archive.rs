@@ -1,19 +1,19 @@
 //! Reading archives: open, check the structures, locate and decode blocks.
 
-use crate::cache::{BlockCache, CacheStats};
-use crate::codec::decode_payload;
 use crate::error::{
     io_err, spawn_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError,
     FrameError, IndexError, Result,
 };
+use crate::format::codec::decode_payload;
+use crate::format::streams::{streams, Stream};
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
 use crate::parallel::spawn_scoped;
-use crate::read::Dataset;
-use crate::streams::{streams, Stream};
+use crate::read::cache::{BlockCache, CacheStats};
+use crate::read::dataset::Dataset;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -714,7 +714,7 @@ impl<R: ReadAt> Archive<R> {
             }
         }
         let mut out = Vec::with_capacity(enc.len());
-        crate::codec::member_decode(st.esize, &enc, &mut out);
+        crate::format::codec::member_decode(st.esize, &enc, &mut out);
         let out = Arc::new(out);
         self.cache.insert(key, Arc::clone(&out));
         Ok(out)

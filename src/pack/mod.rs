@@ -1,5 +1,5 @@
 //! Packing: netCDF-3 file in, .nc3z archive out (the bytes routed into blocks by
-//! [`crate::route`], the blocks encoded by [`crate::codec`] on all cores and written as they
+//! [`crate::pack::route`], the blocks encoded by [`crate::format::codec`] on all cores and written as they
 //! finish).
 //!
 //! One pass over the input, in file order, with large sequential reads: every byte is hashed
@@ -11,13 +11,18 @@
 //! plus one open block per stream that is filling (one per record variable, since records
 //! interleave them).
 
-use crate::codec::{Encoder, FilterMode};
+pub(crate) mod batch;
+pub(crate) mod route;
+pub(crate) mod writer;
+
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, Result};
+use crate::format::codec::{Encoder, FilterMode};
 use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
-use crate::nc3::{self, Header, Layout};
+use crate::nc3::{self, Header};
+use crate::pack::writer::Sink;
 use crate::parallel::spawn_scoped;
-use crate::route::{route, Job};
-use crate::writer::Sink;
+pub use route::Source;
+use route::{route, Job};
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -83,7 +88,7 @@ impl PackOptions {
     pub fn fast() -> Self {
         PackOptions {
             codec: Codec::Zstd,
-            level: crate::codec::default_level(Codec::Zstd),
+            level: crate::format::codec::default_level(Codec::Zstd),
             block_size: DEFAULT_BLOCK_SIZE,
             threads: crate::options::default_threads(),
             filter: FilterMode::Auto,
@@ -103,7 +108,7 @@ impl PackOptions {
     /// ```
     pub fn max() -> Self {
         PackOptions {
-            level: crate::codec::max_level(Codec::Zstd),
+            level: crate::format::codec::max_level(Codec::Zstd),
             thorough: true,
             fast_blocks: false,
             ..PackOptions::fast()
@@ -121,9 +126,9 @@ impl PackOptions {
     pub fn with_codec(mut self, codec: Codec) -> Self {
         self.codec = codec;
         self.level = if self.thorough {
-            crate::codec::max_level(codec)
+            crate::format::codec::max_level(codec)
         } else {
-            crate::codec::default_level(codec)
+            crate::format::codec::default_level(codec)
         };
         self
     }
@@ -205,7 +210,7 @@ impl PackOptions {
     /// [`Error::Option`] for a level outside the codec's range or a block size outside
     /// 8 B..=1 GiB.
     pub fn check(&self) -> Result<()> {
-        crate::codec::check_level(self.codec, self.level)
+        crate::format::codec::check_level(self.codec, self.level)
             .map_err(|e| Error::Option(e.to_string()))?;
         if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) {
             return Err(Error::Option(format!(
@@ -364,15 +369,6 @@ fn stream_to_temp<R: Read>(
     })
 }
 
-/// What is known about the input before it is read.
-#[derive(Debug, Clone, Copy)]
-pub enum Source<'a> {
-    /// A file of known length, with this layout.
-    File(&'a Layout),
-    /// A stream of unknown length: records are counted as they arrive.
-    Stream,
-}
-
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given header (and
 /// its bytes), into `out` (positioned at 0). `input` and `out_path` name the files in errors.
 #[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
@@ -505,7 +501,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     let mut front = [0u8; LEAD_LEN + FRAME_HEADER_LEN];
     front[..LEAD_LEN].copy_from_slice(&lead.encode());
     front[LEAD_LEN..].copy_from_slice(&header_frame[..FRAME_HEADER_LEN]);
-    crate::archive::check_front(&front).map_err(|(part, offset, e)| Error::Archive {
+    crate::read::archive::check_front(&front).map_err(|(part, offset, e)| Error::Archive {
         path: out_path.to_path_buf(),
         part,
         offset,

@@ -2,19 +2,27 @@
 //!
 //! The walk over the file's segments ([`Layout::walk`]) says where each byte goes: a variable's
 //! stream (records de-interleaved), the residual bytes, or, for a small stream, a shared stream
-//! (see [`crate::streams`]). Blocks are handed on as they fill. Input of unknown length (a pipe)
+//! (see [`crate::format::streams`]). Blocks are handed on as they fill. Input of unknown length (a pipe)
 //! is walked against a layout open at the end, counting records as they arrive. Records of up
 //! to 64 KiB are read a chunk of records at a time and gathered variable by variable (see
 //! [`Layout::record_pattern`]), the same way from a file and from a pipe.
 
 use crate::error::{io_err, Error, LayoutError, Result};
 use crate::format;
+use crate::format::streams::{shared_order, streams, Stream};
 use crate::nc3::{Header, Layout, RecordPattern, Target, Walk};
-use crate::pack::Source;
-use crate::streams::{shared_order, streams, Stream};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
+
+/// What is known about the input before it is read.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// A file of known length, with this layout.
+    File(&'a Layout),
+    /// A stream of unknown length: records are counted as they arrive.
+    Stream,
+}
 
 /// A full block of one stream, ready to encode.
 pub(crate) struct Job {
@@ -501,7 +509,7 @@ impl<'e> Router<'e> {
             return Ok(());
         };
         let mut enc = Vec::with_capacity(m.len());
-        crate::codec::member_encode(self.open[s].esize, &m, &mut enc);
+        crate::format::codec::member_encode(self.open[s].esize, &m, &mut enc);
         let shared = self.shared_for(s);
         self.open[shared].seen += enc.len() as u64;
         self.fill(shared, &enc)

@@ -7,11 +7,11 @@
 //! The output is hashed as it is written and compared with the hash recorded at pack time before
 //! it is renamed into place.
 
-use crate::archive::{Archive, HeldBlocks};
 use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{RecordPattern, Target, Walk};
 use crate::parallel::{spawn_scoped, SpawnError, WorkerError};
+use crate::read::archive::{Archive, HeldBlocks};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};

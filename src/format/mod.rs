@@ -36,8 +36,9 @@ pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
 pub const RESIDUAL_ID: u32 = u32::MAX;
 /// Frame variable id of the netCDF header frame (the original header, right after the lead).
 pub const HEADER_ID: u32 = u32::MAX - 2;
-/// Largest original header an archive may declare (1 GiB).
-pub const MAX_HEADER_LEN: u64 = 1 << 30;
+/// Largest original header an archive may declare (1 GiB): the largest header the netCDF-3
+/// parser takes (see design/FORMAT.md, "Limits").
+pub use crate::nc3::MAX_HEADER_LEN;
 /// Frame stream id of the early shared stream, which holds the small fixed variables of a large
 /// file (see [`shared_max`], [`SPLIT_MIN`]).
 pub const SHARED_EARLY_ID: u32 = u32::MAX - 3;
@@ -66,6 +67,9 @@ pub const MAX_RUNS_PER_FRAME: usize = 4096;
 pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// Smallest block size an archive may declare: the largest element size.
 pub const MIN_BLOCK_SIZE: u32 = 8;
+
+pub(crate) mod codec;
+pub(crate) mod streams;
 
 use crate::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
 
