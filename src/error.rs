@@ -838,8 +838,9 @@ pub enum BlockError {
 /// Why an encoder cannot be made (when the codec level is out of range).
 ///
 /// ```
-/// use nc3pack::{codec::check_level, error::CodecError, format::Codec};
-/// assert_eq!(check_level(Codec::Deflate, 12), Err(CodecError::Level { codec: Codec::Deflate, level: 12, min: 0, max: 9 }));
+/// use nc3pack::{error::CodecError, format::Codec};
+/// let e = CodecError::Level { codec: Codec::Deflate, level: 12, min: 0, max: 9 };
+/// assert_eq!(e.to_string(), "level 12 is outside 0..=9 for codec deflate");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {

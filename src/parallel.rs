@@ -47,7 +47,7 @@ pub struct SpawnError {
 /// (a bug in what it ran, reported as an error instead of a hang or a panic).
 ///
 /// ```
-/// use nc3pack::parallel::WorkerError;
+/// use nc3pack::__private::WorkerError;
 /// assert_eq!(WorkerError::Panicked.to_string(), "a worker thread panicked");
 /// ```
 #[derive(Debug, thiserror::Error)]

@@ -42,7 +42,7 @@ pub struct Damage {
 /// for it, or what only `verify`'s own checks see.
 ///
 /// ```
-/// use nc3pack::{error::BlockError, repair::Problem};
+/// use nc3pack::{error::BlockError, Problem};
 /// assert_eq!(Problem::Block(BlockError::Lost).to_string(), "block was lost (marked by reindex)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

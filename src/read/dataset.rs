@@ -156,7 +156,7 @@ pub trait Dataset: Send + Sync {
     /// views that decode nothing).
     ///
     /// ```no_run
-    /// use nc3pack::read::Dataset;
+    /// use nc3pack::Dataset;
     /// let ds = nc3pack::open("samples/classic_records.nc")?;
     /// assert_eq!(ds.global_attributes()[0].name, "title");
     /// # Ok::<(), nc3pack::Error>(())
