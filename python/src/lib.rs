@@ -108,7 +108,26 @@ fn read_typed<'py, T: nc3pack::Element + numpy::Element>(
         .detach(|| -> nc3pack::Result<Vec<T>> {
             let mut out = vec![T::zeroed(); n];
             ds.read_raw_into(v, slab, bytemuck::cast_slice_mut(&mut out))?;
-            T::from_be_in_place(&mut out);
+            // Big-endian to native order, on all cores for a large read: this thread and the
+            // helpers that start take pieces from one list (a helper that cannot start leaves
+            // its share to the others).
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let pieces = std::sync::Mutex::new(out.chunks_mut(1 << 18).collect::<Vec<_>>());
+            let work = || loop {
+                let piece = pieces.lock().ok().and_then(|mut p| p.pop());
+                match piece {
+                    Some(piece) => T::from_be_in_place(piece),
+                    None => break,
+                }
+            };
+            std::thread::scope(|sc| {
+                for _ in 1..threads.min(n >> 18) {
+                    if std::thread::Builder::new().spawn_scoped(sc, work).is_err() {
+                        break;
+                    }
+                }
+                work();
+            });
             Ok(out)
         })
         .map_err(to_py)?;

@@ -449,6 +449,68 @@ impl<R: ReadAt> Archive<R> {
         }
     }
 
+    /// Reads the bytes `off..off + len` of stream `s` (more than one block) into `out`: the
+    /// threads each take a share of the blocks, and read, decode and copy each block straight
+    /// into its part of `out`, so decoding and copying overlap and memory holds one decoded
+    /// block per thread. Blocks go into the cache only when the whole span fits in half of it
+    /// (a larger read would only evict its own blocks, and everything else).
+    fn read_span(&self, s: usize, off: u64, len: u64, out: &mut [u8]) -> Result<()> {
+        let (id, bb) = (self.streams[s].id, self.streams[s].block_bytes);
+        let (first, last) = (off / bb, (off + len - 1) / bb);
+        let mut parts: Vec<(u64, usize, &mut [u8])> =
+            Vec::with_capacity((last - first + 1) as usize);
+        let mut rest = out;
+        for b in first..=last {
+            let (from, to) = (off.max(b * bb), (off + len).min((b + 1) * bb));
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut((to - from) as usize);
+            parts.push((b, (from - b * bb) as usize, head));
+            rest = tail;
+        }
+        let keep = (last - first + 1) * bb <= self.cache.stats().budget / 2;
+        let threads = self.threads.min(parts.len()).max(1);
+        let chunk = parts.len().div_ceil(threads);
+        std::thread::scope(|sc| {
+            let handles = parts
+                .chunks_mut(chunk)
+                .map(|group| {
+                    spawn_scoped(sc, "block decoder", move || -> Result<()> {
+                        for (b, within, dst) in group.iter_mut() {
+                            let block = match self.cache.get((id, *b)) {
+                                Some(block) => block,
+                                None => {
+                                    let block = Arc::new(self.read_block(s, *b)?);
+                                    if keep {
+                                        self.cache.insert((id, *b), Arc::clone(&block));
+                                    }
+                                    block
+                                }
+                            };
+                            let src = block.get(*within..*within + dst.len()).ok_or_else(|| {
+                                Error::Internal(format!(
+                                    "block {b} of {} is shorter than the layout says",
+                                    self.stream_name(s)
+                                ))
+                            })?;
+                            dst.copy_from_slice(src);
+                        }
+                        Ok(())
+                    })
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(spawn_err(&self.path))?;
+            for h in handles {
+                h.join().map_err(|_| {
+                    Error::Internal(format!(
+                        "{}: a block decoder thread panicked decoding {}",
+                        self.path.display(),
+                        self.stream_name(s)
+                    ))
+                })??;
+            }
+            Ok(())
+        })
+    }
+
     /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
     /// [`Archive::stream_count`]), bypassing the cache.
     ///
@@ -754,6 +816,11 @@ impl<R: ReadAt> Dataset for Archive<R> {
             return Ok(());
         }
         let bb = self.streams[v].block_bytes;
+        if let [(off, len)] = *runs {
+            if len > 0 && (off + len - 1) / bb > off / bb && self.threads > 1 {
+                return self.read_span(v, off, len, out);
+            }
+        }
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
         let window = (self.threads * 4).max(8);
