@@ -286,6 +286,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 ))
                 .into());
             };
+            if output.as_os_str() == "-" {
+                return Err(nc3pack::Error::Option(
+                    "pack writes an archive to a file, not to standard output (`-`): its lead is \
+                     rewritten when packing ends, which needs a seekable file"
+                        .into(),
+                )
+                .into());
+            }
             let t = Instant::now();
             let stdin = input.as_os_str() == "-";
             // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.

@@ -847,6 +847,36 @@ fn unpack_verifies_the_whole_file_hash() {
 // ---------------------------------------------------------------------------------------------
 // 5. Usage errors
 
+/// Regression: `nc3pack IN -` created a file named `-` in the working directory; packing to
+/// standard output is not possible (the lead is rewritten at the end), so it is a usage error.
+#[test]
+fn packing_to_standard_output_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample("classic_records.nc");
+    for args in [
+        vec![input.as_os_str(), OsStr::new("-")],
+        vec![OsStr::new("pack"), input.as_os_str(), OsStr::new("-")],
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("standard output") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{args:?} wrote a file"
+        );
+    }
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
