@@ -931,19 +931,7 @@ mod tests {
         }
     }
 
-    fn text_of_f32(x: f32) -> String {
-        let mut out = vec![];
-        x.text(
-            &mut Num {
-                int: itoa::Buffer::new(),
-                float: zmij::Buffer::new(),
-            },
-            &mut out,
-        );
-        String::from_utf8(out).unwrap()
-    }
-
-    fn text_of_f64(x: f64) -> String {
+    fn text_of<T: Printable>(x: T) -> String {
         let mut out = vec![];
         x.text(
             &mut Num {
@@ -987,23 +975,23 @@ mod tests {
             123456790.0,
         ];
         for x in specials32 {
-            assert_eq!(text_of_f32(x), old_f32(x), "{x:e}");
+            assert_eq!(text_of::<f32>(x), old_f32(x), "{x:e}");
         }
         for x in [1e-5f32, 1e15] {
             for d in [-2i32, -1, 1, 2] {
                 let y = f32::from_bits(x.to_bits().wrapping_add_signed(d));
-                assert_eq!(text_of_f32(y), old_f32(y), "{y:e}");
+                assert_eq!(text_of::<f32>(y), old_f32(y), "{y:e}");
             }
         }
         // Every f32 from 256 to 272 (ties are common there), and random ones.
         for bits in 0x4380_0000u32..0x4388_0000 {
             let x = f32::from_bits(bits);
-            assert_eq!(text_of_f32(x), old_f32(x), "{bits:#x}");
+            assert_eq!(text_of::<f32>(x), old_f32(x), "{bits:#x}");
         }
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..300_000 {
             let x = f32::from_bits(rng.next() as u32);
-            assert_eq!(text_of_f32(x), old_f32(x), "{:#x}", x.to_bits());
+            assert_eq!(text_of::<f32>(x), old_f32(x), "{:#x}", x.to_bits());
         }
         let specials64 = [
             0.0f64,
@@ -1029,16 +1017,16 @@ mod tests {
             f64::from_bits(0x431d_00b1_9875_fa55),
         ];
         for x in specials64 {
-            assert_eq!(text_of_f64(x), old_f64(x), "{x:e}");
+            assert_eq!(text_of::<f64>(x), old_f64(x), "{x:e}");
         }
         for _ in 0..300_000 {
             let x = f64::from_bits(rng.next());
-            assert_eq!(text_of_f64(x), old_f64(x), "{:#x}", x.to_bits());
+            assert_eq!(text_of::<f64>(x), old_f64(x), "{:#x}", x.to_bits());
         }
         // Doubles with few digits (where ties sit).
         for i in 0..100_000u64 {
             for x in [i as f64 / 1024.0, (i as f64 + 0.5) * 1e15, i as f64 * 1e-7] {
-                assert_eq!(text_of_f64(x), old_f64(x), "{:#x}", x.to_bits());
+                assert_eq!(text_of::<f64>(x), old_f64(x), "{:#x}", x.to_bits());
             }
         }
     }
