@@ -95,8 +95,8 @@ fn attrs_py<'py>(py: Python<'py>, attrs: &[nc3pack::nc3::Attribute]) -> Attrs<'p
         .collect()
 }
 
-/// Reads a hyperslab as `T` in native order with the GIL released, then hands the buffer to
-/// numpy without a copy.
+/// Reads a hyperslab as `T` in native order with the GIL released (an archive converts the
+/// byte order while it decodes each block), then hands the buffer to numpy without a copy.
 fn read_typed<'py, T: nc3pack::Element + numpy::Element>(
     py: Python<'py>,
     ds: &dyn Dataset,
@@ -107,27 +107,7 @@ fn read_typed<'py, T: nc3pack::Element + numpy::Element>(
     let data: Vec<T> = py
         .detach(|| -> nc3pack::Result<Vec<T>> {
             let mut out = vec![T::zeroed(); n];
-            ds.read_raw_into(v, slab, bytemuck::cast_slice_mut(&mut out))?;
-            // Big-endian to native order, on all cores for a large read: this thread and the
-            // helpers that start take pieces from one list (a helper that cannot start leaves
-            // its share to the others).
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let pieces = std::sync::Mutex::new(out.chunks_mut(1 << 18).collect::<Vec<_>>());
-            let work = || loop {
-                let piece = pieces.lock().ok().and_then(|mut p| p.pop());
-                match piece {
-                    Some(piece) => T::from_be_in_place(piece),
-                    None => break,
-                }
-            };
-            std::thread::scope(|sc| {
-                for _ in 1..threads.min(n >> 18) {
-                    if std::thread::Builder::new().spawn_scoped(sc, work).is_err() {
-                        break;
-                    }
-                }
-                work();
-            });
+            ds.read_native_into(v, slab, bytemuck::cast_slice_mut(&mut out))?;
             Ok(out)
         })
         .map_err(to_py)?;

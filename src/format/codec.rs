@@ -316,6 +316,10 @@ trait Word: Copy {
     fn zigzag(self) -> Self;
     /// Reverses [`Word::zigzag`].
     fn unzigzag(self) -> Self;
+    /// The value with its bytes in reverse order.
+    fn swap(self) -> Self;
+    /// The value whose native bytes are this one's big-endian bytes.
+    fn to_be(self) -> Self;
 }
 
 macro_rules! impl_word {
@@ -344,6 +348,12 @@ macro_rules! impl_word {
             }
             fn unzigzag(self) -> Self {
                 (self >> 1) ^ (self & 1).wrapping_neg()
+            }
+            fn swap(self) -> Self {
+                self.swap_bytes()
+            }
+            fn to_be(self) -> Self {
+                <$u>::to_be(self)
             }
         }
     )*};
@@ -745,6 +755,281 @@ pub fn decode_payload(
     Ok(())
 }
 
+/// Per-thread state of [`decode_payload_into`]: a zstd context and the buffer a filtered
+/// payload is decompressed into, both reused from block to block.
+#[derive(Default)]
+pub(crate) struct DecodeScratch {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    filtered: Vec<u8>,
+}
+
+/// As [`decode_payload`], with the same checks, but into `out`, which must be exactly
+/// `h.decoded_len` bytes long: a payload without a filter is decompressed straight into `out`,
+/// a filtered one into `scratch` and unfiltered from there into `out`. With `native`, elements
+/// of 2, 4 or 8 bytes (`h.esize`) come out in native byte order instead of big-endian (the
+/// conversion done in the same pass, while the block is in the CPU's cache).
+///
+/// # Errors
+///
+/// A [`FrameError`] saying what is wrong with the payload (as [`decode_payload`]), or
+/// [`FrameError::DecodedLength`] when `out` is not `h.decoded_len` bytes long.
+pub(crate) fn decode_payload_into(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+    native: bool,
+) -> Result<(), FrameError> {
+    if payload.len() != h.stored_len as usize {
+        return Err(FrameError::PayloadLength {
+            got: payload.len(),
+            stored: h.stored_len,
+        });
+    }
+    if crc(payload) != h.payload_crc {
+        return Err(FrameError::PayloadChecksum);
+    }
+    let n = h.decoded_len as usize;
+    if out.len() != n {
+        return Err(FrameError::DecodedLength {
+            got: out.len(),
+            decoded: h.decoded_len,
+        });
+    }
+    let esize = usize::from(h.esize);
+    if h.filter == Filter::None {
+        decompress_into(h, payload, out, &mut scratch.zstd)?;
+        if native {
+            be_to_native(out, esize);
+        }
+        return Ok(());
+    }
+    if esize == 0 || !n.is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    // Grows once per thread, then reused: decompression overwrites all of it.
+    if scratch.filtered.len() < n {
+        scratch.filtered.resize(n, 0);
+    }
+    let filtered = &mut scratch.filtered[..n];
+    decompress_into(h, payload, filtered, &mut scratch.zstd)?;
+    undo_filter_into(h.filter, filtered, esize, out, native);
+    Ok(())
+}
+
+/// Decompresses `payload` (codec `h.codec`) into `out`, checking that it fills `out` exactly
+/// (`out` is `h.decoded_len` bytes; nothing is written past it).
+fn decompress_into(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    zstd_ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<(), FrameError> {
+    let n = out.len();
+    match h.codec {
+        Codec::None => {
+            if payload.len() != n {
+                return Err(FrameError::RawLength {
+                    got: payload.len(),
+                    decoded: h.decoded_len,
+                });
+            }
+            out.copy_from_slice(payload);
+        }
+        Codec::Constant => {
+            let e = usize::from(h.esize);
+            if e == 0 || payload.len() != e || !n.is_multiple_of(e) {
+                return Err(FrameError::Constant {
+                    decoded: h.decoded_len,
+                    value_len: payload.len(),
+                    esize: h.esize,
+                });
+            }
+            for c in out.chunks_exact_mut(e) {
+                c.copy_from_slice(payload);
+            }
+        }
+        Codec::Zstd => {
+            let zerr = |e: std::io::Error| FrameError::Zstd(e.to_string());
+            let d = match zstd_ctx {
+                Some(d) => d,
+                None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
+            };
+            let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
+            if got != n {
+                return Err(FrameError::DecodedLength {
+                    got,
+                    decoded: h.decoded_len,
+                });
+            }
+        }
+        Codec::Deflate => {
+            let mut dec = flate2::Decompress::new(false);
+            let st = dec
+                .decompress(payload, out, flate2::FlushDecompress::Finish)
+                .map_err(|e| FrameError::Deflate(e.to_string()))?;
+            if st != flate2::Status::StreamEnd
+                || dec.total_out() != n as u64
+                || dec.total_in() != payload.len() as u64
+            {
+                return Err(FrameError::DeflateLength {
+                    decoded: h.decoded_len,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Converts big-endian elements of `esize` bytes (2, 4 or 8; other sizes are left alone) to
+/// native byte order in place.
+pub(crate) fn be_to_native(bytes: &mut [u8], esize: usize) {
+    if cfg!(target_endian = "big") {
+        return;
+    }
+    match esize {
+        2 => swap_n::<u16, 2>(bytes),
+        4 => swap_n::<u32, 4>(bytes),
+        8 => swap_n::<u64, 8>(bytes),
+        _ => {}
+    }
+}
+
+fn swap_n<W: Word + bytemuck::Pod, const E: usize>(bytes: &mut [u8]) {
+    // Aligned whole words (the usual case: a numpy array or a Vec of the element type) swap as
+    // integers, which the compiler vectorizes; anything else byte by byte.
+    match bytemuck::try_cast_slice_mut::<u8, W>(bytes) {
+        Ok(words) => {
+            for w in words {
+                *w = w.swap();
+            }
+        }
+        Err(_) => {
+            for c in bytes.chunks_exact_mut(E) {
+                c.reverse();
+            }
+        }
+    }
+}
+
+/// Reverses [`apply_filter`] from `src` (which it may use as scratch space) into `dst` (the same
+/// length), elements of 2, 4 or 8 bytes in native order when `native`.
+fn undo_filter_into(filter: Filter, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
+    let swap = native && cfg!(target_endian = "little");
+    let n = src.len() / esize.max(1);
+    match filter {
+        Filter::None => {
+            dst.copy_from_slice(src);
+            if native {
+                be_to_native(dst, esize);
+            }
+            return;
+        }
+        Filter::Shuffle => {}
+        Filter::ByteDelta => {
+            for stream in src[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+                for i in 1..stream.len() {
+                    stream[i] = stream[i].wrapping_add(stream[i - 1]);
+                }
+            }
+        }
+        Filter::Delta | Filter::ZigZagDelta => {
+            let zz = filter == Filter::ZigZagDelta;
+            let f = match (esize, zz, native) {
+                (2, false, false) => unshuffle_undelta_into::<u16, 2, false, false>,
+                (2, true, false) => unshuffle_undelta_into::<u16, 2, true, false>,
+                (2, false, true) => unshuffle_undelta_into::<u16, 2, false, true>,
+                (2, true, true) => unshuffle_undelta_into::<u16, 2, true, true>,
+                (4, false, false) => unshuffle_undelta_into::<u32, 4, false, false>,
+                (4, true, false) => unshuffle_undelta_into::<u32, 4, true, false>,
+                (4, false, true) => unshuffle_undelta_into::<u32, 4, false, true>,
+                (4, true, true) => unshuffle_undelta_into::<u32, 4, true, true>,
+                (8, false, false) => unshuffle_undelta_into::<u64, 8, false, false>,
+                (8, true, false) => unshuffle_undelta_into::<u64, 8, true, false>,
+                (8, false, true) => unshuffle_undelta_into::<u64, 8, false, true>,
+                (8, true, true) => unshuffle_undelta_into::<u64, 8, true, true>,
+                _ => {
+                    let mut prev = 0u8;
+                    for (x, &d) in dst.iter_mut().zip(src.iter()) {
+                        prev = prev.wrapping_add(d);
+                        *x = prev;
+                    }
+                    return;
+                }
+            };
+            f(src, dst, n);
+            dst[n * esize..].copy_from_slice(&src[n * esize..]);
+            return;
+        }
+    }
+    // Shuffle, and ByteDelta whose byte streams now hold their running sums.
+    match (esize, swap) {
+        (2, false) => unshuffle_into::<2, false>(src, dst, n),
+        (2, true) => unshuffle_into::<2, true>(src, dst, n),
+        (4, false) => unshuffle_into::<4, false>(src, dst, n),
+        (4, true) => unshuffle_into::<4, true>(src, dst, n),
+        (8, false) => unshuffle_into::<8, false>(src, dst, n),
+        (8, true) => unshuffle_into::<8, true>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
+        }
+    }
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// [`unshuffle_n`], writing each element's bytes reversed when `SWAP`.
+fn unshuffle_into<const E: usize, const SWAP: bool>(src: &[u8], dst: &mut [u8], n: usize) {
+    if n == 0 {
+        return;
+    }
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, e) in dst[..n * E].chunks_exact_mut(E).enumerate() {
+        for j in 0..E {
+            e[if SWAP { E - 1 - j } else { j }] = ins[j][i];
+        }
+    }
+}
+
+/// [`unshuffle_undelta_n`] into `dst`, elements in native order when `NATIVE` (big-endian
+/// otherwise). When `dst` is aligned for `W` (as the bytes of a `&mut [T]` of the element type
+/// are), it works on native words: one pass unshuffles and un-zigzags (vectorized), a second
+/// takes the running sums and stores them in the wanted order; otherwise it runs the big-endian
+/// passes of [`unshuffle_undelta_n`] and swaps after.
+fn unshuffle_undelta_into<
+    W: Word + bytemuck::Pod,
+    const E: usize,
+    const ZIGZAG: bool,
+    const NATIVE: bool,
+>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    const { assert!(std::mem::size_of::<W>() == E) };
+    let Ok(words) = bytemuck::try_cast_slice_mut::<u8, W>(&mut dst[..n * E]) else {
+        unshuffle_undelta_n::<W, E, ZIGZAG>(src, dst, n);
+        if NATIVE {
+            be_to_native(&mut dst[..n * E], E);
+        }
+        return;
+    };
+    let words = &mut words[..n];
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for i in 0..n {
+        let d = W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i]));
+        words[i] = if ZIGZAG { d.unzigzag() } else { d };
+    }
+    let mut prev = W::ZERO;
+    for w in words {
+        prev = prev.wrapping_add(*w);
+        *w = if NATIVE { prev } else { prev.to_be() };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -932,6 +1217,101 @@ mod tests {
                 decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
                 assert_eq!(out, src);
             }
+        }
+    }
+
+    /// `decode_payload_into` gives what `decode_payload` gives (big-endian, or each element's
+    /// bytes reversed for native order on a little-endian machine) for every codec, filter and
+    /// element size, into aligned and unaligned outputs, and refuses exactly what it refuses.
+    #[test]
+    fn decoding_into_a_slice_matches_decode_payload() {
+        let mut x = 7u64;
+        let mut scratch = DecodeScratch::default();
+        for esize in [1usize, 2, 4, 8] {
+            // Smooth elements (the filters pay) with noisy low bytes, and a constant block.
+            let smooth: Vec<u8> = (0..3000u64)
+                .flat_map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let v = (i * i / 7) << 8 | (x & 0xff);
+                    v.to_be_bytes()[8 - esize..].to_vec()
+                })
+                .collect();
+            let constant: Vec<u8> = std::iter::repeat_n(&smooth[..esize], 500)
+                .flatten()
+                .copied()
+                .collect();
+            for codec in [Codec::None, Codec::Zstd, Codec::Deflate] {
+                for f in ALL_FILTERS {
+                    for data in [&smooth, &constant] {
+                        let level = default_level(codec);
+                        let mut enc =
+                            Encoder::new(codec, level, FilterMode::Fixed(f), false).unwrap();
+                        let mut frame = Vec::new();
+                        let h = enc.encode_frame(0, 0, esize, data, &mut frame);
+                        let payload = &frame[FRAME_HEADER_LEN..];
+                        let ctx = format!("{:?}/{:?} esize {esize}", h.codec, h.filter);
+                        let mut want = Vec::new();
+                        decode_payload(&h, payload, &mut want).unwrap();
+                        assert_eq!(&want, data, "{ctx}");
+                        let mut native = want.clone();
+                        if cfg!(target_endian = "little") && esize > 1 {
+                            for e in native.chunks_exact_mut(esize) {
+                                e.reverse();
+                            }
+                        }
+                        // Aligned for u64 (so for every element size), and one byte off.
+                        let mut words = vec![0u64; data.len() / 8 + 2];
+                        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+                        for at in [0, 1] {
+                            let out = &mut bytes[at..at + data.len()];
+                            for (order, expect) in [(false, &want), (true, &native)] {
+                                out.fill(0xa5);
+                                decode_payload_into(&h, payload, out, &mut scratch, order).unwrap();
+                                assert_eq!(out, &expect[..], "{ctx} at {at} native {order}");
+                            }
+                        }
+                        // Damage: the same error as decode_payload, and a wrong-length output.
+                        let mut bad = payload.to_vec();
+                        let mid = bad.len() / 2;
+                        bad[mid] ^= 4;
+                        let mut out = vec![0u8; data.len()];
+                        assert_eq!(
+                            decode_payload_into(&h, &bad, &mut out, &mut scratch, true),
+                            decode_payload(&h, &bad, &mut Vec::new()),
+                            "{ctx}"
+                        );
+                        let mut short = vec![0u8; data.len() - 1];
+                        assert!(
+                            decode_payload_into(&h, payload, &mut short, &mut scratch, false)
+                                .is_err(),
+                            "{ctx}"
+                        );
+                    }
+                }
+            }
+        }
+        // A frame that lies about its decoded length (CRC intact) fails the same way.
+        let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_be_bytes()).collect();
+        let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
+        let mut frame = Vec::new();
+        let h = enc.encode_frame(0, 0, 4, &data, &mut frame);
+        for decoded in [h.decoded_len - 4, h.decoded_len + 4] {
+            let lying = FrameHeader {
+                decoded_len: decoded,
+                ..h
+            };
+            let mut out = vec![0u8; decoded as usize];
+            let got = decode_payload_into(
+                &lying,
+                &frame[FRAME_HEADER_LEN..],
+                &mut out,
+                &mut scratch,
+                false,
+            );
+            let want = decode_payload(&lying, &frame[FRAME_HEADER_LEN..], &mut Vec::new());
+            assert!(want.is_err() && got.is_err(), "{decoded}: {got:?} {want:?}");
         }
     }
 

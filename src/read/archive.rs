@@ -4,7 +4,7 @@ use crate::error::{
     io_err, spawn_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError,
     FrameError, IndexError, Result,
 };
-use crate::format::codec::decode_payload;
+use crate::format::codec::{be_to_native, decode_payload, decode_payload_into, DecodeScratch};
 use crate::format::streams::{streams, Stream};
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
@@ -450,12 +450,14 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Reads the bytes `off..off + len` of stream `s` (more than one block) into `out`: the
-    /// threads each take a share of the blocks, and read, decode and copy each block straight
-    /// into its part of `out`, so decoding and copying overlap and memory holds one decoded
-    /// block per thread. Blocks go into the cache only when the whole span fits in half of it
-    /// (a larger read would only evict its own blocks, and everything else).
-    fn read_span(&self, s: usize, off: u64, len: u64, out: &mut [u8]) -> Result<()> {
-        let (id, bb) = (self.streams[s].id, self.streams[s].block_bytes);
+    /// threads take the blocks one at a time, and read, decode and copy each block straight
+    /// into its part of `out` (a whole block is decoded right there, with no copy; with
+    /// `native`, its elements in native byte order), so decoding and copying overlap and memory
+    /// holds one frame and one decompressed block per thread. Blocks go into the cache only when
+    /// the whole span fits in half of it (a larger read would only evict its own blocks, and
+    /// everything else).
+    fn read_span(&self, s: usize, off: u64, len: u64, out: &mut [u8], native: bool) -> Result<()> {
+        let bb = self.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
         let mut parts: Vec<(u64, usize, &mut [u8])> =
             Vec::with_capacity((last - first + 1) as usize);
@@ -468,47 +470,101 @@ impl<R: ReadAt> Archive<R> {
         }
         let keep = (last - first + 1) * bb <= self.cache.stats().budget / 2;
         let threads = self.threads.min(parts.len()).max(1);
-        let chunk = parts.len().div_ceil(threads);
+        // The threads take the blocks in ascending order from one queue (so a thread slowed
+        // down by other work does not hold up the read); after an error no thread takes another
+        // block, and the error of the lowest block is the one reported (the blocks before it
+        // were all taken, so it is the first damaged block of the span, as a serial read finds).
+        let queue = std::sync::Mutex::new(parts.into_iter());
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        // Returns the error of the block that failed, if one did.
+        let work = || -> Option<(u64, Error)> {
+            let mut scratch = BlockScratch::default();
+            loop {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                // (A poisoned lock still holds a valid iterator.)
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                let (b, within, dst) = next?;
+                if let Err(e) = self.span_block(s, b, within, dst, keep, native, &mut scratch) {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Some((b, e));
+                }
+            }
+        };
         std::thread::scope(|sc| {
-            let handles = parts
-                .chunks_mut(chunk)
-                .map(|group| {
-                    spawn_scoped(sc, "block decoder", move || -> Result<()> {
-                        for (b, within, dst) in group.iter_mut() {
-                            let block = match self.cache.get((id, *b)) {
-                                Some(block) => block,
-                                None => {
-                                    let block = Arc::new(self.read_block(s, *b)?);
-                                    if keep {
-                                        self.cache.insert((id, *b), Arc::clone(&block));
-                                    }
-                                    block
-                                }
-                            };
-                            let src = block.get(*within..*within + dst.len()).ok_or_else(|| {
-                                Error::Internal(format!(
-                                    "block {b} of {} is shorter than the layout says",
-                                    self.stream_name(s)
-                                ))
-                            })?;
-                            dst.copy_from_slice(src);
-                        }
-                        Ok(())
-                    })
-                })
+            let handles = (0..threads)
+                .map(|_| spawn_scoped(sc, "block decoder", work))
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(spawn_err(&self.path))?;
+            let mut first: Option<(u64, Error)> = None;
             for h in handles {
-                h.join().map_err(|_| {
+                let r = h.join().map_err(|_| {
                     Error::Internal(format!(
                         "{}: a block decoder thread panicked decoding {}",
                         self.path.display(),
                         self.stream_name(s)
                     ))
-                })??;
+                })?;
+                if let Some((b, e)) = r {
+                    if first.as_ref().is_none_or(|(fb, _)| b < *fb) {
+                        first = Some((b, e));
+                    }
+                }
             }
-            Ok(())
+            first.map_or(Ok(()), |(_, e)| Err(e))
         })
+    }
+
+    /// One block of [`Archive::read_span`]: the bytes from `within` of block `b` of stream `s`
+    /// into `dst`, from the cache or decoded (a whole block straight into `dst`), cached if
+    /// `keep`.
+    #[allow(clippy::too_many_arguments)]
+    fn span_block(
+        &self,
+        s: usize,
+        b: u64,
+        within: usize,
+        dst: &mut [u8],
+        keep: bool,
+        native: bool,
+        scratch: &mut BlockScratch,
+    ) -> Result<()> {
+        let (id, esize) = (self.streams[s].id, self.streams[s].esize);
+        let whole = within == 0 && dst.len() as u64 == self.block_len(s, b);
+        let block = match self.cache.get((id, b)) {
+            Some(block) => block,
+            None if whole => {
+                self.decode_block_into(s, b, dst, scratch, native)?;
+                if keep {
+                    let mut block = dst.to_vec();
+                    if native {
+                        // Back to the big-endian bytes the cache holds.
+                        be_to_native(&mut block, esize);
+                    }
+                    self.cache.insert((id, b), Arc::new(block));
+                }
+                return Ok(());
+            }
+            None => {
+                let block = Arc::new(self.read_block(s, b)?);
+                if keep {
+                    self.cache.insert((id, b), Arc::clone(&block));
+                }
+                block
+            }
+        };
+        let src = block.get(within..within + dst.len()).ok_or_else(|| {
+            Error::Internal(format!(
+                "block {b} of {} is shorter than the layout says",
+                self.stream_name(s)
+            ))
+        })?;
+        dst.copy_from_slice(src);
+        if native {
+            be_to_native(dst, esize);
+        }
+        Ok(())
     }
 
     /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
@@ -530,6 +586,53 @@ impl<R: ReadAt> Archive<R> {
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
         self.decode_frame(s, b, &buf)
+    }
+
+    /// [`Archive::read_block`] into `out` (exactly the block's length), with the same checks,
+    /// reusing `scratch`'s buffers; with `native`, elements in native byte order.
+    fn decode_block_into(
+        &self,
+        s: usize,
+        b: u64,
+        out: &mut [u8],
+        scratch: &mut BlockScratch,
+        native: bool,
+    ) -> Result<()> {
+        let e = *self.entry(s, b);
+        if e.is_lost() {
+            return Err(self.block_error(s, b, BlockError::Lost));
+        }
+        let esize = self.streams[s].esize;
+        if e.is_constant() {
+            let mut value = e.constant_value(esize.clamp(1, 8));
+            if native {
+                be_to_native(&mut value, esize);
+            }
+            if value.is_empty() || !out.len().is_multiple_of(value.len()) {
+                return Err(Error::Internal(format!(
+                    "block {b} of {} is not a whole number of elements",
+                    self.stream_name(s)
+                )));
+            }
+            for c in out.chunks_exact_mut(value.len()) {
+                c.copy_from_slice(&value);
+            }
+            return Ok(());
+        }
+        let frame = &mut scratch.frame;
+        frame.resize(FRAME_HEADER_LEN + e.stored_len as usize, 0);
+        self.reader
+            .read_exact_at(frame, e.offset)
+            .map_err(io_err(&self.path, "read"))?;
+        let h = self.check_frame_header(s, b, frame)?;
+        decode_payload_into(
+            &h,
+            &frame[FRAME_HEADER_LEN..],
+            out,
+            &mut scratch.codec,
+            native,
+        )
+        .map_err(|e| self.block_error(s, b, e.into()))
     }
 
     /// Decoded length of block `b` of stream `s`, as the layout says.
@@ -805,6 +908,18 @@ impl<R: ReadAt> Dataset for Archive<R> {
     }
 
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        self.runs_into(v, runs, out, false)
+    }
+
+    fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        self.runs_into(v, runs, out, true)
+    }
+}
+
+impl<R: ReadAt> Archive<R> {
+    /// [`Dataset::read_runs`] (`native` false) and [`Dataset::read_runs_native`] (true).
+    fn runs_into(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8], native: bool) -> Result<()> {
+        let esize = self.streams[v].esize;
         if self.is_member(v) {
             let data = self.member_bytes(v)?;
             let mut out_at = 0usize;
@@ -813,12 +928,15 @@ impl<R: ReadAt> Dataset for Archive<R> {
                 out[out_at..out_at + len].copy_from_slice(&data[off..off + len]);
                 out_at += len;
             }
+            if native {
+                be_to_native(out, esize);
+            }
             return Ok(());
         }
         let bb = self.streams[v].block_bytes;
         if let [(off, len)] = *runs {
             if len > 0 && (off + len - 1) / bb > off / bb && self.threads > 1 {
-                return self.read_span(v, off, len, out);
+                return self.read_span(v, off, len, out, native);
             }
         }
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
@@ -862,7 +980,11 @@ impl<R: ReadAt> Dataset for Archive<R> {
                 let block = &fetched[k];
                 let within = (pos - b * bb) as usize;
                 let take = ((len - run_done) as usize).min(block.len() - within);
-                out[out_at..out_at + take].copy_from_slice(&block[within..within + take]);
+                let piece = &mut out[out_at..out_at + take];
+                piece.copy_from_slice(&block[within..within + take]);
+                if native {
+                    be_to_native(piece, esize);
+                }
                 out_at += take;
                 run_done += take as u64;
                 if run_done == len {
@@ -1001,6 +1123,13 @@ pub(crate) fn check_front(
         ));
     }
     Ok((lead, h))
+}
+
+/// A block decoder thread's reused buffers: the frame it reads, and the decoder's.
+#[derive(Default)]
+struct BlockScratch {
+    frame: Vec<u8>,
+    codec: DecodeScratch,
 }
 
 /// Decoded blocks of the shared streams that [`Archive::member_bytes_held`] keeps between calls:

@@ -113,6 +113,18 @@ pub trait Dataset: Send + Sync {
     /// A read error, or (an archive) a damaged or lost block, naming the file.
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()>;
 
+    /// As [`Dataset::read_runs`], but elements in native byte order (a source may convert
+    /// while it decodes; by default the bytes are converted after reading them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_runs`].
+    fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        self.read_runs(v, runs, out)?;
+        crate::format::codec::be_to_native(out, self.layout().vars[v].esize);
+        Ok(())
+    }
+
     /// The dimensions, the record dimension with its number of records.
     ///
     /// ```no_run
@@ -216,39 +228,28 @@ pub trait Dataset: Send + Sync {
     /// A hyperslab that does not fit the variable or an `out` of the wrong length, a read
     /// error, or (an archive) a damaged or lost block.
     fn read_raw_into(&self, v: usize, slab: &Hyperslab, out: &mut [u8]) -> Result<()> {
-        let lv = &self.layout().vars[v];
-        let name = self.header().var(v).name();
-        let slab = Hyperslab::new(&lv.shape, slab.start(), slab.count(), slab.stride())
-            .map_err(|e| self.slab_error(name, e))?;
-        let esize = lv.esize as u64;
-        let want = slab.len() * esize;
-        if out.len() as u64 != want {
-            return Err(self.slab_error(
-                name,
-                SlabError::BufferLength {
-                    got: out.len() / lv.esize,
-                    want: slab.len(),
-                },
-            ));
-        }
-        let mut runs = Vec::with_capacity(RUN_BATCH.min(slab.len() as usize));
-        let mut batch_start = 0usize;
-        let mut batch_len = 0usize;
-        slab.for_each_run(&lv.shape, esize, |o, n| {
-            runs.push((o, n));
-            batch_len += n as usize;
-            if runs.len() == RUN_BATCH {
-                self.read_runs(v, &runs, &mut out[batch_start..batch_start + batch_len])?;
-                runs.clear();
-                batch_start += batch_len;
-                batch_len = 0;
-            }
-            Ok(())
-        })?;
-        if !runs.is_empty() {
-            self.read_runs(v, &runs, &mut out[batch_start..batch_start + batch_len])?;
-        }
-        Ok(())
+        read_slab(self, v, slab, out, false)
+    }
+
+    /// As [`Dataset::read_raw_into`], but elements in native byte order (what
+    /// [`Dataset::read_into`] reads, without a type check): the bytes of a `&mut [T]` of the
+    /// variable's element type, for callers that learn the type at run time.
+    ///
+    /// ```no_run
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/gridded_sst.nc")?;
+    /// let v = ds.var_id("sst")?;
+    /// let slab = Hyperslab::all(&ds.layout().vars[v].shape);
+    /// let mut sst = vec![0f32; slab.len() as usize];
+    /// ds.read_native_into(v, &slab, bytemuck::cast_slice_mut(&mut sst))?;
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw_into`].
+    fn read_native_into(&self, v: usize, slab: &Hyperslab, out: &mut [u8]) -> Result<()> {
+        read_slab(self, v, slab, out, true)
     }
 
     /// Reads a hyperslab of variable `name` as big-endian bytes, as stored in netCDF-3.
@@ -285,9 +286,7 @@ pub trait Dataset: Send + Sync {
                 },
             ));
         }
-        self.read_raw_into(v, slab, bytemuck::cast_slice_mut(out))?;
-        T::from_be_in_place(out);
-        Ok(())
+        self.read_native_into(v, slab, bytemuck::cast_slice_mut(out))
     }
 
     /// Reads a hyperslab of variable `name` in native byte order.
@@ -329,6 +328,56 @@ pub trait Dataset: Send + Sync {
     }
 }
 
+/// [`Dataset::read_raw_into`] (`native` false) and [`Dataset::read_native_into`] (true).
+fn read_slab<D: Dataset + ?Sized>(
+    ds: &D,
+    v: usize,
+    slab: &Hyperslab,
+    out: &mut [u8],
+    native: bool,
+) -> Result<()> {
+    let lv = &ds.layout().vars[v];
+    let name = ds.header().var(v).name();
+    let slab = Hyperslab::new(&lv.shape, slab.start(), slab.count(), slab.stride())
+        .map_err(|e| ds.slab_error(name, e))?;
+    let esize = lv.esize as u64;
+    let want = slab.len() * esize;
+    if out.len() as u64 != want {
+        return Err(ds.slab_error(
+            name,
+            SlabError::BufferLength {
+                got: out.len() / lv.esize,
+                want: slab.len(),
+            },
+        ));
+    }
+    let read = |runs: &[(u64, u64)], out: &mut [u8]| {
+        if native {
+            ds.read_runs_native(v, runs, out)
+        } else {
+            ds.read_runs(v, runs, out)
+        }
+    };
+    let mut runs = Vec::with_capacity(RUN_BATCH.min(slab.len() as usize));
+    let mut batch_start = 0usize;
+    let mut batch_len = 0usize;
+    slab.for_each_run(&lv.shape, esize, |o, n| {
+        runs.push((o, n));
+        batch_len += n as usize;
+        if runs.len() == RUN_BATCH {
+            read(&runs, &mut out[batch_start..batch_start + batch_len])?;
+            runs.clear();
+            batch_start += batch_len;
+            batch_len = 0;
+        }
+        Ok(())
+    })?;
+    if !runs.is_empty() {
+        read(&runs, &mut out[batch_start..batch_start + batch_len])?;
+    }
+    Ok(())
+}
+
 impl Dataset for Box<dyn Dataset> {
     fn path(&self) -> &Path {
         (**self).path()
@@ -341,5 +390,8 @@ impl Dataset for Box<dyn Dataset> {
     }
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
         (**self).read_runs(v, runs, out)
+    }
+    fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
+        (**self).read_runs_native(v, runs, out)
     }
 }

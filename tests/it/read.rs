@@ -149,6 +149,17 @@ fn check_slab<D: Dataset, T: Elem>(ds: &D, name: &str, slab: &Hyperslab, want: &
         want_be,
         "{ctx}: read_into {name} {slab:?}"
     );
+    // read_native_into: the native bytes of `want`, also into a buffer not aligned for `T`.
+    let want_ne: &[u8] = bytemuck::cast_slice(want);
+    let v = ds.var_id(name).unwrap();
+    let mut unaligned = vec![0xa5u8; want_ne.len() + 1];
+    ds.read_native_into(v, slab, &mut unaligned[1..])
+        .unwrap_or_else(|e| panic!("{ctx}: read_native_into {name} {slab:?}: {e}"));
+    assert_eq!(
+        &unaligned[1..],
+        want_ne,
+        "{ctx}: read_native_into {name} {slab:?} (unaligned)"
+    );
     let raw = ds
         .read_raw(name, slab)
         .unwrap_or_else(|e| panic!("{ctx}: read_raw {name} {slab:?}: {e}"));
@@ -1151,6 +1162,77 @@ fn packed_sst(dir: &Path) -> PathBuf {
     let z = dir.join("sst.nc3z");
     pack_with(&sample("gridded_sst.nc"), &z, Codec::Zstd, 64 << 10, 4);
     z
+}
+
+/// A damaged block met by a large read (the threads sharing the blocks, each decoding
+/// straight into the output) is reported exactly as a read of that block alone reports it,
+/// whether the values are read as stored (big-endian) or in native order, with the cache on or
+/// off, a whole or a partial first block.
+#[test]
+fn damage_in_a_large_read_is_reported_like_a_read_of_the_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let z = packed_sst(dir.path());
+    let a = Archive::open(&z).unwrap();
+    let (v, bb, blocks) = sst_blocks(&a);
+    assert!(blocks >= 6, "the test needs several blocks, got {blocks}");
+    let b = 9;
+    let e = *a.entry(v, b);
+    assert!(!e.is_constant(), "block {b} must have a frame");
+    let frame_at = e.offset;
+    let payload_at = e.offset + nc3pack::format::FRAME_HEADER_LEN as u64;
+    drop(a);
+    let pristine = std::fs::read(&z).unwrap();
+    let shape = [24u64, 180, 360];
+    // The whole variable; one run from plane 2, which starts inside block 7 (a partial first
+    // block); and many runs (read a window of blocks at a time, not shared by the threads).
+    let slabs = [
+        Hyperslab::all(&shape),
+        Hyperslab::new(&shape, &[2, 0, 0], &[20, 180, 360], &[1, 1, 1]).unwrap(),
+        Hyperslab::new(&shape, &[0, 0, 7], &[20, 180, 353], &[1, 1, 1]).unwrap(),
+    ];
+    let plane = 180 * 360 * 4;
+    assert!(
+        bb == 64 << 10 && (2 * plane) % bb != 0 && (2 * plane) / bb < b,
+        "plane 2 starts inside a block before block {b}"
+    );
+    for (what, at) in [("payload", payload_at + 5), ("frame header", frame_at + 9)] {
+        let mut bytes = pristine.clone();
+        bytes[at as usize] ^= 0x10;
+        std::fs::write(&z, &bytes).unwrap();
+        // The reference: the damaged block read alone.
+        let want = Archive::open(&z)
+            .unwrap()
+            .read_block(v, b)
+            .expect_err("the damaged block must not read")
+            .to_string();
+        assert!(want.contains("block 9"), "{want}");
+        for budget in [64 << 20, 0] {
+            for slab in &slabs {
+                let mut a = Archive::open(&z).unwrap();
+                a.set_threads(2);
+                a.set_cache_budget(budget);
+                let n = (slab.len() * 4) as usize;
+                let mut out = vec![0u8; n];
+                let raw = a.read_raw_into(v, slab, &mut out).unwrap_err();
+                assert!(
+                    matches!(raw, Error::Block { block: 9, .. }),
+                    "{what}: {raw}"
+                );
+                assert_eq!(
+                    raw.to_string(),
+                    want,
+                    "{what}, budget {budget}: read_raw_into"
+                );
+                let mut typed = vec![0f32; n / 4];
+                let native = a.read_into("sst", slab, &mut typed).unwrap_err();
+                assert_eq!(
+                    native.to_string(),
+                    want,
+                    "{what}, budget {budget}: read_into"
+                );
+            }
+        }
+    }
 }
 
 /// The id of `sst` and the decoded bytes per block of its stream.
