@@ -8,12 +8,15 @@
 
 mod header;
 mod layout;
+mod records;
 
 pub use header::{
     Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,
     MAX_HEADER_LEN, NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
-pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
+pub use layout::{Layout, Segment, Target, VarLayout, Walk};
+pub use records::RecordPattern;
+pub(crate) use records::{gather, scatter};
 
 use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
