@@ -116,7 +116,7 @@ pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
 pub use read::slab::{Hyperslab, SlabError};
 pub use read::unpack::{unpack_file, unpack_to_writer};
-pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
+pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not

@@ -469,9 +469,7 @@ fn verify_open<R: ReadAt>(
     to_damage: &dyn Fn(Error) -> Damage,
 ) -> Result<()> {
     // 1. Every frame's checksums (read, no decompression), in parallel.
-    let blocks: Vec<(usize, u64)> = (0..a.stream_count())
-        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
-        .collect();
+    let blocks: Vec<(usize, u64)> = a.blocks().collect();
     report.blocks = blocks.len() as u64;
     let mut damaged = Vec::new();
     let threads = crate::parallel::bound_threads(threads);
@@ -495,7 +493,7 @@ fn verify_open<R: ReadAt>(
         .map(|&(s, b)| a.entry(s, b))
         .chain(a.constants_frames())
         .filter(|e| !e.is_lost() && !e.is_constant())
-        .map(|e| (e.offset, FRAME_HEADER_LEN as u64 + u64::from(e.stored_len)))
+        .map(|e| (e.offset, e.frame_len()))
         .collect();
     spans.sort_unstable();
     let mut pos = a.data_start();
@@ -645,8 +643,8 @@ fn check_constants<R: ReadAt>(
             }
         }
     }
-    let unlisted: Vec<(usize, u64)> = (0..a.stream_count())
-        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+    let unlisted: Vec<(usize, u64)> = a
+        .blocks()
         .filter(|&(s, b)| a.entry(s, b).is_constant() && !listed.contains(&(s, b)))
         .collect();
     if let Some(&(s, b)) = unlisted.first() {
@@ -878,8 +876,7 @@ fn fits_layout(all: &[Stream]) -> impl Fn(&FrameHeader) -> bool + '_ {
 }
 
 fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
-    let expect = s.block_bytes.min(s.total - b * s.block_bytes);
-    u64::from(h.decoded_len) == expect
+    u64::from(h.decoded_len) == s.block_len(b)
         && usize::from(h.esize) == s.esize
         && !(h.codec == format::Codec::Constant && h.stored_len == 0)
 }
