@@ -213,7 +213,7 @@ const MAX_LISTED: usize = 1000;
 
 /// Reads the lead and header frame, which a scan needs to know the layout, and bounds the
 /// number of blocks the lead declares.
-fn read_front(
+fn read_front_layout(
     r: &impl ReadAt,
     path: &Path,
     len: u64,
@@ -403,7 +403,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
             let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-            if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
+            if let Ok((lead, _, header, layout, start)) = read_front_layout(&f, path, len) {
                 let all = streams(&layout, lead.block_size);
                 let sc =
                     scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(path, "read"))?;
@@ -700,7 +700,7 @@ pub struct ReindexReport {
 pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
     let f = crate::io::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
-    let (lead, hb, header, layout, start) = read_front(&f, input, len)?;
+    let (lead, hb, header, layout, start) = read_front_layout(&f, input, len)?;
     let all = streams(&layout, lead.block_size);
     let sc = scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(input, "read"))?;
     let mut report = ReindexReport {

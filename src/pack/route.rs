@@ -25,7 +25,7 @@ pub enum Source<'a> {
 }
 
 /// A full block of one stream, ready to encode.
-pub(crate) struct Job {
+pub(crate) struct RoutedBlock {
     /// Stream number as in [`streams`].
     pub stream: usize,
     /// Frame stream id.
@@ -94,7 +94,7 @@ pub(crate) fn route<R: Read>(
     source: Source<'_>,
     block_size: u32,
     progress: &(dyn Fn(u64) + Sync),
-    emit: &mut dyn FnMut(Job) -> Result<()>,
+    emit: &mut dyn FnMut(RoutedBlock) -> Result<()>,
 ) -> Result<Routed> {
     let (plan, limit) = match source {
         Source::File(l) => (l.clone(), l.file_len),
@@ -189,7 +189,7 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
         source: Source<'_>,
         progress: &'a (dyn Fn(u64) + Sync),
         block_size: u32,
-        emit: &'e mut dyn FnMut(Job) -> Result<()>,
+        emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
     ) -> Self {
         let streaming = matches!(source, Source::Stream);
         let with_bytes = |&&i: &&usize| plan.vars[i].slab > 0;
@@ -412,7 +412,7 @@ struct Router<'e> {
     open: Vec<OpenStream>,
     small: u64,
     block_size: u32,
-    emit: &'e mut dyn FnMut(Job) -> Result<()>,
+    emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
 }
 
 /// A stream being assembled.
@@ -439,7 +439,7 @@ impl<'e> Router<'e> {
     fn new(
         plan: &Layout,
         block_size: u32,
-        emit: &'e mut dyn FnMut(Job) -> Result<()>,
+        emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
     ) -> Router<'e> {
         let small = format::shared_max(block_size);
         let mut open: Vec<OpenStream> = Vec::with_capacity(plan.vars.len() + 2);
@@ -611,7 +611,7 @@ impl<'e> Router<'e> {
         o.limit = 0;
         let block = o.next_block;
         o.next_block += 1;
-        (self.emit)(Job {
+        (self.emit)(RoutedBlock {
             stream: s,
             id: o.id,
             block,

@@ -389,7 +389,7 @@ fn streamed_cdf5_slices_equal_the_whole_read() {
             for slab in slabs(&v.shape, &mut rng) {
                 let values = ds.read_values(&v.name, &slab).unwrap();
                 let wants = [
-                    dump::to_text(&v.name, slab.count(), &values).into_bytes(),
+                    dump::data_text(&v.name, slab.count(), &values).into_bytes(),
                     (dump::to_json(slab.count(), &values).to_string() + "\n").into_bytes(),
                     dump::to_native_bytes(&values),
                 ];
