@@ -59,7 +59,7 @@
 //! ([`ReindexReport`]); [`info`] describes either kind of file.
 //!
 //! ```no_run
-//! let report = nc3pack::verify("out.nc3z".as_ref(), None, 2)?;
+//! let report = nc3pack::verify("out.nc3z".as_ref(), &nc3pack::VerifyOptions::default())?;
 //! assert!(report.is_intact());
 //! let text = nc3pack::info::to_text(&nc3pack::info::describe("out.nc3z".as_ref())?, "out");
 //! # Ok::<(), nc3pack::Error>(())
@@ -109,7 +109,7 @@ mod repair;
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
 pub use io::ReadAt;
-pub use options::{ParseNameError, Progress, UnpackOptions};
+pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};

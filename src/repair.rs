@@ -349,14 +349,26 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
     Ok(None)
 }
 
-/// Checks an archive completely (see the module docs). Returns the report; an error only when
-/// the archive cannot be read at all (I/O errors).
+/// Checks an archive completely (see the module docs), and compares it with the original file
+/// if `opts.against` names it. Returns the report: damage is listed there, not returned as an
+/// error.
 ///
 /// ```no_run
-/// let report = nc3pack::verify("/tmp/sst.nc3z".as_ref(), None, 2).unwrap();
+/// use nc3pack::{verify, VerifyOptions};
+/// let report = verify("/tmp/sst.nc3z".as_ref(), &VerifyOptions::default().with_threads(2))?;
 /// assert!(report.is_intact());
+/// let opts = VerifyOptions::default().with_against("/tmp/sst.nc");
+/// assert_eq!(verify("/tmp/sst.nc3z".as_ref(), &opts)?.original_matches, Some(true));
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
+///
+/// # Errors
+///
+/// Only when the archive cannot be checked at all: [`Error::Io`] when it (or the original)
+/// cannot be opened or read, [`Error::NotSeekable`] for an archive that is a pipe or device,
+/// [`Error::Thread`] when a worker thread cannot be started.
+pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
+    let (against, threads) = (opts.against.as_deref(), opts.threads);
     let f = crate::io::open_seekable(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
@@ -690,14 +702,25 @@ pub struct ReindexReport {
 }
 
 /// Rebuilds `input`'s index and footer by scanning its frames, writing a valid archive to
-/// `output` (atomically; refuses an existing `output` unless `force`). Needs the lead and header
-/// copy to be intact.
+/// `output` (atomically; refuses an existing `output` unless `opts.force`). Needs the lead and
+/// header copy to be intact. Blocks not found are marked lost (listed in the report).
 ///
 /// ```no_run
-/// let r = nc3pack::reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), false).unwrap();
+/// use nc3pack::{reindex, ReindexOptions};
+/// let r = reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), &ReindexOptions::default())?;
 /// println!("{} of {} blocks recovered", r.recovered, r.blocks);
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
+///
+/// # Errors
+///
+/// [`Error::Archive`] when the lead or header frame is damaged (nothing to scan against),
+/// [`Error::Io`] when `input` cannot be read or `output` written, [`Error::NotSeekable`] for an
+/// `input` that is a pipe or device, [`Error::OutputExists`] for an existing `output` without
+/// `force`, [`Error::Refused`] for an `output` that is the input or a directory. On an error no
+/// output is left behind.
+pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Result<ReindexReport> {
+    let force = opts.force;
     let f = crate::io::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
     let (lead, hb, header, layout, start) = read_front_layout(&f, input, len)?;

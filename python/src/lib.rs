@@ -371,7 +371,7 @@ fn verify(
 ) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
     let threads = threads_or_all(threads)?;
     let r = py
-        .detach(|| nc3pack::verify(&path, against.as_deref(), threads))
+        .detach(|| nc3pack::verify(&path, &nc3pack::VerifyOptions { against, threads }))
         .map_err(to_py)?;
     let damage = r
         .damage

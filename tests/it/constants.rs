@@ -130,7 +130,13 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
     )
     .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
-    let report = verify(&path, Some(&nc), 2).unwrap();
+    let report = verify(
+        &path,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(report.is_intact() && report.hash_checked, "{report:?}");
     // The netcdf3 crate reads the restored file's fill records as written.
     let mut rd = netcdf3::FileReader::open(&back).unwrap();
@@ -192,7 +198,14 @@ fn the_parallel_pipeline_writes_a_consistent_archive() {
     assert_eq!(runs, [(0, 0, 10), (0, 11, 59), (1, 10, 10)]);
     assert!(a.read_var_bytes(0).unwrap() == be(&z));
     assert!(a.read_var_bytes(1).unwrap() == be(&r));
-    assert!(verify(&path, Some(&nc), 2).unwrap().is_intact());
+    assert!(verify(
+        &path,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2)
+    )
+    .unwrap()
+    .is_intact());
 }
 
 #[test]
@@ -208,7 +221,12 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
     let fixed = dir.path().join("fixed.nc3z");
     // Cut just before the constants frame: the 69 constant blocks are lost, nothing else.
     std::fs::write(&cut, &bytes[..t.offset as usize]).unwrap();
-    let rep = reindex(&cut, &fixed, true).unwrap();
+    let rep = reindex(
+        &cut,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert_eq!((rep.blocks, rep.lost.len()), (120, 69));
     assert!(rep
         .lost
@@ -217,12 +235,24 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
     // Cut after it (the index and footer gone): everything, byte for byte.
     let end = t.offset as usize + 36 + t.stored_len as usize;
     std::fs::write(&cut, &bytes[..end]).unwrap();
-    let rep = reindex(&cut, &fixed, true).unwrap();
+    let rep = reindex(
+        &cut,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert!(rep.lost.is_empty(), "{rep:?}");
     let b = Archive::open(&fixed).unwrap();
     assert_eq!(b.constants_frames().len(), 1);
     assert_eq!(b.constant_runs(0).unwrap(), a.constant_runs(0).unwrap());
-    assert!(verify(&fixed, Some(&nc), 2).unwrap().is_intact());
+    assert!(verify(
+        &fixed,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2)
+    )
+    .unwrap()
+    .is_intact());
     let back = dir.path().join("back.nc");
     unpack_file(
         &fixed,
@@ -262,13 +292,27 @@ fn more_runs_than_one_frame_holds_go_to_several_frames() {
     }
     let want: Vec<u8> = v.iter().flat_map(|x| x.to_be_bytes()).collect();
     assert!(a.read_var_bytes(0).unwrap() == want);
-    assert!(verify(&path, Some(&nc), 2).unwrap().is_intact());
+    assert!(verify(
+        &path,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2)
+    )
+    .unwrap()
+    .is_intact());
     // The whole archive but its index: both frames found, every block back.
     let bytes = std::fs::read(&path).unwrap();
     let cut = dir.path().join("cut.nc3z");
     std::fs::write(&cut, &bytes[..a.index_offset() as usize]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    assert!(reindex(&cut, &fixed, true).unwrap().lost.is_empty());
+    assert!(reindex(
+        &cut,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true)
+    )
+    .unwrap()
+    .lost
+    .is_empty());
     assert!(Archive::open(&fixed).unwrap().read_var_bytes(0).unwrap() == want);
 }
 
@@ -326,10 +370,15 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
         let input = dir.path().join("forged.nc3z");
         let fixed = dir.path().join("fixed.nc3z");
         std::fs::write(&input, forged(esize, value)).unwrap();
-        let rep = reindex(&input, &fixed, true).unwrap();
+        let rep = reindex(
+            &input,
+            &fixed,
+            &nc3pack::ReindexOptions::default().with_force(true),
+        )
+        .unwrap();
         let b = Archive::open(&fixed)
             .unwrap_or_else(|e| panic!("esize {esize}, {} bytes: {e}", value.len()));
-        let r = verify(&fixed, None, 1).unwrap();
+        let r = verify(&fixed, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
         assert!(
             r.damage
                 .iter()

@@ -381,7 +381,8 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
                     a.read_block(s, blk).unwrap();
                 }
             }
-            let r = nc3pack::verify(path, None, 1).unwrap();
+            let r =
+                nc3pack::verify(path, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
             assert!(
                 r.damage.iter().any(|d| d.to_string().contains(what)),
                 "{name}: verify found {:?}, not {what:?}",
@@ -392,11 +393,11 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
         (e, Err(other)) => panic!("{name}: expected {e:?}, got {other}"),
     }
     // Whatever the damage, verify reports it and unpack refuses, leaving nothing.
-    let r = nc3pack::verify(path, None, 1).unwrap();
+    let r = nc3pack::verify(path, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
     assert!(!r.is_intact(), "{name}: verify says intact");
     let dir = tempfile::tempdir().unwrap();
     // Reindex either recovers something or refuses, quickly and within bounded memory.
-    let _ = nc3pack::reindex(path, &dir.path().join("re.nc3z"), false);
+    let _ = nc3pack::reindex(path, &dir.path().join("re.nc3z"), &Default::default());
     let out = dir.path().join("out.nc");
     match nc3pack::unpack_file(
         path,
@@ -485,11 +486,12 @@ fn fuzz_findings_fail_cleanly() {
             let e = pack_file(&p, &out.path().join("x.nc3z"), &PackOptions::default()).unwrap_err();
             assert!(e.to_string().contains(what), "{name}: {e}");
         } else {
-            let r = nc3pack::verify(&p, None, 1).unwrap();
+            let r =
+                nc3pack::verify(&p, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
             assert!(!r.is_intact());
             let out = tempfile::tempdir().unwrap();
             assert!(
-                nc3pack::reindex(&p, &out.path().join("x.nc3z"), false).is_err(),
+                nc3pack::reindex(&p, &out.path().join("x.nc3z"), &Default::default()).is_err(),
                 "{name}"
             );
         }

@@ -55,10 +55,22 @@ fn frame_ends(a: &Archive) -> Vec<(usize, u64, u64)> {
 fn intact_archive_verifies_and_matches_its_original() {
     let dir = tempfile::tempdir().unwrap();
     let z = packed(dir.path(), "classic_records.nc", 16);
-    let r = verify(&z, Some(&sample("classic_records.nc")), 2).unwrap();
+    let r = verify(
+        &z,
+        &nc3pack::VerifyOptions::default()
+            .with_against(sample("classic_records.nc"))
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(r.is_intact() && r.hash_checked, "{r:?}");
     assert_eq!(r.original_matches, Some(true));
-    let r = verify(&z, Some(&sample("scalars.nc")), 2).unwrap();
+    let r = verify(
+        &z,
+        &nc3pack::VerifyOptions::default()
+            .with_against(sample("scalars.nc"))
+            .with_threads(2),
+    )
+    .unwrap();
     assert_eq!(r.original_matches, Some(false));
     assert!(!r.is_intact());
 }
@@ -73,9 +85,18 @@ fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
         let cut = dir.path().join("cut.nc3z");
         std::fs::write(&cut, &bytes[..a.index_offset() as usize]).unwrap();
         let fixed = dir.path().join("fixed.nc3z");
-        let r = reindex(&cut, &fixed, true).unwrap();
+        let r = reindex(
+            &cut,
+            &fixed,
+            &nc3pack::ReindexOptions::default().with_force(true),
+        )
+        .unwrap();
         assert!(r.lost.is_empty(), "{name}: {r:?}");
-        assert!(verify(&fixed, None, 2).unwrap().is_intact());
+        assert!(
+            verify(&fixed, &nc3pack::VerifyOptions::default().with_threads(2))
+                .unwrap()
+                .is_intact()
+        );
         let back = dir.path().join("back.nc");
         unpack_file(
             &fixed,
@@ -104,7 +125,12 @@ fn a_cut_at_any_byte_recovers_every_block_before_it() {
     let front = a.data_start() as usize;
     for len in (front..bytes.len()).step_by(3) {
         std::fs::write(&cut, &bytes[..len]).unwrap();
-        let r = reindex(&cut, &fixed, true).unwrap();
+        let r = reindex(
+            &cut,
+            &fixed,
+            &nc3pack::ReindexOptions::default().with_force(true),
+        )
+        .unwrap();
         let b = Archive::open(&fixed).unwrap();
         for &(s, blk, end) in &ends {
             let lost = b.entry(s, blk).is_lost();
@@ -143,7 +169,7 @@ fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
         let mut b = bytes.clone();
         b[i] ^= 0x10;
         std::fs::write(&bad, &b).unwrap();
-        let r = verify(&bad, None, 1).unwrap();
+        let r = verify(&bad, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
         assert!(
             !r.is_intact(),
             "flip at byte {i} of {} not reported",
@@ -181,7 +207,7 @@ fn lost_blocks_are_reported_everywhere() {
     let cut = dir.path().join("cut.nc3z");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let r = reindex(&cut, &fixed, false).unwrap();
+    let r = reindex(&cut, &fixed, &nc3pack::ReindexOptions::default()).unwrap();
     assert!(!r.lost.is_empty() && r.recovered > 0);
     let a = Archive::open(&fixed).unwrap();
     let (s, b) = a.lost_blocks()[0];
@@ -195,7 +221,7 @@ fn lost_blocks_are_reported_everywhere() {
         e.contains("lost") && e.contains(&format!("block {b}")),
         "{e}"
     );
-    let v = verify(&fixed, None, 2).unwrap();
+    let v = verify(&fixed, &nc3pack::VerifyOptions::default().with_threads(2)).unwrap();
     assert!(
         v.damage
             .iter()
@@ -222,7 +248,7 @@ fn lost_blocks_are_reported_everywhere() {
         orig.read::<f32>("lat", &slab).unwrap()
     );
     // reindex refuses an existing output without force.
-    assert!(reindex(&cut, &fixed, false).is_err());
+    assert!(reindex(&cut, &fixed, &nc3pack::ReindexOptions::default()).is_err());
 }
 
 /// Regression: a frame's element size field, changed (header checksum recomputed) in a block
@@ -257,7 +283,7 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     bytes[at..at + 36].copy_from_slice(&h.encode());
     let forged = dir.path().join("forged.nc3z");
     std::fs::write(&forged, &bytes).unwrap();
-    let r = verify(&forged, None, 1).unwrap();
+    let r = verify(&forged, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
     assert!(
         r.damage.iter().any(|d| d.block == Some((name.clone(), b))
             && d.what
@@ -286,7 +312,12 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     );
     // A scan does not take the frame: reindex marks the block lost.
     let fixed = dir.path().join("fixed.nc3z");
-    let rep = reindex(&forged, &fixed, true).unwrap();
+    let rep = reindex(
+        &forged,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert_eq!(rep.lost, vec![(name, b)]);
 }
 
@@ -296,7 +327,11 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
 fn verify_checks_the_leads_record_count_against_the_header() {
     let dir = tempfile::tempdir().unwrap();
     let out = packed(dir.path(), "scalars.nc", 1 << 20);
-    assert!(verify(&out, None, 1).unwrap().is_intact());
+    assert!(
+        verify(&out, &nc3pack::VerifyOptions::default().with_threads(1))
+            .unwrap()
+            .is_intact()
+    );
     let mut bytes = std::fs::read(&out).unwrap();
     assert_eq!(u64::from_le_bytes(bytes[24..32].try_into().unwrap()), 0);
     bytes[24..32].copy_from_slice(&7u64.to_le_bytes());
@@ -304,7 +339,7 @@ fn verify_checks_the_leads_record_count_against_the_header() {
     bytes[60..64].copy_from_slice(&c.to_le_bytes());
     let forged = dir.path().join("forged.nc3z");
     std::fs::write(&forged, &bytes).unwrap();
-    let r = verify(&forged, None, 1).unwrap();
+    let r = verify(&forged, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
     assert!(
         r.damage.iter().any(|d| d.part == "lead"
             && matches!(
@@ -356,7 +391,12 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     let input = dir.path().join("forged.nc3z");
     std::fs::write(&input, &forged).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let rep = reindex(&input, &fixed, true).unwrap();
+    let rep = reindex(
+        &input,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert!(rep.lost.is_empty(), "{rep:?}");
     let back = dir.path().join("back.nc");
     unpack_file(

@@ -144,7 +144,7 @@ fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
     let cut_path = dir.path().join("cut.nc3z");
     std::fs::write(&cut_path, &bytes[..cut]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let r = nc3pack::reindex(&cut_path, &fixed, false).unwrap();
+    let r = nc3pack::reindex(&cut_path, &fixed, &nc3pack::ReindexOptions::default()).unwrap();
     assert!(!r.lost.is_empty());
     let a = Archive::open(&fixed).unwrap();
     assert!(a.read_var_bytes(var(&a, "f")).unwrap() == truth[0].1);

@@ -278,7 +278,7 @@ fn child(dir: &Path) {
         "unpack_file",
     );
     thread_error(
-        nc3pack::verify(&archive, None, 2).map(drop),
+        nc3pack::verify(&archive, &nc3pack::VerifyOptions::default().with_threads(2)).map(drop),
         &archive,
         "verify",
     );
