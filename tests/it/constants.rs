@@ -3,6 +3,7 @@
 //! recovers them. Checked against files written by the `netcdf3` crate, whose values are the
 //! truth, and against runs worked out by hand from those values.
 
+use crate::util::temp_dir;
 use nc3pack::__private::scan;
 use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
@@ -62,7 +63,7 @@ fn be(v: &[f32]) -> Vec<u8> {
 
 #[test]
 fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     let (zv, rv) = write(&nc);
     let path = pack(&nc, 1, 64);
@@ -147,7 +148,7 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
 /// Files over 4 MiB go through the encoder threads, which finish blocks in any order.
 #[test]
 fn the_parallel_pipeline_writes_a_consistent_archive() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("big.nc");
     // 64 KiB blocks of 16384 floats. z: blocks 0..10 are 0.0, block 10 varies, blocks 11..70
     // are 1.5. r(time, x): one block a record, records 0..10 vary, 10..20 are the fill value.
@@ -210,7 +211,7 @@ fn the_parallel_pipeline_writes_a_consistent_archive() {
 
 #[test]
 fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);
@@ -267,7 +268,7 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
 
 #[test]
 fn more_runs_than_one_frame_holds_go_to_several_frames() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("steps.nc");
     // 5000 blocks of two equal ints, each block another value: 5000 runs of one block.
     let mut ds = netcdf3::DataSet::new();
@@ -325,7 +326,7 @@ fn more_runs_than_one_frame_holds_go_to_several_frames() {
 #[test]
 fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
     use nc3pack::format::{Codec, Filter};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);
@@ -399,7 +400,7 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
 
 #[test]
 fn info_counts_constant_blocks_and_constants_frames() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);
@@ -430,7 +431,7 @@ fn info_counts_constant_blocks_and_constants_frames() {
 #[test]
 fn a_constants_frame_entry_with_another_codec_is_refused() {
     use nc3pack::format::{crc, FOOTER_LEN};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);

@@ -2,20 +2,18 @@
 //! trailing bytes, and a numrecs larger than the file holds. Each must round-trip byte-exactly,
 //! with the record dimension materialized to the complete records the file really has.
 
+use crate::util::temp_dir;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn sample(name: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name);
-    std::fs::read(p).unwrap()
+    std::fs::read(crate::util::sample(name)).unwrap()
 }
 
 /// Packs `bytes` (small blocks, so records span blocks), unpacks, checks byte equality, and
 /// returns the archive's materialized record count.
 fn roundtrip(bytes: &[u8]) -> u64 {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let (nc, z, back): (PathBuf, PathBuf, PathBuf) = (
         dir.path().join("in.nc"),
         dir.path().join("a.nc3z"),

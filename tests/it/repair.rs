@@ -1,17 +1,12 @@
 //! Damage: `verify` reports every damaged byte, `reindex` recovers every intact block, and no
 //! read of a damaged archive returns wrong data or panics.
 
+use crate::util::{sample, temp_dir};
 use nc3pack::error::{ArchiveError, BlockError, FooterError, FrameError};
 use nc3pack::Dataset;
 use nc3pack::{pack_file, unpack_file, Archive, Error, PackOptions};
 use nc3pack::{reindex, verify, Problem};
 use std::path::{Path, PathBuf};
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
 
 /// Packs `name` with small blocks (so there are many frames) into `dir`; returns the path.
 fn packed(dir: &Path, name: &str, block_size: u32) -> PathBuf {
@@ -53,7 +48,7 @@ fn frame_ends(a: &Archive) -> Vec<(usize, u64, u64)> {
 
 #[test]
 fn intact_archive_verifies_and_matches_its_original() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "classic_records.nc", 16);
     let r = verify(
         &z,
@@ -77,7 +72,7 @@ fn intact_archive_verifies_and_matches_its_original() {
 
 #[test]
 fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for name in ["classic_records.nc", "gridded_sst.nc", "cdf5_types.nc"] {
         let z = packed(dir.path(), name, 4096);
         let a = Archive::open(&z).unwrap();
@@ -116,7 +111,7 @@ fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
 
 #[test]
 fn a_cut_at_any_byte_recovers_every_block_before_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "classic_records.nc", 16);
     let a = Archive::open(&z).unwrap();
     let ends = frame_ends(&a);
@@ -154,7 +149,7 @@ fn a_cut_at_any_byte_recovers_every_block_before_it() {
 /// variable either fails or returns the right values.
 #[test]
 fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let name = "single_recvar_short.nc";
     let z = packed(dir.path(), name, 8);
     let good = Archive::open(&z).unwrap();
@@ -201,7 +196,7 @@ fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
 
 #[test]
 fn lost_blocks_are_reported_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "gridded_sst.nc", 64 << 10);
     let bytes = std::fs::read(&z).unwrap();
     let cut = dir.path().join("cut.nc3z");
@@ -257,7 +252,7 @@ fn lost_blocks_are_reported_everywhere() {
 #[test]
 fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     use nc3pack::format::{Codec, FrameHeader};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = dir.path().join("none.nc3z");
     let opts = PackOptions {
         codec: Codec::None,
@@ -325,7 +320,7 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
 /// file without record variables, changes no block, and `verify` said the archive was intact.
 #[test]
 fn verify_checks_the_leads_record_count_against_the_header() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = packed(dir.path(), "scalars.nc", 1 << 20);
     assert!(
         verify(&out, &nc3pack::VerifyOptions::default().with_threads(1))
@@ -360,7 +355,7 @@ fn verify_checks_the_leads_record_count_against_the_header() {
 #[test]
 fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     use nc3pack::format::{crc, Codec, Filter, FrameHeader};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = packed(dir.path(), "classic_records.nc", 64);
     let a = Archive::open(&out).unwrap();
     let s = (0..a.stream_count())
@@ -414,7 +409,7 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
 /// byte are told apart by matching, with the offsets where they apply.
 #[test]
 fn damage_is_reported_as_typed_variants() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "gridded_sst.nc", 64 << 10);
     let bytes = std::fs::read(&z).unwrap();
     // Cut the last byte: the footer magic is gone.
