@@ -39,9 +39,9 @@
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 //!
-//! **Reading.** [`open`] opens an archive or an original file as a [`Dataset`]: hyperslab
-//! reads ([`Hyperslab`], netCDF's start/count/stride) typed ([`Element`]), dynamically typed or
-//! raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
+//! **Reading.** [`open`] opens an archive or an original file (told apart by [`is_archive`])
+//! as a [`Dataset`]: hyperslab reads ([`Hyperslab`], netCDF's start/count/stride) typed
+//! ([`Element`]), dynamically typed or raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
 //! and [`NcFile`] (an original file) are the two datasets, over any [`ReadAt`] source.
 //! [`dump::write_slice`] prints a hyperslab as `nc3pack slice` does.
 //!
@@ -55,8 +55,9 @@
 //! ```
 //!
 //! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
-//! ([`VerifyReport`], [`Damage`]); [`reindex`] rebuilds a damaged archive's index
-//! ([`ReindexReport`]); [`info`] describes either kind of file.
+//! ([`VerifyOptions`]: an original to compare with, threads; [`VerifyReport`], [`Damage`]);
+//! [`reindex`] rebuilds a damaged archive's index ([`ReindexOptions`], [`ReindexReport`]);
+//! [`info`] describes either kind of file.
 //!
 //! ```no_run
 //! let report = nc3pack::verify("out.nc3z".as_ref(), &nc3pack::VerifyOptions::default())?;
