@@ -383,7 +383,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Verify(a) => {
-            let r = nc3pack::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
+            let opts = nc3pack::VerifyOptions {
+                against: a.against.clone(),
+                threads: threads(a.threads),
+            };
+            let r = nc3pack::verify(&a.archive, &opts)?;
             let mut text = String::new();
             for d in &r.damage {
                 text += &format!("{}: damaged: {d}\n", a.archive.display());
@@ -405,7 +409,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Reindex(a) => {
-            let r = nc3pack::reindex(&a.input, &a.output, a.common.force)?;
+            let opts = nc3pack::ReindexOptions::default().with_force(a.common.force);
+            let r = nc3pack::reindex(&a.input, &a.output, &opts)?;
             if !a.common.quiet {
                 eprintln!(
                     "{} -> {}: recovered {} of {} blocks",

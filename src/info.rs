@@ -1,7 +1,6 @@
 //! `nc3pack info`: a summary of a netCDF-3 file or an archive, as CDL-like text or JSON.
 
 use crate::error::{Error, Result};
-use crate::format::LEAD_MAGIC;
 use crate::nc3::{self, Attr, Header, Layout, Values};
 use crate::read::archive::Archive;
 use serde_json::{json, Value};
@@ -69,10 +68,7 @@ enum Source {
 impl Source {
     fn open(path: &Path) -> Result<Source> {
         let f = crate::io::open_seekable(path, "info")?;
-        let mut magic = [0u8; 8];
-        let is_archive =
-            crate::io::ReadAt::read_exact_at(&f, &mut magic, 0).is_ok() && magic == LEAD_MAGIC;
-        if is_archive {
+        if crate::read::is_archive(&f) {
             Ok(Source::Archive(Archive::from_reader(f, path)?))
         } else {
             let (h, _, layout) = nc3::open(&f, path)?;
@@ -204,8 +200,8 @@ fn archive_node(a: &Archive) -> Node<'_> {
         ("stored_block_bytes", Node::Val(json!(stored_total))),
         (
             "constant_blocks",
-            Node::Val(json!((0..a.stream_count())
-                .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+            Node::Val(json!(a
+                .blocks()
                 .filter(|&(s, b)| a.entry(s, b).is_constant())
                 .count())),
         ),
@@ -218,7 +214,7 @@ fn archive_node(a: &Archive) -> Node<'_> {
             Node::Val(json!(a
                 .constants_frames()
                 .iter()
-                .map(|e| crate::format::FRAME_HEADER_LEN as u64 + u64::from(e.stored_len))
+                .map(|e| e.frame_len())
                 .sum::<u64>())),
         ),
         (

@@ -39,9 +39,9 @@
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 //!
-//! **Reading.** [`open`] opens an archive or an original file as a [`Dataset`]: hyperslab
-//! reads ([`Hyperslab`], netCDF's start/count/stride) typed ([`Element`]), dynamically typed or
-//! raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
+//! **Reading.** [`open`] opens an archive or an original file (told apart by [`is_archive`])
+//! as a [`Dataset`]: hyperslab reads ([`Hyperslab`], netCDF's start/count/stride) typed
+//! ([`Element`]), dynamically typed or raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
 //! and [`NcFile`] (an original file) are the two datasets, over any [`ReadAt`] source.
 //! [`dump::write_slice`] prints a hyperslab as `nc3pack slice` does.
 //!
@@ -55,11 +55,12 @@
 //! ```
 //!
 //! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
-//! ([`VerifyReport`], [`Damage`]); [`reindex`] rebuilds a damaged archive's index
-//! ([`ReindexReport`]); [`info`] describes either kind of file.
+//! ([`VerifyOptions`]: an original to compare with, threads; [`VerifyReport`], [`Damage`]);
+//! [`reindex`] rebuilds a damaged archive's index ([`ReindexOptions`], [`ReindexReport`]);
+//! [`info`] describes either kind of file.
 //!
 //! ```no_run
-//! let report = nc3pack::verify("out.nc3z".as_ref(), None, 2)?;
+//! let report = nc3pack::verify("out.nc3z".as_ref(), &nc3pack::VerifyOptions::default())?;
 //! assert!(report.is_intact());
 //! let text = nc3pack::info::to_text(&nc3pack::info::describe("out.nc3z".as_ref())?, "out");
 //! # Ok::<(), nc3pack::Error>(())
@@ -109,14 +110,14 @@ mod repair;
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
 pub use io::ReadAt;
-pub use options::{ParseNameError, Progress, UnpackOptions};
+pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
 pub use read::slab::{Hyperslab, SlabError};
 pub use read::unpack::{unpack_file, unpack_to_writer};
-pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
+pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not

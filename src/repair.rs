@@ -213,7 +213,7 @@ const MAX_LISTED: usize = 1000;
 
 /// Reads the lead and header frame, which a scan needs to know the layout, and bounds the
 /// number of blocks the lead declares.
-fn read_front(
+fn read_front_layout(
     r: &impl ReadAt,
     path: &Path,
     len: u64,
@@ -349,14 +349,26 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
     Ok(None)
 }
 
-/// Checks an archive completely (see the module docs). Returns the report; an error only when
-/// the archive cannot be read at all (I/O errors).
+/// Checks an archive completely (see the module docs), and compares it with the original file
+/// if `opts.against` names it. Returns the report: damage is listed there, not returned as an
+/// error.
 ///
 /// ```no_run
-/// let report = nc3pack::verify("/tmp/sst.nc3z".as_ref(), None, 2).unwrap();
+/// use nc3pack::{verify, VerifyOptions};
+/// let report = verify("/tmp/sst.nc3z".as_ref(), &VerifyOptions::default().with_threads(2))?;
 /// assert!(report.is_intact());
+/// let opts = VerifyOptions::default().with_against("/tmp/sst.nc");
+/// assert_eq!(verify("/tmp/sst.nc3z".as_ref(), &opts)?.original_matches, Some(true));
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
+///
+/// # Errors
+///
+/// Only when the archive cannot be checked at all: [`Error::Io`] when it (or the original)
+/// cannot be opened or read, [`Error::NotSeekable`] for an archive that is a pipe or device,
+/// [`Error::Thread`] when a worker thread cannot be started.
+pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
+    let (against, threads) = (opts.against.as_deref(), opts.threads);
     let f = crate::io::open_seekable(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
@@ -403,7 +415,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
             let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-            if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
+            if let Ok((lead, _, header, layout, start)) = read_front_layout(&f, path, len) {
                 let all = streams(&layout, lead.block_size);
                 let sc =
                     scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(path, "read"))?;
@@ -469,9 +481,7 @@ fn verify_open<R: ReadAt>(
     to_damage: &dyn Fn(Error) -> Damage,
 ) -> Result<()> {
     // 1. Every frame's checksums (read, no decompression), in parallel.
-    let blocks: Vec<(usize, u64)> = (0..a.stream_count())
-        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
-        .collect();
+    let blocks: Vec<(usize, u64)> = a.blocks().collect();
     report.blocks = blocks.len() as u64;
     let mut damaged = Vec::new();
     let threads = crate::parallel::bound_threads(threads);
@@ -495,7 +505,7 @@ fn verify_open<R: ReadAt>(
         .map(|&(s, b)| a.entry(s, b))
         .chain(a.constants_frames())
         .filter(|e| !e.is_lost() && !e.is_constant())
-        .map(|e| (e.offset, FRAME_HEADER_LEN as u64 + u64::from(e.stored_len)))
+        .map(|e| (e.offset, e.frame_len()))
         .collect();
     spans.sort_unstable();
     let mut pos = a.data_start();
@@ -645,8 +655,8 @@ fn check_constants<R: ReadAt>(
             }
         }
     }
-    let unlisted: Vec<(usize, u64)> = (0..a.stream_count())
-        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+    let unlisted: Vec<(usize, u64)> = a
+        .blocks()
         .filter(|&(s, b)| a.entry(s, b).is_constant() && !listed.contains(&(s, b)))
         .collect();
     if let Some(&(s, b)) = unlisted.first() {
@@ -692,17 +702,28 @@ pub struct ReindexReport {
 }
 
 /// Rebuilds `input`'s index and footer by scanning its frames, writing a valid archive to
-/// `output` (atomically; refuses an existing `output` unless `force`). Needs the lead and header
-/// copy to be intact.
+/// `output` (atomically; refuses an existing `output` unless `opts.force`). Needs the lead and
+/// header copy to be intact. Blocks not found are marked lost (listed in the report).
 ///
 /// ```no_run
-/// let r = nc3pack::reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), false).unwrap();
+/// use nc3pack::{reindex, ReindexOptions};
+/// let r = reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), &ReindexOptions::default())?;
 /// println!("{} of {} blocks recovered", r.recovered, r.blocks);
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
+///
+/// # Errors
+///
+/// [`Error::Archive`] when the lead or header frame is damaged (nothing to scan against),
+/// [`Error::Io`] when `input` cannot be read or `output` written, [`Error::NotSeekable`] for an
+/// `input` that is a pipe or device, [`Error::OutputExists`] for an existing `output` without
+/// `force`, [`Error::Refused`] for an `output` that is the input or a directory. On an error no
+/// output is left behind.
+pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Result<ReindexReport> {
+    let force = opts.force;
     let f = crate::io::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
-    let (lead, hb, header, layout, start) = read_front(&f, input, len)?;
+    let (lead, hb, header, layout, start) = read_front_layout(&f, input, len)?;
     let all = streams(&layout, lead.block_size);
     let sc = scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(input, "read"))?;
     let mut report = ReindexReport {
@@ -878,8 +899,7 @@ fn fits_layout(all: &[Stream]) -> impl Fn(&FrameHeader) -> bool + '_ {
 }
 
 fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
-    let expect = s.block_bytes.min(s.total - b * s.block_bytes);
-    u64::from(h.decoded_len) == expect
+    u64::from(h.decoded_len) == s.block_len(b)
         && usize::from(h.esize) == s.esize
         && !(h.codec == format::Codec::Constant && h.stored_len == 0)
 }

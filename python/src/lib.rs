@@ -49,11 +49,7 @@ impl Source {
     fn open(path: &std::path::Path) -> nc3pack::Result<Source> {
         // Told apart by content, as `nc3pack::open` does; kept as a concrete type so that the
         // archive's cache can be reached.
-        let mut magic = [0u8; 8];
-        let is_archive = std::fs::File::open(path)
-            .and_then(|f| nc3pack::ReadAt::read_exact_at(&f, &mut magic, 0))
-            .is_ok()
-            && magic == nc3pack::format::LEAD_MAGIC;
+        let is_archive = std::fs::File::open(path).is_ok_and(|f| nc3pack::is_archive(&f));
         Ok(if is_archive {
             Source::Archive(Archive::open(path)?)
         } else {
@@ -355,7 +351,7 @@ fn verify(
 ) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
     let threads = threads_or_all(threads)?;
     let r = py
-        .detach(|| nc3pack::verify(&path, against.as_deref(), threads))
+        .detach(|| nc3pack::verify(&path, &nc3pack::VerifyOptions { against, threads }))
         .map_err(to_py)?;
     let damage = r
         .damage

@@ -407,6 +407,17 @@ impl IndexEntry {
         })
     }
 
+    /// Bytes of the entry's frame: its header and payload (`FRAME_HEADER_LEN + stored_len`).
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry, FRAME_HEADER_LEN};
+    /// let e = IndexEntry { offset: 0, stored_len: 99, codec: Codec::Zstd, filter: Filter::None, flags: 0 };
+    /// assert_eq!(e.frame_len(), FRAME_HEADER_LEN as u64 + 99);
+    /// ```
+    pub fn frame_len(&self) -> u64 {
+        FRAME_HEADER_LEN as u64 + u64::from(self.stored_len)
+    }
+
     /// Whether the block is marked lost.
     pub fn is_lost(&self) -> bool {
         self.flags & FLAG_LOST != 0

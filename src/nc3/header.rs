@@ -316,29 +316,6 @@ impl Values {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// The values as CDL text: numbers joined by ", ", chars as a quoted string.
-    pub fn to_cdl(&self) -> String {
-        fn join<T: std::fmt::Display>(v: &[T], suffix: &str) -> String {
-            v.iter()
-                .map(|x| format!("{x}{suffix}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-        match self {
-            Values::Char(v) => format!("{:?}", String::from_utf8_lossy(v)),
-            Values::Byte(v) => join(v, "b"),
-            Values::Short(v) => join(v, "s"),
-            Values::Int(v) => join(v, ""),
-            Values::Float(v) => join(v, "f"),
-            Values::Double(v) => join(v, ""),
-            Values::UByte(v) => join(v, "ub"),
-            Values::UShort(v) => join(v, "us"),
-            Values::UInt(v) => join(v, "u"),
-            Values::Int64(v) => join(v, "ll"),
-            Values::UInt64(v) => join(v, "ull"),
-        }
-    }
 }
 
 /// An attribute with its name and typed values, owned: what [`Attr::to_owned`] gives and what
@@ -348,7 +325,7 @@ impl Values {
 /// ```
 /// use nc3pack::nc3::{Attribute, Values};
 /// let a = Attribute { name: "units".into(), values: Values::Char(b"K".to_vec()) };
-/// assert_eq!(a.values.to_cdl(), "\"K\"");
+/// assert_eq!(a.values.len(), 1);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribute {

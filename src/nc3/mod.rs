@@ -8,12 +8,15 @@
 
 mod header;
 mod layout;
+mod records;
 
 pub use header::{
     Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,
     MAX_HEADER_LEN, NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
-pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
+pub use layout::{Layout, Segment, Target, VarLayout, Walk};
+pub use records::RecordPattern;
+pub(crate) use records::{gather, scatter};
 
 use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
@@ -22,6 +25,22 @@ use std::path::Path;
 
 /// The HDF5 signature, which starts every netCDF-4 file.
 const HDF5_MAGIC: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// Why `start`, the first bytes of a file (all of them if `complete`), cannot be the start of a
+/// netCDF-3 file: the HDF5 signature (netCDF-4), or no "CDF" magic. `None` when it can, or when
+/// more bytes are needed to tell.
+fn magic_problem(start: &[u8], complete: bool) -> Option<String> {
+    if start.starts_with(HDF5_MAGIC) {
+        return Some("it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into());
+    }
+    if (start.len() >= 3 || complete) && !start.starts_with(b"CDF") {
+        let shown: String = start.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        return Some(format!(
+            "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
+        ));
+    }
+    None
+}
 
 /// Reads and parses the header of the netCDF-3 file `r` (named `path` in errors). Returns the
 /// header and its bytes. Reads only as much as the header needs, starting with 64 KiB.
@@ -38,16 +57,8 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
     loop {
         let mut buf = vec![0u8; want as usize];
         r.read_exact_at(&mut buf, 0).map_err(io_err(path, "read"))?;
-        if buf.len() >= 8 && &buf[..8] == HDF5_MAGIC {
-            return Err(not_nc3(
-                "it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into(),
-            ));
-        }
-        if buf.len() < 3 || &buf[..3] != b"CDF" {
-            let shown: String = buf.iter().take(4).map(|b| format!("{b:02x}")).collect();
-            return Err(not_nc3(format!(
-                "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
-            )));
+        if let Some(reason) = magic_problem(&buf, true) {
+            return Err(not_nc3(reason));
         }
         match Header::parse_prefix(&buf, file_len) {
             Ok(h) => {
@@ -96,16 +107,8 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
         if buf.is_empty() {
             return Err(not_nc3("the input is empty".into()));
         }
-        if buf.len() >= 8 && &buf[..8] == HDF5_MAGIC {
-            return Err(not_nc3(
-                "it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into(),
-            ));
-        }
-        if (buf.len() >= 3 || eof) && !buf.starts_with(b"CDF") {
-            let shown: String = buf.iter().take(4).map(|b| format!("{b:02x}")).collect();
-            return Err(not_nc3(format!(
-                "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
-            )));
+        if let Some(reason) = magic_problem(&buf, eof) {
+            return Err(not_nc3(reason));
         }
         // Until the input ends, its length is unknown: let the parser ask for more.
         let len = if eof { buf.len() as u64 } else { u64::MAX };
@@ -144,4 +147,24 @@ pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout)> {
         source,
     })?;
     Ok((h, bytes, layout))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::magic_problem;
+
+    #[test]
+    fn magic_sniff() {
+        assert_eq!(magic_problem(b"CDF\x01\0\0\0\0", true), None);
+        // Too short to tell while more may come; refused once the input is complete.
+        assert_eq!(magic_problem(b"CD", false), None);
+        assert!(magic_problem(b"CD", true)
+            .unwrap()
+            .contains("found bytes 4344"));
+        assert!(magic_problem(b"CDX\x01", false)
+            .unwrap()
+            .contains("found bytes 43445801"));
+        let hdf5 = magic_problem(b"\x89HDF\r\n\x1a\n....", false).unwrap();
+        assert!(hdf5.contains("HDF5"), "{hdf5}");
+    }
 }

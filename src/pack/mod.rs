@@ -22,7 +22,7 @@ use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
 use crate::parallel::spawn_scoped;
 pub use route::Source;
-use route::{route, Job};
+use route::{route, RoutedBlock};
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -421,7 +421,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 source,
                 opts.block_size,
                 progress,
-                &mut |job: Job| {
+                &mut |job: RoutedBlock| {
                     frame.clear();
                     let h = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
                     if let Err(e) = sink.frame(&mut w, job.stream, &h, &frame) {
@@ -437,7 +437,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         }
         (sink, w, routed?)
     } else {
-        let (job_tx, job_rx) = sync_channel::<(u64, Job)>(threads * 2);
+        let (job_tx, job_rx) = sync_channel::<(u64, RoutedBlock)>(threads * 2);
         let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let window = Window::new(threads as u64 * 4 + 2);
@@ -565,7 +565,7 @@ struct Done {
 }
 
 fn encode_worker(
-    rx: Arc<Mutex<Receiver<(u64, Job)>>>,
+    rx: Arc<Mutex<Receiver<(u64, RoutedBlock)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
 ) {

@@ -158,9 +158,7 @@ impl<R: ReadAt> Archive<R> {
         let (index, tables) = format::decode_index(&ib, total_blocks)
             .map_err(|e| bad("index", footer.index_offset, e.into()))?;
         let in_data = |e: &IndexEntry, max: u64| {
-            let end = e
-                .offset
-                .checked_add(FRAME_HEADER_LEN as u64 + u64::from(e.stored_len));
+            let end = e.offset.checked_add(e.frame_len());
             e.offset >= data_start
                 && end.is_some_and(|end| end <= footer.index_offset)
                 && u64::from(e.stored_len) <= max
@@ -309,7 +307,7 @@ impl<R: ReadAt> Archive<R> {
         (0..self.block_count(s))
             .map(|b| self.entry(s, b))
             .filter(|e| !e.is_constant())
-            .map(|e| FRAME_HEADER_LEN as u64 + u64::from(e.stored_len))
+            .map(|e| e.frame_len())
             .sum()
     }
 
@@ -335,7 +333,7 @@ impl<R: ReadAt> Archive<R> {
             .tables
             .get(k)
             .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }))?;
-        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -370,10 +368,22 @@ impl<R: ReadAt> Archive<R> {
         self.footer.index_offset
     }
 
+    /// Every block of every stream, as (stream, block), in index order (members of the shared
+    /// streams have no blocks of their own).
+    ///
+    /// ```no_run
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// let constant = a.blocks().filter(|&(s, b)| a.entry(s, b).is_constant()).count();
+    /// println!("{constant} constant blocks");
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn blocks(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..self.stream_count()).flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+    }
+
     /// Blocks marked lost, as (stream, block).
     pub fn lost_blocks(&self) -> Vec<(usize, u64)> {
-        (0..self.stream_count())
-            .flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+        self.blocks()
             .filter(|&(s, b)| self.entry(s, b).is_lost())
             .collect()
     }
@@ -392,15 +402,13 @@ impl<R: ReadAt> Archive<R> {
     /// read error, a damaged frame header, a frame that disagrees with the index or layout, a
     /// payload checksum mismatch, a lost block.
     pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
+        self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
-        if e.is_lost() {
-            return Err(self.block_error(s, b, BlockError::Lost));
-        }
         if e.is_constant() {
             // No frame: the index entry is the block (checked when the archive was opened).
             return Ok(());
         }
-        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -435,6 +443,14 @@ impl<R: ReadAt> Archive<R> {
     /// `1..=`[`crate::parallel::MAX_THREADS`]).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = crate::parallel::bound_threads(threads);
+    }
+
+    /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
+    fn refuse_lost(&self, s: usize, b: u64) -> Result<()> {
+        if self.entry(s, b).is_lost() {
+            return Err(self.block_error(s, b, BlockError::Lost));
+        }
+        Ok(())
     }
 
     fn block_error(&self, s: usize, b: u64, source: BlockError) -> Error {
@@ -574,14 +590,12 @@ impl<R: ReadAt> Archive<R> {
     ///
     /// As [`Archive::check_block`], and a payload that does not decode to the block's length.
     pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
-        if e.is_lost() {
-            return Err(self.block_error(s, b, BlockError::Lost));
-        }
         if e.is_constant() {
             return Ok(self.constant_block(s, b));
         }
-        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -637,8 +651,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// Decoded length of block `b` of stream `s`, as the layout says.
     fn block_len(&self, s: usize, b: u64) -> u64 {
-        let st = &self.streams[s];
-        st.block_bytes.min(st.total - b * st.block_bytes)
+        self.streams[s].block_len(b)
     }
 
     /// A constant block, from its index entry alone (the block length is a whole number of
@@ -732,11 +745,9 @@ impl<R: ReadAt> Archive<R> {
             let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
             let mut end = u64::MAX;
             for &i in &missing {
+                self.refuse_lost(s, blocks[i])?;
                 let e = self.entry(s, blocks[i]);
-                if e.is_lost() {
-                    return Err(self.block_error(s, blocks[i], BlockError::Lost));
-                }
-                let frame_len = FRAME_HEADER_LEN as u64 + u64::from(e.stored_len);
+                let frame_len = e.frame_len();
                 match groups.last_mut() {
                     Some((start, members))
                         if e.offset == end && end - *start + frame_len <= MAX_COALESCED_READ =>
@@ -750,8 +761,7 @@ impl<R: ReadAt> Archive<R> {
             let mut frames: Vec<(usize, Vec<u8>)> = Vec::with_capacity(missing.len());
             for (start, members) in groups {
                 let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
-                let len =
-                    last.offset + FRAME_HEADER_LEN as u64 + u64::from(last.stored_len) - start;
+                let len = last.offset + last.frame_len() - start;
                 let mut buf = vec![0u8; len as usize];
                 self.reader
                     .read_exact_at(&mut buf, start)
@@ -759,10 +769,7 @@ impl<R: ReadAt> Archive<R> {
                 for i in members {
                     let e = self.entry(s, blocks[i]);
                     let at = (e.offset - start) as usize;
-                    frames.push((
-                        i,
-                        buf[at..at + FRAME_HEADER_LEN + e.stored_len as usize].to_vec(),
-                    ));
+                    frames.push((i, buf[at..at + e.frame_len() as usize].to_vec()));
                 }
             }
             let threads = self.threads.min(frames.len()).max(1);

@@ -46,10 +46,23 @@ use std::path::Path;
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
     let f = crate::io::open_seekable(path, "random access")?;
-    let mut magic = [0u8; 8];
-    if f.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC {
+    if is_archive(&f) {
         Ok(Box::new(Archive::from_reader(f, path)?))
     } else {
         Ok(Box::new(NcFile::from_reader(f, path)?))
     }
+}
+
+/// Whether `r` starts with the archive magic ([`crate::format::LEAD_MAGIC`]): how [`open`]
+/// tells an archive from a netCDF-3 file. A file too short to hold it, or that cannot be read,
+/// is not an archive.
+///
+/// ```
+/// let f = std::fs::File::open("samples/gridded_sst.nc")?;
+/// assert!(!nc3pack::is_archive(&f));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn is_archive(r: &impl ReadAt) -> bool {
+    let mut magic = [0u8; 8];
+    r.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC
 }

@@ -1,30 +1,27 @@
 //! `nc3pack pack IN... -o OUTDIR`: many files in parallel, bad ones reported at the end.
 
+use crate::util::{samples_dir, temp_dir, BIN};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
-}
-
 #[test]
 fn packs_a_directory_tree_and_continues_past_bad_files() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     std::fs::create_dir_all(input.join("sub")).unwrap();
     let good = ["classic_records.nc", "cdf5_types.nc", "scalars.nc"];
     for g in good {
-        std::fs::copy(samples().join(g), input.join(g)).unwrap();
+        std::fs::copy(samples_dir().join(g), input.join(g)).unwrap();
     }
     std::fs::copy(
-        samples().join("fill_values.nc"),
+        samples_dir().join("fill_values.nc"),
         input.join("sub/fill_values.nc"),
     )
     .unwrap();
-    std::fs::copy(samples().join("bad/hdf5.nc"), input.join("sub/hdf5.nc")).unwrap();
+    std::fs::copy(samples_dir().join("bad/hdf5.nc"), input.join("sub/hdf5.nc")).unwrap();
     std::fs::write(input.join("notes.txt"), "not a .nc file: skipped").unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+    let o = Command::new(BIN)
         .arg("pack")
         .arg(&input)
         .arg("-o")
@@ -52,7 +49,7 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
         .unwrap();
         assert_eq!(
             std::fs::read(&back).unwrap(),
-            std::fs::read(samples().join(g)).unwrap(),
+            std::fs::read(samples_dir().join(g)).unwrap(),
             "{g}"
         );
     }
@@ -64,7 +61,7 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // A second run refuses existing outputs (without -f) but still reports every file.
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+    let o = Command::new(BIN)
         .args(["pack", "-q"])
         .arg(input.join("scalars.nc"))
         .arg("-o")
@@ -77,14 +74,14 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
 
 #[test]
 fn two_inputs_that_would_write_one_archive_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for d in [&a, &b] {
         std::fs::create_dir(d).unwrap();
-        std::fs::copy(samples().join("scalars.nc"), d.join("x.nc")).unwrap();
+        std::fs::copy(samples_dir().join("scalars.nc"), d.join("x.nc")).unwrap();
     }
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+    let o = Command::new(BIN)
         .arg("pack")
         .arg(a.join("x.nc"))
         .arg(b.join("x.nc"))
@@ -101,7 +98,7 @@ fn two_inputs_that_would_write_one_archive_are_refused() {
 fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would() {
     // More files than one commit group (256), in two output directories: every group must be
     // synced and renamed, and each archive must hold the bytes `pack_file` writes for its input.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     let names = ["classic_records.nc", "scalars.nc", "fill_values.nc"];
     let mut n = 0;
@@ -110,7 +107,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         for k in 0..300 {
             let name = names[k % names.len()];
             std::fs::copy(
-                samples().join(name),
+                samples_dir().join(name),
                 input.join(sub).join(format!("{k:03}.nc")),
             )
             .unwrap();
@@ -142,7 +139,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         .iter()
         .map(|name| {
             let z = dir.path().join(name).with_extension("nc3z");
-            nc3pack::pack_file(&samples().join(name), &z, &per_file).unwrap();
+            nc3pack::pack_file(&samples_dir().join(name), &z, &per_file).unwrap();
             std::fs::read(z).unwrap()
         })
         .collect();
@@ -190,10 +187,10 @@ fn batch(wrap: &[&str], args: &[&Path], out: &Path) -> (i32, String) {
     let mut cmd = match wrap.split_first() {
         Some((first, rest)) => {
             let mut c = Command::new(first);
-            c.args(rest).arg(env!("CARGO_BIN_EXE_nc3pack"));
+            c.args(rest).arg(BIN);
             c
         }
-        None => Command::new(env!("CARGO_BIN_EXE_nc3pack")),
+        None => Command::new(BIN),
     };
     let mut child = cmd
         .arg("pack")
@@ -250,22 +247,30 @@ fn tree(d: &Path) -> Vec<String> {
 #[test]
 fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
     use std::os::unix::fs::symlink;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let (input, elsewhere) = (dir.path().join("in"), dir.path().join("elsewhere"));
     std::fs::create_dir_all(input.join("real")).unwrap();
     std::fs::create_dir_all(elsewhere.join("deeper")).unwrap();
-    std::fs::copy(samples().join("scalars.nc"), input.join("real/plain.nc")).unwrap();
-    std::fs::copy(samples().join("cdf5_types.nc"), elsewhere.join("x.nc")).unwrap();
     std::fs::copy(
-        samples().join("fill_values.nc"),
+        samples_dir().join("scalars.nc"),
+        input.join("real/plain.nc"),
+    )
+    .unwrap();
+    std::fs::copy(samples_dir().join("cdf5_types.nc"), elsewhere.join("x.nc")).unwrap();
+    std::fs::copy(
+        samples_dir().join("fill_values.nc"),
         elsewhere.join("deeper/y.nc"),
     )
     .unwrap();
     // Links to files, relative and absolute; the link's name counts, not the target's.
     symlink("real/plain.nc", input.join("rel.nc")).unwrap();
-    symlink(samples().join("classic_records.nc"), input.join("abs.nc")).unwrap();
     symlink(
-        samples().join("classic_records.nc"),
+        samples_dir().join("classic_records.nc"),
+        input.join("abs.nc"),
+    )
+    .unwrap();
+    symlink(
+        samples_dir().join("classic_records.nc"),
         input.join("no_nc_name"),
     )
     .unwrap();
@@ -289,10 +294,10 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
         ]
     );
     for (archive, original) in [
-        ("abs.nc3z", samples().join("classic_records.nc")),
-        ("rel.nc3z", samples().join("scalars.nc")),
-        ("linked/x.nc3z", samples().join("cdf5_types.nc")),
-        ("linked/deeper/y.nc3z", samples().join("fill_values.nc")),
+        ("abs.nc3z", samples_dir().join("classic_records.nc")),
+        ("rel.nc3z", samples_dir().join("scalars.nc")),
+        ("linked/x.nc3z", samples_dir().join("cdf5_types.nc")),
+        ("linked/deeper/y.nc3z", samples_dir().join("fill_values.nc")),
     ] {
         assert!(
             std::fs::read(out.join(archive)).unwrap() == packed_alone(&original, dir.path()),
@@ -320,10 +325,10 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
 #[test]
 fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
     use std::os::unix::fs::symlink;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(samples().join("scalars.nc"), input.join("good.nc")).unwrap();
+    std::fs::copy(samples_dir().join("scalars.nc"), input.join("good.nc")).unwrap();
     // Broken links: named *.nc they are failures, otherwise not files to pack.
     symlink("nowhere.nc", input.join("gone.nc")).unwrap();
     symlink("loop.nc", input.join("loop.nc")).unwrap();
@@ -334,12 +339,12 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
         &input,
         &long,
         20,
-        &std::fs::read(samples().join("scalars.nc")).unwrap(),
+        &std::fs::read(samples_dir().join("scalars.nc")).unwrap(),
     );
     // A missing input argument, and a good one after it.
     let missing = dir.path().join("missing.nc");
     let other = dir.path().join("other.nc");
-    std::fs::copy(samples().join("cdf5_types.nc"), &other).unwrap();
+    std::fs::copy(samples_dir().join("cdf5_types.nc"), &other).unwrap();
     // A FIFO found in a directory is not opened (it would wait for a writer forever).
     let fifo = input.join("fifo.nc");
     assert!(Command::new("mkfifo")
@@ -396,7 +401,7 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
 #[test]
 fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let perms = |p: &Path, mode: u32| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -405,7 +410,7 @@ fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
     for sub in ["a_locked", "b_open"] {
         std::fs::create_dir_all(input.join(sub)).unwrap();
         let f = input.join(sub).join("x.nc");
-        std::fs::copy(samples().join("scalars.nc"), &f).unwrap();
+        std::fs::copy(samples_dir().join("scalars.nc"), &f).unwrap();
         perms(&f, 0o644);
     }
     perms(&input.join("a_locked"), 0o000);

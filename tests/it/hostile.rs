@@ -5,13 +5,10 @@
 //! `NC3PACK_WRITE_BAD=1 cargo test hostile` rewrites the committed files from the generator.
 //! Files found by fuzzing (samples/bad/fuzz/) are checked here too.
 
+use crate::util::{sample, temp_dir};
 use nc3pack::format::{crc, FOOTER_LEN, LEAD_LEN};
 use nc3pack::{pack_file, Archive, Error, PackOptions};
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use std::path::Path;
 
 /// Where the failure must show, and what it must say.
 #[derive(Debug, Clone, Copy)]
@@ -77,14 +74,14 @@ fn frame_offset(b: &[u8], i: usize) -> usize {
 }
 
 fn base_archive() -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = dir.path().join("base.nc3z");
     let opts = PackOptions {
         block_size: 16,
         threads: 1,
         ..PackOptions::default()
     };
-    pack_file(&root().join("samples/classic_records.nc"), &z, &opts).unwrap();
+    pack_file(&sample("classic_records.nc"), &z, &opts).unwrap();
     std::fs::read(z).unwrap()
 }
 
@@ -381,7 +378,8 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
                     a.read_block(s, blk).unwrap();
                 }
             }
-            let r = nc3pack::verify(path, None, 1).unwrap();
+            let r =
+                nc3pack::verify(path, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
             assert!(
                 r.damage.iter().any(|d| d.to_string().contains(what)),
                 "{name}: verify found {:?}, not {what:?}",
@@ -392,11 +390,11 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
         (e, Err(other)) => panic!("{name}: expected {e:?}, got {other}"),
     }
     // Whatever the damage, verify reports it and unpack refuses, leaving nothing.
-    let r = nc3pack::verify(path, None, 1).unwrap();
+    let r = nc3pack::verify(path, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
     assert!(!r.is_intact(), "{name}: verify says intact");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     // Reindex either recovers something or refuses, quickly and within bounded memory.
-    let _ = nc3pack::reindex(path, &dir.path().join("re.nc3z"), false);
+    let _ = nc3pack::reindex(path, &dir.path().join("re.nc3z"), &Default::default());
     let out = dir.path().join("out.nc");
     match nc3pack::unpack_file(
         path,
@@ -406,7 +404,7 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
         // Damage to what only recovery reads (a constants frame) leaves the data intact.
         Ok(_) if matches!(expect, Expect::Verify(_)) => assert_eq!(
             std::fs::read(&out).unwrap(),
-            std::fs::read(root().join("samples/classic_records.nc")).unwrap(),
+            std::fs::read(sample("classic_records.nc")).unwrap(),
             "{name}: unpacked to something else than the original"
         ),
         Ok(_) => panic!("{name}: unpacked"),
@@ -416,7 +414,7 @@ fn check(name: &str, path: &Path, bytes: Vec<u8>, expect: Expect) {
 
 #[test]
 fn every_registered_hostile_archive_fails_as_expected() {
-    let dir = root().join("samples/bad/archives");
+    let dir = sample("bad/archives");
     let write = std::env::var_os("NC3PACK_WRITE_BAD").is_some();
     let reg = registry();
     for (name, bytes, expect) in &reg {
@@ -450,7 +448,7 @@ fn every_registered_hostile_archive_fails_as_expected() {
 /// cannot back.
 #[test]
 fn fuzz_findings_fail_cleanly() {
-    let dir = root().join("samples/bad/fuzz");
+    let dir = sample("bad/fuzz");
     let expect: &[(&str, &str)] = &[
         (
             "layout_begin_plus_size_wraps.nc",
@@ -461,7 +459,7 @@ fn fuzz_findings_fail_cleanly() {
     // Streaming record count and no record variables: the count is 0 (it was 2^64-1, and the
     // walk over records never ended in a debug build).
     let p = dir.join("no_record_vars_streaming_numrecs.nc");
-    let out = tempfile::tempdir().unwrap();
+    let out = temp_dir();
     let z = out.path().join("x.nc3z");
     pack_file(&p, &z, &PackOptions::default()).unwrap();
     assert_eq!(Archive::open(&z).unwrap().layout().numrecs, 0);
@@ -481,15 +479,16 @@ fn fuzz_findings_fail_cleanly() {
         };
         assert!(e.contains(what), "{name}: {e}");
         if name.ends_with(".nc") {
-            let out = tempfile::tempdir().unwrap();
+            let out = temp_dir();
             let e = pack_file(&p, &out.path().join("x.nc3z"), &PackOptions::default()).unwrap_err();
             assert!(e.to_string().contains(what), "{name}: {e}");
         } else {
-            let r = nc3pack::verify(&p, None, 1).unwrap();
+            let r =
+                nc3pack::verify(&p, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
             assert!(!r.is_intact());
-            let out = tempfile::tempdir().unwrap();
+            let out = temp_dir();
             assert!(
-                nc3pack::reindex(&p, &out.path().join("x.nc3z"), false).is_err(),
+                nc3pack::reindex(&p, &out.path().join("x.nc3z"), &Default::default()).is_err(),
                 "{name}"
             );
         }

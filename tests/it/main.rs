@@ -18,6 +18,7 @@ mod shared;
 mod signals;
 mod slice;
 mod threads;
+mod util;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
 pub fn filters(on: bool) -> nc3pack::FilterMode {

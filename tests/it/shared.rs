@@ -3,6 +3,7 @@
 //! header declares more than 4 MiB, else the late one (design/FORMAT.md, "Small streams share").
 //! Checked against files written by the `netcdf3` crate, whose values are the truth.
 
+use crate::util::temp_dir;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use std::path::Path;
 
@@ -81,7 +82,7 @@ fn var(a: &Archive, name: &str) -> usize {
 
 #[test]
 fn streams_of_at_most_4096_bytes_share_and_larger_ones_do_not() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("small.nc");
     let truth = write(&nc, 100);
     let a = pack_and_check(&nc, 1 << 20, &truth);
@@ -116,7 +117,7 @@ fn streams_of_at_most_4096_bytes_share_and_larger_ones_do_not() {
 
 #[test]
 fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("large.nc");
     let truth = write(&nc, 5 << 20);
     let a = pack_and_check(&nc, 1 << 20, &truth);
@@ -144,7 +145,7 @@ fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
     let cut_path = dir.path().join("cut.nc3z");
     std::fs::write(&cut_path, &bytes[..cut]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let r = nc3pack::reindex(&cut_path, &fixed, false).unwrap();
+    let r = nc3pack::reindex(&cut_path, &fixed, &nc3pack::ReindexOptions::default()).unwrap();
     assert!(!r.lost.is_empty());
     let a = Archive::open(&fixed).unwrap();
     assert!(a.read_var_bytes(var(&a, "f")).unwrap() == truth[0].1);
