@@ -4,7 +4,7 @@
 //! result is not smaller than the input, the block is stored raw (codec `none`, filter `none`),
 //! so a stored payload is never larger than the block.
 
-use crate::error::{CodecError, FrameError};
+use crate::format::error::{CodecError, FrameError};
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 /// Byte-shuffles `src` (elements of `esize` bytes) into `dst`: the first byte of every element,

@@ -69,9 +69,10 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
+pub mod error;
 pub(crate) mod streams;
 
-use crate::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
+use self::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
 
 /// CRC32C of `b`.
 pub fn crc(b: &[u8]) -> u32 {

@@ -25,7 +25,7 @@
 //! archive carries): a field that would end past it is an error naming the limit, whether the
 //! input is a file or a stream.
 
-use crate::error::HeaderError;
+use super::error::HeaderError;
 
 /// Largest netCDF-3 header parsed (1 GiB): a longer one is refused, naming this limit, since a
 /// header is held whole in memory (see design/FORMAT.md, "Limits").

@@ -11,7 +11,7 @@
 //! walk the same partition, which is what makes the round trip byte-exact.
 
 use super::header::{Header, NumRecs};
-use crate::error::LayoutError;
+use super::error::LayoutError;
 
 /// Where one variable's data lies.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -478,7 +478,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 },
             );
             drop(job_tx);
-            Ok((read_result, writer.join()))
+            Ok::<_, Error>((read_result, writer.join()))
         })?;
         let writer_result =
             writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));

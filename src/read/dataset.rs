@@ -243,7 +243,7 @@ pub trait Dataset: Send + Sync {
                 batch_start += batch_len;
                 batch_len = 0;
             }
-            Ok(())
+            Ok::<_, Error>(())
         })?;
         if !runs.is_empty() {
             self.read_runs(v, &runs, &mut out[batch_start..batch_start + batch_len])?;
