@@ -561,15 +561,9 @@ impl ConstantRun {
 /// assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
 /// ```
 pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
-    let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
-    let packed = zstd::bulk::compress(&table, 3)
-        .ok()
-        .filter(|c| c.len() < table.len());
-    let (codec, payload) = match &packed {
-        Some(c) => (Codec::Zstd, c.as_slice()),
-        None => (Codec::None, table.as_slice()),
-    };
-    bytes_frame(CONSTANTS_ID, seq, table.len(), codec, payload)
+    let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+    let (codec, payload) = codec::compress_bytes(&runs, codec::CONSTANTS_LEVEL);
+    bytes_frame(CONSTANTS_ID, seq, runs.len(), codec, &payload)
 }
 
 /// Whether a constants frame may have this codec and filter: none or zstd, no filter, as
@@ -731,40 +725,8 @@ impl Footer {
 /// assert!(f.len() < 300);
 /// ```
 pub fn header_frame(header: &[u8]) -> Vec<u8> {
-    let packed = compress_header(header).filter(|c| c.len() < header.len());
-    let (codec, payload) = match &packed {
-        Some(c) => (Codec::Zstd, c.as_slice()),
-        None => (Codec::None, header),
-    };
-    bytes_frame(HEADER_ID, 0, header.len(), codec, payload)
-}
-
-/// Level of the header frame's zstd compression.
-const HEADER_LEVEL: i32 = 19;
-
-thread_local! {
-    /// This thread's header compressor, kept between calls: setting up a zstd context (which
-    /// probes the CPU with `cpuid`, slow in a virtual machine) costs more than compressing a small
-    /// file's header. A reused context compresses to the same bytes as a fresh one (zstd resets
-    /// the session at every one-shot compression; the tests check it).
-    static HEADER_ZSTD: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// `header` compressed by zstd at [`HEADER_LEVEL`] (a one-shot frame), or `None` on failure.
-fn compress_header(header: &[u8]) -> Option<Vec<u8>> {
-    HEADER_ZSTD.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            *slot = zstd::bulk::Compressor::new(HEADER_LEVEL).ok();
-        }
-        let packed = slot.as_mut()?.compress(header);
-        if packed.is_err() {
-            // Start the next header from a fresh context.
-            *slot = None;
-        }
-        packed.ok()
-    })
+    let (codec, payload) = codec::compress_bytes(header, codec::HEADER_LEVEL);
+    bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
 }
 
 /// Block size of variable data with element size `esize` for the nominal `block_size`: the
@@ -801,9 +763,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_frames_from_a_reused_context_match_a_fresh_one() {
+    fn header_and_constants_frames_from_a_reused_context_match_a_fresh_one() {
         // Headers of varied sizes and contents, large ones before small ones, in one thread (so
-        // one reused context): each frame must hold the bytes a fresh context makes.
+        // one reused context per level): each frame must hold the bytes a fresh context makes.
         let mut headers: Vec<Vec<u8>> = Vec::new();
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         let text = b"CDF\x01time value status units seconds";
@@ -824,13 +786,33 @@ mod tests {
             headers.push(h);
         }
         for h in &headers {
-            let fresh = zstd::bulk::compress(h, HEADER_LEVEL).unwrap();
+            let fresh = zstd::bulk::compress(h, codec::HEADER_LEVEL).unwrap();
             let frame = header_frame(h);
             let payload = &frame[FRAME_HEADER_LEN..];
             if fresh.len() < h.len() {
                 assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
             } else {
                 assert_eq!(payload, &h[..], "header of {} bytes", h.len());
+            }
+            // The same bytes as the runs of a constants frame (whole 32-byte records), at the
+            // constants frames' level, interleaved with the headers.
+            let runs: Vec<ConstantRun> = h
+                .chunks_exact(RUN_LEN)
+                .map(|r| ConstantRun {
+                    stream: u32_at(r, 0),
+                    first: u64_at(r, 8) >> 1,
+                    count: 1,
+                    value: r[24..32].try_into().unwrap(),
+                })
+                .collect();
+            let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+            let fresh = zstd::bulk::compress(&table, 3).unwrap();
+            let frame = constants_frame(7, &runs);
+            let payload = &frame[FRAME_HEADER_LEN..];
+            if fresh.len() < table.len() {
+                assert_eq!(payload, &fresh[..], "runs of {} bytes", table.len());
+            } else {
+                assert_eq!(payload, &table[..], "runs of {} bytes", table.len());
             }
         }
     }

@@ -16,8 +16,8 @@ pub(crate) mod route;
 pub(crate) mod writer;
 
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, Result};
-use crate::format::codec::{Encoder, FilterMode};
-use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
+use crate::format::codec::{Encoded, Encoder, FilterMode};
+use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
 use crate::parallel::spawn_scoped;
@@ -423,8 +423,8 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 progress,
                 &mut |job: Job| {
                     frame.clear();
-                    let h = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
-                    if let Err(e) = sink.frame(&mut w, job.stream, &h, &frame) {
+                    let done = enc.encode_block(job.id, job.block, job.esize, &job.data, &mut frame);
+                    if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
                         write_err = Some(e);
                         return Err(Error::Internal("write failed".into()));
                     }
@@ -560,7 +560,7 @@ struct Done {
     /// Position of the block in routing order.
     seq: u64,
     stream: usize,
-    header: FrameHeader,
+    encoded: Encoded,
     frame: Vec<u8>,
 }
 
@@ -579,12 +579,12 @@ fn encode_worker(
         };
         let Ok((seq, job)) = job else { return };
         let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
-        let header = enc.encode_frame(job.id, job.block, job.esize, &job.data, &mut frame);
+        let encoded = enc.encode_block(job.id, job.block, job.esize, &job.data, &mut frame);
         if tx
             .send(Done {
                 seq,
                 stream: job.stream,
-                header,
+                encoded,
                 frame,
             })
             .is_err()
@@ -609,7 +609,7 @@ fn write_frames<W: Write>(
     for done in rx {
         early.insert(done.seq, done);
         while let Some(done) = early.remove(&next) {
-            sink.frame(w, done.stream, &done.header, &done.frame)?;
+            sink.encoded(w, done.stream, &done.encoded, &done.frame)?;
             next += 1;
             window.advance(next);
         }

@@ -14,6 +14,7 @@
 //! loses at most the constant blocks of its last 64 MiB, as it loses the frames after the cut.
 
 use crate::error::{Error, Result};
+use crate::format::codec::Encoded;
 use crate::format::streams::Stream;
 use crate::format::{
     self, Codec, ConstantRun, Footer, FrameHeader, IndexEntry, FLAG_LOST, FRAME_HEADER_LEN,
@@ -85,6 +86,21 @@ impl Sink {
             return self.constant(w, stream, h.var, h.block, value);
         }
         self.keep(w, stream, h, frame)
+    }
+
+    /// Takes what the encoder made of a block of stream number `stream`: its frame, `frame`,
+    /// written to `w`, or a constant block, kept in the index only.
+    pub fn encoded<W: Write>(
+        &mut self,
+        w: &mut W,
+        stream: usize,
+        encoded: &Encoded,
+        frame: &[u8],
+    ) -> std::io::Result<()> {
+        match encoded {
+            Encoded::Frame(h) => self.keep(w, stream, h, frame),
+            Encoded::Constant(c) => self.constant(w, stream, c.stream, c.block, c.value()),
+        }
     }
 
     /// Writes the frame `frame` (header `h`) of block `h.block` of stream number `stream` as it
