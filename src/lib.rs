@@ -56,12 +56,13 @@
 //!
 //! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
 //! ([`VerifyReport`], [`Damage`]); [`reindex`] rebuilds a damaged archive's index
-//! ([`ReindexReport`]); [`info`] describes either kind of file.
+//! ([`ReindexReport`]); [`info::describe`] describes either kind of file ([`info::Info`], which
+//! serializes to the JSON of `nc3pack info --json`).
 //!
 //! ```no_run
 //! let report = nc3pack::verify("out.nc3z".as_ref(), None, 2)?;
 //! assert!(report.is_intact());
-//! let text = nc3pack::info::to_text(&nc3pack::info::describe("out.nc3z".as_ref())?, "out");
+//! let text = nc3pack::info::describe("out.nc3z".as_ref())?.to_text("out");
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 //!
@@ -126,7 +127,7 @@ pub mod __private {
     pub use crate::atomic::write_to_temp;
     pub use crate::format::codec::{
         apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
-        shuffle, undo_filter, unshuffle, Encoder,
+        shuffle, undo_filter, unshuffle, ConstantBlock, Encoded, Encoder,
     };
     pub use crate::format::streams::streams;
     pub use crate::io::open_seekable;
