@@ -118,7 +118,10 @@ pub use read::cache::CacheStats;
 pub use read::slab::{Hyperslab, SlabError};
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
-pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
+pub use repair::{
+    reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,
+    VerifyReport,
+};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.
