@@ -129,7 +129,7 @@ pub enum Error {
     },
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
-    Option(String),
+    Option(#[from] OptionError),
     /// A thread could not be started (the system's limit on threads or memory was reached).
     #[error("{}: {source}; try fewer threads (-j)", path.display())]
     Thread {
@@ -273,6 +273,40 @@ impl From<crate::nc3::error::FileError> for Error {
             F::Layout { path, source } => Error::Layout { path, source },
         }
     }
+}
+
+/// Which option is out of range, in [`Error::Option`].
+///
+/// ```
+/// use nc3pack::{error::OptionError, Error, PackOptions};
+/// let e = PackOptions::fast().with_block_size(4).check().unwrap_err();
+/// assert!(matches!(e, Error::Option(OptionError::BlockSize { block_size: 4, .. })));
+/// assert_eq!(e.to_string(), "invalid option: block size 4 is outside 8..=1073741824 bytes");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// The codec level is out of range, or the codec cannot be set up.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// The block size is outside the range an archive may declare.
+    #[error("block size {block_size} is outside {min}..={max} bytes")]
+    BlockSize {
+        /// The block size asked for.
+        block_size: u32,
+        /// Least block size.
+        min: u32,
+        /// Greatest block size.
+        max: u32,
+    },
+    /// `pack` given other than an input and an output (without an output directory).
+    #[error("pack takes IN OUT, or IN... -o OUTDIR ({given} paths given)")]
+    PackPaths {
+        /// Paths given.
+        given: usize,
+    },
+    /// `pack` asked to write to standard output.
+    #[error("pack writes an archive to a file, not to standard output (`-`): its lead is rewritten when packing ends, which needs a seekable file")]
+    PackToStdout,
 }
 
 /// Result type of nc3pack.

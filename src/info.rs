@@ -691,7 +691,9 @@ mod tests {
     use super::*;
 
     fn sample(name: &str) -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name)
     }
 
     /// The JSON of `nc3pack info --json` is a stable interface: the keys, their order, and the
@@ -827,7 +829,10 @@ mod tests {
 }
 "#;
         assert_eq!(String::from_utf8(out).unwrap(), expected);
-        assert_eq!(serde_json::to_string_pretty(&info).unwrap() + "\n", expected);
+        assert_eq!(
+            serde_json::to_string_pretty(&info).unwrap() + "\n",
+            expected
+        );
     }
 
     /// Float attributes print as the exact doubles of their float values (as they always have):

@@ -248,7 +248,9 @@ pub enum ScanProblem {
         problem: ConstantsProblem,
     },
     /// A run of constant blocks that overlaps an earlier one of the same stream.
-    #[error("constants frames: run of blocks {first}..{end} of stream id {stream} overlaps another")]
+    #[error(
+        "constants frames: run of blocks {first}..{end} of stream id {stream} overlaps another"
+    )]
     RunOverlap {
         /// Stream id of the run.
         stream: u32,

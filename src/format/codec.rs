@@ -848,7 +848,10 @@ mod tests {
     fn roundtrip(codec: Codec, esize: usize, data: &[u8]) -> FrameHeader {
         let mut enc = Encoder::new(codec, default_level(codec), FilterMode::Auto, false).unwrap();
         let mut frame = vec![9u8; 3];
-        let h = enc.encode_block(1, 2, esize, data, &mut frame).frame().unwrap();
+        let h = enc
+            .encode_block(1, 2, esize, data, &mut frame)
+            .frame()
+            .unwrap();
         let h2 = FrameHeader::decode(&frame[3..]).unwrap();
         assert_eq!(h, h2);
         assert_eq!(frame.len(), 3 + FRAME_HEADER_LEN + h.stored_len as usize);
@@ -1028,7 +1031,10 @@ mod tests {
                 assert_eq!(b, src, "{f:?} esize {esize}");
                 let mut enc = Encoder::new(Codec::Deflate, 6, FilterMode::Fixed(f), false).unwrap();
                 let mut frame = Vec::new();
-                let h = enc.encode_block(0, 0, esize, &src, &mut frame).frame().unwrap();
+                let h = enc
+                    .encode_block(0, 0, esize, &src, &mut frame)
+                    .frame()
+                    .unwrap();
                 decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
                 assert_eq!(out, src);
             }
@@ -1040,7 +1046,10 @@ mod tests {
         let data: Vec<u8> = (0..1000).map(|i| (i / 10) as u8).collect();
         let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
         let mut frame = Vec::new();
-        let h = enc.encode_block(0, 0, 1, &data, &mut frame).frame().unwrap();
+        let h = enc
+            .encode_block(0, 0, 1, &data, &mut frame)
+            .frame()
+            .unwrap();
         let mut payload = frame[FRAME_HEADER_LEN..].to_vec();
         payload[0] ^= 1;
         let mut out = Vec::new();

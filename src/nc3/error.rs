@@ -224,7 +224,10 @@ pub enum NotNetcdf3 {
     #[error("it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only")]
     Hdf5,
     /// The file does not start with `CDF`.
-    #[error("bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {}", hex(found))]
+    #[error(
+        "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {}",
+        hex(found)
+    )]
     BadMagic {
         /// The first bytes of the file (at most 4).
         found: Vec<u8>,

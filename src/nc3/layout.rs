@@ -10,8 +10,8 @@
 //! (alignment padding, gaps, an incomplete last record, trailing bytes). Packing and unpacking
 //! walk the same partition, which is what makes the round trip byte-exact.
 
-use super::header::{Header, NumRecs};
 use super::error::LayoutError;
+use super::header::{Header, NumRecs};
 
 /// Where one variable's data lies.
 #[derive(Debug, Clone, PartialEq, Eq)]

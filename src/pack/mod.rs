@@ -15,7 +15,7 @@ pub(crate) mod batch;
 pub(crate) mod route;
 pub(crate) mod writer;
 
-use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, Result};
+use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
 use crate::format::codec::{Encoded, Encoder, FilterMode};
 use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
@@ -210,15 +210,14 @@ impl PackOptions {
     /// [`Error::Option`] for a level outside the codec's range or a block size outside
     /// 8 B..=1 GiB.
     pub fn check(&self) -> Result<()> {
-        crate::format::codec::check_level(self.codec, self.level)
-            .map_err(|e| Error::Option(e.to_string()))?;
+        crate::format::codec::check_level(self.codec, self.level).map_err(OptionError::from)?;
         if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) {
-            return Err(Error::Option(format!(
-                "block size {} is outside {}..={} bytes",
-                self.block_size,
-                format::MIN_BLOCK_SIZE,
-                format::MAX_BLOCK_SIZE
-            )));
+            return Err(OptionError::BlockSize {
+                block_size: self.block_size,
+                min: format::MIN_BLOCK_SIZE,
+                max: format::MAX_BLOCK_SIZE,
+            }
+            .into());
         }
         Ok(())
     }
@@ -423,7 +422,8 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 progress,
                 &mut |job: Job| {
                     frame.clear();
-                    let done = enc.encode_block(job.id, job.block, job.esize, &job.data, &mut frame);
+                    let done =
+                        enc.encode_block(job.id, job.block, job.esize, &job.data, &mut frame);
                     if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
                         write_err = Some(e);
                         return Err(Error::Internal("write failed".into()));
@@ -542,7 +542,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-            let enc = new_encoder(opts).map_err(|e| Error::Option(e.to_string()))?;
+            let enc = new_encoder(opts).map_err(OptionError::from)?;
             *slot = Some((key, enc));
         }
         match slot.as_mut() {

@@ -372,7 +372,10 @@ fn info_counts_constant_blocks_and_constants_frames() {
     // The JSON says the same.
     let v = serde_json::to_value(&info).unwrap();
     assert_eq!(v["archive"]["constant_blocks"], 69);
-    assert_eq!(v["archive"]["streams"][1]["blocks_by_codec"]["constant"], 50);
+    assert_eq!(
+        v["archive"]["streams"][1]["blocks_by_codec"]["constant"],
+        50
+    );
     let text = info.to_text("c.nc3z");
     assert!(
         text.contains("constant blocks (in the index only): 69, listed in 1 constants frames"),
