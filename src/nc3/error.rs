@@ -1,12 +1,16 @@
 //! Errors of netCDF-3 headers and layouts, from bytes (no path: [`crate::Error`] adds the
 //! file).
 
-/// A problem found while parsing a netCDF-3 header from bytes.
+use super::{NcType, MAX_HEADER_LEN};
+
+/// A problem found while parsing a netCDF-3 header from bytes: where, and what.
 ///
 /// ```
-/// use nc3pack::nc3::Header;
+/// use nc3pack::nc3::{error::HeaderProblem, Header};
 /// let err = Header::parse(b"CDX\x01", 4).unwrap_err();
-/// assert!(err.to_string().contains("byte 0"));
+/// assert_eq!(err.offset, 0);
+/// assert_eq!(err.what, HeaderProblem::Magic { found: "CDX".into() });
+/// assert_eq!(err.to_string(), "magic: expected \"CDF\", found \"CDX\" at byte 0");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} at byte {offset}")]
@@ -14,17 +18,169 @@ pub struct HeaderError {
     /// Byte offset in the file where the offending field starts.
     pub offset: u64,
     /// What is wrong, naming the field.
-    pub what: String,
+    pub what: HeaderProblem,
 }
 
 impl HeaderError {
-    /// Builds an error at `offset` with a description naming the field.
-    pub fn new(offset: u64, what: impl Into<String>) -> Self {
-        HeaderError {
-            offset,
-            what: what.into(),
-        }
+    /// The error `what` at byte `offset`.
+    pub fn new(offset: u64, what: HeaderProblem) -> Self {
+        HeaderError { offset, what }
     }
+}
+
+/// What is wrong with a netCDF-3 header, in [`HeaderError`]. A `field` names the header field
+/// as a path: `dimension 2 name`, `variable "t" attribute "units" values`, ...
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderProblem {
+    /// The file is shorter than the magic.
+    #[error("magic: file is only {file_len} bytes long")]
+    FileTooShort {
+        /// The file's length.
+        file_len: u64,
+    },
+    /// The file does not start with `CDF`.
+    #[error("magic: expected \"CDF\", found {found:?}")]
+    Magic {
+        /// The first three bytes (invalid UTF-8 replaced).
+        found: String,
+    },
+    /// A version byte other than 1, 2 or 5.
+    #[error("version byte {version} is not 1, 2 or 5")]
+    Version {
+        /// The version byte.
+        version: u8,
+    },
+    /// A field that would end the header past [`MAX_HEADER_LEN`].
+    #[error("{field}: needs {needed} bytes, which makes the header longer than {MAX_HEADER_LEN} bytes (1 GiB), the largest header nc3pack reads or packs")]
+    TooLong {
+        /// The field.
+        field: String,
+        /// Bytes it needs.
+        needed: u64,
+    },
+    /// A field that runs past the end of the file.
+    #[error("{field}: needs {needed} bytes but the file ends at byte {file_len}")]
+    PastEnd {
+        /// The field.
+        field: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// The file's length.
+        file_len: u64,
+    },
+    /// A count, length or id that is negative as a signed value.
+    #[error("{field}: {value} is negative as a signed value")]
+    Negative {
+        /// The field.
+        field: String,
+        /// The value stored (unsigned).
+        value: u64,
+    },
+    /// A variable's begin offset that is negative as a signed value.
+    #[error("{field} begin {begin} is negative as a signed value")]
+    NegativeBegin {
+        /// The variable.
+        field: String,
+        /// The value stored (unsigned).
+        begin: u64,
+    },
+    /// A count of items more than the rest of the file can hold.
+    #[error("{field}: count {count} cannot fit in the {rest} bytes left in the file")]
+    CountPastEnd {
+        /// The field.
+        field: String,
+        /// The count stored.
+        count: u64,
+        /// Bytes left in the file.
+        rest: u64,
+    },
+    /// A name that is not UTF-8.
+    #[error("{field} name is not valid UTF-8")]
+    NameNotUtf8 {
+        /// The field.
+        field: String,
+    },
+    /// An empty name.
+    #[error("{field} name is empty")]
+    NameEmpty {
+        /// The field.
+        field: String,
+    },
+    /// A list tagged ABSENT (0) with a non-zero count.
+    #[error("{list} list is ABSENT but its count is {count}")]
+    AbsentWithCount {
+        /// The list.
+        list: String,
+        /// The count stored.
+        count: u64,
+    },
+    /// A list tag other than the list's and 0.
+    #[error("{list} list tag: expected 0x{expected:08X} or 0, found 0x{found:08X}")]
+    ListTag {
+        /// The list.
+        list: String,
+        /// The list's tag.
+        expected: u32,
+        /// The tag stored.
+        found: u32,
+    },
+    /// An attribute's value count whose byte length overflows.
+    #[error("{field} value count {count} overflows")]
+    ValueCountOverflow {
+        /// The attribute.
+        field: String,
+        /// The count stored.
+        count: u64,
+    },
+    /// A CDF-5 type in a CDF-1 or CDF-2 file.
+    #[error("{field} type {} exists only in CDF-5 files", nc_type.name())]
+    Cdf5Type {
+        /// The field.
+        field: String,
+        /// The type.
+        nc_type: NcType,
+    },
+    /// A type code that is not a netCDF type.
+    #[error("{field} type code {code} is not a netCDF type")]
+    UnknownType {
+        /// The field.
+        field: String,
+        /// The code stored.
+        code: u32,
+    },
+    /// Two dimensions of length 0 (unlimited).
+    #[error("more than one dimension has length 0 (unlimited)")]
+    TwoUnlimited,
+    /// A variable's dimension id that does not exist.
+    #[error("{field} dimension id {id} does not exist ({count} dimensions)")]
+    NoSuchDimension {
+        /// The variable.
+        field: String,
+        /// The id stored.
+        id: u64,
+        /// Dimensions in the header.
+        count: usize,
+    },
+    /// A variable using the unlimited dimension other than first.
+    #[error("{field} uses the unlimited dimension at position {position}; only the first may be unlimited")]
+    UnlimitedNotFirst {
+        /// The variable.
+        field: String,
+        /// Position of the unlimited dimension in its list.
+        position: usize,
+    },
+    /// The header continues past the bytes given to [`crate::nc3::Header::parse`].
+    #[error("header continues past the bytes given")]
+    PastBuffer,
+    /// The file ends inside the header.
+    #[error("header is truncated")]
+    Truncated,
+    /// A streamed header longer than [`MAX_HEADER_LEN`].
+    #[error("header is longer than {MAX_HEADER_LEN} bytes")]
+    StreamTooLong,
+    /// The parsed header's items do not fit in memory.
+    #[error("the machine has no memory left to hold the parsed header (its items from here on)")]
+    NoMemory,
 }
 
 /// Why a netCDF-3 header's data layout is impossible for the file ([`crate::nc3::Layout`]), or

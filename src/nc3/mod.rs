@@ -17,7 +17,7 @@ pub use header::{
 pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
 
 use crate::io::ReadAt;
-use error::{FileError, HeaderError, NotNetcdf3};
+use error::{FileError, HeaderError, HeaderProblem, NotNetcdf3};
 use std::io::Read;
 use std::path::Path;
 
@@ -71,7 +71,7 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>), Fi
             Err(ParseError::NeedMore(_)) => {
                 return Err(FileError::Header {
                     path: path.to_path_buf(),
-                    source: HeaderError::new(want, "header is truncated"),
+                    source: HeaderError::new(want, HeaderProblem::Truncated),
                 })
             }
             Err(ParseError::Bad(e)) => {
@@ -132,9 +132,9 @@ pub fn read_header_stream(
             }
             Err(ParseError::NeedMore(n)) => {
                 let what = if eof {
-                    "header is truncated".to_string()
+                    HeaderProblem::Truncated
                 } else {
-                    format!("header is longer than {} bytes", MAX_HEADER_LEN)
+                    HeaderProblem::StreamTooLong
                 };
                 return Err(FileError::Header {
                     path: path.to_path_buf(),
