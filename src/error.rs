@@ -125,7 +125,7 @@ pub enum Error {
         /// The output path.
         path: PathBuf,
         /// Why.
-        what: String,
+        what: Refusal,
     },
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
@@ -273,6 +273,36 @@ impl From<crate::nc3::error::FileError> for Error {
             F::Layout { path, source } => Error::Layout { path, source },
         }
     }
+}
+
+/// Why an output is refused, in [`Error::Refused`].
+///
+/// ```
+/// use nc3pack::error::Refusal;
+/// assert_eq!(
+///     Refusal::IsInput.to_string(),
+///     "output is the input file; refusing to overwrite it"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The output exists and is not a regular file (nor a symbolic link).
+    #[error("output is {kind}, not a regular file; refusing to replace it (even with --force)")]
+    NotRegularFile {
+        /// What it is: "a directory", "a pipe", ...
+        kind: &'static str,
+    },
+    /// The output is the input file.
+    #[error("output is the input file; refusing to overwrite it")]
+    IsInput,
+    /// Two inputs of a batch would be packed to this output.
+    #[error("both {} and {} would be packed here", first.display(), second.display())]
+    SameOutput {
+        /// The first input.
+        first: PathBuf,
+        /// The second input.
+        second: PathBuf,
+    },
 }
 
 /// Which option is out of range, in [`Error::Option`].
