@@ -342,7 +342,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
 ///
 /// ```
 /// let bytes: Vec<u8> = Vec::new();
-/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.var == 0).unwrap();
+/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.stream == 0).unwrap();
 /// assert!(sc.frames.is_empty());
 /// ```
 ///
@@ -370,14 +370,14 @@ pub fn scan_for(
             let next = pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
             if format::crc(&payload) == h.payload_crc {
                 if accept(&h) {
-                    out.frames.entry((h.var, h.block)).or_insert((pos, h));
+                    out.frames.entry((h.stream, h.block)).or_insert((pos, h));
                 }
             } else {
                 out.damaged.push(Scanned {
                     offset: pos,
                     len: next - pos,
                     what: ScanProblem::PayloadChecksum {
-                        stream: h.var,
+                        stream: h.stream,
                         block: h.block,
                     },
                 });
@@ -968,11 +968,11 @@ pub fn scanned_constants(
 fn fits_layout(all: &[Stream]) -> impl Fn(&FrameHeader) -> bool + '_ {
     let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
     move |h| {
-        (h.var == format::CONSTANTS_ID
+        (h.stream == format::CONSTANTS_ID
             && h.esize == 1
             && format::is_constants_codec(h.codec, h.filter))
             || by_id
-                .get(&h.var)
+                .get(&h.stream)
                 .is_some_and(|s| h.block < s.blocks() && frame_fits(s, h.block, h))
     }
 }
@@ -993,7 +993,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: payload.len() as u32,
             decoded_len: payload.len() as u32,
-            var: stream,
+            stream,
             block,
             codec: format::Codec::None,
             filter: format::Filter::None,

@@ -627,7 +627,7 @@ impl Encoder {
         let h = FrameHeader {
             stored_len: payload.len() as u32,
             decoded_len: data.len() as u32,
-            var: stream,
+            stream,
             block,
             codec,
             filter,

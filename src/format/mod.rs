@@ -279,7 +279,7 @@ impl Lead {
 ///
 /// ```
 /// use nc3pack::format::{Codec, Filter, FrameHeader};
-/// let h = FrameHeader { stored_len: 10, decoded_len: 40, var: 2, block: 7,
+/// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
 ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0xdeadbeef };
 /// assert_eq!(FrameHeader::decode(&h.encode()), Ok(h));
 /// ```
@@ -290,8 +290,8 @@ pub struct FrameHeader {
     /// Bytes after decoding.
     pub decoded_len: u32,
     /// Stream id: a variable's number, or [`RESIDUAL_ID`], [`HEADER_ID`], [`SHARED_EARLY_ID`],
-    /// [`SHARED_LATE_ID`].
-    pub var: u32,
+    /// [`SHARED_LATE_ID`], [`CONSTANTS_ID`].
+    pub stream: u32,
     /// Block number within the variable.
     pub block: u64,
     /// Codec.
@@ -311,7 +311,7 @@ impl FrameHeader {
         b[0..4].copy_from_slice(&FRAME_MAGIC);
         b[4..8].copy_from_slice(&self.stored_len.to_le_bytes());
         b[8..12].copy_from_slice(&self.decoded_len.to_le_bytes());
-        b[12..16].copy_from_slice(&self.var.to_le_bytes());
+        b[12..16].copy_from_slice(&self.stream.to_le_bytes());
         b[16..24].copy_from_slice(&self.block.to_le_bytes());
         b[24] = self.codec as u8;
         b[25] = self.filter as u8;
@@ -343,7 +343,7 @@ impl FrameHeader {
         let h = FrameHeader {
             stored_len: u32_at(b, 4),
             decoded_len: u32_at(b, 8),
-            var: u32_at(b, 12),
+            stream: u32_at(b, 12),
             block: u64_at(b, 16),
             codec,
             filter,
@@ -558,7 +558,7 @@ impl ConstantRun {
 /// let runs = [ConstantRun { stream: 0, first: 0, count: 9, value: [0; 8] }];
 /// let f = constants_frame(2, &runs);
 /// let h = FrameHeader::decode(&f).unwrap();
-/// assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
+/// assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
 /// ```
 pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
     let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
@@ -572,13 +572,19 @@ pub fn is_constants_codec(codec: Codec, filter: Filter) -> bool {
     matches!(codec, Codec::None | Codec::Zstd) && filter == Filter::None
 }
 
-/// A frame of bytes (esize 1, no filter) of stream `id`, block `block`: `payload`, which `codec`
-/// decodes to `decoded_len` bytes.
-fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &[u8]) -> Vec<u8> {
+/// A frame of bytes (esize 1, no filter) of stream id `stream`, block `block`: `payload`, which
+/// `codec` decodes to `decoded_len` bytes.
+fn bytes_frame(
+    stream: u32,
+    block: u64,
+    decoded_len: usize,
+    codec: Codec,
+    payload: &[u8],
+) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
         decoded_len: decoded_len as u32,
-        var: id,
+        stream,
         block,
         codec,
         filter: Filter::None,
@@ -851,7 +857,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: 5,
             decoded_len: 4,
-            var: 0,
+            stream: 0,
             block: 0,
             codec: Codec::None,
             filter: Filter::None,

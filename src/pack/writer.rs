@@ -33,7 +33,7 @@ pub const CONSTANTS_EVERY: u64 = 64 << 20;
 /// use nc3pack::format::{FrameHeader, Codec, Filter, CONSTANTS_ID};
 /// use nc3pack::__private::Sink;
 /// // A constant block of stream 0 (id 0, block 0, 4-byte zeros): no frame, a constants frame.
-/// let h = FrameHeader { stored_len: 4, decoded_len: 64, var: 0, block: 0, codec: Codec::Constant,
+/// let h = FrameHeader { stored_len: 4, decoded_len: 64, stream: 0, block: 0, codec: Codec::Constant,
 ///     filter: Filter::None, esize: 4, payload_crc: 0 };
 /// let mut frame = h.encode().to_vec();
 /// frame.extend_from_slice(&[0, 0, 0, 0]);
@@ -42,7 +42,7 @@ pub const CONSTANTS_EVERY: u64 = 64 << 20;
 /// sink.frame(&mut out, 0, &h, &frame).unwrap();
 /// assert!(out.is_empty());
 /// sink.flush_constants(&mut out).unwrap();
-/// assert_eq!(FrameHeader::decode(&out).unwrap().var, CONSTANTS_ID);
+/// assert_eq!(FrameHeader::decode(&out).unwrap().stream, CONSTANTS_ID);
 /// ```
 #[derive(Default)]
 pub struct Sink {
@@ -83,7 +83,7 @@ impl Sink {
                 && (h.decoded_len as usize).is_multiple_of(e)
         });
         if let Some(value) = value {
-            return self.constant(w, stream, h.var, h.block, value);
+            return self.constant(w, stream, h.stream, h.block, value);
         }
         self.keep(w, stream, h, frame)
     }
@@ -302,7 +302,7 @@ mod tests {
     use crate::format::Filter;
 
     fn header(
-        var: u32,
+        stream: u32,
         block: u64,
         codec: Codec,
         stored_len: u32,
@@ -311,7 +311,7 @@ mod tests {
         FrameHeader {
             stored_len,
             decoded_len,
-            var,
+            stream,
             block,
             codec,
             filter: Filter::None,
@@ -320,8 +320,8 @@ mod tests {
         }
     }
 
-    fn constant_frame(var: u32, block: u64, value: [u8; 4]) -> (FrameHeader, Vec<u8>) {
-        let h = header(var, block, Codec::Constant, 4, 64);
+    fn constant_frame(stream: u32, block: u64, value: [u8; 4]) -> (FrameHeader, Vec<u8>) {
+        let h = header(stream, block, Codec::Constant, 4, 64);
         let mut f = h.encode().to_vec();
         f.extend_from_slice(&value);
         (h, f)

@@ -341,7 +341,7 @@ impl<R: ReadAt> Archive<R> {
             .map_err(io_err(&self.path, "read"))?;
         let h = FrameHeader::decode(&buf).map_err(|e| bad(e.into()))?;
         let max = format::MAX_RUNS_PER_FRAME * format::RUN_LEN;
-        if h.var != format::CONSTANTS_ID
+        if h.stream != format::CONSTANTS_ID
             || h.block != k as u64
             || h.stored_len != e.stored_len
             || h.codec != e.codec
@@ -349,7 +349,7 @@ impl<R: ReadAt> Archive<R> {
             || h.decoded_len as usize > max
         {
             return Err(bad(ConstantsError::Mismatch {
-                stream: h.var,
+                stream: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
@@ -553,7 +553,7 @@ impl<R: ReadAt> Archive<R> {
         let err = |e: BlockError| self.block_error(s, b, e);
         let expect_len = self.block_len(s, b);
         let h = FrameHeader::decode(frame).map_err(|e| err(e.into()))?;
-        if h.var != st.id
+        if h.stream != st.id
             || h.block != b
             || h.stored_len != e.stored_len
             || u64::from(h.decoded_len) != expect_len
@@ -561,7 +561,7 @@ impl<R: ReadAt> Archive<R> {
             || h.filter != e.filter
         {
             return Err(err(BlockError::Mismatch {
-                id: h.var,
+                id: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
@@ -989,12 +989,13 @@ pub(crate) fn check_front(
         .get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)
         .unwrap_or(&[]);
     let h = FrameHeader::decode(fh).map_err(|e| ("netCDF header", at, e.into()))?;
-    if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
+    if h.stream != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len
+    {
         return Err((
             "netCDF header",
             at,
             ArchiveError::NotHeaderFrame {
-                stream: h.var,
+                stream: h.stream,
                 decoded: h.decoded_len,
                 header_len: lead.header_len,
             },
@@ -1030,7 +1031,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: 1,
             decoded_len: header_len,
-            var: format::HEADER_ID,
+            stream: format::HEADER_ID,
             block: 0,
             codec: format::Codec::Zstd,
             filter: format::Filter::None,

@@ -112,7 +112,7 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
     let bytes = std::fs::read(&path).unwrap();
     let at = t.offset as usize;
     let h = FrameHeader::decode(&bytes[at..at + 36]).unwrap();
-    assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
+    assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
     assert_eq!(
         crc(&bytes[at + 36..at + 36 + h.stored_len as usize]),
         h.payload_crc
@@ -296,7 +296,7 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
         let h = FrameHeader {
             stored_len: value.len() as u32,
             decoded_len: 64,
-            var: 0,
+            stream: 0,
             block: 10,
             codec: Codec::Constant,
             filter: Filter::None,

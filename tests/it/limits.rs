@@ -247,7 +247,7 @@ fn front_only_archive(header_len: u64, payload: &[u8]) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
         decoded_len: header_len as u32,
-        var: HEADER_ID,
+        stream: HEADER_ID,
         block: 0,
         codec: Codec::Zstd,
         filter: Filter::None,
