@@ -224,10 +224,10 @@ pub enum BlockError {
     #[error(transparent)]
     Frame(#[from] FrameError),
     /// The frame header does not match the index entry or the layout.
-    #[error("frame says variable id {id} block {block} ({stored} bytes stored, {decoded} decoded), index expects id {expect_id} block {expect_block} ({expect_stored} stored, {expect_decoded} decoded)")]
+    #[error("frame says variable id {stream} block {block} ({stored} bytes stored, {decoded} decoded), index expects id {expect_stream} block {expect_block} ({expect_stored} stored, {expect_decoded} decoded)")]
     Mismatch {
         /// Stream id in the frame header.
-        id: u32,
+        stream: u32,
         /// Block in the frame header.
         block: u64,
         /// Stored length in the frame header.
@@ -235,7 +235,7 @@ pub enum BlockError {
         /// Decoded length in the frame header.
         decoded: u32,
         /// The stream's id.
-        expect_id: u32,
+        expect_stream: u32,
         /// The block asked for.
         expect_block: u64,
         /// Stored length in the index entry.

@@ -561,11 +561,11 @@ impl<R: ReadAt> Archive<R> {
             || h.filter != e.filter
         {
             return Err(err(BlockError::Mismatch {
-                id: h.stream,
+                stream: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
-                expect_id: st.id,
+                expect_stream: st.id,
                 expect_block: b,
                 expect_stored: e.stored_len,
                 expect_decoded: expect_len,
