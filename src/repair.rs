@@ -876,18 +876,18 @@ pub fn scanned_constants(
 ) -> std::io::Result<ScannedConstants> {
     let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
     let max_runs: u64 = all.iter().map(Stream::blocks).sum();
-    let mut tables: Vec<(u64, u64, FrameHeader)> = sc
+    let mut frames: Vec<(u64, u64, FrameHeader)> = sc
         .frames
         .iter()
         .filter(|((id, _), _)| *id == format::CONSTANTS_ID)
         .map(|(&(_, k), &(off, h))| (k, off, h))
         .collect();
-    tables.sort_unstable_by_key(|t| t.0);
+    frames.sort_unstable_by_key(|t| t.0);
     let mut per: HashMap<u32, Vec<ConstantRun>> = HashMap::new();
     let mut kept = 0u64;
     let mut payload = Vec::new();
     let mut table = Vec::new();
-    for (k, off, h) in tables {
+    for (k, off, h) in frames {
         let frame_len = FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
         let mut bad = |problem: ConstantsProblem| {
             damaged.push(Scanned {

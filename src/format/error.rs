@@ -228,14 +228,14 @@ pub enum IndexError {
         expected: u64,
     },
     /// The section's length does not match its entry counts.
-    #[error("index length {len} does not match its {blocks} block entries and {tables} constants frames")]
+    #[error("index length {len} does not match its {blocks} block entries and {constants_frames} constants frames")]
     Length {
         /// Section length.
         len: usize,
         /// Block entries declared.
         blocks: u64,
         /// Constants frame entries declared.
-        tables: u32,
+        constants_frames: u32,
     },
     /// An entry with a codec id this reader does not know.
     #[error("unknown codec id {id}")]

@@ -598,22 +598,23 @@ fn bytes_frame(
 
 /// Encodes an index section: its header, the block entries, then the entries of the constants
 /// frames (their count in the header's second word).
-pub fn encode_index(entries: &[IndexEntry], tables: &[IndexEntry]) -> Vec<u8> {
-    let n = entries.len() + tables.len();
+pub fn encode_index(entries: &[IndexEntry], constants_frames: &[IndexEntry]) -> Vec<u8> {
+    let n = entries.len() + constants_frames.len();
     let mut b = Vec::with_capacity(INDEX_HEADER_LEN + n * INDEX_ENTRY_LEN);
     b.extend_from_slice(&INDEX_MAGIC);
-    b.extend_from_slice(&(tables.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(constants_frames.len() as u32).to_le_bytes());
     b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for e in entries.iter().chain(tables) {
+    for e in entries.iter().chain(constants_frames) {
         b.extend_from_slice(&e.encode());
     }
     b
 }
 
-/// Length of an index section of `blocks` block entries and `tables` constants frame entries.
-pub fn index_len(blocks: u64, tables: u64) -> Option<u64> {
+/// Length of an index section of `blocks` block entries and `constants_frames` constants frame
+/// entries.
+pub fn index_len(blocks: u64, constants_frames: u64) -> Option<u64> {
     blocks
-        .checked_add(tables)?
+        .checked_add(constants_frames)?
         .checked_mul(INDEX_ENTRY_LEN as u64)?
         .checked_add(INDEX_HEADER_LEN as u64)
 }
@@ -631,24 +632,24 @@ pub fn decode_index(
     if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
         return Err(IndexError::NoMagic);
     }
-    let tables = u32_at(b, 4);
+    let constants_frames = u32_at(b, 4);
     let n = u64_at(b, 8);
     if n != expected {
         return Err(IndexError::Count { found: n, expected });
     }
-    if index_len(n, u64::from(tables)) != Some(b.len() as u64) {
+    if index_len(n, u64::from(constants_frames)) != Some(b.len() as u64) {
         return Err(IndexError::Length {
             len: b.len(),
             blocks: n,
-            tables,
+            constants_frames,
         });
     }
     let all: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
         .chunks_exact(INDEX_ENTRY_LEN)
         .map(IndexEntry::decode)
         .collect::<Result<_, _>>()?;
-    let (blocks, tables) = all.split_at(n as usize);
-    if let Some(t) = tables
+    let (blocks, constants_frames) = all.split_at(n as usize);
+    if let Some(t) = constants_frames
         .iter()
         .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
     {
@@ -658,7 +659,7 @@ pub fn decode_index(
             filter: t.filter,
         });
     }
-    Ok((blocks.to_vec(), tables.to_vec()))
+    Ok((blocks.to_vec(), constants_frames.to_vec()))
 }
 
 /// The archive's fixed-size last structure.

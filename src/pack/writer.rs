@@ -51,7 +51,7 @@ pub struct Sink {
     runs: Vec<ConstantRun>,
     /// Stream id -> the run in `runs` that the stream's next constant block may extend.
     open: HashMap<u32, usize>,
-    tables: Vec<IndexEntry>,
+    constants_frames: Vec<IndexEntry>,
     /// Bytes of frames written since the oldest waiting run.
     since_runs: u64,
 }
@@ -185,11 +185,11 @@ impl Sink {
             }
             merge
         });
-        let frame = format::constants_frame(self.tables.len() as u64, &self.runs);
+        let frame = format::constants_frame(self.constants_frames.len() as u64, &self.runs);
         w.write_all(&frame)?;
         let stored_len = (frame.len() - FRAME_HEADER_LEN) as u32;
         let codec = FrameHeader::decode(&frame).map_or(Codec::None, |h| h.codec);
-        self.tables.push(IndexEntry {
+        self.constants_frames.push(IndexEntry {
             offset: self.pos,
             stored_len,
             codec,
@@ -220,7 +220,7 @@ impl Sink {
         self.flush_constants(w).map_err(&io)?;
         let entries = self.in_index_order(streams)?;
         let index_offset = self.pos;
-        let index = format::encode_index(&entries, &self.tables);
+        let index = format::encode_index(&entries, &self.constants_frames);
         w.write_all(&index).map_err(&io)?;
         let footer = Footer {
             index_offset,
@@ -393,11 +393,11 @@ mod tests {
             big.len() as u32 - 36,
         );
         sink.frame(&mut out, 1, &hb, &big).unwrap();
-        assert_eq!((sink.tables.len(), sink.runs.len()), (0, 1));
+        assert_eq!((sink.constants_frames.len(), sink.runs.len()), (0, 1));
         let hb = FrameHeader { block: 1, ..hb };
         sink.frame(&mut out, 1, &hb, &big).unwrap();
-        assert_eq!((sink.tables.len(), sink.runs.len()), (1, 0));
+        assert_eq!((sink.constants_frames.len(), sink.runs.len()), (1, 0));
         // The constants frame went right after the second big frame.
-        assert_eq!(sink.tables[0].offset, 100 + 2 * big.len() as u64);
+        assert_eq!(sink.constants_frames[0].offset, 100 + 2 * big.len() as u64);
     }
 }

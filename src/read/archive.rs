@@ -51,7 +51,7 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     streams: Vec<Stream>,
     index: Vec<IndexEntry>,
     /// Index entries of the constants frames.
-    tables: Vec<IndexEntry>,
+    constants_frames: Vec<IndexEntry>,
     footer: Footer,
     len: u64,
     data_start: u64,
@@ -155,7 +155,7 @@ impl<R: ReadAt> Archive<R> {
                 IndexError::Checksum.into(),
             ));
         }
-        let (index, tables) = format::decode_index(&ib, total_blocks)
+        let (index, constants_frames) = format::decode_index(&ib, total_blocks)
             .map_err(|e| bad("index", footer.index_offset, e.into()))?;
         let in_data = |e: &IndexEntry, max: u64| {
             let end = e
@@ -187,8 +187,11 @@ impl<R: ReadAt> Archive<R> {
                 ));
             }
         }
-        let table_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
-        if let Some(k) = tables.iter().position(|t| !in_data(t, table_max)) {
+        let constants_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
+        if let Some(k) = constants_frames
+            .iter()
+            .position(|t| !in_data(t, constants_max))
+        {
             return Err(bad(
                 "index",
                 footer.index_offset,
@@ -203,7 +206,7 @@ impl<R: ReadAt> Archive<R> {
             layout,
             streams,
             index,
-            tables,
+            constants_frames,
             footer,
             len,
             data_start,
@@ -315,7 +318,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// Index entries of the constants frames, which list the runs of constant blocks.
     pub fn constants_frames(&self) -> &[IndexEntry] {
-        &self.tables
+        &self.constants_frames
     }
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
@@ -328,11 +331,11 @@ impl<R: ReadAt> Archive<R> {
         let bad = |e: ConstantsError| Error::Archive {
             path: self.path.clone(),
             part: "constants frame",
-            offset: self.tables.get(k).map_or(0, |e| e.offset),
+            offset: self.constants_frames.get(k).map_or(0, |e| e.offset),
             source: e.into(),
         };
         let e = *self
-            .tables
+            .constants_frames
             .get(k)
             .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }))?;
         let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
