@@ -75,6 +75,11 @@ pub(crate) mod streams;
 use self::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
 
 /// CRC32C of `b`.
+///
+/// ```
+/// // The check value of CRC-32C (Castagnoli), as design/FORMAT.md states it.
+/// assert_eq!(nc3pack::format::crc(b"123456789"), 0xE306_9283);
+/// ```
 pub fn crc(b: &[u8]) -> u32 {
     crc32c::crc32c(b)
 }
@@ -92,6 +97,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 /// Block compression codec, recorded per block.
+///
+/// ```
+/// use nc3pack::format::Codec;
+/// assert_eq!(Codec::Deflate as u8, 2);
+/// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
     /// Stored as is.
@@ -134,6 +145,12 @@ impl Codec {
 }
 
 /// Reversible transform applied before the codec, recorded per block.
+///
+/// ```
+/// use nc3pack::format::Filter;
+/// assert_eq!(Filter::ZigZagDelta as u8, 4);
+/// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     /// No transform.
@@ -568,6 +585,12 @@ pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
 
 /// Whether a constants frame may have this codec and filter: none or zstd, no filter, as
 /// [`constants_frame`] writes it.
+///
+/// ```
+/// use nc3pack::format::{is_constants_codec, Codec, Filter};
+/// assert!(is_constants_codec(Codec::Zstd, Filter::None));
+/// assert!(!is_constants_codec(Codec::Deflate, Filter::None));
+/// ```
 pub fn is_constants_codec(codec: Codec, filter: Filter) -> bool {
     matches!(codec, Codec::None | Codec::Zstd) && filter == Filter::None
 }
@@ -598,6 +621,15 @@ fn bytes_frame(
 
 /// Encodes an index section: its header, the block entries, then the entries of the constants
 /// frames (their count in the header's second word).
+///
+/// ```
+/// use nc3pack::format::{decode_index, encode_index, index_len, Codec, Filter, IndexEntry};
+/// let block = IndexEntry { offset: 100, stored_len: 9, codec: Codec::Zstd, filter: Filter::Shuffle, flags: 0 };
+/// let constants = IndexEntry { offset: 145, stored_len: 32, codec: Codec::None, filter: Filter::None, flags: 0 };
+/// let b = encode_index(&[block], &[constants]);
+/// assert_eq!(Some(b.len() as u64), index_len(1, 1));
+/// assert_eq!(decode_index(&b, 1), Ok((vec![block], vec![constants])));
+/// ```
 pub fn encode_index(entries: &[IndexEntry], constants_frames: &[IndexEntry]) -> Vec<u8> {
     let n = entries.len() + constants_frames.len();
     let mut b = Vec::with_capacity(INDEX_HEADER_LEN + n * INDEX_ENTRY_LEN);
@@ -611,7 +643,12 @@ pub fn encode_index(entries: &[IndexEntry], constants_frames: &[IndexEntry]) -> 
 }
 
 /// Length of an index section of `blocks` block entries and `constants_frames` constants frame
-/// entries.
+/// entries; `None` if it does not fit 64 bits.
+///
+/// ```
+/// assert_eq!(nc3pack::format::index_len(3, 1), Some(16 + 4 * 16));
+/// assert_eq!(nc3pack::format::index_len(u64::MAX, 1), None);
+/// ```
 pub fn index_len(blocks: u64, constants_frames: u64) -> Option<u64> {
     blocks
         .checked_add(constants_frames)?
@@ -620,7 +657,13 @@ pub fn index_len(blocks: u64, constants_frames: u64) -> Option<u64> {
 }
 
 /// Decodes an index section of which `expected` block entries are expected: returns the block
-/// entries and the constants frames' entries.
+/// entries and the constants frames' entries (see [`encode_index`] for an example).
+///
+/// ```
+/// use nc3pack::{error::IndexError, format::{decode_index, encode_index}};
+/// let b = encode_index(&[], &[]);
+/// assert_eq!(decode_index(&b, 2), Err(IndexError::Count { found: 0, expected: 2 }));
+/// ```
 ///
 /// # Errors
 ///
@@ -761,6 +804,11 @@ pub fn shared_max(block_size: u32) -> u64 {
 }
 
 /// Number of blocks for `total` bytes in blocks of `block_bytes`.
+///
+/// ```
+/// assert_eq!(nc3pack::format::block_count(10, 4), 3);
+/// assert_eq!(nc3pack::format::block_count(0, 4), 0);
+/// ```
 pub fn block_count(total: u64, block_bytes: u64) -> u64 {
     total.div_ceil(block_bytes)
 }

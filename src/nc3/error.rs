@@ -23,6 +23,12 @@ pub struct HeaderError {
 
 impl HeaderError {
     /// The error `what` at byte `offset`.
+    ///
+    /// ```
+    /// use nc3pack::nc3::error::{HeaderError, HeaderProblem};
+    /// let e = HeaderError::new(8, HeaderProblem::TwoUnlimited);
+    /// assert_eq!(e.to_string(), "more than one dimension has length 0 (unlimited) at byte 8");
+    /// ```
     pub fn new(offset: u64, what: HeaderProblem) -> Self {
         HeaderError { offset, what }
     }
@@ -30,6 +36,12 @@ impl HeaderError {
 
 /// What is wrong with a netCDF-3 header, in [`HeaderError`]. A `field` names the header field
 /// as a path: `dimension 2 name`, `variable "t" attribute "units" values`, ...
+///
+/// ```
+/// use nc3pack::nc3::{error::HeaderProblem, Header};
+/// let e = Header::parse(b"CDF\x07", 4).unwrap_err();
+/// assert_eq!((e.offset, e.what), (3, HeaderProblem::Version { version: 7 }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HeaderProblem {
     /// The file is shorter than the magic.

@@ -359,6 +359,13 @@ pub struct Attribute {
 }
 
 /// The stored number of records.
+///
+/// ```
+/// use nc3pack::nc3::{Header, NumRecs};
+/// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// assert!(matches!(h.numrecs(), NumRecs::Count(_)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumRecs {
     /// A count.
@@ -648,6 +655,12 @@ impl std::fmt::Debug for Attr<'_> {
 }
 
 /// Outcome of parsing a prefix of a file that may stop short of the header's end.
+///
+/// ```
+/// use nc3pack::nc3::{Header, ParseError};
+/// assert!(matches!(Header::parse_prefix(b"CD", 100), Err(ParseError::NeedMore(4))));
+/// assert!(matches!(Header::parse_prefix(b"CDF\x09", 100), Err(ParseError::Bad(_))));
+/// ```
 #[derive(Debug)]
 pub enum ParseError {
     /// The prefix ended before the header did; parse again with at least this many bytes.
@@ -936,6 +949,18 @@ impl Header {
     /// Parses a header from the start of a file whose first bytes are `buf` and whose total
     /// length is `file_len`. `buf` may be the whole file or a prefix of it; if the prefix is too
     /// short, see [`Header::parse_prefix`].
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// assert_eq!(h.bytes().len() as u64, h.len());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`HeaderError`]: where and what is wrong; [`HeaderProblem::PastBuffer`] when `buf` ends
+    /// before the header does.
     pub fn parse(buf: &[u8], file_len: u64) -> Result<Header, HeaderError> {
         match Header::parse_prefix(buf, file_len) {
             Ok(h) => Ok(h),
@@ -956,6 +981,15 @@ impl Header {
     ///
     /// `NeedMore` when `buf` ends before the header does, `Bad` when the header is malformed, too
     /// long, or does not fit in memory.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, ParseError};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let len = bytes.len() as u64;
+    /// let Err(ParseError::NeedMore(n)) = Header::parse_prefix(&bytes[..20], len) else { panic!() };
+    /// assert!(n > 20); // asks for more
+    /// assert!(Header::parse_prefix(&bytes, len).is_ok());
+    /// ```
     pub fn parse_prefix(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
         Header::parse_items(buf, file_len)
     }

@@ -39,6 +39,12 @@ const HDF5_MAGIC: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 /// # Errors
 ///
 /// A [`FileError`] naming the file: the read error, not a netCDF-3 file, a malformed header.
+///
+/// ```
+/// let f = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (h, bytes) = nc3pack::nc3::read_header(&f, "samples/scalars.nc".as_ref()).unwrap();
+/// assert_eq!((h.var_count(), bytes.len() as u64), (6, h.len()));
+/// ```
 pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>), FileError> {
     let file_len = r.size().map_err(io_err(path, "stat"))?;
     let not_nc3 = |reason: NotNetcdf3| FileError::NotNetcdf3 {
@@ -93,6 +99,12 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>), Fi
 ///
 /// A [`FileError`] naming the input: the read error, not a netCDF-3 file, a malformed or
 /// truncated header, or one longer than [`MAX_HEADER_LEN`].
+///
+/// ```
+/// let mut input = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (h, read) = nc3pack::nc3::read_header_stream(&mut input, "-".as_ref()).unwrap();
+/// assert!(read.len() as u64 >= h.len());
+/// ```
 pub fn read_header_stream(
     r: &mut impl std::io::Read,
     path: &Path,
@@ -157,6 +169,12 @@ pub fn read_header_stream(
 ///
 /// As [`read_header`], and [`FileError::Layout`] when the layout the header declares is
 /// impossible for the file.
+///
+/// ```
+/// let f = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (_, _, layout) = nc3pack::nc3::open(&f, "samples/scalars.nc".as_ref()).unwrap();
+/// assert_eq!(layout.file_len, 560);
+/// ```
 pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout), FileError> {
     let (h, bytes) = read_header(r, path)?;
     let file_len = r.size().map_err(io_err(path, "stat"))?;
