@@ -16,10 +16,10 @@ use std::path::Path;
 ///
 /// ```
 /// let info = nc3pack::info::describe("samples/gridded_sst.nc".as_ref()).unwrap();
-/// assert_eq!(info.format(), "classic");
+/// assert_eq!(info.format(), "64-bit offset");
 /// assert!(info.archive().is_none());
 /// let json = serde_json::to_value(&info).unwrap();
-/// assert_eq!(json["format"], "classic");
+/// assert_eq!(json["format"], "64-bit offset");
 /// ```
 ///
 /// # Errors
