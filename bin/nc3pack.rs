@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
+use nc3pack::error::OptionError;
 use nc3pack::format::Codec;
 use nc3pack::FilterMode;
 use nc3pack::{PackOptions, UnpackOptions};
@@ -280,19 +281,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 return pack_batch(&a.paths, dir, &opts, a.common.quiet);
             }
             let [input, output] = a.paths.as_slice() else {
-                return Err(nc3pack::Error::Option(format!(
-                    "pack takes IN OUT, or IN... -o OUTDIR ({} paths given)",
-                    a.paths.len()
-                ))
+                return Err(nc3pack::Error::from(OptionError::PackPaths {
+                    given: a.paths.len(),
+                })
                 .into());
             };
             if output.as_os_str() == "-" {
-                return Err(nc3pack::Error::Option(
-                    "pack writes an archive to a file, not to standard output (`-`): its lead is \
-                     rewritten when packing ends, which needs a seekable file"
-                        .into(),
-                )
-                .into());
+                return Err(nc3pack::Error::from(OptionError::PackToStdout).into());
             }
             let t = Instant::now();
             let stdin = input.as_os_str() == "-";

@@ -57,12 +57,13 @@
 //! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
 //! ([`VerifyOptions`]: an original to compare with, threads; [`VerifyReport`], [`Damage`]);
 //! [`reindex`] rebuilds a damaged archive's index ([`ReindexOptions`], [`ReindexReport`]);
-//! [`info`] describes either kind of file.
+//! [`info::describe`] describes either kind of file ([`info::Info`], which serializes to the
+//! JSON of `nc3pack info --json`).
 //!
 //! ```no_run
 //! let report = nc3pack::verify("out.nc3z".as_ref(), &nc3pack::VerifyOptions::default())?;
 //! assert!(report.is_intact());
-//! let text = nc3pack::info::to_text(&nc3pack::info::describe("out.nc3z".as_ref())?, "out");
+//! let text = nc3pack::info::describe("out.nc3z".as_ref())?.to_text("out");
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 //!
@@ -118,7 +119,10 @@ pub use read::cache::CacheStats;
 pub use read::slab::{Hyperslab, SlabError};
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
-pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
+pub use repair::{
+    reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,
+    VerifyReport,
+};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.
@@ -127,7 +131,7 @@ pub mod __private {
     pub use crate::atomic::write_to_temp;
     pub use crate::format::codec::{
         apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
-        shuffle, undo_filter, unshuffle, Encoder,
+        shuffle, undo_filter, unshuffle, ConstantBlock, Encoded, Encoder,
     };
     pub use crate::format::streams::streams;
     pub use crate::io::open_seekable;

@@ -56,11 +56,11 @@ pub enum Problem {
     /// Any other error the decoding check met, as its message.
     #[error("{0}")]
     Other(String),
-    /// A region a scan of the frames could not read as intact frames (the scan's description).
+    /// A region a scan of the frames could not read as intact frames.
     #[error("{what} ({len} bytes)")]
     Scanned {
         /// What the scan found there.
-        what: String,
+        what: ScanProblem,
         /// Length of the region.
         len: u64,
     },
@@ -201,8 +201,99 @@ impl VerifyReport {
 pub struct Scan {
     /// Intact frames found: (stream id, block) -> (offset, frame header).
     pub frames: HashMap<(u32, u64), (u64, FrameHeader)>,
-    /// Damaged or unreadable regions: (offset, length, what).
-    pub damaged: Vec<(u64, u64, String)>,
+    /// Damaged or unreadable regions.
+    pub damaged: Vec<Scanned>,
+}
+
+/// A region of an archive's data section that a scan could not use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    /// Archive offset of the region (0 for a problem of the constants frames as a whole).
+    pub offset: u64,
+    /// Its length in bytes (0 for a problem of the constants frames as a whole).
+    pub len: u64,
+    /// What is wrong there.
+    pub what: ScanProblem,
+}
+
+/// What a scan found wrong with a region of the data section ([`Scanned`]).
+///
+/// ```
+/// use nc3pack::ScanProblem;
+/// let p = ScanProblem::PayloadChecksum { stream: 2, block: 7 };
+/// assert_eq!(p.to_string(), "payload checksum mismatch (frame of stream 2 block 7)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScanProblem {
+    /// An intact frame header whose payload's CRC does not match.
+    #[error("payload checksum mismatch (frame of stream {stream} block {block})")]
+    PayloadChecksum {
+        /// Stream id in the frame header.
+        stream: u32,
+        /// Block in the frame header.
+        block: u64,
+    },
+    /// Bytes up to the next intact frame header (or the end).
+    #[error("bytes that are not an intact frame")]
+    NotAFrame,
+    /// Bytes at the end, too few for a frame header.
+    #[error("trailing bytes too short for a frame")]
+    Trailing,
+    /// A constants frame, or one of its runs, that cannot be used.
+    #[error("constants frame {k}: {problem}")]
+    ConstantsFrame {
+        /// The constants frame's number.
+        k: u64,
+        /// What is wrong.
+        problem: ConstantsProblem,
+    },
+    /// A run of constant blocks that overlaps an earlier one of the same stream.
+    #[error(
+        "constants frames: run of blocks {first}..{end} of stream id {stream} overlaps another"
+    )]
+    RunOverlap {
+        /// Stream id of the run.
+        stream: u32,
+        /// First block of the run.
+        first: u64,
+        /// Block after its last.
+        end: u64,
+    },
+}
+
+/// What is wrong with a constants frame a scan found ([`ScanProblem::ConstantsFrame`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConstantsProblem {
+    /// It decodes to more than a constants frame may hold.
+    #[error("{decoded} bytes decoded is too large")]
+    TooLarge {
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// Its payload or its runs are damaged.
+    #[error(transparent)]
+    Damaged(#[from] crate::error::ConstantsError),
+    /// A run of a stream id that has no blocks.
+    #[error("a run of stream id {stream} that has no blocks")]
+    NoSuchStream {
+        /// Stream id of the run.
+        stream: u32,
+    },
+    /// A run past the stream's blocks, or with a value longer than its element.
+    #[error("run of blocks {first}..{end} of {stream} does not fit its {blocks} blocks")]
+    RunMisfit {
+        /// Stream id of the run.
+        stream: u32,
+        /// First block of the run.
+        first: u64,
+        /// Block after its last.
+        end: u64,
+        /// Blocks of the stream.
+        blocks: u64,
+    },
+    /// More runs than the layout has blocks (the rest are ignored).
+    #[error("more runs than the layout has blocks")]
+    TooManyRuns,
 }
 
 /// Most blocks a repair indexes for a short archive (4 Mi blocks: 4 TiB of data in 1 MiB blocks).
@@ -251,7 +342,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
 ///
 /// ```
 /// let bytes: Vec<u8> = Vec::new();
-/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.var == 0).unwrap();
+/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.stream == 0).unwrap();
 /// assert!(sc.frames.is_empty());
 /// ```
 ///
@@ -279,17 +370,17 @@ pub fn scan_for(
             let next = pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
             if format::crc(&payload) == h.payload_crc {
                 if accept(&h) {
-                    out.frames.entry((h.var, h.block)).or_insert((pos, h));
+                    out.frames.entry((h.stream, h.block)).or_insert((pos, h));
                 }
             } else {
-                out.damaged.push((
-                    pos,
-                    next - pos,
-                    format!(
-                        "payload checksum mismatch (frame of stream {} block {})",
-                        h.var, h.block
-                    ),
-                ));
+                out.damaged.push(Scanned {
+                    offset: pos,
+                    len: next - pos,
+                    what: ScanProblem::PayloadChecksum {
+                        stream: h.stream,
+                        block: h.block,
+                    },
+                });
             }
             pos = next;
             continue;
@@ -298,26 +389,29 @@ pub fn scan_for(
         let from = pos;
         match find_next_frame(r, pos + 1, end)? {
             Some(p) => {
-                out.damaged
-                    .push((from, p - from, "bytes that are not an intact frame".into()));
+                out.damaged.push(Scanned {
+                    offset: from,
+                    len: p - from,
+                    what: ScanProblem::NotAFrame,
+                });
                 pos = p;
             }
             None => {
-                out.damaged.push((
-                    from,
-                    end - from,
-                    "bytes that are not an intact frame".into(),
-                ));
+                out.damaged.push(Scanned {
+                    offset: from,
+                    len: end - from,
+                    what: ScanProblem::NotAFrame,
+                });
                 break;
             }
         }
     }
-    if pos < end && out.damaged.last().is_none_or(|d| d.0 + d.1 != end) {
-        out.damaged.push((
-            pos,
-            end - pos,
-            "trailing bytes too short for a frame".into(),
-        ));
+    if pos < end && out.damaged.last().is_none_or(|d| d.offset + d.len != end) {
+        out.damaged.push(Scanned {
+            offset: pos,
+            len: end - pos,
+            what: ScanProblem::Trailing,
+        });
     }
     Ok(out)
 }
@@ -422,12 +516,15 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
                 let mut damaged = sc.damaged.clone();
                 let constants =
                     scanned_constants(&f, &sc, &all, &mut damaged).map_err(io_err(path, "read"))?;
-                for (off, n, what) in damaged {
+                for d in damaged {
                     report.damage.push(Damage {
                         part: "data section",
                         block: None,
-                        offset: off,
-                        what: Problem::Scanned { what, len: n },
+                        offset: d.offset,
+                        what: Problem::Scanned {
+                            what: d.what,
+                            len: d.len,
+                        },
                     });
                 }
                 let mut missing = 0u64;
@@ -697,8 +794,8 @@ pub struct ReindexReport {
     pub recovered: u64,
     /// Blocks lost: (variable or "residual bytes", block number).
     pub lost: Vec<(String, u64)>,
-    /// Damaged regions skipped while scanning: (offset, length, what).
-    pub damaged: Vec<(u64, u64, String)>,
+    /// Damaged regions skipped while scanning.
+    pub damaged: Vec<Scanned>,
 }
 
 /// Rebuilds `input`'s index and footer by scanning its frames, writing a valid archive to
@@ -796,27 +893,34 @@ pub fn scanned_constants(
     r: &impl ReadAt,
     sc: &Scan,
     all: &[Stream],
-    damaged: &mut Vec<(u64, u64, String)>,
+    damaged: &mut Vec<Scanned>,
 ) -> std::io::Result<ScannedConstants> {
     let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
     let max_runs: u64 = all.iter().map(Stream::blocks).sum();
-    let mut tables: Vec<(u64, u64, FrameHeader)> = sc
+    let mut frames: Vec<(u64, u64, FrameHeader)> = sc
         .frames
         .iter()
         .filter(|((id, _), _)| *id == format::CONSTANTS_ID)
         .map(|(&(_, k), &(off, h))| (k, off, h))
         .collect();
-    tables.sort_unstable_by_key(|t| t.0);
+    frames.sort_unstable_by_key(|t| t.0);
     let mut per: HashMap<u32, Vec<ConstantRun>> = HashMap::new();
     let mut kept = 0u64;
     let mut payload = Vec::new();
     let mut table = Vec::new();
-    for (k, off, h) in tables {
+    for (k, off, h) in frames {
         let frame_len = FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
-        let mut bad =
-            |what: String| damaged.push((off, frame_len, format!("constants frame {k}: {what}")));
+        let mut bad = |problem: ConstantsProblem| {
+            damaged.push(Scanned {
+                offset: off,
+                len: frame_len,
+                what: ScanProblem::ConstantsFrame { k, problem },
+            })
+        };
         if h.decoded_len as usize > format::MAX_RUNS_PER_FRAME * format::RUN_LEN {
-            bad(format!("{} bytes decoded is too large", h.decoded_len));
+            bad(ConstantsProblem::TooLarge {
+                decoded: h.decoded_len,
+            });
             continue;
         }
         payload.resize(h.stored_len as usize, 0);
@@ -827,31 +931,27 @@ pub fn scanned_constants(
         let runs = match runs {
             Ok(runs) => runs,
             Err(e) => {
-                bad(e.to_string());
+                bad(ConstantsProblem::Damaged(e));
                 continue;
             }
         };
         for run in runs {
             let Some(s) = by_id.get(&run.stream) else {
-                bad(format!(
-                    "a run of stream id {} that has no blocks",
-                    run.stream
-                ));
+                bad(ConstantsProblem::NoSuchStream { stream: run.stream });
                 continue;
             };
             let esize = s.esize.clamp(1, 8);
             if run.first + run.count > s.blocks() || run.value[esize..].iter().any(|&x| x != 0) {
-                bad(format!(
-                    "run of blocks {}..{} of {} does not fit its {} blocks",
-                    run.first,
-                    run.first + run.count,
-                    s.id,
-                    s.blocks()
-                ));
+                bad(ConstantsProblem::RunMisfit {
+                    stream: s.id,
+                    first: run.first,
+                    end: run.first + run.count,
+                    blocks: s.blocks(),
+                });
                 continue;
             }
             if kept >= max_runs {
-                bad("more runs than the layout has blocks".into());
+                bad(ConstantsProblem::TooManyRuns);
                 break;
             }
             kept += 1;
@@ -866,15 +966,15 @@ pub fn scanned_constants(
             if keep {
                 end = r.first + r.count;
             } else {
-                damaged.push((
-                    0,
-                    0,
-                    format!(
-                        "constants frames: run of blocks {}..{} of stream id {id} overlaps another",
-                        r.first,
-                        r.first + r.count
-                    ),
-                ));
+                damaged.push(Scanned {
+                    offset: 0,
+                    len: 0,
+                    what: ScanProblem::RunOverlap {
+                        stream: *id,
+                        first: r.first,
+                        end: r.first + r.count,
+                    },
+                });
             }
             keep
         });
@@ -889,11 +989,11 @@ pub fn scanned_constants(
 fn fits_layout(all: &[Stream]) -> impl Fn(&FrameHeader) -> bool + '_ {
     let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
     move |h| {
-        (h.var == format::CONSTANTS_ID
+        (h.stream == format::CONSTANTS_ID
             && h.esize == 1
             && format::is_constants_codec(h.codec, h.filter))
             || by_id
-                .get(&h.var)
+                .get(&h.stream)
                 .is_some_and(|s| h.block < s.blocks() && frame_fits(s, h.block, h))
     }
 }
@@ -902,4 +1002,64 @@ fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
     u64::from(h.decoded_len) == s.block_len(b)
         && usize::from(h.esize) == s.esize
         && !(h.codec == format::Codec::Constant && h.stored_len == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw frame of stream `stream`, block `block`, holding `payload`.
+    fn frame(stream: u32, block: u64, payload: &[u8]) -> Vec<u8> {
+        let h = FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: payload.len() as u32,
+            stream,
+            block,
+            codec: format::Codec::None,
+            filter: format::Filter::None,
+            esize: 1,
+            payload_crc: crc32c::crc32c(payload),
+        };
+        let mut f = h.encode().to_vec();
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn scan_reports_each_damaged_region_by_kind() {
+        // good frame (0..44) | frame with a flipped payload byte (44..88) | 10 bytes of junk
+        // (88..98) | good frame (98..142) | 20 trailing bytes (142..162).
+        let mut b = frame(0, 0, b"abcdefgh");
+        let mut bad = frame(3, 9, b"ijklmnop");
+        bad[FRAME_HEADER_LEN + 2] ^= 1;
+        b.extend_from_slice(&bad);
+        b.extend_from_slice(&[0x55; 10]);
+        b.extend_from_slice(&frame(0, 1, b"qrstuvwx"));
+        b.extend_from_slice(&[0u8; 20]);
+        let sc = scan(&b, 0, b.len() as u64).unwrap();
+        assert_eq!(sc.frames.len(), 2);
+        assert_eq!(
+            sc.damaged,
+            vec![
+                Scanned {
+                    offset: 44,
+                    len: 44,
+                    what: ScanProblem::PayloadChecksum {
+                        stream: 3,
+                        block: 9
+                    },
+                },
+                Scanned {
+                    offset: 88,
+                    len: 10,
+                    what: ScanProblem::NotAFrame,
+                },
+                Scanned {
+                    offset: 142,
+                    len: 20,
+                    what: ScanProblem::Trailing,
+                },
+            ]
+        );
+    }
 }

@@ -377,8 +377,7 @@ fn verify(
 /// `nc3pack info --json` of a file, as JSON text.
 #[pyfunction]
 fn info_json(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    py.detach(|| nc3pack::info::describe(&path))
-        .map(|v| v.to_string())
+    py.detach(|| nc3pack::info::describe(&path).map(|info| info.to_json()))
         .map_err(to_py)
 }
 

@@ -69,11 +69,17 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
+pub mod error;
 pub(crate) mod streams;
 
-use crate::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
+use self::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
 
 /// CRC32C of `b`.
+///
+/// ```
+/// // The check value of CRC-32C (Castagnoli), as design/FORMAT.md states it.
+/// assert_eq!(nc3pack::format::crc(b"123456789"), 0xE306_9283);
+/// ```
 pub fn crc(b: &[u8]) -> u32 {
     crc32c::crc32c(b)
 }
@@ -91,6 +97,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 /// Block compression codec, recorded per block.
+///
+/// ```
+/// use nc3pack::format::Codec;
+/// assert_eq!(Codec::Deflate as u8, 2);
+/// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
     /// Stored as is.
@@ -133,6 +145,12 @@ impl Codec {
 }
 
 /// Reversible transform applied before the codec, recorded per block.
+///
+/// ```
+/// use nc3pack::format::Filter;
+/// assert_eq!(Filter::ZigZagDelta as u8, 4);
+/// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     /// No transform.
@@ -278,7 +296,7 @@ impl Lead {
 ///
 /// ```
 /// use nc3pack::format::{Codec, Filter, FrameHeader};
-/// let h = FrameHeader { stored_len: 10, decoded_len: 40, var: 2, block: 7,
+/// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
 ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0xdeadbeef };
 /// assert_eq!(FrameHeader::decode(&h.encode()), Ok(h));
 /// ```
@@ -289,8 +307,8 @@ pub struct FrameHeader {
     /// Bytes after decoding.
     pub decoded_len: u32,
     /// Stream id: a variable's number, or [`RESIDUAL_ID`], [`HEADER_ID`], [`SHARED_EARLY_ID`],
-    /// [`SHARED_LATE_ID`].
-    pub var: u32,
+    /// [`SHARED_LATE_ID`], [`CONSTANTS_ID`].
+    pub stream: u32,
     /// Block number within the variable.
     pub block: u64,
     /// Codec.
@@ -310,7 +328,7 @@ impl FrameHeader {
         b[0..4].copy_from_slice(&FRAME_MAGIC);
         b[4..8].copy_from_slice(&self.stored_len.to_le_bytes());
         b[8..12].copy_from_slice(&self.decoded_len.to_le_bytes());
-        b[12..16].copy_from_slice(&self.var.to_le_bytes());
+        b[12..16].copy_from_slice(&self.stream.to_le_bytes());
         b[16..24].copy_from_slice(&self.block.to_le_bytes());
         b[24] = self.codec as u8;
         b[25] = self.filter as u8;
@@ -342,7 +360,7 @@ impl FrameHeader {
         let h = FrameHeader {
             stored_len: u32_at(b, 4),
             decoded_len: u32_at(b, 8),
-            var: u32_at(b, 12),
+            stream: u32_at(b, 12),
             block: u64_at(b, 16),
             codec,
             filter,
@@ -568,33 +586,39 @@ impl ConstantRun {
 /// let runs = [ConstantRun { stream: 0, first: 0, count: 9, value: [0; 8] }];
 /// let f = constants_frame(2, &runs);
 /// let h = FrameHeader::decode(&f).unwrap();
-/// assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
+/// assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
 /// ```
 pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
-    let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
-    let packed = zstd::bulk::compress(&table, 3)
-        .ok()
-        .filter(|c| c.len() < table.len());
-    let (codec, payload) = match &packed {
-        Some(c) => (Codec::Zstd, c.as_slice()),
-        None => (Codec::None, table.as_slice()),
-    };
-    bytes_frame(CONSTANTS_ID, seq, table.len(), codec, payload)
+    let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+    let (codec, payload) = codec::compress_bytes(&runs, codec::CONSTANTS_LEVEL);
+    bytes_frame(CONSTANTS_ID, seq, runs.len(), codec, &payload)
 }
 
 /// Whether a constants frame may have this codec and filter: none or zstd, no filter, as
 /// [`constants_frame`] writes it.
+///
+/// ```
+/// use nc3pack::format::{is_constants_codec, Codec, Filter};
+/// assert!(is_constants_codec(Codec::Zstd, Filter::None));
+/// assert!(!is_constants_codec(Codec::Deflate, Filter::None));
+/// ```
 pub fn is_constants_codec(codec: Codec, filter: Filter) -> bool {
     matches!(codec, Codec::None | Codec::Zstd) && filter == Filter::None
 }
 
-/// A frame of bytes (esize 1, no filter) of stream `id`, block `block`: `payload`, which `codec`
-/// decodes to `decoded_len` bytes.
-fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &[u8]) -> Vec<u8> {
+/// A frame of bytes (esize 1, no filter) of stream id `stream`, block `block`: `payload`, which
+/// `codec` decodes to `decoded_len` bytes.
+fn bytes_frame(
+    stream: u32,
+    block: u64,
+    decoded_len: usize,
+    codec: Codec,
+    payload: &[u8],
+) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
         decoded_len: decoded_len as u32,
-        var: id,
+        stream,
         block,
         codec,
         filter: Filter::None,
@@ -608,28 +632,49 @@ fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &
 
 /// Encodes an index section: its header, the block entries, then the entries of the constants
 /// frames (their count in the header's second word).
-pub fn encode_index(entries: &[IndexEntry], tables: &[IndexEntry]) -> Vec<u8> {
-    let n = entries.len() + tables.len();
+///
+/// ```
+/// use nc3pack::format::{decode_index, encode_index, index_len, Codec, Filter, IndexEntry};
+/// let block = IndexEntry { offset: 100, stored_len: 9, codec: Codec::Zstd, filter: Filter::Shuffle, flags: 0 };
+/// let constants = IndexEntry { offset: 145, stored_len: 32, codec: Codec::None, filter: Filter::None, flags: 0 };
+/// let b = encode_index(&[block], &[constants]);
+/// assert_eq!(Some(b.len() as u64), index_len(1, 1));
+/// assert_eq!(decode_index(&b, 1), Ok((vec![block], vec![constants])));
+/// ```
+pub fn encode_index(entries: &[IndexEntry], constants_frames: &[IndexEntry]) -> Vec<u8> {
+    let n = entries.len() + constants_frames.len();
     let mut b = Vec::with_capacity(INDEX_HEADER_LEN + n * INDEX_ENTRY_LEN);
     b.extend_from_slice(&INDEX_MAGIC);
-    b.extend_from_slice(&(tables.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(constants_frames.len() as u32).to_le_bytes());
     b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for e in entries.iter().chain(tables) {
+    for e in entries.iter().chain(constants_frames) {
         b.extend_from_slice(&e.encode());
     }
     b
 }
 
-/// Length of an index section of `blocks` block entries and `tables` constants frame entries.
-pub fn index_len(blocks: u64, tables: u64) -> Option<u64> {
+/// Length of an index section of `blocks` block entries and `constants_frames` constants frame
+/// entries; `None` if it does not fit 64 bits.
+///
+/// ```
+/// assert_eq!(nc3pack::format::index_len(3, 1), Some(16 + 4 * 16));
+/// assert_eq!(nc3pack::format::index_len(u64::MAX, 1), None);
+/// ```
+pub fn index_len(blocks: u64, constants_frames: u64) -> Option<u64> {
     blocks
-        .checked_add(tables)?
+        .checked_add(constants_frames)?
         .checked_mul(INDEX_ENTRY_LEN as u64)?
         .checked_add(INDEX_HEADER_LEN as u64)
 }
 
 /// Decodes an index section of which `expected` block entries are expected: returns the block
-/// entries and the constants frames' entries.
+/// entries and the constants frames' entries (see [`encode_index`] for an example).
+///
+/// ```
+/// use nc3pack::{error::IndexError, format::{decode_index, encode_index}};
+/// let b = encode_index(&[], &[]);
+/// assert_eq!(decode_index(&b, 2), Err(IndexError::Count { found: 0, expected: 2 }));
+/// ```
 ///
 /// # Errors
 ///
@@ -641,24 +686,24 @@ pub fn decode_index(
     if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
         return Err(IndexError::NoMagic);
     }
-    let tables = u32_at(b, 4);
+    let constants_frames = u32_at(b, 4);
     let n = u64_at(b, 8);
     if n != expected {
         return Err(IndexError::Count { found: n, expected });
     }
-    if index_len(n, u64::from(tables)) != Some(b.len() as u64) {
+    if index_len(n, u64::from(constants_frames)) != Some(b.len() as u64) {
         return Err(IndexError::Length {
             len: b.len(),
             blocks: n,
-            tables,
+            constants_frames,
         });
     }
     let all: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
         .chunks_exact(INDEX_ENTRY_LEN)
         .map(IndexEntry::decode)
         .collect::<Result<_, _>>()?;
-    let (blocks, tables) = all.split_at(n as usize);
-    if let Some(t) = tables
+    let (blocks, constants_frames) = all.split_at(n as usize);
+    if let Some(t) = constants_frames
         .iter()
         .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
     {
@@ -668,7 +713,7 @@ pub fn decode_index(
             filter: t.filter,
         });
     }
-    Ok((blocks.to_vec(), tables.to_vec()))
+    Ok((blocks.to_vec(), constants_frames.to_vec()))
 }
 
 /// The archive's fixed-size last structure.
@@ -741,40 +786,8 @@ impl Footer {
 /// assert!(f.len() < 300);
 /// ```
 pub fn header_frame(header: &[u8]) -> Vec<u8> {
-    let packed = compress_header(header).filter(|c| c.len() < header.len());
-    let (codec, payload) = match &packed {
-        Some(c) => (Codec::Zstd, c.as_slice()),
-        None => (Codec::None, header),
-    };
-    bytes_frame(HEADER_ID, 0, header.len(), codec, payload)
-}
-
-/// Level of the header frame's zstd compression.
-const HEADER_LEVEL: i32 = 19;
-
-thread_local! {
-    /// This thread's header compressor, kept between calls: setting up a zstd context (which
-    /// probes the CPU with `cpuid`, slow in a virtual machine) costs more than compressing a small
-    /// file's header. A reused context compresses to the same bytes as a fresh one (zstd resets
-    /// the session at every one-shot compression; the tests check it).
-    static HEADER_ZSTD: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// `header` compressed by zstd at [`HEADER_LEVEL`] (a one-shot frame), or `None` on failure.
-fn compress_header(header: &[u8]) -> Option<Vec<u8>> {
-    HEADER_ZSTD.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            *slot = zstd::bulk::Compressor::new(HEADER_LEVEL).ok();
-        }
-        let packed = slot.as_mut()?.compress(header);
-        if packed.is_err() {
-            // Start the next header from a fresh context.
-            *slot = None;
-        }
-        packed.ok()
-    })
+    let (codec, payload) = codec::compress_bytes(header, codec::HEADER_LEVEL);
+    bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
 }
 
 /// Block size of variable data with element size `esize` for the nominal `block_size`: the
@@ -802,6 +815,11 @@ pub fn shared_max(block_size: u32) -> u64 {
 }
 
 /// Number of blocks for `total` bytes in blocks of `block_bytes`.
+///
+/// ```
+/// assert_eq!(nc3pack::format::block_count(10, 4), 3);
+/// assert_eq!(nc3pack::format::block_count(0, 4), 0);
+/// ```
 pub fn block_count(total: u64, block_bytes: u64) -> u64 {
     total.div_ceil(block_bytes)
 }
@@ -811,9 +829,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_frames_from_a_reused_context_match_a_fresh_one() {
+    fn header_and_constants_frames_from_a_reused_context_match_a_fresh_one() {
         // Headers of varied sizes and contents, large ones before small ones, in one thread (so
-        // one reused context): each frame must hold the bytes a fresh context makes.
+        // one reused context per level): each frame must hold the bytes a fresh context makes.
         let mut headers: Vec<Vec<u8>> = Vec::new();
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         let text = b"CDF\x01time value status units seconds";
@@ -834,13 +852,33 @@ mod tests {
             headers.push(h);
         }
         for h in &headers {
-            let fresh = zstd::bulk::compress(h, HEADER_LEVEL).unwrap();
+            let fresh = zstd::bulk::compress(h, codec::HEADER_LEVEL).unwrap();
             let frame = header_frame(h);
             let payload = &frame[FRAME_HEADER_LEN..];
             if fresh.len() < h.len() {
                 assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
             } else {
                 assert_eq!(payload, &h[..], "header of {} bytes", h.len());
+            }
+            // The same bytes as the runs of a constants frame (whole 32-byte records), at the
+            // constants frames' level, interleaved with the headers.
+            let runs: Vec<ConstantRun> = h
+                .chunks_exact(RUN_LEN)
+                .map(|r| ConstantRun {
+                    stream: u32_at(r, 0),
+                    first: u64_at(r, 8) >> 1,
+                    count: 1,
+                    value: r[24..32].try_into().unwrap(),
+                })
+                .collect();
+            let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+            let fresh = zstd::bulk::compress(&table, 3).unwrap();
+            let frame = constants_frame(7, &runs);
+            let payload = &frame[FRAME_HEADER_LEN..];
+            if fresh.len() < table.len() {
+                assert_eq!(payload, &fresh[..], "runs of {} bytes", table.len());
+            } else {
+                assert_eq!(payload, &table[..], "runs of {} bytes", table.len());
             }
         }
     }
@@ -879,7 +917,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: 5,
             decoded_len: 4,
-            var: 0,
+            stream: 0,
             block: 0,
             codec: Codec::None,
             filter: Filter::None,

@@ -25,7 +25,7 @@
 //! archive carries): a field that would end past it is an error naming the limit, whether the
 //! input is a file or a stream.
 
-use crate::error::HeaderError;
+use super::error::{HeaderError, HeaderProblem};
 
 /// Largest netCDF-3 header parsed (1 GiB): a longer one is refused, naming this limit, since a
 /// header is held whole in memory (see design/FORMAT.md, "Limits").
@@ -336,6 +336,13 @@ pub struct Attribute {
 }
 
 /// The stored number of records.
+///
+/// ```
+/// use nc3pack::nc3::{Header, NumRecs};
+/// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// assert!(matches!(h.numrecs(), NumRecs::Count(_)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumRecs {
     /// A count.
@@ -625,6 +632,12 @@ impl std::fmt::Debug for Attr<'_> {
 }
 
 /// Outcome of parsing a prefix of a file that may stop short of the header's end.
+///
+/// ```
+/// use nc3pack::nc3::{Header, ParseError};
+/// assert!(matches!(Header::parse_prefix(b"CD", 100), Err(ParseError::NeedMore(4))));
+/// assert!(matches!(Header::parse_prefix(b"CDF\x09", 100), Err(ParseError::Bad(_))));
+/// ```
 #[derive(Debug)]
 pub enum ParseError {
     /// The prefix ended before the header did; parse again with at least this many bytes.
@@ -655,14 +668,10 @@ type PResult<T> = Result<T, ParseError>;
 /// The error for an allocation the parse could not make, instead of an abort. Every allocation
 /// of the parser is fallible, and each is bounded by header bytes already read (a list grows as
 /// its items parse), so what a header costs in memory is a small multiple of its length, and a
-/// machine without that memory gets an error. The error carries no text yet (an empty `what`
-/// allocates nothing, and there may be no memory for one): [`Header::parse_prefix`] writes the
-/// message once the parse has returned and freed what it held.
+/// machine without that memory gets an error. The error carries no text ([`HeaderProblem::NoMemory`]
+/// allocates nothing, and there may be no memory for text).
 fn no_memory(at: u64) -> ParseError {
-    ParseError::Bad(HeaderError {
-        offset: at,
-        what: String::new(),
-    })
+    ParseError::Bad(HeaderError::new(at, HeaderProblem::NoMemory))
 }
 
 /// Makes room for one more item in `v`, failing with [`no_memory`] instead of aborting.
@@ -710,10 +719,10 @@ impl<'a> Cursor<'a> {
             }
             Some(end) if end <= self.file_len && end > MAX_HEADER_LEN => Err(HeaderError::new(
                 self.pos as u64,
-                format!(
-                    "{field}: needs {n} bytes, which makes the header longer than {MAX_HEADER_LEN} \
-                     bytes (1 GiB), the largest header nc3pack reads or packs"
-                ),
+                HeaderProblem::TooLong {
+                    field: field.to_string(),
+                    needed: n,
+                },
             )
             .into()),
             Some(end) if end <= self.file_len => Err(ParseError::NeedMore(
@@ -721,10 +730,11 @@ impl<'a> Cursor<'a> {
             )),
             _ => Err(HeaderError::new(
                 self.pos as u64,
-                format!(
-                    "{field}: needs {n} bytes but the file ends at byte {}",
-                    self.file_len
-                ),
+                HeaderProblem::PastEnd {
+                    field: field.to_string(),
+                    needed: n,
+                    file_len: self.file_len,
+                },
             )
             .into()),
         }
@@ -758,7 +768,10 @@ impl<'a> Cursor<'a> {
         if v > max {
             return Err(HeaderError::new(
                 at,
-                format!("{field}: {v} is negative as a signed value"),
+                HeaderProblem::Negative {
+                    field: field.to_string(),
+                    value: v,
+                },
             )
             .into());
         }
@@ -772,7 +785,11 @@ impl<'a> Cursor<'a> {
             Some(need) if need <= rest => Ok(count as usize),
             _ => Err(HeaderError::new(
                 at,
-                format!("{field}: count {count} cannot fit in the {rest} bytes left in the file"),
+                HeaderProblem::CountPastEnd {
+                    field: field.to_string(),
+                    count,
+                    rest,
+                },
             )
             .into()),
         }
@@ -790,10 +807,21 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let bytes = self.take(n, &format_args!("{field} name"))?;
         let s = std::str::from_utf8(bytes).map_err(|_| {
-            HeaderError::new(start as u64, format!("{field} name is not valid UTF-8"))
+            HeaderError::new(
+                start as u64,
+                HeaderProblem::NameNotUtf8 {
+                    field: field.to_string(),
+                },
+            )
         })?;
         if s.is_empty() {
-            return Err(HeaderError::new(at, format!("{field} name is empty")).into());
+            return Err(HeaderError::new(
+                at,
+                HeaderProblem::NameEmpty {
+                    field: field.to_string(),
+                },
+            )
+            .into());
         }
         self.pad4(n, &format_args!("{field} name padding"))?;
         // `take` keeps every end within MAX_HEADER_LEN (1 GiB): offsets fit in 32 bits.
@@ -814,14 +842,21 @@ impl<'a> Cursor<'a> {
         if t == 0 {
             return Err(HeaderError::new(
                 count_at,
-                format!("{what} list is ABSENT but its count is {n}"),
+                HeaderProblem::AbsentWithCount {
+                    list: what.to_string(),
+                    count: n,
+                },
             )
             .into());
         }
         if t != tag {
             return Err(HeaderError::new(
                 at,
-                format!("{what} list tag: expected 0x{tag:08X} or 0, found 0x{t:08X}"),
+                HeaderProblem::ListTag {
+                    list: what.to_string(),
+                    expected: tag,
+                    found: t,
+                },
             )
             .into());
         }
@@ -843,7 +878,13 @@ impl<'a> Cursor<'a> {
             let count_at = self.pos as u64;
             let count = self.non_neg(&format_args!("{field} value count"))?;
             let nbytes = count.checked_mul(t.size() as u64).ok_or_else(|| {
-                HeaderError::new(count_at, format!("{field} value count {count} overflows"))
+                HeaderError::new(
+                    count_at,
+                    HeaderProblem::ValueCountOverflow {
+                        field: field.to_string(),
+                        count,
+                    },
+                )
             })?;
             let v_at = self.pos;
             let bytes = self.take(nbytes, &format_args!("{field} values"))?;
@@ -862,13 +903,19 @@ impl<'a> Cursor<'a> {
         match NcType::from_code(code) {
             Some(t) if t.is_cdf5_only() && self.variant != Variant::Cdf5 => Err(HeaderError::new(
                 at,
-                format!("{field} type {} exists only in CDF-5 files", t.name()),
+                HeaderProblem::Cdf5Type {
+                    field: field.to_string(),
+                    nc_type: t,
+                },
             )
             .into()),
             Some(t) => Ok(t),
             None => Err(HeaderError::new(
                 at,
-                format!("{field} type code {code} is not a netCDF type"),
+                HeaderProblem::UnknownType {
+                    field: field.to_string(),
+                    code,
+                },
             )
             .into()),
         }
@@ -879,13 +926,25 @@ impl Header {
     /// Parses a header from the start of a file whose first bytes are `buf` and whose total
     /// length is `file_len`. `buf` may be the whole file or a prefix of it; if the prefix is too
     /// short, see [`Header::parse_prefix`].
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// assert_eq!(h.bytes().len() as u64, h.len());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`HeaderError`]: where and what is wrong; [`HeaderProblem::PastBuffer`] when `buf` ends
+    /// before the header does.
     pub fn parse(buf: &[u8], file_len: u64) -> Result<Header, HeaderError> {
         match Header::parse_prefix(buf, file_len) {
             Ok(h) => Ok(h),
             Err(ParseError::Bad(e)) => Err(e),
             Err(ParseError::NeedMore(_)) => Err(HeaderError::new(
                 buf.len() as u64,
-                "header continues past the bytes given",
+                HeaderProblem::PastBuffer,
             )),
         }
     }
@@ -899,28 +958,24 @@ impl Header {
     ///
     /// `NeedMore` when `buf` ends before the header does, `Bad` when the header is malformed, too
     /// long, or does not fit in memory.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, ParseError};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let len = bytes.len() as u64;
+    /// let Err(ParseError::NeedMore(n)) = Header::parse_prefix(&bytes[..20], len) else { panic!() };
+    /// assert!(n > 20); // asks for more
+    /// assert!(Header::parse_prefix(&bytes, len).is_ok());
+    /// ```
     pub fn parse_prefix(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
-        match Header::parse_items(buf, file_len) {
-            Err(ParseError::Bad(mut e)) if e.what.is_empty() => {
-                // Written here, the parse's allocations freed (see `no_memory`).
-                e.what = "the machine has no memory left to hold the parsed header (its items \
-                     from here on)"
-                    .into();
-                Err(ParseError::Bad(e))
-            }
-            r => r,
-        }
+        Header::parse_items(buf, file_len)
     }
 
     fn parse_items(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
         let file_len = file_len.max(buf.len() as u64);
         if file_len < 4 {
             if buf.len() as u64 == file_len {
-                return Err(HeaderError::new(
-                    0,
-                    format!("magic: file is only {file_len} bytes long"),
-                )
-                .into());
+                return Err(HeaderError::new(0, HeaderProblem::FileTooShort { file_len }).into());
             }
             return Err(ParseError::NeedMore(4));
         }
@@ -930,16 +985,14 @@ impl Header {
         if &buf[..3] != b"CDF" {
             return Err(HeaderError::new(
                 0,
-                format!(
-                    "magic: expected \"CDF\", found {:?}",
-                    String::from_utf8_lossy(&buf[..3])
-                ),
+                HeaderProblem::Magic {
+                    found: String::from_utf8_lossy(&buf[..3]).into_owned(),
+                },
             )
             .into());
         }
-        let variant = Variant::from_version(buf[3]).ok_or_else(|| {
-            HeaderError::new(3, format!("version byte {} is not 1, 2 or 5", buf[3]))
-        })?;
+        let variant = Variant::from_version(buf[3])
+            .ok_or_else(|| HeaderError::new(3, HeaderProblem::Version { version: buf[3] }))?;
         let mut c = Cursor {
             buf,
             pos: 4,
@@ -953,7 +1006,10 @@ impl Header {
             } else if v > i64::MAX as u64 {
                 return Err(HeaderError::new(
                     4,
-                    format!("numrecs: {v} is negative as a signed value"),
+                    HeaderProblem::Negative {
+                        field: "numrecs".into(),
+                        value: v,
+                    },
                 )
                 .into());
             } else {
@@ -966,7 +1022,10 @@ impl Header {
             } else if v > i32::MAX as u32 {
                 return Err(HeaderError::new(
                     4,
-                    format!("numrecs: {v} is negative as a signed value"),
+                    HeaderProblem::Negative {
+                        field: "numrecs".into(),
+                        value: u64::from(v),
+                    },
                 )
                 .into());
             } else {
@@ -986,9 +1045,7 @@ impl Header {
             dims.push(DimRec { name, len });
         }
         if records > 1 {
-            return Err(
-                HeaderError::new(8, "more than one dimension has length 0 (unlimited)").into(),
-            );
+            return Err(HeaderError::new(8, HeaderProblem::TwoUnlimited).into());
         }
 
         let mut attrs: Vec<AttrRec> = Vec::new();
@@ -1015,14 +1072,22 @@ impl Header {
                     .ok_or_else(|| {
                         HeaderError::new(
                             at,
-                            format!(
-                                "{field} dimension id {id} does not exist ({} dimensions)",
-                                dims.len()
-                            ),
+                            HeaderProblem::NoSuchDimension {
+                                field: field.to_string(),
+                                id,
+                                count: dims.len(),
+                            },
                         )
                     })?;
                 if k > 0 && dims[idx].len == 0 {
-                    return Err(HeaderError::new(at, format!("{field} uses the unlimited dimension at position {k}; only the first may be unlimited")).into());
+                    return Err(HeaderError::new(
+                        at,
+                        HeaderProblem::UnlimitedNotFirst {
+                            field: field.to_string(),
+                            position: k,
+                        },
+                    )
+                    .into());
                 }
                 room(&mut dimids, at)?;
                 // Fewer than 2^32 dimensions fit in a header of at most 1 GiB.
@@ -1046,7 +1111,10 @@ impl Header {
             if begin > i64::MAX as u64 {
                 return Err(HeaderError::new(
                     b_at,
-                    format!("{field} begin {begin} is negative as a signed value"),
+                    HeaderProblem::NegativeBegin {
+                        field: field.to_string(),
+                        begin,
+                    },
                 )
                 .into());
             }
@@ -1337,35 +1405,63 @@ mod tests {
         b[12..16].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
         let e = Header::parse(&b, b.len() as u64).unwrap_err();
         assert_eq!(e.offset, 12);
-        assert!(e.what.contains("dimension count"), "{e}");
+        assert!(
+            matches!(&e.what, HeaderProblem::CountPastEnd { field, count: 0x7fff_ffff, .. } if field == "dimension count"),
+            "{e}"
+        );
 
         let mut b = classic_bytes();
         b[12..16].copy_from_slice(&0xffff_fff0u32.to_be_bytes());
-        assert!(Header::parse(&b, 176)
-            .unwrap_err()
-            .what
-            .contains("negative"));
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert!(
+            matches!(&e.what, HeaderProblem::Negative { field, value: 0xffff_fff0 } if field == "dimension count"),
+            "{e}"
+        );
 
         let mut b = classic_bytes();
         b[20] = 0xff;
         let e = Header::parse(&b, 176).unwrap_err();
-        assert_eq!((e.offset, e.what.contains("UTF-8")), (20, true));
+        assert_eq!(e.offset, 20);
+        assert!(matches!(e.what, HeaderProblem::NameNotUtf8 { .. }), "{e}");
 
         let mut b = classic_bytes();
         b[108..112].copy_from_slice(&10u32.to_be_bytes()); // int64 in CDF-1
-        assert!(Header::parse(&b, 176).unwrap_err().what.contains("CDF-5"));
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert!(
+            matches!(
+                e.what,
+                HeaderProblem::Cdf5Type {
+                    nc_type: NcType::Int64,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("exists only in CDF-5 files"), "{e}");
 
         let mut b = classic_bytes();
         b[96..100].copy_from_slice(&1u32.to_be_bytes()); // a(t, t)
-        assert!(Header::parse(&b, 176)
-            .unwrap_err()
-            .what
-            .contains("unlimited"));
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert!(
+            matches!(e.what, HeaderProblem::UnlimitedNotFirst { position: 1, .. }),
+            "{e}"
+        );
 
         let mut b = classic_bytes();
         b[132..136].copy_from_slice(&9u32.to_be_bytes());
         let e = Header::parse(&b, 176).unwrap_err();
-        assert_eq!((e.offset, e.what.contains("does not exist")), (132, true));
+        assert_eq!(e.offset, 132);
+        assert!(
+            matches!(
+                e.what,
+                HeaderProblem::NoSuchDimension {
+                    id: 9,
+                    count: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     /// A CDF-2 header of one global byte attribute of `n` values, cut after the count.
@@ -1400,8 +1496,14 @@ mod tests {
             match Header::parse_prefix(&b, file_len) {
                 Err(ParseError::Bad(e)) => {
                     assert_eq!(e.offset, 40);
-                    assert!(e.what.contains("longer than 1073741824 bytes"), "{e}");
-                    assert!(e.what.contains("attribute \"big\" values"), "{e}");
+                    assert!(
+                        e.to_string().contains("longer than 1073741824 bytes"),
+                        "{e}"
+                    );
+                    assert!(
+                        matches!(&e.what, HeaderProblem::TooLong { field, .. } if field == "attribute \"big\" values"),
+                        "{e}"
+                    );
                 }
                 other => panic!("{other:?}"),
             }

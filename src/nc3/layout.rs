@@ -10,10 +10,19 @@
 //! (alignment padding, gaps, an incomplete last record, trailing bytes). Packing and unpacking
 //! walk the same partition, which is what makes the round trip byte-exact.
 
+use super::error::LayoutError;
 use super::header::{Header, NumRecs};
-use crate::error::LayoutError;
 
 /// Where one variable's data lies.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Layout};
+/// let bytes = std::fs::read("samples/scalars.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+/// let sd = &l.vars[h.var_id("sd").unwrap()]; // a scalar double
+/// assert_eq!((sd.esize, sd.total, sd.is_record), (8, 8, false));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarLayout {
     /// Byte offset of the data (of record 0 for a record variable).
@@ -30,7 +39,12 @@ pub struct VarLayout {
     pub shape: Vec<u64>,
 }
 
-/// What a segment of the file belongs to.
+/// What a segment of the file belongs to (see [`Segment`] for an example).
+///
+/// ```
+/// use nc3pack::nc3::Target;
+/// assert_ne!(Target::Var(0), Target::Residual);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     /// The netCDF header.
@@ -41,7 +55,17 @@ pub enum Target {
     Residual,
 }
 
-/// A contiguous run of file bytes with one owner.
+/// A contiguous run of file bytes with one owner, as [`Layout::walk`] visits them.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Layout, Segment, Target};
+/// let bytes = std::fs::read("samples/scalars.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+/// let mut segs: Vec<Segment> = Vec::new();
+/// l.walk(|s| -> Result<(), ()> { segs.push(s); Ok(()) }).unwrap();
+/// assert_eq!(segs[0], Segment { offset: 0, len: h.len(), target: Target::Header });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment {
     /// Offset in the file.
@@ -335,6 +359,20 @@ impl Layout {
 
     /// Visits every segment of the file in order. Segments are contiguous, non-empty and cover
     /// `[0, file_len)` exactly.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+    /// let mut end = 0;
+    /// l.walk(|s| -> Result<(), ()> { assert_eq!(s.offset, end); end += s.len; Ok(()) }).unwrap();
+    /// assert_eq!(end, l.file_len);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` returns, which stops the walk.
     pub fn walk<E>(&self, mut f: impl FnMut(Segment) -> Result<(), E>) -> Result<(), E> {
         self.walk_with(|seg| f(seg).map(|()| Walk::Next))
     }
@@ -358,6 +396,10 @@ impl Layout {
     /// }).unwrap();
     /// assert!(seen < l.file_len);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` returns, which stops the walk.
     pub fn walk_with<E>(&self, mut f: impl FnMut(Segment) -> Result<Walk, E>) -> Result<(), E> {
         let mut pos = 0u64;
         let mut emit = |offset: u64, len: u64, target: Target, pos: &mut u64| -> Result<Walk, E> {
@@ -420,7 +462,12 @@ impl Layout {
     }
 }
 
-/// What a visitor of [`Layout::walk_with`] says after a segment.
+/// What a visitor of [`Layout::walk_with`] says after a segment (see its example).
+///
+/// ```
+/// use nc3pack::nc3::Walk;
+/// assert_ne!(Walk::Next, Walk::SkipRecords(1));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walk {
     /// Go on with the next segment.

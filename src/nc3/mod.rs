@@ -6,6 +6,7 @@
 //! println!("{} variables", header.var_count());
 //! ```
 
+pub mod error;
 mod header;
 mod layout;
 mod records;
@@ -18,10 +19,19 @@ pub use layout::{Layout, Segment, Target, VarLayout, Walk};
 pub use records::RecordPattern;
 pub(crate) use records::{gather, scatter};
 
-use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
+use error::{FileError, HeaderError, HeaderProblem, NotNetcdf3};
 use std::io::Read;
 use std::path::Path;
+
+/// Attaches a path and operation to an I/O error.
+fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(std::io::Error) -> FileError + 'a {
+    move |source| FileError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
 
 /// The HDF5 signature, which starts every netCDF-4 file.
 const HDF5_MAGIC: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
@@ -29,29 +39,38 @@ const HDF5_MAGIC: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 /// Why `start`, the first bytes of a file (all of them if `complete`), cannot be the start of a
 /// netCDF-3 file: the HDF5 signature (netCDF-4), or no "CDF" magic. `None` when it can, or when
 /// more bytes are needed to tell.
-fn magic_problem(start: &[u8], complete: bool) -> Option<String> {
+fn magic_problem(start: &[u8], complete: bool) -> Option<NotNetcdf3> {
     if start.starts_with(HDF5_MAGIC) {
-        return Some("it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into());
+        return Some(NotNetcdf3::Hdf5);
     }
     if (start.len() >= 3 || complete) && !start.starts_with(b"CDF") {
-        let shown: String = start.iter().take(4).map(|b| format!("{b:02x}")).collect();
-        return Some(format!(
-            "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
-        ));
+        return Some(NotNetcdf3::BadMagic {
+            found: start.iter().take(4).copied().collect(),
+        });
     }
     None
 }
 
 /// Reads and parses the header of the netCDF-3 file `r` (named `path` in errors). Returns the
 /// header and its bytes. Reads only as much as the header needs, starting with 64 KiB.
-pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
+///
+/// # Errors
+///
+/// A [`FileError`] naming the file: the read error, not a netCDF-3 file, a malformed header.
+///
+/// ```
+/// let f = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (h, bytes) = nc3pack::nc3::read_header(&f, "samples/scalars.nc".as_ref()).unwrap();
+/// assert_eq!((h.var_count(), bytes.len() as u64), (6, h.len()));
+/// ```
+pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>), FileError> {
     let file_len = r.size().map_err(io_err(path, "stat"))?;
-    let not_nc3 = |reason: String| Error::NotNetcdf3 {
+    let not_nc3 = |reason: NotNetcdf3| FileError::NotNetcdf3 {
         path: path.to_path_buf(),
         reason,
     };
     if file_len == 0 {
-        return Err(not_nc3("the file is empty".into()));
+        return Err(not_nc3(NotNetcdf3::EmptyFile));
     }
     let mut want = file_len.min(64 * 1024);
     loop {
@@ -69,13 +88,13 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
                 want = n.max(want.saturating_mul(2)).min(file_len);
             }
             Err(ParseError::NeedMore(_)) => {
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
-                    source: crate::HeaderError::new(want, "header is truncated"),
+                    source: HeaderError::new(want, HeaderProblem::Truncated),
                 })
             }
             Err(ParseError::Bad(e)) => {
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
                     source: e,
                 })
@@ -88,8 +107,22 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
 /// named `path` in errors. Returns the header and every byte read so far, which starts with the
 /// header and may run past it. Reads only what the header needs, in 64 KiB steps, and never more
 /// than [`MAX_HEADER_LEN`] bytes of header.
-pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(Header, Vec<u8>)> {
-    let not_nc3 = |reason: String| Error::NotNetcdf3 {
+///
+/// # Errors
+///
+/// A [`FileError`] naming the input: the read error, not a netCDF-3 file, a malformed or
+/// truncated header, or one longer than [`MAX_HEADER_LEN`].
+///
+/// ```
+/// let mut input = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (h, read) = nc3pack::nc3::read_header_stream(&mut input, "-".as_ref()).unwrap();
+/// assert!(read.len() as u64 >= h.len());
+/// ```
+pub fn read_header_stream(
+    r: &mut impl std::io::Read,
+    path: &Path,
+) -> Result<(Header, Vec<u8>), FileError> {
+    let not_nc3 = |reason: NotNetcdf3| FileError::NotNetcdf3 {
         path: path.to_path_buf(),
         reason,
     };
@@ -105,7 +138,7 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
             eof = (buf.len() as u64) < want;
         }
         if buf.is_empty() {
-            return Err(not_nc3("the input is empty".into()));
+            return Err(not_nc3(NotNetcdf3::EmptyInput));
         }
         if let Some(reason) = magic_problem(&buf, eof) {
             return Err(not_nc3(reason));
@@ -119,17 +152,17 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
             }
             Err(ParseError::NeedMore(n)) => {
                 let what = if eof {
-                    "header is truncated".to_string()
+                    HeaderProblem::Truncated
                 } else {
-                    format!("header is longer than {} bytes", MAX_HEADER_LEN)
+                    HeaderProblem::StreamTooLong
                 };
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
-                    source: crate::HeaderError::new(n.min(buf.len() as u64), what),
+                    source: HeaderError::new(n.min(buf.len() as u64), what),
                 });
             }
             Err(ParseError::Bad(e)) => {
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
                     source: e,
                 })
@@ -139,10 +172,21 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
 }
 
 /// Reads the header and computes the layout of a netCDF-3 file.
-pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout)> {
+///
+/// # Errors
+///
+/// As [`read_header`], and [`FileError::Layout`] when the layout the header declares is
+/// impossible for the file.
+///
+/// ```
+/// let f = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (_, _, layout) = nc3pack::nc3::open(&f, "samples/scalars.nc".as_ref()).unwrap();
+/// assert_eq!(layout.file_len, 560);
+/// ```
+pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout), FileError> {
     let (h, bytes) = read_header(r, path)?;
     let file_len = r.size().map_err(io_err(path, "stat"))?;
-    let layout = Layout::new(&h, file_len).map_err(|source| Error::Layout {
+    let layout = Layout::new(&h, file_len).map_err(|source| FileError::Layout {
         path: path.to_path_buf(),
         source,
     })?;
@@ -155,16 +199,25 @@ mod tests {
 
     #[test]
     fn magic_sniff() {
+        use super::NotNetcdf3;
         assert_eq!(magic_problem(b"CDF\x01\0\0\0\0", true), None);
         // Too short to tell while more may come; refused once the input is complete.
         assert_eq!(magic_problem(b"CD", false), None);
-        assert!(magic_problem(b"CD", true)
-            .unwrap()
-            .contains("found bytes 4344"));
-        assert!(magic_problem(b"CDX\x01", false)
-            .unwrap()
-            .contains("found bytes 43445801"));
-        let hdf5 = magic_problem(b"\x89HDF\r\n\x1a\n....", false).unwrap();
-        assert!(hdf5.contains("HDF5"), "{hdf5}");
+        assert_eq!(
+            magic_problem(b"CD", true),
+            Some(NotNetcdf3::BadMagic {
+                found: b"CD".to_vec()
+            })
+        );
+        assert_eq!(
+            magic_problem(b"CDX\x01\x02", false),
+            Some(NotNetcdf3::BadMagic {
+                found: b"CDX\x01".to_vec()
+            })
+        );
+        assert_eq!(
+            magic_problem(b"\x89HDF\r\n\x1a\n....", false),
+            Some(NotNetcdf3::Hdf5)
+        );
     }
 }

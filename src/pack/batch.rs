@@ -90,11 +90,10 @@ pub fn plan(inputs: &[PathBuf], out_dir: &Path) -> Result<Plan> {
         if let Some(other) = seen.insert(j.output.clone(), j.input.clone()) {
             return Err(Error::Refused {
                 path: j.output.clone(),
-                what: format!(
-                    "both {} and {} would be packed here",
-                    other.display(),
-                    j.input.display()
-                ),
+                what: crate::error::Refusal::SameOutput {
+                    first: other,
+                    second: j.input.clone(),
+                },
             });
         }
     }

@@ -51,7 +51,7 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     streams: Vec<Stream>,
     index: Vec<IndexEntry>,
     /// Index entries of the constants frames.
-    tables: Vec<IndexEntry>,
+    constants_frames: Vec<IndexEntry>,
     footer: Footer,
     len: u64,
     data_start: u64,
@@ -155,7 +155,7 @@ impl<R: ReadAt> Archive<R> {
                 IndexError::Checksum.into(),
             ));
         }
-        let (index, tables) = format::decode_index(&ib, total_blocks)
+        let (index, constants_frames) = format::decode_index(&ib, total_blocks)
             .map_err(|e| bad("index", footer.index_offset, e.into()))?;
         let in_data = |e: &IndexEntry, max: u64| {
             let end = e.offset.checked_add(e.frame_len());
@@ -185,8 +185,11 @@ impl<R: ReadAt> Archive<R> {
                 ));
             }
         }
-        let table_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
-        if let Some(k) = tables.iter().position(|t| !in_data(t, table_max)) {
+        let constants_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
+        if let Some(k) = constants_frames
+            .iter()
+            .position(|t| !in_data(t, constants_max))
+        {
             return Err(bad(
                 "index",
                 footer.index_offset,
@@ -201,7 +204,7 @@ impl<R: ReadAt> Archive<R> {
             layout,
             streams,
             index,
-            tables,
+            constants_frames,
             footer,
             len,
             data_start,
@@ -313,7 +316,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// Index entries of the constants frames, which list the runs of constant blocks.
     pub fn constants_frames(&self) -> &[IndexEntry] {
-        &self.tables
+        &self.constants_frames
     }
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
@@ -326,11 +329,11 @@ impl<R: ReadAt> Archive<R> {
         let bad = |e: ConstantsError| Error::Archive {
             path: self.path.clone(),
             part: "constants frame",
-            offset: self.tables.get(k).map_or(0, |e| e.offset),
+            offset: self.constants_frames.get(k).map_or(0, |e| e.offset),
             source: e.into(),
         };
         let e = *self
-            .tables
+            .constants_frames
             .get(k)
             .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }))?;
         let mut buf = vec![0u8; e.frame_len() as usize];
@@ -339,7 +342,7 @@ impl<R: ReadAt> Archive<R> {
             .map_err(io_err(&self.path, "read"))?;
         let h = FrameHeader::decode(&buf).map_err(|e| bad(e.into()))?;
         let max = format::MAX_RUNS_PER_FRAME * format::RUN_LEN;
-        if h.var != format::CONSTANTS_ID
+        if h.stream != format::CONSTANTS_ID
             || h.block != k as u64
             || h.stored_len != e.stored_len
             || h.codec != e.codec
@@ -347,7 +350,7 @@ impl<R: ReadAt> Archive<R> {
             || h.decoded_len as usize > max
         {
             return Err(bad(ConstantsError::Mismatch {
-                stream: h.var,
+                stream: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
@@ -669,7 +672,7 @@ impl<R: ReadAt> Archive<R> {
         let err = |e: BlockError| self.block_error(s, b, e);
         let expect_len = self.block_len(s, b);
         let h = FrameHeader::decode(frame).map_err(|e| err(e.into()))?;
-        if h.var != st.id
+        if h.stream != st.id
             || h.block != b
             || h.stored_len != e.stored_len
             || u64::from(h.decoded_len) != expect_len
@@ -677,11 +680,11 @@ impl<R: ReadAt> Archive<R> {
             || h.filter != e.filter
         {
             return Err(err(BlockError::Mismatch {
-                id: h.var,
+                stream: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
-                expect_id: st.id,
+                expect_stream: st.id,
                 expect_block: b,
                 expect_stored: e.stored_len,
                 expect_decoded: expect_len,
@@ -1118,12 +1121,13 @@ pub(crate) fn check_front(
         .get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)
         .unwrap_or(&[]);
     let h = FrameHeader::decode(fh).map_err(|e| ("netCDF header", at, e.into()))?;
-    if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
+    if h.stream != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len
+    {
         return Err((
             "netCDF header",
             at,
             ArchiveError::NotHeaderFrame {
-                stream: h.var,
+                stream: h.stream,
                 decoded: h.decoded_len,
                 header_len: lead.header_len,
             },
@@ -1166,7 +1170,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: 1,
             decoded_len: header_len,
-            var: format::HEADER_ID,
+            stream: format::HEADER_ID,
             block: 0,
             codec: format::Codec::Zstd,
             filter: format::Filter::None,

@@ -370,7 +370,7 @@ fn read_slab<D: Dataset + ?Sized>(
             batch_start += batch_len;
             batch_len = 0;
         }
-        Ok(())
+        Ok::<_, Error>(())
     })?;
     if !runs.is_empty() {
         read(&runs, &mut out[batch_start..batch_start + batch_len])?;

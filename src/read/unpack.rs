@@ -277,7 +277,7 @@ fn write_file<R: ReadAt, W: Write>(
                 }
             }
         }
-        Ok(())
+        Ok::<_, Error>(())
     })?;
     w.flush().map_err(werr())?;
     progress(archive.layout().file_len);

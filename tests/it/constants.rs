@@ -113,7 +113,7 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
     let bytes = std::fs::read(&path).unwrap();
     let at = t.offset as usize;
     let h = FrameHeader::decode(&bytes[at..at + 36]).unwrap();
-    assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
+    assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
     assert_eq!(
         crc(&bytes[at + 36..at + 36 + h.stored_len as usize]),
         h.payload_crc
@@ -341,7 +341,7 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
         let h = FrameHeader {
             stored_len: value.len() as u32,
             decoded_len: 64,
-            var: 0,
+            stream: 0,
             block: 10,
             codec: Codec::Constant,
             filter: Filter::None,
@@ -406,20 +406,27 @@ fn info_counts_constant_blocks_and_constants_frames() {
     let path = pack(&nc, 1, 64);
     let a = Archive::open(&path).unwrap();
     let t = a.constants_frames()[0];
-    let v = nc3pack::info::describe(&path).unwrap();
-    let arch = &v["archive"];
-    assert_eq!(arch["constant_blocks"], 69);
-    assert_eq!(arch["constants_frames"], 1);
-    assert_eq!(arch["constants_frame_bytes"], 36 + u64::from(t.stored_len));
+    let info = nc3pack::info::describe(&path).unwrap();
+    let arch = info.archive().unwrap();
+    assert_eq!(arch.constant_blocks, 69);
+    assert_eq!(arch.constants_frames, 1);
+    assert_eq!(arch.constants_frame_bytes, 36 + u64::from(t.stored_len));
     // z stores one frame (block 10), r fifty (records 0..50); stored bytes count frames only.
-    let streams = arch["streams"].as_array().unwrap();
-    assert_eq!(streams[0]["blocks_by_codec"]["constant"], 19);
-    assert_eq!(streams[1]["blocks_by_codec"]["constant"], 50);
+    let streams: Vec<_> = arch.streams().collect();
+    assert_eq!(streams[0].blocks_by_codec["constant"], 19);
+    assert_eq!(streams[1].blocks_by_codec["constant"], 50);
     assert_eq!(
-        streams[0]["stored_bytes"],
+        streams[0].stored_bytes,
         36 + u64::from(a.entry(0, 10).stored_len)
     );
-    let text = nc3pack::info::to_text(&v, "c.nc3z");
+    // The JSON says the same.
+    let v = serde_json::to_value(&info).unwrap();
+    assert_eq!(v["archive"]["constant_blocks"], 69);
+    assert_eq!(
+        v["archive"]["streams"][1]["blocks_by_codec"]["constant"],
+        50
+    );
+    let text = info.to_text("c.nc3z");
     assert!(
         text.contains("constant blocks (in the index only): 69, listed in 1 constants frames"),
         "{text}"

@@ -238,7 +238,7 @@ fn front_only_archive(header_len: u64, payload: &[u8]) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
         decoded_len: header_len as u32,
-        var: HEADER_ID,
+        stream: HEADER_ID,
         block: 0,
         codec: Codec::Zstd,
         filter: Filter::None,
@@ -364,10 +364,7 @@ fn info_written_item_by_item_matches_the_whole_description() {
         let whole = nc3pack::info::describe(path).unwrap();
         let mut text = Vec::new();
         nc3pack::info::write(path, false, "f", &mut text).unwrap();
-        assert_eq!(
-            String::from_utf8(text).unwrap(),
-            nc3pack::info::to_text(&whole, "f")
-        );
+        assert_eq!(String::from_utf8(text).unwrap(), whole.to_text("f"));
         let mut json = Vec::new();
         nc3pack::info::write(path, true, "f", &mut json).unwrap();
         assert_eq!(

@@ -372,7 +372,7 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     let h = FrameHeader {
         stored_len: 3,
         decoded_len: 3,
-        var: id,
+        stream: id,
         block: 0,
         codec: Codec::None,
         filter: Filter::None,
