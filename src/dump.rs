@@ -6,8 +6,8 @@
 //! bounded whatever the selection. [`data_text`], [`to_json`] and [`to_native_bytes`] format
 //! values already in memory the same way.
 
+use crate::nc3::slab::Hyperslab;
 use crate::nc3::{NcType, Values};
-use crate::read::slab::Hyperslab;
 use crate::read::{Dataset, Element};
 use serde_json::{json, Value};
 use std::io::{self, Write};

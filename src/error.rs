@@ -106,7 +106,7 @@ pub enum Error {
         /// The variable name as asked for.
         var: String,
         /// What is wrong.
-        source: crate::read::slab::SlabError,
+        source: crate::nc3::slab::SlabError,
     },
     /// A file that must be read at any offset is a pipe, FIFO, device or socket, which can only
     /// be read in order (`nc3pack pack` reads such an input as a stream instead).

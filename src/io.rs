@@ -1,48 +1,7 @@
-//! Positional reads: the one I/O primitive the readers need.
+//! Positional reads: the one I/O primitive the readers need (a leaf: it imports nothing of the
+//! crate, so the netCDF-3 parser can read through it).
 
-use crate::error::{io_err, Error, Result};
 use std::io;
-use std::path::Path;
-
-/// Opens `path` for [`ReadAt`]: refuses a pipe, FIFO, device or socket, which cannot be read at
-/// any offset nor tell its length, with a clear error instead of reading it as empty. `op` says
-/// what needs to seek, for the message.
-///
-/// # Errors
-///
-/// [`Error::Io`] when the file cannot be opened, [`Error::NotSeekable`] when it is not a regular
-/// file (directories are left to the caller's first read, which names them).
-///
-/// ```
-/// let f = nc3pack::__private::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
-/// let e = nc3pack::__private::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
-/// assert_eq!(
-///     e.to_string(),
-///     "/dev/null: is a character device, not a regular file: reading needs a regular file \
-///      (save it to one first)"
-/// );
-/// ```
-pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
-    use std::os::unix::fs::FileTypeExt;
-    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-    let ft = f.metadata().map_err(io_err(path, "stat"))?.file_type();
-    let kind = if ft.is_fifo() {
-        "a pipe"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        return Ok(f);
-    };
-    Err(Error::NotSeekable {
-        path: path.to_path_buf(),
-        kind,
-        op,
-    })
-}
 
 /// A source of bytes that can be read at any offset, from many threads at once.
 ///

@@ -111,12 +111,12 @@ mod repair;
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
 pub use io::ReadAt;
+pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
-pub use read::slab::{Hyperslab, SlabError};
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{
@@ -134,13 +134,13 @@ pub mod __private {
         shuffle, undo_filter, unshuffle, ConstantBlock, Encoded, Encoder,
     };
     pub use crate::format::streams::streams;
-    pub use crate::io::open_seekable;
+    pub use crate::nc3::slab::Pieces;
     pub use crate::pack::batch::{pack_all, plan, Job, Plan};
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};
     pub use crate::read::cache::BlockCache;
-    pub use crate::read::slab::Pieces;
+    pub use crate::read::open_seekable;
     pub use crate::read::unpack::unpack_to;
     pub use crate::repair::{scan, scan_for, scanned_constants, Scan, ScannedConstants};
 }

@@ -463,7 +463,7 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
 /// [`Error::Thread`] when a worker thread cannot be started.
 pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
     let (against, threads) = (opts.against.as_deref(), opts.threads);
-    let f = crate::io::open_seekable(path, "verify")?;
+    let f = crate::read::open_seekable(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
     // Damage from the error's variant: the part, block and offset it names, and its cause.
@@ -818,7 +818,7 @@ pub struct ReindexReport {
 /// output is left behind.
 pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Result<ReindexReport> {
     let force = opts.force;
-    let f = crate::io::open_seekable(input, "reindex")?;
+    let f = crate::read::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
     let (lead, hb, header, layout, start) = read_front_layout(&f, input, len)?;
     let all = streams(&layout, lead.block_size);

@@ -10,6 +10,7 @@ pub mod error;
 mod header;
 mod layout;
 mod records;
+pub(crate) mod slab;
 
 pub use header::{
     Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,

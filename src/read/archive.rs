@@ -75,7 +75,7 @@ impl Archive<std::fs::File> {
     /// lead, header frame, footer or index is damaged, truncated or inconsistent.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = crate::io::open_seekable(path, "reading an archive")?;
+        let f = crate::read::open_seekable(path, "reading an archive")?;
         Archive::from_reader(f, path)
     }
 }

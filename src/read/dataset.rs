@@ -2,8 +2,8 @@
 //! and the element types values are read into.
 
 use crate::error::{Error, Result};
+use crate::nc3::slab::{Hyperslab, SlabError};
 use crate::nc3::{self, Header, Layout, NcType, Values};
-use crate::read::slab::{Hyperslab, SlabError};
 use std::path::Path;
 
 /// A Rust type that netCDF values can be read into.

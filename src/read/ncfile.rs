@@ -39,7 +39,7 @@ impl NcFile<std::fs::File> {
     /// header or layout error naming the field and offset when it is not a valid netCDF-3 file.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = crate::io::open_seekable(path, "reading a netCDF-3 file")?;
+        let f = crate::read::open_seekable(path, "reading a netCDF-3 file")?;
         NcFile::from_reader(f, path)
     }
 }
