@@ -246,6 +246,25 @@ impl Reader {
         }
     }
 
+    /// Sets whether a read that spans several blocks also caches the blocks it covers whole
+    /// (on by default; no effect on an original netCDF-3 file). See
+    /// `nc3pack::Archive::set_cache_whole_blocks`.
+    fn set_cache_whole_blocks(&self, on: bool) {
+        if let Source::Archive(a) = &self.src {
+            a.set_cache_whole_blocks(on);
+        }
+    }
+
+    /// Whether a read that spans several blocks also caches the blocks it covers whole
+    /// (false for an original netCDF-3 file, which has no cache).
+    #[getter]
+    fn cache_whole_blocks(&self) -> bool {
+        match &self.src {
+            Source::Archive(a) => a.caches_whole_blocks(),
+            Source::Nc(_) => false,
+        }
+    }
+
     /// Empties the block cache and zeroes its counters.
     fn clear_cache(&self) {
         if let Source::Archive(a) = &self.src {
