@@ -56,6 +56,9 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     len: u64,
     data_start: u64,
     cache: BlockCache,
+    /// Whether blocks a read decodes whole straight into its output are cached too
+    /// ([`Archive::set_cache_whole_blocks`]).
+    cache_whole: std::sync::atomic::AtomicBool,
     threads: usize,
 }
 
@@ -209,6 +212,7 @@ impl<R: ReadAt> Archive<R> {
             len,
             data_start,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
+            cache_whole: std::sync::atomic::AtomicBool::new(true),
             threads: crate::parallel::bound_threads(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
@@ -442,6 +446,44 @@ impl<R: ReadAt> Archive<R> {
         self.cache.clear();
     }
 
+    /// Sets whether a large read also caches the blocks it covers whole (on by default).
+    ///
+    /// A read of one contiguous range of a variable that spans more than one block decodes each
+    /// block it covers whole straight into its output (on [`Archive::set_threads`] threads);
+    /// when the whole range fits in half of the cache's budget, it also copies each such block
+    /// into the cache, so that reading it again is a copy instead of a decode.
+    /// A caller that keeps what it read (xarray's loaded arrays, dask chunks that each cover
+    /// whole blocks) never reads those blocks again, and can turn this off to save that copy.
+    /// The partial blocks at the ends of a read are cached either way, as are the blocks of
+    /// every other kind of read; lookups still count as hits and misses in
+    /// [`Archive::cache_stats`], and blocks already cached are still used.
+    ///
+    /// ```no_run
+    /// use nc3pack::Dataset;
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// a.set_cache_whole_blocks(false);
+    /// // A variable of many blocks: decoded on all threads, its blocks not kept.
+    /// let sst: Vec<f32> = a.read("sst", &a.slab("sst", None, None, None)?)?;
+    /// println!("{} values, {} blocks cached", sst.len(), a.cache_stats().entries);
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn set_cache_whole_blocks(&self, on: bool) {
+        self.cache_whole
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a large read also caches the blocks it covers whole
+    /// ([`Archive::set_cache_whole_blocks`]).
+    ///
+    /// ```no_run
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// assert!(a.caches_whole_blocks());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn caches_whole_blocks(&self) -> bool {
+        self.cache_whole.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Sets how many threads a large read decodes blocks on (bounded to
     /// `1..=`[`crate::parallel::MAX_THREADS`]).
     pub fn set_threads(&mut self, threads: usize) {
@@ -474,7 +516,7 @@ impl<R: ReadAt> Archive<R> {
     /// `native`, its elements in native byte order), so decoding and copying overlap and memory
     /// holds one frame and one decompressed block per thread. Blocks go into the cache only when
     /// the whole span fits in half of it (a larger read would only evict its own blocks, and
-    /// everything else).
+    /// everything else), and whole blocks only if [`Archive::caches_whole_blocks`].
     fn read_span(&self, s: usize, off: u64, len: u64, out: &mut [u8], native: bool) -> Result<()> {
         let bb = self.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
@@ -537,7 +579,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// One block of [`Archive::read_span`]: the bytes from `within` of block `b` of stream `s`
     /// into `dst`, from the cache or decoded (a whole block straight into `dst`), cached if
-    /// `keep`.
+    /// `keep` (a whole block only if [`Archive::caches_whole_blocks`] too).
     #[allow(clippy::too_many_arguments)]
     fn span_block(
         &self,
@@ -555,7 +597,7 @@ impl<R: ReadAt> Archive<R> {
             Some(block) => block,
             None if whole => {
                 self.decode_block_into(s, b, dst, scratch, native)?;
-                if keep {
+                if keep && self.caches_whole_blocks() {
                     let mut block = dst.to_vec();
                     if native {
                         // Back to the big-endian bytes the cache holds.
@@ -945,7 +987,10 @@ impl<R: ReadAt> Archive<R> {
         }
         let bb = self.streams[v].block_bytes;
         if let [(off, len)] = *runs {
-            if len > 0 && (off + len - 1) / bb > off / bb && self.threads > 1 {
+            // (With one thread, only when whole blocks are not cached: otherwise the blocks are
+            // fetched, with one I/O per run of adjacent frames, and all cached.)
+            let spans = len > 0 && (off + len - 1) / bb > off / bb;
+            if spans && (self.threads > 1 || !self.caches_whole_blocks()) {
                 return self.read_span(v, off, len, out, native);
             }
         }

@@ -1297,6 +1297,69 @@ fn cache_repeated_read_hits() {
     assert_eq!(a.cache_stats().misses, 1);
 }
 
+/// A large read (more than one block) caches every block it decodes by default; with
+/// `set_cache_whole_blocks(false)` it caches only the partial blocks at its ends, still counts
+/// a lookup per block, and reads the same values either way, on one thread or more.
+#[test]
+fn large_read_can_leave_the_blocks_it_covers_whole_out_of_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let z = packed_sst(dir.path());
+    let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
+    let shape = [24u64, 180, 360];
+    // Planes 2..=21: from inside one block to inside another (checked below).
+    let slab = Hyperslab::new(&shape, &[2, 0, 0], &[20, 180, 360], &[1, 1, 1]).unwrap();
+    let want: Vec<f32> = nc.read("sst", &slab).unwrap();
+    let plane = 180 * 360 * 4u64;
+    let (from, to) = (2 * plane, 22 * plane);
+    for (cache_whole, threads) in [(true, 1), (true, 2), (false, 1), (false, 2)] {
+        let mut a = Archive::open(&z).unwrap();
+        a.set_threads(threads);
+        assert!(a.caches_whole_blocks(), "on by default");
+        a.set_cache_whole_blocks(cache_whole);
+        assert_eq!(a.caches_whole_blocks(), cache_whole);
+        let (v, bb, _) = sst_blocks(&a);
+        assert!(from % bb != 0 && to % bb != 0, "both ends inside a block");
+        let (first, last) = (from / bb, (to - 1) / bb);
+        let spanned = last - first + 1;
+        assert!(spanned >= 5, "{spanned} blocks");
+
+        let got: Vec<f32> = a.read("sst", &slab).unwrap();
+        assert_eq!(
+            got, want,
+            "cache_whole_blocks {cache_whole}, {threads} threads"
+        );
+        let s = a.cache_stats();
+        let cached = if cache_whole { spanned } else { 2 };
+        assert_eq!(
+            (s.hits, s.misses, s.entries),
+            (0, spanned, cached),
+            "cache_whole_blocks {cache_whole}, {threads} threads: {s:?}"
+        );
+        // Which blocks: the two partial ones are read again from the cache, a whole one is
+        // decoded again only when it was not kept.
+        for (b, kept) in [(first, true), (last, true), (first + 2, cache_whole)] {
+            let before = a.cache_stats();
+            a.read::<f32>("sst", &element_in_block(&a, b, 0)).unwrap();
+            let after = a.cache_stats();
+            assert_eq!(
+                (after.hits - before.hits, after.misses - before.misses),
+                if kept { (1, 0) } else { (0, 1) },
+                "block {b}, cache_whole_blocks {cache_whole}, {threads} threads"
+            );
+        }
+        // The same read again: from the cache, the blocks kept; big-endian reads too.
+        a.clear_cache();
+        let mut raw = vec![0u8; (slab.len() * 4) as usize];
+        a.read_raw_into(v, &slab, &mut raw).unwrap();
+        let be: Vec<f32> = raw
+            .chunks_exact(4)
+            .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(be, want);
+        assert_eq!(a.cache_stats().entries, cached);
+    }
+}
+
 #[test]
 fn cache_stays_within_budget_and_counts_evictions() {
     let dir = temp_dir();
