@@ -1,4 +1,6 @@
-//! `nc3pack pack IN... -o OUTDIR`: many files in parallel, bad ones reported at the end.
+//! `nc3pack pack IN... -o OUTDIR`: many files in parallel, bad ones reported at the end; inputs
+//! found by magic, names relative to a root, shards, the manifest, resuming, and
+//! `verify --manifest`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,7 +24,13 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
     )
     .unwrap();
     std::fs::copy(samples().join("bad/hdf5.nc"), input.join("sub/hdf5.nc")).unwrap();
-    std::fs::write(input.join("notes.txt"), "not a .nc file: skipped").unwrap();
+    // Found by their first bytes, whatever their names.
+    std::fs::copy(samples().join("scalars.nc"), input.join("sub/no_suffix")).unwrap();
+    std::fs::copy(samples().join("scalars.nc"), input.join("sub/x.cdf")).unwrap();
+    // Not netCDF: skipped silently (text named *.nc, a 2-byte file, an empty one).
+    std::fs::write(input.join("notes.txt"), "not netCDF: skipped").unwrap();
+    std::fs::write(input.join("text.nc"), "CD").unwrap();
+    std::fs::write(input.join("empty.nc"), "").unwrap();
     let out = dir.path().join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
         .arg("pack")
@@ -34,13 +42,13 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("hdf5.nc: not a netCDF-3 file"), "{err}");
-    assert!(err.contains("packed 4 of 5 files"), "{err}");
+    assert!(err.contains("packed 6 of 7 files"), "{err}");
     assert!(
-        err.lines().last().unwrap().contains("1 of 5 files failed"),
+        err.lines().last().unwrap().contains("1 of 7 files failed"),
         "{err}"
     );
     for g in good {
-        let z = out.join(g).with_extension("nc3z");
+        let z = out.join(format!("{g}.nc3z"));
         let back = dir.path().join("back.nc");
         nc3pack::unpack_file(
             &z,
@@ -56,45 +64,109 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
             "{g}"
         );
     }
-    assert!(out.join("sub/fill_values.nc3z").exists());
-    assert!(!out.join("sub/hdf5.nc3z").exists());
+    assert_eq!(
+        tree(&out),
+        [
+            "cdf5_types.nc.nc3z",
+            "classic_records.nc.nc3z",
+            "scalars.nc.nc3z",
+            "sub/fill_values.nc.nc3z",
+            "sub/no_suffix.nc3z",
+            "sub/x.cdf.nc3z",
+        ]
+    );
     let leftovers: Vec<_> = walk(&out)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".nc3pack-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    // A second run refuses existing outputs (without -f) but still reports every file.
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
-        .args(["pack", "-q"])
-        .arg(input.join("scalars.nc"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("exists"));
+    // A second run skips what the manifest records as packed (the root, `in`, is the same
+    // for a file given alone).
+    let (code, err) = batch(&[], &[&input.join("scalars.nc")], &out);
+    assert_eq!(code, 0, "{err}");
+    // Without the manifest, an archive in place that holds the input's hash is kept; one that
+    // does not is refused (without -f).
+    std::fs::remove_dir_all(out.join(".nc3pack")).unwrap();
+    std::fs::copy(
+        out.join("cdf5_types.nc.nc3z"),
+        out.join("classic_records.nc.nc3z"),
+    )
+    .unwrap();
+    let (code, err) = batch(
+        &[],
+        &[&input.join("scalars.nc"), &input.join("classic_records.nc")],
+        &out,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("nc3pack: ")).count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}: output exists and is not recorded as this input's archive",
+            out.join("classic_records.nc.nc3z").display()
+        )),
+        "{err}"
+    );
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["name"], "classic_records.nc");
+    assert_eq!(lines[0]["status"], "failed");
+    assert_eq!(lines[1]["name"], "scalars.nc");
+    assert_eq!(lines[1]["status"], "packed");
 }
 
 #[test]
-fn two_inputs_that_would_write_one_archive_are_refused() {
+fn names_are_relative_to_the_common_directory_and_a_file_cannot_be_another_archives_directory() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for d in [&a, &b] {
         std::fs::create_dir(d).unwrap();
         std::fs::copy(samples().join("scalars.nc"), d.join("x.nc")).unwrap();
     }
+    // x.nc and x.cdf side by side: .nc3z is appended, so their archives differ.
+    std::fs::copy(samples().join("scalars.nc"), a.join("x.cdf")).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
-        .arg("pack")
-        .arg(a.join("x.nc"))
-        .arg(b.join("x.nc"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("would be packed here"));
-    assert!(!out.join("x.nc3z").exists());
+    let (code, err) = batch(
+        &[],
+        &[&a.join("x.nc"), &a.join("x.cdf"), &b.join("x.nc")],
+        &out,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&out), ["a/x.cdf.nc3z", "a/x.nc.nc3z", "b/x.nc.nc3z"]);
+    // `t/x` goes to `t/x.nc3z`, and `t/x.nc3z/y` to `t/x.nc3z/y.nc3z`: refused before any work.
+    let t = dir.path().join("t");
+    std::fs::create_dir_all(t.join("x.nc3z")).unwrap();
+    std::fs::copy(samples().join("scalars.nc"), t.join("x")).unwrap();
+    std::fs::copy(samples().join("scalars.nc"), t.join("x.nc3z/y")).unwrap();
+    std::fs::copy(samples().join("scalars.nc"), t.join("first.nc")).unwrap();
+    let out = dir.path().join("out2");
+    let (code, err) = batch(&[], &[&t], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: both {} (its archive) and {} (a directory for its archive) would be here",
+            out.join("x.nc3z").display(),
+            t.join("x").display(),
+            t.join("x.nc3z/y").display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // An input outside --root is refused before any work.
+    let (code, err) = batch(&[], &[Path::new("--root"), &a, &b.join("x.nc")], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: is not under the root {}",
+            b.join("x.nc").display(),
+            a.display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]
@@ -104,6 +176,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     let names = ["classic_records.nc", "scalars.nc", "fill_values.nc"];
+    let input_real = std::fs::canonicalize(&input).unwrap_or_else(|_| input.clone());
     let mut n = 0;
     for sub in ["a", "b"] {
         std::fs::create_dir_all(input.join(sub)).unwrap();
@@ -118,21 +191,27 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let plan = nc3pack::__private::plan(std::slice::from_ref(&input), &out).unwrap();
+    let plan = nc3pack::__private::plan(
+        [Ok(input.clone())],
+        &out,
+        None,
+        nc3pack::__private::Shard::default(),
+    )
+    .unwrap();
     assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
-    let jobs = plan.jobs;
-    assert_eq!(jobs.len(), n);
+    assert_eq!(plan.len(), n);
     let opts = nc3pack::PackOptions {
         threads: 2,
         ..Default::default()
     };
-    let reported = std::sync::atomic::AtomicUsize::new(0);
-    let results = nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|k| {
-        reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
+    let outcomes = std::sync::Mutex::new(vec![None; n]);
+    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), &|i, o| match o {
+        nc3pack::__private::Outcome::Packed { summary, .. } => {
+            assert!(outcomes.lock().unwrap()[i].replace(summary).is_none());
+        }
+        o => panic!("{}: {o:?}", plan.input(i).display()),
     })
     .unwrap();
-    assert_eq!(results.len(), n);
-    assert_eq!(reported.into_inner(), n);
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
     let per_file = nc3pack::PackOptions {
         threads: 1,
@@ -146,21 +225,28 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
             std::fs::read(z).unwrap()
         })
         .collect();
-    for (job, r) in jobs.iter().zip(&results) {
-        let summary = r.as_ref().unwrap();
-        let k: usize = job
-            .input
+    let outcomes = outcomes.into_inner().unwrap();
+    for (i, summary) in outcomes.iter().enumerate() {
+        let summary = summary.as_ref().unwrap();
+        let input = plan.input(i);
+        let k: usize = input
             .file_stem()
             .unwrap()
             .to_str()
             .unwrap()
             .parse()
             .unwrap();
+        let output = plan.output(i);
         assert_eq!(
-            std::fs::read(&job.output).unwrap(),
+            output,
+            out.join(input.strip_prefix(&input_real).unwrap())
+                .with_extension("nc.nc3z")
+        );
+        assert_eq!(
+            std::fs::read(&output).unwrap(),
             single[k % names.len()],
             "{}",
-            job.output.display()
+            output.display()
         );
         assert_eq!(summary.output_len, single[k % names.len()].len() as u64);
     }
@@ -234,13 +320,14 @@ fn packed_alone(input: &Path, dir: &Path) -> Vec<u8> {
     std::fs::read(z).unwrap()
 }
 
-/// Relative paths of every file under `d`, sorted.
+/// Relative paths of every file under `d`, sorted, but for the manifests in `d/.nc3pack`.
 fn tree(d: &Path) -> Vec<String> {
     if !d.exists() {
         return vec![];
     }
     let mut v: Vec<String> = walk(d)
         .iter()
+        .filter(|p| !p.starts_with(d.join(".nc3pack")))
         .map(|p| p.strip_prefix(d).unwrap().to_string_lossy().into_owned())
         .collect();
     v.sort();
@@ -281,18 +368,20 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
     assert_eq!(
         tree(&out),
         [
-            "abs.nc3z",
-            "linked/deeper/y.nc3z",
-            "linked/x.nc3z",
-            "real/plain.nc3z",
-            "rel.nc3z",
+            "abs.nc.nc3z",
+            "linked/deeper/y.nc.nc3z",
+            "linked/x.nc.nc3z",
+            "no_nc_name.nc3z",
+            "real/plain.nc.nc3z",
+            "rel.nc.nc3z",
         ]
     );
     for (archive, original) in [
-        ("abs.nc3z", samples().join("classic_records.nc")),
-        ("rel.nc3z", samples().join("scalars.nc")),
-        ("linked/x.nc3z", samples().join("cdf5_types.nc")),
-        ("linked/deeper/y.nc3z", samples().join("fill_values.nc")),
+        ("abs.nc.nc3z", samples().join("classic_records.nc")),
+        ("no_nc_name.nc3z", samples().join("classic_records.nc")),
+        ("rel.nc.nc3z", samples().join("scalars.nc")),
+        ("linked/x.nc.nc3z", samples().join("cdf5_types.nc")),
+        ("linked/deeper/y.nc.nc3z", samples().join("fill_values.nc")),
     ] {
         assert!(
             std::fs::read(out.join(archive)).unwrap() == packed_alone(&original, dir.path()),
@@ -303,16 +392,18 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
     let out2 = dir.path().join("out2");
     let (code, err) = batch(&[], &[&input.join("abs.nc"), &input.join("linked")], &out2);
     assert_eq!(code, 0, "{err}");
-    // `in` is reached once through `linked/back` (the walk of `linked` had not been there).
+    // The root is `in` (holding both); `in` is reached once more through `linked/back` (it
+    // was not searched itself).
     assert_eq!(
         tree(&out2),
         [
-            "abs.nc3z",
-            "back/abs.nc3z",
-            "back/real/plain.nc3z",
-            "back/rel.nc3z",
-            "deeper/y.nc3z",
-            "x.nc3z",
+            "abs.nc.nc3z",
+            "linked/back/abs.nc.nc3z",
+            "linked/back/no_nc_name.nc3z",
+            "linked/back/real/plain.nc.nc3z",
+            "linked/back/rel.nc.nc3z",
+            "linked/deeper/y.nc.nc3z",
+            "linked/x.nc.nc3z",
         ]
     );
 }
@@ -324,7 +415,7 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
     let input = dir.path().join("in");
     std::fs::create_dir_all(&input).unwrap();
     std::fs::copy(samples().join("scalars.nc"), input.join("good.nc")).unwrap();
-    // Broken links: named *.nc they are failures, otherwise not files to pack.
+    // Broken links, whatever their names, may have been netCDF files: failures.
     symlink("nowhere.nc", input.join("gone.nc")).unwrap();
     symlink("loop.nc", input.join("loop.nc")).unwrap();
     symlink("nowhere", input.join("gone_dir")).unwrap();
@@ -351,7 +442,8 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
     let (code, err) = batch(&[], &[&input, &missing, &other], &out);
     assert_eq!(code, 1, "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(tree(&out), ["good.nc3z", "other.nc3z"], "{err}");
+    // The names are relative to the directory holding `in` and `other.nc`.
+    assert_eq!(tree(&out), ["in/good.nc.nc3z", "other.nc.nc3z"], "{err}");
     let lines: Vec<&str> = err.lines().collect();
     let has = |path: &Path, cause: &str| {
         let head = format!("nc3pack: {}: ", path.display());
@@ -383,10 +475,17 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
             .any(|l| l.contains(&long) && l.ends_with("File name too long (os error 36)")),
         "{err}"
     );
-    assert!(!err.contains("gone_dir") && !err.contains("fifo"), "{err}");
+    assert!(
+        has(
+            &input.join("gone_dir"),
+            "No such file or directory (os error 2)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("fifo"), "{err}");
     assert_eq!(
         lines.last().unwrap(),
-        &"nc3pack: 0 of 2 files failed, 4 paths could not be read (listed above)",
+        &"nc3pack: 0 of 2 files failed, 5 paths could not be read (listed above)",
         "{err}"
     );
 }
@@ -428,7 +527,7 @@ fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
     };
     perms(&input.join("a_locked"), 0o755);
     assert_eq!(code, 1, "{err}");
-    assert_eq!(tree(&out), ["b_open/x.nc3z"], "{err}");
+    assert_eq!(tree(&out), ["b_open/x.nc.nc3z"], "{err}");
     assert!(
         err.contains(&format!(
             "nc3pack: {}: read directory: Permission denied (os error 13)",
@@ -477,4 +576,24 @@ fn make_deep_file(dir: &Path, name: &str, depth: usize, bytes: &[u8]) {
     assert!(f >= 0);
     let mut f = unsafe { std::fs::File::from_raw_fd(f) };
     std::io::Write::write_all(&mut f, bytes).unwrap();
+}
+
+/// The manifest lines in the `*.jsonl` files of `dir` (sorted by file), parsed.
+fn manifest_lines(dir: &Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
