@@ -597,3 +597,584 @@ fn manifest_lines(dir: &Path) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Runs `nc3pack ARGS...` with `stdin` (if any) and a time limit; returns (exit code, stdout,
+/// stderr).
+fn nc3pack(args: &[&std::ffi::OsStr], stdin: Option<&[u8]>) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .args(args)
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(bytes) = stdin {
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    }
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).unwrap();
+        s
+    });
+    let mut e = String::new();
+    std::io::Read::read_to_string(&mut err, &mut e).unwrap();
+    let mut waited = 0;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if waited == 1200 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("nc3pack {args:?} did not finish in 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    };
+    (
+        status.code().expect("killed by a signal"),
+        reader.join().unwrap(),
+        e,
+    )
+}
+
+/// Copies `sample` to each of `names` under `dir`, making directories; returns the names.
+fn populate(dir: &Path, names: &[String], sample: &str) {
+    for n in names {
+        let p = dir.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(samples().join(sample), &p).unwrap();
+    }
+}
+
+/// The (status, name) of each line of the manifest `file`.
+fn statuses_of(file: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["status"].as_str().unwrap().to_string(),
+                v["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The (status, name) of each line of the manifests in `dir`.
+fn statuses(dir: &Path) -> Vec<(String, String)> {
+    manifest_lines(dir)
+        .iter()
+        .map(|l| {
+            (
+                l["status"].as_str().unwrap().to_string(),
+                l["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn three_shards_cover_a_tree_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let mut names: Vec<String> = (0..31)
+        .map(|k| format!("{}/f{k:02}.nc", ["a", "b/c", "d"][k % 3]))
+        .collect();
+    populate(&input, &names, "scalars.nc");
+    std::fs::write(input.join("a/readme.txt"), "skipped").unwrap();
+    let out = dir.path().join("out");
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let (code, err) = batch(
+            &[],
+            &[&input, Path::new("--shard"), Path::new(&shard)],
+            &out,
+        );
+        assert_eq!(code, 0, "{shard}: {err}");
+    }
+    // The union is every input, once.
+    let mut want: Vec<String> = names.iter().map(|n| format!("{n}.nc3z")).collect();
+    want.sort();
+    assert_eq!(tree(&out), want);
+    // Shard i has every third name in byte order, from the ith (the readme counts too: it is
+    // an input, skipped as not netCDF by whichever shard has it).
+    names.push("a/readme.txt".into());
+    names.sort();
+    let records = out.join(".nc3pack");
+    for i in 0..3 {
+        let lines =
+            std::fs::read_to_string(records.join(format!("manifest-{i}-of-3.jsonl"))).unwrap();
+        let mut got: Vec<String> = lines
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                assert_eq!(v["status"], "packed", "{l}");
+                v["name"].as_str().unwrap().to_string()
+            })
+            .collect();
+        got.sort();
+        let mine: Vec<String> = names
+            .iter()
+            .skip(i)
+            .step_by(3)
+            .filter(|n| n.ends_with(".nc"))
+            .cloned()
+            .collect();
+        assert_eq!(got, mine, "shard {i}");
+    }
+    // Out-of-range shards are usage errors.
+    for bad in ["3/3", "1/0", "-1/2", "1", "a/b"] {
+        let (code, err) = batch(&[], &[&input, Path::new("--shard"), Path::new(bad)], &out);
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+}
+
+#[test]
+fn verify_manifest_finds_one_flipped_byte_in_200_archives_and_a_changed_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = (0..200).map(|k| format!("d{}/x{k:03}.nc", k % 4)).collect();
+    populate(&input, &names, "scalars.nc");
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let records = out.join(".nc3pack");
+    let verify = |against: bool| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["verify".as_ref(), "--manifest".as_ref()];
+        args.push(records.as_os_str());
+        if against {
+            args.extend(["--against".as_ref(), input.as_os_str()]);
+        }
+        nc3pack(&args, None)
+    };
+    let (code, stdout, err) = verify(true);
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert_eq!(
+        stdout,
+        "verified 200 archives against the originals: 0 failed\n"
+    );
+    // One byte flipped in the middle of one archive.
+    let victim = out.join("d1/x137.nc.nc3z");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let good = bytes.clone();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&victim, &bytes).unwrap();
+    let (code, stdout, _) = verify(false);
+    assert_eq!(code, 1, "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with(&format!("{}: damaged: ", victim.display())),
+        "{stdout}"
+    );
+    assert_eq!(lines[1], "verified 200 archives: 1 failed");
+    std::fs::write(&victim, &good).unwrap();
+    // An original changed after packing (same size): found with --against only.
+    let changed = input.join("d2/x042.nc");
+    let mut orig = std::fs::read(&changed).unwrap();
+    let last = orig.len() - 1;
+    orig[last] ^= 1;
+    std::fs::write(&changed, &orig).unwrap();
+    let (code, stdout, err) = verify(false);
+    assert_eq!(code, 0, "{stdout}{err}");
+    let (code, stdout, _) = verify(true);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(
+        stdout,
+        format!(
+            "{}: does NOT match the original {}\nverified 200 archives against the originals: 1 failed\n",
+            out.join("d2/x042.nc.nc3z").display(),
+            input.join("d2/x042.nc").display()
+        )
+    );
+    // An archive replaced by another input's archive is caught by the recorded hash.
+    std::fs::copy(samples().join("scalars.nc"), &changed).unwrap();
+    let other = out.join("d3/x003.nc.nc3z");
+    nc3pack::pack_file(
+        &samples().join("fill_values.nc"),
+        &other,
+        &nc3pack::PackOptions::default().with_force(true),
+    )
+    .unwrap();
+    let (code, stdout, _) = verify(false);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("{}: the archive restores", other.display())),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn output_names_never_leave_out_whatever_dot_dot_and_symbolic_links_do() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let (r, elsewhere, outside) = (d.join("r"), d.join("elsewhere"), d.join("outside"));
+    populate(&r, &["a/x.nc".into(), "evil/z.nc".into()], "scalars.nc");
+    populate(&elsewhere, &["y.nc".into()], "scalars.nc");
+    std::fs::create_dir(&outside).unwrap();
+    // A link to a directory outside the tree, a link up out of it (..), a link to a file
+    // outside, and an absolute link.
+    symlink("../elsewhere", r.join("b")).unwrap();
+    symlink("../..", r.join("a/up")).unwrap();
+    symlink("../../elsewhere/y.nc", r.join("a/y_link.nc")).unwrap();
+    symlink(&elsewhere, r.join("abs")).unwrap();
+    // In OUT, a link where an archive's directory goes, leading outside OUT.
+    let out = d.join("out");
+    std::fs::create_dir(&out).unwrap();
+    symlink(&outside, out.join("evil")).unwrap();
+    // Given paths with `..`, one leading out of r and back in.
+    let (code, err) = batch(
+        &[],
+        &[
+            &r,
+            &r.join("a/../a/x.nc"),
+            &r.join("../r/a/y_link.nc"),
+            &r.join("b/../r/a/x.nc"),
+        ],
+        &out,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: leads to {}, outside the output directory {}",
+            out.join("evil").display(),
+            outside.display(),
+            out.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    // Everything written is inside OUT, resolved.
+    let mut written = vec![];
+    for p in walk_no_follow(&out) {
+        let real = std::fs::canonicalize(p.parent().unwrap()).unwrap();
+        assert!(real.starts_with(&out), "{} written outside", p.display());
+        written.push(p.strip_prefix(&out).unwrap().to_string_lossy().into_owned());
+    }
+    written.retain(|p| p.ends_with(".nc3z"));
+    written.sort();
+    // Names are paths in the tree under r: links under their own names, `..` resolved, each
+    // path once (`a/../a/x.nc` is `a/x.nc`; `b/../r/a/x.nc` resolves `b/..` to `d`).
+    assert!(written.contains(&"a/x.nc.nc3z".into()), "{written:?}");
+    // `elsewhere` is searched once, through whichever link the walk meets first.
+    assert_eq!(
+        written
+            .iter()
+            .filter(|w| *w == "b/y.nc.nc3z" || *w == "abs/y.nc.nc3z")
+            .count(),
+        1,
+        "{written:?}"
+    );
+    assert!(written.contains(&"a/y_link.nc.nc3z".into()), "{written:?}");
+    assert!(
+        written
+            .iter()
+            .all(|w| !w.split('/').any(|c| c == ".." || c == ".")),
+        "{written:?}"
+    );
+    // With --root r, a path that resolves outside r is refused before any work.
+    let out2 = d.join("out2");
+    let (code, err) = batch(
+        &[],
+        &[Path::new("--root"), &r, &r.join("b/../elsewhere/y.nc")],
+        &out2,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: is not under the root {}",
+            d.join("elsewhere/y.nc").display(),
+            r.display()
+        )),
+        "{err}"
+    );
+    assert!(!out2.exists());
+}
+
+/// Every path under `d`, not following symbolic links.
+fn walk_no_follow(d: &Path) -> Vec<PathBuf> {
+    let mut v = vec![];
+    let mut todo = vec![d.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                v.push(e.path());
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn names_with_newlines_and_bytes_that_are_not_utf8_round_trip_through_the_manifest() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let odd = input.join("we\nird \"name\".nc");
+    let latin1 = input.join(std::ffi::OsStr::from_bytes(b"caf\xe9.nc"));
+    for p in [&odd, &latin1] {
+        std::fs::copy(samples().join("scalars.nc"), p).unwrap();
+    }
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    assert_eq!(lines.len(), 2);
+    let by_name = |n: &str| lines.iter().find(|l| l["name"] == n).unwrap().clone();
+    let l = by_name("we\nird \"name\".nc");
+    assert_eq!(l["input"].as_str().unwrap(), odd.to_str().unwrap());
+    assert_eq!(
+        l["output"].as_str().unwrap(),
+        out.join("we\nird \"name\".nc.nc3z").to_str().unwrap()
+    );
+    assert!(out.join("we\nird \"name\".nc.nc3z").is_file());
+    // The XXH3-128 of the input, as xxhash computes it.
+    let want = xxhash_rust::xxh3::xxh3_128(&std::fs::read(&odd).unwrap());
+    assert_eq!(l["xxh3"].as_str().unwrap(), format!("{want:032x}"));
+    assert_eq!(l["size"], std::fs::metadata(&odd).unwrap().len());
+    let l = by_name("caf\u{fffd}.nc");
+    assert_eq!(l["name_hex"], "636166e92e6e63");
+    assert!(out
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9.nc.nc3z"))
+        .is_file());
+    // The manifest is read back exactly: verify finds both, a rerun skips both.
+    let records = out.join(".nc3pack");
+    let (code, stdout, err) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            records.as_ref(),
+            "--against".as_ref(),
+            input.as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert_eq!(
+        stdout,
+        "verified 2 archives against the originals: 0 failed\n"
+    );
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let s = statuses(&records);
+    assert_eq!(
+        s.iter().filter(|(st, _)| st == "skipped").count(),
+        2,
+        "{s:?}"
+    );
+}
+
+#[test]
+fn files_from_a_list_on_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a/one.nc".into(), "b/two.cdf".into(), "b/deep/three".into()],
+        "scalars.nc",
+    );
+    std::fs::write(input.join("notes.txt"), "not netCDF").unwrap();
+    let out = dir.path().join("out");
+    // A file, a directory, an empty line, a given file that is not netCDF (a failure).
+    let list = format!(
+        "{}\n\n{}\n{}\n",
+        input.join("a/one.nc").display(),
+        input.join("b").display(),
+        input.join("notes.txt").display()
+    );
+    let (code, _, err) = nc3pack(
+        &[
+            "pack".as_ref(),
+            "-q".as_ref(),
+            "--files-from".as_ref(),
+            "-".as_ref(),
+            "--root".as_ref(),
+            input.as_ref(),
+            "-o".as_ref(),
+            out.as_ref(),
+        ],
+        Some(list.as_bytes()),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not a netCDF-3 file",
+            input.join("notes.txt").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        tree(&out),
+        ["a/one.nc.nc3z", "b/deep/three.nc3z", "b/two.cdf.nc3z"]
+    );
+    let s = statuses(&out.join(".nc3pack"));
+    assert!(s.contains(&("failed".into(), "notes.txt".into())), "{s:?}");
+    // Batch options without -o are usage errors.
+    let (code, _, err) = nc3pack(
+        &[
+            "pack".as_ref(),
+            "--files-from".as_ref(),
+            "-".as_ref(),
+            "x.nc".as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+}
+
+/// Writes a CDF-1 file of `records` records of 1 MiB of pseudo-random floats (slow to pack).
+fn write_big(path: &Path, records: u32) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut h = b"CDF\x01".to_vec();
+    h.extend_from_slice(&records.to_be_bytes()); // numrecs
+    h.extend_from_slice(&[0, 0, 0, 0x0A, 0, 0, 0, 2]); // two dims
+    h.extend_from_slice(&[0, 0, 0, 1, b't', 0, 0, 0, 0, 0, 0, 0]); // t = UNLIMITED
+    h.extend_from_slice(&[0, 0, 0, 1, b'x', 0, 0, 0, 0, 4, 0, 0]); // x = 262144
+    h.extend_from_slice(&[0; 8]); // no global attributes
+    h.extend_from_slice(&[0, 0, 0, 0x0B, 0, 0, 0, 1]); // one variable
+    h.extend_from_slice(&[
+        0, 0, 0, 1, b'v', 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1,
+    ]);
+    h.extend_from_slice(&[0; 8]); // no attributes
+    h.extend_from_slice(&[0, 0, 0, 5, 0, 0x10, 0, 0]); // float, vsize 1 MiB
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    f.write_all(&h).unwrap();
+    let mut x = 1u32;
+    for _ in 0..records {
+        let rec: Vec<u8> = (0..262144)
+            .flat_map(|_| {
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                ((x >> 8) as f32).to_be_bytes()
+            })
+            .collect();
+        f.write_all(&rec).unwrap();
+    }
+}
+
+/// A shard killed (SIGKILL) after its first commit group, then run again: every file of the
+/// shard is packed once (one `packed` line each over both runs, a `skipped` line in the rerun
+/// for each file the first run recorded), nothing partial sits under an archive's name, and
+/// the other shard's run completes the tree.
+#[test]
+fn a_killed_shard_reruns_to_completion_with_each_file_packed_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    // Shard 1/2 gets a001, a003, ...: 300 small files, then the big one, then 50 more.
+    let mut names: Vec<String> = (0..600).map(|k| format!("a/{k:03}.nc")).collect();
+    names.extend((0..100).map(|k| format!("z/{k:03}.nc")));
+    populate(&input, &names, "classic_records.nc");
+    write_big(&input.join("m.nc"), 48);
+    let out = dir.path().join("out");
+    let manifest = out.join(".nc3pack/manifest-1-of-2.jsonl");
+    let count = |p: &Path| std::fs::read_to_string(p).map_or(0, |s| s.lines().count());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .args(["pack", "-q", "-j", "1", "--shard", "1/2"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the first group's lines are written (at most 60 s).
+    let mut polls = 0;
+    while count(&manifest) < 256 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before the kill"
+        );
+        assert!(polls < 60_000, "no manifest lines in 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        polls += 1;
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    let first = statuses_of(&manifest);
+    assert!(first.len() >= 256 && first.len() < 351, "{}", first.len());
+    // What is under an archive's name is complete (its ends intact); the rest are temporaries.
+    for p in walk(&out) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".nc3z") {
+            let r = nc3pack::verify(&p, None, 1).unwrap();
+            assert!(r.is_intact(), "{}: {r:?}", p.display());
+        } else {
+            assert!(
+                name.ends_with(".jsonl")
+                    || name.starts_with(".nc3pack-") && name.ends_with(".part"),
+                "{}",
+                p.display()
+            );
+        }
+    }
+    // The rerun, and the other shard.
+    for shard in ["1/2", "0/2"] {
+        let (code, err) = batch(&[], &[&input, Path::new("--shard"), Path::new(shard)], &out);
+        assert_eq!(code, 0, "{shard}: {err}");
+    }
+    let mut want: Vec<String> = names.iter().map(|n| format!("{n}.nc3z")).collect();
+    want.push("m.nc.nc3z".into());
+    want.sort();
+    let got: Vec<String> = tree(&out)
+        .into_iter()
+        .filter(|p| p.ends_with(".nc3z"))
+        .collect();
+    assert_eq!(got, want);
+    // Shard 1's manifest: every file of the shard packed exactly once, each file the killed
+    // run recorded skipped once by the rerun, no failures.
+    let all = statuses_of(&manifest);
+    let shard1: Vec<&(String, String)> = all.iter().collect();
+    let mut packed: Vec<&str> = shard1
+        .iter()
+        .filter(|(s, _)| s == "packed")
+        .map(|(_, n)| n.as_str())
+        .collect();
+    packed.sort();
+    let mut mine: Vec<String> = names.clone();
+    mine.push("m.nc".into());
+    mine.sort();
+    let mine: Vec<&str> = mine.iter().skip(1).step_by(2).map(String::as_str).collect();
+    assert_eq!(packed, mine);
+    let mut skipped: Vec<&str> = shard1
+        .iter()
+        .filter(|(s, _)| s == "skipped")
+        .map(|(_, n)| n.as_str())
+        .collect();
+    skipped.sort();
+    let mut recorded: Vec<&str> = first.iter().map(|(_, n)| n.as_str()).collect();
+    recorded.sort();
+    assert_eq!(skipped, recorded);
+    assert_eq!(shard1.len(), packed.len() + skipped.len());
+    // And the collection verifies.
+    let (code, stdout, err) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            out.join(".nc3pack").as_ref(),
+            "--against".as_ref(),
+            input.as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert_eq!(
+        stdout,
+        "verified 701 archives against the originals: 0 failed\n"
+    );
+}
