@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{BufRead, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -384,13 +384,17 @@ impl Manifest {
 ///
 /// A one-line description of what does not hold.
 pub fn check_ends(archive: &Path, size: u64, hash: Option<u128>) -> Result<(u64, u128), String> {
-    // Not opened unless a regular file (opening a FIFO would wait for a writer).
-    let meta = std::fs::metadata(archive).map_err(|e| format!("stat: {e}"))?;
+    // Opened without waiting (a FIFO would wait for a writer), and read only if a regular file.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(archive)
+        .map_err(|e| format!("open: {e}"))?;
+    let meta = f.metadata().map_err(|e| format!("stat: {e}"))?;
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
-    let f = std::fs::File::open(archive).map_err(|e| format!("open: {e}"))?;
-    let len = f.metadata().map_err(|e| format!("stat: {e}"))?.len();
+    let len = meta.len();
     if len < (LEAD_LEN + FOOTER_LEN) as u64 {
         return Err(format!("{len} bytes, too short for an archive"));
     }
@@ -466,7 +470,8 @@ impl CollectionReport {
 ///
 /// # Errors
 ///
-/// [`Error::Io`](crate::Error::Io) when a manifest cannot be read; [`Error::Thread`](crate::Error::Thread) when no worker thread starts.
+/// [`Error::Io`](crate::Error::Io) when a manifest cannot be read. A worker thread that cannot
+/// start is not an error: the others (and the calling thread) do its share.
 pub fn verify_collection(
     manifests: &[PathBuf],
     against: Option<&Path>,
@@ -474,34 +479,40 @@ pub fn verify_collection(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<CollectionReport> {
     let mut report = CollectionReport::default();
-    // name -> (last archive entry, last entry failed?)
-    let mut last: HashMap<Vec<u8>, (Option<Entry>, Option<Entry>)> = HashMap::new();
+    // Each name's last archive, and its failure if the last entry failed (held compactly: a
+    // collection may list millions).
+    let mut last: HashMap<Box<[u8]>, (Option<Archived>, Option<(Box<Path>, Box<str>)>)> =
+        HashMap::new();
     for m in manifest_files(manifests)? {
         read(&m, |n, e| match e {
             None => report.bad_lines.push((m.clone(), n)),
             Some(e) => {
-                let slot = last.entry(e.name.clone()).or_default();
+                let slot = last.entry(e.name.into_boxed_slice()).or_default();
                 if e.status == Status::Failed {
-                    slot.1 = Some(e);
+                    let error = e
+                        .error
+                        .unwrap_or_else(|| "failed (no error recorded)".into());
+                    slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
                 } else {
-                    *slot = (Some(e), None);
+                    let archive = Archived {
+                        output: e.output.into_boxed_path(),
+                        size: e.size,
+                        hash: e.hash,
+                    };
+                    *slot = (Some(archive), None);
                 }
             }
         })?;
     }
-    let mut entries: Vec<(Vec<u8>, (Option<Entry>, Option<Entry>))> = last.into_iter().collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut entries: Vec<_> = last.into_iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut todo = Vec::new();
-    for (_, (archive, failed)) in entries {
+    for (name, (archive, failed)) in entries {
         match (archive, failed) {
-            (Some(e), _) => todo.push(e),
-            (None, Some(f)) => report.failures.push((
-                f.input.clone(),
-                format!(
-                    "not packed: {}",
-                    f.error.as_deref().unwrap_or("failed (no error recorded)")
-                ),
-            )),
+            (Some(a), _) => todo.push((name, a)),
+            (None, Some((input, error))) => report
+                .failures
+                .push((input.into(), format!("not packed: {error}"))),
             (None, None) => {}
         }
     }
@@ -510,25 +521,26 @@ pub fn verify_collection(
     let results: Mutex<Vec<(usize, PathBuf, String)>> = Mutex::new(Vec::new());
     let work = || loop {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some(e) = todo.get(i) else { return };
-        if let Err(what) = verify_one(e, against) {
-            results
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((i, e.output.clone(), what));
+        let Some((name, a)) = todo.get(i) else {
+            return;
+        };
+        if let Err(what) = verify_one(name, a, against) {
+            results.lock().unwrap_or_else(|p| p.into_inner()).push((
+                i,
+                a.output.to_path_buf(),
+                what,
+            ));
         }
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     };
     let threads = crate::parallel::bound_threads(threads).min(todo.len().max(1));
     std::thread::scope(|s| {
-        let mut started = 0;
+        // This thread works too: verifying goes on with fewer threads if some cannot start.
         for _ in 1..threads {
-            if crate::parallel::spawn_scoped(s, "verify worker", work).is_ok() {
-                started += 1;
+            if crate::parallel::spawn_scoped(s, "verify worker", work).is_err() {
+                break;
             }
         }
-        // This thread works too, so a batch runs with fewer threads if some cannot start.
-        let _ = started;
         work();
     });
     let mut failed = results.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -540,13 +552,20 @@ pub fn verify_collection(
     Ok(report)
 }
 
+/// What a manifest recorded of an archive, for `verify --manifest`.
+struct Archived {
+    output: Box<Path>,
+    size: Option<u64>,
+    hash: Option<u128>,
+}
+
 /// Checks one archive of a collection; the error says what is wrong.
-fn verify_one(e: &Entry, against: Option<&Path>) -> Result<(), String> {
+fn verify_one(name: &[u8], e: &Archived, against: Option<&Path>) -> Result<(), String> {
     let (Some(size), Some(hash)) = (e.size, e.hash) else {
         return Err("the manifest line has no size or xxh3".into());
     };
     check_ends(&e.output, size, Some(hash))?;
-    let original = against.map(|root| root.join(OsStr::from_bytes(&e.name)));
+    let original = against.map(|root| root.join(OsStr::from_bytes(name)));
     let r = crate::repair::verify(&e.output, original.as_deref(), 1).map_err(|e| e.to_string())?;
     if let Some(d) = r.damage.first() {
         let more = r.damage.len() - 1;
