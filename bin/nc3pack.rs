@@ -300,6 +300,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .with_threads(threads(a.common.threads))
             .with_force(a.common.force);
             if let Some(dir) = &a.output_dir {
+                if a.paths.is_empty() && a.files_from.is_none() {
+                    return Err(nc3pack::Error::Option(
+                        "pack -o OUT needs inputs: paths, or --files-from LIST".into(),
+                    )
+                    .into());
+                }
                 let batch = Batch {
                     files_from: a.files_from.as_deref(),
                     root: a.root.as_deref(),

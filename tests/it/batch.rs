@@ -1023,7 +1023,9 @@ fn files_from_a_list_on_standard_input() {
     );
     let s = statuses(&out.join(".nc3pack"));
     assert!(s.contains(&("failed".into(), "notes.txt".into())), "{s:?}");
-    // Batch options without -o are usage errors.
+    // No inputs at all, and batch options without -o, are usage errors.
+    let (code, _, err) = nc3pack(&["pack".as_ref(), "-o".as_ref(), out.as_ref()], None);
+    assert_eq!(code, 2, "{err}");
     let (code, _, err) = nc3pack(
         &[
             "pack".as_ref(),
