@@ -481,8 +481,7 @@ pub fn verify_collection(
     let mut report = CollectionReport::default();
     // Each name's last archive, and its failure if the last entry failed (held compactly: a
     // collection may list millions).
-    let mut last: HashMap<Box<[u8]>, (Option<Archived>, Option<(Box<Path>, Box<str>)>)> =
-        HashMap::new();
+    let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
     for m in manifest_files(manifests)? {
         read(&m, |n, e| match e {
             None => report.bad_lines.push((m.clone(), n)),
@@ -551,6 +550,12 @@ pub fn verify_collection(
         .extend(failed.into_iter().map(|(_, p, w)| (p, w)));
     Ok(report)
 }
+
+/// A failure a manifest recorded: the input and the error.
+type Failure = (Box<Path>, Box<str>);
+
+/// A name's last archive, and its failure if its last entry failed.
+type Last = (Option<Archived>, Option<Failure>);
 
 /// What a manifest recorded of an archive, for `verify --manifest`.
 struct Archived {
