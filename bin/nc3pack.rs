@@ -720,12 +720,19 @@ fn pack_batch(
         } else {
             String::new()
         };
+        let sizes = if packed > 0 {
+            format!(
+                ": {} -> {} (ratio {:.2})",
+                human(inb),
+                human(outb),
+                inb as f64 / outb.max(1) as f64
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "packed {packed} of {files} files{note} into {}: {} -> {} (ratio {:.2}), {:.2} s",
+            "packed {packed} of {files} files{note} into {}{sizes}, {:.2} s",
             dir.display(),
-            human(inb),
-            human(outb),
-            inb as f64 / outb.max(1) as f64,
             t.elapsed().as_secs_f64()
         );
     }
