@@ -111,6 +111,11 @@ struct PackArgs {
     /// With -o: append the manifest here [default: OUT/.nc3pack/manifest-I-of-N.jsonl].
     #[arg(long, value_name = "PATH", requires = "output_dir")]
     manifest: Option<PathBuf>,
+    /// With -o: DELETE each input once its archive is written, synced, renamed into place and
+    /// verified by decoding it back to the input's hash (a rerun deletes those of archives
+    /// already done, once verified). Symbolic links, pipes and devices are never deleted.
+    #[arg(long, requires = "output_dir")]
+    delete_input: bool,
     /// Block codec.
     #[arg(long, default_value = "zstd", value_parser = names_parser::<Codec>(Codec::NAMES))]
     codec: Codec,
@@ -311,6 +316,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     root: a.root.as_deref(),
                     shard: a.shard.unwrap_or_default(),
                     manifest: a.manifest.as_deref(),
+                    delete_input: a.delete_input,
                 };
                 return pack_batch(&a.paths, &batch, dir, &opts, a.common.quiet);
             }
@@ -516,6 +522,7 @@ struct Batch<'a> {
     root: Option<&'a Path>,
     shard: nc3pack::__private::Shard,
     manifest: Option<&'a Path>,
+    delete_input: bool,
 }
 
 /// The lines of `--files-from` (empty ones skipped), read as they are needed.
@@ -615,12 +622,14 @@ fn pack_batch(
             output_size: None,
             seconds,
             error: None,
+            deleted: false,
         };
         match outcome {
             Outcome::Packed {
                 summary,
                 mtime_ns,
                 seconds,
+                deleted,
             } => {
                 packed.fetch_add(1, Relaxed);
                 inb.fetch_add(summary.input_len, Relaxed);
@@ -630,6 +639,7 @@ fn pack_batch(
                     mtime_ns: Some(mtime_ns),
                     hash: Some(summary.hash),
                     output_size: Some(summary.output_len),
+                    deleted,
                     ..entry(Status::Packed, seconds)
                 });
             }
@@ -637,6 +647,7 @@ fn pack_batch(
                 record,
                 recorded,
                 seconds,
+                deleted,
             } => {
                 skipped.fetch_add(1, Relaxed);
                 let status = if recorded {
@@ -649,6 +660,7 @@ fn pack_batch(
                     mtime_ns: Some(record.mtime_ns),
                     hash: Some(record.hash),
                     output_size: Some(record.output_size),
+                    deleted,
                     ..entry(status, seconds)
                 });
             }
@@ -673,7 +685,7 @@ fn pack_batch(
             pb.set_position(n as u64);
         }
     };
-    nc3pack::__private::pack_all(&plan, opts, &done, &on_done)?;
+    nc3pack::__private::pack_all(&plan, opts, &done, batch.delete_input, &on_done)?;
     // What could not be read while finding the inputs: one line each, written by the first
     // shard only (every shard finds the same).
     if batch.shard.index == 0 {
@@ -694,6 +706,7 @@ fn pack_batch(
                     output_size: None,
                     seconds: 0.0,
                     error: Some(e.to_string()),
+                    deleted: false,
                 });
             }
         }

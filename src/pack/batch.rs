@@ -44,6 +44,13 @@
 //! read to check); any other existing output is a failure without `--force`, as is an input
 //! that changed since it was recorded. With `--force` every input is packed again.
 //!
+//! **Deleting the inputs** (`--delete-input`, off by default): an input is deleted only after
+//! its archive is renamed into place and synced, verified completely (decoded back to the hash
+//! the packer computed of the input), and only if it is a regular file (never a symbolic link,
+//! pipe or device) with the size and modification time it had when packed; its directory is
+//! synced after. A rerun deletes the inputs of archives already done once it has verified them,
+//! and counts an input already gone, whose archive is recorded and intact, as done.
+//!
 //! Files are packed in parallel, one per worker thread; a file that fails does not stop the
 //! others.
 
@@ -456,6 +463,8 @@ pub enum Outcome {
         mtime_ns: i64,
         /// Seconds spent on it.
         seconds: f64,
+        /// Whether the input was deleted (`--delete-input`).
+        deleted: bool,
     },
     /// Its archive was in place: recorded by a manifest (`recorded`), or found complete
     /// and holding the input's hash with no record (a run killed before writing its line).
@@ -466,6 +475,8 @@ pub enum Outcome {
         recorded: bool,
         /// Seconds spent checking.
         seconds: f64,
+        /// Whether the input was deleted (`--delete-input`).
+        deleted: bool,
     },
     /// Found in a directory, and not a netCDF-3 file: ignored.
     NotNetcdf,
@@ -511,10 +522,23 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
     let meta = match std::fs::metadata(&input) {
         Ok(m) => m,
         Err(e) => {
+            // Gone (deleted by `--delete-input` once packed), with its archive recorded and in
+            // place: done.
+            let r = done.get(plan.name(i));
+            if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
+                if check_ends(&output, r.size, Some(r.hash)).is_ok() {
+                    return Step::Finished(Outcome::Skipped {
+                        record: *r,
+                        recorded: true,
+                        seconds: t.elapsed().as_secs_f64(),
+                        deleted: false,
+                    });
+                }
+            }
             return Step::Finished(Outcome::Failed {
                 error: io_err(&input, "stat")(e),
                 input: None,
-            })
+            });
         }
     };
     let (size, mtime) = (meta.len(), mtime_ns(&meta));
@@ -536,6 +560,7 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
                 record: *r,
                 recorded: true,
                 seconds: t.elapsed().as_secs_f64(),
+                deleted: false,
             });
         }
     }
@@ -598,6 +623,7 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
                     },
                     recorded: false,
                     seconds: t.elapsed().as_secs_f64(),
+                    deleted: false,
                 })
             }
             Ok(_) => {}
@@ -642,8 +668,20 @@ pub fn pack_all(
     plan: &Plan,
     opts: &PackOptions,
     done_before: &Done,
+    delete_input: bool,
     on_done: &(dyn Fn(usize, Outcome) + Sync),
 ) -> Result<()> {
+    // With `delete_input`, a packed or skipped input is deleted once its archive is proven.
+    let on_done = &|i: usize, o: Outcome| {
+        on_done(
+            i,
+            if delete_input {
+                delete_if_proven(plan, i, o)
+            } else {
+                o
+            },
+        )
+    };
     let (threads, force) = (opts.threads, opts.force);
     let per_file = PackOptions {
         threads: 1,
@@ -691,6 +729,7 @@ pub fn pack_all(
                         summary,
                         mtime_ns: mtime,
                         seconds,
+                        deleted: false,
                     },
                     Err(error) => Outcome::Failed {
                         error,
@@ -818,6 +857,79 @@ pub fn pack_all(
         .unwrap_or_default();
     commit(rest);
     Ok(())
+}
+
+/// With `--delete-input`: deletes a packed or skipped input whose archive is proven, else turns
+/// the outcome into a failure saying why the input was kept.
+fn delete_if_proven(plan: &Plan, i: usize, mut o: Outcome) -> Outcome {
+    let (size, mtime, hash, deleted) = match &mut o {
+        Outcome::Packed {
+            summary,
+            mtime_ns,
+            deleted,
+            ..
+        } => (summary.input_len, *mtime_ns, summary.hash, deleted),
+        // Skipped with the input gone: deleted by an earlier run.
+        Outcome::Skipped { .. } if std::fs::symlink_metadata(plan.input(i)).is_err() => return o,
+        Outcome::Skipped {
+            record, deleted, ..
+        } => (record.size, record.mtime_ns, record.hash, deleted),
+        _ => return o,
+    };
+    match delete_proven(&plan.input(i), &plan.output(i), size, mtime, hash) {
+        Ok(()) => {
+            *deleted = true;
+            o
+        }
+        Err(error) => Outcome::Failed {
+            error,
+            input: Some((size, mtime)),
+        },
+    }
+}
+
+/// Deletes `input` if it is a regular file (not a symbolic link, pipe or device) of `size`
+/// bytes and modification time `mtime` (unchanged since it was packed), and `output`, in place
+/// (renamed and synced before this is called), records that size and `hash` (the hash the
+/// packer computed of the input as it read it) and decodes back to that hash with every
+/// checksum intact (a complete verify). The input's directory is synced after the deletion.
+fn delete_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) -> Result<()> {
+    let kept = |what: String| Error::Refused {
+        path: input.to_path_buf(),
+        what: format!("not deleted: {what}"),
+    };
+    let meta = std::fs::symlink_metadata(input).map_err(io_err(input, "stat"))?;
+    if !meta.is_file() {
+        return Err(kept(
+            "not a regular file (symbolic links, pipes and devices are never deleted)".into(),
+        ));
+    }
+    if meta.len() != size || mtime_ns(&meta) != mtime {
+        return Err(kept("changed since it was packed".into()));
+    }
+    check_ends(output, size, Some(hash))
+        .map_err(|w| kept(format!("its archive {}: {w}", output.display())))?;
+    let report = crate::repair::verify(output, None, 1)?;
+    if let Some(d) = report.damage.first() {
+        return Err(kept(format!(
+            "its archive {} does not verify: {d}",
+            output.display()
+        )));
+    }
+    if !report.hash_checked {
+        return Err(kept(format!(
+            "its archive {} could not be decoded back to the hash",
+            output.display()
+        )));
+    }
+    std::fs::remove_file(input).map_err(io_err(input, "delete"))?;
+    let dir = input
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir, "sync directory"))
 }
 
 /// Makes directory `d` (and its parents) and checks that it resolves inside `out_real` (OUT,

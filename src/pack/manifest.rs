@@ -73,6 +73,8 @@ pub struct Entry {
     pub seconds: f64,
     /// Why it failed.
     pub error: Option<String>,
+    /// Whether the input was deleted once its archive was proven (`--delete-input`).
+    pub deleted: bool,
 }
 
 /// Puts `bytes` under `key` as a string; when they are not UTF-8, lossily, and exactly in hex
@@ -137,6 +139,9 @@ impl Entry {
         if let Some(e) = &self.error {
             m.insert("error".into(), e.as_str().into());
         }
+        if self.deleted {
+            m.insert("deleted".into(), true.into());
+        }
         Value::Object(m).to_string()
     }
 
@@ -167,6 +172,7 @@ impl Entry {
             output_size: m.get("output_size").and_then(Value::as_u64),
             seconds: m.get("seconds").and_then(Value::as_f64).unwrap_or(0.0),
             error: m.get("error").and_then(Value::as_str).map(String::from),
+            deleted: m.get("deleted").and_then(Value::as_bool).unwrap_or(false),
         })
     }
 }
@@ -611,6 +617,7 @@ mod tests {
             output_size: Some(300),
             seconds: 0.25,
             error: None,
+            deleted: true,
         }
     }
 

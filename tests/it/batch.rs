@@ -205,7 +205,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         ..Default::default()
     };
     let outcomes = std::sync::Mutex::new(vec![None; n]);
-    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), &|i, o| match o {
+    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), false, &|i, o| match o {
         nc3pack::__private::Outcome::Packed { summary, .. } => {
             assert!(outcomes.lock().unwrap()[i].replace(summary).is_none());
         }
@@ -1275,4 +1275,144 @@ fn a_rerun_skips_what_is_done_repacks_a_damaged_archive_and_refuses_a_changed_in
         None,
     );
     assert_eq!(code, 0, "{stdout}{err}");
+}
+
+/// `--delete-input` deletes an original only once its archive is in place and decodes back to
+/// its hash: not a symbolic link, not an input whose archive cannot be renamed into place, not
+/// one whose archive is damaged (found by the complete verify a rerun runs before deleting),
+/// and never an original whose archive is missing or does not verify when the run is killed
+/// (SIGKILL) at any point; a rerun finishes, skipping what is done and gone.
+#[test]
+fn delete_input_deletes_only_originals_whose_archives_are_proven() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = (0..40).map(|k| format!("d{}/f{k:02}.nc", k % 2)).collect();
+    populate(&input, &names, "classic_records.nc");
+    let original = std::fs::read(samples().join("classic_records.nc")).unwrap();
+    let hash = xxhash_rust::xxh3::xxh3_128(&original);
+    std::os::unix::fs::symlink(input.join("d0/f00.nc"), input.join("link.nc")).unwrap();
+    let out = dir.path().join("out");
+    // Where d1/f01.nc's archive goes, a directory: the rename fails.
+    std::fs::create_dir_all(out.join("d1/f01.nc.nc3z")).unwrap();
+    let del = Path::new("--delete-input");
+    let (code, err) = batch(&[], &[&input, del], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not deleted: not a regular file",
+            input.join("link.nc").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}: output is a directory",
+            out.join("d1/f01.nc.nc3z").display()
+        )),
+        "{err}"
+    );
+    // Kept: the link (its archive made), its target's archive made and the target deleted
+    // (the link now dangles), the one whose archive could not be renamed.
+    let mut left = tree(&input);
+    left.sort();
+    assert_eq!(left, ["d1/f01.nc", "link.nc"]);
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    assert_eq!(
+        lines.iter().filter(|l| l["deleted"] == true).count(),
+        39,
+        "{lines:?}"
+    );
+    // Every archive of a deleted original restores it.
+    let proven = |z: &Path| {
+        let r = nc3pack::verify(z, None, 1).unwrap();
+        r.is_intact()
+            && r.hash_checked
+            && nc3pack::Archive::open(z).unwrap().original_hash() == hash
+    };
+    for n in &names {
+        if !input.join(n).exists() {
+            assert!(proven(&out.join(format!("{n}.nc3z"))), "{n}");
+        }
+    }
+    // Fault at the verification: a byte in the middle of an archive flipped (the cheap check
+    // passes), its original put back. The rerun skips it, verifies it completely before
+    // deleting, and keeps the original.
+    std::fs::remove_dir(out.join("d1/f01.nc.nc3z")).unwrap();
+    std::fs::remove_file(input.join("link.nc")).unwrap();
+    let victim = out.join("d0/f10.nc.nc3z");
+    let mut b = std::fs::read(&victim).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 1;
+    std::fs::write(&victim, &b).unwrap();
+    // The manifest records the original's mtime: restore it with the same mtime.
+    let rec = lines.iter().find(|l| l["name"] == "d0/f10.nc").unwrap();
+    std::fs::write(input.join("d0/f10.nc"), &original).unwrap();
+    let mtime = rec["mtime_ns"].as_i64().unwrap();
+    let ts = libc::timespec {
+        tv_sec: mtime / 1_000_000_000,
+        tv_nsec: mtime % 1_000_000_000,
+    };
+    let c = std::ffi::CString::new(input.join("d0/f10.nc").to_str().unwrap()).unwrap();
+    // SAFETY: a plain system call on a NUL-terminated path and two timespecs.
+    assert_eq!(
+        unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), [ts, ts].as_ptr(), 0) },
+        0
+    );
+    let (code, err) = batch(&[], &[&input, del], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not deleted: its archive {} does not verify",
+            input.join("d0/f10.nc").display(),
+            victim.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(tree(&input), ["d0/f10.nc"]);
+    assert!(proven(&out.join("d1/f01.nc.nc3z")));
+    // Killed at many points of a run: an original is gone only if its archive is proven.
+    let big = dir.path().join("big");
+    let many: Vec<String> = (0..300).map(|k| format!("{k:03}.nc")).collect();
+    for kill_after in [1, 40, 120, 260] {
+        let _ = std::fs::remove_dir_all(&big);
+        let _ = std::fs::remove_dir_all(dir.path().join("bigout"));
+        populate(&big, &many, "classic_records.nc");
+        let bigout = dir.path().join("bigout");
+        let manifest = bigout.join(".nc3pack/manifest-0-of-1.jsonl");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+            .args(["pack", "-q", "-j", "1", "--delete-input"])
+            .arg(&big)
+            .arg("-o")
+            .arg(&bigout)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let gone = || many.iter().filter(|n| !big.join(n).exists()).count();
+        let mut polls = 0;
+        while gone() < kill_after && child.try_wait().unwrap().is_none() {
+            assert!(polls < 60_000, "nothing deleted in 60 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            polls += 1;
+        }
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        for n in &many {
+            if !big.join(n).exists() {
+                assert!(
+                    proven(&bigout.join(format!("{n}.nc3z"))),
+                    "{n} deleted without a proven archive (killed after {kill_after}: {status:?})"
+                );
+            }
+        }
+        let _ = status.signal();
+        // The rerun finishes: everything packed, every original deleted.
+        let (code, err) = batch(&[], &[&big, del], &bigout);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(tree(&big), Vec::<String>::new());
+        for n in &many {
+            assert!(proven(&bigout.join(format!("{n}.nc3z"))), "{n}");
+        }
+        assert!(std::fs::metadata(&manifest).is_ok());
+    }
 }

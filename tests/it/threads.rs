@@ -298,6 +298,7 @@ fn child(dir: &Path) {
             &plan,
             &opts.clone().with_threads(2),
             &Default::default(),
+            false,
             &|_, _| {},
         ),
         &input,
