@@ -284,7 +284,7 @@ impl From<crate::nc3::error::FileError> for Error {
 ///     "output is the input file; refusing to overwrite it"
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum Refusal {
     /// The output exists and is not a regular file (nor a symbolic link).
     #[error("output is {kind}, not a regular file; refusing to replace it (even with --force)")]
@@ -302,6 +302,92 @@ pub enum Refusal {
         first: PathBuf,
         /// The second input.
         second: PathBuf,
+    },
+    /// An input of a batch is not under its root (`--root`).
+    #[error("is not under the root {} (--root)", root.display())]
+    OutsideRoot {
+        /// The root.
+        root: PathBuf,
+    },
+    /// A batch would put one input's archive where another's needs a directory.
+    #[error(
+        "both {} (its archive) and {} (a directory for its archive) would be here",
+        file.display(),
+        below.display()
+    )]
+    ArchiveAndDirectory {
+        /// The input whose archive this would be.
+        file: PathBuf,
+        /// The input below, whose archive needs this as a directory.
+        below: PathBuf,
+    },
+    /// A batch input changed since the manifest recorded it as packed.
+    #[error(
+        "changed since it was packed (the manifest has {recorded_size} bytes, mtime_ns \
+         {recorded_mtime_ns}; now {size} bytes, mtime_ns {mtime_ns}); use --force to pack it again"
+    )]
+    ChangedSincePacked {
+        /// Size the manifest records.
+        recorded_size: u64,
+        /// Modification time the manifest records (ns since 1970).
+        recorded_mtime_ns: i64,
+        /// Size now.
+        size: u64,
+        /// Modification time now.
+        mtime_ns: i64,
+    },
+    /// A batch output exists but no manifest records it as this input's archive.
+    #[error(
+        "output exists and is not recorded as this input's archive (use --force to overwrite it)"
+    )]
+    NotRecorded,
+    /// An output directory resolves outside the batch's output directory.
+    #[error(
+        "leads to {}, outside the output directory {} (a symbolic link); refusing to write there",
+        real.display(),
+        out.display()
+    )]
+    OutsideOutput {
+        /// Where it resolves.
+        real: PathBuf,
+        /// The output directory, resolved.
+        out: PathBuf,
+    },
+    /// `--delete-input` kept this original.
+    #[error("not deleted: {0}")]
+    NotDeleted(Box<NotDeleted>),
+}
+
+/// Why `pack --delete-input` kept an original, in [`Refusal::NotDeleted`].
+#[derive(Debug, thiserror::Error)]
+pub enum NotDeleted {
+    /// Symbolic links, pipes and devices are never deleted.
+    #[error("not a regular file (symbolic links, pipes and devices are never deleted)")]
+    NotRegularFile,
+    /// It changed since it was packed.
+    #[error("changed since it was packed")]
+    Changed,
+    /// Its archive's lead or footer does not hold.
+    #[error("its archive {}: {source}", archive.display())]
+    Ends {
+        /// The archive.
+        archive: PathBuf,
+        /// What is wrong.
+        source: crate::pack::manifest::EndsError,
+    },
+    /// Its archive is damaged.
+    #[error("its archive {} does not verify: {first}", archive.display())]
+    Damaged {
+        /// The archive.
+        archive: PathBuf,
+        /// The first damage found.
+        first: crate::Damage,
+    },
+    /// Its archive could not be decoded back to the hash.
+    #[error("its archive {} could not be decoded back to the hash", archive.display())]
+    HashUnchecked {
+        /// The archive.
+        archive: PathBuf,
     },
 }
 
@@ -334,6 +420,9 @@ pub enum OptionError {
         /// Paths given.
         given: usize,
     },
+    /// `pack -o OUT` given no inputs.
+    #[error("pack -o OUT needs inputs: paths, or --files-from LIST")]
+    BatchInputs,
     /// `pack` asked to write to standard output.
     #[error("pack writes an archive to a file, not to standard output (`-`): its lead is rewritten when packing ends, which needs a seekable file")]
     PackToStdout,

@@ -135,7 +135,8 @@ pub mod __private {
     };
     pub use crate::format::streams::streams;
     pub use crate::nc3::slab::Pieces;
-    pub use crate::pack::batch::{pack_all, plan, Job, Plan};
+    pub use crate::pack::batch::{pack_all, plan, Outcome, Plan, Shard};
+    pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};

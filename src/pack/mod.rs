@@ -12,6 +12,7 @@
 //! interleave them).
 
 pub(crate) mod batch;
+pub mod manifest;
 pub(crate) mod route;
 pub(crate) mod writer;
 

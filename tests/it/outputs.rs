@@ -114,7 +114,7 @@ fn a_batch_does_not_replace_special_files() {
     for (special, _) in &specials {
         let name = Path::new(special.file_name().unwrap()).with_extension("nc");
         std::fs::copy(sample("scalars.nc"), input.join(&name)).unwrap();
-        std::fs::rename(special, special.with_extension("nc3z")).unwrap();
+        std::fs::rename(special, special.with_extension("nc.nc3z")).unwrap();
     }
     std::fs::copy(sample("scalars.nc"), input.join("plain.nc")).unwrap();
     for force in [false, true] {
@@ -126,15 +126,15 @@ fn a_batch_does_not_replace_special_files() {
         let (code, err) = run(&args);
         assert_eq!(code, 1, "{err}");
         for (special, kind) in &specials {
-            let z = special.with_extension("nc3z");
+            let z = special.with_extension("nc.nc3z");
             assert!(
                 err.contains(&format!("{}: output is {kind}", z.display())),
                 "{err}"
             );
             assert!(!file_type(&z).is_file(), "{} replaced", z.display());
         }
-        assert!(out.join("plain.nc3z").is_file());
-        std::fs::remove_file(out.join("plain.nc3z")).unwrap();
+        assert!(out.join("plain.nc.nc3z").is_file());
+        std::fs::remove_file(out.join("plain.nc.nc3z")).unwrap();
     }
 }
 
@@ -212,7 +212,7 @@ fn outputs_get_the_input_mode_without_setuid_setgid_or_sticky() {
         ]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(
-            mode(&out.join("in.nc3z")),
+            mode(&out.join("in.nc.nc3z")),
             expected,
             "batch, {input_mode:o}"
         );

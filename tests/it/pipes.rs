@@ -137,7 +137,9 @@ fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
         // A batch given the FIFO and a regular file.
         let outdir = d.join("outdir");
         let fifo = Fifo::new(&fifo_path, bytes.clone());
-        let other = sample("scalars.nc");
+        // Beside the FIFO: the archives' names are relative to the directory holding both.
+        let other = d.join("other_scalars.nc");
+        std::fs::copy(sample("scalars.nc"), &other).unwrap();
         let r = run(
             &[
                 "pack".as_ref(),
@@ -153,10 +155,11 @@ fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
         );
         fifo.finish();
         assert_eq!(r, (0, String::new(), String::new()), "{name}: batch");
-        let z = outdir.join(name).with_extension("nc3z");
+        let z = outdir.join(format!("{name}.nc3z"));
         assert!(std::fs::read(&z).unwrap() == want, "{name}: batch, FIFO");
         assert!(
-            std::fs::read(outdir.join("scalars.nc3z")).unwrap() == packed_from_file(&other, d),
+            std::fs::read(outdir.join("other_scalars.nc.nc3z")).unwrap()
+                == packed_from_file(&other, d),
             "{name}: batch, file"
         );
         std::fs::remove_dir_all(&outdir).unwrap();

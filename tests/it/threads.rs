@@ -275,12 +275,21 @@ fn child(dir: &Path) {
     a.set_threads(2);
     let sst = a.header().var_id("sst").unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
-    let jobs = [nc3pack::__private::Job {
-        input: input.clone(),
-        output: dir.join("batch/gridded_sst.nc3z"),
-    }];
+    let plan = nc3pack::__private::plan(
+        [Ok(input.clone())],
+        &dir.join("batch"),
+        None,
+        Default::default(),
+    )
+    .unwrap();
     thread_error(
-        nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|_| {}).map(drop),
+        nc3pack::__private::pack_all(
+            &plan,
+            &opts.clone().with_threads(2),
+            &Default::default(),
+            false,
+            &|_, _| {},
+        ),
         &input,
         "pack_all",
     );
