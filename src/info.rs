@@ -68,7 +68,7 @@ enum Source {
 
 impl Source {
     fn open(path: &Path) -> Result<Source> {
-        let f = crate::io::open_seekable(path, "info")?;
+        let f = crate::io::open_input(path, "info")?;
         let mut magic = [0u8; 8];
         let is_archive =
             crate::io::ReadAt::read_exact_at(&f, &mut magic, 0).is_ok() && magic == LEAD_MAGIC;

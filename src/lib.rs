@@ -104,11 +104,13 @@ mod options;
 mod pack;
 mod parallel;
 mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod repair;
 
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
-pub use io::ReadAt;
+pub use io::{Input, ReadAt};
 pub use options::{ParseNameError, Progress, UnpackOptions};
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;

@@ -357,7 +357,7 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
 /// assert!(report.is_intact());
 /// ```
 pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
-    let f = crate::io::open_seekable(path, "verify")?;
+    let f = crate::io::open_input(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
     // Damage from the error's variant: the part, block and offset it names, and its cause.
@@ -402,7 +402,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
         Err(e) => {
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
-            let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+            let f = crate::io::open_input(path, "verify")?;
             if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
                 let all = streams(&layout, lead.block_size);
                 let sc =
@@ -473,6 +473,7 @@ fn verify_open<R: ReadAt>(
         .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
         .collect();
     report.blocks = blocks.len() as u64;
+    a.plan_reads(blocks.iter().copied())?;
     let mut damaged = Vec::new();
     let threads = crate::parallel::bound_threads(threads);
     crate::parallel::ordered_map(

@@ -45,7 +45,7 @@ use std::path::Path;
 /// as [`NcFile::open`] for any other (a file that is not netCDF-3 is refused by its header).
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
-    let f = crate::io::open_seekable(path, "random access")?;
+    let f = crate::io::open_input(path, "random access")?;
     let mut magic = [0u8; 8];
     if f.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC {
         Ok(Box::new(Archive::from_reader(f, path)?))
