@@ -302,16 +302,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 ))
                 .into());
             };
-            if let Some(url) = [input, output].into_iter().find(|p| is_url(p)) {
+            if is_url(input) {
                 return Err(nc3pack::Error::Remote {
-                    url: url.display().to_string(),
+                    url: input.display().to_string(),
                     source: nc3pack::error::RemoteError::InvalidUrl {
-                        why: "pack reads and writes local files (or a pipe); URLs are for \
-                              info, slice, verify and unpack"
+                        why: "pack reads a local file (or a pipe); copy the input here first"
                             .into(),
                     },
                 }
                 .into());
+            }
+            if let (true, Some(url)) = (is_url(output), output.to_str()) {
+                let t = Instant::now();
+                let remote = nc3pack::remote::default_options();
+                let s = nc3pack::remote::pack_to_url(input, url, &opts, &remote)?;
+                if !a.common.quiet {
+                    eprintln!(
+                        "{} -> {url}: {} -> {} (ratio {:.2}), {} block{}, uploaded, {:.2} s",
+                        input.display(),
+                        human(s.input_len),
+                        human(s.output_len),
+                        s.input_len as f64 / s.output_len.max(1) as f64,
+                        s.blocks,
+                        if s.blocks == 1 { "" } else { "s" },
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+                return Ok(());
             }
             if output.as_os_str() == "-" {
                 return Err(nc3pack::Error::Option(

@@ -853,3 +853,150 @@ impl ReadAt for RemoteReader {
         self.fetch_window(&w)
     }
 }
+
+/// Size of the parts of a multipart upload (S3 wants at least 5 MiB but for the last).
+const PART_BYTES: usize = 8 << 20;
+
+/// Parts uploaded at once.
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// Uploads the local file `local` to the object at `url` (`s3://BUCKET/KEY`) with a multipart
+/// upload, parts in parallel: the object appears only when the upload completes; on any error
+/// the upload is aborted, which removes its parts. An existing object is refused unless
+/// `force`. Returns the bytes uploaded.
+///
+/// ```no_run
+/// let opts = nc3pack::remote::RemoteOptions::from_env();
+/// let n = nc3pack::remote::upload_file("/tmp/sst.nc3z".as_ref(), "s3://bucket/sst.nc3z", &opts, false)?;
+/// println!("{n} bytes uploaded");
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Remote`] naming the URL (not an `s3://` URL, no credentials, access denied, a
+/// request that failed after its retries), [`Error::OutputExists`] for an existing object
+/// without `force`, [`Error::Io`] when `local` cannot be read.
+pub fn upload_file(
+    local: &std::path::Path,
+    url: &str,
+    opts: &RemoteOptions,
+    force: bool,
+) -> Result<u64> {
+    use std::io::Read;
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
+    if !url.to_ascii_lowercase().starts_with("s3://") {
+        return Err(err(RemoteError::InvalidUrl {
+            why: "writing needs an s3:// URL".into(),
+        }));
+    }
+    let (store, location) = store_for(url, opts).map_err(err)?;
+    let mut f = std::fs::File::open(local).map_err(crate::error::io_err(local, "open"))?;
+    let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+    rt.block_on(async {
+        match store.head(&location).await {
+            Ok(_) if !force => return Err(Error::OutputExists { path: url.into() }),
+            Ok(_) => {}
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(err(classify(&e))),
+        }
+        let up = store
+            .put_multipart(&location)
+            .await
+            .map_err(|e| err(classify(&e)))?;
+        let mut w = object_store::WriteMultipart::new_with_chunk_size(up, PART_BYTES);
+        let mut buf = vec![0u8; PART_BYTES];
+        let mut total = 0u64;
+        loop {
+            // A full part, or what is left of the file.
+            let mut n = 0;
+            let read = loop {
+                match f.read(&mut buf[n..]) {
+                    Ok(0) => break Ok(n),
+                    Ok(k) => {
+                        n += k;
+                        if n == buf.len() {
+                            break Ok(n);
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            let n = match read {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = w.abort().await;
+                    return Err(crate::error::io_err(local, "read")(e));
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            if let Err(e) = w.wait_for_capacity(PARTS_IN_FLIGHT).await {
+                let _ = w.abort().await;
+                return Err(err(classify(&e)));
+            }
+            w.write(&buf[..n]);
+            total += n as u64;
+        }
+        // Completes the upload, or aborts it on an error.
+        w.finish().await.map_err(|e| err(classify(&e)))?;
+        Ok(total)
+    })
+}
+
+/// Packs the netCDF-3 file `input` into an archive at `url` (`s3://BUCKET/KEY`): into a
+/// temporary file first, then uploaded with [`upload_file`]. An existing object is refused
+/// unless `opts.force` (checked before packing, and again before uploading).
+///
+/// ```no_run
+/// let remote = nc3pack::remote::RemoteOptions::from_env();
+/// let s = nc3pack::remote::pack_to_url("in.nc".as_ref(), "s3://bucket/out.nc3z",
+///     &nc3pack::PackOptions::default(), &remote)?;
+/// println!("{} bytes", s.output_len);
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`crate::pack_file`] for the packing, as [`upload_file`] for the upload.
+pub fn pack_to_url(
+    input: &std::path::Path,
+    url: &str,
+    opts: &crate::PackOptions,
+    remote: &RemoteOptions,
+) -> Result<crate::PackSummary> {
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
+    if !url.to_ascii_lowercase().starts_with("s3://") {
+        return Err(err(RemoteError::InvalidUrl {
+            why: "writing needs an s3:// URL".into(),
+        }));
+    }
+    if !opts.force {
+        let (store, location) = store_for(url, remote).map_err(err)?;
+        let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+        match rt.block_on(store.head(&location)) {
+            Ok(_) => return Err(Error::OutputExists { path: url.into() }),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(err(classify(&e))),
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(".nc3pack-upload-")
+        .tempdir()
+        .map_err(crate::error::io_err(
+            &std::env::temp_dir(),
+            "create a temporary directory",
+        ))?;
+    let tmp = dir.path().join("archive.nc3z");
+    let summary = crate::pack_file(input, &tmp, &opts.clone().with_force(true))?;
+    upload_file(&tmp, url, remote, opts.force)?;
+    Ok(summary)
+}

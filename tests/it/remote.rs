@@ -664,15 +664,132 @@ fn file_urls_read_the_local_file() {
 }
 
 #[test]
-fn pack_refuses_urls_clearly() {
-    let url = "s3://bkt/out.nc3z";
+fn pack_refuses_input_urls_and_non_s3_outputs_clearly() {
+    let url = "s3://bkt/in.nc";
+    let (code, _, err) = output(Command::new(BIN).args(["pack", url, "/tmp/never.nc3z"]));
+    assert_error(code, &err, url, "pack reads a local file");
+    let url = "https://example.org/out.nc3z";
     let (code, _, err) = output(
         Command::new(BIN)
             .arg("pack")
             .arg(sample("scalars.nc"))
             .arg(url),
     );
-    assert_error(code, &err, url, "pack reads and writes local files");
+    assert_error(code, &err, url, "writing needs an s3:// URL");
+}
+
+/// Files s3s-fs keeps for multipart uploads not completed nor aborted.
+fn incomplete_uploads(s3: &S3Server) -> Vec<String> {
+    std::fs::read_dir(s3.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".upload"))
+        .collect()
+}
+
+#[test]
+fn s3_pack_into_the_bucket_then_unpack_is_byte_exact() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    // A 20 MB CDF-1 file of one byte variable, noise: stored raw, its archive takes three
+    // 8 MiB parts. Header by hand (netCDF classic format spec): magic, numrecs, one dimension
+    // "x", no global attributes, one variable "v"(x) of NC_BYTE at offset 80.
+    let n: u32 = 20_000_000;
+    let mut nc = b"CDF\x01".to_vec();
+    for w in [0u32, 0x0A, 1, 1] {
+        nc.extend_from_slice(&w.to_be_bytes());
+    }
+    nc.extend_from_slice(b"x\0\0\0");
+    for w in [n, 0, 0, 0x0B, 1, 1] {
+        nc.extend_from_slice(&w.to_be_bytes());
+    }
+    nc.extend_from_slice(b"v\0\0\0");
+    for w in [1u32, 0, 0, 0, 1, n, 80] {
+        nc.extend_from_slice(&w.to_be_bytes());
+    }
+    assert_eq!(nc.len(), 80);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    nc.extend((0..n).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    }));
+    let big = work.path().join("big.nc");
+    std::fs::write(&big, &nc).unwrap();
+    let url = format!("s3://{BUCKET}/big.nc3z");
+    let (code, _, err) = output(
+        s3.cmd(SECRET)
+            .args(["pack", "-q", "--codec", "none"])
+            .arg(&big)
+            .arg(&url),
+    );
+    assert_eq!(code, 0, "{err}");
+    let stored = std::fs::metadata(s3.dir.path().join(BUCKET).join("big.nc3z")).unwrap();
+    assert!(
+        stored.len() > 16 << 20,
+        "{} bytes: not three parts",
+        stored.len()
+    );
+    let (code, bytes, err) = output(s3.cmd(SECRET).args(["unpack", "-q", &url, "-"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(bytes == nc, "unpack of the uploaded archive differs");
+    // Smaller archives: one part each.
+    for name in ["gridded_sst.nc", "obs_points.nc"] {
+        let url = format!("s3://{BUCKET}/packed/{}", name.replace(".nc", ".nc3z"));
+        std::fs::create_dir_all(s3.dir.path().join(BUCKET).join("packed")).unwrap();
+        let (code, _, err) = output(
+            s3.cmd(SECRET)
+                .args(["pack", "-q"])
+                .arg(sample(name))
+                .arg(&url),
+        );
+        assert_eq!(code, 0, "{err}");
+        let back = work.path().join(name);
+        let (code, _, err) = output(s3.cmd(SECRET).args(["unpack", "-q", &url]).arg(&back));
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(sample(name)).unwrap());
+        // The object is the archive a local pack makes.
+        let local = pack(name, work.path(), "1MiB");
+        let key = s3
+            .dir
+            .path()
+            .join(BUCKET)
+            .join("packed")
+            .join(name.replace(".nc", ".nc3z"));
+        assert!(std::fs::read(&key).unwrap() == std::fs::read(&local).unwrap());
+        // Existing: refused without --force, the object untouched; replaced with it.
+        let before = std::fs::read(&key).unwrap();
+        let (code, _, err) = output(
+            s3.cmd(SECRET)
+                .args(["pack", "-q"])
+                .arg(sample("scalars.nc"))
+                .arg(&url),
+        );
+        assert_error(code, &err, &url, "output exists");
+        assert!(std::fs::read(&key).unwrap() == before);
+        let (code, _, err) = output(
+            s3.cmd(SECRET)
+                .args(["pack", "-q", "--force"])
+                .arg(sample("scalars.nc"))
+                .arg(&url),
+        );
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = output(s3.cmd(SECRET).args(["verify", &url]));
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::read(&key).unwrap() != before);
+    }
+    // Wrong credentials: refused, nothing written.
+    let url = format!("s3://{BUCKET}/denied.nc3z");
+    let (code, _, err) = output(
+        s3.cmd("not-the-secret")
+            .args(["pack", "-q"])
+            .arg(sample("scalars.nc"))
+            .arg(&url),
+    );
+    assert_error(code, &err, &url, "access denied");
+    assert!(!s3.dir.path().join(BUCKET).join("denied.nc3z").exists());
+    assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
 }
 
 #[test]
