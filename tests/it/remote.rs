@@ -639,6 +639,28 @@ fn http_reads_equal_the_local_file_and_cost_the_stated_requests() {
         )
     };
     check_costs(&open, &z);
+    // The command line costs the same: counted at the server around each run.
+    let cli_requests = |args: &[&str]| {
+        let before = requests.load(Ordering::SeqCst);
+        let (code, _, err) = output(cmd().args(args));
+        assert_eq!(code, 0, "{args:?}: {err}");
+        requests.load(Ordering::SeqCst) - before
+    };
+    assert_eq!(cli_requests(&["info", &url]), 2, "info");
+    let one = [
+        "slice", &url, "sst", "--start", "7,90,180", "--count", "1,1,1",
+    ];
+    assert_eq!(cli_requests(&one), 3, "slice of one value");
+    let steps = [
+        "slice",
+        &url,
+        "sst",
+        "--start",
+        "10,0,0",
+        "--count",
+        "5,180,360",
+    ];
+    assert_eq!(cli_requests(&steps), 3, "slice of 5 time steps");
     // Errors name the URL.
     let missing = server.url("nope.nc3z");
     let (code, _, err) = output(cmd().args(["info", &missing]));
