@@ -73,8 +73,9 @@ impl Archive<Input> {
     /// # Errors
     ///
     /// [`Error::Io`] when `path` cannot be opened or is not a regular file; [`Error::Remote`]
-    /// when a URL cannot be read; [`Error::Archive`] and header errors naming the field and offset when the
-    /// lead, header frame, footer or index is damaged, truncated or inconsistent.
+    /// when a URL cannot be read; [`Error::Archive`] and header errors naming the field and
+    /// offset when the lead, header frame, footer or index is damaged, truncated or
+    /// inconsistent.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = crate::io::open_input(path, "reading an archive")?;
