@@ -498,8 +498,9 @@ pub struct RemoteReader {
     size: u64,
     /// The front and the tail, read at open.
     pinned: Vec<(u64, Bytes)>,
-    staged: Mutex<Staged>,
-    arrived: Condvar,
+    /// Staged frames and the plan, with the condition variable a read waits on for a pending
+    /// fetch (shared with read-ahead tasks).
+    shared: Arc<(Mutex<Staged>, Condvar)>,
     stats: Arc<RequestStats>,
 }
 
@@ -514,6 +515,11 @@ struct Staged {
     plan: Vec<Range<u64>>,
     /// Spans being fetched now (a read inside one waits for it).
     pending: Vec<Range<u64>>,
+    /// The span of the last plan, to tell a sequential reader (each plan starting where the
+    /// last one ended) and read ahead for it.
+    last: Option<Range<u64>>,
+    /// Where read-ahead has been issued up to.
+    ahead_to: u64,
 }
 
 impl std::fmt::Debug for RemoteReader {
@@ -620,8 +626,7 @@ impl RemoteReader {
             location,
             size,
             pinned,
-            staged: Mutex::new(Staged::default()),
-            arrived: Condvar::new(),
+            shared: Arc::new((Mutex::new(Staged::default()), Condvar::new())),
             stats,
         })
     }
@@ -681,7 +686,7 @@ impl RemoteReader {
     fn fetch_window(&self, w: &[Range<u64>]) -> io::Result<()> {
         let got = self.fetch(w);
         let span = w[0].start..w[w.len() - 1].end;
-        let mut st = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         st.pending.retain(|p| *p != span);
         let r = match got {
             Ok(got) => {
@@ -697,8 +702,42 @@ impl RemoteReader {
             Err(e) => Err(e),
         };
         drop(st);
-        self.arrived.notify_all();
+        self.shared.1.notify_all();
         r
+    }
+
+    /// Starts a background fetch of the bytes after `from` (about `want` of them, 4 to 32
+    /// MiB), unless read-ahead already went past; its bytes are staged when they arrive.
+    fn read_ahead(&self, st: &mut Staged, from: u64, want: u64) {
+        let Ok(rt) = runtime() else { return };
+        let from = from.max(st.ahead_to);
+        let to = from
+            .saturating_add(want.clamp(4 << 20, WINDOW_BYTES))
+            .min(self.size);
+        if to <= from + (64 << 10) || st.bytes > MAX_STAGED_BYTES {
+            return;
+        }
+        st.ahead_to = to;
+        st.pending.push(from..to);
+        let (store, location) = (Arc::clone(&self.store), self.location.clone());
+        let (shared, stats) = (Arc::clone(&self.shared), Arc::clone(&self.stats));
+        stats.requests.fetch_add(1, Ordering::Relaxed);
+        rt.spawn(async move {
+            let got = store.get_range(&location, from..to).await;
+            let (lock, arrived) = &*shared;
+            let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
+            st.pending.retain(|p| *p != (from..to));
+            if let Ok(b) = got {
+                let n = b.len() as u64;
+                stats.bytes.fetch_add(n, Ordering::Relaxed);
+                if n == to - from && !st.chunks.contains_key(&from) {
+                    st.bytes += n;
+                    st.chunks.insert(from, (b, n));
+                }
+            }
+            drop(st);
+            arrived.notify_all();
+        });
     }
 
     /// The staged chunks that together hold `off..end` (adjacent frames read with one read),
@@ -770,14 +809,14 @@ impl ReadAt for RemoteReader {
                 return Ok(());
             }
         }
-        let mut st = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         // Bounded: each wait ends when a pending fetch finishes (and removes itself).
         loop {
             if Self::from_staged(&mut st, buf, offset) {
                 return Ok(());
             }
             if st.pending.iter().any(|p| p.start <= offset && end <= p.end) {
-                st = self.arrived.wait(st).unwrap_or_else(|p| p.into_inner());
+                st = self.shared.1.wait(st).unwrap_or_else(|p| p.into_inner());
                 continue;
             }
             break;
@@ -785,7 +824,7 @@ impl ReadAt for RemoteReader {
         if let Some(w) = Self::take_window(&mut st, offset) {
             drop(st);
             self.fetch_window(&w)?;
-            let mut st = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+            let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
             if Self::from_staged(&mut st, buf, offset) {
                 return Ok(());
             }
@@ -822,12 +861,35 @@ impl ReadAt for RemoteReader {
         if plan.is_empty() {
             return Ok(());
         }
-        let mut st = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         // Frames fetched for reads that never came (a read that failed half-way) are dropped
         // rather than held without bound.
         if st.bytes > MAX_STAGED_BYTES {
             st.chunks.clear();
             st.bytes = 0;
+        }
+        // A reader going through the object in order (each plan starting where the last
+        // ended, as `slice` streaming a whole variable does): fetch what follows in the
+        // background, so that fetching overlaps decoding.
+        let span = plan
+            .first()
+            .map(|r| r.start)
+            .zip(plan.iter().map(|r| r.end).max());
+        if let Some((s0, e0)) = span {
+            // A plan inside the last one (a read inside a larger planned read) changes nothing.
+            let inside = st
+                .last
+                .as_ref()
+                .is_some_and(|l| s0 >= l.start && e0 <= l.end);
+            let sequential = st.last.as_ref().is_some_and(|l| {
+                s0 >= l.start && s0 <= l.end.saturating_add(1 << 20) && e0 > l.end
+            });
+            if !inside {
+                st.last = Some(s0..e0);
+            }
+            if sequential {
+                self.read_ahead(&mut st, e0, (e0 - s0).saturating_mul(2));
+            }
         }
         plan.retain(|r| {
             let staged = Self::staged_cover(&st, r.start, r.end).is_some();

@@ -86,6 +86,10 @@ impl S3Server {
         };
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(BUCKET)).unwrap();
+        // One start at a time: two tests probing at once could be given the same free port,
+        // and the second would then talk to the first one's server.
+        static STARTING: Mutex<()> = Mutex::new(());
+        let _one = STARTING.lock().unwrap_or_else(|p| p.into_inner());
         // A port taken between the probe and the server's bind: try another, a few times.
         for _ in 0..5 {
             let port = free_port();
