@@ -21,6 +21,10 @@ use std::time::Instant;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Read s3:// URLs anonymously (public buckets; also NC3PACK_ANON=1). Without it, requests
+    /// are signed with the credentials of the environment (AWS_ACCESS_KEY_ID, ...).
+    #[arg(long, global = true)]
+    anon: bool,
 }
 
 #[derive(Subcommand)]
@@ -43,7 +47,7 @@ enum Command {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// The archive.
+    /// The archive (a path, or an s3://, http(s):// or file:// URL).
     #[arg(required_unless_present = "manifest", conflicts_with = "manifest")]
     archive: Option<PathBuf>,
     /// Verify every archive these manifests (files, or directories of *.jsonl such as
@@ -138,7 +142,7 @@ struct PackArgs {
 
 #[derive(Args)]
 struct UnpackArgs {
-    /// Archive to read.
+    /// Archive to read (a path, or an s3://, http(s):// or file:// URL).
     input: PathBuf,
     /// netCDF-3 file to write (`-`: standard output; the hash is checked at the end, and on a
     /// mismatch the exit code is 1 and what was written must be discarded).
@@ -149,7 +153,7 @@ struct UnpackArgs {
 
 #[derive(Args)]
 struct InfoArgs {
-    /// A netCDF-3 file or an archive.
+    /// A netCDF-3 file or an archive (a path, or an s3://, http(s):// or file:// URL).
     file: PathBuf,
     /// Print JSON instead of CDL-like text.
     #[arg(long)]
@@ -158,7 +162,7 @@ struct InfoArgs {
 
 #[derive(Args)]
 struct SliceArgs {
-    /// A netCDF-3 file or an archive.
+    /// A netCDF-3 file or an archive (a path, or an s3://, http(s):// or file:// URL).
     file: PathBuf,
     /// Variable name.
     var: String,
@@ -293,7 +297,19 @@ fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
+/// Whether a path given on the command line is a URL (`s3://`, `http(s)://`, `file://`).
+fn is_url(p: &Path) -> bool {
+    p.to_str().is_some_and(|s| {
+        ["s3://", "http://", "https://", "file://"]
+            .iter()
+            .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
+    let remote = nc3pack::remote::RemoteOptions::from_env();
+    let anon = remote.anon() || cli.anon;
+    nc3pack::remote::set_default_options(remote.with_anon(anon));
     match cli.command {
         Command::Pack(a) => {
             let opts = match a.level.unwrap_or(Level::Fast) {
@@ -324,6 +340,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 })
                 .into());
             };
+            if is_url(input) {
+                return Err(nc3pack::Error::Remote {
+                    url: input.display().to_string(),
+                    source: nc3pack::error::RemoteError::InvalidUrl {
+                        why: "pack reads a local file (or a pipe); copy the input here first"
+                            .into(),
+                    },
+                }
+                .into());
+            }
+            if let (true, Some(url)) = (is_url(output), output.to_str()) {
+                let t = Instant::now();
+                let remote = nc3pack::remote::default_options();
+                let s = nc3pack::remote::pack_to_url(input, url, &opts, &remote)?;
+                if !a.common.quiet {
+                    eprintln!(
+                        "{} -> {url}: {} -> {} (ratio {:.2}), {} block{}, uploaded, {:.2} s",
+                        input.display(),
+                        human(s.input_len),
+                        human(s.output_len),
+                        s.input_len as f64 / s.output_len.max(1) as f64,
+                        s.blocks,
+                        if s.blocks == 1 { "" } else { "s" },
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+                return Ok(());
+            }
             if output.as_os_str() == "-" {
                 return Err(nc3pack::Error::from(OptionError::PackToStdout).into());
             }
@@ -810,7 +854,9 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
 fn main() {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `nc3pack IN OUT` means `nc3pack pack IN OUT`.
-    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+    // (Global flags may come before the command.)
+    let first_at = 1 + args.iter().skip(1).take_while(|a| *a == "--anon").count();
+    if let Some(first) = args.get(first_at).and_then(|a| a.to_str()) {
         let known = [
             "pack",
             "unpack",
@@ -825,7 +871,7 @@ fn main() {
             "--version",
         ];
         if !known.contains(&first) {
-            args.insert(1, "pack".into());
+            args.insert(first_at, "pack".into());
         }
     }
     // Ctrl-C, SIGTERM, SIGHUP and an allocation failure remove the temporary outputs.

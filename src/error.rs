@@ -119,6 +119,21 @@ pub enum Error {
         /// What needed to seek: "reading an archive", "verify", ...
         op: &'static str,
     },
+    /// An object in object storage (an `s3://` or `http(s)://` URL) cannot be read: the URL and
+    /// the cause.
+    ///
+    /// ```
+    /// use nc3pack::{error::RemoteError, Error};
+    /// let e = Error::Remote { url: "s3://b/k.nc3z".into(), source: RemoteError::NotFound };
+    /// assert_eq!(e.to_string(), "s3://b/k.nc3z: no such object");
+    /// ```
+    #[error("{url}: {source}")]
+    Remote {
+        /// The URL, as given.
+        url: String,
+        /// What went wrong.
+        source: RemoteError,
+    },
     /// The output cannot be written where asked (it is the input, or a directory).
     #[error("{}: {what}", path.display())]
     Refused {
@@ -420,6 +435,23 @@ pub enum OptionError {
         /// Paths given.
         given: usize,
     },
+    /// A storage option that takes true or false was given something else.
+    #[error("storage option {name}: {value:?} is not true or false")]
+    StorageBool {
+        /// The option.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// An unknown storage option.
+    #[error(
+        "unknown storage option {name:?} (known: anon, key, secret, token, endpoint_url, region, \
+         allow_http)"
+    )]
+    StorageName {
+        /// The option given.
+        name: String,
+    },
     /// `pack -o OUT` given no inputs.
     #[error("pack -o OUT needs inputs: paths, or --files-from LIST")]
     BatchInputs,
@@ -455,6 +487,58 @@ pub(crate) fn worker_err(
             Error::Internal(format!("{}: a worker thread panicked", path.display()))
         }
     }
+}
+
+/// Why an object in object storage cannot be read (see [`Error::Remote`]).
+///
+/// ```
+/// let e = nc3pack::error::RemoteError::AccessDenied { code: "SignatureDoesNotMatch".into() };
+/// assert!(e.to_string().starts_with("access denied (SignatureDoesNotMatch)"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteError {
+    /// The URL is malformed or of an unknown scheme.
+    #[error("not a usable URL: {why}")]
+    InvalidUrl {
+        /// What is wrong with it.
+        why: String,
+    },
+    /// No credentials were given for a signed request.
+    #[error(
+        "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN \
+         for temporary ones), or use --anon (NC3PACK_ANON=1) for a public bucket"
+    )]
+    NoCredentials,
+    /// The server refused the credentials, or they do not allow the request.
+    #[error(
+        "access denied ({code}): the credentials are wrong or do not allow reading this object"
+    )]
+    AccessDenied {
+        /// The server's error code (`AccessDenied`, `SignatureDoesNotMatch`,
+        /// `InvalidAccessKeyId`, ...).
+        code: String,
+    },
+    /// There is no object at the URL.
+    #[error("no such object")]
+    NotFound,
+    /// The server answered a range request with the whole object (or not at all).
+    #[error("the server does not answer range requests (HTTP 206), which reading needs")]
+    NoRanges,
+    /// The store could not be set up from the options and environment.
+    #[error("bad object storage settings: {why}")]
+    Config {
+        /// The cause.
+        why: String,
+    },
+    /// A request failed after its retries (server error, timeout, connection failure).
+    #[error("request failed: {why}")]
+    Request {
+        /// The cause.
+        why: String,
+    },
+    /// This build of nc3pack has no object storage support.
+    #[error("URLs need nc3pack built with the `remote` cargo feature")]
+    NotBuilt,
 }
 
 /// Attaches a path and operation to an I/O error.

@@ -226,7 +226,7 @@ enum Source {
 
 impl Source {
     fn open(path: &Path) -> Result<Source> {
-        let f = crate::read::open_seekable(path, "info")?;
+        let f = crate::read::input::open_input(path, "info")?;
         if crate::read::is_archive(&f) {
             Ok(Source::Archive(Archive::from_reader(f, path)?))
         } else {

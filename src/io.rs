@@ -29,6 +29,22 @@ pub trait ReadAt: Send + Sync {
     ///
     /// The source's I/O error.
     fn size(&self) -> io::Result<u64>;
+    /// Announces the byte ranges, as (offset, length), that are about to be read: a read
+    /// planned in advance. A remote source fetches them together, with one coalesced,
+    /// concurrent request set, and serves the reads that follow from what it fetched; a local
+    /// one ignores the hint (the default).
+    ///
+    /// # Errors
+    ///
+    /// The source's I/O error, when fetching failed.
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> io::Result<()> {
+        let _ = ranges;
+        Ok(())
+    }
+    /// Whether [`ReadAt::prefetch`] does anything (readers skip planning when it does not).
+    fn wants_prefetch(&self) -> bool {
+        false
+    }
 }
 
 impl ReadAt for std::fs::File {

@@ -106,6 +106,8 @@ mod options;
 mod pack;
 mod parallel;
 mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod repair;
 
 pub use error::{Error, HeaderError, Result};
@@ -118,6 +120,7 @@ pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
 pub use read::unpack::{unpack_file, unpack_to_writer};
+pub use read::Input;
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{
     reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,

@@ -463,7 +463,7 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
 /// [`Error::Thread`] when a worker thread cannot be started.
 pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
     let (against, threads) = (opts.against.as_deref(), opts.threads);
-    let f = crate::read::open_seekable(path, "verify")?;
+    let f = crate::read::input::open_input(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
     // Damage from the error's variant: the part, block and offset it names, and its cause.
@@ -508,7 +508,7 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
         Err(e) => {
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
-            let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+            let f = crate::read::input::open_input(path, "verify")?;
             if let Ok((lead, _, header, layout, start)) = read_front_layout(&f, path, len) {
                 let all = streams(&layout, lead.block_size);
                 let sc =
@@ -580,6 +580,7 @@ fn verify_open<R: ReadAt>(
     // 1. Every frame's checksums (read, no decompression), in parallel.
     let blocks: Vec<(usize, u64)> = a.blocks().collect();
     report.blocks = blocks.len() as u64;
+    a.plan_reads(blocks.iter().copied())?;
     let mut damaged = Vec::new();
     let threads = crate::parallel::bound_threads(threads);
     crate::parallel::ordered_map(

@@ -14,6 +14,7 @@ use crate::nc3::{Header, Layout};
 use crate::parallel::spawn_scoped;
 use crate::read::cache::{BlockCache, CacheStats};
 use crate::read::dataset::Dataset;
+use crate::read::Input;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -41,7 +42,7 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 /// let bytes = a.read_var_bytes(sst).unwrap(); // big-endian, as in the netCDF file
 /// println!("{} bytes", bytes.len());
 /// ```
-pub struct Archive<R: ReadAt = std::fs::File> {
+pub struct Archive<R: ReadAt = Input> {
     path: PathBuf,
     reader: R,
     lead: Lead,
@@ -62,8 +63,10 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     threads: usize,
 }
 
-impl Archive<std::fs::File> {
-    /// Opens the archive at `path`.
+impl Archive<Input> {
+    /// Opens the archive at `path`: a file, or a URL (`s3://BUCKET/KEY`, `http(s)://...`,
+    /// `file://...`, read with the options of [`crate::remote::set_default_options`]; needs
+    /// the `remote` feature).
     ///
     /// ```no_run
     /// let archive = nc3pack::Archive::open("/tmp/sst.nc3z")?;
@@ -73,13 +76,35 @@ impl Archive<std::fs::File> {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when `path` cannot be opened or is not a regular file;
-    /// [`Error::Archive`] and header errors naming the field and offset when the
-    /// lead, header frame, footer or index is damaged, truncated or inconsistent.
+    /// [`Error::Io`] when `path` cannot be opened or is not a regular file; [`Error::Remote`]
+    /// when a URL cannot be read; [`Error::Archive`] and header errors naming the field and
+    /// offset when the lead, header frame, footer or index is damaged, truncated or
+    /// inconsistent.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = crate::read::open_seekable(path, "reading an archive")?;
+        let f = crate::read::input::open_input(path, "reading an archive")?;
         Archive::from_reader(f, path)
+    }
+
+    /// Opens the archive at a URL with explicit options (credentials, endpoint, anonymous
+    /// access): two concurrent range requests for a typical archive, a third when its index is
+    /// larger than [`crate::remote::TAIL_BYTES`].
+    ///
+    /// ```no_run
+    /// let opts = nc3pack::remote::RemoteOptions::from_env().with_anon(true);
+    /// let a = nc3pack::Archive::open_url("s3://bucket/sst.nc3z", &opts)?;
+    /// println!("{} bytes", a.len());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming the URL and the cause (no credentials, access denied, no such
+    /// object, ...), and the errors of [`Archive::open`] for an object that is not an archive.
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str, opts: &crate::remote::RemoteOptions) -> Result<Self> {
+        let f = crate::read::input::open_url(url, opts, "reading an archive")?;
+        Archive::from_reader(f, Path::new(url))
     }
 }
 
@@ -520,6 +545,7 @@ impl<R: ReadAt> Archive<R> {
     fn read_span(&self, s: usize, off: u64, len: u64, out: &mut [u8], native: bool) -> Result<()> {
         let bb = self.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
+        self.plan_reads((first..=last).map(|b| (s, b)))?;
         let mut parts: Vec<(u64, usize, &mut [u8])> =
             Vec::with_capacity((last - first + 1) as usize);
         let mut rest = out;
@@ -694,6 +720,27 @@ impl<R: ReadAt> Archive<R> {
         .map_err(|e| self.block_error(s, b, e.into()))
     }
 
+    /// Tells the reader which frames the blocks `blocks` (as (stream, block)) will be read from,
+    /// in the order they will be read, leaving out blocks that are cached or need no frame: a
+    /// remote reader fetches them with a few coalesced requests instead of one per block.
+    pub(crate) fn plan_reads(&self, blocks: impl Iterator<Item = (usize, u64)>) -> Result<()> {
+        if !self.reader.wants_prefetch() {
+            return Ok(());
+        }
+        let ranges: Vec<(u64, u64)> = blocks
+            .filter(|&(s, b)| !self.cache.contains((self.streams[s].id, b)))
+            .map(|(s, b)| *self.entry(s, b))
+            .filter(|e| !e.is_constant() && !e.is_lost())
+            .map(|e| (e.offset, e.frame_len()))
+            .collect();
+        if ranges.len() < 2 {
+            return Ok(());
+        }
+        self.reader
+            .prefetch(&ranges)
+            .map_err(io_err(&self.path, "read"))
+    }
+
     /// Decoded length of block `b` of stream `s`, as the layout says.
     fn block_len(&self, s: usize, b: u64) -> u64 {
         self.streams[s].block_len(b)
@@ -803,6 +850,7 @@ impl<R: ReadAt> Archive<R> {
                 }
                 end = e.offset + frame_len;
             }
+            self.plan_reads(missing.iter().map(|&i| (s, blocks[i])))?;
             let mut frames: Vec<(usize, Vec<u8>)> = Vec::with_capacity(missing.len());
             for (start, members) in groups {
                 let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
@@ -994,6 +1042,17 @@ impl<R: ReadAt> Archive<R> {
                 return self.read_span(v, off, len, out, native);
             }
         }
+        // A remote archive fetches the frames of the whole read with one request set.
+        let planned = runs
+            .iter()
+            .filter(|r| r.1 > 0)
+            .flat_map(|&(off, len)| off / bb..=(off + len - 1) / bb);
+        let mut last = None;
+        self.plan_reads(
+            planned
+                .filter(|&b| last.replace(b) != Some(b))
+                .map(|b| (v, b)),
+        )?;
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
         let window = (self.threads * 4).max(8);

@@ -86,6 +86,11 @@ impl BlockCache {
         found
     }
 
+    /// Whether a block is held, without counting a hit or miss or changing its recency.
+    pub fn contains(&self, key: BlockKey) -> bool {
+        self.lock().lru.contains(&key)
+    }
+
     /// Inserts a decoded block, evicting least-recently-used blocks to stay within budget.
     pub fn insert(&self, key: BlockKey, block: Arc<Vec<u8>>) {
         let mut g = self.lock();

@@ -18,10 +18,12 @@
 pub(crate) mod archive;
 pub(crate) mod cache;
 pub(crate) mod dataset;
+pub(crate) mod input;
 mod ncfile;
 pub(crate) mod unpack;
 
 pub use dataset::{Dataset, DimInfo, Element, VarInfo};
+pub use input::Input;
 pub use ncfile::NcFile;
 
 use crate::error::{io_err, Error, Result};
@@ -44,7 +46,7 @@ use std::path::Path;
 /// as [`NcFile::open`] for any other (a file that is not netCDF-3 is refused by its header).
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
-    let f = open_seekable(path, "random access")?;
+    let f = crate::read::input::open_input(path, "random access")?;
     if is_archive(&f) {
         Ok(Box::new(Archive::from_reader(f, path)?))
     } else {

@@ -77,7 +77,7 @@ pub fn unpack_to_writer<W: Write + Send>(
 }
 
 /// Opens the archive, refusing one with blocks lost (the original cannot be restored exactly).
-fn open_complete(input: &Path) -> Result<Archive<std::fs::File>> {
+fn open_complete(input: &Path) -> Result<Archive> {
     let archive = Archive::open(input)?;
     let lost = archive.lost_blocks();
     if let Some(&(s, b)) = lost.first() {
@@ -115,6 +115,8 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u128> {
     let order = block_order(archive);
+    // A remote archive fetches the frames in this order, a window of them per request set.
+    archive.plan_reads(order.iter().copied())?;
     let (tx, rx) = sync_channel::<Result<Vec<u8>>>(1);
     let threads = crate::parallel::bound_threads(threads);
     std::thread::scope(|sc| {

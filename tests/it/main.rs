@@ -11,6 +11,7 @@ mod outputs;
 mod pipes;
 mod property;
 mod read;
+mod remote;
 mod repair;
 mod roundtrip;
 mod safety;
