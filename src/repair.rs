@@ -24,6 +24,51 @@ use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+/// An [`Error`] that a [`Problem`] carries: shared, so that a `Problem` stays `Clone`, and
+/// compared by message, so that it stays `PartialEq`.
+///
+/// ```
+/// use nc3pack::{Error, Problem, SharedError};
+/// let e = SharedError::new(Error::OutputExists { path: "out.nc".into() });
+/// assert_eq!(e.to_string(), "out.nc: output exists (use --force to overwrite)");
+/// assert!(matches!(e.error(), Error::OutputExists { .. }));
+/// assert_eq!(Problem::Other(e.clone()).to_string(), e.to_string());
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct SharedError(std::sync::Arc<Error>);
+
+impl SharedError {
+    /// Wraps `error`.
+    ///
+    /// ```
+    /// let e = nc3pack::SharedError::new(nc3pack::Error::OutputExists { path: "x".into() });
+    /// assert!(e.to_string().starts_with("x: output exists"));
+    /// ```
+    pub fn new(error: Error) -> Self {
+        Self(std::sync::Arc::new(error))
+    }
+
+    /// The error itself.
+    ///
+    /// ```
+    /// use nc3pack::{Error, SharedError};
+    /// let e = SharedError::new(Error::OutputExists { path: "x".into() });
+    /// assert!(matches!(e.error(), Error::OutputExists { path } if path.as_os_str() == "x"));
+    /// ```
+    pub fn error(&self) -> &Error {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for SharedError {}
+
 /// One damaged part of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
@@ -53,9 +98,9 @@ pub enum Problem {
     /// A block is damaged or lost, as reading it reports.
     #[error(transparent)]
     Block(#[from] crate::error::BlockError),
-    /// Any other error the decoding check met, as its message.
-    #[error("{0}")]
-    Other(String),
+    /// Any other error the decoding check met, kept whole (its message is the error's).
+    #[error(transparent)]
+    Other(SharedError),
     /// A region a scan of the frames could not read as intact frames.
     #[error("{what} ({len} bytes)")]
     Scanned {
@@ -495,7 +540,7 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
             part: "archive",
             block: None,
             offset: 0,
-            what: Problem::Other(other.to_string()),
+            what: Problem::Other(SharedError::new(other)),
         },
     };
     match Archive::from_reader(f, path) {
