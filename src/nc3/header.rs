@@ -348,7 +348,7 @@ impl Values {
     /// ```
     /// use nc3pack::nc3::{NcType, Values};
     /// assert_eq!(Values::try_from_be_bytes(NcType::Int, &[0, 0, 0, 7]), Ok(Values::Int(vec![7])));
-        /// ```
+    /// ```
     ///
     /// # Errors
     ///
