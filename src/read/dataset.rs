@@ -22,10 +22,28 @@ use std::path::Path;
 /// ```
 pub trait Element: bytemuck::Pod + Send + Sync {
     /// Name for messages.
+    ///
+    /// ```
+    /// use nc3pack::Element;
+    /// assert_eq!(<f32 as Element>::NAME, "f32");
+    /// ```
     const NAME: &'static str;
     /// Whether values of netCDF type `t` read as this type.
+    ///
+    /// ```
+    /// use nc3pack::{nc3::NcType, Element};
+    /// assert!(u8::accepts(NcType::Char) && u8::accepts(NcType::UByte));
+    /// assert!(!i16::accepts(NcType::Int));
+    /// ```
     fn accepts(t: NcType) -> bool;
     /// Converts big-endian values in place to native order.
+    ///
+    /// ```
+    /// use nc3pack::Element;
+    /// let mut xs = [i32::from_ne_bytes(7i32.to_be_bytes()), i32::from_ne_bytes((-2i32).to_be_bytes())];
+    /// i32::from_be_in_place(&mut xs);
+    /// assert_eq!(xs, [7, -2]);
+    /// ```
     fn from_be_in_place(xs: &mut [Self]);
 }
 
