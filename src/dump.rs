@@ -13,6 +13,18 @@ use serde_json::{json, Value};
 use std::io::{self, Write};
 
 /// Output formats of [`write_slice`].
+///
+/// ```
+/// use nc3pack::{dump::{write_slice, Format}, Dataset, Hyperslab};
+/// let ds = nc3pack::open("samples/scalars.nc")?;
+/// let mut out = Vec::new();
+/// write_slice(&*ds, "ss", &Hyperslab::all(&[]), Format::Json, &mut out)?;
+/// assert_eq!(String::from_utf8(out)?, "{\"data\":[1234],\"shape\":[]}\n");
+/// let mut raw = Vec::new();
+/// write_slice(&*ds, "ss", &Hyperslab::all(&[]), Format::Raw, &mut raw)?;
+/// assert_eq!(raw, 1234i16.to_ne_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Like the data section of `ncdump -v`, as [`data_text`] prints it.
@@ -24,6 +36,10 @@ pub enum Format {
 }
 
 /// Bytes of values [`write_slice`] reads at a time (4 MiB).
+///
+/// ```
+/// assert_eq!(nc3pack::dump::PIECE_BYTES, 4 << 20);
+/// ```
 pub const PIECE_BYTES: usize = 4 << 20;
 
 /// Formatted bytes collected before they are written out.

@@ -160,6 +160,13 @@ pub enum Error {
 
 /// What is wrong with an archive structure, in [`Error::Archive`] (which adds the part and
 /// offset).
+///
+/// ```
+/// use nc3pack::{error::ArchiveError, format::error::LeadError, Archive, Error};
+/// // Not an archive: its lead's magic is wrong.
+/// let err = Archive::from_reader(vec![0u8; 200], "zeros".as_ref()).err().unwrap();
+/// assert!(matches!(err, Error::Archive { part: "lead", source: ArchiveError::Lead(LeadError::Magic), .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArchiveError {
     /// The lead.
@@ -230,6 +237,12 @@ pub enum ArchiveError {
 }
 
 /// What is wrong with a block, in [`Error::Block`] (which adds the stream, block and offset).
+///
+/// ```
+/// use nc3pack::error::BlockError;
+/// assert_eq!(BlockError::Short.to_string(), "block is shorter than the layout");
+/// assert!(matches!(BlockError::Lost, BlockError::Lost));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BlockError {
     /// `reindex` found no intact frame for the block.
@@ -374,6 +387,11 @@ pub enum Refusal {
 }
 
 /// Why `pack --delete-input` kept an original, in [`Refusal::NotDeleted`].
+///
+/// ```
+/// use nc3pack::error::NotDeleted;
+/// assert_eq!(NotDeleted::Changed.to_string(), "changed since it was packed");
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum NotDeleted {
     /// Symbolic links, pipes and devices are never deleted.
@@ -461,6 +479,15 @@ pub enum OptionError {
 }
 
 /// Result type of nc3pack.
+///
+/// ```
+/// fn file_bytes(path: &str) -> nc3pack::Result<u64> {
+///     Ok(nc3pack::info::describe(path.as_ref())?.file_bytes())
+/// }
+/// assert_eq!(file_bytes("samples/scalars.nc")?, 560);
+/// assert!(file_bytes("samples/no-such-file.nc").is_err());
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Attaches a path to a failure to start a thread.

@@ -76,6 +76,13 @@ pub fn write(path: &Path, json: bool, name: &str, out: &mut dyn std::io::Write) 
 /// }
 /// assert!(info.to_text("classic_records").starts_with("netcdf classic_records {"));
 /// ```
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// assert_eq!(info.format(), "classic");
+/// assert!(info.archive().is_none()); // a netCDF-3 file, not an archive
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Info {
     src: Source,
 }
@@ -84,26 +91,58 @@ impl Info {
     /// The netCDF variant: "classic", "64-bit offset" or "64-bit data" ([`Variant::name`]).
     ///
     /// [`Variant::name`]: crate::nc3::Variant::name
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// assert_eq!(info.format(), "classic");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn format(&self) -> &'static str {
         self.src.header_layout().0.variant().name()
     }
 
     /// Length of the (original) netCDF-3 file.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// assert_eq!(info.file_bytes(), std::fs::metadata("samples/classic_records.nc")?.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn file_bytes(&self) -> u64 {
         self.src.header_layout().1.file_len
     }
 
     /// Length of its header.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let b = std::fs::read("samples/classic_records.nc")?;
+    /// assert_eq!(info.header_bytes(), nc3pack::nc3::Header::parse(&b, b.len() as u64)?.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn header_bytes(&self) -> u64 {
         self.src.header_layout().1.header_len
     }
 
     /// Bytes of the file outside the header and the variables' data.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// assert!(info.residual_bytes() < info.file_bytes() - info.header_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn residual_bytes(&self) -> u64 {
         self.src.header_layout().1.residual_len
     }
 
     /// The dimensions, in header order; the unlimited one with the number of records.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let time = info.dimensions().next().unwrap();
+    /// assert_eq!((time.name, time.length, time.unlimited), ("time", 7, true)); // 7 records
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn dimensions(&self) -> impl Iterator<Item = Dimension<'_>> + '_ {
         let (h, layout) = self.src.header_layout();
         h.dims().map(move |d| Dimension {
@@ -118,6 +157,14 @@ impl Info {
     }
 
     /// The variables, in header order.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let s3 = info.variables().find(|v| v.name == "s3").unwrap();
+    /// assert_eq!((s3.nc_type, s3.shape, s3.record), ("short", &[7, 3][..], true));
+    /// assert_eq!(s3.dimensions, ["time", "three"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn variables(&self) -> impl Iterator<Item = Variable<'_>> + '_ {
         let (h, layout) = self.src.header_layout();
         h.vars().zip(&layout.vars).map(|(v, l)| Variable {
@@ -131,11 +178,32 @@ impl Info {
     }
 
     /// The global attributes, in header order.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let names: Vec<&str> = info.global_attributes().map(|a| a.name).collect();
+    /// assert_eq!(names, ["title", "source"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn global_attributes(&self) -> impl Iterator<Item = Attribute<'_>> + '_ {
         self.src.header_layout().0.global_attrs().map(Attribute::of)
     }
 
     /// The archive's sizes and streams (`None` for a netCDF-3 file).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-archive", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+    /// let archive = info.archive().unwrap();
+    /// assert_eq!(archive.original_bytes, std::fs::metadata("samples/obs_points.nc")?.len());
+    /// assert_eq!(archive.archive_bytes, std::fs::metadata(&z)?.len());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn archive(&self) -> Option<ArchiveInfo<'_>> {
         match &self.src {
             Source::Archive(a) => Some(ArchiveInfo::of(a)),
@@ -144,6 +212,14 @@ impl Info {
     }
 
     /// The description as one line of JSON (`nc3pack info --json` without the indentation).
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let json: serde_json::Value = serde_json::from_str(&info.to_json())?;
+    /// assert_eq!(json["format"], "classic");
+    /// assert_eq!(json["dimensions"][0]["length"], 7);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_json(&self) -> String {
         // Serializing to memory fails only on a map with non-string keys, which this has not.
         serde_json::to_string(self).unwrap_or_default()
@@ -151,6 +227,14 @@ impl Info {
 
     /// The description as CDL-like text in the spirit of `ncdump -h` (`name` is the dataset
     /// name), with archive statistics as comments: what `nc3pack info` prints.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let text = info.to_text("classic_records");
+    /// assert!(text.starts_with("netcdf classic_records {"));
+    /// assert!(text.contains("short s3(time, three) ;"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_text(&self, name: &str) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail.
@@ -159,6 +243,14 @@ impl Info {
     }
 
     /// Writes [`Info::to_text`] to `out`, an item at a time.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let mut out = Vec::new();
+    /// info.write_text("classic_records", &mut out)?;
+    /// assert_eq!(String::from_utf8(out)?, info.to_text("classic_records"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -261,6 +353,13 @@ fn to_value(item: impl serde_core::Serialize) -> Value {
 }
 
 /// A dimension, in [`Info::dimensions`]; JSON `{"length", "name", "unlimited"}`.
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// let five = info.dimensions().find(|d| d.name == "five").unwrap();
+/// assert_eq!((five.length, five.unlimited), (5, false));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dimension<'a> {
     /// Its name.
@@ -284,6 +383,14 @@ impl serde_core::Serialize for Dimension<'_> {
 
 /// A variable, in [`Info::variables`]; JSON `{"attributes", "dimensions", "name", "record",
 /// "shape", "type"}`.
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// let time = info.variables().next().unwrap();
+/// assert_eq!((time.name, time.nc_type), ("time", "double"));
+/// assert_eq!(time.attributes[0].name, "units");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Variable<'a> {
     /// Its name.
@@ -316,6 +423,15 @@ impl serde_core::Serialize for Variable<'_> {
 
 /// An attribute, in [`Info::global_attributes`] and [`Variable::attributes`]; JSON `{"name",
 /// "type", "values"}` (text for `char`, else an array of numbers).
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// use nc3pack::nc3::Values;
+/// let title = info.global_attributes().next().unwrap();
+/// assert_eq!(title.name, "title");
+/// assert_eq!(title.values, Values::Char(b"classic record padding sample".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Attribute<'a> {
     /// Its name.
@@ -369,6 +485,21 @@ impl serde_core::Serialize for ValuesJson<'_> {
 /// An archive's sizes and streams, in [`Info::archive`]; JSON `{"archive_bytes", "block_size",
 /// "blocks", "constant_blocks", "constants_frame_bytes", "constants_frames", "original_bytes",
 /// "original_hash_xxh3_128" (32 hex digits), "ratio", "stored_block_bytes", "streams"}`.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-ArchiveInfo", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+/// let archive = info.archive().unwrap();
+/// assert_eq!(archive.block_size, nc3pack::DEFAULT_BLOCK_SIZE);
+/// assert_eq!(archive.constant_blocks, 0);
+/// assert!(archive.ratio.unwrap() > 1.0);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct ArchiveInfo<'a> {
     archive: &'a Archive,
@@ -416,6 +547,21 @@ impl<'a> ArchiveInfo<'a> {
     }
 
     /// The streams, in stream order (the variables, the residual bytes, the shared streams).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-streams", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+    /// let archive = info.archive().unwrap();
+    /// let temp = archive.streams().find(|s| s.name == "temp").unwrap();
+    /// assert_eq!(temp.raw_bytes, 20000 * 4);
+    /// assert_eq!(temp.blocks, 1);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn streams(&self) -> impl Iterator<Item = StreamInfo> + 'a {
         let a = self.archive;
         (0..a.stream_count()).map(move |s| StreamInfo::of(a, s))
@@ -447,6 +593,21 @@ impl serde_core::Serialize for ArchiveInfo<'_> {
 /// One stream of an archive, in [`ArchiveInfo::streams`]; JSON `{"block_bytes", "blocks",
 /// "blocks_by_codec", "name", "ratio", "raw_bytes", "shared_stream" (if shared),
 /// "stored_bytes"}`.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-StreamInfo", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+/// let archive = info.archive().unwrap();
+/// let temp = archive.streams().find(|s| s.name == "temp").unwrap();
+/// assert_eq!(temp.blocks_by_codec.get("zstd"), Some(&1)); // the default codec
+/// assert!(temp.shared_stream.is_none());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamInfo {
     /// The variable's name, `(residual bytes)`, `(early shared stream)` or `(late shared

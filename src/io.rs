@@ -18,12 +18,30 @@ use std::io;
 pub trait ReadAt: Send + Sync {
     /// Fills `buf` with the bytes at `offset`, or fails with `UnexpectedEof`.
     ///
+    /// ```
+    /// use nc3pack::ReadAt;
+    /// let v = b"netCDF".to_vec();
+    /// let mut buf = [0u8; 3];
+    /// v.read_exact_at(&mut buf, 3)?;
+    /// assert_eq!(&buf, b"CDF");
+    /// let err = v.read_exact_at(&mut buf, 5).unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// The source's I/O error; `UnexpectedEof` when fewer than `buf.len()` bytes lie at
     /// `offset`.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Total length in bytes.
+    ///
+    /// ```
+    /// use nc3pack::ReadAt;
+    /// let f = std::fs::File::open("samples/scalars.nc")?;
+    /// assert_eq!(f.size()?, std::fs::metadata("samples/scalars.nc")?.len());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ///
     /// # Errors
     ///

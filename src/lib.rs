@@ -124,7 +124,7 @@ pub use read::Input;
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{
     reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,
-    VerifyReport,
+    SharedError, VerifyReport,
 };
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not

@@ -24,13 +24,83 @@ use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+/// An [`Error`] that a [`Problem`] carries: shared, so that a `Problem` stays `Clone`, and
+/// compared by message, so that it stays `PartialEq`.
+///
+/// ```
+/// use nc3pack::{Error, Problem, SharedError};
+/// let e = SharedError::new(Error::OutputExists { path: "out.nc".into() });
+/// assert_eq!(e.to_string(), "out.nc: output exists (use --force to overwrite)");
+/// assert!(matches!(e.error(), Error::OutputExists { .. }));
+/// assert_eq!(Problem::Other(e.clone()).to_string(), e.to_string());
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct SharedError(std::sync::Arc<Error>);
+
+impl SharedError {
+    /// Wraps `error`.
+    ///
+    /// ```
+    /// let e = nc3pack::SharedError::new(nc3pack::Error::OutputExists { path: "x".into() });
+    /// assert!(e.to_string().starts_with("x: output exists"));
+    /// ```
+    pub fn new(error: Error) -> Self {
+        Self(std::sync::Arc::new(error))
+    }
+
+    /// The error itself.
+    ///
+    /// ```
+    /// use nc3pack::{Error, SharedError};
+    /// let e = SharedError::new(Error::OutputExists { path: "x".into() });
+    /// assert!(matches!(e.error(), Error::OutputExists { path } if path.as_os_str() == "x"));
+    /// ```
+    pub fn error(&self) -> &Error {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for SharedError {}
+
 /// One damaged part of an archive.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-Damage", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::verify(&z, &nc3pack::VerifyOptions::default())?;
+/// let d = &report.damage[0];
+/// assert_eq!(d.part, "block");
+/// assert_eq!(d.block, Some((r#"variable "temp""#.to_string(), 0)));
+/// assert!(matches!(d.what, nc3pack::Problem::Block(_)));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
     /// Which part: "lead", "netCDF header", "block", "data section", "index",
     /// "footer", "hash".
     pub part: &'static str,
-    /// For a block: the variable (or "residual bytes") and the block number.
+    /// For a block: its stream's name (`variable "x"`, `residual bytes`, ...) and the block
+    /// number.
     pub block: Option<(String, u64)>,
     /// Byte offset in the archive.
     pub offset: u64,
@@ -53,9 +123,9 @@ pub enum Problem {
     /// A block is damaged or lost, as reading it reports.
     #[error(transparent)]
     Block(#[from] crate::error::BlockError),
-    /// Any other error the decoding check met, as its message.
-    #[error("{0}")]
-    Other(String),
+    /// Any other error the decoding check met, kept whole (its message is the error's).
+    #[error(transparent)]
+    Other(SharedError),
     /// A region a scan of the frames could not read as intact frames.
     #[error("{what} ({len} bytes)")]
     Scanned {
@@ -177,6 +247,29 @@ impl std::fmt::Display for Damage {
 }
 
 /// What `verify` found.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-VerifyReport", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::verify(&z, &nc3pack::VerifyOptions::default())?;
+/// assert!(!report.is_intact());
+/// assert_eq!(report.damage.len(), 1);
+/// assert_eq!(report.original_matches, None); // no original given
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VerifyReport {
     /// Damaged parts; empty when the archive is intact.
@@ -191,6 +284,27 @@ pub struct VerifyReport {
 
 impl VerifyReport {
     /// Whether nothing is damaged (and the original matches, if one was given).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-is_intact", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// use nc3pack::format::FRAME_HEADER_LEN;
+    /// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+    /// let a = nc3pack::Archive::open(&z)?;
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+    /// drop(a);
+    /// let mut bytes = std::fs::read(&z)?;
+    /// bytes[at] ^= 0xff;
+    /// std::fs::write(&z, &bytes)?;
+    /// let report = nc3pack::verify(&z, &nc3pack::VerifyOptions::default())?;
+    /// assert!(!report.is_intact());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_intact(&self) -> bool {
         self.damage.is_empty() && self.original_matches != Some(false)
     }
@@ -206,6 +320,29 @@ pub struct Scan {
 }
 
 /// A region of an archive's data section that a scan could not use.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-Scanned", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::reindex(&z, &dir.join("fixed.nc3z"), &nc3pack::ReindexOptions::default())?;
+/// let s = &report.damaged[0];
+/// assert_eq!(s.offset as usize, at - 10 - FRAME_HEADER_LEN);
+/// assert_eq!(s.what, nc3pack::ScanProblem::PayloadChecksum { stream: temp as u32, block: 0 });
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scanned {
     /// Archive offset of the region (0 for a problem of the constants frames as a whole).
@@ -262,6 +399,12 @@ pub enum ScanProblem {
 }
 
 /// What is wrong with a constants frame a scan found ([`ScanProblem::ConstantsFrame`]).
+///
+/// ```
+/// use nc3pack::ConstantsProblem;
+/// let p = ConstantsProblem::NoSuchStream { stream: 9 };
+/// assert_eq!(p.to_string(), "a run of stream id 9 that has no blocks");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConstantsProblem {
     /// It decodes to more than a constants frame may hold.
@@ -495,7 +638,7 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
             part: "archive",
             block: None,
             offset: 0,
-            what: Problem::Other(other.to_string()),
+            what: Problem::Other(SharedError::new(other)),
         },
     };
     match Archive::from_reader(f, path) {
@@ -787,13 +930,35 @@ fn hash_stream(mut r: impl std::io::Read) -> std::io::Result<(u128, u64)> {
 }
 
 /// What `reindex` recovered.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-ReindexReport", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::reindex(&z, &dir.join("fixed.nc3z"), &nc3pack::ReindexOptions::default())?;
+/// assert_eq!(report.lost, [(r#"variable "temp""#.to_string(), 0)]);
+/// assert_eq!(report.recovered, report.blocks - 1);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReindexReport {
     /// Blocks the layout needs.
     pub blocks: u64,
     /// Blocks recovered intact.
     pub recovered: u64,
-    /// Blocks lost: (variable or "residual bytes", block number).
+    /// Blocks lost: (stream name, `variable "x"`, `residual bytes`, ...; block number).
     pub lost: Vec<(String, u64)>,
     /// Damaged regions skipped while scanning.
     pub damaged: Vec<Scanned>,

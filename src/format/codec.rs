@@ -396,6 +396,14 @@ pub fn member_decode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
 }
 
 /// How the encoder chooses a block's filter.
+///
+/// ```
+/// use nc3pack::{format::Filter, FilterMode};
+/// assert_eq!("auto".parse::<FilterMode>()?, FilterMode::Auto);
+/// assert_eq!("shuffle".parse::<FilterMode>()?, FilterMode::Fixed(Filter::Shuffle));
+/// assert!("fastest".parse::<FilterMode>().is_err());
+/// # Ok::<(), nc3pack::ParseNameError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FilterMode {
     /// Per block, the filter that compresses best: judged on a 32 KiB sample with zstd level 1,

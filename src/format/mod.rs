@@ -10,62 +10,184 @@
 
 /// First 8 bytes of every archive: `\x89 N C 3 Z \r \n \x1a` (PNG-style: a non-ASCII byte, then
 /// line endings and a DOS EOF to detect text-mode transfer damage).
+///
+/// ```
+/// use nc3pack::format::{Lead, LEAD_MAGIC};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert!(lead.encode().starts_with(&LEAD_MAGIC));
+/// ```
 pub const LEAD_MAGIC: [u8; 8] = *b"\x89NC3Z\r\n\x1a";
 /// Format major version: readers refuse other majors.
+///
+/// ```
+/// use nc3pack::format::{Lead, VERSION_MAJOR};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert_eq!(lead.encode()[8..10], VERSION_MAJOR.to_le_bytes());
+/// ```
 pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version: later minors add codecs, filters, flags or reserved-field meanings,
 /// which older readers of the same major refuse by name (design/FORMAT.md, Versioning).
+///
+/// ```
+/// use nc3pack::format::{Lead, VERSION_MINOR};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert_eq!(lead.encode()[10..12], VERSION_MINOR.to_le_bytes());
+/// ```
 pub const VERSION_MINOR: u16 = 0;
 /// Size of the lead.
+///
+/// ```
+/// use nc3pack::format::{Lead, LEAD_LEN};
+/// assert_eq!(LEAD_LEN, 64);
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert_eq!(lead.encode().len(), LEAD_LEN);
+/// ```
 pub const LEAD_LEN: usize = 64;
 /// Sync magic at the start of every block frame.
+///
+/// ```
+/// use nc3pack::format::{Codec, Filter, FrameHeader, FRAME_MAGIC};
+/// let h = FrameHeader { stored_len: 0, decoded_len: 0, stream: 0, block: 0,
+///     codec: Codec::None, filter: Filter::None, esize: 1, payload_crc: 0 };
+/// assert!(h.encode().starts_with(&FRAME_MAGIC));
+/// ```
 pub const FRAME_MAGIC: [u8; 4] = *b"\xb7N3B";
 /// Size of a frame header.
+///
+/// ```
+/// assert_eq!(nc3pack::format::FRAME_HEADER_LEN, 36);
+/// ```
 pub const FRAME_HEADER_LEN: usize = 36;
 /// Magic at the start of the index section.
+///
+/// ```
+/// assert_eq!(&nc3pack::format::INDEX_MAGIC, b"N3ZI");
+/// ```
 pub const INDEX_MAGIC: [u8; 4] = *b"N3ZI";
 /// Size of the index section's own header.
+///
+/// ```
+/// assert_eq!(nc3pack::format::INDEX_HEADER_LEN, 16);
+/// ```
 pub const INDEX_HEADER_LEN: usize = 16;
 /// Size of one index entry.
+///
+/// ```
+/// use nc3pack::format::{IndexEntry, INDEX_ENTRY_LEN};
+/// assert_eq!(IndexEntry::constant(&[1]).encode().len(), INDEX_ENTRY_LEN);
+/// assert_eq!(INDEX_ENTRY_LEN, 16);
+/// ```
 pub const INDEX_ENTRY_LEN: usize = 16;
 /// Size of the footer.
+///
+/// ```
+/// use nc3pack::format::{Footer, FOOTER_LEN};
+/// let f = Footer { index_offset: 0, index_len: 0, index_crc: 0, flags: 0 };
+/// assert_eq!(f.encode().len(), FOOTER_LEN);
+/// assert_eq!(FOOTER_LEN, 32);
+/// ```
 pub const FOOTER_LEN: usize = 32;
 /// Last 4 bytes of every archive.
+///
+/// ```
+/// use nc3pack::format::{Footer, FOOTER_MAGIC};
+/// let f = Footer { index_offset: 0, index_len: 0, index_crc: 0, flags: 0 };
+/// assert!(f.encode().ends_with(&FOOTER_MAGIC));
+/// ```
 pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
 /// Frame variable id of the residual-bytes stream.
+///
+/// ```
+/// assert_eq!(nc3pack::format::RESIDUAL_ID, u32::MAX);
+/// ```
 pub const RESIDUAL_ID: u32 = u32::MAX;
 /// Frame variable id of the netCDF header frame (the original header, right after the lead).
+///
+/// ```
+/// assert_eq!(nc3pack::format::HEADER_ID, u32::MAX - 2);
+/// ```
 pub const HEADER_ID: u32 = u32::MAX - 2;
 /// Largest original header an archive may declare (1 GiB): the largest header the netCDF-3
 /// parser takes (see design/FORMAT.md, "Limits").
 pub use crate::nc3::MAX_HEADER_LEN;
 /// Frame stream id of the early shared stream, which holds the small fixed variables of a large
 /// file (see [`shared_max`], [`SPLIT_MIN`]).
+///
+/// ```
+/// assert_eq!(nc3pack::format::SHARED_EARLY_ID, u32::MAX - 3);
+/// ```
 pub const SHARED_EARLY_ID: u32 = u32::MAX - 3;
 /// Frame stream id of the late shared stream, which holds the other small streams.
+///
+/// ```
+/// assert_eq!(nc3pack::format::SHARED_LATE_ID, u32::MAX - 4);
+/// ```
 pub const SHARED_LATE_ID: u32 = u32::MAX - 4;
 /// Files whose header declares data ending past this many bytes keep their small fixed
 /// variables in the early shared stream, which is written as soon as they have been read (a cut
 /// archive then keeps them); smaller files have one shared stream.
+///
+/// ```
+/// assert_eq!(nc3pack::format::SPLIT_MIN, 4 * 1024 * 1024);
+/// ```
 pub const SPLIT_MIN: u64 = 4 << 20;
 /// Streams of at most this many bytes (and at most one block) live in a shared stream.
+///
+/// ```
+/// assert_eq!(nc3pack::format::SHARED_MAX, 4096);
+/// ```
 pub const SHARED_MAX: u64 = 4096;
 /// Index entry flag: the block was lost (set by reindex); reading it is an error.
+///
+/// ```
+/// use nc3pack::format::{Codec, Filter, IndexEntry, FLAG_LOST};
+/// let lost = IndexEntry { offset: 0, stored_len: 0, codec: Codec::None, filter: Filter::None, flags: FLAG_LOST };
+/// assert!(lost.is_lost());
+/// assert_eq!(lost.check(4), Ok(()));
+/// ```
 pub const FLAG_LOST: u16 = 1;
 /// Index entry flag: the block is one element repeated and has no frame; the element is in the
 /// entry's offset field (see [`IndexEntry::constant`]). Constants frames list these blocks so
 /// that a scan can recover them.
+///
+/// ```
+/// use nc3pack::format::{IndexEntry, FLAG_CONSTANT};
+/// assert_eq!(IndexEntry::constant(&[9]).flags, FLAG_CONSTANT);
+/// ```
 pub const FLAG_CONSTANT: u16 = 2;
 /// Frame stream id of a constants frame: a table of runs of constant blocks (see
 /// [`ConstantRun`]), numbered 0, 1, 2, ... in the block field.
+///
+/// ```
+/// assert_eq!(nc3pack::format::CONSTANTS_ID, u32::MAX - 5);
+/// ```
 pub const CONSTANTS_ID: u32 = u32::MAX - 5;
 /// Size of one run record in a constants frame.
+///
+/// ```
+/// use nc3pack::format::{ConstantRun, RUN_LEN};
+/// let r = ConstantRun { stream: 0, first: 0, count: 1, value: [0; 8] };
+/// assert_eq!(r.encode().len(), RUN_LEN);
+/// ```
 pub const RUN_LEN: usize = 32;
 /// Most runs in one constants frame (128 KiB decoded).
+///
+/// ```
+/// use nc3pack::format::{MAX_RUNS_PER_FRAME, RUN_LEN};
+/// assert_eq!(MAX_RUNS_PER_FRAME * RUN_LEN, 128 * 1024);
+/// ```
 pub const MAX_RUNS_PER_FRAME: usize = 4096;
 /// Largest block size an archive may declare (1 GiB).
+///
+/// ```
+/// assert_eq!(nc3pack::format::MAX_BLOCK_SIZE, 1 << 30);
+/// ```
 pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// Smallest block size an archive may declare: the largest element size.
+///
+/// ```
+/// assert_eq!(nc3pack::format::MIN_BLOCK_SIZE, 8);
+/// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
@@ -134,6 +256,12 @@ impl Codec {
     }
 
     /// Name as on the command line.
+    ///
+    /// ```
+    /// use nc3pack::format::Codec;
+    /// assert_eq!(Codec::Deflate.name(), "deflate");
+    /// assert_eq!("deflate".parse::<Codec>().unwrap(), Codec::Deflate);
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Codec::None => "none",
@@ -187,6 +315,10 @@ impl Filter {
     }
 
     /// Name for display.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::format::Filter::ZigZagDelta.name(), "zzdelta");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Filter::None => "none",
@@ -222,6 +354,15 @@ pub struct Lead {
 
 impl Lead {
     /// Encodes the lead.
+    ///
+    /// ```
+    /// use nc3pack::format::{Lead, LEAD_LEN, LEAD_MAGIC};
+    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+    /// let b = lead.encode();
+    /// assert_eq!(b.len(), LEAD_LEN);
+    /// assert_eq!(b[..8], LEAD_MAGIC);
+    /// assert_eq!(b[16..24], 1000u64.to_le_bytes()); // file_len, little-endian
+    /// ```
     pub fn encode(&self) -> [u8; LEAD_LEN] {
         let mut b = [0u8; LEAD_LEN];
         b[0..8].copy_from_slice(&LEAD_MAGIC);
@@ -239,6 +380,16 @@ impl Lead {
     }
 
     /// Decodes and checks a lead.
+    ///
+    /// ```
+    /// use nc3pack::format::{error::LeadError, Lead};
+    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+    /// let mut b = lead.encode();
+    /// assert_eq!(Lead::decode(&b), Ok(lead));
+    /// b[20] ^= 1; // a flipped bit fails the checksum
+    /// assert_eq!(Lead::decode(&b), Err(LeadError::Checksum));
+    /// assert_eq!(Lead::decode(&b[..10]), Err(LeadError::TooShort { len: 10 }));
+    /// ```
     ///
     /// # Errors
     ///
@@ -323,6 +474,15 @@ pub struct FrameHeader {
 
 impl FrameHeader {
     /// Encodes the frame header, with its own CRC at the end.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
+    /// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
+    ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0 };
+    /// let b = h.encode();
+    /// assert_eq!(b.len(), FRAME_HEADER_LEN);
+    /// assert_eq!(b[4..8], 10u32.to_le_bytes()); // stored_len
+    /// ```
     pub fn encode(&self) -> [u8; FRAME_HEADER_LEN] {
         let mut b = [0u8; FRAME_HEADER_LEN];
         b[0..4].copy_from_slice(&FRAME_MAGIC);
@@ -341,6 +501,16 @@ impl FrameHeader {
 
     /// Decodes and checks a frame header (magic, header CRC, codec and filter ids, and that the
     /// stored length does not exceed the decoded length).
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, FrameHeader};
+    /// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
+    ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0 };
+    /// let mut b = h.encode();
+    /// assert_eq!(FrameHeader::decode(&b), Ok(h));
+    /// b[5] ^= 1; // a flipped bit fails the header checksum
+    /// assert!(FrameHeader::decode(&b).is_err());
+    /// ```
     ///
     /// # Errors
     ///
@@ -400,6 +570,14 @@ pub struct IndexEntry {
 
 impl IndexEntry {
     /// Encodes the entry.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry};
+    /// let e = IndexEntry { offset: 1234, stored_len: 99, codec: Codec::Deflate, filter: Filter::None, flags: 0 };
+    /// let b = e.encode();
+    /// assert_eq!(b[..8], 1234u64.to_le_bytes());
+    /// assert_eq!(b[12], 2); // deflate's codec id
+    /// ```
     pub fn encode(&self) -> [u8; INDEX_ENTRY_LEN] {
         let mut b = [0u8; INDEX_ENTRY_LEN];
         b[0..8].copy_from_slice(&self.offset.to_le_bytes());
@@ -411,6 +589,14 @@ impl IndexEntry {
     }
 
     /// Decodes an entry.
+    ///
+    /// ```
+    /// use nc3pack::format::{error::IndexError, IndexEntry};
+    /// let mut b = IndexEntry::constant(&[1]).encode();
+    /// assert!(IndexEntry::decode(&b).unwrap().is_constant());
+    /// b[12] = 200;
+    /// assert_eq!(IndexEntry::decode(&b), Err(IndexError::UnknownCodec { id: 200 }));
+    /// ```
     ///
     /// # Errors
     ///
@@ -437,6 +623,14 @@ impl IndexEntry {
     }
 
     /// Whether the block is marked lost.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry, FLAG_LOST};
+    /// let mut e = IndexEntry { offset: 0, stored_len: 0, codec: Codec::None, filter: Filter::None, flags: 0 };
+    /// assert!(!e.is_lost());
+    /// e.flags = FLAG_LOST;
+    /// assert!(e.is_lost());
+    /// ```
     pub fn is_lost(&self) -> bool {
         self.flags & FLAG_LOST != 0
     }
@@ -466,11 +660,25 @@ impl IndexEntry {
     }
 
     /// Whether the block is constant and lives in the index only.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry};
+    /// assert!(IndexEntry::constant(&[0; 4]).is_constant());
+    /// let e = IndexEntry { offset: 64, stored_len: 9, codec: Codec::Zstd, filter: Filter::None, flags: 0 };
+    /// assert!(!e.is_constant());
+    /// ```
     pub fn is_constant(&self) -> bool {
         self.flags & FLAG_CONSTANT != 0
     }
 
     /// The first `esize` bytes (at most 8) of the offset field: a constant block's element.
+    ///
+    /// ```
+    /// use nc3pack::format::IndexEntry;
+    /// let e = IndexEntry::constant(&1.5f64.to_be_bytes());
+    /// assert_eq!(e.constant_value(8), 1.5f64.to_be_bytes());
+    /// assert_eq!(e.constant_value(2), &1.5f64.to_be_bytes()[..2]);
+    /// ```
     pub fn constant_value(&self, esize: usize) -> Vec<u8> {
         self.offset.to_le_bytes()[..esize.min(8)].to_vec()
     }
@@ -478,6 +686,15 @@ impl IndexEntry {
     /// Checks the combination of fields: flags 0, [`FLAG_LOST`] (with every other field 0) or
     /// [`FLAG_CONSTANT`] (codec constant, no filter, stored length 0, and the offset field's
     /// bytes past `esize` zero).
+    ///
+    /// ```
+    /// use nc3pack::format::{error::EntryError, Codec, Filter, IndexEntry};
+    /// assert_eq!(IndexEntry::constant(&[1, 2]).check(2), Ok(()));
+    /// // A value wider than the element size is refused.
+    /// assert!(IndexEntry::constant(&[1, 2, 3]).check(2).is_err());
+    /// let e = IndexEntry { offset: 0, stored_len: 0, codec: Codec::Constant, filter: Filter::None, flags: 0 };
+    /// assert_eq!(e.check(4), Err(EntryError::ConstantWithoutFlag));
+    /// ```
     ///
     /// # Errors
     ///
@@ -540,6 +757,15 @@ pub struct ConstantRun {
 
 impl ConstantRun {
     /// Encodes the run record.
+    ///
+    /// ```
+    /// use nc3pack::format::ConstantRun;
+    /// let r = ConstantRun { stream: 3, first: 10, count: 5, value: [7, 0, 0, 0, 0, 0, 0, 0] };
+    /// let b = r.encode();
+    /// assert_eq!(b[..4], 3u32.to_le_bytes());
+    /// assert_eq!(b[4..8], [0; 4]); // reserved
+    /// assert_eq!(b[24], 7);
+    /// ```
     pub fn encode(&self) -> [u8; RUN_LEN] {
         let mut b = [0u8; RUN_LEN];
         b[0..4].copy_from_slice(&self.stream.to_le_bytes());
@@ -551,6 +777,15 @@ impl ConstantRun {
 
     /// Decodes a constants frame's decoded payload: whole records, reserved fields 0, counts at
     /// least 1 and no run past block 2^64.
+    ///
+    /// ```
+    /// use nc3pack::format::{error::ConstantsError, ConstantRun};
+    /// let a = ConstantRun { stream: 1, first: 0, count: 2, value: [0; 8] };
+    /// let b = ConstantRun { stream: 2, first: 4, count: 1, value: [1; 8] };
+    /// let bytes = [a.encode(), b.encode()].concat();
+    /// assert_eq!(ConstantRun::decode_all(&bytes), Ok(vec![a, b]));
+    /// assert_eq!(ConstantRun::decode_all(&bytes[..40]), Err(ConstantsError::Length { len: 40 }));
+    /// ```
     ///
     /// # Errors
     ///
@@ -737,6 +972,14 @@ pub struct Footer {
 
 impl Footer {
     /// Encodes the footer.
+    ///
+    /// ```
+    /// use nc3pack::format::{Footer, FOOTER_LEN};
+    /// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0 };
+    /// let b = f.encode();
+    /// assert_eq!(b.len(), FOOTER_LEN);
+    /// assert_eq!(b[..8], 500u64.to_le_bytes());
+    /// ```
     pub fn encode(&self) -> [u8; FOOTER_LEN] {
         let mut b = [0u8; FOOTER_LEN];
         b[0..8].copy_from_slice(&self.index_offset.to_le_bytes());
@@ -750,6 +993,15 @@ impl Footer {
     }
 
     /// Decodes and checks a footer.
+    ///
+    /// ```
+    /// use nc3pack::format::Footer;
+    /// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0 };
+    /// let mut b = f.encode();
+    /// assert_eq!(Footer::decode(&b), Ok(f));
+    /// b[0] ^= 1; // a flipped bit fails the footer's checksum
+    /// assert!(Footer::decode(&b).is_err());
+    /// ```
     ///
     /// # Errors
     ///

@@ -37,10 +37,22 @@ pub const MAX_HEADER_LEN: u64 = 1 << 30;
 use std::fmt::Display;
 
 /// Tag of a dimension list (spec: `NC_DIMENSION`).
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::NC_DIMENSION, 0x0A);
+/// ```
 pub const NC_DIMENSION: u32 = 0x0A;
 /// Tag of a variable list (spec: `NC_VARIABLE`).
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::NC_VARIABLE, 0x0B);
+/// ```
 pub const NC_VARIABLE: u32 = 0x0B;
 /// Tag of an attribute list (spec: `NC_ATTRIBUTE`).
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::NC_ATTRIBUTE, 0x0C);
+/// ```
 pub const NC_ATTRIBUTE: u32 = 0x0C;
 
 /// Which of the three classic formats a file is.
@@ -62,6 +74,12 @@ pub enum Variant {
 
 impl Variant {
     /// The variant for a version byte (the fourth byte of the file).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Variant;
+    /// assert_eq!(Variant::from_version(5), Some(Variant::Cdf5));
+    /// assert_eq!(Variant::from_version(3), None);
+    /// ```
     pub fn from_version(v: u8) -> Option<Variant> {
         match v {
             1 => Some(Variant::Cdf1),
@@ -72,6 +90,10 @@ impl Variant {
     }
 
     /// The version byte.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::Variant::Cdf2.version(), 2);
+    /// ```
     pub fn version(self) -> u8 {
         match self {
             Variant::Cdf1 => 1,
@@ -81,6 +103,10 @@ impl Variant {
     }
 
     /// The name `ncdump -k` prints for this variant.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::Variant::Cdf2.name(), "64-bit offset");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Variant::Cdf1 => "classic",
@@ -90,6 +116,12 @@ impl Variant {
     }
 
     /// Width in bytes of `nelems`, `dimid`, `dim_length`, `vsize` and `numrecs`.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Variant;
+    /// assert_eq!(Variant::Cdf1.count_width(), 4);
+    /// assert_eq!(Variant::Cdf5.count_width(), 8);
+    /// ```
     pub fn count_width(self) -> usize {
         if self == Variant::Cdf5 {
             8
@@ -99,6 +131,12 @@ impl Variant {
     }
 
     /// Width in bytes of a variable's `begin` offset.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Variant;
+    /// assert_eq!(Variant::Cdf1.offset_width(), 4);
+    /// assert_eq!(Variant::Cdf2.offset_width(), 8);
+    /// ```
     pub fn offset_width(self) -> usize {
         if self == Variant::Cdf1 {
             4
@@ -144,6 +182,12 @@ pub enum NcType {
 
 impl NcType {
     /// All types, in code order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert_eq!(NcType::ALL.len(), 11);
+    /// assert!(NcType::ALL.iter().all(|t| NcType::from_code(t.code()) == Some(*t)));
+    /// ```
     pub const ALL: [NcType; 11] = [
         NcType::Byte,
         NcType::Char,
@@ -159,17 +203,33 @@ impl NcType {
     ];
 
     /// The type for an `nc_type` code (1..=11).
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert_eq!(NcType::from_code(5), Some(NcType::Float));
+    /// assert_eq!(NcType::from_code(0), None);
+    /// ```
     pub fn from_code(code: u32) -> Option<NcType> {
         let i = usize::try_from(code).ok()?.checked_sub(1)?;
         NcType::ALL.get(i).copied()
     }
 
     /// The `nc_type` code.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::NcType::Double.code(), 6);
+    /// ```
     pub fn code(self) -> u32 {
         NcType::ALL.iter().position(|&t| t == self).unwrap_or(0) as u32 + 1
     }
 
     /// Size of one element in bytes.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert_eq!(NcType::Short.size(), 2);
+    /// assert_eq!(NcType::UInt64.size(), 8);
+    /// ```
     pub fn size(self) -> usize {
         match self {
             NcType::Byte | NcType::Char | NcType::UByte => 1,
@@ -180,6 +240,10 @@ impl NcType {
     }
 
     /// The CDL name of the type.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::NcType::UShort.name(), "ushort");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             NcType::Byte => "byte",
@@ -197,6 +261,12 @@ impl NcType {
     }
 
     /// Whether the type exists only in CDF-5.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert!(NcType::Int64.is_cdf5_only());
+    /// assert!(!NcType::Double.is_cdf5_only());
+    /// ```
     pub fn is_cdf5_only(self) -> bool {
         matches!(
             self,
@@ -250,6 +320,12 @@ macro_rules! be_vec {
 
 impl Values {
     /// Decodes big-endian bytes of type `t`; a trailing partial element is ignored.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{NcType, Values};
+    /// let v = Values::from_be_bytes(NcType::Short, &[0, 1, 0xff, 0xfe]);
+    /// assert_eq!(v, Values::Short(vec![1, -2]));
+    /// ```
     pub fn from_be_bytes(t: NcType, b: &[u8]) -> Values {
         match t {
             NcType::Byte => Values::Byte(b.iter().map(|&x| x as i8).collect()),
@@ -268,6 +344,11 @@ impl Values {
 
     /// [`Values::from_be_bytes`] with a fallible allocation: `Err` carries the bytes that could
     /// not be allocated.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{NcType, Values};
+    /// assert_eq!(Values::try_from_be_bytes(NcType::Int, &[0, 0, 0, 7]), Ok(Values::Int(vec![7])));
+    /// ```
     ///
     /// # Errors
     ///
@@ -297,6 +378,11 @@ impl Values {
     }
 
     /// Number of values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Values;
+    /// assert_eq!(Values::Double(vec![1.0, 2.0]).len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         match self {
             Values::Byte(v) => v.len(),
@@ -313,6 +399,11 @@ impl Values {
     }
 
     /// Whether there are no values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Values;
+    /// assert!(Values::Char(vec![]).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -444,22 +535,51 @@ pub struct Dim<'h> {
 
 impl<'h> Dim<'h> {
     /// The dimension id (its position in the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(2).id(), 2);
+    /// ```
     pub fn id(self) -> usize {
         self.id
     }
 
     /// Name.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(0).name(), "time");
+    /// ```
     pub fn name(self) -> &'h str {
         self.h.text(self.h.dims[self.id].name)
     }
 
     /// Length as stored in the header: 0 for the record (unlimited) dimension.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(1).len(), 3); // "three"
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> u64 {
         self.h.dims[self.id].len
     }
 
     /// Whether this is the record (unlimited) dimension.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.dim(0).is_record());
+    /// assert!(!h.dim(1).is_record());
+    /// ```
     pub fn is_record(self) -> bool {
         self.len() == 0
     }
@@ -499,36 +619,87 @@ impl<'h> Var<'h> {
     }
 
     /// The variable id (its position in the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(3).id(), 3);
+    /// ```
     pub fn id(self) -> usize {
         self.id
     }
 
     /// Name.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(0).name(), "time");
+    /// ```
     pub fn name(self) -> &'h str {
         self.h.text(self.rec().name)
     }
 
     /// Element type.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(0).nc_type(), nc3pack::nc3::NcType::Double);
+    /// ```
     pub fn nc_type(self) -> NcType {
         self.rec().nc_type
     }
 
     /// `vsize` as stored (informational; nc3pack computes sizes itself, as netcdf-c does).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let s3 = h.var(h.var_id("s3").unwrap());
+    /// assert_eq!(s3.vsize(), 8); // 3 shorts, padded to 4 bytes
+    /// ```
     pub fn vsize(self) -> u64 {
         self.rec().vsize
     }
 
     /// Byte offset of the data (of the first record for a record variable).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.vars().all(|v| v.begin() >= h.len()));
+    /// ```
     pub fn begin(self) -> u64 {
         self.rec().begin
     }
 
     /// Number of dimensions (0 for a scalar).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(h.var_id("s3").unwrap()).dim_count(), 2);
+    /// ```
     pub fn dim_count(self) -> usize {
         self.rec().dimids.len as usize
     }
 
     /// Dimension ids, outermost first.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let s3 = h.var(h.var_id("s3").unwrap());
+    /// assert_eq!(s3.dim_ids().collect::<Vec<_>>(), [0, 1]);
+    /// ```
     pub fn dim_ids(self) -> impl ExactSizeIterator<Item = usize> + DoubleEndedIterator + 'h {
         self.h.dimids[self.rec().dimids.range()]
             .iter()
@@ -536,17 +707,42 @@ impl<'h> Var<'h> {
     }
 
     /// Dimensions, outermost first.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let c5 = h.var(h.var_id("c5").unwrap());
+    /// let names: Vec<&str> = c5.dims().map(|d| d.name()).collect();
+    /// assert_eq!(names, ["time", "five"]);
+    /// ```
     pub fn dims(self) -> impl ExactSizeIterator<Item = Dim<'h>> + DoubleEndedIterator + 'h {
         let h = self.h;
         self.dim_ids().map(move |id| Dim { h, id })
     }
 
     /// Attributes, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let f3 = h.var(h.var_id("f3").unwrap());
+    /// assert_eq!(f3.attrs().map(|a| a.name()).collect::<Vec<_>>(), ["units"]);
+    /// ```
     pub fn attrs(self) -> impl ExactSizeIterator<Item = Attr<'h>> + DoubleEndedIterator + 'h {
         self.h.attr_views(self.rec().attrs)
     }
 
     /// Whether this is a record variable (its first dimension is the record dimension).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.var(h.var_id("s3").unwrap()).is_record());
+    /// assert!(!h.var(h.var_id("fixed_s").unwrap()).is_record());
+    /// ```
     pub fn is_record(self) -> bool {
         self.dims().next().is_some_and(Dim::is_record)
     }
@@ -587,32 +783,80 @@ pub struct Attr<'h> {
 
 impl<'h> Attr<'h> {
     /// Name.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let time = h.var(0);
+    /// assert_eq!(time.attrs().next().unwrap().name(), "units");
+    /// ```
     pub fn name(self) -> &'h str {
         self.h.text(self.rec.name)
     }
 
     /// Type of the values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.nc_type(), nc3pack::nc3::NcType::Char);
+    /// ```
     pub fn nc_type(self) -> NcType {
         self.rec.nc_type
     }
 
     /// Number of values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.len(), "hours since 2000-01-01 00:00:00".len());
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> usize {
         self.rec.values.len as usize / self.rec.nc_type.size()
     }
 
     /// The values as stored: big-endian, without padding.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.be_bytes(), b"hours since 2000-01-01 00:00:00");
+    /// ```
     pub fn be_bytes(self) -> &'h [u8] {
         &self.h.bytes[self.rec.values.range()]
     }
 
     /// The values, decoded (allocates them; see [`Attr::be_bytes`] for the stored bytes).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.values(), nc3pack::nc3::Values::Char(b"hours since 2000-01-01 00:00:00".to_vec()));
+    /// ```
     pub fn values(self) -> Values {
         Values::from_be_bytes(self.nc_type(), self.be_bytes())
     }
 
     /// The attribute as an owned [`Attribute`] (name and decoded values).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap().to_owned();
+    /// assert_eq!(units.name, "units");
+    /// ```
     #[allow(clippy::wrong_self_convention)]
     pub fn to_owned(self) -> Attribute {
         Attribute {
@@ -1159,64 +1403,149 @@ impl Header {
     }
 
     /// Format variant.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.variant(), nc3pack::nc3::Variant::Cdf1);
+    /// ```
     pub fn variant(&self) -> Variant {
         self.variant
     }
 
     /// Stored number of records.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.numrecs(), nc3pack::nc3::NumRecs::Count(7));
+    /// ```
     pub fn numrecs(&self) -> NumRecs {
         self.numrecs
     }
 
     /// Length of the header in bytes (where parsing ended).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.len() > 0 && h.len() <= b.len() as u64);
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> u64 {
         self.bytes.len() as u64
     }
 
     /// The header's bytes, verbatim (the first [`Header::len`] bytes of the file).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.bytes(), &b[..h.len() as usize]);
+    /// ```
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
 
     /// Number of dimensions.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim_count(), 4);
+    /// ```
     pub fn dim_count(&self) -> usize {
         self.dims.len()
     }
 
     /// Dimension `id` (panics if there is no such dimension: ids come from the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(3).name(), "two");
+    /// ```
     pub fn dim(&self, id: usize) -> Dim<'_> {
         assert!(id < self.dims.len(), "no dimension {id}");
         Dim { h: self, id }
     }
 
     /// Name of dimension `id` (panics if there is no such dimension).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim_name(2), "five");
+    /// ```
     pub fn dim_name(&self, id: usize) -> &str {
         self.dim(id).name()
     }
 
     /// The dimensions, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dims().map(|d| d.len()).collect::<Vec<_>>(), [0, 3, 5, 2]);
+    /// ```
     pub fn dims(&self) -> impl ExactSizeIterator<Item = Dim<'_>> + DoubleEndedIterator {
         (0..self.dims.len()).map(move |id| Dim { h: self, id })
     }
 
     /// Number of variables.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var_count(), 17);
+    /// ```
     pub fn var_count(&self) -> usize {
         self.vars.len()
     }
 
     /// Variable `id` (panics if there is no such variable: ids come from the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(1).name(), "c5");
+    /// ```
     pub fn var(&self, id: usize) -> Var<'_> {
         assert!(id < self.vars.len(), "no variable {id}");
         Var { h: self, id }
     }
 
     /// The variables, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.vars().filter(|v| v.is_record()).count(), 9);
+    /// ```
     pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + DoubleEndedIterator {
         (0..self.vars.len()).map(move |id| Var { h: self, id })
     }
 
     /// The id of the variable named `name` (a linear search).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var_id("c5"), Some(1));
+    /// assert_eq!(h.var_id("nope"), None);
+    /// ```
     pub fn var_id(&self, name: &str) -> Option<usize> {
         self.vars
             .iter()
@@ -1224,16 +1553,38 @@ impl Header {
     }
 
     /// The global attributes, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.global_attrs().any(|a| a.name() == "title"));
+    /// ```
     pub fn global_attrs(&self) -> impl ExactSizeIterator<Item = Attr<'_>> + DoubleEndedIterator {
         self.attr_views(span(0, self.ngatts as usize))
     }
 
     /// Index of the record dimension, if there is one.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.record_dim(), Some(0));
+    /// ```
     pub fn record_dim(&self) -> Option<usize> {
         self.dims.iter().position(|d| d.len == 0)
     }
 
     /// Whether variable `v` is a record variable (its first dimension is the record dimension).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.is_record_var(0));
+    /// assert!(!h.is_record_var(h.var_id("scalar_i").unwrap()));
+    /// ```
     pub fn is_record_var(&self, v: usize) -> bool {
         self.var(v).is_record()
     }

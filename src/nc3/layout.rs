@@ -117,6 +117,16 @@ impl Layout {
     /// is the stored count, or for the streaming marker what the file holds, and never more than
     /// the complete records the file holds.
     ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// assert_eq!(l.numrecs, 7);
+    /// // Cut inside the fixed variables, the file cannot hold its layout.
+    /// assert!(Layout::new(&h, h.len() + 1).is_err());
+    /// ```
+    ///
     /// # Errors
     ///
     /// A [`LayoutError`] naming the variable and offsets when the layout is impossible.
@@ -139,6 +149,14 @@ impl Layout {
 
     /// Computes the layout with a given number of records, checking that everything lies inside
     /// the file and nothing overlaps.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(Layout::with_numrecs(&h, b.len() as u64, 3).unwrap().numrecs, 3);
+    /// assert!(Layout::with_numrecs(&h, b.len() as u64, 1000).is_err());
+    /// ```
     ///
     /// # Errors
     ///
@@ -335,11 +353,29 @@ impl Layout {
     }
 
     /// Fixed variables in file order (by `begin`).
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// assert_eq!(l.fixed_order().len(), 8);
+    /// assert!(l.fixed_order().windows(2).all(|w| h.var(w[0]).begin() < h.var(w[1]).begin()));
+    /// ```
     pub fn fixed_order(&self) -> &[usize] {
         &self.fixed_order
     }
 
     /// Record variables in the order of their slabs within a record (by `begin`).
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// assert_eq!(l.rec_order().len(), 9);
+    /// assert_eq!(h.var(l.rec_order()[0]).name(), "time");
+    /// ```
     pub fn rec_order(&self) -> &[usize] {
         &self.rec_order
     }

@@ -23,6 +23,17 @@ pub(crate) const BATCH_BYTES: u64 = 4 << 20;
 /// variable's slabs, then the residual bytes (padding) in file order; unpacking scatters them
 /// back the same way. The chunks depend on the record index alone, so a file and the same bytes
 /// from a pipe are handled identically.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Layout};
+/// let b = std::fs::read("samples/classic_records.nc").unwrap();
+/// let h = Header::parse(&b, b.len() as u64).unwrap();
+/// let l = Layout::new(&h, b.len() as u64).unwrap();
+/// let p = l.record_pattern().unwrap();
+/// assert_eq!(p.recsize, l.recsize);
+/// assert_eq!(p.vars.len(), 9); // every record variable has bytes
+/// assert!(p.per_chunk >= 1);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordPattern {
     /// Offset of the first record (its first record variable with bytes).
@@ -93,6 +104,16 @@ impl Layout {
 impl RecordPattern {
     /// Bytes from the start of the first of `k` (≥ 1) records to the end of the last one's
     /// last variable.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// let p = l.record_pattern().unwrap();
+    /// assert_eq!(p.span(1), p.last_end as u64);
+    /// assert_eq!(p.span(3), 2 * p.recsize + p.last_end as u64);
+    /// ```
     pub fn span(&self, k: u64) -> u64 {
         (k - 1) * self.recsize + self.last_end as u64
     }

@@ -245,96 +245,332 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// The netCDF-3 header of the original file.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-header", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.header().var_count(), 8);
+    /// assert_eq!(a.header().var(4).name(), "temp");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn header(&self) -> &Header {
         &self.header
     }
 
     /// The original header's bytes, verbatim.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-header_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// assert_eq!(a.header_bytes(), &original[..a.header_bytes().len()]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()
     }
 
     /// The data layout of the original file, with the record dimension materialized.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-layout", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.layout().numrecs, 20000);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// The archive's lead (original length, records, block size).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-lead", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.lead().file_len, std::fs::metadata("samples/obs_points.nc")?.len());
+    /// assert_eq!(a.lead().numrecs, 20000);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn lead(&self) -> &Lead {
         &self.lead
     }
 
     /// The xxh3-128 hash of the original file, as recorded at pack time.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-original_hash", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// assert_eq!(a.original_hash(), xxhash_rust::xxh3::xxh3_128(&original));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn original_hash(&self) -> u128 {
         self.lead.hash
     }
 
     /// Length of the archive in bytes.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-len", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.len(), std::fs::metadata(&z)?.len());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.len
     }
 
     /// Whether the archive is empty (never true for an archive that opened).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-is_empty", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert!(!a.is_empty());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The archive's path, as given.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-path", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.path(), z.as_path());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Number of streams: one per variable (in header order), then the residual bytes, then
     /// the early and the late shared stream, which hold the small ones.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_count", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// // One stream per variable, the residual bytes, two shared streams.
+    /// assert_eq!(a.stream_count(), a.header().var_count() + 3);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_count(&self) -> usize {
         self.streams.len()
     }
 
     /// The stream of the residual bytes (the one after the variables').
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-residual_stream", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.residual_stream(), a.header().var_count());
+    /// assert_eq!(a.stream_name(a.residual_stream()), "residual bytes");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn residual_stream(&self) -> usize {
         self.layout.vars.len()
     }
 
     /// The shared stream that holds stream `s`, if `s` is small enough to be a member of one
     /// (it then has no blocks of its own).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-shared_stream_of", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// // temp (80 000 bytes) has blocks of its own.
+    /// assert_eq!(a.shared_stream_of(temp), None);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn shared_stream_of(&self, s: usize) -> Option<usize> {
         self.streams[s].shared.map(|(sh, _)| sh)
     }
 
     /// Whether stream `s` is a member of a shared stream.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-is_member", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert!(!a.is_member(temp));
+    /// assert!((0..a.stream_count()).all(|s| a.is_member(s) == a.shared_stream_of(s).is_some()));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_member(&self, s: usize) -> bool {
         self.streams[s].shared.is_some()
     }
 
     /// Frame stream id of stream `s`: the variable's number, or [`format::RESIDUAL_ID`],
     /// [`format::SHARED_EARLY_ID`], [`format::SHARED_LATE_ID`].
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_id", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.stream_id(temp), temp as u32);
+    /// assert_eq!(a.stream_id(a.residual_stream()), nc3pack::format::RESIDUAL_ID);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_id(&self, s: usize) -> u32 {
         self.streams[s].id
     }
 
     /// Bytes of stream `s` (a variable's materialized data, the residual bytes, or a shared
     /// stream's encoded members).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_len", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.stream_len(temp), 20000 * 4); // 20 000 floats
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_len(&self, s: usize) -> u64 {
         self.streams[s].total
     }
 
     /// Number of blocks of stream `s`.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block_count", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.block_count(temp), 1); // 80 000 bytes, 1 MiB blocks
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn block_count(&self, s: usize) -> u64 {
         self.streams[s].blocks()
     }
 
     /// Decoded bytes per block of stream `s` (the last block may be shorter).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.block_bytes(temp), 1 << 20);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn block_bytes(&self, s: usize) -> u64 {
         self.streams[s].block_bytes
     }
 
     /// Index entry of block `b` of stream `s`.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-entry", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let e = a.entry(temp, 0);
+    /// assert!(!e.is_lost());
+    /// assert!(e.offset >= a.data_start());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn entry(&self, s: usize, b: u64) -> &IndexEntry {
         &self.index[(self.streams[s].first_slot + b) as usize]
     }
 
     /// Stored (compressed) bytes of stream `s`, frame headers included (constant blocks,
     /// which have no frame, count 0).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stored_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let e = a.entry(temp, 0);
+    /// assert_eq!(a.stored_bytes(temp), e.frame_len());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stored_bytes(&self, s: usize) -> u64 {
         (0..self.block_count(s))
             .map(|b| self.entry(s, b))
@@ -344,11 +580,40 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Index entries of the constants frames, which list the runs of constant blocks.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-constants_frames", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// // No block of this file is one value repeated.
+    /// assert!(a.blocks().all(|(s, b)| !a.entry(s, b).is_constant()));
+    /// assert!(a.constants_frames().is_empty());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn constants_frames(&self) -> &[IndexEntry] {
         &self.constants_frames
     }
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-constant_runs", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let runs: usize = (0..a.constants_frames().len())
+    ///     .map(|k| a.constant_runs(k).map(|r| r.len()))
+    ///     .sum::<Result<usize, _>>()?;
+    /// assert_eq!(runs, 0);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -396,6 +661,20 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Offset of the index section.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-index_offset", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// use nc3pack::format::FOOTER_LEN;
+    /// assert!(a.index_offset() > a.data_start());
+    /// assert!(a.index_offset() < a.len() - FOOTER_LEN as u64);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn index_offset(&self) -> u64 {
         self.footer.index_offset
     }
@@ -414,6 +693,18 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Blocks marked lost, as (stream, block).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-lost_blocks", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert!(a.lost_blocks().is_empty()); // a fresh archive
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn lost_blocks(&self) -> Vec<(usize, u64)> {
         self.blocks()
             .filter(|&(s, b)| self.entry(s, b).is_lost())
@@ -421,12 +712,39 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Name of stream `s` for messages: `variable "x"` or `residual bytes`.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_name", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.stream_name(temp), "variable \"temp\"");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_name(&self, s: usize) -> String {
         stream_name(&self.header, self.streams[s].id)
     }
 
     /// Checks block `b` of stream `s` without decompressing: frame header, agreement with the
     /// index and layout, and payload CRC.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-check_block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// for (s, b) in a.blocks() {
+    ///     a.check_block(s, b)?;
+    /// }
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -452,21 +770,81 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Offset just past the header frame: where the block frames start.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-data_start", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// use nc3pack::format::{FRAME_HEADER_LEN, LEAD_LEN};
+    /// assert!(a.data_start() > (LEAD_LEN + FRAME_HEADER_LEN) as u64);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn data_start(&self) -> u64 {
         self.data_start
     }
 
     /// Sets the cache's byte budget (0 disables caching), evicting as needed.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-set_cache_budget", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// a.set_cache_budget(1 << 20);
+    /// assert_eq!(a.cache_stats().budget, 1 << 20);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_cache_budget(&self, bytes: u64) {
         self.cache.set_budget(bytes);
     }
 
     /// The cache's counters: hits, misses, evictions, bytes held.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-cache_stats", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let slab = a.slab("temp", Some(&[0]), Some(&[10]), None)?;
+    /// let _: Vec<f32> = a.read("temp", &slab)?;
+    /// let _: Vec<f32> = a.read("temp", &slab)?;
+    /// let stats = a.cache_stats();
+    /// assert_eq!((stats.misses, stats.hits), (1, 1));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn cache_stats(&self) -> CacheStats {
         self.cache.stats()
     }
 
     /// Empties the cache and zeroes its counters.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-clear_cache", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let _: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[10]), None)?)?;
+    /// a.clear_cache();
+    /// assert_eq!(a.cache_stats().entries, 0);
+    /// assert_eq!(a.cache_stats().hits + a.cache_stats().misses, 0);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn clear_cache(&self) {
         self.cache.clear();
     }
@@ -511,6 +889,22 @@ impl<R: ReadAt> Archive<R> {
 
     /// Sets how many threads a large read decodes blocks on (bounded to
     /// `1..=`[`crate::parallel::MAX_THREADS`]).
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-set_threads", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let mut a = a;
+    /// a.set_threads(2);
+    /// let temp: Vec<f32> = a.read("temp", &a.slab("temp", None, None, None)?)?;
+    /// assert_eq!(temp.len(), 20000);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = crate::parallel::bound_threads(threads);
     }
@@ -657,6 +1051,23 @@ impl<R: ReadAt> Archive<R> {
     /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
     /// [`Archive::stream_count`]), bypassing the cache.
     ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-read_block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let block = a.read_block(temp, 0)?;
+    /// assert_eq!(block.len() as u64, a.stream_len(temp));
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// let begin = a.header().var(temp).begin() as usize;
+    /// assert_eq!(block[..4], original[begin..begin + 4]); // record 0's big-endian value
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Archive::check_block`], and a payload that does not decode to the block's length.
@@ -798,6 +1209,20 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let block = a.block(temp, 0)?;
+    /// assert_eq!(*block, a.read_block(temp, 0)?);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -987,6 +1412,23 @@ impl<R: ReadAt> Archive<R> {
 
     /// Reads the whole materialized data of variable `v` as big-endian bytes (as stored in the
     /// netCDF file, with records de-interleaved).
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-read_var_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let bytes = a.read_var_bytes(temp)?;
+    /// assert_eq!(bytes.len(), 20000 * 4);
+    /// let first: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[1]), None)?)?;
+    /// assert_eq!(f32::from_be_bytes(bytes[..4].try_into()?), first[0]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
