@@ -10,11 +10,19 @@
 //! atomic pointers to NUL-terminated paths allocated beforehand, and the handler only loads them
 //! and calls `unlink(2)`, `signal(2)` and `raise(3)`. SIGKILL cannot be caught: it (or a power
 //! loss) leaves the temporary files, named `.nc3pack-*.part`, beside the outputs.
+//!
+//! An operation that must undo something remote before the process dies (a multipart upload,
+//! whose parts would otherwise stay in the bucket) cannot do it from a handler: network I/O is
+//! not async-signal-safe. While such an operation is registered (`Abortable`), SIGINT,
+//! SIGTERM and SIGHUP only record the signal (`pending_signal`) and start an alarm of
+//! `ABORT_GRACE_SECS` (10 s); the operation notices, undoes its work and calls `die`, which
+//! removes the registered files and re-raises the signal. A second signal, or the alarm, does that at
+//! once, undone or not.
 
 use std::ffi::{c_char, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering::SeqCst};
 
 /// How many temporary files can be registered at once. A batch holds at most a few commit
 /// groups of finished archives plus one file per worker; beyond this, files are still written
@@ -76,10 +84,87 @@ impl Drop for Registered {
     }
 }
 
-/// The signals that remove the registered files before the process dies.
-const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT];
+/// The signals that remove the registered files before the process dies (SIGALRM: the end of
+/// the grace an [`Abortable`] operation gets).
+const SIGNALS: [libc::c_int; 5] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGABRT,
+    libc::SIGALRM,
+];
+
+/// Most seconds an [`Abortable`] operation gets, after a signal, to undo its work before the
+/// process dies anyway.
+pub(crate) const ABORT_GRACE_SECS: u32 = 10;
+
+/// How many [`Abortable`] operations are running.
+static ABORTABLE: AtomicUsize = AtomicUsize::new(0);
+
+/// The signal received while an [`Abortable`] operation ran, not acted on yet (0: none).
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// An operation that, on SIGINT, SIGTERM or SIGHUP, undoes its work and then calls [`die`]
+/// (checking [`pending_signal`] often enough). Dropping it with a signal pending dies too.
+#[derive(Debug)]
+pub(crate) struct Abortable(());
+
+impl Abortable {
+    pub(crate) fn new() -> Abortable {
+        ABORTABLE.fetch_add(1, SeqCst);
+        Abortable(())
+    }
+}
+
+impl Drop for Abortable {
+    fn drop(&mut self) {
+        ABORTABLE.fetch_sub(1, SeqCst);
+        if let Some(sig) = pending_signal() {
+            die(sig);
+        }
+    }
+}
+
+/// The signal received while an [`Abortable`] operation was running, if any: the operation
+/// should undo its work and call [`die`].
+pub(crate) fn pending_signal() -> Option<libc::c_int> {
+    match PENDING.load(SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Removes every registered file and dies by `sig` (default action), as the handler does.
+pub(crate) fn die(sig: libc::c_int) -> ! {
+    remove_registered_and_raise(sig);
+    // Not reached: the signal's default action ends the process.
+    std::process::exit(128 + sig)
+}
 
 extern "C" fn on_signal(sig: libc::c_int) {
+    let deferrable = matches!(sig, libc::SIGINT | libc::SIGTERM | libc::SIGHUP);
+    if deferrable
+        && ABORTABLE.load(SeqCst) > 0
+        && PENDING.compare_exchange(0, sig, SeqCst, SeqCst).is_ok()
+    {
+        // SAFETY: alarm is async-signal-safe; it bounds the time the operation takes to abort.
+        unsafe { libc::alarm(ABORT_GRACE_SECS) };
+        return;
+    }
+    let pending = PENDING.load(SeqCst);
+    let sig = if sig == libc::SIGALRM && pending != 0 {
+        pending
+    } else if deferrable && pending != 0 {
+        // A second signal while aborting: the first one's status.
+        pending
+    } else {
+        sig
+    };
+    remove_registered_and_raise(sig);
+}
+
+/// Async-signal-safe: unlinks every registered path and raises `sig` with its default action.
+fn remove_registered_and_raise(sig: libc::c_int) {
     DYING.store(true, SeqCst);
     for s in &REGISTRY {
         let p = s.load(SeqCst);
@@ -97,8 +182,9 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-/// Installs the handlers for SIGINT, SIGTERM, SIGHUP and SIGABRT that remove every registered
-/// temporary file, then re-raise the signal with its default action. A signal that was ignored
+/// Installs the handlers for SIGINT, SIGTERM, SIGHUP, SIGABRT and SIGALRM that remove every
+/// registered temporary file, then re-raise the signal with its default action (while an
+/// upload runs, SIGINT, SIGTERM and SIGHUP first let it abort, for at most 10 seconds). A signal that was ignored
 /// when the process started (`nohup`, a background job) stays ignored. For programs, not
 /// libraries: it replaces the process's handlers.
 ///

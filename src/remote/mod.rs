@@ -922,10 +922,135 @@ const PART_BYTES: usize = 8 << 20;
 /// Parts uploaded at once.
 const PARTS_IN_FLIGHT: usize = 4;
 
+/// Most time an upload interrupted by a signal waits for its parts in flight, and then for the
+/// abort request, before the process dies (within [`crate::cleanup`]'s grace).
+const ABORT_WAIT: Duration = Duration::from_secs(4);
+
+/// Why an upload stopped before completing.
+enum Stop {
+    Failed(Error),
+    /// A signal arrived (see [`crate::cleanup`]): abort, then die by it.
+    Signal,
+}
+
+/// Ends once a signal is pending ([`crate::cleanup::pending_signal`]); looks every 20 ms.
+async fn signal_noticed() {
+    while crate::cleanup::pending_signal().is_none() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `f`'s output, or None if a signal arrives first.
+async fn unless_signalled<F: std::future::Future>(f: F) -> Option<F::Output> {
+    use futures_util::future::{select, Either};
+    match select(Box::pin(f), Box::pin(signal_noticed())).await {
+        Either::Left((v, _)) => Some(v),
+        Either::Right(_) => None,
+    }
+}
+
+/// Reads up to a full part from `f`.
+fn read_part(f: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    // Bounded: each turn reads at least a byte or ends.
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Sends the parts of `f`, `PARTS_IN_FLIGHT` at once, and completes the upload; stops at the
+/// first failure or at a signal (after letting the parts in flight end, for a while).
+async fn send_parts(
+    up: &mut dyn object_store::MultipartUpload,
+    f: &mut std::fs::File,
+    local: &std::path::Path,
+    url: &str,
+) -> std::result::Result<u64, Stop> {
+    let failed = |e: object_store::Error| {
+        Stop::Failed(Error::Remote {
+            url: url.to_string(),
+            source: classify(&e),
+        })
+    };
+    let joined = |r: std::result::Result<object_store::Result<()>, tokio::task::JoinError>| {
+        r.map_err(|e| {
+            Stop::Failed(Error::Remote {
+                url: url.to_string(),
+                source: RemoteError::Request { why: e.to_string() },
+            })
+        })?
+        .map_err(failed)
+    };
+    let mut in_flight = tokio::task::JoinSet::new();
+    let mut total = 0u64;
+    let stop = loop {
+        if crate::cleanup::pending_signal().is_some() {
+            break Stop::Signal;
+        }
+        let mut buf = vec![0u8; PART_BYTES];
+        let n = match read_part(f, &mut buf) {
+            Ok(n) => n,
+            Err(e) => return Err(Stop::Failed(crate::error::io_err(local, "read")(e))),
+        };
+        if n == 0 {
+            // Every part sent: wait for them, then complete.
+            loop {
+                match unless_signalled(in_flight.join_next()).await {
+                    None => break,
+                    Some(None) => {
+                        up.complete().await.map_err(failed)?;
+                        return Ok(total);
+                    }
+                    Some(Some(r)) => joined(r)?,
+                }
+            }
+            break Stop::Signal;
+        }
+        buf.truncate(n);
+        let mut signalled = false;
+        // Bounded: each turn ends one part in flight, or stops.
+        while in_flight.len() >= PARTS_IN_FLIGHT {
+            match unless_signalled(in_flight.join_next()).await {
+                None => {
+                    signalled = true;
+                    break;
+                }
+                Some(Some(r)) => joined(r)?,
+                Some(None) => {}
+            }
+        }
+        if signalled {
+            break Stop::Signal;
+        }
+        in_flight.spawn(up.put_part(buf.into()));
+        total += n as u64;
+    };
+    // A signal: parts still arriving would be refused after the abort, or, on some servers,
+    // stored after it; let them end first (for a while).
+    let _ = tokio::time::timeout(ABORT_WAIT, async {
+        // Bounded by the parts in flight.
+        while in_flight.join_next().await.is_some() {}
+    })
+    .await;
+    Err(stop)
+}
+
 /// Uploads the local file `local` to the object at `url` (`s3://BUCKET/KEY`) with a multipart
 /// upload, parts in parallel: the object appears only when the upload completes; on any error
 /// the upload is aborted, which removes its parts. An existing object is refused unless
 /// `force`. Returns the bytes uploaded.
+///
+/// In a program that installed [`crate::cleanup::install_signal_handlers`], SIGINT, SIGTERM
+/// and SIGHUP during the upload abort it (no parts left in the bucket), remove the registered
+/// temporary files, and then end the process by the signal; if aborting takes more than 10
+/// seconds, the process ends anyway.
 ///
 /// ```no_run
 /// let opts = nc3pack::remote::RemoteOptions::from_env();
@@ -945,7 +1070,6 @@ pub fn upload_file(
     opts: &RemoteOptions,
     force: bool,
 ) -> Result<u64> {
-    use std::io::Read;
     let err = |source: RemoteError| Error::Remote {
         url: url.to_string(),
         source,
@@ -958,62 +1082,40 @@ pub fn upload_file(
     let (store, location) = store_for(url, opts).map_err(err)?;
     let mut f = std::fs::File::open(local).map_err(crate::error::io_err(local, "open"))?;
     let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
-    rt.block_on(async {
+    // From here on a signal lets the upload abort before the process dies.
+    let abortable = crate::cleanup::Abortable::new();
+    let r = rt.block_on(async {
         match store.head(&location).await {
             Ok(_) if !force => return Err(Error::OutputExists { path: url.into() }),
             Ok(_) => {}
             Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(err(classify(&e))),
         }
-        let up = store
+        let mut up = store
             .put_multipart(&location)
             .await
             .map_err(|e| err(classify(&e)))?;
-        let mut w = object_store::WriteMultipart::new_with_chunk_size(up, PART_BYTES);
-        let mut buf = vec![0u8; PART_BYTES];
-        let mut total = 0u64;
-        loop {
-            // A full part, or what is left of the file.
-            let mut n = 0;
-            let read = loop {
-                match f.read(&mut buf[n..]) {
-                    Ok(0) => break Ok(n),
-                    Ok(k) => {
-                        n += k;
-                        if n == buf.len() {
-                            break Ok(n);
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => break Err(e),
+        match send_parts(up.as_mut(), &mut f, local, url).await {
+            Ok(total) => Ok(total),
+            Err(stop) => {
+                // Bounded: a server that does not answer is not waited for long.
+                let _ = tokio::time::timeout(ABORT_WAIT, up.abort()).await;
+                match stop {
+                    Stop::Failed(e) => Err(e),
+                    Stop::Signal => Ok(0),
                 }
-            };
-            let n = match read {
-                Ok(n) => n,
-                Err(e) => {
-                    let _ = w.abort().await;
-                    return Err(crate::error::io_err(local, "read")(e));
-                }
-            };
-            if n == 0 {
-                break;
             }
-            if let Err(e) = w.wait_for_capacity(PARTS_IN_FLIGHT).await {
-                let _ = w.abort().await;
-                return Err(err(classify(&e)));
-            }
-            w.write(&buf[..n]);
-            total += n as u64;
         }
-        // Completes the upload, or aborts it on an error.
-        w.finish().await.map_err(|e| err(classify(&e)))?;
-        Ok(total)
-    })
+    });
+    // Dies by a signal that came during the upload, now that it is aborted.
+    drop(abortable);
+    r
 }
 
 /// Packs the netCDF-3 file `input` into an archive at `url` (`s3://BUCKET/KEY`): into a
-/// temporary file first, then uploaded with [`upload_file`]. An existing object is refused
-/// unless `opts.force` (checked before packing, and again before uploading).
+/// temporary file first (in the temporary directory, `TMPDIR`), then uploaded with
+/// [`upload_file`]. An existing object is refused unless `opts.force` (checked before packing,
+/// and again before uploading).
 ///
 /// ```no_run
 /// let remote = nc3pack::remote::RemoteOptions::from_env();
@@ -1050,15 +1152,34 @@ pub fn pack_to_url(
             Err(e) => return Err(err(classify(&e))),
         }
     }
-    let dir = tempfile::Builder::new()
-        .prefix(".nc3pack-upload-")
-        .tempdir()
-        .map_err(crate::error::io_err(
-            &std::env::temp_dir(),
-            "create a temporary directory",
-        ))?;
-    let tmp = dir.path().join("archive.nc3z");
-    let summary = crate::pack_file(input, &tmp, &opts.clone().with_force(true))?;
-    upload_file(&tmp, url, remote, opts.force)?;
+    let tmp = temp_archive()?;
+    let summary = crate::pack_file(input, &tmp.path, &opts.clone().with_force(true))?;
+    upload_file(&tmp.path, url, remote, opts.force)?;
     Ok(summary)
+}
+
+/// A temporary archive in the temporary directory, removed when dropped, and by the signal
+/// handlers of [`crate::cleanup`] (a signal must not leave it behind).
+struct TempArchive {
+    path: std::path::PathBuf,
+    // Dropped in this order: the file removed, then taken out of the registry.
+    _file: tempfile::TempPath,
+    _registered: crate::cleanup::Registered,
+}
+
+fn temp_archive() -> Result<TempArchive> {
+    let dir = std::env::temp_dir();
+    let file = tempfile::Builder::new()
+        .prefix(".nc3pack-upload-")
+        .suffix(".nc3z")
+        .tempfile_in(&dir)
+        .map_err(crate::error::io_err(&dir, "create a temporary file in"))?
+        .into_temp_path();
+    let path = std::path::absolute(&file).unwrap_or_else(|_| file.to_path_buf());
+    let registered = crate::cleanup::Registered::new(&path);
+    Ok(TempArchive {
+        path,
+        _file: file,
+        _registered: registered,
+    })
 }

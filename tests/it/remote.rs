@@ -700,23 +700,224 @@ fn pack_refuses_input_urls_and_non_s3_outputs_clearly() {
     assert_error(code, &err, url, "writing needs an s3:// URL");
 }
 
-/// Files s3s-fs keeps for multipart uploads not completed nor aborted.
+/// Files s3s-fs keeps for multipart uploads not completed nor aborted: `.upload-ID.json` (the
+/// upload), `.upload_id-ID.part-N` (its parts), `.bucket-B.object-K.upload-ID.metadata.json`.
 fn incomplete_uploads(s3: &S3Server) -> Vec<String> {
     std::fs::read_dir(s3.dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".upload"))
+        .filter(|n| n.contains(".upload"))
         .collect()
 }
 
+/// Waits (at most 60 s) for `child` to end; returns its status.
+fn wait_bounded(child: &mut Child) -> std::process::ExitStatus {
+    for _ in 0..6000 {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    panic!("nc3pack did not end within 60 s");
+}
+
 #[test]
-fn s3_pack_into_the_bucket_then_unpack_is_byte_exact() {
+fn s3_pack_interrupted_mid_upload_aborts_it_and_dies_by_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
     let Some(s3) = S3Server::start() else { return };
     let work = tempfile::tempdir().unwrap();
-    // A 20 MB CDF-1 file of one byte variable, noise: stored raw, its archive takes three
-    // 8 MiB parts. Header by hand (netCDF classic format spec): magic, numrecs, one dimension
-    // "x", no global attributes, one variable "v"(x) of NC_BYTE at offset 80.
-    let n: u32 = 20_000_000;
+    let big = work.path().join("big.nc");
+    // 64 MB of noise stored raw: eight parts.
+    std::fs::write(&big, noise_nc(64_000_000)).unwrap();
+    let url = format!("s3://{BUCKET}/big.nc3z");
+    let server = s3.child.id() as libc::pid_t;
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        // nc3pack's temporary archive goes here, to check that it is removed.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = s3
+            .cmd(SECRET)
+            .env("TMPDIR", tmp.path())
+            .args(["pack", "-q", "--codec", "none"])
+            .arg(&big)
+            .arg(&url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Until the upload has begun (the server holds the upload), at most 60 s.
+        let mut begun = false;
+        for _ in 0..6000 {
+            if !incomplete_uploads(&s3).is_empty() {
+                begun = true;
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "nc3pack ended before its upload began"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(begun, "the upload did not begin within 60 s");
+        // The server paused so that the upload cannot complete meanwhile; the signal; the
+        // server resumed.
+        // SAFETY: plain kill(2) calls on the processes this test started.
+        unsafe {
+            assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
+            assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: as above.
+        unsafe { assert_eq!(libc::kill(server, libc::SIGCONT), 0) };
+        let status = wait_bounded(&mut child);
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.signal(), Some(sig), "{status:?} {err}");
+        assert!(
+            !s3.dir.path().join(BUCKET).join("big.nc3z").exists(),
+            "a partial object"
+        );
+        assert_eq!(
+            incomplete_uploads(&s3),
+            Vec::<String>::new(),
+            "signal {sig}"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+    }
+}
+
+/// A minimal S3 server for multipart uploads (no signature checks): HEAD answers 404,
+/// CreateMultipartUpload gives upload id `U`, UploadPart answers with an ETag except part
+/// `fail_part`, which always gets a 500; AbortMultipartUpload and CompleteMultipartUpload are
+/// recorded. Returns the port and the log of `METHOD query` lines.
+fn failing_s3(fail_part: u32) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let log2 = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let log = Arc::clone(&log2);
+            std::thread::spawn(move || {
+                s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                for _ in 0..1000 {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut len = 0usize;
+                    for _ in 0..100 {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = h.split_once(':') {
+                            if k.eq_ignore_ascii_case("content-length") {
+                                len = v.trim().parse().unwrap_or(0);
+                            }
+                        }
+                    }
+                    let mut body = vec![0u8; len.min(64 << 20)];
+                    if std::io::Read::read_exact(&mut r, &mut body).is_err() {
+                        return;
+                    }
+                    let mut parts = line.split_whitespace();
+                    let method = parts.next().unwrap_or("").to_string();
+                    let target = parts.next().unwrap_or("");
+                    let query = target.split_once('?').map_or("", |(_, q)| q).to_string();
+                    log.lock().unwrap().push(format!("{method} {query}"));
+                    let part: Option<u32> = query
+                        .split('&')
+                        .find_map(|kv| kv.strip_prefix("partNumber="))
+                        .and_then(|n| n.parse().ok());
+                    let (status, headers, body) = match (method.as_str(), part) {
+                        ("HEAD", _) => ("404 Not Found", String::new(), String::new()),
+                        ("POST", _) if query.starts_with("uploads") => (
+                            "200 OK",
+                            String::new(),
+                            "<InitiateMultipartUploadResult><Bucket>bkt</Bucket><Key>k</Key>\
+                             <UploadId>U</UploadId></InitiateMultipartUploadResult>"
+                                .to_string(),
+                        ),
+                        ("PUT", Some(n)) if n == fail_part => (
+                            "500 Internal Server Error",
+                            String::new(),
+                            "<Error><Code>InternalError</Code><Message>disk on fire</Message>\
+                             </Error>"
+                                .to_string(),
+                        ),
+                        ("PUT", Some(n)) => {
+                            ("200 OK", format!("ETag: \"e{n}\"\r\n"), String::new())
+                        }
+                        ("DELETE", _) => ("204 No Content", String::new(), String::new()),
+                        _ => (
+                            "200 OK",
+                            String::new(),
+                            "<CompleteMultipartUploadResult><ETag>\"x\"</ETag>\
+                             </CompleteMultipartUploadResult>"
+                                .to_string(),
+                        ),
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if s.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, log)
+}
+
+#[test]
+fn s3_pack_failing_mid_upload_aborts_it_with_one_error_line() {
+    let work = tempfile::tempdir().unwrap();
+    let big = work.path().join("big.nc");
+    // 40 MB of noise stored raw: five parts, the third refused by the server for good.
+    std::fs::write(&big, noise_nc(40_000_000)).unwrap();
+    let (port, log) = failing_s3(3);
+    let url = format!("s3://{BUCKET}/big.nc3z");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = Command::new(BIN);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("AWS_") || k == "NC3PACK_ANON" {
+            c.env_remove(k);
+        }
+    }
+    let (code, _, err) = output(
+        c.env("AWS_ACCESS_KEY_ID", KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_REGION", "us-east-1")
+            .env("TMPDIR", tmp.path())
+            .args(["pack", "-q", "--codec", "none"])
+            .arg(&big)
+            .arg(&url),
+    );
+    assert_error(code, &err, &url, "500");
+    let log = log.lock().unwrap().clone();
+    assert!(
+        log.iter().any(|l| l.starts_with("DELETE uploadId=U")),
+        "not aborted: {log:?}"
+    );
+    assert!(
+        !log.iter().any(|l| l.starts_with("POST uploadId=U")),
+        "completed: {log:?}"
+    );
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+/// A CDF-1 file of one NC_BYTE variable of `n` bytes of noise (stored raw when packed with
+/// `--codec none`). Header by hand (netCDF classic format spec): magic, numrecs, one dimension
+/// "x", no global attributes, one variable "v"(x) of NC_BYTE at offset 80.
+fn noise_nc(n: u32) -> Vec<u8> {
     let mut nc = b"CDF\x01".to_vec();
     for w in [0u32, 0x0A, 1, 1] {
         nc.extend_from_slice(&w.to_be_bytes());
@@ -737,6 +938,15 @@ fn s3_pack_into_the_bucket_then_unpack_is_byte_exact() {
         x ^= x << 17;
         x as u8
     }));
+    nc
+}
+
+#[test]
+fn s3_pack_into_the_bucket_then_unpack_is_byte_exact() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    // 20 MB of noise, stored raw: its archive takes three 8 MiB parts.
+    let nc = noise_nc(20_000_000);
     let big = work.path().join("big.nc");
     std::fs::write(&big, &nc).unwrap();
     let url = format!("s3://{BUCKET}/big.nc3z");
