@@ -89,7 +89,8 @@ struct Common {
 
 #[derive(Args)]
 struct PackArgs {
-    /// IN.nc OUT.nc3z (IN `-`, a pipe or a FIFO: read as a stream, in one pass); or, with -o,
+    /// IN.nc OUT.nc3z (IN `-`, a pipe, a FIFO or a URL: read as a stream, in one pass; OUT a
+    /// file or an s3:// URL); or, with -o,
     /// the netCDF-3 files and directories to pack. Directories are searched for netCDF-3 files
     /// by their first bytes, following symbolic links (each directory once); what cannot be
     /// read is reported at the end and the rest is packed.
@@ -340,20 +341,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 })
                 .into());
             };
-            if is_url(input) {
-                return Err(nc3pack::Error::Remote {
-                    url: input.display().to_string(),
-                    source: nc3pack::error::RemoteError::InvalidUrl {
-                        why: "pack reads a local file (or a pipe); copy the input here first"
-                            .into(),
-                    },
-                }
-                .into());
-            }
+            // An input URL is read as a stream, in one pass, as a pipe is.
+            let input_url = input.to_str().filter(|_| is_url(input));
             if let (true, Some(url)) = (is_url(output), output.to_str()) {
                 let t = Instant::now();
                 let remote = nc3pack::remote::default_options();
-                let s = nc3pack::remote::pack_to_url(input, url, &opts, &remote)?;
+                let s = match input_url {
+                    Some(from) => {
+                        let stream = nc3pack::remote::open_stream(from, &remote)?;
+                        nc3pack::remote::pack_reader_to_url(stream, input, url, &opts, &remote)?
+                    }
+                    None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
+                };
                 if !a.common.quiet {
                     eprintln!(
                         "{} -> {url}: {} -> {} (ratio {:.2}), {} block{}, uploaded, {:.2} s",
@@ -376,6 +375,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.
             let pb = if stdin {
                 stream_spinner(a.common.quiet, "standard input")
+            } else if let Some(url) = input_url {
+                stream_spinner(a.common.quiet, url)
             } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file()) {
                 stream_spinner(a.common.quiet, &input.display().to_string())
             } else {
@@ -393,6 +394,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let s = if stdin {
                 let input = std::io::stdin().lock();
                 nc3pack::pack_reader(input, Path::new("<stdin>"), output, &opts)?
+            } else if let Some(url) = input_url {
+                let stream =
+                    nc3pack::remote::open_stream(url, &nc3pack::remote::default_options())?;
+                nc3pack::pack_reader(stream, input, output, &opts)?
             } else {
                 nc3pack::pack_file(input, output, &opts)?
             };

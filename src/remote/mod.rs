@@ -1134,6 +1134,47 @@ pub fn pack_to_url(
     opts: &crate::PackOptions,
     remote: &RemoteOptions,
 ) -> Result<crate::PackSummary> {
+    pack_then_upload(url, opts, remote, |tmp, opts| {
+        crate::pack_file(input, tmp, opts)
+    })
+}
+
+/// Packs a netCDF-3 file arriving on `reader` (in one pass, as [`crate::pack_reader`] does;
+/// `input` names it in errors) into an archive at `url` (`s3://BUCKET/KEY`), as
+/// [`pack_to_url`] does.
+///
+/// ```no_run
+/// let remote = nc3pack::remote::RemoteOptions::from_env();
+/// let input = nc3pack::remote::open_stream("https://example.org/in.nc", &remote)?;
+/// let s = nc3pack::remote::pack_reader_to_url(input, "https://example.org/in.nc".as_ref(),
+///     "s3://bucket/out.nc3z", &nc3pack::PackOptions::default(), &remote)?;
+/// println!("{} bytes", s.output_len);
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`crate::pack_reader`] for the packing, as [`upload_file`] for the upload.
+pub fn pack_reader_to_url<R: io::Read>(
+    reader: R,
+    input: &std::path::Path,
+    url: &str,
+    opts: &crate::PackOptions,
+    remote: &RemoteOptions,
+) -> Result<crate::PackSummary> {
+    pack_then_upload(url, opts, remote, |tmp, opts| {
+        crate::pack_reader(reader, input, tmp, opts)
+    })
+}
+
+/// Checks `url` (an `s3://` URL, no object there unless `opts.force`), packs with `pack` into
+/// a temporary archive, and uploads it.
+fn pack_then_upload(
+    url: &str,
+    opts: &crate::PackOptions,
+    remote: &RemoteOptions,
+    pack: impl FnOnce(&std::path::Path, &crate::PackOptions) -> Result<crate::PackSummary>,
+) -> Result<crate::PackSummary> {
     let err = |source: RemoteError| Error::Remote {
         url: url.to_string(),
         source,
@@ -1153,9 +1194,99 @@ pub fn pack_to_url(
         }
     }
     let tmp = temp_archive()?;
-    let summary = crate::pack_file(input, &tmp.path, &opts.clone().with_force(true))?;
+    let summary = pack(&tmp.path, &opts.clone().with_force(true))?;
     upload_file(&tmp.path, url, remote, opts.force)?;
     Ok(summary)
+}
+
+/// An object read from its start to its end in one pass, as from a pipe: one GET for a remote
+/// object (its body arrives as it is read), or the local file of a `file://` URL. Made by
+/// [`open_stream`].
+pub struct ObjectStream {
+    inner: StreamInner,
+}
+
+enum StreamInner {
+    File(std::fs::File),
+    Remote {
+        body:
+            std::pin::Pin<Box<dyn futures_util::Stream<Item = object_store::Result<Bytes>> + Send>>,
+        /// What is left of the last piece received.
+        piece: Bytes,
+    },
+}
+
+impl std::fmt::Debug for ObjectStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectStream").finish_non_exhaustive()
+    }
+}
+
+/// Opens the object at `url` (`s3://`, `http(s)://`, `file://`) to be read once, in order:
+/// one GET request, whose body is read as it arrives (what `pack` does with a URL input).
+///
+/// ```no_run
+/// use std::io::Read;
+/// let opts = nc3pack::remote::RemoteOptions::from_env();
+/// let mut s = nc3pack::remote::open_stream("https://example.org/in.nc", &opts)?;
+/// let mut magic = [0u8; 4];
+/// s.read_exact(&mut magic).unwrap();
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Remote`] naming the URL: a malformed URL, no credentials, access denied, no such
+/// object, or a request that still failed after its retries; [`Error::Io`] for a `file://`
+/// URL whose file cannot be opened. A failure later, while the body arrives, is an I/O error
+/// of the read.
+pub fn open_stream(url: &str, opts: &RemoteOptions) -> Result<ObjectStream> {
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
+    if url.len() > 7 && url[..7].eq_ignore_ascii_case("file://") {
+        let p = file_url_path(url).map_err(err)?;
+        let f = std::fs::File::open(&p).map_err(crate::error::io_err(&p, "open"))?;
+        return Ok(ObjectStream {
+            inner: StreamInner::File(f),
+        });
+    }
+    let (store, location) = store_for(url, opts).map_err(err)?;
+    let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+    let got = rt
+        .block_on(store.get(&location))
+        .map_err(|e| err(classify(&e)))?;
+    Ok(ObjectStream {
+        inner: StreamInner::Remote {
+            body: got.into_stream(),
+            piece: Bytes::new(),
+        },
+    })
+}
+
+impl io::Read for ObjectStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let (body, piece) = match &mut self.inner {
+            StreamInner::File(f) => return f.read(buf),
+            StreamInner::Remote { body, piece } => (body, piece),
+        };
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        // Bounded: each turn receives a piece; empty pieces are skipped.
+        while piece.is_empty() {
+            use futures_util::StreamExt;
+            match runtime()?.block_on(body.next()) {
+                None => return Ok(0),
+                Some(Ok(b)) => *piece = b,
+                Some(Err(e)) => return Err(io::Error::other(classify(&e).to_string())),
+            }
+        }
+        let n = buf.len().min(piece.len());
+        buf[..n].copy_from_slice(&piece.split_to(n));
+        Ok(n)
+    }
 }
 
 /// A temporary archive in the temporary directory, removed when dropped, and by the signal

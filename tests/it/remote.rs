@@ -686,10 +686,7 @@ fn file_urls_read_the_local_file() {
 }
 
 #[test]
-fn pack_refuses_input_urls_and_non_s3_outputs_clearly() {
-    let url = "s3://bkt/in.nc";
-    let (code, _, err) = output(Command::new(BIN).args(["pack", url, "/tmp/never.nc3z"]));
-    assert_error(code, &err, url, "pack reads a local file");
+fn pack_refuses_non_s3_outputs_clearly() {
     let url = "https://example.org/out.nc3z";
     let (code, _, err) = output(
         Command::new(BIN)
@@ -698,6 +695,92 @@ fn pack_refuses_input_urls_and_non_s3_outputs_clearly() {
             .arg(url),
     );
     assert_error(code, &err, url, "writing needs an s3:// URL");
+}
+
+#[test]
+fn pack_reads_its_input_from_an_http_url_as_a_stream() {
+    let work = tempfile::tempdir().unwrap();
+    let names = ["gridded_sst.nc", "obs_points.nc", "classic_records.nc"];
+    let mut files: HashMap<String, Vec<u8>> = names
+        .iter()
+        .map(|n| (n.to_string(), std::fs::read(sample(n)).unwrap()))
+        .collect();
+    files.insert("text.txt".into(), b"not netCDF\n".to_vec());
+    let server = HttpServer::start(files);
+    let cmd = || {
+        let mut c = Command::new(BIN);
+        c.env_remove("NC3PACK_ANON");
+        c
+    };
+    for name in names {
+        let local = pack(name, work.path(), "1MiB");
+        let out = work.path().join(format!("from-url-{name}3z"));
+        let before = server.requests.load(Ordering::SeqCst);
+        let (code, _, err) = output(
+            cmd()
+                .args(["pack", "-q", "--block-size", "1MiB", &server.url(name)])
+                .arg(&out),
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&local).unwrap(),
+            "{name}: the archive differs from the local file's"
+        );
+        // One pass: one request.
+        assert_eq!(server.requests.load(Ordering::SeqCst) - before, 1, "{name}");
+    }
+    // A missing object and one that is not netCDF: one line naming the URL, no output.
+    let out = work.path().join("never.nc3z");
+    let missing = server.url("nope.nc");
+    let (code, _, err) = output(cmd().args(["pack", &missing]).arg(&out));
+    assert_error(code, &err, &missing, "no such object");
+    let text = server.url("text.txt");
+    let (code, _, err) = output(cmd().args(["pack", &text]).arg(&out));
+    assert_error(code, &err, &text, "not a netCDF-3 file");
+    assert!(!out.exists());
+}
+
+#[test]
+fn pack_reads_its_input_from_an_s3_url_as_a_stream() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(s3.dir.path().join(BUCKET).join("in")).unwrap();
+    for name in ["gridded_sst.nc", "obs_points.nc"] {
+        let local = pack(name, work.path(), "1MiB");
+        let input = s3.put(&format!("in/{name}"), &std::fs::read(sample(name)).unwrap());
+        // To a local file.
+        let out = work.path().join(format!("from-s3-{name}3z"));
+        let (code, _, err) = output(
+            s3.cmd(SECRET)
+                .args(["pack", "-q", "--block-size", "1MiB", &input])
+                .arg(&out),
+        );
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(std::fs::read(&out).unwrap() == std::fs::read(&local).unwrap());
+        // From the bucket to the bucket.
+        let key = format!("{}3z", name);
+        let (code, _, err) = output(s3.cmd(SECRET).args([
+            "pack",
+            "-q",
+            "--block-size",
+            "1MiB",
+            &input,
+            &format!("s3://{BUCKET}/{key}"),
+        ]));
+        assert_eq!(code, 0, "{name}: {err}");
+        let stored = std::fs::read(s3.dir.path().join(BUCKET).join(&key)).unwrap();
+        assert!(stored == std::fs::read(&local).unwrap());
+    }
+    // Wrong credentials and a missing key: one line naming the input URL.
+    let input = format!("s3://{BUCKET}/in/gridded_sst.nc");
+    let out = work.path().join("never.nc3z");
+    let (code, _, err) = output(s3.cmd("not-the-secret").args(["pack", &input]).arg(&out));
+    assert_error(code, &err, &input, "access denied (SignatureDoesNotMatch)");
+    let missing = format!("s3://{BUCKET}/in/nope.nc");
+    let (code, _, err) = output(s3.cmd(SECRET).args(["pack", &missing]).arg(&out));
+    assert_error(code, &err, &missing, "no such object");
+    assert!(!out.exists());
+    assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
 }
 
 /// Files s3s-fs keeps for multipart uploads not completed nor aborted: `.upload-ID.json` (the
