@@ -783,6 +783,9 @@ impl RemoteReader {
     }
 }
 
+/// Whether the server answered 416 (Range Not Satisfiable: the object is empty), by the
+/// status in the error (not any "416" in its text: a duration or a port may hold those digits)
+/// or S3's `InvalidRange` code.
 fn is_range_not_satisfiable(e: &object_store::Error) -> bool {
     let mut s = e.to_string();
     let mut src = std::error::Error::source(e);
@@ -790,7 +793,7 @@ fn is_range_not_satisfiable(e: &object_store::Error) -> bool {
         s.push_str(&x.to_string());
         src = x.source();
     }
-    s.contains("416") || s.contains("InvalidRange")
+    s.contains("status code: 416") || s3_code(&s) == Some("InvalidRange")
 }
 
 impl ReadAt for RemoteReader {
@@ -1313,4 +1316,36 @@ fn temp_archive() -> Result<TempArchive> {
         _file: file,
         _registered: registered,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generic(text: &str) -> object_store::Error {
+        object_store::Error::Generic {
+            store: "HTTP",
+            source: text.into(),
+        }
+    }
+
+    #[test]
+    fn only_a_416_answer_is_range_not_satisfiable() {
+        // A 503 whose message happens to hold the digits 416 (a duration, a port) is not.
+        let e = generic(
+            "Error performing GET http://127.0.0.1:4161/x in 1.416s, after 5 retries - \
+             Server returned non-2xx status code: 503 Service Unavailable: ",
+        );
+        assert!(!is_range_not_satisfiable(&e));
+        let e = generic(
+            "Error performing GET http://h/x in 3ms - Server returned non-2xx status code: \
+             416 Range Not Satisfiable: ",
+        );
+        assert!(is_range_not_satisfiable(&e));
+        let e = generic(
+            "Error performing GET http://h/x in 3ms - Server returned error response: \
+             <Error><Code>InvalidRange</Code><Message>no</Message></Error>",
+        );
+        assert!(is_range_not_satisfiable(&e));
+    }
 }

@@ -72,6 +72,12 @@ impl S3Server {
     /// Starts the server, or returns None (after saying so) when `s3s-fs` is not installed;
     /// under CI a missing server is a failure.
     fn start() -> Option<S3Server> {
+        S3Server::start_with(true)
+    }
+
+    /// Starts the server; without `auth`, it answers anonymous (unsigned) requests, as a
+    /// public bucket does.
+    fn start_with(auth: bool) -> Option<S3Server> {
         let Some(bin) = s3s_fs() else {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -93,9 +99,12 @@ impl S3Server {
         // A port taken between the probe and the server's bind: try another, a few times.
         for _ in 0..5 {
             let port = free_port();
-            let mut child = Command::new(&bin)
-                .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--access-key", KEY, "--secret-key", SECRET])
+            let mut c = Command::new(&bin);
+            c.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
+            if auth {
+                c.args(["--access-key", KEY, "--secret-key", SECRET]);
+            }
+            let mut child = c
                 .arg(dir.path())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -300,10 +309,25 @@ fn s3_wrong_or_missing_credentials_are_refused_never_anonymous() {
     let work = tempfile::tempdir().unwrap();
     let z = pack("scalars.nc", work.path(), "1MiB");
     let url = s3.put("s.nc3z", &std::fs::read(&z).unwrap());
-    for cmd in ["info", "verify"] {
-        let (code, _, err) = output(s3.cmd("not-the-secret").args([cmd, &url]));
+    let out = work.path().join("never.nc");
+    for cmd in [
+        &["info"][..],
+        &["verify"],
+        &["slice", "sb"],
+        &["unpack", "-"],
+    ] {
+        let (code, bytes, err) = output(
+            s3.cmd("not-the-secret")
+                .arg(cmd[0])
+                .arg(&url)
+                .args(&cmd[1..]),
+        );
         assert_error(code, &err, &url, "access denied (SignatureDoesNotMatch)");
+        assert!(bytes.is_empty(), "{cmd:?} printed {} bytes", bytes.len());
     }
+    let (code, _, err) = output(s3.cmd("not-the-secret").args(["unpack", &url]).arg(&out));
+    assert_error(code, &err, &url, "access denied (SignatureDoesNotMatch)");
+    assert!(!out.exists());
     // No credentials at all: refused before any request, not sent unsigned.
     let (code, _, err) = output(
         s3.cmd(SECRET)
@@ -457,6 +481,8 @@ fn s3_reads_cost_the_stated_requests() {
 struct HttpServer {
     port: u16,
     requests: Arc<AtomicU64>,
+    /// How many of the next requests get a 503 (a transient failure) instead of an answer.
+    fail_next: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -489,7 +515,12 @@ fn parse_range(h: &str, len: u64) -> Option<(u64, u64)> {
     (start < end).then_some((start, end))
 }
 
-fn serve(mut s: TcpStream, files: &HashMap<String, Vec<u8>>, requests: &AtomicU64) {
+fn serve(
+    mut s: TcpStream,
+    files: &HashMap<String, Vec<u8>>,
+    requests: &AtomicU64,
+    fail_next: &AtomicU64,
+) {
     s.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let mut r = BufReader::new(s.try_clone().unwrap());
     // Keep-alive: up to 1000 requests on one connection.
@@ -514,7 +545,13 @@ fn serve(mut s: TcpStream, files: &HashMap<String, Vec<u8>>, requests: &AtomicU6
         let mut parts = line.split_whitespace();
         let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let head = method == "HEAD";
+        let fail = fail_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
         let reply = match files.get(path.trim_start_matches('/')) {
+            _ if fail => "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+                .as_bytes()
+                .to_vec(),
             None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
                 .as_bytes()
                 .to_vec(),
@@ -561,8 +598,13 @@ impl HttpServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(AtomicU64::new(0));
+        let fail_next = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let (rq, st) = (Arc::clone(&requests), Arc::clone(&stop));
+        let (rq, st, fl) = (
+            Arc::clone(&requests),
+            Arc::clone(&stop),
+            Arc::clone(&fail_next),
+        );
         let files = Arc::new(files);
         let thread = std::thread::spawn(move || {
             let conns = Mutex::new(Vec::new());
@@ -571,16 +613,17 @@ impl HttpServer {
                     break;
                 }
                 let Ok(s) = s else { continue };
-                let (files, rq) = (Arc::clone(&files), Arc::clone(&rq));
+                let (files, rq, fl) = (Arc::clone(&files), Arc::clone(&rq), Arc::clone(&fl));
                 conns
                     .lock()
                     .unwrap()
-                    .push(std::thread::spawn(move || serve(s, &files, &rq)));
+                    .push(std::thread::spawn(move || serve(s, &files, &rq, &fl)));
             }
         });
         HttpServer {
             port,
             requests,
+            fail_next,
             stop,
             thread: Some(thread),
         }
@@ -603,6 +646,7 @@ fn http_reads_equal_the_local_file_and_cost_the_stated_requests() {
             std::fs::read(&small).unwrap(),
         ),
         ("text.txt".to_string(), b"hello".to_vec()),
+        ("empty".to_string(), Vec::new()),
     ]);
     let server = HttpServer::start(files);
     let cmd = || {
@@ -670,6 +714,171 @@ fn http_reads_equal_the_local_file_and_cost_the_stated_requests() {
     assert_eq!(code, 1, "{err}");
     let (code, _, err) = output(cmd().args(["info", &text]));
     assert_error(code, &err, &text, "not a netCDF-3 file");
+    // An empty object: the server answers 416 to the range requests.
+    let empty = server.url("empty");
+    let (code, _, err) = output(cmd().args(["info", &empty]));
+    assert_error(code, &err, &empty, "not a netCDF-3 file: the file is empty");
+}
+
+/// A CDF-1 file of one NC_BYTE variable of `n` zero bytes.
+fn zeros_nc(n: u32) -> Vec<u8> {
+    let mut nc = noise_nc(n);
+    nc[80..].fill(0);
+    nc
+}
+
+#[test]
+fn an_index_larger_than_the_tail_read_costs_one_more_request() {
+    let work = tempfile::tempdir().unwrap();
+    // 1.6 MB of zeros in 64-byte blocks: 25 000 constant blocks, an index of 16 bytes each
+    // (design/FORMAT.md), larger than the 256 KiB read from the tail at open.
+    let nc = work.path().join("zeros.nc");
+    std::fs::write(&nc, zeros_nc(1_600_000)).unwrap();
+    let z = work.path().join("zeros.nc3z");
+    let (code, _, err) = output(
+        Command::new(BIN)
+            .args(["pack", "-q", "--block-size", "64"])
+            .arg(&nc)
+            .arg(&z),
+    );
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(&z).unwrap();
+    // The footer (last 32 bytes) by hand: index_len at 8..16, little-endian.
+    let footer = &bytes[bytes.len() - 32..];
+    let index_len = u64::from_le_bytes(footer[8..16].try_into().unwrap());
+    assert!(
+        index_len > nc3pack::remote::TAIL_BYTES,
+        "index of {index_len} bytes"
+    );
+    // A small archive beside it, whose index fits in the tail.
+    let small = pack("gridded_sst.nc", work.path(), "1MiB");
+    let server = HttpServer::start(HashMap::from([
+        ("zeros.nc3z".to_string(), bytes),
+        ("small.nc3z".to_string(), std::fs::read(&small).unwrap()),
+    ]));
+    let count = |args: &[&str]| {
+        let before = server.requests.load(Ordering::SeqCst);
+        let (code, out, err) = output(Command::new(BIN).env_remove("NC3PACK_ANON").args(args));
+        assert_eq!(code, 0, "{args:?}: {err}");
+        (server.requests.load(Ordering::SeqCst) - before, out)
+    };
+    let big = server.url("zeros.nc3z");
+    let (n, out) = count(&["info", "--json", &big]);
+    assert_eq!(n, 3, "open of an archive with a large index");
+    let (code, local, _) = output(Command::new(BIN).args(["info", "--json"]).arg(&z));
+    assert_eq!(code, 0);
+    assert!(out == local, "info differs from the local file's");
+    assert_eq!(
+        count(&["info", &server.url("small.nc3z")]).0,
+        2,
+        "small index"
+    );
+    // The library counts the same.
+    let r = RemoteReader::open(&big, &RemoteOptions::default()).unwrap();
+    let stats = r.stats();
+    let a = Archive::from_reader(Input::Remote(r), big.as_ref()).unwrap();
+    assert_eq!(stats.requests(), 3);
+    // Every value is zero (constant blocks are read from the index: no more requests).
+    let slab = a.slab("v", None, None, None).unwrap();
+    let v: Vec<i8> = a.read("v", &slab).unwrap();
+    assert!(v.len() == 1_600_000 && v.iter().all(|&x| x == 0));
+    assert_eq!(stats.requests(), 3);
+}
+
+#[test]
+fn transient_5xx_are_retried_and_a_persisting_one_is_one_error_line() {
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let server = HttpServer::start(HashMap::from([
+        ("sst.nc3z".to_string(), std::fs::read(&z).unwrap()),
+        (
+            "sst.nc".to_string(),
+            std::fs::read(sample("gridded_sst.nc")).unwrap(),
+        ),
+    ]));
+    let url = server.url("sst.nc3z");
+    let cmd = || {
+        let mut c = Command::new(BIN);
+        c.env_remove("NC3PACK_ANON");
+        c
+    };
+    // Two failures, then answers: each command succeeds, printing what the local file gives.
+    let slice = ["sst", "--start", "3,10,10", "--count", "5,20,30"];
+    for args in [&["info", "--json"][..], &["slice"], &["verify"]] {
+        let (extra, local_path): (&[&str], &Path) = if args[0] == "slice" {
+            (&slice, &z)
+        } else {
+            (&[], &z)
+        };
+        server.fail_next.store(2, Ordering::SeqCst);
+        let (code, remote, err) = output(cmd().args(args).arg(&url).args(extra));
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(server.fail_next.load(Ordering::SeqCst), 0);
+        let (code, local, _) = output(cmd().args(args).arg(local_path).args(extra));
+        assert_eq!(code, 0);
+        if args[0] != "verify" {
+            assert!(remote == local, "{args:?} differs from the local file's");
+        }
+    }
+    // pack from the URL, after two failures: the archive a local pack makes.
+    server.fail_next.store(2, Ordering::SeqCst);
+    let out = work.path().join("from-url.nc3z");
+    let (code, _, err) = output(
+        cmd()
+            .args(["pack", "-q", "--block-size", "64KiB", &server.url("sst.nc")])
+            .arg(&out),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&z).unwrap());
+    // A failure that persists: one line naming the URL, exit 1, after the retries (5).
+    server.fail_next.store(1_000, Ordering::SeqCst);
+    let before = server.requests.load(Ordering::SeqCst);
+    let (code, _, err) = output(cmd().args(["info", &url]));
+    assert_error(code, &err, &url, "503");
+    let tried = server.requests.load(Ordering::SeqCst) - before;
+    assert!((6..=12).contains(&tried), "{tried} requests");
+    let out = work.path().join("never.nc3z");
+    let (code, _, err) = output(cmd().args(["pack", &server.url("sst.nc")]).arg(&out));
+    assert_error(code, &err, &server.url("sst.nc"), "503");
+    assert!(!out.exists());
+    server.fail_next.store(0, Ordering::SeqCst);
+}
+
+#[test]
+fn s3_anonymous_access_reads_a_public_bucket() {
+    let Some(s3) = S3Server::start_with(false) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "1MiB");
+    let url = s3.put("sst.nc3z", &std::fs::read(&z).unwrap());
+    let (code, local, _) = output(Command::new(BIN).args(["info", "--json"]).arg(&z));
+    assert_eq!(code, 0);
+    let anon = || {
+        let mut c = s3.cmd(SECRET);
+        c.env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY");
+        c
+    };
+    let (code, out, err) = output(anon().args(["--anon", "info", "--json", &url]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out == local);
+    let (code, out, err) = output(
+        anon()
+            .env("NC3PACK_ANON", "1")
+            .args(["info", "--json", &url]),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out == local);
+    let (code, bytes, err) = output(anon().args(["--anon", "unpack", "-q", &url, "-"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(bytes == std::fs::read(sample("gridded_sst.nc")).unwrap());
+    // Without --anon and without credentials: refused, not sent unsigned.
+    let (code, _, err) = output(anon().args(["info", &url]));
+    assert_error(code, &err, &url, "no credentials");
+    // The library.
+    let a = Archive::open_url(&url, &s3.options().with_anon(true)).unwrap();
+    assert_eq!(a.len(), std::fs::metadata(&z).unwrap().len());
 }
 
 #[test]
