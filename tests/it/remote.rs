@@ -1079,6 +1079,68 @@ fn s3_pack_interrupted_mid_upload_aborts_it_and_dies_by_the_signal() {
     }
 }
 
+#[test]
+fn s3_pack_interrupted_with_the_server_not_answering_still_dies_by_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let big = work.path().join("big.nc");
+    std::fs::write(&big, noise_nc(64_000_000)).unwrap();
+    let server = s3.child.id() as libc::pid_t;
+    // The server stays paused: the abort cannot be sent. The process dies by the signal all
+    // the same, after its bounded wait, or at once on a second signal.
+    for (i, second) in [None, Some(libc::SIGINT)].into_iter().enumerate() {
+        let url = format!("s3://{BUCKET}/big{i}.nc3z");
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = s3
+            .cmd(SECRET)
+            .env("TMPDIR", tmp.path())
+            .args(["pack", "-q", "--codec", "none"])
+            .arg(&big)
+            .arg(&url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let before = incomplete_uploads(&s3).len();
+        let mut begun = false;
+        for _ in 0..6000 {
+            if incomplete_uploads(&s3).len() > before {
+                begun = true;
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "nc3pack ended before its upload began"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(begun, "the upload did not begin within 60 s");
+        // SAFETY: plain kill(2) calls on the processes this test started.
+        unsafe {
+            assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
+            assert_eq!(libc::kill(child.id() as libc::pid_t, libc::SIGTERM), 0);
+        }
+        if let Some(sig) = second {
+            std::thread::sleep(Duration::from_millis(200));
+            // SAFETY: as above.
+            unsafe { assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0) };
+        }
+        let status = wait_bounded(&mut child);
+        // SAFETY: as above.
+        unsafe { assert_eq!(libc::kill(server, libc::SIGCONT), 0) };
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+        assert!(!s3
+            .dir
+            .path()
+            .join(BUCKET)
+            .join(format!("big{i}.nc3z"))
+            .exists());
+    }
+}
+
 /// A minimal S3 server for multipart uploads (no signature checks): HEAD answers 404,
 /// CreateMultipartUpload gives upload id `U`, UploadPart answers with an ETag except part
 /// `fail_part`, which always gets a 500; AbortMultipartUpload and CompleteMultipartUpload are
