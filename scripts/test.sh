@@ -27,7 +27,7 @@ if [[ ! -x $venv/bin/python ]]; then
     }
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q pytest numpy xarray netCDF4 "dask[array]" distributed
+"$venv/bin/python" -m pip install -q pytest numpy xarray netCDF4 "dask[array]" distributed s3fs h5netcdf h5py
 # Not editable: the tests run against the package as users install it.
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps ./python
 

@@ -17,11 +17,13 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from . import _nc3pack
 from ._dataset import DTYPES, Dataset, Dimension, PathLike, Variable, open
 from ._nc3pack import ArchiveError
+from ._remote import storage_pairs
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -153,13 +155,24 @@ def pack(
 
 
 def unpack(
-    src: PathLike, dst: PathLike, *, force: bool = False, threads: int | None = None
+    src: PathLike,
+    dst: PathLike,
+    *,
+    force: bool = False,
+    threads: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> int:
-    """Restores the original netCDF-3 file from the archive ``src`` into ``dst``, checked
-    against the hash recorded at pack time before it is renamed into place. Returns the
-    bytes written. Raises :class:`ArchiveError` if the archive is damaged."""
+    """Restores the original netCDF-3 file from the archive ``src`` (a path or a URL, with
+    ``storage_options`` as :func:`open`) into ``dst``, checked against the hash recorded at
+    pack time before it is renamed into place. Returns the bytes written. Raises
+    :class:`ArchiveError` if the archive is damaged."""
+    s = os.fspath(src)
     return _nc3pack.unpack(
-        os.fspath(src), os.fspath(dst), bool(force), _threads(threads)
+        s,
+        os.fspath(dst),
+        bool(force),
+        _threads(threads),
+        storage_pairs(s, storage_options),
     )
 
 
@@ -207,9 +220,11 @@ def verify(
     *,
     against: PathLike | None = None,
     threads: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> VerifyResult:
     """Checks every checksum of an archive and the restored data's hash (and, with
-    ``against``, that the original file matches).
+    ``against``, that the original file matches). ``path`` may be a URL, with
+    ``storage_options`` as :func:`open`.
 
     Returns a :class:`VerifyResult` when the archive is intact; raises
     :class:`ArchiveError` otherwise, with the damage list as its ``damage`` attribute (and
@@ -217,7 +232,10 @@ def verify(
     """
     p = os.fspath(path)
     damage, blocks, hash_checked, matches = _nc3pack.verify(
-        p, None if against is None else os.fspath(against), _threads(threads)
+        p,
+        None if against is None else os.fspath(against),
+        _threads(threads),
+        storage_pairs(p, storage_options),
     )
     result = VerifyResult(
         p, blocks, hash_checked, matches, [Damage(*d) for d in damage]
@@ -233,7 +251,13 @@ def verify(
     return result
 
 
-def info(path: PathLike) -> dict[str, Any]:
-    """Describes a netCDF-3 file or an archive: the same dict as ``nc3pack info --json``."""
-    result: dict[str, Any] = json.loads(_nc3pack.info_json(os.fspath(path)))
+def info(
+    path: PathLike, *, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Describes a netCDF-3 file or an archive: the same dict as ``nc3pack info --json``.
+    ``path`` may be a URL, with ``storage_options`` as :func:`open`."""
+    p = os.fspath(path)
+    result: dict[str, Any] = json.loads(
+        _nc3pack.info_json(p, storage_pairs(p, storage_options))
+    )
     return result

@@ -11,6 +11,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _nc3pack
+from ._remote import storage_pairs
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -250,7 +251,7 @@ class Dataset:
     """An nc3pack archive or an original netCDF-3 file, open for reading.
 
     Thread-safe: many threads may read at once (reads release the GIL). Pickles as its
-    path: unpickling opens the file again.
+    path (and storage options): unpickling opens the file again.
 
     >>> ds = nc3pack.open("sst.nc3z")                  # doctest: +SKIP
     >>> ds["sst"][0, 10:20, ::2]                        # doctest: +SKIP
@@ -262,9 +263,14 @@ class Dataset:
         *,
         cache_budget: int | None = None,
         cache_whole_blocks: bool = True,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None:
         self._path = os.fspath(path)
-        self._reader: _nc3pack.Reader | None = _nc3pack.Reader(self._path)
+        self._storage_options = (
+            None if storage_options is None else dict(storage_options)
+        )
+        pairs = storage_pairs(self._path, storage_options)
+        self._reader: _nc3pack.Reader | None = _nc3pack.Reader(self._path, pairs)
         if cache_budget is not None:
             self.set_cache_budget(cache_budget)
         if not cache_whole_blocks:
@@ -372,6 +378,13 @@ class Dataset:
         (False for an original netCDF-3 file, which has no cache)."""
         return self._r().cache_whole_blocks
 
+    def request_stats(self) -> dict[str, int] | None:
+        """For an object read by an ``s3://`` or ``http(s)://`` URL: the GET requests sent
+        so far (opening included; retries not counted again) and the bytes received, as
+        ``{"requests": n, "bytes": n}``. ``None`` for a local file."""
+        s = self._r().request_stats()
+        return None if s is None else {"requests": s[0], "bytes": s[1]}
+
     def clear_cache(self) -> None:
         """Empties the block cache and zeroes its counters."""
         self._r().clear_cache()
@@ -394,14 +407,33 @@ class Dataset:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        return (Dataset, (self._path,))
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        if self._storage_options is None:
+            return (Dataset, (self._path,))
+        return (_reopen, (self._path, self._storage_options))
+
+
+def _reopen(path: str, storage_options: dict[str, Any]) -> Dataset:
+    return Dataset(path, storage_options=storage_options)
 
 
 def open(
-    path: PathLike, *, cache_budget: int | None = None, cache_whole_blocks: bool = True
+    path: PathLike,
+    *,
+    cache_budget: int | None = None,
+    cache_whole_blocks: bool = True,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Dataset:
     """Opens an nc3pack archive or an original netCDF-3 file (told apart by content).
+
+    ``path`` may be a URL: ``s3://BUCKET/KEY``, ``http(s)://...`` (read by range requests:
+    opening costs two concurrent requests, a read the blocks it needs, coalesced) or
+    ``file://...``. ``storage_options`` take the names s3fs users pass (``key``,
+    ``secret``, ``token``, ``anon``, ``endpoint_url``, ``region_name``,
+    ``client_kwargs={"endpoint_url": ..., "region_name": ...}``), set over the standard
+    ``AWS_*`` environment; an unknown name is a ``ValueError``. A missing object raises
+    ``FileNotFoundError``, refused or missing credentials ``PermissionError``, a failed
+    request ``OSError``.
 
     ``cache_budget`` sets the decoded-block cache's budget in bytes (default 64 MiB);
     ``cache_whole_blocks=False`` keeps a read that spans several blocks from caching the
@@ -410,5 +442,8 @@ def open(
     a valid archive nor a valid netCDF-3 file.
     """
     return Dataset(
-        path, cache_budget=cache_budget, cache_whole_blocks=cache_whole_blocks
+        path,
+        cache_budget=cache_budget,
+        cache_whole_blocks=cache_whole_blocks,
+        storage_options=storage_options,
     )

@@ -36,6 +36,7 @@ from xarray.core.utils import FrozenDict, close_on_error
 
 from . import MAGIC
 from ._dataset import Dataset
+from ._remote import is_url, storage_pairs
 
 #: Aim of the fallback chunks, in blocks, when no chunking of whole blocks exists.
 FALLBACK_BLOCKS = 16
@@ -79,12 +80,31 @@ def _open(
     cache_budget: int | None = None,
     mode: Any = None,
     cache_whole_blocks: bool = False,
+    storage_options: tuple[tuple[str, Any], ...] | None = None,
 ) -> Dataset:
     # `mode`: a CachingFileManager unpickled in another process may pass its (omitted)
     # mode; archives are read-only.
     return Dataset(
-        path, cache_budget=cache_budget, cache_whole_blocks=cache_whole_blocks
+        path,
+        cache_budget=cache_budget,
+        cache_whole_blocks=cache_whole_blocks,
+        storage_options=None if storage_options is None else _thaw(storage_options),
     )
+
+
+def _freeze(options: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """storage_options as nested tuples: CachingFileManager hashes its arguments."""
+    return tuple(
+        (k, ("__dict__", _freeze(v)) if isinstance(v, Mapping) else v)
+        for k, v in options.items()
+    )
+
+
+def _thaw(frozen: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    return {
+        k: _thaw(v[1]) if isinstance(v, tuple) and v[:1] == ("__dict__",) else v
+        for k, v in frozen
+    }
 
 
 class Nc3zBackendArray(BackendArray):
@@ -125,9 +145,18 @@ class Nc3zDataStore(AbstractDataStore):
         filename: str | os.PathLike[str],
         cache_budget: int | None = None,
         cache_whole_blocks: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> Nc3zDataStore:
         path = os.fspath(filename)
-        kwargs = {"cache_budget": cache_budget, "cache_whole_blocks": cache_whole_blocks}
+        # Checked here, so that bad options fail at open_dataset, not at a later read.
+        storage_pairs(path, storage_options)
+        kwargs = {
+            "cache_budget": cache_budget,
+            "cache_whole_blocks": cache_whole_blocks,
+            "storage_options": None
+            if storage_options is None
+            else _freeze(storage_options),
+        }
         manager = CachingFileManager(_open, path, kwargs=kwargs)
         return cls(manager)
 
@@ -184,6 +213,8 @@ class Nc3zDataStore(AbstractDataStore):
 
 
 def _is_archive(path: str | os.PathLike[str]) -> bool:
+    if isinstance(path, str) and is_url(path):
+        return False  # not worth a request: a URL is recognized by its suffix
     try:
         with open(path, "rb") as f:
             return f.read(len(MAGIC)) == MAGIC
@@ -200,6 +231,10 @@ class Nc3zBackendEntrypoint(BackendEntrypoint):
     False: xarray keeps an array it loaded, with ``cache=True``, its default, and dask
     chunks of whole blocks are each read once, so such blocks are not read again; the
     partial blocks at a read's ends are cached, for the neighbouring reads that share them).
+
+    URLs (``s3://``, ``http(s)://``, ``file://``) open too, with ``storage_options`` as
+    s3fs takes them (``backend_kwargs={"storage_options": {...}}``, see
+    :func:`nc3pack.open`); a URL is recognized by its ``.nc3z`` suffix.
     """
 
     description = "Open nc3pack archives (.nc3z) of netCDF-3 files, lazily"
@@ -215,6 +250,7 @@ class Nc3zBackendEntrypoint(BackendEntrypoint):
         "decode_timedelta",
         "cache_budget",
         "cache_whole_blocks",
+        "storage_options",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -238,6 +274,7 @@ class Nc3zBackendEntrypoint(BackendEntrypoint):
         decode_timedelta: Any = None,
         cache_budget: int | None = None,
         cache_whole_blocks: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> xr.Dataset:
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             raise TypeError(
@@ -248,6 +285,7 @@ class Nc3zBackendEntrypoint(BackendEntrypoint):
             filename_or_obj,
             cache_budget=cache_budget,
             cache_whole_blocks=cache_whole_blocks,
+            storage_options=storage_options,
         )
         with close_on_error(store):
             return StoreBackendEntrypoint().open_dataset(

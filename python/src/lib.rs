@@ -5,11 +5,16 @@
 //! attribute values as netCDF4-python gives them, numpy-style indexing, the xarray backend) is
 //! built on top of it in the pure-Python package `nc3pack`.
 
+use nc3pack::error::RemoteError;
 use nc3pack::nc3::Values;
+use nc3pack::remote::RemoteOptions;
 use nc3pack::Dataset;
-use nc3pack::{Archive, Error, Hyperslab, NcFile};
+use nc3pack::{Archive, Error, Hyperslab, Input, NcFile};
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods};
-use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyFileExistsError, PyFileNotFoundError, PyOSError, PyPermissionError,
+    PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::path::PathBuf;
@@ -31,6 +36,19 @@ fn to_py(e: Error) -> PyErr {
             None => PyOSError::new_err(msg),
         },
         Error::OutputExists { .. } => PyFileExistsError::new_err(msg),
+        // As fsspec/s3fs raise them: a missing object is FileNotFoundError, refused or
+        // missing credentials PermissionError, a malformed URL or bad settings ValueError,
+        // a request that failed (after its retries) OSError.
+        Error::Remote { source, .. } => match source {
+            RemoteError::NotFound => PyFileNotFoundError::new_err(msg),
+            RemoteError::AccessDenied { .. } | RemoteError::NoCredentials => {
+                PyPermissionError::new_err(msg)
+            }
+            RemoteError::InvalidUrl { .. } | RemoteError::Config { .. } => {
+                PyValueError::new_err(msg)
+            }
+            _ => PyOSError::new_err(msg),
+        },
         Error::Option(_) | Error::Slab { .. } | Error::Refused { .. } => PyValueError::new_err(msg),
         Error::Internal(_) => PyRuntimeError::new_err(msg),
         _ => ArchiveError::new_err(msg),
@@ -43,24 +61,95 @@ fn to_py(e: Error) -> PyErr {
 enum Source {
     Archive(Archive),
     Nc(NcFile),
+    /// A netCDF-3 file read by URL.
+    NcUrl(NcFile<Input>),
 }
 
+/// Storage options as `(name, value)` pairs, the names `RemoteOptions::set` takes (the Python
+/// package maps s3fs-style `storage_options` onto them).
+type StorageOptions = Vec<(String, String)>;
+
+/// Whether `path` is a URL nc3pack reads (`s3://`, `http(s)://`, `file://`).
+fn url_of(path: &std::path::Path) -> Option<&str> {
+    let s = path.to_str()?;
+    let is_url = ["s3://", "http://", "https://", "file://"]
+        .iter()
+        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p));
+    is_url.then_some(s)
+}
+
+/// The environment's options (as the command line reads them) with `storage` set over them.
+fn remote_options(storage: Option<StorageOptions>) -> nc3pack::Result<RemoteOptions> {
+    let mut opts = RemoteOptions::from_env();
+    for (name, value) in storage.unwrap_or_default() {
+        opts = opts.set(&name, &value)?;
+    }
+    Ok(opts)
+}
+
+/// Runs `f` (which opens `path`) with `storage` as the default remote options when `path` is a
+/// URL and options are given; calls so made take turns, since the default is process-wide.
+fn with_storage<T>(
+    path: &std::path::Path,
+    storage: Option<StorageOptions>,
+    f: impl FnOnce() -> nc3pack::Result<T>,
+) -> nc3pack::Result<T> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if url_of(path).is_none() || storage.is_none() {
+        return f();
+    }
+    let opts = remote_options(storage)?;
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let before = nc3pack::remote::default_options();
+    nc3pack::remote::set_default_options(opts);
+    let r = f();
+    nc3pack::remote::set_default_options(before);
+    r
+}
+
+/// The request counters of an object read by URL.
+type Stats = Option<std::sync::Arc<nc3pack::remote::RequestStats>>;
+
 impl Source {
-    fn open(path: &std::path::Path) -> nc3pack::Result<Source> {
+    fn open(
+        path: &std::path::Path,
+        storage: Option<StorageOptions>,
+    ) -> nc3pack::Result<(Source, Stats)> {
+        if let Some(url) = url_of(path) {
+            let opts = remote_options(storage)?;
+            let (input, stats) = if url
+                .get(..7)
+                .is_some_and(|p| p.eq_ignore_ascii_case("file://"))
+            {
+                (Input::open_url(url, &opts)?, None)
+            } else {
+                let r = nc3pack::remote::RemoteReader::open(url, &opts)?;
+                let stats = r.stats();
+                (Input::Remote(r), Some(stats))
+            };
+            let src = if nc3pack::is_archive(&input) {
+                Source::Archive(Archive::from_reader(input, path)?)
+            } else {
+                Source::NcUrl(NcFile::from_reader(input, path)?)
+            };
+            return Ok((src, stats));
+        }
         // Told apart by content, as `nc3pack::open` does; kept as a concrete type so that the
         // archive's cache can be reached.
         let is_archive = std::fs::File::open(path).is_ok_and(|f| nc3pack::is_archive(&f));
-        Ok(if is_archive {
+        let src = if is_archive {
             Source::Archive(Archive::open(path)?)
         } else {
             Source::Nc(NcFile::open(path)?)
-        })
+        };
+        Ok((src, None))
     }
 
     fn ds(&self) -> &dyn Dataset {
         match self {
             Source::Archive(a) => a,
             Source::Nc(f) => f,
+            Source::NcUrl(f) => f,
         }
     }
 }
@@ -118,14 +207,24 @@ fn read_typed<'py, T: nc3pack::Element + numpy::Element>(
 #[pyclass(frozen, module = "nc3pack._nc3pack")]
 struct Reader {
     src: Source,
+    stats: Stats,
 }
 
 #[pymethods]
 impl Reader {
+    /// `storage_options`: `(name, value)` pairs for a URL (see `RemoteOptions::set`), over
+    /// the environment's settings.
     #[new]
-    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let src = py.detach(|| Source::open(&path)).map_err(to_py)?;
-        Ok(Reader { src })
+    #[pyo3(signature = (path, storage_options=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        storage_options: Option<StorageOptions>,
+    ) -> PyResult<Self> {
+        let (src, stats) = py
+            .detach(|| Source::open(&path, storage_options))
+            .map_err(to_py)?;
+        Ok(Reader { src, stats })
     }
 
     /// The path as given.
@@ -224,7 +323,7 @@ impl Reader {
     fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = match &self.src {
             Source::Archive(a) => a.cache_stats(),
-            Source::Nc(_) => nc3pack::CacheStats::default(),
+            Source::Nc(_) | Source::NcUrl(_) => nc3pack::CacheStats::default(),
         };
         let d = PyDict::new(py);
         d.set_item("hits", s.hits)?;
@@ -259,8 +358,14 @@ impl Reader {
     fn cache_whole_blocks(&self) -> bool {
         match &self.src {
             Source::Archive(a) => a.caches_whole_blocks(),
-            Source::Nc(_) => false,
+            Source::Nc(_) | Source::NcUrl(_) => false,
         }
+    }
+
+    /// `(GET requests sent, bytes received)` so far for an object read by an `s3://` or
+    /// `http(s)://` URL (opening included); `None` for a local file.
+    fn request_stats(&self) -> Option<(u64, u64)> {
+        self.stats.as_ref().map(|s| (s.requests(), s.bytes()))
     }
 
     /// Empties the block cache and zeroes its counters.
@@ -335,20 +440,25 @@ fn pack(
 /// Restores the original file from the archive `src` into `dst`, verified by hash; returns
 /// the bytes written.
 #[pyfunction]
-#[pyo3(signature = (src, dst, force, threads))]
+#[pyo3(signature = (src, dst, force, threads, storage_options=None))]
 fn unpack(
     py: Python<'_>,
     src: PathBuf,
     dst: PathBuf,
     force: bool,
     threads: Option<usize>,
+    storage_options: Option<StorageOptions>,
 ) -> PyResult<u64> {
     let threads = threads_or_all(threads)?;
     let opts = nc3pack::UnpackOptions::default()
         .with_threads(threads)
         .with_force(force);
-    py.detach(|| nc3pack::unpack_file(&src, &dst, &opts))
-        .map_err(to_py)
+    py.detach(|| {
+        with_storage(&src, storage_options, || {
+            nc3pack::unpack_file(&src, &dst, &opts)
+        })
+    })
+    .map_err(to_py)
 }
 
 /// One damaged part: `(part, variable or None, block or None, offset, what, message)`.
@@ -363,16 +473,21 @@ type DamageTuple = (
 
 /// Checks an archive completely; returns `(damage, blocks, hash_checked, original_matches)`.
 #[pyfunction]
-#[pyo3(signature = (path, against, threads))]
+#[pyo3(signature = (path, against, threads, storage_options=None))]
 fn verify(
     py: Python<'_>,
     path: PathBuf,
     against: Option<PathBuf>,
     threads: Option<usize>,
+    storage_options: Option<StorageOptions>,
 ) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
     let threads = threads_or_all(threads)?;
     let r = py
-        .detach(|| nc3pack::verify(&path, &nc3pack::VerifyOptions { against, threads }))
+        .detach(|| {
+            with_storage(&path, storage_options, || {
+                nc3pack::verify(&path, &nc3pack::VerifyOptions { against, threads })
+            })
+        })
         .map_err(to_py)?;
     let damage = r
         .damage
@@ -397,9 +512,18 @@ fn verify(
 
 /// `nc3pack info --json` of a file, as JSON text.
 #[pyfunction]
-fn info_json(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    py.detach(|| nc3pack::info::describe(&path).map(|info| info.to_json()))
-        .map_err(to_py)
+#[pyo3(signature = (path, storage_options=None))]
+fn info_json(
+    py: Python<'_>,
+    path: PathBuf,
+    storage_options: Option<StorageOptions>,
+) -> PyResult<String> {
+    py.detach(|| {
+        with_storage(&path, storage_options, || {
+            nc3pack::info::describe(&path).map(|info| info.to_json())
+        })
+    })
+    .map_err(to_py)
 }
 
 #[pymodule]

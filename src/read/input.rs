@@ -55,6 +55,29 @@ impl ReadAt for Input {
     }
 }
 
+#[cfg(feature = "remote")]
+impl Input {
+    /// Opens a URL with explicit options (credentials, endpoint, anonymous access): a
+    /// `file://` URL as the local file, `s3://` and `http(s)://` as a
+    /// [`crate::remote::RemoteReader`] (two concurrent range requests).
+    ///
+    /// ```no_run
+    /// use nc3pack::{Input, ReadAt};
+    /// let opts = nc3pack::remote::RemoteOptions::from_env().with_anon(true);
+    /// let input = Input::open_url("s3://bucket/sst.nc3z", &opts)?;
+    /// println!("{} bytes, archive: {}", input.size().unwrap(), nc3pack::is_archive(&input));
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming the URL and the cause (malformed URL, no credentials, access
+    /// denied, no such object, ...); [`Error::Io`] for a `file://` URL that cannot be opened.
+    pub fn open_url(url: &str, opts: &crate::remote::RemoteOptions) -> Result<Input> {
+        open_url(url, opts, "random access")
+    }
+}
+
 /// Opens a path, or a URL (`s3://`, `http(s)://`, `file://`; with the options of
 /// [`crate::remote::set_default_options`]), for reading at any offset; `op` says what needs to
 /// seek, for the message (as [`open_seekable`]).

@@ -43,8 +43,12 @@ pub const FRONT_BYTES: u64 = 64 << 10;
 pub const TAIL_BYTES: u64 = 256 << 10;
 
 /// Most bytes one planned read fetches at once (a read needing more fetches the rest a window at
-/// a time, as it gets there).
+/// a time, the next window while the last one is decoded).
 const WINDOW_BYTES: u64 = 32 << 20;
+
+/// Most bytes of the first window of a plan, which is waited for: small, so that decoding starts
+/// early while the next (full) window is fetched in the background.
+const FIRST_WINDOW_BYTES: u64 = 8 << 20;
 
 /// Most bytes of fetched frames held waiting to be read; a plan larger than this is dropped
 /// (its frames are then read one request each) instead of holding memory without bound.
@@ -520,6 +524,8 @@ struct Staged {
     last: Option<Range<u64>>,
     /// Where read-ahead has been issued up to.
     ahead_to: u64,
+    /// Windows of the plan being fetched in the background.
+    windows_in_flight: usize,
 }
 
 impl std::fmt::Debug for RemoteReader {
@@ -667,19 +673,68 @@ impl RemoteReader {
 
     /// Takes from the plan the window that starts with the planned range holding `off`, marks it
     /// pending and returns it.
-    fn take_window(st: &mut Staged, off: u64) -> Option<Vec<Range<u64>>> {
+    fn take_window(st: &mut Staged, off: u64, max: u64) -> Option<Vec<Range<u64>>> {
         let i = st.plan.iter().position(|r| r.start <= off && off < r.end)?;
         let mut n = 0u64;
         let mut j = i;
-        while j < st.plan.len()
-            && (j == i || n + (st.plan[j].end - st.plan[j].start) <= WINDOW_BYTES)
-        {
+        while j < st.plan.len() && (j == i || n + (st.plan[j].end - st.plan[j].start) <= max) {
             n += st.plan[j].end - st.plan[j].start;
             j += 1;
         }
         let w: Vec<Range<u64>> = st.plan.drain(i..j).collect();
         st.pending.push(w[0].start..w[w.len() - 1].end);
         Some(w)
+    }
+
+    /// Starts fetching the next window of the plan in the background (its frames are staged
+    /// when they arrive), unless one is on its way already or enough is staged: so that the
+    /// frames a read needs next arrive while it decodes those it has.
+    fn keep_ahead(&self, st: &mut Staged) {
+        if st.windows_in_flight > 0 || st.bytes > MAX_STAGED_BYTES / 2 {
+            return;
+        }
+        let Some(first) = st.plan.first().map(|r| r.start) else {
+            return;
+        };
+        let Ok(rt) = runtime() else { return };
+        let Some(w) = Self::take_window(st, first, WINDOW_BYTES) else {
+            return;
+        };
+        st.windows_in_flight += 1;
+        let (store, location) = (Arc::clone(&self.store), self.location.clone());
+        let (shared, stats) = (Arc::clone(&self.shared), Arc::clone(&self.stats));
+        rt.spawn(async move {
+            let got = object_store::coalesce_ranges(
+                &w,
+                |r| {
+                    stats.requests.fetch_add(1, Ordering::Relaxed);
+                    let (store, location) = (&store, &location);
+                    async move { store.get_range(location, r).await }
+                },
+                object_store::OBJECT_STORE_COALESCE_DEFAULT,
+            )
+            .await;
+            let span = w[0].start..w[w.len() - 1].end;
+            let (lock, arrived) = &*shared;
+            let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
+            st.pending.retain(|p| *p != span);
+            st.windows_in_flight -= 1;
+            // On a failure nothing is staged: each read then fetches its own frame, and
+            // reports the error if it remains.
+            if let Ok(got) = got {
+                let n: usize = got.iter().map(Bytes::len).sum();
+                stats.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                for (r, b) in w.iter().zip(got) {
+                    let n = b.len() as u64;
+                    if n == r.end - r.start && !st.chunks.contains_key(&r.start) {
+                        st.bytes += n;
+                        st.chunks.insert(r.start, (b, n));
+                    }
+                }
+            }
+            drop(st);
+            arrived.notify_all();
+        });
     }
 
     /// Fetches a window taken from the plan and stages it.
@@ -813,6 +868,7 @@ impl ReadAt for RemoteReader {
             }
         }
         let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        self.keep_ahead(&mut st);
         // Bounded: each wait ends when a pending fetch finishes (and removes itself).
         loop {
             if Self::from_staged(&mut st, buf, offset) {
@@ -824,7 +880,8 @@ impl ReadAt for RemoteReader {
             }
             break;
         }
-        if let Some(w) = Self::take_window(&mut st, offset) {
+        if let Some(w) = Self::take_window(&mut st, offset, WINDOW_BYTES) {
+            self.keep_ahead(&mut st);
             drop(st);
             self.fetch_window(&w)?;
             let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -911,9 +968,10 @@ impl ReadAt for RemoteReader {
         st.plan.sort_by_key(|r| r.start);
         st.plan
             .dedup_by(|b, a| a.start <= b.start && b.end <= a.end);
-        let Some(w) = Self::take_window(&mut st, first) else {
+        let Some(w) = Self::take_window(&mut st, first, FIRST_WINDOW_BYTES) else {
             return Ok(());
         };
+        self.keep_ahead(&mut st);
         drop(st);
         self.fetch_window(&w)
     }

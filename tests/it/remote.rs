@@ -881,6 +881,49 @@ fn s3_anonymous_access_reads_a_public_bucket() {
     assert_eq!(a.len(), std::fs::metadata(&z).unwrap().len());
 }
 
+/// A planned read larger than one window: the next window is fetched in the background while
+/// the first is read (so that fetching overlaps decoding), and every byte read is the object's.
+#[test]
+fn planned_reads_fetch_the_next_window_ahead() {
+    use nc3pack::ReadAt;
+    // 48 MiB of xorshift bytes, planned as 1 MiB frames (clear of the front and tail that
+    // opening reads).
+    let mut data = vec![0u8; 48 << 20];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for c in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
+    }
+    let server = HttpServer::start(HashMap::from([("big.bin".to_string(), data.clone())]));
+    let r = RemoteReader::open(&server.url("big.bin"), &RemoteOptions::default()).unwrap();
+    let frames: Vec<(u64, u64)> = (1..47u64).map(|i| (i << 20, 1 << 20)).collect();
+    r.prefetch(&frames).unwrap();
+    // Opening (2), the first window (1), and the next window asked for without a read
+    // reaching it: wait for that request at the server, up to 10 s.
+    let mut ahead = false;
+    for _ in 0..200 {
+        if server.requests.load(Ordering::SeqCst) >= 4 {
+            ahead = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ahead, "the next window was not fetched ahead of the reads");
+    let mut buf = vec![0u8; 1 << 20];
+    for &(off, n) in &frames {
+        r.read_exact_at(&mut buf, off).unwrap();
+        assert!(
+            buf[..] == data[off as usize..(off + n) as usize],
+            "frame at {off}"
+        );
+    }
+    // 46 MiB in windows of 8 + 32 + 6 MiB, after the 2 requests of opening.
+    assert_eq!(server.requests.load(Ordering::SeqCst), 5);
+    assert_eq!(r.stats().requests(), 5);
+}
+
 #[test]
 fn file_urls_read_the_local_file() {
     let work = tempfile::tempdir().unwrap();
