@@ -52,7 +52,9 @@ struct VerifyArgs {
     archive: Option<PathBuf>,
     /// Verify every archive these manifests (files, or directories of *.jsonl such as
     /// OUT/.nc3pack) list, in parallel, against the recorded hashes; prints the failures and a
-    /// summary.
+    /// summary. A manifest in OUT/.nc3pack finds its archives in that OUT (a moved collection
+    /// verifies where it is); another by their recorded paths (relative ones from its
+    /// directory).
     #[arg(long, num_args = 1.., value_name = "MANIFEST")]
     manifest: Vec<PathBuf>,
     /// Also check that this original netCDF-3 file is what the archive restores; with

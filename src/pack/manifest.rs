@@ -571,9 +571,12 @@ impl CollectionReport {
 
 /// Verifies every archive the manifests list (each name's last entry: `packed` and `skipped`
 /// entries name an archive; a name whose last entry is `failed`, with no archive recorded
-/// before, is a failure) on `threads` threads: completely ([`crate::verify`]), that its lead
-/// records the manifest's hash and size, and with `against` that `against/NAME` is the
-/// original. `progress` is called with the number of archives done.
+/// before, is a failure). The archive of a manifest in `OUT/.nc3pack` is `OUT/NAME.nc3z`,
+/// wherever OUT was when it was packed (a moved collection verifies where it is); a
+/// manifest elsewhere names its archives by their recorded `output`, taken relative to the
+/// manifest's directory if it is relative. Each is checked on `threads` threads: completely
+/// ([`crate::verify`]), that its lead records the manifest's hash and size, and with `against`
+/// that `against/NAME` is the original. `progress` is called with the number of archives done.
 ///
 /// # Errors
 ///
@@ -590,22 +593,25 @@ pub fn verify_collection(
     // collection may list millions).
     let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
     for m in manifest_files(manifests)? {
+        let out = collection_of(&m);
         read(&m, |n, e| match e {
             None => report.bad_lines.push((m.clone(), n)),
             Some(e) => {
+                let output = (e.status != Status::Failed)
+                    .then(|| archive_path(out.as_deref(), &m, &e.name, e.output));
                 let slot = last.entry(e.name.into_boxed_slice()).or_default();
-                if e.status == Status::Failed {
-                    let error = e
-                        .error
-                        .unwrap_or_else(|| "failed (no error recorded)".into());
-                    slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
-                } else {
+                if let Some(output) = output {
                     let archive = Archived {
-                        output: e.output.into_boxed_path(),
+                        output: output.into_boxed_path(),
                         size: e.size,
                         hash: e.hash,
                     };
                     *slot = (Some(archive), None);
+                } else {
+                    let error = e
+                        .error
+                        .unwrap_or_else(|| "failed (no error recorded)".into());
+                    slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
                 }
             }
         })?;
@@ -656,6 +662,46 @@ pub fn verify_collection(
         .failures
         .extend(failed.into_iter().map(|(_, p, w)| (p, w)));
     Ok(report)
+}
+
+/// The OUT directory of a collection whose manifest is at `manifest`: the directory holding
+/// the manifest's directory when that is named `.nc3pack`, else `None`. The path is taken as
+/// given (resolved only when it ends in `.` or `..`, or is the current directory).
+fn collection_of(manifest: &Path) -> Option<PathBuf> {
+    let dir = manifest
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = match dir.file_name() {
+        Some(_) => dir.to_path_buf(),
+        None => std::fs::canonicalize(dir).ok()?,
+    };
+    if dir.file_name() != Some(OsStr::new(".nc3pack")) {
+        return None;
+    }
+    dir.parent().map(Path::to_path_buf)
+}
+
+/// Where `verify --manifest` finds the archive of an entry named `name` (whose line records
+/// `output`) of the manifest at `manifest` (in collection `out`, if it is in `OUT/.nc3pack`):
+/// `OUT/NAME.nc3z` when the manifest is in `OUT/.nc3pack` and the name is plain names (so a
+/// collection moved with its `.nc3pack` directory verifies where it is now); else the
+/// recorded output, relative to the manifest's directory if it is relative.
+fn archive_path(out: Option<&Path>, manifest: &Path, name: &[u8], output: PathBuf) -> PathBuf {
+    let name = Path::new(OsStr::from_bytes(name));
+    let plain = !name.as_os_str().is_empty()
+        && name
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    match out {
+        Some(out) if plain => {
+            let mut p = out.join(name).into_os_string();
+            p.push(".nc3z");
+            p.into()
+        }
+        _ if output.is_relative() => manifest.parent().unwrap_or(Path::new(".")).join(output),
+        _ => output,
+    }
 }
 
 /// A failure a manifest recorded: the input and the error.
