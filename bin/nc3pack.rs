@@ -120,7 +120,8 @@ struct PackArgs {
     manifest: Option<PathBuf>,
     /// With -o: DELETE each input once its archive is written, synced, renamed into place and
     /// verified by decoding it back to the input's hash (a rerun deletes those of archives
-    /// already done, once verified). Symbolic links, pipes and devices are never deleted.
+    /// already done, once verified). Symbolic links, pipes and devices are never deleted
+    /// (kept and listed; not a failure).
     #[arg(long, requires = "output_dir")]
     delete_input: bool,
     /// Block codec.
@@ -620,17 +621,31 @@ fn pack_batch(
         .cloned()
         .map(Ok)
         .chain(list_lines(batch.files_from)?);
-    let plan = nc3pack::__private::plan(inputs, dir, batch.root, batch.shard)?;
     let records = dir.join(".nc3pack");
     let manifest_path = batch.manifest.map_or_else(
         || records.join(format!("manifest-{}.jsonl", batch.shard)),
         Path::to_path_buf,
     );
-    let done = if opts.force {
-        Done::default()
-    } else {
-        Done::load(&[records, manifest_path.clone()])?
+    // The manifests of earlier runs are read while the inputs are found.
+    let load = || {
+        if opts.force {
+            Ok(Done::default())
+        } else {
+            Done::load(&[records.clone(), manifest_path.clone()])
+        }
     };
+    let (plan, done) = std::thread::scope(|s| {
+        let loading = std::thread::Builder::new().spawn_scoped(s, load);
+        let plan = nc3pack::__private::plan(inputs, dir, batch.root, batch.shard);
+        let done = match loading {
+            Ok(h) => h.join().unwrap_or_else(|_| load()),
+            Err(_) => load(),
+        };
+        (plan, done)
+    });
+    let (plan, done) = (plan?, done?);
+    // For bench/collection.sh only: measures packing without the manifest (see there).
+    let bench_no_manifest = std::env::var_os("NC3PACK_BENCH_NO_MANIFEST").is_some();
     let manifest = Manifest::new(&manifest_path);
     let pb = (!quiet && std::io::stderr().is_terminal() && plan.len() > 1).then(|| {
         let pb = indicatif::ProgressBar::new(plan.len() as u64);
@@ -645,12 +660,33 @@ fn pack_batch(
     let (inb, outb) = (AtomicU64::new(0), AtomicU64::new(0));
     let failures: Mutex<Vec<(usize, nc3pack::Error)>> = Mutex::new(Vec::new());
     let write_error: Mutex<Option<nc3pack::Error>> = Mutex::new(None);
-    let write = |e: Entry| {
-        if let Err(err) = manifest.write(&e) {
+    // A `skipped` line of a recorded archive only repeats what an earlier line recorded: a
+    // kill may lose it, so such lines are written hundreds at a time.
+    let write_line = |e: Entry, deferred: bool| {
+        if bench_no_manifest {
+            return;
+        }
+        let written = if deferred {
+            manifest.write_deferred(&e)
+        } else {
+            manifest.write(&e)
+        };
+        if let Err(err) = written {
             write_error
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get_or_insert(err);
+        }
+    };
+    let write = |e: Entry| write_line(e, false);
+    // Inputs `--delete-input` kept (symbolic links, pipes, devices): listed at the end.
+    let kept_inputs: Mutex<Vec<(usize, nc3pack::__private::Kept)>> = Mutex::new(Vec::new());
+    let note_kept = |i: usize, kept: Option<nc3pack::__private::Kept>| {
+        if let Some(k) = kept {
+            kept_inputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((i, k));
         }
     };
     let on_done = |i: usize, outcome: Outcome| {
@@ -666,6 +702,7 @@ fn pack_batch(
             seconds,
             error: None,
             deleted: false,
+            kept: None,
         };
         match outcome {
             Outcome::Packed {
@@ -673,7 +710,9 @@ fn pack_batch(
                 mtime_ns,
                 seconds,
                 deleted,
+                kept,
             } => {
+                note_kept(i, kept);
                 packed.fetch_add(1, Relaxed);
                 inb.fetch_add(summary.input_len, Relaxed);
                 outb.fetch_add(summary.output_len, Relaxed);
@@ -683,6 +722,7 @@ fn pack_batch(
                     hash: Some(summary.hash),
                     output_size: Some(summary.output_len),
                     deleted,
+                    kept: kept.map(|k| k.to_string()),
                     ..entry(Status::Packed, seconds)
                 });
             }
@@ -691,21 +731,27 @@ fn pack_batch(
                 recorded,
                 seconds,
                 deleted,
+                kept,
             } => {
+                note_kept(i, kept);
                 skipped.fetch_add(1, Relaxed);
                 let status = if recorded {
                     Status::Skipped
                 } else {
                     Status::Packed
                 };
-                write(Entry {
-                    size: Some(record.size),
-                    mtime_ns: Some(record.mtime_ns),
-                    hash: Some(record.hash),
-                    output_size: Some(record.output_size),
-                    deleted,
-                    ..entry(status, seconds)
-                });
+                write_line(
+                    Entry {
+                        size: Some(record.size),
+                        mtime_ns: Some(record.mtime_ns),
+                        hash: Some(record.hash),
+                        output_size: Some(record.output_size),
+                        deleted,
+                        kept: kept.map(|k| k.to_string()),
+                        ..entry(status, seconds)
+                    },
+                    recorded && !deleted && kept.is_none(),
+                );
             }
             Outcome::NotNetcdf => {
                 ignored.fetch_add(1, Relaxed);
@@ -750,6 +796,7 @@ fn pack_batch(
                     seconds: 0.0,
                     error: Some(e.to_string()),
                     deleted: false,
+                    kept: None,
                 });
             }
         }
@@ -760,6 +807,11 @@ fn pack_batch(
     let synced = manifest.sync();
     for e in &plan.unreadable {
         eprintln!("nc3pack: {e}");
+    }
+    let mut kept = kept_inputs.into_inner().unwrap_or_else(|p| p.into_inner());
+    kept.sort_by_key(|k| k.0);
+    for (i, why) in &kept {
+        eprintln!("nc3pack: {}: kept: {why}", plan.input(*i).display());
     }
     let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
     failures.sort_by_key(|f| f.0);

@@ -1398,11 +1398,16 @@ fn delete_input_deletes_only_originals_whose_archives_are_proven() {
     let del = Path::new("--delete-input");
     let (code, err) = batch(&[], &[&input, del], &out);
     assert_eq!(code, 1, "{err}");
+    // The link is kept, said so, and not a failure: its archive is done and recorded.
     assert!(
         err.contains(&format!(
-            "{}: not deleted: not a regular file",
+            "nc3pack: {}: kept: a symbolic link: never deleted (nor its target)\n",
             input.join("link.nc").display()
         )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("1 of 41 files failed (listed above)\n"),
         "{err}"
     );
     assert!(
@@ -1422,6 +1427,28 @@ fn delete_input_deletes_only_originals_whose_archives_are_proven() {
         lines.iter().filter(|l| l["deleted"] == true).count(),
         39,
         "{lines:?}"
+    );
+    let link: Vec<_> = lines.iter().filter(|l| l["name"] == "link.nc").collect();
+    assert_eq!(link.len(), 1, "{link:?}");
+    assert_eq!(link[0]["status"], "packed", "{link:?}");
+    assert_eq!(
+        link[0]["kept"], "a symbolic link: never deleted (nor its target)",
+        "{link:?}"
+    );
+    assert!(link[0].get("deleted").is_none(), "{link:?}");
+    // verify --manifest takes the link's archive as done: the one failure is d1/f01.nc.
+    let (code, stdout, _) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            out.join(".nc3pack").as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.ends_with("verified 40 archives: 1 failed\n") && !stdout.contains("link.nc"),
+        "{stdout}"
     );
     // Every archive of a deleted original restores it.
     let proven = |z: &Path| {
