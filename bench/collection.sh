@@ -8,6 +8,12 @@
 # DIR/tiny (default DIR: /tmp/nc3pack-collection), then a tree DIR/tree of COPIES (default 50)
 # copies of them (set00/ ... set49/: 100,000 files), and prints a Markdown table. Needs python3
 # with numpy and netCDF4, GNU time (/usr/bin/time), and a release build (cargo build --release).
+#
+# The cost of the manifest and of resuming is measured by packing the tree once more with the
+# environment variable NC3PACK_BENCH_NO_MANIFEST=1, which is for this script only: nc3pack then
+# writes no manifest line (and a rerun of such a collection would find nothing recorded). The
+# share printed is (pack - pack without manifest) / pack without manifest, in wall time and in
+# CPU time (user + system, steadier on a shared machine).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 DIR=${1:-/tmp/nc3pack-collection}
@@ -30,6 +36,9 @@ files=$(find "$DIR/tree" -type f | wc -l)
 bytes=$(du -sb "$DIR/tree" | cut -f1)
 sync
 
+# The tree read once, so that every run finds it in the page cache.
+find "$DIR/tree" -type f -exec cat {} + >/dev/null
+
 # Runs a command, prints "seconds peak_rss_kib" (several processes: the largest RSS).
 measure() {
     local t0 t1 rss
@@ -38,9 +47,10 @@ measure() {
     t1=$(date +%s.%N)
     echo "$(echo "$t1 - $t0" | bc) $rss"
 }
-one() { # one nc3pack process; prints its peak RSS (KiB)
-    /usr/bin/time -f %M -o "$DIR/rss.$$" "$NC3PACK" "$@" >/dev/null
-    cat "$DIR/rss.$$"
+one() { # one nc3pack process; prints its peak RSS (KiB); its CPU seconds go to $DIR/cpu.$$
+    /usr/bin/time -f "%M %U %S" -o "$DIR/rss.$$" "$NC3PACK" "$@" >/dev/null
+    awk '{print $2 + $3}' "$DIR/rss.$$" >"$DIR/cpu.$$"
+    cut -d' ' -f1 "$DIR/rss.$$"
 }
 two_shards() { # two shards in parallel, one core each
     /usr/bin/time -f %M -o "$DIR/rss0.$$" "$NC3PACK" pack -q -j $((cores / 2 > 0 ? cores / 2 : 1)) \
@@ -51,8 +61,13 @@ two_shards() { # two shards in parallel, one core each
     sort -n "$DIR/rss0.$$" "$DIR/rss1.$$" | tail -1
 }
 
-rm -rf "$DIR/out1" "$DIR/out2"
+rm -rf "$DIR/out0" "$DIR/out1" "$DIR/out2"
+read -r t_bare rss_bare < <(NC3PACK_BENCH_NO_MANIFEST=1 measure one pack -q "$DIR/tree" -o "$DIR/out0")
+cpu_bare=$(cat "$DIR/cpu.$$")
+rm -rf "$DIR/out0"
+sync
 read -r t_pack rss_pack < <(measure one pack -q "$DIR/tree" -o "$DIR/out1")
+cpu_pack=$(cat "$DIR/cpu.$$")
 sync
 read -r t_rerun rss_rerun < <(measure one pack -q "$DIR/tree" -o "$DIR/out1")
 read -r t_shard rss_shard < <(measure two_shards)
@@ -67,7 +82,7 @@ read -r t_small rss_small < <(measure one pack -q $small -o "$DIR/out3")
 small_files=$(find "$DIR/out3" -name '*.nc3z' | wc -l)
 out_bytes=$(find "$DIR/out1" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
 manifest_bytes=$(du -cb "$DIR/out1/.nc3pack"/*.jsonl | tail -1 | cut -f1)
-rm -f "$DIR"/rss*.$$
+rm -f "$DIR"/rss*.$$ "$DIR"/cpu.$$
 
 rate() { echo "scale=0; $files / $1" | bc; }
 echo
@@ -76,9 +91,13 @@ echo
 echo "| run | seconds | files/s | peak RSS |"
 echo "|---|---:|---:|---:|"
 printf "| pack, one process, -j %s | %.1f | %s | %s MiB |\n" "$cores" "$t_pack" "$(rate "$t_pack")" $((rss_pack / 1024))
+printf "| pack, one process, no manifest (bench only) | %.1f | %s | %s MiB |\n" "$t_bare" "$(rate "$t_bare")" $((rss_bare / 1024))
 printf "| pack, 2 shards in parallel, -j %s each | %.1f | %s | %s MiB |\n" $((cores / 2 > 0 ? cores / 2 : 1)) "$t_shard" "$(rate "$t_shard")" $((rss_shard / 1024))
 printf "| rerun, everything done | %.2f | %s | %s MiB |\n" "$t_rerun" "$(rate "$t_rerun")" $((rss_rerun / 1024))
 printf "| verify --manifest | %.1f | %s | %s MiB |\n" "$t_verify" "$(rate "$t_verify")" $((rss_verify / 1024))
 printf "| pack, %s files (a tenth) | %.1f | %s | %s MiB |\n" "$small_files" "$t_small" "$(echo "scale=0; $small_files / $t_small" | bc)" $((rss_small / 1024))
 echo
 printf "rerun %.0fx faster than the first run\n" "$(echo "$t_pack / $t_rerun" | bc -l)"
+printf "manifest and resume: %+.1f %% of the packing time without them (wall), %+.1f %% (CPU: %.1f s against %.1f s)\n" \
+    "$(echo "100 * ($t_pack - $t_bare) / $t_bare" | bc -l)" \
+    "$(echo "100 * ($cpu_pack - $cpu_bare) / $cpu_bare" | bc -l)" "$cpu_pack" "$cpu_bare"

@@ -52,7 +52,9 @@ struct VerifyArgs {
     archive: Option<PathBuf>,
     /// Verify every archive these manifests (files, or directories of *.jsonl such as
     /// OUT/.nc3pack) list, in parallel, against the recorded hashes; prints the failures and a
-    /// summary.
+    /// summary. A manifest in OUT/.nc3pack finds its archives in that OUT (a moved collection
+    /// verifies where it is); another by their recorded paths (relative ones from its
+    /// directory).
     #[arg(long, num_args = 1.., value_name = "MANIFEST")]
     manifest: Vec<PathBuf>,
     /// Also check that this original netCDF-3 file is what the archive restores; with
@@ -119,7 +121,8 @@ struct PackArgs {
     manifest: Option<PathBuf>,
     /// With -o: DELETE each input once its archive is written, synced, renamed into place and
     /// verified by decoding it back to the input's hash (a rerun deletes those of archives
-    /// already done, once verified). Symbolic links, pipes and devices are never deleted.
+    /// already done, once verified). Symbolic links, pipes and devices are never deleted
+    /// (kept and listed; not a failure).
     #[arg(long, requires = "output_dir")]
     delete_input: bool,
     /// Block codec.
@@ -623,17 +626,31 @@ fn pack_batch(
         .cloned()
         .map(Ok)
         .chain(list_lines(batch.files_from)?);
-    let plan = nc3pack::__private::plan(inputs, dir, batch.root, batch.shard)?;
     let records = dir.join(".nc3pack");
     let manifest_path = batch.manifest.map_or_else(
         || records.join(format!("manifest-{}.jsonl", batch.shard)),
         Path::to_path_buf,
     );
-    let done = if opts.force {
-        Done::default()
-    } else {
-        Done::load(&[records, manifest_path.clone()])?
+    // The manifests of earlier runs are read while the inputs are found.
+    let load = || {
+        if opts.force {
+            Ok(Done::default())
+        } else {
+            Done::load(&[records.clone(), manifest_path.clone()])
+        }
     };
+    let (plan, done) = std::thread::scope(|s| {
+        let loading = std::thread::Builder::new().spawn_scoped(s, load);
+        let plan = nc3pack::__private::plan(inputs, dir, batch.root, batch.shard);
+        let done = match loading {
+            Ok(h) => h.join().unwrap_or_else(|_| load()),
+            Err(_) => load(),
+        };
+        (plan, done)
+    });
+    let (plan, done) = (plan?, done?);
+    // For bench/collection.sh only: measures packing without the manifest (see there).
+    let bench_no_manifest = std::env::var_os("NC3PACK_BENCH_NO_MANIFEST").is_some();
     let manifest = Manifest::new(&manifest_path);
     let pb = (!quiet && std::io::stderr().is_terminal() && plan.len() > 1).then(|| {
         let pb = indicatif::ProgressBar::new(plan.len() as u64);
@@ -648,12 +665,33 @@ fn pack_batch(
     let (inb, outb) = (AtomicU64::new(0), AtomicU64::new(0));
     let failures: Mutex<Vec<(usize, nc3pack::Error)>> = Mutex::new(Vec::new());
     let write_error: Mutex<Option<nc3pack::Error>> = Mutex::new(None);
-    let write = |e: Entry| {
-        if let Err(err) = manifest.write(&e) {
+    // A `skipped` line of a recorded archive only repeats what an earlier line recorded: a
+    // kill may lose it, so such lines are written hundreds at a time.
+    let write_line = |e: Entry, deferred: bool| {
+        if bench_no_manifest {
+            return;
+        }
+        let written = if deferred {
+            manifest.write_deferred(&e)
+        } else {
+            manifest.write(&e)
+        };
+        if let Err(err) = written {
             write_error
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get_or_insert(err);
+        }
+    };
+    let write = |e: Entry| write_line(e, false);
+    // Inputs `--delete-input` kept (symbolic links, pipes, devices): listed at the end.
+    let kept_inputs: Mutex<Vec<(usize, nc3pack::__private::Kept)>> = Mutex::new(Vec::new());
+    let note_kept = |i: usize, kept: Option<nc3pack::__private::Kept>| {
+        if let Some(k) = kept {
+            kept_inputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((i, k));
         }
     };
     let on_done = |i: usize, outcome: Outcome| {
@@ -669,6 +707,7 @@ fn pack_batch(
             seconds,
             error: None,
             deleted: false,
+            kept: None,
         };
         match outcome {
             Outcome::Packed {
@@ -676,7 +715,9 @@ fn pack_batch(
                 mtime_ns,
                 seconds,
                 deleted,
+                kept,
             } => {
+                note_kept(i, kept);
                 packed.fetch_add(1, Relaxed);
                 inb.fetch_add(summary.input_len, Relaxed);
                 outb.fetch_add(summary.output_len, Relaxed);
@@ -686,6 +727,7 @@ fn pack_batch(
                     hash: Some(summary.hash),
                     output_size: Some(summary.output_len),
                     deleted,
+                    kept: kept.map(|k| k.to_string()),
                     ..entry(Status::Packed, seconds)
                 });
             }
@@ -694,21 +736,27 @@ fn pack_batch(
                 recorded,
                 seconds,
                 deleted,
+                kept,
             } => {
+                note_kept(i, kept);
                 skipped.fetch_add(1, Relaxed);
                 let status = if recorded {
                     Status::Skipped
                 } else {
                     Status::Packed
                 };
-                write(Entry {
-                    size: Some(record.size),
-                    mtime_ns: Some(record.mtime_ns),
-                    hash: Some(record.hash),
-                    output_size: Some(record.output_size),
-                    deleted,
-                    ..entry(status, seconds)
-                });
+                write_line(
+                    Entry {
+                        size: Some(record.size),
+                        mtime_ns: Some(record.mtime_ns),
+                        hash: Some(record.hash),
+                        output_size: Some(record.output_size),
+                        deleted,
+                        kept: kept.map(|k| k.to_string()),
+                        ..entry(status, seconds)
+                    },
+                    recorded && !deleted && kept.is_none(),
+                );
             }
             Outcome::NotNetcdf => {
                 ignored.fetch_add(1, Relaxed);
@@ -753,6 +801,7 @@ fn pack_batch(
                     seconds: 0.0,
                     error: Some(e.to_string()),
                     deleted: false,
+                    kept: None,
                 });
             }
         }
@@ -763,6 +812,11 @@ fn pack_batch(
     let synced = manifest.sync();
     for e in &plan.unreadable {
         eprintln!("nc3pack: {e}");
+    }
+    let mut kept = kept_inputs.into_inner().unwrap_or_else(|p| p.into_inner());
+    kept.sort_by_key(|k| k.0);
+    for (i, why) in &kept {
+        eprintln!("nc3pack: {}: kept: {why}", plan.input(*i).display());
     }
     let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
     failures.sort_by_key(|f| f.0);

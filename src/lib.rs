@@ -138,7 +138,7 @@ pub mod __private {
     };
     pub use crate::format::streams::streams;
     pub use crate::nc3::slab::Pieces;
-    pub use crate::pack::batch::{pack_all, plan, Outcome, Plan, Shard};
+    pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, Shard};
     pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};

@@ -36,9 +36,11 @@
 //!
 //! **Resuming.** With the manifests of earlier runs ([`crate::pack::manifest::Done`]), an
 //! input whose archive exists and is recorded as packed from the same input (same size and
-//! modification time) is skipped if the archive's lead and footer are intact and record the
-//! manifest's size and hash ([`crate::pack::manifest::check_ends`]: two small reads, not a
-//! verify); an archive so recorded that fails that check is packed again. An existing archive
+//! modification time: the input is not read again, so a file rewritten with the same size and
+//! the same mtime to the nanosecond is taken as done) is skipped if the archive has the
+//! recorded length and its lead and footer are intact and record the manifest's size and hash
+//! ([`crate::pack::manifest::check_recorded_ends`]: one small read, not a verify); an archive
+//! so recorded that fails that check is packed again. An existing archive
 //! with no record (a run killed after renaming it, before writing its line) is kept, and
 //! counted as packed, if its ends are intact and it records the input's hash (the input is
 //! read to check); any other existing output is a failure without `--force`, as is an input
@@ -46,9 +48,11 @@
 //!
 //! **Deleting the inputs** (`--delete-input`, off by default): an input is deleted only after
 //! its archive is renamed into place and synced, verified completely (decoded back to the hash
-//! the packer computed of the input), and only if it is a regular file (never a symbolic link,
-//! pipe or device) with the size and modification time it had when packed; its directory is
-//! synced after. A rerun deletes the inputs of archives already done once it has verified them,
+//! the packer computed of the input; the archives of a commit group are verified in
+//! parallel), and only if it is a regular file with the size and modification time it had
+//! when packed; its directory is synced after. A symbolic link (given or found), pipe or
+//! device is never deleted, nor is a link's target through it: its archive is done and
+//! recorded, with the reason it was kept ([`Kept`]), and that is not a failure. A rerun deletes the inputs of archives already done once it has verified them,
 //! and counts an input already gone, whose archive is recorded and intact, as done.
 //!
 //! Files are packed in parallel, one per worker thread; a file that fails does not stop the
@@ -56,7 +60,7 @@
 
 use crate::atomic::Pending;
 use crate::error::{io_err, spawn_err, Error, NotDeleted, Refusal, Result};
-use crate::pack::manifest::{check_ends, hash_file, mtime_ns, Done, Record};
+use crate::pack::manifest::{check_ends, check_recorded_ends, hash_file, mtime_ns, Done, Record};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use crate::parallel::spawn_scoped;
 use std::collections::HashSet;
@@ -478,6 +482,8 @@ pub enum Outcome {
         seconds: f64,
         /// Whether the input was deleted (`--delete-input`).
         deleted: bool,
+        /// Why `--delete-input` kept it although its archive is done.
+        kept: Option<Kept>,
     },
     /// Its archive was in place: recorded by a manifest (`recorded`), or found complete
     /// and holding the input's hash with no record (a run killed before writing its line).
@@ -490,6 +496,8 @@ pub enum Outcome {
         seconds: f64,
         /// Whether the input was deleted (`--delete-input`).
         deleted: bool,
+        /// Why `--delete-input` kept it although its archive is done.
+        kept: Option<Kept>,
     },
     /// Found in a directory, and not a netCDF-3 file: ignored.
     NotNetcdf,
@@ -500,6 +508,26 @@ pub enum Outcome {
         /// The input's size and modification time, if known.
         input: Option<(u64, i64)>,
     },
+}
+
+/// Why `--delete-input` kept an input whose archive is done: it is not a file of the
+/// collection's own but a name for one (a symbolic link: deleting it would not free its
+/// target, and deleting the target would break other links to it), or a pipe or device (its
+/// data was read from it, there is nothing to delete). Not a failure: the archive is done and
+/// recorded as such, and the manifest line says `"kept"` and why.
+///
+/// ```
+/// use nc3pack::__private::Kept;
+/// assert_eq!(Kept::SymbolicLink.to_string(), "a symbolic link: never deleted (nor its target)");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Kept {
+    /// The input is a symbolic link.
+    #[error("a symbolic link: never deleted (nor its target)")]
+    SymbolicLink,
+    /// The input is a pipe, a FIFO or a device.
+    #[error("not a regular file: never deleted")]
+    NotRegularFile,
 }
 
 /// Archives made durable and renamed into place together (one `syncfs` per group).
@@ -539,12 +567,13 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
             // place: done.
             let r = done.get(plan.name(i));
             if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
-                if check_ends(&output, r.size, Some(r.hash)).is_ok() {
+                if check_recorded_ends(&output, r.output_size, r.size, Some(r.hash)).is_ok() {
                     return Step::Finished(Outcome::Skipped {
                         record: *r,
                         recorded: true,
                         seconds: t.elapsed().as_secs_f64(),
                         deleted: false,
+                        kept: None,
                     });
                 }
             }
@@ -565,15 +594,18 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
         return Step::Pack { force, size, mtime };
     }
     let record = done.get(plan.name(i));
-    // The common case of a rerun first, with the fewest system calls (the check opens the
-    // archive: no stat before).
+    // The common case of a rerun first, with the fewest system calls: a stat of the input
+    // (above), and an open and one read of a small archive (no stat: the manifest recorded its
+    // length). The input is not read: the same size and mtime are trusted to be the same
+    // contents.
     if let Some(r) = record.filter(|r| r.size == size && r.mtime_ns == mtime) {
-        if check_ends(&output, size, Some(r.hash)).is_ok() {
+        if check_recorded_ends(&output, r.output_size, size, Some(r.hash)).is_ok() {
             return Step::Finished(Outcome::Skipped {
                 record: *r,
                 recorded: true,
                 seconds: t.elapsed().as_secs_f64(),
                 deleted: false,
+                kept: None,
             });
         }
     }
@@ -638,6 +670,7 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
                     recorded: false,
                     seconds: t.elapsed().as_secs_f64(),
                     deleted: false,
+                    kept: None,
                 })
             }
             Ok(_) => {}
@@ -683,7 +716,8 @@ pub fn pack_all(
     delete_input: bool,
     on_done: &(dyn Fn(usize, Outcome) + Sync),
 ) -> Result<()> {
-    // With `delete_input`, a packed or skipped input is deleted once its archive is proven.
+    // With `delete_input`, a packed or skipped input is deleted once its archive is proven
+    // (the archives of a commit group are verified in parallel).
     let on_done = &|i: usize, o: Outcome| {
         on_done(
             i,
@@ -701,6 +735,8 @@ pub fn pack_all(
         ..opts.clone()
     };
     let out = plan.out();
+    // Threads verifying a group's archives before deleting their inputs.
+    let verifiers = crate::parallel::bound_threads(threads);
     // OUT, resolved: made once every worker has started.
     let out_real = std::sync::OnceLock::new();
     let next = AtomicUsize::new(0);
@@ -726,6 +762,7 @@ pub fn pack_all(
             renamed.push((p.i, p.summary, p.mtime, p.seconds, r));
         }
         let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
+        let mut outcomes = Vec::with_capacity(renamed.len());
         for (i, summary, mtime, seconds, r) in renamed {
             let r = r.and_then(|()| {
                 synced.as_ref().map_err(|e| {
@@ -734,7 +771,7 @@ pub fn pack_all(
                     ))
                 })
             });
-            on_done(
+            outcomes.push((
                 i,
                 match r {
                     Ok(_) => Outcome::Packed {
@@ -742,13 +779,19 @@ pub fn pack_all(
                         mtime_ns: mtime,
                         seconds,
                         deleted: false,
+                        kept: None,
                     },
                     Err(error) => Outcome::Failed {
                         error,
                         input: Some((summary.input_len, mtime)),
                     },
                 },
-            );
+            ));
+        }
+        if delete_input {
+            each_in_parallel(outcomes, verifiers, &|(i, o)| on_done(i, o));
+        } else {
+            outcomes.into_iter().for_each(|(i, o)| on_done(i, o));
         }
     };
     let commit = &commit;
@@ -874,20 +917,36 @@ pub fn pack_all(
 /// With `--delete-input`: deletes a packed or skipped input whose archive is proven, else turns
 /// the outcome into a failure saying why the input was kept.
 fn delete_if_proven(plan: &Plan, i: usize, mut o: Outcome) -> Outcome {
-    let (size, mtime, hash, deleted) = match &mut o {
+    let (size, mtime, hash, deleted, kept) = match &mut o {
         Outcome::Packed {
             summary,
             mtime_ns,
             deleted,
+            kept,
             ..
-        } => (summary.input_len, *mtime_ns, summary.hash, deleted),
+        } => (summary.input_len, *mtime_ns, summary.hash, deleted, kept),
         // Skipped with the input gone: deleted by an earlier run.
         Outcome::Skipped { .. } if std::fs::symlink_metadata(plan.input(i)).is_err() => return o,
         Outcome::Skipped {
-            record, deleted, ..
-        } => (record.size, record.mtime_ns, record.hash, deleted),
+            record,
+            deleted,
+            kept,
+            ..
+        } => (record.size, record.mtime_ns, record.hash, deleted, kept),
         _ => return o,
     };
+    // Symbolic links, pipes and devices are kept (and need no verify).
+    match std::fs::symlink_metadata(plan.input(i)) {
+        Ok(m) if m.file_type().is_symlink() => {
+            *kept = Some(Kept::SymbolicLink);
+            return o;
+        }
+        Ok(m) if !m.is_file() => {
+            *kept = Some(Kept::NotRegularFile);
+            return o;
+        }
+        _ => {}
+    }
     match delete_proven(&plan.input(i), &plan.output(i), size, mtime, hash) {
         Ok(()) => {
             *deleted = true;
@@ -949,6 +1008,28 @@ fn delete_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128)
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(dir, "sync directory"))
+}
+
+/// Calls `f` with each of `items` on up to `threads` threads (this one included: fewer if some
+/// cannot be started).
+fn each_in_parallel<T: Send>(items: Vec<T>, threads: usize, f: &(dyn Fn(T) + Sync)) {
+    let threads = threads.min(items.len());
+    let items = Mutex::new(items.into_iter());
+    let work = || loop {
+        let next = items.lock().unwrap_or_else(|p| p.into_inner()).next();
+        match next {
+            Some(x) => f(x),
+            None => return,
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            if spawn_scoped(s, "batch verifier", work).is_err() {
+                break;
+            }
+        }
+        work();
+    });
 }
 
 /// Makes directory `d` (and its parents) and checks that it resolves inside `out_real` (OUT,

@@ -18,7 +18,7 @@
 
 use crate::error::{io_err, Result};
 use crate::format::{Footer, Lead, FOOTER_LEN, LEAD_LEN};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{BufRead, Write};
@@ -75,26 +75,14 @@ pub struct Entry {
     pub error: Option<String>,
     /// Whether the input was deleted once its archive was proven (`--delete-input`).
     pub deleted: bool,
+    /// Why `--delete-input` kept the input of a done archive (a symbolic link: never deleted).
+    pub kept: Option<String>,
 }
 
-/// Puts `bytes` under `key` as a string; when they are not UTF-8, lossily, and exactly in hex
-/// under `key_hex`.
-fn put_bytes(m: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => {
-            m.insert(key.into(), s.into());
-        }
-        Err(_) => {
-            m.insert(key.into(), String::from_utf8_lossy(bytes).into());
-            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-            m.insert(format!("{key}_hex"), hex.into());
-        }
-    }
-}
-
-/// The bytes under `key` (from `key_hex` when there is one).
-fn get_bytes(m: &Map<String, Value>, key: &str) -> Option<Vec<u8>> {
-    if let Some(hex) = m.get(&format!("{key}_hex")).and_then(Value::as_str) {
+/// The bytes of a path field: from its `_hex` twin when there is one (`None` if that is not
+/// hex), else the string.
+fn field_bytes(plain: Option<Value>, hex: Option<Value>) -> Option<Vec<u8>> {
+    if let Some(hex) = hex.as_ref().and_then(Value::as_str) {
         if hex.len() % 2 != 0 || !hex.is_ascii() {
             return None;
         }
@@ -103,76 +91,201 @@ fn get_bytes(m: &Map<String, Value>, key: &str) -> Option<Vec<u8>> {
             .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
             .collect();
     }
-    m.get(key)
-        .and_then(Value::as_str)
-        .map(|s| s.as_bytes().to_vec())
+    match plain {
+        Some(Value::String(s)) => Some(s.into_bytes()),
+        _ => None,
+    }
+}
+
+/// The fields of a manifest line that mean something to a reader, each as the JSON value
+/// found (the last, if given twice); other fields are skipped without being built. Reading a
+/// line this way costs a few allocations (its strings) rather than a map of every field.
+#[derive(Default)]
+struct Fields {
+    status: Option<Value>,
+    name: Option<Value>,
+    name_hex: Option<Value>,
+    input: Option<Value>,
+    input_hex: Option<Value>,
+    output: Option<Value>,
+    output_hex: Option<Value>,
+    size: Option<Value>,
+    mtime_ns: Option<Value>,
+    xxh3: Option<Value>,
+    output_size: Option<Value>,
+    seconds: Option<Value>,
+    error: Option<Value>,
+    deleted: Option<Value>,
+    kept: Option<Value>,
+}
+
+impl<'de> serde_core::Deserialize<'de> for Fields {
+    fn deserialize<D: serde_core::Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<Fields, D::Error> {
+        struct V;
+        impl<'de> serde_core::de::Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a manifest line (a JSON object)")
+            }
+            fn visit_map<A: serde_core::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Fields, A::Error> {
+                let mut f = Fields::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match &*key {
+                        "status" => &mut f.status,
+                        "name" => &mut f.name,
+                        "name_hex" => &mut f.name_hex,
+                        "input" => &mut f.input,
+                        "input_hex" => &mut f.input_hex,
+                        "output" => &mut f.output,
+                        "output_hex" => &mut f.output_hex,
+                        "size" => &mut f.size,
+                        "mtime_ns" => &mut f.mtime_ns,
+                        "xxh3" => &mut f.xxh3,
+                        "output_size" => &mut f.output_size,
+                        "seconds" => &mut f.seconds,
+                        "error" => &mut f.error,
+                        "deleted" => &mut f.deleted,
+                        "kept" => &mut f.kept,
+                        _ => {
+                            map.next_value::<serde_core::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value::<Value>()?);
+                }
+                Ok(f)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 impl Entry {
-    /// The line's JSON (without the newline).
+    /// The line's JSON (without the newline): the fields in the order of their names, as
+    /// serde_json writes a map of them, written directly (a line per file of a batch).
     pub fn to_json(&self) -> String {
-        let mut m = Map::new();
-        m.insert("status".into(), self.status.name().into());
-        put_bytes(&mut m, "name", &self.name);
-        put_bytes(&mut m, "input", self.input.as_os_str().as_bytes());
-        put_bytes(&mut m, "output", self.output.as_os_str().as_bytes());
-        if let Some(s) = self.size {
-            m.insert("size".into(), s.into());
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(384);
+        let mut key = |out: &mut String, k: &str| {
+            out.push(if out.is_empty() { '{' } else { ',' });
+            out.push('"');
+            out.push_str(k);
+            out.push_str("\":");
+        };
+        let text = |out: &mut String, s: &str| {
+            out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()));
+        };
+        let bytes =
+            |out: &mut String, key: &mut dyn FnMut(&mut String, &str), k: &str, b: &[u8]| {
+                key(out, k);
+                match std::str::from_utf8(b) {
+                    Ok(s) => text(out, s),
+                    Err(_) => {
+                        text(out, &String::from_utf8_lossy(b));
+                        key(out, &format!("{k}_hex"));
+                        out.push('"');
+                        for x in b {
+                            let _ = write!(out, "{x:02x}");
+                        }
+                        out.push('"');
+                    }
+                }
+            };
+        let float = |out: &mut String, f: f64| {
+            out.push_str(&serde_json::to_string(&f).unwrap_or_else(|_| "null".into()));
+        };
+        if self.deleted {
+            key(&mut out, "deleted");
+            out.push_str("true");
+        }
+        if let Some(e) = &self.error {
+            key(&mut out, "error");
+            text(&mut out, e);
+        }
+        bytes(
+            &mut out,
+            &mut key,
+            "input",
+            self.input.as_os_str().as_bytes(),
+        );
+        if let Some(k) = &self.kept {
+            key(&mut out, "kept");
+            text(&mut out, k);
         }
         if let Some(t) = self.mtime_ns {
-            m.insert("mtime_ns".into(), t.into());
+            key(&mut out, "mtime_ns");
+            let _ = write!(out, "{t}");
         }
-        if let Some(h) = self.hash {
-            m.insert("xxh3".into(), format!("{h:032x}").into());
-        }
+        bytes(&mut out, &mut key, "name", &self.name);
+        bytes(
+            &mut out,
+            &mut key,
+            "output",
+            self.output.as_os_str().as_bytes(),
+        );
         if let Some(o) = self.output_size {
-            m.insert("output_size".into(), o.into());
+            key(&mut out, "output_size");
+            let _ = write!(out, "{o}");
             if let Some(s) = self.size {
                 let ratio = s as f64 / o.max(1) as f64;
-                m.insert("ratio".into(), ((ratio * 1000.0).round() / 1000.0).into());
+                key(&mut out, "ratio");
+                float(&mut out, (ratio * 1000.0).round() / 1000.0);
             }
         }
-        m.insert(
-            "seconds".into(),
-            ((self.seconds * 1e6).round() / 1e6).into(),
-        );
-        if let Some(e) = &self.error {
-            m.insert("error".into(), e.as_str().into());
+        key(&mut out, "seconds");
+        float(&mut out, (self.seconds * 1e6).round() / 1e6);
+        if let Some(s) = self.size {
+            key(&mut out, "size");
+            let _ = write!(out, "{s}");
         }
-        if self.deleted {
-            m.insert("deleted".into(), true.into());
+        key(&mut out, "status");
+        text(&mut out, self.status.name());
+        if let Some(h) = self.hash {
+            key(&mut out, "xxh3");
+            let _ = write!(out, "\"{h:032x}\"");
         }
-        Value::Object(m).to_string()
+        out.push('}');
+        out
     }
 
     /// Parses one line; `None` if it is not a manifest entry.
     pub fn parse(line: &[u8]) -> Option<Entry> {
-        let Value::Object(m) = serde_json::from_slice(line).ok()? else {
-            return None;
-        };
-        let status = match m.get("status")?.as_str()? {
+        let f: Fields = serde_json::from_slice(line).ok()?;
+        let status = match f.status.as_ref()?.as_str()? {
             "packed" => Status::Packed,
             "skipped" => Status::Skipped,
             "failed" => Status::Failed,
             _ => return None,
         };
-        let path = |k| get_bytes(&m, k).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)));
-        let hash = match m.get("xxh3") {
+        let path = |plain, hex| {
+            field_bytes(plain, hex).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)))
+        };
+        let hash = match &f.xxh3 {
             Some(v) => Some(u128::from_str_radix(v.as_str()?, 16).ok()?),
             None => None,
         };
+        let string = |v: Option<Value>| match v {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
         Some(Entry {
             status,
-            name: get_bytes(&m, "name")?,
-            input: path("input")?,
-            output: path("output")?,
-            size: m.get("size").and_then(Value::as_u64),
-            mtime_ns: m.get("mtime_ns").and_then(Value::as_i64),
+            name: field_bytes(f.name, f.name_hex)?,
+            input: path(f.input, f.input_hex)?,
+            output: path(f.output, f.output_hex)?,
+            size: f.size.as_ref().and_then(Value::as_u64),
+            mtime_ns: f.mtime_ns.as_ref().and_then(Value::as_i64),
             hash,
-            output_size: m.get("output_size").and_then(Value::as_u64),
-            seconds: m.get("seconds").and_then(Value::as_f64).unwrap_or(0.0),
-            error: m.get("error").and_then(Value::as_str).map(String::from),
-            deleted: m.get("deleted").and_then(Value::as_bool).unwrap_or(false),
+            output_size: f.output_size.as_ref().and_then(Value::as_u64),
+            seconds: f.seconds.as_ref().and_then(Value::as_f64).unwrap_or(0.0),
+            error: string(f.error),
+            deleted: f.deleted.as_ref().and_then(Value::as_bool).unwrap_or(false),
+            kept: string(f.kept),
         })
     }
 }
@@ -185,6 +298,12 @@ impl Entry {
 ///
 /// [`Error::Io`](crate::Error::Io) when the file cannot be opened or read.
 pub fn read(path: &Path, mut f: impl FnMut(u64, Option<Entry>)) -> Result<()> {
+    read_lines(path, |n, line| f(n, Entry::parse(line)))
+}
+
+/// Reads the manifest at `path` line by line, calling `f` with each line's number (from 1) and
+/// bytes (without the newline), as [`read`] does.
+fn read_lines(path: &Path, mut f: impl FnMut(u64, &[u8])) -> Result<()> {
     let file = std::fs::File::open(path).map_err(io_err(path, "open"))?;
     let mut r = std::io::BufReader::new(file);
     let mut line = Vec::new();
@@ -202,7 +321,7 @@ pub fn read(path: &Path, mut f: impl FnMut(u64, Option<Entry>)) -> Result<()> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        f(n, Entry::parse(&line));
+        f(n, &line);
     }
 }
 
@@ -236,7 +355,28 @@ pub fn manifest_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// What the manifests say was packed, for a rerun to skip: each name's last `packed` or
 /// `skipped` entry. Held compactly (a 128-bit hash of the name and 40 bytes an entry).
 #[derive(Debug, Default)]
-pub struct Done(HashMap<u128, Record>);
+pub struct Done(HashMap<u128, Record, std::hash::BuildHasherDefault<KeyHasher>>);
+
+/// Hashes a [`key`] (itself a hash of the name) by taking its bits: no second hash.
+#[derive(Debug, Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used for a u128 key; a plain FNV-1a for anything else.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, k: u128) {
+        self.0 ^= (k as u64) ^ ((k >> 64) as u64);
+    }
+}
 
 /// What a manifest recorded for a packed input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,6 +391,79 @@ pub struct Record {
     pub output_size: u64,
 }
 
+/// The fields of a manifest line a rerun needs, borrowed from the line where they can be (a
+/// string without escapes); every other field is skipped unread.
+#[derive(Default)]
+struct DoneFields<'a> {
+    status: Option<Text<'a>>,
+    name: Option<Text<'a>>,
+    name_hex: Option<Text<'a>>,
+    size: Option<u64>,
+    mtime_ns: Option<i64>,
+    xxh3: Option<Text<'a>>,
+    output_size: Option<u64>,
+}
+
+/// A JSON string, borrowed from the line when it has no escapes.
+struct Text<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> serde_core::Deserialize<'de> for Text<'de> {
+    fn deserialize<D: serde_core::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde_core::de::Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(v.into()))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(v.to_owned().into()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(v.into()))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> serde_core::Deserialize<'de> for DoneFields<'de> {
+    fn deserialize<D: serde_core::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde_core::de::Visitor<'de> for V {
+            type Value = DoneFields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a manifest line (a JSON object)")
+            }
+            fn visit_map<A: serde_core::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<DoneFields<'de>, A::Error> {
+                let mut f = DoneFields::default();
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    match &*key.0 {
+                        "status" => f.status = Some(map.next_value()?),
+                        "name" => f.name = Some(map.next_value()?),
+                        "name_hex" => f.name_hex = Some(map.next_value()?),
+                        "xxh3" => f.xxh3 = Some(map.next_value()?),
+                        // Numbers of another kind (or not numbers) are not recorded ones.
+                        "size" => f.size = map.next_value::<Value>()?.as_u64(),
+                        "mtime_ns" => f.mtime_ns = map.next_value::<Value>()?.as_i64(),
+                        "output_size" => f.output_size = map.next_value::<Value>()?.as_u64(),
+                        _ => {
+                            map.next_value::<serde_core::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(f)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 impl Done {
     /// Reads the manifests that exist among `paths` (files, or directories of `*.jsonl`).
     ///
@@ -261,24 +474,43 @@ impl Done {
         let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
         let mut done = Done::default();
         for m in manifest_files(&existing)? {
-            read(&m, |_, e| {
-                let Some(e) = e else { return };
-                if let (Status::Packed | Status::Skipped, Some(size), Some(t), Some(h), Some(o)) =
-                    (e.status, e.size, e.mtime_ns, e.hash, e.output_size)
-                {
-                    done.0.insert(
-                        key(&e.name),
-                        Record {
-                            size,
-                            mtime_ns: t,
-                            hash: h,
-                            output_size: o,
-                        },
-                    );
+            read_lines(&m, |_, line| {
+                if let Some((name, r)) = Done::parse(line) {
+                    done.0.insert(key(&name), r);
                 }
             })?;
         }
         Ok(done)
+    }
+
+    /// A line's name and record, if it is a `packed` or `skipped` entry with a size, mtime,
+    /// hash and archive size (what [`Entry::parse`] would read, without the fields a rerun
+    /// does not use).
+    fn parse(line: &[u8]) -> Option<(Vec<u8>, Record)> {
+        let f: DoneFields = serde_json::from_slice(line).ok()?;
+        if !matches!(&*f.status?.0, "packed" | "skipped") {
+            return None;
+        }
+        let name = match f.name_hex {
+            Some(hex) => {
+                let hex = hex.0;
+                if hex.len() % 2 != 0 || !hex.is_ascii() {
+                    return None;
+                }
+                (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()?
+            }
+            None => f.name?.0.into_owned().into_bytes(),
+        };
+        let record = Record {
+            size: f.size?,
+            mtime_ns: f.mtime_ns?,
+            hash: u128::from_str_radix(&f.xxh3?.0, 16).ok()?,
+            output_size: f.output_size?,
+        };
+        Some((name, record))
     }
 
     /// The record of `name`, if any.
@@ -305,15 +537,26 @@ fn key(name: &[u8]) -> u128 {
 /// directory) when the first line is written.
 #[derive(Debug)]
 pub struct Manifest {
-    file: Mutex<Option<std::fs::File>>,
+    state: Mutex<Appending>,
     path: PathBuf,
 }
+
+/// The file once opened, and the deferred lines not yet written to it.
+#[derive(Debug, Default)]
+struct Appending {
+    file: Option<std::fs::File>,
+    deferred: Vec<u8>,
+}
+
+/// Deferred lines are written once they reach this many bytes (or with the next line that is
+/// not deferred, or at [`Manifest::sync`]).
+const DEFERRED_BYTES: usize = 64 << 10;
 
 impl Manifest {
     /// The manifest at `path`; nothing is done on disk until the first line is written.
     pub fn new(path: &Path) -> Manifest {
         Manifest {
-            file: Mutex::new(None),
+            state: Mutex::new(Appending::default()),
             path: path.to_path_buf(),
         }
     }
@@ -342,7 +585,28 @@ impl Manifest {
         Ok(file)
     }
 
-    /// Appends `entry` as one line, in one write.
+    /// Writes the deferred lines and `line` (if any) in one write, and empties the deferred.
+    fn flush_with(&self, st: &mut Appending, line: Option<&[u8]>) -> Result<()> {
+        if st.deferred.is_empty() && line.is_none() {
+            return Ok(());
+        }
+        if st.file.is_none() {
+            st.file = Some(Manifest::open(&self.path)?);
+        }
+        if let Some(line) = line {
+            st.deferred.extend_from_slice(line);
+        }
+        let r = match st.file.as_mut() {
+            Some(f) => f
+                .write_all(&st.deferred)
+                .map_err(io_err(&self.path, "write")),
+            None => Ok(()),
+        };
+        st.deferred.clear();
+        r
+    }
+
+    /// Appends `entry` as one line, in one write (with the deferred lines before it).
     ///
     /// # Errors
     ///
@@ -350,26 +614,37 @@ impl Manifest {
     pub fn write(&self, entry: &Entry) -> Result<()> {
         let mut line = entry.to_json();
         line.push('\n');
-        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(Manifest::open(&self.path)?);
-        }
-        match f.as_mut() {
-            Some(f) => f
-                .write_all(line.as_bytes())
-                .map_err(io_err(&self.path, "write")),
-            None => Ok(()),
-        }
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.flush_with(&mut st, Some(line.as_bytes()))
     }
 
-    /// Makes what was written durable.
+    /// Appends `entry` later: with the next [`Manifest::write`], once the deferred lines reach
+    /// 64 KiB, or at [`Manifest::sync`]. For lines a kill may lose without harm (a `skipped`
+    /// line only repeats what an earlier line recorded): one write for hundreds of them.
     ///
     /// # Errors
     ///
-    /// [`Error::Io`](crate::Error::Io) when the sync fails.
+    /// [`Error::Io`](crate::Error::Io) when the lines cannot be written.
+    pub fn write_deferred(&self, entry: &Entry) -> Result<()> {
+        let line = entry.to_json();
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.deferred.extend_from_slice(line.as_bytes());
+        st.deferred.push(b'\n');
+        if st.deferred.len() >= DEFERRED_BYTES {
+            return self.flush_with(&mut st, None);
+        }
+        Ok(())
+    }
+
+    /// Writes the deferred lines and makes what was written durable.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the write or the sync fails.
     pub fn sync(&self) -> Result<()> {
-        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        match f.as_ref() {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.flush_with(&mut st, None)?;
+        match st.file.as_ref() {
             Some(f) => f.sync_all().map_err(io_err(&self.path, "sync")),
             None => Ok(()),
         }
@@ -378,6 +653,14 @@ impl Manifest {
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for Manifest {
+    /// Writes the deferred lines (an error here is lost: [`Manifest::sync`] reports it).
+    fn drop(&mut self) {
+        let mut st = std::mem::take(self.state.get_mut().unwrap_or_else(|p| p.into_inner()));
+        let _ = self.flush_with(&mut st, None);
     }
 }
 
@@ -396,15 +679,7 @@ impl Manifest {
 /// assert!(matches!(e, EndsError::TooShort { .. } | EndsError::Lead(_)), "{e}");
 /// ```
 pub fn check_ends(archive: &Path, size: u64, hash: Option<u128>) -> Result<(u64, u128), EndsError> {
-    // Opened without waiting (a FIFO would wait for a writer), and read only if a regular file.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(archive)
-        .map_err(|e| EndsError::Io {
-            op: "open",
-            source: e,
-        })?;
+    let f = open_archive(archive)?;
     let meta = f.metadata().map_err(|e| EndsError::Io {
         op: "stat",
         source: e,
@@ -421,14 +696,117 @@ pub fn check_ends(archive: &Path, size: u64, hash: Option<u128>) -> Result<(u64,
         op: "read",
         source: e,
     })?;
-    let lead = Lead::decode(&lead).map_err(EndsError::Lead)?;
     let mut foot = [0u8; FOOTER_LEN];
     f.read_exact_at(&mut foot, len - FOOTER_LEN as u64)
         .map_err(|e| EndsError::Io {
             op: "read",
             source: e,
         })?;
-    let foot = Footer::decode(&foot).map_err(EndsError::Footer)?;
+    let hash = check_decoded(&lead, &foot, len, size, hash)?;
+    Ok((len, hash))
+}
+
+/// Archives up to this length are read whole, in one read, by [`check_recorded_ends`].
+const WHOLE_READ: u64 = 16 << 10;
+
+/// [`check_ends`] of an archive whose length `len` a manifest recorded, with fewer system
+/// calls (what a rerun does for every file): no `stat`, and an archive of up to 16 KiB read in
+/// one read of one byte more than `len` (a larger one in two: its lead, and its footer with one
+/// byte more), which finds that the file ends there. The archive must be exactly `len` bytes.
+/// Returns the lead's hash.
+///
+/// # Errors
+///
+/// An [`EndsError`] saying what does not hold ([`EndsError::Length`] for a file of another
+/// length; a directory or pipe fails to read).
+///
+/// ```
+/// use nc3pack::__private::manifest::{check_recorded_ends, EndsError};
+/// let len = std::fs::metadata("samples/scalars.nc").unwrap().len();
+/// let e = check_recorded_ends("samples/scalars.nc".as_ref(), len, 0, None).unwrap_err();
+/// assert!(matches!(e, EndsError::Lead(_)), "{e}");
+/// let e = check_recorded_ends("samples/scalars.nc".as_ref(), len - 1, 0, None).unwrap_err();
+/// assert!(matches!(e, EndsError::Length { .. }), "{e}");
+/// ```
+pub fn check_recorded_ends(
+    archive: &Path,
+    len: u64,
+    size: u64,
+    hash: Option<u128>,
+) -> Result<u128, EndsError> {
+    if len < (LEAD_LEN + FOOTER_LEN) as u64 {
+        return Err(EndsError::TooShort { len });
+    }
+    let f = open_archive(archive)?;
+    let wrong_length = || EndsError::Length { recorded: len };
+    if len <= WHOLE_READ {
+        let mut buf = vec![0u8; len as usize + 1];
+        if read_at_most(&f, &mut buf, 0)? != len as usize {
+            return Err(wrong_length());
+        }
+        let end = len as usize;
+        return check_decoded(
+            &buf[..LEAD_LEN],
+            &buf[end - FOOTER_LEN..end],
+            len,
+            size,
+            hash,
+        );
+    }
+    let mut lead = [0u8; LEAD_LEN];
+    if read_at_most(&f, &mut lead, 0)? != LEAD_LEN {
+        return Err(wrong_length());
+    }
+    let mut foot = [0u8; FOOTER_LEN + 1];
+    if read_at_most(&f, &mut foot, len - FOOTER_LEN as u64)? != FOOTER_LEN {
+        return Err(wrong_length());
+    }
+    check_decoded(&lead, &foot[..FOOTER_LEN], len, size, hash)
+}
+
+/// Opens an archive to check its ends, without waiting (a FIFO would wait for a writer).
+fn open_archive(archive: &Path) -> Result<std::fs::File, EndsError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(archive)
+        .map_err(|e| EndsError::Io {
+            op: "open",
+            source: e,
+        })
+}
+
+/// Reads into `buf` from `at` in one read (retried if interrupted before reading anything);
+/// returns the bytes read. A read of a regular file returns fewer bytes than asked for only
+/// where the file ends, so one read of one byte more than expected finds both the bytes and
+/// the end. (Anything else that reads short is taken as ending there: a wrong length, and
+/// the archive is packed again.)
+fn read_at_most(f: &std::fs::File, buf: &mut [u8], at: u64) -> Result<usize, EndsError> {
+    loop {
+        match f.read_at(buf, at) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(EndsError::Io {
+                    op: "read",
+                    source: e,
+                })
+            }
+        }
+    }
+}
+
+/// Decodes an archive's lead and footer (of an archive of `len` bytes) and checks them
+/// against the input's `size` and `hash`; returns the lead's hash.
+fn check_decoded(
+    lead: &[u8],
+    foot: &[u8],
+    len: u64,
+    size: u64,
+    hash: Option<u128>,
+) -> Result<u128, EndsError> {
+    let lead = Lead::decode(lead).map_err(EndsError::Lead)?;
+    let foot = Footer::decode(foot).map_err(EndsError::Footer)?;
     if foot.index_offset.checked_add(foot.index_len) != Some(len - FOOTER_LEN as u64) {
         return Err(EndsError::IndexEnd);
     }
@@ -444,7 +822,7 @@ pub fn check_ends(archive: &Path, size: u64, hash: Option<u128>) -> Result<(u64,
             recorded: h,
         });
     }
-    Ok((len, lead.hash))
+    Ok(lead.hash)
 }
 
 /// XXH3-128 of the file at `path`, read in 1 MiB pieces.
@@ -486,6 +864,12 @@ pub enum EndsError {
     /// It is not a regular file.
     #[error("not a regular file")]
     NotRegularFile,
+    /// The archive is not as long as the manifest recorded.
+    #[error("not the recorded {recorded} bytes long")]
+    Length {
+        /// The recorded length.
+        recorded: u64,
+    },
     /// Too short to hold a lead and a footer.
     #[error("{len} bytes, too short for an archive")]
     TooShort {
@@ -571,9 +955,12 @@ impl CollectionReport {
 
 /// Verifies every archive the manifests list (each name's last entry: `packed` and `skipped`
 /// entries name an archive; a name whose last entry is `failed`, with no archive recorded
-/// before, is a failure) on `threads` threads: completely ([`crate::verify`]), that its lead
-/// records the manifest's hash and size, and with `against` that `against/NAME` is the
-/// original. `progress` is called with the number of archives done.
+/// before, is a failure). The archive of a manifest in `OUT/.nc3pack` is `OUT/NAME.nc3z`,
+/// wherever OUT was when it was packed (a moved collection verifies where it is); a
+/// manifest elsewhere names its archives by their recorded `output`, taken relative to the
+/// manifest's directory if it is relative. Each is checked on `threads` threads: completely
+/// ([`crate::verify`]), that its lead records the manifest's hash and size, and with `against`
+/// that `against/NAME` is the original. `progress` is called with the number of archives done.
 ///
 /// # Errors
 ///
@@ -590,22 +977,25 @@ pub fn verify_collection(
     // collection may list millions).
     let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
     for m in manifest_files(manifests)? {
+        let out = collection_of(&m);
         read(&m, |n, e| match e {
             None => report.bad_lines.push((m.clone(), n)),
             Some(e) => {
+                let output = (e.status != Status::Failed)
+                    .then(|| archive_path(out.as_deref(), &m, &e.name, e.output));
                 let slot = last.entry(e.name.into_boxed_slice()).or_default();
-                if e.status == Status::Failed {
-                    let error = e
-                        .error
-                        .unwrap_or_else(|| "failed (no error recorded)".into());
-                    slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
-                } else {
+                if let Some(output) = output {
                     let archive = Archived {
-                        output: e.output.into_boxed_path(),
+                        output: output.into_boxed_path(),
                         size: e.size,
                         hash: e.hash,
                     };
                     *slot = (Some(archive), None);
+                } else {
+                    let error = e
+                        .error
+                        .unwrap_or_else(|| "failed (no error recorded)".into());
+                    slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
                 }
             }
         })?;
@@ -656,6 +1046,46 @@ pub fn verify_collection(
         .failures
         .extend(failed.into_iter().map(|(_, p, w)| (p, w)));
     Ok(report)
+}
+
+/// The OUT directory of a collection whose manifest is at `manifest`: the directory holding
+/// the manifest's directory when that is named `.nc3pack`, else `None`. The path is taken as
+/// given (resolved only when it ends in `.` or `..`, or is the current directory).
+fn collection_of(manifest: &Path) -> Option<PathBuf> {
+    let dir = manifest
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = match dir.file_name() {
+        Some(_) => dir.to_path_buf(),
+        None => std::fs::canonicalize(dir).ok()?,
+    };
+    if dir.file_name() != Some(OsStr::new(".nc3pack")) {
+        return None;
+    }
+    dir.parent().map(Path::to_path_buf)
+}
+
+/// Where `verify --manifest` finds the archive of an entry named `name` (whose line records
+/// `output`) of the manifest at `manifest` (in collection `out`, if it is in `OUT/.nc3pack`):
+/// `OUT/NAME.nc3z` when the manifest is in `OUT/.nc3pack` and the name is plain names (so a
+/// collection moved with its `.nc3pack` directory verifies where it is now); else the
+/// recorded output, relative to the manifest's directory if it is relative.
+fn archive_path(out: Option<&Path>, manifest: &Path, name: &[u8], output: PathBuf) -> PathBuf {
+    let name = Path::new(OsStr::from_bytes(name));
+    let plain = !name.as_os_str().is_empty()
+        && name
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    match out {
+        Some(out) if plain => {
+            let mut p = out.join(name).into_os_string();
+            p.push(".nc3z");
+            p.into()
+        }
+        _ if output.is_relative() => manifest.parent().unwrap_or(Path::new(".")).join(output),
+        _ => output,
+    }
 }
 
 /// A failure a manifest recorded: the input and the error.
@@ -709,6 +1139,7 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
 
     fn entry(name: &[u8]) -> Entry {
         Entry {
@@ -723,6 +1154,7 @@ mod tests {
             seconds: 0.25,
             error: None,
             deleted: true,
+            kept: None,
         }
     }
 
@@ -785,5 +1217,286 @@ mod tests {
                 (3, Some(b"three".to_vec()))
             ]
         );
+    }
+
+    /// What the line says read through serde_json's own map of every field (independent of
+    /// the reader of a few fields): the fields an entry takes, the last when one is repeated.
+    fn through_value(line: &str) -> Option<Entry> {
+        let Value::Object(m) = serde_json::from_str(line).ok()? else {
+            return None;
+        };
+        let bytes = |k: &str| -> Option<Vec<u8>> {
+            match m.get(&format!("{k}_hex")) {
+                Some(h) => {
+                    let h = h.as_str()?;
+                    (0..h.len())
+                        .step_by(2)
+                        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+                        .collect()
+                }
+                None => Some(m.get(k)?.as_str()?.as_bytes().to_vec()),
+            }
+        };
+        let path = |k| bytes(k).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)));
+        Some(Entry {
+            status: match m.get("status")?.as_str()? {
+                "packed" => Status::Packed,
+                "skipped" => Status::Skipped,
+                "failed" => Status::Failed,
+                _ => return None,
+            },
+            name: bytes("name")?,
+            input: path("input")?,
+            output: path("output")?,
+            size: m.get("size").and_then(Value::as_u64),
+            mtime_ns: m.get("mtime_ns").and_then(Value::as_i64),
+            hash: match m.get("xxh3") {
+                Some(v) => Some(u128::from_str_radix(v.as_str()?, 16).ok()?),
+                None => None,
+            },
+            output_size: m.get("output_size").and_then(Value::as_u64),
+            seconds: m.get("seconds").and_then(Value::as_f64).unwrap_or(0.0),
+            error: m.get("error").and_then(Value::as_str).map(String::from),
+            deleted: m.get("deleted").and_then(Value::as_bool).unwrap_or(false),
+            kept: m.get("kept").and_then(Value::as_str).map(String::from),
+        })
+    }
+
+    #[test]
+    fn a_line_reads_as_a_map_of_all_its_fields_would_give_it() {
+        let lines = [
+            entry(b"plain").to_json(),
+            entry(b"caf\xe9\n\"q\"").to_json(),
+            // Repeated fields (the last counts), unknown ones of every kind, odd types.
+            r#"{"status":"failed","status":"packed","name":"a","name":"b","input":"/i","output":"/o","x":{"y":[1,{"z":null}]},"size":"12","mtime_ns":-3.5,"seconds":"no","deleted":1}"#.into(),
+            r#"{"input":"/i\u00e9\n","output":"/o","name":"n","status":"skipped","size":7,"mtime_ns":-9,"xxh3":"ff","output_size":99,"ratio":0.07,"error":null,"deleted":true}"#.into(),
+            r#"{"status":"packed","name":"n","name_hex":"6e0a","input":"/i","output":"/o","kept":"a link"}"#.into(),
+            // Not entries.
+            r#"{"status":"packed","name":"n","name_hex":"6","input":"/i","output":"/o"}"#.into(),
+            r#"{"status":"packed","name":"n","input":"/i","output":"/o","xxh3":"zz"}"#.into(),
+            r#"{"status":"done","name":"n","input":"/i","output":"/o"}"#.into(),
+            r#"{"status":"packed","name":"n","input":"/i"}"#.into(),
+            r#"{"status":"packed","name":7,"input":"/i","output":"/o"}"#.into(),
+            r#"["status","packed"]"#.into(),
+            r#"{"status":"packed","name":"n","input":"/i","output":"/o"} trailing"#.into(),
+            "".into(),
+        ];
+        let mut entries = 0;
+        for line in &lines {
+            let want = through_value(line);
+            entries += usize::from(want.is_some());
+            assert_eq!(Entry::parse(line.as_bytes()), want, "{line}");
+        }
+        assert_eq!(entries, 5);
+        // A rerun reads the same records from each line.
+        for line in &lines {
+            let want = Entry::parse(line.as_bytes()).and_then(|e| {
+                let r = Record {
+                    size: e.size?,
+                    mtime_ns: e.mtime_ns?,
+                    hash: e.hash?,
+                    output_size: e.output_size?,
+                };
+                (e.status != Status::Failed).then_some((e.name, r))
+            });
+            assert_eq!(Done::parse(line.as_bytes()), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn deferred_lines_are_written_in_order_before_the_next_line_at_sync_and_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d/m.jsonl");
+        let names = |p: &Path| {
+            let mut seen = vec![];
+            if p.exists() {
+                read(p, |_, e| seen.push(e.unwrap().name)).unwrap();
+            }
+            seen
+        };
+        let m = Manifest::new(&p);
+        m.write_deferred(&entry(b"1")).unwrap();
+        m.write_deferred(&entry(b"2")).unwrap();
+        assert_eq!(names(&p), Vec::<Vec<u8>>::new());
+        m.write(&entry(b"3")).unwrap();
+        assert_eq!(names(&p), [b"1", b"2", b"3"]);
+        m.write_deferred(&entry(b"4")).unwrap();
+        m.sync().unwrap();
+        assert_eq!(names(&p), [b"1", b"2", b"3", b"4"]);
+        m.write_deferred(&entry(b"5")).unwrap();
+        drop(m);
+        assert_eq!(names(&p), [b"1", b"2", b"3", b"4", b"5"]);
+        // Many deferred lines are written once they fill the buffer, whole lines only.
+        let m = Manifest::new(&p);
+        let line = entry(b"6").to_json().len() + 1;
+        let n = DEFERRED_BYTES / line + 1;
+        for _ in 0..n {
+            m.write_deferred(&entry(b"6")).unwrap();
+        }
+        assert_eq!(names(&p).len(), 5 + n);
+        std::mem::forget(m);
+    }
+
+    /// An archive of `samples/NAME` packed into `dir`, and the sample's length.
+    fn packed(dir: &Path, name: &str) -> (PathBuf, u64) {
+        let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name);
+        let out = dir.join(format!("{name}.nc3z"));
+        crate::pack_file(&input, &out, &crate::PackOptions::fast().with_threads(1)).unwrap();
+        (out, std::fs::metadata(&input).unwrap().len())
+    }
+
+    #[test]
+    fn the_recorded_length_check_takes_exactly_that_length_and_what_check_ends_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lens = vec![];
+        for sample in ["scalars.nc", "classic_records.nc", "obs_points.nc"] {
+            let (z, size) = packed(dir.path(), sample);
+            let bytes = std::fs::read(&z).unwrap();
+            let len = bytes.len() as u64;
+            lens.push(len);
+            let (full_len, hash) = check_ends(&z, size, None).unwrap();
+            assert_eq!(full_len, len);
+            assert_eq!(
+                check_recorded_ends(&z, len, size, Some(hash)).unwrap(),
+                hash
+            );
+            assert!(matches!(
+                check_recorded_ends(&z, len, size, Some(hash ^ 1)),
+                Err(EndsError::Hash { .. })
+            ));
+            assert!(matches!(
+                check_recorded_ends(&z, len, size + 1, None),
+                Err(EndsError::Size { .. })
+            ));
+            // Another length recorded than the file has: longer, shorter.
+            for recorded in [len + 1, len - 1] {
+                assert!(
+                    matches!(
+                        check_recorded_ends(&z, recorded, size, None),
+                        Err(EndsError::Length { .. } | EndsError::Footer(_))
+                    ),
+                    "{sample} {recorded}"
+                );
+            }
+            // Bytes appended after an intact footer: the footer is not at the end any more.
+            let longer = dir.path().join("longer.nc3z");
+            std::fs::write(
+                &longer,
+                [&bytes[..], &bytes[bytes.len() - FOOTER_LEN..]].concat(),
+            )
+            .unwrap();
+            assert!(matches!(
+                check_recorded_ends(&longer, len, size, None),
+                Err(EndsError::Length { .. })
+            ));
+            // A flipped byte in the footer.
+            let mut bad = bytes.clone();
+            let i = bad.len() - 10;
+            bad[i] ^= 0x40;
+            std::fs::write(&longer, &bad).unwrap();
+            assert!(check_recorded_ends(&longer, len, size, None).is_err());
+            assert!(check_ends(&longer, size, None).is_err());
+        }
+        // Small (read whole) and large (read in two) archives both covered.
+        assert!(lens.iter().any(|&l| l <= WHOLE_READ), "{lens:?}");
+        assert!(lens.iter().any(|&l| l > WHOLE_READ), "{lens:?}");
+        // Not a file: a directory, a FIFO (not waited on).
+        let d = dir.path().join("dir.nc3z");
+        std::fs::create_dir(&d).unwrap();
+        assert!(check_recorded_ends(&d, 200, 1, None).is_err());
+        let fifo = dir.path().join("fifo.nc3z");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a plain system call on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(check_recorded_ends(&fifo, 200, 1, None).is_err());
+    }
+
+    /// Puts `bytes` under `key` as a string; when they are not UTF-8, lossily, and exactly in hex
+    /// under `key_hex`.
+    fn put_bytes(m: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                m.insert(key.into(), s.into());
+            }
+            Err(_) => {
+                m.insert(key.into(), String::from_utf8_lossy(bytes).into());
+                let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                m.insert(format!("{key}_hex"), hex.into());
+            }
+        }
+    }
+
+    /// The line's JSON through a serde_json map of its fields (what `to_json` wrote before it
+    /// wrote them directly).
+    fn through_map(e: &Entry) -> String {
+        let mut m = Map::new();
+        m.insert("status".into(), e.status.name().into());
+        put_bytes(&mut m, "name", &e.name);
+        put_bytes(&mut m, "input", e.input.as_os_str().as_bytes());
+        put_bytes(&mut m, "output", e.output.as_os_str().as_bytes());
+        if let Some(s) = e.size {
+            m.insert("size".into(), s.into());
+        }
+        if let Some(t) = e.mtime_ns {
+            m.insert("mtime_ns".into(), t.into());
+        }
+        if let Some(h) = e.hash {
+            m.insert("xxh3".into(), format!("{h:032x}").into());
+        }
+        if let Some(o) = e.output_size {
+            m.insert("output_size".into(), o.into());
+            if let Some(s) = e.size {
+                let ratio = s as f64 / o.max(1) as f64;
+                m.insert("ratio".into(), ((ratio * 1000.0).round() / 1000.0).into());
+            }
+        }
+        m.insert("seconds".into(), ((e.seconds * 1e6).round() / 1e6).into());
+        if let Some(e) = &e.error {
+            m.insert("error".into(), e.as_str().into());
+        }
+        if e.deleted {
+            m.insert("deleted".into(), true.into());
+        }
+        if let Some(k) = &e.kept {
+            m.insert("kept".into(), k.as_str().into());
+        }
+        Value::Object(m).to_string()
+    }
+
+    #[test]
+    fn lines_are_written_as_a_serde_json_map_of_the_fields_would_be() {
+        let mut entries = vec![];
+        for name in [
+            &b"plain.nc"[..],
+            b"a \"q\"\n\t\\/\x01.nc",
+            b"caf\xe9/\xff.nc",
+            "ü/ñ.nc".as_bytes(),
+        ] {
+            let mut e = entry(name);
+            entries.push(e.clone());
+            e.output = PathBuf::from(OsStr::from_bytes(&[b"/o/", name].concat()));
+            e.deleted = false;
+            e.kept = Some("a symbolic link: \"kept\"".into());
+            e.error = Some("bad\nthing \u{7f}".into());
+            entries.push(e.clone());
+            e.size = None;
+            e.mtime_ns = Some(i64::MIN);
+            e.hash = None;
+            e.seconds = 1e-9;
+            entries.push(e.clone());
+            e.output_size = None;
+            e.size = Some(u64::MAX);
+            e.seconds = 12_345.678_901_2;
+            e.status = Status::Failed;
+            entries.push(e.clone());
+            e.output_size = Some(0);
+            e.seconds = f64::NAN;
+            entries.push(e);
+        }
+        for e in &entries {
+            assert_eq!(e.to_json(), through_map(e));
+        }
     }
 }

@@ -825,6 +825,90 @@ fn verify_manifest_finds_one_flipped_byte_in_200_archives_and_a_changed_original
     );
 }
 
+/// A collection moved with its `.nc3pack` directory verifies where it is now (each archive is
+/// `OUT/NAME.nc3z` of the manifest's OUT, not the path recorded when it was packed), however
+/// the manifest is named; a manifest kept elsewhere whose lines record relative outputs finds
+/// them relative to its own directory.
+#[test]
+fn verify_manifest_finds_the_archives_of_a_moved_collection_and_relative_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = (0..6).map(|k| format!("d{}/x{k}.nc", k % 2)).collect();
+    populate(&input, &names, "scalars.nc");
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let moved = dir.path().join("elsewhere/moved");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&out, &moved).unwrap();
+    let verify = |args: &[&std::ffi::OsStr], cwd: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+            .current_dir(cwd)
+            .arg("verify")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let records = moved.join(".nc3pack");
+    let manifest = records.join("manifest-0-of-1.jsonl");
+    let ok = "verified 6 archives: 0 failed\n";
+    for (args, cwd) in [
+        (vec![records.as_os_str()], dir.path()),
+        (vec![manifest.as_os_str()], dir.path()),
+        (vec![".nc3pack".as_ref()], moved.as_path()),
+        (vec!["manifest-0-of-1.jsonl".as_ref()], records.as_path()),
+    ] {
+        let mut a = vec!["--manifest".as_ref()];
+        a.extend(args);
+        let (code, text) = verify(&a, cwd);
+        assert_eq!((code, text.as_str()), (0, ok), "{a:?} in {}", cwd.display());
+    }
+    // Damage in the moved collection is found there.
+    let victim = moved.join("d1/x3.nc.nc3z");
+    let good = std::fs::read(&victim).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 4;
+    std::fs::write(&victim, &bad).unwrap();
+    let (code, text) = verify(&["--manifest".as_ref(), records.as_os_str()], dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.starts_with(&format!("{}: damaged: ", victim.display())),
+        "{text}"
+    );
+    std::fs::write(&victim, &good).unwrap();
+    // A manifest outside the collection, its outputs rewritten relative to its directory.
+    let lists = dir.path().join("elsewhere/lists");
+    std::fs::create_dir_all(&lists).unwrap();
+    let text: String = manifest_lines(&records)
+        .into_iter()
+        .map(|mut l| {
+            let name = l["name"].as_str().unwrap().to_string();
+            l["output"] = format!("../moved/{name}.nc3z").into();
+            l.to_string() + "\n"
+        })
+        .collect();
+    let custom = lists.join("shard.jsonl");
+    std::fs::write(&custom, text).unwrap();
+    let (code, text) = verify(&["--manifest".as_ref(), custom.as_os_str()], dir.path());
+    assert_eq!((code, text.as_str()), (0, ok));
+    std::fs::remove_file(moved.join("d0/x2.nc.nc3z")).unwrap();
+    let (code, text) = verify(&["--manifest".as_ref(), custom.as_os_str()], dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "{}: open: ",
+            lists.join("../moved/d0/x2.nc.nc3z").display()
+        )),
+        "{text}"
+    );
+}
+
 #[test]
 fn output_names_never_leave_out_whatever_dot_dot_and_symbolic_links_do() {
     use std::os::unix::fs::symlink;
@@ -1314,11 +1398,16 @@ fn delete_input_deletes_only_originals_whose_archives_are_proven() {
     let del = Path::new("--delete-input");
     let (code, err) = batch(&[], &[&input, del], &out);
     assert_eq!(code, 1, "{err}");
+    // The link is kept, said so, and not a failure: its archive is done and recorded.
     assert!(
         err.contains(&format!(
-            "{}: not deleted: not a regular file",
+            "nc3pack: {}: kept: a symbolic link: never deleted (nor its target)\n",
             input.join("link.nc").display()
         )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("1 of 41 files failed (listed above)\n"),
         "{err}"
     );
     assert!(
@@ -1338,6 +1427,28 @@ fn delete_input_deletes_only_originals_whose_archives_are_proven() {
         lines.iter().filter(|l| l["deleted"] == true).count(),
         39,
         "{lines:?}"
+    );
+    let link: Vec<_> = lines.iter().filter(|l| l["name"] == "link.nc").collect();
+    assert_eq!(link.len(), 1, "{link:?}");
+    assert_eq!(link[0]["status"], "packed", "{link:?}");
+    assert_eq!(
+        link[0]["kept"], "a symbolic link: never deleted (nor its target)",
+        "{link:?}"
+    );
+    assert!(link[0].get("deleted").is_none(), "{link:?}");
+    // verify --manifest takes the link's archive as done: the one failure is d1/f01.nc.
+    let (code, stdout, _) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            out.join(".nc3pack").as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.ends_with("verified 40 archives: 1 failed\n") && !stdout.contains("link.nc"),
+        "{stdout}"
     );
     // Every archive of a deleted original restores it.
     let proven = |z: &Path| {
