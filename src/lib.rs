@@ -128,6 +128,7 @@ pub mod __private {
         apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
         shuffle, undo_filter, unshuffle, Encoder,
     };
+    pub use crate::format::pco::NumKind;
     pub use crate::format::streams::streams;
     pub use crate::io::open_seekable;
     pub use crate::pack::batch::{pack_all, plan, Job, Plan};
