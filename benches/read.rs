@@ -245,7 +245,10 @@ fn block_decode(grid: &Path) {
         .unwrap();
     for (i, b) in blocks.iter().enumerate() {
         let mut frame = Vec::new();
-        let h = enc.encode_frame(0, i as u64, 4, b, &mut frame);
+        let h = enc
+            .encode_block(0, i as u64, 4, b, &mut frame)
+            .frame()
+            .expect("t2m blocks are not constant");
         zstd_frames.push((h, frame[FRAME_HEADER_LEN..].to_vec()));
         let nums: Vec<f32> = b
             .chunks_exact(4)
@@ -257,7 +260,7 @@ fn block_decode(grid: &Path) {
         let h = FrameHeader {
             stored_len: payload.len() as u32,
             decoded_len: b.len() as u32,
-            var: 0,
+            stream: 0,
             block: i as u64,
             codec: Codec::Pco,
             filter: Filter::None,

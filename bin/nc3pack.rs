@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
+use nc3pack::error::OptionError;
 use nc3pack::format::Codec;
 use nc3pack::FilterMode;
 use nc3pack::{PackOptions, UnpackOptions};
@@ -20,6 +21,10 @@ use std::time::Instant;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Read s3:// URLs anonymously (public buckets; also NC3PACK_ANON=1). Without it, requests
+    /// are signed with the credentials of the environment (AWS_ACCESS_KEY_ID, ...).
+    #[arg(long, global = true)]
+    anon: bool,
 }
 
 #[derive(Subcommand)]
@@ -42,9 +47,16 @@ enum Command {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// The archive.
-    archive: PathBuf,
-    /// Also check that this original netCDF-3 file is what the archive restores.
+    /// The archive (a path, or an s3://, http(s):// or file:// URL).
+    #[arg(required_unless_present = "manifest", conflicts_with = "manifest")]
+    archive: Option<PathBuf>,
+    /// Verify every archive these manifests (files, or directories of *.jsonl such as
+    /// OUT/.nc3pack) list, in parallel, against the recorded hashes; prints the failures and a
+    /// summary.
+    #[arg(long, num_args = 1.., value_name = "MANIFEST")]
+    manifest: Vec<PathBuf>,
+    /// Also check that this original netCDF-3 file is what the archive restores; with
+    /// --manifest, the directory the names are relative to (ROOT/NAME is each original).
     #[arg(long)]
     against: Option<PathBuf>,
     /// Worker threads, 1 to 1024 [default: all cores].
@@ -78,16 +90,37 @@ struct Common {
 #[derive(Args)]
 struct PackArgs {
     /// IN.nc OUT.nc3z (IN `-`, a pipe or a FIFO: read as a stream, in one pass); or, with -o,
-    /// the netCDF-3 files and directories to pack. Directories are searched for *.nc files,
-    /// following symbolic links (each directory once); what cannot be read is reported at the
-    /// end and the rest is packed.
-    #[arg(required = true, num_args = 1..)]
+    /// the netCDF-3 files and directories to pack. Directories are searched for netCDF-3 files
+    /// by their first bytes, following symbolic links (each directory once); what cannot be
+    /// read is reported at the end and the rest is packed.
+    #[arg(num_args = 0..)]
     paths: Vec<PathBuf>,
-    /// Pack every input into this directory (as NAME.nc3z, keeping directory structure), in
-    /// parallel; a bad file, or a path that cannot be read, is reported at the end and does not
-    /// stop the others.
+    /// Pack every input into this directory, in parallel, as OUT/NAME.nc3z where NAME is the
+    /// input's path relative to the root; a bad file, or a path that cannot be read, is
+    /// reported at the end and does not stop the others. A manifest of what was done is
+    /// appended to OUT/.nc3pack/, and a rerun skips what it records as packed.
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
+    /// With -o: also pack the paths listed in this file, one a line (`-`: standard input).
+    /// A name holding a newline cannot be listed (give its directory instead).
+    #[arg(long, value_name = "LIST", requires = "output_dir")]
+    files_from: Option<PathBuf>,
+    /// With -o: the directory the outputs' names are relative to [default: the deepest
+    /// directory holding every input].
+    #[arg(long, value_name = "DIR", requires = "output_dir")]
+    root: Option<PathBuf>,
+    /// With -o: pack only share I of N of the inputs (sorted by name, every Nth from the Ith;
+    /// I counts from 0), so that N processes cover each file once.
+    #[arg(long, value_name = "I/N", requires = "output_dir")]
+    shard: Option<nc3pack::__private::Shard>,
+    /// With -o: append the manifest here [default: OUT/.nc3pack/manifest-I-of-N.jsonl].
+    #[arg(long, value_name = "PATH", requires = "output_dir")]
+    manifest: Option<PathBuf>,
+    /// With -o: DELETE each input once its archive is written, synced, renamed into place and
+    /// verified by decoding it back to the input's hash (a rerun deletes those of archives
+    /// already done, once verified). Symbolic links, pipes and devices are never deleted.
+    #[arg(long, requires = "output_dir")]
+    delete_input: bool,
     /// Block codec.
     #[arg(long, default_value = "zstd", value_parser = names_parser::<Codec>(Codec::NAMES))]
     codec: Codec,
@@ -113,7 +146,7 @@ struct PackArgs {
 
 #[derive(Args)]
 struct UnpackArgs {
-    /// Archive to read.
+    /// Archive to read (a path, or an s3://, http(s):// or file:// URL).
     input: PathBuf,
     /// netCDF-3 file to write (`-`: standard output; the hash is checked at the end, and on a
     /// mismatch the exit code is 1 and what was written must be discarded).
@@ -124,7 +157,7 @@ struct UnpackArgs {
 
 #[derive(Args)]
 struct InfoArgs {
-    /// A netCDF-3 file or an archive.
+    /// A netCDF-3 file or an archive (a path, or an s3://, http(s):// or file:// URL).
     file: PathBuf,
     /// Print JSON instead of CDL-like text.
     #[arg(long)]
@@ -133,7 +166,7 @@ struct InfoArgs {
 
 #[derive(Args)]
 struct SliceArgs {
-    /// A netCDF-3 file or an archive.
+    /// A netCDF-3 file or an archive (a path, or an s3://, http(s):// or file:// URL).
     file: PathBuf,
     /// Variable name.
     var: String,
@@ -268,7 +301,19 @@ fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
+/// Whether a path given on the command line is a URL (`s3://`, `http(s)://`, `file://`).
+fn is_url(p: &Path) -> bool {
+    p.to_str().is_some_and(|s| {
+        ["s3://", "http://", "https://", "file://"]
+            .iter()
+            .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
+    let remote = nc3pack::remote::RemoteOptions::from_env();
+    let anon = remote.anon() || cli.anon;
+    nc3pack::remote::set_default_options(remote.with_anon(anon));
     match cli.command {
         Command::Pack(a) => {
             let opts = match a.level.unwrap_or(Level::Fast) {
@@ -282,22 +327,54 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .with_threads(threads(a.common.threads))
             .with_force(a.common.force);
             if let Some(dir) = &a.output_dir {
-                return pack_batch(&a.paths, dir, &opts, a.common.quiet);
+                if a.paths.is_empty() && a.files_from.is_none() {
+                    return Err(nc3pack::Error::from(OptionError::BatchInputs).into());
+                }
+                let batch = Batch {
+                    files_from: a.files_from.as_deref(),
+                    root: a.root.as_deref(),
+                    shard: a.shard.unwrap_or_default(),
+                    manifest: a.manifest.as_deref(),
+                    delete_input: a.delete_input,
+                };
+                return pack_batch(&a.paths, &batch, dir, &opts, a.common.quiet);
             }
             let [input, output] = a.paths.as_slice() else {
-                return Err(nc3pack::Error::Option(format!(
-                    "pack takes IN OUT, or IN... -o OUTDIR ({} paths given)",
-                    a.paths.len()
-                ))
+                return Err(nc3pack::Error::from(OptionError::PackPaths {
+                    given: a.paths.len(),
+                })
                 .into());
             };
-            if output.as_os_str() == "-" {
-                return Err(nc3pack::Error::Option(
-                    "pack writes an archive to a file, not to standard output (`-`): its lead is \
-                     rewritten when packing ends, which needs a seekable file"
-                        .into(),
-                )
+            if is_url(input) {
+                return Err(nc3pack::Error::Remote {
+                    url: input.display().to_string(),
+                    source: nc3pack::error::RemoteError::InvalidUrl {
+                        why: "pack reads a local file (or a pipe); copy the input here first"
+                            .into(),
+                    },
+                }
                 .into());
+            }
+            if let (true, Some(url)) = (is_url(output), output.to_str()) {
+                let t = Instant::now();
+                let remote = nc3pack::remote::default_options();
+                let s = nc3pack::remote::pack_to_url(input, url, &opts, &remote)?;
+                if !a.common.quiet {
+                    eprintln!(
+                        "{} -> {url}: {} -> {} (ratio {:.2}), {} block{}, uploaded, {:.2} s",
+                        input.display(),
+                        human(s.input_len),
+                        human(s.output_len),
+                        s.input_len as f64 / s.output_len.max(1) as f64,
+                        s.blocks,
+                        if s.blocks == 1 { "" } else { "s" },
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+                return Ok(());
+            }
+            if output.as_os_str() == "-" {
+                return Err(nc3pack::Error::from(OptionError::PackToStdout).into());
             }
             let t = Instant::now();
             let stdin = input.as_os_str() == "-";
@@ -388,19 +465,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Verify(a) => {
-            let r = nc3pack::verify(&a.archive, a.against.as_deref(), threads(a.threads))?;
+            let Some(archive) = &a.archive else {
+                return verify_collection(&a.manifest, a.against.as_deref(), threads(a.threads));
+            };
+            let opts = nc3pack::VerifyOptions {
+                against: a.against.clone(),
+                threads: threads(a.threads),
+            };
+            let r = nc3pack::verify(archive, &opts)?;
             let mut text = String::new();
             for d in &r.damage {
-                text += &format!("{}: damaged: {d}\n", a.archive.display());
+                text += &format!("{}: damaged: {d}\n", archive.display());
             }
             if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
                 let verdict = if m { "matches" } else { "does NOT match" };
-                text += &format!("{}: {verdict} {}\n", a.archive.display(), orig.display());
+                text += &format!("{}: {verdict} {}\n", archive.display(), orig.display());
             }
             if r.damage.is_empty() {
                 text += &format!(
                     "{}: ok: {} blocks, every checksum matches, restored data matches the original's hash\n",
-                    a.archive.display(),
+                    archive.display(),
                     r.blocks
                 );
             }
@@ -410,7 +494,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Reindex(a) => {
-            let r = nc3pack::reindex(&a.input, &a.output, a.common.force)?;
+            let opts = nc3pack::ReindexOptions::default().with_force(a.common.force);
+            let r = nc3pack::reindex(&a.input, &a.output, &opts)?;
             if !a.common.quiet {
                 eprintln!(
                     "{} -> {}: recovered {} of {} blocks",
@@ -477,18 +562,81 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `nc3pack pack IN... -o OUTDIR`: every file, one progress bar, failures (and what could not
-/// be read while looking for files) listed at the end.
+/// The options of `nc3pack pack ... -o OUT` beyond the inputs.
+struct Batch<'a> {
+    files_from: Option<&'a Path>,
+    root: Option<&'a Path>,
+    shard: nc3pack::__private::Shard,
+    manifest: Option<&'a Path>,
+    delete_input: bool,
+}
+
+/// The lines of `--files-from` (empty ones skipped), read as they are needed.
+fn list_lines(
+    list: Option<&Path>,
+) -> anyhow::Result<Box<dyn Iterator<Item = nc3pack::Result<PathBuf>>>> {
+    use std::io::BufRead;
+    use std::os::unix::ffi::OsStringExt;
+    let Some(list) = list else {
+        return Ok(Box::new(std::iter::empty()));
+    };
+    let reader: Box<dyn BufRead> = if list.as_os_str() == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let f = std::fs::File::open(list).map_err(|source| nc3pack::Error::Io {
+            path: list.to_path_buf(),
+            op: "open",
+            source,
+        })?;
+        Box::new(std::io::BufReader::new(f))
+    };
+    let list = list.to_path_buf();
+    Ok(Box::new(reader.split(b'\n').filter_map(
+        move |line| match line {
+            Ok(l) if l.is_empty() => None,
+            Ok(l) => Some(Ok(PathBuf::from(std::ffi::OsString::from_vec(l)))),
+            Err(source) => Some(Err(nc3pack::Error::Io {
+                path: list.clone(),
+                op: "read",
+                source,
+            })),
+        },
+    )))
+}
+
+/// `nc3pack pack IN... -o OUT`: every file, one progress bar, a manifest line per file as it
+/// finishes, failures (and what could not be read while looking for files) listed at the end.
 fn pack_batch(
     inputs: &[PathBuf],
+    batch: &Batch,
     dir: &Path,
     opts: &PackOptions,
     quiet: bool,
 ) -> anyhow::Result<()> {
+    use nc3pack::__private::manifest::{Done, Entry, Manifest, Status};
+    use nc3pack::__private::Outcome;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+    use std::sync::Mutex;
     let t = Instant::now();
-    let nc3pack::__private::Plan { jobs, unreadable } = nc3pack::__private::plan(inputs, dir)?;
-    let pb = (!quiet && std::io::stderr().is_terminal() && jobs.len() > 1).then(|| {
-        let pb = indicatif::ProgressBar::new(jobs.len() as u64);
+    let inputs = inputs
+        .iter()
+        .cloned()
+        .map(Ok)
+        .chain(list_lines(batch.files_from)?);
+    let plan = nc3pack::__private::plan(inputs, dir, batch.root, batch.shard)?;
+    let records = dir.join(".nc3pack");
+    let manifest_path = batch.manifest.map_or_else(
+        || records.join(format!("manifest-{}.jsonl", batch.shard)),
+        Path::to_path_buf,
+    );
+    let done = if opts.force {
+        Done::default()
+    } else {
+        Done::load(&[records, manifest_path.clone()])?
+    };
+    let manifest = Manifest::new(&manifest_path);
+    let pb = (!quiet && std::io::stderr().is_terminal() && plan.len() > 1).then(|| {
+        let pb = indicatif::ProgressBar::new(plan.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "packing [{bar:40}] {pos}/{len} files, {per_sec}, eta {eta}",
         ) {
@@ -496,52 +644,205 @@ fn pack_batch(
         }
         pb
     });
-    let progress = |n: usize| {
+    let [packed, skipped, ignored, finished] = [(); 4].map(|()| AtomicUsize::new(0));
+    let (inb, outb) = (AtomicU64::new(0), AtomicU64::new(0));
+    let failures: Mutex<Vec<(usize, nc3pack::Error)>> = Mutex::new(Vec::new());
+    let write_error: Mutex<Option<nc3pack::Error>> = Mutex::new(None);
+    let write = |e: Entry| {
+        if let Err(err) = manifest.write(&e) {
+            write_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(err);
+        }
+    };
+    let on_done = |i: usize, outcome: Outcome| {
+        let entry = |status, seconds| Entry {
+            status,
+            name: plan.name(i).to_vec(),
+            input: plan.input(i),
+            output: plan.output(i),
+            size: None,
+            mtime_ns: None,
+            hash: None,
+            output_size: None,
+            seconds,
+            error: None,
+            deleted: false,
+        };
+        match outcome {
+            Outcome::Packed {
+                summary,
+                mtime_ns,
+                seconds,
+                deleted,
+            } => {
+                packed.fetch_add(1, Relaxed);
+                inb.fetch_add(summary.input_len, Relaxed);
+                outb.fetch_add(summary.output_len, Relaxed);
+                write(Entry {
+                    size: Some(summary.input_len),
+                    mtime_ns: Some(mtime_ns),
+                    hash: Some(summary.hash),
+                    output_size: Some(summary.output_len),
+                    deleted,
+                    ..entry(Status::Packed, seconds)
+                });
+            }
+            Outcome::Skipped {
+                record,
+                recorded,
+                seconds,
+                deleted,
+            } => {
+                skipped.fetch_add(1, Relaxed);
+                let status = if recorded {
+                    Status::Skipped
+                } else {
+                    Status::Packed
+                };
+                write(Entry {
+                    size: Some(record.size),
+                    mtime_ns: Some(record.mtime_ns),
+                    hash: Some(record.hash),
+                    output_size: Some(record.output_size),
+                    deleted,
+                    ..entry(status, seconds)
+                });
+            }
+            Outcome::NotNetcdf => {
+                ignored.fetch_add(1, Relaxed);
+            }
+            Outcome::Failed { error, input } => {
+                write(Entry {
+                    size: input.map(|x| x.0),
+                    mtime_ns: input.map(|x| x.1),
+                    error: Some(error.to_string()),
+                    ..entry(Status::Failed, 0.0)
+                });
+                failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((i, error));
+            }
+        }
+        let n = finished.fetch_add(1, Relaxed) + 1;
         if let Some(pb) = &pb {
             pb.set_position(n as u64);
         }
     };
-    let results = nc3pack::__private::pack_all(&jobs, opts, &progress)?;
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
-    for e in &unreadable {
-        eprintln!("nc3pack: {e}");
-    }
-    let (mut inb, mut outb, mut failed) = (0u64, 0u64, 0usize);
-    for r in &results {
-        match r {
-            Ok(s) => {
-                inb += s.input_len;
-                outb += s.output_len;
-            }
-            Err(e) => {
-                failed += 1;
-                eprintln!("nc3pack: {e}");
+    nc3pack::__private::pack_all(&plan, opts, &done, batch.delete_input, &on_done)?;
+    // What could not be read while finding the inputs: one line each, written by the first
+    // shard only (every shard finds the same).
+    if batch.shard.index == 0 {
+        for e in &plan.unreadable {
+            if let nc3pack::Error::Io { path, .. } = e {
+                let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str());
+                let name = path.strip_prefix(plan.root()).map_or(bytes, |r| {
+                    std::os::unix::ffi::OsStrExt::as_bytes(r.as_os_str())
+                });
+                write(Entry {
+                    status: Status::Failed,
+                    name: name.to_vec(),
+                    input: path.clone(),
+                    output: PathBuf::new(),
+                    size: None,
+                    mtime_ns: None,
+                    hash: None,
+                    output_size: None,
+                    seconds: 0.0,
+                    error: Some(e.to_string()),
+                    deleted: false,
+                });
             }
         }
     }
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let synced = manifest.sync();
+    for e in &plan.unreadable {
+        eprintln!("nc3pack: {e}");
+    }
+    let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    failures.sort_by_key(|f| f.0);
+    for (_, e) in &failures {
+        eprintln!("nc3pack: {e}");
+    }
+    let failed = failures.len();
+    let files = plan.len() - ignored.into_inner();
+    let (packed, skipped) = (packed.into_inner(), skipped.into_inner());
+    let (inb, outb) = (inb.into_inner(), outb.into_inner());
     if !quiet {
+        let note = if skipped > 0 {
+            format!(", {skipped} already packed (skipped)")
+        } else {
+            String::new()
+        };
+        let sizes = if packed > 0 {
+            format!(
+                ": {} -> {} (ratio {:.2})",
+                human(inb),
+                human(outb),
+                inb as f64 / outb.max(1) as f64
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "packed {} of {} files into {}: {} -> {} (ratio {:.2}), {:.2} s",
-            results.len() - failed,
-            results.len(),
+            "packed {packed} of {files} files{note} into {}{sizes}, {:.2} s",
             dir.display(),
-            human(inb),
-            human(outb),
-            inb as f64 / outb.max(1) as f64,
             t.elapsed().as_secs_f64()
         );
     }
-    match (failed, unreadable.len()) {
+    if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e.into());
+    }
+    synced?;
+    match (failed, plan.unreadable.len()) {
         (0, 0) => Ok(()),
-        (f, 0) => anyhow::bail!("{f} of {} files failed (listed above)", results.len()),
+        (f, 0) => anyhow::bail!("{f} of {files} files failed (listed above)"),
         (f, u) => anyhow::bail!(
-            "{f} of {} files failed, {u} path{} could not be read (listed above)",
-            results.len(),
+            "{f} of {files} files failed, {u} path{} could not be read (listed above)",
             if u == 1 { "" } else { "s" }
         ),
     }
+}
+
+/// `nc3pack verify --manifest M...`: every archive of a collection; failures, then a summary.
+fn verify_collection(
+    manifests: &[PathBuf],
+    against: Option<&Path>,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let r = nc3pack::__private::manifest::verify_collection(manifests, against, threads, &|_| {})?;
+    let mut text = String::new();
+    for (m, n) in &r.bad_lines {
+        text += &format!("{}: line {n}: not a manifest entry\n", m.display());
+    }
+    for (p, what) in &r.failures {
+        text += &format!("{}: {what}\n", p.display());
+    }
+    text += &format!(
+        "verified {} archives{}: {} failed{}\n",
+        r.checked,
+        if against.is_some() {
+            " against the originals"
+        } else {
+            ""
+        },
+        r.failures.len(),
+        if r.bad_lines.is_empty() {
+            String::new()
+        } else {
+            format!(", {} manifest lines unreadable", r.bad_lines.len())
+        }
+    );
+    write_stdout(text.as_bytes())?;
+    if !r.is_ok() {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
@@ -558,7 +859,9 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
 fn main() {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `nc3pack IN OUT` means `nc3pack pack IN OUT`.
-    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+    // (Global flags may come before the command.)
+    let first_at = 1 + args.iter().skip(1).take_while(|a| *a == "--anon").count();
+    if let Some(first) = args.get(first_at).and_then(|a| a.to_str()) {
         let known = [
             "pack",
             "unpack",
@@ -573,7 +876,7 @@ fn main() {
             "--version",
         ];
         if !known.contains(&first) {
-            args.insert(1, "pack".into());
+            args.insert(first_at, "pack".into());
         }
     }
     // Ctrl-C, SIGTERM, SIGHUP and an allocation failure remove the temporary outputs.

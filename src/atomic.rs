@@ -88,9 +88,7 @@ fn check_output(output: &Path, force: bool) -> Result<()> {
     };
     Err(Error::Refused {
         path: output.to_path_buf(),
-        what: format!(
-            "output is {kind}, not a regular file; refusing to replace it (even with --force)"
-        ),
+        what: crate::error::Refusal::NotRegularFile { kind },
     })
 }
 
@@ -129,7 +127,7 @@ pub fn write_to_temp<T>(
         if is_same_file(output, protect) {
             return Err(Error::Refused {
                 path: output.to_path_buf(),
-                what: "output is the input file; refusing to overwrite it".into(),
+                what: crate::error::Refusal::IsInput,
             });
         }
     }

@@ -3,19 +3,31 @@
 //! [`write_slice`] streams a hyperslab of any size: it reads the selection a piece of at most
 //! [`PIECE_BYTES`] at a time ([`Hyperslab::pieces`], through the [`Dataset`] API and so an
 //! archive's block cache) and formats and writes each piece as it comes, so its memory stays
-//! bounded whatever the selection. [`to_text`], [`to_json`] and [`to_native_bytes`] format
+//! bounded whatever the selection. [`data_text`], [`to_json`] and [`to_native_bytes`] format
 //! values already in memory the same way.
 
+use crate::nc3::slab::Hyperslab;
 use crate::nc3::{NcType, Values};
-use crate::read::slab::Hyperslab;
 use crate::read::{Dataset, Element};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 
 /// Output formats of [`write_slice`].
+///
+/// ```
+/// use nc3pack::{dump::{write_slice, Format}, Dataset, Hyperslab};
+/// let ds = nc3pack::open("samples/scalars.nc")?;
+/// let mut out = Vec::new();
+/// write_slice(&*ds, "ss", &Hyperslab::all(&[]), Format::Json, &mut out)?;
+/// assert_eq!(String::from_utf8(out)?, "{\"data\":[1234],\"shape\":[]}\n");
+/// let mut raw = Vec::new();
+/// write_slice(&*ds, "ss", &Hyperslab::all(&[]), Format::Raw, &mut raw)?;
+/// assert_eq!(raw, 1234i16.to_ne_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Like the data section of `ncdump -v`, as [`to_text`] prints it.
+    /// Like the data section of `ncdump -v`, as [`data_text`] prints it.
     Text,
     /// `{"data":[...],"shape":[...]}` on one line, as [`to_json`] gives it, then a newline.
     Json,
@@ -24,6 +36,10 @@ pub enum Format {
 }
 
 /// Bytes of values [`write_slice`] reads at a time (4 MiB).
+///
+/// ```
+/// assert_eq!(nc3pack::dump::PIECE_BYTES, 4 << 20);
+/// ```
 pub const PIECE_BYTES: usize = 4 << 20;
 
 /// Formatted bytes collected before they are written out.
@@ -51,7 +67,7 @@ pub enum SliceError {
 /// Writes the hyperslab `slab` of variable `var` of `ds` to `out` in `format`, reading and
 /// formatting it a piece of at most [`PIECE_BYTES`] at a time: memory stays bounded (a few
 /// MiB beyond an archive's block cache) however large the selection. The output is what
-/// [`to_text`], [`to_json`] (then a newline) or [`to_native_bytes`] give for the whole selection
+/// [`data_text`], [`to_json`] (then a newline) or [`to_native_bytes`] give for the whole selection
 /// read at once. `out` is written in chunks of a few hundred KiB (no need for a `BufWriter`) and
 /// flushed at the end.
 ///
@@ -142,13 +158,13 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
 /// value, like C's `%g` in exponent notation below 1e-5 and from 1e15 on (`1e30`).
 ///
 /// ```
-/// use nc3pack::{dump::to_text, nc3::Values};
-/// let t = to_text("v", &[2, 2], &Values::Short(vec![1, 2, 3, 4]));
+/// use nc3pack::{dump::data_text, nc3::Values};
+/// let t = data_text("v", &[2, 2], &Values::Short(vec![1, 2, 3, 4]));
 /// assert_eq!(t, " v =\n  1, 2,\n  3, 4 ;\n");
-/// let t = to_text("f", &[3], &Values::Float(vec![0.1, 1e30, f32::NAN]));
+/// let t = data_text("f", &[3], &Values::Float(vec![0.1, 1e30, f32::NAN]));
 /// assert_eq!(t, " f =\n  0.1, 1e30, NaN ;\n");
 /// ```
-pub fn to_text(name: &str, shape: &[u64], values: &Values) -> String {
+pub fn data_text(name: &str, shape: &[u64], values: &Values) -> String {
     let mut w = Writer::new(Vec::new(), Format::Text, name, shape);
     // Writing to a Vec cannot fail.
     let _ = w.begin().and_then(|()| w.put(Piece::of(values)));
@@ -783,7 +799,7 @@ impl<'a, W: Write> Writer<'a, W> {
     /// Ends the output and flushes it; returns the writer.
     fn finish(mut self) -> io::Result<W> {
         if self.in_string {
-            // Values that end inside a row (only from `to_text` given fewer values than the
+            // Values that end inside a row (only from `data_text` given fewer values than the
             // shape says): the row prints as far as it goes.
             self.end_string();
         }
@@ -818,7 +834,7 @@ mod tests {
     use super::*;
 
     /// The text formatting before output was streamed (a String per value), as the reference.
-    fn old_to_text(name: &str, shape: &[u64], values: &Values) -> String {
+    fn old_data_text(name: &str, shape: &[u64], values: &Values) -> String {
         let row = shape.last().copied().unwrap_or(1).max(1) as usize;
         let rows: Vec<String> = match values {
             Values::Char(c) => c.chunks(row).map(old_quote_chars).collect(),
@@ -1083,7 +1099,7 @@ mod tests {
         for case in 0..3000 {
             let (shape, values) = random_values(&mut rng);
             chars += usize::from(matches!(values, Values::Char(_)));
-            let text = old_to_text("v_1", &shape, &values);
+            let text = old_data_text("v_1", &shape, &values);
             let json = to_json(&shape, &values).to_string() + "\n";
             let raw: Vec<u8> = match &values {
                 Values::Byte(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
@@ -1097,7 +1113,7 @@ mod tests {
                 Values::Float(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
                 Values::Double(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
             };
-            assert_eq!(to_text("v_1", &shape, &values), text, "case {case}");
+            assert_eq!(data_text("v_1", &shape, &values), text, "case {case}");
             assert_eq!(to_native_bytes(&values), raw, "case {case}");
             for piece in [1, 2, 3, 5, 7, 1000] {
                 let ctx = format!("case {case}, pieces of {piece}: {shape:?} {values:?}");
@@ -1129,7 +1145,7 @@ mod tests {
         .concat();
         let values = Values::Char(row.clone());
         let shape = [row.len() as u64];
-        let text = old_to_text("c", &shape, &values);
+        let text = old_data_text("c", &shape, &values);
         let json = to_json(&shape, &values).to_string() + "\n";
         for piece in 1..=row.len() {
             let got = in_pieces(Format::Text, "c", &shape, &values, piece);

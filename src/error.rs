@@ -5,34 +5,11 @@
 //! bytes return the narrower [`HeaderError`]; the file-level functions wrap it in [`Error`] with
 //! the path.
 
-use crate::format::{Codec, Filter};
+pub use crate::format::error::{
+    CodecError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
+};
+pub use crate::nc3::error::{HeaderError, LayoutError};
 use std::path::PathBuf;
-
-/// A problem found while parsing a netCDF-3 header from bytes.
-///
-/// ```
-/// use nc3pack::nc3::Header;
-/// let err = Header::parse(b"CDX\x01", 4).unwrap_err();
-/// assert!(err.to_string().contains("byte 0"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what} at byte {offset}")]
-pub struct HeaderError {
-    /// Byte offset in the file where the offending field starts.
-    pub offset: u64,
-    /// What is wrong, naming the field.
-    pub what: String,
-}
-
-impl HeaderError {
-    /// Builds an error at `offset` with a description naming the field.
-    pub fn new(offset: u64, what: impl Into<String>) -> Self {
-        HeaderError {
-            offset,
-            what: what.into(),
-        }
-    }
-}
 
 /// Any error nc3pack reports.
 ///
@@ -60,8 +37,8 @@ pub enum Error {
     NotNetcdf3 {
         /// The file.
         path: PathBuf,
-        /// Why, e.g. "HDF5 signature (netCDF-4 file)".
-        reason: String,
+        /// Why.
+        reason: crate::nc3::error::NotNetcdf3,
     },
     /// The netCDF-3 header is malformed.
     #[error("{}: invalid netCDF-3 header at byte {}: {}", path.display(), source.offset, source.what)]
@@ -129,7 +106,7 @@ pub enum Error {
         /// The variable name as asked for.
         var: String,
         /// What is wrong.
-        source: crate::read::slab::SlabError,
+        source: crate::nc3::slab::SlabError,
     },
     /// A file that must be read at any offset is a pipe, FIFO, device or socket, which can only
     /// be read in order (`nc3pack pack` reads such an input as a stream instead).
@@ -142,17 +119,32 @@ pub enum Error {
         /// What needed to seek: "reading an archive", "verify", ...
         op: &'static str,
     },
+    /// An object in object storage (an `s3://` or `http(s)://` URL) cannot be read: the URL and
+    /// the cause.
+    ///
+    /// ```
+    /// use nc3pack::{error::RemoteError, Error};
+    /// let e = Error::Remote { url: "s3://b/k.nc3z".into(), source: RemoteError::NotFound };
+    /// assert_eq!(e.to_string(), "s3://b/k.nc3z: no such object");
+    /// ```
+    #[error("{url}: {source}")]
+    Remote {
+        /// The URL, as given.
+        url: String,
+        /// What went wrong.
+        source: RemoteError,
+    },
     /// The output cannot be written where asked (it is the input, or a directory).
     #[error("{}: {what}", path.display())]
     Refused {
         /// The output path.
         path: PathBuf,
         /// Why.
-        what: String,
+        what: Refusal,
     },
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
-    Option(String),
+    Option(#[from] OptionError),
     /// A thread could not be started (the system's limit on threads or memory was reached).
     #[error("{}: {source}; try fewer threads (-j)", path.display())]
     Thread {
@@ -166,561 +158,15 @@ pub enum Error {
     Internal(String),
 }
 
-/// What is wrong with an archive's lead ([`crate::format::Lead::decode`]).
-///
-/// ```
-/// use nc3pack::{error::LeadError, format::Lead};
-/// assert_eq!(Lead::decode(&[0u8; 10]), Err(LeadError::TooShort { len: 10 }));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LeadError {
-    /// Fewer bytes than a lead.
-    #[error(
-        "file is only {len} bytes long, shorter than the {}-byte lead",
-        crate::format::LEAD_LEN
-    )]
-    TooShort {
-        /// Bytes available.
-        len: usize,
-    },
-    /// The first 8 bytes are not the archive magic.
-    #[error("bad magic: not an nc3pack archive")]
-    Magic,
-    /// The lead's CRC does not match.
-    #[error("checksum mismatch")]
-    Checksum,
-    /// A format major version this reader does not read.
-    #[error(
-        "format version {major}.{minor} is not supported (this nc3pack reads {}.x)",
-        crate::format::VERSION_MAJOR
-    )]
-    Version {
-        /// Major version stored.
-        major: u16,
-        /// Minor version stored.
-        minor: u16,
-    },
-    /// The reserved flags are set.
-    #[error("reserved flags are not zero")]
-    Flags {
-        /// The flags stored.
-        flags: u32,
-    },
-    /// The block size is outside the allowed range.
-    #[error(
-        "block size {block_size} is outside {}..={}",
-        crate::format::MIN_BLOCK_SIZE,
-        crate::format::MAX_BLOCK_SIZE
-    )]
-    BlockSize {
-        /// The block size stored.
-        block_size: u32,
-    },
-    /// The header length exceeds [`crate::format::MAX_HEADER_LEN`].
-    #[error("header length {header_len} exceeds {} bytes (1 GiB), the largest header an archive may carry", crate::format::MAX_HEADER_LEN)]
-    HeaderTooLong {
-        /// The header length stored.
-        header_len: u64,
-    },
-    /// The header is longer than the original file.
-    #[error("header length {header_len} exceeds the original file length {file_len}")]
-    HeaderPastFile {
-        /// The header length stored.
-        header_len: u64,
-        /// The original file length stored.
-        file_len: u64,
-    },
-}
-
-/// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`]) or its
-/// payload ([`crate::format::codec::decode_payload`]).
-///
-/// ```
-/// use nc3pack::{error::FrameError, format::FrameHeader};
-/// assert_eq!(FrameHeader::decode(&[0u8; 36]), Err(FrameError::NoMagic));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FrameError {
-    /// Fewer bytes than a frame header.
-    #[error("frame header is cut short")]
-    Short,
-    /// No sync magic where the frame should start.
-    #[error("no frame sync magic")]
-    NoMagic,
-    /// The frame header's CRC does not match.
-    #[error("frame header checksum mismatch")]
-    HeaderChecksum,
-    /// A codec id this reader does not know.
-    #[error("unknown codec id {id}")]
-    UnknownCodec {
-        /// The id stored.
-        id: u8,
-    },
-    /// A filter id this reader does not know.
-    #[error("unknown filter id {id}")]
-    UnknownFilter {
-        /// The id stored.
-        id: u8,
-    },
-    /// The stored length exceeds the decoded length (an encoder stores raw instead).
-    #[error("stored length {stored} exceeds decoded length {decoded}")]
-    LengthMismatch {
-        /// Stored (payload) length.
-        stored: u32,
-        /// Decoded length.
-        decoded: u32,
-    },
-    /// The payload given is not as long as the frame header says.
-    #[error("payload is {got} bytes, the frame says {stored}")]
-    PayloadLength {
-        /// Bytes given.
-        got: usize,
-        /// Stored length in the frame header.
-        stored: u32,
-    },
-    /// The payload's CRC does not match.
-    #[error("payload checksum mismatch")]
-    PayloadChecksum,
-    /// A raw (codec none) payload whose length is not the decoded length.
-    #[error("raw payload is {got} bytes, the frame says {decoded} decoded")]
-    RawLength {
-        /// Payload length.
-        got: usize,
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// A constant payload that is not one element of a length dividing the block.
-    #[error(
-        "constant block of {decoded} bytes with a {value_len}-byte value and element size {esize}"
-    )]
-    Constant {
-        /// Decoded length in the frame header.
-        decoded: u32,
-        /// Payload length.
-        value_len: usize,
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// zstd refused the payload (its message).
-    #[error("zstd: {0}")]
-    Zstd(String),
-    /// DEFLATE refused the payload (its message).
-    #[error("deflate: {0}")]
-    Deflate(String),
-    /// A pco payload that pco refuses or that does not decode to exactly the block (what is
-    /// wrong).
-    #[error("pco: {0}")]
-    Pco(String),
-    /// The payload decoded to another length than the frame says.
-    #[error("decoded to {got} bytes, the frame says {decoded}")]
-    DecodedLength {
-        /// Bytes decoded.
-        got: usize,
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// A DEFLATE stream that ends early, runs past the payload or decodes to another length.
-    #[error("deflate stream does not decode to exactly {decoded} bytes")]
-    DeflateLength {
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// A filtered block whose length is not whole elements.
-    #[error("filter element size {esize} does not divide the block length {decoded}")]
-    FilterElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// The netCDF header frame's decoded length cannot be allocated.
-    #[error("cannot allocate {len} bytes of memory for the header")]
-    HeaderNoMemory {
-        /// Decoded length in the frame header.
-        len: u32,
-    },
-}
-
-/// What is wrong with one index entry ([`crate::format::IndexEntry::check`]).
-///
-/// ```
-/// use nc3pack::{error::EntryError, format::{Codec, Filter, IndexEntry}};
-/// let e = IndexEntry { offset: 0, stored_len: 0, codec: Codec::Constant, filter: Filter::None, flags: 0 };
-/// assert_eq!(e.check(4), Err(EntryError::ConstantWithoutFlag));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EntryError {
-    /// Codec constant, no payload, but not flagged constant.
-    #[error("constant block entry without the constant flag")]
-    ConstantWithoutFlag,
-    /// A combination of flags and fields no writer makes.
-    #[error("entry with flags 0x{flags:04x}, codec {}, filter {}, {stored_len} bytes stored is not valid", codec.name(), filter.name())]
-    Invalid {
-        /// Flags.
-        flags: u16,
-        /// Codec.
-        codec: Codec,
-        /// Filter.
-        filter: Filter,
-        /// Stored length.
-        stored_len: u32,
-    },
-    /// The frame lies (partly) outside the data section, or is longer than a block.
-    #[error("points outside the data section")]
-    OutsideData,
-}
-
-/// What is wrong with an archive's index section ([`crate::format::decode_index`]), as read
-/// by [`crate::Archive`].
-///
-/// ```
-/// use nc3pack::{error::IndexError, format::decode_index};
-/// assert_eq!(decode_index(b"N3ZX", 0), Err(IndexError::NoMagic));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum IndexError {
-    /// No index magic.
-    #[error("no index magic")]
-    NoMagic,
-    /// The index section's CRC (in the footer) does not match.
-    #[error("checksum mismatch")]
-    Checksum,
-    /// The number of block entries is not the one the layout needs.
-    #[error("index has {found} entries, the layout needs {expected}")]
-    Count {
-        /// Block entries the index declares.
-        found: u64,
-        /// Block entries the layout needs.
-        expected: u64,
-    },
-    /// The section's length does not match its entry counts.
-    #[error("index length {len} does not match its {blocks} block entries and {tables} constants frames")]
-    Length {
-        /// Section length.
-        len: usize,
-        /// Block entries declared.
-        blocks: u64,
-        /// Constants frame entries declared.
-        tables: u32,
-    },
-    /// An entry with a codec id this reader does not know.
-    #[error("unknown codec id {id}")]
-    UnknownCodec {
-        /// The id stored.
-        id: u8,
-    },
-    /// An entry with a filter id this reader does not know.
-    #[error("unknown filter id {id}")]
-    UnknownFilter {
-        /// The id stored.
-        id: u8,
-    },
-    /// A constants frame entry with flags, or a codec or filter such a frame cannot have.
-    #[error("constants frame entry with flags 0x{flags:04x}, codec {} and filter {}", codec.name(), filter.name())]
-    ConstantsEntry {
-        /// Flags.
-        flags: u16,
-        /// Codec.
-        codec: Codec,
-        /// Filter.
-        filter: Filter,
-    },
-    /// A block's entry is not valid.
-    #[error("entry for block {block} of {stream}: {source}")]
-    Entry {
-        /// Block number.
-        block: u64,
-        /// The stream's name (`variable "x"`, `residual bytes`, ...).
-        stream: String,
-        /// What is wrong.
-        source: EntryError,
-    },
-    /// A constants frame's entry points outside the data section.
-    #[error("entry for constants frame {k} points outside the data section")]
-    ConstantsFrameOutside {
-        /// Constants frame number.
-        k: usize,
-    },
-}
-
-/// What is wrong with an archive's footer ([`crate::format::Footer::decode`]) or where it says
-/// the index is.
-///
-/// ```
-/// use nc3pack::{error::FooterError, format::Footer};
-/// assert_eq!(Footer::decode(&[0u8; 8]), Err(FooterError::Short));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FooterError {
-    /// Fewer bytes than a footer.
-    #[error("footer is cut short")]
-    Short,
-    /// The archive ends before it has room for a footer.
-    #[error("the archive ends before its footer (truncated? try `nc3pack reindex`)")]
-    Truncated,
-    /// The last 4 bytes are not the footer magic.
-    #[error("no footer magic at the end of the file (truncated archive? try `nc3pack reindex`)")]
-    NoMagic,
-    /// The footer's CRC does not match.
-    #[error("footer checksum mismatch")]
-    Checksum,
-    /// Footer flags this reader does not know.
-    #[error("unknown footer flags 0x{flags:08x}")]
-    Flags {
-        /// The flags stored.
-        flags: u32,
-    },
-    /// The index the footer points to does not lie between the data section and the footer, or
-    /// is too short for the layout's blocks.
-    #[error("index at {index_offset} of {index_len} bytes does not fit the archive (at least {min_len} bytes ending at {footer_at} expected)")]
-    IndexPlacement {
-        /// Index offset stored.
-        index_offset: u64,
-        /// Index length stored.
-        index_len: u64,
-        /// Least length the layout's blocks need.
-        min_len: u64,
-        /// Offset of the footer (where the index must end).
-        footer_at: u64,
-    },
-}
-
-/// What is wrong with a constants frame ([`crate::format::ConstantRun::decode_all`],
-/// [`crate::Archive::constant_runs`]).
-///
-/// ```
-/// use nc3pack::{error::ConstantsError, format::ConstantRun};
-/// assert_eq!(ConstantRun::decode_all(&[0u8; 33]), Err(ConstantsError::Length { len: 33 }));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConstantsError {
-    /// The decoded table is not whole run records.
-    #[error(
-        "constants table of {len} bytes is not whole {}-byte records",
-        crate::format::RUN_LEN
-    )]
-    Length {
-        /// Decoded length.
-        len: usize,
-    },
-    /// A run record with reserved bytes set, a count of 0 or a run past block 2^64.
-    #[error("constants table record {index} is not valid")]
-    Record {
-        /// Record number in the table.
-        index: usize,
-    },
-    /// No constants frame of this number.
-    #[error("there is no constants frame {k}")]
-    NoSuchFrame {
-        /// The number asked for.
-        k: usize,
-    },
-    /// The frame is not the constants frame the index entry describes.
-    #[error("frame says stream {stream} block {block} ({stored} bytes stored, {decoded} decoded, codec {}), the index expects constants frame {k} ({expect_stored} stored, at most {max} decoded, codec {})", codec.name(), expect_codec.name())]
-    Mismatch {
-        /// Stream id in the frame header.
-        stream: u32,
-        /// Block in the frame header.
-        block: u64,
-        /// Stored length in the frame header.
-        stored: u32,
-        /// Decoded length in the frame header.
-        decoded: u32,
-        /// Codec in the frame header.
-        codec: Codec,
-        /// The constants frame's number.
-        k: usize,
-        /// Stored length in the index entry.
-        expect_stored: u32,
-        /// Largest decoded length of a constants frame.
-        max: usize,
-        /// Codec in the index entry.
-        expect_codec: Codec,
-    },
-    /// The frame itself is damaged.
-    #[error(transparent)]
-    Frame(#[from] FrameError),
-}
-
-/// Why a netCDF-3 header's data layout is impossible for the file ([`crate::nc3::Layout`]), or
-/// for the input being packed.
-///
-/// ```
-/// use nc3pack::error::LayoutError;
-/// let e = LayoutError::Overlap { var: "b".into(), other: "a".into(), begin: 100, end: 104 };
-/// assert_eq!(e.to_string(), "variables \"a\" and \"b\" overlap (begin 100 < 104)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LayoutError {
-    /// A variable's size does not fit 64 bits.
-    #[error("variable {var:?}: size overflows")]
-    SizeOverflow {
-        /// The variable.
-        var: String,
-    },
-    /// The record size does not fit 64 bits.
-    #[error("record size overflows")]
-    RecordSizeOverflow,
-    /// There are record variables, but a record holds no bytes.
-    #[error("record variables hold no data (record size 0)")]
-    EmptyRecords,
-    /// More records than the file holds.
-    #[error("{numrecs} records do not fit in the file ({fit} complete records end before byte {file_len})")]
-    TooManyRecords {
-        /// Records asked for.
-        numrecs: u64,
-        /// Complete records the file holds.
-        fit: u64,
-        /// File length.
-        file_len: u64,
-    },
-    /// The variables' data add up to more than the file.
-    #[error("variables take more bytes than the file has")]
-    DataPastFile,
-    /// A fixed variable begins before the previous one ends.
-    #[error("variables {other:?} and {var:?} overlap (begin {begin} < {end})")]
-    Overlap {
-        /// The variable that begins too early.
-        var: String,
-        /// The variable before it.
-        other: String,
-        /// Where `var` begins.
-        begin: u64,
-        /// Where `other` ends.
-        end: u64,
-    },
-    /// A fixed variable begins inside the header.
-    #[error("variable {var:?} begins at byte {begin} inside the header (which ends at byte {header_end})")]
-    InHeader {
-        /// The variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Where the header ends.
-        header_end: u64,
-    },
-    /// A fixed variable's end does not fit 64 bits.
-    #[error("variable {var:?} data at byte {begin} of {len} bytes extends past the end of the file ({file_len} bytes)")]
-    EndOverflows {
-        /// The variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Its length.
-        len: u64,
-        /// File length.
-        file_len: u64,
-    },
-    /// A fixed variable extends past the end of the file.
-    #[error("variable {var:?} data [{begin}, {end}) extends past the end of the file ({file_len} bytes)")]
-    PastEnd {
-        /// The variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Where it ends.
-        end: u64,
-        /// File length.
-        file_len: u64,
-    },
-    /// The first record variable begins before the last fixed variable ends.
-    #[error("record variable {var:?} begins at byte {begin}, before fixed variable {other:?} ends at byte {end}")]
-    RecordBeforeFixed {
-        /// The record variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// The fixed variable.
-        other: String,
-        /// Where that ends.
-        end: u64,
-    },
-    /// The first record variable begins inside the header.
-    #[error("record variable {var:?} begins at byte {begin} inside the header (which ends at byte {header_end})")]
-    RecordInHeader {
-        /// The record variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Where the header ends.
-        header_end: u64,
-    },
-    /// A record variable begins before the previous one's slab ends.
-    #[error("record variables overlap: {var:?} begins at byte {begin} before byte {end}")]
-    RecordOverlap {
-        /// The variable that begins too early.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Where the previous slab ends.
-        end: u64,
-    },
-    /// A record variable's slab ends past 2^63.
-    #[error("record variable {var:?} at byte {begin} of {slab} bytes a record overflows")]
-    RecordOverflow {
-        /// The variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Bytes of its slab.
-        slab: u64,
-    },
-    /// The record variables' slabs span more than a record.
-    #[error("record variables span {span} bytes, more than the record size {recsize}")]
-    RecordSpan {
-        /// Bytes from the first slab's start to the last one's end.
-        span: u64,
-        /// The record size.
-        recsize: u64,
-    },
-    /// A pack input ends inside a fixed variable's data.
-    #[error(
-        "variable {var:?} data at byte {begin} extends past the end of the input ({len} bytes)"
-    )]
-    InputEndsInVar {
-        /// The variable.
-        var: String,
-        /// Where it begins.
-        begin: u64,
-        /// Bytes the input held.
-        len: u64,
-    },
-    /// A streamed input ends inside its header.
-    #[error("the input ends at byte {len}, inside its {header_len}-byte header")]
-    InputEndsInHeader {
-        /// Bytes the input held.
-        len: u64,
-        /// The header's length.
-        header_len: u64,
-    },
-    /// A streamed input ends inside a variable's data.
-    #[error(
-        "variable {var:?} data [{begin}, {end}) extends past the end of the input ({len} bytes)"
-    )]
-    InputPastEnd {
-        /// The variable.
-        var: String,
-        /// Where its data begins.
-        begin: u64,
-        /// Where its data ends.
-        end: u64,
-        /// Bytes the input held.
-        len: u64,
-    },
-    /// A streamed input ends inside a record too large to buffer.
-    #[error("the input ends at byte {len}, inside a record of {recsize} bytes: records over {} MiB are not buffered, so an incomplete one cannot be packed from a stream (pack the file instead)", max >> 20)]
-    IncompleteRecord {
-        /// Bytes the input held.
-        len: u64,
-        /// The record size.
-        recsize: u64,
-        /// Largest record buffered.
-        max: u64,
-    },
-}
-
 /// What is wrong with an archive structure, in [`Error::Archive`] (which adds the part and
 /// offset).
+///
+/// ```
+/// use nc3pack::{error::ArchiveError, format::error::LeadError, Archive, Error};
+/// // Not an archive: its lead's magic is wrong.
+/// let err = Archive::from_reader(vec![0u8; 200], "zeros".as_ref()).err().unwrap();
+/// assert!(matches!(err, Error::Archive { part: "lead", source: ArchiveError::Lead(LeadError::Magic), .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArchiveError {
     /// The lead.
@@ -791,6 +237,12 @@ pub enum ArchiveError {
 }
 
 /// What is wrong with a block, in [`Error::Block`] (which adds the stream, block and offset).
+///
+/// ```
+/// use nc3pack::error::BlockError;
+/// assert_eq!(BlockError::Short.to_string(), "block is shorter than the layout");
+/// assert!(matches!(BlockError::Lost, BlockError::Lost));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BlockError {
     /// `reindex` found no intact frame for the block.
@@ -800,10 +252,10 @@ pub enum BlockError {
     #[error(transparent)]
     Frame(#[from] FrameError),
     /// The frame header does not match the index entry or the layout.
-    #[error("frame says variable id {id} block {block} ({stored} bytes stored, {decoded} decoded), index expects id {expect_id} block {expect_block} ({expect_stored} stored, {expect_decoded} decoded)")]
+    #[error("frame says variable id {stream} block {block} ({stored} bytes stored, {decoded} decoded), index expects id {expect_stream} block {expect_block} ({expect_stored} stored, {expect_decoded} decoded)")]
     Mismatch {
         /// Stream id in the frame header.
-        id: u32,
+        stream: u32,
         /// Block in the frame header.
         block: u64,
         /// Stored length in the frame header.
@@ -811,7 +263,7 @@ pub enum BlockError {
         /// Decoded length in the frame header.
         decoded: u32,
         /// The stream's id.
-        expect_id: u32,
+        expect_stream: u32,
         /// The block asked for.
         expect_block: u64,
         /// Stored length in the index entry.
@@ -839,33 +291,203 @@ pub enum BlockError {
     Short,
 }
 
-/// Why an encoder cannot be made (when the codec level is out of range).
+impl From<crate::nc3::error::FileError> for Error {
+    fn from(e: crate::nc3::error::FileError) -> Self {
+        use crate::nc3::error::FileError as F;
+        match e {
+            F::Io { path, op, source } => Error::Io { path, op, source },
+            F::NotNetcdf3 { path, reason } => Error::NotNetcdf3 { path, reason },
+            F::Header { path, source } => Error::Header { path, source },
+            F::Layout { path, source } => Error::Layout { path, source },
+        }
+    }
+}
+
+/// Why an output is refused, in [`Error::Refused`].
 ///
 /// ```
-/// use nc3pack::{error::CodecError, format::Codec};
-/// let e = CodecError::Level { codec: Codec::Deflate, level: 12, min: 0, max: 9 };
-/// assert_eq!(e.to_string(), "level 12 is outside 0..=9 for codec deflate");
+/// use nc3pack::error::Refusal;
+/// assert_eq!(
+///     Refusal::IsInput.to_string(),
+///     "output is the input file; refusing to overwrite it"
+/// );
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The output exists and is not a regular file (nor a symbolic link).
+    #[error("output is {kind}, not a regular file; refusing to replace it (even with --force)")]
+    NotRegularFile {
+        /// What it is: "a directory", "a pipe", ...
+        kind: &'static str,
+    },
+    /// The output is the input file.
+    #[error("output is the input file; refusing to overwrite it")]
+    IsInput,
+    /// Two inputs of a batch would be packed to this output.
+    #[error("both {} and {} would be packed here", first.display(), second.display())]
+    SameOutput {
+        /// The first input.
+        first: PathBuf,
+        /// The second input.
+        second: PathBuf,
+    },
+    /// An input of a batch is not under its root (`--root`).
+    #[error("is not under the root {} (--root)", root.display())]
+    OutsideRoot {
+        /// The root.
+        root: PathBuf,
+    },
+    /// A batch would put one input's archive where another's needs a directory.
+    #[error(
+        "both {} (its archive) and {} (a directory for its archive) would be here",
+        file.display(),
+        below.display()
+    )]
+    ArchiveAndDirectory {
+        /// The input whose archive this would be.
+        file: PathBuf,
+        /// The input below, whose archive needs this as a directory.
+        below: PathBuf,
+    },
+    /// A batch input changed since the manifest recorded it as packed.
+    #[error(
+        "changed since it was packed (the manifest has {recorded_size} bytes, mtime_ns \
+         {recorded_mtime_ns}; now {size} bytes, mtime_ns {mtime_ns}); use --force to pack it again"
+    )]
+    ChangedSincePacked {
+        /// Size the manifest records.
+        recorded_size: u64,
+        /// Modification time the manifest records (ns since 1970).
+        recorded_mtime_ns: i64,
+        /// Size now.
+        size: u64,
+        /// Modification time now.
+        mtime_ns: i64,
+    },
+    /// A batch output exists but no manifest records it as this input's archive.
+    #[error(
+        "output exists and is not recorded as this input's archive (use --force to overwrite it)"
+    )]
+    NotRecorded,
+    /// An output directory resolves outside the batch's output directory.
+    #[error(
+        "leads to {}, outside the output directory {} (a symbolic link); refusing to write there",
+        real.display(),
+        out.display()
+    )]
+    OutsideOutput {
+        /// Where it resolves.
+        real: PathBuf,
+        /// The output directory, resolved.
+        out: PathBuf,
+    },
+    /// `--delete-input` kept this original.
+    #[error("not deleted: {0}")]
+    NotDeleted(Box<NotDeleted>),
+}
+
+/// Why `pack --delete-input` kept an original, in [`Refusal::NotDeleted`].
+///
+/// ```
+/// use nc3pack::error::NotDeleted;
+/// assert_eq!(NotDeleted::Changed.to_string(), "changed since it was packed");
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum NotDeleted {
+    /// Symbolic links, pipes and devices are never deleted.
+    #[error("not a regular file (symbolic links, pipes and devices are never deleted)")]
+    NotRegularFile,
+    /// It changed since it was packed.
+    #[error("changed since it was packed")]
+    Changed,
+    /// Its archive's lead or footer does not hold.
+    #[error("its archive {}: {source}", archive.display())]
+    Ends {
+        /// The archive.
+        archive: PathBuf,
+        /// What is wrong.
+        source: crate::pack::manifest::EndsError,
+    },
+    /// Its archive is damaged.
+    #[error("its archive {} does not verify: {first}", archive.display())]
+    Damaged {
+        /// The archive.
+        archive: PathBuf,
+        /// The first damage found.
+        first: crate::Damage,
+    },
+    /// Its archive could not be decoded back to the hash.
+    #[error("its archive {} could not be decoded back to the hash", archive.display())]
+    HashUnchecked {
+        /// The archive.
+        archive: PathBuf,
+    },
+}
+
+/// Which option is out of range, in [`Error::Option`].
+///
+/// ```
+/// use nc3pack::{error::OptionError, Error, PackOptions};
+/// let e = PackOptions::fast().with_block_size(4).check().unwrap_err();
+/// assert!(matches!(e, Error::Option(OptionError::BlockSize { block_size: 4, .. })));
+/// assert_eq!(e.to_string(), "invalid option: block size 4 is outside 8..=1073741824 bytes");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CodecError {
-    /// The level is outside the codec's range.
-    #[error("level {level} is outside {min}..={max} for codec {}", codec.name())]
-    Level {
-        /// The codec.
-        codec: Codec,
-        /// The level asked for.
-        level: i32,
-        /// Least level.
-        min: i32,
-        /// Greatest level.
-        max: i32,
+pub enum OptionError {
+    /// The codec level is out of range, or the codec cannot be set up.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// The block size is outside the range an archive may declare.
+    #[error("block size {block_size} is outside {min}..={max} bytes")]
+    BlockSize {
+        /// The block size asked for.
+        block_size: u32,
+        /// Least block size.
+        min: u32,
+        /// Greatest block size.
+        max: u32,
     },
-    /// zstd could not make a compression context (its message).
-    #[error("zstd: {0}")]
-    Zstd(String),
+    /// `pack` given other than an input and an output (without an output directory).
+    #[error("pack takes IN OUT, or IN... -o OUTDIR ({given} paths given)")]
+    PackPaths {
+        /// Paths given.
+        given: usize,
+    },
+    /// A storage option that takes true or false was given something else.
+    #[error("storage option {name}: {value:?} is not true or false")]
+    StorageBool {
+        /// The option.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// An unknown storage option.
+    #[error(
+        "unknown storage option {name:?} (known: anon, key, secret, token, endpoint_url, region, \
+         allow_http)"
+    )]
+    StorageName {
+        /// The option given.
+        name: String,
+    },
+    /// `pack -o OUT` given no inputs.
+    #[error("pack -o OUT needs inputs: paths, or --files-from LIST")]
+    BatchInputs,
+    /// `pack` asked to write to standard output.
+    #[error("pack writes an archive to a file, not to standard output (`-`): its lead is rewritten when packing ends, which needs a seekable file")]
+    PackToStdout,
 }
 
 /// Result type of nc3pack.
+///
+/// ```
+/// fn file_bytes(path: &str) -> nc3pack::Result<u64> {
+///     Ok(nc3pack::info::describe(path.as_ref())?.file_bytes())
+/// }
+/// assert_eq!(file_bytes("samples/scalars.nc")?, 560);
+/// assert!(file_bytes("samples/no-such-file.nc").is_err());
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Attaches a path to a failure to start a thread.
@@ -892,6 +514,58 @@ pub(crate) fn worker_err(
             Error::Internal(format!("{}: a worker thread panicked", path.display()))
         }
     }
+}
+
+/// Why an object in object storage cannot be read (see [`Error::Remote`]).
+///
+/// ```
+/// let e = nc3pack::error::RemoteError::AccessDenied { code: "SignatureDoesNotMatch".into() };
+/// assert!(e.to_string().starts_with("access denied (SignatureDoesNotMatch)"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteError {
+    /// The URL is malformed or of an unknown scheme.
+    #[error("not a usable URL: {why}")]
+    InvalidUrl {
+        /// What is wrong with it.
+        why: String,
+    },
+    /// No credentials were given for a signed request.
+    #[error(
+        "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN \
+         for temporary ones), or use --anon (NC3PACK_ANON=1) for a public bucket"
+    )]
+    NoCredentials,
+    /// The server refused the credentials, or they do not allow the request.
+    #[error(
+        "access denied ({code}): the credentials are wrong or do not allow reading this object"
+    )]
+    AccessDenied {
+        /// The server's error code (`AccessDenied`, `SignatureDoesNotMatch`,
+        /// `InvalidAccessKeyId`, ...).
+        code: String,
+    },
+    /// There is no object at the URL.
+    #[error("no such object")]
+    NotFound,
+    /// The server answered a range request with the whole object (or not at all).
+    #[error("the server does not answer range requests (HTTP 206), which reading needs")]
+    NoRanges,
+    /// The store could not be set up from the options and environment.
+    #[error("bad object storage settings: {why}")]
+    Config {
+        /// The cause.
+        why: String,
+    },
+    /// A request failed after its retries (server error, timeout, connection failure).
+    #[error("request failed: {why}")]
+    Request {
+        /// The cause.
+        why: String,
+    },
+    /// This build of nc3pack has no object storage support.
+    #[error("URLs need nc3pack built with the `remote` cargo feature")]
+    NotBuilt,
 }
 
 /// Attaches a path and operation to an I/O error.

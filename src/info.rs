@@ -1,36 +1,39 @@
 //! `nc3pack info`: a summary of a netCDF-3 file or an archive, as CDL-like text or JSON.
 
 use crate::error::{Error, Result};
-use crate::format::LEAD_MAGIC;
 use crate::nc3::{self, Attr, Header, Layout, Values};
 use crate::read::archive::Archive;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-/// Describes the file at `path` (a .nc or a .nc3z, told apart by content) as JSON.
+/// Describes the file at `path` (a .nc or a .nc3z, told apart by content).
 ///
-/// This builds the whole description in memory (about 1.5 KB per dimension, variable or
-/// attribute); [`write()`] prints the same description a dimension, variable or stream at a time.
+/// The [`Info`] holds the opened file, not the description: its lists (dimensions, variables,
+/// attributes, streams) are made an item at a time as they are read or serialized, so a header
+/// of a million dimensions costs what its parse costs.
 ///
-/// ```no_run
-/// let v = nc3pack::info::describe("samples/gridded_sst.nc".as_ref()).unwrap();
-/// println!("{}", v["format"]);
+/// ```
+/// let info = nc3pack::info::describe("samples/gridded_sst.nc".as_ref()).unwrap();
+/// assert_eq!(info.format(), "64-bit offset");
+/// assert!(info.archive().is_none());
+/// let json = serde_json::to_value(&info).unwrap();
+/// assert_eq!(json["format"], "64-bit offset");
 /// ```
 ///
 /// # Errors
 ///
 /// The file does not open or is neither a netCDF-3 file nor an archive that opens.
-pub fn describe(path: &Path) -> Result<Value> {
-    let src = Source::open(path)?;
-    let tree = src.tree();
-    Ok(serde_json::to_value(&tree).unwrap_or(Value::Null))
+pub fn describe(path: &Path) -> Result<Info> {
+    Ok(Info {
+        src: Source::open(path)?,
+    })
 }
 
-/// Writes the description of the file at `path` to `out`: as pretty-printed JSON (the text of
-/// [`describe`]'s value) or as CDL-like text ([`to_text`], with `name` as the dataset name).
-/// Memory stays bounded by one item (a dimension, a variable with its attributes, a stream), not
-/// the whole description, so a header of a million dimensions costs what its parse costs.
+/// Writes the description of the file at `path` to `out`: as pretty-printed JSON (the
+/// serialization of [`describe`]'s [`Info`]) or as CDL-like text ([`Info::to_text`], with `name`
+/// as the dataset name). Memory stays bounded by one item (a dimension, a variable with its
+/// attributes, a stream), not the whole description.
 ///
 /// ```no_run
 /// let mut out = Vec::new();
@@ -42,8 +45,7 @@ pub fn describe(path: &Path) -> Result<Value> {
 ///
 /// As [`describe`], and write errors on `out` (as [`Error::Io`] naming `<output>`).
 pub fn write(path: &Path, json: bool, name: &str, out: &mut dyn std::io::Write) -> Result<()> {
-    let src = Source::open(path)?;
-    let tree = src.tree();
+    let info = describe(path)?;
     let werr = |e: std::io::Error| Error::Io {
         path: "<output>".into(),
         op: "write",
@@ -51,12 +53,260 @@ pub fn write(path: &Path, json: bool, name: &str, out: &mut dyn std::io::Write) 
     };
     let mut out = std::io::BufWriter::new(out);
     if json {
-        serde_json::to_writer_pretty(&mut out, &tree).map_err(|e| werr(e.into()))?;
+        serde_json::to_writer_pretty(&mut out, &info).map_err(|e| werr(e.into()))?;
         out.write_all(b"\n").map_err(werr)?;
     } else {
-        text_of(&tree, name, &mut out).map_err(werr)?;
+        info.write_text(name, &mut out).map_err(werr)?;
     }
     out.flush().map_err(werr)
+}
+
+/// The description of a netCDF-3 file or an archive, as `nc3pack info` prints it. It serializes
+/// (serde) to the JSON of `nc3pack info --json`, an object with the keys in this order:
+/// `archive` (archives only: [`ArchiveInfo`]), `dimensions` ([`Dimension`]s), `file_bytes`,
+/// `format`, `global_attributes` ([`Attribute`]s), `header_bytes`, `residual_bytes`,
+/// `variables` ([`Variable`]s). The lists are made as they are serialized.
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref()).unwrap();
+/// let time = info.dimensions().find(|d| d.unlimited).unwrap();
+/// assert_eq!(time.name, "time");
+/// for v in info.variables() {
+///     println!("{} {}({})", v.nc_type, v.name, v.dimensions.join(", "));
+/// }
+/// assert!(info.to_text("classic_records").starts_with("netcdf classic_records {"));
+/// ```
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// assert_eq!(info.format(), "classic");
+/// assert!(info.archive().is_none()); // a netCDF-3 file, not an archive
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Info {
+    src: Source,
+}
+
+impl Info {
+    /// The netCDF variant: "classic", "64-bit offset" or "64-bit data" ([`Variant::name`]).
+    ///
+    /// [`Variant::name`]: crate::nc3::Variant::name
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// assert_eq!(info.format(), "classic");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn format(&self) -> &'static str {
+        self.src.header_layout().0.variant().name()
+    }
+
+    /// Length of the (original) netCDF-3 file.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// assert_eq!(info.file_bytes(), std::fs::metadata("samples/classic_records.nc")?.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn file_bytes(&self) -> u64 {
+        self.src.header_layout().1.file_len
+    }
+
+    /// Length of its header.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let b = std::fs::read("samples/classic_records.nc")?;
+    /// assert_eq!(info.header_bytes(), nc3pack::nc3::Header::parse(&b, b.len() as u64)?.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn header_bytes(&self) -> u64 {
+        self.src.header_layout().1.header_len
+    }
+
+    /// Bytes of the file outside the header and the variables' data.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// assert!(info.residual_bytes() < info.file_bytes() - info.header_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn residual_bytes(&self) -> u64 {
+        self.src.header_layout().1.residual_len
+    }
+
+    /// The dimensions, in header order; the unlimited one with the number of records.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let time = info.dimensions().next().unwrap();
+    /// assert_eq!((time.name, time.length, time.unlimited), ("time", 7, true)); // 7 records
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dimensions(&self) -> impl Iterator<Item = Dimension<'_>> + '_ {
+        let (h, layout) = self.src.header_layout();
+        h.dims().map(move |d| Dimension {
+            name: d.name(),
+            length: if d.is_record() {
+                layout.numrecs
+            } else {
+                d.len()
+            },
+            unlimited: d.is_record(),
+        })
+    }
+
+    /// The variables, in header order.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let s3 = info.variables().find(|v| v.name == "s3").unwrap();
+    /// assert_eq!((s3.nc_type, s3.shape, s3.record), ("short", &[7, 3][..], true));
+    /// assert_eq!(s3.dimensions, ["time", "three"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn variables(&self) -> impl Iterator<Item = Variable<'_>> + '_ {
+        let (h, layout) = self.src.header_layout();
+        h.vars().zip(&layout.vars).map(|(v, l)| Variable {
+            name: v.name(),
+            nc_type: v.nc_type().name(),
+            dimensions: v.dims().map(|d| d.name()).collect(),
+            shape: &l.shape,
+            record: l.is_record,
+            attributes: v.attrs().map(Attribute::of).collect(),
+        })
+    }
+
+    /// The global attributes, in header order.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let names: Vec<&str> = info.global_attributes().map(|a| a.name).collect();
+    /// assert_eq!(names, ["title", "source"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn global_attributes(&self) -> impl Iterator<Item = Attribute<'_>> + '_ {
+        self.src.header_layout().0.global_attrs().map(Attribute::of)
+    }
+
+    /// The archive's sizes and streams (`None` for a netCDF-3 file).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-archive", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+    /// let archive = info.archive().unwrap();
+    /// assert_eq!(archive.original_bytes, std::fs::metadata("samples/obs_points.nc")?.len());
+    /// assert_eq!(archive.archive_bytes, std::fs::metadata(&z)?.len());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn archive(&self) -> Option<ArchiveInfo<'_>> {
+        match &self.src {
+            Source::Archive(a) => Some(ArchiveInfo::of(a)),
+            Source::File(..) => None,
+        }
+    }
+
+    /// The description as one line of JSON (`nc3pack info --json` without the indentation).
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let json: serde_json::Value = serde_json::from_str(&info.to_json())?;
+    /// assert_eq!(json["format"], "classic");
+    /// assert_eq!(json["dimensions"][0]["length"], 7);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_json(&self) -> String {
+        // Serializing to memory fails only on a map with non-string keys, which this has not.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The description as CDL-like text in the spirit of `ncdump -h` (`name` is the dataset
+    /// name), with archive statistics as comments: what `nc3pack info` prints.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let text = info.to_text("classic_records");
+    /// assert!(text.starts_with("netcdf classic_records {"));
+    /// assert!(text.contains("short s3(time, three) ;"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_text(&self, name: &str) -> String {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.write_text(name, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Writes [`Info::to_text`] to `out`, an item at a time.
+    ///
+    /// ```
+    /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+    /// let mut out = Vec::new();
+    /// info.write_text("classic_records", &mut out)?;
+    /// assert_eq!(String::from_utf8(out)?, info.to_text("classic_records"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The write errors of `out`.
+    pub fn write_text(&self, name: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let top = Parts {
+            field: Box::new(|k: &str| match k {
+                "format" => Value::from(self.format()),
+                _ => Value::Null,
+            }),
+            items: Box::new(|k: &str| -> Box<dyn Iterator<Item = Value> + '_> {
+                match k {
+                    "dimensions" => Box::new(self.dimensions().map(to_value)),
+                    "variables" => Box::new(self.variables().map(to_value)),
+                    "global_attributes" => Box::new(self.global_attributes().map(to_value)),
+                    _ => Box::new(std::iter::empty()),
+                }
+            }),
+        };
+        let arch = self.archive();
+        let whole = arch.as_ref().map(to_value);
+        let archive = arch.as_ref().map(|a| Parts {
+            field: Box::new(|k: &str| {
+                whole
+                    .as_ref()
+                    .and_then(|w| w.get(k))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            }),
+            items: Box::new(move |k: &str| -> Box<dyn Iterator<Item = Value> + '_> {
+                match k {
+                    "streams" => Box::new(a.streams().map(to_value)),
+                    _ => Box::new(std::iter::empty()),
+                }
+            }),
+        });
+        render(out, name, &top, archive.as_ref())
+    }
+}
+
+impl serde_core::Serialize for Info {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde_core::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if let Some(a) = self.archive() {
+            m.serialize_entry("archive", &a)?;
+        }
+        m.serialize_entry("dimensions", &Lazy(|| self.dimensions()))?;
+        m.serialize_entry("file_bytes", &self.file_bytes())?;
+        m.serialize_entry("format", self.format())?;
+        m.serialize_entry("global_attributes", &Lazy(|| self.global_attributes()))?;
+        m.serialize_entry("header_bytes", &self.header_bytes())?;
+        m.serialize_entry("residual_bytes", &self.residual_bytes())?;
+        m.serialize_entry("variables", &Lazy(|| self.variables()))?;
+        m.end()
+    }
 }
 
 /// An opened file to describe (one, held once: its size does not matter).
@@ -68,11 +318,8 @@ enum Source {
 
 impl Source {
     fn open(path: &Path) -> Result<Source> {
-        let f = crate::io::open_seekable(path, "info")?;
-        let mut magic = [0u8; 8];
-        let is_archive =
-            crate::io::ReadAt::read_exact_at(&f, &mut magic, 0).is_ok() && magic == LEAD_MAGIC;
-        if is_archive {
+        let f = crate::read::input::open_input(path, "info")?;
+        if crate::read::is_archive(&f) {
             Ok(Source::Archive(Archive::from_reader(f, path)?))
         } else {
             let (h, _, layout) = nc3::open(&f, path)?;
@@ -86,201 +333,355 @@ impl Source {
             Source::File(h, l) => (h, l),
         }
     }
-
-    /// The description, its long lists made item by item as they are written.
-    fn tree(&self) -> Node<'_> {
-        let (h, layout) = self.header_layout();
-        let mut top = vec![
-            ("format", Node::Val(json!(h.variant().name()))),
-            ("file_bytes", Node::Val(json!(layout.file_len))),
-            ("header_bytes", Node::Val(json!(layout.header_len))),
-            ("residual_bytes", Node::Val(json!(layout.residual_len))),
-            (
-                "dimensions",
-                Node::Seq(Box::new(move || {
-                    Box::new(h.dims().map(move |d| {
-                        if d.is_record() {
-                            json!({"name": d.name(), "length": layout.numrecs, "unlimited": true})
-                        } else {
-                            json!({"name": d.name(), "length": d.len(), "unlimited": false})
-                        }
-                    }))
-                })),
-            ),
-            (
-                "variables",
-                Node::Seq(Box::new(move || {
-                    Box::new(h.vars().zip(&layout.vars).map(move |(v, l)| {
-                        json!({
-                            "name": v.name(),
-                            "type": v.nc_type().name(),
-                            "dimensions": v.dims().map(|d| d.name()).collect::<Vec<_>>(),
-                            "shape": l.shape,
-                            "record": l.is_record,
-                            "attributes": Value::Array(v.attrs().map(attr_json).collect()),
-                        })
-                    }))
-                })),
-            ),
-            (
-                "global_attributes",
-                Node::Seq(Box::new(move || Box::new(h.global_attrs().map(attr_json)))),
-            ),
-        ];
-        if let Source::Archive(a) = self {
-            top.push(("archive", archive_node(a)));
-        }
-        Node::map(top)
-    }
 }
 
-/// A JSON tree whose long lists are produced as they are serialized.
-enum Node<'a> {
-    Val(Value),
-    Map(Vec<(&'static str, Node<'a>)>),
-    #[allow(clippy::type_complexity)]
-    Seq(Box<dyn Fn() -> Box<dyn Iterator<Item = Value> + 'a> + 'a>),
-}
+/// One item per element of the iterator `f` makes, serialized as a sequence as they are made.
+struct Lazy<F>(F);
 
-impl<'a> Node<'a> {
-    /// A map, its keys in the order `serde_json` gives them (sorted).
-    fn map(mut entries: Vec<(&'static str, Node<'a>)>) -> Node<'a> {
-        entries.sort_by_key(|e| e.0);
-        Node::Map(entries)
-    }
-
-    fn get(&self, key: &str) -> Option<&Node<'a>> {
-        match self {
-            Node::Map(m) => m.iter().find(|e| e.0 == key).map(|e| &e.1),
-            _ => None,
-        }
-    }
-
-    fn val(&self, key: &str) -> Value {
-        match self.get(key) {
-            Some(Node::Val(v)) => v.clone(),
-            _ => Value::Null,
-        }
-    }
-
-    fn items(&self, key: &str) -> Box<dyn Iterator<Item = Value> + '_> {
-        match self.get(key) {
-            Some(Node::Seq(f)) => f(),
-            _ => Box::new(std::iter::empty()),
-        }
-    }
-}
-
-impl serde_core::Serialize for Node<'_> {
+impl<F: Fn() -> I, I: Iterator> serde_core::Serialize for Lazy<F>
+where
+    I::Item: serde_core::Serialize,
+{
     fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Node::Val(v) => v.serialize(s),
-            Node::Map(m) => s.collect_map(m.iter().map(|(k, v)| (k, v))),
-            Node::Seq(f) => s.collect_seq(f()),
+        s.collect_seq((self.0)())
+    }
+}
+
+/// One item as JSON (for the text form).
+fn to_value(item: impl serde_core::Serialize) -> Value {
+    serde_json::to_value(item).unwrap_or(Value::Null)
+}
+
+/// A dimension, in [`Info::dimensions`]; JSON `{"length", "name", "unlimited"}`.
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// let five = info.dimensions().find(|d| d.name == "five").unwrap();
+/// assert_eq!((five.length, five.unlimited), (5, false));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dimension<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its length; for the unlimited dimension, the number of records.
+    pub length: u64,
+    /// Whether it is the unlimited (record) dimension.
+    pub unlimited: bool,
+}
+
+impl serde_core::Serialize for Dimension<'_> {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde_core::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Dimension", 3)?;
+        m.serialize_field("length", &self.length)?;
+        m.serialize_field("name", self.name)?;
+        m.serialize_field("unlimited", &self.unlimited)?;
+        m.end()
+    }
+}
+
+/// A variable, in [`Info::variables`]; JSON `{"attributes", "dimensions", "name", "record",
+/// "shape", "type"}`.
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// let time = info.variables().next().unwrap();
+/// assert_eq!((time.name, time.nc_type), ("time", "double"));
+/// assert_eq!(time.attributes[0].name, "units");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Variable<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its type's CDL name ("float", "int64", ...).
+    pub nc_type: &'static str,
+    /// Its dimensions' names.
+    pub dimensions: Vec<&'a str>,
+    /// Its shape (the record dimension with the number of records).
+    pub shape: &'a [u64],
+    /// Whether it is a record variable.
+    pub record: bool,
+    /// Its attributes.
+    pub attributes: Vec<Attribute<'a>>,
+}
+
+impl serde_core::Serialize for Variable<'_> {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde_core::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Variable", 6)?;
+        m.serialize_field("attributes", &self.attributes)?;
+        m.serialize_field("dimensions", &self.dimensions)?;
+        m.serialize_field("name", self.name)?;
+        m.serialize_field("record", &self.record)?;
+        m.serialize_field("shape", self.shape)?;
+        m.serialize_field("type", self.nc_type)?;
+        m.end()
+    }
+}
+
+/// An attribute, in [`Info::global_attributes`] and [`Variable::attributes`]; JSON `{"name",
+/// "type", "values"}` (text for `char`, else an array of numbers).
+///
+/// ```
+/// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
+/// use nc3pack::nc3::Values;
+/// let title = info.global_attributes().next().unwrap();
+/// assert_eq!(title.name, "title");
+/// assert_eq!(title.values, Values::Char(b"classic record padding sample".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Attribute<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its values.
+    pub values: Values,
+}
+
+impl<'a> Attribute<'a> {
+    fn of(a: Attr<'a>) -> Attribute<'a> {
+        Attribute {
+            name: a.name(),
+            values: a.values(),
         }
     }
 }
 
-/// The archive part of the description: sizes, then one item per stream.
-fn archive_node(a: &Archive) -> Node<'_> {
-    let stored_total: u64 = (0..a.stream_count()).map(|s| a.stored_bytes(s)).sum();
-    let streams = Node::Seq(Box::new(move || {
-        Box::new((0..a.stream_count()).map(move |s| stream_json(a, s)))
-    }));
-    Node::map(vec![
-        ("archive_bytes", Node::Val(json!(a.len()))),
-        ("original_bytes", Node::Val(json!(a.layout().file_len))),
-        (
-            "ratio",
-            Node::Val(json!(ratio(a.layout().file_len, a.len()))),
-        ),
-        ("block_size", Node::Val(json!(a.lead().block_size))),
-        (
-            "blocks",
-            Node::Val(json!((0..a.stream_count())
-                .map(|s| a.block_count(s))
-                .sum::<u64>())),
-        ),
-        ("stored_block_bytes", Node::Val(json!(stored_total))),
-        (
-            "constant_blocks",
-            Node::Val(json!((0..a.stream_count())
-                .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
-                .filter(|&(s, b)| a.entry(s, b).is_constant())
-                .count())),
-        ),
-        (
-            "constants_frames",
-            Node::Val(json!(a.constants_frames().len())),
-        ),
-        (
-            "constants_frame_bytes",
-            Node::Val(json!(a
-                .constants_frames()
-                .iter()
-                .map(|e| crate::format::FRAME_HEADER_LEN as u64 + u64::from(e.stored_len))
-                .sum::<u64>())),
-        ),
-        (
-            "original_hash_xxh3_128",
-            Node::Val(json!(format!("{:032x}", a.original_hash()))),
-        ),
-        ("streams", streams),
-    ])
+impl serde_core::Serialize for Attribute<'_> {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde_core::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Attribute", 3)?;
+        m.serialize_field("name", self.name)?;
+        m.serialize_field("type", type_of(&self.values))?;
+        m.serialize_field("values", &ValuesJson(&self.values))?;
+        m.end()
+    }
 }
 
-/// One stream of an archive.
-fn stream_json(a: &Archive, s: usize) -> Value {
-    let stored = a.stored_bytes(s);
-    let raw = a.stream_len(s);
-    let mut codecs = std::collections::BTreeMap::<&str, u64>::new();
-    for b in 0..a.block_count(s) {
-        *codecs.entry(a.entry(s, b).codec.name()).or_default() += 1;
+/// Attribute values as JSON: `char` as text (invalid UTF-8 replaced), numbers as an array
+/// (floats as doubles, as `nc3pack info --json` has always printed them).
+struct ValuesJson<'a>(&'a Values);
+
+impl serde_core::Serialize for ValuesJson<'_> {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            Values::Char(c) => s.serialize_str(&String::from_utf8_lossy(c)),
+            Values::Byte(x) => x.serialize(s),
+            Values::Short(x) => x.serialize(s),
+            Values::Int(x) => x.serialize(s),
+            Values::Float(x) => s.collect_seq(x.iter().map(|&f| f64::from(f))),
+            Values::Double(x) => x.serialize(s),
+            Values::UByte(x) => x.serialize(s),
+            Values::UShort(x) => x.serialize(s),
+            Values::UInt(x) => x.serialize(s),
+            Values::Int64(x) => x.serialize(s),
+            Values::UInt64(x) => x.serialize(s),
+        }
     }
-    // The two shared streams follow the residual stream: early, then late.
-    let shared = |sh: usize| ["early", "late"][sh - a.residual_stream() - 1];
-    let name = if s < a.residual_stream() {
-        a.header().var(s).name().to_string()
-    } else if s == a.residual_stream() {
-        "(residual bytes)".into()
-    } else {
-        format!("({} shared stream)", shared(s))
-    };
-    let mut st = json!({
-        "name": name,
-        "blocks": a.block_count(s),
-        "block_bytes": a.block_bytes(s),
-        "raw_bytes": raw,
-        "stored_bytes": stored,
-        "ratio": ratio(raw, stored),
-        "blocks_by_codec": codecs,
-    });
-    if let Some(sh) = a.shared_stream_of(s) {
-        st["shared_stream"] = json!(shared(sh));
+}
+
+/// An archive's sizes and streams, in [`Info::archive`]; JSON `{"archive_bytes", "block_size",
+/// "blocks", "constant_blocks", "constants_frame_bytes", "constants_frames", "original_bytes",
+/// "original_hash_xxh3_128" (32 hex digits), "ratio", "stored_block_bytes", "streams"}`.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-ArchiveInfo", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+/// let archive = info.archive().unwrap();
+/// assert_eq!(archive.block_size, nc3pack::DEFAULT_BLOCK_SIZE);
+/// assert_eq!(archive.constant_blocks, 0);
+/// assert!(archive.ratio.unwrap() > 1.0);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct ArchiveInfo<'a> {
+    archive: &'a Archive,
+    /// The archive's length.
+    pub archive_bytes: u64,
+    /// The original file's length.
+    pub original_bytes: u64,
+    /// `original_bytes / archive_bytes` to 3 decimals.
+    pub ratio: Option<f64>,
+    /// The nominal block size.
+    pub block_size: u32,
+    /// Blocks of all streams.
+    pub blocks: u64,
+    /// Bytes of all block frames.
+    pub stored_block_bytes: u64,
+    /// Blocks that are constant (in the index only).
+    pub constant_blocks: u64,
+    /// Number of constants frames.
+    pub constants_frames: u64,
+    /// Bytes of the constants frames.
+    pub constants_frame_bytes: u64,
+    /// XXH3-128 of the original file.
+    pub original_hash: u128,
+}
+
+impl<'a> ArchiveInfo<'a> {
+    fn of(a: &'a Archive) -> ArchiveInfo<'a> {
+        let n = a.stream_count();
+        ArchiveInfo {
+            archive: a,
+            archive_bytes: a.len(),
+            original_bytes: a.layout().file_len,
+            ratio: ratio(a.layout().file_len, a.len()),
+            block_size: a.lead().block_size,
+            blocks: (0..n).map(|s| a.block_count(s)).sum(),
+            stored_block_bytes: (0..n).map(|s| a.stored_bytes(s)).sum(),
+            constant_blocks: a
+                .blocks()
+                .filter(|&(s, b)| a.entry(s, b).is_constant())
+                .count() as u64,
+            constants_frames: a.constants_frames().len() as u64,
+            constants_frame_bytes: a.constants_frames().iter().map(|e| e.frame_len()).sum(),
+            original_hash: a.original_hash(),
+        }
     }
-    st
+
+    /// The streams, in stream order (the variables, the residual bytes, the shared streams).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-streams", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+    /// let archive = info.archive().unwrap();
+    /// let temp = archive.streams().find(|s| s.name == "temp").unwrap();
+    /// assert_eq!(temp.raw_bytes, 20000 * 4);
+    /// assert_eq!(temp.blocks, 1);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn streams(&self) -> impl Iterator<Item = StreamInfo> + 'a {
+        let a = self.archive;
+        (0..a.stream_count()).map(move |s| StreamInfo::of(a, s))
+    }
+}
+
+impl serde_core::Serialize for ArchiveInfo<'_> {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde_core::ser::SerializeStruct;
+        let mut m = s.serialize_struct("ArchiveInfo", 11)?;
+        m.serialize_field("archive_bytes", &self.archive_bytes)?;
+        m.serialize_field("block_size", &self.block_size)?;
+        m.serialize_field("blocks", &self.blocks)?;
+        m.serialize_field("constant_blocks", &self.constant_blocks)?;
+        m.serialize_field("constants_frame_bytes", &self.constants_frame_bytes)?;
+        m.serialize_field("constants_frames", &self.constants_frames)?;
+        m.serialize_field("original_bytes", &self.original_bytes)?;
+        m.serialize_field(
+            "original_hash_xxh3_128",
+            &format!("{:032x}", self.original_hash),
+        )?;
+        m.serialize_field("ratio", &self.ratio)?;
+        m.serialize_field("stored_block_bytes", &self.stored_block_bytes)?;
+        m.serialize_field("streams", &Lazy(|| self.streams()))?;
+        m.end()
+    }
+}
+
+/// One stream of an archive, in [`ArchiveInfo::streams`]; JSON `{"block_bytes", "blocks",
+/// "blocks_by_codec", "name", "ratio", "raw_bytes", "shared_stream" (if shared),
+/// "stored_bytes"}`.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-StreamInfo", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+/// let archive = info.archive().unwrap();
+/// let temp = archive.streams().find(|s| s.name == "temp").unwrap();
+/// assert_eq!(temp.blocks_by_codec.get("zstd"), Some(&1)); // the default codec
+/// assert!(temp.shared_stream.is_none());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamInfo {
+    /// The variable's name, `(residual bytes)`, `(early shared stream)` or `(late shared
+    /// stream)`.
+    pub name: String,
+    /// Number of blocks.
+    pub blocks: u64,
+    /// Decoded bytes of a full block.
+    pub block_bytes: u64,
+    /// Decoded bytes of the stream.
+    pub raw_bytes: u64,
+    /// Bytes of its frames.
+    pub stored_bytes: u64,
+    /// `raw_bytes / stored_bytes` to 3 decimals; `None` when nothing is stored (constant blocks
+    /// only).
+    pub ratio: Option<f64>,
+    /// Blocks by codec name.
+    pub blocks_by_codec: std::collections::BTreeMap<&'static str, u64>,
+    /// The shared stream holding this one: "early" or "late".
+    pub shared_stream: Option<&'static str>,
+}
+
+impl StreamInfo {
+    fn of(a: &Archive, s: usize) -> StreamInfo {
+        let stored = a.stored_bytes(s);
+        let raw = a.stream_len(s);
+        let mut codecs = std::collections::BTreeMap::<&str, u64>::new();
+        for b in 0..a.block_count(s) {
+            *codecs.entry(a.entry(s, b).codec.name()).or_default() += 1;
+        }
+        // The two shared streams follow the residual stream: early, then late.
+        let shared = |sh: usize| ["early", "late"][sh - a.residual_stream() - 1];
+        let name = if s < a.residual_stream() {
+            a.header().var(s).name().to_string()
+        } else if s == a.residual_stream() {
+            "(residual bytes)".into()
+        } else {
+            format!("({} shared stream)", shared(s))
+        };
+        StreamInfo {
+            name,
+            blocks: a.block_count(s),
+            block_bytes: a.block_bytes(s),
+            raw_bytes: raw,
+            stored_bytes: stored,
+            ratio: ratio(raw, stored),
+            blocks_by_codec: codecs,
+            shared_stream: a.shared_stream_of(s).map(shared),
+        }
+    }
+}
+
+impl serde_core::Serialize for StreamInfo {
+    fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde_core::ser::SerializeStruct;
+        let mut m = s.serialize_struct("StreamInfo", 8)?;
+        m.serialize_field("block_bytes", &self.block_bytes)?;
+        m.serialize_field("blocks", &self.blocks)?;
+        m.serialize_field("blocks_by_codec", &self.blocks_by_codec)?;
+        m.serialize_field("name", &self.name)?;
+        m.serialize_field("ratio", &self.ratio)?;
+        m.serialize_field("raw_bytes", &self.raw_bytes)?;
+        if let Some(sh) = self.shared_stream {
+            m.serialize_field("shared_stream", sh)?;
+        }
+        m.serialize_field("stored_bytes", &self.stored_bytes)?;
+        m.end()
+    }
 }
 
 /// `raw / stored` to 3 decimals; none (JSON null) when nothing is stored (a stream of constant
 /// blocks only, which live in the index).
 fn ratio(raw: u64, stored: u64) -> Option<f64> {
     (stored > 0).then(|| (raw as f64 / stored as f64 * 1000.0).round() / 1000.0)
-}
-
-fn values_json(v: &Values) -> Value {
-    match v {
-        Values::Char(c) => json!(String::from_utf8_lossy(c)),
-        Values::Byte(x) => json!(x),
-        Values::Short(x) => json!(x),
-        Values::Int(x) => json!(x),
-        Values::Float(x) => json!(x),
-        Values::Double(x) => json!(x),
-        Values::UByte(x) => json!(x),
-        Values::UShort(x) => json!(x),
-        Values::UInt(x) => json!(x),
-        Values::Int64(x) => json!(x),
-        Values::UInt64(x) => json!(x),
-    }
 }
 
 fn type_of(v: &Values) -> &'static str {
@@ -297,46 +698,6 @@ fn type_of(v: &Values) -> &'static str {
         Values::Int64(_) => "int64",
         Values::UInt64(_) => "uint64",
     }
-}
-
-fn attr_json(a: Attr<'_>) -> Value {
-    let values = a.values();
-    json!({"name": a.name(), "type": type_of(&values), "values": values_json(&values)})
-}
-
-/// Renders [`describe`]'s JSON as CDL-like text in the spirit of `ncdump -h`, with archive
-/// statistics as comments.
-pub fn to_text(v: &Value, name: &str) -> String {
-    let items = |key: &str| -> Box<dyn Iterator<Item = Value> + '_> {
-        Box::new(v[key].as_array().into_iter().flatten().cloned())
-    };
-    let archive = v.get("archive").map(|a| Parts {
-        field: Box::new(move |k: &str| a[k].clone()),
-        items: Box::new(move |k: &str| -> Box<dyn Iterator<Item = Value> + '_> {
-            Box::new(a[k].as_array().into_iter().flatten().cloned())
-        }),
-    });
-    let top = Parts {
-        field: Box::new(|k: &str| v[k].clone()),
-        items: Box::new(items),
-    };
-    let mut out = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = render(&mut out, name, &top, archive.as_ref());
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// [`to_text`] of the lazily built description, written as it is made.
-fn text_of(tree: &Node<'_>, name: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let top = Parts {
-        field: Box::new(|k: &str| tree.val(k)),
-        items: Box::new(|k: &str| tree.items(k)),
-    };
-    let archive = tree.get("archive").map(|a| Parts {
-        field: Box::new(move |k: &str| a.val(k)),
-        items: Box::new(move |k: &str| a.items(k)),
-    });
-    render(out, name, &top, archive.as_ref())
 }
 
 /// Access to a part of the description: its scalar fields and its lists.
@@ -476,4 +837,167 @@ fn render(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name)
+    }
+
+    /// The JSON of `nc3pack info --json` is a stable interface: the keys, their order, and the
+    /// values as `ncdump -h samples/scalars.nc` shows them (no dimensions; 6 scalar variables;
+    /// header 532 bytes, data 4 x 4 + 2 x 8 = 20 bytes, 8 of them padding; title "scalars only").
+    #[test]
+    fn info_json_of_a_file_is_the_documented_object() {
+        let info = describe(&sample("scalars.nc")).unwrap();
+        let mut out = Vec::new();
+        write(&sample("scalars.nc"), true, "scalars", &mut out).unwrap();
+        let expected = r#"{
+  "dimensions": [],
+  "file_bytes": 560,
+  "format": "classic",
+  "global_attributes": [
+    {
+      "name": "title",
+      "type": "char",
+      "values": "scalars only"
+    }
+  ],
+  "header_bytes": 532,
+  "residual_bytes": 8,
+  "variables": [
+    {
+      "attributes": [
+        {
+          "name": "long_name",
+          "type": "char",
+          "values": "scalar byte"
+        }
+      ],
+      "dimensions": [],
+      "name": "sb",
+      "record": false,
+      "shape": [],
+      "type": "byte"
+    },
+    {
+      "attributes": [
+        {
+          "name": "long_name",
+          "type": "char",
+          "values": "scalar char"
+        }
+      ],
+      "dimensions": [],
+      "name": "sc",
+      "record": false,
+      "shape": [],
+      "type": "char"
+    },
+    {
+      "attributes": [
+        {
+          "name": "long_name",
+          "type": "char",
+          "values": "scalar short"
+        },
+        {
+          "name": "units",
+          "type": "char",
+          "values": "1"
+        }
+      ],
+      "dimensions": [],
+      "name": "ss",
+      "record": false,
+      "shape": [],
+      "type": "short"
+    },
+    {
+      "attributes": [
+        {
+          "name": "valid_min",
+          "type": "int",
+          "values": [
+            0
+          ]
+        }
+      ],
+      "dimensions": [],
+      "name": "si",
+      "record": false,
+      "shape": [],
+      "type": "int"
+    },
+    {
+      "attributes": [
+        {
+          "name": "units",
+          "type": "char",
+          "values": "K"
+        },
+        {
+          "name": "scale",
+          "type": "float",
+          "values": [
+            2.0
+          ]
+        }
+      ],
+      "dimensions": [],
+      "name": "sf",
+      "record": false,
+      "shape": [],
+      "type": "float"
+    },
+    {
+      "attributes": [
+        {
+          "name": "units",
+          "type": "char",
+          "values": "m"
+        },
+        {
+          "name": "coeffs",
+          "type": "double",
+          "values": [
+            1.0,
+            2.0,
+            3.0
+          ]
+        }
+      ],
+      "dimensions": [],
+      "name": "sd",
+      "record": false,
+      "shape": [],
+      "type": "double"
+    }
+  ]
+}
+"#;
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+        assert_eq!(
+            serde_json::to_string_pretty(&info).unwrap() + "\n",
+            expected
+        );
+    }
+
+    /// Float attributes print as the exact doubles of their float values (as they always have):
+    /// 0.1f is 0.100000001490116119384765625.
+    #[test]
+    fn float_attributes_print_as_their_double_values() {
+        let info = describe(&sample("attrs_all_types.nc")).unwrap();
+        let v = info.variables().find(|v| v.name == "v").unwrap();
+        let f_one = v.attributes.iter().find(|a| a.name == "f_one").unwrap();
+        assert_eq!(
+            serde_json::to_string(f_one).unwrap(),
+            r#"{"name":"f_one","type":"float","values":[0.10000000149011612]}"#
+        );
+    }
 }

@@ -1,48 +1,7 @@
-//! Positional reads: the one I/O primitive the readers need.
+//! Positional reads: the one I/O primitive the readers need (a leaf: it imports nothing of the
+//! crate, so the netCDF-3 parser can read through it).
 
-use crate::error::{io_err, Error, Result};
 use std::io;
-use std::path::Path;
-
-/// Opens `path` for [`ReadAt`]: refuses a pipe, FIFO, device or socket, which cannot be read at
-/// any offset nor tell its length, with a clear error instead of reading it as empty. `op` says
-/// what needs to seek, for the message.
-///
-/// # Errors
-///
-/// [`Error::Io`] when the file cannot be opened, [`Error::NotSeekable`] when it is not a regular
-/// file (directories are left to the caller's first read, which names them).
-///
-/// ```
-/// let f = nc3pack::__private::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
-/// let e = nc3pack::__private::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
-/// assert_eq!(
-///     e.to_string(),
-///     "/dev/null: is a character device, not a regular file: reading needs a regular file \
-///      (save it to one first)"
-/// );
-/// ```
-pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
-    use std::os::unix::fs::FileTypeExt;
-    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-    let ft = f.metadata().map_err(io_err(path, "stat"))?.file_type();
-    let kind = if ft.is_fifo() {
-        "a pipe"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        return Ok(f);
-    };
-    Err(Error::NotSeekable {
-        path: path.to_path_buf(),
-        kind,
-        op,
-    })
-}
 
 /// A source of bytes that can be read at any offset, from many threads at once.
 ///
@@ -59,6 +18,17 @@ pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
 pub trait ReadAt: Send + Sync {
     /// Fills `buf` with the bytes at `offset`, or fails with `UnexpectedEof`.
     ///
+    /// ```
+    /// use nc3pack::ReadAt;
+    /// let v = b"netCDF".to_vec();
+    /// let mut buf = [0u8; 3];
+    /// v.read_exact_at(&mut buf, 3)?;
+    /// assert_eq!(&buf, b"CDF");
+    /// let err = v.read_exact_at(&mut buf, 5).unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// The source's I/O error; `UnexpectedEof` when fewer than `buf.len()` bytes lie at
@@ -66,10 +36,33 @@ pub trait ReadAt: Send + Sync {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Total length in bytes.
     ///
+    /// ```
+    /// use nc3pack::ReadAt;
+    /// let f = std::fs::File::open("samples/scalars.nc")?;
+    /// assert_eq!(f.size()?, std::fs::metadata("samples/scalars.nc")?.len());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// The source's I/O error.
     fn size(&self) -> io::Result<u64>;
+    /// Announces the byte ranges, as (offset, length), that are about to be read: a read
+    /// planned in advance. A remote source fetches them together, with one coalesced,
+    /// concurrent request set, and serves the reads that follow from what it fetched; a local
+    /// one ignores the hint (the default).
+    ///
+    /// # Errors
+    ///
+    /// The source's I/O error, when fetching failed.
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> io::Result<()> {
+        let _ = ranges;
+        Ok(())
+    }
+    /// Whether [`ReadAt::prefetch`] does anything (readers skip planning when it does not).
+    fn wants_prefetch(&self) -> bool {
+        false
+    }
 }
 
 impl ReadAt for std::fs::File {

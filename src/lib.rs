@@ -39,9 +39,9 @@
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 //!
-//! **Reading.** [`open`] opens an archive or an original file as a [`Dataset`]: hyperslab
-//! reads ([`Hyperslab`], netCDF's start/count/stride) typed ([`Element`]), dynamically typed or
-//! raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
+//! **Reading.** [`open`] opens an archive or an original file (told apart by [`is_archive`])
+//! as a [`Dataset`]: hyperslab reads ([`Hyperslab`], netCDF's start/count/stride) typed
+//! ([`Element`]), dynamically typed or raw. [`Archive`] (an archive, with its block cache: [`CacheStats`], [`DEFAULT_CACHE_BYTES`])
 //! and [`NcFile`] (an original file) are the two datasets, over any [`ReadAt`] source.
 //! [`dump::write_slice`] prints a hyperslab as `nc3pack slice` does.
 //!
@@ -55,13 +55,15 @@
 //! ```
 //!
 //! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
-//! ([`VerifyReport`], [`Damage`]); [`reindex`] rebuilds a damaged archive's index
-//! ([`ReindexReport`]); [`info`] describes either kind of file.
+//! ([`VerifyOptions`]: an original to compare with, threads; [`VerifyReport`], [`Damage`]);
+//! [`reindex`] rebuilds a damaged archive's index ([`ReindexOptions`], [`ReindexReport`]);
+//! [`info::describe`] describes either kind of file ([`info::Info`], which serializes to the
+//! JSON of `nc3pack info --json`).
 //!
 //! ```no_run
-//! let report = nc3pack::verify("out.nc3z".as_ref(), None, 2)?;
+//! let report = nc3pack::verify("out.nc3z".as_ref(), &nc3pack::VerifyOptions::default())?;
 //! assert!(report.is_intact());
-//! let text = nc3pack::info::to_text(&nc3pack::info::describe("out.nc3z".as_ref())?, "out");
+//! let text = nc3pack::info::describe("out.nc3z".as_ref())?.to_text("out");
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
 //!
@@ -104,20 +106,26 @@ mod options;
 mod pack;
 mod parallel;
 mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod repair;
 
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
 pub use io::ReadAt;
-pub use options::{ParseNameError, Progress, UnpackOptions};
+pub use nc3::slab::{Hyperslab, SlabError};
+pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
-pub use read::slab::{Hyperslab, SlabError};
 pub use read::unpack::{unpack_file, unpack_to_writer};
-pub use read::{open, Dataset, DimInfo, Element, NcFile, VarInfo};
-pub use repair::{reindex, verify, Damage, Problem, ReindexReport, VerifyReport};
+pub use read::Input;
+pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
+pub use repair::{
+    reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,
+    SharedError, VerifyReport,
+};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.
@@ -126,17 +134,18 @@ pub mod __private {
     pub use crate::atomic::write_to_temp;
     pub use crate::format::codec::{
         apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
-        shuffle, undo_filter, unshuffle, Encoder,
+        shuffle, undo_filter, unshuffle, ConstantBlock, Encoded, Encoder,
     };
     pub use crate::format::pco::NumKind;
     pub use crate::format::streams::streams;
-    pub use crate::io::open_seekable;
-    pub use crate::pack::batch::{pack_all, plan, Job, Plan};
+    pub use crate::nc3::slab::Pieces;
+    pub use crate::pack::batch::{pack_all, plan, Outcome, Plan, Shard};
+    pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};
     pub use crate::read::cache::BlockCache;
-    pub use crate::read::slab::Pieces;
+    pub use crate::read::open_seekable;
     pub use crate::read::unpack::unpack_to;
     pub use crate::repair::{scan, scan_for, scanned_constants, Scan, ScannedConstants};
 }

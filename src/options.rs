@@ -1,10 +1,11 @@
-//! Options shared by the operations that write a file: the progress callback, unpacking's
-//! options, and the names of codecs, filters and filter modes (parsed with [`FromStr`],
-//! printed with [`Display`](fmt::Display)).
+//! Options of the operations (unpacking, verifying, reindexing; packing's are in `pack`), the
+//! progress callback they share, and the names of codecs, filters and filter modes (parsed with
+//! [`FromStr`], printed with [`Display`](fmt::Display)).
 
 use crate::format::codec::FilterMode;
 use crate::format::{Codec, Filter};
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -118,6 +119,81 @@ impl UnpackOptions {
     /// ```
     pub fn with_progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Progress::new(f);
+        self
+    }
+}
+
+/// How to verify an archive (see [`crate::verify`]).
+///
+/// ```
+/// let opts = nc3pack::VerifyOptions::default().with_against("sst.nc").with_threads(2);
+/// assert_eq!(opts.against.as_deref(), Some("sst.nc".as_ref()));
+/// assert_eq!(opts.threads, 2);
+/// ```
+#[derive(Debug, Clone)]
+pub struct VerifyOptions {
+    /// The original netCDF-3 file, if at hand: its hash is compared with the one the archive
+    /// recorded ([`crate::VerifyReport::original_matches`]). It is read once, in order (it may
+    /// be a pipe).
+    pub against: Option<PathBuf>,
+    /// Threads checking and decoding blocks (bounded to 1..=1024); the default is the number
+    /// of cores.
+    pub threads: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            against: None,
+            threads: default_threads(),
+        }
+    }
+}
+
+impl VerifyOptions {
+    /// These options, comparing the archive with the original file `original` too.
+    ///
+    /// ```
+    /// let opts = nc3pack::VerifyOptions::default().with_against("/tmp/sst.nc");
+    /// assert!(opts.against.is_some());
+    /// ```
+    pub fn with_against(mut self, original: impl Into<PathBuf>) -> Self {
+        self.against = Some(original.into());
+        self
+    }
+
+    /// These options with `threads` threads.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::VerifyOptions::default().with_threads(1).threads, 1);
+    /// ```
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+}
+
+/// How to reindex an archive (see [`crate::reindex`]).
+///
+/// ```
+/// let opts = nc3pack::ReindexOptions::default().with_force(true);
+/// assert!(opts.force);
+/// assert!(!nc3pack::ReindexOptions::default().force);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ReindexOptions {
+    /// Overwrite the output if it exists.
+    pub force: bool,
+}
+
+impl ReindexOptions {
+    /// These options, overwriting the output if `force`.
+    ///
+    /// ```
+    /// assert!(nc3pack::ReindexOptions::default().with_force(true).force);
+    /// ```
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
         self
     }
 }

@@ -24,13 +24,83 @@ use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+/// An [`Error`] that a [`Problem`] carries: shared, so that a `Problem` stays `Clone`, and
+/// compared by message, so that it stays `PartialEq`.
+///
+/// ```
+/// use nc3pack::{Error, Problem, SharedError};
+/// let e = SharedError::new(Error::OutputExists { path: "out.nc".into() });
+/// assert_eq!(e.to_string(), "out.nc: output exists (use --force to overwrite)");
+/// assert!(matches!(e.error(), Error::OutputExists { .. }));
+/// assert_eq!(Problem::Other(e.clone()).to_string(), e.to_string());
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct SharedError(std::sync::Arc<Error>);
+
+impl SharedError {
+    /// Wraps `error`.
+    ///
+    /// ```
+    /// let e = nc3pack::SharedError::new(nc3pack::Error::OutputExists { path: "x".into() });
+    /// assert!(e.to_string().starts_with("x: output exists"));
+    /// ```
+    pub fn new(error: Error) -> Self {
+        Self(std::sync::Arc::new(error))
+    }
+
+    /// The error itself.
+    ///
+    /// ```
+    /// use nc3pack::{Error, SharedError};
+    /// let e = SharedError::new(Error::OutputExists { path: "x".into() });
+    /// assert!(matches!(e.error(), Error::OutputExists { path } if path.as_os_str() == "x"));
+    /// ```
+    pub fn error(&self) -> &Error {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for SharedError {}
+
 /// One damaged part of an archive.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-Damage", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::verify(&z, &nc3pack::VerifyOptions::default())?;
+/// let d = &report.damage[0];
+/// assert_eq!(d.part, "block");
+/// assert_eq!(d.block, Some((r#"variable "temp""#.to_string(), 0)));
+/// assert!(matches!(d.what, nc3pack::Problem::Block(_)));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
     /// Which part: "lead", "netCDF header", "block", "data section", "index",
     /// "footer", "hash".
     pub part: &'static str,
-    /// For a block: the variable (or "residual bytes") and the block number.
+    /// For a block: its stream's name (`variable "x"`, `residual bytes`, ...) and the block
+    /// number.
     pub block: Option<(String, u64)>,
     /// Byte offset in the archive.
     pub offset: u64,
@@ -53,14 +123,14 @@ pub enum Problem {
     /// A block is damaged or lost, as reading it reports.
     #[error(transparent)]
     Block(#[from] crate::error::BlockError),
-    /// Any other error the decoding check met, as its message.
-    #[error("{0}")]
-    Other(String),
-    /// A region a scan of the frames could not read as intact frames (the scan's description).
+    /// Any other error the decoding check met, kept whole (its message is the error's).
+    #[error(transparent)]
+    Other(SharedError),
+    /// A region a scan of the frames could not read as intact frames.
     #[error("{what} ({len} bytes)")]
     Scanned {
         /// What the scan found there.
-        what: String,
+        what: ScanProblem,
         /// Length of the region.
         len: u64,
     },
@@ -177,6 +247,29 @@ impl std::fmt::Display for Damage {
 }
 
 /// What `verify` found.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-VerifyReport", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::verify(&z, &nc3pack::VerifyOptions::default())?;
+/// assert!(!report.is_intact());
+/// assert_eq!(report.damage.len(), 1);
+/// assert_eq!(report.original_matches, None); // no original given
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VerifyReport {
     /// Damaged parts; empty when the archive is intact.
@@ -191,6 +284,27 @@ pub struct VerifyReport {
 
 impl VerifyReport {
     /// Whether nothing is damaged (and the original matches, if one was given).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-is_intact", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// use nc3pack::format::FRAME_HEADER_LEN;
+    /// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+    /// let a = nc3pack::Archive::open(&z)?;
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+    /// drop(a);
+    /// let mut bytes = std::fs::read(&z)?;
+    /// bytes[at] ^= 0xff;
+    /// std::fs::write(&z, &bytes)?;
+    /// let report = nc3pack::verify(&z, &nc3pack::VerifyOptions::default())?;
+    /// assert!(!report.is_intact());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_intact(&self) -> bool {
         self.damage.is_empty() && self.original_matches != Some(false)
     }
@@ -201,8 +315,128 @@ impl VerifyReport {
 pub struct Scan {
     /// Intact frames found: (stream id, block) -> (offset, frame header).
     pub frames: HashMap<(u32, u64), (u64, FrameHeader)>,
-    /// Damaged or unreadable regions: (offset, length, what).
-    pub damaged: Vec<(u64, u64, String)>,
+    /// Damaged or unreadable regions.
+    pub damaged: Vec<Scanned>,
+}
+
+/// A region of an archive's data section that a scan could not use.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-Scanned", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::reindex(&z, &dir.join("fixed.nc3z"), &nc3pack::ReindexOptions::default())?;
+/// let s = &report.damaged[0];
+/// assert_eq!(s.offset as usize, at - 10 - FRAME_HEADER_LEN);
+/// assert_eq!(s.what, nc3pack::ScanProblem::PayloadChecksum { stream: temp as u32, block: 0 });
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    /// Archive offset of the region (0 for a problem of the constants frames as a whole).
+    pub offset: u64,
+    /// Its length in bytes (0 for a problem of the constants frames as a whole).
+    pub len: u64,
+    /// What is wrong there.
+    pub what: ScanProblem,
+}
+
+/// What a scan found wrong with a region of the data section ([`Scanned`]).
+///
+/// ```
+/// use nc3pack::ScanProblem;
+/// let p = ScanProblem::PayloadChecksum { stream: 2, block: 7 };
+/// assert_eq!(p.to_string(), "payload checksum mismatch (frame of stream 2 block 7)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScanProblem {
+    /// An intact frame header whose payload's CRC does not match.
+    #[error("payload checksum mismatch (frame of stream {stream} block {block})")]
+    PayloadChecksum {
+        /// Stream id in the frame header.
+        stream: u32,
+        /// Block in the frame header.
+        block: u64,
+    },
+    /// Bytes up to the next intact frame header (or the end).
+    #[error("bytes that are not an intact frame")]
+    NotAFrame,
+    /// Bytes at the end, too few for a frame header.
+    #[error("trailing bytes too short for a frame")]
+    Trailing,
+    /// A constants frame, or one of its runs, that cannot be used.
+    #[error("constants frame {k}: {problem}")]
+    ConstantsFrame {
+        /// The constants frame's number.
+        k: u64,
+        /// What is wrong.
+        problem: ConstantsProblem,
+    },
+    /// A run of constant blocks that overlaps an earlier one of the same stream.
+    #[error(
+        "constants frames: run of blocks {first}..{end} of stream id {stream} overlaps another"
+    )]
+    RunOverlap {
+        /// Stream id of the run.
+        stream: u32,
+        /// First block of the run.
+        first: u64,
+        /// Block after its last.
+        end: u64,
+    },
+}
+
+/// What is wrong with a constants frame a scan found ([`ScanProblem::ConstantsFrame`]).
+///
+/// ```
+/// use nc3pack::ConstantsProblem;
+/// let p = ConstantsProblem::NoSuchStream { stream: 9 };
+/// assert_eq!(p.to_string(), "a run of stream id 9 that has no blocks");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConstantsProblem {
+    /// It decodes to more than a constants frame may hold.
+    #[error("{decoded} bytes decoded is too large")]
+    TooLarge {
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// Its payload or its runs are damaged.
+    #[error(transparent)]
+    Damaged(#[from] crate::error::ConstantsError),
+    /// A run of a stream id that has no blocks.
+    #[error("a run of stream id {stream} that has no blocks")]
+    NoSuchStream {
+        /// Stream id of the run.
+        stream: u32,
+    },
+    /// A run past the stream's blocks, or with a value longer than its element.
+    #[error("run of blocks {first}..{end} of {stream} does not fit its {blocks} blocks")]
+    RunMisfit {
+        /// Stream id of the run.
+        stream: u32,
+        /// First block of the run.
+        first: u64,
+        /// Block after its last.
+        end: u64,
+        /// Blocks of the stream.
+        blocks: u64,
+    },
+    /// More runs than the layout has blocks (the rest are ignored).
+    #[error("more runs than the layout has blocks")]
+    TooManyRuns,
 }
 
 /// Most blocks a repair indexes for a short archive (4 Mi blocks: 4 TiB of data in 1 MiB blocks).
@@ -213,7 +447,7 @@ const MAX_LISTED: usize = 1000;
 
 /// Reads the lead and header frame, which a scan needs to know the layout, and bounds the
 /// number of blocks the lead declares.
-fn read_front(
+fn read_front_layout(
     r: &impl ReadAt,
     path: &Path,
     len: u64,
@@ -251,7 +485,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
 ///
 /// ```
 /// let bytes: Vec<u8> = Vec::new();
-/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.var == 0).unwrap();
+/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.stream == 0).unwrap();
 /// assert!(sc.frames.is_empty());
 /// ```
 ///
@@ -279,17 +513,17 @@ pub fn scan_for(
             let next = pos + FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
             if format::crc(&payload) == h.payload_crc {
                 if accept(&h) {
-                    out.frames.entry((h.var, h.block)).or_insert((pos, h));
+                    out.frames.entry((h.stream, h.block)).or_insert((pos, h));
                 }
             } else {
-                out.damaged.push((
-                    pos,
-                    next - pos,
-                    format!(
-                        "payload checksum mismatch (frame of stream {} block {})",
-                        h.var, h.block
-                    ),
-                ));
+                out.damaged.push(Scanned {
+                    offset: pos,
+                    len: next - pos,
+                    what: ScanProblem::PayloadChecksum {
+                        stream: h.stream,
+                        block: h.block,
+                    },
+                });
             }
             pos = next;
             continue;
@@ -298,26 +532,29 @@ pub fn scan_for(
         let from = pos;
         match find_next_frame(r, pos + 1, end)? {
             Some(p) => {
-                out.damaged
-                    .push((from, p - from, "bytes that are not an intact frame".into()));
+                out.damaged.push(Scanned {
+                    offset: from,
+                    len: p - from,
+                    what: ScanProblem::NotAFrame,
+                });
                 pos = p;
             }
             None => {
-                out.damaged.push((
-                    from,
-                    end - from,
-                    "bytes that are not an intact frame".into(),
-                ));
+                out.damaged.push(Scanned {
+                    offset: from,
+                    len: end - from,
+                    what: ScanProblem::NotAFrame,
+                });
                 break;
             }
         }
     }
-    if pos < end && out.damaged.last().is_none_or(|d| d.0 + d.1 != end) {
-        out.damaged.push((
-            pos,
-            end - pos,
-            "trailing bytes too short for a frame".into(),
-        ));
+    if pos < end && out.damaged.last().is_none_or(|d| d.offset + d.len != end) {
+        out.damaged.push(Scanned {
+            offset: pos,
+            len: end - pos,
+            what: ScanProblem::Trailing,
+        });
     }
     Ok(out)
 }
@@ -349,15 +586,27 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
     Ok(None)
 }
 
-/// Checks an archive completely (see the module docs). Returns the report; an error only when
-/// the archive cannot be read at all (I/O errors).
+/// Checks an archive completely (see the module docs), and compares it with the original file
+/// if `opts.against` names it. Returns the report: damage is listed there, not returned as an
+/// error.
 ///
 /// ```no_run
-/// let report = nc3pack::verify("/tmp/sst.nc3z".as_ref(), None, 2).unwrap();
+/// use nc3pack::{verify, VerifyOptions};
+/// let report = verify("/tmp/sst.nc3z".as_ref(), &VerifyOptions::default().with_threads(2))?;
 /// assert!(report.is_intact());
+/// let opts = VerifyOptions::default().with_against("/tmp/sst.nc");
+/// assert_eq!(verify("/tmp/sst.nc3z".as_ref(), &opts)?.original_matches, Some(true));
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<VerifyReport> {
-    let f = crate::io::open_seekable(path, "verify")?;
+///
+/// # Errors
+///
+/// Only when the archive cannot be checked at all: [`Error::Io`] when it (or the original)
+/// cannot be opened or read, [`Error::NotSeekable`] for an archive that is a pipe or device,
+/// [`Error::Thread`] when a worker thread cannot be started.
+pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
+    let (against, threads) = (opts.against.as_deref(), opts.threads);
+    let f = crate::read::input::open_input(path, "verify")?;
     let len = f.size().map_err(io_err(path, "stat"))?;
     let mut report = VerifyReport::default();
     // Damage from the error's variant: the part, block and offset it names, and its cause.
@@ -389,7 +638,7 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
             part: "archive",
             block: None,
             offset: 0,
-            what: Problem::Other(other.to_string()),
+            what: Problem::Other(SharedError::new(other)),
         },
     };
     match Archive::from_reader(f, path) {
@@ -402,20 +651,23 @@ pub fn verify(path: &Path, against: Option<&Path>, threads: usize) -> Result<Ver
         Err(e) => {
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
-            let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-            if let Ok((lead, _, header, layout, start)) = read_front(&f, path, len) {
+            let f = crate::read::input::open_input(path, "verify")?;
+            if let Ok((lead, _, header, layout, start)) = read_front_layout(&f, path, len) {
                 let all = streams(&layout, lead.block_size);
                 let sc =
                     scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(path, "read"))?;
                 let mut damaged = sc.damaged.clone();
                 let constants =
                     scanned_constants(&f, &sc, &all, &mut damaged).map_err(io_err(path, "read"))?;
-                for (off, n, what) in damaged {
+                for d in damaged {
                     report.damage.push(Damage {
                         part: "data section",
                         block: None,
-                        offset: off,
-                        what: Problem::Scanned { what, len: n },
+                        offset: d.offset,
+                        what: Problem::Scanned {
+                            what: d.what,
+                            len: d.len,
+                        },
                     });
                 }
                 let mut missing = 0u64;
@@ -469,10 +721,9 @@ fn verify_open<R: ReadAt>(
     to_damage: &dyn Fn(Error) -> Damage,
 ) -> Result<()> {
     // 1. Every frame's checksums (read, no decompression), in parallel.
-    let blocks: Vec<(usize, u64)> = (0..a.stream_count())
-        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
-        .collect();
+    let blocks: Vec<(usize, u64)> = a.blocks().collect();
     report.blocks = blocks.len() as u64;
+    a.plan_reads(blocks.iter().copied())?;
     let mut damaged = Vec::new();
     let threads = crate::parallel::bound_threads(threads);
     crate::parallel::ordered_map(
@@ -495,7 +746,7 @@ fn verify_open<R: ReadAt>(
         .map(|&(s, b)| a.entry(s, b))
         .chain(a.constants_frames())
         .filter(|e| !e.is_lost() && !e.is_constant())
-        .map(|e| (e.offset, FRAME_HEADER_LEN as u64 + u64::from(e.stored_len)))
+        .map(|e| (e.offset, e.frame_len()))
         .collect();
     spans.sort_unstable();
     let mut pos = a.data_start();
@@ -645,8 +896,8 @@ fn check_constants<R: ReadAt>(
             }
         }
     }
-    let unlisted: Vec<(usize, u64)> = (0..a.stream_count())
-        .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+    let unlisted: Vec<(usize, u64)> = a
+        .blocks()
         .filter(|&(s, b)| a.entry(s, b).is_constant() && !listed.contains(&(s, b)))
         .collect();
     if let Some(&(s, b)) = unlisted.first() {
@@ -679,30 +930,63 @@ fn hash_stream(mut r: impl std::io::Read) -> std::io::Result<(u128, u64)> {
 }
 
 /// What `reindex` recovered.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-repair-ReindexReport", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::format::FRAME_HEADER_LEN;
+/// // Pack samples/obs_points.nc, then flip a byte in the payload of the block of "temp".
+/// let a = nc3pack::Archive::open(&z)?;
+/// let temp = a.header().var_id("temp").unwrap();
+/// let at = a.entry(temp, 0).offset as usize + FRAME_HEADER_LEN + 10;
+/// drop(a);
+/// let mut bytes = std::fs::read(&z)?;
+/// bytes[at] ^= 0xff;
+/// std::fs::write(&z, &bytes)?;
+/// let report = nc3pack::reindex(&z, &dir.join("fixed.nc3z"), &nc3pack::ReindexOptions::default())?;
+/// assert_eq!(report.lost, [(r#"variable "temp""#.to_string(), 0)]);
+/// assert_eq!(report.recovered, report.blocks - 1);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReindexReport {
     /// Blocks the layout needs.
     pub blocks: u64,
     /// Blocks recovered intact.
     pub recovered: u64,
-    /// Blocks lost: (variable or "residual bytes", block number).
+    /// Blocks lost: (stream name, `variable "x"`, `residual bytes`, ...; block number).
     pub lost: Vec<(String, u64)>,
-    /// Damaged regions skipped while scanning: (offset, length, what).
-    pub damaged: Vec<(u64, u64, String)>,
+    /// Damaged regions skipped while scanning.
+    pub damaged: Vec<Scanned>,
 }
 
 /// Rebuilds `input`'s index and footer by scanning its frames, writing a valid archive to
-/// `output` (atomically; refuses an existing `output` unless `force`). Needs the lead and header
-/// copy to be intact.
+/// `output` (atomically; refuses an existing `output` unless `opts.force`). Needs the lead and
+/// header copy to be intact. Blocks not found are marked lost (listed in the report).
 ///
 /// ```no_run
-/// let r = nc3pack::reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), false).unwrap();
+/// use nc3pack::{reindex, ReindexOptions};
+/// let r = reindex("cut.nc3z".as_ref(), "fixed.nc3z".as_ref(), &ReindexOptions::default())?;
 /// println!("{} of {} blocks recovered", r.recovered, r.blocks);
+/// # Ok::<(), nc3pack::Error>(())
 /// ```
-pub fn reindex(input: &Path, output: &Path, force: bool) -> Result<ReindexReport> {
-    let f = crate::io::open_seekable(input, "reindex")?;
+///
+/// # Errors
+///
+/// [`Error::Archive`] when the lead or header frame is damaged (nothing to scan against),
+/// [`Error::Io`] when `input` cannot be read or `output` written, [`Error::NotSeekable`] for an
+/// `input` that is a pipe or device, [`Error::OutputExists`] for an existing `output` without
+/// `force`, [`Error::Refused`] for an `output` that is the input or a directory. On an error no
+/// output is left behind.
+pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Result<ReindexReport> {
+    let force = opts.force;
+    let f = crate::read::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
-    let (lead, hb, header, layout, start) = read_front(&f, input, len)?;
+    let (lead, hb, header, layout, start) = read_front_layout(&f, input, len)?;
     let all = streams(&layout, lead.block_size);
     let sc = scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(input, "read"))?;
     let mut report = ReindexReport {
@@ -775,27 +1059,34 @@ pub fn scanned_constants(
     r: &impl ReadAt,
     sc: &Scan,
     all: &[Stream],
-    damaged: &mut Vec<(u64, u64, String)>,
+    damaged: &mut Vec<Scanned>,
 ) -> std::io::Result<ScannedConstants> {
     let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
     let max_runs: u64 = all.iter().map(Stream::blocks).sum();
-    let mut tables: Vec<(u64, u64, FrameHeader)> = sc
+    let mut frames: Vec<(u64, u64, FrameHeader)> = sc
         .frames
         .iter()
         .filter(|((id, _), _)| *id == format::CONSTANTS_ID)
         .map(|(&(_, k), &(off, h))| (k, off, h))
         .collect();
-    tables.sort_unstable_by_key(|t| t.0);
+    frames.sort_unstable_by_key(|t| t.0);
     let mut per: HashMap<u32, Vec<ConstantRun>> = HashMap::new();
     let mut kept = 0u64;
     let mut payload = Vec::new();
     let mut table = Vec::new();
-    for (k, off, h) in tables {
+    for (k, off, h) in frames {
         let frame_len = FRAME_HEADER_LEN as u64 + u64::from(h.stored_len);
-        let mut bad =
-            |what: String| damaged.push((off, frame_len, format!("constants frame {k}: {what}")));
+        let mut bad = |problem: ConstantsProblem| {
+            damaged.push(Scanned {
+                offset: off,
+                len: frame_len,
+                what: ScanProblem::ConstantsFrame { k, problem },
+            })
+        };
         if h.decoded_len as usize > format::MAX_RUNS_PER_FRAME * format::RUN_LEN {
-            bad(format!("{} bytes decoded is too large", h.decoded_len));
+            bad(ConstantsProblem::TooLarge {
+                decoded: h.decoded_len,
+            });
             continue;
         }
         payload.resize(h.stored_len as usize, 0);
@@ -806,31 +1097,27 @@ pub fn scanned_constants(
         let runs = match runs {
             Ok(runs) => runs,
             Err(e) => {
-                bad(e.to_string());
+                bad(ConstantsProblem::Damaged(e));
                 continue;
             }
         };
         for run in runs {
             let Some(s) = by_id.get(&run.stream) else {
-                bad(format!(
-                    "a run of stream id {} that has no blocks",
-                    run.stream
-                ));
+                bad(ConstantsProblem::NoSuchStream { stream: run.stream });
                 continue;
             };
             let esize = s.esize.clamp(1, 8);
             if run.first + run.count > s.blocks() || run.value[esize..].iter().any(|&x| x != 0) {
-                bad(format!(
-                    "run of blocks {}..{} of {} does not fit its {} blocks",
-                    run.first,
-                    run.first + run.count,
-                    s.id,
-                    s.blocks()
-                ));
+                bad(ConstantsProblem::RunMisfit {
+                    stream: s.id,
+                    first: run.first,
+                    end: run.first + run.count,
+                    blocks: s.blocks(),
+                });
                 continue;
             }
             if kept >= max_runs {
-                bad("more runs than the layout has blocks".into());
+                bad(ConstantsProblem::TooManyRuns);
                 break;
             }
             kept += 1;
@@ -845,15 +1132,15 @@ pub fn scanned_constants(
             if keep {
                 end = r.first + r.count;
             } else {
-                damaged.push((
-                    0,
-                    0,
-                    format!(
-                        "constants frames: run of blocks {}..{} of stream id {id} overlaps another",
-                        r.first,
-                        r.first + r.count
-                    ),
-                ));
+                damaged.push(Scanned {
+                    offset: 0,
+                    len: 0,
+                    what: ScanProblem::RunOverlap {
+                        stream: *id,
+                        first: r.first,
+                        end: r.first + r.count,
+                    },
+                });
             }
             keep
         });
@@ -868,18 +1155,77 @@ pub fn scanned_constants(
 fn fits_layout(all: &[Stream]) -> impl Fn(&FrameHeader) -> bool + '_ {
     let by_id: HashMap<u32, &Stream> = all.iter().map(|s| (s.id, s)).collect();
     move |h| {
-        (h.var == format::CONSTANTS_ID
+        (h.stream == format::CONSTANTS_ID
             && h.esize == 1
             && format::is_constants_codec(h.codec, h.filter))
             || by_id
-                .get(&h.var)
+                .get(&h.stream)
                 .is_some_and(|s| h.block < s.blocks() && frame_fits(s, h.block, h))
     }
 }
 
 fn frame_fits(s: &Stream, b: u64, h: &FrameHeader) -> bool {
-    let expect = s.block_bytes.min(s.total - b * s.block_bytes);
-    u64::from(h.decoded_len) == expect
+    u64::from(h.decoded_len) == s.block_len(b)
         && usize::from(h.esize) == s.esize
         && !(h.codec == format::Codec::Constant && h.stored_len == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw frame of stream `stream`, block `block`, holding `payload`.
+    fn frame(stream: u32, block: u64, payload: &[u8]) -> Vec<u8> {
+        let h = FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: payload.len() as u32,
+            stream,
+            block,
+            codec: format::Codec::None,
+            filter: format::Filter::None,
+            esize: 1,
+            payload_crc: crc32c::crc32c(payload),
+        };
+        let mut f = h.encode().to_vec();
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn scan_reports_each_damaged_region_by_kind() {
+        // good frame (0..44) | frame with a flipped payload byte (44..88) | 10 bytes of junk
+        // (88..98) | good frame (98..142) | 20 trailing bytes (142..162).
+        let mut b = frame(0, 0, b"abcdefgh");
+        let mut bad = frame(3, 9, b"ijklmnop");
+        bad[FRAME_HEADER_LEN + 2] ^= 1;
+        b.extend_from_slice(&bad);
+        b.extend_from_slice(&[0x55; 10]);
+        b.extend_from_slice(&frame(0, 1, b"qrstuvwx"));
+        b.extend_from_slice(&[0u8; 20]);
+        let sc = scan(&b, 0, b.len() as u64).unwrap();
+        assert_eq!(sc.frames.len(), 2);
+        assert_eq!(
+            sc.damaged,
+            vec![
+                Scanned {
+                    offset: 44,
+                    len: 44,
+                    what: ScanProblem::PayloadChecksum {
+                        stream: 3,
+                        block: 9
+                    },
+                },
+                Scanned {
+                    offset: 88,
+                    len: 10,
+                    what: ScanProblem::NotAFrame,
+                },
+                Scanned {
+                    offset: 142,
+                    len: 20,
+                    what: ScanProblem::Trailing,
+                },
+            ]
+        );
+    }
 }

@@ -256,11 +256,19 @@ class Dataset:
     >>> ds["sst"][0, 10:20, ::2]                        # doctest: +SKIP
     """
 
-    def __init__(self, path: PathLike, *, cache_budget: int | None = None) -> None:
+    def __init__(
+        self,
+        path: PathLike,
+        *,
+        cache_budget: int | None = None,
+        cache_whole_blocks: bool = True,
+    ) -> None:
         self._path = os.fspath(path)
         self._reader: _nc3pack.Reader | None = _nc3pack.Reader(self._path)
         if cache_budget is not None:
             self.set_cache_budget(cache_budget)
+        if not cache_whole_blocks:
+            self.set_cache_whole_blocks(False)
         r = self._reader
         #: Dimensions in header order.
         self.dimensions: dict[str, Dimension] = {
@@ -351,6 +359,19 @@ class Dataset:
             raise ValueError(f"cache budget must not be negative, got {n}")
         self._r().set_cache_budget(n)
 
+    def set_cache_whole_blocks(self, on: bool) -> None:
+        """Sets whether a read that spans several blocks of a variable also caches the blocks
+        it covers whole (on by default). Such a read decodes those blocks straight into the
+        array it returns; caching them too costs a copy of each, which only pays if the same
+        blocks are read again. The partial blocks at the read's ends are cached either way."""
+        self._r().set_cache_whole_blocks(bool(on))
+
+    @property
+    def cache_whole_blocks(self) -> bool:
+        """Whether a read that spans several blocks also caches the blocks it covers whole
+        (False for an original netCDF-3 file, which has no cache)."""
+        return self._r().cache_whole_blocks
+
     def clear_cache(self) -> None:
         """Empties the block cache and zeroes its counters."""
         self._r().clear_cache()
@@ -377,11 +398,17 @@ class Dataset:
         return (Dataset, (self._path,))
 
 
-def open(path: PathLike, *, cache_budget: int | None = None) -> Dataset:
+def open(
+    path: PathLike, *, cache_budget: int | None = None, cache_whole_blocks: bool = True
+) -> Dataset:
     """Opens an nc3pack archive or an original netCDF-3 file (told apart by content).
 
-    ``cache_budget`` sets the decoded-block cache's budget in bytes (default 64 MiB).
+    ``cache_budget`` sets the decoded-block cache's budget in bytes (default 64 MiB);
+    ``cache_whole_blocks=False`` keeps a read that spans several blocks from caching the
+    blocks it covers whole (see :meth:`Dataset.set_cache_whole_blocks`).
     Raises ``OSError`` if the file cannot be read and :class:`ArchiveError` if it is neither
     a valid archive nor a valid netCDF-3 file.
     """
-    return Dataset(path, cache_budget=cache_budget)
+    return Dataset(
+        path, cache_budget=cache_budget, cache_whole_blocks=cache_whole_blocks
+    )

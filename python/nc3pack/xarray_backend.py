@@ -74,10 +74,17 @@ def block_chunks(
     return (1,) * k + (min(c, shape[k]),) + shape[k + 1 :]
 
 
-def _open(path: str, cache_budget: int | None = None, mode: Any = None) -> Dataset:
+def _open(
+    path: str,
+    cache_budget: int | None = None,
+    mode: Any = None,
+    cache_whole_blocks: bool = False,
+) -> Dataset:
     # `mode`: a CachingFileManager unpickled in another process may pass its (omitted)
     # mode; archives are read-only.
-    return Dataset(path, cache_budget=cache_budget)
+    return Dataset(
+        path, cache_budget=cache_budget, cache_whole_blocks=cache_whole_blocks
+    )
 
 
 class Nc3zBackendArray(BackendArray):
@@ -114,10 +121,14 @@ class Nc3zDataStore(AbstractDataStore):
 
     @classmethod
     def open(
-        cls, filename: str | os.PathLike[str], cache_budget: int | None = None
+        cls,
+        filename: str | os.PathLike[str],
+        cache_budget: int | None = None,
+        cache_whole_blocks: bool = False,
     ) -> Nc3zDataStore:
         path = os.fspath(filename)
-        manager = CachingFileManager(_open, path, kwargs={"cache_budget": cache_budget})
+        kwargs = {"cache_budget": cache_budget, "cache_whole_blocks": cache_whole_blocks}
+        manager = CachingFileManager(_open, path, kwargs=kwargs)
         return cls(manager)
 
     def acquire(self, needs_lock: bool = True) -> Dataset:
@@ -183,8 +194,12 @@ def _is_archive(path: str | os.PathLike[str]) -> bool:
 class Nc3zBackendEntrypoint(BackendEntrypoint):
     """``xr.open_dataset(path, engine="nc3z")``: nc3pack archives (and netCDF-3 files).
 
-    Takes xarray's usual decoding options, and ``cache_budget``: the decoded-block cache's
-    budget in bytes per open archive (default 64 MiB).
+    Takes xarray's usual decoding options, ``cache_budget``: the decoded-block cache's
+    budget in bytes per open archive (default 64 MiB), and ``cache_whole_blocks``: whether
+    a read that spans several blocks also caches the blocks it covers whole (default
+    False: xarray keeps an array it loaded, with ``cache=True``, its default, and dask
+    chunks of whole blocks are each read once, so such blocks are not read again; the
+    partial blocks at a read's ends are cached, for the neighbouring reads that share them).
     """
 
     description = "Open nc3pack archives (.nc3z) of netCDF-3 files, lazily"
@@ -199,6 +214,7 @@ class Nc3zBackendEntrypoint(BackendEntrypoint):
         "use_cftime",
         "decode_timedelta",
         "cache_budget",
+        "cache_whole_blocks",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -221,13 +237,18 @@ class Nc3zBackendEntrypoint(BackendEntrypoint):
         use_cftime: Any = None,
         decode_timedelta: Any = None,
         cache_budget: int | None = None,
+        cache_whole_blocks: bool = False,
     ) -> xr.Dataset:
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             raise TypeError(
                 "the nc3z engine opens files by path; "
                 f"got {type(filename_or_obj).__name__}"
             )
-        store = Nc3zDataStore.open(filename_or_obj, cache_budget=cache_budget)
+        store = Nc3zDataStore.open(
+            filename_or_obj,
+            cache_budget=cache_budget,
+            cache_whole_blocks=cache_whole_blocks,
+        )
         with close_on_error(store):
             return StoreBackendEntrypoint().open_dataset(
                 store,

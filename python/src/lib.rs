@@ -8,7 +8,7 @@
 use nc3pack::nc3::Values;
 use nc3pack::Dataset;
 use nc3pack::{Archive, Error, Hyperslab, NcFile};
-use numpy::{PyArray1, PyArrayMethods};
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods};
 use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -49,11 +49,7 @@ impl Source {
     fn open(path: &std::path::Path) -> nc3pack::Result<Source> {
         // Told apart by content, as `nc3pack::open` does; kept as a concrete type so that the
         // archive's cache can be reached.
-        let mut magic = [0u8; 8];
-        let is_archive = std::fs::File::open(path)
-            .and_then(|f| nc3pack::ReadAt::read_exact_at(&f, &mut magic, 0))
-            .is_ok()
-            && magic == nc3pack::format::LEAD_MAGIC;
+        let is_archive = std::fs::File::open(path).is_ok_and(|f| nc3pack::is_archive(&f));
         Ok(if is_archive {
             Source::Archive(Archive::open(path)?)
         } else {
@@ -95,24 +91,26 @@ fn attrs_py<'py>(py: Python<'py>, attrs: &[nc3pack::nc3::Attribute]) -> Attrs<'p
         .collect()
 }
 
-/// Reads a hyperslab as `T` in native order with the GIL released (an archive converts the
-/// byte order while it decodes each block), then hands the buffer to numpy without a copy.
+/// Reads a hyperslab as `T` in native order straight into a new numpy array, with the GIL
+/// released (an archive converts the byte order while it decodes each block). The array comes
+/// from numpy's zeros, which asks the allocator for zeroed memory (calloc): a large array's
+/// pages are zeroed by the system as the decoding threads first write them, not by one thread
+/// beforehand.
 fn read_typed<'py, T: nc3pack::Element + numpy::Element>(
     py: Python<'py>,
     ds: &dyn Dataset,
     v: usize,
     slab: &Hyperslab,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let n = slab.len() as usize;
-    let data: Vec<T> = py
-        .detach(|| -> nc3pack::Result<Vec<T>> {
-            let mut out = vec![T::zeroed(); n];
-            ds.read_native_into(v, slab, bytemuck::cast_slice_mut(&mut out))?;
-            Ok(out)
-        })
-        .map_err(to_py)?;
     let shape: Vec<usize> = slab.count().iter().map(|&c| c as usize).collect();
-    Ok(PyArray1::from_vec(py, data).reshape(shape)?.into_any())
+    let array = PyArrayDyn::<T>::zeros(py, shape, false);
+    {
+        let mut rw = array.readwrite();
+        let out: &mut [T] = rw.as_slice_mut()?;
+        py.detach(|| ds.read_native_into(v, slab, bytemuck::cast_slice_mut(out)))
+            .map_err(to_py)?;
+    }
+    Ok(array.into_any())
 }
 
 /// A netCDF-3 file or an nc3pack archive open for reading (thread-safe: many Python threads
@@ -246,6 +244,25 @@ impl Reader {
         }
     }
 
+    /// Sets whether a read that spans several blocks also caches the blocks it covers whole
+    /// (on by default; no effect on an original netCDF-3 file). See
+    /// `nc3pack::Archive::set_cache_whole_blocks`.
+    fn set_cache_whole_blocks(&self, on: bool) {
+        if let Source::Archive(a) = &self.src {
+            a.set_cache_whole_blocks(on);
+        }
+    }
+
+    /// Whether a read that spans several blocks also caches the blocks it covers whole
+    /// (false for an original netCDF-3 file, which has no cache).
+    #[getter]
+    fn cache_whole_blocks(&self) -> bool {
+        match &self.src {
+            Source::Archive(a) => a.caches_whole_blocks(),
+            Source::Nc(_) => false,
+        }
+    }
+
     /// Empties the block cache and zeroes its counters.
     fn clear_cache(&self) {
         if let Source::Archive(a) = &self.src {
@@ -355,7 +372,7 @@ fn verify(
 ) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
     let threads = threads_or_all(threads)?;
     let r = py
-        .detach(|| nc3pack::verify(&path, against.as_deref(), threads))
+        .detach(|| nc3pack::verify(&path, &nc3pack::VerifyOptions { against, threads }))
         .map_err(to_py)?;
     let damage = r
         .damage
@@ -381,8 +398,7 @@ fn verify(
 /// `nc3pack info --json` of a file, as JSON text.
 #[pyfunction]
 fn info_json(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    py.detach(|| nc3pack::info::describe(&path))
-        .map(|v| v.to_string())
+    py.detach(|| nc3pack::info::describe(&path).map(|info| info.to_json()))
         .map_err(to_py)
 }
 

@@ -209,6 +209,39 @@ def test_cache(packed: dict[str, Path]) -> None:
     assert plain.cache_stats()["misses"] == 0
 
 
+def test_cache_whole_blocks(tmp_path: Path) -> None:
+    """A read spanning several blocks decodes the blocks it covers whole straight into its
+    result; with cache_whole_blocks=False it caches only the partial blocks at its ends."""
+    z = tmp_path / "sst.nc3z"
+    nc3pack.pack(SAMPLES / "gridded_sst.nc", z, block_size=64 << 10)
+    with netCDF4.Dataset(SAMPLES / "gridded_sst.nc") as nc:
+        nc.set_auto_maskandscale(False)
+        want = nc["sst"][2:22]
+    plane = 180 * 360 * 4
+    start, end = 2 * plane, 22 * plane  # bytes of planes 2..21 within sst
+    bb = 64 << 10
+    assert start % bb and end % bb, "both ends inside a block"
+    spanned = (end - 1) // bb - start // bb + 1
+    for cache_whole in (True, False):
+        ds = nc3pack.open(z, cache_whole_blocks=cache_whole)
+        assert ds.cache_whole_blocks is cache_whole
+        assert ds.block_layout("sst")[0] == bb
+        got = ds["sst"][2:22]
+        assert np.array_equal(got, want, equal_nan=True)
+        s = ds.cache_stats()
+        cached = spanned if cache_whole else 2
+        assert (s["misses"], s["hits"], s["entries"]) == (spanned, 0, cached), s
+        # The whole blocks, read again, are decoded again only when they were not kept.
+        ds["sst"][10, 0, 0]
+        s = ds.cache_stats()
+        assert (s["hits"], s["misses"]) == ((1, spanned) if cache_whole else (0, spanned + 1))
+    ds.set_cache_whole_blocks(True)
+    assert ds.cache_whole_blocks
+    plain = nc3pack.open(SAMPLES / "gridded_sst.nc", cache_whole_blocks=False)
+    assert not plain.cache_whole_blocks
+    assert np.array_equal(plain["sst"][2:22], want, equal_nan=True)
+
+
 def test_threads_match_serial(packed: dict[str, Path]) -> None:
     """Many threads reading one archive (small cache: blocks are evicted and decoded again
     while other threads read) give what one thread reads."""

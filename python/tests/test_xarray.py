@@ -176,6 +176,44 @@ def test_lazy_reads_only_needed_blocks(packed: dict[str, Path]) -> None:
         assert np.array_equal(values, ref["sst"].values[5, 100:102], equal_nan=True)
 
 
+def test_full_read_leaves_whole_blocks_out_of_the_cache(tmp_path: Path) -> None:
+    """xarray keeps what it loads, so the backend's reads do not also cache the blocks they
+    cover whole (only the partial ones at their ends); cache_whole_blocks=True restores it."""
+    z = tmp_path / "sst.nc3z"
+    nc3pack.pack(SAMPLES / "gridded_sst.nc", z, block_size=64 << 10)
+    bb, nblocks = 64 << 10, math.ceil(24 * 180 * 360 * 4 / (64 << 10))
+    with xr.open_dataset(SAMPLES / "gridded_sst.nc", engine="netcdf4") as ref:
+        for option in ({}, {"cache_whole_blocks": True}):
+            kept = bool(option)
+            with xr.open_dataset(z, engine="nc3z", **option) as ds:
+                store = backend_array(ds["sst"]).store
+                with store.acquire_context() as nds:
+                    assert nds.cache_whole_blocks is kept
+                    assert nds.block_layout("sst") == (bb, nblocks, False)
+                    before = nds.cache_stats()
+                xr.testing.assert_identical(ds["sst"].load(), ref["sst"])
+                with store.acquire_context() as nds:
+                    s = nds.cache_stats()
+                assert s["misses"] - before["misses"] == nblocks
+                assert s["entries"] - before["entries"] == (nblocks if kept else 0)
+                # A selection from inside one block to inside another: its end blocks kept.
+                if not kept:
+                    plane = 180 * 360 * 4
+                    first, last = 2 * plane // bb, (22 * plane - 1) // bb
+                    assert (2 * plane) % bb and (22 * plane) % bb
+                    with xr.open_dataset(z, engine="nc3z", cache=False) as again:
+                        store = backend_array(again["sst"]).store
+                        with store.acquire_context() as nds:
+                            nds.clear_cache()
+                        sel = again["sst"].isel(time=slice(2, 22))
+                        xr.testing.assert_identical(
+                            sel.load(), ref["sst"].isel(time=slice(2, 22))
+                        )
+                        with store.acquire_context() as nds:
+                            s2 = nds.cache_stats()
+                        assert (s2["misses"], s2["entries"]) == (last - first + 1, 2)
+
+
 def test_guess_can_open(packed: dict[str, Path], tmp_path: Path) -> None:
     from nc3pack.xarray_backend import Nc3zBackendEntrypoint
 

@@ -4,7 +4,7 @@
 //! result is not smaller than the input, the block is stored raw (codec `none`, filter `none`),
 //! so a stored payload is never larger than the block.
 
-use crate::error::{CodecError, FrameError};
+use crate::format::error::{CodecError, FrameError};
 use crate::format::pco::NumKind;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
@@ -400,6 +400,14 @@ pub fn member_decode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
 }
 
 /// How the encoder chooses a block's filter.
+///
+/// ```
+/// use nc3pack::{format::Filter, FilterMode};
+/// assert_eq!("auto".parse::<FilterMode>()?, FilterMode::Auto);
+/// assert_eq!("shuffle".parse::<FilterMode>()?, FilterMode::Fixed(Filter::Shuffle));
+/// assert!("fastest".parse::<FilterMode>().is_err());
+/// # Ok::<(), nc3pack::ParseNameError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FilterMode {
     /// Per block, the filter that compresses best: judged on a 32 KiB sample with zstd level 1,
@@ -423,7 +431,7 @@ const FAST_ENOUGH: f64 = 0.98;
 /// let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 10).to_be_bytes()).collect();
 /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
 /// let mut frame = Vec::new();
-/// let h = enc.encode_frame(0, 0, 4, &data, &mut frame);
+/// let h = enc.encode_block(0, 0, 4, &data, &mut frame).frame().unwrap();
 /// assert!(h.stored_len < data.len() as u32);
 /// let h2 = FrameHeader::decode(&frame).unwrap();
 /// let mut out = Vec::new();
@@ -504,7 +512,7 @@ impl Encoder {
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().fast_blocks(true).unwrap();
     /// let noise: Vec<u8> = (0..65536u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
     /// let mut frame = Vec::new();
-    /// let h = enc.encode_frame(0, 0, 4, &noise, &mut frame);
+    /// let h = enc.encode_block(0, 0, 4, &noise, &mut frame).frame().unwrap();
     /// let mut back = Vec::new();
     /// decode_payload(&h, &frame[36..], &mut back).unwrap();
     /// assert_eq!(back, noise);
@@ -523,7 +531,7 @@ impl Encoder {
         Ok(self)
     }
 
-    /// Lets numeric blocks (given a [`NumKind`] by [`Encoder::encode_frame_numeric`]) use the
+    /// Lets numeric blocks (given a [`NumKind`] by [`Encoder::encode_block_numeric`]) use the
     /// pco codec instead of the filter and block codec where it compresses better: judged on
     /// the filters' sample, where pco must be at least 20 % smaller than the best filter with
     /// zstd level 1, or (thorough encoders) on the whole block against the block codec's
@@ -543,7 +551,8 @@ impl Encoder {
     ///     })
     ///     .collect();
     /// let mut frame = Vec::new();
-    /// let h = enc.encode_frame_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame);
+    /// let h = enc.encode_block_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame);
+    /// let h = h.frame().unwrap();
     /// assert_eq!(h.codec, Codec::Pco);
     /// let mut back = Vec::new();
     /// decode_payload(&h, &frame[36..], &mut back).unwrap();
@@ -554,23 +563,33 @@ impl Encoder {
         self
     }
 
-    /// As [`Encoder::encode_frame`], for a block whose elements of `esize` bytes are numbers of
+    /// As [`Encoder::encode_block`], for a block whose elements of `esize` bytes are numbers of
     /// `kind` (`None`: not numbers, or of one byte; a kind of another size is ignored), which
-    /// may then use the pco codec (see [`Encoder::numeric`]).
-    pub fn encode_frame_numeric(
+    /// may then use the pco codec (see [`Encoder::numeric`]). A block of identical elements is
+    /// still [`Encoded::Constant`].
+    ///
+    /// ```
+    /// use nc3pack::{FilterMode, __private::{Encoded, Encoder, NumKind}, format::Codec};
+    /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().numeric(true);
+    /// let mut frame = Vec::new();
+    /// let same = 1.5f32.to_be_bytes().repeat(1024);
+    /// let done = enc.encode_block_numeric(0, 0, 4, Some(NumKind::F32), &same, &mut frame);
+    /// assert!(matches!(done, Encoded::Constant(_)) && frame.is_empty());
+    /// ```
+    pub fn encode_block_numeric(
         &mut self,
-        var: u32,
+        stream: u32,
         block: u64,
         esize: usize,
         kind: Option<NumKind>,
         data: &[u8],
         out: &mut Vec<u8>,
-    ) -> FrameHeader {
+    ) -> Encoded {
         self.kind =
             kind.filter(|k| self.pco && k.esize() == esize && data.len().is_multiple_of(esize));
-        let h = self.encode_frame(var, block, esize, data, out);
+        let done = self.encode_block(stream, block, esize, data, out);
         self.kind = None;
-        h
+        done
     }
 
     /// The filters worth trying for elements of `esize` bytes.
@@ -651,29 +670,39 @@ impl Encoder {
         }
     }
 
-    /// Encodes one block as a complete frame (header and payload) appended to `out`; returns the
-    /// frame header. Unless the codec is `none`, a block of identical elements is stored as one
-    /// element (codec `constant`); a block that does not shrink is stored raw.
-    pub fn encode_frame(
+    /// Encodes block `block` of the stream with frame stream id `stream` (elements of `esize`
+    /// bytes). Unless the codec is `none`, a block of identical elements (of 1 to 8 bytes) is
+    /// [`Encoded::Constant`] and nothing is appended to `out`: the writer records it in the index
+    /// and a constants frame. Any other block is appended to `out` as a complete frame (header and
+    /// payload), [`Encoded::Frame`]; a block that does not shrink is stored raw.
+    pub fn encode_block(
         &mut self,
-        var: u32,
+        stream: u32,
         block: u64,
         esize: usize,
         data: &[u8],
         out: &mut Vec<u8>,
-    ) -> FrameHeader {
+    ) -> Encoded {
+        let e = esize.max(1);
+        if self.codec != Codec::None
+            && (1..=8).contains(&esize)
+            && data.len() >= 2 * e
+            && data.len().is_multiple_of(e)
+            && data.chunks_exact(e).all(|c| c == &data[..e])
+        {
+            let mut value = [0u8; 8];
+            value[..e].copy_from_slice(&data[..e]);
+            return Encoded::Constant(ConstantBlock {
+                stream,
+                block,
+                esize: e as u8,
+                value,
+            });
+        }
         let start = out.len();
         out.resize(start + crate::format::FRAME_HEADER_LEN, 0);
         let payload_at = out.len();
-        let e = esize.max(1);
-        let constant = self.codec != Codec::None
-            && data.len() >= 2 * e
-            && data.len().is_multiple_of(e)
-            && data.chunks_exact(e).all(|c| c == &data[..e]);
-        let (codec, filter) = if constant {
-            out.extend_from_slice(&data[..e]);
-            (Codec::Constant, Filter::None)
-        } else if self.codec == Codec::None {
+        let (codec, filter) = if self.codec == Codec::None {
             out.extend_from_slice(data);
             (Codec::None, Filter::None)
         } else {
@@ -703,7 +732,7 @@ impl Encoder {
         let h = FrameHeader {
             stored_len: payload.len() as u32,
             decoded_len: data.len() as u32,
-            var,
+            stream,
             block,
             codec,
             filter,
@@ -711,7 +740,47 @@ impl Encoder {
             payload_crc: crc(payload),
         };
         out[start..payload_at].copy_from_slice(&h.encode());
-        h
+        Encoded::Frame(h)
+    }
+}
+
+/// What [`Encoder::encode_block`] made of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoded {
+    /// A frame, appended to the output; its header.
+    Frame(FrameHeader),
+    /// A block whose elements are all the same: no frame (it lives in the index).
+    Constant(ConstantBlock),
+}
+
+impl Encoded {
+    /// The frame's header, or `None` for a constant block.
+    pub fn frame(self) -> Option<FrameHeader> {
+        match self {
+            Encoded::Frame(h) => Some(h),
+            Encoded::Constant(_) => None,
+        }
+    }
+}
+
+/// A block whose elements all equal one value, which the writer records in the index and a
+/// constants frame instead of writing a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConstantBlock {
+    /// Frame stream id.
+    pub stream: u32,
+    /// Block number within the stream.
+    pub block: u64,
+    /// Element size, 1 to 8.
+    pub esize: u8,
+    /// The element, in its first `esize` bytes (the rest zero).
+    pub value: [u8; 8],
+}
+
+impl ConstantBlock {
+    /// The element's bytes.
+    pub fn value(&self) -> &[u8] {
+        &self.value[..usize::from(self.esize).min(8)]
     }
 }
 
@@ -781,6 +850,51 @@ fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut Vec<u8>) -
         }
         _ => false,
     }
+}
+
+/// Level of the header frame's zstd compression.
+pub(crate) const HEADER_LEVEL: i32 = 19;
+/// Level of the constants frames' zstd compression.
+pub(crate) const CONSTANTS_LEVEL: i32 = 3;
+
+thread_local! {
+    /// This thread's zstd contexts for header and constants frames, by level, kept between calls:
+    /// setting up a zstd context (which probes the CPU with `cpuid`, slow in a virtual machine)
+    /// costs more than compressing a small file's header. A reused context compresses to the same
+    /// bytes as a fresh one (zstd resets the session at every one-shot compression; the tests
+    /// check it).
+    static BYTES_ZSTD: std::cell::RefCell<Vec<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The payload and codec of a frame of bytes (the header frame, a constants frame): `data`
+/// compressed by zstd at `level` (one zstd frame) when that is smaller, else `data` raw.
+pub(crate) fn compress_bytes(data: &[u8], level: i32) -> (Codec, std::borrow::Cow<'_, [u8]>) {
+    match zstd_if_smaller(data, level) {
+        Some(c) => (Codec::Zstd, std::borrow::Cow::Owned(c)),
+        None => (Codec::None, std::borrow::Cow::Borrowed(data)),
+    }
+}
+
+/// `data` compressed by zstd at `level` if that is smaller than `data`; `None` if not, or on
+/// failure.
+fn zstd_if_smaller(data: &[u8], level: i32) -> Option<Vec<u8>> {
+    BYTES_ZSTD.with(|cell| {
+        let mut ctxs = cell.try_borrow_mut().ok()?;
+        let k = match ctxs.iter().position(|(l, _)| *l == level) {
+            Some(k) => k,
+            None => {
+                ctxs.push((level, zstd::bulk::Compressor::new(level).ok()?));
+                ctxs.len() - 1
+            }
+        };
+        let packed = ctxs[k].1.compress(data);
+        if packed.is_err() {
+            // Start the next frame from a fresh context.
+            ctxs.swap_remove(k);
+        }
+        packed.ok().filter(|c| c.len() < data.len())
+    })
 }
 
 /// Checks a frame payload's CRC and decodes it into `out` (replacing its contents). `out` never
@@ -1176,10 +1290,44 @@ mod tests {
     use super::*;
     use crate::format::FRAME_HEADER_LEN;
 
+    /// Encodes `data` as block 0 of stream 0 into `frame` (header then payload), a constant
+    /// block as the codec-3 frame a reader must still decode (the encoder puts those in the
+    /// index instead). Returns the frame's header.
+    fn encode_any(
+        enc: &mut Encoder,
+        esize: usize,
+        data: &[u8],
+        frame: &mut Vec<u8>,
+    ) -> FrameHeader {
+        match enc.encode_block(0, 0, esize, data, frame) {
+            Encoded::Frame(h) => h,
+            Encoded::Constant(c) => {
+                let value = &c.value[..usize::from(c.esize)];
+                let h = FrameHeader {
+                    stored_len: value.len() as u32,
+                    decoded_len: data.len() as u32,
+                    stream: 0,
+                    block: 0,
+                    codec: Codec::Constant,
+                    filter: Filter::None,
+                    esize: u16::from(c.esize),
+                    payload_crc: crate::format::crc(value),
+                };
+                frame.clear();
+                frame.extend_from_slice(&h.encode());
+                frame.extend_from_slice(value);
+                h
+            }
+        }
+    }
+
     fn roundtrip(codec: Codec, esize: usize, data: &[u8]) -> FrameHeader {
         let mut enc = Encoder::new(codec, default_level(codec), FilterMode::Auto, false).unwrap();
         let mut frame = vec![9u8; 3];
-        let h = enc.encode_frame(1, 2, esize, data, &mut frame);
+        let h = enc
+            .encode_block(1, 2, esize, data, &mut frame)
+            .frame()
+            .unwrap();
         let h2 = FrameHeader::decode(&frame[3..]).unwrap();
         assert_eq!(h, h2);
         assert_eq!(frame.len(), 3 + FRAME_HEADER_LEN + h.stored_len as usize);
@@ -1332,19 +1480,24 @@ mod tests {
             .flatten()
             .collect();
         let mut frame = Vec::new();
-        let h = enc.encode_frame(0, 0, 4, &data, &mut frame);
-        assert_eq!((h.codec, h.stored_len), (Codec::Constant, 4));
-        let mut out = Vec::new();
-        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
-        assert_eq!(out, data);
+        assert_eq!(
+            enc.encode_block(5, 6, 4, &data, &mut frame),
+            Encoded::Constant(ConstantBlock {
+                stream: 5,
+                block: 6,
+                esize: 4,
+                value: [0x7f, 0x80, 0, 1, 0, 0, 0, 0]
+            })
+        );
+        assert!(frame.is_empty());
         // Not constant when elements differ only in their last byte.
         let mut d2 = data.clone();
         d2[1999] = 2;
-        frame.clear();
-        assert_ne!(
-            enc.encode_frame(0, 0, 4, &d2, &mut frame).codec,
-            Codec::Constant
-        );
+        let h = enc.encode_block(0, 0, 4, &d2, &mut frame).frame().unwrap();
+        assert_ne!(h.codec, Codec::Constant);
+        let mut out = Vec::new();
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
+        assert_eq!(out, d2);
         for f in ALL_FILTERS {
             for esize in [1, 2, 4, 8] {
                 let src: Vec<u8> = (0..96u32).map(|i| (i * i % 251) as u8).collect();
@@ -1354,7 +1507,10 @@ mod tests {
                 assert_eq!(b, src, "{f:?} esize {esize}");
                 let mut enc = Encoder::new(Codec::Deflate, 6, FilterMode::Fixed(f), false).unwrap();
                 let mut frame = Vec::new();
-                let h = enc.encode_frame(0, 0, esize, &src, &mut frame);
+                let h = enc
+                    .encode_block(0, 0, esize, &src, &mut frame)
+                    .frame()
+                    .unwrap();
                 decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
                 assert_eq!(out, src);
             }
@@ -1390,7 +1546,7 @@ mod tests {
                         let mut enc =
                             Encoder::new(codec, level, FilterMode::Fixed(f), false).unwrap();
                         let mut frame = Vec::new();
-                        let h = enc.encode_frame(0, 0, esize, data, &mut frame);
+                        let h = encode_any(&mut enc, esize, data, &mut frame);
                         let payload = &frame[FRAME_HEADER_LEN..];
                         let ctx = format!("{:?}/{:?} esize {esize}", h.codec, h.filter);
                         let mut want = Vec::new();
@@ -1437,7 +1593,7 @@ mod tests {
         let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_be_bytes()).collect();
         let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
         let mut frame = Vec::new();
-        let h = enc.encode_frame(0, 0, 4, &data, &mut frame);
+        let h = encode_any(&mut enc, 4, &data, &mut frame);
         for decoded in [h.decoded_len - 4, h.decoded_len + 4] {
             let lying = FrameHeader {
                 decoded_len: decoded,
@@ -1482,19 +1638,19 @@ mod tests {
             let level = if thorough { 19 } else { 3 };
             let mk = || Encoder::new(Codec::Zstd, level, FilterMode::Auto, thorough).unwrap();
             let mut frame = Vec::new();
-            let h = mk().numeric(true).encode_frame_numeric(
-                0,
-                0,
-                4,
-                Some(NumKind::F32),
-                &data,
-                &mut frame,
-            );
+            let h = mk()
+                .numeric(true)
+                .encode_block_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame)
+                .frame()
+                .unwrap();
             assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::None));
             let payload = &frame[FRAME_HEADER_LEN..];
             // Smaller than the best the filters and zstd give for the same block.
             let mut other = Vec::new();
-            let h0 = mk().encode_frame(0, 0, 4, &data, &mut other);
+            let h0 = mk()
+                .encode_block(0, 0, 4, &data, &mut other)
+                .frame()
+                .unwrap();
             assert!(
                 h.stored_len < h0.stored_len,
                 "{} {}",
@@ -1526,20 +1682,20 @@ mod tests {
             ] {
                 let mut enc = enc;
                 frame.clear();
-                let h = enc.encode_frame_numeric(0, 0, esize, kind, &data, &mut frame);
+                let h = enc
+                    .encode_block_numeric(0, 0, esize, kind, &data, &mut frame)
+                    .frame()
+                    .unwrap();
                 assert_ne!(h.codec, Codec::Pco);
             }
             // A smooth field where byte filters do well: the default keeps zstd (pco does not
             // win by its margin on the sample).
             frame.clear();
-            let h = mk().numeric(true).encode_frame_numeric(
-                0,
-                0,
-                4,
-                Some(NumKind::F32),
-                &smooth,
-                &mut frame,
-            );
+            let h = mk()
+                .numeric(true)
+                .encode_block_numeric(0, 0, 4, Some(NumKind::F32), &smooth, &mut frame)
+                .frame()
+                .unwrap();
             let mut out = Vec::new();
             decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
             assert_eq!(out, smooth);
@@ -1556,7 +1712,10 @@ mod tests {
             .unwrap()
             .numeric(true);
         let mut frame = Vec::new();
-        let h = enc.encode_frame_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame);
+        let h = enc
+            .encode_block_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame)
+            .frame()
+            .unwrap();
         assert_eq!(h.codec, Codec::Pco);
         let payload = &frame[FRAME_HEADER_LEN..];
         let mut scratch = DecodeScratch::default();
@@ -1590,7 +1749,10 @@ mod tests {
         let data: Vec<u8> = (0..1000).map(|i| (i / 10) as u8).collect();
         let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
         let mut frame = Vec::new();
-        let h = enc.encode_frame(0, 0, 1, &data, &mut frame);
+        let h = enc
+            .encode_block(0, 0, 1, &data, &mut frame)
+            .frame()
+            .unwrap();
         let mut payload = frame[FRAME_HEADER_LEN..].to_vec();
         payload[0] ^= 1;
         let mut out = Vec::new();
@@ -1654,19 +1816,19 @@ mod tests {
                 .unwrap()
                 .fast_blocks(true)
                 .unwrap();
-            enc.encode_frame(0, 0, esize, data, &mut frame);
+            enc.encode_block(0, 0, esize, data, &mut frame);
             assert_eq!(level_of(&frame, data, esize, &[1, 3]), Some(fast_level));
             // Without fast blocks, or with a fixed filter, the level is the encoder's.
             frame.clear();
             let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
-            enc.encode_frame(0, 0, esize, data, &mut frame);
+            enc.encode_block(0, 0, esize, data, &mut frame);
             assert_eq!(level_of(&frame, data, esize, &[1, 3]), Some(3));
             frame.clear();
             let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Fixed(Filter::Shuffle), false)
                 .unwrap()
                 .fast_blocks(true)
                 .unwrap();
-            enc.encode_frame(0, 0, esize, data, &mut frame);
+            enc.encode_block(0, 0, esize, data, &mut frame);
             assert_eq!(level_of(&frame, data, esize, &[1, 3]), Some(3));
         }
     }

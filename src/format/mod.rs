@@ -10,71 +10,199 @@
 
 /// First 8 bytes of every archive: `\x89 N C 3 Z \r \n \x1a` (PNG-style: a non-ASCII byte, then
 /// line endings and a DOS EOF to detect text-mode transfer damage).
+///
+/// ```
+/// use nc3pack::format::{Lead, LEAD_MAGIC};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert!(lead.encode().starts_with(&LEAD_MAGIC));
+/// ```
 pub const LEAD_MAGIC: [u8; 8] = *b"\x89NC3Z\r\n\x1a";
 /// Format major version: readers refuse other majors.
+///
+/// ```
+/// use nc3pack::format::{Lead, VERSION_MAJOR};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert_eq!(lead.encode()[8..10], VERSION_MAJOR.to_le_bytes());
+/// ```
 pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version: later minors add codecs, filters, flags or reserved-field meanings,
 /// which older readers of the same major refuse by name (design/FORMAT.md, Versioning).
+///
+/// ```
+/// use nc3pack::format::{Lead, VERSION_MINOR};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert_eq!(lead.encode()[10..12], VERSION_MINOR.to_le_bytes());
+/// ```
 pub const VERSION_MINOR: u16 = 0;
 /// Size of the lead.
+///
+/// ```
+/// use nc3pack::format::{Lead, LEAD_LEN};
+/// assert_eq!(LEAD_LEN, 64);
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// assert_eq!(lead.encode().len(), LEAD_LEN);
+/// ```
 pub const LEAD_LEN: usize = 64;
 /// Sync magic at the start of every block frame.
+///
+/// ```
+/// use nc3pack::format::{Codec, Filter, FrameHeader, FRAME_MAGIC};
+/// let h = FrameHeader { stored_len: 0, decoded_len: 0, stream: 0, block: 0,
+///     codec: Codec::None, filter: Filter::None, esize: 1, payload_crc: 0 };
+/// assert!(h.encode().starts_with(&FRAME_MAGIC));
+/// ```
 pub const FRAME_MAGIC: [u8; 4] = *b"\xb7N3B";
 /// Size of a frame header.
+///
+/// ```
+/// assert_eq!(nc3pack::format::FRAME_HEADER_LEN, 36);
+/// ```
 pub const FRAME_HEADER_LEN: usize = 36;
 /// Magic at the start of the index section.
+///
+/// ```
+/// assert_eq!(&nc3pack::format::INDEX_MAGIC, b"N3ZI");
+/// ```
 pub const INDEX_MAGIC: [u8; 4] = *b"N3ZI";
 /// Size of the index section's own header.
+///
+/// ```
+/// assert_eq!(nc3pack::format::INDEX_HEADER_LEN, 16);
+/// ```
 pub const INDEX_HEADER_LEN: usize = 16;
 /// Size of one index entry.
+///
+/// ```
+/// use nc3pack::format::{IndexEntry, INDEX_ENTRY_LEN};
+/// assert_eq!(IndexEntry::constant(&[1]).encode().len(), INDEX_ENTRY_LEN);
+/// assert_eq!(INDEX_ENTRY_LEN, 16);
+/// ```
 pub const INDEX_ENTRY_LEN: usize = 16;
 /// Size of the footer.
+///
+/// ```
+/// use nc3pack::format::{Footer, FOOTER_LEN};
+/// let f = Footer { index_offset: 0, index_len: 0, index_crc: 0, flags: 0 };
+/// assert_eq!(f.encode().len(), FOOTER_LEN);
+/// assert_eq!(FOOTER_LEN, 32);
+/// ```
 pub const FOOTER_LEN: usize = 32;
 /// Last 4 bytes of every archive.
+///
+/// ```
+/// use nc3pack::format::{Footer, FOOTER_MAGIC};
+/// let f = Footer { index_offset: 0, index_len: 0, index_crc: 0, flags: 0 };
+/// assert!(f.encode().ends_with(&FOOTER_MAGIC));
+/// ```
 pub const FOOTER_MAGIC: [u8; 4] = *b"N3Z\xef";
 /// Frame variable id of the residual-bytes stream.
+///
+/// ```
+/// assert_eq!(nc3pack::format::RESIDUAL_ID, u32::MAX);
+/// ```
 pub const RESIDUAL_ID: u32 = u32::MAX;
 /// Frame variable id of the netCDF header frame (the original header, right after the lead).
+///
+/// ```
+/// assert_eq!(nc3pack::format::HEADER_ID, u32::MAX - 2);
+/// ```
 pub const HEADER_ID: u32 = u32::MAX - 2;
 /// Largest original header an archive may declare (1 GiB): the largest header the netCDF-3
 /// parser takes (see design/FORMAT.md, "Limits").
 pub use crate::nc3::MAX_HEADER_LEN;
 /// Frame stream id of the early shared stream, which holds the small fixed variables of a large
 /// file (see [`shared_max`], [`SPLIT_MIN`]).
+///
+/// ```
+/// assert_eq!(nc3pack::format::SHARED_EARLY_ID, u32::MAX - 3);
+/// ```
 pub const SHARED_EARLY_ID: u32 = u32::MAX - 3;
 /// Frame stream id of the late shared stream, which holds the other small streams.
+///
+/// ```
+/// assert_eq!(nc3pack::format::SHARED_LATE_ID, u32::MAX - 4);
+/// ```
 pub const SHARED_LATE_ID: u32 = u32::MAX - 4;
 /// Files whose header declares data ending past this many bytes keep their small fixed
 /// variables in the early shared stream, which is written as soon as they have been read (a cut
 /// archive then keeps them); smaller files have one shared stream.
+///
+/// ```
+/// assert_eq!(nc3pack::format::SPLIT_MIN, 4 * 1024 * 1024);
+/// ```
 pub const SPLIT_MIN: u64 = 4 << 20;
 /// Streams of at most this many bytes (and at most one block) live in a shared stream.
+///
+/// ```
+/// assert_eq!(nc3pack::format::SHARED_MAX, 4096);
+/// ```
 pub const SHARED_MAX: u64 = 4096;
 /// Index entry flag: the block was lost (set by reindex); reading it is an error.
+///
+/// ```
+/// use nc3pack::format::{Codec, Filter, IndexEntry, FLAG_LOST};
+/// let lost = IndexEntry { offset: 0, stored_len: 0, codec: Codec::None, filter: Filter::None, flags: FLAG_LOST };
+/// assert!(lost.is_lost());
+/// assert_eq!(lost.check(4), Ok(()));
+/// ```
 pub const FLAG_LOST: u16 = 1;
 /// Index entry flag: the block is one element repeated and has no frame; the element is in the
 /// entry's offset field (see [`IndexEntry::constant`]). Constants frames list these blocks so
 /// that a scan can recover them.
+///
+/// ```
+/// use nc3pack::format::{IndexEntry, FLAG_CONSTANT};
+/// assert_eq!(IndexEntry::constant(&[9]).flags, FLAG_CONSTANT);
+/// ```
 pub const FLAG_CONSTANT: u16 = 2;
 /// Frame stream id of a constants frame: a table of runs of constant blocks (see
 /// [`ConstantRun`]), numbered 0, 1, 2, ... in the block field.
+///
+/// ```
+/// assert_eq!(nc3pack::format::CONSTANTS_ID, u32::MAX - 5);
+/// ```
 pub const CONSTANTS_ID: u32 = u32::MAX - 5;
 /// Size of one run record in a constants frame.
+///
+/// ```
+/// use nc3pack::format::{ConstantRun, RUN_LEN};
+/// let r = ConstantRun { stream: 0, first: 0, count: 1, value: [0; 8] };
+/// assert_eq!(r.encode().len(), RUN_LEN);
+/// ```
 pub const RUN_LEN: usize = 32;
 /// Most runs in one constants frame (128 KiB decoded).
+///
+/// ```
+/// use nc3pack::format::{MAX_RUNS_PER_FRAME, RUN_LEN};
+/// assert_eq!(MAX_RUNS_PER_FRAME * RUN_LEN, 128 * 1024);
+/// ```
 pub const MAX_RUNS_PER_FRAME: usize = 4096;
 /// Largest block size an archive may declare (1 GiB).
+///
+/// ```
+/// assert_eq!(nc3pack::format::MAX_BLOCK_SIZE, 1 << 30);
+/// ```
 pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// Smallest block size an archive may declare: the largest element size.
+///
+/// ```
+/// assert_eq!(nc3pack::format::MIN_BLOCK_SIZE, 8);
+/// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
+pub mod error;
 pub(crate) mod pco;
 pub(crate) mod streams;
 
-use crate::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
+use self::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
 
 /// CRC32C of `b`.
+///
+/// ```
+/// // The check value of CRC-32C (Castagnoli), as design/FORMAT.md states it.
+/// assert_eq!(nc3pack::format::crc(b"123456789"), 0xE306_9283);
+/// ```
 pub fn crc(b: &[u8]) -> u32 {
     crc32c::crc32c(b)
 }
@@ -92,6 +220,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 /// Block compression codec, recorded per block.
+///
+/// ```
+/// use nc3pack::format::Codec;
+/// assert_eq!(Codec::Deflate as u8, 2);
+/// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
     /// Stored as is.
@@ -126,6 +260,12 @@ impl Codec {
     }
 
     /// Name as on the command line.
+    ///
+    /// ```
+    /// use nc3pack::format::Codec;
+    /// assert_eq!(Codec::Deflate.name(), "deflate");
+    /// assert_eq!("deflate".parse::<Codec>().unwrap(), Codec::Deflate);
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Codec::None => "none",
@@ -138,6 +278,12 @@ impl Codec {
 }
 
 /// Reversible transform applied before the codec, recorded per block.
+///
+/// ```
+/// use nc3pack::format::Filter;
+/// assert_eq!(Filter::ZigZagDelta as u8, 4);
+/// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     /// No transform.
@@ -174,6 +320,10 @@ impl Filter {
     }
 
     /// Name for display.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::format::Filter::ZigZagDelta.name(), "zzdelta");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Filter::None => "none",
@@ -209,6 +359,15 @@ pub struct Lead {
 
 impl Lead {
     /// Encodes the lead.
+    ///
+    /// ```
+    /// use nc3pack::format::{Lead, LEAD_LEN, LEAD_MAGIC};
+    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+    /// let b = lead.encode();
+    /// assert_eq!(b.len(), LEAD_LEN);
+    /// assert_eq!(b[..8], LEAD_MAGIC);
+    /// assert_eq!(b[16..24], 1000u64.to_le_bytes()); // file_len, little-endian
+    /// ```
     pub fn encode(&self) -> [u8; LEAD_LEN] {
         let mut b = [0u8; LEAD_LEN];
         b[0..8].copy_from_slice(&LEAD_MAGIC);
@@ -226,6 +385,16 @@ impl Lead {
     }
 
     /// Decodes and checks a lead.
+    ///
+    /// ```
+    /// use nc3pack::format::{error::LeadError, Lead};
+    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+    /// let mut b = lead.encode();
+    /// assert_eq!(Lead::decode(&b), Ok(lead));
+    /// b[20] ^= 1; // a flipped bit fails the checksum
+    /// assert_eq!(Lead::decode(&b), Err(LeadError::Checksum));
+    /// assert_eq!(Lead::decode(&b[..10]), Err(LeadError::TooShort { len: 10 }));
+    /// ```
     ///
     /// # Errors
     ///
@@ -283,7 +452,7 @@ impl Lead {
 ///
 /// ```
 /// use nc3pack::format::{Codec, Filter, FrameHeader};
-/// let h = FrameHeader { stored_len: 10, decoded_len: 40, var: 2, block: 7,
+/// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
 ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0xdeadbeef };
 /// assert_eq!(FrameHeader::decode(&h.encode()), Ok(h));
 /// ```
@@ -294,8 +463,8 @@ pub struct FrameHeader {
     /// Bytes after decoding.
     pub decoded_len: u32,
     /// Stream id: a variable's number, or [`RESIDUAL_ID`], [`HEADER_ID`], [`SHARED_EARLY_ID`],
-    /// [`SHARED_LATE_ID`].
-    pub var: u32,
+    /// [`SHARED_LATE_ID`], [`CONSTANTS_ID`].
+    pub stream: u32,
     /// Block number within the variable.
     pub block: u64,
     /// Codec.
@@ -310,12 +479,21 @@ pub struct FrameHeader {
 
 impl FrameHeader {
     /// Encodes the frame header, with its own CRC at the end.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
+    /// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
+    ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0 };
+    /// let b = h.encode();
+    /// assert_eq!(b.len(), FRAME_HEADER_LEN);
+    /// assert_eq!(b[4..8], 10u32.to_le_bytes()); // stored_len
+    /// ```
     pub fn encode(&self) -> [u8; FRAME_HEADER_LEN] {
         let mut b = [0u8; FRAME_HEADER_LEN];
         b[0..4].copy_from_slice(&FRAME_MAGIC);
         b[4..8].copy_from_slice(&self.stored_len.to_le_bytes());
         b[8..12].copy_from_slice(&self.decoded_len.to_le_bytes());
-        b[12..16].copy_from_slice(&self.var.to_le_bytes());
+        b[12..16].copy_from_slice(&self.stream.to_le_bytes());
         b[16..24].copy_from_slice(&self.block.to_le_bytes());
         b[24] = self.codec as u8;
         b[25] = self.filter as u8;
@@ -328,6 +506,16 @@ impl FrameHeader {
 
     /// Decodes and checks a frame header (magic, header CRC, codec and filter ids, and that the
     /// stored length does not exceed the decoded length).
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, FrameHeader};
+    /// let h = FrameHeader { stored_len: 10, decoded_len: 40, stream: 2, block: 7,
+    ///     codec: Codec::Zstd, filter: Filter::Shuffle, esize: 4, payload_crc: 0 };
+    /// let mut b = h.encode();
+    /// assert_eq!(FrameHeader::decode(&b), Ok(h));
+    /// b[5] ^= 1; // a flipped bit fails the header checksum
+    /// assert!(FrameHeader::decode(&b).is_err());
+    /// ```
     ///
     /// # Errors
     ///
@@ -347,7 +535,7 @@ impl FrameHeader {
         let h = FrameHeader {
             stored_len: u32_at(b, 4),
             decoded_len: u32_at(b, 8),
-            var: u32_at(b, 12),
+            stream: u32_at(b, 12),
             block: u64_at(b, 16),
             codec,
             filter,
@@ -387,6 +575,14 @@ pub struct IndexEntry {
 
 impl IndexEntry {
     /// Encodes the entry.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry};
+    /// let e = IndexEntry { offset: 1234, stored_len: 99, codec: Codec::Deflate, filter: Filter::None, flags: 0 };
+    /// let b = e.encode();
+    /// assert_eq!(b[..8], 1234u64.to_le_bytes());
+    /// assert_eq!(b[12], 2); // deflate's codec id
+    /// ```
     pub fn encode(&self) -> [u8; INDEX_ENTRY_LEN] {
         let mut b = [0u8; INDEX_ENTRY_LEN];
         b[0..8].copy_from_slice(&self.offset.to_le_bytes());
@@ -398,6 +594,14 @@ impl IndexEntry {
     }
 
     /// Decodes an entry.
+    ///
+    /// ```
+    /// use nc3pack::format::{error::IndexError, IndexEntry};
+    /// let mut b = IndexEntry::constant(&[1]).encode();
+    /// assert!(IndexEntry::decode(&b).unwrap().is_constant());
+    /// b[12] = 200;
+    /// assert_eq!(IndexEntry::decode(&b), Err(IndexError::UnknownCodec { id: 200 }));
+    /// ```
     ///
     /// # Errors
     ///
@@ -412,7 +616,26 @@ impl IndexEntry {
         })
     }
 
+    /// Bytes of the entry's frame: its header and payload (`FRAME_HEADER_LEN + stored_len`).
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry, FRAME_HEADER_LEN};
+    /// let e = IndexEntry { offset: 0, stored_len: 99, codec: Codec::Zstd, filter: Filter::None, flags: 0 };
+    /// assert_eq!(e.frame_len(), FRAME_HEADER_LEN as u64 + 99);
+    /// ```
+    pub fn frame_len(&self) -> u64 {
+        FRAME_HEADER_LEN as u64 + u64::from(self.stored_len)
+    }
+
     /// Whether the block is marked lost.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry, FLAG_LOST};
+    /// let mut e = IndexEntry { offset: 0, stored_len: 0, codec: Codec::None, filter: Filter::None, flags: 0 };
+    /// assert!(!e.is_lost());
+    /// e.flags = FLAG_LOST;
+    /// assert!(e.is_lost());
+    /// ```
     pub fn is_lost(&self) -> bool {
         self.flags & FLAG_LOST != 0
     }
@@ -442,11 +665,25 @@ impl IndexEntry {
     }
 
     /// Whether the block is constant and lives in the index only.
+    ///
+    /// ```
+    /// use nc3pack::format::{Codec, Filter, IndexEntry};
+    /// assert!(IndexEntry::constant(&[0; 4]).is_constant());
+    /// let e = IndexEntry { offset: 64, stored_len: 9, codec: Codec::Zstd, filter: Filter::None, flags: 0 };
+    /// assert!(!e.is_constant());
+    /// ```
     pub fn is_constant(&self) -> bool {
         self.flags & FLAG_CONSTANT != 0
     }
 
     /// The first `esize` bytes (at most 8) of the offset field: a constant block's element.
+    ///
+    /// ```
+    /// use nc3pack::format::IndexEntry;
+    /// let e = IndexEntry::constant(&1.5f64.to_be_bytes());
+    /// assert_eq!(e.constant_value(8), 1.5f64.to_be_bytes());
+    /// assert_eq!(e.constant_value(2), &1.5f64.to_be_bytes()[..2]);
+    /// ```
     pub fn constant_value(&self, esize: usize) -> Vec<u8> {
         self.offset.to_le_bytes()[..esize.min(8)].to_vec()
     }
@@ -454,6 +691,15 @@ impl IndexEntry {
     /// Checks the combination of fields: flags 0, [`FLAG_LOST`] (with every other field 0) or
     /// [`FLAG_CONSTANT`] (codec constant, no filter, stored length 0, and the offset field's
     /// bytes past `esize` zero).
+    ///
+    /// ```
+    /// use nc3pack::format::{error::EntryError, Codec, Filter, IndexEntry};
+    /// assert_eq!(IndexEntry::constant(&[1, 2]).check(2), Ok(()));
+    /// // A value wider than the element size is refused.
+    /// assert!(IndexEntry::constant(&[1, 2, 3]).check(2).is_err());
+    /// let e = IndexEntry { offset: 0, stored_len: 0, codec: Codec::Constant, filter: Filter::None, flags: 0 };
+    /// assert_eq!(e.check(4), Err(EntryError::ConstantWithoutFlag));
+    /// ```
     ///
     /// # Errors
     ///
@@ -516,6 +762,15 @@ pub struct ConstantRun {
 
 impl ConstantRun {
     /// Encodes the run record.
+    ///
+    /// ```
+    /// use nc3pack::format::ConstantRun;
+    /// let r = ConstantRun { stream: 3, first: 10, count: 5, value: [7, 0, 0, 0, 0, 0, 0, 0] };
+    /// let b = r.encode();
+    /// assert_eq!(b[..4], 3u32.to_le_bytes());
+    /// assert_eq!(b[4..8], [0; 4]); // reserved
+    /// assert_eq!(b[24], 7);
+    /// ```
     pub fn encode(&self) -> [u8; RUN_LEN] {
         let mut b = [0u8; RUN_LEN];
         b[0..4].copy_from_slice(&self.stream.to_le_bytes());
@@ -527,6 +782,15 @@ impl ConstantRun {
 
     /// Decodes a constants frame's decoded payload: whole records, reserved fields 0, counts at
     /// least 1 and no run past block 2^64.
+    ///
+    /// ```
+    /// use nc3pack::format::{error::ConstantsError, ConstantRun};
+    /// let a = ConstantRun { stream: 1, first: 0, count: 2, value: [0; 8] };
+    /// let b = ConstantRun { stream: 2, first: 4, count: 1, value: [1; 8] };
+    /// let bytes = [a.encode(), b.encode()].concat();
+    /// assert_eq!(ConstantRun::decode_all(&bytes), Ok(vec![a, b]));
+    /// assert_eq!(ConstantRun::decode_all(&bytes[..40]), Err(ConstantsError::Length { len: 40 }));
+    /// ```
     ///
     /// # Errors
     ///
@@ -562,33 +826,39 @@ impl ConstantRun {
 /// let runs = [ConstantRun { stream: 0, first: 0, count: 9, value: [0; 8] }];
 /// let f = constants_frame(2, &runs);
 /// let h = FrameHeader::decode(&f).unwrap();
-/// assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
+/// assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
 /// ```
 pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
-    let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
-    let packed = zstd::bulk::compress(&table, 3)
-        .ok()
-        .filter(|c| c.len() < table.len());
-    let (codec, payload) = match &packed {
-        Some(c) => (Codec::Zstd, c.as_slice()),
-        None => (Codec::None, table.as_slice()),
-    };
-    bytes_frame(CONSTANTS_ID, seq, table.len(), codec, payload)
+    let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+    let (codec, payload) = codec::compress_bytes(&runs, codec::CONSTANTS_LEVEL);
+    bytes_frame(CONSTANTS_ID, seq, runs.len(), codec, &payload)
 }
 
 /// Whether a constants frame may have this codec and filter: none or zstd, no filter, as
 /// [`constants_frame`] writes it.
+///
+/// ```
+/// use nc3pack::format::{is_constants_codec, Codec, Filter};
+/// assert!(is_constants_codec(Codec::Zstd, Filter::None));
+/// assert!(!is_constants_codec(Codec::Deflate, Filter::None));
+/// ```
 pub fn is_constants_codec(codec: Codec, filter: Filter) -> bool {
     matches!(codec, Codec::None | Codec::Zstd) && filter == Filter::None
 }
 
-/// A frame of bytes (esize 1, no filter) of stream `id`, block `block`: `payload`, which `codec`
-/// decodes to `decoded_len` bytes.
-fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &[u8]) -> Vec<u8> {
+/// A frame of bytes (esize 1, no filter) of stream id `stream`, block `block`: `payload`, which
+/// `codec` decodes to `decoded_len` bytes.
+fn bytes_frame(
+    stream: u32,
+    block: u64,
+    decoded_len: usize,
+    codec: Codec,
+    payload: &[u8],
+) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
         decoded_len: decoded_len as u32,
-        var: id,
+        stream,
         block,
         codec,
         filter: Filter::None,
@@ -602,28 +872,49 @@ fn bytes_frame(id: u32, block: u64, decoded_len: usize, codec: Codec, payload: &
 
 /// Encodes an index section: its header, the block entries, then the entries of the constants
 /// frames (their count in the header's second word).
-pub fn encode_index(entries: &[IndexEntry], tables: &[IndexEntry]) -> Vec<u8> {
-    let n = entries.len() + tables.len();
+///
+/// ```
+/// use nc3pack::format::{decode_index, encode_index, index_len, Codec, Filter, IndexEntry};
+/// let block = IndexEntry { offset: 100, stored_len: 9, codec: Codec::Zstd, filter: Filter::Shuffle, flags: 0 };
+/// let constants = IndexEntry { offset: 145, stored_len: 32, codec: Codec::None, filter: Filter::None, flags: 0 };
+/// let b = encode_index(&[block], &[constants]);
+/// assert_eq!(Some(b.len() as u64), index_len(1, 1));
+/// assert_eq!(decode_index(&b, 1), Ok((vec![block], vec![constants])));
+/// ```
+pub fn encode_index(entries: &[IndexEntry], constants_frames: &[IndexEntry]) -> Vec<u8> {
+    let n = entries.len() + constants_frames.len();
     let mut b = Vec::with_capacity(INDEX_HEADER_LEN + n * INDEX_ENTRY_LEN);
     b.extend_from_slice(&INDEX_MAGIC);
-    b.extend_from_slice(&(tables.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(constants_frames.len() as u32).to_le_bytes());
     b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for e in entries.iter().chain(tables) {
+    for e in entries.iter().chain(constants_frames) {
         b.extend_from_slice(&e.encode());
     }
     b
 }
 
-/// Length of an index section of `blocks` block entries and `tables` constants frame entries.
-pub fn index_len(blocks: u64, tables: u64) -> Option<u64> {
+/// Length of an index section of `blocks` block entries and `constants_frames` constants frame
+/// entries; `None` if it does not fit 64 bits.
+///
+/// ```
+/// assert_eq!(nc3pack::format::index_len(3, 1), Some(16 + 4 * 16));
+/// assert_eq!(nc3pack::format::index_len(u64::MAX, 1), None);
+/// ```
+pub fn index_len(blocks: u64, constants_frames: u64) -> Option<u64> {
     blocks
-        .checked_add(tables)?
+        .checked_add(constants_frames)?
         .checked_mul(INDEX_ENTRY_LEN as u64)?
         .checked_add(INDEX_HEADER_LEN as u64)
 }
 
 /// Decodes an index section of which `expected` block entries are expected: returns the block
-/// entries and the constants frames' entries.
+/// entries and the constants frames' entries (see [`encode_index`] for an example).
+///
+/// ```
+/// use nc3pack::{error::IndexError, format::{decode_index, encode_index}};
+/// let b = encode_index(&[], &[]);
+/// assert_eq!(decode_index(&b, 2), Err(IndexError::Count { found: 0, expected: 2 }));
+/// ```
 ///
 /// # Errors
 ///
@@ -635,24 +926,24 @@ pub fn decode_index(
     if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
         return Err(IndexError::NoMagic);
     }
-    let tables = u32_at(b, 4);
+    let constants_frames = u32_at(b, 4);
     let n = u64_at(b, 8);
     if n != expected {
         return Err(IndexError::Count { found: n, expected });
     }
-    if index_len(n, u64::from(tables)) != Some(b.len() as u64) {
+    if index_len(n, u64::from(constants_frames)) != Some(b.len() as u64) {
         return Err(IndexError::Length {
             len: b.len(),
             blocks: n,
-            tables,
+            constants_frames,
         });
     }
     let all: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
         .chunks_exact(INDEX_ENTRY_LEN)
         .map(IndexEntry::decode)
         .collect::<Result<_, _>>()?;
-    let (blocks, tables) = all.split_at(n as usize);
-    if let Some(t) = tables
+    let (blocks, constants_frames) = all.split_at(n as usize);
+    if let Some(t) = constants_frames
         .iter()
         .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
     {
@@ -662,7 +953,7 @@ pub fn decode_index(
             filter: t.filter,
         });
     }
-    Ok((blocks.to_vec(), tables.to_vec()))
+    Ok((blocks.to_vec(), constants_frames.to_vec()))
 }
 
 /// The archive's fixed-size last structure.
@@ -686,6 +977,14 @@ pub struct Footer {
 
 impl Footer {
     /// Encodes the footer.
+    ///
+    /// ```
+    /// use nc3pack::format::{Footer, FOOTER_LEN};
+    /// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0 };
+    /// let b = f.encode();
+    /// assert_eq!(b.len(), FOOTER_LEN);
+    /// assert_eq!(b[..8], 500u64.to_le_bytes());
+    /// ```
     pub fn encode(&self) -> [u8; FOOTER_LEN] {
         let mut b = [0u8; FOOTER_LEN];
         b[0..8].copy_from_slice(&self.index_offset.to_le_bytes());
@@ -699,6 +998,15 @@ impl Footer {
     }
 
     /// Decodes and checks a footer.
+    ///
+    /// ```
+    /// use nc3pack::format::Footer;
+    /// let f = Footer { index_offset: 500, index_len: 48, index_crc: 7, flags: 0 };
+    /// let mut b = f.encode();
+    /// assert_eq!(Footer::decode(&b), Ok(f));
+    /// b[0] ^= 1; // a flipped bit fails the footer's checksum
+    /// assert!(Footer::decode(&b).is_err());
+    /// ```
     ///
     /// # Errors
     ///
@@ -735,40 +1043,8 @@ impl Footer {
 /// assert!(f.len() < 300);
 /// ```
 pub fn header_frame(header: &[u8]) -> Vec<u8> {
-    let packed = compress_header(header).filter(|c| c.len() < header.len());
-    let (codec, payload) = match &packed {
-        Some(c) => (Codec::Zstd, c.as_slice()),
-        None => (Codec::None, header),
-    };
-    bytes_frame(HEADER_ID, 0, header.len(), codec, payload)
-}
-
-/// Level of the header frame's zstd compression.
-const HEADER_LEVEL: i32 = 19;
-
-thread_local! {
-    /// This thread's header compressor, kept between calls: setting up a zstd context (which
-    /// probes the CPU with `cpuid`, slow in a virtual machine) costs more than compressing a small
-    /// file's header. A reused context compresses to the same bytes as a fresh one (zstd resets
-    /// the session at every one-shot compression; the tests check it).
-    static HEADER_ZSTD: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// `header` compressed by zstd at [`HEADER_LEVEL`] (a one-shot frame), or `None` on failure.
-fn compress_header(header: &[u8]) -> Option<Vec<u8>> {
-    HEADER_ZSTD.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            *slot = zstd::bulk::Compressor::new(HEADER_LEVEL).ok();
-        }
-        let packed = slot.as_mut()?.compress(header);
-        if packed.is_err() {
-            // Start the next header from a fresh context.
-            *slot = None;
-        }
-        packed.ok()
-    })
+    let (codec, payload) = codec::compress_bytes(header, codec::HEADER_LEVEL);
+    bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
 }
 
 /// Block size of variable data with element size `esize` for the nominal `block_size`: the
@@ -796,6 +1072,11 @@ pub fn shared_max(block_size: u32) -> u64 {
 }
 
 /// Number of blocks for `total` bytes in blocks of `block_bytes`.
+///
+/// ```
+/// assert_eq!(nc3pack::format::block_count(10, 4), 3);
+/// assert_eq!(nc3pack::format::block_count(0, 4), 0);
+/// ```
 pub fn block_count(total: u64, block_bytes: u64) -> u64 {
     total.div_ceil(block_bytes)
 }
@@ -805,9 +1086,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_frames_from_a_reused_context_match_a_fresh_one() {
+    fn header_and_constants_frames_from_a_reused_context_match_a_fresh_one() {
         // Headers of varied sizes and contents, large ones before small ones, in one thread (so
-        // one reused context): each frame must hold the bytes a fresh context makes.
+        // one reused context per level): each frame must hold the bytes a fresh context makes.
         let mut headers: Vec<Vec<u8>> = Vec::new();
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         let text = b"CDF\x01time value status units seconds";
@@ -828,13 +1109,33 @@ mod tests {
             headers.push(h);
         }
         for h in &headers {
-            let fresh = zstd::bulk::compress(h, HEADER_LEVEL).unwrap();
+            let fresh = zstd::bulk::compress(h, codec::HEADER_LEVEL).unwrap();
             let frame = header_frame(h);
             let payload = &frame[FRAME_HEADER_LEN..];
             if fresh.len() < h.len() {
                 assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
             } else {
                 assert_eq!(payload, &h[..], "header of {} bytes", h.len());
+            }
+            // The same bytes as the runs of a constants frame (whole 32-byte records), at the
+            // constants frames' level, interleaved with the headers.
+            let runs: Vec<ConstantRun> = h
+                .chunks_exact(RUN_LEN)
+                .map(|r| ConstantRun {
+                    stream: u32_at(r, 0),
+                    first: u64_at(r, 8) >> 1,
+                    count: 1,
+                    value: r[24..32].try_into().unwrap(),
+                })
+                .collect();
+            let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+            let fresh = zstd::bulk::compress(&table, 3).unwrap();
+            let frame = constants_frame(7, &runs);
+            let payload = &frame[FRAME_HEADER_LEN..];
+            if fresh.len() < table.len() {
+                assert_eq!(payload, &fresh[..], "runs of {} bytes", table.len());
+            } else {
+                assert_eq!(payload, &table[..], "runs of {} bytes", table.len());
             }
         }
     }
@@ -873,7 +1174,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: 5,
             decoded_len: 4,
-            var: 0,
+            stream: 0,
             block: 0,
             codec: Codec::None,
             filter: Filter::None,

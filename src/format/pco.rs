@@ -7,7 +7,7 @@
 //! integers by their bits, so every bit pattern (NaN payloads, -0.0, denormals, infinities)
 //! comes back unchanged. design/FORMAT.md specifies the payload.
 
-use crate::error::FrameError;
+use crate::format::error::FrameError;
 use crate::nc3::NcType;
 use ::pco::standalone::{DecompressorItem, FileDecompressor};
 

@@ -42,6 +42,12 @@ impl Stream {
             None => format::block_count(self.total, self.block_bytes),
         }
     }
+
+    /// Decoded bytes of block `b` (< [`blocks`](Self::blocks)): a block's bytes, or what is
+    /// left of the stream for its last block.
+    pub fn block_len(&self, b: u64) -> u64 {
+        self.block_bytes.min(self.total - b * self.block_bytes)
+    }
 }
 
 /// The streams of a layout in index order: variables in header order, the residual bytes, the

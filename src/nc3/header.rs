@@ -25,7 +25,7 @@
 //! archive carries): a field that would end past it is an error naming the limit, whether the
 //! input is a file or a stream.
 
-use crate::error::HeaderError;
+use super::error::{HeaderError, HeaderProblem};
 
 /// Largest netCDF-3 header parsed (1 GiB): a longer one is refused, naming this limit, since a
 /// header is held whole in memory (see design/FORMAT.md, "Limits").
@@ -37,10 +37,22 @@ pub const MAX_HEADER_LEN: u64 = 1 << 30;
 use std::fmt::Display;
 
 /// Tag of a dimension list (spec: `NC_DIMENSION`).
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::NC_DIMENSION, 0x0A);
+/// ```
 pub const NC_DIMENSION: u32 = 0x0A;
 /// Tag of a variable list (spec: `NC_VARIABLE`).
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::NC_VARIABLE, 0x0B);
+/// ```
 pub const NC_VARIABLE: u32 = 0x0B;
 /// Tag of an attribute list (spec: `NC_ATTRIBUTE`).
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::NC_ATTRIBUTE, 0x0C);
+/// ```
 pub const NC_ATTRIBUTE: u32 = 0x0C;
 
 /// Which of the three classic formats a file is.
@@ -62,6 +74,12 @@ pub enum Variant {
 
 impl Variant {
     /// The variant for a version byte (the fourth byte of the file).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Variant;
+    /// assert_eq!(Variant::from_version(5), Some(Variant::Cdf5));
+    /// assert_eq!(Variant::from_version(3), None);
+    /// ```
     pub fn from_version(v: u8) -> Option<Variant> {
         match v {
             1 => Some(Variant::Cdf1),
@@ -72,6 +90,10 @@ impl Variant {
     }
 
     /// The version byte.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::Variant::Cdf2.version(), 2);
+    /// ```
     pub fn version(self) -> u8 {
         match self {
             Variant::Cdf1 => 1,
@@ -81,6 +103,10 @@ impl Variant {
     }
 
     /// The name `ncdump -k` prints for this variant.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::Variant::Cdf2.name(), "64-bit offset");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Variant::Cdf1 => "classic",
@@ -90,6 +116,12 @@ impl Variant {
     }
 
     /// Width in bytes of `nelems`, `dimid`, `dim_length`, `vsize` and `numrecs`.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Variant;
+    /// assert_eq!(Variant::Cdf1.count_width(), 4);
+    /// assert_eq!(Variant::Cdf5.count_width(), 8);
+    /// ```
     pub fn count_width(self) -> usize {
         if self == Variant::Cdf5 {
             8
@@ -99,6 +131,12 @@ impl Variant {
     }
 
     /// Width in bytes of a variable's `begin` offset.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Variant;
+    /// assert_eq!(Variant::Cdf1.offset_width(), 4);
+    /// assert_eq!(Variant::Cdf2.offset_width(), 8);
+    /// ```
     pub fn offset_width(self) -> usize {
         if self == Variant::Cdf1 {
             4
@@ -144,6 +182,12 @@ pub enum NcType {
 
 impl NcType {
     /// All types, in code order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert_eq!(NcType::ALL.len(), 11);
+    /// assert!(NcType::ALL.iter().all(|t| NcType::from_code(t.code()) == Some(*t)));
+    /// ```
     pub const ALL: [NcType; 11] = [
         NcType::Byte,
         NcType::Char,
@@ -159,17 +203,33 @@ impl NcType {
     ];
 
     /// The type for an `nc_type` code (1..=11).
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert_eq!(NcType::from_code(5), Some(NcType::Float));
+    /// assert_eq!(NcType::from_code(0), None);
+    /// ```
     pub fn from_code(code: u32) -> Option<NcType> {
         let i = usize::try_from(code).ok()?.checked_sub(1)?;
         NcType::ALL.get(i).copied()
     }
 
     /// The `nc_type` code.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::NcType::Double.code(), 6);
+    /// ```
     pub fn code(self) -> u32 {
         NcType::ALL.iter().position(|&t| t == self).unwrap_or(0) as u32 + 1
     }
 
     /// Size of one element in bytes.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert_eq!(NcType::Short.size(), 2);
+    /// assert_eq!(NcType::UInt64.size(), 8);
+    /// ```
     pub fn size(self) -> usize {
         match self {
             NcType::Byte | NcType::Char | NcType::UByte => 1,
@@ -180,6 +240,10 @@ impl NcType {
     }
 
     /// The CDL name of the type.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::nc3::NcType::UShort.name(), "ushort");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             NcType::Byte => "byte",
@@ -197,6 +261,12 @@ impl NcType {
     }
 
     /// Whether the type exists only in CDF-5.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// assert!(NcType::Int64.is_cdf5_only());
+    /// assert!(!NcType::Double.is_cdf5_only());
+    /// ```
     pub fn is_cdf5_only(self) -> bool {
         matches!(
             self,
@@ -250,6 +320,12 @@ macro_rules! be_vec {
 
 impl Values {
     /// Decodes big-endian bytes of type `t`; a trailing partial element is ignored.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{NcType, Values};
+    /// let v = Values::from_be_bytes(NcType::Short, &[0, 1, 0xff, 0xfe]);
+    /// assert_eq!(v, Values::Short(vec![1, -2]));
+    /// ```
     pub fn from_be_bytes(t: NcType, b: &[u8]) -> Values {
         match t {
             NcType::Byte => Values::Byte(b.iter().map(|&x| x as i8).collect()),
@@ -268,6 +344,11 @@ impl Values {
 
     /// [`Values::from_be_bytes`] with a fallible allocation: `Err` carries the bytes that could
     /// not be allocated.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{NcType, Values};
+    /// assert_eq!(Values::try_from_be_bytes(NcType::Int, &[0, 0, 0, 7]), Ok(Values::Int(vec![7])));
+    /// ```
     ///
     /// # Errors
     ///
@@ -297,6 +378,11 @@ impl Values {
     }
 
     /// Number of values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Values;
+    /// assert_eq!(Values::Double(vec![1.0, 2.0]).len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         match self {
             Values::Byte(v) => v.len(),
@@ -313,31 +399,13 @@ impl Values {
     }
 
     /// Whether there are no values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Values;
+    /// assert!(Values::Char(vec![]).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// The values as CDL text: numbers joined by ", ", chars as a quoted string.
-    pub fn to_cdl(&self) -> String {
-        fn join<T: std::fmt::Display>(v: &[T], suffix: &str) -> String {
-            v.iter()
-                .map(|x| format!("{x}{suffix}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-        match self {
-            Values::Char(v) => format!("{:?}", String::from_utf8_lossy(v)),
-            Values::Byte(v) => join(v, "b"),
-            Values::Short(v) => join(v, "s"),
-            Values::Int(v) => join(v, ""),
-            Values::Float(v) => join(v, "f"),
-            Values::Double(v) => join(v, ""),
-            Values::UByte(v) => join(v, "ub"),
-            Values::UShort(v) => join(v, "us"),
-            Values::UInt(v) => join(v, "u"),
-            Values::Int64(v) => join(v, "ll"),
-            Values::UInt64(v) => join(v, "ull"),
-        }
     }
 }
 
@@ -348,7 +416,7 @@ impl Values {
 /// ```
 /// use nc3pack::nc3::{Attribute, Values};
 /// let a = Attribute { name: "units".into(), values: Values::Char(b"K".to_vec()) };
-/// assert_eq!(a.values.to_cdl(), "\"K\"");
+/// assert_eq!(a.values.len(), 1);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribute {
@@ -359,6 +427,13 @@ pub struct Attribute {
 }
 
 /// The stored number of records.
+///
+/// ```
+/// use nc3pack::nc3::{Header, NumRecs};
+/// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// assert!(matches!(h.numrecs(), NumRecs::Count(_)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumRecs {
     /// A count.
@@ -460,22 +535,51 @@ pub struct Dim<'h> {
 
 impl<'h> Dim<'h> {
     /// The dimension id (its position in the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(2).id(), 2);
+    /// ```
     pub fn id(self) -> usize {
         self.id
     }
 
     /// Name.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(0).name(), "time");
+    /// ```
     pub fn name(self) -> &'h str {
         self.h.text(self.h.dims[self.id].name)
     }
 
     /// Length as stored in the header: 0 for the record (unlimited) dimension.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(1).len(), 3); // "three"
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> u64 {
         self.h.dims[self.id].len
     }
 
     /// Whether this is the record (unlimited) dimension.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.dim(0).is_record());
+    /// assert!(!h.dim(1).is_record());
+    /// ```
     pub fn is_record(self) -> bool {
         self.len() == 0
     }
@@ -515,36 +619,87 @@ impl<'h> Var<'h> {
     }
 
     /// The variable id (its position in the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(3).id(), 3);
+    /// ```
     pub fn id(self) -> usize {
         self.id
     }
 
     /// Name.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(0).name(), "time");
+    /// ```
     pub fn name(self) -> &'h str {
         self.h.text(self.rec().name)
     }
 
     /// Element type.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(0).nc_type(), nc3pack::nc3::NcType::Double);
+    /// ```
     pub fn nc_type(self) -> NcType {
         self.rec().nc_type
     }
 
     /// `vsize` as stored (informational; nc3pack computes sizes itself, as netcdf-c does).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let s3 = h.var(h.var_id("s3").unwrap());
+    /// assert_eq!(s3.vsize(), 8); // 3 shorts, padded to 4 bytes
+    /// ```
     pub fn vsize(self) -> u64 {
         self.rec().vsize
     }
 
     /// Byte offset of the data (of the first record for a record variable).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.vars().all(|v| v.begin() >= h.len()));
+    /// ```
     pub fn begin(self) -> u64 {
         self.rec().begin
     }
 
     /// Number of dimensions (0 for a scalar).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(h.var_id("s3").unwrap()).dim_count(), 2);
+    /// ```
     pub fn dim_count(self) -> usize {
         self.rec().dimids.len as usize
     }
 
     /// Dimension ids, outermost first.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let s3 = h.var(h.var_id("s3").unwrap());
+    /// assert_eq!(s3.dim_ids().collect::<Vec<_>>(), [0, 1]);
+    /// ```
     pub fn dim_ids(self) -> impl ExactSizeIterator<Item = usize> + DoubleEndedIterator + 'h {
         self.h.dimids[self.rec().dimids.range()]
             .iter()
@@ -552,17 +707,42 @@ impl<'h> Var<'h> {
     }
 
     /// Dimensions, outermost first.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let c5 = h.var(h.var_id("c5").unwrap());
+    /// let names: Vec<&str> = c5.dims().map(|d| d.name()).collect();
+    /// assert_eq!(names, ["time", "five"]);
+    /// ```
     pub fn dims(self) -> impl ExactSizeIterator<Item = Dim<'h>> + DoubleEndedIterator + 'h {
         let h = self.h;
         self.dim_ids().map(move |id| Dim { h, id })
     }
 
     /// Attributes, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let f3 = h.var(h.var_id("f3").unwrap());
+    /// assert_eq!(f3.attrs().map(|a| a.name()).collect::<Vec<_>>(), ["units"]);
+    /// ```
     pub fn attrs(self) -> impl ExactSizeIterator<Item = Attr<'h>> + DoubleEndedIterator + 'h {
         self.h.attr_views(self.rec().attrs)
     }
 
     /// Whether this is a record variable (its first dimension is the record dimension).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.var(h.var_id("s3").unwrap()).is_record());
+    /// assert!(!h.var(h.var_id("fixed_s").unwrap()).is_record());
+    /// ```
     pub fn is_record(self) -> bool {
         self.dims().next().is_some_and(Dim::is_record)
     }
@@ -603,32 +783,80 @@ pub struct Attr<'h> {
 
 impl<'h> Attr<'h> {
     /// Name.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let time = h.var(0);
+    /// assert_eq!(time.attrs().next().unwrap().name(), "units");
+    /// ```
     pub fn name(self) -> &'h str {
         self.h.text(self.rec.name)
     }
 
     /// Type of the values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.nc_type(), nc3pack::nc3::NcType::Char);
+    /// ```
     pub fn nc_type(self) -> NcType {
         self.rec.nc_type
     }
 
     /// Number of values.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.len(), "hours since 2000-01-01 00:00:00".len());
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> usize {
         self.rec.values.len as usize / self.rec.nc_type.size()
     }
 
     /// The values as stored: big-endian, without padding.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.be_bytes(), b"hours since 2000-01-01 00:00:00");
+    /// ```
     pub fn be_bytes(self) -> &'h [u8] {
         &self.h.bytes[self.rec.values.range()]
     }
 
     /// The values, decoded (allocates them; see [`Attr::be_bytes`] for the stored bytes).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap();
+    /// assert_eq!(units.values(), nc3pack::nc3::Values::Char(b"hours since 2000-01-01 00:00:00".to_vec()));
+    /// ```
     pub fn values(self) -> Values {
         Values::from_be_bytes(self.nc_type(), self.be_bytes())
     }
 
     /// The attribute as an owned [`Attribute`] (name and decoded values).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let units = h.var(0).attrs().next().unwrap().to_owned();
+    /// assert_eq!(units.name, "units");
+    /// ```
     #[allow(clippy::wrong_self_convention)]
     pub fn to_owned(self) -> Attribute {
         Attribute {
@@ -648,6 +876,12 @@ impl std::fmt::Debug for Attr<'_> {
 }
 
 /// Outcome of parsing a prefix of a file that may stop short of the header's end.
+///
+/// ```
+/// use nc3pack::nc3::{Header, ParseError};
+/// assert!(matches!(Header::parse_prefix(b"CD", 100), Err(ParseError::NeedMore(4))));
+/// assert!(matches!(Header::parse_prefix(b"CDF\x09", 100), Err(ParseError::Bad(_))));
+/// ```
 #[derive(Debug)]
 pub enum ParseError {
     /// The prefix ended before the header did; parse again with at least this many bytes.
@@ -678,14 +912,10 @@ type PResult<T> = Result<T, ParseError>;
 /// The error for an allocation the parse could not make, instead of an abort. Every allocation
 /// of the parser is fallible, and each is bounded by header bytes already read (a list grows as
 /// its items parse), so what a header costs in memory is a small multiple of its length, and a
-/// machine without that memory gets an error. The error carries no text yet (an empty `what`
-/// allocates nothing, and there may be no memory for one): [`Header::parse_prefix`] writes the
-/// message once the parse has returned and freed what it held.
+/// machine without that memory gets an error. The error carries no text ([`HeaderProblem::NoMemory`]
+/// allocates nothing, and there may be no memory for text).
 fn no_memory(at: u64) -> ParseError {
-    ParseError::Bad(HeaderError {
-        offset: at,
-        what: String::new(),
-    })
+    ParseError::Bad(HeaderError::new(at, HeaderProblem::NoMemory))
 }
 
 /// Makes room for one more item in `v`, failing with [`no_memory`] instead of aborting.
@@ -733,10 +963,10 @@ impl<'a> Cursor<'a> {
             }
             Some(end) if end <= self.file_len && end > MAX_HEADER_LEN => Err(HeaderError::new(
                 self.pos as u64,
-                format!(
-                    "{field}: needs {n} bytes, which makes the header longer than {MAX_HEADER_LEN} \
-                     bytes (1 GiB), the largest header nc3pack reads or packs"
-                ),
+                HeaderProblem::TooLong {
+                    field: field.to_string(),
+                    needed: n,
+                },
             )
             .into()),
             Some(end) if end <= self.file_len => Err(ParseError::NeedMore(
@@ -744,10 +974,11 @@ impl<'a> Cursor<'a> {
             )),
             _ => Err(HeaderError::new(
                 self.pos as u64,
-                format!(
-                    "{field}: needs {n} bytes but the file ends at byte {}",
-                    self.file_len
-                ),
+                HeaderProblem::PastEnd {
+                    field: field.to_string(),
+                    needed: n,
+                    file_len: self.file_len,
+                },
             )
             .into()),
         }
@@ -781,7 +1012,10 @@ impl<'a> Cursor<'a> {
         if v > max {
             return Err(HeaderError::new(
                 at,
-                format!("{field}: {v} is negative as a signed value"),
+                HeaderProblem::Negative {
+                    field: field.to_string(),
+                    value: v,
+                },
             )
             .into());
         }
@@ -795,7 +1029,11 @@ impl<'a> Cursor<'a> {
             Some(need) if need <= rest => Ok(count as usize),
             _ => Err(HeaderError::new(
                 at,
-                format!("{field}: count {count} cannot fit in the {rest} bytes left in the file"),
+                HeaderProblem::CountPastEnd {
+                    field: field.to_string(),
+                    count,
+                    rest,
+                },
             )
             .into()),
         }
@@ -813,10 +1051,21 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let bytes = self.take(n, &format_args!("{field} name"))?;
         let s = std::str::from_utf8(bytes).map_err(|_| {
-            HeaderError::new(start as u64, format!("{field} name is not valid UTF-8"))
+            HeaderError::new(
+                start as u64,
+                HeaderProblem::NameNotUtf8 {
+                    field: field.to_string(),
+                },
+            )
         })?;
         if s.is_empty() {
-            return Err(HeaderError::new(at, format!("{field} name is empty")).into());
+            return Err(HeaderError::new(
+                at,
+                HeaderProblem::NameEmpty {
+                    field: field.to_string(),
+                },
+            )
+            .into());
         }
         self.pad4(n, &format_args!("{field} name padding"))?;
         // `take` keeps every end within MAX_HEADER_LEN (1 GiB): offsets fit in 32 bits.
@@ -837,14 +1086,21 @@ impl<'a> Cursor<'a> {
         if t == 0 {
             return Err(HeaderError::new(
                 count_at,
-                format!("{what} list is ABSENT but its count is {n}"),
+                HeaderProblem::AbsentWithCount {
+                    list: what.to_string(),
+                    count: n,
+                },
             )
             .into());
         }
         if t != tag {
             return Err(HeaderError::new(
                 at,
-                format!("{what} list tag: expected 0x{tag:08X} or 0, found 0x{t:08X}"),
+                HeaderProblem::ListTag {
+                    list: what.to_string(),
+                    expected: tag,
+                    found: t,
+                },
             )
             .into());
         }
@@ -866,7 +1122,13 @@ impl<'a> Cursor<'a> {
             let count_at = self.pos as u64;
             let count = self.non_neg(&format_args!("{field} value count"))?;
             let nbytes = count.checked_mul(t.size() as u64).ok_or_else(|| {
-                HeaderError::new(count_at, format!("{field} value count {count} overflows"))
+                HeaderError::new(
+                    count_at,
+                    HeaderProblem::ValueCountOverflow {
+                        field: field.to_string(),
+                        count,
+                    },
+                )
             })?;
             let v_at = self.pos;
             let bytes = self.take(nbytes, &format_args!("{field} values"))?;
@@ -885,13 +1147,19 @@ impl<'a> Cursor<'a> {
         match NcType::from_code(code) {
             Some(t) if t.is_cdf5_only() && self.variant != Variant::Cdf5 => Err(HeaderError::new(
                 at,
-                format!("{field} type {} exists only in CDF-5 files", t.name()),
+                HeaderProblem::Cdf5Type {
+                    field: field.to_string(),
+                    nc_type: t,
+                },
             )
             .into()),
             Some(t) => Ok(t),
             None => Err(HeaderError::new(
                 at,
-                format!("{field} type code {code} is not a netCDF type"),
+                HeaderProblem::UnknownType {
+                    field: field.to_string(),
+                    code,
+                },
             )
             .into()),
         }
@@ -902,13 +1170,25 @@ impl Header {
     /// Parses a header from the start of a file whose first bytes are `buf` and whose total
     /// length is `file_len`. `buf` may be the whole file or a prefix of it; if the prefix is too
     /// short, see [`Header::parse_prefix`].
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// assert_eq!(h.bytes().len() as u64, h.len());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`HeaderError`]: where and what is wrong; [`HeaderProblem::PastBuffer`] when `buf` ends
+    /// before the header does.
     pub fn parse(buf: &[u8], file_len: u64) -> Result<Header, HeaderError> {
         match Header::parse_prefix(buf, file_len) {
             Ok(h) => Ok(h),
             Err(ParseError::Bad(e)) => Err(e),
             Err(ParseError::NeedMore(_)) => Err(HeaderError::new(
                 buf.len() as u64,
-                "header continues past the bytes given",
+                HeaderProblem::PastBuffer,
             )),
         }
     }
@@ -922,28 +1202,24 @@ impl Header {
     ///
     /// `NeedMore` when `buf` ends before the header does, `Bad` when the header is malformed, too
     /// long, or does not fit in memory.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, ParseError};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let len = bytes.len() as u64;
+    /// let Err(ParseError::NeedMore(n)) = Header::parse_prefix(&bytes[..20], len) else { panic!() };
+    /// assert!(n > 20); // asks for more
+    /// assert!(Header::parse_prefix(&bytes, len).is_ok());
+    /// ```
     pub fn parse_prefix(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
-        match Header::parse_items(buf, file_len) {
-            Err(ParseError::Bad(mut e)) if e.what.is_empty() => {
-                // Written here, the parse's allocations freed (see `no_memory`).
-                e.what = "the machine has no memory left to hold the parsed header (its items \
-                     from here on)"
-                    .into();
-                Err(ParseError::Bad(e))
-            }
-            r => r,
-        }
+        Header::parse_items(buf, file_len)
     }
 
     fn parse_items(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
         let file_len = file_len.max(buf.len() as u64);
         if file_len < 4 {
             if buf.len() as u64 == file_len {
-                return Err(HeaderError::new(
-                    0,
-                    format!("magic: file is only {file_len} bytes long"),
-                )
-                .into());
+                return Err(HeaderError::new(0, HeaderProblem::FileTooShort { file_len }).into());
             }
             return Err(ParseError::NeedMore(4));
         }
@@ -953,16 +1229,14 @@ impl Header {
         if &buf[..3] != b"CDF" {
             return Err(HeaderError::new(
                 0,
-                format!(
-                    "magic: expected \"CDF\", found {:?}",
-                    String::from_utf8_lossy(&buf[..3])
-                ),
+                HeaderProblem::Magic {
+                    found: String::from_utf8_lossy(&buf[..3]).into_owned(),
+                },
             )
             .into());
         }
-        let variant = Variant::from_version(buf[3]).ok_or_else(|| {
-            HeaderError::new(3, format!("version byte {} is not 1, 2 or 5", buf[3]))
-        })?;
+        let variant = Variant::from_version(buf[3])
+            .ok_or_else(|| HeaderError::new(3, HeaderProblem::Version { version: buf[3] }))?;
         let mut c = Cursor {
             buf,
             pos: 4,
@@ -976,7 +1250,10 @@ impl Header {
             } else if v > i64::MAX as u64 {
                 return Err(HeaderError::new(
                     4,
-                    format!("numrecs: {v} is negative as a signed value"),
+                    HeaderProblem::Negative {
+                        field: "numrecs".into(),
+                        value: v,
+                    },
                 )
                 .into());
             } else {
@@ -989,7 +1266,10 @@ impl Header {
             } else if v > i32::MAX as u32 {
                 return Err(HeaderError::new(
                     4,
-                    format!("numrecs: {v} is negative as a signed value"),
+                    HeaderProblem::Negative {
+                        field: "numrecs".into(),
+                        value: u64::from(v),
+                    },
                 )
                 .into());
             } else {
@@ -1009,9 +1289,7 @@ impl Header {
             dims.push(DimRec { name, len });
         }
         if records > 1 {
-            return Err(
-                HeaderError::new(8, "more than one dimension has length 0 (unlimited)").into(),
-            );
+            return Err(HeaderError::new(8, HeaderProblem::TwoUnlimited).into());
         }
 
         let mut attrs: Vec<AttrRec> = Vec::new();
@@ -1038,14 +1316,22 @@ impl Header {
                     .ok_or_else(|| {
                         HeaderError::new(
                             at,
-                            format!(
-                                "{field} dimension id {id} does not exist ({} dimensions)",
-                                dims.len()
-                            ),
+                            HeaderProblem::NoSuchDimension {
+                                field: field.to_string(),
+                                id,
+                                count: dims.len(),
+                            },
                         )
                     })?;
                 if k > 0 && dims[idx].len == 0 {
-                    return Err(HeaderError::new(at, format!("{field} uses the unlimited dimension at position {k}; only the first may be unlimited")).into());
+                    return Err(HeaderError::new(
+                        at,
+                        HeaderProblem::UnlimitedNotFirst {
+                            field: field.to_string(),
+                            position: k,
+                        },
+                    )
+                    .into());
                 }
                 room(&mut dimids, at)?;
                 // Fewer than 2^32 dimensions fit in a header of at most 1 GiB.
@@ -1069,7 +1355,10 @@ impl Header {
             if begin > i64::MAX as u64 {
                 return Err(HeaderError::new(
                     b_at,
-                    format!("{field} begin {begin} is negative as a signed value"),
+                    HeaderProblem::NegativeBegin {
+                        field: field.to_string(),
+                        begin,
+                    },
                 )
                 .into());
             }
@@ -1114,64 +1403,149 @@ impl Header {
     }
 
     /// Format variant.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.variant(), nc3pack::nc3::Variant::Cdf1);
+    /// ```
     pub fn variant(&self) -> Variant {
         self.variant
     }
 
     /// Stored number of records.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.numrecs(), nc3pack::nc3::NumRecs::Count(7));
+    /// ```
     pub fn numrecs(&self) -> NumRecs {
         self.numrecs
     }
 
     /// Length of the header in bytes (where parsing ended).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.len() > 0 && h.len() <= b.len() as u64);
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> u64 {
         self.bytes.len() as u64
     }
 
     /// The header's bytes, verbatim (the first [`Header::len`] bytes of the file).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.bytes(), &b[..h.len() as usize]);
+    /// ```
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
 
     /// Number of dimensions.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim_count(), 4);
+    /// ```
     pub fn dim_count(&self) -> usize {
         self.dims.len()
     }
 
     /// Dimension `id` (panics if there is no such dimension: ids come from the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim(3).name(), "two");
+    /// ```
     pub fn dim(&self, id: usize) -> Dim<'_> {
         assert!(id < self.dims.len(), "no dimension {id}");
         Dim { h: self, id }
     }
 
     /// Name of dimension `id` (panics if there is no such dimension).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dim_name(2), "five");
+    /// ```
     pub fn dim_name(&self, id: usize) -> &str {
         self.dim(id).name()
     }
 
     /// The dimensions, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.dims().map(|d| d.len()).collect::<Vec<_>>(), [0, 3, 5, 2]);
+    /// ```
     pub fn dims(&self) -> impl ExactSizeIterator<Item = Dim<'_>> + DoubleEndedIterator {
         (0..self.dims.len()).map(move |id| Dim { h: self, id })
     }
 
     /// Number of variables.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var_count(), 17);
+    /// ```
     pub fn var_count(&self) -> usize {
         self.vars.len()
     }
 
     /// Variable `id` (panics if there is no such variable: ids come from the header).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var(1).name(), "c5");
+    /// ```
     pub fn var(&self, id: usize) -> Var<'_> {
         assert!(id < self.vars.len(), "no variable {id}");
         Var { h: self, id }
     }
 
     /// The variables, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.vars().filter(|v| v.is_record()).count(), 9);
+    /// ```
     pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + DoubleEndedIterator {
         (0..self.vars.len()).map(move |id| Var { h: self, id })
     }
 
     /// The id of the variable named `name` (a linear search).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.var_id("c5"), Some(1));
+    /// assert_eq!(h.var_id("nope"), None);
+    /// ```
     pub fn var_id(&self, name: &str) -> Option<usize> {
         self.vars
             .iter()
@@ -1179,16 +1553,38 @@ impl Header {
     }
 
     /// The global attributes, in header order.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.global_attrs().any(|a| a.name() == "title"));
+    /// ```
     pub fn global_attrs(&self) -> impl ExactSizeIterator<Item = Attr<'_>> + DoubleEndedIterator {
         self.attr_views(span(0, self.ngatts as usize))
     }
 
     /// Index of the record dimension, if there is one.
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(h.record_dim(), Some(0));
+    /// ```
     pub fn record_dim(&self) -> Option<usize> {
         self.dims.iter().position(|d| d.len == 0)
     }
 
     /// Whether variable `v` is a record variable (its first dimension is the record dimension).
+    ///
+    /// ```
+    /// use nc3pack::nc3::Header;
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert!(h.is_record_var(0));
+    /// assert!(!h.is_record_var(h.var_id("scalar_i").unwrap()));
+    /// ```
     pub fn is_record_var(&self, v: usize) -> bool {
         self.var(v).is_record()
     }
@@ -1360,35 +1756,63 @@ mod tests {
         b[12..16].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
         let e = Header::parse(&b, b.len() as u64).unwrap_err();
         assert_eq!(e.offset, 12);
-        assert!(e.what.contains("dimension count"), "{e}");
+        assert!(
+            matches!(&e.what, HeaderProblem::CountPastEnd { field, count: 0x7fff_ffff, .. } if field == "dimension count"),
+            "{e}"
+        );
 
         let mut b = classic_bytes();
         b[12..16].copy_from_slice(&0xffff_fff0u32.to_be_bytes());
-        assert!(Header::parse(&b, 176)
-            .unwrap_err()
-            .what
-            .contains("negative"));
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert!(
+            matches!(&e.what, HeaderProblem::Negative { field, value: 0xffff_fff0 } if field == "dimension count"),
+            "{e}"
+        );
 
         let mut b = classic_bytes();
         b[20] = 0xff;
         let e = Header::parse(&b, 176).unwrap_err();
-        assert_eq!((e.offset, e.what.contains("UTF-8")), (20, true));
+        assert_eq!(e.offset, 20);
+        assert!(matches!(e.what, HeaderProblem::NameNotUtf8 { .. }), "{e}");
 
         let mut b = classic_bytes();
         b[108..112].copy_from_slice(&10u32.to_be_bytes()); // int64 in CDF-1
-        assert!(Header::parse(&b, 176).unwrap_err().what.contains("CDF-5"));
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert!(
+            matches!(
+                e.what,
+                HeaderProblem::Cdf5Type {
+                    nc_type: NcType::Int64,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("exists only in CDF-5 files"), "{e}");
 
         let mut b = classic_bytes();
         b[96..100].copy_from_slice(&1u32.to_be_bytes()); // a(t, t)
-        assert!(Header::parse(&b, 176)
-            .unwrap_err()
-            .what
-            .contains("unlimited"));
+        let e = Header::parse(&b, 176).unwrap_err();
+        assert!(
+            matches!(e.what, HeaderProblem::UnlimitedNotFirst { position: 1, .. }),
+            "{e}"
+        );
 
         let mut b = classic_bytes();
         b[132..136].copy_from_slice(&9u32.to_be_bytes());
         let e = Header::parse(&b, 176).unwrap_err();
-        assert_eq!((e.offset, e.what.contains("does not exist")), (132, true));
+        assert_eq!(e.offset, 132);
+        assert!(
+            matches!(
+                e.what,
+                HeaderProblem::NoSuchDimension {
+                    id: 9,
+                    count: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     /// A CDF-2 header of one global byte attribute of `n` values, cut after the count.
@@ -1423,8 +1847,14 @@ mod tests {
             match Header::parse_prefix(&b, file_len) {
                 Err(ParseError::Bad(e)) => {
                     assert_eq!(e.offset, 40);
-                    assert!(e.what.contains("longer than 1073741824 bytes"), "{e}");
-                    assert!(e.what.contains("attribute \"big\" values"), "{e}");
+                    assert!(
+                        e.to_string().contains("longer than 1073741824 bytes"),
+                        "{e}"
+                    );
+                    assert!(
+                        matches!(&e.what, HeaderProblem::TooLong { field, .. } if field == "attribute \"big\" values"),
+                        "{e}"
+                    );
                 }
                 other => panic!("{other:?}"),
             }

@@ -10,10 +10,19 @@
 //! (alignment padding, gaps, an incomplete last record, trailing bytes). Packing and unpacking
 //! walk the same partition, which is what makes the round trip byte-exact.
 
+use super::error::LayoutError;
 use super::header::{Header, NumRecs};
-use crate::error::LayoutError;
 
 /// Where one variable's data lies.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Layout};
+/// let bytes = std::fs::read("samples/scalars.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+/// let sd = &l.vars[h.var_id("sd").unwrap()]; // a scalar double
+/// assert_eq!((sd.esize, sd.total, sd.is_record), (8, 8, false));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarLayout {
     /// Byte offset of the data (of record 0 for a record variable).
@@ -30,7 +39,12 @@ pub struct VarLayout {
     pub shape: Vec<u64>,
 }
 
-/// What a segment of the file belongs to.
+/// What a segment of the file belongs to (see [`Segment`] for an example).
+///
+/// ```
+/// use nc3pack::nc3::Target;
+/// assert_ne!(Target::Var(0), Target::Residual);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     /// The netCDF header.
@@ -41,7 +55,17 @@ pub enum Target {
     Residual,
 }
 
-/// A contiguous run of file bytes with one owner.
+/// A contiguous run of file bytes with one owner, as [`Layout::walk`] visits them.
+///
+/// ```
+/// use nc3pack::nc3::{Header, Layout, Segment, Target};
+/// let bytes = std::fs::read("samples/scalars.nc").unwrap();
+/// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+/// let mut segs: Vec<Segment> = Vec::new();
+/// l.walk(|s| -> Result<(), ()> { segs.push(s); Ok(()) }).unwrap();
+/// assert_eq!(segs[0], Segment { offset: 0, len: h.len(), target: Target::Header });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment {
     /// Offset in the file.
@@ -93,6 +117,16 @@ impl Layout {
     /// is the stored count, or for the streaming marker what the file holds, and never more than
     /// the complete records the file holds.
     ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// assert_eq!(l.numrecs, 7);
+    /// // Cut inside the fixed variables, the file cannot hold its layout.
+    /// assert!(Layout::new(&h, h.len() + 1).is_err());
+    /// ```
+    ///
     /// # Errors
     ///
     /// A [`LayoutError`] naming the variable and offsets when the layout is impossible.
@@ -115,6 +149,14 @@ impl Layout {
 
     /// Computes the layout with a given number of records, checking that everything lies inside
     /// the file and nothing overlaps.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// assert_eq!(Layout::with_numrecs(&h, b.len() as u64, 3).unwrap().numrecs, 3);
+    /// assert!(Layout::with_numrecs(&h, b.len() as u64, 1000).is_err());
+    /// ```
     ///
     /// # Errors
     ///
@@ -311,11 +353,29 @@ impl Layout {
     }
 
     /// Fixed variables in file order (by `begin`).
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// assert_eq!(l.fixed_order().len(), 8);
+    /// assert!(l.fixed_order().windows(2).all(|w| h.var(w[0]).begin() < h.var(w[1]).begin()));
+    /// ```
     pub fn fixed_order(&self) -> &[usize] {
         &self.fixed_order
     }
 
     /// Record variables in the order of their slabs within a record (by `begin`).
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&b, b.len() as u64).unwrap();
+    /// let l = Layout::new(&h, b.len() as u64).unwrap();
+    /// assert_eq!(l.rec_order().len(), 9);
+    /// assert_eq!(h.var(l.rec_order()[0]).name(), "time");
+    /// ```
     pub fn rec_order(&self) -> &[usize] {
         &self.rec_order
     }
@@ -335,6 +395,20 @@ impl Layout {
 
     /// Visits every segment of the file in order. Segments are contiguous, non-empty and cover
     /// `[0, file_len)` exactly.
+    ///
+    /// ```
+    /// use nc3pack::nc3::{Header, Layout};
+    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// let l = Layout::new(&h, bytes.len() as u64).unwrap();
+    /// let mut end = 0;
+    /// l.walk(|s| -> Result<(), ()> { assert_eq!(s.offset, end); end += s.len; Ok(()) }).unwrap();
+    /// assert_eq!(end, l.file_len);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` returns, which stops the walk.
     pub fn walk<E>(&self, mut f: impl FnMut(Segment) -> Result<(), E>) -> Result<(), E> {
         self.walk_with(|seg| f(seg).map(|()| Walk::Next))
     }
@@ -358,6 +432,10 @@ impl Layout {
     /// }).unwrap();
     /// assert!(seen < l.file_len);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` returns, which stops the walk.
     pub fn walk_with<E>(&self, mut f: impl FnMut(Segment) -> Result<Walk, E>) -> Result<(), E> {
         let mut pos = 0u64;
         let mut emit = |offset: u64, len: u64, target: Target, pos: &mut u64| -> Result<Walk, E> {
@@ -420,94 +498,12 @@ impl Layout {
     }
 }
 
-/// Records up to this size have a [`RecordPattern`] (see [`Layout::record_pattern`]).
-pub const BATCH_RECSIZE_MAX: u64 = 64 << 10;
-
-/// Bytes of records handled at a time with a [`RecordPattern`]: whole records, at least one.
-pub const BATCH_BYTES: u64 = 4 << 20;
-
-/// Where the bytes of one record go, for handling many small records at once: a record of many
-/// small variables is many tiny segments, and visiting them one by one costs more than copying
-/// them. Packing reads a chunk of [`RecordPattern::per_chunk`] records whole and gathers each
-/// variable's slabs, then the residual bytes (padding) in file order; unpacking scatters them
-/// back the same way. The chunks depend on the record index alone, so a file and the same bytes
-/// from a pipe are handled identically.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordPattern {
-    /// Offset of the first record (its first record variable with bytes).
-    pub first_begin: u64,
-    /// Bytes from one record to the next.
-    pub recsize: u64,
-    /// (offset in the record, length, variable) of each record variable with bytes, in file
-    /// order.
-    pub vars: Vec<(usize, usize, usize)>,
-    /// (offset in the record, length) of the padding between them, in file order.
-    pub gaps: Vec<(usize, usize)>,
-    /// Where the last variable of a record ends: the record's bytes after it (padding) are
-    /// residual bytes, in file order before the next record.
-    pub last_end: usize,
-    /// Records a chunk holds: 4 MiB of them (`BATCH_BYTES`), at least one.
-    pub per_chunk: u64,
-}
-
-impl Layout {
-    /// The pattern of the records, if they are at most 64 KiB (`BATCH_RECSIZE_MAX`) and regular
-    /// (variables in increasing order of offset, not overlapping, within `recsize`).
-    ///
-    /// ```
-    /// use nc3pack::nc3::{Header, Layout};
-    /// let bytes = std::fs::read("samples/classic_records.nc").unwrap();
-    /// let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
-    /// let p = Layout::new(&h, bytes.len() as u64).unwrap().record_pattern().unwrap();
-    /// assert_eq!(p.span(1), p.last_end as u64);
-    /// ```
-    pub fn record_pattern(&self) -> Option<RecordPattern> {
-        if self.recsize == 0 || self.recsize > BATCH_RECSIZE_MAX {
-            return None;
-        }
-        let recs: Vec<usize> = self
-            .rec_order()
-            .iter()
-            .copied()
-            .filter(|&i| self.vars[i].slab > 0)
-            .collect();
-        let first_begin = self.vars[*recs.first()?].begin;
-        let (mut vars, mut gaps, mut pos) = (Vec::new(), Vec::new(), 0u64);
-        for i in recs {
-            let v = &self.vars[i];
-            let off = v.begin - first_begin;
-            if off < pos {
-                return None;
-            }
-            if off > pos {
-                gaps.push((pos as usize, (off - pos) as usize));
-            }
-            vars.push((off as usize, v.slab as usize, i));
-            pos = off + v.slab;
-        }
-        if pos > self.recsize {
-            return None;
-        }
-        Some(RecordPattern {
-            first_begin,
-            recsize: self.recsize,
-            vars,
-            gaps,
-            last_end: pos as usize,
-            per_chunk: (BATCH_BYTES / self.recsize).max(1),
-        })
-    }
-}
-
-impl RecordPattern {
-    /// Bytes from the start of the first of `k` (≥ 1) records to the end of the last one's
-    /// last variable.
-    pub fn span(&self, k: u64) -> u64 {
-        (k - 1) * self.recsize + self.last_end as u64
-    }
-}
-
-/// What a visitor of [`Layout::walk_with`] says after a segment.
+/// What a visitor of [`Layout::walk_with`] says after a segment (see its example).
+///
+/// ```
+/// use nc3pack::nc3::Walk;
+/// assert_ne!(Walk::Next, Walk::SkipRecords(1));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walk {
     /// Go on with the next segment.

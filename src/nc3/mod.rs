@@ -6,48 +6,79 @@
 //! println!("{} variables", header.var_count());
 //! ```
 
+pub mod error;
 mod header;
 mod layout;
+mod records;
+pub(crate) mod slab;
 
 pub use header::{
     Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,
     MAX_HEADER_LEN, NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
-pub use layout::{Layout, RecordPattern, Segment, Target, VarLayout, Walk};
+pub use layout::{Layout, Segment, Target, VarLayout, Walk};
+pub use records::RecordPattern;
+pub(crate) use records::{gather, scatter};
 
-use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
+use error::{FileError, HeaderError, HeaderProblem, NotNetcdf3};
 use std::io::Read;
 use std::path::Path;
+
+/// Attaches a path and operation to an I/O error.
+fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(std::io::Error) -> FileError + 'a {
+    move |source| FileError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
 
 /// The HDF5 signature, which starts every netCDF-4 file.
 const HDF5_MAGIC: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
+/// Why `start`, the first bytes of a file (all of them if `complete`), cannot be the start of a
+/// netCDF-3 file: the HDF5 signature (netCDF-4), or no "CDF" magic. `None` when it can, or when
+/// more bytes are needed to tell.
+fn magic_problem(start: &[u8], complete: bool) -> Option<NotNetcdf3> {
+    if start.starts_with(HDF5_MAGIC) {
+        return Some(NotNetcdf3::Hdf5);
+    }
+    if (start.len() >= 3 || complete) && !start.starts_with(b"CDF") {
+        return Some(NotNetcdf3::BadMagic {
+            found: start.iter().take(4).copied().collect(),
+        });
+    }
+    None
+}
+
 /// Reads and parses the header of the netCDF-3 file `r` (named `path` in errors). Returns the
 /// header and its bytes. Reads only as much as the header needs, starting with 64 KiB.
-pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
+///
+/// # Errors
+///
+/// A [`FileError`] naming the file: the read error, not a netCDF-3 file, a malformed header.
+///
+/// ```
+/// let f = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (h, bytes) = nc3pack::nc3::read_header(&f, "samples/scalars.nc".as_ref()).unwrap();
+/// assert_eq!((h.var_count(), bytes.len() as u64), (6, h.len()));
+/// ```
+pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>), FileError> {
     let file_len = r.size().map_err(io_err(path, "stat"))?;
-    let not_nc3 = |reason: String| Error::NotNetcdf3 {
+    let not_nc3 = |reason: NotNetcdf3| FileError::NotNetcdf3 {
         path: path.to_path_buf(),
         reason,
     };
     if file_len == 0 {
-        return Err(not_nc3("the file is empty".into()));
+        return Err(not_nc3(NotNetcdf3::EmptyFile));
     }
     let mut want = file_len.min(64 * 1024);
     loop {
         let mut buf = vec![0u8; want as usize];
         r.read_exact_at(&mut buf, 0).map_err(io_err(path, "read"))?;
-        if buf.len() >= 8 && &buf[..8] == HDF5_MAGIC {
-            return Err(not_nc3(
-                "it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into(),
-            ));
-        }
-        if buf.len() < 3 || &buf[..3] != b"CDF" {
-            let shown: String = buf.iter().take(4).map(|b| format!("{b:02x}")).collect();
-            return Err(not_nc3(format!(
-                "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
-            )));
+        if let Some(reason) = magic_problem(&buf, true) {
+            return Err(not_nc3(reason));
         }
         match Header::parse_prefix(&buf, file_len) {
             Ok(h) => {
@@ -58,13 +89,13 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
                 want = n.max(want.saturating_mul(2)).min(file_len);
             }
             Err(ParseError::NeedMore(_)) => {
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
-                    source: crate::HeaderError::new(want, "header is truncated"),
+                    source: HeaderError::new(want, HeaderProblem::Truncated),
                 })
             }
             Err(ParseError::Bad(e)) => {
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
                     source: e,
                 })
@@ -77,8 +108,22 @@ pub fn read_header(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>)> {
 /// named `path` in errors. Returns the header and every byte read so far, which starts with the
 /// header and may run past it. Reads only what the header needs, in 64 KiB steps, and never more
 /// than [`MAX_HEADER_LEN`] bytes of header.
-pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(Header, Vec<u8>)> {
-    let not_nc3 = |reason: String| Error::NotNetcdf3 {
+///
+/// # Errors
+///
+/// A [`FileError`] naming the input: the read error, not a netCDF-3 file, a malformed or
+/// truncated header, or one longer than [`MAX_HEADER_LEN`].
+///
+/// ```
+/// let mut input = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (h, read) = nc3pack::nc3::read_header_stream(&mut input, "-".as_ref()).unwrap();
+/// assert!(read.len() as u64 >= h.len());
+/// ```
+pub fn read_header_stream(
+    r: &mut impl std::io::Read,
+    path: &Path,
+) -> Result<(Header, Vec<u8>), FileError> {
+    let not_nc3 = |reason: NotNetcdf3| FileError::NotNetcdf3 {
         path: path.to_path_buf(),
         reason,
     };
@@ -94,18 +139,10 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
             eof = (buf.len() as u64) < want;
         }
         if buf.is_empty() {
-            return Err(not_nc3("the input is empty".into()));
+            return Err(not_nc3(NotNetcdf3::EmptyInput));
         }
-        if buf.len() >= 8 && &buf[..8] == HDF5_MAGIC {
-            return Err(not_nc3(
-                "it is an HDF5 file (netCDF-4 or HDF5); nc3pack reads netCDF-3 only".into(),
-            ));
-        }
-        if (buf.len() >= 3 || eof) && !buf.starts_with(b"CDF") {
-            let shown: String = buf.iter().take(4).map(|b| format!("{b:02x}")).collect();
-            return Err(not_nc3(format!(
-                "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes {shown}"
-            )));
+        if let Some(reason) = magic_problem(&buf, eof) {
+            return Err(not_nc3(reason));
         }
         // Until the input ends, its length is unknown: let the parser ask for more.
         let len = if eof { buf.len() as u64 } else { u64::MAX };
@@ -116,17 +153,17 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
             }
             Err(ParseError::NeedMore(n)) => {
                 let what = if eof {
-                    "header is truncated".to_string()
+                    HeaderProblem::Truncated
                 } else {
-                    format!("header is longer than {} bytes", MAX_HEADER_LEN)
+                    HeaderProblem::StreamTooLong
                 };
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
-                    source: crate::HeaderError::new(n.min(buf.len() as u64), what),
+                    source: HeaderError::new(n.min(buf.len() as u64), what),
                 });
             }
             Err(ParseError::Bad(e)) => {
-                return Err(Error::Header {
+                return Err(FileError::Header {
                     path: path.to_path_buf(),
                     source: e,
                 })
@@ -136,12 +173,52 @@ pub fn read_header_stream(r: &mut impl std::io::Read, path: &Path) -> Result<(He
 }
 
 /// Reads the header and computes the layout of a netCDF-3 file.
-pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout)> {
+///
+/// # Errors
+///
+/// As [`read_header`], and [`FileError::Layout`] when the layout the header declares is
+/// impossible for the file.
+///
+/// ```
+/// let f = std::fs::File::open("samples/scalars.nc").unwrap();
+/// let (_, _, layout) = nc3pack::nc3::open(&f, "samples/scalars.nc".as_ref()).unwrap();
+/// assert_eq!(layout.file_len, 560);
+/// ```
+pub fn open(r: &impl ReadAt, path: &Path) -> Result<(Header, Vec<u8>, Layout), FileError> {
     let (h, bytes) = read_header(r, path)?;
     let file_len = r.size().map_err(io_err(path, "stat"))?;
-    let layout = Layout::new(&h, file_len).map_err(|source| Error::Layout {
+    let layout = Layout::new(&h, file_len).map_err(|source| FileError::Layout {
         path: path.to_path_buf(),
         source,
     })?;
     Ok((h, bytes, layout))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::magic_problem;
+
+    #[test]
+    fn magic_sniff() {
+        use super::NotNetcdf3;
+        assert_eq!(magic_problem(b"CDF\x01\0\0\0\0", true), None);
+        // Too short to tell while more may come; refused once the input is complete.
+        assert_eq!(magic_problem(b"CD", false), None);
+        assert_eq!(
+            magic_problem(b"CD", true),
+            Some(NotNetcdf3::BadMagic {
+                found: b"CD".to_vec()
+            })
+        );
+        assert_eq!(
+            magic_problem(b"CDX\x01\x02", false),
+            Some(NotNetcdf3::BadMagic {
+                found: b"CDX\x01".to_vec()
+            })
+        );
+        assert_eq!(
+            magic_problem(b"\x89HDF\r\n\x1a\n....", false),
+            Some(NotNetcdf3::Hdf5)
+        );
+    }
 }

@@ -1,115 +1,417 @@
-//! Packing many files: `nc3pack pack IN... -o OUTDIR`.
+//! Packing many files: `nc3pack pack IN... -o OUT` (and `--files-from LIST`).
 //!
-//! Inputs are files or directories (searched recursively for `*.nc` files). Each input
-//! `dir/sub/x.nc` found under a directory argument `dir` goes to `OUTDIR/sub/x.nc3z`; a file
-//! argument `path/x.nc` goes to `OUTDIR/x.nc3z`. Files are packed in parallel, one per worker
-//! thread; a file that fails does not stop the others.
+//! **Finding the inputs.** Inputs are files or directories. A directory is searched recursively
+//! for netCDF files by their first bytes, whatever their names: `CDF\x01`, `CDF\x02` and
+//! `CDF\x05` (netCDF-3) are packed; other files starting with `CDF`, and HDF5 files (netCDF-4),
+//! are failures (reported: "not a netCDF-3 file", an unknown version) since they are surely
+//! meant to be archived too; every other regular file found there (other bytes, or shorter than
+//! 4 bytes) is skipped silently. A file found there that cannot be read (no permission, a
+//! broken symbolic link, a path too long) is a failure, since it may be netCDF. A file given
+//! by name (an argument or a line of the list) is packed whatever it is, and fails if it is
+//! not netCDF-3.
 //!
-//! Symbolic links are followed, both given and found: a link named `*.nc` to a regular file is
-//! packed under the link's name, and a link to a directory is searched as if the directory were
-//! there. Each directory is searched once, wherever it is reached again (a link loop, two links
-//! to one directory). In directories only regular files are packed; a pipe or device given as an
-//! argument is read as a stream. An input, directory or `*.nc` entry that cannot be read (no
-//! permission, a broken link, a path too long) is reported, and the others are still packed.
+//! Symbolic links are followed, both given and found: a link to a regular file is packed under
+//! the link's name, and a link to a directory is searched as if the directory were there. Each
+//! directory is searched once, wherever it is reached again (a link loop, two links to one
+//! directory). In directories only regular files are read; a pipe or device given by name is
+//! read as a stream.
+//!
+//! **Naming the outputs.** Every input has a path in the tree being archived: a given path is
+//! made absolute with its directories resolved (symbolic links and `..` followed, as the
+//! system does: `realpath` of the directory) and its own name kept; a file found in a
+//! directory is that directory's path and the names below it. The root is `--root` (resolved
+//! the same way) or, by default, the deepest directory holding every input (a given directory
+//! counts as itself, a given file as its directory). Each input's path relative to the root,
+//! its *name*, is the archive's path relative to OUT with `.nc3z` appended:
+//! `ROOT/a/2001/x.nc` goes to `OUT/a/2001/x.nc.nc3z`. A name consists of plain names only
+//! (no `.`, `..` or leading `/`), so an archive's path never leaves OUT; the directories made
+//! for it are checked, once each, to resolve inside OUT (a symbolic link inside OUT that
+//! leads elsewhere fails the files below it). An input outside the root, or a file whose
+//! archive would be a directory another input's archive needs, is an error before any work
+//! starts. A path given twice (or given and found) is packed once.
+//!
+//! **Sharding.** The inputs are sorted by their names' bytes; shard `I/N` (0-based: I is 0 to
+//! N-1) takes every Nth, starting with the Ith, so N processes given the same inputs cover each
+//! file exactly once.
+//!
+//! **Resuming.** With the manifests of earlier runs ([`crate::pack::manifest::Done`]), an
+//! input whose archive exists and is recorded as packed from the same input (same size and
+//! modification time) is skipped if the archive's lead and footer are intact and record the
+//! manifest's size and hash ([`crate::pack::manifest::check_ends`]: two small reads, not a
+//! verify); an archive so recorded that fails that check is packed again. An existing archive
+//! with no record (a run killed after renaming it, before writing its line) is kept, and
+//! counted as packed, if its ends are intact and it records the input's hash (the input is
+//! read to check); any other existing output is a failure without `--force`, as is an input
+//! that changed since it was recorded. With `--force` every input is packed again.
+//!
+//! **Deleting the inputs** (`--delete-input`, off by default): an input is deleted only after
+//! its archive is renamed into place and synced, verified completely (decoded back to the hash
+//! the packer computed of the input), and only if it is a regular file (never a symbolic link,
+//! pipe or device) with the size and modification time it had when packed; its directory is
+//! synced after. A rerun deletes the inputs of archives already done once it has verified them,
+//! and counts an input already gone, whose archive is recorded and intact, as done.
+//!
+//! Files are packed in parallel, one per worker thread; a file that fails does not stop the
+//! others.
 
 use crate::atomic::Pending;
-use crate::error::{io_err, spawn_err, Error, Result};
+use crate::error::{io_err, spawn_err, Error, NotDeleted, Refusal, Result};
+use crate::pack::manifest::{check_ends, hash_file, mtime_ns, Done, Record};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use crate::parallel::spawn_scoped;
 use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SendError};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
-/// One file of a batch: where it comes from and where its archive goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Job {
-    /// The netCDF-3 file.
-    pub input: PathBuf,
-    /// The archive to write.
-    pub output: PathBuf,
+/// A share of a batch: `I/N` on the command line, `index` from 0 to `count - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which share, from 0.
+    pub index: u64,
+    /// How many shares.
+    pub count: u64,
 }
 
-/// What a batch will pack, and what could not be read while finding it.
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 0, count: 1 }
+    }
+}
+
+/// A `--shard` value that is not `I/N` with `0 <= I < N`.
+///
+/// ```
+/// let e = "3/3".parse::<nc3pack::__private::Shard>().unwrap_err();
+/// assert_eq!(e.to_string(), "\"3/3\" is not a shard I/N with 0 <= I < N (I counts from 0)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?} is not a shard I/N with 0 <= I < N (I counts from 0)")]
+pub struct ParseShardError {
+    /// The text given.
+    pub given: String,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = ParseShardError;
+
+    /// Parses `I/N` with `0 <= I < N`.
+    fn from_str(s: &str) -> std::result::Result<Shard, ParseShardError> {
+        let bad = || ParseShardError { given: s.into() };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u64, u64) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-of-{}", self.index, self.count)
+    }
+}
+
+/// The flag on an entry of [`Plan`]'s list: given by name (not found in a directory).
+const GIVEN: u64 = 1 << 63;
+
+/// What a batch will pack, and what could not be read while finding it. The list is held
+/// compactly: the paths' bytes one after another, with one offset each.
 #[derive(Debug, Default)]
 pub struct Plan {
-    /// The files to pack, each input's in path order.
-    pub jobs: Vec<Job>,
-    /// Inputs, directories and `*.nc` entries that could not be read, each error naming the
-    /// path and the cause. The batch packs the jobs anyway and reports these as failures.
+    root: PathBuf,
+    out: PathBuf,
+    bytes: Vec<u8>,
+    /// End of each path in `bytes`, with [`GIVEN`] set for a given one.
+    ends: Vec<u64>,
+    /// Length of the root's path and its `/`.
+    skip: usize,
+    /// Inputs, directories and files in them that could not be read, each error naming the
+    /// path and the cause. The batch packs the rest anyway and reports these as failures.
     pub unreadable: Vec<Error>,
 }
 
-/// Lists the jobs for `inputs` (files or directories) into `out_dir`, following symbolic links
-/// (see the module docs). What cannot be read is listed in [`Plan::unreadable`], not an error.
+impl Plan {
+    /// Number of inputs.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there is nothing to pack.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn range(&self, i: usize) -> (usize, usize) {
+        let start = if i == 0 {
+            0
+        } else {
+            (self.ends[i - 1] & !GIVEN) as usize
+        };
+        (start, (self.ends[i] & !GIVEN) as usize)
+    }
+
+    fn path_bytes(&self, i: usize) -> &[u8] {
+        let (a, b) = self.range(i);
+        &self.bytes[a..b]
+    }
+
+    /// Input `i`'s path (absolute).
+    pub fn input(&self, i: usize) -> PathBuf {
+        PathBuf::from(OsStr::from_bytes(self.path_bytes(i)))
+    }
+
+    /// Input `i`'s name: its path relative to the root.
+    pub fn name(&self, i: usize) -> &[u8] {
+        &self.path_bytes(i)[self.skip..]
+    }
+
+    /// Input `i`'s archive: `OUT/NAME.nc3z`.
+    pub fn output(&self, i: usize) -> PathBuf {
+        let mut o = self
+            .out
+            .join(OsStr::from_bytes(self.name(i)))
+            .into_os_string();
+        o.push(".nc3z");
+        o.into()
+    }
+
+    /// Whether input `i` was given by name (else found in a directory).
+    pub fn given(&self, i: usize) -> bool {
+        self.ends[i] & GIVEN != 0
+    }
+
+    /// The root the names are relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The output directory.
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+}
+
+/// The paths found so far, in the order found.
+#[derive(Default)]
+struct List {
+    bytes: Vec<u8>,
+    ends: Vec<u64>,
+}
+
+impl List {
+    fn push(&mut self, p: &Path, given: bool) {
+        self.bytes.extend_from_slice(p.as_os_str().as_bytes());
+        self.ends
+            .push(self.bytes.len() as u64 | if given { GIVEN } else { 0 });
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
+        } else {
+            (self.ends[i - 1] & !GIVEN) as usize
+        };
+        &self.bytes[start..(self.ends[i] & !GIVEN) as usize]
+    }
+}
+
+/// A given path's path in the tree: its directory resolved (`realpath`), its own name kept (a
+/// path ending in `.` or `..`, or `/`, is resolved whole). `cache` holds the last directory
+/// resolved: lists are mostly grouped by directory.
+fn tree_path(p: &Path, cache: &mut Option<(PathBuf, PathBuf)>) -> std::io::Result<PathBuf> {
+    let Some(Component::Normal(name)) = p.components().next_back() else {
+        return std::fs::canonicalize(p);
+    };
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Some((raw, resolved)) = cache {
+        if raw == parent {
+            return Ok(resolved.join(name));
+        }
+    }
+    let resolved = std::fs::canonicalize(parent)?;
+    let path = resolved.join(name);
+    *cache = Some((parent.to_path_buf(), resolved));
+    Ok(path)
+}
+
+/// The deepest directory holding both.
+fn common_dir(a: &Path, b: &Path) -> PathBuf {
+    a.components()
+        .zip(b.components())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect()
+}
+
+/// Lists the inputs (files and directories, as given on the command line or in a list) to pack
+/// into `out`, relative to `root` (default: the deepest directory holding them all), keeping
+/// `shard`'s share (see the module docs). What cannot be read is listed in
+/// [`Plan::unreadable`], not an error.
 ///
 /// # Errors
 ///
-/// Two inputs that would write the same archive: [`Error::Refused`] naming both.
+/// An error of `inputs` (reading a list); `root` that cannot be resolved ([`Error::Io`]); an
+/// input outside the root, or a file whose archive would be where another input's archive
+/// needs a directory ([`Error::Refused`] naming both).
 ///
 /// ```no_run
-/// let plan = nc3pack::__private::plan(&["samples".into()], "/tmp/out".as_ref()).unwrap();
-/// assert!(plan.jobs.iter().all(|j| j.output.extension().unwrap() == "nc3z"));
-/// assert!(plan.unreadable.is_empty());
+/// use nc3pack::__private::{plan, Shard};
+/// let p = plan([Ok("samples".into())], "/tmp/out".as_ref(), None, Shard::default()).unwrap();
+/// assert!((0..p.len()).all(|i| p.output(i).to_string_lossy().ends_with(".nc3z")));
 /// ```
-pub fn plan(inputs: &[PathBuf], out_dir: &Path) -> Result<Plan> {
-    let mut plan = Plan::default();
+pub fn plan(
+    inputs: impl IntoIterator<Item = Result<PathBuf>>,
+    out: &Path,
+    root: Option<&Path>,
+    shard: Shard,
+) -> Result<Plan> {
+    let mut list = List::default();
+    let mut unreadable = Vec::new();
+    let mut common: Option<PathBuf> = None;
+    let mut cache = None;
+    let mut visited = HashSet::new();
     for input in inputs {
-        let meta = match std::fs::metadata(input) {
-            Ok(m) => m,
+        let input = input?;
+        let found =
+            tree_path(&input, &mut cache).and_then(|t| std::fs::metadata(&t).map(|m| (t, m)));
+        let (tree, meta) = match found {
+            Ok(found) => found,
             Err(e) => {
-                plan.unreadable.push(io_err(input, "stat")(e));
+                unreadable.push(io_err(&input, "stat")(e));
                 continue;
             }
         };
-        if meta.is_dir() {
-            let mut found = Vec::new();
-            walk(input, &meta, &mut found, &mut plan.unreadable);
-            found.sort();
-            for f in found {
-                let rel = f.strip_prefix(input).unwrap_or(&f).to_path_buf();
-                plan.jobs.push(Job {
-                    output: out_dir.join(rel).with_extension("nc3z"),
-                    input: f,
-                });
-            }
+        let anchor = if meta.is_dir() {
+            walk(&tree, &meta, &mut visited, &mut list, &mut unreadable);
+            tree.clone()
         } else {
-            let name = input
-                .file_name()
-                .map_or_else(|| "input".into(), PathBuf::from);
-            plan.jobs.push(Job {
-                output: out_dir.join(name).with_extension("nc3z"),
-                input: input.clone(),
-            });
-        }
+            list.push(&tree, true);
+            tree.parent().unwrap_or(Path::new("/")).to_path_buf()
+        };
+        common = Some(match common {
+            None => anchor,
+            Some(c) => common_dir(&c, &anchor),
+        });
     }
-    let mut seen = std::collections::HashMap::new();
-    for j in &plan.jobs {
-        if let Some(other) = seen.insert(j.output.clone(), j.input.clone()) {
+    let root = match root {
+        Some(r) => std::fs::canonicalize(r).map_err(io_err(r, "resolve the root"))?,
+        None => common.unwrap_or_else(|| PathBuf::from("/")),
+    };
+    let rb = root.as_os_str().as_bytes();
+    let skip = if rb == b"/" { 1 } else { rb.len() + 1 };
+    // Every path under the root, with a name.
+    for i in 0..list.ends.len() {
+        let p = list.get(i);
+        let under = p.len() > skip && p.starts_with(rb) && p[skip - 1] == b'/';
+        if !under {
             return Err(Error::Refused {
-                path: j.output.clone(),
-                what: format!(
-                    "both {} and {} would be packed here",
-                    other.display(),
-                    j.input.display()
-                ),
+                path: PathBuf::from(OsStr::from_bytes(p)),
+                what: Refusal::OutsideRoot {
+                    root: root.to_path_buf(),
+                },
             });
         }
     }
-    Ok(plan)
+    // Sorted by bytes, once each (a path given twice is given if either was).
+    let mut order: Vec<usize> = (0..list.ends.len()).collect();
+    order.sort_unstable_by(|&a, &b| list.get(a).cmp(list.get(b)).then(a.cmp(&b)));
+    let mut sorted = List::default();
+    for (k, &i) in order.iter().enumerate() {
+        let given = list.ends[i] & GIVEN != 0;
+        if k > 0 && list.get(order[k - 1]) == list.get(i) {
+            if given {
+                *sorted.ends.last_mut().unwrap_or(&mut 0) |= GIVEN;
+            }
+            continue;
+        }
+        sorted.bytes.extend_from_slice(list.get(i));
+        sorted
+            .ends
+            .push(sorted.bytes.len() as u64 | if given { GIVEN } else { 0 });
+    }
+    drop(list);
+    drop(order);
+    // A file `x` whose archive `x.nc3z` is a directory another input's archive needs
+    // (`x.nc3z/y` goes to `x.nc3z/y.nc3z`).
+    let n = sorted.ends.len();
+    let find = |name: &[u8]| {
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match sorted.get(mid)[skip..].cmp(name) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return true,
+            }
+        }
+        false
+    };
+    for i in 0..n {
+        let name = &sorted.get(i)[skip..];
+        for (k, _) in name.iter().enumerate().filter(|(_, &b)| b == b'/') {
+            if let Some(file) = name[..k].strip_suffix(b".nc3z") {
+                if !file.is_empty() && file.last() != Some(&b'/') && find(file) {
+                    let dir = out.join(OsStr::from_bytes(&name[..k]));
+                    return Err(Error::Refused {
+                        path: dir,
+                        what: Refusal::ArchiveAndDirectory {
+                            file: root.join(OsStr::from_bytes(file)),
+                            below: root.join(OsStr::from_bytes(name)),
+                        },
+                    });
+                }
+            }
+        }
+    }
+    // The shard's share: every Nth, from the Ith.
+    let (bytes, ends) = if shard.count > 1 {
+        let mut mine = List::default();
+        for i in (shard.index as usize..n).step_by(shard.count as usize) {
+            mine.bytes.extend_from_slice(sorted.get(i));
+            mine.ends
+                .push(mine.bytes.len() as u64 | (sorted.ends[i] & GIVEN));
+        }
+        (mine.bytes, mine.ends)
+    } else {
+        (sorted.bytes, sorted.ends)
+    };
+    let out = std::path::absolute(out).map_err(io_err(out, "resolve"))?;
+    Ok(Plan {
+        root,
+        out,
+        bytes,
+        ends,
+        skip,
+        unreadable,
+    })
 }
 
-/// Finds the `*.nc` regular files under `root` (whose metadata is `root_meta`), following
-/// symbolic links and searching each directory once; what cannot be read goes to `unreadable`.
+/// Adds the regular files under `root` (whose metadata is `root_meta`) to `found`, following
+/// symbolic links and searching each directory once (`visited`, shared by the inputs); what
+/// cannot be read goes to `unreadable`.
 fn walk(
     root: &Path,
     root_meta: &std::fs::Metadata,
-    found: &mut Vec<PathBuf>,
+    visited: &mut HashSet<(u64, u64)>,
+    found: &mut List,
     unreadable: &mut Vec<Error>,
 ) {
-    let mut visited = HashSet::from([(root_meta.dev(), root_meta.ino())]);
+    if !visited.insert((root_meta.dev(), root_meta.ino())) {
+        return;
+    }
     let mut todo = vec![root.to_path_buf()];
     while let Some(dir) = todo.pop() {
         let entries = match std::fs::read_dir(&dir) {
@@ -128,7 +430,6 @@ fn walk(
                 }
             };
             let p = entry.path();
-            let is_nc = p.extension().is_some_and(|e| e == "nc");
             let ft = match entry.file_type() {
                 Ok(ft) => ft,
                 Err(e) => {
@@ -137,85 +438,317 @@ fn walk(
                 }
             };
             if ft.is_file() {
-                if is_nc {
-                    found.push(p);
-                }
+                found.push(&p, false);
                 continue;
             }
             if !ft.is_dir() && !ft.is_symlink() {
                 continue; // pipes, devices and sockets are packed only when given
             }
-            // A directory's identity, or where a link leads (a broken link is only worth
-            // reporting if it was to be packed).
+            // A directory's identity, or where a link leads (a broken link may have been a
+            // netCDF file: reported).
             let meta = match std::fs::metadata(&p) {
                 Ok(m) => m,
-                Err(e) if ft.is_dir() || is_nc => {
+                Err(e) => {
                     let op = if ft.is_dir() { "stat" } else { "follow link" };
                     unreadable.push(io_err(&p, op)(e));
                     continue;
                 }
-                Err(_) => continue,
             };
             if meta.is_dir() {
                 if visited.insert((meta.dev(), meta.ino())) {
                     todo.push(p);
                 }
-            } else if meta.is_file() && is_nc {
-                found.push(p);
+            } else if meta.is_file() {
+                found.push(&p, false);
             }
         }
     }
 }
 
+/// What became of one input of a batch.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Packed by this run.
+    Packed {
+        /// What packing produced.
+        summary: PackSummary,
+        /// The input's modification time (ns since 1970) before it was packed.
+        mtime_ns: i64,
+        /// Seconds spent on it.
+        seconds: f64,
+        /// Whether the input was deleted (`--delete-input`).
+        deleted: bool,
+    },
+    /// Its archive was in place: recorded by a manifest (`recorded`), or found complete
+    /// and holding the input's hash with no record (a run killed before writing its line).
+    Skipped {
+        /// What the manifest recorded, or what was found.
+        record: Record,
+        /// Whether a manifest recorded it.
+        recorded: bool,
+        /// Seconds spent checking.
+        seconds: f64,
+        /// Whether the input was deleted (`--delete-input`).
+        deleted: bool,
+    },
+    /// Found in a directory, and not a netCDF-3 file: ignored.
+    NotNetcdf,
+    /// Failed.
+    Failed {
+        /// Why.
+        error: Error,
+        /// The input's size and modification time, if known.
+        input: Option<(u64, i64)>,
+    },
+}
+
 /// Archives made durable and renamed into place together (one `syncfs` per group).
 const COMMIT_GROUP: usize = 256;
 
-/// Packs every job on `opts.threads` worker threads (bounded by
+/// What a worker decided to do with an input before packing it.
+enum Step {
+    Finished(Outcome),
+    Pack { force: bool, size: u64, mtime: i64 },
+}
+
+/// Whether the file at `path` looks like netCDF: it starts with `CDF` (netCDF-3 has version
+/// byte 1, 2 or 5 next; others are packed to be reported) or with HDF5's signature (netCDF-4,
+/// which is reported as not netCDF-3).
+fn is_netcdf(path: &Path) -> std::io::Result<bool> {
+    let mut f = std::fs::File::open(path)?;
+    let mut magic = [0u8; 8];
+    let mut got = 0;
+    while got < 8 {
+        match std::io::Read::read(&mut f, &mut magic[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got >= 4 && &magic[..3] == b"CDF" || got == 8 && magic == *b"\x89HDF\r\n\x1a\n")
+}
+
+/// Decides what to do with input `i` (see the module docs, "Resuming").
+fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
+    let (input, output) = (plan.input(i), plan.output(i));
+    let meta = match std::fs::metadata(&input) {
+        Ok(m) => m,
+        Err(e) => {
+            // Gone (deleted by `--delete-input` once packed), with its archive recorded and in
+            // place: done.
+            let r = done.get(plan.name(i));
+            if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
+                if check_ends(&output, r.size, Some(r.hash)).is_ok() {
+                    return Step::Finished(Outcome::Skipped {
+                        record: *r,
+                        recorded: true,
+                        seconds: t.elapsed().as_secs_f64(),
+                        deleted: false,
+                    });
+                }
+            }
+            return Step::Finished(Outcome::Failed {
+                error: io_err(&input, "stat")(e),
+                input: None,
+            });
+        }
+    };
+    let (size, mtime) = (meta.len(), mtime_ns(&meta));
+    let failed = |error| {
+        Step::Finished(Outcome::Failed {
+            error,
+            input: Some((size, mtime)),
+        })
+    };
+    if force {
+        return Step::Pack { force, size, mtime };
+    }
+    let record = done.get(plan.name(i));
+    // The common case of a rerun first, with the fewest system calls (the check opens the
+    // archive: no stat before).
+    if let Some(r) = record.filter(|r| r.size == size && r.mtime_ns == mtime) {
+        if check_ends(&output, size, Some(r.hash)).is_ok() {
+            return Step::Finished(Outcome::Skipped {
+                record: *r,
+                recorded: true,
+                seconds: t.elapsed().as_secs_f64(),
+                deleted: false,
+            });
+        }
+    }
+    let exists = match std::fs::symlink_metadata(&output) {
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return failed(io_err(&output, "stat")(e)),
+    };
+    if exists && record.is_some_and(|r| r.size == size && r.mtime_ns == mtime) {
+        // Recorded as this input's archive, and damaged: pack it again.
+        return Step::Pack {
+            force: true,
+            size,
+            mtime,
+        };
+    }
+    if !plan.given(i) && meta.is_file() {
+        match is_netcdf(&input) {
+            Ok(true) => {}
+            Ok(false) => return Step::Finished(Outcome::NotNetcdf),
+            Err(e) => return failed(io_err(&input, "read")(e)),
+        }
+    }
+    if !exists {
+        return Step::Pack {
+            force: false,
+            size,
+            mtime,
+        };
+    }
+    if let Some(r) = record {
+        return failed(Error::Refused {
+            path: input,
+            what: Refusal::ChangedSincePacked {
+                recorded_size: r.size,
+                recorded_mtime_ns: r.mtime_ns,
+                size,
+                mtime_ns: mtime,
+            },
+        });
+    }
+    // Not a regular file (a directory, a FIFO, a dangling link): the writer refuses it.
+    if !std::fs::metadata(&output).is_ok_and(|m| m.is_file()) {
+        return Step::Pack {
+            force: false,
+            size,
+            mtime,
+        };
+    }
+    // No record: a run killed between renaming the archive and writing its line, if the
+    // archive is complete and holds this input's hash.
+    if let Ok((output_size, hash)) = check_ends(&output, size, None) {
+        match hash_file(&input) {
+            Ok(h) if h == hash => {
+                return Step::Finished(Outcome::Skipped {
+                    record: Record {
+                        size,
+                        mtime_ns: mtime,
+                        hash,
+                        output_size,
+                    },
+                    recorded: false,
+                    seconds: t.elapsed().as_secs_f64(),
+                    deleted: false,
+                })
+            }
+            Ok(_) => {}
+            Err(e) => return failed(e),
+        }
+    }
+    failed(Error::Refused {
+        path: output,
+        what: Refusal::NotRecorded,
+    })
+}
+
+/// One packed file waiting for its group's commit.
+struct Packed {
+    i: usize,
+    pending: Pending,
+    summary: PackSummary,
+    mtime: i64,
+    seconds: f64,
+}
+
+/// Packs every input of `plan` on `opts.threads` worker threads (bounded by
 /// [`crate::parallel::bound_threads`]; each file with one encoder thread), creating output
-/// directories as needed; existing outputs are refused unless `opts.force`. Returns each job's
-/// outcome, in job order. `progress` is called with the number of files done (`opts.progress`
-/// is not called).
+/// directories as needed, skipping what `done` records as packed (unless `opts.force`; see the
+/// module docs). `on_done` is called with each input's index and outcome as it becomes final
+/// (a packed file's once its archive is synced and renamed into place), from any thread, in
+/// no particular order (`opts.progress` is not called).
 ///
 /// # Errors
 ///
-/// [`Error::Thread`] when a worker thread cannot be started; then no job was started.
+/// [`Error::Io`] when OUT cannot be created; [`Error::Thread`] when a worker thread cannot be
+/// started; then no input was started.
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
-/// `COMMIT_GROUP` (256) files one `syncfs` flushes them all before they are renamed into place, so an
-/// output never appears before its data is on disk, without one `fsync` per small file. Groups
-/// are synced and renamed by a committer thread while the workers go on packing.
+/// `COMMIT_GROUP` (256) files one `syncfs` flushes them all before they are renamed into place,
+/// and one more after, so an output never appears before its data is on disk, without one
+/// `fsync` per small file. Groups are synced and renamed by a committer thread while the
+/// workers go on packing.
 pub fn pack_all(
-    jobs: &[Job],
+    plan: &Plan,
     opts: &PackOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Vec<Result<PackSummary>>> {
+    done_before: &Done,
+    delete_input: bool,
+    on_done: &(dyn Fn(usize, Outcome) + Sync),
+) -> Result<()> {
+    // With `delete_input`, a packed or skipped input is deleted once its archive is proven.
+    let on_done = &|i: usize, o: Outcome| {
+        on_done(
+            i,
+            if delete_input {
+                delete_if_proven(plan, i, o)
+            } else {
+                o
+            },
+        )
+    };
     let (threads, force) = (opts.threads, opts.force);
     let per_file = PackOptions {
         threads: 1,
         progress: crate::Progress::default(),
         ..opts.clone()
     };
+    let out = plan.out();
+    // OUT, resolved: made once every worker has started.
+    let out_real = std::sync::OnceLock::new();
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<PackSummary>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let pending: Mutex<Vec<(usize, Pending, PackSummary)>> = Mutex::new(Vec::new());
-    let record = |i: usize, r: Result<PackSummary>| {
-        if let Ok(mut g) = results.lock() {
-            g[i] = Some(r);
+    let pending: Mutex<Vec<Packed>> = Mutex::new(Vec::new());
+    // Syncs the filesystems of a group's outputs, renames them into place, and syncs again so
+    // that the names are durable too. Every file of the group was written and closed before
+    // the group was formed, so the first sync covers its data.
+    let commit = |group: Vec<Packed>| {
+        if group.is_empty() {
+            return;
         }
-    };
-    // Syncs the filesystems of a group's outputs, then renames them into place. Every file of the
-    // group was written and closed before the group was formed, so the sync covers its data.
-    let commit = |group: Vec<(usize, Pending, PackSummary)>| {
-        let synced = sync_filesystems(group.iter().filter_map(|(i, ..)| jobs[*i].output.parent()));
-        for (i, p, summary) in group {
+        let dirs: std::collections::BTreeSet<PathBuf> = group
+            .iter()
+            .filter_map(|p| plan.output(p.i).parent().map(Path::to_path_buf))
+            .collect();
+        let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
+        let mut renamed = Vec::with_capacity(group.len());
+        for p in group {
             let r = match &synced {
-                Ok(()) => p.rename().map(|()| summary),
+                Ok(()) => p.pending.rename(),
                 Err(e) => Err(Error::Internal(format!("sync before rename failed: {e}"))),
             };
-            record(i, r);
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            renamed.push((p.i, p.summary, p.mtime, p.seconds, r));
+        }
+        let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
+        for (i, summary, mtime, seconds, r) in renamed {
+            let r = r.and_then(|()| {
+                synced.as_ref().map_err(|e| {
+                    Error::Internal(format!(
+                        "renamed into place, but the sync after the renames failed: {e}"
+                    ))
+                })
+            });
+            on_done(
+                i,
+                match r {
+                    Ok(_) => Outcome::Packed {
+                        summary,
+                        mtime_ns: mtime,
+                        seconds,
+                        deleted: false,
+                    },
+                    Err(error) => Outcome::Failed {
+                        error,
+                        input: Some((summary.input_len, mtime)),
+                    },
+                },
+            );
         }
     };
     let commit = &commit;
@@ -235,48 +768,64 @@ pub fn pack_all(
             }
         }
     };
-    let no_job = || PathBuf::from("(batch)");
+    let first = || {
+        if plan.is_empty() {
+            PathBuf::from("(batch)")
+        } else {
+            plan.input(0)
+        }
+    };
     std::thread::scope(|s| {
         // One group waiting while one is committed; a worker with a third waits.
-        let (group_tx, group_rx) = sync_channel::<Vec<(usize, Pending, PackSummary)>>(1);
+        let (group_tx, group_rx) = sync_channel::<Vec<Packed>>(1);
         spawn_scoped(s, "batch committer", move || {
             group_rx.into_iter().for_each(commit)
         })
-        .map_err(|e| {
-            spawn_err(
-                jobs.first()
-                    .map_or_else(no_job, |j| j.input.clone())
-                    .as_path(),
-            )(e)
-        })?;
-        let threads = crate::parallel::bound_threads(threads).min(jobs.len().max(1));
-        for k in 0..threads {
+        .map_err(|e| spawn_err(&first())(e))?;
+        let threads = crate::parallel::bound_threads(threads).min(plan.len().max(1));
+        for _ in 0..threads {
             let group_tx = group_tx.clone();
-            let (next, done, pending, per_file, record, wait_go) =
-                (&next, &done, &pending, &per_file, &record, &wait_go);
+            let (next, pending, per_file, wait_go) = (&next, &pending, &per_file, &wait_go);
+            let out_real: &std::sync::OnceLock<PathBuf> = &out_real;
             let started = spawn_scoped(s, "batch worker", move || {
                 if !wait_go() {
                     return;
                 }
-                // The output directory this worker last created (or found): jobs come in path
-                // order, so most share it.
-                let mut made: Option<&Path> = None;
+                // The output directory this worker last made (or found) and checked: inputs
+                // come in path order, so most share it.
+                let mut made: Option<PathBuf> = None;
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { return };
-                    let r = match job.output.parent() {
-                        Some(d) if made != Some(d) => std::fs::create_dir_all(d)
-                            .map(|()| made = Some(d))
-                            .map_err(io_err(d, "create directory")),
+                    if i >= plan.len() {
+                        return;
+                    }
+                    let t = Instant::now();
+                    let (force, size, mtime) = match decide(plan, i, done_before, force, t) {
+                        Step::Finished(o) => {
+                            on_done(i, o);
+                            continue;
+                        }
+                        Step::Pack { force, size, mtime } => (force, size, mtime),
+                    };
+                    let output = plan.output(i);
+                    let r = match output.parent() {
+                        Some(d) if made.as_deref() != Some(d) => make_dir_inside(d, out_real.get())
+                            .map(|()| made = Some(d.to_path_buf())),
                         _ => Ok(()),
                     }
                     .and_then(|()| {
-                        pack_to_temp(&job.input, &job.output, per_file, force, false, &|_| {})
+                        pack_to_temp(&plan.input(i), &output, per_file, force, false, &|_| {})
                     });
                     match r {
                         Ok((p, summary)) => {
                             let group = pending.lock().ok().and_then(|mut g| {
-                                g.push((i, p, summary));
+                                g.push(Packed {
+                                    i,
+                                    pending: p,
+                                    summary,
+                                    mtime,
+                                    seconds: t.elapsed().as_secs_f64(),
+                                });
                                 (g.len() >= COMMIT_GROUP).then(|| std::mem::take(&mut *g))
                             });
                             if let Some(group) = group {
@@ -286,18 +835,28 @@ pub fn pack_all(
                                 }
                             }
                         }
-                        Err(e) => {
-                            record(i, Err(e));
-                            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                        }
+                        Err(error) => on_done(
+                            i,
+                            Outcome::Failed {
+                                error,
+                                input: Some((size, mtime)),
+                            },
+                        ),
                     }
                 }
             });
             if let Err(e) = started {
                 set_go(false);
-                let path = jobs.get(k).map_or_else(no_job, |j| j.input.clone());
-                return Err(spawn_err(&path)(e));
+                return Err(spawn_err(&first())(e));
             }
+        }
+        let made = std::fs::create_dir_all(out)
+            .map_err(io_err(out, "create directory"))
+            .and_then(|()| std::fs::canonicalize(out).map_err(io_err(out, "resolve")))
+            .map(|real| out_real.set(real));
+        if let Err(e) = made {
+            set_go(false);
+            return Err(e);
         }
         set_go(true);
         // The committer stops when every worker has finished and dropped its sender.
@@ -309,21 +868,107 @@ pub fn pack_all(
         .map(|mut g| std::mem::take(&mut *g))
         .unwrap_or_default();
     commit(rest);
-    // The renames themselves: one more sync per filesystem written to, so that every output's
-    // name is durable when the batch returns.
-    let synced = sync_filesystems(jobs.iter().filter_map(|j| j.output.parent()));
-    let mut results = results.into_inner().unwrap_or_default();
-    if let Err(e) = synced {
-        for r in results.iter_mut().filter(|r| matches!(r, Some(Ok(_)))) {
-            *r = Some(Err(Error::Internal(format!(
-                "renamed into place, but the sync after the renames failed: {e}"
-            ))));
+    Ok(())
+}
+
+/// With `--delete-input`: deletes a packed or skipped input whose archive is proven, else turns
+/// the outcome into a failure saying why the input was kept.
+fn delete_if_proven(plan: &Plan, i: usize, mut o: Outcome) -> Outcome {
+    let (size, mtime, hash, deleted) = match &mut o {
+        Outcome::Packed {
+            summary,
+            mtime_ns,
+            deleted,
+            ..
+        } => (summary.input_len, *mtime_ns, summary.hash, deleted),
+        // Skipped with the input gone: deleted by an earlier run.
+        Outcome::Skipped { .. } if std::fs::symlink_metadata(plan.input(i)).is_err() => return o,
+        Outcome::Skipped {
+            record, deleted, ..
+        } => (record.size, record.mtime_ns, record.hash, deleted),
+        _ => return o,
+    };
+    match delete_proven(&plan.input(i), &plan.output(i), size, mtime, hash) {
+        Ok(()) => {
+            *deleted = true;
+            o
         }
+        Err(error) => Outcome::Failed {
+            error,
+            input: Some((size, mtime)),
+        },
     }
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::Internal("a batch worker stopped".into()))))
-        .collect())
+}
+
+/// Deletes `input` if it is a regular file (not a symbolic link, pipe or device) of `size`
+/// bytes and modification time `mtime` (unchanged since it was packed), and `output`, in place
+/// (renamed and synced before this is called), records that size and `hash` (the hash the
+/// packer computed of the input as it read it) and decodes back to that hash with every
+/// checksum intact (a complete verify). The input's directory is synced after the deletion.
+fn delete_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) -> Result<()> {
+    let kept = |why: NotDeleted| Error::Refused {
+        path: input.to_path_buf(),
+        what: Refusal::NotDeleted(Box::new(why)),
+    };
+    let meta = std::fs::symlink_metadata(input).map_err(io_err(input, "stat"))?;
+    if !meta.is_file() {
+        return Err(kept(NotDeleted::NotRegularFile));
+    }
+    if meta.len() != size || mtime_ns(&meta) != mtime {
+        return Err(kept(NotDeleted::Changed));
+    }
+    check_ends(output, size, Some(hash)).map_err(|source| {
+        kept(NotDeleted::Ends {
+            archive: output.to_path_buf(),
+            source,
+        })
+    })?;
+    let report = crate::repair::verify(
+        output,
+        &crate::VerifyOptions {
+            against: None,
+            threads: 1,
+        },
+    )?;
+    if let Some(d) = report.damage.first() {
+        return Err(kept(NotDeleted::Damaged {
+            archive: output.to_path_buf(),
+            first: d.clone(),
+        }));
+    }
+    if !report.hash_checked {
+        return Err(kept(NotDeleted::HashUnchecked {
+            archive: output.to_path_buf(),
+        }));
+    }
+    std::fs::remove_file(input).map_err(io_err(input, "delete"))?;
+    let dir = input
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir, "sync directory"))
+}
+
+/// Makes directory `d` (and its parents) and checks that it resolves inside `out_real` (OUT,
+/// resolved): a symbolic link inside OUT must not lead the archives elsewhere.
+fn make_dir_inside(d: &Path, out_real: Option<&PathBuf>) -> Result<()> {
+    let Some(out_real) = out_real else {
+        return Err(Error::Internal("output directory not made".into()));
+    };
+    std::fs::create_dir_all(d).map_err(io_err(d, "create directory"))?;
+    let real = std::fs::canonicalize(d).map_err(io_err(d, "resolve"))?;
+    if !real.starts_with(out_real) {
+        return Err(Error::Refused {
+            path: d.to_path_buf(),
+            what: Refusal::OutsideOutput {
+                real,
+                out: out_real.to_path_buf(),
+            },
+        });
+    }
+    Ok(())
 }
 
 /// Syncs each filesystem holding one of `dirs` once (`syncfs`).

@@ -12,18 +12,19 @@
 //! interleave them).
 
 pub(crate) mod batch;
+pub mod manifest;
 pub(crate) mod route;
 pub(crate) mod writer;
 
-use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, Result};
-use crate::format::codec::{Encoder, FilterMode};
+use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
+use crate::format::codec::{Encoded, Encoder, FilterMode};
 use crate::format::pco::NumKind;
-use crate::format::{self, Codec, FrameHeader, Lead, FRAME_HEADER_LEN, LEAD_LEN};
+use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
 use crate::parallel::spawn_scoped;
 pub use route::Source;
-use route::{route, Job};
+use route::{route, RoutedBlock};
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -226,15 +227,14 @@ impl PackOptions {
     /// [`Error::Option`] for a level outside the codec's range or a block size outside
     /// 8 B..=1 GiB.
     pub fn check(&self) -> Result<()> {
-        crate::format::codec::check_level(self.codec, self.level)
-            .map_err(|e| Error::Option(e.to_string()))?;
+        crate::format::codec::check_level(self.codec, self.level).map_err(OptionError::from)?;
         if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) {
-            return Err(Error::Option(format!(
-                "block size {} is outside {}..={} bytes",
-                self.block_size,
-                format::MIN_BLOCK_SIZE,
-                format::MAX_BLOCK_SIZE
-            )));
+            return Err(OptionError::BlockSize {
+                block_size: self.block_size,
+                min: format::MIN_BLOCK_SIZE,
+                max: format::MAX_BLOCK_SIZE,
+            }
+            .into());
         }
         Ok(())
     }
@@ -440,13 +440,13 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 source,
                 opts.block_size,
                 progress,
-                &mut |job: Job| {
+                &mut |job: RoutedBlock| {
                     frame.clear();
                     let kind = kinds.get(job.id as usize).copied().flatten();
-                    let h = enc.encode_frame_numeric(
+                    let done = enc.encode_block_numeric(
                         job.id, job.block, job.esize, kind, &job.data, &mut frame,
                     );
-                    if let Err(e) = sink.frame(&mut w, job.stream, &h, &frame) {
+                    if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
                         write_err = Some(e);
                         return Err(Error::Internal("write failed".into()));
                     }
@@ -459,7 +459,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         }
         (sink, w, routed?)
     } else {
-        let (job_tx, job_rx) = sync_channel::<(u64, Job)>(threads * 2);
+        let (job_tx, job_rx) = sync_channel::<(u64, RoutedBlock)>(threads * 2);
         let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let window = Window::new(threads as u64 * 4 + 2);
@@ -502,7 +502,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 },
             );
             drop(job_tx);
-            Ok((read_result, writer.join()))
+            Ok::<_, Error>((read_result, writer.join()))
         })?;
         let writer_result =
             writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
@@ -567,7 +567,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-            let enc = new_encoder(opts).map_err(|e| Error::Option(e.to_string()))?;
+            let enc = new_encoder(opts).map_err(OptionError::from)?;
             *slot = Some((key, enc));
         }
         match slot.as_mut() {
@@ -589,12 +589,12 @@ struct Done {
     /// Position of the block in routing order.
     seq: u64,
     stream: usize,
-    header: FrameHeader,
+    encoded: Encoded,
     frame: Vec<u8>,
 }
 
 fn encode_worker(
-    rx: Arc<Mutex<Receiver<(u64, Job)>>>,
+    rx: Arc<Mutex<Receiver<(u64, RoutedBlock)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
     kinds: &[Option<NumKind>],
@@ -610,13 +610,13 @@ fn encode_worker(
         let Ok((seq, job)) = job else { return };
         let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
         let kind = kinds.get(job.id as usize).copied().flatten();
-        let header =
-            enc.encode_frame_numeric(job.id, job.block, job.esize, kind, &job.data, &mut frame);
+        let encoded =
+            enc.encode_block_numeric(job.id, job.block, job.esize, kind, &job.data, &mut frame);
         if tx
             .send(Done {
                 seq,
                 stream: job.stream,
-                header,
+                encoded,
                 frame,
             })
             .is_err()
@@ -641,7 +641,7 @@ fn write_frames<W: Write>(
     for done in rx {
         early.insert(done.seq, done);
         while let Some(done) = early.remove(&next) {
-            sink.frame(w, done.stream, &done.header, &done.frame)?;
+            sink.encoded(w, done.stream, &done.encoded, &done.frame)?;
             next += 1;
             window.advance(next);
         }

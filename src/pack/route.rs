@@ -10,7 +10,7 @@
 use crate::error::{io_err, Error, LayoutError, Result};
 use crate::format;
 use crate::format::streams::{shared_order, streams, Stream};
-use crate::nc3::{Header, Layout, RecordPattern, Target, Walk};
+use crate::nc3::{gather, Header, Layout, RecordPattern, Segment, Target, Walk};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
@@ -25,7 +25,7 @@ pub enum Source<'a> {
 }
 
 /// A full block of one stream, ready to encode.
-pub(crate) struct Job {
+pub(crate) struct RoutedBlock {
     /// Stream number as in [`streams`].
     pub stream: usize,
     /// Frame stream id.
@@ -65,31 +65,6 @@ pub(crate) struct Routed {
 /// Largest record held in memory while packing from a stream (see [`route`]).
 const RECORD_BUFFER_MAX: u64 = 64 << 20;
 
-/// Routes the `k` whole records at the start of `buf`, as laid out by `p`: each variable's
-/// slabs in bulk, then the padding in file order.
-fn route_records(
-    p: &RecordPattern,
-    router: &mut Router,
-    residual: usize,
-    buf: &[u8],
-    k: usize,
-) -> Result<()> {
-    let rs = p.recsize as usize;
-    for &(off, len, s) in &p.vars {
-        router.push_strided(s, buf, off, rs, len, k)?;
-    }
-    for r in 0..k {
-        let at = r * rs;
-        for &(off, len) in &p.gaps {
-            router.push(residual, &buf[at + off..at + off + len])?;
-        }
-        if r + 1 < k && p.last_end < rs {
-            router.push(residual, &buf[at + p.last_end..at + rs])?;
-        }
-    }
-    Ok(())
-}
-
 /// Length given to the layout of a stream of unknown length while it is read.
 const OPEN_LEN: u64 = i64::MAX as u64;
 
@@ -119,225 +94,317 @@ pub(crate) fn route<R: Read>(
     source: Source<'_>,
     block_size: u32,
     progress: &(dyn Fn(u64) + Sync),
-    emit: &mut dyn FnMut(Job) -> Result<()>,
+    emit: &mut dyn FnMut(RoutedBlock) -> Result<()>,
 ) -> Result<Routed> {
-    let layout_err = |source: LayoutError| Error::Layout {
-        path: input.to_path_buf(),
-        source,
-    };
     let (plan, limit) = match source {
         Source::File(l) => (l.clone(), l.file_len),
-        Source::Stream => (Layout::new(header, OPEN_LEN).map_err(layout_err)?, u64::MAX),
+        Source::Stream => (
+            Layout::new(header, OPEN_LEN).map_err(layout_err(input))?,
+            u64::MAX,
+        ),
     };
-    let streaming = matches!(source, Source::Stream);
-    let mut r = BufReader::with_capacity(
+    let r = BufReader::with_capacity(
         (4 << 20).min(plan.file_len as usize + 1),
         Hashing {
             inner: reader.take(limit),
             hash: Xxh3::new(),
         },
     );
-    let mut router = Router::new(&plan, block_size, emit);
-    let residual = plan.vars.len();
-    // A record starts with the first record variable that has bytes and ends with the last.
-    let with_bytes = |&&i: &&usize| plan.vars[i].slab > 0;
-    let first_rec = plan.rec_order().iter().find(with_bytes).copied();
-    let last_rec = plan.rec_order().iter().rev().find(with_bytes).copied();
-    let (record_starts, record_ends) = (first_rec.map(Target::Var), last_rec.map(Target::Var));
-    // From a stream, a record is held until it is complete (an incomplete last record is
-    // residual bytes), unless records are too large to hold.
-    let buffer_records = streaming && plan.recsize <= RECORD_BUFFER_MAX;
     // Small records are routed a chunk at a time; the walk skips the segments a chunk covered.
     let pattern = plan.record_pattern();
-    let mut chunk: Vec<u8> = Vec::new();
-    // A file shorter than when its layout was computed.
-    let file_ended = |at: u64| {
-        let what = format!(
-            "the file ended at byte {at}, before its {} bytes (did it change while being packed?)",
-            plan.file_len
-        );
-        Error::Io {
-            path: input.to_path_buf(),
-            op: "read",
-            source: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, what),
+    let mut pass = Pass::new(r, &plan, header, input, source, progress, block_size, emit);
+    match plan.walk_with(|seg| pass.visit(pattern.as_ref(), seg)) {
+        Ok(()) | Err(Stop::Eof) => {}
+        Err(Stop::Fail(e)) => return Err(e),
+    }
+    progress(pass.consumed);
+    let layout = match source {
+        Source::File(l) => l.clone(),
+        Source::Stream => {
+            // Without record data the count is the header's, as for a file.
+            let numrecs = if pass.record_starts.is_some() {
+                pass.records
+            } else {
+                plan.numrecs
+            };
+            Layout::with_numrecs(header, pass.consumed, numrecs).map_err(layout_err(input))?
         }
     };
-    // A record being read from a stream: its bytes, and which stream each run belongs to.
-    let mut pending: Vec<u8> = Vec::new();
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
-    let mut in_record = false;
-    let mut records = 0u64;
-    let mut eof_at: Option<u64> = None;
-    let mut consumed = 0u64;
-    let mut last_report = 0u64;
-    let walked = plan.walk_with(|seg| -> std::result::Result<Walk, Stop> {
-        let stream = match seg.target {
-            Target::Header => None,
-            Target::Var(i) => Some(i),
-            Target::Residual => Some(residual),
-        };
-        if let Some(at) = eof_at {
+    let streams = pass.router.finish(&layout)?;
+    Ok(Routed {
+        layout,
+        streams,
+        hash: pass.r.into_inner().hash.digest128(),
+    })
+}
+
+/// A layout error of the file `input`.
+fn layout_err(input: &Path) -> impl Fn(LayoutError) -> Error + '_ {
+    move |source| Error::Layout {
+        path: input.to_path_buf(),
+        source,
+    }
+}
+
+/// One pass over the input, segment by segment ([`Pass::visit`]), in file order.
+struct Pass<'a, 'e, B> {
+    r: B,
+    plan: &'a Layout,
+    header: &'a Header,
+    input: &'a Path,
+    /// Whether the input is a stream of unknown length.
+    streaming: bool,
+    progress: &'a (dyn Fn(u64) + Sync),
+    router: Router<'e>,
+    /// The residual bytes' stream.
+    residual: usize,
+    /// A record starts with the first record variable that has bytes and ends with the last.
+    record_starts: Option<Target>,
+    record_ends: Option<Target>,
+    /// From a stream, a record is held until it is complete (an incomplete last record is
+    /// residual bytes), unless records are too large to hold.
+    buffer_records: bool,
+    /// A chunk of records being routed (see [`RecordPattern`]).
+    chunk: Vec<u8>,
+    /// A record being read from a stream: its bytes, and which stream each run belongs to.
+    pending: Vec<u8>,
+    pieces: Vec<(usize, usize)>,
+    in_record: bool,
+    /// Records read so far.
+    records: u64,
+    /// Where the input ended, in residual bytes.
+    eof_at: Option<u64>,
+    /// Bytes read so far, and when progress was last reported.
+    consumed: u64,
+    last_report: u64,
+}
+
+impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        r: B,
+        plan: &'a Layout,
+        header: &'a Header,
+        input: &'a Path,
+        source: Source<'_>,
+        progress: &'a (dyn Fn(u64) + Sync),
+        block_size: u32,
+        emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
+    ) -> Self {
+        let streaming = matches!(source, Source::Stream);
+        let with_bytes = |&&i: &&usize| plan.vars[i].slab > 0;
+        let first_rec = plan.rec_order().iter().find(with_bytes).copied();
+        let last_rec = plan.rec_order().iter().rev().find(with_bytes).copied();
+        Pass {
+            r,
+            plan,
+            header,
+            input,
+            streaming,
+            progress,
+            router: Router::new(plan, block_size, emit),
+            residual: plan.vars.len(),
+            record_starts: first_rec.map(Target::Var),
+            record_ends: last_rec.map(Target::Var),
+            buffer_records: streaming && plan.recsize <= RECORD_BUFFER_MAX,
+            chunk: Vec::new(),
+            pending: Vec::new(),
+            pieces: Vec::new(),
+            in_record: false,
+            records: 0,
+            eof_at: None,
+            consumed: 0,
+            last_report: 0,
+        }
+    }
+
+    /// Routes the segment `seg`, or the chunk of records it starts when records have a
+    /// `pattern`.
+    fn visit(
+        &mut self,
+        pattern: Option<&RecordPattern>,
+        seg: Segment,
+    ) -> std::result::Result<Walk, Stop> {
+        if let Some(at) = self.eof_at {
             // The input ended in residual bytes before this segment: fine before a record
             // (there are none), an error before a fixed variable.
             return match seg.target {
-                Target::Var(i) if !plan.vars[i].is_record => {
-                    Err(Stop::Fail(layout_err(LayoutError::InputEndsInVar {
-                        var: header.var(i).name().to_string(),
-                        begin: seg.offset,
-                        len: at,
-                    })))
+                Target::Var(i) if !self.plan.vars[i].is_record => {
+                    Err(Stop::Fail(layout_err(self.input)(
+                        LayoutError::InputEndsInVar {
+                            var: self.header.var(i).name().to_string(),
+                            begin: seg.offset,
+                            len: at,
+                        },
+                    )))
                 }
                 _ => Err(Stop::Eof),
             };
         }
-        if let Some(p) = pattern
-            .as_ref()
-            .filter(|_| Some(seg.target) == record_starts)
-        {
-            // A chunk of records, from the start of this one.
-            let want = p.per_chunk.min(plan.numrecs - records);
-            let start = p.first_begin + records * p.recsize;
-            if seg.offset != start {
-                return Err(Stop::Fail(Error::Internal(format!(
-                    "record {records} starts at byte {}, expected {start}",
-                    seg.offset
-                ))));
-            }
-            let span = p.span(want);
-            chunk.clear();
-            chunk.reserve(span as usize);
-            (&mut r)
-                .take(span)
-                .read_to_end(&mut chunk)
-                .map_err(io_err(input, "read"))?;
-            let n = chunk.len();
-            // Whole records read (all of them, unless the input ended).
-            let k = if n as u64 == span {
-                want
-            } else {
-                (0..want).take_while(|&i| p.span(i + 1) <= n as u64).count() as u64
-            };
-            if k > 0 {
-                route_records(p, &mut router, residual, &chunk, k as usize)?;
-            }
-            records += k;
-            consumed += n as u64;
-            if consumed - last_report >= 8 << 20 {
-                last_report = consumed;
-                progress(consumed);
-            }
-            if k < want {
-                if !streaming {
-                    return Err(Stop::Fail(file_ended(consumed)));
-                }
-                // The input ended inside a record: what was read after the last whole record
-                // is residual bytes, and there is nothing more.
-                let done = if k > 0 { p.span(k) as usize } else { 0 };
-                router.push(residual, &chunk[done..n])?;
-                return Err(Stop::Eof);
-            }
-            return Ok(Walk::SkipRecords(want));
+        match pattern {
+            Some(p) if Some(seg.target) == self.record_starts => self.chunk(p, seg),
+            _ => self.segment(seg),
         }
-        if buffer_records && Some(seg.target) == record_starts {
-            in_record = true;
+    }
+
+    /// Routes a chunk of records, from the start of the one `seg` starts.
+    fn chunk(&mut self, p: &RecordPattern, seg: Segment) -> std::result::Result<Walk, Stop> {
+        let want = p.chunk_records(self.records, self.plan.numrecs);
+        let start = p.first_begin + self.records * p.recsize;
+        if seg.offset != start {
+            return Err(Stop::Fail(Error::Internal(format!(
+                "record {} starts at byte {}, expected {start}",
+                self.records, seg.offset
+            ))));
         }
-        // Pass the segment's bytes on straight from the read buffer.
+        let span = p.span(want);
+        self.chunk.clear();
+        self.chunk.reserve(span as usize);
+        (&mut self.r)
+            .take(span)
+            .read_to_end(&mut self.chunk)
+            .map_err(io_err(self.input, "read"))?;
+        let n = self.chunk.len();
+        // Whole records read (all of them, unless the input ended).
+        let k = if n as u64 == span {
+            want
+        } else {
+            (0..want).take_while(|&i| p.span(i + 1) <= n as u64).count() as u64
+        };
+        if k > 0 {
+            // Each variable's slabs in bulk, then the padding in file order.
+            let rs = p.recsize as usize;
+            for &(off, len, s) in &p.vars {
+                self.router
+                    .push_strided(s, &self.chunk, off, rs, len, k as usize)?;
+            }
+            for gap in p.padding(k as usize) {
+                self.router.push(self.residual, &self.chunk[gap])?;
+            }
+        }
+        self.records += k;
+        self.advance(n as u64);
+        if k < want {
+            if !self.streaming {
+                return Err(Stop::Fail(self.file_ended()));
+            }
+            // The input ended inside a record: what was read after the last whole record
+            // is residual bytes, and there is nothing more.
+            let done = if k > 0 { p.span(k) as usize } else { 0 };
+            self.router.push(self.residual, &self.chunk[done..n])?;
+            return Err(Stop::Eof);
+        }
+        Ok(Walk::SkipRecords(want))
+    }
+
+    /// Routes one segment's bytes straight from the read buffer (or holds them, inside a
+    /// record from a stream).
+    fn segment(&mut self, seg: Segment) -> std::result::Result<Walk, Stop> {
+        let stream = match seg.target {
+            Target::Header => None,
+            Target::Var(i) => Some(i),
+            Target::Residual => Some(self.residual),
+        };
+        if self.buffer_records && Some(seg.target) == self.record_starts {
+            self.in_record = true;
+        }
         let mut got = 0u64;
         while got < seg.len {
-            let avail = r.fill_buf().map_err(io_err(input, "read"))?;
+            let avail = self.r.fill_buf().map_err(io_err(self.input, "read"))?;
             if avail.is_empty() {
                 break;
             }
             let n = avail
                 .len()
                 .min(usize::try_from(seg.len - got).unwrap_or(usize::MAX));
-            if in_record {
-                pending.extend_from_slice(&avail[..n]);
+            if self.in_record {
+                self.pending.extend_from_slice(&avail[..n]);
             } else if let Some(s) = stream {
-                router.push(s, &avail[..n])?;
+                self.router.push(s, &avail[..n])?;
             }
-            r.consume(n);
+            self.r.consume(n);
             got += n as u64;
         }
-        if in_record && got > 0 {
-            pieces.push((stream.unwrap_or(residual), got as usize));
+        if self.in_record && got > 0 {
+            self.pieces
+                .push((stream.unwrap_or(self.residual), got as usize));
         }
-        consumed += got;
-        if consumed - last_report >= 8 << 20 {
-            last_report = consumed;
-            progress(consumed);
-        }
+        self.advance(got);
         if got < seg.len {
-            if !streaming {
-                return Err(Stop::Fail(file_ended(consumed)));
-            }
-            if in_record {
-                // An incomplete record: everything read of it is residual.
-                router.push(residual, &pending)?;
-                return Err(Stop::Eof);
-            }
-            match seg.target {
-                Target::Var(i) if plan.vars[i].is_record => {
-                    return Err(Stop::Fail(layout_err(LayoutError::IncompleteRecord {
-                        len: consumed,
-                        recsize: plan.recsize,
-                        max: RECORD_BUFFER_MAX,
-                    })))
-                }
-                Target::Var(i) => {
-                    return Err(Stop::Fail(layout_err(LayoutError::InputPastEnd {
-                        var: header.var(i).name().to_string(),
-                        begin: seg.offset,
-                        end: seg.offset + seg.len,
-                        len: consumed,
-                    })))
-                }
-                Target::Header => {
-                    return Err(Stop::Fail(layout_err(LayoutError::InputEndsInHeader {
-                        len: consumed,
-                        header_len: plan.header_len,
-                    })))
-                }
-                Target::Residual => eof_at = Some(consumed),
-            }
+            self.ended_in(seg)?;
         }
-        if Some(seg.target) == record_ends {
+        if Some(seg.target) == self.record_ends {
             // The record is complete: route it if it was held.
             let mut at = 0;
-            for &(s, n) in &pieces {
-                router.push(s, &pending[at..at + n])?;
+            for &(s, n) in &self.pieces {
+                self.router.push(s, &self.pending[at..at + n])?;
                 at += n;
             }
-            pending.clear();
-            pieces.clear();
-            in_record = false;
-            records += 1;
+            self.pending.clear();
+            self.pieces.clear();
+            self.in_record = false;
+            self.records += 1;
         }
         Ok(Walk::Next)
-    });
-    match walked {
-        Ok(()) | Err(Stop::Eof) => {}
-        Err(Stop::Fail(e)) => return Err(e),
     }
-    progress(consumed);
-    let layout = match source {
-        Source::File(l) => l.clone(),
-        Source::Stream => {
-            // Without record data the count is the header's, as for a file.
-            let numrecs = if first_rec.is_some() {
-                records
-            } else {
-                plan.numrecs
-            };
-            Layout::with_numrecs(header, consumed, numrecs).map_err(layout_err)?
+
+    /// The input ended inside `seg`: the end of a stream where it may end (residual bytes, or
+    /// a held record, which becomes residual bytes), otherwise an error.
+    fn ended_in(&mut self, seg: Segment) -> std::result::Result<(), Stop> {
+        if !self.streaming {
+            return Err(Stop::Fail(self.file_ended()));
         }
-    };
-    let streams = router.finish(&layout)?;
-    Ok(Routed {
-        layout,
-        streams,
-        hash: r.into_inner().hash.digest128(),
-    })
+        if self.in_record {
+            // An incomplete record: everything read of it is residual.
+            self.router.push(self.residual, &self.pending)?;
+            return Err(Stop::Eof);
+        }
+        let len = self.consumed;
+        let err = match seg.target {
+            Target::Var(i) if self.plan.vars[i].is_record => LayoutError::IncompleteRecord {
+                len,
+                recsize: self.plan.recsize,
+                max: RECORD_BUFFER_MAX,
+            },
+            Target::Var(i) => LayoutError::InputPastEnd {
+                var: self.header.var(i).name().to_string(),
+                begin: seg.offset,
+                end: seg.offset + seg.len,
+                len,
+            },
+            Target::Header => LayoutError::InputEndsInHeader {
+                len,
+                header_len: self.plan.header_len,
+            },
+            Target::Residual => {
+                self.eof_at = Some(len);
+                return Ok(());
+            }
+        };
+        Err(Stop::Fail(layout_err(self.input)(err)))
+    }
+
+    /// Counts `n` more bytes read, reporting progress every 8 MiB.
+    fn advance(&mut self, n: u64) {
+        self.consumed += n;
+        if self.consumed - self.last_report >= 8 << 20 {
+            self.last_report = self.consumed;
+            (self.progress)(self.consumed);
+        }
+    }
+
+    /// A file shorter than when its layout was computed.
+    fn file_ended(&self) -> Error {
+        let what = format!(
+            "the file ended at byte {}, before its {} bytes (did it change while being packed?)",
+            self.consumed, self.plan.file_len
+        );
+        Error::Io {
+            path: self.input.to_path_buf(),
+            op: "read",
+            source: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, what),
+        }
+    }
 }
 
 /// Assembles the streams' blocks as bytes arrive.
@@ -345,7 +412,7 @@ struct Router<'e> {
     open: Vec<OpenStream>,
     small: u64,
     block_size: u32,
-    emit: &'e mut dyn FnMut(Job) -> Result<()>,
+    emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
 }
 
 /// A stream being assembled.
@@ -372,7 +439,7 @@ impl<'e> Router<'e> {
     fn new(
         plan: &Layout,
         block_size: u32,
-        emit: &'e mut dyn FnMut(Job) -> Result<()>,
+        emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
     ) -> Router<'e> {
         let small = format::shared_max(block_size);
         let mut open: Vec<OpenStream> = Vec::with_capacity(plan.vars.len() + 2);
@@ -544,7 +611,7 @@ impl<'e> Router<'e> {
         o.limit = 0;
         let block = o.next_block;
         o.next_block += 1;
-        (self.emit)(Job {
+        (self.emit)(RoutedBlock {
             stream: s,
             id: o.id,
             block,
@@ -579,29 +646,5 @@ impl<'e> Router<'e> {
             }
         }
         Ok(want)
-    }
-}
-
-/// Appends `n` pieces of `len` bytes, `data[at..at + len]` and every `stride` bytes after, to
-/// `out`; the common element sizes get fixed-size copies.
-fn gather(out: &mut Vec<u8>, data: &[u8], at: usize, stride: usize, len: usize, n: usize) {
-    fn fixed<const L: usize>(out: &mut Vec<u8>, data: &[u8], at: usize, stride: usize, n: usize) {
-        for i in 0..n {
-            let p = at + i * stride;
-            out.extend_from_slice(&data[p..p + L]);
-        }
-    }
-    out.reserve(n * len);
-    match len {
-        1 => fixed::<1>(out, data, at, stride, n),
-        2 => fixed::<2>(out, data, at, stride, n),
-        4 => fixed::<4>(out, data, at, stride, n),
-        8 => fixed::<8>(out, data, at, stride, n),
-        _ => {
-            for i in 0..n {
-                let p = at + i * stride;
-                out.extend_from_slice(&data[p..p + len]);
-            }
-        }
     }
 }

@@ -14,6 +14,7 @@
 //! loses at most the constant blocks of its last 64 MiB, as it loses the frames after the cut.
 
 use crate::error::{Error, Result};
+use crate::format::codec::Encoded;
 use crate::format::streams::Stream;
 use crate::format::{
     self, Codec, ConstantRun, Footer, FrameHeader, IndexEntry, FLAG_LOST, FRAME_HEADER_LEN,
@@ -32,7 +33,7 @@ pub const CONSTANTS_EVERY: u64 = 64 << 20;
 /// use nc3pack::format::{FrameHeader, Codec, Filter, CONSTANTS_ID};
 /// use nc3pack::__private::Sink;
 /// // A constant block of stream 0 (id 0, block 0, 4-byte zeros): no frame, a constants frame.
-/// let h = FrameHeader { stored_len: 4, decoded_len: 64, var: 0, block: 0, codec: Codec::Constant,
+/// let h = FrameHeader { stored_len: 4, decoded_len: 64, stream: 0, block: 0, codec: Codec::Constant,
 ///     filter: Filter::None, esize: 4, payload_crc: 0 };
 /// let mut frame = h.encode().to_vec();
 /// frame.extend_from_slice(&[0, 0, 0, 0]);
@@ -41,7 +42,7 @@ pub const CONSTANTS_EVERY: u64 = 64 << 20;
 /// sink.frame(&mut out, 0, &h, &frame).unwrap();
 /// assert!(out.is_empty());
 /// sink.flush_constants(&mut out).unwrap();
-/// assert_eq!(FrameHeader::decode(&out).unwrap().var, CONSTANTS_ID);
+/// assert_eq!(FrameHeader::decode(&out).unwrap().stream, CONSTANTS_ID);
 /// ```
 #[derive(Default)]
 pub struct Sink {
@@ -50,7 +51,7 @@ pub struct Sink {
     runs: Vec<ConstantRun>,
     /// Stream id -> the run in `runs` that the stream's next constant block may extend.
     open: HashMap<u32, usize>,
-    tables: Vec<IndexEntry>,
+    constants_frames: Vec<IndexEntry>,
     /// Bytes of frames written since the oldest waiting run.
     since_runs: u64,
 }
@@ -82,9 +83,24 @@ impl Sink {
                 && (h.decoded_len as usize).is_multiple_of(e)
         });
         if let Some(value) = value {
-            return self.constant(w, stream, h.var, h.block, value);
+            return self.constant(w, stream, h.stream, h.block, value);
         }
         self.keep(w, stream, h, frame)
+    }
+
+    /// Takes what the encoder made of a block of stream number `stream`: its frame, `frame`,
+    /// written to `w`, or a constant block, kept in the index only.
+    pub fn encoded<W: Write>(
+        &mut self,
+        w: &mut W,
+        stream: usize,
+        encoded: &Encoded,
+        frame: &[u8],
+    ) -> std::io::Result<()> {
+        match encoded {
+            Encoded::Frame(h) => self.keep(w, stream, h, frame),
+            Encoded::Constant(c) => self.constant(w, stream, c.stream, c.block, c.value()),
+        }
     }
 
     /// Writes the frame `frame` (header `h`) of block `h.block` of stream number `stream` as it
@@ -169,11 +185,11 @@ impl Sink {
             }
             merge
         });
-        let frame = format::constants_frame(self.tables.len() as u64, &self.runs);
+        let frame = format::constants_frame(self.constants_frames.len() as u64, &self.runs);
         w.write_all(&frame)?;
         let stored_len = (frame.len() - FRAME_HEADER_LEN) as u32;
         let codec = FrameHeader::decode(&frame).map_or(Codec::None, |h| h.codec);
-        self.tables.push(IndexEntry {
+        self.constants_frames.push(IndexEntry {
             offset: self.pos,
             stored_len,
             codec,
@@ -204,7 +220,7 @@ impl Sink {
         self.flush_constants(w).map_err(&io)?;
         let entries = self.in_index_order(streams)?;
         let index_offset = self.pos;
-        let index = format::encode_index(&entries, &self.tables);
+        let index = format::encode_index(&entries, &self.constants_frames);
         w.write_all(&index).map_err(&io)?;
         let footer = Footer {
             index_offset,
@@ -286,7 +302,7 @@ mod tests {
     use crate::format::Filter;
 
     fn header(
-        var: u32,
+        stream: u32,
         block: u64,
         codec: Codec,
         stored_len: u32,
@@ -295,7 +311,7 @@ mod tests {
         FrameHeader {
             stored_len,
             decoded_len,
-            var,
+            stream,
             block,
             codec,
             filter: Filter::None,
@@ -304,8 +320,8 @@ mod tests {
         }
     }
 
-    fn constant_frame(var: u32, block: u64, value: [u8; 4]) -> (FrameHeader, Vec<u8>) {
-        let h = header(var, block, Codec::Constant, 4, 64);
+    fn constant_frame(stream: u32, block: u64, value: [u8; 4]) -> (FrameHeader, Vec<u8>) {
+        let h = header(stream, block, Codec::Constant, 4, 64);
         let mut f = h.encode().to_vec();
         f.extend_from_slice(&value);
         (h, f)
@@ -377,11 +393,11 @@ mod tests {
             big.len() as u32 - 36,
         );
         sink.frame(&mut out, 1, &hb, &big).unwrap();
-        assert_eq!((sink.tables.len(), sink.runs.len()), (0, 1));
+        assert_eq!((sink.constants_frames.len(), sink.runs.len()), (0, 1));
         let hb = FrameHeader { block: 1, ..hb };
         sink.frame(&mut out, 1, &hb, &big).unwrap();
-        assert_eq!((sink.tables.len(), sink.runs.len()), (1, 0));
+        assert_eq!((sink.constants_frames.len(), sink.runs.len()), (1, 0));
         // The constants frame went right after the second big frame.
-        assert_eq!(sink.tables[0].offset, 100 + 2 * big.len() as u64);
+        assert_eq!(sink.constants_frames[0].offset, 100 + 2 * big.len() as u64);
     }
 }

@@ -14,6 +14,7 @@ use crate::nc3::{Header, Layout};
 use crate::parallel::spawn_scoped;
 use crate::read::cache::{BlockCache, CacheStats};
 use crate::read::dataset::Dataset;
+use crate::read::Input;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -41,7 +42,7 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 /// let bytes = a.read_var_bytes(sst).unwrap(); // big-endian, as in the netCDF file
 /// println!("{} bytes", bytes.len());
 /// ```
-pub struct Archive<R: ReadAt = std::fs::File> {
+pub struct Archive<R: ReadAt = Input> {
     path: PathBuf,
     reader: R,
     lead: Lead,
@@ -51,16 +52,21 @@ pub struct Archive<R: ReadAt = std::fs::File> {
     streams: Vec<Stream>,
     index: Vec<IndexEntry>,
     /// Index entries of the constants frames.
-    tables: Vec<IndexEntry>,
+    constants_frames: Vec<IndexEntry>,
     footer: Footer,
     len: u64,
     data_start: u64,
     cache: BlockCache,
+    /// Whether blocks a read decodes whole straight into its output are cached too
+    /// ([`Archive::set_cache_whole_blocks`]).
+    cache_whole: std::sync::atomic::AtomicBool,
     threads: usize,
 }
 
-impl Archive<std::fs::File> {
-    /// Opens the archive at `path`.
+impl Archive<Input> {
+    /// Opens the archive at `path`: a file, or a URL (`s3://BUCKET/KEY`, `http(s)://...`,
+    /// `file://...`, read with the options of [`crate::remote::set_default_options`]; needs
+    /// the `remote` feature).
     ///
     /// ```no_run
     /// let archive = nc3pack::Archive::open("/tmp/sst.nc3z")?;
@@ -70,13 +76,35 @@ impl Archive<std::fs::File> {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when `path` cannot be opened or is not a regular file;
-    /// [`Error::Archive`] and header errors naming the field and offset when the
-    /// lead, header frame, footer or index is damaged, truncated or inconsistent.
+    /// [`Error::Io`] when `path` cannot be opened or is not a regular file; [`Error::Remote`]
+    /// when a URL cannot be read; [`Error::Archive`] and header errors naming the field and
+    /// offset when the lead, header frame, footer or index is damaged, truncated or
+    /// inconsistent.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = crate::io::open_seekable(path, "reading an archive")?;
+        let f = crate::read::input::open_input(path, "reading an archive")?;
         Archive::from_reader(f, path)
+    }
+
+    /// Opens the archive at a URL with explicit options (credentials, endpoint, anonymous
+    /// access): two concurrent range requests for a typical archive, a third when its index is
+    /// larger than [`crate::remote::TAIL_BYTES`].
+    ///
+    /// ```no_run
+    /// let opts = nc3pack::remote::RemoteOptions::from_env().with_anon(true);
+    /// let a = nc3pack::Archive::open_url("s3://bucket/sst.nc3z", &opts)?;
+    /// println!("{} bytes", a.len());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming the URL and the cause (no credentials, access denied, no such
+    /// object, ...), and the errors of [`Archive::open`] for an object that is not an archive.
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str, opts: &crate::remote::RemoteOptions) -> Result<Self> {
+        let f = crate::read::input::open_url(url, opts, "reading an archive")?;
+        Archive::from_reader(f, Path::new(url))
     }
 }
 
@@ -155,12 +183,10 @@ impl<R: ReadAt> Archive<R> {
                 IndexError::Checksum.into(),
             ));
         }
-        let (index, tables) = format::decode_index(&ib, total_blocks)
+        let (index, constants_frames) = format::decode_index(&ib, total_blocks)
             .map_err(|e| bad("index", footer.index_offset, e.into()))?;
         let in_data = |e: &IndexEntry, max: u64| {
-            let end = e
-                .offset
-                .checked_add(FRAME_HEADER_LEN as u64 + u64::from(e.stored_len));
+            let end = e.offset.checked_add(e.frame_len());
             e.offset >= data_start
                 && end.is_some_and(|end| end <= footer.index_offset)
                 && u64::from(e.stored_len) <= max
@@ -187,8 +213,11 @@ impl<R: ReadAt> Archive<R> {
                 ));
             }
         }
-        let table_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
-        if let Some(k) = tables.iter().position(|t| !in_data(t, table_max)) {
+        let constants_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
+        if let Some(k) = constants_frames
+            .iter()
+            .position(|t| !in_data(t, constants_max))
+        {
             return Err(bad(
                 "index",
                 footer.index_offset,
@@ -203,11 +232,12 @@ impl<R: ReadAt> Archive<R> {
             layout,
             streams,
             index,
-            tables,
+            constants_frames,
             footer,
             len,
             data_start,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
+            cache_whole: std::sync::atomic::AtomicBool::new(true),
             threads: crate::parallel::bound_threads(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
@@ -215,110 +245,375 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// The netCDF-3 header of the original file.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-header", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.header().var_count(), 8);
+    /// assert_eq!(a.header().var(4).name(), "temp");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn header(&self) -> &Header {
         &self.header
     }
 
     /// The original header's bytes, verbatim.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-header_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// assert_eq!(a.header_bytes(), &original[..a.header_bytes().len()]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()
     }
 
     /// The data layout of the original file, with the record dimension materialized.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-layout", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.layout().numrecs, 20000);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// The archive's lead (original length, records, block size).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-lead", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.lead().file_len, std::fs::metadata("samples/obs_points.nc")?.len());
+    /// assert_eq!(a.lead().numrecs, 20000);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn lead(&self) -> &Lead {
         &self.lead
     }
 
     /// The xxh3-128 hash of the original file, as recorded at pack time.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-original_hash", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// assert_eq!(a.original_hash(), xxhash_rust::xxh3::xxh3_128(&original));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn original_hash(&self) -> u128 {
         self.lead.hash
     }
 
     /// Length of the archive in bytes.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-len", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.len(), std::fs::metadata(&z)?.len());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.len
     }
 
     /// Whether the archive is empty (never true for an archive that opened).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-is_empty", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert!(!a.is_empty());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The archive's path, as given.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-path", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.path(), z.as_path());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Number of streams: one per variable (in header order), then the residual bytes, then
     /// the early and the late shared stream, which hold the small ones.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_count", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// // One stream per variable, the residual bytes, two shared streams.
+    /// assert_eq!(a.stream_count(), a.header().var_count() + 3);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_count(&self) -> usize {
         self.streams.len()
     }
 
     /// The stream of the residual bytes (the one after the variables').
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-residual_stream", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert_eq!(a.residual_stream(), a.header().var_count());
+    /// assert_eq!(a.stream_name(a.residual_stream()), "residual bytes");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn residual_stream(&self) -> usize {
         self.layout.vars.len()
     }
 
     /// The shared stream that holds stream `s`, if `s` is small enough to be a member of one
     /// (it then has no blocks of its own).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-shared_stream_of", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// // temp (80 000 bytes) has blocks of its own.
+    /// assert_eq!(a.shared_stream_of(temp), None);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn shared_stream_of(&self, s: usize) -> Option<usize> {
         self.streams[s].shared.map(|(sh, _)| sh)
     }
 
     /// Whether stream `s` is a member of a shared stream.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-is_member", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert!(!a.is_member(temp));
+    /// assert!((0..a.stream_count()).all(|s| a.is_member(s) == a.shared_stream_of(s).is_some()));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_member(&self, s: usize) -> bool {
         self.streams[s].shared.is_some()
     }
 
     /// Frame stream id of stream `s`: the variable's number, or [`format::RESIDUAL_ID`],
     /// [`format::SHARED_EARLY_ID`], [`format::SHARED_LATE_ID`].
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_id", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.stream_id(temp), temp as u32);
+    /// assert_eq!(a.stream_id(a.residual_stream()), nc3pack::format::RESIDUAL_ID);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_id(&self, s: usize) -> u32 {
         self.streams[s].id
     }
 
     /// Bytes of stream `s` (a variable's materialized data, the residual bytes, or a shared
     /// stream's encoded members).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_len", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.stream_len(temp), 20000 * 4); // 20 000 floats
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_len(&self, s: usize) -> u64 {
         self.streams[s].total
     }
 
     /// Number of blocks of stream `s`.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block_count", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.block_count(temp), 1); // 80 000 bytes, 1 MiB blocks
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn block_count(&self, s: usize) -> u64 {
         self.streams[s].blocks()
     }
 
     /// Decoded bytes per block of stream `s` (the last block may be shorter).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.block_bytes(temp), 1 << 20);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn block_bytes(&self, s: usize) -> u64 {
         self.streams[s].block_bytes
     }
 
     /// Index entry of block `b` of stream `s`.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-entry", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let e = a.entry(temp, 0);
+    /// assert!(!e.is_lost());
+    /// assert!(e.offset >= a.data_start());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn entry(&self, s: usize, b: u64) -> &IndexEntry {
         &self.index[(self.streams[s].first_slot + b) as usize]
     }
 
     /// Stored (compressed) bytes of stream `s`, frame headers included (constant blocks,
     /// which have no frame, count 0).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stored_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let e = a.entry(temp, 0);
+    /// assert_eq!(a.stored_bytes(temp), e.frame_len());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stored_bytes(&self, s: usize) -> u64 {
         (0..self.block_count(s))
             .map(|b| self.entry(s, b))
             .filter(|e| !e.is_constant())
-            .map(|e| FRAME_HEADER_LEN as u64 + u64::from(e.stored_len))
+            .map(|e| e.frame_len())
             .sum()
     }
 
     /// Index entries of the constants frames, which list the runs of constant blocks.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-constants_frames", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// // No block of this file is one value repeated.
+    /// assert!(a.blocks().all(|(s, b)| !a.entry(s, b).is_constant()));
+    /// assert!(a.constants_frames().is_empty());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn constants_frames(&self) -> &[IndexEntry] {
-        &self.tables
+        &self.constants_frames
     }
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-constant_runs", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let runs: usize = (0..a.constants_frames().len())
+    ///     .map(|k| a.constant_runs(k).map(|r| r.len()))
+    ///     .sum::<Result<usize, _>>()?;
+    /// assert_eq!(runs, 0);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -328,20 +623,20 @@ impl<R: ReadAt> Archive<R> {
         let bad = |e: ConstantsError| Error::Archive {
             path: self.path.clone(),
             part: "constants frame",
-            offset: self.tables.get(k).map_or(0, |e| e.offset),
+            offset: self.constants_frames.get(k).map_or(0, |e| e.offset),
             source: e.into(),
         };
         let e = *self
-            .tables
+            .constants_frames
             .get(k)
             .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }))?;
-        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
         let h = FrameHeader::decode(&buf).map_err(|e| bad(e.into()))?;
         let max = format::MAX_RUNS_PER_FRAME * format::RUN_LEN;
-        if h.var != format::CONSTANTS_ID
+        if h.stream != format::CONSTANTS_ID
             || h.block != k as u64
             || h.stored_len != e.stored_len
             || h.codec != e.codec
@@ -349,7 +644,7 @@ impl<R: ReadAt> Archive<R> {
             || h.decoded_len as usize > max
         {
             return Err(bad(ConstantsError::Mismatch {
-                stream: h.var,
+                stream: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
@@ -366,19 +661,70 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Offset of the index section.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-index_offset", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// use nc3pack::format::FOOTER_LEN;
+    /// assert!(a.index_offset() > a.data_start());
+    /// assert!(a.index_offset() < a.len() - FOOTER_LEN as u64);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn index_offset(&self) -> u64 {
         self.footer.index_offset
     }
 
+    /// Every block of every stream, as (stream, block), in index order (members of the shared
+    /// streams have no blocks of their own).
+    ///
+    /// ```no_run
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// let constant = a.blocks().filter(|&(s, b)| a.entry(s, b).is_constant()).count();
+    /// println!("{constant} constant blocks");
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn blocks(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..self.stream_count()).flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+    }
+
     /// Blocks marked lost, as (stream, block).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-lost_blocks", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// assert!(a.lost_blocks().is_empty()); // a fresh archive
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn lost_blocks(&self) -> Vec<(usize, u64)> {
-        (0..self.stream_count())
-            .flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+        self.blocks()
             .filter(|&(s, b)| self.entry(s, b).is_lost())
             .collect()
     }
 
     /// Name of stream `s` for messages: `variable "x"` or `residual bytes`.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-stream_name", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.stream_name(temp), "variable \"temp\"");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_name(&self, s: usize) -> String {
         stream_name(&self.header, self.streams[s].id)
     }
@@ -386,21 +732,33 @@ impl<R: ReadAt> Archive<R> {
     /// Checks block `b` of stream `s` without decompressing: frame header, agreement with the
     /// index and layout, and payload CRC.
     ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-check_block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// for (s, b) in a.blocks() {
+    ///     a.check_block(s, b)?;
+    /// }
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// The first problem found, as an [`Error::Block`] naming the stream, block and offset: a
     /// read error, a damaged frame header, a frame that disagrees with the index or layout, a
     /// payload checksum mismatch, a lost block.
     pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
+        self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
-        if e.is_lost() {
-            return Err(self.block_error(s, b, BlockError::Lost));
-        }
         if e.is_constant() {
             // No frame: the index entry is the block (checked when the archive was opened).
             return Ok(());
         }
-        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -412,29 +770,151 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Offset just past the header frame: where the block frames start.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-data_start", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// use nc3pack::format::{FRAME_HEADER_LEN, LEAD_LEN};
+    /// assert!(a.data_start() > (LEAD_LEN + FRAME_HEADER_LEN) as u64);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn data_start(&self) -> u64 {
         self.data_start
     }
 
     /// Sets the cache's byte budget (0 disables caching), evicting as needed.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-set_cache_budget", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// a.set_cache_budget(1 << 20);
+    /// assert_eq!(a.cache_stats().budget, 1 << 20);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_cache_budget(&self, bytes: u64) {
         self.cache.set_budget(bytes);
     }
 
     /// The cache's counters: hits, misses, evictions, bytes held.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-cache_stats", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let slab = a.slab("temp", Some(&[0]), Some(&[10]), None)?;
+    /// let _: Vec<f32> = a.read("temp", &slab)?;
+    /// let _: Vec<f32> = a.read("temp", &slab)?;
+    /// let stats = a.cache_stats();
+    /// assert_eq!((stats.misses, stats.hits), (1, 1));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn cache_stats(&self) -> CacheStats {
         self.cache.stats()
     }
 
     /// Empties the cache and zeroes its counters.
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-clear_cache", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let _: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[10]), None)?)?;
+    /// a.clear_cache();
+    /// assert_eq!(a.cache_stats().entries, 0);
+    /// assert_eq!(a.cache_stats().hits + a.cache_stats().misses, 0);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn clear_cache(&self) {
         self.cache.clear();
     }
 
+    /// Sets whether a large read also caches the blocks it covers whole (on by default).
+    ///
+    /// A read of one contiguous range of a variable that spans more than one block decodes each
+    /// block it covers whole straight into its output (on [`Archive::set_threads`] threads);
+    /// when the whole range fits in half of the cache's budget, it also copies each such block
+    /// into the cache, so that reading it again is a copy instead of a decode.
+    /// A caller that keeps what it read (xarray's loaded arrays, dask chunks that each cover
+    /// whole blocks) never reads those blocks again, and can turn this off to save that copy.
+    /// The partial blocks at the ends of a read are cached either way, as are the blocks of
+    /// every other kind of read; lookups still count as hits and misses in
+    /// [`Archive::cache_stats`], and blocks already cached are still used.
+    ///
+    /// ```no_run
+    /// use nc3pack::Dataset;
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// a.set_cache_whole_blocks(false);
+    /// // A variable of many blocks: decoded on all threads, its blocks not kept.
+    /// let sst: Vec<f32> = a.read("sst", &a.slab("sst", None, None, None)?)?;
+    /// println!("{} values, {} blocks cached", sst.len(), a.cache_stats().entries);
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn set_cache_whole_blocks(&self, on: bool) {
+        self.cache_whole
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a large read also caches the blocks it covers whole
+    /// ([`Archive::set_cache_whole_blocks`]).
+    ///
+    /// ```no_run
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// assert!(a.caches_whole_blocks());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn caches_whole_blocks(&self) -> bool {
+        self.cache_whole.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Sets how many threads a large read decodes blocks on (bounded to
     /// `1..=`[`crate::parallel::MAX_THREADS`]).
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-set_threads", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let mut a = a;
+    /// a.set_threads(2);
+    /// let temp: Vec<f32> = a.read("temp", &a.slab("temp", None, None, None)?)?;
+    /// assert_eq!(temp.len(), 20000);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = crate::parallel::bound_threads(threads);
+    }
+
+    /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
+    fn refuse_lost(&self, s: usize, b: u64) -> Result<()> {
+        if self.entry(s, b).is_lost() {
+            return Err(self.block_error(s, b, BlockError::Lost));
+        }
+        Ok(())
     }
 
     fn block_error(&self, s: usize, b: u64, source: BlockError) -> Error {
@@ -455,10 +935,11 @@ impl<R: ReadAt> Archive<R> {
     /// `native`, its elements in native byte order), so decoding and copying overlap and memory
     /// holds one frame and one decompressed block per thread. Blocks go into the cache only when
     /// the whole span fits in half of it (a larger read would only evict its own blocks, and
-    /// everything else).
+    /// everything else), and whole blocks only if [`Archive::caches_whole_blocks`].
     fn read_span(&self, s: usize, off: u64, len: u64, out: &mut [u8], native: bool) -> Result<()> {
         let bb = self.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
+        self.plan_reads((first..=last).map(|b| (s, b)))?;
         let mut parts: Vec<(u64, usize, &mut [u8])> =
             Vec::with_capacity((last - first + 1) as usize);
         let mut rest = out;
@@ -518,7 +999,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// One block of [`Archive::read_span`]: the bytes from `within` of block `b` of stream `s`
     /// into `dst`, from the cache or decoded (a whole block straight into `dst`), cached if
-    /// `keep`.
+    /// `keep` (a whole block only if [`Archive::caches_whole_blocks`] too).
     #[allow(clippy::too_many_arguments)]
     fn span_block(
         &self,
@@ -536,7 +1017,7 @@ impl<R: ReadAt> Archive<R> {
             Some(block) => block,
             None if whole => {
                 self.decode_block_into(s, b, dst, scratch, native)?;
-                if keep {
+                if keep && self.caches_whole_blocks() {
                     let mut block = dst.to_vec();
                     if native {
                         // Back to the big-endian bytes the cache holds.
@@ -570,18 +1051,33 @@ impl<R: ReadAt> Archive<R> {
     /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
     /// [`Archive::stream_count`]), bypassing the cache.
     ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-read_block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let block = a.read_block(temp, 0)?;
+    /// assert_eq!(block.len() as u64, a.stream_len(temp));
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// let begin = a.header().var(temp).begin() as usize;
+    /// assert_eq!(block[..4], original[begin..begin + 4]); // record 0's big-endian value
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Archive::check_block`], and a payload that does not decode to the block's length.
     pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
-        if e.is_lost() {
-            return Err(self.block_error(s, b, BlockError::Lost));
-        }
         if e.is_constant() {
             return Ok(self.constant_block(s, b));
         }
-        let mut buf = vec![0u8; FRAME_HEADER_LEN + e.stored_len as usize];
+        let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -635,10 +1131,30 @@ impl<R: ReadAt> Archive<R> {
         .map_err(|e| self.block_error(s, b, e.into()))
     }
 
+    /// Tells the reader which frames the blocks `blocks` (as (stream, block)) will be read from,
+    /// in the order they will be read, leaving out blocks that are cached or need no frame: a
+    /// remote reader fetches them with a few coalesced requests instead of one per block.
+    pub(crate) fn plan_reads(&self, blocks: impl Iterator<Item = (usize, u64)>) -> Result<()> {
+        if !self.reader.wants_prefetch() {
+            return Ok(());
+        }
+        let ranges: Vec<(u64, u64)> = blocks
+            .filter(|&(s, b)| !self.cache.contains((self.streams[s].id, b)))
+            .map(|(s, b)| *self.entry(s, b))
+            .filter(|e| !e.is_constant() && !e.is_lost())
+            .map(|e| (e.offset, e.frame_len()))
+            .collect();
+        if ranges.len() < 2 {
+            return Ok(());
+        }
+        self.reader
+            .prefetch(&ranges)
+            .map_err(io_err(&self.path, "read"))
+    }
+
     /// Decoded length of block `b` of stream `s`, as the layout says.
     fn block_len(&self, s: usize, b: u64) -> u64 {
-        let st = &self.streams[s];
-        st.block_bytes.min(st.total - b * st.block_bytes)
+        self.streams[s].block_len(b)
     }
 
     /// A constant block, from its index entry alone (the block length is a whole number of
@@ -656,7 +1172,7 @@ impl<R: ReadAt> Archive<R> {
         let err = |e: BlockError| self.block_error(s, b, e);
         let expect_len = self.block_len(s, b);
         let h = FrameHeader::decode(frame).map_err(|e| err(e.into()))?;
-        if h.var != st.id
+        if h.stream != st.id
             || h.block != b
             || h.stored_len != e.stored_len
             || u64::from(h.decoded_len) != expect_len
@@ -664,11 +1180,11 @@ impl<R: ReadAt> Archive<R> {
             || h.filter != e.filter
         {
             return Err(err(BlockError::Mismatch {
-                id: h.var,
+                stream: h.stream,
                 block: h.block,
                 stored: h.stored_len,
                 decoded: h.decoded_len,
-                expect_id: st.id,
+                expect_stream: st.id,
                 expect_block: b,
                 expect_stored: e.stored_len,
                 expect_decoded: expect_len,
@@ -693,6 +1209,20 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let block = a.block(temp, 0)?;
+    /// assert_eq!(*block, a.read_block(temp, 0)?);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -732,11 +1262,9 @@ impl<R: ReadAt> Archive<R> {
             let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
             let mut end = u64::MAX;
             for &i in &missing {
+                self.refuse_lost(s, blocks[i])?;
                 let e = self.entry(s, blocks[i]);
-                if e.is_lost() {
-                    return Err(self.block_error(s, blocks[i], BlockError::Lost));
-                }
-                let frame_len = FRAME_HEADER_LEN as u64 + u64::from(e.stored_len);
+                let frame_len = e.frame_len();
                 match groups.last_mut() {
                     Some((start, members))
                         if e.offset == end && end - *start + frame_len <= MAX_COALESCED_READ =>
@@ -747,11 +1275,11 @@ impl<R: ReadAt> Archive<R> {
                 }
                 end = e.offset + frame_len;
             }
+            self.plan_reads(missing.iter().map(|&i| (s, blocks[i])))?;
             let mut frames: Vec<(usize, Vec<u8>)> = Vec::with_capacity(missing.len());
             for (start, members) in groups {
                 let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
-                let len =
-                    last.offset + FRAME_HEADER_LEN as u64 + u64::from(last.stored_len) - start;
+                let len = last.offset + last.frame_len() - start;
                 let mut buf = vec![0u8; len as usize];
                 self.reader
                     .read_exact_at(&mut buf, start)
@@ -759,10 +1287,7 @@ impl<R: ReadAt> Archive<R> {
                 for i in members {
                     let e = self.entry(s, blocks[i]);
                     let at = (e.offset - start) as usize;
-                    frames.push((
-                        i,
-                        buf[at..at + FRAME_HEADER_LEN + e.stored_len as usize].to_vec(),
-                    ));
+                    frames.push((i, buf[at..at + e.frame_len() as usize].to_vec()));
                 }
             }
             let threads = self.threads.min(frames.len()).max(1);
@@ -888,6 +1413,23 @@ impl<R: ReadAt> Archive<R> {
     /// Reads the whole materialized data of variable `v` as big-endian bytes (as stored in the
     /// netCDF file, with records de-interleaved).
     ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-read_var_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let bytes = a.read_var_bytes(temp)?;
+    /// assert_eq!(bytes.len(), 20000 * 4);
+    /// let first: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[1]), None)?)?;
+    /// assert_eq!(f32::from_be_bytes(bytes[..4].try_into()?), first[0]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Archive::read_block`], for any block of the variable.
@@ -935,10 +1477,24 @@ impl<R: ReadAt> Archive<R> {
         }
         let bb = self.streams[v].block_bytes;
         if let [(off, len)] = *runs {
-            if len > 0 && (off + len - 1) / bb > off / bb && self.threads > 1 {
+            // (With one thread, only when whole blocks are not cached: otherwise the blocks are
+            // fetched, with one I/O per run of adjacent frames, and all cached.)
+            let spans = len > 0 && (off + len - 1) / bb > off / bb;
+            if spans && (self.threads > 1 || !self.caches_whole_blocks()) {
                 return self.read_span(v, off, len, out, native);
             }
         }
+        // A remote archive fetches the frames of the whole read with one request set.
+        let planned = runs
+            .iter()
+            .filter(|r| r.1 > 0)
+            .flat_map(|&(off, len)| off / bb..=(off + len - 1) / bb);
+        let mut last = None;
+        self.plan_reads(
+            planned
+                .filter(|&b| last.replace(b) != Some(b))
+                .map(|b| (v, b)),
+        )?;
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
         let window = (self.threads * 4).max(8);
@@ -1111,12 +1667,13 @@ pub(crate) fn check_front(
         .get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)
         .unwrap_or(&[]);
     let h = FrameHeader::decode(fh).map_err(|e| ("netCDF header", at, e.into()))?;
-    if h.var != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len {
+    if h.stream != format::HEADER_ID || h.block != 0 || u64::from(h.decoded_len) != lead.header_len
+    {
         return Err((
             "netCDF header",
             at,
             ArchiveError::NotHeaderFrame {
-                stream: h.var,
+                stream: h.stream,
                 decoded: h.decoded_len,
                 header_len: lead.header_len,
             },
@@ -1159,7 +1716,7 @@ mod tests {
         let h = FrameHeader {
             stored_len: 1,
             decoded_len: header_len,
-            var: format::HEADER_ID,
+            stream: format::HEADER_ID,
             block: 0,
             codec: format::Codec::Zstd,
             filter: format::Filter::None,

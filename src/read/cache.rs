@@ -18,6 +18,22 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub type BlockKey = (u32, u64);
 
 /// Counters of a [`BlockCache`].
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-cachestats", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("obs.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+/// use nc3pack::{CacheStats, Dataset};
+/// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+/// let _: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[5]), None)?)?;
+/// let CacheStats { hits, misses, entries, budget, .. } = a.cache_stats();
+/// assert_eq!((hits, misses, entries), (0, 1, 1)); // one block decoded and kept
+/// assert_eq!(budget, nc3pack::DEFAULT_CACHE_BYTES);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     /// Lookups that found the block.
@@ -84,6 +100,11 @@ impl BlockCache {
             g.stats.misses += 1;
         }
         found
+    }
+
+    /// Whether a block is held, without counting a hit or miss or changing its recency.
+    pub fn contains(&self, key: BlockKey) -> bool {
+        self.lock().lru.contains(&key)
     }
 
     /// Inserts a decoded block, evicting least-recently-used blocks to stay within budget.

@@ -2,20 +2,48 @@
 //! and the element types values are read into.
 
 use crate::error::{Error, Result};
+use crate::nc3::slab::{Hyperslab, SlabError};
 use crate::nc3::{self, Header, Layout, NcType, Values};
-use crate::read::slab::{Hyperslab, SlabError};
 use std::path::Path;
 
 /// A Rust type that netCDF values can be read into.
 ///
 /// `i8` reads `byte`; `u8` reads `char` and `ubyte`; `i16` `short`; `u16` `ushort`; `i32` `int`;
 /// `u32` `uint`; `i64` `int64`; `u64` `uint64`; `f32` `float`; `f64` `double`.
+///
+/// ```
+/// use nc3pack::{Dataset, Hyperslab};
+/// let ds = nc3pack::open("samples/scalars.nc")?;
+/// let c: Vec<u8> = ds.read("sc", &Hyperslab::all(&[]))?; // char reads as u8
+/// assert_eq!(c, b"x");
+/// let d: Vec<f64> = ds.read("sd", &Hyperslab::all(&[]))?;
+/// assert_eq!(d, [-1e-10]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Element: bytemuck::Pod + Send + Sync {
     /// Name for messages.
+    ///
+    /// ```
+    /// use nc3pack::Element;
+    /// assert_eq!(<f32 as Element>::NAME, "f32");
+    /// ```
     const NAME: &'static str;
     /// Whether values of netCDF type `t` read as this type.
+    ///
+    /// ```
+    /// use nc3pack::{nc3::NcType, Element};
+    /// assert!(u8::accepts(NcType::Char) && u8::accepts(NcType::UByte));
+    /// assert!(!i16::accepts(NcType::Int));
+    /// ```
     fn accepts(t: NcType) -> bool;
     /// Converts big-endian values in place to native order.
+    ///
+    /// ```
+    /// use nc3pack::Element;
+    /// let mut xs = [i32::from_ne_bytes(7i32.to_be_bytes()), i32::from_ne_bytes((-2i32).to_be_bytes())];
+    /// i32::from_be_in_place(&mut xs);
+    /// assert_eq!(xs, [7, -2]);
+    /// ```
     fn from_be_in_place(xs: &mut [Self]);
 }
 
@@ -69,6 +97,14 @@ impl Element for f64 {
 }
 
 /// A dimension as a reader sees it: the record dimension has its materialized length.
+///
+/// ```
+/// use nc3pack::{Dataset, Hyperslab};
+/// let ds = nc3pack::open("samples/classic_records.nc")?;
+/// let dims = ds.dimensions();
+/// assert_eq!(dims[1], nc3pack::DimInfo { name: "three".into(), len: 3, unlimited: false });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimInfo {
     /// Name.
@@ -80,6 +116,15 @@ pub struct DimInfo {
 }
 
 /// A variable as a reader sees it.
+///
+/// ```
+/// use nc3pack::{Dataset, Hyperslab};
+/// let ds = nc3pack::open("samples/classic_records.nc")?;
+/// let f3 = ds.variables().into_iter().find(|v| v.name == "f3").unwrap();
+/// assert_eq!(f3.nc_type, nc3pack::nc3::NcType::Float);
+/// assert_eq!((f3.dims, f3.shape), (vec!["time".to_string(), "three".to_string()], vec![7, 3]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarInfo {
     /// Name.
@@ -98,15 +143,56 @@ pub struct VarInfo {
 const RUN_BATCH: usize = 1 << 16;
 
 /// A readable netCDF-3 dataset: an archive or an original file.
+///
+/// ```
+/// use nc3pack::{Dataset, Hyperslab};
+/// let ds = nc3pack::open("samples/scalars.nc")?;
+/// let si: Vec<i32> = ds.read("si", &ds.slab("si", None, None, None)?)?;
+/// assert_eq!(si, [987654321]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Dataset: Send + Sync {
     /// The file's name, for messages.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// assert_eq!(ds.path(), std::path::Path::new("samples/scalars.nc"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn path(&self) -> &Path;
     /// The netCDF-3 header.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// assert_eq!(ds.header().var_count(), 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn header(&self) -> &Header;
     /// The data layout, with the record dimension materialized.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// assert_eq!(ds.layout().vars.len(), 6);
+    /// assert_eq!(ds.layout().numrecs, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn layout(&self) -> &Layout;
     /// Fills `out` with bytes of variable `v`'s row-major big-endian data: the runs `(offset,
     /// len)`, in order, back to back. `out.len()` is the runs' total length.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let v = ds.var_id("si")?;
+    /// let mut out = [0u8; 2];
+    /// ds.read_runs(v, &[(1, 1), (3, 1)], &mut out)?; // bytes 1 and 3 of the int
+    /// let be = 987654321i32.to_be_bytes();
+    /// assert_eq!(out, [be[1], be[3]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -115,6 +201,16 @@ pub trait Dataset: Send + Sync {
 
     /// As [`Dataset::read_runs`], but elements in native byte order (a source may convert
     /// while it decodes; by default the bytes are converted after reading them).
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let v = ds.var_id("ss")?;
+    /// let mut out = [0u8; 2];
+    /// ds.read_runs_native(v, &[(0, 2)], &mut out)?;
+    /// assert_eq!(out, 1234i16.to_ne_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -150,6 +246,16 @@ pub trait Dataset: Send + Sync {
     }
 
     /// The variables: name, type, dimensions, materialized shape, attributes.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let vars = ds.variables();
+    /// assert_eq!(vars[2].name, "ss");
+    /// assert_eq!(vars[2].nc_type, nc3pack::nc3::NcType::Short);
+    /// assert!(vars[2].shape.is_empty()); // a scalar
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn variables(&self) -> Vec<VarInfo> {
         let h = self.header();
         h.vars()
@@ -182,6 +288,14 @@ pub trait Dataset: Send + Sync {
 
     /// The id of the variable `name`.
     ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// assert_eq!(ds.var_id("sf")?, 4);
+    /// assert!(matches!(ds.var_id("nope"), Err(nc3pack::Error::Slab { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Slab`](crate::Error::Slab) ([`SlabError::UnknownVariable`]) when the file has no
@@ -193,6 +307,14 @@ pub trait Dataset: Send + Sync {
     }
 
     /// An error about reading `var`.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let e = ds.slab_error("nope", nc3pack::SlabError::UnknownVariable("nope".into()));
+    /// assert_eq!(e.to_string(), r#"samples/scalars.nc: reading "nope": no variable named "nope""#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn slab_error(&self, var: &str, source: SlabError) -> Error {
         Error::Slab {
             path: self.path().to_path_buf(),
@@ -203,6 +325,15 @@ pub trait Dataset: Send + Sync {
 
     /// A checked hyperslab of variable `name`, with defaults for what is `None` (start 0,
     /// stride 1, count: all that fits).
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/classic_records.nc")?;
+    /// let s = ds.slab("s3", Some(&[2, 0]), None, None)?;
+    /// assert_eq!(s.count(), &[5, 3]); // records 2 to 6, all of "three"
+    /// assert!(ds.slab("s3", Some(&[8, 0]), None, None).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -222,6 +353,15 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable id `v` as big-endian bytes into `out` (exactly
     /// `slab.len() * element size` bytes).
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let mut out = [0u8; 4];
+    /// ds.read_raw_into(ds.var_id("si")?, &Hyperslab::all(&[]), &mut out)?;
+    /// assert_eq!(out, 987654321i32.to_be_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -254,6 +394,13 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` as big-endian bytes, as stored in netCDF-3.
     ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// assert_eq!(ds.read_raw("sd", &Hyperslab::all(&[]))?, (-1e-10f64).to_be_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Dataset::read_raw_into`], and an unknown variable name.
@@ -266,6 +413,15 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` into `out` (exactly `slab.len()` elements), in
     /// native byte order. No allocation.
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let mut out = [0f32; 1];
+    /// ds.read_into("sf", &Hyperslab::all(&[]), &mut out)?;
+    /// assert_eq!(out, [273.15]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -291,6 +447,15 @@ pub trait Dataset: Send + Sync {
 
     /// Reads a hyperslab of variable `name` in native byte order.
     ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// let sb: Vec<i8> = ds.read("sb", &Hyperslab::all(&[]))?;
+    /// assert_eq!(sb, [-5]);
+    /// assert!(ds.read::<f64>("sb", &Hyperslab::all(&[])).is_err()); // byte is not double
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Dataset::read_into`].
@@ -306,6 +471,15 @@ pub trait Dataset: Send + Sync {
     /// Reads a hyperslab of variable `name` as typed [`Values`], for callers who learn the type
     /// at run time.
     ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// use nc3pack::nc3::Values;
+    /// assert_eq!(ds.read_values("sc", &Hyperslab::all(&[]))?, Values::Char(b"x".to_vec()));
+    /// assert_eq!(ds.read_values("ss", &Hyperslab::all(&[]))?, Values::Short(vec![1234]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Dataset::read_raw`].
@@ -316,6 +490,13 @@ pub trait Dataset: Send + Sync {
     }
 
     /// Reads the whole of variable `v` as big-endian bytes (records de-interleaved).
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/scalars.nc")?;
+    /// assert_eq!(ds.read_var_bytes(ds.var_id("ss")?)?, 1234i16.to_be_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -370,7 +551,7 @@ fn read_slab<D: Dataset + ?Sized>(
             batch_start += batch_len;
             batch_len = 0;
         }
-        Ok(())
+        Ok::<_, Error>(())
     })?;
     if !runs.is_empty() {
         read(&runs, &mut out[batch_start..batch_start + batch_len])?;

@@ -18,14 +18,15 @@
 pub(crate) mod archive;
 pub(crate) mod cache;
 pub(crate) mod dataset;
+pub(crate) mod input;
 mod ncfile;
-pub(crate) mod slab;
 pub(crate) mod unpack;
 
 pub use dataset::{Dataset, DimInfo, Element, VarInfo};
+pub use input::Input;
 pub use ncfile::NcFile;
 
-use crate::error::Result;
+use crate::error::{io_err, Error, Result};
 use crate::io::ReadAt;
 use archive::Archive;
 use std::path::Path;
@@ -45,11 +46,64 @@ use std::path::Path;
 /// as [`NcFile::open`] for any other (a file that is not netCDF-3 is refused by its header).
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
-    let f = crate::io::open_seekable(path, "random access")?;
-    let mut magic = [0u8; 8];
-    if f.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC {
+    let f = crate::read::input::open_input(path, "random access")?;
+    if is_archive(&f) {
         Ok(Box::new(Archive::from_reader(f, path)?))
     } else {
         Ok(Box::new(NcFile::from_reader(f, path)?))
     }
+}
+
+/// Whether `r` starts with the archive magic ([`crate::format::LEAD_MAGIC`]): how [`open`]
+/// tells an archive from a netCDF-3 file. A file too short to hold it, or that cannot be read,
+/// is not an archive.
+///
+/// ```
+/// let f = std::fs::File::open("samples/gridded_sst.nc")?;
+/// assert!(!nc3pack::is_archive(&f));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn is_archive(r: &impl ReadAt) -> bool {
+    let mut magic = [0u8; 8];
+    r.read_exact_at(&mut magic, 0).is_ok() && magic == crate::format::LEAD_MAGIC
+}
+
+/// Opens `path` for [`ReadAt`]: refuses a pipe, FIFO, device or socket, which cannot be read at
+/// any offset nor tell its length, with a clear error instead of reading it as empty. `op` says
+/// what needs to seek, for the message.
+///
+/// # Errors
+///
+/// [`Error::Io`] when the file cannot be opened, [`Error::NotSeekable`] when it is not a regular
+/// file (directories are left to the caller's first read, which names them).
+///
+/// ```
+/// let f = nc3pack::__private::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
+/// let e = nc3pack::__private::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "/dev/null: is a character device, not a regular file: reading needs a regular file \
+///      (save it to one first)"
+/// );
+/// ```
+pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
+    use std::os::unix::fs::FileTypeExt;
+    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let ft = f.metadata().map_err(io_err(path, "stat"))?.file_type();
+    let kind = if ft.is_fifo() {
+        "a pipe"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        return Ok(f);
+    };
+    Err(Error::NotSeekable {
+        path: path.to_path_buf(),
+        kind,
+        op,
+    })
 }

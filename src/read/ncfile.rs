@@ -39,7 +39,7 @@ impl NcFile<std::fs::File> {
     /// header or layout error naming the field and offset when it is not a valid netCDF-3 file.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let f = crate::io::open_seekable(path, "reading a netCDF-3 file")?;
+        let f = crate::read::open_seekable(path, "reading a netCDF-3 file")?;
         NcFile::from_reader(f, path)
     }
 }
@@ -70,6 +70,14 @@ impl<R: ReadAt> NcFile<R> {
     }
 
     /// The header's bytes.
+    ///
+    /// ```
+    /// let f = nc3pack::NcFile::open("samples/scalars.nc")?;
+    /// let b = std::fs::read("samples/scalars.nc")?;
+    /// assert!(f.header_bytes().starts_with(b"CDF\x01"));
+    /// assert_eq!(f.header_bytes().len() as u64, nc3pack::nc3::Header::parse(&b, b.len() as u64)?.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()
     }

@@ -9,7 +9,7 @@
 
 use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
-use crate::nc3::{RecordPattern, Target, Walk};
+use crate::nc3::{scatter, RecordPattern, Target, Walk};
 use crate::parallel::{spawn_scoped, SpawnError, WorkerError};
 use crate::read::archive::{Archive, HeldBlocks};
 use std::io::{BufWriter, Write};
@@ -77,7 +77,7 @@ pub fn unpack_to_writer<W: Write + Send>(
 }
 
 /// Opens the archive, refusing one with blocks lost (the original cannot be restored exactly).
-fn open_complete(input: &Path) -> Result<Archive<std::fs::File>> {
+fn open_complete(input: &Path) -> Result<Archive> {
     let archive = Archive::open(input)?;
     let lost = archive.lost_blocks();
     if let Some(&(s, b)) = lost.first() {
@@ -114,121 +114,14 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u128> {
-    let layout = archive.layout();
-    let residual = archive.residual_stream();
-    let stream_of = |t: Target| match t {
-        Target::Var(i) => Some(i),
-        Target::Residual => Some(residual),
-        Target::Header => None,
-    };
-    // Small records are written a chunk of records at a time, each variable's slabs scattered
-    // in bulk, then the padding (the reverse of packing; see `Layout::record_pattern`).
-    let pattern = layout.record_pattern();
-    let chunk_at = |seg: &crate::nc3::Segment| {
-        pattern
-            .as_ref()
-            .filter(|p| seg.target == Target::Var(p.vars[0].2))
-    };
-    // Residual bytes of k records of a chunk: the padding inside them and between them.
-    let chunk_residual = |p: &RecordPattern, k: u64| {
-        let gaps: u64 = p.gaps.iter().map(|g| g.1 as u64).sum();
-        k * gaps + (k - 1) * (p.recsize - p.last_end as u64)
-    };
-    // The order in which the writer first needs each block.
-    let mut order: Vec<(usize, u64)> = Vec::new();
-    let mut consumed = vec![0u64; archive.stream_count()];
-    let mut need = |s: usize, n: u64| {
-        if !archive.is_member(s) {
-            let bb = archive.block_bytes(s);
-            let first = consumed[s].div_ceil(bb);
-            consumed[s] += n;
-            let last = consumed[s].div_ceil(bb);
-            order.extend((first..last).map(|b| (s, b)));
-        }
-    };
-    let mut records = 0u64;
-    layout
-        .walk_with(|seg| {
-            if let Some(p) = chunk_at(&seg) {
-                let k = p.per_chunk.min(layout.numrecs - records);
-                for &(_, len, v) in &p.vars {
-                    need(v, k * len as u64);
-                }
-                need(residual, chunk_residual(p, k));
-                records += k;
-                return Ok::<Walk, ()>(Walk::SkipRecords(k));
-            }
-            if let Some(s) = stream_of(seg.target) {
-                need(s, seg.len);
-            }
-            Ok(Walk::Next)
-        })
-        .ok();
-
+    let order = block_order(archive);
+    // A remote archive fetches the frames in this order, a window of them per request set.
+    archive.plan_reads(order.iter().copied())?;
     let (tx, rx) = sync_channel::<Result<Vec<u8>>>(1);
     let threads = crate::parallel::bound_threads(threads);
     std::thread::scope(|sc| {
-        let writer = spawn_scoped(sc, "file writer", move || -> Result<u128> {
-            let mut w = BufWriter::with_capacity(
-                4 << 20,
-                HashingWriter {
-                    inner: out,
-                    hash: Xxh3::new(),
-                    count: 0,
-                },
-            );
-            let werr = || io_err(out_path, "write");
-            let mut src = Sources {
-                archive,
-                rx: &rx,
-                cur: vec![(Arc::default(), 0); archive.stream_count()],
-                held: HeldBlocks::default(),
-                done: Arc::default(),
-            };
-            let mut last_report = 0u64;
-            let mut records = 0u64;
-            let mut chunk = Vec::new();
-            layout.walk_with(|seg| -> Result<Walk> {
-                if let Some(p) = chunk_at(&seg) {
-                    let k = p.per_chunk.min(layout.numrecs - records);
-                    chunk.resize(p.span(k) as usize, 0);
-                    let rs = p.recsize as usize;
-                    for &(off, len, v) in &p.vars {
-                        src.scatter(v, &mut chunk, off, rs, len, k as usize)?;
-                    }
-                    for r in 0..k as usize {
-                        let at = r * rs;
-                        for &(off, len) in &p.gaps {
-                            src.take(residual, &mut chunk[at + off..at + off + len])?;
-                        }
-                        if r + 1 < k as usize && p.last_end < rs {
-                            src.take(residual, &mut chunk[at + p.last_end..at + rs])?;
-                        }
-                    }
-                    w.write_all(&chunk).map_err(werr())?;
-                    records += k;
-                    return Ok(Walk::SkipRecords(k));
-                }
-                let Some(s) = stream_of(seg.target) else {
-                    w.write_all(archive.header_bytes()).map_err(werr())?;
-                    return Ok(Walk::Next);
-                };
-                let mut left = seg.len as usize;
-                while left > 0 {
-                    let part = src.next(s, left)?;
-                    w.write_all(part).map_err(werr())?;
-                    left -= part.len();
-                }
-                let count = w.get_ref().count;
-                if count - last_report >= 8 << 20 {
-                    last_report = count;
-                    progress(count);
-                }
-                Ok(Walk::Next)
-            })?;
-            w.flush().map_err(werr())?;
-            progress(layout.file_len);
-            Ok(w.get_ref().hash.digest128())
+        let writer = spawn_scoped(sc, "file writer", move || {
+            write_file(archive, &rx, out, out_path, progress)
         })
         .map_err(spawn_err(archive.path()))?;
         let decode = crate::parallel::ordered_map(
@@ -261,6 +154,136 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             _ => written,
         }
     })
+}
+
+/// What the original file is made of, in file order, as unpacking writes it ([`walk_file`]).
+enum Piece<'p> {
+    /// The header.
+    Header,
+    /// The next `len` bytes of a stream.
+    Bytes { stream: usize, len: u64 },
+    /// `k` records, a chunk (see [`RecordPattern`]).
+    Records { pattern: &'p RecordPattern, k: u64 },
+}
+
+/// Walks the archive's original file in order, as pieces: small records a chunk at a time.
+/// Both the order in which blocks are decoded ([`block_order`]) and the writing
+/// ([`write_file`]) follow it.
+fn walk_file<R: ReadAt, E>(
+    archive: &Archive<R>,
+    mut visit: impl FnMut(Piece<'_>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let layout = archive.layout();
+    let residual = archive.residual_stream();
+    let pattern = layout.record_pattern();
+    let mut records = 0u64;
+    layout.walk_with(|seg| {
+        if let Some(p) = pattern.as_ref() {
+            if seg.target == Target::Var(p.first_var()) {
+                let k = p.chunk_records(records, layout.numrecs);
+                visit(Piece::Records { pattern: p, k })?;
+                records += k;
+                return Ok(Walk::SkipRecords(k));
+            }
+        }
+        let stream = match seg.target {
+            Target::Header => return visit(Piece::Header).map(|()| Walk::Next),
+            Target::Var(i) => i,
+            Target::Residual => residual,
+        };
+        visit(Piece::Bytes {
+            stream,
+            len: seg.len,
+        })?;
+        Ok(Walk::Next)
+    })
+}
+
+/// The order in which the writer first needs each (stream, block) it decodes (members of the
+/// shared streams come whole, through the archive).
+fn block_order<R: ReadAt>(archive: &Archive<R>) -> Vec<(usize, u64)> {
+    let residual = archive.residual_stream();
+    let mut order: Vec<(usize, u64)> = Vec::new();
+    let mut consumed = vec![0u64; archive.stream_count()];
+    let mut need = |s: usize, n: u64| {
+        if !archive.is_member(s) {
+            let bb = archive.block_bytes(s);
+            let first = consumed[s].div_ceil(bb);
+            consumed[s] += n;
+            let last = consumed[s].div_ceil(bb);
+            order.extend((first..last).map(|b| (s, b)));
+        }
+    };
+    let walked = walk_file(archive, |piece| {
+        match piece {
+            Piece::Header => {}
+            Piece::Bytes { stream, len } => need(stream, len),
+            Piece::Records { pattern: p, k } => {
+                for &(_, len, v) in &p.vars {
+                    need(v, k * len as u64);
+                }
+                need(residual, p.padding_len(k));
+            }
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let Ok(()) = walked;
+    order
+}
+
+/// The writer: the original file's bytes to `out` (named `out_path` in errors), from the
+/// blocks decoded ahead on `rx`; returns their hash.
+fn write_file<R: ReadAt, W: Write>(
+    archive: &Archive<R>,
+    rx: &Receiver<Result<Vec<u8>>>,
+    out: W,
+    out_path: &Path,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u128> {
+    let mut w = BufWriter::with_capacity(
+        4 << 20,
+        HashingWriter {
+            inner: out,
+            hash: Xxh3::new(),
+            count: 0,
+        },
+    );
+    let werr = || io_err(out_path, "write");
+    let mut src = Sources {
+        archive,
+        rx,
+        cur: vec![(Arc::default(), 0); archive.stream_count()],
+        held: HeldBlocks::default(),
+        done: Arc::default(),
+    };
+    let mut last_report = 0u64;
+    let mut chunk = Vec::new();
+    walk_file(archive, |piece| {
+        match piece {
+            Piece::Header => w.write_all(archive.header_bytes()).map_err(werr())?,
+            Piece::Records { pattern, k } => {
+                src.records(pattern, k as usize, &mut chunk)?;
+                w.write_all(&chunk).map_err(werr())?;
+            }
+            Piece::Bytes { stream, len } => {
+                let mut left = len as usize;
+                while left > 0 {
+                    let part = src.next(stream, left)?;
+                    w.write_all(part).map_err(werr())?;
+                    left -= part.len();
+                }
+                let count = w.get_ref().count;
+                if count - last_report >= 8 << 20 {
+                    last_report = count;
+                    progress(count);
+                }
+            }
+        }
+        Ok::<_, Error>(())
+    })?;
+    w.flush().map_err(werr())?;
+    progress(archive.layout().file_len);
+    Ok(w.get_ref().hash.digest128())
 }
 
 /// Why block decoding stopped: a block could not be decoded or the writer stopped (the writer
@@ -340,6 +363,21 @@ impl<R: ReadAt> Sources<'_, R> {
         Ok(())
     }
 
+    /// Fills `chunk` with `k` records laid out as `p`: each variable's slabs in bulk, then the
+    /// padding in file order (the reverse of packing).
+    fn records(&mut self, p: &RecordPattern, k: usize, chunk: &mut Vec<u8>) -> Result<()> {
+        chunk.resize(p.span(k as u64) as usize, 0);
+        let rs = p.recsize as usize;
+        for &(off, len, v) in &p.vars {
+            self.scatter(v, chunk, off, rs, len, k)?;
+        }
+        let residual = self.archive.residual_stream();
+        for gap in p.padding(k) {
+            self.take(residual, &mut chunk[gap])?;
+        }
+        Ok(())
+    }
+
     /// Fills `count` pieces of `len` bytes of `out`, at `at` and every `stride` bytes after,
     /// with the next bytes of stream `s`; in bulk while whole pieces are in the current buffer.
     fn scatter(
@@ -361,7 +399,7 @@ impl<R: ReadAt> Sources<'_, R> {
                 continue;
             }
             let n = whole.min(count);
-            scatter_into(out, at, stride, &buf[*pos..*pos + n * len], len);
+            scatter(out, at, stride, &buf[*pos..*pos + n * len], len);
             *pos += n * len;
             if *pos == buf.len() {
                 (*buf, *pos) = (Arc::default(), 0);
@@ -370,29 +408,6 @@ impl<R: ReadAt> Sources<'_, R> {
             count -= n;
         }
         Ok(())
-    }
-}
-
-/// Copies `src`, pieces of `len` bytes, to `out` at `at` and every `stride` bytes after; the
-/// common element sizes get fixed-size copies.
-fn scatter_into(out: &mut [u8], at: usize, stride: usize, src: &[u8], len: usize) {
-    fn fixed<const L: usize>(out: &mut [u8], at: usize, stride: usize, src: &[u8]) {
-        for (i, piece) in src.chunks_exact(L).enumerate() {
-            let p = at + i * stride;
-            out[p..p + L].copy_from_slice(piece);
-        }
-    }
-    match len {
-        1 => fixed::<1>(out, at, stride, src),
-        2 => fixed::<2>(out, at, stride, src),
-        4 => fixed::<4>(out, at, stride, src),
-        8 => fixed::<8>(out, at, stride, src),
-        _ => {
-            for (i, piece) in src.chunks_exact(len).enumerate() {
-                let p = at + i * stride;
-                out[p..p + len].copy_from_slice(piece);
-            }
-        }
     }
 }
 

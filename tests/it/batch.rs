@@ -1,30 +1,39 @@
-//! `nc3pack pack IN... -o OUTDIR`: many files in parallel, bad ones reported at the end.
+//! `nc3pack pack IN... -o OUTDIR`: many files in parallel, bad ones reported at the end; inputs
+//! found by magic, names relative to a root, shards, the manifest, resuming, and
+//! `verify --manifest`.
 
+use crate::util::{samples_dir, temp_dir, BIN};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
-}
-
 #[test]
 fn packs_a_directory_tree_and_continues_past_bad_files() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     std::fs::create_dir_all(input.join("sub")).unwrap();
     let good = ["classic_records.nc", "cdf5_types.nc", "scalars.nc"];
     for g in good {
-        std::fs::copy(samples().join(g), input.join(g)).unwrap();
+        std::fs::copy(samples_dir().join(g), input.join(g)).unwrap();
     }
     std::fs::copy(
-        samples().join("fill_values.nc"),
+        samples_dir().join("fill_values.nc"),
         input.join("sub/fill_values.nc"),
     )
     .unwrap();
-    std::fs::copy(samples().join("bad/hdf5.nc"), input.join("sub/hdf5.nc")).unwrap();
-    std::fs::write(input.join("notes.txt"), "not a .nc file: skipped").unwrap();
+    std::fs::copy(samples_dir().join("bad/hdf5.nc"), input.join("sub/hdf5.nc")).unwrap();
+    // Found by their first bytes, whatever their names.
+    std::fs::copy(
+        samples_dir().join("scalars.nc"),
+        input.join("sub/no_suffix"),
+    )
+    .unwrap();
+    std::fs::copy(samples_dir().join("scalars.nc"), input.join("sub/x.cdf")).unwrap();
+    // Not netCDF: skipped silently (text named *.nc, a 2-byte file, an empty one).
+    std::fs::write(input.join("notes.txt"), "not netCDF: skipped").unwrap();
+    std::fs::write(input.join("text.nc"), "CD").unwrap();
+    std::fs::write(input.join("empty.nc"), "").unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+    let o = Command::new(BIN)
         .arg("pack")
         .arg(&input)
         .arg("-o")
@@ -34,13 +43,13 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("hdf5.nc: not a netCDF-3 file"), "{err}");
-    assert!(err.contains("packed 4 of 5 files"), "{err}");
+    assert!(err.contains("packed 6 of 7 files"), "{err}");
     assert!(
-        err.lines().last().unwrap().contains("1 of 5 files failed"),
+        err.lines().last().unwrap().contains("1 of 7 files failed"),
         "{err}"
     );
     for g in good {
-        let z = out.join(g).with_extension("nc3z");
+        let z = out.join(format!("{g}.nc3z"));
         let back = dir.path().join("back.nc");
         nc3pack::unpack_file(
             &z,
@@ -52,65 +61,130 @@ fn packs_a_directory_tree_and_continues_past_bad_files() {
         .unwrap();
         assert_eq!(
             std::fs::read(&back).unwrap(),
-            std::fs::read(samples().join(g)).unwrap(),
+            std::fs::read(samples_dir().join(g)).unwrap(),
             "{g}"
         );
     }
-    assert!(out.join("sub/fill_values.nc3z").exists());
-    assert!(!out.join("sub/hdf5.nc3z").exists());
+    assert_eq!(
+        tree(&out),
+        [
+            "cdf5_types.nc.nc3z",
+            "classic_records.nc.nc3z",
+            "scalars.nc.nc3z",
+            "sub/fill_values.nc.nc3z",
+            "sub/no_suffix.nc3z",
+            "sub/x.cdf.nc3z",
+        ]
+    );
     let leftovers: Vec<_> = walk(&out)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".nc3pack-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    // A second run refuses existing outputs (without -f) but still reports every file.
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
-        .args(["pack", "-q"])
-        .arg(input.join("scalars.nc"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("exists"));
+    // A second run skips what the manifest records as packed (the root, `in`, is the same
+    // for a file given alone).
+    let (code, err) = batch(&[], &[&input.join("scalars.nc")], &out);
+    assert_eq!(code, 0, "{err}");
+    // Without the manifest, an archive in place that holds the input's hash is kept; one that
+    // does not is refused (without -f).
+    std::fs::remove_dir_all(out.join(".nc3pack")).unwrap();
+    std::fs::copy(
+        out.join("cdf5_types.nc.nc3z"),
+        out.join("classic_records.nc.nc3z"),
+    )
+    .unwrap();
+    let (code, err) = batch(
+        &[],
+        &[&input.join("scalars.nc"), &input.join("classic_records.nc")],
+        &out,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("nc3pack: ")).count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}: output exists and is not recorded as this input's archive",
+            out.join("classic_records.nc.nc3z").display()
+        )),
+        "{err}"
+    );
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["name"], "classic_records.nc");
+    assert_eq!(lines[0]["status"], "failed");
+    assert_eq!(lines[1]["name"], "scalars.nc");
+    assert_eq!(lines[1]["status"], "packed");
 }
 
 #[test]
-fn two_inputs_that_would_write_one_archive_are_refused() {
+fn names_are_relative_to_the_common_directory_and_a_file_cannot_be_another_archives_directory() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for d in [&a, &b] {
         std::fs::create_dir(d).unwrap();
-        std::fs::copy(samples().join("scalars.nc"), d.join("x.nc")).unwrap();
+        std::fs::copy(samples_dir().join("scalars.nc"), d.join("x.nc")).unwrap();
     }
+    // x.nc and x.cdf side by side: .nc3z is appended, so their archives differ.
+    std::fs::copy(samples_dir().join("scalars.nc"), a.join("x.cdf")).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
-        .arg("pack")
-        .arg(a.join("x.nc"))
-        .arg(b.join("x.nc"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("would be packed here"));
-    assert!(!out.join("x.nc3z").exists());
+    let (code, err) = batch(
+        &[],
+        &[&a.join("x.nc"), &a.join("x.cdf"), &b.join("x.nc")],
+        &out,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&out), ["a/x.cdf.nc3z", "a/x.nc.nc3z", "b/x.nc.nc3z"]);
+    // `t/x` goes to `t/x.nc3z`, and `t/x.nc3z/y` to `t/x.nc3z/y.nc3z`: refused before any work.
+    let t = dir.path().join("t");
+    std::fs::create_dir_all(t.join("x.nc3z")).unwrap();
+    std::fs::copy(samples_dir().join("scalars.nc"), t.join("x")).unwrap();
+    std::fs::copy(samples_dir().join("scalars.nc"), t.join("x.nc3z/y")).unwrap();
+    std::fs::copy(samples_dir().join("scalars.nc"), t.join("first.nc")).unwrap();
+    let out = dir.path().join("out2");
+    let (code, err) = batch(&[], &[&t], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: both {} (its archive) and {} (a directory for its archive) would be here",
+            out.join("x.nc3z").display(),
+            t.join("x").display(),
+            t.join("x.nc3z/y").display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // An input outside --root is refused before any work.
+    let (code, err) = batch(&[], &[Path::new("--root"), &a, &b.join("x.nc")], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: is not under the root {}",
+            b.join("x.nc").display(),
+            a.display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]
 fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would() {
     // More files than one commit group (256), in two output directories: every group must be
     // synced and renamed, and each archive must hold the bytes `pack_file` writes for its input.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     let names = ["classic_records.nc", "scalars.nc", "fill_values.nc"];
+    let input_real = std::fs::canonicalize(&input).unwrap_or_else(|_| input.clone());
     let mut n = 0;
     for sub in ["a", "b"] {
         std::fs::create_dir_all(input.join(sub)).unwrap();
         for k in 0..300 {
             let name = names[k % names.len()];
             std::fs::copy(
-                samples().join(name),
+                samples_dir().join(name),
                 input.join(sub).join(format!("{k:03}.nc")),
             )
             .unwrap();
@@ -118,21 +192,27 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let plan = nc3pack::__private::plan(std::slice::from_ref(&input), &out).unwrap();
+    let plan = nc3pack::__private::plan(
+        [Ok(input.clone())],
+        &out,
+        None,
+        nc3pack::__private::Shard::default(),
+    )
+    .unwrap();
     assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
-    let jobs = plan.jobs;
-    assert_eq!(jobs.len(), n);
+    assert_eq!(plan.len(), n);
     let opts = nc3pack::PackOptions {
         threads: 2,
         ..Default::default()
     };
-    let reported = std::sync::atomic::AtomicUsize::new(0);
-    let results = nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|k| {
-        reported.fetch_max(k, std::sync::atomic::Ordering::Relaxed);
+    let outcomes = std::sync::Mutex::new(vec![None; n]);
+    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), false, &|i, o| match o {
+        nc3pack::__private::Outcome::Packed { summary, .. } => {
+            assert!(outcomes.lock().unwrap()[i].replace(summary).is_none());
+        }
+        o => panic!("{}: {o:?}", plan.input(i).display()),
     })
     .unwrap();
-    assert_eq!(results.len(), n);
-    assert_eq!(reported.into_inner(), n);
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
     let per_file = nc3pack::PackOptions {
         threads: 1,
@@ -142,25 +222,32 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         .iter()
         .map(|name| {
             let z = dir.path().join(name).with_extension("nc3z");
-            nc3pack::pack_file(&samples().join(name), &z, &per_file).unwrap();
+            nc3pack::pack_file(&samples_dir().join(name), &z, &per_file).unwrap();
             std::fs::read(z).unwrap()
         })
         .collect();
-    for (job, r) in jobs.iter().zip(&results) {
-        let summary = r.as_ref().unwrap();
-        let k: usize = job
-            .input
+    let outcomes = outcomes.into_inner().unwrap();
+    for (i, summary) in outcomes.iter().enumerate() {
+        let summary = summary.as_ref().unwrap();
+        let input = plan.input(i);
+        let k: usize = input
             .file_stem()
             .unwrap()
             .to_str()
             .unwrap()
             .parse()
             .unwrap();
+        let output = plan.output(i);
         assert_eq!(
-            std::fs::read(&job.output).unwrap(),
+            output,
+            out.join(input.strip_prefix(&input_real).unwrap())
+                .with_extension("nc.nc3z")
+        );
+        assert_eq!(
+            std::fs::read(&output).unwrap(),
             single[k % names.len()],
             "{}",
-            job.output.display()
+            output.display()
         );
         assert_eq!(summary.output_len, single[k % names.len()].len() as u64);
     }
@@ -190,10 +277,10 @@ fn batch(wrap: &[&str], args: &[&Path], out: &Path) -> (i32, String) {
     let mut cmd = match wrap.split_first() {
         Some((first, rest)) => {
             let mut c = Command::new(first);
-            c.args(rest).arg(env!("CARGO_BIN_EXE_nc3pack"));
+            c.args(rest).arg(BIN);
             c
         }
-        None => Command::new(env!("CARGO_BIN_EXE_nc3pack")),
+        None => Command::new(BIN),
     };
     let mut child = cmd
         .arg("pack")
@@ -234,13 +321,14 @@ fn packed_alone(input: &Path, dir: &Path) -> Vec<u8> {
     std::fs::read(z).unwrap()
 }
 
-/// Relative paths of every file under `d`, sorted.
+/// Relative paths of every file under `d`, sorted, but for the manifests in `d/.nc3pack`.
 fn tree(d: &Path) -> Vec<String> {
     if !d.exists() {
         return vec![];
     }
     let mut v: Vec<String> = walk(d)
         .iter()
+        .filter(|p| !p.starts_with(d.join(".nc3pack")))
         .map(|p| p.strip_prefix(d).unwrap().to_string_lossy().into_owned())
         .collect();
     v.sort();
@@ -250,22 +338,30 @@ fn tree(d: &Path) -> Vec<String> {
 #[test]
 fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
     use std::os::unix::fs::symlink;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let (input, elsewhere) = (dir.path().join("in"), dir.path().join("elsewhere"));
     std::fs::create_dir_all(input.join("real")).unwrap();
     std::fs::create_dir_all(elsewhere.join("deeper")).unwrap();
-    std::fs::copy(samples().join("scalars.nc"), input.join("real/plain.nc")).unwrap();
-    std::fs::copy(samples().join("cdf5_types.nc"), elsewhere.join("x.nc")).unwrap();
     std::fs::copy(
-        samples().join("fill_values.nc"),
+        samples_dir().join("scalars.nc"),
+        input.join("real/plain.nc"),
+    )
+    .unwrap();
+    std::fs::copy(samples_dir().join("cdf5_types.nc"), elsewhere.join("x.nc")).unwrap();
+    std::fs::copy(
+        samples_dir().join("fill_values.nc"),
         elsewhere.join("deeper/y.nc"),
     )
     .unwrap();
     // Links to files, relative and absolute; the link's name counts, not the target's.
     symlink("real/plain.nc", input.join("rel.nc")).unwrap();
-    symlink(samples().join("classic_records.nc"), input.join("abs.nc")).unwrap();
     symlink(
-        samples().join("classic_records.nc"),
+        samples_dir().join("classic_records.nc"),
+        input.join("abs.nc"),
+    )
+    .unwrap();
+    symlink(
+        samples_dir().join("classic_records.nc"),
         input.join("no_nc_name"),
     )
     .unwrap();
@@ -281,18 +377,23 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
     assert_eq!(
         tree(&out),
         [
-            "abs.nc3z",
-            "linked/deeper/y.nc3z",
-            "linked/x.nc3z",
-            "real/plain.nc3z",
-            "rel.nc3z",
+            "abs.nc.nc3z",
+            "linked/deeper/y.nc.nc3z",
+            "linked/x.nc.nc3z",
+            "no_nc_name.nc3z",
+            "real/plain.nc.nc3z",
+            "rel.nc.nc3z",
         ]
     );
     for (archive, original) in [
-        ("abs.nc3z", samples().join("classic_records.nc")),
-        ("rel.nc3z", samples().join("scalars.nc")),
-        ("linked/x.nc3z", samples().join("cdf5_types.nc")),
-        ("linked/deeper/y.nc3z", samples().join("fill_values.nc")),
+        ("abs.nc.nc3z", samples_dir().join("classic_records.nc")),
+        ("no_nc_name.nc3z", samples_dir().join("classic_records.nc")),
+        ("rel.nc.nc3z", samples_dir().join("scalars.nc")),
+        ("linked/x.nc.nc3z", samples_dir().join("cdf5_types.nc")),
+        (
+            "linked/deeper/y.nc.nc3z",
+            samples_dir().join("fill_values.nc"),
+        ),
     ] {
         assert!(
             std::fs::read(out.join(archive)).unwrap() == packed_alone(&original, dir.path()),
@@ -303,16 +404,18 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
     let out2 = dir.path().join("out2");
     let (code, err) = batch(&[], &[&input.join("abs.nc"), &input.join("linked")], &out2);
     assert_eq!(code, 0, "{err}");
-    // `in` is reached once through `linked/back` (the walk of `linked` had not been there).
+    // The root is `in` (holding both); `in` is reached once more through `linked/back` (it
+    // was not searched itself).
     assert_eq!(
         tree(&out2),
         [
-            "abs.nc3z",
-            "back/abs.nc3z",
-            "back/real/plain.nc3z",
-            "back/rel.nc3z",
-            "deeper/y.nc3z",
-            "x.nc3z",
+            "abs.nc.nc3z",
+            "linked/back/abs.nc.nc3z",
+            "linked/back/no_nc_name.nc3z",
+            "linked/back/real/plain.nc.nc3z",
+            "linked/back/rel.nc.nc3z",
+            "linked/deeper/y.nc.nc3z",
+            "linked/x.nc.nc3z",
         ]
     );
 }
@@ -320,11 +423,11 @@ fn symbolic_links_to_files_and_directories_are_followed_each_directory_once() {
 #[test]
 fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
     use std::os::unix::fs::symlink;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     std::fs::create_dir_all(&input).unwrap();
-    std::fs::copy(samples().join("scalars.nc"), input.join("good.nc")).unwrap();
-    // Broken links: named *.nc they are failures, otherwise not files to pack.
+    std::fs::copy(samples_dir().join("scalars.nc"), input.join("good.nc")).unwrap();
+    // Broken links, whatever their names, may have been netCDF files: failures.
     symlink("nowhere.nc", input.join("gone.nc")).unwrap();
     symlink("loop.nc", input.join("loop.nc")).unwrap();
     symlink("nowhere", input.join("gone_dir")).unwrap();
@@ -334,12 +437,12 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
         &input,
         &long,
         20,
-        &std::fs::read(samples().join("scalars.nc")).unwrap(),
+        &std::fs::read(samples_dir().join("scalars.nc")).unwrap(),
     );
     // A missing input argument, and a good one after it.
     let missing = dir.path().join("missing.nc");
     let other = dir.path().join("other.nc");
-    std::fs::copy(samples().join("cdf5_types.nc"), &other).unwrap();
+    std::fs::copy(samples_dir().join("cdf5_types.nc"), &other).unwrap();
     // A FIFO found in a directory is not opened (it would wait for a writer forever).
     let fifo = input.join("fifo.nc");
     assert!(Command::new("mkfifo")
@@ -351,7 +454,8 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
     let (code, err) = batch(&[], &[&input, &missing, &other], &out);
     assert_eq!(code, 1, "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(tree(&out), ["good.nc3z", "other.nc3z"], "{err}");
+    // The names are relative to the directory holding `in` and `other.nc`.
+    assert_eq!(tree(&out), ["in/good.nc.nc3z", "other.nc.nc3z"], "{err}");
     let lines: Vec<&str> = err.lines().collect();
     let has = |path: &Path, cause: &str| {
         let head = format!("nc3pack: {}: ", path.display());
@@ -383,10 +487,17 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
             .any(|l| l.contains(&long) && l.ends_with("File name too long (os error 36)")),
         "{err}"
     );
-    assert!(!err.contains("gone_dir") && !err.contains("fifo"), "{err}");
+    assert!(
+        has(
+            &input.join("gone_dir"),
+            "No such file or directory (os error 2)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("fifo"), "{err}");
     assert_eq!(
         lines.last().unwrap(),
-        &"nc3pack: 0 of 2 files failed, 4 paths could not be read (listed above)",
+        &"nc3pack: 0 of 2 files failed, 5 paths could not be read (listed above)",
         "{err}"
     );
 }
@@ -396,7 +507,7 @@ fn what_cannot_be_read_is_listed_at_the_end_and_the_rest_is_packed() {
 #[test]
 fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let perms = |p: &Path, mode: u32| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -405,7 +516,7 @@ fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
     for sub in ["a_locked", "b_open"] {
         std::fs::create_dir_all(input.join(sub)).unwrap();
         let f = input.join(sub).join("x.nc");
-        std::fs::copy(samples().join("scalars.nc"), &f).unwrap();
+        std::fs::copy(samples_dir().join("scalars.nc"), &f).unwrap();
         perms(&f, 0o644);
     }
     perms(&input.join("a_locked"), 0o000);
@@ -428,7 +539,7 @@ fn an_unreadable_directory_is_listed_and_the_rest_is_packed() {
     };
     perms(&input.join("a_locked"), 0o755);
     assert_eq!(code, 1, "{err}");
-    assert_eq!(tree(&out), ["b_open/x.nc3z"], "{err}");
+    assert_eq!(tree(&out), ["b_open/x.nc.nc3z"], "{err}");
     assert!(
         err.contains(&format!(
             "nc3pack: {}: read directory: Permission denied (os error 13)",
@@ -477,4 +588,847 @@ fn make_deep_file(dir: &Path, name: &str, depth: usize, bytes: &[u8]) {
     assert!(f >= 0);
     let mut f = unsafe { std::fs::File::from_raw_fd(f) };
     std::io::Write::write_all(&mut f, bytes).unwrap();
+}
+
+/// The manifest lines in the `*.jsonl` files of `dir` (sorted by file), parsed.
+fn manifest_lines(dir: &Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Runs `nc3pack ARGS...` with `stdin` (if any) and a time limit; returns (exit code, stdout,
+/// stderr).
+fn nc3pack(args: &[&std::ffi::OsStr], stdin: Option<&[u8]>) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .args(args)
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(bytes) = stdin {
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    }
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).unwrap();
+        s
+    });
+    let mut e = String::new();
+    std::io::Read::read_to_string(&mut err, &mut e).unwrap();
+    let mut waited = 0;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if waited == 1200 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("nc3pack {args:?} did not finish in 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    };
+    (
+        status.code().expect("killed by a signal"),
+        reader.join().unwrap(),
+        e,
+    )
+}
+
+/// Copies `sample` to each of `names` under `dir`, making directories; returns the names.
+fn populate(dir: &Path, names: &[String], sample: &str) {
+    for n in names {
+        let p = dir.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(samples_dir().join(sample), &p).unwrap();
+    }
+}
+
+/// The (status, name) of each line of the manifest `file`.
+fn statuses_of(file: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["status"].as_str().unwrap().to_string(),
+                v["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The (status, name) of each line of the manifests in `dir`.
+fn statuses(dir: &Path) -> Vec<(String, String)> {
+    manifest_lines(dir)
+        .iter()
+        .map(|l| {
+            (
+                l["status"].as_str().unwrap().to_string(),
+                l["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn three_shards_cover_a_tree_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let mut names: Vec<String> = (0..31)
+        .map(|k| format!("{}/f{k:02}.nc", ["a", "b/c", "d"][k % 3]))
+        .collect();
+    populate(&input, &names, "scalars.nc");
+    std::fs::write(input.join("a/readme.txt"), "skipped").unwrap();
+    let out = dir.path().join("out");
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let (code, err) = batch(
+            &[],
+            &[&input, Path::new("--shard"), Path::new(&shard)],
+            &out,
+        );
+        assert_eq!(code, 0, "{shard}: {err}");
+    }
+    // The union is every input, once.
+    let mut want: Vec<String> = names.iter().map(|n| format!("{n}.nc3z")).collect();
+    want.sort();
+    assert_eq!(tree(&out), want);
+    // Shard i has every third name in byte order, from the ith (the readme counts too: it is
+    // an input, skipped as not netCDF by whichever shard has it).
+    names.push("a/readme.txt".into());
+    names.sort();
+    let records = out.join(".nc3pack");
+    for i in 0..3 {
+        let lines =
+            std::fs::read_to_string(records.join(format!("manifest-{i}-of-3.jsonl"))).unwrap();
+        let mut got: Vec<String> = lines
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                assert_eq!(v["status"], "packed", "{l}");
+                v["name"].as_str().unwrap().to_string()
+            })
+            .collect();
+        got.sort();
+        let mine: Vec<String> = names
+            .iter()
+            .skip(i)
+            .step_by(3)
+            .filter(|n| n.ends_with(".nc"))
+            .cloned()
+            .collect();
+        assert_eq!(got, mine, "shard {i}");
+    }
+    // Out-of-range shards are usage errors.
+    for bad in ["3/3", "1/0", "-1/2", "1", "a/b"] {
+        let (code, err) = batch(&[], &[&input, Path::new("--shard"), Path::new(bad)], &out);
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+}
+
+#[test]
+fn verify_manifest_finds_one_flipped_byte_in_200_archives_and_a_changed_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = (0..200).map(|k| format!("d{}/x{k:03}.nc", k % 4)).collect();
+    populate(&input, &names, "scalars.nc");
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let records = out.join(".nc3pack");
+    let verify = |against: bool| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["verify".as_ref(), "--manifest".as_ref()];
+        args.push(records.as_os_str());
+        if against {
+            args.extend(["--against".as_ref(), input.as_os_str()]);
+        }
+        nc3pack(&args, None)
+    };
+    let (code, stdout, err) = verify(true);
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert_eq!(
+        stdout,
+        "verified 200 archives against the originals: 0 failed\n"
+    );
+    // One byte flipped in the middle of one archive.
+    let victim = out.join("d1/x137.nc.nc3z");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let good = bytes.clone();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&victim, &bytes).unwrap();
+    let (code, stdout, _) = verify(false);
+    assert_eq!(code, 1, "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with(&format!("{}: damaged: ", victim.display())),
+        "{stdout}"
+    );
+    assert_eq!(lines[1], "verified 200 archives: 1 failed");
+    std::fs::write(&victim, &good).unwrap();
+    // An original changed after packing (same size): found with --against only.
+    let changed = input.join("d2/x042.nc");
+    let mut orig = std::fs::read(&changed).unwrap();
+    let last = orig.len() - 1;
+    orig[last] ^= 1;
+    std::fs::write(&changed, &orig).unwrap();
+    let (code, stdout, err) = verify(false);
+    assert_eq!(code, 0, "{stdout}{err}");
+    let (code, stdout, _) = verify(true);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(
+        stdout,
+        format!(
+            "{}: does NOT match the original {}\nverified 200 archives against the originals: 1 failed\n",
+            out.join("d2/x042.nc.nc3z").display(),
+            input.join("d2/x042.nc").display()
+        )
+    );
+    // An archive replaced by another input's archive is caught by the recorded hash.
+    std::fs::copy(samples_dir().join("scalars.nc"), &changed).unwrap();
+    let other = out.join("d3/x003.nc.nc3z");
+    nc3pack::pack_file(
+        &samples_dir().join("fill_values.nc"),
+        &other,
+        &nc3pack::PackOptions::default().with_force(true),
+    )
+    .unwrap();
+    let (code, stdout, _) = verify(false);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("{}: the archive restores", other.display())),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn output_names_never_leave_out_whatever_dot_dot_and_symbolic_links_do() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let (r, elsewhere, outside) = (d.join("r"), d.join("elsewhere"), d.join("outside"));
+    populate(&r, &["a/x.nc".into(), "evil/z.nc".into()], "scalars.nc");
+    populate(&elsewhere, &["y.nc".into()], "scalars.nc");
+    std::fs::create_dir(&outside).unwrap();
+    // A link to a directory outside the tree, a link up out of it (..), a link to a file
+    // outside, and an absolute link.
+    symlink("../elsewhere", r.join("b")).unwrap();
+    symlink("../..", r.join("a/up")).unwrap();
+    symlink("../../elsewhere/y.nc", r.join("a/y_link.nc")).unwrap();
+    symlink(&elsewhere, r.join("abs")).unwrap();
+    // In OUT, a link where an archive's directory goes, leading outside OUT.
+    let out = d.join("out");
+    std::fs::create_dir(&out).unwrap();
+    symlink(&outside, out.join("evil")).unwrap();
+    // Given paths with `..`, one leading out of r and back in.
+    let (code, err) = batch(
+        &[],
+        &[
+            &r,
+            &r.join("a/../a/x.nc"),
+            &r.join("../r/a/y_link.nc"),
+            &r.join("b/../r/a/x.nc"),
+        ],
+        &out,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: leads to {}, outside the output directory {}",
+            out.join("evil").display(),
+            outside.display(),
+            out.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    // Everything written is inside OUT, resolved.
+    let mut written = vec![];
+    for p in walk_no_follow(&out) {
+        let real = std::fs::canonicalize(p.parent().unwrap()).unwrap();
+        assert!(real.starts_with(&out), "{} written outside", p.display());
+        written.push(p.strip_prefix(&out).unwrap().to_string_lossy().into_owned());
+    }
+    written.retain(|p| p.ends_with(".nc3z"));
+    written.sort();
+    // Names are paths in the tree under r: links under their own names, `..` resolved, each
+    // path once (`a/../a/x.nc` is `a/x.nc`; `b/../r/a/x.nc` resolves `b/..` to `d`).
+    assert!(written.contains(&"a/x.nc.nc3z".into()), "{written:?}");
+    // `elsewhere` is searched once, through whichever link the walk meets first.
+    assert_eq!(
+        written
+            .iter()
+            .filter(|w| *w == "b/y.nc.nc3z" || *w == "abs/y.nc.nc3z")
+            .count(),
+        1,
+        "{written:?}"
+    );
+    assert!(written.contains(&"a/y_link.nc.nc3z".into()), "{written:?}");
+    assert!(
+        written
+            .iter()
+            .all(|w| !w.split('/').any(|c| c == ".." || c == ".")),
+        "{written:?}"
+    );
+    // With --root r, a path that resolves outside r is refused before any work.
+    let out2 = d.join("out2");
+    let (code, err) = batch(
+        &[],
+        &[Path::new("--root"), &r, &r.join("b/../elsewhere/y.nc")],
+        &out2,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: is not under the root {}",
+            d.join("elsewhere/y.nc").display(),
+            r.display()
+        )),
+        "{err}"
+    );
+    assert!(!out2.exists());
+}
+
+/// Every path under `d`, not following symbolic links.
+fn walk_no_follow(d: &Path) -> Vec<PathBuf> {
+    let mut v = vec![];
+    let mut todo = vec![d.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                v.push(e.path());
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn names_with_newlines_and_bytes_that_are_not_utf8_round_trip_through_the_manifest() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let odd = input.join("we\nird \"name\".nc");
+    let latin1 = input.join(std::ffi::OsStr::from_bytes(b"caf\xe9.nc"));
+    for p in [&odd, &latin1] {
+        std::fs::copy(samples_dir().join("scalars.nc"), p).unwrap();
+    }
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    assert_eq!(lines.len(), 2);
+    let by_name = |n: &str| lines.iter().find(|l| l["name"] == n).unwrap().clone();
+    let l = by_name("we\nird \"name\".nc");
+    assert_eq!(l["input"].as_str().unwrap(), odd.to_str().unwrap());
+    assert_eq!(
+        l["output"].as_str().unwrap(),
+        out.join("we\nird \"name\".nc.nc3z").to_str().unwrap()
+    );
+    assert!(out.join("we\nird \"name\".nc.nc3z").is_file());
+    // The XXH3-128 of the input, as xxhash computes it.
+    let want = xxhash_rust::xxh3::xxh3_128(&std::fs::read(&odd).unwrap());
+    assert_eq!(l["xxh3"].as_str().unwrap(), format!("{want:032x}"));
+    assert_eq!(l["size"], std::fs::metadata(&odd).unwrap().len());
+    let l = by_name("caf\u{fffd}.nc");
+    assert_eq!(l["name_hex"], "636166e92e6e63");
+    assert!(out
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9.nc.nc3z"))
+        .is_file());
+    // The manifest is read back exactly: verify finds both, a rerun skips both.
+    let records = out.join(".nc3pack");
+    let (code, stdout, err) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            records.as_ref(),
+            "--against".as_ref(),
+            input.as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert_eq!(
+        stdout,
+        "verified 2 archives against the originals: 0 failed\n"
+    );
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let s = statuses(&records);
+    assert_eq!(
+        s.iter().filter(|(st, _)| st == "skipped").count(),
+        2,
+        "{s:?}"
+    );
+}
+
+#[test]
+fn files_from_a_list_on_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a/one.nc".into(), "b/two.cdf".into(), "b/deep/three".into()],
+        "scalars.nc",
+    );
+    std::fs::write(input.join("notes.txt"), "not netCDF").unwrap();
+    let out = dir.path().join("out");
+    // A file, a directory, an empty line, a given file that is not netCDF (a failure).
+    let list = format!(
+        "{}\n\n{}\n{}\n",
+        input.join("a/one.nc").display(),
+        input.join("b").display(),
+        input.join("notes.txt").display()
+    );
+    let (code, _, err) = nc3pack(
+        &[
+            "pack".as_ref(),
+            "-q".as_ref(),
+            "--files-from".as_ref(),
+            "-".as_ref(),
+            "--root".as_ref(),
+            input.as_ref(),
+            "-o".as_ref(),
+            out.as_ref(),
+        ],
+        Some(list.as_bytes()),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not a netCDF-3 file",
+            input.join("notes.txt").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        tree(&out),
+        ["a/one.nc.nc3z", "b/deep/three.nc3z", "b/two.cdf.nc3z"]
+    );
+    let s = statuses(&out.join(".nc3pack"));
+    assert!(s.contains(&("failed".into(), "notes.txt".into())), "{s:?}");
+    // No inputs at all, and batch options without -o, are usage errors.
+    let (code, _, err) = nc3pack(&["pack".as_ref(), "-o".as_ref(), out.as_ref()], None);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = nc3pack(
+        &[
+            "pack".as_ref(),
+            "--files-from".as_ref(),
+            "-".as_ref(),
+            "x.nc".as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+}
+
+/// Writes a CDF-1 file of `records` records of 1 MiB of pseudo-random floats (slow to pack).
+fn write_big(path: &Path, records: u32) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut h = b"CDF\x01".to_vec();
+    h.extend_from_slice(&records.to_be_bytes()); // numrecs
+    h.extend_from_slice(&[0, 0, 0, 0x0A, 0, 0, 0, 2]); // two dims
+    h.extend_from_slice(&[0, 0, 0, 1, b't', 0, 0, 0, 0, 0, 0, 0]); // t = UNLIMITED
+    h.extend_from_slice(&[0, 0, 0, 1, b'x', 0, 0, 0, 0, 4, 0, 0]); // x = 262144
+    h.extend_from_slice(&[0; 8]); // no global attributes
+    h.extend_from_slice(&[0, 0, 0, 0x0B, 0, 0, 0, 1]); // one variable
+    h.extend_from_slice(&[
+        0, 0, 0, 1, b'v', 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1,
+    ]);
+    h.extend_from_slice(&[0; 8]); // no attributes
+    h.extend_from_slice(&[0, 0, 0, 5, 0, 0x10, 0, 0]); // float, vsize 1 MiB
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    f.write_all(&h).unwrap();
+    let mut x = 1u32;
+    for _ in 0..records {
+        let rec: Vec<u8> = (0..262144)
+            .flat_map(|_| {
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                ((x >> 8) as f32).to_be_bytes()
+            })
+            .collect();
+        f.write_all(&rec).unwrap();
+    }
+}
+
+/// A shard killed (SIGKILL) after its first commit group, then run again: every file of the
+/// shard is packed once (one `packed` line each over both runs, a `skipped` line in the rerun
+/// for each file the first run recorded), nothing partial sits under an archive's name, and
+/// the other shard's run completes the tree.
+#[test]
+fn a_killed_shard_reruns_to_completion_with_each_file_packed_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    // Shard 1/2 gets a001, a003, ...: 300 small files, then the big one, then 50 more.
+    let mut names: Vec<String> = (0..600).map(|k| format!("a/{k:03}.nc")).collect();
+    names.extend((0..100).map(|k| format!("z/{k:03}.nc")));
+    populate(&input, &names, "classic_records.nc");
+    write_big(&input.join("m.nc"), 48);
+    let out = dir.path().join("out");
+    let manifest = out.join(".nc3pack/manifest-1-of-2.jsonl");
+    let count = |p: &Path| std::fs::read_to_string(p).map_or(0, |s| s.lines().count());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+        .args(["pack", "-q", "-j", "1", "--shard", "1/2"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the first group's lines are written (at most 60 s).
+    let mut polls = 0;
+    while count(&manifest) < 256 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before the kill"
+        );
+        assert!(polls < 60_000, "no manifest lines in 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        polls += 1;
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    let first = statuses_of(&manifest);
+    assert!(first.len() >= 256 && first.len() < 351, "{}", first.len());
+    // What is under an archive's name is complete (its ends intact); the rest are temporaries.
+    for p in walk(&out) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".nc3z") {
+            let r =
+                nc3pack::verify(&p, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
+            assert!(r.is_intact(), "{}: {r:?}", p.display());
+        } else {
+            assert!(
+                name.ends_with(".jsonl")
+                    || name.starts_with(".nc3pack-") && name.ends_with(".part"),
+                "{}",
+                p.display()
+            );
+        }
+    }
+    // The rerun, and the other shard.
+    for shard in ["1/2", "0/2"] {
+        let (code, err) = batch(&[], &[&input, Path::new("--shard"), Path::new(shard)], &out);
+        assert_eq!(code, 0, "{shard}: {err}");
+    }
+    let mut want: Vec<String> = names.iter().map(|n| format!("{n}.nc3z")).collect();
+    want.push("m.nc.nc3z".into());
+    want.sort();
+    let got: Vec<String> = tree(&out)
+        .into_iter()
+        .filter(|p| p.ends_with(".nc3z"))
+        .collect();
+    assert_eq!(got, want);
+    // Shard 1's manifest: every file of the shard packed exactly once, each file the killed
+    // run recorded skipped once by the rerun, no failures.
+    let all = statuses_of(&manifest);
+    let shard1: Vec<&(String, String)> = all.iter().collect();
+    let mut packed: Vec<&str> = shard1
+        .iter()
+        .filter(|(s, _)| s == "packed")
+        .map(|(_, n)| n.as_str())
+        .collect();
+    packed.sort();
+    let mut mine: Vec<String> = names.clone();
+    mine.push("m.nc".into());
+    mine.sort();
+    let mine: Vec<&str> = mine.iter().skip(1).step_by(2).map(String::as_str).collect();
+    assert_eq!(packed, mine);
+    let mut skipped: Vec<&str> = shard1
+        .iter()
+        .filter(|(s, _)| s == "skipped")
+        .map(|(_, n)| n.as_str())
+        .collect();
+    skipped.sort();
+    let mut recorded: Vec<&str> = first.iter().map(|(_, n)| n.as_str()).collect();
+    recorded.sort();
+    assert_eq!(skipped, recorded);
+    assert_eq!(shard1.len(), packed.len() + skipped.len());
+    // And the collection verifies.
+    let (code, stdout, err) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            out.join(".nc3pack").as_ref(),
+            "--against".as_ref(),
+            input.as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert_eq!(
+        stdout,
+        "verified 701 archives against the originals: 0 failed\n"
+    );
+}
+
+/// A rerun skips archives recorded as packed from the same input whose ends are intact, packs
+/// again one whose footer is damaged, refuses an input that changed since (until --force).
+#[test]
+fn a_rerun_skips_what_is_done_repacks_a_damaged_archive_and_refuses_a_changed_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a.nc".into(), "b.nc".into(), "c.nc".into()],
+        "classic_records.nc",
+    );
+    let out = dir.path().join("out");
+    let records = out.join(".nc3pack");
+    let manifest = records.join("manifest-0-of-1.jsonl");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let rerun = |extra: &[&Path]| {
+        let before = statuses_of(&manifest).len();
+        let mut args = vec![input.as_path()];
+        args.extend(extra);
+        let (code, err) = batch(&[], &args, &out);
+        let mut new = statuses_of(&manifest).split_off(before);
+        new.sort_by(|x, y| x.1.cmp(&y.1));
+        (code, err, new)
+    };
+    let st = |s: &str, n: &str| (s.to_string(), n.to_string());
+    let (code, err, new) = rerun(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        new,
+        [
+            st("skipped", "a.nc"),
+            st("skipped", "b.nc"),
+            st("skipped", "c.nc")
+        ]
+    );
+    // a: its footer damaged (found by the cheap check: packed again); b: a byte in the middle
+    // (not looked at: the check reads the ends only); c: the input grew.
+    let flip = |p: &Path, at: fn(usize) -> usize| {
+        let mut b = std::fs::read(p).unwrap();
+        let i = at(b.len());
+        b[i] ^= 0x40;
+        std::fs::write(p, b).unwrap();
+    };
+    flip(&out.join("a.nc.nc3z"), |n| n - 10);
+    flip(&out.join("b.nc.nc3z"), |n| n / 2);
+    let mut c = std::fs::OpenOptions::new()
+        .append(true)
+        .open(input.join("c.nc"))
+        .unwrap();
+    std::io::Write::write_all(&mut c, &[0; 100]).unwrap();
+    drop(c);
+    let (code, err, new) = rerun(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        new,
+        [
+            st("packed", "a.nc"),
+            st("skipped", "b.nc"),
+            st("failed", "c.nc")
+        ]
+    );
+    assert!(
+        err.contains(&format!(
+            "{}: changed since it was packed",
+            input.join("c.nc").display()
+        )),
+        "{err}"
+    );
+    assert!(nc3pack::verify(
+        &out.join("a.nc.nc3z"),
+        &nc3pack::VerifyOptions::default().with_threads(1)
+    )
+    .unwrap()
+    .is_intact());
+    // --force packs everything again.
+    let (code, err, new) = rerun(&[Path::new("-f")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        new,
+        [
+            st("packed", "a.nc"),
+            st("packed", "b.nc"),
+            st("packed", "c.nc")
+        ]
+    );
+    let (code, stdout, err) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            records.as_ref(),
+            "--against".as_ref(),
+            input.as_ref(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stdout}{err}");
+}
+
+/// `--delete-input` deletes an original only once its archive is in place and decodes back to
+/// its hash: not a symbolic link, not an input whose archive cannot be renamed into place, not
+/// one whose archive is damaged (found by the complete verify a rerun runs before deleting),
+/// and never an original whose archive is missing or does not verify when the run is killed
+/// (SIGKILL) at any point; a rerun finishes, skipping what is done and gone.
+#[test]
+fn delete_input_deletes_only_originals_whose_archives_are_proven() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = (0..40).map(|k| format!("d{}/f{k:02}.nc", k % 2)).collect();
+    populate(&input, &names, "classic_records.nc");
+    let original = std::fs::read(samples_dir().join("classic_records.nc")).unwrap();
+    let hash = xxhash_rust::xxh3::xxh3_128(&original);
+    std::os::unix::fs::symlink(input.join("d0/f00.nc"), input.join("link.nc")).unwrap();
+    let out = dir.path().join("out");
+    // Where d1/f01.nc's archive goes, a directory: the rename fails.
+    std::fs::create_dir_all(out.join("d1/f01.nc.nc3z")).unwrap();
+    let del = Path::new("--delete-input");
+    let (code, err) = batch(&[], &[&input, del], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not deleted: not a regular file",
+            input.join("link.nc").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}: output is a directory",
+            out.join("d1/f01.nc.nc3z").display()
+        )),
+        "{err}"
+    );
+    // Kept: the link (its archive made), its target's archive made and the target deleted
+    // (the link now dangles), the one whose archive could not be renamed.
+    let mut left = tree(&input);
+    left.sort();
+    assert_eq!(left, ["d1/f01.nc", "link.nc"]);
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    assert_eq!(
+        lines.iter().filter(|l| l["deleted"] == true).count(),
+        39,
+        "{lines:?}"
+    );
+    // Every archive of a deleted original restores it.
+    let proven = |z: &Path| {
+        let r = nc3pack::verify(z, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
+        r.is_intact()
+            && r.hash_checked
+            && nc3pack::Archive::open(z).unwrap().original_hash() == hash
+    };
+    for n in &names {
+        if !input.join(n).exists() {
+            assert!(proven(&out.join(format!("{n}.nc3z"))), "{n}");
+        }
+    }
+    // Fault at the verification: a byte in the middle of an archive flipped (the cheap check
+    // passes), its original put back. The rerun skips it, verifies it completely before
+    // deleting, and keeps the original.
+    std::fs::remove_dir(out.join("d1/f01.nc.nc3z")).unwrap();
+    std::fs::remove_file(input.join("link.nc")).unwrap();
+    let victim = out.join("d0/f10.nc.nc3z");
+    let mut b = std::fs::read(&victim).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 1;
+    std::fs::write(&victim, &b).unwrap();
+    // The manifest records the original's mtime: restore it with the same mtime.
+    let rec = lines.iter().find(|l| l["name"] == "d0/f10.nc").unwrap();
+    std::fs::write(input.join("d0/f10.nc"), &original).unwrap();
+    let mtime = rec["mtime_ns"].as_i64().unwrap();
+    let ts = libc::timespec {
+        tv_sec: mtime / 1_000_000_000,
+        tv_nsec: mtime % 1_000_000_000,
+    };
+    let c = std::ffi::CString::new(input.join("d0/f10.nc").to_str().unwrap()).unwrap();
+    // SAFETY: a plain system call on a NUL-terminated path and two timespecs.
+    assert_eq!(
+        unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), [ts, ts].as_ptr(), 0) },
+        0
+    );
+    let (code, err) = batch(&[], &[&input, del], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not deleted: its archive {} does not verify",
+            input.join("d0/f10.nc").display(),
+            victim.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(tree(&input), ["d0/f10.nc"]);
+    assert!(proven(&out.join("d1/f01.nc.nc3z")));
+    // Killed at many points of a run: an original is gone only if its archive is proven.
+    let big = dir.path().join("big");
+    let many: Vec<String> = (0..300).map(|k| format!("{k:03}.nc")).collect();
+    for kill_after in [1, 40, 120, 260] {
+        let _ = std::fs::remove_dir_all(&big);
+        let _ = std::fs::remove_dir_all(dir.path().join("bigout"));
+        populate(&big, &many, "classic_records.nc");
+        let bigout = dir.path().join("bigout");
+        let manifest = bigout.join(".nc3pack/manifest-0-of-1.jsonl");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+            .args(["pack", "-q", "-j", "1", "--delete-input"])
+            .arg(&big)
+            .arg("-o")
+            .arg(&bigout)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let gone = || many.iter().filter(|n| !big.join(n).exists()).count();
+        let mut polls = 0;
+        while gone() < kill_after && child.try_wait().unwrap().is_none() {
+            assert!(polls < 60_000, "nothing deleted in 60 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            polls += 1;
+        }
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        for n in &many {
+            if !big.join(n).exists() {
+                assert!(
+                    proven(&bigout.join(format!("{n}.nc3z"))),
+                    "{n} deleted without a proven archive (killed after {kill_after}: {status:?})"
+                );
+            }
+        }
+        let _ = status.signal();
+        // The rerun finishes: everything packed, every original deleted.
+        let (code, err) = batch(&[], &[&big, del], &bigout);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(tree(&big), Vec::<String>::new());
+        for n in &many {
+            assert!(proven(&bigout.join(format!("{n}.nc3z"))), "{n}");
+        }
+        assert!(std::fs::metadata(&manifest).is_ok());
+    }
 }

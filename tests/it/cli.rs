@@ -1,13 +1,12 @@
 //! The `nc3pack` binary as a user runs it: commands, exit codes, messages, output safety, and
 //! what it does with malformed inputs and damaged archives.
 
+use crate::util::{assert_text_eq, nc3pack, sample, temp_dir, BIN};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
 
 /// Lead, footer and frame header sizes of the archive format (design/FORMAT.md).
 const LEAD_LEN: usize = 64;
@@ -16,22 +15,9 @@ const FRAME_HEADER_LEN: usize = 36;
 
 /// Runs the binary with `args`; returns (exit code, stdout, stderr).
 fn run<S: AsRef<OsStr>>(args: &[S]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("cannot start nc3pack");
-    let code = out.status.code().expect("nc3pack was killed by a signal");
-    (
-        code,
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
+    let o = nc3pack(args).output();
+    let code = o.code.unwrap_or_else(|| panic!("killed by a signal:\n{o}"));
+    (code, o.stdout, o.stderr)
 }
 
 fn p(path: &Path) -> &OsStr {
@@ -74,16 +60,14 @@ fn pack(input: &Path, dir: &Path, name: &str, opts: &[&str]) -> PathBuf {
     args.extend(opts.iter().map(OsStr::new));
     args.push(p(input));
     args.push(p(&out));
-    let (code, _, err) = run(&args);
-    assert_eq!(code, 0, "packing {}: {err}", input.display());
+    nc3pack(&args).expect(0);
     out
 }
 
 /// Unpacks `archive` to `out` quietly and asserts the result equals `original`.
 fn unpack_matches(archive: &Path, out: &Path, original: &Path) {
-    let (code, stdout, err) = run(&[OsStr::new("unpack"), "-q".as_ref(), p(archive), p(out)]);
-    assert_eq!(code, 0, "unpacking {}: {err}", archive.display());
-    assert_eq!((stdout.as_str(), err.as_str()), ("", ""));
+    let o = nc3pack(&[OsStr::new("unpack"), "-q".as_ref(), p(archive), p(out)]).expect(0);
+    assert_eq!((o.stdout.as_str(), o.stderr.as_str()), ("", ""), "{o}");
     assert!(
         std::fs::read(out).unwrap() == std::fs::read(original).unwrap(),
         "{} does not restore {} byte for byte",
@@ -93,8 +77,9 @@ fn unpack_matches(archive: &Path, out: &Path, original: &Path) {
 }
 
 fn info_json(file: &Path) -> serde_json::Value {
-    let (code, out, err) = run(&[OsStr::new("info"), p(file), "--json".as_ref()]);
-    assert_eq!(code, 0, "info --json {}: {err}", file.display());
+    let out = nc3pack(&[OsStr::new("info"), p(file), "--json".as_ref()])
+        .expect(0)
+        .stdout;
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("info --json is not JSON ({e}): {out}"))
 }
 
@@ -141,7 +126,7 @@ const ROUNDTRIP_SAMPLES: [&str; 3] = ["classic_records.nc", "cdf5_types.nc", "gr
 
 #[test]
 fn default_command_and_pack_spelling_both_roundtrip() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for name in ROUNDTRIP_SAMPLES {
         let input = sample(name);
         let a = dir.path().join(format!("{name}.default.nc3z"));
@@ -169,7 +154,7 @@ fn default_command_and_pack_spelling_both_roundtrip() {
 
 #[test]
 fn codecs_and_block_size_roundtrip() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let cases: [(&str, &[&str]); 5] = [
         ("deflate", &["--codec", "deflate"]),
         ("none", &["--codec", "none"]),
@@ -224,7 +209,7 @@ fn filters_used(archive: &Path) -> BTreeSet<&'static str> {
 
 #[test]
 fn every_filter_option_roundtrips_and_is_recorded() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for name in ROUNDTRIP_SAMPLES {
         let input = sample(name);
         for filter in ["none", "shuffle", "bytedelta", "delta", "zzdelta"] {
@@ -254,7 +239,7 @@ fn every_filter_option_roundtrips_and_is_recorded() {
 
 #[test]
 fn quiet_prints_nothing_and_default_prints_a_summary_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     let a = dir.path().join("a.nc3z");
     let (code, out, err) = run(&[OsStr::new("pack"), "-q".as_ref(), p(&input), p(&a)]);
@@ -288,7 +273,7 @@ fn quiet_prints_nothing_and_default_prints_a_summary_line() {
 
 #[test]
 fn existing_output_is_refused_without_force_and_replaced_with_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     let out = dir.path().join("out.nc3z");
     std::fs::write(&out, b"precious").unwrap();
@@ -335,7 +320,7 @@ fn existing_output_is_refused_without_force_and_replaced_with_it() {
 
 #[test]
 fn writing_onto_the_input_is_refused_even_with_force() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("in.nc");
     std::fs::copy(sample("classic_records.nc"), &nc).unwrap();
     let hard = dir.path().join("hard.nc");
@@ -384,7 +369,7 @@ fn writing_onto_the_input_is_refused_even_with_force() {
 
 #[test]
 fn output_that_is_a_directory_or_in_a_missing_directory_fails_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     let sub = dir.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
@@ -408,7 +393,7 @@ fn output_that_is_a_directory_or_in_a_missing_directory_fails_cleanly() {
 
 #[test]
 fn errors_leave_no_output_and_no_temporary_files() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let bad = dir.path().join("bad.nc");
     std::fs::copy(sample("bad/var_beyond_eof.nc"), &bad).unwrap();
     let before = snapshot(&bad);
@@ -452,7 +437,7 @@ fn errors_leave_no_output_and_no_temporary_files() {
 
 #[test]
 fn inputs_are_never_modified() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("in.nc");
     std::fs::copy(sample("gridded_sst.nc"), &nc).unwrap();
     let nc_before = snapshot(&nc);
@@ -569,7 +554,7 @@ fn every_bad_sample_is_listed() {
 
 #[test]
 fn bad_inputs_are_refused_with_a_precise_one_line_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for (name, kind, cause, offset) in BAD {
         let input = sample(&format!("bad/{name}"));
         let before = snapshot(&input);
@@ -621,7 +606,7 @@ fn bad_inputs_are_refused_with_a_precise_one_line_error() {
 /// whose text is not already in the message, and `HeaderError`'s text ("X at byte N") is not.
 #[test]
 fn error_messages_state_their_cause_once() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = dir.path().join("out.nc3z");
     for (name, _, cause, _) in BAD {
         let input = sample(&format!("bad/{name}"));
@@ -642,7 +627,7 @@ fn error_messages_state_their_cause_once() {
 
 #[test]
 fn damaged_archives_are_refused_naming_the_damaged_part() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("gridded_sst.nc");
     let good = pack(&input, dir.path(), "good.nc3z", &["--block-size", "64KiB"]);
     let a = std::fs::read(&good).unwrap();
@@ -731,7 +716,7 @@ fn damaged_archives_are_refused_naming_the_damaged_part() {
 
 #[test]
 fn archives_cut_anywhere_fail_without_panicking() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let good = pack(&sample("classic_records.nc"), dir.path(), "good.nc3z", &[]);
     let a = std::fs::read(&good).unwrap();
     let out = dir.path().join("out.nc");
@@ -752,7 +737,7 @@ fn archives_cut_anywhere_fail_without_panicking() {
 /// such command: `nc3pack reindex X` is taken as `nc3pack pack reindex X`.
 #[test]
 fn error_hints_name_commands_that_exist() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let good = pack(&sample("classic_records.nc"), dir.path(), "good.nc3z", &[]);
     let a = std::fs::read(&good).unwrap();
     let cut = dir.path().join("cut.nc3z");
@@ -776,7 +761,7 @@ fn error_hints_name_commands_that_exist() {
 
 #[test]
 fn unpack_verifies_the_whole_file_hash() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("gridded_sst.nc");
     let good = pack(
         &input,
@@ -851,7 +836,7 @@ fn unpack_verifies_the_whole_file_hash() {
 /// standard output is not possible (the lead is rewritten at the end), so it is a usage error.
 #[test]
 fn packing_to_standard_output_is_a_usage_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     for args in [
         vec![input.as_os_str(), OsStr::new("-")],
@@ -879,7 +864,7 @@ fn packing_to_standard_output_is_a_usage_error() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     let out = dir.path().join("out.nc3z");
     let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
@@ -922,7 +907,7 @@ fn usage_errors_exit_2() {
 /// naming the option and its range.
 #[test]
 fn out_of_range_level_and_block_size_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     let out = dir.path().join("out.nc3z");
     let cases: [(&[&str], &str); 6] = [
@@ -988,7 +973,7 @@ fn cdl_body(text: &str) -> String {
 
 #[test]
 fn info_of_a_file_and_of_its_archive_agree() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for name in
         ROUNDTRIP_SAMPLES
             .iter()
@@ -1006,7 +991,11 @@ fn info_of_a_file_and_of_its_archive_agree() {
             nc_text.starts_with(&format!("netcdf {stem} {{")),
             "{nc_text}"
         );
-        assert_eq!(cdl_body(&nc_text), cdl_body(&z_text), "{name}");
+        assert_text_eq(
+            &format!("info of {name}'s archive"),
+            &cdl_body(&nc_text),
+            &cdl_body(&z_text),
+        );
         assert!(
             z_text.contains("nc3z archive") && z_text.contains("ratio"),
             "{z_text}"
@@ -1059,29 +1048,15 @@ fn info_of_a_file_and_of_its_archive_agree() {
 
 /// Runs the binary with `args` and `input` on its standard input.
 fn run_stdin<S: AsRef<OsStr>>(args: &[S], input: &[u8]) -> (i32, String, String) {
-    use std::io::Write as _;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("cannot start nc3pack");
-    let mut stdin = child.stdin.take().unwrap();
     // A refused input may be closed before all of it is written: that is not a test failure.
-    let _ = stdin.write_all(input);
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().expect("nc3pack was killed by a signal"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = nc3pack(args).stdin(input).output();
+    let code = o.code.unwrap_or_else(|| panic!("killed by a signal:\n{o}"));
+    (code, o.stdout, o.stderr)
 }
 
 #[test]
 fn standard_input_packs_in_one_pass_to_the_same_archive() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for name in [
         "gridded_sst.nc",
         "classic_records.nc",
@@ -1110,7 +1085,7 @@ fn standard_input_packs_in_one_pass_to_the_same_archive() {
 
 #[test]
 fn bad_standard_input_is_refused_with_one_line_and_no_output() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = dir.path().join("x.nc3z");
     let base = std::fs::read(sample("classic_records.nc")).unwrap();
     let hdf5 = std::fs::read(sample("bad/hdf5.nc")).unwrap();
@@ -1170,7 +1145,7 @@ fn one_record_var_header(n: u32, numrecs: u32) -> Vec<u8> {
 /// them packs (to the file's archive), one that ends inside one is refused and leaves nothing.
 #[test]
 fn standard_input_with_huge_records_packs_or_refuses_a_cut_record() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let n = 17_000_000u32; // 68 MB a record
     let mut bytes = one_record_var_header(n, 2);
     let header_len = bytes.len();

@@ -3,6 +3,7 @@
 //! recovers them. Checked against files written by the `netcdf3` crate, whose values are the
 //! truth, and against runs worked out by hand from those values.
 
+use crate::util::temp_dir;
 use nc3pack::__private::scan;
 use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
@@ -62,7 +63,7 @@ fn be(v: &[f32]) -> Vec<u8> {
 
 #[test]
 fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     let (zv, rv) = write(&nc);
     let path = pack(&nc, 1, 64);
@@ -112,7 +113,7 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
     let bytes = std::fs::read(&path).unwrap();
     let at = t.offset as usize;
     let h = FrameHeader::decode(&bytes[at..at + 36]).unwrap();
-    assert_eq!((h.var, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
+    assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 0, 96));
     assert_eq!(
         crc(&bytes[at + 36..at + 36 + h.stored_len as usize]),
         h.payload_crc
@@ -130,7 +131,13 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
     )
     .unwrap();
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
-    let report = verify(&path, Some(&nc), 2).unwrap();
+    let report = verify(
+        &path,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(report.is_intact() && report.hash_checked, "{report:?}");
     // The netcdf3 crate reads the restored file's fill records as written.
     let mut rd = netcdf3::FileReader::open(&back).unwrap();
@@ -141,7 +148,7 @@ fn constant_blocks_are_index_only_and_listed_in_a_constants_frame() {
 /// Files over 4 MiB go through the encoder threads, which finish blocks in any order.
 #[test]
 fn the_parallel_pipeline_writes_a_consistent_archive() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("big.nc");
     // 64 KiB blocks of 16384 floats. z: blocks 0..10 are 0.0, block 10 varies, blocks 11..70
     // are 1.5. r(time, x): one block a record, records 0..10 vary, 10..20 are the fill value.
@@ -192,12 +199,19 @@ fn the_parallel_pipeline_writes_a_consistent_archive() {
     assert_eq!(runs, [(0, 0, 10), (0, 11, 59), (1, 10, 10)]);
     assert!(a.read_var_bytes(0).unwrap() == be(&z));
     assert!(a.read_var_bytes(1).unwrap() == be(&r));
-    assert!(verify(&path, Some(&nc), 2).unwrap().is_intact());
+    assert!(verify(
+        &path,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2)
+    )
+    .unwrap()
+    .is_intact());
 }
 
 #[test]
 fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);
@@ -208,7 +222,12 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
     let fixed = dir.path().join("fixed.nc3z");
     // Cut just before the constants frame: the 69 constant blocks are lost, nothing else.
     std::fs::write(&cut, &bytes[..t.offset as usize]).unwrap();
-    let rep = reindex(&cut, &fixed, true).unwrap();
+    let rep = reindex(
+        &cut,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert_eq!((rep.blocks, rep.lost.len()), (120, 69));
     assert!(rep
         .lost
@@ -217,12 +236,24 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
     // Cut after it (the index and footer gone): everything, byte for byte.
     let end = t.offset as usize + 36 + t.stored_len as usize;
     std::fs::write(&cut, &bytes[..end]).unwrap();
-    let rep = reindex(&cut, &fixed, true).unwrap();
+    let rep = reindex(
+        &cut,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert!(rep.lost.is_empty(), "{rep:?}");
     let b = Archive::open(&fixed).unwrap();
     assert_eq!(b.constants_frames().len(), 1);
     assert_eq!(b.constant_runs(0).unwrap(), a.constant_runs(0).unwrap());
-    assert!(verify(&fixed, Some(&nc), 2).unwrap().is_intact());
+    assert!(verify(
+        &fixed,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2)
+    )
+    .unwrap()
+    .is_intact());
     let back = dir.path().join("back.nc");
     unpack_file(
         &fixed,
@@ -237,7 +268,7 @@ fn a_scan_recovers_constant_blocks_once_their_constants_frame_is_written() {
 
 #[test]
 fn more_runs_than_one_frame_holds_go_to_several_frames() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("steps.nc");
     // 5000 blocks of two equal ints, each block another value: 5000 runs of one block.
     let mut ds = netcdf3::DataSet::new();
@@ -262,13 +293,27 @@ fn more_runs_than_one_frame_holds_go_to_several_frames() {
     }
     let want: Vec<u8> = v.iter().flat_map(|x| x.to_be_bytes()).collect();
     assert!(a.read_var_bytes(0).unwrap() == want);
-    assert!(verify(&path, Some(&nc), 2).unwrap().is_intact());
+    assert!(verify(
+        &path,
+        &nc3pack::VerifyOptions::default()
+            .with_against(&nc)
+            .with_threads(2)
+    )
+    .unwrap()
+    .is_intact());
     // The whole archive but its index: both frames found, every block back.
     let bytes = std::fs::read(&path).unwrap();
     let cut = dir.path().join("cut.nc3z");
     std::fs::write(&cut, &bytes[..a.index_offset() as usize]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    assert!(reindex(&cut, &fixed, true).unwrap().lost.is_empty());
+    assert!(reindex(
+        &cut,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true)
+    )
+    .unwrap()
+    .lost
+    .is_empty());
     assert!(Archive::open(&fixed).unwrap().read_var_bytes(0).unwrap() == want);
 }
 
@@ -281,7 +326,7 @@ fn more_runs_than_one_frame_holds_go_to_several_frames() {
 #[test]
 fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
     use nc3pack::format::{Codec, Filter};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);
@@ -296,7 +341,7 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
         let h = FrameHeader {
             stored_len: value.len() as u32,
             decoded_len: 64,
-            var: 0,
+            stream: 0,
             block: 10,
             codec: Codec::Constant,
             filter: Filter::None,
@@ -326,10 +371,15 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
         let input = dir.path().join("forged.nc3z");
         let fixed = dir.path().join("fixed.nc3z");
         std::fs::write(&input, forged(esize, value)).unwrap();
-        let rep = reindex(&input, &fixed, true).unwrap();
+        let rep = reindex(
+            &input,
+            &fixed,
+            &nc3pack::ReindexOptions::default().with_force(true),
+        )
+        .unwrap();
         let b = Archive::open(&fixed)
             .unwrap_or_else(|e| panic!("esize {esize}, {} bytes: {e}", value.len()));
-        let r = verify(&fixed, None, 1).unwrap();
+        let r = verify(&fixed, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
         assert!(
             r.damage
                 .iter()
@@ -350,26 +400,33 @@ fn reindex_takes_constant_frames_only_with_their_streams_element_size() {
 
 #[test]
 fn info_counts_constant_blocks_and_constants_frames() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);
     let a = Archive::open(&path).unwrap();
     let t = a.constants_frames()[0];
-    let v = nc3pack::info::describe(&path).unwrap();
-    let arch = &v["archive"];
-    assert_eq!(arch["constant_blocks"], 69);
-    assert_eq!(arch["constants_frames"], 1);
-    assert_eq!(arch["constants_frame_bytes"], 36 + u64::from(t.stored_len));
+    let info = nc3pack::info::describe(&path).unwrap();
+    let arch = info.archive().unwrap();
+    assert_eq!(arch.constant_blocks, 69);
+    assert_eq!(arch.constants_frames, 1);
+    assert_eq!(arch.constants_frame_bytes, 36 + u64::from(t.stored_len));
     // z stores one frame (block 10), r fifty (records 0..50); stored bytes count frames only.
-    let streams = arch["streams"].as_array().unwrap();
-    assert_eq!(streams[0]["blocks_by_codec"]["constant"], 19);
-    assert_eq!(streams[1]["blocks_by_codec"]["constant"], 50);
+    let streams: Vec<_> = arch.streams().collect();
+    assert_eq!(streams[0].blocks_by_codec["constant"], 19);
+    assert_eq!(streams[1].blocks_by_codec["constant"], 50);
     assert_eq!(
-        streams[0]["stored_bytes"],
+        streams[0].stored_bytes,
         36 + u64::from(a.entry(0, 10).stored_len)
     );
-    let text = nc3pack::info::to_text(&v, "c.nc3z");
+    // The JSON says the same.
+    let v = serde_json::to_value(&info).unwrap();
+    assert_eq!(v["archive"]["constant_blocks"], 69);
+    assert_eq!(
+        v["archive"]["streams"][1]["blocks_by_codec"]["constant"],
+        50
+    );
+    let text = info.to_text("c.nc3z");
     assert!(
         text.contains("constant blocks (in the index only): 69, listed in 1 constants frames"),
         "{text}"
@@ -381,7 +438,7 @@ fn info_counts_constant_blocks_and_constants_frames() {
 #[test]
 fn a_constants_frame_entry_with_another_codec_is_refused() {
     use nc3pack::format::{crc, FOOTER_LEN};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("c.nc");
     write(&nc);
     let path = pack(&nc, 1, 64);

@@ -1,6 +1,7 @@
 //! Reproducible archives: the same input and options give the same archive bytes whatever the
 //! thread count and whichever encoder thread finishes first, from a file or from a pipe.
 
+use crate::util::temp_dir;
 use nc3pack::{pack_file, PackOptions};
 use std::path::Path;
 
@@ -47,7 +48,7 @@ fn write(path: &Path) {
 
 #[test]
 fn archives_are_identical_for_every_thread_count_and_from_a_pipe() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("in.nc");
     write(&nc);
     assert!(std::fs::metadata(&nc).unwrap().len() > 4 << 20);

@@ -1,31 +1,22 @@
 //! Limits on what a header may make nc3pack read or allocate, applied the same way when packing
 //! (from a file or a stream) and when opening an archive.
 
+use crate::util::{nc3pack, temp_dir, BIN};
 use std::ffi::OsStr;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
-
 /// Runs the binary with `args`, standard input from `stdin` (a file) or empty; returns
 /// (exit code, stdout, stderr).
 fn run<S: AsRef<OsStr>>(args: &[S], stdin: Option<&Path>) -> (i32, String, String) {
-    let input = match stdin {
-        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
-        None => Stdio::null(),
-    };
-    let out = Command::new(BIN)
-        .args(args)
-        .stdin(input)
-        .output()
-        .expect("cannot start nc3pack");
-    let code = out.status.code().expect("nc3pack was killed by a signal");
-    (
-        code,
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut r = nc3pack(args);
+    if let Some(p) = stdin {
+        r = r.stdin_file(p);
+    }
+    let o = r.output();
+    let code = o.code.unwrap_or_else(|| panic!("killed by a signal:\n{o}"));
+    (code, o.stdout, o.stderr)
 }
 
 /// Asserts `stderr` is one error line, no panic, that names `what`.
@@ -67,7 +58,7 @@ fn huge_header_file(path: &Path) -> u64 {
 /// Both paths now refuse it, naming the limit, and leave no output.
 #[test]
 fn a_header_over_the_limit_is_refused_from_a_file_and_from_a_stream() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("huge_header.nc");
     let len = huge_header_file(&input);
     assert!(len > 1 << 30);
@@ -133,7 +124,7 @@ fn empty_lists_file(tags: [u32; 3]) -> Vec<u8> {
 /// `ncdump` when it is installed; packs and unpacks byte for byte, from a file and a stream.
 #[test]
 fn empty_lists_with_any_tag_read_as_netcdf_c_reads_them() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let cases = [
         ("own_tags", [0x0A, 0x0C, 0x0C]),
         ("other_tags", [0x0B, 0x0A, 0x0B]),
@@ -247,7 +238,7 @@ fn front_only_archive(header_len: u64, payload: &[u8]) -> Vec<u8> {
     let h = FrameHeader {
         stored_len: payload.len() as u32,
         decoded_len: header_len as u32,
-        var: HEADER_ID,
+        stream: HEADER_ID,
         block: 0,
         codec: Codec::Zstd,
         filter: Filter::None,
@@ -265,7 +256,7 @@ fn front_only_archive(header_len: u64, payload: &[u8]) -> Vec<u8> {
 /// limit.
 #[test]
 fn header_bombs_fail_cleanly_under_an_address_space_limit() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
 
     // 10^5 dimensions, a real archive (packed from a 1.6 MB file).
     let nc = dir.path().join("many_dims.nc");
@@ -354,7 +345,7 @@ fn header_bombs_fail_cleanly_under_an_address_space_limit() {
 /// `to_text` say, for a file and an archive with constant blocks, shared streams and attributes.
 #[test]
 fn info_written_item_by_item_matches_the_whole_description() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/fill_values.nc");
     let archive = dir.path().join("f.nc3z");
     let (code, _, err) = run(
@@ -373,10 +364,7 @@ fn info_written_item_by_item_matches_the_whole_description() {
         let whole = nc3pack::info::describe(path).unwrap();
         let mut text = Vec::new();
         nc3pack::info::write(path, false, "f", &mut text).unwrap();
-        assert_eq!(
-            String::from_utf8(text).unwrap(),
-            nc3pack::info::to_text(&whole, "f")
-        );
+        assert_eq!(String::from_utf8(text).unwrap(), whole.to_text("f"));
         let mut json = Vec::new();
         nc3pack::info::write(path, true, "f", &mut json).unwrap();
         assert_eq!(
@@ -454,7 +442,7 @@ fn many_vars_file(n: u32, nattrs: u32) -> Vec<u8> {
 /// few hundredths, far under the 2 s of CPU allowed here.
 #[test]
 fn many_variables_cost_little_memory_and_linear_time() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("many_attrs.nc");
     std::fs::write(&nc, many_vars_file(50_000, 16)).unwrap();
     let (code, out, err) = run_limited(110_000, &[OsStr::new("info"), nc.as_os_str()]);
@@ -533,7 +521,7 @@ fn unpacking_releases_each_block_once_used() {
             .wrapping_add(1_442_695_040_888_963_407);
         b.extend_from_slice(&((x >> 32) as u32).to_be_bytes());
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("medium_vars.nc");
     std::fs::write(&nc, &b).unwrap();
     drop(b);

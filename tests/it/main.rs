@@ -11,6 +11,7 @@ mod outputs;
 mod pipes;
 mod property;
 mod read;
+mod remote;
 mod repair;
 mod roundtrip;
 mod safety;
@@ -18,6 +19,7 @@ mod shared;
 mod signals;
 mod slice;
 mod threads;
+mod util;
 
 /// Filter settings for tests: `true` lets the encoder choose per block, `false` means no filter.
 pub fn filters(on: bool) -> nc3pack::FilterMode {

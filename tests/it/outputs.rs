@@ -2,27 +2,16 @@
 //! directories are never replaced (with or without -f), a symbolic link is replaced itself
 //! (never its target), and setuid, setgid and sticky bits are not copied.
 
+use crate::util::{nc3pack, sample, temp_dir, BIN};
 use std::ffi::OsStr;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
-
 fn run(args: &[&OsStr]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let o = nc3pack(args).output();
+    (o.code.unwrap_or(-1), o.stderr)
 }
 
 fn mode(p: &Path) -> u32 {
@@ -75,7 +64,7 @@ fn same_kind(a: std::fs::FileType, b: std::fs::FileType) -> bool {
 
 #[test]
 fn special_files_are_never_replaced_by_any_command() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("classic_records.nc");
     let archive = dir.path().join("a.nc3z");
     nc3pack::pack_file(&input, &archive, &nc3pack::PackOptions::default()).unwrap();
@@ -116,7 +105,7 @@ fn special_files_are_never_replaced_by_any_command() {
 /// -f; the others are packed.
 #[test]
 fn a_batch_does_not_replace_special_files() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in");
     let out = dir.path().join("out");
     std::fs::create_dir(&input).unwrap();
@@ -125,7 +114,7 @@ fn a_batch_does_not_replace_special_files() {
     for (special, _) in &specials {
         let name = Path::new(special.file_name().unwrap()).with_extension("nc");
         std::fs::copy(sample("scalars.nc"), input.join(&name)).unwrap();
-        std::fs::rename(special, special.with_extension("nc3z")).unwrap();
+        std::fs::rename(special, special.with_extension("nc.nc3z")).unwrap();
     }
     std::fs::copy(sample("scalars.nc"), input.join("plain.nc")).unwrap();
     for force in [false, true] {
@@ -137,15 +126,15 @@ fn a_batch_does_not_replace_special_files() {
         let (code, err) = run(&args);
         assert_eq!(code, 1, "{err}");
         for (special, kind) in &specials {
-            let z = special.with_extension("nc3z");
+            let z = special.with_extension("nc.nc3z");
             assert!(
                 err.contains(&format!("{}: output is {kind}", z.display())),
                 "{err}"
             );
             assert!(!file_type(&z).is_file(), "{} replaced", z.display());
         }
-        assert!(out.join("plain.nc3z").is_file());
-        std::fs::remove_file(out.join("plain.nc3z")).unwrap();
+        assert!(out.join("plain.nc.nc3z").is_file());
+        std::fs::remove_file(out.join("plain.nc.nc3z")).unwrap();
     }
 }
 
@@ -153,7 +142,7 @@ fn a_batch_does_not_replace_special_files() {
 /// is replaced and its target left alone (as gzip does).
 #[test]
 fn a_symlink_output_is_replaced_itself_only_with_force() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let target = dir.path().join("target");
     std::fs::write(&target, b"keep me").unwrap();
     let link = dir.path().join("link.nc3z");
@@ -180,7 +169,7 @@ fn a_symlink_output_is_replaced_itself_only_with_force() {
 /// sticky (as gzip); from standard input, a new file's mode (0666 less the umask).
 #[test]
 fn outputs_get_the_input_mode_without_setuid_setgid_or_sticky() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = dir.path().join("in.nc");
     std::fs::copy(sample("classic_records.nc"), &input).unwrap();
     for (input_mode, expected) in [(0o6755, 0o755), (0o1640, 0o640), (0o4700, 0o700)] {
@@ -223,14 +212,14 @@ fn outputs_get_the_input_mode_without_setuid_setgid_or_sticky() {
         ]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(
-            mode(&out.join("in.nc3z")),
+            mode(&out.join("in.nc.nc3z")),
             expected,
             "batch, {input_mode:o}"
         );
     }
     for (umask, expected) in [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)] {
         let z = dir.path().join(format!("stdin{umask:o}.nc3z"));
-        let mut c = Command::new(env!("CARGO_BIN_EXE_nc3pack"));
+        let mut c = Command::new(BIN);
         c.args([OsStr::new("-"), z.as_ref()])
             .stdin(std::fs::File::open(&input).unwrap());
         // SAFETY: umask is async-signal-safe.

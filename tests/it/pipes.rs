@@ -1,17 +1,10 @@
 //! Pipes given as paths (`<(...)`, `/dev/stdin`, a FIFO): `pack` reads them as a stream, as it
 //! reads `-`, and writes the archive the file gives; the commands that need to seek say so.
 
+use crate::util::{nc3pack, sample, temp_dir};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
+use std::process::Command;
 
 /// A FIFO with a thread writing `bytes` into it once a reader opens it.
 struct Fifo {
@@ -53,27 +46,14 @@ impl Fifo {
 /// Runs the binary with `args` (and `stdin` on its standard input, if given); returns (exit
 /// code, stdout, stderr).
 fn run(args: &[&OsStr], stdin: Option<&[u8]>) -> (i32, String, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let (Some(bytes), Some(mut w)) = (stdin, child.stdin.take()) {
+    let mut r = nc3pack(args);
+    if let Some(bytes) = stdin {
         // nc3pack may stop reading early (refusing the input): not a test failure.
-        let _ = std::io::Write::write_all(&mut w, bytes);
+        r = r.stdin(bytes);
     }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().expect("nc3pack was killed by a signal"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = r.output();
+    let code = o.code.unwrap_or_else(|| panic!("killed by a signal:\n{o}"));
+    (code, o.stdout, o.stderr)
 }
 
 /// What `pack_file` writes for a regular file with one thread.
@@ -89,7 +69,7 @@ fn packed_from_file(input: &Path, dir: &Path) -> Vec<u8> {
 
 #[test]
 fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let d = dir.path();
     let one = nc3pack::PackOptions {
         threads: 1,
@@ -157,7 +137,9 @@ fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
         // A batch given the FIFO and a regular file.
         let outdir = d.join("outdir");
         let fifo = Fifo::new(&fifo_path, bytes.clone());
-        let other = sample("scalars.nc");
+        // Beside the FIFO: the archives' names are relative to the directory holding both.
+        let other = d.join("other_scalars.nc");
+        std::fs::copy(sample("scalars.nc"), &other).unwrap();
         let r = run(
             &[
                 "pack".as_ref(),
@@ -173,10 +155,11 @@ fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
         );
         fifo.finish();
         assert_eq!(r, (0, String::new(), String::new()), "{name}: batch");
-        let z = outdir.join(name).with_extension("nc3z");
+        let z = outdir.join(format!("{name}.nc3z"));
         assert!(std::fs::read(&z).unwrap() == want, "{name}: batch, FIFO");
         assert!(
-            std::fs::read(outdir.join("scalars.nc3z")).unwrap() == packed_from_file(&other, d),
+            std::fs::read(outdir.join("other_scalars.nc.nc3z")).unwrap()
+                == packed_from_file(&other, d),
             "{name}: batch, file"
         );
         std::fs::remove_dir_all(&outdir).unwrap();
@@ -185,7 +168,7 @@ fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
 
 #[test]
 fn commands_that_seek_refuse_a_pipe_in_one_clear_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let d = dir.path();
     let input = sample("gridded_sst.nc");
     let archive = d.join("a.nc3z");

@@ -9,6 +9,7 @@
 //! - `nc3pack slice` agrees with `ncdump` (golden files under tests/golden/) in all three
 //!   output formats.
 
+use crate::util::{sample, temp_dir, BIN};
 use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::Values;
@@ -17,14 +18,6 @@ use nc3pack::{Dataset, Element, NcFile};
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -486,7 +479,7 @@ impl Arbitrary for Case {
 }
 
 fn hyperslab_reads_match_netcdf3(case: Case) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("case.nc");
     let z = dir.path().join("case.nc3z");
     case.write(&nc);
@@ -679,7 +672,7 @@ fn hyperslab_edge_cases_match_netcdf3_reference() {
 /// `slice_cli_matches_ncdump_golden`.)
 #[test]
 fn samples_match_netcdf3() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mut rng = Rng(20240501);
     for name in [
         "classic_records",
@@ -761,7 +754,7 @@ fn samples_match_netcdf3() {
 /// source in batches; the batches must join up.
 #[test]
 fn reads_of_many_runs_match_netcdf3() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = sample("gridded_sst.nc");
     let z = packed_sst(dir.path());
     let full = netcdf3::FileReader::open(&nc)
@@ -1004,7 +997,7 @@ fn check_errors<D: Dataset>(ds: &D, path: &Path) {
 
 #[test]
 fn bad_selections_give_the_matching_slab_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = sample("classic_records.nc");
     let z = dir.path().join("classic_records.nc3z");
     pack_with(&nc, &z, Codec::Zstd, 16, 2);
@@ -1142,7 +1135,7 @@ fn check_every_type<D: Dataset>(ds: &D, cdf5: bool, ctx: &str) {
 
 #[test]
 fn read_values_covers_every_type() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for (name, cdf5) in [("classic_records.nc", false), ("cdf5_types.nc", true)] {
         let nc = sample(name);
         let z = dir.path().join(format!("{name}3z"));
@@ -1258,7 +1251,7 @@ fn element_in_block(a: &Archive, b: u64, k: u64) -> Hyperslab {
 
 #[test]
 fn cache_repeated_read_hits() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
@@ -1304,9 +1297,72 @@ fn cache_repeated_read_hits() {
     assert_eq!(a.cache_stats().misses, 1);
 }
 
+/// A large read (more than one block) caches every block it decodes by default; with
+/// `set_cache_whole_blocks(false)` it caches only the partial blocks at its ends, still counts
+/// a lookup per block, and reads the same values either way, on one thread or more.
+#[test]
+fn large_read_can_leave_the_blocks_it_covers_whole_out_of_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let z = packed_sst(dir.path());
+    let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
+    let shape = [24u64, 180, 360];
+    // Planes 2..=21: from inside one block to inside another (checked below).
+    let slab = Hyperslab::new(&shape, &[2, 0, 0], &[20, 180, 360], &[1, 1, 1]).unwrap();
+    let want: Vec<f32> = nc.read("sst", &slab).unwrap();
+    let plane = 180 * 360 * 4u64;
+    let (from, to) = (2 * plane, 22 * plane);
+    for (cache_whole, threads) in [(true, 1), (true, 2), (false, 1), (false, 2)] {
+        let mut a = Archive::open(&z).unwrap();
+        a.set_threads(threads);
+        assert!(a.caches_whole_blocks(), "on by default");
+        a.set_cache_whole_blocks(cache_whole);
+        assert_eq!(a.caches_whole_blocks(), cache_whole);
+        let (v, bb, _) = sst_blocks(&a);
+        assert!(from % bb != 0 && to % bb != 0, "both ends inside a block");
+        let (first, last) = (from / bb, (to - 1) / bb);
+        let spanned = last - first + 1;
+        assert!(spanned >= 5, "{spanned} blocks");
+
+        let got: Vec<f32> = a.read("sst", &slab).unwrap();
+        assert_eq!(
+            got, want,
+            "cache_whole_blocks {cache_whole}, {threads} threads"
+        );
+        let s = a.cache_stats();
+        let cached = if cache_whole { spanned } else { 2 };
+        assert_eq!(
+            (s.hits, s.misses, s.entries),
+            (0, spanned, cached),
+            "cache_whole_blocks {cache_whole}, {threads} threads: {s:?}"
+        );
+        // Which blocks: the two partial ones are read again from the cache, a whole one is
+        // decoded again only when it was not kept.
+        for (b, kept) in [(first, true), (last, true), (first + 2, cache_whole)] {
+            let before = a.cache_stats();
+            a.read::<f32>("sst", &element_in_block(&a, b, 0)).unwrap();
+            let after = a.cache_stats();
+            assert_eq!(
+                (after.hits - before.hits, after.misses - before.misses),
+                if kept { (1, 0) } else { (0, 1) },
+                "block {b}, cache_whole_blocks {cache_whole}, {threads} threads"
+            );
+        }
+        // The same read again: from the cache, the blocks kept; big-endian reads too.
+        a.clear_cache();
+        let mut raw = vec![0u8; (slab.len() * 4) as usize];
+        a.read_raw_into(v, &slab, &mut raw).unwrap();
+        let be: Vec<f32> = raw
+            .chunks_exact(4)
+            .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(be, want);
+        assert_eq!(a.cache_stats().entries, cached);
+    }
+}
+
 #[test]
 fn cache_stays_within_budget_and_counts_evictions() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
@@ -1409,7 +1465,7 @@ fn cache_stays_within_budget_and_counts_evictions() {
 
 #[test]
 fn cache_evicts_least_recently_used() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
     let (_, bb, _) = sst_blocks(&a);
@@ -1445,7 +1501,7 @@ fn cache_evicts_least_recently_used() {
 
 #[test]
 fn cache_budget_zero_disables_caching() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
@@ -1487,7 +1543,7 @@ fn archive_is_send_sync_and_threads_read_what_one_thread_reads() {
     send_sync::<NcFile>();
     send_sync::<Box<dyn Dataset>>();
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed_sst(dir.path());
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
     let shapes: Vec<(&str, Vec<u64>)> = ["sst", "time", "lat", "lon"]
@@ -1912,7 +1968,7 @@ fn dumped_vars(cdl: &str) -> Vec<String> {
 
 #[test]
 fn slice_cli_matches_ncdump_golden() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     // (sample, variables in its golden's data section)
     let cases = [
         ("classic_records", 17),
@@ -1981,7 +2037,7 @@ fn slice_cli_matches_ncdump_golden() {
 /// ncdump leaves out record variables with no records; `slice` prints them empty.
 #[test]
 fn slice_cli_prints_zero_record_variables_empty() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = sample("zero_records.nc");
     let z = dir.path().join("zero_records.nc3z");
     pack_with(&nc, &z, Codec::Zstd, 64, 1);
@@ -1999,7 +2055,7 @@ fn slice_cli_prints_zero_record_variables_empty() {
 
 #[test]
 fn slice_cli_sst_slices_match_netcdf3() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = sample("gridded_sst.nc");
     let z = packed_sst(dir.path());
     let full = netcdf3::FileReader::open(&nc)
@@ -2075,7 +2131,7 @@ fn slice_cli_sst_slices_match_netcdf3() {
 #[test]
 fn metadata_accessors_report_the_materialized_record_dimension() {
     use nc3pack::Dataset;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/classic_records.nc");
     let z = dir.path().join("c.nc3z");
     nc3pack::pack_file(&nc, &z, &PackOptions::default()).unwrap();
@@ -2103,7 +2159,7 @@ fn metadata_accessors_report_the_materialized_record_dimension() {
 /// `Archive::block` serves one decoded block through the cache: the second call hits.
 #[test]
 fn single_block_reads_go_through_the_cache() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/gridded_sst.nc");
     let z = dir.path().join("g.nc3z");
     let opts = PackOptions {

@@ -1,17 +1,12 @@
 //! Damage: `verify` reports every damaged byte, `reindex` recovers every intact block, and no
 //! read of a damaged archive returns wrong data or panics.
 
+use crate::util::{sample, temp_dir};
 use nc3pack::error::{ArchiveError, BlockError, FooterError, FrameError};
 use nc3pack::Dataset;
 use nc3pack::{pack_file, unpack_file, Archive, Error, PackOptions};
 use nc3pack::{reindex, verify, Problem};
 use std::path::{Path, PathBuf};
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
 
 /// Packs `name` with small blocks (so there are many frames) into `dir`; returns the path.
 fn packed(dir: &Path, name: &str, block_size: u32) -> PathBuf {
@@ -53,19 +48,31 @@ fn frame_ends(a: &Archive) -> Vec<(usize, u64, u64)> {
 
 #[test]
 fn intact_archive_verifies_and_matches_its_original() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "classic_records.nc", 16);
-    let r = verify(&z, Some(&sample("classic_records.nc")), 2).unwrap();
+    let r = verify(
+        &z,
+        &nc3pack::VerifyOptions::default()
+            .with_against(sample("classic_records.nc"))
+            .with_threads(2),
+    )
+    .unwrap();
     assert!(r.is_intact() && r.hash_checked, "{r:?}");
     assert_eq!(r.original_matches, Some(true));
-    let r = verify(&z, Some(&sample("scalars.nc")), 2).unwrap();
+    let r = verify(
+        &z,
+        &nc3pack::VerifyOptions::default()
+            .with_against(sample("scalars.nc"))
+            .with_threads(2),
+    )
+    .unwrap();
     assert_eq!(r.original_matches, Some(false));
     assert!(!r.is_intact());
 }
 
 #[test]
 fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for name in ["classic_records.nc", "gridded_sst.nc", "cdf5_types.nc"] {
         let z = packed(dir.path(), name, 4096);
         let a = Archive::open(&z).unwrap();
@@ -73,9 +80,18 @@ fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
         let cut = dir.path().join("cut.nc3z");
         std::fs::write(&cut, &bytes[..a.index_offset() as usize]).unwrap();
         let fixed = dir.path().join("fixed.nc3z");
-        let r = reindex(&cut, &fixed, true).unwrap();
+        let r = reindex(
+            &cut,
+            &fixed,
+            &nc3pack::ReindexOptions::default().with_force(true),
+        )
+        .unwrap();
         assert!(r.lost.is_empty(), "{name}: {r:?}");
-        assert!(verify(&fixed, None, 2).unwrap().is_intact());
+        assert!(
+            verify(&fixed, &nc3pack::VerifyOptions::default().with_threads(2))
+                .unwrap()
+                .is_intact()
+        );
         let back = dir.path().join("back.nc");
         unpack_file(
             &fixed,
@@ -95,7 +111,7 @@ fn index_and_footer_cut_off_recovers_everything_byte_exactly() {
 
 #[test]
 fn a_cut_at_any_byte_recovers_every_block_before_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "classic_records.nc", 16);
     let a = Archive::open(&z).unwrap();
     let ends = frame_ends(&a);
@@ -104,7 +120,12 @@ fn a_cut_at_any_byte_recovers_every_block_before_it() {
     let front = a.data_start() as usize;
     for len in (front..bytes.len()).step_by(3) {
         std::fs::write(&cut, &bytes[..len]).unwrap();
-        let r = reindex(&cut, &fixed, true).unwrap();
+        let r = reindex(
+            &cut,
+            &fixed,
+            &nc3pack::ReindexOptions::default().with_force(true),
+        )
+        .unwrap();
         let b = Archive::open(&fixed).unwrap();
         for &(s, blk, end) in &ends {
             let lost = b.entry(s, blk).is_lost();
@@ -128,7 +149,7 @@ fn a_cut_at_any_byte_recovers_every_block_before_it() {
 /// variable either fails or returns the right values.
 #[test]
 fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let name = "single_recvar_short.nc";
     let z = packed(dir.path(), name, 8);
     let good = Archive::open(&z).unwrap();
@@ -143,7 +164,7 @@ fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
         let mut b = bytes.clone();
         b[i] ^= 0x10;
         std::fs::write(&bad, &b).unwrap();
-        let r = verify(&bad, None, 1).unwrap();
+        let r = verify(&bad, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
         assert!(
             !r.is_intact(),
             "flip at byte {i} of {} not reported",
@@ -175,13 +196,13 @@ fn every_flipped_byte_is_detected_and_no_read_returns_wrong_data() {
 
 #[test]
 fn lost_blocks_are_reported_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "gridded_sst.nc", 64 << 10);
     let bytes = std::fs::read(&z).unwrap();
     let cut = dir.path().join("cut.nc3z");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let r = reindex(&cut, &fixed, false).unwrap();
+    let r = reindex(&cut, &fixed, &nc3pack::ReindexOptions::default()).unwrap();
     assert!(!r.lost.is_empty() && r.recovered > 0);
     let a = Archive::open(&fixed).unwrap();
     let (s, b) = a.lost_blocks()[0];
@@ -195,7 +216,7 @@ fn lost_blocks_are_reported_everywhere() {
         e.contains("lost") && e.contains(&format!("block {b}")),
         "{e}"
     );
-    let v = verify(&fixed, None, 2).unwrap();
+    let v = verify(&fixed, &nc3pack::VerifyOptions::default().with_threads(2)).unwrap();
     assert!(
         v.damage
             .iter()
@@ -222,7 +243,7 @@ fn lost_blocks_are_reported_everywhere() {
         orig.read::<f32>("lat", &slab).unwrap()
     );
     // reindex refuses an existing output without force.
-    assert!(reindex(&cut, &fixed, false).is_err());
+    assert!(reindex(&cut, &fixed, &nc3pack::ReindexOptions::default()).is_err());
 }
 
 /// Regression: a frame's element size field, changed (header checksum recomputed) in a block
@@ -231,7 +252,7 @@ fn lost_blocks_are_reported_everywhere() {
 #[test]
 fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     use nc3pack::format::{Codec, FrameHeader};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = dir.path().join("none.nc3z");
     let opts = PackOptions {
         codec: Codec::None,
@@ -257,7 +278,7 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     bytes[at..at + 36].copy_from_slice(&h.encode());
     let forged = dir.path().join("forged.nc3z");
     std::fs::write(&forged, &bytes).unwrap();
-    let r = verify(&forged, None, 1).unwrap();
+    let r = verify(&forged, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
     assert!(
         r.damage.iter().any(|d| d.block == Some((name.clone(), b))
             && d.what
@@ -286,7 +307,12 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     );
     // A scan does not take the frame: reindex marks the block lost.
     let fixed = dir.path().join("fixed.nc3z");
-    let rep = reindex(&forged, &fixed, true).unwrap();
+    let rep = reindex(
+        &forged,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert_eq!(rep.lost, vec![(name, b)]);
 }
 
@@ -294,9 +320,13 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
 /// file without record variables, changes no block, and `verify` said the archive was intact.
 #[test]
 fn verify_checks_the_leads_record_count_against_the_header() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = packed(dir.path(), "scalars.nc", 1 << 20);
-    assert!(verify(&out, None, 1).unwrap().is_intact());
+    assert!(
+        verify(&out, &nc3pack::VerifyOptions::default().with_threads(1))
+            .unwrap()
+            .is_intact()
+    );
     let mut bytes = std::fs::read(&out).unwrap();
     assert_eq!(u64::from_le_bytes(bytes[24..32].try_into().unwrap()), 0);
     bytes[24..32].copy_from_slice(&7u64.to_le_bytes());
@@ -304,7 +334,7 @@ fn verify_checks_the_leads_record_count_against_the_header() {
     bytes[60..64].copy_from_slice(&c.to_le_bytes());
     let forged = dir.path().join("forged.nc3z");
     std::fs::write(&forged, &bytes).unwrap();
-    let r = verify(&forged, None, 1).unwrap();
+    let r = verify(&forged, &nc3pack::VerifyOptions::default().with_threads(1)).unwrap();
     assert!(
         r.damage.iter().any(|d| d.part == "lead"
             && matches!(
@@ -325,7 +355,7 @@ fn verify_checks_the_leads_record_count_against_the_header() {
 #[test]
 fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     use nc3pack::format::{crc, Codec, Filter, FrameHeader};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let out = packed(dir.path(), "classic_records.nc", 64);
     let a = Archive::open(&out).unwrap();
     let s = (0..a.stream_count())
@@ -342,7 +372,7 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     let h = FrameHeader {
         stored_len: 3,
         decoded_len: 3,
-        var: id,
+        stream: id,
         block: 0,
         codec: Codec::None,
         filter: Filter::None,
@@ -356,7 +386,12 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
     let input = dir.path().join("forged.nc3z");
     std::fs::write(&input, &forged).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let rep = reindex(&input, &fixed, true).unwrap();
+    let rep = reindex(
+        &input,
+        &fixed,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    )
+    .unwrap();
     assert!(rep.lost.is_empty(), "{rep:?}");
     let back = dir.path().join("back.nc");
     unpack_file(
@@ -374,7 +409,7 @@ fn a_frame_that_does_not_fit_does_not_hide_a_good_one_found_after_it() {
 /// byte are told apart by matching, with the offsets where they apply.
 #[test]
 fn damage_is_reported_as_typed_variants() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let z = packed(dir.path(), "gridded_sst.nc", 64 << 10);
     let bytes = std::fs::read(&z).unwrap();
     // Cut the last byte: the footer magic is gone.

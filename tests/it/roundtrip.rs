@@ -4,6 +4,7 @@
 //! and the single-record-variable files the `netcdf3` crate lays out differently from the spec);
 //! and the archive keeps the original header verbatim.
 
+use crate::util::{samples_dir, temp_dir};
 use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::{NcType, Values};
@@ -149,10 +150,6 @@ impl Typed {
     }
 }
 
-pub(crate) fn samples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
-}
-
 /// Every `samples/*.nc` (not `samples/bad/`), sorted.
 fn samples() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(samples_dir())
@@ -218,7 +215,7 @@ fn pack(input: &Path, dir: &Path, o: &PackOptions) -> PathBuf {
 /// Packs and unpacks every sample with `codec` at every block size; the result must be the
 /// original bytes. Shuffle and thread counts alternate between combinations.
 fn roundtrip_all(codec: Codec) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mut combo = 0usize;
     for path in samples() {
         let orig = std::fs::read(&path).unwrap();
@@ -333,7 +330,7 @@ fn single_recvar_truth(file: &str, var: &str) -> Option<(Vec<u64>, Typed)> {
 /// from the archive, equal what the `netcdf3` crate reads from the original file.
 #[test]
 fn values_match_the_netcdf3_crate() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mut checked_vars = 0;
     let mut checked_files = Vec::new();
     for path in samples() {
@@ -593,7 +590,7 @@ fn cdf5_truth(file: &str, a: &Archive) -> Option<Vec<Want>> {
 /// equal the values in the samples' CDL sources.
 #[test]
 fn cdf5_values_match_the_cdl() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mut checked = Vec::new();
     for path in samples() {
         let file = name(&path);
@@ -645,7 +642,7 @@ const KNOWN_HEADER_LEN: &[(&str, u64)] = &[
 /// bytes of the original file.
 #[test]
 fn header_bytes_are_the_original_prefix() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     for path in samples() {
         let file = name(&path);
         let orig = std::fs::read(&path).unwrap();
@@ -681,7 +678,7 @@ fn header_bytes_are_the_original_prefix() {
 /// order of the frames shows how records were chunked.
 #[test]
 fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("chunks.nc");
     let mut ds = netcdf3::DataSet::new();
     ds.set_unlimited_dim("time", 150).unwrap();
@@ -777,7 +774,7 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
 /// variable.
 #[test]
 fn a_file_shorter_than_its_layout_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("r.nc");
     let mut ds = netcdf3::DataSet::new();
     ds.set_unlimited_dim("time", 50).unwrap();

@@ -1,19 +1,14 @@
 //! Safe writes: a failing writer, a full disk and a killed process leave no output at the
 //! destination and the input untouched.
 
+use crate::util::{sample, temp_dir, BIN};
 use nc3pack::{
     __private::{pack_stream, Source},
     PackOptions,
 };
 use std::io::{Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
 
 /// A writer that fails once `limit` bytes have been written.
 struct FailAfter {
@@ -101,7 +96,7 @@ fn entries(dir: &Path) -> Vec<String> {
 /// Needs root to mount; skipped (with a message) where mounting is not allowed.
 #[test]
 fn a_full_disk_leaves_nothing_behind() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mnt = dir.path().join("tiny");
     std::fs::create_dir(&mnt).unwrap();
     let ok = Command::new("mount")
@@ -116,11 +111,7 @@ fn a_full_disk_leaves_nothing_behind() {
     let input = sample("gridded_sst.nc");
     let before = snapshot(&input);
     let out = mnt.join("out.nc3z");
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
-        .arg(&input)
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = Command::new(BIN).arg(&input).arg(&out).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let listing = entries(&mnt);
     let _ = Command::new("umount").arg(&mnt).status();
@@ -134,7 +125,7 @@ fn a_full_disk_leaves_nothing_behind() {
 /// a later run does not mistake for output) and the input untouched.
 #[test]
 fn killing_pack_midway_leaves_no_output() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     // A 96 MiB classic file: header for one float record variable, then data.
     let input = dir.path().join("big.nc");
     {
@@ -167,7 +158,7 @@ fn killing_pack_midway_leaves_no_output() {
     }
     let before = snapshot(&input);
     let out = dir.path().join("out.nc3z");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+    let mut child = Command::new(BIN)
         .args(["-q", "-j", "1"])
         .arg(&input)
         .arg(&out)
@@ -192,7 +183,7 @@ fn killing_pack_midway_leaves_no_output() {
         );
     }
     // A new run is not disturbed by the leftover temporary file.
-    let o = Command::new(env!("CARGO_BIN_EXE_nc3pack"))
+    let o = Command::new(BIN)
         .arg("-q")
         .arg(&input)
         .arg(&out)

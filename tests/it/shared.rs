@@ -3,6 +3,7 @@
 //! header declares more than 4 MiB, else the late one (design/FORMAT.md, "Small streams share").
 //! Checked against files written by the `netcdf3` crate, whose values are the truth.
 
+use crate::util::temp_dir;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use std::path::Path;
 
@@ -81,7 +82,7 @@ fn var(a: &Archive, name: &str) -> usize {
 
 #[test]
 fn streams_of_at_most_4096_bytes_share_and_larger_ones_do_not() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("small.nc");
     let truth = write(&nc, 100);
     let a = pack_and_check(&nc, 1 << 20, &truth);
@@ -116,7 +117,7 @@ fn streams_of_at_most_4096_bytes_share_and_larger_ones_do_not() {
 
 #[test]
 fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("large.nc");
     let truth = write(&nc, 5 << 20);
     let a = pack_and_check(&nc, 1 << 20, &truth);
@@ -126,12 +127,25 @@ fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
     assert_eq!(a.stream_len(early), 4096);
     // `nc3pack info --json` says where each small stream went.
     let info = nc3pack::info::describe(&dir.path().join("1048576.nc3z")).unwrap();
-    let streams = info["archive"]["streams"].as_array().unwrap();
-    let shared_of =
-        |name: &str| streams.iter().find(|s| s["name"] == name).unwrap()["shared_stream"].clone();
-    assert_eq!(shared_of("f"), "early");
-    assert_eq!(shared_of("t"), "late");
-    assert!(shared_of("b").is_null());
+    let streams: Vec<_> = info.archive().unwrap().streams().collect();
+    let shared_of = |name: &str| {
+        streams
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .shared_stream
+    };
+    assert_eq!(shared_of("f"), Some("early"));
+    assert_eq!(shared_of("t"), Some("late"));
+    assert_eq!(shared_of("b"), None);
+    let json = serde_json::to_value(&info).unwrap();
+    assert_eq!(
+        json["archive"]["streams"][var(&a, "f")]["shared_stream"],
+        "early"
+    );
+    assert!(json["archive"]["streams"][var(&a, "b")]
+        .get("shared_stream")
+        .is_none());
 
     // Cut the archive right after the big variable's frames: the early shared stream was
     // written before them, so a reindex recovers f; t, written at the end, is lost.
@@ -144,7 +158,7 @@ fn a_large_file_keeps_its_small_fixed_variables_in_the_early_stream() {
     let cut_path = dir.path().join("cut.nc3z");
     std::fs::write(&cut_path, &bytes[..cut]).unwrap();
     let fixed = dir.path().join("fixed.nc3z");
-    let r = nc3pack::reindex(&cut_path, &fixed, false).unwrap();
+    let r = nc3pack::reindex(&cut_path, &fixed, &nc3pack::ReindexOptions::default()).unwrap();
     assert!(!r.lost.is_empty());
     let a = Archive::open(&fixed).unwrap();
     assert!(a.read_var_bytes(var(&a, "f")).unwrap() == truth[0].1);

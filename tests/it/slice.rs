@@ -7,21 +7,14 @@
 //! - Memory stays bounded: slicing a 384 MiB variable works under a 256 MiB address-space limit.
 //! - A reader that goes away early (`| head`) is not an error.
 
+use crate::util::{sample, temp_dir, BIN};
 use nc3pack::dump::{self, Format};
 use nc3pack::format::Codec;
 use nc3pack::Dataset;
 use nc3pack::{pack_file, Hyperslab, PackOptions};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
 
 /// Packs with small blocks, so that pieces and blocks cut the data at different places.
 fn pack_small_blocks(input: &Path, output: &Path) {
@@ -292,7 +285,7 @@ const PIECES: [usize; 5] = [1, 6, 24, 500, dump::PIECE_BYTES];
 /// random selections: every piece size gives the same output, and it holds netcdf3's values.
 #[test]
 fn streamed_slices_match_netcdf3_in_any_piece_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let mut checked = 0;
     for name in [
@@ -377,7 +370,7 @@ fn streamed_slices_match_netcdf3_in_any_piece_size() {
 /// the formatting of the selection read at once (which the ncdump golden test checks).
 #[test]
 fn streamed_cdf5_slices_equal_the_whole_read() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let mut rng = Rng(0x0cdf_5000_0000_0005);
     let nc = sample("cdf5_types.nc");
     let z = dir.path().join("cdf5_types.nc3z");
@@ -389,7 +382,7 @@ fn streamed_cdf5_slices_equal_the_whole_read() {
             for slab in slabs(&v.shape, &mut rng) {
                 let values = ds.read_values(&v.name, &slab).unwrap();
                 let wants = [
-                    dump::to_text(&v.name, slab.count(), &values).into_bytes(),
+                    dump::data_text(&v.name, slab.count(), &values).into_bytes(),
                     (dump::to_json(slab.count(), &values).to_string() + "\n").into_bytes(),
                     dump::to_native_bytes(&values),
                 ];
@@ -435,7 +428,7 @@ fn bad_selections_write_nothing() {
 /// status 0, in every format, from the original and the archive.
 #[test]
 fn slice_into_a_closed_pipe_exits_quietly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = sample("gridded_sst.nc");
     let z = dir.path().join("sst.nc3z");
     pack_file(&nc, &z, &PackOptions::default()).unwrap();
@@ -539,7 +532,7 @@ fn run_limited(args: &[&std::ffi::OsStr]) -> (Option<i32>, u64, Vec<u8>, String)
 #[cfg(unix)]
 #[test]
 fn slicing_a_large_variable_keeps_memory_bounded() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let nc = dir.path().join("big.nc");
     let shape = [96u32, 1024, 1024];
     sparse_float_file(&nc, shape);

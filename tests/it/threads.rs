@@ -7,32 +7,21 @@
 //! these tests.) The variable is read when a process starts, so the library-level checks run in
 //! a child process: this test binary, re-run on one test.
 
+use crate::util::{nc3pack, sample, temp_dir};
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
 
 /// A stack size no thread can get.
 const HUGE_STACK: &str = "1125899906842624";
 
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
-
 fn run(args: &[&OsStr], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("cannot start nc3pack");
-    (
-        out.status.code().expect("nc3pack was killed by a signal"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = env
+        .iter()
+        .fold(nc3pack(args), |r, (k, v)| r.env(k, v))
+        .output();
+    let code = o.code.unwrap_or_else(|| panic!("killed by a signal:\n{o}"));
+    (code, o.stdout, o.stderr)
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
@@ -46,7 +35,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn thread_counts_outside_1_to_1024_are_usage_errors() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let input = sample("gridded_sst.nc");
     let archive = dir.path().join("a.nc3z");
     nc3pack::pack_file(&input, &archive, &nc3pack::PackOptions::default()).unwrap();
@@ -121,7 +110,7 @@ fn thread_counts_outside_1_to_1024_are_usage_errors() {
 
 #[test]
 fn a_thread_that_cannot_start_is_a_one_line_error_and_leaves_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     // Over 4 MiB, so packing with 2 threads starts encoder threads.
     let input = sample("gridded_sst.nc");
     let archive = dir.path().join("a.nc3z");
@@ -198,7 +187,7 @@ fn library_functions_return_an_error_when_a_thread_cannot_start() {
     if let Some(dir) = std::env::var_os(CHILD) {
         return child(Path::new(&dir));
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     nc3pack::pack_file(
         &sample("gridded_sst.nc"),
         &dir.path().join("a.nc3z"),
@@ -278,7 +267,7 @@ fn child(dir: &Path) {
         "unpack_file",
     );
     thread_error(
-        nc3pack::verify(&archive, None, 2).map(drop),
+        nc3pack::verify(&archive, &nc3pack::VerifyOptions::default().with_threads(2)).map(drop),
         &archive,
         "verify",
     );
@@ -286,12 +275,21 @@ fn child(dir: &Path) {
     a.set_threads(2);
     let sst = a.header().var_id("sst").unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
-    let jobs = [nc3pack::__private::Job {
-        input: input.clone(),
-        output: dir.join("batch/gridded_sst.nc3z"),
-    }];
+    let plan = nc3pack::__private::plan(
+        [Ok(input.clone())],
+        &dir.join("batch"),
+        None,
+        Default::default(),
+    )
+    .unwrap();
     thread_error(
-        nc3pack::__private::pack_all(&jobs, &opts.clone().with_threads(2), &|_| {}).map(drop),
+        nc3pack::__private::pack_all(
+            &plan,
+            &opts.clone().with_threads(2),
+            &Default::default(),
+            false,
+            &|_, _| {},
+        ),
         &input,
         "pack_all",
     );

@@ -94,6 +94,15 @@ impl Hyperslab {
     /// Checks a selection against a variable's `shape` (as `nc_get_vars` does: a count of 0
     /// selects nothing and then start may equal the length).
     ///
+    /// ```
+    /// use nc3pack::{Hyperslab, SlabError};
+    /// let s = Hyperslab::new(&[10, 4], &[2, 0], &[4, 4], &[2, 1]).unwrap();
+    /// assert_eq!(s.len(), 16);
+    /// assert!(matches!(Hyperslab::new(&[10, 4], &[0, 0], &[1, 1], &[0, 1]), Err(SlabError::ZeroStride { .. })));
+    /// assert!(matches!(Hyperslab::new(&[10, 4], &[9, 0], &[2, 1], &[1, 1]), Err(SlabError::OutOfBounds { .. })));
+    /// assert!(matches!(Hyperslab::new(&[10, 4], &[0], &[1], &[1]), Err(SlabError::Rank { .. })));
+    /// ```
+    ///
     /// # Errors
     ///
     /// A [`SlabError`]: a start, count or stride with the wrong number of entries
@@ -149,6 +158,14 @@ impl Hyperslab {
     /// Like [`Hyperslab::new`] with defaults for what is `None`: start 0, stride 1, and count
     /// as many elements as fit from start with that stride.
     ///
+    /// ```
+    /// use nc3pack::Hyperslab;
+    /// let s = Hyperslab::with_defaults(&[10, 4], Some(&[5, 0]), None, None).unwrap();
+    /// assert_eq!(s.count(), &[5, 4]);
+    /// assert_eq!(s.stride(), &[1, 1]);
+    /// assert!(Hyperslab::with_defaults(&[10, 4], Some(&[11, 0]), None, None).is_err());
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Hyperslab::new`].
@@ -182,6 +199,12 @@ impl Hyperslab {
     }
 
     /// The whole of a variable of `shape`.
+    ///
+    /// ```
+    /// use nc3pack::Hyperslab;
+    /// let s = Hyperslab::all(&[3, 4]);
+    /// assert_eq!((s.start(), s.count(), s.len()), (&[0, 0][..], &[3, 4][..], 12));
+    /// ```
     pub fn all(shape: &[u64]) -> Hyperslab {
         Hyperslab {
             start: vec![0; shape.len()],
@@ -191,26 +214,53 @@ impl Hyperslab {
     }
 
     /// Start per dimension.
+    ///
+    /// ```
+    /// let s = nc3pack::Hyperslab::new(&[10], &[3], &[2], &[1]).unwrap();
+    /// assert_eq!(s.start(), &[3]);
+    /// ```
     pub fn start(&self) -> &[u64] {
         &self.start
     }
 
     /// Count per dimension: the shape of the result.
+    ///
+    /// ```
+    /// let s = nc3pack::Hyperslab::new(&[10], &[3], &[2], &[1]).unwrap();
+    /// assert_eq!(s.count(), &[2]);
+    /// ```
     pub fn count(&self) -> &[u64] {
         &self.count
     }
 
     /// Stride per dimension.
+    ///
+    /// ```
+    /// let s = nc3pack::Hyperslab::new(&[10], &[0], &[5], &[2]).unwrap();
+    /// assert_eq!(s.stride(), &[2]);
+    /// ```
     pub fn stride(&self) -> &[u64] {
         &self.stride
     }
 
     /// Number of elements selected (1 for a scalar).
+    ///
+    /// ```
+    /// use nc3pack::Hyperslab;
+    /// assert_eq!(Hyperslab::all(&[3, 4, 5]).len(), 60);
+    /// assert_eq!(Hyperslab::all(&[]).len(), 1); // a scalar
+    /// ```
     pub fn len(&self) -> u64 {
         self.count.iter().product()
     }
 
     /// Whether nothing is selected.
+    ///
+    /// ```
+    /// use nc3pack::Hyperslab;
+    /// assert!(Hyperslab::new(&[10], &[10], &[0], &[1]).unwrap().is_empty());
+    /// assert!(!Hyperslab::all(&[1]).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

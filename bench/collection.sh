@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Packing a collection at scale: many tiny files in one tree, packed by one process on all
+# cores, by two shards in parallel, and rerun with everything done; peak RSS of each run.
+#
+#   bench/collection.sh [DIR] [TINY] [COPIES]
+#
+# Writes TINY (default 2,000) tiny files (0.6-4 KB) with bench/make_corpus.py's generator into
+# DIR/tiny (default DIR: /tmp/nc3pack-collection), then a tree DIR/tree of COPIES (default 50)
+# copies of them (set00/ ... set49/: 100,000 files), and prints a Markdown table. Needs python3
+# with numpy and netCDF4, GNU time (/usr/bin/time), and a release build (cargo build --release).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+DIR=${1:-/tmp/nc3pack-collection}
+TINY=${2:-2000}
+COPIES=${3:-50}
+NC3PACK=${NC3PACK:-$here/../target/release/nc3pack}
+cores=$(nproc)
+mkdir -p "$DIR"
+if [ ! -d "$DIR/tiny" ]; then
+    python3 -c "import sys; sys.path.insert(0, '$here'); import make_corpus as m; m.make_tiny('$DIR/tiny', $TINY)"
+fi
+if [ ! -d "$DIR/tree" ]; then
+    mkdir -p "$DIR/tree.tmp"
+    for k in $(seq -w 0 $((COPIES - 1))); do
+        cp -r "$DIR/tiny" "$DIR/tree.tmp/set$k"
+    done
+    mv "$DIR/tree.tmp" "$DIR/tree"
+fi
+files=$(find "$DIR/tree" -type f | wc -l)
+bytes=$(du -sb "$DIR/tree" | cut -f1)
+sync
+
+# Runs a command, prints "seconds peak_rss_kib" (several processes: the largest RSS).
+measure() {
+    local t0 t1 rss
+    t0=$(date +%s.%N)
+    rss=$("$@")
+    t1=$(date +%s.%N)
+    echo "$(echo "$t1 - $t0" | bc) $rss"
+}
+one() { # one nc3pack process; prints its peak RSS (KiB)
+    /usr/bin/time -f %M -o "$DIR/rss.$$" "$NC3PACK" "$@" >/dev/null
+    cat "$DIR/rss.$$"
+}
+two_shards() { # two shards in parallel, one core each
+    /usr/bin/time -f %M -o "$DIR/rss0.$$" "$NC3PACK" pack -q -j $((cores / 2 > 0 ? cores / 2 : 1)) \
+        --shard 0/2 "$DIR/tree" -o "$DIR/out2" &
+    /usr/bin/time -f %M -o "$DIR/rss1.$$" "$NC3PACK" pack -q -j $((cores / 2 > 0 ? cores / 2 : 1)) \
+        --shard 1/2 "$DIR/tree" -o "$DIR/out2" &
+    wait
+    sort -n "$DIR/rss0.$$" "$DIR/rss1.$$" | tail -1
+}
+
+rm -rf "$DIR/out1" "$DIR/out2"
+read -r t_pack rss_pack < <(measure one pack -q "$DIR/tree" -o "$DIR/out1")
+sync
+read -r t_rerun rss_rerun < <(measure one pack -q "$DIR/tree" -o "$DIR/out1")
+read -r t_shard rss_shard < <(measure two_shards)
+sync
+read -r t_verify rss_verify < <(measure one verify --manifest "$DIR/out1/.nc3pack")
+# Memory with a tenth of the files: RSS should not grow with the number of files (beyond the
+# list and the manifest records, ~100 bytes a file plus the paths).
+small=$(ls "$DIR/tree" | head -n $(( (COPIES + 9) / 10 )) | sed "s|^|$DIR/tree/|")
+rm -rf "$DIR/out3"
+# shellcheck disable=SC2086
+read -r t_small rss_small < <(measure one pack -q $small -o "$DIR/out3")
+small_files=$(find "$DIR/out3" -name '*.nc3z' | wc -l)
+out_bytes=$(find "$DIR/out1" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
+manifest_bytes=$(du -cb "$DIR/out1/.nc3pack"/*.jsonl | tail -1 | cut -f1)
+rm -f "$DIR"/rss*.$$
+
+rate() { echo "scale=0; $files / $1" | bc; }
+echo
+echo "$files files, $bytes bytes in, $out_bytes out (ratio $(echo "scale=2; $bytes / $out_bytes" | bc)); $cores cores; manifest $manifest_bytes bytes"
+echo
+echo "| run | seconds | files/s | peak RSS |"
+echo "|---|---:|---:|---:|"
+printf "| pack, one process, -j %s | %.1f | %s | %s MiB |\n" "$cores" "$t_pack" "$(rate "$t_pack")" $((rss_pack / 1024))
+printf "| pack, 2 shards in parallel, -j %s each | %.1f | %s | %s MiB |\n" $((cores / 2 > 0 ? cores / 2 : 1)) "$t_shard" "$(rate "$t_shard")" $((rss_shard / 1024))
+printf "| rerun, everything done | %.2f | %s | %s MiB |\n" "$t_rerun" "$(rate "$t_rerun")" $((rss_rerun / 1024))
+printf "| verify --manifest | %.1f | %s | %s MiB |\n" "$t_verify" "$(rate "$t_verify")" $((rss_verify / 1024))
+printf "| pack, %s files (a tenth) | %.1f | %s | %s MiB |\n" "$small_files" "$t_small" "$(echo "scale=0; $small_files / $t_small" | bc)" $((rss_small / 1024))
+echo
+printf "rerun %.0fx faster than the first run\n" "$(echo "$t_pack / $t_rerun" | bc -l)"

@@ -1,0 +1,407 @@
+//! Errors of the archive format's structures: what is wrong with a lead, a frame, an index
+//! entry or section, a footer or a constants frame, and why an encoder cannot be made. Pure
+//! values (no path, no I/O): [`crate::Error`] adds the file and the part.
+
+use super::{Codec, Filter};
+
+/// What is wrong with an archive's lead ([`crate::format::Lead::decode`]).
+///
+/// ```
+/// use nc3pack::{error::LeadError, format::Lead};
+/// assert_eq!(Lead::decode(&[0u8; 10]), Err(LeadError::TooShort { len: 10 }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeadError {
+    /// Fewer bytes than a lead.
+    #[error(
+        "file is only {len} bytes long, shorter than the {}-byte lead",
+        super::LEAD_LEN
+    )]
+    TooShort {
+        /// Bytes available.
+        len: usize,
+    },
+    /// The first 8 bytes are not the archive magic.
+    #[error("bad magic: not an nc3pack archive")]
+    Magic,
+    /// The lead's CRC does not match.
+    #[error("checksum mismatch")]
+    Checksum,
+    /// A format major version this reader does not read.
+    #[error(
+        "format version {major}.{minor} is not supported (this nc3pack reads {}.x)",
+        super::VERSION_MAJOR
+    )]
+    Version {
+        /// Major version stored.
+        major: u16,
+        /// Minor version stored.
+        minor: u16,
+    },
+    /// The reserved flags are set.
+    #[error("reserved flags are not zero")]
+    Flags {
+        /// The flags stored.
+        flags: u32,
+    },
+    /// The block size is outside the allowed range.
+    #[error(
+        "block size {block_size} is outside {}..={}",
+        super::MIN_BLOCK_SIZE,
+        super::MAX_BLOCK_SIZE
+    )]
+    BlockSize {
+        /// The block size stored.
+        block_size: u32,
+    },
+    /// The header length exceeds [`crate::format::MAX_HEADER_LEN`].
+    #[error("header length {header_len} exceeds {} bytes (1 GiB), the largest header an archive may carry", super::MAX_HEADER_LEN)]
+    HeaderTooLong {
+        /// The header length stored.
+        header_len: u64,
+    },
+    /// The header is longer than the original file.
+    #[error("header length {header_len} exceeds the original file length {file_len}")]
+    HeaderPastFile {
+        /// The header length stored.
+        header_len: u64,
+        /// The original file length stored.
+        file_len: u64,
+    },
+}
+
+/// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`]) or its
+/// payload ([`crate::format::codec::decode_payload`]).
+///
+/// ```
+/// use nc3pack::{error::FrameError, format::FrameHeader};
+/// assert_eq!(FrameHeader::decode(&[0u8; 36]), Err(FrameError::NoMagic));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// Fewer bytes than a frame header.
+    #[error("frame header is cut short")]
+    Short,
+    /// No sync magic where the frame should start.
+    #[error("no frame sync magic")]
+    NoMagic,
+    /// The frame header's CRC does not match.
+    #[error("frame header checksum mismatch")]
+    HeaderChecksum,
+    /// A codec id this reader does not know.
+    #[error("unknown codec id {id}")]
+    UnknownCodec {
+        /// The id stored.
+        id: u8,
+    },
+    /// A filter id this reader does not know.
+    #[error("unknown filter id {id}")]
+    UnknownFilter {
+        /// The id stored.
+        id: u8,
+    },
+    /// The stored length exceeds the decoded length (an encoder stores raw instead).
+    #[error("stored length {stored} exceeds decoded length {decoded}")]
+    LengthMismatch {
+        /// Stored (payload) length.
+        stored: u32,
+        /// Decoded length.
+        decoded: u32,
+    },
+    /// The payload given is not as long as the frame header says.
+    #[error("payload is {got} bytes, the frame says {stored}")]
+    PayloadLength {
+        /// Bytes given.
+        got: usize,
+        /// Stored length in the frame header.
+        stored: u32,
+    },
+    /// The payload's CRC does not match.
+    #[error("payload checksum mismatch")]
+    PayloadChecksum,
+    /// A raw (codec none) payload whose length is not the decoded length.
+    #[error("raw payload is {got} bytes, the frame says {decoded} decoded")]
+    RawLength {
+        /// Payload length.
+        got: usize,
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// A constant payload that is not one element of a length dividing the block.
+    #[error(
+        "constant block of {decoded} bytes with a {value_len}-byte value and element size {esize}"
+    )]
+    Constant {
+        /// Decoded length in the frame header.
+        decoded: u32,
+        /// Payload length.
+        value_len: usize,
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// zstd refused the payload (its message).
+    #[error("zstd: {0}")]
+    Zstd(String),
+    /// DEFLATE refused the payload (its message).
+    #[error("deflate: {0}")]
+    Deflate(String),
+    /// A pco payload that pco refuses or that does not decode to exactly the block (what is
+    /// wrong).
+    #[error("pco: {0}")]
+    Pco(String),
+    /// The payload decoded to another length than the frame says.
+    #[error("decoded to {got} bytes, the frame says {decoded}")]
+    DecodedLength {
+        /// Bytes decoded.
+        got: usize,
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// A DEFLATE stream that ends early, runs past the payload or decodes to another length.
+    #[error("deflate stream does not decode to exactly {decoded} bytes")]
+    DeflateLength {
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// A filtered block whose length is not whole elements.
+    #[error("filter element size {esize} does not divide the block length {decoded}")]
+    FilterElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// The netCDF header frame's decoded length cannot be allocated.
+    #[error("cannot allocate {len} bytes of memory for the header")]
+    HeaderNoMemory {
+        /// Decoded length in the frame header.
+        len: u32,
+    },
+}
+
+/// What is wrong with one index entry ([`crate::format::IndexEntry::check`]).
+///
+/// ```
+/// use nc3pack::{error::EntryError, format::{Codec, Filter, IndexEntry}};
+/// let e = IndexEntry { offset: 0, stored_len: 0, codec: Codec::Constant, filter: Filter::None, flags: 0 };
+/// assert_eq!(e.check(4), Err(EntryError::ConstantWithoutFlag));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// Codec constant, no payload, but not flagged constant.
+    #[error("constant block entry without the constant flag")]
+    ConstantWithoutFlag,
+    /// A combination of flags and fields no writer makes.
+    #[error("entry with flags 0x{flags:04x}, codec {}, filter {}, {stored_len} bytes stored is not valid", codec.name(), filter.name())]
+    Invalid {
+        /// Flags.
+        flags: u16,
+        /// Codec.
+        codec: Codec,
+        /// Filter.
+        filter: Filter,
+        /// Stored length.
+        stored_len: u32,
+    },
+    /// The frame lies (partly) outside the data section, or is longer than a block.
+    #[error("points outside the data section")]
+    OutsideData,
+}
+
+/// What is wrong with an archive's index section ([`crate::format::decode_index`]), as read
+/// by [`crate::Archive`].
+///
+/// ```
+/// use nc3pack::{error::IndexError, format::decode_index};
+/// assert_eq!(decode_index(b"N3ZX", 0), Err(IndexError::NoMagic));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    /// No index magic.
+    #[error("no index magic")]
+    NoMagic,
+    /// The index section's CRC (in the footer) does not match.
+    #[error("checksum mismatch")]
+    Checksum,
+    /// The number of block entries is not the one the layout needs.
+    #[error("index has {found} entries, the layout needs {expected}")]
+    Count {
+        /// Block entries the index declares.
+        found: u64,
+        /// Block entries the layout needs.
+        expected: u64,
+    },
+    /// The section's length does not match its entry counts.
+    #[error("index length {len} does not match its {blocks} block entries and {constants_frames} constants frames")]
+    Length {
+        /// Section length.
+        len: usize,
+        /// Block entries declared.
+        blocks: u64,
+        /// Constants frame entries declared.
+        constants_frames: u32,
+    },
+    /// An entry with a codec id this reader does not know.
+    #[error("unknown codec id {id}")]
+    UnknownCodec {
+        /// The id stored.
+        id: u8,
+    },
+    /// An entry with a filter id this reader does not know.
+    #[error("unknown filter id {id}")]
+    UnknownFilter {
+        /// The id stored.
+        id: u8,
+    },
+    /// A constants frame entry with flags, or a codec or filter such a frame cannot have.
+    #[error("constants frame entry with flags 0x{flags:04x}, codec {} and filter {}", codec.name(), filter.name())]
+    ConstantsEntry {
+        /// Flags.
+        flags: u16,
+        /// Codec.
+        codec: Codec,
+        /// Filter.
+        filter: Filter,
+    },
+    /// A block's entry is not valid.
+    #[error("entry for block {block} of {stream}: {source}")]
+    Entry {
+        /// Block number.
+        block: u64,
+        /// The stream's name (`variable "x"`, `residual bytes`, ...).
+        stream: String,
+        /// What is wrong.
+        source: EntryError,
+    },
+    /// A constants frame's entry points outside the data section.
+    #[error("entry for constants frame {k} points outside the data section")]
+    ConstantsFrameOutside {
+        /// Constants frame number.
+        k: usize,
+    },
+}
+
+/// What is wrong with an archive's footer ([`crate::format::Footer::decode`]) or where it says
+/// the index is.
+///
+/// ```
+/// use nc3pack::{error::FooterError, format::Footer};
+/// assert_eq!(Footer::decode(&[0u8; 8]), Err(FooterError::Short));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FooterError {
+    /// Fewer bytes than a footer.
+    #[error("footer is cut short")]
+    Short,
+    /// The archive ends before it has room for a footer.
+    #[error("the archive ends before its footer (truncated? try `nc3pack reindex`)")]
+    Truncated,
+    /// The last 4 bytes are not the footer magic.
+    #[error("no footer magic at the end of the file (truncated archive? try `nc3pack reindex`)")]
+    NoMagic,
+    /// The footer's CRC does not match.
+    #[error("footer checksum mismatch")]
+    Checksum,
+    /// Footer flags this reader does not know.
+    #[error("unknown footer flags 0x{flags:08x}")]
+    Flags {
+        /// The flags stored.
+        flags: u32,
+    },
+    /// The index the footer points to does not lie between the data section and the footer, or
+    /// is too short for the layout's blocks.
+    #[error("index at {index_offset} of {index_len} bytes does not fit the archive (at least {min_len} bytes ending at {footer_at} expected)")]
+    IndexPlacement {
+        /// Index offset stored.
+        index_offset: u64,
+        /// Index length stored.
+        index_len: u64,
+        /// Least length the layout's blocks need.
+        min_len: u64,
+        /// Offset of the footer (where the index must end).
+        footer_at: u64,
+    },
+}
+
+/// What is wrong with a constants frame ([`crate::format::ConstantRun::decode_all`],
+/// [`crate::Archive::constant_runs`]).
+///
+/// ```
+/// use nc3pack::{error::ConstantsError, format::ConstantRun};
+/// assert_eq!(ConstantRun::decode_all(&[0u8; 33]), Err(ConstantsError::Length { len: 33 }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConstantsError {
+    /// The decoded table is not whole run records.
+    #[error(
+        "constants table of {len} bytes is not whole {}-byte records",
+        super::RUN_LEN
+    )]
+    Length {
+        /// Decoded length.
+        len: usize,
+    },
+    /// A run record with reserved bytes set, a count of 0 or a run past block 2^64.
+    #[error("constants table record {index} is not valid")]
+    Record {
+        /// Record number in the table.
+        index: usize,
+    },
+    /// No constants frame of this number.
+    #[error("there is no constants frame {k}")]
+    NoSuchFrame {
+        /// The number asked for.
+        k: usize,
+    },
+    /// The frame is not the constants frame the index entry describes.
+    #[error("frame says stream {stream} block {block} ({stored} bytes stored, {decoded} decoded, codec {}), the index expects constants frame {k} ({expect_stored} stored, at most {max} decoded, codec {})", codec.name(), expect_codec.name())]
+    Mismatch {
+        /// Stream id in the frame header.
+        stream: u32,
+        /// Block in the frame header.
+        block: u64,
+        /// Stored length in the frame header.
+        stored: u32,
+        /// Decoded length in the frame header.
+        decoded: u32,
+        /// Codec in the frame header.
+        codec: Codec,
+        /// The constants frame's number.
+        k: usize,
+        /// Stored length in the index entry.
+        expect_stored: u32,
+        /// Largest decoded length of a constants frame.
+        max: usize,
+        /// Codec in the index entry.
+        expect_codec: Codec,
+    },
+    /// The frame itself is damaged.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+}
+
+/// Why an encoder cannot be made (when the codec level is out of range).
+///
+/// ```
+/// use nc3pack::{error::CodecError, format::Codec};
+/// let e = CodecError::Level { codec: Codec::Deflate, level: 12, min: 0, max: 9 };
+/// assert_eq!(e.to_string(), "level 12 is outside 0..=9 for codec deflate");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    /// The level is outside the codec's range.
+    #[error("level {level} is outside {min}..={max} for codec {}", codec.name())]
+    Level {
+        /// The codec.
+        codec: Codec,
+        /// The level asked for.
+        level: i32,
+        /// Least level.
+        min: i32,
+        /// Greatest level.
+        max: i32,
+    },
+    /// zstd could not make a compression context (its message).
+    #[error("zstd: {0}")]
+    Zstd(String),
+}

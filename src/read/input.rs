@@ -1,0 +1,97 @@
+//! What a path or URL opens to ([`Input`]): a local file, or an object in object storage.
+
+use super::open_seekable;
+use crate::error::{Error, Result};
+use crate::io::ReadAt;
+use std::io;
+use std::path::Path;
+
+/// What a path or URL opens to: a local file, or (with the `remote` feature) an object in
+/// object storage. [`crate::Archive::open`] and [`crate::open`] read through it.
+///
+/// ```
+/// use nc3pack::{Input, ReadAt};
+/// let f = Input::File(std::fs::File::open("samples/scalars.nc")?);
+/// assert!(f.size()? > 0);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub enum Input {
+    /// A local file (a path, or a `file://` URL).
+    File(std::fs::File),
+    /// An object read by range requests (`s3://`, `http(s)://`).
+    #[cfg(feature = "remote")]
+    Remote(crate::remote::RemoteReader),
+}
+
+impl ReadAt for Input {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        match self {
+            Input::File(f) => ReadAt::read_exact_at(f, buf, offset),
+            #[cfg(feature = "remote")]
+            Input::Remote(r) => r.read_exact_at(buf, offset),
+        }
+    }
+    fn size(&self) -> io::Result<u64> {
+        match self {
+            Input::File(f) => ReadAt::size(f),
+            #[cfg(feature = "remote")]
+            Input::Remote(r) => r.size(),
+        }
+    }
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> io::Result<()> {
+        match self {
+            Input::File(f) => f.prefetch(ranges),
+            #[cfg(feature = "remote")]
+            Input::Remote(r) => r.prefetch(ranges),
+        }
+    }
+    fn wants_prefetch(&self) -> bool {
+        match self {
+            Input::File(_) => false,
+            #[cfg(feature = "remote")]
+            Input::Remote(_) => true,
+        }
+    }
+}
+
+/// Opens a path, or a URL (`s3://`, `http(s)://`, `file://`; with the options of
+/// [`crate::remote::set_default_options`]), for reading at any offset; `op` says what needs to
+/// seek, for the message (as [`open_seekable`]).
+pub(crate) fn open_input(path: &Path, op: &'static str) -> Result<Input> {
+    match path.to_str() {
+        #[cfg(feature = "remote")]
+        Some(s) if crate::remote::is_url(s) => open_url(s, &crate::remote::default_options(), op),
+        #[cfg(not(feature = "remote"))]
+        Some(s) if is_url_syntax(s) => Err(Error::Remote {
+            url: s.into(),
+            source: crate::error::RemoteError::NotBuilt,
+        }),
+        _ => open_seekable(path, op).map(Input::File),
+    }
+}
+
+/// Opens a URL with explicit options: a `file://` URL as the local file, others as a
+/// [`crate::remote::RemoteReader`].
+#[cfg(feature = "remote")]
+pub(crate) fn open_url(
+    url: &str,
+    opts: &crate::remote::RemoteOptions,
+    op: &'static str,
+) -> Result<Input> {
+    if url.len() > 7 && url[..7].eq_ignore_ascii_case("file://") {
+        let p = crate::remote::file_url_path(url).map_err(|source| Error::Remote {
+            url: url.into(),
+            source,
+        })?;
+        return open_seekable(&p, op).map(Input::File);
+    }
+    crate::remote::RemoteReader::open(url, opts).map(Input::Remote)
+}
+
+#[cfg(not(feature = "remote"))]
+fn is_url_syntax(s: &str) -> bool {
+    ["s3://", "http://", "https://", "file://"]
+        .iter()
+        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
+}

@@ -1,0 +1,1064 @@
+//! Archives in object storage: a [`ReadAt`] source over `s3://`, `http(s)://` (and, through
+//! [`crate::Input`], `file://`) URLs, with a sync API (the async runtime is internal).
+//!
+//! Reads cost few requests: opening fetches the front of the object (lead and header frame) and
+//! its tail (footer and index) with two concurrent range requests ([`FRONT_BYTES`],
+//! [`TAIL_BYTES`]), and a third only when the index is larger than the tail; a read that needs
+//! many blocks tells the source its frames first ([`ReadAt::prefetch`]), which fetches them as
+//! one set of coalesced, concurrent range requests (`object_store`'s range coalescing).
+//!
+//! Credentials, region and endpoint come from [`RemoteOptions`]: by default the standard
+//! environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+//! `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, as `object_store`'s `AmazonS3Builder::from_env` reads
+//! them), anonymous access only when asked for (`anon`, or `NC3PACK_ANON=1`).
+//!
+//! ```no_run
+//! use nc3pack::remote::{RemoteOptions, RemoteReader};
+//! let opts = RemoteOptions::from_env().with_anon(true);
+//! let r = RemoteReader::open("s3://bucket/sst.nc3z", &opts)?;
+//! let a = nc3pack::Archive::from_reader(nc3pack::Input::Remote(r), "s3://bucket/sst.nc3z".as_ref())?;
+//! println!("{} streams", a.stream_count());
+//! # Ok::<(), nc3pack::Error>(())
+//! ```
+
+use crate::error::{Error, OptionError, RemoteError, Result};
+use crate::io::ReadAt;
+use bytes::Bytes;
+use object_store::path::Path as StorePath;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use std::collections::BTreeMap;
+use std::io;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
+use std::time::Duration;
+
+/// Bytes read from the front of an object when it is opened: the lead and the header frame of a
+/// typical archive (a header of a few thousand variables compresses to well under this).
+pub const FRONT_BYTES: u64 = 64 << 10;
+
+/// Bytes read from the end of an object when it is opened: the footer and the index of a typical
+/// archive (16 000 blocks: 16 GiB of data in 1 MiB blocks). A larger index costs one more
+/// request.
+pub const TAIL_BYTES: u64 = 256 << 10;
+
+/// Most bytes one planned read fetches at once (a read needing more fetches the rest a window at
+/// a time, as it gets there).
+const WINDOW_BYTES: u64 = 32 << 20;
+
+/// Most bytes of fetched frames held waiting to be read; a plan larger than this is dropped
+/// (its frames are then read one request each) instead of holding memory without bound.
+const MAX_STAGED_BYTES: u64 = 256 << 20;
+
+/// How a remote object is reached: credentials, region, endpoint, anonymous access, retries.
+///
+/// [`RemoteOptions::from_env`] starts from the environment (what the command line uses);
+/// explicit settings override it. [`RemoteOptions::set`] takes the keys Python's
+/// `storage_options` use.
+///
+/// ```
+/// let o = nc3pack::remote::RemoteOptions::default()
+///     .with_endpoint("http://127.0.0.1:9000")
+///     .with_allow_http(true)
+///     .with_credentials("AKIA...", "secret", None);
+/// assert!(!o.anon());
+/// ```
+#[derive(Clone, Debug)]
+pub struct RemoteOptions {
+    from_env: bool,
+    anon: bool,
+    endpoint: Option<String>,
+    region: Option<String>,
+    access_key_id: Option<String>,
+    secret_access_key: Option<String>,
+    session_token: Option<String>,
+    allow_http: Option<bool>,
+    max_retries: usize,
+    retry_timeout: Duration,
+}
+
+impl Default for RemoteOptions {
+    /// Nothing from the environment, signed requests, 5 retries within 60 s.
+    fn default() -> Self {
+        RemoteOptions {
+            from_env: false,
+            anon: false,
+            endpoint: None,
+            region: None,
+            access_key_id: None,
+            secret_access_key: None,
+            session_token: None,
+            allow_http: None,
+            max_retries: 5,
+            retry_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// Options read from the environment: the `AWS_*` variables (as `object_store` reads them)
+    /// when the store is built, and anonymous access when `NC3PACK_ANON` is `1`, `true` or
+    /// `yes`.
+    ///
+    /// ```
+    /// let o = nc3pack::remote::RemoteOptions::from_env();
+    /// # let _ = o;
+    /// ```
+    pub fn from_env() -> Self {
+        let anon = std::env::var("NC3PACK_ANON")
+            .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
+        RemoteOptions {
+            from_env: true,
+            anon,
+            ..RemoteOptions::default()
+        }
+    }
+
+    /// Anonymous (unsigned) requests, for public buckets.
+    pub fn with_anon(mut self, anon: bool) -> Self {
+        self.anon = anon;
+        self
+    }
+
+    /// Whether requests are anonymous.
+    pub fn anon(&self) -> bool {
+        self.anon
+    }
+
+    /// The S3 endpoint (e.g. `http://127.0.0.1:9000` for a local server).
+    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// The S3 region.
+    pub fn with_region(mut self, region: impl Into<String>) -> Self {
+        self.region = Some(region.into());
+        self
+    }
+
+    /// Static credentials: access key id, secret, optional session token.
+    pub fn with_credentials(
+        mut self,
+        key: impl Into<String>,
+        secret: impl Into<String>,
+        token: Option<String>,
+    ) -> Self {
+        self.access_key_id = Some(key.into());
+        self.secret_access_key = Some(secret.into());
+        self.session_token = token;
+        self
+    }
+
+    /// Allows plain `http://` endpoints.
+    pub fn with_allow_http(mut self, allow: bool) -> Self {
+        self.allow_http = Some(allow);
+        self
+    }
+
+    /// Retries of a transient failure (5xx, timeouts, connection resets), with exponential
+    /// backoff, and the time after which no retry starts.
+    pub fn with_retries(mut self, max_retries: usize, timeout: Duration) -> Self {
+        self.max_retries = max_retries;
+        self.retry_timeout = timeout;
+        self
+    }
+
+    /// Sets one option by the name Python's `storage_options` (s3fs) use: `anon`, `key`,
+    /// `secret`, `token`, `endpoint_url`, `region` (or `region_name`), `allow_http`; the
+    /// `aws_*` spellings (`aws_access_key_id`, ...) are accepted too.
+    ///
+    /// ```
+    /// let o = nc3pack::remote::RemoteOptions::default().set("anon", "true").unwrap();
+    /// assert!(o.anon());
+    /// assert!(nc3pack::remote::RemoteOptions::default().set("colour", "red").is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Option`] for an unknown name or a value that is not a boolean where one is
+    /// needed.
+    pub fn set(mut self, name: &str, value: &str) -> Result<Self> {
+        let flag = |v: &str| match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" => Ok(true),
+            "0" | "false" | "no" => Ok(false),
+            _ => Err(Error::Option(OptionError::StorageBool {
+                name: name.into(),
+                value: v.into(),
+            })),
+        };
+        match name {
+            "anon" => self.anon = flag(value)?,
+            "allow_http" | "aws_allow_http" => self.allow_http = Some(flag(value)?),
+            "key" | "access_key_id" | "aws_access_key_id" => {
+                self.access_key_id = Some(value.into())
+            }
+            "secret" | "secret_access_key" | "aws_secret_access_key" => {
+                self.secret_access_key = Some(value.into())
+            }
+            "token" | "session_token" | "aws_session_token" => {
+                self.session_token = Some(value.into())
+            }
+            "endpoint_url" | "endpoint" | "aws_endpoint_url" => self.endpoint = Some(value.into()),
+            "region" | "region_name" | "aws_region" => self.region = Some(value.into()),
+            _ => {
+                return Err(Error::Option(OptionError::StorageName {
+                    name: name.into(),
+                }))
+            }
+        }
+        Ok(self)
+    }
+}
+
+static DEFAULT_OPTIONS: RwLock<Option<RemoteOptions>> = RwLock::new(None);
+
+/// Sets the options that functions taking a path use when the path is a URL
+/// ([`crate::open`], [`crate::Archive::open`], [`crate::info::describe`], [`crate::verify`],
+/// [`crate::unpack_file`], ...). Until set, they use [`RemoteOptions::from_env`].
+///
+/// ```
+/// nc3pack::remote::set_default_options(nc3pack::remote::RemoteOptions::from_env().with_anon(true));
+/// ```
+pub fn set_default_options(opts: RemoteOptions) {
+    if let Ok(mut d) = DEFAULT_OPTIONS.write() {
+        *d = Some(opts);
+    }
+}
+
+/// The options set by [`set_default_options`], or [`RemoteOptions::from_env`].
+pub fn default_options() -> RemoteOptions {
+    DEFAULT_OPTIONS
+        .read()
+        .ok()
+        .and_then(|d| d.clone())
+        .unwrap_or_else(RemoteOptions::from_env)
+}
+
+/// Request counters of a [`RemoteReader`]: GET requests sent (a retry of a failed request is
+/// not counted again) and bytes received.
+#[derive(Debug, Default)]
+pub struct RequestStats {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl RequestStats {
+    /// GET requests sent so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+    /// Bytes received so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// The process's tokio runtime for object storage I/O: two worker threads, made on first use.
+fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
+    static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("nc3pack-io")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| io::Error::other(format!("cannot start the I/O runtime: {e}")))
+}
+
+/// Installs ring as the process's TLS crypto provider, once, before any client is built (an
+/// application may have installed its own already, which is then used).
+fn install_crypto() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Whether `s` is a URL nc3pack reads (`s3://`, `http://`, `https://`, `file://`).
+pub(crate) fn is_url(s: &str) -> bool {
+    ["s3://", "http://", "https://", "file://"]
+        .iter()
+        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
+}
+
+/// The local path of a `file://` URL (`file:///abs/path` or `file://localhost/abs/path`,
+/// percent-decoded).
+pub(crate) fn file_url_path(url: &str) -> std::result::Result<std::path::PathBuf, RemoteError> {
+    let rest = &url["file://".len()..];
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return Err(RemoteError::InvalidUrl {
+            why: "a file:// URL needs an absolute path (file:///path/to/file)".into(),
+        });
+    }
+    let bytes = percent_decode(rest).ok_or_else(|| RemoteError::InvalidUrl {
+        why: "bad percent-encoding".into(),
+    })?;
+    use std::os::unix::ffi::OsStringExt;
+    Ok(std::ffi::OsString::from_vec(bytes).into())
+}
+
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// Builds the store and the object's path for an `s3://` or `http(s)://` URL.
+fn store_for(
+    url: &str,
+    opts: &RemoteOptions,
+) -> std::result::Result<(Arc<dyn ObjectStore>, StorePath), RemoteError> {
+    use object_store::{BackoffConfig, ClientOptions, RetryConfig};
+    install_crypto();
+    let invalid = |why: &str| RemoteError::InvalidUrl { why: why.into() };
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            base: 2.0,
+        },
+        max_retries: opts.max_retries,
+        retry_timeout: opts.retry_timeout,
+    };
+    let client = ClientOptions::new()
+        .with_connect_timeout(Duration::from_secs(10))
+        .with_timeout(Duration::from_secs(120));
+    let lower = url.to_ascii_lowercase();
+    if url.contains('?') || url.contains('#') {
+        return Err(invalid(
+            "query strings and fragments are not supported (give the object's plain URL)",
+        ));
+    }
+    if lower.starts_with("s3://") {
+        let rest = &url[5..];
+        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() || key.is_empty() || key.ends_with('/') {
+            return Err(invalid("an S3 URL is s3://BUCKET/KEY"));
+        }
+        let location =
+            StorePath::parse(key).map_err(|e| invalid(&format!("bad object key: {e}")))?;
+        let mut b = if opts.from_env {
+            object_store::aws::AmazonS3Builder::from_env()
+        } else {
+            object_store::aws::AmazonS3Builder::new()
+        };
+        let env = |k: &str| opts.from_env && std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        if opts.anon {
+            b = b.with_skip_signature(true);
+        } else {
+            let has_key = opts.access_key_id.is_some() || env("AWS_ACCESS_KEY_ID");
+            let has_secret = opts.secret_access_key.is_some() || env("AWS_SECRET_ACCESS_KEY");
+            let other_source = env("AWS_WEB_IDENTITY_TOKEN_FILE")
+                || env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+                || env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+            if !(has_key && has_secret || other_source && !has_key && !has_secret) {
+                return Err(RemoteError::NoCredentials);
+            }
+        }
+        if let Some(v) = &opts.access_key_id {
+            b = b.with_access_key_id(v);
+        }
+        if let Some(v) = &opts.secret_access_key {
+            b = b.with_secret_access_key(v);
+        }
+        if let Some(v) = &opts.session_token {
+            b = b.with_token(v);
+        }
+        if let Some(v) = &opts.endpoint {
+            b = b.with_endpoint(v);
+        }
+        if let Some(v) = &opts.region {
+            b = b.with_region(v);
+        }
+        if let Some(v) = opts.allow_http {
+            b = b.with_allow_http(v);
+        }
+        // Timeouts set one by one: client options as a whole would drop the environment's
+        // (AWS_ALLOW_HTTP).
+        use object_store::aws::AmazonS3ConfigKey as K;
+        use object_store::ClientConfigKey as C;
+        let store = b
+            .with_bucket_name(bucket)
+            .with_retry(retry)
+            .with_config(K::Client(C::ConnectTimeout), "10s")
+            .with_config(K::Client(C::Timeout), "120s")
+            .build()
+            .map_err(|e| RemoteError::Config {
+                why: one_line(&e.to_string()),
+            })?;
+        Ok((Arc::new(store), location))
+    } else if lower.starts_with("http://") || lower.starts_with("https://") {
+        let scheme_end = url.find("://").unwrap_or(0) + 3;
+        let path_at = url[scheme_end..]
+            .find('/')
+            .map(|i| scheme_end + i)
+            .ok_or_else(|| invalid("the URL names no object"))?;
+        let (base, path) = (&url[..path_at], &url[path_at + 1..]);
+        if path.is_empty() || path.ends_with('/') {
+            return Err(invalid("the URL names no object"));
+        }
+        let location = StorePath::from_url_path(path)
+            .map_err(|e| invalid(&format!("bad object path: {e}")))?;
+        let store = object_store::http::HttpBuilder::new()
+            .with_url(base)
+            .with_retry(retry)
+            .with_client_options(client.with_allow_http(lower.starts_with("http://")))
+            .build()
+            .map_err(|e| RemoteError::Config {
+                why: one_line(&e.to_string()),
+            })?;
+        Ok((Arc::new(store), location))
+    } else {
+        Err(invalid(
+            "unknown scheme (use s3://, http://, https:// or file://)",
+        ))
+    }
+}
+
+/// An error message on one line, bounded in length.
+fn one_line(s: &str) -> String {
+    let mut t: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.len() > 400 {
+        let mut cut = 400;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+        t.push_str("...");
+    }
+    t
+}
+
+/// The S3 error code in a response body (`<Code>AccessDenied</Code>`), if any.
+fn s3_code(s: &str) -> Option<&str> {
+    let at = s.find("<Code>")? + 6;
+    let end = s[at..].find("</Code>")?;
+    Some(&s[at..at + end])
+}
+
+/// Classifies an `object_store` error.
+fn classify(e: &object_store::Error) -> RemoteError {
+    use object_store::Error as E;
+    let text = e.to_string();
+    let mut chain = text.clone();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        chain.push_str(&s.to_string());
+        src = s.source();
+    }
+    let code = s3_code(&chain).map(str::to_string);
+    match e {
+        E::NotFound { .. } => RemoteError::NotFound,
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => RemoteError::AccessDenied {
+            code: code.unwrap_or_else(|| "AccessDenied".into()),
+        },
+        E::NotSupported { .. } => RemoteError::NoRanges,
+        _ => RemoteError::Request {
+            why: one_line(&text),
+        },
+    }
+}
+
+/// A remote object read by byte ranges: an `s3://` or `http(s)://` URL.
+///
+/// Opening reads the object's front ([`FRONT_BYTES`]) and tail ([`TAIL_BYTES`]) with two
+/// concurrent requests, which also tell its size; reads inside them cost nothing more. Other
+/// reads are range requests, except those a [`ReadAt::prefetch`] plan covers, which are fetched
+/// together, coalesced. Share it between threads freely (`Send + Sync`).
+///
+/// ```no_run
+/// use nc3pack::ReadAt;
+/// let opts = nc3pack::remote::RemoteOptions::from_env();
+/// let r = nc3pack::remote::RemoteReader::open("https://example.org/data/sst.nc3z", &opts)?;
+/// let mut magic = [0u8; 8];
+/// r.read_exact_at(&mut magic, 0).unwrap();
+/// println!("{} bytes, {} requests", r.size().unwrap(), r.stats().requests());
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+pub struct RemoteReader {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    location: StorePath,
+    size: u64,
+    /// The front and the tail, read at open.
+    pinned: Vec<(u64, Bytes)>,
+    /// Staged frames and the plan, with the condition variable a read waits on for a pending
+    /// fetch (shared with read-ahead tasks).
+    shared: Arc<(Mutex<Staged>, Condvar)>,
+    stats: Arc<RequestStats>,
+}
+
+/// Frames fetched ahead of their reads, and the rest of the current plan.
+#[derive(Default)]
+struct Staged {
+    /// Fetched ranges by offset, with their bytes not read yet: each is dropped once read
+    /// (frames are read once).
+    chunks: BTreeMap<u64, (Bytes, u64)>,
+    bytes: u64,
+    /// Planned ranges not fetched yet, ascending.
+    plan: Vec<Range<u64>>,
+    /// Spans being fetched now (a read inside one waits for it).
+    pending: Vec<Range<u64>>,
+    /// The span of the last plan, to tell a sequential reader (each plan starting where the
+    /// last one ended) and read ahead for it.
+    last: Option<Range<u64>>,
+    /// Where read-ahead has been issued up to.
+    ahead_to: u64,
+}
+
+impl std::fmt::Debug for RemoteReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteReader")
+            .field("url", &self.url)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteReader {
+    /// Opens the object at `url` (`s3://BUCKET/KEY`, `http://...`, `https://...`): two
+    /// concurrent range requests, for its front and its tail.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming the URL: a malformed URL, no credentials, access denied (wrong
+    /// or insufficient credentials), no such object, a server that does not answer range
+    /// requests, or a request that still failed after its retries.
+    pub fn open(url: &str, opts: &RemoteOptions) -> Result<RemoteReader> {
+        let err = |source: RemoteError| Error::Remote {
+            url: url.to_string(),
+            source,
+        };
+        let (store, location) = store_for(url, opts).map_err(err)?;
+        let stats = Arc::new(RequestStats::default());
+        let get = |range: GetRange| {
+            let (store, location, stats) = (Arc::clone(&store), location.clone(), &stats);
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            async move {
+                let opts = GetOptions {
+                    range: Some(range),
+                    ..GetOptions::default()
+                };
+                let r = store.get_opts(&location, opts).await?;
+                let (range, size) = (r.range.clone(), r.meta.size);
+                let bytes = r.bytes().await?;
+                Ok::<_, object_store::Error>((range, size, bytes))
+            }
+        };
+        let front = get(GetRange::Bounded(0..FRONT_BYTES));
+        let tail = get(GetRange::Suffix(TAIL_BYTES));
+        let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+        type Got = std::result::Result<(Range<u64>, u64, Bytes), object_store::Error>;
+        // Whether one answer is all there is to know: the whole object, or an empty one.
+        let enough = |r: &Got| match r {
+            Ok((range, n, bytes)) => range.start == 0 && bytes.len() as u64 == *n,
+            Err(e) => is_range_not_satisfiable(e),
+        };
+        let (f, t): (Option<Got>, Option<Got>) = rt.block_on(async {
+            use futures_util::future::{select, Either};
+            match select(Box::pin(front), Box::pin(tail)).await {
+                Either::Left((f, _)) if enough(&f) => (Some(f), None),
+                Either::Left((f, tail)) => (Some(f), Some(tail.await)),
+                Either::Right((t, _)) if enough(&t) => (None, Some(t)),
+                Either::Right((t, front)) => (Some(front.await), Some(t)),
+            }
+        });
+        let mut pinned = Vec::new();
+        let mut size = 0;
+        let mut tail_failed = None;
+        for (is_tail, r) in [(false, f), (true, t)] {
+            match r {
+                None => {}
+                Some(Ok((range, n, bytes))) => {
+                    stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    size = n;
+                    if bytes.len() as u64 == range.end - range.start {
+                        pinned.push((range.start, bytes));
+                    }
+                }
+                // An empty object has no range to answer with: opening it says what it is.
+                Some(Err(e)) if is_range_not_satisfiable(&e) => {
+                    pinned.clear();
+                    size = 0;
+                    break;
+                }
+                Some(Err(e)) => match classify(&e) {
+                    RemoteError::Request { .. } if is_tail => tail_failed = Some(e),
+                    other => return Err(err(other)),
+                },
+            }
+        }
+        if let (Some(e), Some((0, front))) = (tail_failed, pinned.first()) {
+            // A server that refuses a suffix range longer than the object (instead of
+            // shortening it): the tail by offsets, now that the size is known.
+            let from = size.saturating_sub(TAIL_BYTES).max(front.len() as u64);
+            if from < size {
+                let got = rt.block_on(get(GetRange::Bounded(from..size)));
+                match got {
+                    Ok((range, _, bytes)) if bytes.len() as u64 == range.end - range.start => {
+                        stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                        pinned.push((range.start, bytes));
+                    }
+                    Ok(_) => return Err(err(classify(&e))),
+                    Err(e) => return Err(err(classify(&e))),
+                }
+            }
+        }
+        Ok(RemoteReader {
+            url: url.to_string(),
+            store,
+            location,
+            size,
+            pinned,
+            shared: Arc::new((Mutex::new(Staged::default()), Condvar::new())),
+            stats,
+        })
+    }
+
+    /// The URL, as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request counters (shared: a clone of the `Arc` keeps counting after the reader has
+    /// been moved into an archive).
+    pub fn stats(&self) -> Arc<RequestStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Fetches `ranges` (ascending) with one coalesced, concurrent request set.
+    fn fetch(&self, ranges: &[Range<u64>]) -> io::Result<Vec<Bytes>> {
+        let rt = runtime()?;
+        let (store, location, stats) = (&self.store, &self.location, &self.stats);
+        let got = rt.block_on(object_store::coalesce_ranges(
+            ranges,
+            |r| {
+                stats.requests.fetch_add(1, Ordering::Relaxed);
+                async move { store.get_range(location, r).await }
+            },
+            object_store::OBJECT_STORE_COALESCE_DEFAULT,
+        ));
+        let got = got.map_err(|e| io::Error::other(classify(&e).to_string()))?;
+        let n: usize = got.iter().map(Bytes::len).sum();
+        self.stats.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        for (r, b) in ranges.iter().zip(&got) {
+            if b.len() as u64 != r.end - r.start {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        Ok(got)
+    }
+
+    /// Takes from the plan the window that starts with the planned range holding `off`, marks it
+    /// pending and returns it.
+    fn take_window(st: &mut Staged, off: u64) -> Option<Vec<Range<u64>>> {
+        let i = st.plan.iter().position(|r| r.start <= off && off < r.end)?;
+        let mut n = 0u64;
+        let mut j = i;
+        while j < st.plan.len()
+            && (j == i || n + (st.plan[j].end - st.plan[j].start) <= WINDOW_BYTES)
+        {
+            n += st.plan[j].end - st.plan[j].start;
+            j += 1;
+        }
+        let w: Vec<Range<u64>> = st.plan.drain(i..j).collect();
+        st.pending.push(w[0].start..w[w.len() - 1].end);
+        Some(w)
+    }
+
+    /// Fetches a window taken from the plan and stages it.
+    fn fetch_window(&self, w: &[Range<u64>]) -> io::Result<()> {
+        let got = self.fetch(w);
+        let span = w[0].start..w[w.len() - 1].end;
+        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        st.pending.retain(|p| *p != span);
+        let r = match got {
+            Ok(got) => {
+                for (r, b) in w.iter().zip(got) {
+                    let n = b.len() as u64;
+                    st.bytes += n;
+                    if let Some((old, _)) = st.chunks.insert(r.start, (b, n)) {
+                        st.bytes -= old.len() as u64;
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
+        drop(st);
+        self.shared.1.notify_all();
+        r
+    }
+
+    /// Starts a background fetch of the bytes after `from` (about `want` of them, 4 to 32
+    /// MiB), unless read-ahead already went past; its bytes are staged when they arrive.
+    fn read_ahead(&self, st: &mut Staged, from: u64, want: u64) {
+        let Ok(rt) = runtime() else { return };
+        let from = from.max(st.ahead_to);
+        let to = from
+            .saturating_add(want.clamp(4 << 20, WINDOW_BYTES))
+            .min(self.size);
+        if to <= from + (64 << 10) || st.bytes > MAX_STAGED_BYTES {
+            return;
+        }
+        st.ahead_to = to;
+        st.pending.push(from..to);
+        let (store, location) = (Arc::clone(&self.store), self.location.clone());
+        let (shared, stats) = (Arc::clone(&self.shared), Arc::clone(&self.stats));
+        stats.requests.fetch_add(1, Ordering::Relaxed);
+        rt.spawn(async move {
+            let got = store.get_range(&location, from..to).await;
+            let (lock, arrived) = &*shared;
+            let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
+            st.pending.retain(|p| *p != (from..to));
+            if let Ok(b) = got {
+                let n = b.len() as u64;
+                stats.bytes.fetch_add(n, Ordering::Relaxed);
+                if n == to - from && !st.chunks.contains_key(&from) {
+                    st.bytes += n;
+                    st.chunks.insert(from, (b, n));
+                }
+            }
+            drop(st);
+            arrived.notify_all();
+        });
+    }
+
+    /// The staged chunks that together hold `off..end` (adjacent frames read with one read),
+    /// or None.
+    fn staged_cover(st: &Staged, off: u64, end: u64) -> Option<Vec<u64>> {
+        let mut keys = Vec::new();
+        let mut pos = off;
+        // Bounded by the number of chunks: each step moves past one.
+        while pos < end {
+            let (&s, (c, _)) = st.chunks.range(..=pos).next_back()?;
+            let cend = s + c.len() as u64;
+            if cend <= pos {
+                return None;
+            }
+            keys.push(s);
+            pos = cend;
+        }
+        Some(keys)
+    }
+
+    /// Copies `buf.len()` bytes at `off` from the staged chunks, if they hold them; a chunk
+    /// whose bytes have all been read is dropped.
+    fn from_staged(st: &mut Staged, buf: &mut [u8], off: u64) -> bool {
+        let end = off + buf.len() as u64;
+        let Some(keys) = Self::staged_cover(st, off, end) else {
+            return false;
+        };
+        for s in keys {
+            let Some((c, left)) = st.chunks.get_mut(&s) else {
+                return false;
+            };
+            let (from, to) = (off.max(s), end.min(s + c.len() as u64));
+            buf[(from - off) as usize..(to - off) as usize]
+                .copy_from_slice(&c[(from - s) as usize..(to - s) as usize]);
+            *left = left.saturating_sub(to - from);
+            if *left == 0 {
+                let n = c.len() as u64;
+                st.bytes -= n;
+                st.chunks.remove(&s);
+            }
+        }
+        true
+    }
+}
+
+fn is_range_not_satisfiable(e: &object_store::Error) -> bool {
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(x) = src {
+        s.push_str(&x.to_string());
+        src = x.source();
+    }
+    s.contains("416") || s.contains("InvalidRange")
+}
+
+impl ReadAt for RemoteReader {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&e| e <= self.size)
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        for (start, bytes) in &self.pinned {
+            if *start <= offset && end <= start + bytes.len() as u64 {
+                let at = (offset - start) as usize;
+                buf.copy_from_slice(&bytes[at..at + buf.len()]);
+                return Ok(());
+            }
+        }
+        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        // Bounded: each wait ends when a pending fetch finishes (and removes itself).
+        loop {
+            if Self::from_staged(&mut st, buf, offset) {
+                return Ok(());
+            }
+            if st.pending.iter().any(|p| p.start <= offset && end <= p.end) {
+                st = self.shared.1.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            break;
+        }
+        if let Some(w) = Self::take_window(&mut st, offset) {
+            drop(st);
+            self.fetch_window(&w)?;
+            let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+            if Self::from_staged(&mut st, buf, offset) {
+                return Ok(());
+            }
+        } else {
+            drop(st);
+        }
+        let got = self.fetch(std::slice::from_ref(&(offset..end)))?;
+        buf.copy_from_slice(&got[0]);
+        Ok(())
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.size)
+    }
+
+    fn wants_prefetch(&self) -> bool {
+        true
+    }
+
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> io::Result<()> {
+        let in_pinned = |r: &Range<u64>| {
+            self.pinned
+                .iter()
+                .any(|(s, b)| *s <= r.start && r.end <= s + b.len() as u64)
+        };
+        let mut plan: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|&&(_, n)| n > 0)
+            .map(|&(o, n)| o..o.saturating_add(n).min(self.size))
+            .filter(|r| r.start < r.end && !in_pinned(r))
+            .collect();
+        plan.sort_by_key(|r| r.start);
+        plan.dedup_by(|b, a| a.start <= b.start && b.end <= a.end);
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        // Frames fetched for reads that never came (a read that failed half-way) are dropped
+        // rather than held without bound.
+        if st.bytes > MAX_STAGED_BYTES {
+            st.chunks.clear();
+            st.bytes = 0;
+        }
+        // A reader going through the object in order (each plan starting where the last
+        // ended, as `slice` streaming a whole variable does): fetch what follows in the
+        // background, so that fetching overlaps decoding.
+        let span = plan
+            .first()
+            .map(|r| r.start)
+            .zip(plan.iter().map(|r| r.end).max());
+        if let Some((s0, e0)) = span {
+            // A plan inside the last one (a read inside a larger planned read) changes nothing.
+            let inside = st
+                .last
+                .as_ref()
+                .is_some_and(|l| s0 >= l.start && e0 <= l.end);
+            let sequential = st.last.as_ref().is_some_and(|l| {
+                s0 >= l.start && s0 <= l.end.saturating_add(1 << 20) && e0 > l.end
+            });
+            if !inside {
+                st.last = Some(s0..e0);
+            }
+            if sequential {
+                self.read_ahead(&mut st, e0, (e0 - s0).saturating_mul(2));
+            }
+        }
+        plan.retain(|r| {
+            let staged = Self::staged_cover(&st, r.start, r.end).is_some();
+            let pending = st
+                .pending
+                .iter()
+                .any(|p| p.start <= r.start && r.end <= p.end);
+            !staged && !pending
+        });
+        let Some(first) = plan.first().map(|r| r.start) else {
+            return Ok(());
+        };
+        // Added to what earlier plans have not fetched yet (a read inside a larger planned
+        // read, such as unpacking, plans its own frames too).
+        st.plan.extend(plan);
+        st.plan.sort_by_key(|r| r.start);
+        st.plan
+            .dedup_by(|b, a| a.start <= b.start && b.end <= a.end);
+        let Some(w) = Self::take_window(&mut st, first) else {
+            return Ok(());
+        };
+        drop(st);
+        self.fetch_window(&w)
+    }
+}
+
+/// Size of the parts of a multipart upload (S3 wants at least 5 MiB but for the last).
+const PART_BYTES: usize = 8 << 20;
+
+/// Parts uploaded at once.
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// Uploads the local file `local` to the object at `url` (`s3://BUCKET/KEY`) with a multipart
+/// upload, parts in parallel: the object appears only when the upload completes; on any error
+/// the upload is aborted, which removes its parts. An existing object is refused unless
+/// `force`. Returns the bytes uploaded.
+///
+/// ```no_run
+/// let opts = nc3pack::remote::RemoteOptions::from_env();
+/// let n = nc3pack::remote::upload_file("/tmp/sst.nc3z".as_ref(), "s3://bucket/sst.nc3z", &opts, false)?;
+/// println!("{n} bytes uploaded");
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Remote`] naming the URL (not an `s3://` URL, no credentials, access denied, a
+/// request that failed after its retries), [`Error::OutputExists`] for an existing object
+/// without `force`, [`Error::Io`] when `local` cannot be read.
+pub fn upload_file(
+    local: &std::path::Path,
+    url: &str,
+    opts: &RemoteOptions,
+    force: bool,
+) -> Result<u64> {
+    use std::io::Read;
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
+    if !url.to_ascii_lowercase().starts_with("s3://") {
+        return Err(err(RemoteError::InvalidUrl {
+            why: "writing needs an s3:// URL".into(),
+        }));
+    }
+    let (store, location) = store_for(url, opts).map_err(err)?;
+    let mut f = std::fs::File::open(local).map_err(crate::error::io_err(local, "open"))?;
+    let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+    rt.block_on(async {
+        match store.head(&location).await {
+            Ok(_) if !force => return Err(Error::OutputExists { path: url.into() }),
+            Ok(_) => {}
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(err(classify(&e))),
+        }
+        let up = store
+            .put_multipart(&location)
+            .await
+            .map_err(|e| err(classify(&e)))?;
+        let mut w = object_store::WriteMultipart::new_with_chunk_size(up, PART_BYTES);
+        let mut buf = vec![0u8; PART_BYTES];
+        let mut total = 0u64;
+        loop {
+            // A full part, or what is left of the file.
+            let mut n = 0;
+            let read = loop {
+                match f.read(&mut buf[n..]) {
+                    Ok(0) => break Ok(n),
+                    Ok(k) => {
+                        n += k;
+                        if n == buf.len() {
+                            break Ok(n);
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            let n = match read {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = w.abort().await;
+                    return Err(crate::error::io_err(local, "read")(e));
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            if let Err(e) = w.wait_for_capacity(PARTS_IN_FLIGHT).await {
+                let _ = w.abort().await;
+                return Err(err(classify(&e)));
+            }
+            w.write(&buf[..n]);
+            total += n as u64;
+        }
+        // Completes the upload, or aborts it on an error.
+        w.finish().await.map_err(|e| err(classify(&e)))?;
+        Ok(total)
+    })
+}
+
+/// Packs the netCDF-3 file `input` into an archive at `url` (`s3://BUCKET/KEY`): into a
+/// temporary file first, then uploaded with [`upload_file`]. An existing object is refused
+/// unless `opts.force` (checked before packing, and again before uploading).
+///
+/// ```no_run
+/// let remote = nc3pack::remote::RemoteOptions::from_env();
+/// let s = nc3pack::remote::pack_to_url("in.nc".as_ref(), "s3://bucket/out.nc3z",
+///     &nc3pack::PackOptions::default(), &remote)?;
+/// println!("{} bytes", s.output_len);
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`crate::pack_file`] for the packing, as [`upload_file`] for the upload.
+pub fn pack_to_url(
+    input: &std::path::Path,
+    url: &str,
+    opts: &crate::PackOptions,
+    remote: &RemoteOptions,
+) -> Result<crate::PackSummary> {
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
+    if !url.to_ascii_lowercase().starts_with("s3://") {
+        return Err(err(RemoteError::InvalidUrl {
+            why: "writing needs an s3:// URL".into(),
+        }));
+    }
+    if !opts.force {
+        let (store, location) = store_for(url, remote).map_err(err)?;
+        let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+        match rt.block_on(store.head(&location)) {
+            Ok(_) => return Err(Error::OutputExists { path: url.into() }),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(err(classify(&e))),
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(".nc3pack-upload-")
+        .tempdir()
+        .map_err(crate::error::io_err(
+            &std::env::temp_dir(),
+            "create a temporary directory",
+        ))?;
+    let tmp = dir.path().join("archive.nc3z");
+    let summary = crate::pack_file(input, &tmp, &opts.clone().with_force(true))?;
+    upload_file(&tmp, url, remote, opts.force)?;
+    Ok(summary)
+}

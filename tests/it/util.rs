@@ -1,0 +1,216 @@
+//! Helpers shared by the integration tests: where the samples are, temporary directories, and a
+//! runner for the command line whose failures show the command, its exit code and its output
+//! (and a line diff for text that differs).
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The command line under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
+
+/// The project's root directory.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `samples/`.
+pub fn samples_dir() -> PathBuf {
+    root().join("samples")
+}
+
+/// `samples/NAME`.
+pub fn sample(name: &str) -> PathBuf {
+    samples_dir().join(name)
+}
+
+/// A new temporary directory, removed with what it holds when dropped.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("cannot create a temporary directory")
+}
+
+/// `nc3pack ARGS...`, to be run with [`Run::output`] or checked with [`Run::expect`].
+pub fn nc3pack<S: AsRef<OsStr>>(args: &[S]) -> Run {
+    Run {
+        args: args.iter().map(|a| a.as_ref().to_os_string()).collect(),
+        stdin: Input::Null,
+        env: Vec::new(),
+    }
+}
+
+/// What a run reads on standard input.
+enum Input {
+    Null,
+    Bytes(Vec<u8>),
+    File(PathBuf),
+}
+
+/// A run of the command line being set up.
+pub struct Run {
+    args: Vec<OsString>,
+    stdin: Input,
+    env: Vec<(String, String)>,
+}
+
+/// What a run of the command line gave.
+#[derive(Debug)]
+pub struct Output {
+    /// The command, for messages.
+    pub command: String,
+    /// The exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Feeds `bytes` on standard input (the command may stop reading early: that is not a
+    /// failure).
+    pub fn stdin(mut self, bytes: &[u8]) -> Run {
+        self.stdin = Input::Bytes(bytes.to_vec());
+        self
+    }
+
+    /// Feeds the file `path` on standard input.
+    pub fn stdin_file(mut self, path: &Path) -> Run {
+        self.stdin = Input::File(path.to_path_buf());
+        self
+    }
+
+    /// Sets an environment variable for the run.
+    pub fn env(mut self, key: &str, value: &str) -> Run {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs the command to its end.
+    pub fn output(self) -> Output {
+        let command = std::iter::once("nc3pack".to_string())
+            .chain(self.args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut c = Command::new(BIN);
+        c.args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.stdin(match &self.stdin {
+            Input::Null => Stdio::null(),
+            Input::Bytes(_) => Stdio::piped(),
+            Input::File(p) => Stdio::from(std::fs::File::open(p).expect("open the stdin file")),
+        });
+        let mut child = c.spawn().expect("cannot start nc3pack");
+        if let (Input::Bytes(bytes), Some(mut w)) = (&self.stdin, child.stdin.take()) {
+            let _ = std::io::Write::write_all(&mut w, bytes);
+        }
+        let out = child.wait_with_output().expect("wait for nc3pack");
+        Output {
+            command,
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs the command and checks that it exits with `code`; on any other outcome, panics
+    /// showing the command, its exit code and its output.
+    #[track_caller]
+    pub fn expect(self, code: i32) -> Output {
+        let out = self.output();
+        if out.code != Some(code) {
+            panic!("expected exit code {code}:\n{out}");
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let code = self
+            .code
+            .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+        writeln!(f, "$ {}\n{code}", self.command)?;
+        writeln!(f, "--- stdout ---\n{}", self.stdout)?;
+        write!(f, "--- stderr ---\n{}", self.stderr)
+    }
+}
+
+/// Asserts that the text `actual` is `expected`; otherwise panics with `what` and a line diff
+/// (`-` expected, `+` actual, common lines shown around each difference).
+#[track_caller]
+pub fn assert_text_eq(what: &str, expected: &str, actual: &str) {
+    if expected != actual {
+        panic!(
+            "{what} differs (- expected, + actual):\n{}",
+            line_diff(expected, actual)
+        );
+    }
+}
+
+/// A line diff of `a` and `b` by their longest common subsequence, with two lines of context
+/// around each change (long inputs are cut short: the first 2000 lines of each).
+pub fn line_diff(a: &str, b: &str) -> String {
+    const MAX_LINES: usize = 2000;
+    const CONTEXT: usize = 2;
+    let a: Vec<&str> = a.lines().take(MAX_LINES).collect();
+    let b: Vec<&str> = b.lines().take(MAX_LINES).collect();
+    // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut ops: Vec<(char, &str)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            ops.push((' ', a[i]));
+            (i, j) = (i + 1, j + 1);
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            ops.push(('-', a[i]));
+            i += 1;
+        } else {
+            ops.push(('+', b[j]));
+            j += 1;
+        }
+    }
+    let near_change = |k: usize| {
+        ops[k.saturating_sub(CONTEXT)..(k + CONTEXT + 1).min(ops.len())]
+            .iter()
+            .any(|(c, _)| *c != ' ')
+    };
+    let mut out = String::new();
+    let mut skipped = false;
+    for (k, (c, line)) in ops.iter().enumerate() {
+        if near_change(k) {
+            if skipped {
+                out += "   ...\n";
+                skipped = false;
+            }
+            out += &format!(" {c} {line}\n");
+        } else {
+            skipped = true;
+        }
+    }
+    if skipped {
+        out += "   ...\n";
+    }
+    out
+}
+
+#[test]
+fn line_diff_marks_changed_lines_with_context() {
+    let a = "1\n2\n3\n4\n5\n6\n7\n8\n";
+    let b = "1\n2\n3\n4\nfive\n6\n7\n8\n";
+    assert_eq!(
+        line_diff(a, b),
+        "   ...\n   3\n   4\n - 5\n + five\n   6\n   7\n   ...\n"
+    );
+    assert_eq!(line_diff("x\n", "x\ny\n"), "   x\n + y\n");
+    assert_eq!(line_diff("", ""), "");
+}
