@@ -18,6 +18,11 @@ renamed, so an interrupted run never leaves a half-written file behind):
               short qc, byte flag, double obs_time. ~1,800 stations reporting hourly (each
               cycle a random ~85 % of them, station order fixed), times increasing, values at
               the 0.1 precision of real reports, a few missing (_FillValue).
+  numeric.nc  CDF-1, ~72 MB, floats that byte filters see as noise but that hold few distinct
+              values (the data properties of the numeric-codec issue): float height(y=1000,
+              x=1200) in whole metres; float sst(time=4, y, x) in steps of 0.01 degC with
+              _FillValue over land (~30 %); a rotated-pole grid's float lat(y, x), lon(y, x)
+              and their corner bounds lat_bnds, lon_bnds(y, x, 4) (smooth, full precision).
   tiny/       10,000 files of 0.6-4 KB (CDF-1, median 2 KB): a short sensor series each (time, value, status,
               a few attributes), some with an unlimited dimension, some without.
   big5.nc     only with --big: CDF-5, 4,320,133,120 + header bytes (> 4 GiB): float
@@ -173,6 +178,55 @@ def make_topo(path):
         v.units, v.long_name = "m", "height above mean sea level"
         v.actual_range = np.array([elev.min(), elev.max()], dtype=np.int16)
         v[:] = elev
+    finish(tmp, path)
+
+
+def make_numeric(path):
+    rng = np.random.default_rng(20240605)
+    ny, nx, nt = 1000, 1200, 4
+    rough = smooth_noise(rng, (ny, nx), scale=30) * 0.6 + smooth_noise(rng, (ny, nx), scale=4) * 0.4
+    height = np.rint(np.clip(800.0 + rough * 900.0, -50.0, 4800.0)).astype(np.float32)
+    land = land_mask(rng, ny, nx, 0.30)
+    base = 12.0 + 14.0 * np.cos(np.linspace(-1.2, 1.2, ny))[:, None] + smooth_noise(rng, (ny, nx), 40) * 2.0
+    # Rotated pole (north pole at 40 N, 170 W): the grid's own coordinates, rotated back.
+    rlat = np.linspace(-25.0, 25.0, ny + 1)
+    rlon = np.linspace(-30.0, 30.0, nx + 1)
+
+    def unrotate(rlat_d, rlon_d, plat=40.0, plon=-170.0):
+        phi, lam = np.radians(rlat_d), np.radians(rlon_d)
+        p = np.radians(plat)
+        sphi = np.sin(p) * np.sin(phi) + np.cos(p) * np.cos(phi) * np.cos(lam)
+        lat = np.degrees(np.arcsin(np.clip(sphi, -1.0, 1.0)))
+        y = np.cos(phi) * np.sin(lam)
+        x = np.sin(p) * np.cos(phi) * np.cos(lam) - np.cos(p) * np.sin(phi)
+        lon = np.degrees(np.arctan2(y, x)) + plon + 180.0
+        return lat, (lon + 180.0) % 360.0 - 180.0
+
+    clat, clon = unrotate(*np.meshgrid(rlat, rlon, indexing="ij"))
+    mlat, mlon = unrotate(*np.meshgrid((rlat[1:] + rlat[:-1]) / 2, (rlon[1:] + rlon[:-1]) / 2,
+                                       indexing="ij"))
+    tmp = path + ".tmp"
+    with netCDF4.Dataset(tmp, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.title = "Numeric-codec cases (nc3pack benchmark corpus)"
+        ds.createDimension("time", nt)
+        ds.createDimension("y", ny)
+        ds.createDimension("x", nx)
+        ds.createDimension("nv", 4)
+        v = ds.createVariable("lat", "f4", ("y", "x"))
+        v.units, v.bounds, v[:] = "degrees_north", "lat_bnds", mlat.astype(np.float32)
+        v = ds.createVariable("lon", "f4", ("y", "x"))
+        v.units, v.bounds, v[:] = "degrees_east", "lon_bnds", mlon.astype(np.float32)
+        corners = lambda c: np.stack([c[:-1, :-1], c[:-1, 1:], c[1:, 1:], c[1:, :-1]], axis=-1)
+        ds.createVariable("lat_bnds", "f4", ("y", "x", "nv"))[:] = corners(clat).astype(np.float32)
+        ds.createVariable("lon_bnds", "f4", ("y", "x", "nv"))[:] = corners(clon).astype(np.float32)
+        v = ds.createVariable("height", "f4", ("y", "x"))
+        v.units, v[:] = "m", height
+        v = ds.createVariable("sst", "f4", ("time", "y", "x"), fill_value=FILL_F)
+        v.units = "degC"
+        for t in range(nt):
+            field = base + smooth_noise(rng, (ny, nx), 8) * 0.3 + 0.5 * t
+            field = (np.rint(field * 100.0) / 100.0).astype(np.float32)
+            v[t] = np.ma.masked_array(field, mask=land)
     finish(tmp, path)
 
 
@@ -335,7 +389,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     jobs = [("gridded.nc", make_gridded), ("topo.nc", make_topo), ("points.nc", make_points),
-            ("tiny", lambda p: make_tiny(p, a.tiny))]
+            ("numeric.nc", make_numeric), ("tiny", lambda p: make_tiny(p, a.tiny))]
     if a.big:
         jobs.append(("big5.nc", make_big5))
     for name, fn in jobs:

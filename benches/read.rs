@@ -2,7 +2,9 @@
 //! reads from the original netCDF-3 file. Prints a markdown table.
 //!
 //! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
-//! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file).
+//! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
+//! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
+//! of the gridded data stored with zstd and with pco).
 //!
 //! Files (generated once, deterministic):
 //! - gridded.nc: CDF-2, float t2m(time=UNLIMITED 100, lat 1000, lon 1000), a smooth field plus
@@ -223,6 +225,79 @@ fn fmt_tp(bytes: u64, d: Duration) -> String {
     )
 }
 
+/// Decodes the first 32 blocks (1 MiB) of the gridded file's data one at a time on one thread,
+/// each stored both ways the default preset may store it: the chosen filter with zstd, and
+/// pco. Prints each way's ratio and decode speed (CRC check and decode into a buffer,
+/// big-endian).
+fn block_decode(grid: &Path) {
+    use nc3pack::__private::{decode_payload, Encoder};
+    use nc3pack::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
+    let file = std::fs::read(grid).unwrap();
+    let data_len = (file.len() as u64 / (1 << 20)).min(32) << 20;
+    // t2m is the only variable: its data is the end of the file.
+    let data = &file[file.len() - data_len as usize..];
+    let blocks: Vec<&[u8]> = data.chunks(1 << 20).collect();
+    let mut zstd_frames = Vec::new();
+    let mut pco_frames = Vec::new();
+    let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
+        .unwrap()
+        .fast_blocks(true)
+        .unwrap();
+    for (i, b) in blocks.iter().enumerate() {
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block(0, i as u64, 4, b, &mut frame)
+            .frame()
+            .expect("t2m blocks are not constant");
+        zstd_frames.push((h, frame[FRAME_HEADER_LEN..].to_vec()));
+        let nums: Vec<f32> = b
+            .chunks_exact(4)
+            .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+            .collect();
+        let cfg = pco::ChunkConfig::default().with_compression_level(8);
+        let mut payload = Vec::new();
+        pco::standalone::simple_compress_into(&nums, &cfg, &mut payload).unwrap();
+        let h = FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: b.len() as u32,
+            stream: 0,
+            block: i as u64,
+            codec: Codec::Pco,
+            filter: Filter::None,
+            esize: 4,
+            payload_crc: crc(&payload),
+        };
+        pco_frames.push((h, payload));
+    }
+    println!();
+    println!(
+        "Block decode, one thread ({} MB of t2m, 1 MiB blocks, CRC checked, into a buffer):",
+        data_len >> 20
+    );
+    println!();
+    println!("| codec | ratio | decode |");
+    println!("|---|---|---|");
+    for (label, frames) in [
+        ("filter + zstd (default)", &zstd_frames),
+        ("pco (level 8)", &pco_frames),
+    ] {
+        let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
+        let mut out = Vec::new();
+        let t = time(5, || {
+            for (h, p) in frames.iter() {
+                decode_payload(h, p, &mut out).unwrap();
+                std::hint::black_box(&out);
+            }
+        });
+        println!(
+            "| {label} | {:.3} | {} |",
+            data_len as f64 / stored as f64,
+            fmt_tp(data_len, t)
+        );
+    }
+    println!();
+}
+
 fn main() {
     let dir = std::env::var_os("NC3PACK_BENCH_DIR")
         .map_or_else(|| PathBuf::from("target/bench-data"), PathBuf::from);
@@ -242,6 +317,10 @@ fn main() {
     if !points.exists() {
         eprintln!("generating {}", points.display());
         make_points(&points, 1_000_000);
+    }
+    block_decode(&grid);
+    if std::env::var_os("NC3PACK_BENCH_DECODE_ONLY").is_some() {
+        return;
     }
     println!("| file | read | archive (zstd 3, 1 MiB blocks) | original .nc |");
     println!("|---|---|---|---|");

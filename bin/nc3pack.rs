@@ -137,6 +137,10 @@ struct PackArgs {
     /// with `--level max` also none and delta), none, shuffle, bytedelta, delta or zzdelta.
     #[arg(long, default_value = "auto", value_parser = names_parser::<FilterMode>(FilterMode::NAMES))]
     filter: FilterMode,
+    /// Never use the pco codec for numeric blocks (by default, with `--filter auto`, blocks of
+    /// 16-, 32- and 64-bit numbers use it where it compresses better).
+    #[arg(long)]
+    no_pco: bool,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     block_size: u32,
@@ -323,6 +327,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             .with_block_size(a.block_size)
             .with_filter(a.filter)
+            .with_pco(!a.no_pco)
             .with_threads(threads(a.common.threads))
             .with_force(a.common.force);
             if let Some(dir) = &a.output_dir {

@@ -1,9 +1,11 @@
 //! `nc3pack info`: a summary of a netCDF-3 file or an archive, as CDL-like text or JSON.
 
 use crate::error::{Error, Result};
+use crate::format::{Filter, IndexEntry};
 use crate::nc3::{self, Attr, Header, Layout, Values};
 use crate::read::archive::Archive;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -483,7 +485,7 @@ impl serde_core::Serialize for ValuesJson<'_> {
 }
 
 /// An archive's sizes and streams, in [`Info::archive`]; JSON `{"archive_bytes", "block_size",
-/// "blocks", "constant_blocks", "constants_frame_bytes", "constants_frames", "original_bytes",
+/// "blocks", "blocks_by_method", "constant_blocks", "constants_frame_bytes", "constants_frames", "original_bytes",
 /// "original_hash_xxh3_128" (32 hex digits), "ratio", "stored_block_bytes", "streams"}`.
 ///
 /// ```
@@ -497,6 +499,8 @@ impl serde_core::Serialize for ValuesJson<'_> {
 /// assert_eq!(archive.block_size, nc3pack::DEFAULT_BLOCK_SIZE);
 /// assert_eq!(archive.constant_blocks, 0);
 /// assert!(archive.ratio.unwrap() > 1.0);
+/// // How often each codec (and filter) encoded a block, over all streams.
+/// assert_eq!(archive.blocks_by_method().values().sum::<u64>(), archive.blocks);
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -566,15 +570,40 @@ impl<'a> ArchiveInfo<'a> {
         let a = self.archive;
         (0..a.stream_count()).map(move |s| StreamInfo::of(a, s))
     }
+
+    /// Blocks of all streams by what encodes them, as in [`StreamInfo::blocks_by_method`]: how
+    /// often each codec and filter won in the whole archive.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-methods", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let info = nc3pack::info::describe(&z)?; // samples/obs_points.nc, packed
+    /// let methods = info.archive().unwrap().blocks_by_method();
+    /// assert_eq!(methods.get("pco"), Some(&3)); // lat, lon and quality_flag
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn blocks_by_method(&self) -> BTreeMap<String, u64> {
+        let a = self.archive;
+        let mut m = BTreeMap::new();
+        for (s, b) in a.blocks() {
+            *m.entry(method(a.entry(s, b))).or_default() += 1;
+        }
+        m
+    }
 }
 
 impl serde_core::Serialize for ArchiveInfo<'_> {
     fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde_core::ser::SerializeStruct;
-        let mut m = s.serialize_struct("ArchiveInfo", 11)?;
+        let mut m = s.serialize_struct("ArchiveInfo", 12)?;
         m.serialize_field("archive_bytes", &self.archive_bytes)?;
         m.serialize_field("block_size", &self.block_size)?;
         m.serialize_field("blocks", &self.blocks)?;
+        m.serialize_field("blocks_by_method", &self.blocks_by_method())?;
         m.serialize_field("constant_blocks", &self.constant_blocks)?;
         m.serialize_field("constants_frame_bytes", &self.constants_frame_bytes)?;
         m.serialize_field("constants_frames", &self.constants_frames)?;
@@ -591,7 +620,7 @@ impl serde_core::Serialize for ArchiveInfo<'_> {
 }
 
 /// One stream of an archive, in [`ArchiveInfo::streams`]; JSON `{"block_bytes", "blocks",
-/// "blocks_by_codec", "name", "ratio", "raw_bytes", "shared_stream" (if shared),
+/// "blocks_by_codec", "blocks_by_method", "name", "ratio", "raw_bytes", "shared_stream" (if shared),
 /// "stored_bytes"}`.
 ///
 /// ```
@@ -604,6 +633,7 @@ impl serde_core::Serialize for ArchiveInfo<'_> {
 /// let archive = info.archive().unwrap();
 /// let temp = archive.streams().find(|s| s.name == "temp").unwrap();
 /// assert_eq!(temp.blocks_by_codec.get("zstd"), Some(&1)); // the default codec
+/// assert_eq!(temp.blocks_by_method.get("zstd+shuffle"), Some(&1)); // and the filter that won
 /// assert!(temp.shared_stream.is_none());
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -625,7 +655,11 @@ pub struct StreamInfo {
     /// only).
     pub ratio: Option<f64>,
     /// Blocks by codec name.
-    pub blocks_by_codec: std::collections::BTreeMap<&'static str, u64>,
+    pub blocks_by_codec: BTreeMap<&'static str, u64>,
+    /// Blocks by what encodes them: the codec's name, then `+` and the filter's name when the
+    /// block has a filter (`"zstd+bytedelta"`, `"zstd+zzdelta"`, `"pco"`, `"none"` for stored
+    /// raw, `"constant"` for constant blocks): how often each codec and filter won.
+    pub blocks_by_method: BTreeMap<String, u64>,
     /// The shared stream holding this one: "early" or "late".
     pub shared_stream: Option<&'static str>,
 }
@@ -634,9 +668,12 @@ impl StreamInfo {
     fn of(a: &Archive, s: usize) -> StreamInfo {
         let stored = a.stored_bytes(s);
         let raw = a.stream_len(s);
-        let mut codecs = std::collections::BTreeMap::<&str, u64>::new();
+        let mut codecs = BTreeMap::<&str, u64>::new();
+        let mut methods = BTreeMap::<String, u64>::new();
         for b in 0..a.block_count(s) {
-            *codecs.entry(a.entry(s, b).codec.name()).or_default() += 1;
+            let e = a.entry(s, b);
+            *codecs.entry(e.codec.name()).or_default() += 1;
+            *methods.entry(method(e)).or_default() += 1;
         }
         // The two shared streams follow the residual stream: early, then late.
         let shared = |sh: usize| ["early", "late"][sh - a.residual_stream() - 1];
@@ -655,6 +692,7 @@ impl StreamInfo {
             stored_bytes: stored,
             ratio: ratio(raw, stored),
             blocks_by_codec: codecs,
+            blocks_by_method: methods,
             shared_stream: a.shared_stream_of(s).map(shared),
         }
     }
@@ -663,10 +701,11 @@ impl StreamInfo {
 impl serde_core::Serialize for StreamInfo {
     fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde_core::ser::SerializeStruct;
-        let mut m = s.serialize_struct("StreamInfo", 8)?;
+        let mut m = s.serialize_struct("StreamInfo", 9)?;
         m.serialize_field("block_bytes", &self.block_bytes)?;
         m.serialize_field("blocks", &self.blocks)?;
         m.serialize_field("blocks_by_codec", &self.blocks_by_codec)?;
+        m.serialize_field("blocks_by_method", &self.blocks_by_method)?;
         m.serialize_field("name", &self.name)?;
         m.serialize_field("ratio", &self.ratio)?;
         m.serialize_field("raw_bytes", &self.raw_bytes)?;
@@ -675,6 +714,15 @@ impl serde_core::Serialize for StreamInfo {
         }
         m.serialize_field("stored_bytes", &self.stored_bytes)?;
         m.end()
+    }
+}
+
+/// What encodes a block, for [`StreamInfo::blocks_by_method`]: the codec's name, then `+` and
+/// the filter's name when there is a filter.
+fn method(e: &IndexEntry) -> String {
+    match e.filter {
+        Filter::None => e.codec.name().to_string(),
+        f => format!("{}+{}", e.codec.name(), f.name()),
     }
 }
 
@@ -802,9 +850,10 @@ fn render(
                 a("constant_blocks"), a("constants_frames"), a("constants_frame_bytes")
             )?;
         }
+        writeln!(s, "// blocks by codec+filter: {}", a("blocks_by_method"))?;
         writeln!(
             s,
-            "// stream: blocks, raw bytes -> stored bytes (ratio), codecs"
+            "// stream: blocks, raw bytes -> stored bytes (ratio), blocks by codec+filter"
         )?;
         for st in (parts.items)("streams") {
             if st["raw_bytes"] == 0 {
@@ -832,7 +881,7 @@ fn render(
                 st["blocks"],
                 st["raw_bytes"],
                 st["stored_bytes"],
-                st["blocks_by_codec"]
+                st["blocks_by_method"]
             )?;
         }
     }

@@ -136,6 +136,7 @@ pub mod __private {
         apply_filter, decode_payload, default_level, max_level, member_decode, member_encode,
         shuffle, undo_filter, unshuffle, ConstantBlock, Encoded, Encoder,
     };
+    pub use crate::format::pco::NumKind;
     pub use crate::format::streams::streams;
     pub use crate::nc3::slab::Pieces;
     pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, Shard};

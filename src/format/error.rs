@@ -145,6 +145,10 @@ pub enum FrameError {
     /// DEFLATE refused the payload (its message).
     #[error("deflate: {0}")]
     Deflate(String),
+    /// A pco payload that pco refuses or that does not decode to exactly the block (what is
+    /// wrong).
+    #[error("pco: {0}")]
+    Pco(String),
     /// The payload decoded to another length than the frame says.
     #[error("decoded to {got} bytes, the frame says {decoded}")]
     DecodedLength {

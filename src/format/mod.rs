@@ -192,6 +192,7 @@ pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
 pub mod error;
+pub(crate) mod pco;
 pub(crate) mod streams;
 
 use self::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
@@ -235,6 +236,8 @@ pub enum Codec {
     Deflate = 2,
     /// Every element of the block is the same: the payload is that one element.
     Constant = 3,
+    /// Pcodec: the block's numbers as one standalone pco file (numeric blocks only).
+    Pco = 4,
 }
 
 impl Codec {
@@ -251,6 +254,7 @@ impl Codec {
             1 => Some(Codec::Zstd),
             2 => Some(Codec::Deflate),
             3 => Some(Codec::Constant),
+            4 => Some(Codec::Pco),
             _ => None,
         }
     }
@@ -268,6 +272,7 @@ impl Codec {
             Codec::Zstd => "zstd",
             Codec::Deflate => "deflate",
             Codec::Constant => "constant",
+            Codec::Pco => "pco",
         }
     }
 }

@@ -18,6 +18,7 @@ pub(crate) mod writer;
 
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
 use crate::format::codec::{Encoded, Encoder, FilterMode};
+use crate::format::pco::NumKind;
 use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
@@ -66,6 +67,10 @@ pub struct PackOptions {
     /// Let each block use zstd level 1 when `level` does not pay on its sample (the `fast`
     /// preset).
     pub fast_blocks: bool,
+    /// Let blocks of 16-, 32- and 64-bit numbers use the pco codec where it compresses better
+    /// (on by default; only with `filter` [`FilterMode::Auto`] and a codec other than none).
+    /// Archives without pco blocks are the ones earlier versions wrote, readable by them.
+    pub pco: bool,
     /// Overwrite the output if it exists.
     pub force: bool,
     /// Called with the input bytes read so far.
@@ -95,6 +100,7 @@ impl PackOptions {
             filter: FilterMode::Auto,
             thorough: false,
             fast_blocks: true,
+            pco: true,
             force: false,
             progress: crate::Progress::default(),
         }
@@ -143,6 +149,16 @@ impl PackOptions {
     pub fn with_level(mut self, level: i32) -> Self {
         self.level = level;
         self.fast_blocks = false;
+        self
+    }
+
+    /// These options with the pco codec allowed for numeric blocks (`true`, the default) or not.
+    ///
+    /// ```
+    /// assert!(!nc3pack::PackOptions::max().with_pco(false).pco);
+    /// ```
+    pub fn with_pco(mut self, on: bool) -> Self {
+        self.pco = on;
         self
     }
 
@@ -406,6 +422,9 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     w.write_all(&header_frame).map_err(werr)?;
     let data_start = (LEAD_LEN + header_frame.len()) as u64;
 
+    // The number type of each variable's blocks, for the pco codec.
+    let kinds: Vec<Option<NumKind>> = header.vars().map(|v| NumKind::of(v.nc_type())).collect();
+    let kinds = &kinds[..];
     let threads = crate::parallel::bound_threads(opts.threads);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
     let (sink, mut w, routed) = if inline {
@@ -423,8 +442,10 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 progress,
                 &mut |job: RoutedBlock| {
                     frame.clear();
-                    let done =
-                        enc.encode_block(job.id, job.block, job.esize, &job.data, &mut frame);
+                    let kind = kinds.get(job.id as usize).copied().flatten();
+                    let done = enc.encode_block_numeric(
+                        job.id, job.block, job.esize, kind, &job.data, &mut frame,
+                    );
                     if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
                         write_err = Some(e);
                         return Err(Error::Internal("write failed".into()));
@@ -448,8 +469,10 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
             for _ in 0..threads {
                 let rx = Arc::clone(&job_rx);
                 let tx = frame_tx.clone();
-                spawn_scoped(s, "block encoder", move || encode_worker(rx, tx, opts))
-                    .map_err(spawn_err(input))?;
+                spawn_scoped(s, "block encoder", move || {
+                    encode_worker(rx, tx, opts, kinds)
+                })
+                .map_err(spawn_err(input))?;
             }
             drop(frame_tx);
             // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
@@ -523,7 +546,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
 const INLINE_MAX: u64 = 4 << 20;
 
 /// What an encoder is set up for: codec, level, filter mode, thoroughness.
-type EncoderKey = (Codec, i32, FilterMode, bool, bool);
+type EncoderKey = (Codec, i32, FilterMode, bool, bool, bool);
 
 thread_local! {
     /// The encoder of the last inline pack on this thread, kept for the next (a zstd context
@@ -539,6 +562,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
         opts.filter,
         opts.thorough,
         opts.fast_blocks,
+        opts.pco,
     );
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -554,7 +578,11 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
 }
 
 fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
-    Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)?.fast_blocks(opts.fast_blocks)
+    Ok(
+        Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)?
+            .fast_blocks(opts.fast_blocks)?
+            .numeric(opts.pco),
+    )
 }
 
 struct Done {
@@ -569,6 +597,7 @@ fn encode_worker(
     rx: Arc<Mutex<Receiver<(u64, RoutedBlock)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
+    kinds: &[Option<NumKind>],
 ) {
     let Ok(mut enc) = new_encoder(opts) else {
         return;
@@ -580,7 +609,9 @@ fn encode_worker(
         };
         let Ok((seq, job)) = job else { return };
         let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
-        let encoded = enc.encode_block(job.id, job.block, job.esize, &job.data, &mut frame);
+        let kind = kinds.get(job.id as usize).copied().flatten();
+        let encoded =
+            enc.encode_block_numeric(job.id, job.block, job.esize, kind, &job.data, &mut frame);
         if tx
             .send(Done {
                 seq,

@@ -198,6 +198,113 @@ fn codecs_and_block_size_roundtrip() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+/// `info` counts, per stream and for the archive, how often each codec and filter encoded a
+/// block ("codec+filter", or the codec alone without a filter): checked against counts taken
+/// from the archive's bytes by the layout design/FORMAT.md documents (frames hopped from the
+/// first after the header frame up to the index; constant blocks from the index's flags).
+#[test]
+fn info_counts_each_codec_and_filter_as_the_archive_records_them() {
+    use std::collections::BTreeMap;
+    const CODECS: [&str; 5] = ["none", "zstd", "deflate", "constant", "pco"];
+    const FILTERS: [&str; 5] = ["none", "shuffle", "bytedelta", "delta", "zzdelta"];
+    let dir = temp_dir();
+    // Small blocks so that several choices win: pco and zstd on the station records, the
+    // filters and constant blocks (land) on the gridded field.
+    let cases: [(&str, &[&str]); 3] = [
+        ("obs_points.nc", &["--block-size", "16KiB"]),
+        ("gridded_sst.nc", &["--block-size", "64KiB"]),
+        ("classic_records.nc", &["--block-size", "16"]),
+    ];
+    let mut seen = BTreeSet::new();
+    for (name, opts) in cases {
+        let z = pack(&sample(name), dir.path(), &format!("{name}.nc3z"), opts);
+        let b = std::fs::read(&z).unwrap();
+        let v = info_json(&z);
+        let streams = v["archive"]["streams"].as_array().unwrap();
+        // Stream order: the variables, the residual bytes, the early and late shared streams.
+        let nvars = streams.len() - 3;
+        let at = |id: u32| match id {
+            0xFFFF_FFFF => nvars,
+            0xFFFF_FFFC => nvars + 1,
+            0xFFFF_FFFB => nvars + 2,
+            id => id as usize,
+        };
+        let mut want = vec![BTreeMap::<String, u64>::new(); streams.len()];
+        let key = |codec: u8, filter: u8| match filter {
+            0 => CODECS[usize::from(codec)].to_string(),
+            f => format!("{}+{}", CODECS[usize::from(codec)], FILTERS[usize::from(f)]),
+        };
+        // Frames: the header frame at 64, then each `36 + stored_len` bytes on, to the index.
+        let footer = b.len() - 32;
+        let index = u64_le(&b, footer) as usize;
+        let mut pos = 64;
+        for _ in 0..b.len() / 36 {
+            if pos >= index {
+                break;
+            }
+            assert_eq!(&b[pos..pos + 4], b"\xb7N3B", "{name}: frame at {pos}");
+            let stream = u32_le(&b, pos + 12);
+            if stream != 0xFFFF_FFFD && stream != 0xFFFF_FFFA {
+                *want[at(stream)]
+                    .entry(key(b[pos + 24], b[pos + 25]))
+                    .or_default() += 1;
+            }
+            pos += 36 + u32_le(&b, pos + 4) as usize;
+        }
+        assert_eq!(pos, index, "{name}: frames do not end at the index");
+        // Constant blocks: index entries (ordered by stream, then block) with flag bit 1.
+        let mut entry = index + 16;
+        for (s, st) in streams.iter().enumerate() {
+            for _ in 0..st["blocks"].as_u64().unwrap() {
+                if u16::from_le_bytes([b[entry + 14], b[entry + 15]]) & 2 != 0 {
+                    *want[s].entry("constant".into()).or_default() += 1;
+                }
+                entry += 16;
+            }
+        }
+        assert_eq!(entry, index + 16 + 16 * u64_le(&b, index + 8) as usize);
+        let mut total = BTreeMap::<String, u64>::new();
+        for (s, st) in streams.iter().enumerate() {
+            let got: BTreeMap<String, u64> =
+                serde_json::from_value(st["blocks_by_method"].clone()).unwrap();
+            assert_eq!(got, want[s], "{name}: stream {}", st["name"]);
+            for (k, n) in &want[s] {
+                *total.entry(k.clone()).or_default() += n;
+                seen.insert(k.clone());
+            }
+        }
+        let got: BTreeMap<String, u64> =
+            serde_json::from_value(v["archive"]["blocks_by_method"].clone()).unwrap();
+        assert_eq!(got, total, "{name}: archive");
+        // The text output shows each stream's counts.
+        let text = nc3pack(&[OsStr::new("info"), p(&z)]).expect(0).stdout;
+        let first = streams.iter().find(|s| s["stored_bytes"] != 0).unwrap();
+        let line = format!(
+            "//   {}: {} blocks,",
+            first["name"].as_str().unwrap(),
+            first["blocks"]
+        );
+        let shown = text.lines().find(|l| l.starts_with(&line)).unwrap();
+        assert!(
+            shown.ends_with(&first["blocks_by_method"].to_string()),
+            "{name}: {shown}"
+        );
+        assert!(text.contains(&format!(
+            "// blocks by codec+filter: {}",
+            v["archive"]["blocks_by_method"]
+        )));
+    }
+    // The test sees pco, zstd with filters and constant blocks win.
+    assert!(
+        seen.contains("pco") && seen.contains("constant"),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().filter(|k| k.starts_with("zstd+")).count() >= 2,
+        "{seen:?}"
+    );
+}
+
 /// Names of the filters an archive's index records.
 fn filters_used(archive: &Path) -> BTreeSet<&'static str> {
     let a = nc3pack::Archive::open(archive).unwrap();

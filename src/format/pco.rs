@@ -1,0 +1,449 @@
+//! The `pco` codec (codec id 4): a block of numbers compressed with Pcodec, the Rust `pco`
+//! crate (format 1.x), as one standalone pco file.
+//!
+//! A block's bytes are big-endian netCDF values; the encoder reads them as numbers of the
+//! variable's type ([`NumKind`]), compresses them in stream order, and the decoder writes the
+//! numbers back big-endian (or in native order for typed reads). Pcodec maps floats to
+//! integers by their bits, so every bit pattern (NaN payloads, -0.0, denormals, infinities)
+//! comes back unchanged. design/FORMAT.md specifies the payload.
+
+use crate::format::error::FrameError;
+use crate::nc3::NcType;
+use ::pco::standalone::{DecompressorItem, FileDecompressor};
+
+/// The number type a numeric block is compressed as: netCDF's 16-, 32- and 64-bit types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NumKind {
+    /// `short`.
+    I16,
+    /// `ushort`.
+    U16,
+    /// `int`.
+    I32,
+    /// `uint`.
+    U32,
+    /// `float`.
+    F32,
+    /// `int64`.
+    I64,
+    /// `uint64`.
+    U64,
+    /// `double`.
+    F64,
+}
+
+impl NumKind {
+    /// The kind of a netCDF type; `None` for the one-byte types (byte, char, ubyte), which
+    /// pco is not for.
+    ///
+    /// ```
+    /// use nc3pack::{nc3::NcType, __private::NumKind};
+    /// assert_eq!(NumKind::of(NcType::Float), Some(NumKind::F32));
+    /// assert_eq!(NumKind::of(NcType::Char), None);
+    /// ```
+    pub fn of(t: NcType) -> Option<NumKind> {
+        Some(match t {
+            NcType::Short => NumKind::I16,
+            NcType::UShort => NumKind::U16,
+            NcType::Int => NumKind::I32,
+            NcType::UInt => NumKind::U32,
+            NcType::Float => NumKind::F32,
+            NcType::Int64 => NumKind::I64,
+            NcType::UInt64 => NumKind::U64,
+            NcType::Double => NumKind::F64,
+            NcType::Byte | NcType::Char | NcType::UByte => return None,
+        })
+    }
+
+    /// Bytes per element.
+    pub fn esize(self) -> usize {
+        match self {
+            NumKind::I16 | NumKind::U16 => 2,
+            NumKind::I32 | NumKind::U32 | NumKind::F32 => 4,
+            NumKind::I64 | NumKind::U64 | NumKind::F64 => 8,
+        }
+    }
+}
+
+/// The pco compression level the encoder uses (pco's default).
+pub const LEVEL: usize = ::pco::DEFAULT_COMPRESSION_LEVEL;
+
+/// Compresses `data` (big-endian elements of `kind`) as one standalone pco file appended to
+/// `out`, at pco compression level `level`; false (and `out` unchanged) if `data` is not a
+/// whole number of elements, is empty, or pco fails.
+pub(crate) fn compress(kind: NumKind, data: &[u8], level: usize, out: &mut Vec<u8>) -> bool {
+    let e = kind.esize();
+    if data.is_empty() || !data.len().is_multiple_of(e) {
+        return false;
+    }
+    match kind {
+        NumKind::I16 => compress_as::<i16>(data, level, out),
+        NumKind::U16 => compress_as::<u16>(data, level, out),
+        NumKind::I32 => compress_as::<i32>(data, level, out),
+        NumKind::U32 => compress_as::<u32>(data, level, out),
+        NumKind::F32 => compress_as::<f32>(data, level, out),
+        NumKind::I64 => compress_as::<i64>(data, level, out),
+        NumKind::U64 => compress_as::<u64>(data, level, out),
+        NumKind::F64 => compress_as::<f64>(data, level, out),
+    }
+}
+
+fn compress_as<T: ::pco::data_types::Number + bytemuck::Pod>(
+    data: &[u8],
+    level: usize,
+    out: &mut Vec<u8>,
+) -> bool {
+    let e = std::mem::size_of::<T>();
+    let mut nums = vec![T::zeroed(); data.len() / e];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut nums);
+    bytes.copy_from_slice(data);
+    super::codec::be_to_native(bytes, e);
+    let config = ::pco::ChunkConfig::default().with_compression_level(level);
+    let start = out.len();
+    // The file header names the number type (its "uniform type"), as does each chunk.
+    if ::pco::standalone::simple_compress_into(&nums, &config, &mut *out).is_ok() {
+        true
+    } else {
+        out.truncate(start);
+        false
+    }
+}
+
+/// Reusable space for decoding into an output that is not aligned for its elements.
+#[derive(Default)]
+pub(crate) struct PcoScratch {
+    words: Vec<u64>,
+}
+
+/// Decodes a pco payload into `out` (exactly the block's decoded length): elements of
+/// `esize` bytes, big-endian, or in native order when `native`. Checks that the payload is one
+/// standalone pco file of a number type of `esize` bytes (one of [`NumKind`]'s) holding exactly
+/// `out.len() / esize` numbers, with nothing after its end.
+///
+/// # Errors
+///
+/// [`FrameError::Pco`] saying what is wrong.
+pub(crate) fn decompress_into(
+    esize: u16,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    scratch: &mut PcoScratch,
+) -> Result<(), FrameError> {
+    let perr = |e: ::pco::errors::PcoError| FrameError::Pco(e.to_string());
+    let e = usize::from(esize);
+    if !matches!(e, 2 | 4 | 8) || !out.len().is_multiple_of(e) {
+        return Err(FrameError::Pco(format!(
+            "element size {esize} with {} decoded bytes (pco needs 2, 4 or 8 and whole elements)",
+            out.len()
+        )));
+    }
+    let (fd, rest) = FileDecompressor::new(payload).map_err(perr)?;
+    let type_byte = match fd.peek_number_type_or_termination(rest).map_err(perr)? {
+        Some(t) => t as u8,
+        // No chunk: an empty file, right only for an empty block (never written).
+        None => 0,
+    };
+    let size = match type_byte {
+        0 => e,
+        7 | 8 => 2,
+        1 | 3 | 5 => 4,
+        2 | 4 | 6 => 8,
+        b => {
+            return Err(FrameError::Pco(format!(
+                "number type {b} is not one this format allows"
+            )))
+        }
+    };
+    if size != e {
+        return Err(FrameError::Pco(format!(
+            "number type {type_byte} has {size}-byte elements, the frame's element size is {esize}"
+        )));
+    }
+    match type_byte {
+        0 | 7 => decode_as::<u16>(&fd, rest, out, native, scratch),
+        8 => decode_as::<i16>(&fd, rest, out, native, scratch),
+        1 => decode_as::<u32>(&fd, rest, out, native, scratch),
+        3 => decode_as::<i32>(&fd, rest, out, native, scratch),
+        5 => decode_as::<f32>(&fd, rest, out, native, scratch),
+        2 => decode_as::<u64>(&fd, rest, out, native, scratch),
+        4 => decode_as::<i64>(&fd, rest, out, native, scratch),
+        _ => decode_as::<f64>(&fd, rest, out, native, scratch),
+    }
+}
+
+fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
+    fd: &FileDecompressor,
+    src: &[u8],
+    out: &mut [u8],
+    native: bool,
+    scratch: &mut PcoScratch,
+) -> Result<(), FrameError> {
+    let e = std::mem::size_of::<T>();
+    let aligned = bytemuck::try_cast_slice_mut::<u8, T>(out).is_ok();
+    if aligned {
+        let nums: &mut [T] = bytemuck::cast_slice_mut(out);
+        decode_numbers(fd, src, nums)?;
+    } else {
+        // The output's size is the frame's decoded length, already bounded by the layout.
+        let words = out.len().div_ceil(8);
+        if scratch.words.len() < words {
+            scratch.words.resize(words, 0);
+        }
+        let bytes: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut scratch.words)[..out.len()];
+        decode_numbers(fd, src, bytemuck::cast_slice_mut::<u8, T>(bytes))?;
+        out.copy_from_slice(bytes);
+    }
+    if !native {
+        // Native to big-endian: the same byte swap.
+        super::codec::be_to_native(out, e);
+    }
+    Ok(())
+}
+
+/// Decodes every chunk of a standalone file into `dst`, which it must fill exactly.
+fn decode_numbers<T: ::pco::data_types::Number>(
+    fd: &FileDecompressor,
+    mut src: &[u8],
+    mut dst: &mut [T],
+) -> Result<(), FrameError> {
+    let perr = |e: ::pco::errors::PcoError| FrameError::Pco(e.to_string());
+    let want = dst.len();
+    // Every chunk holds at least one number and no more than what is left of `dst`, so this
+    // ends after at most `want + 1` chunks.
+    loop {
+        match fd.chunk_decompressor::<T, &[u8]>(src).map_err(perr)? {
+            DecompressorItem::Chunk(mut cd) => {
+                let k = cd.n();
+                if k == 0 || k > dst.len() {
+                    return Err(FrameError::Pco(format!(
+                        "a chunk of {k} numbers after {} of {want}",
+                        want - dst.len()
+                    )));
+                }
+                let (head, tail) = std::mem::take(&mut dst).split_at_mut(k);
+                let p = cd.read(head).map_err(perr)?;
+                if p.n_processed != k || !p.finished {
+                    return Err(FrameError::Pco(format!(
+                        "a chunk of {k} numbers decoded {}",
+                        p.n_processed
+                    )));
+                }
+                dst = tail;
+                src = cd.into_src();
+            }
+            DecompressorItem::EndOfData(rest) => {
+                if !dst.is_empty() {
+                    return Err(FrameError::Pco(format!(
+                        "{} numbers, the frame says {want}",
+                        want - dst.len()
+                    )));
+                }
+                if !rest.is_empty() {
+                    return Err(FrameError::Pco(format!(
+                        "{} bytes after the end of the pco data",
+                        rest.len()
+                    )));
+                }
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quickcheck::quickcheck;
+
+    /// Big-endian bytes of `nums` (the netCDF layout), computed independently of the codec.
+    fn be<T: Copy, const E: usize>(nums: &[T], to_be: fn(T) -> [u8; E]) -> Vec<u8> {
+        nums.iter().flat_map(|&x| to_be(x)).collect()
+    }
+
+    /// Compresses, then decodes big-endian and native, into aligned and unaligned outputs;
+    /// every way gives the input's bits back.
+    fn roundtrip(kind: NumKind, data: &[u8]) -> Vec<u8> {
+        let mut c = vec![0xee];
+        assert!(compress(kind, data, LEVEL, &mut c), "{kind:?}");
+        assert_eq!(c[0], 0xee, "appends");
+        let payload = &c[1..];
+        let e = kind.esize();
+        let mut native = data.to_vec();
+        if cfg!(target_endian = "little") {
+            for x in native.chunks_exact_mut(e) {
+                x.reverse();
+            }
+        }
+        let mut words = vec![0u64; data.len() / 8 + 2];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        let mut scratch = PcoScratch::default();
+        for at in [0, 1] {
+            for (nat, want) in [(false, data), (true, &native[..])] {
+                let out = &mut bytes[at..at + data.len()];
+                out.fill(0x5a);
+                decompress_into(e as u16, payload, out, nat, &mut scratch).unwrap();
+                assert!(out == want, "{kind:?} at {at} native {nat}");
+            }
+        }
+        payload.to_vec()
+    }
+
+    quickcheck! {
+        fn any_f32_bits_roundtrip(bits: Vec<u32>) -> bool {
+            let nums: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            if nums.is_empty() {
+                return true;
+            }
+            let data = be(&nums, |x: f32| x.to_be_bytes());
+            roundtrip(NumKind::F32, &data);
+            true
+        }
+        fn any_f64_bits_roundtrip(bits: Vec<u64>) -> bool {
+            let nums: Vec<f64> = bits.iter().map(|&b| f64::from_bits(b)).collect();
+            if nums.is_empty() {
+                return true;
+            }
+            roundtrip(NumKind::F64, &be(&nums, |x: f64| x.to_be_bytes()));
+            true
+        }
+        fn any_integers_roundtrip(a: Vec<i16>, b: Vec<u32>, c: Vec<i64>) -> bool {
+            if !a.is_empty() {
+                roundtrip(NumKind::I16, &be(&a, |x: i16| x.to_be_bytes()));
+                let u: Vec<u16> = a.iter().map(|&x| x as u16).collect();
+                roundtrip(NumKind::U16, &be(&u, |x: u16| x.to_be_bytes()));
+            }
+            if !b.is_empty() {
+                roundtrip(NumKind::U32, &be(&b, |x: u32| x.to_be_bytes()));
+                let i: Vec<i32> = b.iter().map(|&x| x as i32).collect();
+                roundtrip(NumKind::I32, &be(&i, |x: i32| x.to_be_bytes()));
+            }
+            if !c.is_empty() {
+                roundtrip(NumKind::I64, &be(&c, |x: i64| x.to_be_bytes()));
+                let u: Vec<u64> = c.iter().map(|&x| x as u64).collect();
+                roundtrip(NumKind::U64, &be(&u, |x: u64| x.to_be_bytes()));
+            }
+            true
+        }
+    }
+
+    /// Special floats inside data pco compresses well (whole numbers, a multiplier to find):
+    /// NaNs with payloads (quiet, signalling, negative), ±0, ±infinity, denormals, extremes.
+    #[test]
+    fn special_floats_come_back_bit_for_bit() {
+        let specials32 = [
+            0x7fc0_0000u32,
+            0x7fc0_0001,
+            0x7f80_0001,
+            0xffff_ffff,
+            0xff80_0000,
+            0x7f80_0000,
+            0x8000_0000,
+            0,
+            1,
+            0x8000_0001,
+            0x007f_ffff,
+            0x7f7f_ffff,
+            0xff7f_ffff,
+        ];
+        let mut f: Vec<f32> = (0..20000).map(|i| ((i * 7919) % 3001) as f32).collect();
+        for (k, &s) in specials32.iter().enumerate() {
+            f[k * 1013 + 5] = f32::from_bits(s);
+        }
+        let data = be(&f, |x: f32| x.to_be_bytes());
+        let payload = roundtrip(NumKind::F32, &data);
+        assert!(payload.len() < data.len() / 3, "{}", payload.len());
+        let specials64 = [
+            0x7ff8_0000_0000_0000u64,
+            0x7ff0_0000_dead_beef,
+            0xfff8_0000_0000_0001,
+            0x8000_0000_0000_0000,
+            0x7ff0_0000_0000_0000,
+            0xfff0_0000_0000_0000,
+            1,
+            0x000f_ffff_ffff_ffff,
+        ];
+        let mut d: Vec<f64> = (0..20000).map(|i| f64::from(i % 977) * 0.01).collect();
+        for (k, &s) in specials64.iter().enumerate() {
+            d[k * 2011 + 3] = f64::from_bits(s);
+        }
+        roundtrip(NumKind::F64, &be(&d, |x: f64| x.to_be_bytes()));
+    }
+
+    /// A payload made by pco itself from numbers (no glue of ours on the way in) decodes to the
+    /// numbers' big-endian bytes: the element order and byte order FORMAT.md specifies.
+    #[test]
+    fn a_plain_pco_file_decodes_to_big_endian_values() {
+        let nums: Vec<i32> = (0..5000).map(|i| i * i - 7 * i).collect();
+        let payload =
+            ::pco::standalone::simple_compress(&nums, &::pco::ChunkConfig::default()).unwrap();
+        let mut out = vec![0u8; nums.len() * 4];
+        decompress_into(4, &payload, &mut out, false, &mut PcoScratch::default()).unwrap();
+        assert_eq!(out, be(&nums, |x: i32| x.to_be_bytes()));
+        assert_eq!(&out[4..8], &[0xff, 0xff, 0xff, 0xfa]);
+    }
+
+    /// The example of design/FORMAT.md: 1.5 and -0.0 as f32.
+    #[test]
+    fn format_example() {
+        let data = [0x3f, 0xc0, 0, 0, 0x80, 0, 0, 0];
+        let payload = roundtrip(NumKind::F32, &data);
+        assert_eq!(&payload[..6], &[0x70, 0x63, 0x6f, 0x21, 0x03, 0x05]);
+        assert_eq!(payload.last(), Some(&0));
+    }
+
+    #[test]
+    fn damaged_or_mismatched_payloads_are_refused() {
+        let nums: Vec<f32> = (0..3000).map(|i| (i % 100) as f32 * 0.5).collect();
+        let data = be(&nums, |x: f32| x.to_be_bytes());
+        let mut good = Vec::new();
+        assert!(compress(NumKind::F32, &data, LEVEL, &mut good));
+        let mut s = PcoScratch::default();
+        let mut dec = |esize: u16, p: &[u8], len: usize| {
+            let mut out = vec![0u8; len];
+            decompress_into(esize, p, &mut out, false, &mut s).map_err(|e| e.to_string())
+        };
+        assert!(dec(4, &good, data.len()).is_ok());
+        // The header names the type: f32 (5), as does the chunk.
+        assert_eq!((&good[..4], good[4], good[5]), (&b"pco!"[..], 3, 5));
+        // Element count: one element more or fewer than the pco data holds.
+        let e = dec(4, &good, data.len() + 4).unwrap_err();
+        assert!(e.contains("3000 numbers, the frame says 3001"), "{e}");
+        let e = dec(4, &good, data.len() - 4).unwrap_err();
+        assert!(e.contains("a chunk of 3000 numbers after 0 of 2999"), "{e}");
+        // The element size does not match the number type.
+        let e = dec(8, &good, data.len()).unwrap_err();
+        assert!(
+            e.contains("4-byte elements, the frame's element size is 8"),
+            "{e}"
+        );
+        let e = dec(1, &good, data.len()).unwrap_err();
+        assert!(e.contains("element size 1"), "{e}");
+        // The header's number type changed to u64, or to one the format does not allow (f16).
+        for (t, what) in [(2u8, "8-byte elements"), (9, "number type 9 is not")] {
+            let mut b = good.clone();
+            b[5] = t;
+            let e = dec(4, &b, data.len()).unwrap_err();
+            assert!(e.contains(what), "{t}: {e}");
+        }
+        // Trailing bytes, a cut, a bad magic, and every single-byte change: an error or (pco
+        // has no checksum of its own; the frame's CRC covers it) some numbers, never a panic.
+        let mut b = good.clone();
+        b.push(0);
+        let e = dec(4, &b, data.len()).unwrap_err();
+        assert!(e.contains("1 bytes after the end"), "{e}");
+        for cut in [0, 3, 6, good.len() / 2, good.len() - 1] {
+            assert!(dec(4, &good[..cut], data.len()).is_err(), "cut at {cut}");
+        }
+        let mut b = good.clone();
+        b[1] = b'x';
+        assert!(dec(4, &b, data.len()).unwrap_err().contains("magic"));
+        for i in 0..good.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut b = good.clone();
+                b[i] ^= flip;
+                let _ = dec(4, &b, data.len());
+            }
+        }
+    }
+}
