@@ -483,7 +483,8 @@ impl serde_core::Serialize for ValuesJson<'_> {
 }
 
 /// An archive's sizes and streams, in [`Info::archive`]; JSON `{"archive_bytes", "block_size",
-/// "blocks", "constant_blocks", "constants_frame_bytes", "constants_frames", "original_bytes",
+/// "blocks", "constant_blocks", "constants_frame_bytes", "constants_frames", "format_version" ("1.0" or
+/// "1.1"), "original_bytes",
 /// "original_hash_xxh3_128" (32 hex digits), "ratio", "stored_block_bytes", "streams"}`.
 ///
 /// ```
@@ -509,8 +510,11 @@ pub struct ArchiveInfo<'a> {
     pub original_bytes: u64,
     /// `original_bytes / archive_bytes` to 3 decimals.
     pub ratio: Option<f64>,
-    /// The nominal block size.
+    /// The nominal block size (the lead's; with per-variable block sizes, that of the
+    /// variables without one of their own, the residual and shared streams).
     pub block_size: u32,
+    /// The archive format's version: "1.0", or "1.1" with per-variable block sizes.
+    pub format_version: &'static str,
     /// Blocks of all streams.
     pub blocks: u64,
     /// Bytes of all block frames.
@@ -534,6 +538,11 @@ impl<'a> ArchiveInfo<'a> {
             original_bytes: a.layout().file_len,
             ratio: ratio(a.layout().file_len, a.len()),
             block_size: a.lead().block_size,
+            format_version: if a.lead().block_sizes_frame {
+                "1.1"
+            } else {
+                "1.0"
+            },
             blocks: (0..n).map(|s| a.block_count(s)).sum(),
             stored_block_bytes: (0..n).map(|s| a.stored_bytes(s)).sum(),
             constant_blocks: a
@@ -571,13 +580,14 @@ impl<'a> ArchiveInfo<'a> {
 impl serde_core::Serialize for ArchiveInfo<'_> {
     fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde_core::ser::SerializeStruct;
-        let mut m = s.serialize_struct("ArchiveInfo", 11)?;
+        let mut m = s.serialize_struct("ArchiveInfo", 12)?;
         m.serialize_field("archive_bytes", &self.archive_bytes)?;
         m.serialize_field("block_size", &self.block_size)?;
         m.serialize_field("blocks", &self.blocks)?;
         m.serialize_field("constant_blocks", &self.constant_blocks)?;
         m.serialize_field("constants_frame_bytes", &self.constants_frame_bytes)?;
         m.serialize_field("constants_frames", &self.constants_frames)?;
+        m.serialize_field("format_version", self.format_version)?;
         m.serialize_field("original_bytes", &self.original_bytes)?;
         m.serialize_field(
             "original_hash_xxh3_128",
@@ -792,8 +802,8 @@ fn render(
         let a = |k: &str| (parts.field)(k);
         writeln!(
             s,
-            "// nc3z archive: {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
-            a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
+            "// nc3z archive (format {}): {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
+            str_of(&a("format_version")), a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
         )?;
         if a("constant_blocks") != 0 {
             writeln!(
@@ -804,7 +814,7 @@ fn render(
         }
         writeln!(
             s,
-            "// stream: blocks, raw bytes -> stored bytes (ratio), codecs"
+            "// stream: blocks of block bytes, raw bytes -> stored bytes (ratio), codecs"
         )?;
         for st in (parts.items)("streams") {
             if st["raw_bytes"] == 0 {
@@ -827,9 +837,10 @@ fn render(
             };
             writeln!(
                 s,
-                "//   {}: {} blocks, {} -> {} ({ratio}), {}",
+                "//   {}: {} blocks of {}, {} -> {} ({ratio}), {}",
                 str_of(&st["name"]),
                 st["blocks"],
+                st["block_bytes"],
                 st["raw_bytes"],
                 st["stored_bytes"],
                 st["blocks_by_codec"]
