@@ -4,7 +4,12 @@
 //! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
 //! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
 //! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
-//! of the gridded data stored with zstd and with pco).
+//! of the gridded data stored with zstd and with pco; `NC3PACK_BENCH_SERIES_ONLY=1` for the
+//! time-series table only).
+//!
+//! The time-series table packs the gridded file with per-variable block sizes for t2m (1 MiB,
+//! the default, down to 4 KiB) and reads 100 values along the record dimension (one per record,
+//! so one block per record whatever the block size) and one plane, cold.
 //!
 //! Files (generated once, deterministic):
 //! - gridded.nc: CDF-2, float t2m(time=UNLIMITED 100, lat 1000, lon 1000), a smooth field plus
@@ -318,13 +323,87 @@ fn main() {
         eprintln!("generating {}", points.display());
         make_points(&points, 1_000_000);
     }
-    block_decode(&grid);
-    if std::env::var_os("NC3PACK_BENCH_DECODE_ONLY").is_some() {
-        return;
+    let only_series = std::env::var_os("NC3PACK_BENCH_SERIES_ONLY").is_some();
+    if !only_series {
+        block_decode(&grid);
+        if std::env::var_os("NC3PACK_BENCH_DECODE_ONLY").is_some() {
+            return;
+        }
+        main_table(&grid, &points, nt);
     }
+    series_vs_block_size(&grid);
+}
+
+/// The time-series case: values along the record dimension, one per record, of the gridded
+/// variable, packed with the default block size and with a per-variable block size for it
+/// (`--var t2m:block-size=N`): read time, plane read time and what the archive costs.
+fn series_vs_block_size(grid: &Path) {
+    let z = grid.with_extension("series.nc3z");
+    let nc_len = std::fs::metadata(grid).unwrap().len();
+    println!();
+    println!("Time series of t2m (all records x 1 x 1), cold, per block size of t2m:");
+    println!();
+    println!("| t2m block size | pack | archive | ratio | ratio cost | time series, cold | plane, cold |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut base_len = 0u64;
+    for bs in [1u32 << 20, 256 << 10, 64 << 10, 16 << 10, 4 << 10] {
+        let mut opts = PackOptions::default().with_force(true);
+        if bs != nc3pack::DEFAULT_BLOCK_SIZE {
+            opts = opts.with_var(format!("t2m:block-size={bs}").parse().unwrap());
+        }
+        let s = Instant::now();
+        let sum = nc3pack::pack_file(grid, &z, &opts).unwrap();
+        let pack_t = s.elapsed();
+        if base_len == 0 {
+            base_len = sum.output_len;
+        }
+        let a = Archive::open(&z).unwrap();
+        let shape = a.layout().vars[a.var_id("t2m").unwrap()].shape.clone();
+        let mut rng = Rng(7);
+        let series: Vec<Hyperslab> = (0..9)
+            .map(|_| {
+                let (y, x) = (rng.below(shape[1]), rng.below(shape[2]));
+                Hyperslab::new(&shape, &[0, y, x], &[shape[0], 1, 1], &[1, 1, 1]).unwrap()
+            })
+            .collect();
+        let mut buf = vec![0f32; shape[0] as usize];
+        let mut i = 0;
+        let ts = time(9, || {
+            a.clear_cache();
+            a.read_into("t2m", &series[i % 9], &mut buf).unwrap();
+            i += 1;
+        });
+        let plane = Hyperslab::new(
+            &shape,
+            &[shape[0] / 2, 0, 0],
+            &[1, shape[1], shape[2]],
+            &[1, 1, 1],
+        )
+        .unwrap();
+        let mut pbuf = vec![0f32; plane.len() as usize];
+        let tp = time(3, || {
+            a.clear_cache();
+            a.read_into("t2m", &plane, &mut pbuf).unwrap();
+        });
+        println!(
+            "| {} KiB | {:.2} s | {:.1} MB | {:.3} | {:+.2} % | {} | {} |",
+            bs >> 10,
+            pack_t.as_secs_f64(),
+            sum.output_len as f64 / 1e6,
+            nc_len as f64 / sum.output_len as f64,
+            (sum.output_len as f64 / base_len as f64 - 1.0) * 100.0,
+            fmt_lat(ts),
+            fmt_lat(tp)
+        );
+    }
+    let _ = std::fs::remove_file(&z);
+}
+
+/// The main table: reads from the archive (default options) next to the original.
+fn main_table(grid: &Path, points: &Path, nt: u32) {
     println!("| file | read | archive (zstd 3, 1 MiB blocks) | original .nc |");
     println!("|---|---|---|---|");
-    for (nc, var) in [(&grid, "t2m"), (&points, "temp")] {
+    for (nc, var) in [(grid, "t2m"), (points, "temp")] {
         let z = nc.with_extension("nc3z");
         let s = Instant::now();
         let sum = nc3pack::pack_file(nc, &z, &PackOptions::default().with_force(true)).unwrap();

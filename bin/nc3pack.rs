@@ -144,6 +144,16 @@ struct PackArgs {
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     block_size: u32,
+    /// Per-variable settings, VARS:KEY=VALUE[,KEY=VALUE...]: VARS is a comma-separated list of
+    /// names and globs (`*` any run of characters, `?` one character, `\` makes the next
+    /// character literal), as NCO's -v; keys are block-size, codec, level and filter, with the
+    /// values of the options of the same names. Repeatable: later --var options override
+    /// earlier ones, key by key, for the variables they both select. A name or glob matching
+    /// no variable is an error listing the file's variables. E.g. --var 'u,v:block-size=64KiB'
+    /// --var 'time*:codec=none'. A block size other than --block-size makes a format 1.1
+    /// archive. Variables of at most 4 KiB share blocks and keep the archive-wide settings.
+    #[arg(long = "var", value_name = "VARS:KEY=VALUE,...")]
+    vars: Vec<nc3pack::vars::VarRule>,
     #[command(flatten)]
     common: Common,
 }
@@ -330,6 +340,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .with_pco(!a.no_pco)
             .with_threads(threads(a.common.threads))
             .with_force(a.common.force);
+            let opts = a.vars.iter().cloned().fold(opts, PackOptions::with_var);
             if let Some(dir) = &a.output_dir {
                 if a.paths.is_empty() && a.files_from.is_none() {
                     return Err(nc3pack::Error::from(OptionError::BatchInputs).into());

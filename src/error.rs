@@ -6,7 +6,8 @@
 //! the path.
 
 pub use crate::format::error::{
-    CodecError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
+    BlockSizesError, CodecError, ConstantsError, EntryError, FooterError, FrameError, IndexError,
+    LeadError,
 };
 pub use crate::nc3::error::{HeaderError, LayoutError};
 use std::path::PathBuf;
@@ -184,6 +185,9 @@ pub enum ArchiveError {
     /// A constants frame.
     #[error(transparent)]
     Constants(#[from] ConstantsError),
+    /// The block sizes frame (format 1.1).
+    #[error(transparent)]
+    BlockSizes(#[from] BlockSizesError),
     /// The original file's layout the lead and header declare is impossible (boxed: the
     /// largest variant, kept out of every other error's size).
     #[error("layout of the original file: {0}")]
@@ -473,6 +477,24 @@ pub enum OptionError {
     /// `pack -o OUT` given no inputs.
     #[error("pack -o OUT needs inputs: paths, or --files-from LIST")]
     BatchInputs,
+    /// A name or glob of a per-variable option (`--var`) matches no variable of the file.
+    #[error("--var: no variable of {} matches {pattern:?} (its variables: {})", file.display(), if vars.is_empty() { "none".to_string() } else { vars.join(", ") })]
+    NoSuchVar {
+        /// The file packed.
+        file: PathBuf,
+        /// The name or glob.
+        pattern: String,
+        /// The file's variables (the first 100, then a count of the rest).
+        vars: Vec<String>,
+    },
+    /// A per-variable codec or level is not valid for that variable's codec.
+    #[error("--var: variable {var:?}: {source}")]
+    VarCodec {
+        /// The variable.
+        var: String,
+        /// What is wrong.
+        source: CodecError,
+    },
     /// `pack` asked to write to standard output.
     #[error("pack writes an archive to a file, not to standard output (`-`): its lead is rewritten when packing ends, which needs a seekable file")]
     PackToStdout,

@@ -485,7 +485,8 @@ impl serde_core::Serialize for ValuesJson<'_> {
 }
 
 /// An archive's sizes and streams, in [`Info::archive`]; JSON `{"archive_bytes", "block_size",
-/// "blocks", "blocks_by_method", "constant_blocks", "constants_frame_bytes", "constants_frames", "original_bytes",
+/// "blocks", "blocks_by_method", "constant_blocks", "constants_frame_bytes", "constants_frames",
+/// "format_version" ("1.0" or "1.1"), "original_bytes",
 /// "original_hash_xxh3_128" (32 hex digits), "ratio", "stored_block_bytes", "streams"}`.
 ///
 /// ```
@@ -513,8 +514,11 @@ pub struct ArchiveInfo<'a> {
     pub original_bytes: u64,
     /// `original_bytes / archive_bytes` to 3 decimals.
     pub ratio: Option<f64>,
-    /// The nominal block size.
+    /// The nominal block size (the lead's; with per-variable block sizes, that of the
+    /// variables without one of their own, the residual and shared streams).
     pub block_size: u32,
+    /// The archive format's version: "1.0", or "1.1" with per-variable block sizes.
+    pub format_version: &'static str,
     /// Blocks of all streams.
     pub blocks: u64,
     /// Bytes of all block frames.
@@ -538,6 +542,11 @@ impl<'a> ArchiveInfo<'a> {
             original_bytes: a.layout().file_len,
             ratio: ratio(a.layout().file_len, a.len()),
             block_size: a.lead().block_size,
+            format_version: if a.lead().block_sizes_frame {
+                "1.1"
+            } else {
+                "1.0"
+            },
             blocks: (0..n).map(|s| a.block_count(s)).sum(),
             stored_block_bytes: (0..n).map(|s| a.stored_bytes(s)).sum(),
             constant_blocks: a
@@ -607,6 +616,7 @@ impl serde_core::Serialize for ArchiveInfo<'_> {
         m.serialize_field("constant_blocks", &self.constant_blocks)?;
         m.serialize_field("constants_frame_bytes", &self.constants_frame_bytes)?;
         m.serialize_field("constants_frames", &self.constants_frames)?;
+        m.serialize_field("format_version", self.format_version)?;
         m.serialize_field("original_bytes", &self.original_bytes)?;
         m.serialize_field(
             "original_hash_xxh3_128",
@@ -840,8 +850,8 @@ fn render(
         let a = |k: &str| (parts.field)(k);
         writeln!(
             s,
-            "// nc3z archive: {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
-            a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
+            "// nc3z archive (format {}): {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
+            str_of(&a("format_version")), a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
         )?;
         if a("constant_blocks") != 0 {
             writeln!(
@@ -853,7 +863,7 @@ fn render(
         writeln!(s, "// blocks by codec+filter: {}", a("blocks_by_method"))?;
         writeln!(
             s,
-            "// stream: blocks, raw bytes -> stored bytes (ratio), blocks by codec+filter"
+            "// stream: blocks of block bytes, raw bytes -> stored bytes (ratio), blocks by codec+filter"
         )?;
         for st in (parts.items)("streams") {
             if st["raw_bytes"] == 0 {
@@ -876,9 +886,10 @@ fn render(
             };
             writeln!(
                 s,
-                "//   {}: {} blocks, {} -> {} ({ratio}), {}",
+                "//   {}: {} blocks of {}, {} -> {} ({ratio}), {}",
                 str_of(&st["name"]),
                 st["blocks"],
+                st["block_bytes"],
                 st["raw_bytes"],
                 st["stored_bytes"],
                 st["blocks_by_method"]

@@ -109,6 +109,7 @@ mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
 mod repair;
+pub mod vars;
 
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
@@ -137,7 +138,7 @@ pub mod __private {
         shuffle, undo_filter, unshuffle, ConstantBlock, Encoded, Encoder,
     };
     pub use crate::format::pco::NumKind;
-    pub use crate::format::streams::streams;
+    pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
     pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, Shard};
     pub use crate::pack::manifest;

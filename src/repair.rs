@@ -13,7 +13,7 @@
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
 use crate::error::{io_err, worker_err, ArchiveError, Error, Result};
-use crate::format::streams::{streams, Stream};
+use crate::format::streams::{streams_with, Stream};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout};
@@ -451,25 +451,25 @@ fn read_front_layout(
     r: &impl ReadAt,
     path: &Path,
     len: u64,
-) -> Result<(Lead, Vec<u8>, Header, Layout, u64)> {
+) -> Result<(Lead, Vec<u8>, Header, format::BlockSizes, Layout, u64)> {
     let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
         path: path.to_path_buf(),
         part,
         offset,
         source,
     };
-    let (lead, hb, header, start) = crate::read::archive::read_front(r, path, len)?;
+    let (lead, hb, header, sizes, start) = crate::read::archive::read_front(r, path, len)?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
         .map_err(|e| bad("lead", 24, ArchiveError::Layout(Box::new(e))))?;
     // The lead is untrusted: bound the index a repair would build (16 bytes a block).
-    let blocks: u64 = streams(&layout, lead.block_size)
+    let blocks: u64 = streams_with(&layout, &sizes)
         .iter()
         .map(Stream::blocks)
         .sum();
     if blocks > len.max(MAX_REPAIR_BLOCKS) {
         return Err(bad("lead", 16, ArchiveError::TooManyBlocks { blocks, len }));
     }
-    Ok((lead, hb, header, layout, start))
+    Ok((lead, hb, header, sizes, layout, start))
 }
 
 /// Scans the frames of `r` from `start` to `end`, hopping by stored lengths and resynchronizing
@@ -652,8 +652,8 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
             let f = crate::read::input::open_input(path, "verify")?;
-            if let Ok((lead, _, header, layout, start)) = read_front_layout(&f, path, len) {
-                let all = streams(&layout, lead.block_size);
+            if let Ok((_, _, header, sizes, layout, start)) = read_front_layout(&f, path, len) {
+                let all = streams_with(&layout, &sizes);
                 let sc =
                     scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(path, "read"))?;
                 let mut damaged = sc.damaged.clone();
@@ -986,8 +986,8 @@ pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Res
     let force = opts.force;
     let f = crate::read::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
-    let (lead, hb, header, layout, start) = read_front_layout(&f, input, len)?;
-    let all = streams(&layout, lead.block_size);
+    let (lead, hb, header, sizes, layout, start) = read_front_layout(&f, input, len)?;
+    let all = streams_with(&layout, &sizes);
     let sc = scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(input, "read"))?;
     let mut report = ReindexReport {
         damaged: sc.damaged.clone(),
@@ -1004,6 +1004,9 @@ pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Res
         };
         let mut head = lead.encode().to_vec();
         head.extend_from_slice(&format::header_frame(&hb));
+        if lead.block_sizes_frame {
+            head.extend_from_slice(&sizes.frame(header.var_count()));
+        }
         w.write_all(&head).map_err(io_err(output, "write"))?;
         let mut sink = Sink::new(head.len() as u64);
         let mut frame = Vec::new();

@@ -38,11 +38,13 @@ pub enum LeadError {
         /// Minor version stored.
         minor: u16,
     },
-    /// The reserved flags are set.
-    #[error("reserved flags are not zero")]
+    /// Flags this reader does not know are set (or the block sizes flag in a 1.0 lead).
+    #[error("unknown flags {flags:#x} in a version 1.{minor} lead (this nc3pack knows flag 0x1, block sizes, from version 1.1)")]
     Flags {
         /// The flags stored.
         flags: u32,
+        /// The minor version stored.
+        minor: u16,
     },
     /// The block size is outside the allowed range.
     #[error(
@@ -404,4 +406,44 @@ pub enum CodecError {
     /// zstd could not make a compression context (its message).
     #[error("zstd: {0}")]
     Zstd(String),
+}
+
+/// What is wrong with a block sizes frame (format 1.1, [`crate::format::BlockSizes`]).
+///
+/// ```
+/// use nc3pack::format::{error::BlockSizesError, BlockSizes};
+/// assert_eq!(BlockSizes::decode(&[1, 2, 3], 64), Err(BlockSizesError::Length { len: 3 }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockSizesError {
+    /// The frame after the header frame is not a block sizes frame for this header.
+    #[error("the lead says a block sizes frame follows the header frame, but the frame there has stream id {stream:#x}, block {block} and {decoded} decoded bytes (expected stream id 0xfffffff9, block 0, esize 1, codec none or zstd, no filter, and 4 bytes for each of the {nvars} variables)")]
+    NotBlockSizesFrame {
+        /// Stream id found.
+        stream: u32,
+        /// Block number found.
+        block: u64,
+        /// Decoded length found.
+        decoded: u32,
+        /// Variables of the header.
+        nvars: u64,
+    },
+    /// The decoded table is not whole 4-byte entries.
+    #[error("block sizes table of {len} bytes is not whole 4-byte entries")]
+    Length {
+        /// Decoded length.
+        len: usize,
+    },
+    /// A variable's block size is out of range.
+    #[error(
+        "variable id {var}: block size {block_size} is outside {}..={}",
+        super::MIN_BLOCK_SIZE,
+        super::MAX_BLOCK_SIZE
+    )]
+    OutOfRange {
+        /// The variable id.
+        var: u64,
+        /// The block size stored.
+        block_size: u32,
+    },
 }

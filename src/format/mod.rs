@@ -1,4 +1,4 @@
-//! The .nc3z archive format, version 1.0: constants and the fixed-size structures.
+//! The .nc3z archive format, version 1.1: constants and the fixed-size structures.
 //!
 //! The byte-level specification is design/FORMAT.md; this module is its code. All integers are
 //! little-endian. Every structure carries a CRC32C (Castagnoli) so that any damaged byte is
@@ -13,7 +13,7 @@
 ///
 /// ```
 /// use nc3pack::format::{Lead, LEAD_MAGIC};
-/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0, block_sizes_frame: false };
 /// assert!(lead.encode().starts_with(&LEAD_MAGIC));
 /// ```
 pub const LEAD_MAGIC: [u8; 8] = *b"\x89NC3Z\r\n\x1a";
@@ -21,25 +21,39 @@ pub const LEAD_MAGIC: [u8; 8] = *b"\x89NC3Z\r\n\x1a";
 ///
 /// ```
 /// use nc3pack::format::{Lead, VERSION_MAJOR};
-/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0, block_sizes_frame: false };
 /// assert_eq!(lead.encode()[8..10], VERSION_MAJOR.to_le_bytes());
 /// ```
 pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version: later minors add codecs, filters, flags or reserved-field meanings,
 /// which older readers of the same major refuse by name (design/FORMAT.md, Versioning).
+/// Version 1.1 adds per-variable block sizes (the lead's flag [`LEAD_FLAG_BLOCK_SIZES`] and a
+/// block sizes frame); an archive that does not use them is written as 1.0, byte for byte as
+/// before.
 ///
 /// ```
 /// use nc3pack::format::{Lead, VERSION_MINOR};
-/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0, block_sizes_frame: true };
 /// assert_eq!(lead.encode()[10..12], VERSION_MINOR.to_le_bytes());
+/// let lead = Lead { block_sizes_frame: false, ..lead };
+/// assert_eq!(lead.encode()[10..12], [0, 0]); // 1.0
 /// ```
-pub const VERSION_MINOR: u16 = 0;
+pub const VERSION_MINOR: u16 = 1;
+/// Lead flag (bit 0 of the flags at offset 12, format 1.1): a block sizes frame, giving each
+/// variable's block size, follows the header frame (see [`BlockSizes`]).
+///
+/// ```
+/// use nc3pack::format::{Lead, LEAD_FLAG_BLOCK_SIZES};
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0, block_sizes_frame: true };
+/// assert_eq!(lead.encode()[12..16], LEAD_FLAG_BLOCK_SIZES.to_le_bytes());
+/// ```
+pub const LEAD_FLAG_BLOCK_SIZES: u32 = 1;
 /// Size of the lead.
 ///
 /// ```
 /// use nc3pack::format::{Lead, LEAD_LEN};
 /// assert_eq!(LEAD_LEN, 64);
-/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0 };
+/// let lead = Lead { file_len: 0, numrecs: 0, header_len: 0, block_size: 1 << 20, hash: 0, block_sizes_frame: false };
 /// assert_eq!(lead.encode().len(), LEAD_LEN);
 /// ```
 pub const LEAD_LEN: usize = 64;
@@ -195,7 +209,9 @@ pub mod error;
 pub(crate) mod pco;
 pub(crate) mod streams;
 
-use self::error::{ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError};
+use self::error::{
+    BlockSizesError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
+};
 
 /// CRC32C of `b`.
 ///
@@ -339,7 +355,7 @@ impl Filter {
 ///
 /// ```
 /// use nc3pack::format::Lead;
-/// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+/// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7, block_sizes_frame: false };
 /// let bytes = lead.encode();
 /// assert_eq!(Lead::decode(&bytes), Ok(lead));
 /// ```
@@ -355,6 +371,10 @@ pub struct Lead {
     pub block_size: u32,
     /// XXH3-128 of the original file.
     pub hash: u128,
+    /// Whether a block sizes frame follows the header frame (format 1.1, lead flag
+    /// [`LEAD_FLAG_BLOCK_SIZES`]): then the variables' block sizes are its, and `block_size` is
+    /// that of the residual and shared streams (and the default). Written as 1.0 when false.
+    pub block_sizes_frame: bool,
 }
 
 impl Lead {
@@ -362,7 +382,7 @@ impl Lead {
     ///
     /// ```
     /// use nc3pack::format::{Lead, LEAD_LEN, LEAD_MAGIC};
-    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7, block_sizes_frame: false };
     /// let b = lead.encode();
     /// assert_eq!(b.len(), LEAD_LEN);
     /// assert_eq!(b[..8], LEAD_MAGIC);
@@ -372,8 +392,11 @@ impl Lead {
         let mut b = [0u8; LEAD_LEN];
         b[0..8].copy_from_slice(&LEAD_MAGIC);
         b[8..10].copy_from_slice(&VERSION_MAJOR.to_le_bytes());
-        b[10..12].copy_from_slice(&VERSION_MINOR.to_le_bytes());
-        // 12..16: flags, reserved, zero.
+        if self.block_sizes_frame {
+            b[10..12].copy_from_slice(&VERSION_MINOR.to_le_bytes());
+            b[12..16].copy_from_slice(&LEAD_FLAG_BLOCK_SIZES.to_le_bytes());
+        }
+        // Otherwise version 1.0 and flags 0, as every archive before 1.1.
         b[16..24].copy_from_slice(&self.file_len.to_le_bytes());
         b[24..32].copy_from_slice(&self.numrecs.to_le_bytes());
         b[32..40].copy_from_slice(&self.header_len.to_le_bytes());
@@ -388,7 +411,7 @@ impl Lead {
     ///
     /// ```
     /// use nc3pack::format::{error::LeadError, Lead};
-    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7 };
+    /// let lead = Lead { file_len: 1000, numrecs: 3, header_len: 200, block_size: 1 << 20, hash: 7, block_sizes_frame: false };
     /// let mut b = lead.encode();
     /// assert_eq!(Lead::decode(&b), Ok(lead));
     /// b[20] ^= 1; // a flipped bit fails the checksum
@@ -418,8 +441,9 @@ impl Lead {
             });
         }
         let flags = u32_at(b, 12);
-        if flags != 0 {
-            return Err(LeadError::Flags { flags });
+        let minor = u16_at(b, 10);
+        if flags & !LEAD_FLAG_BLOCK_SIZES != 0 || (flags != 0 && minor < 1) {
+            return Err(LeadError::Flags { flags, minor });
         }
         let lead = Lead {
             file_len: u64_at(b, 16),
@@ -427,6 +451,7 @@ impl Lead {
             header_len: u64_at(b, 32),
             block_size: u32_at(b, 40),
             hash: u128::from_le_bytes(b[44..60].try_into().unwrap_or([0; 16])),
+            block_sizes_frame: flags & LEAD_FLAG_BLOCK_SIZES != 0,
         };
         if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&lead.block_size) {
             return Err(LeadError::BlockSize {
@@ -1047,6 +1072,147 @@ pub fn header_frame(header: &[u8]) -> Vec<u8> {
     bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
 }
 
+/// Frame stream id of the block sizes frame (format 1.1), right after the header frame when the
+/// lead has [`LEAD_FLAG_BLOCK_SIZES`].
+///
+/// ```
+/// assert_eq!(nc3pack::format::BLOCK_SIZES_ID, u32::MAX - 6);
+/// ```
+pub const BLOCK_SIZES_ID: u32 = u32::MAX - 6;
+
+/// The nominal block size of each stream: `default` (the lead's) for the residual and shared
+/// streams and for every variable without one of its own in `vars` (one entry per variable in
+/// header order, or empty when every variable uses the default).
+///
+/// ```
+/// use nc3pack::format::BlockSizes;
+/// let s = BlockSizes { default: 1 << 20, vars: vec![1 << 20, 4096] };
+/// assert_eq!((s.var(0), s.var(1), s.var(7)), (1 << 20, 4096, 1 << 20));
+/// assert!(!s.is_uniform());
+/// assert!(BlockSizes::uniform(65536).is_uniform());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockSizes {
+    /// The lead's block size.
+    pub default: u32,
+    /// Per variable, in header order (empty: all `default`).
+    pub vars: Vec<u32>,
+}
+
+impl BlockSizes {
+    /// Every stream with block size `block_size`.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::format::BlockSizes::uniform(8).var(3), 8);
+    /// ```
+    pub fn uniform(block_size: u32) -> BlockSizes {
+        BlockSizes {
+            default: block_size,
+            vars: Vec::new(),
+        }
+    }
+
+    /// Nominal block size of variable `v`.
+    ///
+    /// ```
+    /// let s = nc3pack::format::BlockSizes { default: 64, vars: vec![8] };
+    /// assert_eq!((s.var(0), s.var(1)), (8, 64));
+    /// ```
+    pub fn var(&self, v: usize) -> u32 {
+        self.vars.get(v).copied().unwrap_or(self.default)
+    }
+
+    /// Whether every variable uses the default (then the archive has no block sizes frame and
+    /// is format 1.0).
+    ///
+    /// ```
+    /// let s = nc3pack::format::BlockSizes { default: 64, vars: vec![64, 64] };
+    /// assert!(s.is_uniform());
+    /// ```
+    pub fn is_uniform(&self) -> bool {
+        self.vars.iter().all(|&b| b == self.default)
+    }
+
+    /// The block sizes frame for `nvars` variables: stream [`BLOCK_SIZES_ID`], block 0, esize
+    /// 1, filter none, whose decoded payload is `nvars` little-endian u32 block sizes, zstd
+    /// (level 3) when that is smaller, else stored.
+    ///
+    /// ```
+    /// use nc3pack::format::{BlockSizes, FrameHeader, BLOCK_SIZES_ID};
+    /// let f = BlockSizes { default: 1 << 20, vars: vec![65536, 1 << 20] }.frame(2);
+    /// let h = FrameHeader::decode(&f).unwrap();
+    /// assert_eq!((h.stream, h.block, h.decoded_len), (BLOCK_SIZES_ID, 0, 8));
+    /// ```
+    pub fn frame(&self, nvars: usize) -> Vec<u8> {
+        let table: Vec<u8> = (0..nvars).flat_map(|v| self.var(v).to_le_bytes()).collect();
+        let (codec, payload) = codec::compress_bytes(&table, codec::CONSTANTS_LEVEL);
+        bytes_frame(BLOCK_SIZES_ID, 0, table.len(), codec, &payload)
+    }
+
+    /// Checks a block sizes frame's header for `nvars` variables (before its payload is read):
+    /// stream, block, element size, codec, filter and decoded length as [`BlockSizes::frame`]
+    /// writes them.
+    ///
+    /// ```
+    /// use nc3pack::format::{BlockSizes, FrameHeader};
+    /// let f = BlockSizes { default: 64, vars: vec![8] }.frame(1);
+    /// let h = FrameHeader::decode(&f).unwrap();
+    /// assert!(BlockSizes::check_frame(&h, 1).is_ok());
+    /// assert!(BlockSizes::check_frame(&h, 2).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BlockSizesError::NotBlockSizesFrame`] naming what the frame header holds.
+    pub fn check_frame(h: &FrameHeader, nvars: usize) -> Result<(), BlockSizesError> {
+        let want = (nvars as u64).checked_mul(4);
+        if h.stream != BLOCK_SIZES_ID
+            || h.block != 0
+            || h.esize != 1
+            || !is_constants_codec(h.codec, h.filter)
+            || want != Some(u64::from(h.decoded_len))
+        {
+            return Err(BlockSizesError::NotBlockSizesFrame {
+                stream: h.stream,
+                block: h.block,
+                decoded: h.decoded_len,
+                nvars: nvars as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// The block sizes of a block sizes frame's decoded payload, with the lead's `default`.
+    ///
+    /// ```
+    /// use nc3pack::format::BlockSizes;
+    /// let table = [8u32.to_le_bytes(), 4096u32.to_le_bytes()].concat();
+    /// assert_eq!(BlockSizes::decode(&table, 1 << 20), Ok(BlockSizes { default: 1 << 20, vars: vec![8, 4096] }));
+    /// assert!(BlockSizes::decode(&0u32.to_le_bytes(), 1 << 20).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BlockSizesError::Length`] for a table that is not whole u32s,
+    /// [`BlockSizesError::OutOfRange`] for a size outside 8..=2^30 bytes.
+    pub fn decode(table: &[u8], default: u32) -> Result<BlockSizes, BlockSizesError> {
+        if !table.len().is_multiple_of(4) {
+            return Err(BlockSizesError::Length { len: table.len() });
+        }
+        let vars: Vec<u32> = table.chunks_exact(4).map(|c| u32_at(c, 0)).collect();
+        if let Some(var) = vars
+            .iter()
+            .position(|b| !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(b))
+        {
+            return Err(BlockSizesError::OutOfRange {
+                var: var as u64,
+                block_size: vars[var],
+            });
+        }
+        Ok(BlockSizes { default, vars })
+    }
+}
+
 /// Block size of variable data with element size `esize` for the nominal `block_size`: the
 /// largest whole number of elements that fits, at least one element.
 ///
@@ -1154,6 +1320,7 @@ mod tests {
             header_len: 10,
             block_size: 4096,
             hash: 0x1112_1314_1516_1718_191a_1b1c_1d1e_1f20,
+            block_sizes_frame: false,
         }
         .encode();
         assert_eq!(&b[0..8], b"\x89NC3Z\r\n\x1a");

@@ -64,6 +64,15 @@ impl Stream {
 /// assert!(s[..layout.vars.len()].iter().all(|v| v.shared.is_some() || v.total == 0));
 /// ```
 pub fn streams(layout: &Layout, block_size: u32) -> Vec<Stream> {
+    streams_with(layout, &format::BlockSizes::uniform(block_size))
+}
+
+/// [`streams`] with a block size per variable (format 1.1): variable v's stream has blocks of
+/// `sizes.var(v)`, and is a member of a shared stream when it holds 1 to
+/// [`format::shared_max`]`(sizes.var(v))` bytes; the residual and shared streams use
+/// `sizes.default`.
+pub fn streams_with(layout: &Layout, sizes: &format::BlockSizes) -> Vec<Stream> {
+    let block_size = sizes.default;
     // Room for the three streams after the variables' too: growing a full vector by one would
     // double its allocation (64 MB more for a million variables).
     let mut out: Vec<Stream> = Vec::with_capacity(layout.vars.len() + 3);
@@ -72,7 +81,7 @@ pub fn streams(layout: &Layout, block_size: u32) -> Vec<Stream> {
             .vars
             .iter()
             .enumerate()
-            .map(|(i, v)| Stream::new(i as u32, v.esize, v.total, block_size)),
+            .map(|(i, v)| Stream::new(i as u32, v.esize, v.total, sizes.var(i))),
     );
     out.push(Stream::new(
         format::RESIDUAL_ID,
@@ -80,9 +89,13 @@ pub fn streams(layout: &Layout, block_size: u32) -> Vec<Stream> {
         layout.residual_len,
         block_size,
     ));
-    let small = format::shared_max(block_size);
     let mut totals = [0u64; 2];
     for (s, k) in shared_order(layout) {
+        let small = format::shared_max(if s < layout.vars.len() {
+            sizes.var(s)
+        } else {
+            block_size
+        });
         let st = &mut out[s];
         if (1..=small).contains(&st.total) {
             st.shared = Some((layout.vars.len() + 1 + k, totals[k]));

@@ -357,7 +357,7 @@ pub fn manifest_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 #[derive(Debug, Default)]
 pub struct Done(HashMap<u128, Record, std::hash::BuildHasherDefault<KeyHasher>>);
 
-/// Hashes a [`key`] (itself a hash of the name) by taking its bits: no second hash.
+/// Hashes a `key` (itself a hash of the name) by taking its bits: no second hash.
 #[derive(Debug, Default)]
 pub struct KeyHasher(u64);
 

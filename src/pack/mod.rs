@@ -14,6 +14,7 @@
 pub(crate) mod batch;
 pub mod manifest;
 pub(crate) mod route;
+mod vars;
 pub(crate) mod writer;
 
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
@@ -29,6 +30,7 @@ use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
+use vars::{per_var, EncoderPlan};
 
 /// Default nominal block size: 1 MiB of decoded data.
 ///
@@ -75,6 +77,10 @@ pub struct PackOptions {
     pub force: bool,
     /// Called with the input bytes read so far.
     pub progress: crate::Progress,
+    /// Per-variable settings (block size, codec, level, filter), in order: later rules override
+    /// earlier ones, key by key (see [`crate::vars`]). A variable small enough to share a block
+    /// with others (see design/FORMAT.md, Layout) is stored with the archive-wide settings.
+    pub vars: Vec<crate::vars::VarRule>,
 }
 
 impl Default for PackOptions {
@@ -103,6 +109,7 @@ impl PackOptions {
             pco: true,
             force: false,
             progress: crate::Progress::default(),
+            vars: Vec::new(),
         }
     }
 
@@ -212,6 +219,24 @@ impl PackOptions {
     /// ```
     pub fn with_progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = crate::Progress::new(f);
+        self
+    }
+
+    /// These options with one more per-variable rule (applied after the ones already given).
+    ///
+    /// ```
+    /// use nc3pack::{vars::VarRule, PackOptions};
+    /// let o = PackOptions::fast()
+    ///     .with_var("u,v:block-size=64KiB".parse::<VarRule>()?)
+    ///     .with_var("time*:codec=none".parse::<VarRule>()?);
+    /// assert_eq!(o.vars.len(), 2);
+    /// # Ok::<(), nc3pack::vars::VarParseError>(())
+    /// ```
+    ///
+    /// A name or glob that matches no variable of the file packed is an error then
+    /// ([`crate::error::OptionError::NoSuchVar`], listing the file's variables).
+    pub fn with_var(mut self, rule: crate::vars::VarRule) -> Self {
+        self.vars.push(rule);
         self
     }
 
@@ -404,6 +429,8 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         op: "write",
         source: e,
     };
+    let (sizes, plan) = per_var(opts, header, input)?;
+    let block_sizes_frame = !sizes.is_uniform();
     let mut w = BufWriter::with_capacity(1 << 20, out);
     // The lead is rewritten at the end, when the hash (and for a stream the length and record
     // count) are known.
@@ -413,6 +440,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         header_len: header.len(),
         block_size: opts.block_size,
         hash: 0,
+        block_sizes_frame,
     };
     if let Source::File(l) = source {
         (lead.file_len, lead.numrecs) = (l.file_len, l.numrecs);
@@ -420,7 +448,12 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     w.write_all(&lead.encode()).map_err(werr)?;
     let header_frame = format::header_frame(header_bytes);
     w.write_all(&header_frame).map_err(werr)?;
-    let data_start = (LEAD_LEN + header_frame.len()) as u64;
+    let mut data_start = (LEAD_LEN + header_frame.len()) as u64;
+    if block_sizes_frame {
+        let f = sizes.frame(header.var_count());
+        w.write_all(&f).map_err(werr)?;
+        data_start += f.len() as u64;
+    }
 
     // The number type of each variable's blocks, for the pco codec.
     let kinds: Vec<Option<NumKind>> = header.vars().map(|v| NumKind::of(v.nc_type())).collect();
@@ -432,16 +465,21 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         let mut sink = Sink::new(data_start);
         let mut frame = Vec::new();
         let mut write_err = None;
+        let mut others = plan.others();
         let routed = with_encoder(opts, |enc| {
             route(
                 reader,
                 input,
                 header,
                 source,
-                opts.block_size,
+                &sizes,
                 progress,
                 &mut |job: RoutedBlock| {
                     frame.clear();
+                    let enc = match plan.key_of(job.id) {
+                        0 => &mut *enc,
+                        k => others.get(&plan, k)?,
+                    };
                     let kind = kinds.get(job.id as usize).copied().flatten();
                     let done = enc.encode_block_numeric(
                         job.id, job.block, job.esize, kind, &job.data, &mut frame,
@@ -469,8 +507,9 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
             for _ in 0..threads {
                 let rx = Arc::clone(&job_rx);
                 let tx = frame_tx.clone();
+                let plan = &plan;
                 spawn_scoped(s, "block encoder", move || {
-                    encode_worker(rx, tx, opts, kinds)
+                    encode_worker(rx, tx, opts, plan, kinds)
                 })
                 .map_err(spawn_err(input))?;
             }
@@ -490,7 +529,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                 input,
                 header,
                 source,
-                opts.block_size,
+                &sizes,
                 progress,
                 &mut |job| {
                     if !window.enter(seq) {
@@ -519,6 +558,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         header_len: layout.header_len,
         block_size: opts.block_size,
         hash: routed.hash,
+        block_sizes_frame,
     };
     // Never report success for an archive that opening would refuse: check the lead and the
     // header frame as `Archive::open` does (the header itself parsed under the same limits).
@@ -597,11 +637,13 @@ fn encode_worker(
     rx: Arc<Mutex<Receiver<(u64, RoutedBlock)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
+    plan: &EncoderPlan,
     kinds: &[Option<NumKind>],
 ) {
-    let Ok(mut enc) = new_encoder(opts) else {
+    let Ok(mut default) = new_encoder(opts) else {
         return;
     };
+    let mut others = plan.others();
     loop {
         let job = match rx.lock() {
             Ok(rx) => rx.recv(),
@@ -609,6 +651,13 @@ fn encode_worker(
         };
         let Ok((seq, job)) = job else { return };
         let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
+        let enc = match plan.key_of(job.id) {
+            0 => &mut default,
+            k => match others.get(plan, k) {
+                Ok(e) => e,
+                Err(_) => return,
+            },
+        };
         let kind = kinds.get(job.id as usize).copied().flatten();
         let encoded =
             enc.encode_block_numeric(job.id, job.block, job.esize, kind, &job.data, &mut frame);

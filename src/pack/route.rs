@@ -9,7 +9,7 @@
 
 use crate::error::{io_err, Error, LayoutError, Result};
 use crate::format;
-use crate::format::streams::{shared_order, streams, Stream};
+use crate::format::streams::{shared_order, streams_with, Stream};
 use crate::nc3::{gather, Header, Layout, RecordPattern, Segment, Target, Walk};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -92,7 +92,7 @@ pub(crate) fn route<R: Read>(
     input: &Path,
     header: &Header,
     source: Source<'_>,
-    block_size: u32,
+    sizes: &format::BlockSizes,
     progress: &(dyn Fn(u64) + Sync),
     emit: &mut dyn FnMut(RoutedBlock) -> Result<()>,
 ) -> Result<Routed> {
@@ -112,7 +112,7 @@ pub(crate) fn route<R: Read>(
     );
     // Small records are routed a chunk at a time; the walk skips the segments a chunk covered.
     let pattern = plan.record_pattern();
-    let mut pass = Pass::new(r, &plan, header, input, source, progress, block_size, emit);
+    let mut pass = Pass::new(r, &plan, header, input, source, progress, sizes, emit);
     match plan.walk_with(|seg| pass.visit(pattern.as_ref(), seg)) {
         Ok(()) | Err(Stop::Eof) => {}
         Err(Stop::Fail(e)) => return Err(e),
@@ -188,7 +188,7 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
         input: &'a Path,
         source: Source<'_>,
         progress: &'a (dyn Fn(u64) + Sync),
-        block_size: u32,
+        sizes: &format::BlockSizes,
         emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
     ) -> Self {
         let streaming = matches!(source, Source::Stream);
@@ -202,7 +202,7 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
             input,
             streaming,
             progress,
-            router: Router::new(plan, block_size, emit),
+            router: Router::new(plan, sizes, emit),
             residual: plan.vars.len(),
             record_starts: first_rec.map(Target::Var),
             record_ends: last_rec.map(Target::Var),
@@ -410,8 +410,7 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
 /// Assembles the streams' blocks as bytes arrive.
 struct Router<'e> {
     open: Vec<OpenStream>,
-    small: u64,
-    block_size: u32,
+    sizes: format::BlockSizes,
     emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
 }
 
@@ -420,6 +419,8 @@ struct OpenStream {
     id: u32,
     esize: usize,
     block_bytes: u64,
+    /// The most bytes it may have and be a member of a shared stream.
+    small: u64,
     /// Its length, when known before reading (fixed variables, the early shared stream).
     total: Option<u64>,
     /// Bytes routed to it so far.
@@ -438,16 +439,24 @@ struct OpenStream {
 impl<'e> Router<'e> {
     fn new(
         plan: &Layout,
-        block_size: u32,
+        sizes: &format::BlockSizes,
         emit: &'e mut dyn FnMut(RoutedBlock) -> Result<()>,
     ) -> Router<'e> {
-        let small = format::shared_max(block_size);
+        let size_of = |id: u32| {
+            if (id as usize) < plan.vars.len() {
+                sizes.var(id as usize)
+            } else {
+                sizes.default
+            }
+        };
         let mut open: Vec<OpenStream> = Vec::with_capacity(plan.vars.len() + 2);
         let mut add = |id: u32, esize: usize, total: Option<u64>, fixed: bool| {
+            let small = format::shared_max(size_of(id));
             open.push(OpenStream {
                 id,
                 esize,
-                block_bytes: format::var_block_bytes(block_size, esize),
+                block_bytes: format::var_block_bytes(size_of(id), esize),
+                small,
                 total,
                 seen: 0,
                 block: Vec::new(),
@@ -473,8 +482,10 @@ impl<'e> Router<'e> {
         let early: u64 = plan
             .fixed_order()
             .iter()
+            .filter(|&&i| {
+                split && (1..=format::shared_max(sizes.var(i))).contains(&plan.vars[i].total)
+            })
             .map(|&i| plan.vars[i].total)
-            .filter(|t| split && (1..=small).contains(t))
             .sum();
         add(format::SHARED_EARLY_ID, 1, Some(early), false);
         add(format::SHARED_LATE_ID, 1, None, false);
@@ -483,8 +494,7 @@ impl<'e> Router<'e> {
         }
         Router {
             open,
-            small,
-            block_size,
+            sizes: sizes.clone(),
             emit,
         }
     }
@@ -551,11 +561,10 @@ impl<'e> Router<'e> {
         if data.is_empty() {
             return Ok(());
         }
-        let small = self.small;
         let o = &mut self.open[s];
         o.seen += data.len() as u64;
         if let Some(m) = &mut o.member {
-            if o.seen <= small {
+            if o.seen <= o.small {
                 m.extend_from_slice(data);
                 if o.join_when_complete && o.total == Some(o.seen) {
                     self.join(s)?;
@@ -635,7 +644,7 @@ impl<'e> Router<'e> {
                 self.emit_block(s)?;
             }
         }
-        let want = streams(layout, self.block_size);
+        let want = streams_with(layout, &self.sizes);
         for (s, o) in self.open.iter().enumerate() {
             if want.get(s).map(|w| w.total) != Some(o.seen) {
                 return Err(Error::Internal(format!(

@@ -5,7 +5,7 @@ use crate::error::{
     FrameError, IndexError, Result,
 };
 use crate::format::codec::{be_to_native, decode_payload, decode_payload_into, DecodeScratch};
-use crate::format::streams::{streams, Stream};
+use crate::format::streams::{streams_with, Stream};
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
@@ -49,6 +49,8 @@ pub struct Archive<R: ReadAt = Input> {
     /// The header, which holds its bytes.
     header: Header,
     layout: Layout,
+    /// Block size of each stream (the lead's, or per variable from the block sizes frame).
+    block_sizes: format::BlockSizes,
     streams: Vec<Stream>,
     index: Vec<IndexEntry>,
     /// Index entries of the constants frames.
@@ -137,7 +139,7 @@ impl<R: ReadAt> Archive<R> {
             offset,
             source,
         };
-        let (lead, hb, header, data_start) = read_front(&reader, path, len)?;
+        let (lead, hb, header, sizes, data_start) = read_front(&reader, path, len)?;
         // The header keeps its own copy of these bytes.
         drop(hb);
         if data_start + FOOTER_LEN as u64 > len {
@@ -145,7 +147,7 @@ impl<R: ReadAt> Archive<R> {
         }
         let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs)
             .map_err(|e| bad("lead", 24, ArchiveError::Layout(Box::new(e))))?;
-        let streams = streams(&layout, lead.block_size);
+        let streams = streams_with(&layout, &sizes);
         let total_blocks = streams.last().map_or(0, |s| s.first_slot + s.blocks());
 
         let footer_at = len - FOOTER_LEN as u64;
@@ -230,6 +232,7 @@ impl<R: ReadAt> Archive<R> {
             lead,
             header,
             layout,
+            block_sizes: sizes,
             streams,
             index,
             constants_frames,
@@ -313,6 +316,26 @@ impl<R: ReadAt> Archive<R> {
     /// ```
     pub fn lead(&self) -> &Lead {
         &self.lead
+    }
+
+    /// The nominal block size of each stream: the lead's, or per variable (format 1.1).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block_sizes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true)
+    ///     .with_var("temp:block-size=4KiB".parse()?);
+    /// nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?;
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.block_sizes().var(temp), 4096);
+    /// assert_eq!(a.block_sizes().var(0), 1 << 20);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn block_sizes(&self) -> &format::BlockSizes {
+        &self.block_sizes
     }
 
     /// The xxh3-128 hash of the original file, as recorded at pack time.
@@ -1560,7 +1583,7 @@ pub(crate) fn read_front<R: ReadAt>(
     reader: &R,
     path: &Path,
     len: u64,
-) -> Result<(Lead, Vec<u8>, Header, u64)> {
+) -> Result<(Lead, Vec<u8>, Header, format::BlockSizes, u64)> {
     let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
         path: path.to_path_buf(),
         part,
@@ -1604,7 +1627,56 @@ pub(crate) fn read_front<R: ReadAt>(
             },
         ));
     }
-    Ok((lead, hb, header, end))
+    if !lead.block_sizes_frame {
+        return Ok((
+            lead,
+            hb,
+            header,
+            format::BlockSizes::uniform(lead.block_size),
+            end,
+        ));
+    }
+    let (sizes, end) = read_block_sizes(reader, path, len, &lead, &header, end)?;
+    Ok((lead, hb, header, sizes, end))
+}
+
+/// Reads and checks the block sizes frame at `at` (format 1.1: right after the header frame)
+/// for the variables of `header`; returns the block sizes and where the frame ends.
+fn read_block_sizes<R: ReadAt>(
+    reader: &R,
+    path: &Path,
+    len: u64,
+    lead: &Lead,
+    header: &Header,
+    at: u64,
+) -> Result<(format::BlockSizes, u64)> {
+    let bad = |source: ArchiveError| Error::Archive {
+        path: path.to_path_buf(),
+        part: "block sizes",
+        offset: at,
+        source,
+    };
+    let mut fh = [0u8; FRAME_HEADER_LEN];
+    if at + FRAME_HEADER_LEN as u64 > len {
+        return Err(bad(FrameError::Short.into()));
+    }
+    reader
+        .read_exact_at(&mut fh, at)
+        .map_err(io_err(path, "read"))?;
+    let h = FrameHeader::decode(&fh).map_err(|e| bad(e.into()))?;
+    format::BlockSizes::check_frame(&h, header.var_count()).map_err(|e| bad(e.into()))?;
+    let end = at + (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
+    if end > len {
+        return Err(bad(FrameError::Short.into()));
+    }
+    let mut payload = vec![0u8; h.stored_len as usize];
+    reader
+        .read_exact_at(&mut payload, at + FRAME_HEADER_LEN as u64)
+        .map_err(io_err(path, "read"))?;
+    let mut table = Vec::new();
+    decode_payload(&h, &payload, &mut table).map_err(|e| bad(e.into()))?;
+    let sizes = format::BlockSizes::decode(&table, lead.block_size).map_err(|e| bad(e.into()))?;
+    Ok((sizes, end))
 }
 
 /// Decodes the header frame's payload into a buffer of exactly `h.decoded_len` bytes (checked
@@ -1702,6 +1774,7 @@ pub(crate) fn stream_name(h: &Header, id: u32) -> String {
         format::SHARED_EARLY_ID => "early shared stream".into(),
         format::SHARED_LATE_ID => "late shared stream".into(),
         format::CONSTANTS_ID => "constants frames".into(),
+        format::BLOCK_SIZES_ID => "block sizes".into(),
         i if (i as usize) < h.var_count() => format!("variable {:?}", h.var(i as usize).name()),
         i => format!("variable id {i}"),
     }
@@ -1736,6 +1809,7 @@ mod tests {
             header_len: u64::from(h),
             block_size: 1 << 20,
             hash: 0,
+            block_sizes_frame: false,
         };
         let (part, at, what) = check_front(&front(&lead, h)).unwrap_err();
         assert_eq!((part, at), ("lead", 0));

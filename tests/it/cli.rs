@@ -280,7 +280,7 @@ fn info_counts_each_codec_and_filter_as_the_archive_records_them() {
         let text = nc3pack(&[OsStr::new("info"), p(&z)]).expect(0).stdout;
         let first = streams.iter().find(|s| s["stored_bytes"] != 0).unwrap();
         let line = format!(
-            "//   {}: {} blocks,",
+            "//   {}: {} blocks of",
             first["name"].as_str().unwrap(),
             first["blocks"]
         );

@@ -113,6 +113,67 @@ fn fix_payload_crc(b: &mut [u8], f: usize) {
     put32(b, f + 32, c);
 }
 
+/// The base archive with per-variable block sizes (format 1.1): `f3` (float, 84 bytes) in
+/// blocks of 8 bytes, `d` (double, 56 bytes) in blocks of 24.
+fn base_archive_1_1() -> Vec<u8> {
+    let dir = temp_dir();
+    let z = dir.path().join("base11.nc3z");
+    let opts = PackOptions {
+        block_size: 16,
+        threads: 1,
+        ..PackOptions::default()
+    }
+    .with_var("f3:block-size=8".parse().unwrap())
+    .with_var("d:block-size=24".parse().unwrap());
+    pack_file(&sample("classic_records.nc"), &z, &opts).unwrap();
+    std::fs::read(z).unwrap()
+}
+
+/// Offset of the block sizes frame (after the lead and the header frame) and of its payload.
+fn block_sizes_at(b: &[u8]) -> (usize, usize) {
+    let stored = u32::from_le_bytes(b[LEAD_LEN + 4..LEAD_LEN + 8].try_into().unwrap()) as usize;
+    let at = LEAD_LEN + 36 + stored;
+    assert_eq!(&b[at..at + 4], b"\xb7N3B");
+    (at, at + 36)
+}
+
+/// Replaces the block sizes frame by one holding `edit` of its table, stored raw (codec 0),
+/// with valid CRCs, and moves what follows: the index entries' frame offsets and the footer's
+/// index offset follow the frame's new length.
+fn rewrite_block_sizes(b: &mut Vec<u8>, edit: &dyn Fn(&mut Vec<u8>)) {
+    let (at, p) = block_sizes_at(b);
+    let stored = u32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap()) as usize;
+    let decoded = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+    let mut table = match b[at + 24] {
+        0 => b[p..p + stored].to_vec(),
+        1 => zstd::bulk::decompress(&b[p..p + stored], decoded).unwrap(),
+        c => panic!("block sizes frame codec {c}"),
+    };
+    edit(&mut table);
+    let mut frame = b[at..at + 36].to_vec();
+    put32(&mut frame, 4, table.len() as u32);
+    put32(&mut frame, 8, table.len() as u32);
+    frame[24] = 0;
+    put32(&mut frame, 28, crc(&table));
+    let c = crc(&frame[..32]);
+    put32(&mut frame, 32, c);
+    frame.extend_from_slice(&table);
+    let delta = frame.len() as i64 - (36 + stored) as i64;
+    b.splice(at..p + stored, frame);
+    let shift = |v: u64| (v as i64 + delta) as u64;
+    let (off, len) = index_range(b);
+    let (off, len) = (shift(off as u64) as usize, len);
+    for e in (off + 16..off + len).step_by(16) {
+        if b[e + 14] == 0 {
+            let o = u64::from_le_bytes(b[e..e + 8].try_into().unwrap());
+            put64(b, e, shift(o));
+        }
+    }
+    let f = footer_at(b);
+    put64(b, f, off as u64);
+    fix_tail(b);
+}
+
 /// The registry: name, bytes, expected failure.
 fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
     let base = base_archive();
@@ -375,6 +436,17 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
             fix_tail(b);
         },
     );
+    variant(
+        "lead_claims_block_sizes_frame.nc3z",
+        Expect::Open("block sizes", "the lead says a block sizes frame follows"),
+        &|b| {
+            // A 1.0 archive whose lead (CRC recomputed) says 1.1 with a block sizes frame: the
+            // frame after the header frame is a data frame.
+            b[10] = 1;
+            put32(b, 12, 1);
+            fix_lead(b);
+        },
+    );
     // Damaged pco payloads (codec 4), in an archive of samples/obs_points.nc, whose float
     // coordinates pack with pco; `s` is the first stream whose block 0 is a pco frame. The
     // payload CRC is recomputed where the point is to reach the pco decoder.
@@ -442,6 +514,73 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         b,
         Expect::Open("index", "unknown codec id 5"),
     ));
+    // Format 1.1: per-variable block sizes.
+    let base11 = base_archive_1_1();
+    let mut variant11 = |name: &'static str, expect: Expect, f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = base11.clone();
+        f(&mut b);
+        out.push((name, b, expect));
+    };
+    variant11(
+        "block_sizes_flag_in_1_0_lead.nc3z",
+        Expect::Open("lead", "unknown flags 0x1 in a version 1.0 lead"),
+        &|b| {
+            b[10] = 0;
+            fix_lead(b);
+        },
+    );
+    variant11(
+        "lead_unknown_flag.nc3z",
+        Expect::Open("lead", "unknown flags 0x3 in a version 1.1 lead"),
+        &|b| {
+            put32(b, 12, 3);
+            fix_lead(b);
+        },
+    );
+    variant11(
+        "block_sizes_frame_bit_flip.nc3z",
+        Expect::Open("block sizes", "frame header checksum mismatch"),
+        &|b| {
+            let (at, _) = block_sizes_at(b);
+            b[at + 13] ^= 0x01;
+        },
+    );
+    variant11(
+        "block_sizes_payload_bit_flip.nc3z",
+        Expect::Open("block sizes", "payload checksum mismatch"),
+        &|b| {
+            let (_, p) = block_sizes_at(b);
+            b[p + 1] ^= 0x01;
+        },
+    );
+    variant11(
+        "block_sizes_entry_0.nc3z",
+        Expect::Open("block sizes", "variable id 7: block size 0 is outside"),
+        &|b| {
+            // f3 (variable 7)'s entry set to 0, CRCs recomputed.
+            rewrite_block_sizes(b, &|t| put32(t, 4 * 7, 0));
+        },
+    );
+    variant11(
+        "block_sizes_entry_forged.nc3z",
+        Expect::Open("index", "index has"),
+        &|b| {
+            // f3's block size forged from 8 to 12 bytes, CRCs recomputed: the layout now has
+            // fewer blocks than the index lists.
+            rewrite_block_sizes(b, &|t| {
+                assert_eq!(t[4 * 7], 8);
+                put32(t, 4 * 7, 12)
+            });
+        },
+    );
+    variant11(
+        "block_sizes_table_short.nc3z",
+        Expect::Open("block sizes", "4 bytes for each of the 17 variables"),
+        &|b| {
+            // A table of 16 variables' block sizes, CRCs recomputed.
+            rewrite_block_sizes(b, &|t| t.truncate(4 * 16));
+        },
+    );
     out
 }
 

@@ -234,6 +234,7 @@ fn front_only_archive(header_len: u64, payload: &[u8]) -> Vec<u8> {
         header_len,
         block_size: 1 << 20,
         hash: 0,
+        block_sizes_frame: false,
     };
     let h = FrameHeader {
         stored_len: payload.len() as u32,

@@ -8,6 +8,7 @@ mod hostile;
 mod layout_cases;
 mod limits;
 mod outputs;
+mod pervar;
 mod pipes;
 mod property;
 mod read;

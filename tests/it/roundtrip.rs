@@ -271,7 +271,7 @@ fn packed(path: &Path, dir: &Path, codec: Codec) -> Archive {
     Archive::open(&z).unwrap_or_else(|e| panic!("open archive of {}: {e}", name(path)))
 }
 
-fn var_values(a: &Archive, i: usize, file: &str) -> Typed {
+pub(crate) fn var_values(a: &Archive, i: usize, file: &str) -> Typed {
     let v = a.header().var(i);
     let bytes = a
         .read_var_bytes(i)

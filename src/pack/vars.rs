@@ -1,0 +1,123 @@
+//! Per-variable settings when packing: the block size of each variable's stream and the encoder
+//! (codec, level, filter) of its blocks, from [`PackOptions::vars`] resolved against the header.
+
+use super::{EncoderKey, PackOptions};
+use crate::error::CodecError;
+use crate::error::{Error, OptionError, Result};
+use crate::format;
+use crate::format::codec::Encoder;
+use crate::nc3::Header;
+use std::path::Path;
+
+pub(super) fn encoder_key(opts: &PackOptions) -> EncoderKey {
+    (
+        opts.codec,
+        opts.level,
+        opts.filter,
+        opts.thorough,
+        opts.fast_blocks,
+        opts.pco,
+    )
+}
+
+fn make_encoder(key: &EncoderKey) -> std::result::Result<Encoder, CodecError> {
+    let &(codec, level, filter, thorough, fast_blocks, pco) = key;
+    Ok(Encoder::new(codec, level, filter, thorough)?
+        .fast_blocks(fast_blocks)?
+        .numeric(pco))
+}
+
+/// Which encoder each variable's blocks use: `keys[0]` is the archive-wide one (also for the
+/// residual and shared streams), the others come from per-variable settings.
+pub(super) struct EncoderPlan {
+    keys: Vec<EncoderKey>,
+    /// Per variable, its index in `keys` (empty: every variable uses 0).
+    of_var: Vec<usize>,
+}
+
+impl EncoderPlan {
+    /// The index in `keys` of the encoder for the blocks of frame stream `id`.
+    pub(super) fn key_of(&self, id: u32) -> usize {
+        self.of_var.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// Encoders for the keys but the first, made when first used.
+    pub(super) fn others(&self) -> OtherEncoders {
+        OtherEncoders((0..self.keys.len()).map(|_| None).collect())
+    }
+}
+
+pub(super) struct OtherEncoders(Vec<Option<Encoder>>);
+
+impl OtherEncoders {
+    pub(super) fn get(&mut self, plan: &EncoderPlan, k: usize) -> Result<&mut Encoder> {
+        let slot = &mut self.0[k];
+        if slot.is_none() {
+            *slot = Some(make_encoder(&plan.keys[k]).map_err(OptionError::from)?);
+        }
+        slot.as_mut()
+            .ok_or_else(|| Error::Internal("no encoder".into()))
+    }
+}
+
+/// The block sizes and encoders of `header`'s variables under `opts.vars`.
+pub(super) fn per_var(
+    opts: &PackOptions,
+    header: &Header,
+    input: &Path,
+) -> Result<(format::BlockSizes, EncoderPlan)> {
+    let settings = crate::vars::resolve(&opts.vars, header, input)?;
+    let mut plan = EncoderPlan {
+        keys: vec![encoder_key(opts)],
+        of_var: Vec::new(),
+    };
+    let mut sizes = format::BlockSizes::uniform(opts.block_size);
+    if settings
+        .iter()
+        .all(|s| *s == crate::vars::VarSettings::default())
+    {
+        return Ok((sizes, plan));
+    }
+    for (v, s) in settings.iter().enumerate() {
+        sizes.vars.push(s.block_size.unwrap_or(opts.block_size));
+        let codec = s.codec.unwrap_or(opts.codec);
+        let level = match (s.level, s.codec) {
+            (Some(l), _) => l,
+            (None, Some(c)) if c != opts.codec => {
+                if opts.thorough {
+                    crate::format::codec::max_level(c)
+                } else {
+                    crate::format::codec::default_level(c)
+                }
+            }
+            (None, _) => opts.level,
+        };
+        crate::format::codec::check_level(codec, level).map_err(|source| {
+            OptionError::VarCodec {
+                var: header.var(v).name().to_string(),
+                source,
+            }
+        })?;
+        let key = (
+            codec,
+            level,
+            s.filter.unwrap_or(opts.filter),
+            opts.thorough,
+            opts.fast_blocks && s.level.is_none(),
+            // A codec named for the variable is the codec its blocks get.
+            opts.pco && s.codec.is_none(),
+        );
+        let k = match plan.keys.iter().position(|x| *x == key) {
+            Some(k) => k,
+            None => {
+                plan.keys.push(key);
+                plan.keys.len() - 1
+            }
+        };
+        plan.of_var.push(k);
+    }
+    if sizes.is_uniform() {
+        sizes.vars.clear();
+    }
+    Ok((sizes, plan))
+}
