@@ -136,8 +136,21 @@ struct PackArgs {
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     block_size: u32,
+    /// LOSSY, opt-in: quantize the named float/double variables before packing, as netCDF-C
+    /// does: `VARS=bitround:NSB` keeps NSB mantissa bits (1..=23 float, 1..=52 double),
+    /// `VARS=granularbr:NSD` NSD significant digits (1..=6 float, 1..=15 double). VARS: names
+    /// and globs (`t*`), comma-separated. Fill values, NaN and infinities are kept. The archive
+    /// then restores a new netCDF-3 file recording the quantization (netCDF-C and CF 1.12
+    /// attributes) and the original's hash. Repeatable.
+    #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize)]
+    quantize: Vec<nc3pack::quantize::QuantizeRule>,
     #[command(flatten)]
     common: Common,
+}
+
+fn parse_quantize(s: &str) -> Result<nc3pack::quantize::QuantizeRule, String> {
+    s.parse()
+        .map_err(|e: nc3pack::quantize::QuantizeError| e.to_string())
 }
 
 #[derive(Args)]
@@ -321,6 +334,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .with_filter(a.filter)
             .with_threads(threads(a.common.threads))
             .with_force(a.common.force);
+            let opts = a
+                .quantize
+                .iter()
+                .cloned()
+                .fold(opts, PackOptions::with_quantize);
             if let Some(dir) = &a.output_dir {
                 if a.paths.is_empty() && a.files_from.is_none() {
                     return Err(nc3pack::Error::from(OptionError::BatchInputs).into());
