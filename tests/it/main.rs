@@ -10,6 +10,7 @@ mod limits;
 mod outputs;
 mod pipes;
 mod property;
+mod quantize;
 mod read;
 mod remote;
 mod repair;
