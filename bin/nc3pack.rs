@@ -148,6 +148,45 @@ struct PackArgs {
     common: Common,
 }
 
+/// The lines `verify --against` prints for a lossy archive: the largest error per quantized
+/// variable, and whether the rest equals the original.
+fn lossy_verdict(
+    text: &mut String,
+    archive: &Path,
+    orig: &Path,
+    c: &nc3pack::quantize::LossyComparison,
+) {
+    let z = archive.display();
+    let o = orig.display();
+    let recorded = if c.original_recorded {
+        "is the original recorded in the archive"
+    } else {
+        "is NOT the original recorded in the archive"
+    };
+    *text += &format!("{z}: lossy archive; {o} {recorded}\n");
+    for v in &c.vars {
+        let verdict = if v.within_bound {
+            "within the bound".to_string()
+        } else if v.kept_changed > 0 {
+            format!("{} fill/NaN/infinite values changed", v.kept_changed)
+        } else {
+            "OUTSIDE the bound".to_string()
+        };
+        *text += &format!(
+            "{z}: {} ({}): largest error {:e} (relative {:e}), {verdict}\n",
+            v.name, v.quantization, v.max_abs, v.max_rel
+        );
+    }
+    if c.others_equal {
+        *text += &format!("{z}: every other variable equals {o}'s\n");
+    } else {
+        *text += &format!(
+            "{z}: variables that differ from {o}'s though not quantized: {}\n",
+            c.differing.join(", ")
+        );
+    }
+}
+
 fn parse_quantize(s: &str) -> Result<nc3pack::quantize::QuantizeRule, String> {
     s.parse()
         .map_err(|e: nc3pack::quantize::QuantizeError| e.to_string())
@@ -490,9 +529,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             for d in &r.damage {
                 text += &format!("{}: damaged: {d}\n", archive.display());
             }
-            if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
+            if let (Some(orig), Some(c)) = (&a.against, &r.lossy) {
+                lossy_verdict(&mut text, archive, orig, c);
+            } else if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
                 let verdict = if m { "matches" } else { "does NOT match" };
                 text += &format!("{}: {verdict} {}\n", archive.display(), orig.display());
+            } else if let Some(l) = nc3pack::Archive::open(archive)
+                .ok()
+                .and_then(|z| nc3pack::quantize::Lossy::of(z.header()))
+            {
+                text += &format!("{}: lossy archive: {l}\n", archive.display());
             }
             if r.damage.is_empty() {
                 text += &format!(

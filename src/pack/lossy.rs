@@ -287,3 +287,71 @@ pub(crate) fn spool(reader: &mut impl Read, path: &Path, near: &Path) -> Result<
         .map_err(io_err(near, "rewind the temporary file for"))?;
     Ok(tmp)
 }
+
+/// Reads variable `v` of the netCDF-3 file `file` (laid out as `layout`), materialized: its
+/// bytes, record after record for a record variable.
+fn read_original_var(file: &File, path: &Path, layout: &Layout, v: usize) -> Result<Vec<u8>> {
+    let vl = &layout.vars[v];
+    let mut out = vec![
+        0u8;
+        usize::try_from(vl.total)
+            .map_err(|_| Error::Internal("variable too large".into()))?
+    ];
+    if vl.is_record {
+        for (r, chunk) in out.chunks_exact_mut(vl.slab.max(1) as usize).enumerate() {
+            file.read_exact_at(chunk, vl.begin + r as u64 * layout.recsize)
+                .map_err(io_err(path, "read"))?;
+        }
+    } else {
+        file.read_exact_at(&mut out, vl.begin)
+            .map_err(io_err(path, "read"))?;
+    }
+    Ok(out)
+}
+
+/// Compares the lossy archive `a` (recording `lossy`) with the original file `orig`: the
+/// original's hash and length against the recorded ones, the largest error of each quantized
+/// variable, and every other variable byte for byte. Holds one variable (of each) in memory at
+/// a time.
+pub(crate) fn compare_with_original<R: ReadAt>(
+    a: &crate::Archive<R>,
+    lossy: &super::quantize::Lossy,
+    orig: &Path,
+) -> Result<super::quantize::LossyComparison> {
+    use super::quantize::{LossyComparison, VarError};
+    let file = File::open(orig).map_err(io_err(orig, "open"))?;
+    let recorded = hash_file(&file, orig, &|_| {})?;
+    let mut cmp = LossyComparison {
+        original_recorded: lossy.original == Some(recorded),
+        ..Default::default()
+    };
+    let (oh, _, olayout) = crate::nc3::open(&file, orig)?;
+    let ah = a.header();
+    for v in oh.vars() {
+        let Some(aid) = ah.var_id(v.name()) else {
+            cmp.differing.push(v.name().to_string());
+            continue;
+        };
+        let ours = read_original_var(&file, orig, &olayout, v.id())?;
+        let theirs = a.read_var_bytes(aid)?;
+        match lossy.vars.iter().find(|(_, n, _)| n == v.name()) {
+            Some((_, _, q)) if v.nc_type() == ah.var(aid).nc_type() => {
+                cmp.vars.push(VarError::compare(
+                    v.name(),
+                    *q,
+                    v.nc_type(),
+                    &ours,
+                    &theirs,
+                    &Keep::of(v),
+                ));
+            }
+            _ => {
+                if ours != theirs {
+                    cmp.differing.push(v.name().to_string());
+                }
+            }
+        }
+    }
+    cmp.others_equal = cmp.differing.is_empty();
+    Ok(cmp)
+}

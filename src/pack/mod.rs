@@ -12,7 +12,7 @@
 //! interleave them).
 
 pub(crate) mod batch;
-mod lossy;
+pub(crate) mod lossy;
 pub mod manifest;
 pub mod quantize;
 pub(crate) mod route;

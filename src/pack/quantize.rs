@@ -576,6 +576,226 @@ impl Quantization {
     }
 }
 
+/// What a file's header says of its quantization: the quantized variables and how (from
+/// netCDF-C's attributes, else CF's `quantization` attribute and its quantization variable),
+/// and the original file's hash and length (from [`ORIGINAL_ATTR`]) when nc3pack made it.
+///
+/// ```
+/// let bytes = std::fs::read("samples/gridded_sst.nc").unwrap();
+/// let h = nc3pack::nc3::Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// assert!(nc3pack::quantize::Lossy::of(&h).is_none()); // a lossless file
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lossy {
+    /// Quantized variables: id, name, quantization.
+    pub vars: Vec<(usize, String, Quantization)>,
+    /// The original file's xxh3-128 and length, if recorded.
+    pub original: Option<(u128, u64)>,
+}
+
+fn int_attr(v: &Var<'_>, name: &str) -> Option<u8> {
+    let a = v.attrs().find(|a| a.name() == name)?;
+    let x = values_f64(&a.values()).first().copied()?;
+    (1.0..=255.0).contains(&x).then_some(x as u8)
+}
+
+fn text_attr<'h>(attrs: impl Iterator<Item = crate::nc3::Attr<'h>>, name: &str) -> Option<String> {
+    attrs
+        .filter(|a| a.name() == name && a.nc_type() == NcType::Char)
+        .map(|a| {
+            String::from_utf8_lossy(a.be_bytes())
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .next()
+}
+
+impl Lossy {
+    /// The quantization recorded in `h`; `None` when it records none.
+    ///
+    /// ```
+    /// let bytes = std::fs::read("samples/scalars.nc").unwrap();
+    /// let h = nc3pack::nc3::Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// assert_eq!(nc3pack::quantize::Lossy::of(&h), None);
+    /// ```
+    pub fn of(h: &crate::nc3::Header) -> Option<Lossy> {
+        let mut vars = Vec::new();
+        for v in h.vars() {
+            let q = if let Some(n) = int_attr(&v, BITROUND_ATTR) {
+                Some(Quantization::new(Algorithm::BitRound, n))
+            } else if let Some(n) = int_attr(&v, GRANULARBR_ATTR) {
+                Some(Quantization::new(Algorithm::GranularBitRound, n))
+            } else {
+                text_attr(v.attrs(), "quantization")
+                    .and_then(|c| h.var_id(&c))
+                    .and_then(|c| text_attr(h.var(c).attrs(), "algorithm"))
+                    .and_then(|alg| match alg.to_ascii_lowercase().as_str() {
+                        "bitround" => int_attr(&v, "quantization_nsb")
+                            .map(|n| Quantization::new(Algorithm::BitRound, n)),
+                        "granular_bitround" => int_attr(&v, "quantization_nsd")
+                            .map(|n| Quantization::new(Algorithm::GranularBitRound, n)),
+                        _ => None,
+                    })
+            };
+            if let Some(q) = q {
+                vars.push((v.id(), v.name().to_string(), q));
+            }
+        }
+        let original = text_attr(h.global_attrs(), ORIGINAL_ATTR).and_then(|t| {
+            let (hash, len) = t.split_once(' ')?;
+            Some((
+                u128::from_str_radix(hash, 16).ok()?,
+                len.trim().parse().ok()?,
+            ))
+        });
+        (!vars.is_empty() || original.is_some()).then_some(Lossy { vars, original })
+    }
+}
+
+impl fmt::Display for Lossy {
+    /// `sst bitround:7, d granularbr:5; original xxh3-128 <hex>, <n> bytes`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let vars: Vec<String> = self
+            .vars
+            .iter()
+            .map(|(_, n, q)| format!("{n} {q}"))
+            .collect();
+        write!(
+            f,
+            "quantized: {}",
+            if vars.is_empty() {
+                "none".into()
+            } else {
+                vars.join(", ")
+            }
+        )?;
+        if let Some((h, n)) = self.original {
+            write!(f, "; original xxh3-128 {h:032x}, {n} bytes")?;
+        }
+        Ok(())
+    }
+}
+
+/// How a lossy archive's data compares with the original file (`verify --against`).
+///
+/// ```
+/// let r = nc3pack::quantize::LossyComparison::default();
+/// assert!(r.vars.is_empty() && r.others_equal);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossyComparison {
+    /// Whether the original's xxh3-128 and length are the ones the archive records.
+    pub original_recorded: bool,
+    /// Per quantized variable: the largest error.
+    pub vars: Vec<VarError>,
+    /// Whether every other variable of the original is equal, byte for byte, in the archive.
+    pub others_equal: bool,
+    /// The variables that differ though not quantized.
+    pub differing: Vec<String>,
+}
+
+impl Default for LossyComparison {
+    fn default() -> Self {
+        LossyComparison {
+            original_recorded: false,
+            vars: Vec::new(),
+            others_equal: true,
+            differing: Vec::new(),
+        }
+    }
+}
+
+/// The largest error of one quantized variable against the original.
+///
+/// ```
+/// let e = nc3pack::quantize::VarError { name: "t".into(), quantization: "bitround:3".parse().unwrap(),
+///     max_abs: 0.5, max_rel: 0.01, kept_changed: 0, within_bound: true };
+/// assert!(e.within_bound);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarError {
+    /// The variable.
+    pub name: String,
+    /// Its quantization.
+    pub quantization: Quantization,
+    /// Largest absolute error.
+    pub max_abs: f64,
+    /// Largest relative error (of the normal, nonzero values).
+    pub max_rel: f64,
+    /// Values that must be kept (fill, NaN, infinities) but differ.
+    pub kept_changed: u64,
+    /// Whether every value is within the algorithm's bound (BitRound: relative error at most
+    /// 2^-(NSB+1) for normal values; Granular BitRound: half a unit in the NSD-th digit) and
+    /// nothing kept changed.
+    pub within_bound: bool,
+}
+
+// The errors are maxima that start at 0 and skip NaN (`f64::max`), never NaN: equality is
+// reflexive.
+impl Eq for VarError {}
+impl Eq for LossyComparison {}
+
+impl VarError {
+    /// Compares big-endian values of type `t`: `orig` against `quant`, keeping what `keep` keeps.
+    pub(crate) fn compare(
+        name: &str,
+        q: Quantization,
+        t: NcType,
+        orig: &[u8],
+        quant: &[u8],
+        keep: &Keep,
+    ) -> VarError {
+        let mut e = VarError {
+            name: name.into(),
+            quantization: q,
+            max_abs: 0.0,
+            max_rel: 0.0,
+            kept_changed: 0,
+            within_bound: orig.len() == quant.len(),
+        };
+        let esize = t.size();
+        let mut out_of_bound = false;
+        for (a, b) in orig.chunks_exact(esize).zip(quant.chunks_exact(esize)) {
+            let (x, y, normal) = match t {
+                NcType::Float => {
+                    let x = f32::from_be_bytes([a[0], a[1], a[2], a[3]]);
+                    let y = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                    (x as f64, y as f64, x.is_normal())
+                }
+                _ => {
+                    let mut ab = [0u8; 8];
+                    ab.copy_from_slice(a);
+                    let mut bb = [0u8; 8];
+                    bb.copy_from_slice(b);
+                    let x = f64::from_be_bytes(ab);
+                    (x, f64::from_be_bytes(bb), x.is_normal())
+                }
+            };
+            if keep.keeps(x) || x.is_infinite() || x == 0.0 {
+                if a != b {
+                    e.kept_changed += 1;
+                }
+                continue;
+            }
+            let abs = (y - x).abs();
+            e.max_abs = e.max_abs.max(abs);
+            if normal {
+                let rel = abs / x.abs();
+                e.max_rel = e.max_rel.max(rel);
+                let bound = match q.algorithm {
+                    Algorithm::BitRound => x.abs() * 2f64.powi(-(q.nsb_or_nsd as i32) - 1),
+                    Algorithm::GranularBitRound => {
+                        10f64.powi(x.abs().log10().floor() as i32 + 1 - q.nsb_or_nsd as i32) / 2.0
+                    }
+                };
+                out_of_bound |= abs > bound;
+            }
+        }
+        e.within_bound &= !out_of_bound && e.kept_changed == 0;
+        e
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -540,3 +540,91 @@ fn stream_input_same_archive() {
     nc3pack::pack_reader(f, &orig, &b, &opts).unwrap();
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 }
+
+/// `info` says an archive is lossy, which variables and how, and the original's hash (text and
+/// JSON); a lossless archive says nothing of it.
+#[test]
+fn info_says_lossy() {
+    let dir = temp_dir();
+    let orig = dir.path().join("orig.nc");
+    write_original(&orig);
+    pack_unpack(&orig, dir.path(), &["t=bitround:9", "d=granularbr:5"]);
+    let z = dir.path().join("q.nc3z");
+    let o = nc3pack(&["info".as_ref(), z.as_os_str()]).expect(0);
+    let bytes = std::fs::read(&orig).unwrap();
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+    let want = format!(
+        "// LOSSY archive (quantized: d granularbr:5, t bitround:9); original before quantization: {} bytes, xxh3-128 {hash}",
+        bytes.len()
+    );
+    assert!(o.stdout.contains(&want), "{}", o.stdout);
+    let o = nc3pack(&["info".as_ref(), "--json".as_ref(), z.as_os_str()]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(j["archive"]["lossy"]["variables"]["t"], "bitround:9");
+    assert_eq!(j["archive"]["lossy"]["variables"]["d"], "granularbr:5");
+    assert_eq!(j["archive"]["lossy"]["original_hash_xxh3_128"], hash);
+    let l = dir.path().join("l.nc3z");
+    pack_file(&orig, &l, &PackOptions::fast()).unwrap();
+    let o = nc3pack(&["info".as_ref(), "--json".as_ref(), l.as_os_str()]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert!(j["archive"].get("lossy").is_none());
+    let o = nc3pack(&["info".as_ref(), l.as_os_str()]).expect(0);
+    assert!(!o.stdout.contains("LOSSY"));
+}
+
+/// `verify --against ORIGINAL` of a lossy archive reports the largest error per quantized
+/// variable (the one computed here from the netcdf3 crate's readings) and that the rest is
+/// equal; against another file it fails.
+#[test]
+fn verify_against_reports_largest_error() {
+    let dir = temp_dir();
+    let orig = dir.path().join("orig.nc");
+    let (t, _) = write_original(&orig);
+    let q = pack_unpack(&orig, dir.path(), &["t=bitround:4"]);
+    let tq = read_f32(&q, "t");
+    let max_abs = t
+        .iter()
+        .zip(&tq)
+        .filter(|(a, _)| a.is_finite() && **a != -999.0 && **a != 1.0e20)
+        .map(|(&a, &b)| (b as f64 - a as f64).abs())
+        .fold(0.0f64, f64::max);
+    assert!(max_abs > 0.0);
+    let z = dir.path().join("q.nc3z");
+    let o = nc3pack(&[
+        "verify".as_ref(),
+        z.as_os_str(),
+        "--against".as_ref(),
+        orig.as_os_str(),
+    ])
+    .expect(0);
+    let want = format!("t (bitround:4): largest error {max_abs:e} (relative ");
+    assert!(o.stdout.contains(&want), "{want}\n{}", o.stdout);
+    assert!(o.stdout.contains("within the bound"), "{}", o.stdout);
+    assert!(o.stdout.contains("is the original recorded in the archive"));
+    assert!(o.stdout.contains("every other variable equals"));
+    // Without --against: says it is lossy.
+    let o = nc3pack(&["verify".as_ref(), z.as_os_str()]).expect(0);
+    assert!(o
+        .stdout
+        .contains("lossy archive: quantized: t bitround:4; original xxh3-128"));
+    // Another file: not the original, and its variables differ.
+    let other = dir.path().join("other.nc");
+    write_original(&other);
+    let mut b = std::fs::read(&other).unwrap();
+    let n = b.len();
+    b[n - 1] ^= 1; // last byte of the last record of `u`
+    std::fs::write(&other, &b).unwrap();
+    let o = nc3pack(&[
+        "verify".as_ref(),
+        z.as_os_str(),
+        "--against".as_ref(),
+        other.as_os_str(),
+    ])
+    .expect(1);
+    assert!(
+        o.stdout.contains("is NOT the original recorded"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("though not quantized: u"), "{}", o.stdout);
+}
