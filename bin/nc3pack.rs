@@ -141,8 +141,8 @@ struct PackArgs {
     /// `VARS=granularbr:NSD` NSD significant digits (1..=6 float, 1..=15 double). VARS: names
     /// and globs (`t*`), comma-separated. Fill values, NaN and infinities are kept. The archive
     /// then restores a new netCDF-3 file recording the quantization (netCDF-C and CF 1.12
-    /// attributes) and the original's hash. Repeatable.
-    #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize)]
+    /// attributes) and the original's hash. Repeatable. Not with -o (batch packing).
+    #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize, conflicts_with = "output_dir")]
     quantize: Vec<nc3pack::quantize::QuantizeRule>,
     #[command(flatten)]
     common: Common,

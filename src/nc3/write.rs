@@ -238,7 +238,9 @@ impl NewHeader {
 
     /// Whether variable `v` is a record variable (its first dimension has length 0).
     fn is_record(&self, v: &NewVar) -> bool {
-        v.dims.first().is_some_and(|&d| self.dims[d].1 == 0)
+        v.dims
+            .first()
+            .is_some_and(|&d| self.dims.get(d).is_some_and(|x| x.1 == 0))
     }
 
     /// The header's bytes and each variable's place, as netCDF-C lays out a new file.

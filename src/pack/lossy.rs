@@ -183,7 +183,9 @@ pub(crate) fn write_quantized(
     out: &mut File,
 ) -> Result<()> {
     let new = new_header(h, plan, layout.numrecs, original).map_err(OptionError::from)?;
-    let (bytes, places) = new.encode().map_err(|e| Error::Internal(e.to_string()))?;
+    let (bytes, places) = new
+        .encode()
+        .map_err(|e| OptionError::from(QuantizeError::from(e)))?;
     let werr = |e: std::io::Error| Error::Io {
         path: Path::new("(temporary quantized file)").to_path_buf(),
         op: "write",

@@ -248,6 +248,10 @@ pub enum QuantizeError {
         /// The variable.
         var: String,
     },
+    /// The quantized file cannot be laid out in the original's variant (with the added
+    /// attributes, a CDF-1 offset would pass 2 GiB).
+    #[error("--quantize: the quantized file cannot be written: {0}")]
+    Layout(#[from] crate::nc3::WriteError),
     /// The name chosen for a CF quantization variable is already taken.
     #[error("--quantize: the file already has a variable named {name:?} (the quantization variable's name)")]
     NameTaken {

@@ -489,6 +489,17 @@ fn usage_errors() {
         assert!(err.contains(want), "{rule}: {err}");
         assert!(!out.exists());
     }
+    // Batch packing (-o) would record the quantized file as the input's archive: refused.
+    let o = nc3pack(&[
+        "pack".as_ref(),
+        "--quantize".as_ref(),
+        "sst=bitround:3".as_ref(),
+        s.as_os_str(),
+        "-o".as_ref(),
+        dir.path().as_os_str(),
+    ])
+    .expect(2);
+    assert!(o.stderr.contains("--quantize"), "{}", o.stderr);
     let dir = temp_dir();
     let orig = dir.path().join("o.nc");
     write_original(&orig);
