@@ -154,8 +154,60 @@ struct PackArgs {
     /// archive. Variables of at most 4 KiB share blocks and keep the archive-wide settings.
     #[arg(long = "var", value_name = "VARS:KEY=VALUE,...")]
     vars: Vec<nc3pack::vars::VarRule>,
+    /// LOSSY, opt-in: quantize the named float/double variables before packing, as netCDF-C
+    /// does: `VARS=bitround:NSB` keeps NSB mantissa bits (1..=23 float, 1..=52 double),
+    /// `VARS=granularbr:NSD` NSD significant digits (1..=6 float, 1..=15 double). VARS: names
+    /// and globs (`t*`), comma-separated. Fill values, NaN and infinities are kept. The archive
+    /// then restores a new netCDF-3 file recording the quantization (netCDF-C and CF 1.12
+    /// attributes) and the original's hash. Repeatable. Not with -o (batch packing).
+    #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize, conflicts_with = "output_dir")]
+    quantize: Vec<nc3pack::quantize::QuantizeRule>,
     #[command(flatten)]
     common: Common,
+}
+
+/// The lines `verify --against` prints for a lossy archive: the largest error per quantized
+/// variable, and whether the rest equals the original.
+fn lossy_verdict(
+    text: &mut String,
+    archive: &Path,
+    orig: &Path,
+    c: &nc3pack::quantize::LossyComparison,
+) {
+    let z = archive.display();
+    let o = orig.display();
+    let recorded = if c.original_recorded {
+        "is the original recorded in the archive"
+    } else {
+        "is NOT the original recorded in the archive"
+    };
+    *text += &format!("{z}: lossy archive; {o} {recorded}\n");
+    for v in &c.vars {
+        let verdict = if v.within_bound {
+            "within the bound".to_string()
+        } else if v.kept_changed > 0 {
+            format!("{} fill/NaN/infinite values changed", v.kept_changed)
+        } else {
+            "OUTSIDE the bound".to_string()
+        };
+        *text += &format!(
+            "{z}: {} ({}): largest error {:e} (relative {:e}), {verdict}\n",
+            v.name, v.quantization, v.max_abs, v.max_rel
+        );
+    }
+    if c.others_equal {
+        *text += &format!("{z}: every other variable equals {o}'s\n");
+    } else {
+        *text += &format!(
+            "{z}: variables that differ from {o}'s though not quantized: {}\n",
+            c.differing.join(", ")
+        );
+    }
+}
+
+fn parse_quantize(s: &str) -> Result<nc3pack::quantize::QuantizeRule, String> {
+    s.parse()
+        .map_err(|e: nc3pack::quantize::QuantizeError| e.to_string())
 }
 
 #[derive(Args)]
@@ -341,6 +393,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .with_threads(threads(a.common.threads))
             .with_force(a.common.force);
             let opts = a.vars.iter().cloned().fold(opts, PackOptions::with_var);
+            let opts = a
+                .quantize
+                .iter()
+                .cloned()
+                .fold(opts, PackOptions::with_quantize);
             if let Some(dir) = &a.output_dir {
                 if a.paths.is_empty() && a.files_from.is_none() {
                     return Err(nc3pack::Error::from(OptionError::BatchInputs).into());
@@ -496,9 +553,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             for d in &r.damage {
                 text += &format!("{}: damaged: {d}\n", archive.display());
             }
-            if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
+            if let (Some(orig), Some(c)) = (&a.against, &r.lossy) {
+                lossy_verdict(&mut text, archive, orig, c);
+            } else if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
                 let verdict = if m { "matches" } else { "does NOT match" };
                 text += &format!("{}: {verdict} {}\n", archive.display(), orig.display());
+            } else if let Some(l) = nc3pack::Archive::open(archive)
+                .ok()
+                .and_then(|z| nc3pack::quantize::Lossy::of(z.header()))
+            {
+                text += &format!("{}: lossy archive: {l}\n", archive.display());
             }
             if r.damage.is_empty() {
                 text += &format!(

@@ -441,6 +441,9 @@ pub enum OptionError {
     /// The codec level is out of range, or the codec cannot be set up.
     #[error(transparent)]
     Codec(#[from] CodecError),
+    /// A `--quantize` rule cannot apply to the file.
+    #[error(transparent)]
+    Quantize(#[from] crate::pack::quantize::QuantizeError),
     /// The block size is outside the range an archive may declare.
     #[error("block size {block_size} is outside {min}..={max} bytes")]
     BlockSize {

@@ -603,6 +603,27 @@ impl<'a> ArchiveInfo<'a> {
         }
         m
     }
+
+    /// For a lossy archive (packed with `--quantize`): the quantized variables and the
+    /// original's hash, from the attributes of its header; `None` for a lossless archive.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-info-lossy", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("sst.nc3z");
+    /// let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true)
+    ///     .with_quantize("sst=bitround:7".parse()?);
+    /// nc3pack::pack_file("samples/gridded_sst.nc".as_ref(), &z, &opts)?;
+    /// let info = nc3pack::info::describe(&z)?;
+    /// let lossy = info.archive().unwrap().lossy().unwrap();
+    /// assert_eq!(lossy.vars[0].1, "sst");
+    /// assert_eq!(lossy.original.unwrap().1, 6224420);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lossy(&self) -> Option<crate::quantize::Lossy> {
+        crate::quantize::Lossy::of(self.archive.header())
+    }
 }
 
 impl serde_core::Serialize for ArchiveInfo<'_> {
@@ -617,6 +638,22 @@ impl serde_core::Serialize for ArchiveInfo<'_> {
         m.serialize_field("constants_frame_bytes", &self.constants_frame_bytes)?;
         m.serialize_field("constants_frames", &self.constants_frames)?;
         m.serialize_field("format_version", self.format_version)?;
+        if let Some(l) = self.lossy() {
+            // Lossy archives only: {"original_bytes", "original_hash_xxh3_128", "variables":
+            // {name: "bitround:NSB" | "granularbr:NSD"}}.
+            let vars: serde_json::Map<String, Value> = l
+                .vars
+                .iter()
+                .map(|(_, n, q)| (n.clone(), Value::String(q.to_string())))
+                .collect();
+            let mut o = serde_json::Map::new();
+            if let Some((h, n)) = l.original {
+                o.insert("original_bytes".into(), n.into());
+                o.insert("original_hash_xxh3_128".into(), format!("{h:032x}").into());
+            }
+            o.insert("variables".into(), Value::Object(vars));
+            m.serialize_field("lossy", &Value::Object(o))?;
+        }
         m.serialize_field("original_bytes", &self.original_bytes)?;
         m.serialize_field(
             "original_hash_xxh3_128",
@@ -853,6 +890,25 @@ fn render(
             "// nc3z archive (format {}): {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
             str_of(&a("format_version")), a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
         )?;
+        if let Value::Object(l) = a("lossy") {
+            let vars: Vec<String> = l
+                .get("variables")
+                .and_then(|v| v.as_object())
+                .into_iter()
+                .flatten()
+                .map(|(n, q)| format!("{n} {}", q.as_str().unwrap_or_default()))
+                .collect();
+            write!(s, "// LOSSY archive (quantized: {})", vars.join(", "))?;
+            if let Some(h) = l.get("original_hash_xxh3_128") {
+                write!(
+                    s,
+                    "; original before quantization: {} bytes, xxh3-128 {}",
+                    l.get("original_bytes").unwrap_or(&Value::Null),
+                    str_of(h)
+                )?;
+            }
+            writeln!(s)?;
+        }
         if a("constant_blocks") != 0 {
             writeln!(
                 s,

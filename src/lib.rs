@@ -116,6 +116,7 @@ pub use format::codec::FilterMode;
 pub use io::ReadAt;
 pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
+pub use pack::quantize;
 pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};

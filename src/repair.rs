@@ -278,8 +278,13 @@ pub struct VerifyReport {
     pub blocks: u64,
     /// Whether the restored data was decoded and matched the recorded hash.
     pub hash_checked: bool,
-    /// With `--against`: whether the original file matched.
+    /// With `--against`: whether the original file matched (for a lossy archive: whether its
+    /// hash is the one recorded, every quantized value is within its bound and everything else
+    /// is equal; see `lossy`).
     pub original_matches: Option<bool>,
+    /// With `--against`, for a lossy (quantized) archive: how its data compare with the
+    /// original's.
+    pub lossy: Option<crate::quantize::LossyComparison>,
 }
 
 impl VerifyReport {
@@ -703,6 +708,18 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
         }
     }
     if let Some(orig) = against {
+        if let Ok(a) = Archive::open(path) {
+            if let Some(lossy) = crate::quantize::Lossy::of(a.header()) {
+                let cmp = crate::pack::lossy::compare_with_original(&a, &lossy, orig)?;
+                report.original_matches = Some(
+                    cmp.original_recorded
+                        && cmp.others_equal
+                        && cmp.vars.iter().all(|v| v.within_bound),
+                );
+                report.lossy = Some(cmp);
+                return Ok(report);
+            }
+        }
         let stored = Archive::open(path)
             .ok()
             .map(|a| (a.original_hash(), a.layout().file_len));

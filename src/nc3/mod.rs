@@ -11,6 +11,7 @@ mod header;
 mod layout;
 mod records;
 pub(crate) mod slab;
+mod write;
 
 pub use header::{
     Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,
@@ -19,6 +20,7 @@ pub use header::{
 pub use layout::{Layout, Segment, Target, VarLayout, Walk};
 pub use records::RecordPattern;
 pub(crate) use records::{gather, scatter};
+pub use write::{NewAttr, NewHeader, NewVar, VarPlace, WriteError};
 
 use crate::io::ReadAt;
 use error::{FileError, HeaderError, HeaderProblem, NotNetcdf3};

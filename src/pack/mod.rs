@@ -12,7 +12,9 @@
 //! interleave them).
 
 pub(crate) mod batch;
+pub(crate) mod lossy;
 pub mod manifest;
+pub mod quantize;
 pub(crate) mod route;
 mod vars;
 pub(crate) mod writer;
@@ -81,6 +83,9 @@ pub struct PackOptions {
     /// earlier ones, key by key (see [`crate::vars`]). A variable small enough to share a block
     /// with others (see design/FORMAT.md, Layout) is stored with the archive-wide settings.
     pub vars: Vec<crate::vars::VarRule>,
+    /// Lossy quantization of the named `float`/`double` variables (empty: lossless, the
+    /// default). See [`PackOptions::with_quantize`].
+    pub quantize: Vec<quantize::QuantizeRule>,
 }
 
 impl Default for PackOptions {
@@ -110,6 +115,7 @@ impl PackOptions {
             force: false,
             progress: crate::Progress::default(),
             vars: Vec::new(),
+            quantize: Vec::new(),
         }
     }
 
@@ -240,6 +246,31 @@ impl PackOptions {
         self
     }
 
+    /// These options, quantizing (lossy) the variables `rule` names before packing; may be given
+    /// more than once, for different variables. The archive then holds a new netCDF-3 file: the
+    /// original's header plus netCDF-C's and CF's quantization attributes (and the CF
+    /// quantization variable), the quantized variables' values quantized as netCDF-C would, and
+    /// the original's xxh3-128 and length in the global attribute
+    /// [`quantize::ORIGINAL_ATTR`]; unpacking restores that file.
+    ///
+    /// ```
+    /// let o = nc3pack::PackOptions::fast()
+    ///     .with_quantize("t*,u=bitround:10".parse().unwrap())
+    ///     .with_quantize("p=granularbr:4".parse().unwrap());
+    /// assert_eq!(o.quantize.len(), 2);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None here; packing fails with [`Error::Option`] (a
+    /// [`quantize::QuantizeError`]) when a name or pattern matches no variable, a variable
+    /// named is not `float` or `double`, its NSB/NSD is out of netCDF-C's range, or two rules
+    /// name the same variable.
+    pub fn with_quantize(mut self, rule: quantize::QuantizeRule) -> Self {
+        self.quantize.push(rule);
+        self
+    }
+
     /// Checks the options; the error names the bad value.
     ///
     /// ```
@@ -332,6 +363,11 @@ pub(crate) fn pack_to_temp(
     if !meta.is_file() {
         return stream_to_temp(file, input, output, opts, force, sync, progress);
     }
+    let file = if opts.quantize.is_empty() {
+        file
+    } else {
+        lossy::quantized_temp(&file, input, output, &opts.quantize, progress)?
+    };
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
     crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
         let source = Source::File(&layout);
@@ -392,6 +428,26 @@ fn stream_to_temp<R: Read>(
     sync: bool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(crate::atomic::Pending, PackSummary)> {
+    if !opts.quantize.is_empty() {
+        // Quantizing needs the whole file: spooled to an anonymous temporary file first.
+        let mut tmp = lossy::spool(&mut reader, input, output)?;
+        let q = lossy::quantized_temp(&tmp, input, output, &opts.quantize, progress)?;
+        tmp = q;
+        let (header, header_bytes, layout) = nc3::open(&tmp, input)?;
+        return crate::atomic::write_to_temp(output, force, None, sync, |out| {
+            pack_stream(
+                tmp,
+                input,
+                &header,
+                &header_bytes,
+                Source::File(&layout),
+                opts,
+                out,
+                output,
+                &|_| {},
+            )
+        });
+    }
     let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
     let header_bytes = prefix[..header.len() as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);

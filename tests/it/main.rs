@@ -11,6 +11,7 @@ mod outputs;
 mod pervar;
 mod pipes;
 mod property;
+mod quantize;
 mod read;
 mod remote;
 mod repair;
