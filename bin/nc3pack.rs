@@ -142,7 +142,7 @@ struct PackArgs {
     #[arg(long)]
     no_pco: bool,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.
-    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+    #[arg(long, default_value = "1MiB", value_parser = nc3pack::vars::parse_size)]
     block_size: u32,
     /// Per-variable settings, VARS:KEY=VALUE[,KEY=VALUE...]: VARS is a comma-separated list of
     /// names and globs (`*` any run of characters, `?` one character, `\` makes the next
@@ -286,25 +286,6 @@ fn parse_level(s: &str) -> Result<Level, String> {
             .map(Level::Number)
             .map_err(|_| format!("{s:?} is not a level number, `fast` or `max`")),
     }
-}
-
-fn parse_size(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size like 65536, 64KiB or 1MiB"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" | "kb" => 1 << 10,
-        "m" | "mib" | "mb" => 1 << 20,
-        "g" | "gib" | "gb" => 1 << 30,
-        u => return Err(format!("unknown size unit {u:?} (use KiB, MiB or GiB)")),
-    };
-    n.checked_mul(mult)
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("{s:?} is too large"))
 }
 
 /// `-j`: 1..=MAX_THREADS (the help text says 1024), else a usage error.

@@ -347,34 +347,47 @@ fn split_last_colon(s: &str) -> Option<(&str, &str)> {
     last.map(|i| (&s[..i], &s[i + 1..]))
 }
 
+/// What is wrong with a size given as text (see [`parse_size`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// No number where one was expected.
+    #[error("{0:?} is not a size like 65536, 64KiB or 1MiB")]
+    NotASize(String),
+    /// A suffix that is not a size unit.
+    #[error("unknown size unit {0:?} (use KiB, MiB or GiB)")]
+    UnknownUnit(String),
+    /// More than `u32::MAX` bytes.
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Parses a size: a number of bytes with an optional K/KiB/KB, M/MiB/MB or G/GiB/GB suffix
 /// (all powers of 1024).
 ///
 /// ```
-/// assert_eq!(nc3pack::vars::parse_size("64KiB"), Ok(65536));
-/// assert!(nc3pack::vars::parse_size("64 parsecs").is_err());
+/// use nc3pack::vars::{parse_size, SizeError};
+/// assert_eq!(parse_size("64KiB"), Ok(65536));
+/// assert_eq!(parse_size("64 parsecs"), Err(SizeError::UnknownUnit("parsecs".into())));
 /// ```
 ///
 /// # Errors
 ///
-/// A message saying what is wrong with `s`.
-pub fn parse_size(s: &str) -> Result<u32, String> {
+/// A [`SizeError`] saying what is wrong with `s`.
+pub fn parse_size(s: &str) -> Result<u32, SizeError> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size like 65536, 64KiB or 1MiB"))?;
+    let n: u64 = num.parse().map_err(|_| SizeError::NotASize(s.into()))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" | "kb" => 1 << 10,
         "m" | "mib" | "mb" => 1 << 20,
         "g" | "gib" | "gb" => 1 << 30,
-        u => return Err(format!("unknown size unit {u:?} (use KiB, MiB or GiB)")),
+        _ => return Err(SizeError::UnknownUnit(unit.trim().into())),
     };
     n.checked_mul(mult)
         .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("{s:?} is too large"))
+        .ok_or_else(|| SizeError::TooLarge(s.into()))
 }
 
 impl FromStr for VarRule {
@@ -404,7 +417,7 @@ impl FromStr for VarRule {
             };
             match k {
                 "block-size" | "block_size" => {
-                    let n = parse_size(v).map_err(|w| bad("block-size", w))?;
+                    let n = parse_size(v).map_err(|w| bad("block-size", w.to_string()))?;
                     if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&n) {
                         return Err(bad(
                             "block-size",
