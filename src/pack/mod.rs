@@ -652,14 +652,7 @@ thread_local! {
 
 /// Runs `f` with this thread's encoder for `opts`, creating it if the options changed.
 fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Result<T> {
-    let key = (
-        opts.codec,
-        opts.level,
-        opts.filter,
-        opts.thorough,
-        opts.fast_blocks,
-        opts.pco,
-    );
+    let key = vars::encoder_key(opts);
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
@@ -674,11 +667,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
 }
 
 fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
-    Ok(
-        Encoder::new(opts.codec, opts.level, opts.filter, opts.thorough)?
-            .fast_blocks(opts.fast_blocks)?
-            .numeric(opts.pco),
-    )
+    vars::make_encoder(&vars::encoder_key(opts))
 }
 
 struct Done {

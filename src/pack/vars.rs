@@ -20,7 +20,7 @@ pub(super) fn encoder_key(opts: &PackOptions) -> EncoderKey {
     )
 }
 
-fn make_encoder(key: &EncoderKey) -> std::result::Result<Encoder, CodecError> {
+pub(super) fn make_encoder(key: &EncoderKey) -> std::result::Result<Encoder, CodecError> {
     let &(codec, level, filter, thorough, fast_blocks, pco) = key;
     Ok(Encoder::new(codec, level, filter, thorough)?
         .fast_blocks(fast_blocks)?
