@@ -134,6 +134,20 @@ impl VarSelection {
         self.items.iter().any(|p| p.matches(name))
     }
 
+    /// The first item of the list (as given) that matches none of `names`, if one does not.
+    ///
+    /// ```
+    /// let s: nc3pack::vars::VarSelection = "t*,u,w".parse().unwrap();
+    /// assert_eq!(s.unmatched(&["temp", "u", "v"]), Some("w"));
+    /// assert_eq!(s.unmatched(&["temp", "u", "w"]), None);
+    /// ```
+    pub fn unmatched(&self, names: &[&str]) -> Option<&str> {
+        self.items
+            .iter()
+            .find(|p| !names.iter().any(|n| p.matches(n)))
+            .map(|p| p.text.as_str())
+    }
+
     /// The ids of the variables of `header` that the selection matches, in header order.
     ///
     /// ```
@@ -152,21 +166,18 @@ impl VarSelection {
         let names: Vec<&str> = (0..header.var_count())
             .map(|i| header.var(i).name())
             .collect();
-        for p in &self.items {
-            if !names.iter().any(|n| p.matches(n)) {
-                const LISTED: usize = 100;
-                let mut vars: Vec<String> =
-                    names.iter().take(LISTED).map(|s| s.to_string()).collect();
-                if names.len() > LISTED {
-                    vars.push(format!("... ({} more)", names.len() - LISTED));
-                }
-                return Err(crate::error::OptionError::NoSuchVar {
-                    file: file.to_path_buf(),
-                    pattern: p.text.clone(),
-                    vars,
-                }
-                .into());
+        if let Some(pattern) = self.unmatched(&names) {
+            const LISTED: usize = 100;
+            let mut vars: Vec<String> = names.iter().take(LISTED).map(|s| s.to_string()).collect();
+            if names.len() > LISTED {
+                vars.push(format!("... ({} more)", names.len() - LISTED));
             }
+            return Err(crate::error::OptionError::NoSuchVar {
+                file: file.to_path_buf(),
+                pattern: pattern.to_string(),
+                vars,
+            }
+            .into());
         }
         Ok((0..names.len())
             .filter(|&i| self.matches(names[i]))

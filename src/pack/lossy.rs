@@ -7,7 +7,7 @@
 //! that belong to no variable are not part of the new file.
 
 use super::quantize::{
-    name_list_matches, Algorithm, Keep, QuantizeError, QuantizeRule, IMPLEMENTATION, ORIGINAL_ATTR,
+    Algorithm, Keep, QuantizeError, QuantizeRule, IMPLEMENTATION, ORIGINAL_ATTR,
 };
 use crate::error::{io_err, Error, OptionError, Result};
 use crate::io::ReadAt;
@@ -29,19 +29,15 @@ pub(crate) type Plan = Vec<Option<(super::quantize::Quantization, Keep)>>;
 pub(crate) fn plan(h: &Header, rules: &[QuantizeRule]) -> std::result::Result<Plan, QuantizeError> {
     let mut plan: Plan = vec![None; h.var_count()];
     for rule in rules {
-        for pattern in &rule.vars {
-            if !h
-                .vars()
-                .any(|v| super::quantize::glob_matches(pattern, v.name()))
-            {
-                return Err(QuantizeError::NoMatch {
-                    pattern: pattern.clone(),
-                    known: h.vars().map(|v| v.name()).collect::<Vec<_>>().join(", "),
-                });
-            }
+        let names: Vec<&str> = h.vars().map(|v| v.name()).collect();
+        if let Some(pattern) = rule.vars.unmatched(&names) {
+            return Err(QuantizeError::NoMatch {
+                pattern: pattern.to_string(),
+                known: names.join(", "),
+            });
         }
         for v in h.vars() {
-            if !name_list_matches(&rule.vars, v.name()) {
+            if !rule.vars.matches(v.name()) {
                 continue;
             }
             rule.quantization.check(v.name(), v.nc_type())?;

@@ -21,6 +21,7 @@
 //! ```
 
 use crate::nc3::{NcType, Values, Var};
+use crate::vars::VarSelection;
 use std::fmt;
 use std::str::FromStr;
 
@@ -156,17 +157,17 @@ impl FromStr for Quantization {
     }
 }
 
-/// A quantization for the variables named by a list (see [`name_list_matches`]).
+/// A quantization for the variables named by a list (a [`VarSelection`], as `--var` takes).
 ///
 /// ```
 /// let r: nc3pack::quantize::QuantizeRule = "t*,u=bitround:10".parse().unwrap();
-/// assert_eq!(r.vars, ["t*", "u"]);
+/// assert!(r.vars.matches("tas") && r.vars.matches("u") && !r.vars.matches("v"));
 /// assert_eq!(r.quantization.nsb_or_nsd, 10);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuantizeRule {
     /// Names and simple globs (`*`, `?`).
-    pub vars: Vec<String>,
+    pub vars: VarSelection,
     /// What to apply.
     pub quantization: Quantization,
 }
@@ -174,24 +175,14 @@ pub struct QuantizeRule {
 impl FromStr for QuantizeRule {
     type Err = QuantizeError;
     fn from_str(s: &str) -> Result<Self, QuantizeError> {
-        let (vars, q) = s.split_once('=').ok_or_else(|| QuantizeError::Syntax {
+        let syntax = || QuantizeError::Syntax {
             given: s.to_string(),
-        })?;
-        let vars: Vec<String> = vars
-            .split(',')
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .collect();
-        if vars.is_empty() {
-            return Err(QuantizeError::Syntax {
-                given: s.to_string(),
-            });
-        }
+        };
+        // The quantization follows the last `=` (a name may hold an escaped one).
+        let (vars, q) = s.rsplit_once('=').ok_or_else(syntax)?;
         Ok(QuantizeRule {
-            vars,
-            quantization: q.parse().map_err(|_| QuantizeError::Syntax {
-                given: s.to_string(),
-            })?,
+            vars: vars.trim().parse().map_err(|_| syntax())?,
+            quantization: q.parse().map_err(|_| syntax())?,
         })
     }
 }
@@ -258,56 +249,6 @@ pub enum QuantizeError {
         /// The name.
         name: String,
     },
-}
-
-/// Whether `name` matches the simple glob `pattern`: `*` matches any run of characters
-/// (possibly empty), `?` any one character, everything else itself. A pattern without them
-/// is an exact name.
-///
-/// ```
-/// use nc3pack::quantize::glob_matches;
-/// assert!(glob_matches("t*", "temp"));
-/// assert!(glob_matches("u?", "u1"));
-/// assert!(!glob_matches("t*", "lat"));
-/// assert!(glob_matches("lat", "lat"));
-/// ```
-pub fn glob_matches(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    // Iterative matcher with one backtrack point (the last `*`): O(len(p) * len(n)).
-    let (mut i, mut j) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while j < n.len() {
-        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == n[j])) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some((i, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    while i < p.len() && p[i] == '*' {
-        i += 1;
-    }
-    i == p.len()
-}
-
-/// Whether `name` is matched by any of `list` (names and simple globs, see [`glob_matches`]),
-/// as a comma-separated variable list on the command line names variables.
-///
-/// ```
-/// let list = ["u", "t*"].map(String::from);
-/// assert!(nc3pack::quantize::name_list_matches(&list, "tas"));
-/// assert!(!nc3pack::quantize::name_list_matches(&list, "v"));
-/// ```
-pub fn name_list_matches(list: &[String], name: &str) -> bool {
-    list.iter().any(|p| glob_matches(p, name))
 }
 
 /// What to keep bit for bit in one variable: its fill values.
@@ -882,18 +823,9 @@ mod tests {
     }
 
     #[test]
-    fn globs() {
-        assert!(glob_matches("*", ""));
-        assert!(glob_matches("a*b*c", "axxbyyc"));
-        assert!(!glob_matches("a*b*c", "axxbyy"));
-        assert!(glob_matches("*_t", "sea_t"));
-        assert!(!glob_matches("?", ""));
-    }
-
-    #[test]
     fn rules_parse() {
-        let r: QuantizeRule = "u, v = granularbr:4".parse().unwrap();
-        assert_eq!(r.vars, ["u", "v"]);
+        let r: QuantizeRule = "u,v = granularbr:4".parse().unwrap();
+        assert_eq!(r.vars, "u,v".parse().unwrap());
         assert_eq!(
             r.quantization,
             Quantization::new(Algorithm::GranularBitRound, 4)
