@@ -329,6 +329,18 @@ fn stream_spinner(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
     Some(pb)
 }
 
+/// A packed file's summary: sizes, ratio and blocks, then `extra`.
+fn summary(s: &nc3pack::PackSummary, extra: &str) -> String {
+    format!(
+        "{} -> {} (ratio {:.2}), {} block{}{extra}",
+        human(s.input_len),
+        human(s.output_len),
+        s.input_len as f64 / s.output_len.max(1) as f64,
+        s.blocks,
+        if s.blocks == 1 { "" } else { "s" },
+    )
+}
+
 fn human(n: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = n as f64;
@@ -411,14 +423,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
                 };
                 if !a.common.quiet {
+                    let what = summary(&s, ", uploaded");
                     eprintln!(
-                        "{} -> {url}: {} -> {} (ratio {:.2}), {} block{}, uploaded, {:.2} s",
+                        "{} -> {url}: {what}, {:.2} s",
                         input.display(),
-                        human(s.input_len),
-                        human(s.output_len),
-                        s.input_len as f64 / s.output_len.max(1) as f64,
-                        s.blocks,
-                        if s.blocks == 1 { "" } else { "s" },
                         t.elapsed().as_secs_f64()
                     );
                 }
@@ -467,15 +475,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 } else {
                     input.display().to_string()
                 };
+                let what = summary(&s, "");
                 eprintln!(
-                    "{} -> {}: {} -> {} (ratio {:.2}), {} block{}, {:.2} s",
-                    name,
+                    "{name} -> {}: {what}, {:.2} s",
                     output.display(),
-                    human(s.input_len),
-                    human(s.output_len),
-                    s.input_len as f64 / s.output_len.max(1) as f64,
-                    s.blocks,
-                    if s.blocks == 1 { "" } else { "s" },
                     t.elapsed().as_secs_f64()
                 );
             }

@@ -897,6 +897,20 @@ fn zstd_if_smaller(data: &[u8], level: i32) -> Option<Vec<u8>> {
     })
 }
 
+/// Checks that `payload` is the `h.stored_len` bytes whose CRC the frame header records.
+fn check_payload(h: &FrameHeader, payload: &[u8]) -> Result<(), FrameError> {
+    if payload.len() != h.stored_len as usize {
+        return Err(FrameError::PayloadLength {
+            got: payload.len(),
+            stored: h.stored_len,
+        });
+    }
+    if crc(payload) != h.payload_crc {
+        return Err(FrameError::PayloadChecksum);
+    }
+    Ok(())
+}
+
 /// Checks a frame payload's CRC and decodes it into `out` (replacing its contents). `out` never
 /// grows beyond `h.decoded_len` bytes.
 ///
@@ -908,15 +922,7 @@ pub fn decode_payload(
     payload: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), FrameError> {
-    if payload.len() != h.stored_len as usize {
-        return Err(FrameError::PayloadLength {
-            got: payload.len(),
-            stored: h.stored_len,
-        });
-    }
-    if crc(payload) != h.payload_crc {
-        return Err(FrameError::PayloadChecksum);
-    }
+    check_payload(h, payload)?;
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
         Codec::None => {
@@ -1014,15 +1020,7 @@ pub(crate) fn decode_payload_into(
     scratch: &mut DecodeScratch,
     native: bool,
 ) -> Result<(), FrameError> {
-    if payload.len() != h.stored_len as usize {
-        return Err(FrameError::PayloadLength {
-            got: payload.len(),
-            stored: h.stored_len,
-        });
-    }
-    if crc(payload) != h.payload_crc {
-        return Err(FrameError::PayloadChecksum);
-    }
+    check_payload(h, payload)?;
     let n = h.decoded_len as usize;
     if out.len() != n {
         return Err(FrameError::DecodedLength {

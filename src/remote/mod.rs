@@ -1103,6 +1103,17 @@ async fn send_parts(
     Err(stop)
 }
 
+/// Writing goes to S3 only (plain HTTP servers take range GETs, not uploads).
+fn check_writable(url: &str) -> std::result::Result<(), RemoteError> {
+    if url.to_ascii_lowercase().starts_with("s3://") {
+        Ok(())
+    } else {
+        Err(RemoteError::InvalidUrl {
+            why: "writing needs an s3:// URL".into(),
+        })
+    }
+}
+
 /// Uploads the local file `local` to the object at `url` (`s3://BUCKET/KEY`) with a multipart
 /// upload, parts in parallel: the object appears only when the upload completes; on any error
 /// the upload is aborted, which removes its parts. An existing object is refused unless
@@ -1135,11 +1146,7 @@ pub fn upload_file(
         url: url.to_string(),
         source,
     };
-    if !url.to_ascii_lowercase().starts_with("s3://") {
-        return Err(err(RemoteError::InvalidUrl {
-            why: "writing needs an s3:// URL".into(),
-        }));
-    }
+    check_writable(url).map_err(err)?;
     let (store, location) = store_for(url, opts).map_err(err)?;
     let mut f = std::fs::File::open(local).map_err(crate::error::io_err(local, "open"))?;
     let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
@@ -1240,11 +1247,7 @@ fn pack_then_upload(
         url: url.to_string(),
         source,
     };
-    if !url.to_ascii_lowercase().starts_with("s3://") {
-        return Err(err(RemoteError::InvalidUrl {
-            why: "writing needs an s3:// URL".into(),
-        }));
-    }
+    check_writable(url).map_err(err)?;
     if !opts.force {
         let (store, location) = store_for(url, remote).map_err(err)?;
         let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
