@@ -5,7 +5,8 @@
 #   archive_open    archives of the small samples/*.nc, block sizes 64 (so that every variable
 #                   has several blocks) and 16 (so that blocks of fill values or zeros are
 #                   constant: index entries and constants frames), codecs zstd, deflate and none
-#                   in turn, shuffle on and off
+#                   in turn, shuffle on and off; and of each, a format 1.1 archive (a block
+#                   size per variable), one with pco blocks (block size 256) and a quantized one
 #   archive_fixcrc  the same archives
 #   slab_read       a few inputs that pick each seed archive with no mutation
 #   header allocation cases (below): headers of thousands of small items, a count past the bytes
@@ -53,6 +54,15 @@ for f in samples/*.nc; do
     out="$fuzz/corpus/archive_open/${name}_${codec}_b16.nc3z"
     "$bin" pack -f -q --codec "$codec" --block-size 16 $shuffle "$f" "$out"
     cp "$out" "$fuzz/corpus/archive_fixcrc/"
+    # Format 1.1 (every variable's block size differs from the lead's: a block sizes frame),
+    # pco where it wins (block size 256: numeric blocks of 32 to 128 elements), and quantized
+    # floats (files without float variables refuse --quantize: no seed then).
+    "$bin" pack -f -q --block-size 4096 --var '*:block-size=48' "$f" "$fuzz/corpus/archive_open/${name}_b4096_v48.nc3z"
+    "$bin" pack -f -q --block-size 256 "$f" "$fuzz/corpus/archive_open/${name}_b256.nc3z"
+    "$bin" pack -f -q --block-size 256 --quantize '*=bitround:9' "$f" \
+        "$fuzz/corpus/archive_open/${name}_b256_q9.nc3z" 2>/dev/null || true
+    cp "$fuzz/corpus/archive_open/${name}"_b4096_v48.nc3z "$fuzz/corpus/archive_open/${name}"_b256*.nc3z \
+        "$fuzz/corpus/archive_fixcrc/"
     i=$((i + 1))
 done
 

@@ -134,6 +134,20 @@ impl VarSelection {
         self.items.iter().any(|p| p.matches(name))
     }
 
+    /// Whether the list names `name` literally: by an item without wildcards, not only through
+    /// a glob.
+    ///
+    /// ```
+    /// let s: nc3pack::vars::VarSelection = "t*,u,x\\*".parse().unwrap();
+    /// assert!(s.names("u") && s.names("x*"));
+    /// assert!(s.matches("temp") && !s.names("temp"));
+    /// ```
+    pub fn names(&self, name: &str) -> bool {
+        self.items
+            .iter()
+            .any(|p| p.chars.iter().all(|&(_, wild)| !wild) && p.matches(name))
+    }
+
     /// The first item of the list (as given) that matches none of `names`, if one does not.
     ///
     /// ```

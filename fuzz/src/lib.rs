@@ -480,7 +480,7 @@ pub fn check_recoverable(bytes: &[u8]) {
         "scan of a written archive finds damage: {:?}",
         sc.damaged
     );
-    let all = nc3pack::__private::streams(a.layout(), a.lead().block_size);
+    let all = nc3pack::__private::streams_with(a.layout(), a.block_sizes());
     let mut damaged = Vec::new();
     let constants = nc3pack::__private::scanned_constants(&bytes.to_vec(), &sc, &all, &mut damaged)
         .expect("read an in-memory archive");
@@ -559,10 +559,16 @@ pub fn member_data<R: nc3pack::ReadAt>(
         .copied()
         .chain(std::iter::once(residual));
     let mut filled = [0u64; 2];
-    let small = nc3pack::format::shared_max(a.lead().block_size);
+    let sizes = a.block_sizes();
     for s in order {
         let len = a.stream_len(s);
         let member = a.shared_stream_of(s);
+        // Format 1.1: a variable's own block size bounds its membership (design/FORMAT.md).
+        let small = nc3pack::format::shared_max(if s == residual {
+            sizes.default
+        } else {
+            sizes.var(s)
+        });
         assert_eq!(
             member.is_some(),
             (1..=small).contains(&len),
@@ -665,7 +671,9 @@ pub const MAX_REPAIR_BLOCKS: u64 = 1 << 16;
 /// verify and reindex iterate over), if they decode. Members of the shared streams have no
 /// blocks; the shared streams hold at most their bytes.
 pub fn declared(data: &[u8]) -> Option<(u64, u64)> {
-    use nc3pack::format::{block_count, shared_max, var_block_bytes, FrameHeader, Lead};
+    use nc3pack::format::{
+        block_count, shared_max, var_block_bytes, BlockSizes, FrameHeader, Lead,
+    };
     let lead = Lead::decode(data.get(..LEAD_LEN)?).ok()?;
     let fh = FrameHeader::decode(data.get(LEAD_LEN..LEAD_LEN + FRAME_HEADER_LEN)?).ok()?;
     if u64::from(fh.decoded_len) != lead.header_len || u64::from(fh.decoded_len) > MAX_VAR_BYTES {
@@ -677,23 +685,36 @@ pub fn declared(data: &[u8]) -> Option<(u64, u64)> {
     nc3pack::__private::decode_payload(&fh, payload, &mut hb).ok()?;
     let header = Header::parse(&hb, lead.header_len).ok()?;
     let layout = Layout::with_numrecs(&header, lead.file_len, lead.numrecs).ok()?;
-    let small = shared_max(lead.block_size);
+    // Format 1.1: per-variable block sizes in the frame after the header frame.
+    let sizes = if lead.block_sizes_frame {
+        let at = start + fh.stored_len as usize;
+        let bh = FrameHeader::decode(data.get(at..at.checked_add(FRAME_HEADER_LEN)?)?).ok()?;
+        BlockSizes::check_frame(&bh, header.var_count()).ok()?;
+        let p = at + FRAME_HEADER_LEN;
+        let payload = data.get(p..p.checked_add(bh.stored_len as usize)?)?;
+        let mut table = Vec::new();
+        nc3pack::__private::decode_payload(&bh, payload, &mut table).ok()?;
+        BlockSizes::decode(&table, lead.block_size).ok()?
+    } else {
+        BlockSizes::uniform(lead.block_size)
+    };
     let mut shared = 0u64;
     let mut n = 0u64;
     let totals = layout
         .vars
         .iter()
-        .map(|v| (v.total, v.esize))
-        .chain(std::iter::once((layout.residual_len, 1)));
-    for (total, esize) in totals {
-        if (1..=small).contains(&total) {
+        .enumerate()
+        .map(|(i, v)| (v.total, v.esize, sizes.var(i)))
+        .chain(std::iter::once((layout.residual_len, 1, sizes.default)));
+    for (total, esize, block_size) in totals {
+        if (1..=shared_max(block_size)).contains(&total) {
             shared += total;
         } else {
-            n = n.saturating_add(block_count(total, var_block_bytes(lead.block_size, esize)));
+            n = n.saturating_add(block_count(total, var_block_bytes(block_size, esize)));
         }
     }
     // Split over two shared streams: at most one block more than in one.
-    n = n.saturating_add(block_count(shared, var_block_bytes(lead.block_size, 1)) + 1);
+    n = n.saturating_add(block_count(shared, var_block_bytes(sizes.default, 1)) + 1);
     Some((n, layout.numrecs))
 }
 

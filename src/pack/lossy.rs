@@ -23,8 +23,9 @@ const CHUNK: usize = 4 << 20;
 /// Per variable of the header: the quantization to apply and the values to keep, or `None`.
 pub(crate) type Plan = Vec<Option<(super::quantize::Quantization, Keep)>>;
 
-/// Which variables of `h` the rules quantize, and how; every name or pattern must match a
-/// variable, every variable named be `float` or `double` with a parameter in range, and no
+/// Which variables of `h` the rules quantize, and how: every name or pattern must match a
+/// variable, every variable named literally be `float` or `double` (a glob selects the float and
+/// double variables it matches, and must match one), each with a parameter in range, and no
 /// variable named twice.
 pub(crate) fn plan(h: &Header, rules: &[QuantizeRule]) -> std::result::Result<Plan, QuantizeError> {
     let mut plan: Plan = vec![None; h.var_count()];
@@ -37,7 +38,8 @@ pub(crate) fn plan(h: &Header, rules: &[QuantizeRule]) -> std::result::Result<Pl
             });
         }
         for v in h.vars() {
-            if !rule.vars.matches(v.name()) {
+            if !rule.vars.matches(v.name()) || !(is_float(v.nc_type()) || rule.vars.names(v.name()))
+            {
                 continue;
             }
             rule.quantization.check(v.name(), v.nc_type())?;
@@ -48,8 +50,23 @@ pub(crate) fn plan(h: &Header, rules: &[QuantizeRule]) -> std::result::Result<Pl
             }
             plan[v.id()] = Some((rule.quantization, Keep::of(v)));
         }
+        let floats: Vec<&str> = h
+            .vars()
+            .filter(|v| is_float(v.nc_type()))
+            .map(|v| v.name())
+            .collect();
+        if let Some(pattern) = rule.vars.unmatched(&floats) {
+            return Err(QuantizeError::NoFloatMatch {
+                pattern: pattern.to_string(),
+                known: floats.join(", "),
+            });
+        }
     }
     Ok(plan)
+}
+
+fn is_float(t: NcType) -> bool {
+    matches!(t, NcType::Float | NcType::Double)
 }
 
 /// The name of the CF quantization variable for `alg`: `quantization_info` when the file uses

@@ -233,6 +233,14 @@ pub enum QuantizeError {
         /// The file's variables, comma-separated.
         known: String,
     },
+    /// A glob matches variables, but none of them `float` or `double`.
+    #[error("--quantize: {pattern:?} matches no float or double variable (those: {known})")]
+    NoFloatMatch {
+        /// The pattern.
+        pattern: String,
+        /// The file's float and double variables, comma-separated.
+        known: String,
+    },
     /// Two rules name the same variable.
     #[error("--quantize: variable {var:?} is named by more than one rule")]
     Twice {

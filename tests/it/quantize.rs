@@ -249,6 +249,47 @@ fn bitround_bound_and_kept_values() {
     }
 }
 
+/// A glob selects the float and double variables it matches and passes over the others (`*`
+/// quantizes every float and double variable of a file with an int one); a glob that matches
+/// only other types is refused, as a literal name of one is.
+#[test]
+fn glob_selects_float_and_double_variables() {
+    let dir = temp_dir();
+    let orig = dir.path().join("orig.nc");
+    write_original(&orig);
+    let q = pack_unpack(&orig, dir.path(), &["*=bitround:9"]);
+    let bytes = std::fs::read(&q).unwrap();
+    let h = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    let nsb = |var: &str| {
+        h.var(h.var_id(var).unwrap())
+            .attrs()
+            .any(|a| a.name() == "_QuantizeBitRoundNumberOfSignificantBits")
+    };
+    assert!(nsb("t") && nsb("d") && nsb("u") && nsb("lat"));
+    assert!(!nsb("i"));
+    let mut r = netcdf3::FileReader::open(&q).unwrap();
+    assert_eq!(
+        r.read_var("i").unwrap().get_i32_into().unwrap(),
+        (0..1000).collect::<Vec<i32>>()
+    );
+    let out = dir.path().join("refused.nc3z");
+    let o = nc3pack(&[
+        "pack".as_ref(),
+        "--quantize".as_ref(),
+        "i*=bitround:3".as_ref(),
+        orig.as_os_str(),
+        out.as_os_str(),
+    ])
+    .expect(2);
+    assert!(
+        o.stderr
+            .contains("\"i*\" matches no float or double variable (those: t, d, u, lat)"),
+        "{}",
+        o.stderr.clone()
+    );
+    assert!(!out.exists());
+}
+
 /// The quantized file records the quantization as netCDF-C and CF 1.12 do, and the original's
 /// hash and length; ncdump reads it (header and data).
 #[test]
