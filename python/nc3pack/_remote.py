@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 _SCHEMES = ("s3://", "http://", "https://", "file://")
 
@@ -47,16 +47,20 @@ def is_url(path: str) -> bool:
 def _value(name: str, v: Any) -> str:
     if name in _BOOLS:
         if not isinstance(v, bool):
-            raise ValueError(f"storage option {name!r} must be True or False, got {v!r}")
+            raise ValueError(
+                f"storage option {name!r} must be True or False, got {v!r}"
+            )
         return "true" if v else "false"
     if not isinstance(v, str):
-        raise ValueError(f"storage option {name!r} must be a string, got {v!r}")
+        raise ValueError(  # noqa: TRY004 (bad arguments are ValueErrors here)
+            f"storage option {name!r} must be a string, got {v!r}"
+        )
     return v
 
 
 def storage_pairs(
-    path: str, storage_options: Optional[Mapping[str, Any]]
-) -> Optional[list[tuple[str, str]]]:
+    path: str, storage_options: Mapping[str, Any] | None
+) -> list[tuple[str, str]] | None:
     """The ``(name, value)`` pairs the compiled module takes, from s3fs-style options.
 
     ``None`` when no options are given. Raises ``ValueError`` for an unknown name, a value
@@ -65,7 +69,7 @@ def storage_pairs(
     if storage_options is None:
         return None
     if not isinstance(storage_options, Mapping):
-        raise ValueError(
+        raise ValueError(  # noqa: TRY004 (bad arguments are ValueErrors here)
             f"storage_options must be a dict, got {type(storage_options).__name__}"
         )
     if not storage_options:
@@ -78,7 +82,9 @@ def storage_pairs(
     for name, v in storage_options.items():
         if name == "client_kwargs":
             if not isinstance(v, Mapping):
-                raise ValueError(f"storage option 'client_kwargs' must be a dict, got {v!r}")
+                raise ValueError(
+                    f"storage option 'client_kwargs' must be a dict, got {v!r}"
+                )
             for cname, cv in v.items():
                 if cname not in _CLIENT_NAMES:
                     known = ", ".join(sorted(_CLIENT_NAMES))
@@ -96,7 +102,11 @@ def storage_pairs(
         pairs.append((_NAMES[name], _value(name, v)))
     endpoints = [v for n, v in pairs if n == "endpoint_url"]
     given = {n for n, _ in pairs}
-    if endpoints and endpoints[-1].lower().startswith("http://") and "allow_http" not in given:
+    if (
+        endpoints
+        and endpoints[-1].lower().startswith("http://")
+        and "allow_http" not in given
+    ):
         pairs.append(("allow_http", "true"))
     return pairs
 

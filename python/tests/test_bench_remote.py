@@ -19,7 +19,9 @@ import nc3pack
 
 
 def test_bench_remote_prints_the_table(tmp_path: Path) -> None:
-    missing = [m for m in ("s3fs", "h5netcdf", "h5py") if importlib.util.find_spec(m) is None]
+    missing = [
+        m for m in ("s3fs", "h5netcdf", "h5py") if importlib.util.find_spec(m) is None
+    ]
     missing += [t for t in ("nccopy", "curl") if shutil.which(t) is None]
     if _s3s_fs() is None:
         if os.environ.get("CI"):

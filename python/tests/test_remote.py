@@ -138,9 +138,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 
 
 @pytest.fixture(scope="module")
-def uploaded(
-    s3: S3Server, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, str]:
+def uploaded(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Each of REMOTE_SAMPLES packed (small blocks, so that reads span several) and put in
     the bucket: sample name -> URL."""
     out = tmp_path_factory.mktemp("remote-packed")
@@ -183,7 +181,9 @@ def test_xarray_s3_dask_chunks(s3: S3Server, uploaded: dict[str, str]) -> None:
         xr.testing.assert_identical(got, want)
 
 
-def test_client_kwargs_and_env_style_names(s3: S3Server, uploaded: dict[str, str]) -> None:
+def test_client_kwargs_and_env_style_names(
+    s3: S3Server, uploaded: dict[str, str]
+) -> None:
     """endpoint and region given as s3fs users give them to botocore: client_kwargs."""
     opts = {
         "key": KEY,
@@ -192,14 +192,18 @@ def test_client_kwargs_and_env_style_names(s3: S3Server, uploaded: dict[str, str
     }
     with nc3pack.open(uploaded["gridded_sst.nc"], storage_options=opts) as ds:
         got = ds["sst"][3, 10:20, 5:50:3]
-    raw = xr.open_dataset(SAMPLES / "gridded_sst.nc", engine="netcdf4", mask_and_scale=False)
+    raw = xr.open_dataset(
+        SAMPLES / "gridded_sst.nc", engine="netcdf4", mask_and_scale=False
+    )
     with raw:
         np.testing.assert_array_equal(got, raw["sst"].values[3, 10:20, 5:50:3])
 
 
 def test_open_reads_hyperslabs(s3: S3Server, uploaded: dict[str, str]) -> None:
     url = uploaded["gridded_sst.nc"]
-    raw = xr.open_dataset(SAMPLES / "gridded_sst.nc", engine="netcdf4", mask_and_scale=False)
+    raw = xr.open_dataset(
+        SAMPLES / "gridded_sst.nc", engine="netcdf4", mask_and_scale=False
+    )
     with raw, nc3pack.open(url, storage_options=s3.options()) as ds:
         assert ds.is_archive and ds.path == url
         # The issue's budget: open in 2 requests, one value in 3 in all.
@@ -252,7 +256,9 @@ def test_info_and_verify_by_url(
     assert out.read_bytes() == (SAMPLES / "gridded_sst.nc").read_bytes()
 
 
-def test_wrong_secret_is_permission_error(s3: S3Server, uploaded: dict[str, str]) -> None:
+def test_wrong_secret_is_permission_error(
+    s3: S3Server, uploaded: dict[str, str]
+) -> None:
     url = uploaded["gridded_sst.nc"]
     with pytest.raises(PermissionError, match=r"access denied") as e:
         nc3pack.open(url, storage_options=s3.options(secret="not-the-secret"))
@@ -320,7 +326,7 @@ class _RangeHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 (the base class's name)
+    def do_GET(self) -> None:
         rng = self.headers.get("Range")
         path = Path(self.translate_path(self.path))
         if not path.is_file():
