@@ -16,8 +16,8 @@ import json
 import operator
 import os
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from collections.abc import Mapping
 from typing import Any
 
 from . import _nc3pack
@@ -123,13 +123,28 @@ def pack(
     threads: int | None = None,
     force: bool = False,
     filter: str = "auto",
+    pco: bool = True,
+    variables: Mapping[str, Mapping[str, str | int] | str]
+    | Sequence[str]
+    | None = None,
+    quantize: Mapping[str, str] | Sequence[str] | None = None,
 ) -> PackResult:
     """Packs the netCDF-3 file ``src`` into the archive ``dst`` (as ``nc3pack pack``).
 
     ``level``: "fast" (default), "max" or a codec level; ``codec``: "zstd", "deflate" or
     "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB");
     ``threads``: encoder threads (default: all cores); ``force``: overwrite ``dst``;
-    ``filter``: "auto", "none", "shuffle", "bytedelta", "delta" or "zzdelta".
+    ``filter``: "auto", "none", "shuffle", "bytedelta", "delta" or "zzdelta"; ``pco``:
+    whether numeric blocks may use the Pcodec codec (``--no-pco`` when false).
+
+    ``variables``: per-variable settings as ``--var`` takes them, a mapping from names or
+    globs to settings (``{"temp,rh": {"block-size": "64KiB", "level": 19}}``; keys
+    ``block-size``, ``codec``, ``level``, ``filter``) or a list of rules
+    (``["temp:block-size=64KiB"]``); a later rule overrides an earlier one key by key.
+
+    ``quantize`` (LOSSY, opt-in, as ``--quantize``): a mapping from names or globs to
+    ``"bitround:NSB"`` or ``"granularbr:NSD"`` (``{"sst": "bitround:10"}``), or a list of
+    rules (``["sst,t*=bitround:10"]``). The archive then unpacks to the quantized file.
 
     The archive is written to a temporary file and renamed into place when complete. The
     GIL is released while packing. Raises ``ValueError`` for bad options,
@@ -150,8 +165,34 @@ def pack(
         _block_size(block_size),
         _threads(threads),
         bool(force),
+        bool(pco),
+        _rules(variables, ":", _settings),
+        _rules(quantize, "=", str),
     )
     return PackResult(s, d, *r)
+
+
+def _settings(v: Mapping[str, str | int] | str) -> str:
+    """``block-size=64KiB,level=19`` from a mapping of settings (a string as it is)."""
+    if isinstance(v, Mapping):
+        return ",".join(f"{k}={x}" for k, x in v.items())
+    return str(v)
+
+
+def _rules(
+    given: Mapping[str, Any] | Sequence[str] | None,
+    sep: str,
+    value: Callable[[Any], str],
+) -> list[str]:
+    """Rules as the command line takes them, from a mapping (``VARS`` to what to do) or a
+    list of rule strings."""
+    if given is None:
+        return []
+    if isinstance(given, str):
+        return [given]
+    if isinstance(given, Mapping):
+        return [f"{k}{sep}{value(v)}" for k, v in given.items()]
+    return [str(r) for r in given]
 
 
 def unpack(

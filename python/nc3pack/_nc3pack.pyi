@@ -48,6 +48,9 @@ def pack(
     block_size: int,
     threads: int | None,
     force: bool,
+    pco: bool = True,
+    var_rules: list[str] = ...,
+    quantize: list[str] = ...,
 ) -> tuple[int, int, int, str]: ...
 def unpack(
     src: str,

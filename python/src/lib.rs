@@ -385,8 +385,9 @@ fn threads_or_all(threads: Option<usize>) -> PyResult<usize> {
 }
 
 /// Packs `src` into the archive `dst`; returns `(input bytes, output bytes, blocks, hash)`.
+/// `var_rules` and `quantize` are rules as the CLI's `--var` and `--quantize` take them.
 #[pyfunction]
-#[pyo3(signature = (src, dst, level, codec, filter, block_size, threads, force))]
+#[pyo3(signature = (src, dst, level, codec, filter, block_size, threads, force, pco=true, var_rules=Vec::new(), quantize=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn pack(
     py: Python<'_>,
@@ -398,6 +399,9 @@ fn pack(
     block_size: u32,
     threads: Option<usize>,
     force: bool,
+    pco: bool,
+    var_rules: Vec<String>,
+    quantize: Vec<String>,
 ) -> PyResult<(u64, u64, u64, String)> {
     let codec: nc3pack::format::Codec = codec
         .parse()
@@ -421,11 +425,24 @@ fn pack(
                 .with_level(level)
         }
     };
-    let opts = opts
+    let mut opts = opts
         .with_filter(filter)
         .with_block_size(block_size)
         .with_threads(threads_or_all(threads)?)
-        .with_force(force);
+        .with_force(force)
+        .with_pco(pco);
+    for r in &var_rules {
+        let rule = r.parse().map_err(|e: nc3pack::vars::VarParseError| {
+            PyValueError::new_err(format!("var rule {r:?}: {e}"))
+        })?;
+        opts = opts.with_var(rule);
+    }
+    for r in &quantize {
+        let rule = r
+            .parse()
+            .map_err(|e: nc3pack::quantize::QuantizeError| PyValueError::new_err(e.to_string()))?;
+        opts = opts.with_quantize(rule);
+    }
     let s = py
         .detach(|| nc3pack::pack_file(&src, &dst, &opts))
         .map_err(to_py)?;

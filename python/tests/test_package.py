@@ -234,7 +234,9 @@ def test_cache_whole_blocks(tmp_path: Path) -> None:
         # The whole blocks, read again, are decoded again only when they were not kept.
         ds["sst"][10, 0, 0]
         s = ds.cache_stats()
-        assert (s["hits"], s["misses"]) == ((1, spanned) if cache_whole else (0, spanned + 1))
+        assert (s["hits"], s["misses"]) == (
+            (1, spanned) if cache_whole else (0, spanned + 1)
+        )
     ds.set_cache_whole_blocks(True)
     assert ds.cache_whole_blocks
     plain = nc3pack.open(SAMPLES / "gridded_sst.nc", cache_whole_blocks=False)
@@ -344,3 +346,52 @@ def test_info_is_cli_json(packed: dict[str, Path]) -> None:
             timeout=60,
         ).stdout
         assert nc3pack.info(path) == json.loads(out)
+
+
+def test_pack_per_variable_settings_and_pco(tmp_path: Path) -> None:
+    """``variables`` sets a variable's block size as ``--var`` does (a mapping and a rule
+    list give the same archive); ``pco=False`` keeps pco out; values read back as
+    netCDF4-python reads the original."""
+    src = SAMPLES / "gridded_sst.nc"
+    a, b, c = tmp_path / "a.nc3z", tmp_path / "b.nc3z", tmp_path / "c.nc3z"
+    nc3pack.pack(src, a, variables={"sst": {"block-size": "4KiB", "level": 5}})
+    nc3pack.pack(src, b, variables=["sst:block-size=4KiB,level=5"])
+    assert a.read_bytes() == b.read_bytes()
+    info = nc3pack.info(a)["archive"]
+    assert info["format_version"] == "1.1"
+    sizes = {s["name"]: s["block_bytes"] for s in info["streams"]}
+    assert sizes["sst"] == 4096 and sizes["lat"] == 1 << 20
+    nc3pack.pack(SAMPLES / "obs_points.nc", c, pco=False)
+    assert "pco" not in nc3pack.info(c)["archive"]["blocks_by_method"]
+    ref = reference(src)
+    assert ref is not None
+    assert np.array_equal(nc3pack.open(a)["sst"][...], ref["sst"][...])
+    with pytest.raises(ValueError, match="no_such"):
+        nc3pack.pack(src, tmp_path / "d.nc3z", variables={"no_such": {"level": 3}})
+    assert not (tmp_path / "d.nc3z").exists()
+
+
+def test_pack_quantize(tmp_path: Path) -> None:
+    """``quantize`` as ``--quantize``: the archive unpacks to a file netCDF4-python reads
+    with netCDF-C's quantization attribute and values within the BitRound bound; a bad
+    rule is a ValueError and writes nothing."""
+    src = SAMPLES / "gridded_sst.nc"
+    z, out = tmp_path / "q.nc3z", tmp_path / "q.nc"
+    nc3pack.pack(src, z, quantize={"sst": "bitround:7"})
+    assert nc3pack.info(z)["archive"]["lossy"]["variables"] == {"sst": "bitround:7"}
+    nc3pack.unpack(z, out)
+    ref, got = reference(src), reference(out)
+    assert ref is not None and got is not None
+    assert got["sst"].getncattr("_QuantizeBitRoundNumberOfSignificantBits") == 7
+    fill = ref["sst"].getncattr("_FillValue")
+    x = np.asarray(ref["sst"][...], dtype=np.float64)
+    y = np.asarray(got["sst"][...], dtype=np.float64)
+    keep = x == fill
+    assert np.array_equal(x[keep], y[keep])
+    assert not np.array_equal(x, y)
+    assert np.all(np.abs(y[~keep] - x[~keep]) <= np.abs(x[~keep]) * 2.0**-8)
+    with pytest.raises(ValueError, match="bitround"):
+        nc3pack.pack(src, tmp_path / "bad.nc3z", quantize={"sst": "bitround:99"})
+    with pytest.raises(ValueError, match="VARS=bitround:NSB"):
+        nc3pack.pack(src, tmp_path / "bad.nc3z", quantize=["sst"])
+    assert not (tmp_path / "bad.nc3z").exists()
