@@ -408,13 +408,27 @@ class Dataset:
         self.close()
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        if self._storage_options is None:
-            return (Dataset, (self._path,))
-        return (_reopen, (self._path, self._storage_options))
+        # The copy (dask pickles datasets to its workers) opens the file again with the
+        # same storage options and cache settings; its cache starts empty.
+        budget, whole = None, True
+        r = self._reader
+        if r is not None and r.is_archive:
+            budget, whole = int(r.cache_stats()["budget"]), bool(r.cache_whole_blocks)
+        return (_reopen, (self._path, self._storage_options, budget, whole))
 
 
-def _reopen(path: str, storage_options: dict[str, Any]) -> Dataset:
-    return Dataset(path, storage_options=storage_options)
+def _reopen(
+    path: str,
+    storage_options: dict[str, Any] | None,
+    cache_budget: int | None = None,
+    cache_whole_blocks: bool = True,
+) -> Dataset:
+    return Dataset(
+        path,
+        storage_options=storage_options,
+        cache_budget=cache_budget,
+        cache_whole_blocks=cache_whole_blocks,
+    )
 
 
 def open(

@@ -269,6 +269,15 @@ def test_pickle_and_close(packed: dict[str, Path]) -> None:
     ds = nc3pack.open(packed["gridded_sst.nc"])
     again = pickle.loads(pickle.dumps(ds))
     assert np.array_equal(again["lat"][:], ds["lat"][:])
+    # The copy keeps the cache settings (dask pickles datasets to its workers).
+    tuned = nc3pack.open(
+        packed["gridded_sst.nc"], cache_budget=12345, cache_whole_blocks=False
+    )
+    copy = pickle.loads(pickle.dumps(tuned))
+    assert copy.cache_stats()["budget"] == 12345
+    assert copy.cache_whole_blocks is False
+    orig = pickle.loads(pickle.dumps(nc3pack.open(SAMPLES / "gridded_sst.nc")))
+    assert not orig.is_archive
     ds.close()
     with pytest.raises(ValueError, match="closed"):
         ds["lat"][:]
