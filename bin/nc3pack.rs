@@ -497,13 +497,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let n = if a.output.as_os_str() == "-" {
                 let stdout = Path::new("<stdout>");
-                nc3pack::unpack_to_writer(&a.input, std::io::stdout(), stdout, &opts)
-                .map_err(|e| match e {
-                    e @ nc3pack::Error::HashMismatch { .. } => anyhow::anyhow!(
-                        "{e}; the bytes written to standard output are not the original: discard them"
-                    ),
-                    e => e.into(),
-                })?
+                match nc3pack::unpack_to_writer(&a.input, std::io::stdout(), stdout, &opts) {
+                    Ok(n) => n,
+                    // A reader that stops early (`| head`) is not an error: stop quietly.
+                    Err(nc3pack::Error::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::BrokenPipe =>
+                    {
+                        return Ok(());
+                    }
+                    Err(e @ nc3pack::Error::HashMismatch { .. }) => {
+                        return Err(anyhow::anyhow!(
+                            "{e}; the bytes written to standard output are not the original: discard them"
+                        ))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             } else {
                 nc3pack::unpack_file(&a.input, &a.output, &opts)?
             };

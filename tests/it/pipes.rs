@@ -259,3 +259,33 @@ fn commands_that_seek_refuse_a_pipe_in_one_clear_line() {
         "{stdout}"
     );
 }
+
+/// `nc3pack unpack ARCHIVE - | head`: the reader closing the pipe early ends unpack quietly
+/// with exit status 0 (as `slice` does), with no error and no summary line.
+#[test]
+fn unpack_into_a_closed_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = temp_dir();
+    let z = dir.path().join("sst.nc3z");
+    nc3pack::pack_file(
+        &sample("gridded_sst.nc"),
+        &z,
+        &nc3pack::PackOptions::default(),
+    )
+    .unwrap();
+    // 6 MB restored: far more than a pipe holds.
+    let mut child = Command::new(crate::util::BIN)
+        .args(["unpack".as_ref(), z.as_os_str(), "-".as_ref()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    assert_eq!(&head[..3], b"CDF");
+    // The pipe's read end is closed here.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
