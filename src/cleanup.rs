@@ -107,9 +107,11 @@ static PENDING: AtomicI32 = AtomicI32::new(0);
 /// An operation that, on SIGINT, SIGTERM or SIGHUP, undoes its work and then calls [`die`]
 /// (checking [`pending_signal`] often enough). Dropping it with a signal pending dies too.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "remote"), allow(dead_code))] // only uploads (remote) abort
 pub(crate) struct Abortable(());
 
 impl Abortable {
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) fn new() -> Abortable {
         ABORTABLE.fetch_add(1, SeqCst);
         Abortable(())
@@ -127,6 +129,7 @@ impl Drop for Abortable {
 
 /// The signal received while an [`Abortable`] operation was running, if any: the operation
 /// should undo its work and call [`die`].
+#[cfg_attr(not(feature = "remote"), allow(dead_code))] // only uploads (remote) abort
 pub(crate) fn pending_signal() -> Option<libc::c_int> {
     match PENDING.load(SeqCst) {
         0 => None,
@@ -135,6 +138,7 @@ pub(crate) fn pending_signal() -> Option<libc::c_int> {
 }
 
 /// Removes every registered file and dies by `sig` (default action), as the handler does.
+#[cfg_attr(not(feature = "remote"), allow(dead_code))] // only uploads (remote) abort
 pub(crate) fn die(sig: libc::c_int) -> ! {
     remove_registered_and_raise(sig);
     // Not reached: the signal's default action ends the process.

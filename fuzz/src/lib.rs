@@ -634,8 +634,8 @@ pub fn exercise_repair(data: &[u8]) {
     let input = dir.join("in.nc3z");
     let output = dir.join("out.nc3z");
     std::fs::write(&input, data).expect("write scratch input");
-    let _ = nc3pack::verify(&input, None, 1);
-    match nc3pack::reindex(&input, &output, true) {
+    let _ = nc3pack::verify(&input, &nc3pack::VerifyOptions::default().with_threads(1));
+    match nc3pack::reindex(&input, &output, &nc3pack::ReindexOptions::default().with_force(true)) {
         Ok(rep) => {
             let a = Archive::open(&output);
             assert!(
@@ -647,7 +647,7 @@ pub fn exercise_repair(data: &[u8]) {
             assert_eq!(a.lost_blocks().len(), rep.lost.len(), "lost blocks");
             check_constant_blocks(&a);
             check_recoverable(&std::fs::read(&output).expect("read the reindexed archive"));
-            let vr = nc3pack::verify(&output, None, 1).expect("verify the reindexed file");
+            let vr = nc3pack::verify(&output, &nc3pack::VerifyOptions::default().with_threads(1)).expect("verify the reindexed file");
             // Reindex checks CRCs but does not decompress, so a frame with intact CRCs and a
             // payload that does not decode (possible here only because fix_crcs forges CRCs) is
             // kept and verify reports it; the hash may not match either. But the structure it
@@ -1005,7 +1005,7 @@ pub fn exercise_pack(data: &[u8]) {
             exercise_archive(&ra, false);
             // A packed archive is intact (constants frames listing exactly its constant
             // blocks included), and a scan recovers all of it without the index.
-            let vr = nc3pack::verify(&from_reader, None, 1)
+            let vr = nc3pack::verify(&from_reader, &nc3pack::VerifyOptions::default().with_threads(1))
                 .unwrap_or_else(|e| panic!("verify of a packed archive fails: {e}"));
             assert!(
                 vr.is_intact() && vr.hash_checked,
