@@ -147,41 +147,52 @@ fn hash_file(file: &File, path: &Path, progress: &(dyn Fn(u64) + Sync)) -> Resul
     Ok((h.digest128(), n))
 }
 
-/// Copies `len` bytes at `src` of `file` to `w`, quantizing the first `data` of them as values
-/// of type `t` with `q`; bytes past the end of `file` are written as zeros.
-#[allow(clippy::too_many_arguments)] // the pieces of one copy
-fn copy(
-    file: &File,
-    path: &Path,
-    src: u64,
-    len: u64,
-    data: u64,
-    t: NcType,
-    q: Option<&(super::quantize::Quantization, Keep)>,
+/// The original file's bytes copied to the quantized file, a piece at a time.
+struct Copier<'a, W: Write> {
+    /// The original file, its name and length.
+    file: &'a File,
+    path: &'a Path,
     file_len: u64,
-    buf: &mut Vec<u8>,
-    w: &mut impl Write,
-    werr: &dyn Fn(std::io::Error) -> Error,
-) -> Result<()> {
-    let esize = t.size() as u64;
-    let step = (CHUNK as u64 / esize).max(1) * esize;
-    let mut done = 0u64;
-    while done < len {
-        let n = step.min(len - done);
-        buf.clear();
-        buf.resize(n as usize, 0);
-        let at = src + done;
-        let avail = file_len.saturating_sub(at).min(n) as usize;
-        file.read_exact_at(&mut buf[..avail], at)
-            .map_err(io_err(path, "read"))?;
-        if let Some((q, keep)) = q {
-            let qn = data.saturating_sub(done).min(n) as usize;
-            q.apply_be(t, &mut buf[..qn], keep);
+    /// The quantized file, and the error of a write to it.
+    w: W,
+    werr: &'a dyn Fn(std::io::Error) -> Error,
+    /// A piece of at most [`CHUNK`] bytes.
+    buf: Vec<u8>,
+}
+
+impl<W: Write> Copier<'_, W> {
+    /// Copies `len` bytes at `src` of the original, quantizing the first `data` of them as
+    /// values of type `t` with `q`; bytes past the end of the original are written as zeros.
+    fn copy(
+        &mut self,
+        src: u64,
+        len: u64,
+        data: u64,
+        t: NcType,
+        q: Option<&(super::quantize::Quantization, Keep)>,
+    ) -> Result<()> {
+        let esize = t.size() as u64;
+        let step = (CHUNK as u64 / esize).max(1) * esize;
+        let mut done = 0u64;
+        while done < len {
+            let n = step.min(len - done);
+            let buf = &mut self.buf;
+            buf.clear();
+            buf.resize(n as usize, 0);
+            let at = src + done;
+            let avail = self.file_len.saturating_sub(at).min(n) as usize;
+            self.file
+                .read_exact_at(&mut buf[..avail], at)
+                .map_err(io_err(self.path, "read"))?;
+            if let Some((q, keep)) = q {
+                let qn = data.saturating_sub(done).min(n) as usize;
+                q.apply_be(t, &mut buf[..qn], keep);
+            }
+            self.w.write_all(buf).map_err(self.werr)?;
+            done += n;
         }
-        w.write_all(buf).map_err(werr)?;
-        done += n;
+        Ok(())
     }
-    Ok(())
 }
 
 /// Writes the quantized netCDF-3 file of `file` (parsed as `h`, laid out as `layout`) to `out`.
@@ -204,9 +215,15 @@ pub(crate) fn write_quantized(
         op: "write",
         source: e,
     };
-    let mut w = BufWriter::with_capacity(1 << 20, out);
-    w.write_all(&bytes).map_err(werr)?;
-    let mut buf = Vec::new();
+    let mut c = Copier {
+        file,
+        path,
+        file_len: layout.file_len,
+        w: BufWriter::with_capacity(1 << 20, out),
+        werr: &werr,
+        buf: Vec::new(),
+    };
+    c.w.write_all(&bytes).map_err(werr)?;
     let nvars = h.var_count();
     // Fixed variables, in header order (so in order of `begin` in the new file); then the
     // added quantization variables (one `char`, padded to 4 bytes, filled with NC_FILL_CHAR).
@@ -215,22 +232,16 @@ pub(crate) fn write_quantized(
             continue;
         }
         if i >= nvars {
-            w.write_all(&[0u8; 4]).map_err(werr)?;
+            c.w.write_all(&[0u8; 4]).map_err(werr)?;
             continue;
         }
         let v = &layout.vars[i];
-        copy(
-            file,
-            path,
+        c.copy(
             v.begin,
             p.vsize,
             v.slab,
             h.var(i).nc_type(),
             plan[i].as_ref(),
-            layout.file_len,
-            &mut buf,
-            &mut w,
-            &werr,
         )?;
     }
     // Records: each record variable's slab, in header order, record after record. With one
@@ -241,22 +252,16 @@ pub(crate) fn write_quantized(
         for &i in &recs {
             let v = &layout.vars[i];
             let len = if single { v.slab } else { places[i].vsize };
-            copy(
-                file,
-                path,
+            c.copy(
                 v.begin + r * layout.recsize,
                 len,
                 v.slab,
                 h.var(i).nc_type(),
                 plan[i].as_ref(),
-                layout.file_len,
-                &mut buf,
-                &mut w,
-                &werr,
             )?;
         }
     }
-    w.flush().map_err(werr)?;
+    c.w.flush().map_err(werr)?;
     Ok(())
 }
 
