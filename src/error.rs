@@ -235,6 +235,17 @@ pub enum ArchiveError {
         /// Archive length.
         len: u64,
     },
+    /// The lead's record count is not the one its header and original length give (what the
+    /// writer records): `reindex` cannot rebuild such an archive.
+    #[error("record count {stored} is not the {expected} the header and the file length ({file_len} bytes) give")]
+    RecordCount {
+        /// Record count in the lead.
+        stored: u64,
+        /// Record count the header and the original length give.
+        expected: u64,
+        /// The original's length, from the lead.
+        file_len: u64,
+    },
     /// The archive just written would not open (a bug in the writer).
     #[error("the archive written would not open: {0}")]
     WouldNotOpen(Box<ArchiveError>),

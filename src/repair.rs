@@ -994,8 +994,9 @@ pub struct ReindexReport {
 ///
 /// # Errors
 ///
-/// [`Error::Archive`] when the lead or header frame is damaged (nothing to scan against),
-/// [`Error::Io`] when `input` cannot be read or `output` written, [`Error::NotSeekable`] for an
+/// [`Error::Archive`] when the lead or header frame is damaged (nothing to scan against), or
+/// the lead's record count is not the one its header and original length give
+/// ([`crate::error::ArchiveError::RecordCount`]), [`Error::Io`] when `input` cannot be read or `output` written, [`Error::NotSeekable`] for an
 /// `input` that is a pipe or device, [`Error::OutputExists`] for an existing `output` without
 /// `force`, [`Error::Refused`] for an `output` that is the input or a directory. On an error no
 /// output is left behind.
@@ -1004,6 +1005,26 @@ pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Res
     let f = crate::read::open_seekable(input, "reindex")?;
     let len = f.size().map_err(io_err(input, "stat"))?;
     let (lead, hb, header, sizes, layout, start) = read_front_layout(&f, input, len)?;
+    // The lead is copied to the output as it is: one whose record count the writer would not
+    // have recorded (intact checksum, wrong count) cannot be repaired here, and an archive
+    // rebuilt around it would not verify.
+    let bad_lead = |source| Error::Archive {
+        path: input.to_path_buf(),
+        part: "lead",
+        offset: 24,
+        source,
+    };
+    match Layout::new(&header, lead.file_len) {
+        Ok(l) if l.numrecs == lead.numrecs => {}
+        Ok(l) => {
+            return Err(bad_lead(ArchiveError::RecordCount {
+                stored: lead.numrecs,
+                expected: l.numrecs,
+                file_len: lead.file_len,
+            }))
+        }
+        Err(e) => return Err(bad_lead(ArchiveError::Layout(Box::new(e)))),
+    }
     let all = streams_with(&layout, &sizes);
     let sc = scan_for(&f, start, len, fits_layout(&all)).map_err(io_err(input, "read"))?;
     let mut report = ReindexReport {

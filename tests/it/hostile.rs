@@ -728,3 +728,34 @@ fn fuzz_findings_fail_cleanly() {
         }
     }
 }
+
+/// A lead whose record count (checksum intact) is not the one its header and original length
+/// give: `reindex` refuses it in one error naming the lead and the counts, and writes nothing
+/// (it used to copy the lead into an archive that `verify` then reported damaged). Found by the
+/// `archive_fixcrc` fuzz target.
+#[test]
+fn reindex_refuses_a_lead_with_another_record_count() {
+    let mut b = base_archive();
+    let numrecs = u64::from_le_bytes(b[24..32].try_into().unwrap());
+    assert!(numrecs >= 2, "the base archive has records");
+    put64(&mut b, 24, numrecs - 1);
+    fix_lead(&mut b);
+    let dir = temp_dir();
+    let (z, out) = (dir.path().join("z.nc3z"), dir.path().join("out.nc3z"));
+    std::fs::write(&z, &b).unwrap();
+    let e = nc3pack::reindex(&z, &out, &nc3pack::ReindexOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::Archive {
+                part: "lead",
+                offset: 24,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let want = format!("record count {} is not the {numrecs}", numrecs - 1);
+    assert!(e.to_string().contains(&want), "{e}");
+    assert!(!out.exists());
+}
