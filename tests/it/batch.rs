@@ -1629,7 +1629,7 @@ fn var_rules_apply_to_every_file_of_a_batch_and_a_missing_name_fails_that_file_o
     // Each packed file has the rule applied: sst (float, 24 x 180 x 360) in blocks of 40000
     // bytes, each compressed with deflate; the other variables keep the defaults (1 MiB).
     for name in ["a/g1.nc.nc3z", "b/g2.nc.nc3z"] {
-        let a = nc3pack::Archive::open(&out.join(name)).unwrap();
+        let a = nc3pack::Archive::open(out.join(name)).unwrap();
         let sst = a.header().var_id("sst").unwrap();
         assert_eq!(a.block_bytes(sst), 40000, "{name}");
         assert_eq!(a.block_count(sst), (24 * 180 * 360 * 4u64).div_ceil(40000));
