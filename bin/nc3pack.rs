@@ -54,7 +54,8 @@ struct VerifyArgs {
     /// OUT/.nc3pack) list, in parallel, against the recorded hashes; prints the failures and a
     /// summary. A manifest in OUT/.nc3pack finds its archives in that OUT (a moved collection
     /// verifies where it is); another by their recorded paths (relative ones from its
-    /// directory).
+    /// directory). A manifest may be an s3:// URL, or s3://BUCKET/PREFIX/.nc3pack/ for every
+    /// shard's: the archives are then the objects under PREFIX.
     #[arg(long, num_args = 1.., value_name = "MANIFEST")]
     manifest: Vec<PathBuf>,
     /// Also check that this original netCDF-3 file is what the archive restores; with
@@ -101,7 +102,10 @@ struct PackArgs {
     /// Pack every input into this directory, in parallel, as OUT/NAME.nc3z where NAME is the
     /// input's path relative to the root; a bad file, or a path that cannot be read, is
     /// reported at the end and does not stop the others. A manifest of what was done is
-    /// appended to OUT/.nc3pack/, and a rerun skips what it records as packed.
+    /// appended to OUT/.nc3pack/, and a rerun skips what it records as packed. OUT may be an
+    /// S3 prefix, s3://BUCKET/PREFIX/: each archive is then the object PREFIX/NAME.nc3z
+    /// (uploaded complete or not at all), and the manifest is kept locally (see --manifest)
+    /// and copied to PREFIX/.nc3pack/ every 30 s and at the end.
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
     /// With -o: also pack the paths listed in this file, one a line (`-`: standard input).
@@ -116,13 +120,16 @@ struct PackArgs {
     /// I counts from 0), so that N processes cover each file once.
     #[arg(long, value_name = "I/N", requires = "output_dir")]
     shard: Option<nc3pack::__private::Shard>,
-    /// With -o: append the manifest here [default: OUT/.nc3pack/manifest-I-of-N.jsonl].
+    /// With -o: append the manifest here [default: OUT/.nc3pack/manifest-I-of-N.jsonl; with
+    /// an s3:// OUT, ./.nc3pack/BUCKET/PREFIX/manifest-I-of-N.jsonl, copied to
+    /// s3://BUCKET/PREFIX/.nc3pack/manifest-I-of-N.jsonl].
     #[arg(long, value_name = "PATH", requires = "output_dir")]
     manifest: Option<PathBuf>,
     /// With -o: DELETE each input once its archive is written, synced, renamed into place and
     /// verified by decoding it back to the input's hash (a rerun deletes those of archives
     /// already done, once verified). Symbolic links, pipes and devices are never deleted
-    /// (kept and listed; not a failure).
+    /// (kept and listed; not a failure). Not with an s3:// OUT (a usage error): verify the
+    /// collection with verify --manifest, then delete.
     #[arg(long, requires = "output_dir")]
     delete_input: bool,
     /// Block codec.
@@ -679,6 +686,99 @@ fn list_lines(
     )))
 }
 
+/// Seconds between the copies of a batch's manifest to its object-store prefix.
+const MANIFEST_COPY_SECS: u64 = 30;
+
+/// The object-store prefix of `pack IN... -o s3://BUCKET/PREFIX/`, with its manifests.
+struct Bucket {
+    prefix: nc3pack::remote::Prefix,
+    /// The manifests of every shard, as uploaded, in local copies (removed when dropped).
+    records: Vec<PathBuf>,
+    _copies: Vec<tempfile::TempPath>,
+    /// This shard's manifest, kept locally.
+    manifest: PathBuf,
+    /// Its key under the prefix: `.nc3pack/manifest-I-of-N.jsonl`.
+    key: String,
+}
+
+impl Bucket {
+    /// Checks the URL and the credentials (listing the uploaded manifests, which also checks
+    /// that the bucket exists and the credentials are accepted), fetches the manifests, and
+    /// starts this shard's local manifest from its uploaded copy if it has none.
+    fn open(url: &str, batch: &Batch) -> anyhow::Result<Bucket> {
+        let prefix = nc3pack::remote::Prefix::new(url, &nc3pack::remote::default_options())?;
+        let name = format!("manifest-{}.jsonl", batch.shard);
+        let key = format!(".nc3pack/{name}");
+        let manifest = batch.manifest.map_or_else(
+            || {
+                // .nc3pack/BUCKET/PREFIX/ under the working directory: per collection.
+                let mut p = PathBuf::from(".nc3pack").join(prefix.bucket());
+                p.push(prefix.prefix());
+                p.join(&name)
+            },
+            Path::to_path_buf,
+        );
+        let mut records = Vec::new();
+        let mut copies = Vec::new();
+        for k in prefix.list(".nc3pack/")? {
+            if !k.ends_with(".jsonl") || k[".nc3pack/".len()..].contains('/') {
+                continue;
+            }
+            let Some(bytes) = prefix.get(&k)? else {
+                continue;
+            };
+            if k == key && !manifest.exists() {
+                if let Some(d) = manifest.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(d).map_err(|source| nc3pack::Error::Io {
+                        path: d.to_path_buf(),
+                        op: "create directory",
+                        source,
+                    })?;
+                }
+                std::fs::write(&manifest, &bytes).map_err(|source| nc3pack::Error::Io {
+                    path: manifest.clone(),
+                    op: "write",
+                    source,
+                })?;
+            }
+            let mut f = tempfile::NamedTempFile::new().context("a temporary manifest copy")?;
+            f.write_all(&bytes).context("a temporary manifest copy")?;
+            let copy = f.into_temp_path();
+            records.push(copy.to_path_buf());
+            copies.push(copy);
+        }
+        // This collection's other local manifests (shards run from the same directory): newer
+        // than their uploaded copies.
+        if batch.manifest.is_none() {
+            if let Some(d) = manifest.parent() {
+                records.push(d.to_path_buf());
+            }
+        }
+        Ok(Bucket {
+            prefix,
+            records,
+            _copies: copies,
+            manifest,
+            key,
+        })
+    }
+
+    /// Makes the local manifest durable and copies it to the bucket with one PUT (the object
+    /// is replaced whole or not at all).
+    fn copy_manifest(&self, m: &nc3pack::__private::manifest::Manifest) -> nc3pack::Result<()> {
+        m.sync()?;
+        match std::fs::read(&self.manifest) {
+            Ok(bytes) => self.prefix.put(&self.key, bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(nc3pack::Error::Io {
+                path: self.manifest.clone(),
+                op: "read",
+                source,
+            }),
+        }
+    }
+}
+
 /// `nc3pack pack IN... -o OUT`: every file, one progress bar, a manifest line per file as it
 /// finishes, failures (and what could not be read while looking for files) listed at the end.
 fn pack_batch(
@@ -693,22 +793,48 @@ fn pack_batch(
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
     use std::sync::Mutex;
     let t = Instant::now();
+    // An object-store prefix: checked (URL, credentials, bucket) before any work, and its
+    // uploaded manifests fetched.
+    let bucket = match dir.to_str().filter(|_| is_url(dir)) {
+        Some(url) => {
+            if batch.delete_input {
+                return Err(nc3pack::Error::from(OptionError::DeleteInputToUrl {
+                    url: url.to_string(),
+                })
+                .into());
+            }
+            Some(Bucket::open(url, batch)?)
+        }
+        None => None,
+    };
+    let out_dir = bucket
+        .as_ref()
+        .map_or_else(|| dir.to_path_buf(), |b| PathBuf::from(b.prefix.url()));
+    let dir = out_dir.as_path();
     let inputs = inputs
         .iter()
         .cloned()
         .map(Ok)
         .chain(list_lines(batch.files_from)?);
-    let records = dir.join(".nc3pack");
-    let manifest_path = batch.manifest.map_or_else(
-        || records.join(format!("manifest-{}.jsonl", batch.shard)),
-        Path::to_path_buf,
-    );
+    let (records, manifest_path) = match &bucket {
+        Some(b) => (b.records.clone(), b.manifest.clone()),
+        None => {
+            let records = dir.join(".nc3pack");
+            let manifest = batch.manifest.map_or_else(
+                || records.join(format!("manifest-{}.jsonl", batch.shard)),
+                Path::to_path_buf,
+            );
+            (vec![records], manifest)
+        }
+    };
     // The manifests of earlier runs are read while the inputs are found.
     let load = || {
         if opts.force {
             Ok(Done::default())
         } else {
-            Done::load(&[records.clone(), manifest_path.clone()])
+            let mut all = records.clone();
+            all.push(manifest_path.clone());
+            Done::load(&all)
         }
     };
     let (plan, done) = std::thread::scope(|s| {
@@ -755,7 +881,24 @@ fn pack_batch(
                 .get_or_insert(err);
         }
     };
-    let write = |e: Entry| write_line(e, false);
+    // With an object-store output, the manifest is copied to the bucket every
+    // `MANIFEST_COPY_SECS` (and at the end).
+    let last_copy = Mutex::new(Instant::now());
+    let copy_if_due = || {
+        let Some(b) = &bucket else { return };
+        let Ok(mut last) = last_copy.try_lock() else {
+            return;
+        };
+        if last.elapsed().as_secs() >= MANIFEST_COPY_SECS {
+            // A failed copy is tried again later, and at the end, where it is an error.
+            let _ = b.copy_manifest(&manifest);
+            *last = Instant::now();
+        }
+    };
+    let write = |e: Entry| {
+        write_line(e, false);
+        copy_if_due();
+    };
     // Inputs `--delete-input` kept (symbolic links, pipes, devices): listed at the end.
     let kept_inputs: Mutex<Vec<(usize, nc3pack::__private::Kept)>> = Mutex::new(Vec::new());
     let note_kept = |i: usize, kept: Option<nc3pack::__private::Kept>| {
@@ -851,7 +994,10 @@ fn pack_batch(
             pb.set_position(n as u64);
         }
     };
-    nc3pack::__private::pack_all(&plan, opts, &done, batch.delete_input, &on_done)?;
+    match &bucket {
+        Some(b) => nc3pack::__private::pack_all_to_prefix(&plan, opts, &done, &b.prefix, &on_done)?,
+        None => nc3pack::__private::pack_all(&plan, opts, &done, batch.delete_input, &on_done)?,
+    }
     // What could not be read while finding the inputs: one line each, written by the first
     // shard only (every shard finds the same).
     if batch.shard.index == 0 {
@@ -881,7 +1027,10 @@ fn pack_batch(
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let synced = manifest.sync();
+    let synced = match &bucket {
+        Some(b) if !bench_no_manifest => b.copy_manifest(&manifest),
+        _ => manifest.sync(),
+    };
     for e in &plan.unreadable {
         eprintln!("nc3pack: {e}");
     }

@@ -16,6 +16,12 @@ pub struct Pending {
 }
 
 impl Pending {
+    /// The temporary file's path (an archive packed for upload is read from it).
+    #[cfg(feature = "remote")]
+    pub(crate) fn path(&self) -> &Path {
+        &self.tmp
+    }
+
     /// Renames the temporary file over the output (refusing an existing one unless forced), then
     /// syncs the directory so that the new name is durable too.
     pub fn commit(self) -> Result<()> {

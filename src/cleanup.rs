@@ -16,7 +16,8 @@
 //! not async-signal-safe. While such an operation is registered (`Abortable`), SIGINT,
 //! SIGTERM and SIGHUP only record the signal (`pending_signal`) and start an alarm of
 //! `ABORT_GRACE_SECS` (10 s); the operation notices, undoes its work and calls `die`, which
-//! removes the registered files and re-raises the signal. A second signal, or the alarm, does that at
+//! removes the registered files and re-raises the signal (with several such operations at once,
+//! the uploads of a batch, the last one to finish undoing does). A second signal, or the alarm, does that at
 //! once, undone or not.
 
 use std::ffi::{c_char, CString};
@@ -119,10 +120,22 @@ impl Abortable {
 }
 
 impl Drop for Abortable {
+    /// With a signal pending, the last operation to end dies by it; one that ends while others
+    /// (uploads of a batch, in parallel) are still undoing theirs waits for the last one (or
+    /// the alarm) to end the process, so that none is cut short.
     fn drop(&mut self) {
-        ABORTABLE.fetch_sub(1, SeqCst);
+        let last = ABORTABLE.fetch_sub(1, SeqCst) == 1;
         if let Some(sig) = pending_signal() {
-            die(sig);
+            if last {
+                die(sig);
+            }
+            // Bounded: the alarm set when the signal came ends the process.
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if ABORTABLE.load(SeqCst) == 0 {
+                    die(sig);
+                }
+            }
         }
     }
 }

@@ -509,6 +509,12 @@ pub enum OptionError {
         /// What is wrong.
         source: CodecError,
     },
+    /// `pack -o s3://...` asked to delete its inputs.
+    #[error("--delete-input cannot be used with an object-store output ({url}): nc3pack deletes an original only once its archive is proven on disk; verify the collection with `nc3pack verify --manifest {url}.nc3pack/` and delete the originals yourself")]
+    DeleteInputToUrl {
+        /// The output prefix.
+        url: String,
+    },
     /// `pack` asked to write to standard output.
     #[error("pack writes an archive to a file, not to standard output (`-`): its lead is rewritten when packing ends, which needs a seekable file")]
     PackToStdout,
@@ -584,6 +590,9 @@ pub enum RemoteError {
     /// There is no object at the URL.
     #[error("no such object")]
     NotFound,
+    /// There is no such bucket.
+    #[error("no such bucket")]
+    NoSuchBucket,
     /// The server answered a range request with the whole object (or not at all).
     #[error("the server does not answer range requests (HTTP 206), which reading needs")]
     NoRanges,

@@ -141,6 +141,8 @@ pub mod __private {
     pub use crate::format::pco::NumKind;
     pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
+    #[cfg(feature = "remote")]
+    pub use crate::pack::batch::pack_all_to_prefix;
     pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, Shard};
     pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;

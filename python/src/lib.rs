@@ -40,7 +40,7 @@ fn to_py(e: Error) -> PyErr {
         // missing credentials PermissionError, a malformed URL or bad settings ValueError,
         // a request that failed (after its retries) OSError.
         Error::Remote { source, .. } => match source {
-            RemoteError::NotFound => PyFileNotFoundError::new_err(msg),
+            RemoteError::NotFound | RemoteError::NoSuchBucket => PyFileNotFoundError::new_err(msg),
             RemoteError::AccessDenied { .. } | RemoteError::NoCredentials => {
                 PyPermissionError::new_err(msg)
             }

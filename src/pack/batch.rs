@@ -57,6 +57,12 @@
 //!
 //! Files are packed in parallel, one per worker thread; a file that fails does not stop the
 //! others.
+//!
+//! **Into object storage.** OUT may be an S3 prefix (`s3://BUCKET/PREFIX/`): the archive of
+//! NAME is then the object `PREFIX/NAME.nc3z`, uploaded complete or not at all, and resuming
+//! checks objects by range requests ([`pack_all_to_prefix`], module `to_prefix`). The manifest
+//! is then kept locally and copied to the bucket by the command line (README, "Into a
+//! bucket"); `--delete-input` is refused.
 
 use crate::atomic::Pending;
 use crate::error::{io_err, spawn_err, Error, NotDeleted, Refusal, Result};
@@ -72,6 +78,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SendError};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
+
+#[cfg(feature = "remote")]
+mod to_prefix;
+#[cfg(feature = "remote")]
+pub use to_prefix::pack_all_to_prefix;
 
 /// A share of a batch: `I/N` on the command line, `index` from 0 to `count - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -392,7 +403,12 @@ pub fn plan(
     } else {
         (sorted.bytes, sorted.ends)
     };
-    let out = std::path::absolute(out).map_err(io_err(out, "resolve"))?;
+    // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
+    let out = if out.to_str().is_some_and(|s| s.contains("://")) {
+        out.to_path_buf()
+    } else {
+        std::path::absolute(out).map_err(io_err(out, "resolve"))?
+    };
     Ok(Plan {
         root,
         out,
@@ -557,8 +573,78 @@ fn is_netcdf(path: &Path) -> std::io::Result<bool> {
     Ok(got >= 4 && &magic[..3] == b"CDF" || got == 8 && magic == *b"\x89HDF\r\n\x1a\n")
 }
 
-/// Decides what to do with input `i` (see the module docs, "Resuming").
-fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
+/// Where a batch's archives are, as [`decide`] looks at them: files under OUT ([`Files`]), or
+/// objects under an object-store prefix.
+trait Archives: Sync {
+    /// [`check_recorded_ends`] of input `i`'s archive (recorded `len` bytes long).
+    fn recorded_ends(
+        &self,
+        plan: &Plan,
+        i: usize,
+        len: u64,
+        size: u64,
+        hash: u128,
+    ) -> std::result::Result<u128, crate::pack::manifest::EndsError>;
+    /// Whether anything is at input `i`'s archive's name.
+    fn exists(&self, plan: &Plan, i: usize) -> Result<bool>;
+    /// [`check_ends`] of input `i`'s existing archive, found with no record; None when it is
+    /// not a regular file (the writer then refuses it).
+    fn ends(
+        &self,
+        plan: &Plan,
+        i: usize,
+        size: u64,
+    ) -> Option<std::result::Result<(u64, u128), crate::pack::manifest::EndsError>>;
+}
+
+/// Archives as files under OUT.
+struct Files;
+
+impl Archives for Files {
+    fn recorded_ends(
+        &self,
+        plan: &Plan,
+        i: usize,
+        len: u64,
+        size: u64,
+        hash: u128,
+    ) -> std::result::Result<u128, crate::pack::manifest::EndsError> {
+        check_recorded_ends(&plan.output(i), len, size, Some(hash))
+    }
+
+    fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {
+        let output = plan.output(i);
+        match std::fs::symlink_metadata(&output) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io_err(&output, "stat")(e)),
+        }
+    }
+
+    fn ends(
+        &self,
+        plan: &Plan,
+        i: usize,
+        size: u64,
+    ) -> Option<std::result::Result<(u64, u128), crate::pack::manifest::EndsError>> {
+        let output = plan.output(i);
+        if !std::fs::metadata(&output).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
+        Some(check_ends(&output, size, None))
+    }
+}
+
+/// Decides what to do with input `i` (see the module docs, "Resuming"), its archive looked at
+/// through `archives`.
+fn decide(
+    plan: &Plan,
+    archives: &dyn Archives,
+    i: usize,
+    done: &Done,
+    force: bool,
+    t: Instant,
+) -> Step {
     let (input, output) = (plan.input(i), plan.output(i));
     let meta = match std::fs::metadata(&input) {
         Ok(m) => m,
@@ -567,7 +653,10 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
             // place: done.
             let r = done.get(plan.name(i));
             if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
-                if check_recorded_ends(&output, r.output_size, r.size, Some(r.hash)).is_ok() {
+                if archives
+                    .recorded_ends(plan, i, r.output_size, r.size, r.hash)
+                    .is_ok()
+                {
                     return Step::Finished(Outcome::Skipped {
                         record: *r,
                         recorded: true,
@@ -590,8 +679,19 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
             input: Some((size, mtime)),
         })
     };
+    // A file found in a directory is packed only if it looks like netCDF (others are ignored).
+    let not_netcdf = || -> Option<Step> {
+        if !plan.given(i) && meta.is_file() {
+            match is_netcdf(&input) {
+                Ok(true) => {}
+                Ok(false) => return Some(Step::Finished(Outcome::NotNetcdf)),
+                Err(e) => return Some(failed(io_err(&input, "read")(e))),
+            }
+        }
+        None
+    };
     if force {
-        return Step::Pack { force, size, mtime };
+        return not_netcdf().unwrap_or(Step::Pack { force, size, mtime });
     }
     let record = done.get(plan.name(i));
     // The common case of a rerun first, with the fewest system calls: a stat of the input
@@ -599,7 +699,10 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
     // length). The input is not read: the same size and mtime are trusted to be the same
     // contents.
     if let Some(r) = record.filter(|r| r.size == size && r.mtime_ns == mtime) {
-        if check_recorded_ends(&output, r.output_size, size, Some(r.hash)).is_ok() {
+        if archives
+            .recorded_ends(plan, i, r.output_size, size, r.hash)
+            .is_ok()
+        {
             return Step::Finished(Outcome::Skipped {
                 record: *r,
                 recorded: true,
@@ -609,10 +712,9 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
             });
         }
     }
-    let exists = match std::fs::symlink_metadata(&output) {
-        Ok(_) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return failed(io_err(&output, "stat")(e)),
+    let exists = match archives.exists(plan, i) {
+        Ok(exists) => exists,
+        Err(e) => return failed(e),
     };
     if exists && record.is_some_and(|r| r.size == size && r.mtime_ns == mtime) {
         // Recorded as this input's archive, and damaged: pack it again.
@@ -622,12 +724,8 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
             mtime,
         };
     }
-    if !plan.given(i) && meta.is_file() {
-        match is_netcdf(&input) {
-            Ok(true) => {}
-            Ok(false) => return Step::Finished(Outcome::NotNetcdf),
-            Err(e) => return failed(io_err(&input, "read")(e)),
-        }
+    if let Some(step) = not_netcdf() {
+        return step;
     }
     if !exists {
         return Step::Pack {
@@ -647,17 +745,17 @@ fn decide(plan: &Plan, i: usize, done: &Done, force: bool, t: Instant) -> Step {
             },
         });
     }
-    // Not a regular file (a directory, a FIFO, a dangling link): the writer refuses it.
-    if !std::fs::metadata(&output).is_ok_and(|m| m.is_file()) {
+    // No record: a run killed between renaming the archive and writing its line, if the
+    // archive is complete and holds this input's hash.
+    let Some(ends) = archives.ends(plan, i, size) else {
+        // Not a regular file (a directory, a FIFO, a dangling link): the writer refuses it.
         return Step::Pack {
             force: false,
             size,
             mtime,
         };
-    }
-    // No record: a run killed between renaming the archive and writing its line, if the
-    // archive is complete and holds this input's hash.
-    if let Ok((output_size, hash)) = check_ends(&output, size, None) {
+    };
+    if let Ok((output_size, hash)) = ends {
         match hash_file(&input) {
             Ok(h) if h == hash => {
                 return Step::Finished(Outcome::Skipped {
@@ -843,7 +941,8 @@ pub fn pack_all(
                         return;
                     }
                     let t = Instant::now();
-                    let (force, size, mtime) = match decide(plan, i, done_before, force, t) {
+                    let (force, size, mtime) = match decide(plan, &Files, i, done_before, force, t)
+                    {
                         Step::Finished(o) => {
                             on_done(i, o);
                             continue;

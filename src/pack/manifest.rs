@@ -15,6 +15,12 @@
 //! not valid UTF-8 is written as a string with U+FFFD for the bytes that are not, and exactly,
 //! in hex, in a second field named after it with `_hex` (`name_hex`, `input_hex`,
 //! `output_hex`); readers take the `_hex` field when there is one.
+//!
+//! A collection packed into object storage (`-o s3://BUCKET/PREFIX/`) has the same lines, with
+//! its objects' URLs as `output`; its manifest is appended to locally and copied whole to
+//! `PREFIX/.nc3pack/` in the bucket. [`verify_collection`] takes manifests by URL too (an
+//! object, or a `.../.nc3pack/` prefix whose `*.jsonl` objects are read), and verifies the
+//! archives they name in the bucket.
 
 use crate::error::{io_err, Result};
 use crate::format::{Footer, Lead, FOOTER_LEN, LEAD_LEN};
@@ -798,7 +804,7 @@ fn read_at_most(f: &std::fs::File, buf: &mut [u8], at: u64) -> Result<usize, End
 
 /// Decodes an archive's lead and footer (of an archive of `len` bytes) and checks them
 /// against the input's `size` and `hash`; returns the lead's hash.
-fn check_decoded(
+pub(crate) fn check_decoded(
     lead: &[u8],
     foot: &[u8],
     len: u64,
@@ -976,9 +982,16 @@ pub fn verify_collection(
     // Each name's last archive, and its failure if the last entry failed (held compactly: a
     // collection may list millions).
     let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
-    for m in manifest_files(manifests)? {
-        let out = collection_of(&m);
-        read(&m, |n, e| match e {
+    // Manifests in object storage are read from local copies (kept until the end).
+    let (urls, paths): (Vec<PathBuf>, Vec<PathBuf>) =
+        manifests.iter().cloned().partition(|p| url_of(p).is_some());
+    let mut listed: Vec<(PathBuf, PathBuf, Option<PathBuf>)> = manifest_files(&paths)?
+        .into_iter()
+        .map(|m| (m.clone(), m.clone(), collection_of(&m)))
+        .collect();
+    let _copies = fetch_remote_manifests(&urls, &mut listed)?;
+    for (m, local, out) in listed {
+        read(&local, |n, e| match e {
             None => report.bad_lines.push((m.clone(), n)),
             Some(e) => {
                 let output = (e.status != Status::Failed)
@@ -1048,6 +1061,60 @@ pub fn verify_collection(
     Ok(report)
 }
 
+/// `p` as a URL (`s3://`, `http(s)://`, `file://`), if it is one.
+fn url_of(p: &Path) -> Option<&str> {
+    p.to_str().filter(|s| {
+        ["s3://", "http://", "https://", "file://"]
+            .iter()
+            .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
+    })
+}
+
+/// Fetches the manifests at `urls` (objects, or prefixes ending with `/` whose `*.jsonl`
+/// objects are taken) into temporary files, adding each to `listed` as (its URL, the local
+/// copy, its collection: the prefix holding its `.nc3pack/`, if it is in one). Returns the
+/// copies, removed when dropped.
+#[cfg(feature = "remote")]
+fn fetch_remote_manifests(
+    urls: &[PathBuf],
+    listed: &mut Vec<(PathBuf, PathBuf, Option<PathBuf>)>,
+) -> Result<Vec<tempfile::TempPath>> {
+    let mut copies = Vec::new();
+    for u in urls {
+        let u = url_of(u).unwrap_or_default();
+        for (url, bytes) in crate::remote::fetch_manifests(u)? {
+            let dir = std::env::temp_dir();
+            let mut f = tempfile::Builder::new()
+                .prefix(".nc3pack-manifest-")
+                .tempfile_in(&dir)
+                .map_err(io_err(&dir, "create a temporary file in"))?;
+            f.write_all(&bytes).map_err(io_err(f.path(), "write"))?;
+            let copy = f.into_temp_path();
+            let out = url
+                .rsplit_once("/.nc3pack/")
+                .filter(|(_, file)| !file.is_empty() && !file.contains('/'))
+                .map(|(collection, _)| PathBuf::from(collection));
+            listed.push((PathBuf::from(&url), copy.to_path_buf(), out));
+            copies.push(copy);
+        }
+    }
+    Ok(copies)
+}
+
+#[cfg(not(feature = "remote"))]
+fn fetch_remote_manifests(
+    urls: &[PathBuf],
+    _listed: &mut Vec<(PathBuf, PathBuf, Option<PathBuf>)>,
+) -> Result<Vec<()>> {
+    match urls.first() {
+        Some(u) => Err(crate::Error::Remote {
+            url: u.display().to_string(),
+            source: crate::error::RemoteError::NotBuilt,
+        }),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// The OUT directory of a collection whose manifest is at `manifest`: the directory holding
 /// the manifest's directory when that is named `.nc3pack`, else `None`. The path is taken as
 /// given (resolved only when it ends in `.` or `..`, or is the current directory).
@@ -1083,6 +1150,7 @@ fn archive_path(out: Option<&Path>, manifest: &Path, name: &[u8], output: PathBu
             p.push(".nc3z");
             p.into()
         }
+        _ if url_of(&output).is_some() => output,
         _ if output.is_relative() => manifest.parent().unwrap_or(Path::new(".")).join(output),
         _ => output,
     }
@@ -1106,7 +1174,17 @@ fn verify_one(name: &[u8], e: &Archived, against: Option<&Path>) -> Result<(), C
     let (Some(size), Some(hash)) = (e.size, e.hash) else {
         return Err(CollectionProblem::NoSizeOrHash);
     };
-    check_ends(&e.output, size, Some(hash))?;
+    match url_of(&e.output) {
+        #[cfg(feature = "remote")]
+        Some(url) if url.len() > 5 && url[..5].eq_ignore_ascii_case("s3://") => {
+            crate::remote::check_url_ends(url, size, Some(hash))?;
+        }
+        // Other URLs are checked by the complete verify below.
+        Some(_) => {}
+        None => {
+            check_ends(&e.output, size, Some(hash))?;
+        }
+    }
     let original = against.map(|root| root.join(OsStr::from_bytes(name)));
     let opts = crate::VerifyOptions {
         against: original.clone(),

@@ -12,6 +12,12 @@
 //! `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, as `object_store`'s `AmazonS3Builder::from_env` reads
 //! them), anonymous access only when asked for (`anon`, or `NC3PACK_ANON=1`).
 //!
+//! Writing: [`upload_file`] (and [`pack_to_url`], [`pack_reader_to_url`]) make one object with a
+//! multipart upload, aborted on an error or a signal; [`Prefix`] is a bucket and key prefix with
+//! one client, which `pack IN... -o s3://BUCKET/PREFIX/` packs a collection into (objects
+//! uploaded the same way, manifests put whole, listed and read back, archives' ends checked by
+//! two range requests).
+//!
 //! ```no_run
 //! use nc3pack::remote::{RemoteOptions, RemoteReader};
 //! let opts = RemoteOptions::from_env().with_anon(true);
@@ -357,56 +363,7 @@ fn store_for(
         }
         let location =
             StorePath::parse(key).map_err(|e| invalid(&format!("bad object key: {e}")))?;
-        let mut b = if opts.from_env {
-            object_store::aws::AmazonS3Builder::from_env()
-        } else {
-            object_store::aws::AmazonS3Builder::new()
-        };
-        let env = |k: &str| opts.from_env && std::env::var_os(k).is_some_and(|v| !v.is_empty());
-        if opts.anon {
-            b = b.with_skip_signature(true);
-        } else {
-            let has_key = opts.access_key_id.is_some() || env("AWS_ACCESS_KEY_ID");
-            let has_secret = opts.secret_access_key.is_some() || env("AWS_SECRET_ACCESS_KEY");
-            let other_source = env("AWS_WEB_IDENTITY_TOKEN_FILE")
-                || env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-                || env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-            if !(has_key && has_secret || other_source && !has_key && !has_secret) {
-                return Err(RemoteError::NoCredentials);
-            }
-        }
-        if let Some(v) = &opts.access_key_id {
-            b = b.with_access_key_id(v);
-        }
-        if let Some(v) = &opts.secret_access_key {
-            b = b.with_secret_access_key(v);
-        }
-        if let Some(v) = &opts.session_token {
-            b = b.with_token(v);
-        }
-        if let Some(v) = &opts.endpoint {
-            b = b.with_endpoint(v);
-        }
-        if let Some(v) = &opts.region {
-            b = b.with_region(v);
-        }
-        if let Some(v) = opts.allow_http {
-            b = b.with_allow_http(v);
-        }
-        // Timeouts set one by one: client options as a whole would drop the environment's
-        // (AWS_ALLOW_HTTP).
-        use object_store::aws::AmazonS3ConfigKey as K;
-        use object_store::ClientConfigKey as C;
-        let store = b
-            .with_bucket_name(bucket)
-            .with_retry(retry)
-            .with_config(K::Client(C::ConnectTimeout), "10s")
-            .with_config(K::Client(C::Timeout), "120s")
-            .build()
-            .map_err(|e| RemoteError::Config {
-                why: one_line(&e.to_string()),
-            })?;
-        Ok((Arc::new(store), location))
+        Ok((s3_store(bucket, opts)?, location))
     } else if lower.starts_with("http://") || lower.starts_with("https://") {
         let scheme_end = url.find("://").unwrap_or(0) + 3;
         let path_at = url[scheme_end..]
@@ -433,6 +390,74 @@ fn store_for(
             "unknown scheme (use s3://, http://, https:// or file://)",
         ))
     }
+}
+
+/// The store of S3 bucket `bucket`, with the options' credentials, endpoint and retries.
+fn s3_store(
+    bucket: &str,
+    opts: &RemoteOptions,
+) -> std::result::Result<Arc<dyn ObjectStore>, RemoteError> {
+    use object_store::{BackoffConfig, RetryConfig};
+    install_crypto();
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            base: 2.0,
+        },
+        max_retries: opts.max_retries,
+        retry_timeout: opts.retry_timeout,
+    };
+    let mut b = if opts.from_env {
+        object_store::aws::AmazonS3Builder::from_env()
+    } else {
+        object_store::aws::AmazonS3Builder::new()
+    };
+    let env = |k: &str| opts.from_env && std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    if opts.anon {
+        b = b.with_skip_signature(true);
+    } else {
+        let has_key = opts.access_key_id.is_some() || env("AWS_ACCESS_KEY_ID");
+        let has_secret = opts.secret_access_key.is_some() || env("AWS_SECRET_ACCESS_KEY");
+        let other_source = env("AWS_WEB_IDENTITY_TOKEN_FILE")
+            || env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+            || env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+        if !(has_key && has_secret || other_source && !has_key && !has_secret) {
+            return Err(RemoteError::NoCredentials);
+        }
+    }
+    if let Some(v) = &opts.access_key_id {
+        b = b.with_access_key_id(v);
+    }
+    if let Some(v) = &opts.secret_access_key {
+        b = b.with_secret_access_key(v);
+    }
+    if let Some(v) = &opts.session_token {
+        b = b.with_token(v);
+    }
+    if let Some(v) = &opts.endpoint {
+        b = b.with_endpoint(v);
+    }
+    if let Some(v) = &opts.region {
+        b = b.with_region(v);
+    }
+    if let Some(v) = opts.allow_http {
+        b = b.with_allow_http(v);
+    }
+    // Timeouts set one by one: client options as a whole would drop the environment's
+    // (AWS_ALLOW_HTTP).
+    use object_store::aws::AmazonS3ConfigKey as K;
+    use object_store::ClientConfigKey as C;
+    let store = b
+        .with_bucket_name(bucket)
+        .with_retry(retry)
+        .with_config(K::Client(C::ConnectTimeout), "10s")
+        .with_config(K::Client(C::Timeout), "120s")
+        .build()
+        .map_err(|e| RemoteError::Config {
+            why: one_line(&e.to_string()),
+        })?;
+    Ok(Arc::new(store))
 }
 
 /// An error message on one line, bounded in length.
@@ -473,6 +498,17 @@ fn classify(e: &object_store::Error) -> RemoteError {
             code: code.unwrap_or_else(|| "AccessDenied".into()),
         },
         E::NotSupported { .. } => RemoteError::NoRanges,
+        // Answers that come as generic errors (a listing's, for one).
+        _ if code.as_deref() == Some("NoSuchBucket") => RemoteError::NoSuchBucket,
+        _ if matches!(
+            code.as_deref(),
+            Some("AccessDenied" | "SignatureDoesNotMatch" | "InvalidAccessKeyId")
+        ) =>
+        {
+            RemoteError::AccessDenied {
+                code: code.unwrap_or_default(),
+            }
+        }
         _ => RemoteError::Request {
             why: one_line(&text),
         },
@@ -1148,10 +1184,31 @@ pub fn upload_file(
     };
     check_writable(url).map_err(err)?;
     let (store, location) = store_for(url, opts).map_err(err)?;
+    upload_to(&store, &location, local, url, force)
+}
+
+/// [`upload_file`] to `location` of `store` (`url` names it in errors).
+fn upload_to(
+    store: &Arc<dyn ObjectStore>,
+    location: &StorePath,
+    local: &std::path::Path,
+    url: &str,
+    force: bool,
+) -> Result<u64> {
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
     let mut f = std::fs::File::open(local).map_err(crate::error::io_err(local, "open"))?;
     let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
     // From here on a signal lets the upload abort before the process dies.
     let abortable = crate::cleanup::Abortable::new();
+    // A signal already received (another upload of a batch is aborting): start nothing.
+    if crate::cleanup::pending_signal().is_some() {
+        drop(abortable);
+        return Ok(0);
+    }
+    let location = location.clone();
     let r = rt.block_on(async {
         match store.head(&location).await {
             Ok(_) if !force => return Err(Error::OutputExists { path: url.into() }),
@@ -1263,6 +1320,342 @@ fn pack_then_upload(
     Ok(summary)
 }
 
+/// A bucket and a key prefix (`s3://BUCKET/PREFIX/`) that `pack IN... -o s3://...` packs a
+/// collection into: one client for all its requests. Keys under it are given relative to the
+/// prefix (`a/2001/x.nc.nc3z`, `.nc3pack/manifest-0-of-1.jsonl`).
+///
+/// ```no_run
+/// let opts = nc3pack::remote::RemoteOptions::from_env();
+/// let p = nc3pack::remote::Prefix::new("s3://bucket/cmip/", &opts)?;
+/// assert_eq!(p.url_of("a/x.nc.nc3z"), "s3://bucket/cmip/a/x.nc.nc3z");
+/// println!("{:?}", p.list(".nc3pack/")?);
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+pub struct Prefix {
+    bucket: String,
+    /// Empty, or ending with `/`.
+    prefix: String,
+    store: Arc<dyn ObjectStore>,
+}
+
+impl std::fmt::Debug for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefix")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prefix {
+    /// The prefix `url` (`s3://BUCKET/`, `s3://BUCKET/PREFIX` or `s3://BUCKET/PREFIX/`: the
+    /// same prefix with or without its last `/`), reached with `opts`. Sends no request.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming the URL: not an `s3://` URL, no bucket, an empty, `.` or `..`
+    /// segment or a control character in the prefix, no credentials, or settings the store
+    /// cannot be built from.
+    pub fn new(url: &str, opts: &RemoteOptions) -> Result<Prefix> {
+        let err = |source: RemoteError| Error::Remote {
+            url: url.to_string(),
+            source,
+        };
+        let invalid = |why: &str| err(RemoteError::InvalidUrl { why: why.into() });
+        check_writable(url).map_err(err)?;
+        if url.contains('?') || url.contains('#') {
+            return Err(invalid(
+                "query strings and fragments are not supported (give the plain URL)",
+            ));
+        }
+        let rest = &url[5..];
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(invalid("an S3 prefix is s3://BUCKET/PREFIX/"));
+        }
+        let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
+        if !prefix.is_empty() {
+            let bad = prefix.split('/').any(|seg| {
+                seg.is_empty() || seg == "." || seg == ".." || seg.chars().any(|c| c.is_control())
+            });
+            if bad {
+                return Err(invalid(
+                    "an empty, `.` or `..` segment, or a control character, in the prefix",
+                ));
+            }
+        }
+        let store = s3_store(bucket, opts).map_err(err)?;
+        Ok(Prefix {
+            bucket: bucket.to_string(),
+            prefix: if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}/")
+            },
+            store,
+        })
+    }
+
+    /// The prefix's URL, ending with `/`.
+    pub fn url(&self) -> String {
+        format!("s3://{}/{}", self.bucket, self.prefix)
+    }
+
+    /// The bucket.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The key prefix: empty, or ending with `/`.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The URL of the object `rel` under the prefix.
+    pub fn url_of(&self, rel: &str) -> String {
+        format!("s3://{}/{}{rel}", self.bucket, self.prefix)
+    }
+
+    fn err(&self, rel: &str) -> impl Fn(RemoteError) -> Error + '_ {
+        let url = self.url_of(rel);
+        move |source| Error::Remote {
+            url: url.clone(),
+            source,
+        }
+    }
+
+    /// The object key of `rel`, checked (no empty, `.` or `..` segment, no control character).
+    fn location(&self, rel: &str) -> Result<StorePath> {
+        StorePath::parse(format!("{}{rel}", self.prefix)).map_err(|e| {
+            self.err(rel)(RemoteError::InvalidUrl {
+                why: format!("not a usable object key: {}", one_line(&e.to_string())),
+            })
+        })
+    }
+
+    /// Checks that `rel` makes a usable object key under the prefix.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming its URL when it does not.
+    pub fn check_key(&self, rel: &str) -> Result<()> {
+        self.location(rel).map(|_| ())
+    }
+
+    /// The length of the object `rel`, or None if there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming its URL when the request fails.
+    pub fn head(&self, rel: &str) -> Result<Option<u64>> {
+        let location = self.location(rel)?;
+        let rt =
+            runtime().map_err(|e| self.err(rel)(RemoteError::Request { why: e.to_string() }))?;
+        match rt.block_on(self.store.head(&location)) {
+            Ok(m) => Ok(Some(m.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(rel)(classify(&e))),
+        }
+    }
+
+    /// The object `rel`'s bytes, or None if there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming its URL when the request fails.
+    pub fn get(&self, rel: &str) -> Result<Option<Vec<u8>>> {
+        let location = self.location(rel)?;
+        let rt =
+            runtime().map_err(|e| self.err(rel)(RemoteError::Request { why: e.to_string() }))?;
+        let got = rt.block_on(async {
+            let r = self.store.get(&location).await?;
+            r.bytes().await
+        });
+        match got {
+            Ok(b) => Ok(Some(b.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(rel)(classify(&e))),
+        }
+    }
+
+    /// Writes `bytes` as the object `rel` with one PUT: the object is replaced whole or not at
+    /// all.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming its URL when the request fails.
+    pub fn put(&self, rel: &str, bytes: Vec<u8>) -> Result<()> {
+        let location = self.location(rel)?;
+        let rt =
+            runtime().map_err(|e| self.err(rel)(RemoteError::Request { why: e.to_string() }))?;
+        rt.block_on(self.store.put(&location, bytes.into()))
+            .map(|_| ())
+            .map_err(|e| self.err(rel)(classify(&e)))
+    }
+
+    /// The keys (relative to the prefix) of the objects whose keys start with the prefix and
+    /// `rel_dir` (a directory: empty, or ending with `/`), at any depth, sorted. Also what checks,
+    /// before a batch starts, that the bucket exists and the credentials are accepted.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] naming the directory's URL when the request fails.
+    pub fn list(&self, rel_dir: &str) -> Result<Vec<String>> {
+        use futures_util::TryStreamExt;
+        let dir = format!("{}{rel_dir}", self.prefix);
+        let location = if dir.is_empty() {
+            None
+        } else {
+            Some(self.location(rel_dir)?)
+        };
+        let rt = runtime()
+            .map_err(|e| self.err(rel_dir)(RemoteError::Request { why: e.to_string() }))?;
+        let metas: Vec<object_store::ObjectMeta> = rt
+            .block_on(self.store.list(location.as_ref()).try_collect())
+            .map_err(|e| self.err(rel_dir)(classify(&e)))?;
+        let mut keys: Vec<String> = metas
+            .into_iter()
+            .filter_map(|m| {
+                m.location
+                    .as_ref()
+                    .strip_prefix(self.prefix.as_str())
+                    .map(str::to_string)
+            })
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Uploads the local file `local` as the object `rel`, as [`upload_file`] does (multipart,
+    /// complete or nothing; aborted on an error or a signal; an existing object refused unless
+    /// `force`). Returns the bytes uploaded (0 when a signal stopped it).
+    ///
+    /// # Errors
+    ///
+    /// As [`upload_file`].
+    pub fn upload(&self, local: &std::path::Path, rel: &str, force: bool) -> Result<u64> {
+        let location = self.location(rel)?;
+        upload_to(&self.store, &location, local, &self.url_of(rel), force)
+    }
+
+    /// Checks the object `rel` as [`crate::pack::manifest::check_recorded_ends`] checks a
+    /// file (with `len`, a recorded length; without, as `check_ends` does): two concurrent
+    /// range requests, for the lead and the footer, which also tell the object's length.
+    pub(crate) fn ends(
+        &self,
+        rel: &str,
+        len: Option<u64>,
+        size: u64,
+        hash: Option<u128>,
+    ) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+        let location = self.location(rel).map_err(|e| ends_io(e.to_string()))?;
+        object_ends(&self.store, &location, len, size, hash)
+    }
+}
+
+fn ends_io(why: String) -> crate::pack::manifest::EndsError {
+    crate::pack::manifest::EndsError::Io {
+        op: "read",
+        source: io::Error::other(why),
+    }
+}
+
+/// Reads the lead and the footer of the object at `location` (two concurrent range requests)
+/// and checks them as a local archive's ends are checked; returns its length and hash.
+fn object_ends(
+    store: &Arc<dyn ObjectStore>,
+    location: &StorePath,
+    len: Option<u64>,
+    size: u64,
+    hash: Option<u128>,
+) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+    use crate::format::{FOOTER_LEN, LEAD_LEN};
+    use crate::pack::manifest::EndsError;
+    let rt = runtime().map_err(|e| EndsError::Io {
+        op: "read",
+        source: e,
+    })?;
+    let get = |range: GetRange| async move {
+        let opts = GetOptions {
+            range: Some(range),
+            ..GetOptions::default()
+        };
+        let r = store.get_opts(location, opts).await?;
+        let n = r.meta.size;
+        Ok::<_, object_store::Error>((n, r.bytes().await?))
+    };
+    let (front, tail) = rt.block_on(futures_util::future::join(
+        get(GetRange::Bounded(0..LEAD_LEN as u64)),
+        get(GetRange::Suffix(FOOTER_LEN as u64)),
+    ));
+    let failed = |e: object_store::Error| match e {
+        object_store::Error::NotFound { .. } => EndsError::Io {
+            op: "open",
+            source: io::Error::new(io::ErrorKind::NotFound, "no such object"),
+        },
+        e if is_range_not_satisfiable(&e) => EndsError::TooShort { len: 0 },
+        e => ends_io(classify(&e).to_string()),
+    };
+    let (n, lead) = front.map_err(failed)?;
+    let (_, foot) = tail.map_err(failed)?;
+    if let Some(len) = len.filter(|&l| l != n) {
+        return Err(EndsError::Length { recorded: len });
+    }
+    if n < (LEAD_LEN + FOOTER_LEN) as u64 {
+        return Err(EndsError::TooShort { len: n });
+    }
+    if lead.len() != LEAD_LEN || foot.len() != FOOTER_LEN {
+        return Err(EndsError::Length { recorded: n });
+    }
+    let h = crate::pack::manifest::check_decoded(&lead, &foot, n, size, hash)?;
+    Ok((n, h))
+}
+
+/// [`Prefix::ends`] of the object at `url` (`s3://BUCKET/KEY`), with the default options
+/// ([`default_options`]): for `verify --manifest`.
+pub(crate) fn check_url_ends(
+    url: &str,
+    size: u64,
+    hash: Option<u128>,
+) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+    let (store, location) =
+        store_for(url, &default_options()).map_err(|e| ends_io(e.to_string()))?;
+    object_ends(&store, &location, None, size, hash)
+}
+
+/// The manifests at `url`: the object itself (`s3://BUCKET/KEY`), or, for a URL ending with
+/// `/`, every `*.jsonl` object directly under it; each with its URL and bytes.
+///
+/// # Errors
+///
+/// [`Error::Remote`] naming the URL when a request fails or there is no such object.
+pub(crate) fn fetch_manifests(url: &str) -> Result<Vec<(String, Vec<u8>)>> {
+    let opts = default_options();
+    if url.ends_with('/') {
+        let dir = Prefix::new(url, &opts)?;
+        let mut out = Vec::new();
+        for k in dir.list("")? {
+            if k.ends_with(".jsonl") && !k.contains('/') {
+                if let Some(b) = dir.get(&k)? {
+                    out.push((dir.url_of(&k), b));
+                }
+            }
+        }
+        return Ok(out);
+    }
+    let err = |source: RemoteError| Error::Remote {
+        url: url.to_string(),
+        source,
+    };
+    let (store, location) = store_for(url, &opts).map_err(err)?;
+    let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
+    let got = rt.block_on(async {
+        let r = store.get(&location).await?;
+        r.bytes().await
+    });
+    got.map(|b| vec![(url.to_string(), b.to_vec())])
+        .map_err(|e| err(classify(&e)))
+}
+
 /// An object read from its start to its end in one pass, as from a pipe: one GET for a remote
 /// object (its body arrives as it is read), or the local file of a `file://` URL. Made by
 /// [`open_stream`].
@@ -1355,14 +1748,14 @@ impl io::Read for ObjectStream {
 
 /// A temporary archive in the temporary directory, removed when dropped, and by the signal
 /// handlers of [`crate::cleanup`] (a signal must not leave it behind).
-struct TempArchive {
-    path: std::path::PathBuf,
+pub(crate) struct TempArchive {
+    pub(crate) path: std::path::PathBuf,
     // Dropped in this order: the file removed, then taken out of the registry.
     _file: tempfile::TempPath,
     _registered: crate::cleanup::Registered,
 }
 
-fn temp_archive() -> Result<TempArchive> {
+pub(crate) fn temp_archive() -> Result<TempArchive> {
     let dir = std::env::temp_dir();
     let file = tempfile::Builder::new()
         .prefix(".nc3pack-upload-")

@@ -1543,3 +1543,114 @@ fn delete_input_deletes_only_originals_whose_archives_are_proven() {
         assert!(std::fs::metadata(&manifest).is_ok());
     }
 }
+
+#[test]
+fn force_still_ignores_files_found_that_are_not_netcdf() {
+    // A rerun with --force packs everything again, but a text file found in the tree is still
+    // not an input (it was ignored by the first run, and must not become a failure).
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(&input, &["a/x.nc".into(), "b/y.cdf".into()], "scalars.nc");
+    std::fs::write(input.join("a/README.txt"), "notes, not netCDF").unwrap();
+    let out = dir.path().join("out");
+    for force in [false, true] {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["pack".as_ref(), "-q".as_ref()];
+        if force {
+            args.push("--force".as_ref());
+        }
+        args.extend([input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+        let (code, _, err) = nc3pack(&args, None);
+        assert_eq!(code, 0, "force {force}: {err}");
+        assert_eq!(err, "", "force {force}");
+    }
+    assert_eq!(tree(&out), ["a/x.nc.nc3z", "b/y.cdf.nc3z"]);
+    let mut st = statuses(&out.join(".nc3pack"));
+    st.sort();
+    let packed = |n: &str| ("packed".to_string(), n.to_string());
+    assert_eq!(
+        st,
+        [
+            packed("a/x.nc"),
+            packed("a/x.nc"),
+            packed("b/y.cdf"),
+            packed("b/y.cdf")
+        ]
+    );
+}
+
+#[test]
+fn var_rules_apply_to_every_file_of_a_batch_and_a_missing_name_fails_that_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a/g1.nc".into(), "b/g2.nc".into()],
+        "gridded_sst.nc",
+    );
+    populate(&input, &["c/s.nc".into()], "scalars.nc");
+    let out = dir.path().join("out");
+    let (code, _, err) = nc3pack(
+        &[
+            "pack".as_ref(),
+            "--var".as_ref(),
+            "sst:block-size=40000,codec=deflate".as_ref(),
+            input.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    // The file without `sst` fails, naming the pattern and its variables; the others are packed.
+    let failure = err
+        .lines()
+        .find(|l| l.contains("s.nc"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        failure.contains("no variable of") && failure.contains("\"sst\""),
+        "{err}"
+    );
+    assert!(err.contains("packed 2 of 3 files"), "{err}");
+    assert!(
+        err.lines().last().unwrap().contains("1 of 3 files failed"),
+        "{err}"
+    );
+    assert_eq!(tree(&out), ["a/g1.nc.nc3z", "b/g2.nc.nc3z"]);
+    let mut st = statuses(&out.join(".nc3pack"));
+    st.sort();
+    assert_eq!(
+        st,
+        [
+            ("failed".to_string(), "c/s.nc".to_string()),
+            ("packed".to_string(), "a/g1.nc".to_string()),
+            ("packed".to_string(), "b/g2.nc".to_string()),
+        ]
+    );
+    // Each packed file has the rule applied: sst (float, 24 x 180 x 360) in blocks of 40000
+    // bytes, each compressed with deflate; the other variables keep the defaults (1 MiB).
+    for name in ["a/g1.nc.nc3z", "b/g2.nc.nc3z"] {
+        let a = nc3pack::Archive::open(out.join(name)).unwrap();
+        let sst = a.header().var_id("sst").unwrap();
+        assert_eq!(a.block_bytes(sst), 40000, "{name}");
+        assert_eq!(a.block_count(sst), (24 * 180 * 360 * 4u64).div_ceil(40000));
+        assert!(
+            (0..a.block_count(sst))
+                .any(|b| a.entry(sst, b).codec == nc3pack::format::Codec::Deflate),
+            "{name}"
+        );
+        let time = a.header().var_id("time").unwrap();
+        assert_eq!(a.block_sizes().var(time), 1 << 20, "{name}");
+        // And it restores the original exactly.
+        let back = dir.path().join("back.nc");
+        nc3pack::unpack_file(
+            &out.join(name),
+            &back,
+            &nc3pack::UnpackOptions::default().with_force(true),
+        )
+        .unwrap();
+        assert!(
+            std::fs::read(&back).unwrap()
+                == std::fs::read(samples_dir().join("gridded_sst.nc")).unwrap()
+        );
+    }
+}

@@ -1442,3 +1442,492 @@ fn storage_options_are_checked() {
         "{e}"
     );
 }
+
+// ---- `pack IN... -o s3://BUCKET/PREFIX/`: a collection packed into a bucket ----
+
+/// The keys of the objects under `prefix/` in the bucket (the server keeps each object as a
+/// file, and its bookkeeping outside the bucket's directory), relative to it, sorted.
+fn keys(s3: &S3Server, prefix: &str) -> Vec<String> {
+    let top = s3.dir.path().join(BUCKET).join(prefix);
+    let mut found = Vec::new();
+    let mut todo = vec![top.clone()];
+    // Bounded by the tree: each directory is read once.
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                found.push(p.strip_prefix(&top).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A small tree of netCDF-3 files (and a text file, which is not one) under `root`; returns
+/// each input's name and sample.
+fn collection(root: &Path) -> Vec<(&'static str, &'static str)> {
+    let files = [
+        ("a/x.nc", "scalars.nc"),
+        ("a/2001/y.cdf", "classic_records.nc"),
+        ("b/no suffix", "cdf5_types.nc"),
+        ("b/c/z.nc", "fill_values.nc"),
+    ];
+    for (name, sample_name) in files {
+        let p = root.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(sample(sample_name), &p).unwrap();
+    }
+    std::fs::write(root.join("a/notes.txt"), "not netCDF: not an input").unwrap();
+    files.to_vec()
+}
+
+/// The (status, name) of each line of a manifest.
+fn manifest_statuses(bytes: &[u8]) -> Vec<(String, String)> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["status"].as_str().unwrap().to_string(),
+                v["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Runs the command with a time limit of 120 s; returns (exit code, stdout, stderr).
+fn output_bounded(c: &mut Command) -> (i32, Vec<u8>, String) {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start nc3pack");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut b).unwrap();
+        b
+    });
+    let mut e = String::new();
+    std::io::Read::read_to_string(&mut err, &mut e).unwrap();
+    let mut status = None;
+    for _ in 0..12000 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let Some(status) = status else {
+        let _ = child.kill();
+        panic!("nc3pack did not end within 120 s: {e}");
+    };
+    (
+        status.code().expect("nc3pack was killed by a signal"),
+        reader.join().unwrap(),
+        e,
+    )
+}
+
+#[test]
+fn s3_batch_mirrors_the_tree_under_a_prefix_resumes_and_verifies() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("tree");
+    let files = collection(&tree);
+    // The local manifest goes under the working directory: one for each of two machines.
+    let (here, there) = (work.path().join("here"), work.path().join("there"));
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&there).unwrap();
+    let run = |cwd: &Path, extra: &[&str]| {
+        output_bounded(
+            s3.cmd(SECRET)
+                .current_dir(cwd)
+                .args(["pack", "-j", "2"])
+                .args(extra)
+                .arg(&tree)
+                .args(["-o", &format!("s3://{BUCKET}/coll/")]),
+        )
+    };
+    let (code, _, err) = run(&here, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("packed 4 of 4 files"), "{err}");
+    // Exactly the mirrored names, and the manifest.
+    let mut expected: Vec<String> = files.iter().map(|(n, _)| format!("{n}.nc3z")).collect();
+    expected.push(".nc3pack/manifest-0-of-1.jsonl".into());
+    expected.sort();
+    assert_eq!(keys(&s3, "coll"), expected);
+    assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
+    // Each object unpacks to its original, byte for byte, and is what a local pack makes.
+    for (name, sample_name) in &files {
+        let url = format!("s3://{BUCKET}/coll/{name}.nc3z");
+        let (code, bytes, err) = output(s3.cmd(SECRET).args(["unpack", "-q", &url, "-"]));
+        assert_eq!(code, 0, "{url}: {err}");
+        assert!(
+            bytes == std::fs::read(sample(sample_name)).unwrap(),
+            "{url}"
+        );
+    }
+    // The uploaded manifest equals the local one, a line per file, each naming its object.
+    let local = here.join(format!(".nc3pack/{BUCKET}/coll/manifest-0-of-1.jsonl"));
+    let uploaded = s3
+        .dir
+        .path()
+        .join(BUCKET)
+        .join("coll/.nc3pack/manifest-0-of-1.jsonl");
+    let lines = std::fs::read(&local).unwrap();
+    assert!(lines == std::fs::read(&uploaded).unwrap());
+    let mut st = manifest_statuses(&lines);
+    st.sort();
+    let want = |status: &str| {
+        let mut v: Vec<(String, String)> = files
+            .iter()
+            .map(|(n, _)| (status.to_string(), n.to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(st, want("packed"));
+    for l in String::from_utf8_lossy(&lines).lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let name = v["name"].as_str().unwrap();
+        assert_eq!(v["output"], format!("s3://{BUCKET}/coll/{name}.nc3z"));
+    }
+    // A rerun skips everything: here from the local manifest, there (another machine, no
+    // local manifest) from the uploaded one.
+    for cwd in [&here, &there] {
+        let (code, _, err) = run(cwd, &[]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("packed 0 of 4 files, 4 already packed (skipped)"),
+            "{err}"
+        );
+        let m = cwd.join(format!(".nc3pack/{BUCKET}/coll/manifest-0-of-1.jsonl"));
+        let st = manifest_statuses(&std::fs::read(m).unwrap());
+        let mut last: Vec<_> = st[st.len() - 4..].to_vec();
+        last.sort();
+        assert_eq!(last, want("skipped"), "{}", cwd.display());
+    }
+    // --force packs everything again.
+    let (code, _, err) = run(&here, &["--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("packed 4 of 4 files"), "{err}");
+    let st = manifest_statuses(&std::fs::read(&uploaded).unwrap());
+    let mut last: Vec<_> = st[st.len() - 4..].to_vec();
+    last.sort();
+    assert_eq!(last, want("packed"));
+    // verify --manifest, from the bucket (the manifest, or its directory) and from the local
+    // manifest whose outputs are URLs: every archive verifies...
+    let m_url = format!("s3://{BUCKET}/coll/.nc3pack/manifest-0-of-1.jsonl");
+    let dir_url = format!("s3://{BUCKET}/coll/.nc3pack/");
+    let local_m = local.to_str().unwrap().to_string();
+    for m in [&m_url, &dir_url, &local_m] {
+        let (code, out, err) = output_bounded(s3.cmd(SECRET).args(["verify", "--manifest", m]));
+        assert_eq!(code, 0, "{m}: {err}");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "verified 4 archives: 0 failed\n",
+            "{m}"
+        );
+    }
+    // ...and a flipped byte in one object is found and named by its URL.
+    let victim = s3.dir.path().join(BUCKET).join("coll/a/2001/y.cdf.nc3z");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&victim, &bytes).unwrap();
+    for m in [&m_url, &dir_url, &local_m] {
+        let (code, out, err) = output_bounded(s3.cmd(SECRET).args(["verify", "--manifest", m]));
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(code, 1, "{m}: {out} {err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(
+            lines[0].starts_with(&format!("s3://{BUCKET}/coll/a/2001/y.cdf.nc3z: ")),
+            "{out}"
+        );
+        assert_eq!(lines[1], "verified 4 archives: 1 failed");
+    }
+}
+
+#[test]
+fn s3_batch_three_shards_to_one_prefix_cover_the_tree_once() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("tree");
+    let mut names = Vec::new();
+    for i in 0..14 {
+        let name = format!("d{}/f{i:02}.nc", i % 3);
+        let p = tree.join(&name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(sample("scalars.nc"), &p).unwrap();
+        names.push(name);
+    }
+    names.sort();
+    // Three shards in parallel, each from its own working directory (its own machine).
+    let children: Vec<(Child, tempfile::TempDir)> = (0..3)
+        .map(|i| {
+            let cwd = tempfile::tempdir().unwrap();
+            let child = s3
+                .cmd(SECRET)
+                .current_dir(cwd.path())
+                .args(["pack", "-q", "-j", "1", "--shard", &format!("{i}/3")])
+                .arg(&tree)
+                .args(["-o", &format!("s3://{BUCKET}/sharded")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            (child, cwd)
+        })
+        .collect();
+    for (mut child, _cwd) in children {
+        assert!(wait_bounded(&mut child).success());
+    }
+    let mut expected: Vec<String> = names.iter().map(|n| format!("{n}.nc3z")).collect();
+    for i in 0..3 {
+        expected.push(format!(".nc3pack/manifest-{i}-of-3.jsonl"));
+    }
+    expected.sort();
+    assert_eq!(keys(&s3, "sharded"), expected);
+    // The shards' manifests: each name packed by exactly one of them.
+    let mut packed = Vec::new();
+    for i in 0..3 {
+        let m = s3
+            .dir
+            .path()
+            .join(BUCKET)
+            .join(format!("sharded/.nc3pack/manifest-{i}-of-3.jsonl"));
+        for (status, name) in manifest_statuses(&std::fs::read(m).unwrap()) {
+            assert_eq!(status, "packed");
+            packed.push(name);
+        }
+    }
+    packed.sort();
+    assert_eq!(packed, names);
+    let (code, out, err) = output_bounded(s3.cmd(SECRET).args([
+        "verify",
+        "--manifest",
+        &format!("s3://{BUCKET}/sharded/.nc3pack/"),
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "verified 14 archives: 0 failed\n"
+    );
+}
+
+#[test]
+fn s3_batch_killed_mid_upload_leaves_no_partial_object_and_its_rerun_completes() {
+    use std::os::unix::process::ExitStatusExt;
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    // Four files of noise stored raw: two 8 MiB parts each, two uploads at a time.
+    let mut originals = Vec::new();
+    for i in 0..4u32 {
+        let p = tree.join(format!("big{i}.nc"));
+        let mut nc = noise_nc(10_000_000);
+        // Each different, so that each archive holds its own hash.
+        let n = nc.len();
+        nc[n - 1] = i as u8;
+        std::fs::write(&p, &nc).unwrap();
+        originals.push((format!("big{i}.nc"), nc));
+    }
+    let cwd = work.path().join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let url = format!("s3://{BUCKET}/killed/");
+    let tmp = tempfile::tempdir().unwrap();
+    let server = s3.child.id() as libc::pid_t;
+    let mut child = s3
+        .cmd(SECRET)
+        .current_dir(&cwd)
+        .env("TMPDIR", tmp.path())
+        .args(["pack", "-q", "-j", "2", "--codec", "none"])
+        .arg(&tree)
+        .args(["-o", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until an upload has begun, at most 60 s.
+    let mut begun = false;
+    for _ in 0..6000 {
+        if !incomplete_uploads(&s3).is_empty() {
+            begun = true;
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "nc3pack ended before an upload began"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(begun, "no upload began within 60 s");
+    // SAFETY: plain kill(2) calls on the processes this test started.
+    unsafe {
+        assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
+        assert_eq!(libc::kill(child.id() as libc::pid_t, libc::SIGTERM), 0);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: as above.
+    unsafe { assert_eq!(libc::kill(server, libc::SIGCONT), 0) };
+    let status = wait_bounded(&mut child);
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?} {err}");
+    // No orphaned upload, no temporary file; every object there is complete.
+    assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    let done_before = keys(&s3, "killed");
+    assert!(
+        done_before.len() < 4,
+        "nothing was interrupted: {done_before:?}"
+    );
+    for k in done_before.iter().filter(|k| k.ends_with(".nc3z")) {
+        let (code, _, err) = output(s3.cmd(SECRET).args(["verify", &format!("{url}{k}")]));
+        assert_eq!(code, 0, "a partial object {k}: {err}");
+    }
+    // The rerun completes: every object, each restoring its original.
+    let (code, _, err) = output_bounded(
+        s3.cmd(SECRET)
+            .current_dir(&cwd)
+            .args(["pack", "-q", "-j", "2", "--codec", "none"])
+            .arg(&tree)
+            .args(["-o", &url]),
+    );
+    assert_eq!(code, 0, "{err}");
+    let mut expected: Vec<String> = originals.iter().map(|(n, _)| format!("{n}.nc3z")).collect();
+    expected.push(".nc3pack/manifest-0-of-1.jsonl".into());
+    expected.sort();
+    assert_eq!(keys(&s3, "killed"), expected);
+    assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
+    for (name, nc) in &originals {
+        let (code, bytes, err) =
+            output(
+                s3.cmd(SECRET)
+                    .args(["unpack", "-q", &format!("{url}{name}.nc3z"), "-"]),
+            );
+        assert_eq!(code, 0, "{err}");
+        assert!(bytes == *nc, "{name}");
+    }
+    // The manifest lists every file once as packed (with the lines of the first run, if it
+    // wrote any before the kill).
+    let m =
+        std::fs::read(cwd.join(format!(".nc3pack/{BUCKET}/killed/manifest-0-of-1.jsonl"))).unwrap();
+    let mut packed: Vec<String> = manifest_statuses(&m)
+        .into_iter()
+        .filter(|(s, _)| s == "packed")
+        .map(|(_, n)| n)
+        .collect();
+    packed.sort();
+    let names: Vec<String> = originals.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(packed, names);
+}
+
+#[test]
+fn s3_batch_bad_urls_credentials_and_delete_input_fail_before_any_work() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("tree");
+    collection(&tree);
+    let attempt = |secret: &str, url: &str, extra: &[&str], drop_key: bool| {
+        let mut c = s3.cmd(secret);
+        if drop_key {
+            c.env_remove("AWS_ACCESS_KEY_ID");
+        }
+        output_bounded(
+            c.current_dir(work.path())
+                .args(["pack", "-q"])
+                .args(extra)
+                .arg(&tree)
+                .args(["-o", url]),
+        )
+    };
+    for (secret, url, extra, drop_key, code, named, cause) in [
+        (
+            SECRET,
+            "s3:///coll/",
+            &[][..],
+            false,
+            1,
+            "s3:///coll/",
+            "not a usable URL",
+        ),
+        (
+            SECRET,
+            "s3://bkt/a//b/",
+            &[][..],
+            false,
+            1,
+            "s3://bkt/a//b/",
+            "not a usable URL",
+        ),
+        (
+            SECRET,
+            "https://example.org/coll/",
+            &[][..],
+            false,
+            1,
+            "https://example.org/coll/",
+            "writing needs an s3:// URL",
+        ),
+        (
+            SECRET,
+            "s3://bkt/coll/",
+            &[][..],
+            true,
+            1,
+            "s3://bkt/coll/",
+            "no credentials",
+        ),
+        (
+            "wrong",
+            "s3://bkt/coll/",
+            &[][..],
+            false,
+            1,
+            "s3://bkt/coll/.nc3pack/",
+            "access denied",
+        ),
+        (
+            SECRET,
+            "s3://nobucket/coll/",
+            &[][..],
+            false,
+            1,
+            "s3://nobucket/coll/.nc3pack/",
+            "no such bucket",
+        ),
+        (
+            SECRET,
+            "s3://bkt/coll/",
+            &["--delete-input"][..],
+            false,
+            2,
+            "",
+            "--delete-input cannot be used with an object-store output",
+        ),
+    ] {
+        let (c, _, err) = attempt(secret, url, extra, drop_key);
+        assert_eq!(c, code, "{url}: {err}");
+        assert_eq!(err.lines().count(), 1, "{url}: not one line: {err}");
+        assert!(
+            err.starts_with(&format!("nc3pack: {named}")),
+            "{url}: {err}"
+        );
+        assert!(err.contains(cause), "{url}: {err}");
+    }
+    // Nothing was done: no object, no upload, no local manifest.
+    assert_eq!(keys(&s3, ""), Vec::<String>::new());
+    assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
+    assert!(!work.path().join(".nc3pack").exists());
+}
