@@ -4,8 +4,10 @@
 //! Reads cost few requests: opening fetches the front of the object (lead and header frame) and
 //! its tail (footer and index) with two concurrent range requests ([`FRONT_BYTES`],
 //! [`TAIL_BYTES`]), and a third only when the index is larger than the tail; a read that needs
-//! many blocks tells the source its frames first ([`ReadAt::prefetch`]), which fetches them as
-//! one set of coalesced, concurrent range requests (`object_store`'s range coalescing).
+//! many blocks tells the source its frames first ([`ReadAt::prefetch`]), which fetches them in
+//! the background in windows (frames less than 1 MiB apart, up to 16 MiB: one range request
+//! each), the next window requested as the last one's bytes arrive, and hands each frame to its
+//! read as soon as its bytes have arrived.
 //!
 //! Credentials, region and endpoint come from [`RemoteOptions`]: by default the standard
 //! environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
