@@ -136,6 +136,10 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
     .map_err(|e| ds.slab_error(var, e))?;
     let esize = t.size();
     let per = (piece_bytes / esize).max(1) as u64;
+    if slab.len() > per {
+        // Read in pieces: a remote archive fetches the whole selection ahead of them.
+        ds.plan_slab(v, slab)?;
+    }
     let mut w = Writer::new(out, format, var, slab.count());
     w.begin().map_err(SliceError::Write)?;
     // u64 storage: the bytes are aligned for viewing as any element type.

@@ -602,7 +602,27 @@ pub enum RemoteError {
         /// The cause.
         why: String,
     },
-    /// A request failed after its retries (server error, timeout, connection failure).
+    /// The server kept answering with an error status (a 5xx, say) through the retries.
+    ///
+    /// ```
+    /// use nc3pack::error::RemoteError;
+    /// let e = RemoteError::Server { status: "503 Service Unavailable".into(), code: None, tries: 6 };
+    /// assert_eq!(e.to_string(), "server error 503 Service Unavailable, after 6 tries");
+    /// ```
+    #[error(
+        "server error {status}{}, after {tries} {}",
+        code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default(),
+        if *tries == 1 { "try" } else { "tries" }
+    )]
+    Server {
+        /// The HTTP status of the last answer (`503 Service Unavailable`).
+        status: String,
+        /// The S3 error code in the last answer (`SlowDown`, `InternalError`), if any.
+        code: Option<String>,
+        /// Requests sent: the first and its retries.
+        tries: usize,
+    },
+    /// A request failed after its retries (timeout, connection failure, ...).
     #[error("request failed: {why}")]
     Request {
         /// The cause.

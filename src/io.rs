@@ -48,9 +48,9 @@ pub trait ReadAt: Send + Sync {
     /// The source's I/O error.
     fn size(&self) -> io::Result<u64>;
     /// Announces the byte ranges, as (offset, length), that are about to be read: a read
-    /// planned in advance. A remote source fetches them together, with one coalesced,
-    /// concurrent request set, and serves the reads that follow from what it fetched; a local
-    /// one ignores the hint (the default).
+    /// planned in advance. A remote source fetches them with a few coalesced range requests,
+    /// in the background, and serves the reads that follow from what has arrived; a local one
+    /// ignores the hint (the default).
     ///
     /// # Errors
     ///

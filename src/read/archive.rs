@@ -10,6 +10,7 @@ use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
 use crate::io::ReadAt;
+use crate::nc3::slab::Hyperslab;
 use crate::nc3::{Header, Layout};
 use crate::parallel::spawn_scoped;
 use crate::read::cache::{BlockCache, CacheStats};
@@ -1478,6 +1479,27 @@ impl<R: ReadAt> Dataset for Archive<R> {
 
     fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
         self.runs_into(v, runs, out, true)
+    }
+
+    fn plan_slab(&self, v: usize, slab: &Hyperslab) -> Result<()> {
+        if !self.reader.wants_prefetch() || self.is_member(v) {
+            return Ok(());
+        }
+        let shape = &self.layout.vars[v].shape;
+        let Ok(slab) = Hyperslab::new(shape, slab.start(), slab.count(), slab.stride()) else {
+            return Ok(());
+        };
+        let (esize, bb) = (self.streams[v].esize as u64, self.streams[v].block_bytes);
+        // The blocks the runs touch, ascending (runs come in ascending order).
+        let mut blocks: Vec<u64> = Vec::new();
+        slab.for_each_run(shape, esize, |off, len| {
+            if len > 0 {
+                let from = blocks.last().map_or(off / bb, |&l| (off / bb).max(l + 1));
+                blocks.extend(from..=(off + len - 1) / bb);
+            }
+            Ok::<_, Error>(())
+        })?;
+        self.plan_reads(blocks.into_iter().map(|b| (v, b)))
     }
 }
 

@@ -221,6 +221,29 @@ pub trait Dataset: Send + Sync {
         Ok(())
     }
 
+    /// Announces that the values `slab` of variable `v` are about to be read, in pieces (as
+    /// [`crate::dump::write_slice`] reads a large selection): an archive in object storage
+    /// then fetches the blocks of the whole selection ahead of the reads, a few large requests
+    /// at a time, instead of piece by piece. Other sources ignore it (the default), and so
+    /// does any source for a selection that does not fit the variable (the read reports it).
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/gridded_sst.nc")?;
+    /// let v = ds.var_id("sst")?;
+    /// let slab = Hyperslab::all(&ds.layout().vars[v].shape);
+    /// ds.plan_slab(v, &slab)?; // a local file: nothing to do
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A read error of the source, when fetching ahead failed at once.
+    fn plan_slab(&self, v: usize, slab: &Hyperslab) -> Result<()> {
+        let _ = (v, slab);
+        Ok(())
+    }
+
     /// The dimensions, the record dimension with its number of records.
     ///
     /// ```no_run
@@ -574,5 +597,8 @@ impl Dataset for Box<dyn Dataset> {
     }
     fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
         (**self).read_runs_native(v, runs, out)
+    }
+    fn plan_slab(&self, v: usize, slab: &Hyperslab) -> Result<()> {
+        (**self).plan_slab(v, slab)
     }
 }

@@ -4,8 +4,10 @@
 //! Reads cost few requests: opening fetches the front of the object (lead and header frame) and
 //! its tail (footer and index) with two concurrent range requests ([`FRONT_BYTES`],
 //! [`TAIL_BYTES`]), and a third only when the index is larger than the tail; a read that needs
-//! many blocks tells the source its frames first ([`ReadAt::prefetch`]), which fetches them as
-//! one set of coalesced, concurrent range requests (`object_store`'s range coalescing).
+//! many blocks tells the source its frames first ([`ReadAt::prefetch`]), which fetches them in
+//! the background in windows (frames less than 1 MiB apart, up to 16 MiB: one range request
+//! each), the next window requested as the last one's bytes arrive, and hands each frame to its
+//! read as soon as its bytes have arrived.
 //!
 //! Credentials, region and endpoint come from [`RemoteOptions`]: by default the standard
 //! environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
@@ -48,13 +50,32 @@ pub const FRONT_BYTES: u64 = 64 << 10;
 /// request.
 pub const TAIL_BYTES: u64 = 256 << 10;
 
-/// Most bytes one planned read fetches at once (a read needing more fetches the rest a window at
-/// a time, the next window while the last one is decoded).
-const WINDOW_BYTES: u64 = 32 << 20;
+/// Most bytes one request of a planned read asks for (a window: planned ranges less than
+/// [`COALESCE_GAP`] apart, fetched as one range request; each range is staged as soon as its
+/// bytes have arrived, so reads do not wait for the whole window).
+const WINDOW_BYTES: u64 = 16 << 20;
 
-/// Most bytes of the first window of a plan, which is waited for: small, so that decoding starts
-/// early while the next (full) window is fetched in the background.
-const FIRST_WINDOW_BYTES: u64 = 8 << 20;
+/// Planned ranges this close are fetched with one request (the gap is read and dropped), as
+/// `object_store`'s range coalescing does.
+const COALESCE_GAP: u64 = 1 << 20;
+
+/// The next window of a plan is requested when fewer than this many bytes of those requested
+/// have not arrived yet: early enough that its answer comes while the last window's bytes
+/// arrive, late enough that windows do not share the link (reads need them in order).
+const IN_FLIGHT_BYTES: u64 = 4 << 20;
+
+/// Most requests of planned reads on their way at once.
+const MAX_REQUESTS_IN_FLIGHT: usize = 10;
+
+/// Most bytes fetched ahead of their reads (staged, or on their way) before the next window
+/// of a plan waits for reads to consume some.
+const AHEAD_BYTES: u64 = 64 << 20;
+
+/// Read-ahead for a reader going through the object in order: twice its last plan, within
+/// these bounds, planned in pieces of [`READ_AHEAD_PIECE`] (each staged when it arrives).
+const READ_AHEAD_MIN: u64 = 4 << 20;
+const READ_AHEAD_MAX: u64 = 32 << 20;
+const READ_AHEAD_PIECE: u64 = 1 << 20;
 
 /// Most bytes of fetched frames held waiting to be read; a plan larger than this is dropped
 /// (its frames are then read one request each) instead of holding memory without bound.
@@ -509,9 +530,41 @@ fn classify(e: &object_store::Error) -> RemoteError {
                 code: code.unwrap_or_default(),
             }
         }
-        _ => RemoteError::Request {
-            why: one_line(&text),
-        },
+        _ => request_failure(&text, code),
+    }
+}
+
+/// A request that failed after its retries, from `object_store`'s message (`... Error
+/// performing GET URL in 1.2s, after 5 retries, max_retries: 5, retry_timeout: 60s - Server
+/// returned non-2xx status code: 503 Service Unavailable: BODY`): the status and the number
+/// of tries, or the cause and the number of tries (the URL is named by the caller).
+fn request_failure(text: &str, code: Option<String>) -> RemoteError {
+    let Some(at) = text.find("Error performing ") else {
+        return RemoteError::Request {
+            why: one_line(text),
+        };
+    };
+    let text = &text[at..];
+    let retries = text.find(", after ").and_then(|i| {
+        let mut words = text[i + 8..].split(' ');
+        let n = words.next()?.parse::<usize>().ok()?;
+        (words.next() == Some("retries,")).then_some(n)
+    });
+    let tries = retries.unwrap_or(0).saturating_add(1);
+    let cause = text.split_once(" - ").map_or(text, |(_, c)| c);
+    if let Some(i) = cause.find("status code: ") {
+        let rest = &cause[i + 13..];
+        let status = rest.split(':').next().unwrap_or(rest).trim();
+        return RemoteError::Server {
+            status: one_line(status),
+            code,
+            tries,
+        };
+    }
+    let cause = cause.strip_prefix("HTTP error: ").unwrap_or(cause);
+    let word = if tries == 1 { "try" } else { "tries" };
+    RemoteError::Request {
+        why: format!("{}, after {tries} {word}", one_line(cause)),
     }
 }
 
@@ -533,35 +586,56 @@ fn classify(e: &object_store::Error) -> RemoteError {
 /// ```
 pub struct RemoteReader {
     url: String,
-    store: Arc<dyn ObjectStore>,
-    location: StorePath,
     size: u64,
     /// The front and the tail, read at open.
     pinned: Vec<(u64, Bytes)>,
-    /// Staged frames and the plan, with the condition variable a read waits on for a pending
-    /// fetch (shared with read-ahead tasks).
-    shared: Arc<(Mutex<Staged>, Condvar)>,
-    stats: Arc<RequestStats>,
+    fetcher: Arc<Fetcher>,
 }
 
-/// Frames fetched ahead of their reads, and the rest of the current plan.
+/// Fetches planned ranges in the background, a window (one range request) at a time, a few
+/// windows at once, and stages each range as soon as its bytes have arrived (shared with the
+/// fetching tasks).
+struct Fetcher {
+    store: Arc<dyn ObjectStore>,
+    location: StorePath,
+    stats: Arc<RequestStats>,
+    staged: Mutex<Staged>,
+    /// Signalled when a range is staged or a fetch ends.
+    arrived: Condvar,
+}
+
+/// Ranges fetched ahead of their reads, and those planned and not requested yet.
 #[derive(Default)]
 struct Staged {
     /// Fetched ranges by offset, with their bytes not read yet: each is dropped once read
     /// (frames are read once).
     chunks: BTreeMap<u64, (Bytes, u64)>,
     bytes: u64,
-    /// Planned ranges not fetched yet, ascending.
-    plan: Vec<Range<u64>>,
+    /// Planned ranges not requested yet: disjoint, end by start.
+    plan: BTreeMap<u64, u64>,
     /// Spans being fetched now (a read inside one waits for it).
     pending: Vec<Range<u64>>,
+    /// Bytes of the spans being fetched that have not arrived yet.
+    in_flight: u64,
+    /// Spans whose fetch failed, with the error: a read inside one reports it (once).
+    failed: Vec<(Range<u64>, String)>,
     /// The span of the last plan, to tell a sequential reader (each plan starting where the
     /// last one ended) and read ahead for it.
     last: Option<Range<u64>>,
-    /// Where read-ahead has been issued up to.
+    /// Where read-ahead has been planned up to.
     ahead_to: u64,
-    /// Windows of the plan being fetched in the background.
-    windows_in_flight: usize,
+}
+
+/// What a read finds for its bytes that are not staged yet.
+enum Cover {
+    /// All of them are staged or on their way.
+    Wait,
+    /// Some are planned and not requested yet: the window starting at this planned range.
+    Launch(u64),
+    /// Some lie in a span whose fetch failed: the error.
+    Failed(String),
+    /// Some are neither staged, nor on their way, nor planned.
+    Missing,
 }
 
 impl std::fmt::Debug for RemoteReader {
@@ -664,12 +738,15 @@ impl RemoteReader {
         }
         Ok(RemoteReader {
             url: url.to_string(),
-            store,
-            location,
             size,
             pinned,
-            shared: Arc::new((Mutex::new(Staged::default()), Condvar::new())),
-            stats,
+            fetcher: Arc::new(Fetcher {
+                store,
+                location,
+                stats,
+                staged: Mutex::new(Staged::default()),
+                arrived: Condvar::new(),
+            }),
         })
     }
 
@@ -681,154 +758,263 @@ impl RemoteReader {
     /// The request counters (shared: a clone of the `Arc` keeps counting after the reader has
     /// been moved into an archive).
     pub fn stats(&self) -> Arc<RequestStats> {
-        Arc::clone(&self.stats)
+        Arc::clone(&self.fetcher.stats)
+    }
+}
+
+impl Fetcher {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Staged> {
+        self.staged.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Fetches `ranges` (ascending) with one coalesced, concurrent request set.
-    fn fetch(&self, ranges: &[Range<u64>]) -> io::Result<Vec<Bytes>> {
+    /// Fetches `range` with one request, now (a read that nothing planned).
+    fn fetch(&self, range: Range<u64>) -> io::Result<Bytes> {
         let rt = runtime()?;
-        let (store, location, stats) = (&self.store, &self.location, &self.stats);
-        let got = rt.block_on(object_store::coalesce_ranges(
-            ranges,
-            |r| {
-                stats.requests.fetch_add(1, Ordering::Relaxed);
-                async move { store.get_range(location, r).await }
-            },
-            object_store::OBJECT_STORE_COALESCE_DEFAULT,
-        ));
-        let got = got.map_err(|e| io::Error::other(classify(&e).to_string()))?;
-        let n: usize = got.iter().map(Bytes::len).sum();
-        self.stats.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        for (r, b) in ranges.iter().zip(&got) {
-            if b.len() as u64 != r.end - r.start {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let got = rt
+            .block_on(self.store.get_range(&self.location, range.clone()))
+            .map_err(|e| io::Error::other(classify(&e).to_string()))?;
+        self.stats
+            .bytes
+            .fetch_add(got.len() as u64, Ordering::Relaxed);
+        if got.len() as u64 != range.end - range.start {
+            return Err(io::ErrorKind::UnexpectedEof.into());
         }
         Ok(got)
     }
 
-    /// Takes from the plan the window that starts with the planned range holding `off`, marks it
-    /// pending and returns it.
-    fn take_window(st: &mut Staged, off: u64, max: u64) -> Option<Vec<Range<u64>>> {
-        let i = st.plan.iter().position(|r| r.start <= off && off < r.end)?;
-        let mut n = 0u64;
-        let mut j = i;
-        while j < st.plan.len() && (j == i || n + (st.plan[j].end - st.plan[j].start) <= max) {
-            n += st.plan[j].end - st.plan[j].start;
-            j += 1;
+    /// Adds `r` to the plan, less what is staged, on its way or planned already.
+    fn plan_insert(st: &mut Staged, r: Range<u64>) {
+        let mut covered: Vec<Range<u64>> = Vec::new();
+        if let Some((&s, (c, _))) = st.chunks.range(..r.start).next_back() {
+            covered.push(s..s + c.len() as u64);
         }
-        let w: Vec<Range<u64>> = st.plan.drain(i..j).collect();
-        st.pending.push(w[0].start..w[w.len() - 1].end);
-        Some(w)
+        covered.extend(
+            st.chunks
+                .range(r.start..r.end)
+                .map(|(&s, (c, _))| s..s + c.len() as u64),
+        );
+        if let Some((&s, &e)) = st.plan.range(..r.start).next_back() {
+            covered.push(s..e);
+        }
+        covered.extend(st.plan.range(r.start..r.end).map(|(&s, &e)| s..e));
+        covered.extend(st.pending.iter().cloned());
+        covered.retain(|c| c.start < r.end && r.start < c.end);
+        covered.sort_by_key(|c| c.start);
+        let mut pos = r.start;
+        for c in covered {
+            if c.start > pos {
+                st.plan.insert(pos, c.start.min(r.end));
+            }
+            pos = pos.max(c.end);
+            if pos >= r.end {
+                return;
+            }
+        }
+        if pos < r.end {
+            st.plan.insert(pos, r.end);
+        }
     }
 
-    /// Starts fetching the next window of the plan in the background (its frames are staged
-    /// when they arrive), unless one is on its way already or enough is staged: so that the
-    /// frames a read needs next arrive while it decodes those it has.
-    fn keep_ahead(&self, st: &mut Staged) {
-        if st.windows_in_flight > 0 || st.bytes > MAX_STAGED_BYTES / 2 {
-            return;
-        }
-        let Some(first) = st.plan.first().map(|r| r.start) else {
-            return;
-        };
-        let Ok(rt) = runtime() else { return };
-        let Some(w) = Self::take_window(st, first, WINDOW_BYTES) else {
-            return;
-        };
-        st.windows_in_flight += 1;
-        let (store, location) = (Arc::clone(&self.store), self.location.clone());
-        let (shared, stats) = (Arc::clone(&self.shared), Arc::clone(&self.stats));
-        rt.spawn(async move {
-            let got = object_store::coalesce_ranges(
-                &w,
-                |r| {
-                    stats.requests.fetch_add(1, Ordering::Relaxed);
-                    let (store, location) = (&store, &location);
-                    async move { store.get_range(location, r).await }
-                },
-                object_store::OBJECT_STORE_COALESCE_DEFAULT,
-            )
-            .await;
-            let span = w[0].start..w[w.len() - 1].end;
-            let (lock, arrived) = &*shared;
-            let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
-            st.pending.retain(|p| *p != span);
-            st.windows_in_flight -= 1;
-            // On a failure nothing is staged: each read then fetches its own frame, and
-            // reports the error if it remains.
-            if let Ok(got) = got {
-                let n: usize = got.iter().map(Bytes::len).sum();
-                stats.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                for (r, b) in w.iter().zip(got) {
-                    let n = b.len() as u64;
-                    if n == r.end - r.start && !st.chunks.contains_key(&r.start) {
-                        st.bytes += n;
-                        st.chunks.insert(r.start, (b, n));
-                    }
+    /// Takes from the plan the window that starts with the planned range at `key`: the ranges
+    /// that follow it less than [`COALESCE_GAP`] apart, up to [`WINDOW_BYTES`] in all (at
+    /// least one range).
+    fn take_window(st: &mut Staged, key: u64) -> Vec<Range<u64>> {
+        let mut parts: Vec<Range<u64>> = Vec::new();
+        let mut from = key;
+        // Bounded: each turn takes a range out of the plan.
+        while let Some((&s, &e)) = st.plan.range(from..).next() {
+            if let (Some(first), Some(last)) = (parts.first(), parts.last()) {
+                if s - last.end > COALESCE_GAP || e - first.start > WINDOW_BYTES {
+                    break;
                 }
             }
-            drop(st);
-            arrived.notify_all();
-        });
+            st.plan.remove(&s);
+            parts.push(s..e);
+            from = e;
+        }
+        parts
     }
 
-    /// Fetches a window taken from the plan and stages it.
-    fn fetch_window(&self, w: &[Range<u64>]) -> io::Result<()> {
-        let got = self.fetch(w);
-        let span = w[0].start..w[w.len() - 1].end;
-        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+    /// Requests the window starting at the planned range `key`, in the background; false
+    /// when nothing could be started.
+    fn launch(self: &Arc<Self>, st: &mut Staged, key: u64) -> bool {
+        let Ok(rt) = runtime() else { return false };
+        let parts = Self::take_window(st, key);
+        let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
+            return false;
+        };
+        let span = first.start..last.end;
+        st.pending.push(span.clone());
+        st.in_flight += span.end - span.start;
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let me = Arc::clone(self);
+        rt.spawn(async move { me.fetch_window(span, parts).await });
+        true
+    }
+
+    /// Requests the next windows of the plan, in order, while few enough bytes are on their
+    /// way and staged.
+    fn pump(self: &Arc<Self>, st: &mut Staged) {
+        // Bounded: each turn takes at least one range out of the plan.
+        while let Some(&key) = st.plan.keys().next() {
+            if st.pending.len() >= MAX_REQUESTS_IN_FLIGHT
+                || st.in_flight >= IN_FLIGHT_BYTES
+                || st.bytes + st.in_flight >= AHEAD_BYTES
+                || !self.launch(st, key)
+            {
+                return;
+            }
+        }
+    }
+
+    /// Fetches one window and stages its ranges as they arrive; then, the next windows.
+    async fn fetch_window(self: Arc<Self>, span: Range<u64>, parts: Vec<Range<u64>>) {
+        let (received_to, failure) = self.stream_window(&span, &parts).await;
+        let mut st = self.lock();
         st.pending.retain(|p| *p != span);
-        let r = match got {
-            Ok(got) => {
-                for (r, b) in w.iter().zip(got) {
-                    let n = b.len() as u64;
-                    st.bytes += n;
-                    if let Some((old, _)) = st.chunks.insert(r.start, (b, n)) {
-                        st.bytes -= old.len() as u64;
-                    }
-                }
-                Ok(())
+        // What has not arrived is not on its way any more.
+        st.in_flight = st.in_flight.saturating_sub(span.end - received_to);
+        if let Some((from, why)) = failure {
+            if st.failed.len() >= 64 {
+                st.failed.remove(0);
             }
-            Err(e) => Err(e),
-        };
+            st.failed.push((from..span.end, why));
+        }
+        self.pump(&mut st);
         drop(st);
-        self.shared.1.notify_all();
-        r
+        self.arrived.notify_all();
     }
 
-    /// Starts a background fetch of the bytes after `from` (about `want` of them, 4 to 32
-    /// MiB), unless read-ahead already went past; its bytes are staged when they arrive.
-    fn read_ahead(&self, st: &mut Staged, from: u64, want: u64) {
-        let Ok(rt) = runtime() else { return };
-        let from = from.max(st.ahead_to);
-        let to = from
-            .saturating_add(want.clamp(4 << 20, WINDOW_BYTES))
-            .min(self.size);
-        if to <= from + (64 << 10) || st.bytes > MAX_STAGED_BYTES {
-            return;
+    /// Receives the window `span` (one range request) and stages each of its `parts` as soon
+    /// as its last byte has arrived (with no copy when one piece of the body holds it all).
+    /// Returns where the body arrived up to and, on a failure, the start of the first part not
+    /// staged and the error.
+    async fn stream_window(
+        self: &Arc<Self>,
+        span: &Range<u64>,
+        parts: &[Range<u64>],
+    ) -> (u64, Option<(u64, String)>) {
+        use bytes::Buf;
+        use futures_util::StreamExt;
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(span.clone())),
+            ..GetOptions::default()
+        };
+        let got = match self.store.get_opts(&self.location, opts).await {
+            Ok(got) => got,
+            Err(e) => return (span.start, Some((span.start, classify(&e).to_string()))),
+        };
+        if got.range != *span {
+            let why = format!(
+                "asked for bytes {}..{}, the server answered with {}..{}",
+                span.start, span.end, got.range.start, got.range.end
+            );
+            return (span.start, Some((span.start, why)));
         }
-        st.ahead_to = to;
-        st.pending.push(from..to);
-        let (store, location) = (Arc::clone(&self.store), self.location.clone());
-        let (shared, stats) = (Arc::clone(&self.shared), Arc::clone(&self.stats));
-        stats.requests.fetch_add(1, Ordering::Relaxed);
-        rt.spawn(async move {
-            let got = store.get_range(&location, from..to).await;
-            let (lock, arrived) = &*shared;
-            let mut st = lock.lock().unwrap_or_else(|p| p.into_inner());
-            st.pending.retain(|p| *p != (from..to));
-            if let Ok(b) = got {
-                let n = b.len() as u64;
-                stats.bytes.fetch_add(n, Ordering::Relaxed);
-                if n == to - from && !st.chunks.contains_key(&from) {
-                    st.bytes += n;
-                    st.chunks.insert(from, (b, n));
+        let mut body = got.into_stream();
+        let (mut pos, mut i) = (span.start, 0usize);
+        let mut part = bytes::BytesMut::new();
+        // Bounded by the body, which ends (or fails) after the bytes asked for.
+        while let Some(piece) = body.next().await {
+            let mut piece = match piece {
+                Ok(p) => p,
+                Err(e) => {
+                    let from = parts.get(i).map_or(pos, |p| p.start);
+                    return (pos, Some((from, classify(&e).to_string())));
+                }
+            };
+            let n = piece.len() as u64;
+            self.stats.bytes.fetch_add(n, Ordering::Relaxed);
+            let mut done: Vec<(u64, Bytes)> = Vec::new();
+            // Bounded: each turn consumes bytes of the piece or moves to the next part.
+            while !piece.is_empty() && i < parts.len() {
+                let p = &parts[i];
+                if pos < p.start {
+                    let skip = (p.start - pos).min(piece.len() as u64);
+                    piece.advance(skip as usize);
+                    pos += skip;
+                    continue;
+                }
+                let want = p.end - pos;
+                let take = want.min(piece.len() as u64) as usize;
+                pos += take as u64;
+                if part.is_empty() && take as u64 == want {
+                    done.push((p.start, piece.split_to(take)));
+                } else {
+                    if part.is_empty() {
+                        part.reserve((p.end - p.start) as usize);
+                    }
+                    part.extend_from_slice(&piece[..take]);
+                    piece.advance(take);
+                    if pos == p.end {
+                        done.push((p.start, part.split().freeze()));
+                    }
+                }
+                if pos == p.end {
+                    i += 1;
                 }
             }
-            drop(st);
-            arrived.notify_all();
-        });
+            pos += piece.len() as u64;
+            let mut guard = self.lock();
+            let st = &mut *guard;
+            st.in_flight = st.in_flight.saturating_sub(n);
+            let staged_some = !done.is_empty();
+            for (at, b) in done {
+                let len = b.len() as u64;
+                if let std::collections::btree_map::Entry::Vacant(v) = st.chunks.entry(at) {
+                    st.bytes += len;
+                    v.insert((b, len));
+                }
+            }
+            self.pump(st);
+            drop(guard);
+            if staged_some {
+                self.arrived.notify_all();
+            }
+        }
+        match parts.get(i) {
+            Some(p) => {
+                let why = format!("the answer ended at byte {pos}, before byte {}", span.end);
+                (pos, Some((p.start, why)))
+            }
+            None => (pos.max(span.end), None),
+        }
+    }
+
+    /// What a read of `off..end` finds for its bytes (see [`Cover`]); a failure found is
+    /// reported once (a later read tries again).
+    fn cover(st: &mut Staged, off: u64, end: u64) -> Cover {
+        let mut pos = off;
+        let mut wait = false;
+        // Bounded: each turn moves past a chunk or a pending span, or returns.
+        while pos < end {
+            if let Some((&s, (c, _))) = st.chunks.range(..=pos).next_back() {
+                if s + c.len() as u64 > pos {
+                    pos = s + c.len() as u64;
+                    continue;
+                }
+            }
+            if let Some(i) = st.failed.iter().position(|(r, _)| r.contains(&pos)) {
+                return Cover::Failed(st.failed.swap_remove(i).1);
+            }
+            if let Some(p) = st.pending.iter().find(|p| p.contains(&pos)) {
+                wait = true;
+                pos = p.end;
+                continue;
+            }
+            if let Some((&s, &e)) = st.plan.range(..=pos).next_back() {
+                if e > pos {
+                    return Cover::Launch(s);
+                }
+            }
+            return Cover::Missing;
+        }
+        if wait {
+            Cover::Wait
+        } else {
+            Cover::Missing
+        }
     }
 
     /// The staged chunks that together hold `off..end` (adjacent frames read with one read),
@@ -903,32 +1089,32 @@ impl ReadAt for RemoteReader {
                 return Ok(());
             }
         }
-        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
-        self.keep_ahead(&mut st);
-        // Bounded: each wait ends when a pending fetch finishes (and removes itself).
+        let f = &self.fetcher;
+        let mut st = f.lock();
+        // Bounded: each wait ends when a range is staged or a fetch ends, each launch takes a
+        // range out of the plan, and the rest return.
         loop {
-            if Self::from_staged(&mut st, buf, offset) {
+            if Fetcher::from_staged(&mut st, buf, offset) {
+                f.pump(&mut st);
                 return Ok(());
             }
-            if st.pending.iter().any(|p| p.start <= offset && end <= p.end) {
-                st = self.shared.1.wait(st).unwrap_or_else(|p| p.into_inner());
-                continue;
+            match Fetcher::cover(&mut st, offset, end) {
+                Cover::Wait => {
+                    f.pump(&mut st);
+                    st = f.arrived.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                Cover::Launch(key) => {
+                    if !f.launch(&mut st, key) {
+                        break;
+                    }
+                }
+                Cover::Failed(why) => return Err(io::Error::other(why)),
+                Cover::Missing => break,
             }
-            break;
         }
-        if let Some(w) = Self::take_window(&mut st, offset, WINDOW_BYTES) {
-            self.keep_ahead(&mut st);
-            drop(st);
-            self.fetch_window(&w)?;
-            let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
-            if Self::from_staged(&mut st, buf, offset) {
-                return Ok(());
-            }
-        } else {
-            drop(st);
-        }
-        let got = self.fetch(std::slice::from_ref(&(offset..end)))?;
-        buf.copy_from_slice(&got[0]);
+        drop(st);
+        let got = f.fetch(offset..end)?;
+        buf.copy_from_slice(&got);
         Ok(())
     }
 
@@ -954,62 +1140,56 @@ impl ReadAt for RemoteReader {
             .collect();
         plan.sort_by_key(|r| r.start);
         plan.dedup_by(|b, a| a.start <= b.start && b.end <= a.end);
-        if plan.is_empty() {
+        let (Some(s0), Some(e0)) = (
+            plan.first().map(|r| r.start),
+            plan.iter().map(|r| r.end).max(),
+        ) else {
             return Ok(());
-        }
-        let mut st = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
-        // Frames fetched for reads that never came (a read that failed half-way) are dropped
-        // rather than held without bound.
+        };
+        let f = &self.fetcher;
+        let mut st = f.lock();
+        // Ranges fetched for reads that never came (a read that failed half-way) are dropped
+        // rather than held without bound; failures are tried again by a new plan.
         if st.bytes > MAX_STAGED_BYTES {
             st.chunks.clear();
             st.bytes = 0;
         }
-        // A reader going through the object in order (each plan starting where the last
-        // ended, as `slice` streaming a whole variable does): fetch what follows in the
-        // background, so that fetching overlaps decoding.
-        let span = plan
-            .first()
-            .map(|r| r.start)
-            .zip(plan.iter().map(|r| r.end).max());
-        if let Some((s0, e0)) = span {
-            // A plan inside the last one (a read inside a larger planned read) changes nothing.
-            let inside = st
-                .last
-                .as_ref()
-                .is_some_and(|l| s0 >= l.start && e0 <= l.end);
-            let sequential = st.last.as_ref().is_some_and(|l| {
-                s0 >= l.start && s0 <= l.end.saturating_add(1 << 20) && e0 > l.end
-            });
-            if !inside {
-                st.last = Some(s0..e0);
-            }
-            if sequential {
-                self.read_ahead(&mut st, e0, (e0 - s0).saturating_mul(2));
-            }
+        st.failed.clear();
+        for r in plan {
+            Fetcher::plan_insert(&mut st, r);
         }
-        plan.retain(|r| {
-            let staged = Self::staged_cover(&st, r.start, r.end).is_some();
-            let pending = st
-                .pending
-                .iter()
-                .any(|p| p.start <= r.start && r.end <= p.end);
-            !staged && !pending
-        });
-        let Some(first) = plan.first().map(|r| r.start) else {
-            return Ok(());
-        };
-        // Added to what earlier plans have not fetched yet (a read inside a larger planned
-        // read, such as unpacking, plans its own frames too).
-        st.plan.extend(plan);
-        st.plan.sort_by_key(|r| r.start);
-        st.plan
-            .dedup_by(|b, a| a.start <= b.start && b.end <= a.end);
-        let Some(w) = Self::take_window(&mut st, first, FIRST_WINDOW_BYTES) else {
-            return Ok(());
-        };
-        self.keep_ahead(&mut st);
-        drop(st);
-        self.fetch_window(&w)
+        // A reader going through the object in order (each plan starting where the last
+        // ended, as `slice` streaming a whole variable does): plan what follows too, so that
+        // fetching overlaps decoding.
+        // A plan inside the last one (a read inside a larger planned read) changes nothing.
+        let inside = st
+            .last
+            .as_ref()
+            .is_some_and(|l| s0 >= l.start && e0 <= l.end);
+        let sequential = st
+            .last
+            .as_ref()
+            .is_some_and(|l| s0 >= l.start && s0 <= l.end.saturating_add(1 << 20) && e0 > l.end);
+        if !inside {
+            st.last = Some(s0..e0);
+        }
+        if sequential {
+            let from = e0.max(st.ahead_to);
+            let want = (e0 - s0)
+                .saturating_mul(2)
+                .clamp(READ_AHEAD_MIN, READ_AHEAD_MAX);
+            let to = e0.saturating_add(want).min(self.size);
+            let mut at = from;
+            // Bounded: each turn plans the next piece.
+            while at < to {
+                let next = (at + READ_AHEAD_PIECE).min(to);
+                Fetcher::plan_insert(&mut st, at..next);
+                at = next;
+            }
+            st.ahead_to = st.ahead_to.max(to);
+        }
+        f.pump(&mut st);
+        Ok(())
     }
 }
 
@@ -1781,6 +1961,40 @@ mod tests {
             store: "HTTP",
             source: text.into(),
         }
+    }
+
+    #[test]
+    fn a_request_that_failed_after_its_retries_says_the_status_and_the_tries() {
+        let e = generic(
+            "Error performing GET http://127.0.0.1:4161/x in 1.416s, after 5 retries, \
+             max_retries: 5, retry_timeout: 60s  - Server returned non-2xx status code: \
+             503 Service Unavailable: <Error><Code>SlowDown</Code></Error>",
+        );
+        assert_eq!(
+            classify(&e).to_string(),
+            "server error 503 Service Unavailable (SlowDown), after 6 tries"
+        );
+        let e = generic(
+            "Error performing GET http://h/x in 3ms - Server returned non-2xx status code: \
+             500 Internal Server Error: ",
+        );
+        assert_eq!(
+            classify(&e).to_string(),
+            "server error 500 Internal Server Error, after 1 try"
+        );
+        let e = generic(
+            "Error performing GET http://h/x in 659ms, after 5 retries, max_retries: 5, \
+             retry_timeout: 60s - HTTP error: error sending request",
+        );
+        assert_eq!(
+            classify(&e).to_string(),
+            "request failed: error sending request, after 6 tries"
+        );
+        // Anything else as it was said, on one line.
+        assert_eq!(
+            classify(&generic("bad\n  thing")).to_string(),
+            "request failed: Generic HTTP error: bad thing"
+        );
     }
 
     #[test]

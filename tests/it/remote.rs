@@ -483,6 +483,9 @@ struct HttpServer {
     requests: Arc<AtomicU64>,
     /// How many of the next requests get a 503 (a transient failure) instead of an answer.
     fail_next: Arc<AtomicU64>,
+    /// Bytes of a body sent before the rest is held back (until this is set to `u64::MAX`,
+    /// or for at most 60 s): a slow link, on which a body arrives over time.
+    hold_after: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -520,6 +523,7 @@ fn serve(
     files: &HashMap<String, Vec<u8>>,
     requests: &AtomicU64,
     fail_next: &AtomicU64,
+    hold_after: &AtomicU64,
 ) {
     s.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let mut r = BufReader::new(s.try_clone().unwrap());
@@ -563,6 +567,30 @@ fn serve(
                          Content-Length: 0\r\n\r\n"
                     )
                     .into_bytes(),
+                    Some(Some((a, b))) if !head && b - a > hold_after.load(Ordering::SeqCst) => {
+                        let held = hold_after.load(Ordering::SeqCst);
+                        let top = format!(
+                            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{}/{len}\r\n\
+                             Content-Length: {}\r\n\r\n",
+                            b - 1,
+                            b - a
+                        );
+                        let cut = (a + held) as usize;
+                        if s.write_all(top.as_bytes()).is_err()
+                            || s.write_all(&body[a as usize..cut]).is_err()
+                            || s.flush().is_err()
+                        {
+                            return;
+                        }
+                        // Up to 60 s.
+                        for _ in 0..6000 {
+                            if hold_after.load(Ordering::SeqCst) == u64::MAX {
+                                break;
+                            }
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        body[cut..b as usize].to_vec()
+                    }
                     Some(Some((a, b))) => {
                         let mut v = format!(
                             "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{}/{len}\r\n\
@@ -599,11 +627,13 @@ impl HttpServer {
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(AtomicU64::new(0));
         let fail_next = Arc::new(AtomicU64::new(0));
+        let hold_after = Arc::new(AtomicU64::new(u64::MAX));
         let stop = Arc::new(AtomicBool::new(false));
-        let (rq, st, fl) = (
+        let (rq, st, fl, ho) = (
             Arc::clone(&requests),
             Arc::clone(&stop),
             Arc::clone(&fail_next),
+            Arc::clone(&hold_after),
         );
         let files = Arc::new(files);
         let thread = std::thread::spawn(move || {
@@ -613,17 +643,23 @@ impl HttpServer {
                     break;
                 }
                 let Ok(s) = s else { continue };
-                let (files, rq, fl) = (Arc::clone(&files), Arc::clone(&rq), Arc::clone(&fl));
+                let (files, rq, fl, ho) = (
+                    Arc::clone(&files),
+                    Arc::clone(&rq),
+                    Arc::clone(&fl),
+                    Arc::clone(&ho),
+                );
                 conns
                     .lock()
                     .unwrap()
-                    .push(std::thread::spawn(move || serve(s, &files, &rq, &fl)));
+                    .push(std::thread::spawn(move || serve(s, &files, &rq, &fl, &ho)));
             }
         });
         HttpServer {
             port,
             requests,
             fail_next,
+            hold_after,
             stop,
             thread: Some(thread),
         }
@@ -705,6 +741,10 @@ fn http_reads_equal_the_local_file_and_cost_the_stated_requests() {
         "5,180,360",
     ];
     assert_eq!(cli_requests(&steps), 3, "slice of 5 time steps");
+    // The whole variable (6.2 MB of values), which `slice` reads in pieces of 4 MiB: planned
+    // as one selection, its frames (2 MB) come with one request, not one or two per piece.
+    let whole = ["slice", "--format", "raw", &url, "sst"];
+    assert_eq!(cli_requests(&whole), 3, "slice of the whole variable");
     // Errors name the URL.
     let missing = server.url("nope.nc3z");
     let (code, _, err) = output(cmd().args(["info", &missing]));
@@ -837,6 +877,12 @@ fn transient_5xx_are_retried_and_a_persisting_one_is_one_error_line() {
     assert_error(code, &err, &url, "503");
     let tried = server.requests.load(Ordering::SeqCst) - before;
     assert!((6..=12).contains(&tried), "{tried} requests");
+    // Short: the status and how many tries (the first and 5 retries), not the HTTP client's
+    // retry settings.
+    assert_eq!(
+        err.trim_end(),
+        format!("nc3pack: {url}: server error 503 Service Unavailable, after 6 tries")
+    );
     let out = work.path().join("never.nc3z");
     let (code, _, err) = output(cmd().args(["pack", &server.url("sst.nc")]).arg(&out));
     assert_error(code, &err, &server.url("sst.nc"), "503");
@@ -919,9 +965,62 @@ fn planned_reads_fetch_the_next_window_ahead() {
             "frame at {off}"
         );
     }
-    // 46 MiB in windows of 8 + 32 + 6 MiB, after the 2 requests of opening.
+    // 46 MiB in windows of 16 + 16 + 14 MiB, after the 2 requests of opening.
     assert_eq!(server.requests.load(Ordering::SeqCst), 5);
     assert_eq!(r.stats().requests(), 5);
+}
+
+#[test]
+fn planned_reads_get_each_frame_as_soon_as_it_arrives() {
+    use nc3pack::ReadAt;
+    // 32 MiB of xorshift bytes, planned as 1 MiB frames; the server sends the first 3 MiB of
+    // an answer larger than that, then holds the rest back until released.
+    let mut data = vec![0u8; 32 << 20];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for c in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
+    }
+    let server = HttpServer::start(HashMap::from([("big.bin".to_string(), data.clone())]));
+    let r = RemoteReader::open(&server.url("big.bin"), &RemoteOptions::default()).unwrap();
+    let frames: Vec<(u64, u64)> = (1..31u64).map(|i| (i << 20, 1 << 20)).collect();
+    server.hold_after.store(3 << 20, Ordering::SeqCst);
+    // Planning and reading the first frame, while the rest of its window is held back.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let expect = data[1 << 20..2 << 20].to_vec();
+    let plan = frames.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 20];
+        let got = r
+            .prefetch(&plan)
+            .and_then(|()| r.read_exact_at(&mut buf, 1 << 20));
+        let _ = tx.send(got.is_ok() && buf == expect);
+        r
+    });
+    let first = rx.recv_timeout(Duration::from_secs(20));
+    // Only the first window was asked for: the windows of a plan come one after the other
+    // (a read needs them in order), not all at once sharing the link.
+    let asked = server.requests.load(Ordering::SeqCst);
+    server.hold_after.store(u64::MAX, Ordering::SeqCst);
+    let r = reader.join().unwrap();
+    assert_eq!(
+        first,
+        Ok(true),
+        "the first frame was not read while the rest of its window was on its way"
+    );
+    assert_eq!(asked, 3, "requests while the first window was on its way");
+    let mut buf = vec![0u8; 1 << 20];
+    for &(off, n) in &frames[1..] {
+        r.read_exact_at(&mut buf, off).unwrap();
+        assert!(
+            buf[..] == data[off as usize..(off + n) as usize],
+            "frame at {off}"
+        );
+    }
+    // 30 MiB in windows of 16 + 14 MiB, after the 2 requests of opening.
+    assert_eq!(server.requests.load(Ordering::SeqCst), 4);
 }
 
 #[test]
