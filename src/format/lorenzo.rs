@@ -100,29 +100,44 @@ fn undo_n<W: Word + bytemuck::Pod, const E: usize, const NATIVE: bool>(
     if n == 0 {
         return;
     }
-    // Residuals, unshuffled and un-zigzagged (vectorized), in native words.
-    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
-    let mut m: Vec<W> = (0..n)
-        .map(|i| W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i])).unzigzag())
-        .collect();
-    // Prediction: the first row is a running sum; later rows add the row above's gradient.
-    for i in 1..n.min(row + 1) {
-        m[i] = m[i].wrapping_add(m[i - 1]);
+    thread_local! {
+        static WORDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    for i in row + 1..n {
-        let p = m[i - 1]
-            .wrapping_add(m[i - row])
-            .wrapping_sub(m[i - row - 1]);
-        m[i] = m[i].wrapping_add(p);
-    }
-    for (x, e) in m.into_iter().zip(dst[..n * E].chunks_exact_mut(E)) {
-        let u = map(x);
-        if NATIVE {
-            e.copy_from_slice(bytemuck::bytes_of(&u));
-        } else {
-            u.put_be(e);
+    WORDS.with_borrow_mut(|words| {
+        // Reused from block to block: every word used is overwritten first.
+        let need = (n * E).div_ceil(8);
+        if words.len() < need {
+            words.resize(need, 0);
         }
-    }
+        let g: &mut [W] = &mut bytemuck::cast_slice_mut(&mut words[..need])[..n];
+        // Residuals, unshuffled and un-zigzagged (vectorized).
+        let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+        for (i, w) in g.iter_mut().enumerate() {
+            *w = W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i])).unzigzag();
+        }
+        // With gᵢ = mᵢ − mᵢ₋₁, the prediction says gᵢ = dᵢ + gᵢ₋w for i > w (and gᵢ = dᵢ up to
+        // w): add each row's predecessor, a row at a time (no overlap, so vectorized) ...
+        let mut at = row + 1;
+        while at < n {
+            let len = row.min(n - at);
+            let (done, rest) = g.split_at_mut(at);
+            for (x, &up) in rest[..len].iter_mut().zip(&done[at - row..at - row + len]) {
+                *x = x.wrapping_add(up);
+            }
+            at += len;
+        }
+        // ... then m is the running sum of g, mapped back and stored.
+        let mut m = W::ZERO;
+        for (&x, e) in g.iter().zip(dst[..n * E].chunks_exact_mut(E)) {
+            m = m.wrapping_add(x);
+            let u = map(m);
+            if NATIVE {
+                e.copy_from_slice(bytemuck::bytes_of(&u));
+            } else {
+                u.put_be(e);
+            }
+        }
+    });
 }
 
 #[cfg(test)]
