@@ -608,7 +608,7 @@ impl Encoder {
     ///     })
     ///     .collect();
     /// let mut frame = Vec::new();
-    /// let h = enc.encode_block_numeric(0, 0, 4, Some(NumKind::F32), 0, &data, &mut frame);
+    /// let h = enc.encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame);
     /// let h = h.frame().unwrap();
     /// assert_eq!(h.codec, Codec::Pco);
     /// let mut back = Vec::new();
@@ -625,7 +625,7 @@ impl Encoder {
     /// may then use the pco codec (see [`Encoder::numeric`]). A block of identical elements is
     /// still [`Encoded::Constant`].
     ///
-    /// `row` is the length of the variable's innermost dimension when the variable has at
+    /// The second item of the pair, `row`, is the length of the variable's innermost dimension when the variable has at
     /// least two dimensions (0 otherwise): then blocks of floats (`float`, `double`) may use
     /// the `lorenzo` filter, a 2-D predictor with "up" one row back, when filters are chosen
     /// per block ([`FilterMode::Auto`]), judged like the other filters (on the sample, which
@@ -636,7 +636,7 @@ impl Encoder {
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().numeric(true);
     /// let mut frame = Vec::new();
     /// let same = 1.5f32.to_be_bytes().repeat(1024);
-    /// let done = enc.encode_block_numeric(0, 0, 4, Some(NumKind::F32), 0, &same, &mut frame);
+    /// let done = enc.encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &same, &mut frame);
     /// assert!(matches!(done, Encoded::Constant(_)) && frame.is_empty());
     /// ```
     pub fn encode_block_numeric(
@@ -644,8 +644,7 @@ impl Encoder {
         stream: u32,
         block: u64,
         esize: usize,
-        kind: Option<NumKind>,
-        row: usize,
+        (kind, row): (Option<NumKind>, usize),
         data: &[u8],
         out: &mut Vec<u8>,
     ) -> Encoded {
@@ -1820,7 +1819,7 @@ mod tests {
             let mut frame = Vec::new();
             let h = mk()
                 .numeric(true)
-                .encode_block_numeric(0, 0, 4, Some(NumKind::F32), 0, &data, &mut frame)
+                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame)
                 .frame()
                 .unwrap();
             assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::None));
@@ -1863,7 +1862,7 @@ mod tests {
                 let mut enc = enc;
                 frame.clear();
                 let h = enc
-                    .encode_block_numeric(0, 0, esize, kind, 0, &data, &mut frame)
+                    .encode_block_numeric(0, 0, esize, (kind, 0), &data, &mut frame)
                     .frame()
                     .unwrap();
                 assert_ne!(h.codec, Codec::Pco);
@@ -1873,7 +1872,7 @@ mod tests {
             frame.clear();
             let h = mk()
                 .numeric(true)
-                .encode_block_numeric(0, 0, 4, Some(NumKind::F32), 0, &smooth, &mut frame)
+                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &smooth, &mut frame)
                 .frame()
                 .unwrap();
             let mut out = Vec::new();
@@ -1893,7 +1892,7 @@ mod tests {
             .numeric(true);
         let mut frame = Vec::new();
         let h = enc
-            .encode_block_numeric(0, 0, 4, Some(NumKind::F32), 0, &data, &mut frame)
+            .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame)
             .frame()
             .unwrap();
         assert_eq!(h.codec, Codec::Pco);
@@ -1953,7 +1952,7 @@ mod tests {
                         .numeric(pco);
                     let mut frame = Vec::new();
                     let h = enc
-                        .encode_block_numeric(0, 0, e, Some(kind), 120, data, &mut frame)
+                        .encode_block_numeric(0, 0, e, (Some(kind), 120), data, &mut frame)
                         .frame()
                         .unwrap();
                     let ctx = format!("thorough {thorough} {kind:?} pco {pco}");
@@ -1967,7 +1966,7 @@ mod tests {
                     for (kind, row) in [(Some(kind), 0), (None, 120)] {
                         frame.clear();
                         let h = enc
-                            .encode_block_numeric(0, 0, e, kind, row, data, &mut frame)
+                            .encode_block_numeric(0, 0, e, (kind, row), data, &mut frame)
                             .frame()
                             .unwrap();
                         assert_ne!(h.filter, Filter::Lorenzo, "{ctx} {kind:?} {row}");

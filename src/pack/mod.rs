@@ -543,7 +543,12 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                     };
                     let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
                     let done = enc.encode_block_numeric(
-                        job.id, job.block, job.esize, kind, row, &job.data, &mut frame,
+                        job.id,
+                        job.block,
+                        job.esize,
+                        (kind, row),
+                        &job.data,
+                        &mut frame,
                     );
                     if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
                         write_err = Some(e);
@@ -719,7 +724,12 @@ fn encode_worker(
         };
         let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
         let encoded = enc.encode_block_numeric(
-            job.id, job.block, job.esize, kind, row, &job.data, &mut frame,
+            job.id,
+            job.block,
+            job.esize,
+            (kind, row),
+            &job.data,
+            &mut frame,
         );
         if tx
             .send(Done {
