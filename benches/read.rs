@@ -4,7 +4,7 @@
 //! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
 //! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
 //! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
-//! of the gridded data stored with zstd and with pco; `NC3PACK_BENCH_SERIES_ONLY=1` for the
+//! of the gridded data stored with zstd, with pco and with lorenzo + zstd; `NC3PACK_BENCH_SERIES_ONLY=1` for the
 //! time-series table only).
 //!
 //! The time-series table packs the gridded file with per-variable block sizes for t2m (1 MiB,
@@ -231,10 +231,10 @@ fn fmt_tp(bytes: u64, d: Duration) -> String {
 }
 
 /// Decodes the first 32 blocks (1 MiB) of the gridded file's data one at a time on one thread,
-/// each stored both ways the default preset may store it: the chosen filter with zstd, and
-/// pco. Prints each way's ratio and decode speed (CRC check and decode into a buffer,
+/// each stored the ways the default preset may store it: the chosen filter with zstd, pco, and
+/// the 2-D lorenzo filter (rows of `row` elements) with zstd. Prints each way's ratio and decode speed (CRC check and decode into a buffer,
 /// big-endian).
-fn block_decode(grid: &Path) {
+fn block_decode(grid: &Path, row: usize) {
     use nc3pack::__private::{decode_payload, Encoder};
     use nc3pack::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
     let file = std::fs::read(grid).unwrap();
@@ -244,6 +244,7 @@ fn block_decode(grid: &Path) {
     let blocks: Vec<&[u8]> = data.chunks(1 << 20).collect();
     let mut zstd_frames = Vec::new();
     let mut pco_frames = Vec::new();
+    let mut lorenzo_frames = Vec::new();
     let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
         .unwrap()
         .fast_blocks(true)
@@ -273,6 +274,22 @@ fn block_decode(grid: &Path) {
             payload_crc: crc(&payload),
         };
         pco_frames.push((h, payload));
+        // The 2-D lorenzo filter along t2m's rows (nx elements), then zstd level 3.
+        let mut f = Vec::new();
+        nc3pack::__private::apply_lorenzo(b, 4, row, &mut f);
+        let mut payload = (row as u32).to_be_bytes().to_vec();
+        payload.extend_from_slice(&zstd::bulk::compress(&f, 3).unwrap());
+        let h = FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: b.len() as u32,
+            stream: 0,
+            block: i as u64,
+            codec: Codec::Zstd,
+            filter: Filter::Lorenzo,
+            esize: 4,
+            payload_crc: crc(&payload),
+        };
+        lorenzo_frames.push((h, payload));
     }
     println!();
     println!(
@@ -285,6 +302,7 @@ fn block_decode(grid: &Path) {
     for (label, frames) in [
         ("filter + zstd (default)", &zstd_frames),
         ("pco (level 8)", &pco_frames),
+        ("lorenzo + zstd", &lorenzo_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();
@@ -325,7 +343,7 @@ fn main() {
     }
     let only_series = std::env::var_os("NC3PACK_BENCH_SERIES_ONLY").is_some();
     if !only_series {
-        block_decode(&grid);
+        block_decode(&grid, nx as usize);
         if std::env::var_os("NC3PACK_BENCH_DECODE_ONLY").is_some() {
             return;
         }

@@ -140,8 +140,9 @@ struct PackArgs {
     /// deflate 9, filters judged on whole blocks; for cold archives).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
-    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta;
-    /// with `--level max` also none and delta), none, shuffle, bytedelta, delta or zzdelta.
+    /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta,
+    /// and for float variables of 2+ dimensions the 2-D predictor lorenzo; with `--level max`
+    /// also none and delta), none, shuffle, bytedelta, delta or zzdelta.
     #[arg(long, default_value = "auto", value_parser = names_parser::<FilterMode>(FilterMode::NAMES))]
     filter: FilterMode,
     /// Never use the pco codec for numeric blocks (by default, with `--filter auto`, blocks of

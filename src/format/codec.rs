@@ -178,7 +178,39 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
         }
         Filter::Delta => delta_shuffle(data, esize, false, out),
         Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
+        Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
     }
+}
+
+/// The row length [`apply_filter`] and [`undo_filter`] give the `lorenzo` filter: the whole
+/// block as one row (blocks of variables use the variable's rows; see [`apply_lorenzo`]).
+fn whole_row(data: &[u8], esize: usize) -> usize {
+    (data.len() / esize.max(1)).max(1)
+}
+
+/// Applies the `lorenzo` filter with rows of `row` elements (at least 1) to `data` (elements of
+/// `esize` bytes, 4 or 8; for another size the bytes are copied as they are) into `out`,
+/// replacing its contents. The frame payload is the row length as 4 big-endian bytes, then
+/// the codec's encoding of `out`.
+///
+/// ```
+/// use nc3pack::__private::{apply_lorenzo, undo_lorenzo};
+/// // A 2 x 2 block of floats 1, 2 / 3, 4: predictions 0, 1, 1 and 2 + 3 - 1.
+/// let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+/// let mut f = Vec::new();
+/// apply_lorenzo(&data, 4, 2, &mut f);
+/// let mut back = vec![0; f.len()];
+/// undo_lorenzo(&f, 4, 2, &mut back);
+/// assert_eq!(back, data);
+/// ```
+pub fn apply_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut Vec<u8>) {
+    super::lorenzo::apply(data, esize, row, out);
+}
+
+/// Reverses [`apply_lorenzo`] into `out`, which must be as long as `data` (big-endian
+/// elements).
+pub fn undo_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut [u8]) {
+    super::lorenzo::undo_into(data, esize, row, out, false);
 }
 
 /// Reverses [`apply_filter`].
@@ -201,6 +233,11 @@ pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>)
         }
         Filter::Delta => unshuffle_undelta(data, esize, false, out),
         Filter::ZigZagDelta => unshuffle_undelta(data, esize, true, out),
+        Filter::Lorenzo => {
+            out.clear();
+            out.resize(data.len(), 0);
+            super::lorenzo::undo_into(data, esize, whole_row(data, esize), out, false);
+        }
     }
 }
 
@@ -306,8 +343,10 @@ fn unshuffle_undelta_n<W: Word, const E: usize, const ZIGZAG: bool>(
 }
 
 /// The element types of the delta filters: unsigned integers of 2, 4 and 8 bytes.
-trait Word: Copy {
+pub(crate) trait Word: Copy {
     const ZERO: Self;
+    /// Every bit but the top one.
+    const MAGNITUDE: Self;
     /// The integer whose big-endian bytes are `b` (as many as the type has).
     fn from_be(b: &[u8]) -> Self;
     /// Writes the big-endian bytes into `b` (as many as the type has).
@@ -324,12 +363,17 @@ trait Word: Copy {
     fn swap(self) -> Self;
     /// The value whose native bytes are this one's big-endian bytes.
     fn to_be(self) -> Self;
+    fn xor(self, rhs: Self) -> Self;
+    fn and(self, rhs: Self) -> Self;
+    /// All ones if the top bit is set, else zero.
+    fn sign_fill(self) -> Self;
 }
 
 macro_rules! impl_word {
     ($($u:ty, $i:ty);*) => {$(
         impl Word for $u {
             const ZERO: Self = 0;
+            const MAGNITUDE: Self = <$u>::MAX >> 1;
             fn from_be(b: &[u8]) -> Self {
                 // Callers pass exact chunks of the type's size (asserted at compile time).
                 Self::from_be_bytes(b.try_into().unwrap())
@@ -358,6 +402,15 @@ macro_rules! impl_word {
             }
             fn to_be(self) -> Self {
                 <$u>::to_be(self)
+            }
+            fn xor(self, rhs: Self) -> Self {
+                self ^ rhs
+            }
+            fn and(self, rhs: Self) -> Self {
+                self & rhs
+            }
+            fn sign_fill(self) -> Self {
+                ((self as $i) >> (<$i>::BITS - 1)) as $u
             }
         }
     )*};
@@ -457,6 +510,9 @@ pub struct Encoder {
     kind: Option<NumKind>,
     /// Whether the block being encoded uses pco (its sample said so).
     use_pco: bool,
+    /// The row length of the block being encoded when it may use the `lorenzo` filter (floats
+    /// of a variable of at least two dimensions; see [`Encoder::encode_block_numeric`]).
+    row: Option<usize>,
 }
 
 impl Encoder {
@@ -497,6 +553,7 @@ impl Encoder {
             pco: false,
             kind: None,
             use_pco: false,
+            row: None,
         })
     }
 
@@ -551,7 +608,7 @@ impl Encoder {
     ///     })
     ///     .collect();
     /// let mut frame = Vec::new();
-    /// let h = enc.encode_block_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame);
+    /// let h = enc.encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame);
     /// let h = h.frame().unwrap();
     /// assert_eq!(h.codec, Codec::Pco);
     /// let mut back = Vec::new();
@@ -568,12 +625,18 @@ impl Encoder {
     /// may then use the pco codec (see [`Encoder::numeric`]). A block of identical elements is
     /// still [`Encoded::Constant`].
     ///
+    /// The second item of the pair, `row`, is the length of the variable's innermost dimension when the variable has at
+    /// least two dimensions (0 otherwise): then blocks of floats (`float`, `double`) may use
+    /// the `lorenzo` filter, a 2-D predictor with "up" one row back, when filters are chosen
+    /// per block ([`FilterMode::Auto`]), judged like the other filters (on the sample, which
+    /// must hold at least two rows, or on the whole block).
+    ///
     /// ```
     /// use nc3pack::{FilterMode, __private::{Encoded, Encoder, NumKind}, format::Codec};
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().numeric(true);
     /// let mut frame = Vec::new();
     /// let same = 1.5f32.to_be_bytes().repeat(1024);
-    /// let done = enc.encode_block_numeric(0, 0, 4, Some(NumKind::F32), &same, &mut frame);
+    /// let done = enc.encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &same, &mut frame);
     /// assert!(matches!(done, Encoded::Constant(_)) && frame.is_empty());
     /// ```
     pub fn encode_block_numeric(
@@ -581,15 +644,34 @@ impl Encoder {
         stream: u32,
         block: u64,
         esize: usize,
-        kind: Option<NumKind>,
+        (kind, row): (Option<NumKind>, usize),
         data: &[u8],
         out: &mut Vec<u8>,
     ) -> Encoded {
-        self.kind =
-            kind.filter(|k| self.pco && k.esize() == esize && data.len().is_multiple_of(esize));
+        let whole = esize > 0 && data.len().is_multiple_of(esize);
+        self.row = kind
+            .filter(|k| {
+                matches!(k, NumKind::F32 | NumKind::F64)
+                    && k.esize() == esize
+                    && whole
+                    && self.mode == FilterMode::Auto
+                    && self.codec != Codec::None
+            })
+            .and_then(|_| u32::try_from(row).ok())
+            .filter(|&r| r >= 2)
+            .map(|r| r as usize);
+        self.kind = kind.filter(|k| self.pco && k.esize() == esize && whole);
         let done = self.encode_block(stream, block, esize, data, out);
         self.kind = None;
+        self.row = None;
         done
+    }
+
+    /// The row length the `lorenzo` filter uses on a block of `len` bytes (elements of `esize`
+    /// bytes): the variable's, or the whole block when that is shorter.
+    fn lorenzo_row(&self, esize: usize, len: usize) -> usize {
+        let n = (len / esize.max(1)).max(1);
+        self.row.unwrap_or(n).min(n)
     }
 
     /// The filters worth trying for elements of `esize` bytes.
@@ -622,6 +704,12 @@ impl Encoder {
     fn choose_filter(&mut self, esize: usize, data: &[u8]) -> Filter {
         let cands = self.candidates(esize);
         match self.mode {
+            // The 2-D predictor is defined for floats of 4 and 8 bytes only.
+            FilterMode::Fixed(Filter::Lorenzo)
+                if !super::lorenzo::supports(esize) || !data.len().is_multiple_of(esize) =>
+            {
+                Filter::Shuffle
+            }
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
             FilterMode::Auto => {
@@ -648,6 +736,20 @@ impl Encoder {
                         best = (size, cand);
                     }
                 }
+                // The 2-D predictor, on at least two rows: its payload holds the row length.
+                if let Some(row) = self.row.filter(|&r| 2 * r * esize <= sample.len()) {
+                    super::lorenzo::apply(sample, esize, row, &mut f);
+                    c.clear();
+                    let size = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
+                        c.len()
+                    } else {
+                        f.len()
+                    } + super::lorenzo::ROW_PREFIX;
+                    let margin = if self.thorough { 1.0 } else { LORENZO_MARGIN };
+                    if (size as f64) < margin * best.0 as f64 {
+                        best = (size, Filter::Lorenzo);
+                    }
+                }
                 if let Some(kind) = self.kind.filter(|_| !self.thorough) {
                     c.clear();
                     let pco = super::pco::compress(kind, sample, super::pco::LEVEL, &mut c);
@@ -655,7 +757,8 @@ impl Encoder {
                 }
                 if self.fast.is_some() {
                     // The probe is the fast level: does the block's level pay on the sample?
-                    apply_filter(best.1, sample, esize, &mut f);
+                    let row = self.lorenzo_row(esize, sample.len());
+                    apply_filter_rows(best.1, sample, esize, row, &mut f);
                     c.clear();
                     let slow = if compress_zstd(self.zstd.as_mut(), &f, usize::MAX, &mut c) {
                         c.len()
@@ -714,8 +817,9 @@ impl Encoder {
             let result = match numeric.map(|k| self.pco_block(k, filter, data, &mut f, &mut c)) {
                 Some(Some(r)) => r,
                 _ => {
-                    apply_filter(filter, data, e, &mut f);
-                    if self.compress(&f, data.len(), &mut c) {
+                    let prefix = self.apply_block_filter(filter, data, e, &mut f);
+                    if self.compress(&f, data.len() - prefix.len(), &mut c) {
+                        c.splice(0..0, prefix);
                         (self.codec, filter)
                     } else {
                         c.clear();
@@ -804,9 +908,10 @@ impl Encoder {
         if self.use_pco {
             return Some((Codec::Pco, Filter::None));
         }
-        apply_filter(filter, data, kind.esize(), f);
+        let prefix = self.apply_block_filter(filter, data, kind.esize(), f);
         let mut other = Vec::new();
-        if self.compress(f, c.len(), &mut other) {
+        if c.len() > prefix.len() && self.compress(f, c.len() - prefix.len(), &mut other) {
+            other.splice(0..0, prefix);
             *c = other;
             Some((self.codec, filter))
         } else {
@@ -814,6 +919,41 @@ impl Encoder {
         }
     }
 }
+
+impl Encoder {
+    /// Applies `filter` to a whole block into `f`; returns the bytes that precede the codec's
+    /// output in the payload (the row length for `lorenzo`, else none).
+    fn apply_block_filter(
+        &self,
+        filter: Filter,
+        data: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+    ) -> Vec<u8> {
+        let row = self.lorenzo_row(esize, data.len());
+        apply_filter_rows(filter, data, esize, row, f);
+        if filter == Filter::Lorenzo {
+            (row as u32).to_be_bytes().to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// [`apply_filter`], with rows of `row` elements for the `lorenzo` filter.
+fn apply_filter_rows(filter: Filter, data: &[u8], esize: usize, row: usize, out: &mut Vec<u8>) {
+    if filter == Filter::Lorenzo {
+        super::lorenzo::apply(data, esize, row, out);
+    } else {
+        apply_filter(filter, data, esize, out);
+    }
+}
+
+/// In the default preset, a block uses the `lorenzo` filter when it makes the sample smaller
+/// than this fraction of the best other filter's: a few rows of a sample favour it over the
+/// whole block (measured on gridded.nc of the bench corpus, where a bare win on the sample
+/// made blocks of noisy fields larger), and it decodes a little slower than zzdelta.
+const LORENZO_MARGIN: f64 = 0.97;
 
 /// In the default preset, a numeric block uses pco when pco makes its sample smaller than
 /// this fraction of the best filter's with zstd level 1 (a margin for pco's slower decoding
@@ -923,6 +1063,7 @@ pub fn decode_payload(
     out: &mut Vec<u8>,
 ) -> Result<(), FrameError> {
     check_payload(h, payload)?;
+    let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
         Codec::None => {
@@ -990,8 +1131,35 @@ pub fn decode_payload(
             decoded: h.decoded_len,
         });
     }
-    undo_filter(h.filter, &decoded, esize, out);
+    if h.filter == Filter::Lorenzo {
+        out.clear();
+        out.resize(n, 0);
+        super::lorenzo::undo_into(&decoded, esize, row, out, false);
+    } else {
+        undo_filter(h.filter, &decoded, esize, out);
+    }
     Ok(())
+}
+
+/// The row length that starts the payload of a `lorenzo` frame, and the codec's part of the
+/// payload after it; for any other filter, 0 and the whole payload.
+fn split_row<'p>(h: &FrameHeader, payload: &'p [u8]) -> Result<(usize, &'p [u8]), FrameError> {
+    use super::lorenzo::{supports, ROW_PREFIX};
+    if h.filter != Filter::Lorenzo {
+        return Ok((0, payload));
+    }
+    if !supports(usize::from(h.esize)) {
+        return Err(FrameError::LorenzoElementSize { esize: h.esize });
+    }
+    let Some((prefix, rest)) = payload.split_first_chunk::<ROW_PREFIX>() else {
+        return Err(FrameError::LorenzoNoRow {
+            stored: h.stored_len,
+        });
+    };
+    match u32::from_be_bytes(*prefix) {
+        0 => Err(FrameError::LorenzoZeroRow),
+        row => Ok((row as usize, rest)),
+    }
 }
 
 /// Per-thread state of [`decode_payload_into`]: a zstd context and the buffer a filtered
@@ -1021,6 +1189,7 @@ pub(crate) fn decode_payload_into(
     native: bool,
 ) -> Result<(), FrameError> {
     check_payload(h, payload)?;
+    let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     if out.len() != n {
         return Err(FrameError::DecodedLength {
@@ -1053,7 +1222,7 @@ pub(crate) fn decode_payload_into(
     }
     let filtered = &mut scratch.filtered[..n];
     decompress_into(h, payload, filtered, &mut scratch.zstd)?;
-    undo_filter_into(h.filter, filtered, esize, out, native);
+    undo_filter_into(h.filter, filtered, esize, row, out, native);
     Ok(())
 }
 
@@ -1170,10 +1339,21 @@ fn swap_n<W: Word + bytemuck::Pod, const E: usize>(bytes: &mut [u8]) {
 
 /// Reverses [`apply_filter`] from `src` (which it may use as scratch space) into `dst` (the same
 /// length), elements of 2, 4 or 8 bytes in native order when `native`.
-fn undo_filter_into(filter: Filter, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
+fn undo_filter_into(
+    filter: Filter,
+    src: &mut [u8],
+    esize: usize,
+    row: usize,
+    dst: &mut [u8],
+    native: bool,
+) {
     let swap = native && cfg!(target_endian = "little");
     let n = src.len() / esize.max(1);
     match filter {
+        Filter::Lorenzo => {
+            super::lorenzo::undo_into(src, esize, row, dst, native);
+            return;
+        }
         Filter::None => {
             dst.copy_from_slice(src);
             if native {
@@ -1388,12 +1568,13 @@ mod tests {
         }
     }
 
-    const ALL_FILTERS: [Filter; 5] = [
+    const ALL_FILTERS: [Filter; 6] = [
         Filter::None,
         Filter::Shuffle,
         Filter::ByteDelta,
         Filter::Delta,
         Filter::ZigZagDelta,
+        Filter::Lorenzo,
     ];
 
     #[test]
@@ -1638,7 +1819,7 @@ mod tests {
             let mut frame = Vec::new();
             let h = mk()
                 .numeric(true)
-                .encode_block_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame)
+                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame)
                 .frame()
                 .unwrap();
             assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::None));
@@ -1681,7 +1862,7 @@ mod tests {
                 let mut enc = enc;
                 frame.clear();
                 let h = enc
-                    .encode_block_numeric(0, 0, esize, kind, &data, &mut frame)
+                    .encode_block_numeric(0, 0, esize, (kind, 0), &data, &mut frame)
                     .frame()
                     .unwrap();
                 assert_ne!(h.codec, Codec::Pco);
@@ -1691,7 +1872,7 @@ mod tests {
             frame.clear();
             let h = mk()
                 .numeric(true)
-                .encode_block_numeric(0, 0, 4, Some(NumKind::F32), &smooth, &mut frame)
+                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &smooth, &mut frame)
                 .frame()
                 .unwrap();
             let mut out = Vec::new();
@@ -1711,7 +1892,7 @@ mod tests {
             .numeric(true);
         let mut frame = Vec::new();
         let h = enc
-            .encode_block_numeric(0, 0, 4, Some(NumKind::F32), &data, &mut frame)
+            .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame)
             .frame()
             .unwrap();
         assert_eq!(h.codec, Codec::Pco);
@@ -1739,6 +1920,113 @@ mod tests {
             let want = decode_payload(&lying, payload, &mut Vec::new());
             assert!(got.is_err() && want.is_err(), "{decoded}: {got:?} {want:?}");
             assert_eq!(got, want);
+        }
+    }
+
+    /// A smooth 2-D float field (waves whose phase and amplitude drift from row to row: rows of
+    /// `w`), big-endian.
+    fn grid(w: usize, h: usize, double: bool) -> Vec<u8> {
+        (0..w * h)
+            .flat_map(|i| {
+                let (r, c) = ((i / w) as f64, (i % w) as f64);
+                let v = 30.0 * (0.05 * c + 0.01 * r).sin() * (1.0 + 0.003 * r);
+                if double {
+                    v.to_be_bytes().to_vec()
+                } else {
+                    (v as f32).to_be_bytes().to_vec()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn float_grids_use_the_2d_predictor_with_their_row_length() {
+        for thorough in [false, true] {
+            for (double, kind) in [(false, NumKind::F32), (true, NumKind::F64)] {
+                let e = kind.esize();
+                // 300 rows of 120, cut so that the last row is partial.
+                let data = &grid(120, 300, double)[..(120 * 299 + 17) * e];
+                for pco in [false, true] {
+                    let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, thorough)
+                        .unwrap()
+                        .numeric(pco);
+                    let mut frame = Vec::new();
+                    let h = enc
+                        .encode_block_numeric(0, 0, e, (Some(kind), 120), data, &mut frame)
+                        .frame()
+                        .unwrap();
+                    let ctx = format!("thorough {thorough} {kind:?} pco {pco}");
+                    assert_eq!(h.filter, Filter::Lorenzo, "{ctx}");
+                    let payload = &frame[FRAME_HEADER_LEN..];
+                    assert_eq!(payload[..4], 120u32.to_be_bytes(), "{ctx}");
+                    let mut back = Vec::new();
+                    decode_payload(&h, payload, &mut back).unwrap();
+                    assert!(back == data, "{ctx}");
+                    // Without a row length (a 1-D variable), or as integers: never.
+                    for (kind, row) in [(Some(kind), 0), (None, 120)] {
+                        frame.clear();
+                        let h = enc
+                            .encode_block_numeric(0, 0, e, (kind, row), data, &mut frame)
+                            .frame()
+                            .unwrap();
+                        assert_ne!(h.filter, Filter::Lorenzo, "{ctx} {kind:?} {row}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The worked example of design/FORMAT.md as a whole frame: the row length, then a zstd
+    /// frame of the filtered bytes (checked by hand in src/format/lorenzo.rs).
+    #[test]
+    fn a_lorenzo_frame_decodes_and_bad_ones_are_refused() {
+        let data: Vec<u8> = [1.0f32, 1.5, 2.0, -0.0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        let filtered = [
+            0x7f, 0x00, 0x00, 0x80, 0x00, 0x80, 0x80, 0x80, 0, 0, 0, 0, 0, 0, 0, 1,
+        ];
+        // A raw zstd block is the bytes themselves: magic, frame header (single segment,
+        // content size 16), block header (last, raw, 16 bytes), the bytes.
+        let mut payload = vec![
+            0, 0, 0, 2, 0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0x81, 0x00, 0x00,
+        ];
+        payload.extend_from_slice(&filtered);
+        let mk = |payload: &[u8], esize: u16| FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: 16,
+            stream: 0,
+            block: 0,
+            codec: Codec::Zstd,
+            filter: Filter::Lorenzo,
+            esize,
+            payload_crc: crc(payload),
+        };
+        let mut out = Vec::new();
+        decode_payload(&mk(&payload, 4), &payload, &mut out).unwrap();
+        assert_eq!(out, data);
+        let mut scratch = DecodeScratch::default();
+        let mut into = vec![0; 16];
+        decode_payload_into(&mk(&payload, 4), &payload, &mut into, &mut scratch, false).unwrap();
+        assert_eq!(into, data);
+        // Row length 0, no room for the row length, and an element size it is not for.
+        let mut zero = payload.clone();
+        zero[3] = 0;
+        let cases = [
+            (mk(&zero, 4), zero.clone(), "lorenzo row length 0"),
+            (
+                mk(&payload[..3], 4),
+                payload[..3].to_vec(),
+                "no 4-byte row length",
+            ),
+            (mk(&payload, 2), payload.clone(), "element size 2"),
+        ];
+        for (h, p, want) in cases {
+            let e = decode_payload(&h, &p, &mut out).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+            let e2 = decode_payload_into(&h, &p, &mut into, &mut scratch, true);
+            assert_eq!(e2, Err(e));
         }
     }
 

@@ -173,6 +173,21 @@ pub enum FrameError {
         /// Decoded length in the frame header.
         decoded: u32,
     },
+    /// A `lorenzo` frame whose element size is not 4 or 8.
+    #[error("lorenzo filter with element size {esize} (it is defined for 4 and 8)")]
+    LorenzoElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `lorenzo` frame whose payload is too short to hold the row length.
+    #[error("lorenzo payload of {stored} bytes has no 4-byte row length")]
+    LorenzoNoRow {
+        /// Stored (payload) length.
+        stored: u32,
+    },
+    /// A `lorenzo` frame whose row length is 0.
+    #[error("lorenzo row length 0")]
+    LorenzoZeroRow,
     /// The netCDF header frame's decoded length cannot be allocated.
     #[error("cannot allocate {len} bytes of memory for the header")]
     HeaderNoMemory {

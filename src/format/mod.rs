@@ -206,6 +206,7 @@ pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
 pub mod error;
+pub(crate) mod lorenzo;
 pub(crate) mod pco;
 pub(crate) mod streams;
 
@@ -315,6 +316,11 @@ pub enum Filter {
     /// size, is zigzag-encoded (0, -1, 1, -2, ... become 0, 1, 2, 3, ...) before the shuffle, so
     /// that small negative differences have small high bytes too.
     ZigZagDelta = 4,
+    /// A 2-D Lorenzo predictor on floats of 4 or 8 bytes (mapped to integers that keep their
+    /// order): each element minus (left + up − up-left), with "up" one row of the variable's
+    /// innermost dimension back, zigzag-encoded, then byte shuffle. The frame's payload starts
+    /// with the row length (4 bytes, big-endian) before the codec's data.
+    Lorenzo = 5,
 }
 
 impl Filter {
@@ -331,6 +337,7 @@ impl Filter {
             2 => Some(Filter::ByteDelta),
             3 => Some(Filter::Delta),
             4 => Some(Filter::ZigZagDelta),
+            5 => Some(Filter::Lorenzo),
             _ => None,
         }
     }
@@ -347,6 +354,7 @@ impl Filter {
             Filter::ByteDelta => "bytedelta",
             Filter::Delta => "delta",
             Filter::ZigZagDelta => "zzdelta",
+            Filter::Lorenzo => "lorenzo",
         }
     }
 }

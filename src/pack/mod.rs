@@ -512,7 +512,12 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     }
 
     // The number type of each variable's blocks, for the pco codec.
-    let kinds: Vec<Option<NumKind>> = header.vars().map(|v| NumKind::of(v.nc_type())).collect();
+    // and its row length (the innermost dimension's, for variables of two or more dimensions)
+    // for the 2-D predictor.
+    let kinds: Vec<(Option<NumKind>, usize)> = header
+        .vars()
+        .map(|v| (NumKind::of(v.nc_type()), row_length(v)))
+        .collect();
     let kinds = &kinds[..];
     let threads = crate::parallel::bound_threads(opts.threads);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
@@ -536,9 +541,14 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
                         0 => &mut *enc,
                         k => others.get(&plan, k)?,
                     };
-                    let kind = kinds.get(job.id as usize).copied().flatten();
+                    let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
                     let done = enc.encode_block_numeric(
-                        job.id, job.block, job.esize, kind, &job.data, &mut frame,
+                        job.id,
+                        job.block,
+                        job.esize,
+                        (kind, row),
+                        &job.data,
+                        &mut frame,
                     );
                     if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
                         write_err = Some(e);
@@ -678,12 +688,21 @@ struct Done {
     frame: Vec<u8>,
 }
 
+/// The length of a variable's innermost dimension when it has two or more dimensions (its rows
+/// for the 2-D `lorenzo` filter), else 0.
+fn row_length(v: crate::nc3::Var<'_>) -> usize {
+    match v.dims().last() {
+        Some(d) if v.dim_count() >= 2 && !d.is_record() => usize::try_from(d.len()).unwrap_or(0),
+        _ => 0,
+    }
+}
+
 fn encode_worker(
     rx: Arc<Mutex<Receiver<(u64, RoutedBlock)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
     plan: &EncoderPlan,
-    kinds: &[Option<NumKind>],
+    kinds: &[(Option<NumKind>, usize)],
 ) {
     let Ok(mut default) = new_encoder(opts) else {
         return;
@@ -703,9 +722,15 @@ fn encode_worker(
                 Err(_) => return,
             },
         };
-        let kind = kinds.get(job.id as usize).copied().flatten();
-        let encoded =
-            enc.encode_block_numeric(job.id, job.block, job.esize, kind, &job.data, &mut frame);
+        let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
+        let encoded = enc.encode_block_numeric(
+            job.id,
+            job.block,
+            job.esize,
+            (kind, row),
+            &job.data,
+            &mut frame,
+        );
         if tx
             .send(Done {
                 seq,

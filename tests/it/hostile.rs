@@ -99,6 +99,25 @@ fn pco_archive() -> (Vec<u8>, usize) {
         .expect("obs_points.nc packs a block with pco");
     (b, s)
 }
+/// The grid of tests/it/lorenzo.rs packed in 8 KiB blocks without pco, and the first stream whose block 0
+/// is a lorenzo frame (filter 5).
+fn lorenzo_archive() -> (Vec<u8>, usize) {
+    let dir = temp_dir();
+    let nc = dir.path().join("grid.nc");
+    crate::lorenzo::grid_file(&nc);
+    let z = dir.path().join("grid.nc3z");
+    let opts = PackOptions::default()
+        .with_threads(1)
+        .with_block_size(8192)
+        .with_pco(false);
+    pack_file(&nc, &z, &opts).unwrap();
+    let b = std::fs::read(z).unwrap();
+    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+    let s = (0..a.stream_count())
+        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 5)
+        .expect("the grid packs a block with lorenzo");
+    (b, s)
+}
 /// Index of the entry of block 0 of stream `s`.
 fn first_entry(b: &[u8], s: usize) -> usize {
     let a = Archive::from_reader(b.to_vec(), Path::new("x")).unwrap();
@@ -513,6 +532,53 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         "codec_id_unknown.nc3z",
         b,
         Expect::Open("index", "unknown codec id 5"),
+    ));
+    // Damaged lorenzo frames (filter 5), payload CRCs recomputed so that the filter's own
+    // checks are reached: the 4-byte row length that starts the payload set to 0, or the zstd
+    // frame after it damaged.
+    let (lz_base, s) = lorenzo_archive();
+    let mut lz_variant =
+        |name: &'static str, what: &'static str, f: &dyn Fn(&mut Vec<u8>, usize)| {
+            let mut b = lz_base.clone();
+            let e = entry_at(&b, first_entry(&b, s));
+            let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+            assert_eq!(b[frame + 25], 5);
+            f(&mut b, frame);
+            out.push((name, b, Expect::Read(s, what)));
+        };
+    lz_variant("lorenzo_row_zero.nc3z", "lorenzo row length 0", &|b, f| {
+        assert_eq!(&b[f + 36..f + 40], &150u32.to_be_bytes());
+        b[f + 36 + 3] = 0;
+        fix_payload_crc(b, f);
+    });
+    lz_variant("lorenzo_zstd_damaged.nc3z", "zstd: ", &|b, f| {
+        // The zstd magic right after the row length.
+        assert_eq!(&b[f + 40..f + 44], &[0x28, 0xb5, 0x2f, 0xfd]);
+        b[f + 40] ^= 0x40;
+        fix_payload_crc(b, f);
+    });
+    lz_variant(
+        "lorenzo_payload_bit_flip.nc3z",
+        "payload checksum mismatch",
+        &|b, f| {
+            b[f + 36 + 20] ^= 0x01;
+        },
+    );
+    // A filter id this reader does not know, in frame and index alike: what a reader that
+    // predates filter 5 meets in an archive with lorenzo frames, here with id 6.
+    let mut b = lz_base.clone();
+    let e = entry_at(&b, first_entry(&b, s));
+    let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+    assert_eq!((b[f + 25], b[e + 13]), (5, 5));
+    b[f + 25] = 6;
+    let c = crc(&b[f..f + 32]);
+    put32(&mut b, f + 32, c);
+    b[e + 13] = 6;
+    fix_tail(&mut b);
+    out.push((
+        "filter_id_unknown.nc3z",
+        b,
+        Expect::Open("index", "unknown filter id 6"),
     ));
     // Format 1.1: per-variable block sizes.
     let base11 = base_archive_1_1();

@@ -7,6 +7,7 @@ mod determinism;
 mod hostile;
 mod layout_cases;
 mod limits;
+mod lorenzo;
 mod outputs;
 mod pervar;
 mod pipes;
