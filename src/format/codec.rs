@@ -822,6 +822,15 @@ impl Encoder {
         if self.use_pco || sure {
             return Some((Codec::Pco, Filter::None));
         }
+        // Closer: estimate the block codec's result from its gain over the probe level on a
+        // sample, and skip its run when pco is still clearly smaller. (The slow level hardly
+        // ever does worse than the probe level: no estimate where pco loses to the latter.)
+        if self.thorough && (c.len() as f64) < PCO_LIKELY * self.probe_size as f64 {
+            let est = self.estimate_slow(filter, data, kind.esize(), f);
+            if est.is_some_and(|est| (c.len() as f64) < PCO_LIKELY * est) {
+                return Some((Codec::Pco, Filter::None));
+            }
+        }
         apply_filter(filter, data, kind.esize(), f);
         let mut other = Vec::new();
         if self.compress(f, c.len(), &mut other) {
@@ -832,6 +841,48 @@ impl Encoder {
         }
     }
 }
+
+impl Encoder {
+    /// The size the block codec's level would make of `data` after `filter`, estimated as the
+    /// probe level's result on the whole block (`probe_size`) times the level's gain over the
+    /// probe level on the block's first [`GAIN_SAMPLE`] bytes; `None` for a block of less than
+    /// twice that (running the level on it costs little more) or without a probe result.
+    fn estimate_slow(
+        &mut self,
+        filter: Filter,
+        data: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+    ) -> Option<f64> {
+        let n = GAIN_SAMPLE / esize * esize;
+        if self.probe_size == 0 || n == 0 || 2 * n > data.len() {
+            return None;
+        }
+        apply_filter(filter, &data[..n], esize, f);
+        let mut c = Vec::new();
+        let fast = if compress_zstd(self.probe.as_mut(), f, usize::MAX, &mut c) {
+            c.len()
+        } else {
+            f.len()
+        };
+        c.clear();
+        let slow = if compress_zstd(self.zstd.as_mut(), f, usize::MAX, &mut c) {
+            c.len()
+        } else {
+            f.len()
+        };
+        Some(self.probe_size as f64 * slow as f64 / fast.max(1) as f64)
+    }
+}
+
+/// Bytes of a block the `max` preset runs both zstd levels on to estimate the slow level's
+/// gain (see [`Encoder::estimate_slow`]).
+const GAIN_SAMPLE: usize = 128 << 10;
+
+/// In thorough encoders, a numeric block uses pco without the block codec's run when pco is
+/// smaller than this fraction of that run's estimated result (a margin for the estimate's
+/// error).
+const PCO_LIKELY: f64 = 0.97;
 
 /// In the default preset, a numeric block uses pco when pco makes its sample smaller than
 /// this fraction of the best filter's with zstd level 1 (a margin for pco's slower decoding
@@ -1756,7 +1807,12 @@ mod tests {
         ));
         assert_eq!(p.len(), h.stored_len as usize);
         let mut z3 = zstd::bulk::Compressor::new(3).unwrap();
-        for f in [Filter::None, Filter::Shuffle, Filter::ByteDelta, Filter::Delta] {
+        for f in [
+            Filter::None,
+            Filter::Shuffle,
+            Filter::ByteDelta,
+            Filter::Delta,
+        ] {
             let mut x = Vec::new();
             apply_filter(f, &walk, 4, &mut x);
             let z = z3.compress(&x).unwrap().len();
