@@ -1048,10 +1048,16 @@ pub fn decode_payload(
             d
         }
         Codec::Pco => {
+            // Into `out` itself (no filter follows), reusing its allocation.
             check_pco_filter(h)?;
-            let mut d = vec![0u8; n];
-            super::pco::decompress_into(h.esize, payload, &mut d, false, &mut Default::default())?;
-            d
+            out.clear();
+            out.resize(n, 0);
+            let r =
+                super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default());
+            if r.is_err() {
+                out.clear();
+            }
+            return r;
         }
     };
     if h.filter == Filter::None {
