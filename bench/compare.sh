@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Peer benchmark: nc3pack (default and --level max) against `nccopy -k nc4 -d1 -s`,
-# `nccopy -k nc4 -d5 -s`, `zstd -3`, `zstd -19` and `xz -6` on a generated corpus
-# (bench/make_corpus.py): ratio, pack time, unpack time and peak RSS per tool and file, a batch
-# of 10,000 tiny files, optionally a CDF-5 file over 4 GiB (--big), then PASS/FAIL per target.
+# `nccopy -k nc4 -d5 -s`, Zarr v3 (pcodec; Blosc zstd 5 shuffle), HDF5 with Blosc2 (zstd 5
+# shuffle), `zstd -3`, `zstd -19` and `xz -6` on a generated corpus (bench/make_corpus.py):
+# ratio, pack time, unpack time and peak RSS per tool and file, a batch of 10,000 tiny files,
+# optionally a CDF-5 file over 4 GiB (--big), then PASS/FAIL per target.
 #
 #   bench/compare.sh [CORPUS_DIR] [--big]        (default CORPUS_DIR: target/bench-corpus)
 #
-# Needs: cargo, python3 with numpy + netCDF4, and the Debian packages netcdf-bin (nccopy),
-# zstd, xz-utils and time (/usr/bin/time). hyperfine is not needed: the script times each run
-# itself, so that wall time and peak RSS (/usr/bin/time -f %M) come from the same run.
+# Needs: cargo, python3 with numpy, netCDF4, zarr (3.x), numcodecs, pcodec, h5py and hdf5plugin
+# ($PYTHON, default python3), and the Debian packages netcdf-bin (nccopy), zstd, xz-utils and
+# time (/usr/bin/time). hyperfine is not needed: the script times each run itself, so that wall
+# time and peak RSS (/usr/bin/time -f %M) come from the same run. NC3PACK_BIN=path benchmarks
+# that binary instead of building one.
 #
 # Method: warm page cache (the corpus was just written or read), outputs on the corpus file
 # system. Wall time is the median of 3 runs for inputs under 200 MB, except that a command
@@ -16,7 +19,10 @@
 # are run once. nc3pack runs with its defaults (-j = all cores); zstd with -T2, xz with -T1
 # (single-threaded: xz's multi-threaded mode splits the input into blocks and loses ratio).
 # "unpack" restores a netCDF-3 file: nc3pack unpack, `nccopy -k <original kind>`, zstd -d,
-# xz -d; "exact" says whether the restored file is byte-identical to the original (cmp).
+# xz -d; "exact" says whether the restored file is byte-identical to the original (cmp). The
+# Zarr and HDF5 peers (bench/peers.py; ~1 MiB chunks like nc3pack's blocks) write one file per
+# input and cannot restore a netCDF-3 file: their "unpack" reads every variable back into memory
+# and "exact" says "values" when every variable's values hash the same as the original's.
 # The full report is printed and written to CORPUS_DIR/report.md.
 set -euo pipefail
 
@@ -49,15 +55,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 command -v cargo >/dev/null || { echo "compare.sh: needs cargo (the Rust toolchain)" >&2; exit 1; }
-python3 -c 'import numpy, netCDF4' 2>/dev/null || {
-  echo "compare.sh: needs python3 with numpy and netCDF4: pip install numpy netCDF4" >&2
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -c 'import numpy, netCDF4, zarr, numcodecs, pcodec, h5py, hdf5plugin' 2>/dev/null || {
+  echo "compare.sh: needs $PYTHON with numpy, netCDF4, zarr, numcodecs, pcodec, h5py and hdf5plugin:" >&2
+  echo "  pip install numpy netCDF4 zarr numcodecs pcodec h5py hdf5plugin (or set PYTHON=...)" >&2
   exit 1
 }
+PEERS=$ROOT/bench/peers.py
 
 # ---- build and corpus -----------------------------------------------------------------------
-say "building nc3pack (cargo build --release)"
-(cd "$ROOT" && cargo build --release -q)
-BIN=$ROOT/target/release/nc3pack
+if [ -n "${NC3PACK_BIN:-}" ]; then
+  BIN=$(realpath "$NC3PACK_BIN")
+else
+  say "building nc3pack (cargo build --release)"
+  (cd "$ROOT" && cargo build --release -q)
+  BIN=$ROOT/target/release/nc3pack
+fi
 mkdir -p "$CORPUS"
 CORPUS=$(cd "$CORPUS" && pwd)
 
@@ -71,7 +84,7 @@ if [ $BIG = 1 ]; then
   fi
 fi
 say "generating the corpus in $CORPUS (reused when present)"
-python3 "$ROOT/bench/make_corpus.py" "$CORPUS" $([ $BIG = 1 ] && echo --big)
+"$PYTHON" "$ROOT/bench/make_corpus.py" "$CORPUS" $([ $BIG = 1 ] && echo --big)
 
 OUT=$CORPUS/out
 rm -rf "$OUT"
@@ -115,7 +128,7 @@ repeat() {
   RSS=$rss
 }
 
-size_of() { stat -c %s "$1"; }
+size_of() { stat -L -c %s "$1"; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 f2() { awk -v x="$1" 'BEGIN { printf "%.2f", x }'; }
 f3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
@@ -134,9 +147,16 @@ label_of() {
   case $1 in classic) echo "CDF-1 (classic)" ;; "64-bit offset") echo "CDF-2 (64-bit offset)" ;; cdf5) echo "CDF-5 (64-bit data)" ;; *) echo "?" ;; esac
 }
 
-TOOLS=("nc3pack default" "nc3pack default, from a pipe" "nc3pack max" "nccopy -k nc4 -d1 -s" "nccopy -k nc4 -d5 -s" "zstd -3 -T2" "zstd -19 -T2" "xz -6 -T1")
+ZPCO="Zarr v3 pcodec" ZBLOSC="Zarr v3 Blosc zstd5 shuffle" H5B2="HDF5 Blosc2 zstd5 shuffle"
+TOOLS=("nc3pack default" "nc3pack default, from a pipe" "nc3pack max" "nccopy -k nc4 -d1 -s" "nccopy -k nc4 -d5 -s"
+  "$ZPCO" "$ZBLOSC" "$H5B2" "zstd -3 -T2" "zstd -19 -T2" "xz -6 -T1")
 ext_of() {
-  case $1 in nc3pack*) echo nc3z ;; nccopy*) echo nc4 ;; zstd*) echo zst ;; xz*) echo xz ;; esac
+  case $1 in nc3pack*) echo nc3z ;; nccopy*) echo nc4 ;; Zarr*pcodec) echo pco.zarr.zip ;; Zarr*) echo blosc.zarr.zip ;;
+    HDF5*) echo h5 ;; zstd*) echo zst ;; xz*) echo xz ;; esac
+}
+# peer_of TOOL: bench/peers.py's name for a Zarr/HDF5 tool.
+peer_of() {
+  case $1 in "$ZPCO") echo zarr-pcodec ;; "$ZBLOSC") echo zarr-blosc ;; "$H5B2") echo hdf5-blosc2 ;; esac
 }
 # pack_cmd TOOL IN OUT / unpack_cmd TOOL ARCHIVE RESTORED KIND: set the array CMD.
 pack_cmd() {
@@ -149,6 +169,7 @@ pack_cmd() {
     "zstd -3 -T2") CMD=(zstd -q -f -3 -T2 "$2" -o "$3") ;;
     "zstd -19 -T2") CMD=(zstd -q -f -19 -T2 "$2" -o "$3") ;;
     "xz -6 -T1") CMD=(sh -c 'exec xz -6 -T1 -c -- "$1" >"$2"' sh "$2" "$3") ;;
+    Zarr* | HDF5*) CMD=("$PYTHON" "$PEERS" pack "$(peer_of "$1")" "$2" "$3") ;;
   esac
 }
 unpack_cmd() {
@@ -157,10 +178,11 @@ unpack_cmd() {
     nccopy*) CMD=(nccopy -k "$4" "$2" "$3") ;;
     zstd*) CMD=(zstd -q -f -d "$2" -o "$3") ;;
     xz*) CMD=(sh -c 'exec xz -d -T1 -c -- "$1" >"$2"' sh "$2" "$3") ;;
+    Zarr* | HDF5*) CMD=("$PYTHON" "$PEERS" digest "$(peer_of "$1")" "$2" "$3") ;;
   esac
 }
 
-declare -A RATIO PACK UNPACK PRSS URSS EXACT SIZE
+declare -A RATIO PACK UNPACK PRSS URSS EXACT SIZE ORIG
 ERRORS=0
 
 # bench_file FILE TOOL...: measures each TOOL on FILE, prints the table.
@@ -171,6 +193,7 @@ bench_file() {
   name=$(basename "$f")
   base=${name%.nc}
   orig=$(size_of "$f")
+  ORIG[$base]=$orig
   kind=$(kind_of "$f")
   runs=3
   [ "$orig" -ge 200000000 ] && runs=1
@@ -195,7 +218,11 @@ bench_file() {
     local umed="error" urss=0 un=0 exact="?"
     if repeat $runs "$r" "${CMD[@]}"; then
       umed=$MED urss=$RSS un=$NRUN
-      if cmp -s "$f" "$r"; then exact=yes; else exact=no; fi
+      if [[ $tool == Zarr* || $tool == HDF5* ]]; then
+        # The peers restore values, not a netCDF-3 file: compare digests of the values.
+        [ -s "$OUT/$base.digest" ] || "$PYTHON" "$PEERS" digest nc "$f" "$OUT/$base.digest"
+        if cmp -s "$OUT/$base.digest" "$r"; then exact=values; else exact=no; fi
+      elif cmp -s "$f" "$r"; then exact=yes; else exact=no; fi
     fi
     if [[ $tool == nc3pack* && $exact != yes ]]; then
       say "ERROR: $tool did not restore $name byte for byte"
@@ -228,11 +255,33 @@ out "- machine: ${cpu:-unknown CPU}, $(nproc) cores visible, $mem RAM, Linux $(u
 out "- nc3pack $rev$dirty (release build, -j $(nproc)); $ncver (nccopy); $(zstd --version | sed 's/^\*\*\* //; s/, by.*//'); $(xz --version | head -1)"
 out "- method: warm page cache; wall time = median of 3 runs for inputs < 200 MB (1 run when the first run takes > ${SLOW_S} s, and for inputs ≥ 200 MB); peak RSS = max of /usr/bin/time %M over the runs; ratio = original bytes / packed bytes; unpack restores a netCDF-3 file (nccopy: \`-k\` the original kind); exact = restored file byte-identical (cmp); runs = pack/unpack runs."
 out "- zstd runs with -T2, xz with -T1 (single-threaded), nc3pack with all cores; nc3pack fsyncs its output before renaming it into place, the other tools do not."
+out "- Zarr v3 / HDF5 (bench/peers.py, $("$PYTHON" -c 'import zarr, numcodecs, pcodec, h5py, hdf5plugin; from importlib.metadata import version as v; print(", ".join(f"{m} {v(m)}" for m in ("zarr", "numcodecs", "pcodec", "h5py", "hdf5plugin")))' 2>/dev/null)): one Python process per run (its start-up and netCDF4 reading of the input included in the time); chunks of ~1 MiB (whole trailing dimensions, the leading ones cut), as nc3pack's blocks; Zarr in one uncompressed zip file (ZipStore); Zarr pcodec = numcodecs' PCodec level 8 for 16/32/64-bit variables, Blosc zstd 5 shuffle for 1-byte ones (char stored as uint8); unpack = read every variable back, exact = \`values\` when all values hash as the original's."
 
 # ---- the corpus files -----------------------------------------------------------------------
-for f in gridded topo points; do
+FILES=(gridded topo points numeric)
+for f in "${FILES[@]}"; do
   bench_file "$CORPUS/$f.nc" "${TOOLS[@]}"
 done
+
+# ---- ratios side by side -------------------------------------------------------------------
+out ""
+out "### Ratios side by side"
+out ""
+hdr="| tool |" sep="|---|"
+for f in "${FILES[@]}"; do hdr="$hdr $f.nc |" sep="$sep---:|"; done
+out "$hdr corpus |"
+out "$sep---:|"
+for tool in "${TOOLS[@]}"; do
+  row="| $tool |" o=0 p=0 ok=1
+  for f in "${FILES[@]}"; do
+    k="$f|$tool"
+    row="$row ${RATIO[$k]:-error} |"
+    if [ -n "${SIZE[$k]:-}" ]; then so=${ORIG[$f]} sp=${SIZE[$k]}; o=$((o + so)) p=$((p + sp)); else ok=0; fi
+  done
+  out "$row $([ $ok = 1 ] && awk -v o="$o" -v p="$p" 'BEGIN { printf "%.3f", o / p }' || echo error) |"
+done
+out ""
+out "(corpus = total original bytes / total packed bytes over the ${#FILES[@]} files.)"
 
 # ---- tiny files -----------------------------------------------------------------------------
 TINY=$CORPUS/tiny
@@ -377,8 +426,43 @@ ratio_target gridded 1.05 "nccopy -k nc4 -d5 -s" "nc3pack default"
 ratio_target points 2 "nccopy -k nc4 -d5 -s" "nc3pack default"
 time_target gridded 0.5 "nccopy -k nc4 -d1 -s"
 time_target points 0.1 "nccopy -k nc4 -d1 -s"
-for f in gridded topo points; do time_target $f 1.5 "zstd -3 -T2"; done
-for f in gridded topo points; do ratio_target $f 1 "xz -6 -T1" "nc3pack max"; done
+for f in "${FILES[@]}"; do time_target $f 1.5 "zstd -3 -T2"; done
+# The numeric-codec targets (issue 15): default ≥ 1.10 × the best of nccopy -d5 -s and Zarr
+# Blosc per file and ≥ Zarr pcodec over the corpus; max ≥ 1.05 × xz -6 and ≥ 1.05 × Zarr pcodec
+# per file, packing in at most xz -6's time.
+for f in "${FILES[@]}"; do
+  a="$f|nccopy -k nc4 -d5 -s" b="$f|$ZBLOSC"
+  if have "$a" "$b"; then
+    best=$(awk -v x="${RATIO[$a]}" -v y="${RATIO[$b]}" 'BEGIN { print (x >= y) ? 0 : 1 }')
+    if [ "$best" = 0 ]; then ratio_target $f 1.10 "nccopy -k nc4 -d5 -s" "nc3pack default"; else ratio_target $f 1.10 "$ZBLOSC" "nc3pack default"; fi
+  else
+    verdict skip "nc3pack default ratio ≥ 1.10 × the best of nccopy -d5 -s and $ZBLOSC on $f.nc: a run failed"
+  fi
+done
+# corpus_ratio TOOL: total original bytes / total packed bytes over FILES (empty if a run failed).
+corpus_ratio() {
+  local f o=0 p=0
+  for f in "${FILES[@]}"; do
+    local k="$f|$1"
+    [ -n "${SIZE[$k]:-}" ] || return 0
+    local so=${ORIG[$f]} sp=${SIZE[$k]}
+    o=$((o + so)) p=$((p + sp))
+  done
+  awk -v o="$o" -v p="$p" 'BEGIN { printf "%.3f", o / p }'
+}
+cd_=$(corpus_ratio "nc3pack default") cz=$(corpus_ratio "$ZPCO")
+if [ -n "$cd_" ] && [ -n "$cz" ]; then
+  verdict "$(awk -v a="$cd_" -v b="$cz" 'BEGIN { print (a >= b) ? 1 : 0 }')" "nc3pack default ratio ≥ \`$ZPCO\` over the corpus (${FILES[*]}): $cd_ vs $cz"
+else
+  verdict skip "nc3pack default ratio ≥ \`$ZPCO\` over the corpus: a run failed"
+fi
+for f in "${FILES[@]}"; do ratio_target $f 1.05 "xz -6 -T1" "nc3pack max"; done
+for f in "${FILES[@]}"; do ratio_target $f 1.05 "$ZPCO" "nc3pack max"; done
+for f in "${FILES[@]}"; do
+  d="$f|nc3pack max" p="$f|xz -6 -T1"
+  if ! have "$d" "$p"; then verdict skip "max pack time ≤ \`xz -6 -T1\` on $f.nc: a run failed"; continue; fi
+  verdict "$(awk -v a="${PACK[$d]}" -v b="${PACK[$p]}" 'BEGIN { print (a <= b) ? 1 : 0 }')" "max pack time ≤ \`xz -6 -T1\` on $f.nc: $(f2 "${PACK[$d]}") s vs $(f2 "${PACK[$p]}") s"
+done
 if [ -n "${PRSS[big5|nc3pack default]:-}" ]; then
   ok=$(awk -v m="${PRSS[big5|nc3pack default]}" 'BEGIN { print (m <= 256 * 1024) ? 1 : 0 }')
   verdict "$ok" "peak RSS packing the $(awk -v s="$(size_of "$CORPUS/big5.nc")" 'BEGIN { printf "%.2f", s / 2^30 }') GiB CDF-5 file ≤ 256 MiB: $(mib "${PRSS[big5|nc3pack default]}") MiB"

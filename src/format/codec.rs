@@ -513,6 +513,12 @@ pub struct Encoder {
     /// The row length of the block being encoded when it may use the `lorenzo` filter (floats
     /// of a variable of at least two dimensions; see [`Encoder::encode_block_numeric`]).
     row: Option<usize>,
+    /// The size the chosen filter got with the probe level on the judged sample (for thorough
+    /// encoders, the whole block); 0 when no filter was judged.
+    probe_size: usize,
+    /// Block-codec runs on whole blocks (counted for tests).
+    #[cfg(test)]
+    codec_runs: usize,
 }
 
 impl Encoder {
@@ -554,6 +560,9 @@ impl Encoder {
             kind: None,
             use_pco: false,
             row: None,
+            probe_size: 0,
+            #[cfg(test)]
+            codec_runs: 0,
         })
     }
 
@@ -693,6 +702,10 @@ impl Encoder {
     /// is not smaller than `limit`.
     fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
         out.clear();
+        #[cfg(test)]
+        {
+            self.codec_runs += 1;
+        }
         match self.codec {
             Codec::Zstd if self.use_fast => compress_zstd(self.fast.as_mut(), input, limit, out),
             Codec::Zstd => compress_zstd(self.zstd.as_mut(), input, limit, out),
@@ -768,6 +781,7 @@ impl Encoder {
                     self.use_fast = slow as f64 >= FAST_ENOUGH * best.0 as f64;
                 }
                 (self.filtered, self.scratch) = (f, c);
+                self.probe_size = best.0;
                 best.1
             }
         }
@@ -810,6 +824,7 @@ impl Encoder {
             (Codec::None, Filter::None)
         } else {
             self.use_pco = false;
+            self.probe_size = 0;
             let filter = self.choose_filter(e, data);
             let mut f = std::mem::take(&mut self.filtered);
             let mut c = std::mem::take(&mut self.scratch);
@@ -905,8 +920,20 @@ impl Encoder {
         if !super::pco::compress(kind, data, super::pco::LEVEL, c) || c.len() >= data.len() {
             return None;
         }
-        if self.use_pco {
+        // Thorough encoders: pco far below what the probe level made of the block is out of
+        // reach of the block codec's level too; skip that (slow) run.
+        let sure = self.thorough && (c.len() as f64) < PCO_SURE * self.probe_size as f64;
+        if self.use_pco || sure {
             return Some((Codec::Pco, Filter::None));
+        }
+        // Closer: estimate the block codec's result from its gain over the probe level on a
+        // sample, and skip its run when pco is still clearly smaller. (The slow level hardly
+        // ever does worse than the probe level: no estimate where pco loses to the latter.)
+        if self.thorough && (c.len() as f64) < PCO_LIKELY * self.probe_size as f64 {
+            let est = self.estimate_slow(filter, data, kind.esize(), f);
+            if est.is_some_and(|est| (c.len() as f64) < PCO_LIKELY * est) {
+                return Some((Codec::Pco, Filter::None));
+            }
         }
         let prefix = self.apply_block_filter(filter, data, kind.esize(), f);
         let mut other = Vec::new();
@@ -938,6 +965,37 @@ impl Encoder {
             Vec::new()
         }
     }
+
+    /// The size the block codec's level would make of `data` after `filter`, estimated as the
+    /// probe level's result on the whole block (`probe_size`) times the level's gain over the
+    /// probe level on the block's first [`GAIN_SAMPLE`] bytes; `None` for a block of less than
+    /// twice that (running the level on it costs little more) or without a probe result.
+    fn estimate_slow(
+        &mut self,
+        filter: Filter,
+        data: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+    ) -> Option<f64> {
+        let n = GAIN_SAMPLE / esize * esize;
+        if self.probe_size == 0 || n == 0 || 2 * n > data.len() {
+            return None;
+        }
+        apply_filter_rows(filter, &data[..n], esize, self.lorenzo_row(esize, n), f);
+        let mut c = Vec::new();
+        let fast = if compress_zstd(self.probe.as_mut(), f, usize::MAX, &mut c) {
+            c.len()
+        } else {
+            f.len()
+        };
+        c.clear();
+        let slow = if compress_zstd(self.zstd.as_mut(), f, usize::MAX, &mut c) {
+            c.len()
+        } else {
+            f.len()
+        };
+        Some(self.probe_size as f64 * slow as f64 / fast.max(1) as f64)
+    }
 }
 
 /// [`apply_filter`], with rows of `row` elements for the `lorenzo` filter.
@@ -955,11 +1013,26 @@ fn apply_filter_rows(filter: Filter, data: &[u8], esize: usize, row: usize, out:
 /// made blocks of noisy fields larger), and it decodes a little slower than zzdelta.
 const LORENZO_MARGIN: f64 = 0.97;
 
+/// Bytes of a block the `max` preset runs both zstd levels on to estimate the slow level's
+/// gain (see [`Encoder::estimate_slow`]).
+const GAIN_SAMPLE: usize = 128 << 10;
+
+/// In thorough encoders, a numeric block uses pco without the block codec's run when pco is
+/// smaller than this fraction of that run's estimated result (a margin for the estimate's
+/// error).
+const PCO_LIKELY: f64 = 0.97;
+
 /// In the default preset, a numeric block uses pco when pco makes its sample smaller than
 /// this fraction of the best filter's with zstd level 1 (a margin for pco's slower decoding
 /// and the sample's bias: pco compresses about 5 times slower than zstd level 1 and decodes
 /// slower too, so it must pay for that).
 const PCO_MARGIN: f64 = 0.80;
+
+/// In thorough encoders, a numeric block uses pco without trying the block codec's level when
+/// pco makes the block smaller than this fraction of what the best filter gets with the probe
+/// level (zstd 3) on the whole block: zstd 19 makes numeric blocks 1-5 % smaller than zstd 3
+/// after the same filter, and that run takes most of the `max` preset's time.
+const PCO_SURE: f64 = 0.85;
 
 /// Compresses into `out` if the result is smaller than `limit` bytes.
 fn compress_zstd(
@@ -1114,10 +1187,16 @@ pub fn decode_payload(
             d
         }
         Codec::Pco => {
+            // Into `out` itself (no filter follows), reusing its allocation.
             check_pco_filter(h)?;
-            let mut d = vec![0u8; n];
-            super::pco::decompress_into(h.esize, payload, &mut d, false, &mut Default::default())?;
-            d
+            out.clear();
+            out.resize(n, 0);
+            let r =
+                super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default());
+            if r.is_err() {
+                out.clear();
+            }
+            return r;
         }
     };
     if h.filter == Filter::None {
@@ -1882,6 +1961,68 @@ mod tests {
                 assert_eq!(h.codec, Codec::Zstd);
             }
         }
+    }
+
+    /// The `max` preset's slow level runs only where it can change the choice: a block where
+    /// pco is far below zstd 3's result skips it (and stays pco), a block where they are close
+    /// gets both and keeps the smaller, which is never larger than the zstd 19 frame alone.
+    #[test]
+    fn thorough_encoders_skip_the_slow_level_where_pco_wins_clearly() {
+        let mk = || {
+            Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true)
+                .unwrap()
+                .numeric(true)
+        };
+        let walk = decimal_walk(65536);
+        let mut enc = mk();
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &walk, &mut frame)
+            .frame()
+            .unwrap();
+        assert_eq!(h.codec, Codec::Pco);
+        assert_eq!(enc.codec_runs, 0, "zstd 19 ran on a block pco wins clearly");
+        // pco's result, computed apart, against zstd 3 of every filter: far below.
+        let mut p = Vec::new();
+        assert!(super::super::pco::compress(
+            NumKind::F32,
+            &walk,
+            super::super::pco::LEVEL,
+            &mut p
+        ));
+        assert_eq!(p.len(), h.stored_len as usize);
+        let mut z3 = zstd::bulk::Compressor::new(3).unwrap();
+        for f in [
+            Filter::None,
+            Filter::Shuffle,
+            Filter::ByteDelta,
+            Filter::Delta,
+        ] {
+            let mut x = Vec::new();
+            apply_filter(f, &walk, 4, &mut x);
+            let z = z3.compress(&x).unwrap().len();
+            assert!((p.len() as f64) < 0.85 * z as f64, "{f:?}: {} {z}", p.len());
+        }
+        // Integers 0..n as shorts with a period: pco and zstd close; both run, smaller kept.
+        let ramp: Vec<u8> = (0..262144u32)
+            .flat_map(|i| ((i % 4099) as i16).to_be_bytes())
+            .collect();
+        let mut enc = mk();
+        frame.clear();
+        let h = enc
+            .encode_block_numeric(0, 0, 2, (Some(NumKind::I16), 0), &ramp, &mut frame)
+            .frame()
+            .unwrap();
+        let mut plain = Vec::new();
+        let h19 = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true)
+            .unwrap()
+            .encode_block(0, 0, 2, &ramp, &mut plain)
+            .frame()
+            .unwrap();
+        assert!(h.stored_len <= h19.stored_len, "{h:?} {h19:?}");
+        let mut out = Vec::new();
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
+        assert_eq!(out, ramp);
     }
 
     #[test]

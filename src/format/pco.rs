@@ -183,7 +183,12 @@ fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     let aligned = bytemuck::try_cast_slice_mut::<u8, T>(out).is_ok();
     if aligned {
         let nums: &mut [T] = bytemuck::cast_slice_mut(out);
-        decode_numbers(fd, src, nums)?;
+        // Big-endian: each batch swapped right after pco wrote it, while it is in cache (one
+        // pass over the block instead of two).
+        let mut swap = |b: &mut [T]| super::codec::be_to_native(bytemuck::cast_slice_mut(b), e);
+        let mut keep = |_: &mut [T]| {};
+        let post: &mut dyn FnMut(&mut [T]) = if native { &mut keep } else { &mut swap };
+        return decode_numbers(fd, src, nums, post);
     } else {
         // The output's size is the frame's decoded length, already bounded by the layout.
         let words = out.len().div_ceil(8);
@@ -191,7 +196,12 @@ fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
             scratch.words.resize(words, 0);
         }
         let bytes: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut scratch.words)[..out.len()];
-        decode_numbers(fd, src, bytemuck::cast_slice_mut::<u8, T>(bytes))?;
+        decode_numbers(
+            fd,
+            src,
+            bytemuck::cast_slice_mut::<u8, T>(bytes),
+            &mut |_| {},
+        )?;
         out.copy_from_slice(bytes);
     }
     if !native {
@@ -201,11 +211,17 @@ fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     Ok(())
 }
 
-/// Decodes every chunk of a standalone file into `dst`, which it must fill exactly.
+/// Numbers decoded per call of pco's chunk reader (a multiple of pco's batch of 256), so that
+/// a batch is still in cache when [`decode_numbers`]'s `post` runs on it.
+const READ_BATCH: usize = 4096;
+
+/// Decodes every chunk of a standalone file into `dst`, which it must fill exactly, running
+/// `post` on each batch of up to [`READ_BATCH`] numbers as soon as it is decoded.
 fn decode_numbers<T: ::pco::data_types::Number>(
     fd: &FileDecompressor,
     mut src: &[u8],
     mut dst: &mut [T],
+    post: &mut dyn FnMut(&mut [T]),
 ) -> Result<(), FrameError> {
     let perr = |e: ::pco::errors::PcoError| FrameError::Pco(e.to_string());
     let want = dst.len();
@@ -222,12 +238,18 @@ fn decode_numbers<T: ::pco::data_types::Number>(
                     )));
                 }
                 let (head, tail) = std::mem::take(&mut dst).split_at_mut(k);
-                let p = cd.read(head).map_err(perr)?;
-                if p.n_processed != k || !p.finished {
-                    return Err(FrameError::Pco(format!(
-                        "a chunk of {k} numbers decoded {}",
-                        p.n_processed
-                    )));
+                let mut done = 0;
+                // At most k / READ_BATCH + 1 reads, each of at least one number.
+                for batch in head.chunks_mut(READ_BATCH) {
+                    let p = cd.read(batch).map_err(perr)?;
+                    done += p.n_processed;
+                    let last = done == k;
+                    if p.n_processed != batch.len() || p.finished != last {
+                        return Err(FrameError::Pco(format!(
+                            "a chunk of {k} numbers decoded {done}"
+                        )));
+                    }
+                    post(batch);
                 }
                 dst = tail;
                 src = cd.into_src();
