@@ -9,8 +9,9 @@
 # copies of them (set00/ ... set49/: 100,000 files), and prints a Markdown table. Needs python3
 # with numpy and netCDF4, GNU time (/usr/bin/time), and a release build (cargo build --release).
 #
-# The cost of the manifest and of resuming is measured by packing the tree once more with the
-# environment variable NC3PACK_BENCH_NO_MANIFEST=1, which is for this script only: nc3pack then
+# The cost of the manifest and of resuming is measured by packing the tree (twice, alternating
+# with the runs with a manifest; the faster of each pair counts) with the environment variable
+# NC3PACK_BENCH_NO_MANIFEST=1, which is for this script only: nc3pack then
 # writes no manifest line (and a rerun of such a collection would find nothing recorded). The
 # share printed is (pack - pack without manifest) / pack without manifest, in wall time and in
 # CPU time (user + system, steadier on a shared machine).
@@ -54,34 +55,47 @@ one() { # one nc3pack process; prints its peak RSS (KiB); its CPU seconds go to 
 }
 two_shards() { # two shards in parallel, one core each
     /usr/bin/time -f %M -o "$DIR/rss0.$$" "$NC3PACK" pack -q -j $((cores / 2 > 0 ? cores / 2 : 1)) \
-        --shard 0/2 "$DIR/tree" -o "$DIR/out2" &
+        --shard 0/2 "$DIR/tree" -o "$DIR/out-shards" &
     /usr/bin/time -f %M -o "$DIR/rss1.$$" "$NC3PACK" pack -q -j $((cores / 2 > 0 ? cores / 2 : 1)) \
-        --shard 1/2 "$DIR/tree" -o "$DIR/out2" &
+        --shard 1/2 "$DIR/tree" -o "$DIR/out-shards" &
     wait
     sort -n "$DIR/rss0.$$" "$DIR/rss1.$$" | tail -1
 }
 
-rm -rf "$DIR/out0" "$DIR/out1" "$DIR/out2"
-read -r t_bare rss_bare < <(NC3PACK_BENCH_NO_MANIFEST=1 measure one pack -q "$DIR/tree" -o "$DIR/out0")
-cpu_bare=$(cat "$DIR/cpu.$$")
-rm -rf "$DIR/out0"
-sync
-read -r t_pack rss_pack < <(measure one pack -q "$DIR/tree" -o "$DIR/out1")
-cpu_pack=$(cat "$DIR/cpu.$$")
-sync
-read -r t_rerun rss_rerun < <(measure one pack -q "$DIR/tree" -o "$DIR/out1")
+# Every run writes into its own new directory, and nothing is deleted until the end: ext4
+# allocates inodes several times slower for minutes after many files were deleted (its
+# `recently_deleted` check), which would charge one run for the deletions of another.
+outs="out-bare1 out-pack1 out-bare2 out-pack2 out-shards out-tenth"
+for o in $outs; do
+    if [ -e "$DIR/$o" ]; then
+        echo "note: removing $DIR/$o of an earlier run; the runs below may be slowed by it (ext4)" >&2
+        rm -rf "${DIR:?}/$o"
+    fi
+done
+# Without and with the manifest, alternating, twice each; the faster run of each counts (wall
+# and CPU apart), so that a burst of load on a shared machine does not decide the comparison.
+min() { echo "if ($1 < $2) $1 else $2" | bc -l; }
+t_bare=999999 cpu_bare=999999 t_pack=999999 cpu_pack=999999
+for round in 1 2; do
+    read -r t rss_bare < <(NC3PACK_BENCH_NO_MANIFEST=1 measure one pack -q "$DIR/tree" -o "$DIR/out-bare$round")
+    t_bare=$(min "$t" "$t_bare") cpu_bare=$(min "$(cat "$DIR/cpu.$$")" "$cpu_bare")
+    sync
+    read -r t rss_pack < <(measure one pack -q "$DIR/tree" -o "$DIR/out-pack$round")
+    t_pack=$(min "$t" "$t_pack") cpu_pack=$(min "$(cat "$DIR/cpu.$$")" "$cpu_pack")
+    sync
+done
+read -r t_rerun rss_rerun < <(measure one pack -q "$DIR/tree" -o "$DIR/out-pack2")
 read -r t_shard rss_shard < <(measure two_shards)
 sync
-read -r t_verify rss_verify < <(measure one verify --manifest "$DIR/out1/.nc3pack")
+read -r t_verify rss_verify < <(measure one verify --manifest "$DIR/out-pack2/.nc3pack")
 # Memory with a tenth of the files: RSS should not grow with the number of files (beyond the
 # list and the manifest records, ~100 bytes a file plus the paths).
 small=$(ls "$DIR/tree" | head -n $(( (COPIES + 9) / 10 )) | sed "s|^|$DIR/tree/|")
-rm -rf "$DIR/out3"
 # shellcheck disable=SC2086
-read -r t_small rss_small < <(measure one pack -q $small -o "$DIR/out3")
-small_files=$(find "$DIR/out3" -name '*.nc3z' | wc -l)
-out_bytes=$(find "$DIR/out1" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
-manifest_bytes=$(du -cb "$DIR/out1/.nc3pack"/*.jsonl | tail -1 | cut -f1)
+read -r t_small rss_small < <(measure one pack -q $small -o "$DIR/out-tenth")
+small_files=$(find "$DIR/out-tenth" -name '*.nc3z' | wc -l)
+out_bytes=$(find "$DIR/out-pack2" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
+manifest_bytes=$(du -cb "$DIR/out-pack2/.nc3pack"/*.jsonl | tail -1 | cut -f1)
 rm -f "$DIR"/rss*.$$ "$DIR"/cpu.$$
 
 rate() { echo "scale=0; $files / $1" | bc; }
@@ -101,3 +115,5 @@ printf "rerun %.0fx faster than the first run\n" "$(echo "$t_pack / $t_rerun" | 
 printf "manifest and resume: %+.1f %% of the packing time without them (wall), %+.1f %% (CPU: %.1f s against %.1f s)\n" \
     "$(echo "100 * ($t_pack - $t_bare) / $t_bare" | bc -l)" \
     "$(echo "100 * ($cpu_pack - $cpu_bare) / $cpu_bare" | bc -l)" "$cpu_pack" "$cpu_bare"
+# The outputs (several times the tree) go; the tree stays for the next run.
+for o in $outs; do rm -rf "${DIR:?}/$o"; done
