@@ -1156,6 +1156,35 @@ fn wait_bounded(child: &mut Child) -> std::process::ExitStatus {
     panic!("nc3pack did not end within 60 s");
 }
 
+/// Waits (at most 60 s) until the server lists more than `before` incomplete multipart uploads,
+/// `child` (an upload to it) still running.
+fn wait_for_upload(s3: &S3Server, child: &mut std::process::Child, before: usize) {
+    for _ in 0..6000 {
+        if incomplete_uploads(s3).len() > before {
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "nc3pack ended before its upload began"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("no upload began within 60 s");
+}
+
+/// Sends `sig` to `child` with the server (process `server`) paused, so that no upload can
+/// complete meanwhile, and resumes the server 300 ms later.
+fn signal_with_the_server_paused(server: libc::pid_t, child: &std::process::Child, sig: i32) {
+    // SAFETY: plain kill(2) calls on the processes this test started.
+    unsafe {
+        assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
+        assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: as above.
+    unsafe { assert_eq!(libc::kill(server, libc::SIGCONT), 0) };
+}
+
 #[test]
 fn s3_pack_interrupted_mid_upload_aborts_it_and_dies_by_the_signal() {
     use std::os::unix::process::ExitStatusExt;
@@ -1179,30 +1208,8 @@ fn s3_pack_interrupted_mid_upload_aborts_it_and_dies_by_the_signal() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Until the upload has begun (the server holds the upload), at most 60 s.
-        let mut begun = false;
-        for _ in 0..6000 {
-            if !incomplete_uploads(&s3).is_empty() {
-                begun = true;
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "nc3pack ended before its upload began"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(begun, "the upload did not begin within 60 s");
-        // The server paused so that the upload cannot complete meanwhile; the signal; the
-        // server resumed.
-        // SAFETY: plain kill(2) calls on the processes this test started.
-        unsafe {
-            assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
-            assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0);
-        }
-        std::thread::sleep(Duration::from_millis(300));
-        // SAFETY: as above.
-        unsafe { assert_eq!(libc::kill(server, libc::SIGCONT), 0) };
+        wait_for_upload(&s3, &mut child, 0);
+        signal_with_the_server_paused(server, &child, sig);
         let status = wait_bounded(&mut child);
         let mut err = String::new();
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
@@ -1245,19 +1252,7 @@ fn s3_pack_interrupted_with_the_server_not_answering_still_dies_by_the_signal() 
             .spawn()
             .unwrap();
         let before = incomplete_uploads(&s3).len();
-        let mut begun = false;
-        for _ in 0..6000 {
-            if incomplete_uploads(&s3).len() > before {
-                begun = true;
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "nc3pack ended before its upload began"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(begun, "the upload did not begin within 60 s");
+        wait_for_upload(&s3, &mut child, before);
         // SAFETY: plain kill(2) calls on the processes this test started.
         unsafe {
             assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
@@ -1856,28 +1851,8 @@ fn s3_batch_killed_mid_upload_leaves_no_partial_object_and_its_rerun_completes()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Until an upload has begun, at most 60 s.
-    let mut begun = false;
-    for _ in 0..6000 {
-        if !incomplete_uploads(&s3).is_empty() {
-            begun = true;
-            break;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "nc3pack ended before an upload began"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert!(begun, "no upload began within 60 s");
-    // SAFETY: plain kill(2) calls on the processes this test started.
-    unsafe {
-        assert_eq!(libc::kill(server, libc::SIGSTOP), 0);
-        assert_eq!(libc::kill(child.id() as libc::pid_t, libc::SIGTERM), 0);
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: as above.
-    unsafe { assert_eq!(libc::kill(server, libc::SIGCONT), 0) };
+    wait_for_upload(&s3, &mut child, 0);
+    signal_with_the_server_paused(server, &child, libc::SIGTERM);
     let status = wait_bounded(&mut child);
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
