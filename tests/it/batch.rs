@@ -669,17 +669,7 @@ fn populate(dir: &Path, names: &[String], sample: &str) {
 
 /// The (status, name) of each line of the manifest `file`.
 fn statuses_of(file: &Path) -> Vec<(String, String)> {
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (
-                v["status"].as_str().unwrap().to_string(),
-                v["name"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    crate::util::manifest_statuses(&std::fs::read_to_string(file).unwrap())
 }
 
 /// The (status, name) of each line of the manifests in `dir`.

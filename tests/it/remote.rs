@@ -1583,16 +1583,7 @@ fn collection(root: &Path) -> Vec<(&'static str, &'static str)> {
 
 /// The (status, name) of each line of a manifest.
 fn manifest_statuses(bytes: &[u8]) -> Vec<(String, String)> {
-    String::from_utf8_lossy(bytes)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (
-                v["status"].as_str().unwrap().to_string(),
-                v["name"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    crate::util::manifest_statuses(&String::from_utf8_lossy(bytes))
 }
 
 /// Runs the command with a time limit of 120 s; returns (exit code, stdout, stderr).

@@ -214,3 +214,16 @@ fn line_diff_marks_changed_lines_with_context() {
     assert_eq!(line_diff("x\n", "x\ny\n"), "   x\n + y\n");
     assert_eq!(line_diff("", ""), "");
 }
+
+/// The (status, name) of each line of a manifest's text.
+pub fn manifest_statuses(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["status"].as_str().unwrap().to_string(),
+                v["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
