@@ -350,23 +350,29 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Builds the store and the object's path for an `s3://` or `http(s)://` URL.
-fn store_for(
-    url: &str,
-    opts: &RemoteOptions,
-) -> std::result::Result<(Arc<dyn ObjectStore>, StorePath), RemoteError> {
-    use object_store::{BackoffConfig, ClientOptions, RetryConfig};
-    install_crypto();
-    let invalid = |why: &str| RemoteError::InvalidUrl { why: why.into() };
-    let retry = RetryConfig {
-        backoff: BackoffConfig {
+/// Retries with exponential backoff (0.1 s doubling up to 5 s), as many and as long as `opts`
+/// allow.
+fn retry_config(opts: &RemoteOptions) -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig {
             init_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
             base: 2.0,
         },
         max_retries: opts.max_retries,
         retry_timeout: opts.retry_timeout,
-    };
+    }
+}
+
+/// Builds the store and the object's path for an `s3://` or `http(s)://` URL.
+fn store_for(
+    url: &str,
+    opts: &RemoteOptions,
+) -> std::result::Result<(Arc<dyn ObjectStore>, StorePath), RemoteError> {
+    use object_store::ClientOptions;
+    install_crypto();
+    let invalid = |why: &str| RemoteError::InvalidUrl { why: why.into() };
+    let retry = retry_config(opts);
     let client = ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(10))
         .with_timeout(Duration::from_secs(120));
@@ -418,17 +424,8 @@ fn s3_store(
     bucket: &str,
     opts: &RemoteOptions,
 ) -> std::result::Result<Arc<dyn ObjectStore>, RemoteError> {
-    use object_store::{BackoffConfig, RetryConfig};
     install_crypto();
-    let retry = RetryConfig {
-        backoff: BackoffConfig {
-            init_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(5),
-            base: 2.0,
-        },
-        max_retries: opts.max_retries,
-        retry_timeout: opts.retry_timeout,
-    };
+    let retry = retry_config(opts);
     let mut b = if opts.from_env {
         object_store::aws::AmazonS3Builder::from_env()
     } else {
