@@ -379,14 +379,7 @@ fn s3_missing_objects_and_non_archives_are_named_errors() {
     let (code, _, err) = output(s3.cmd(SECRET).args(["info", no_bucket]));
     assert_error(code, &err, no_bucket, "no such object");
     // Text, random bytes larger than the front read, and an empty object.
-    let mut random = vec![0u8; 300_000];
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    for b in random.iter_mut() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *b = x as u8;
-    }
+    let random = crate::util::noise_bytes(300_000, 0x2545_f491_4f6c_dd1d);
     for (key, bytes) in [
         ("text.txt", b"not an archive\n".to_vec()),
         ("random.bin", random),
@@ -934,14 +927,7 @@ fn planned_reads_fetch_the_next_window_ahead() {
     use nc3pack::ReadAt;
     // 48 MiB of xorshift bytes, planned as 1 MiB frames (clear of the front and tail that
     // opening reads).
-    let mut data = vec![0u8; 48 << 20];
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    for c in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
-    }
+    let data = crate::util::noise_bytes(48 << 20, 0x9e37_79b9_7f4a_7c15u64);
     let server = HttpServer::start(HashMap::from([("big.bin".to_string(), data.clone())]));
     let r = RemoteReader::open(&server.url("big.bin"), &RemoteOptions::default()).unwrap();
     let frames: Vec<(u64, u64)> = (1..47u64).map(|i| (i << 20, 1 << 20)).collect();
@@ -975,14 +961,7 @@ fn planned_reads_get_each_frame_as_soon_as_it_arrives() {
     use nc3pack::ReadAt;
     // 32 MiB of xorshift bytes, planned as 1 MiB frames; the server sends the first 3 MiB of
     // an answer larger than that, then holds the rest back until released.
-    let mut data = vec![0u8; 32 << 20];
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    for c in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
-    }
+    let data = crate::util::noise_bytes(32 << 20, 0x2545_f491_4f6c_dd1du64);
     let server = HttpServer::start(HashMap::from([("big.bin".to_string(), data.clone())]));
     let r = RemoteReader::open(&server.url("big.bin"), &RemoteOptions::default()).unwrap();
     let frames: Vec<(u64, u64)> = (1..31u64).map(|i| (i << 20, 1 << 20)).collect();
@@ -1422,13 +1401,7 @@ fn noise_nc(n: u32) -> Vec<u8> {
         nc.extend_from_slice(&w.to_be_bytes());
     }
     assert_eq!(nc.len(), 80);
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    nc.extend((0..n).map(|_| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x as u8
-    }));
+    nc.extend(crate::util::noise_bytes(n as usize, 0x9e37_79b9_7f4a_7c15));
     nc
 }
 

@@ -227,3 +227,16 @@ pub fn manifest_statuses(text: &str) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// `len` bytes of xorshift64 noise from `seed` (non-zero): incompressible, reproducible.
+pub fn noise_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    let mut x = seed;
+    for c in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
+    }
+    data
+}
