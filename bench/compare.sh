@@ -283,6 +283,31 @@ done
 out ""
 out "(corpus = total original bytes / total packed bytes over the ${#FILES[@]} files.)"
 
+# ---- what nc3pack chose ---------------------------------------------------------------------
+# `nc3pack info` counts the blocks by codec and filter, for the whole archive and per variable.
+out ""
+out "### nc3pack's choices: blocks by codec+filter (from \`nc3pack info\`)"
+out ""
+out "| file | preset | whole archive | per variable (ratio, blocks by codec+filter) |"
+out "|---|---|---|---|"
+for f in "${FILES[@]}"; do
+  for preset in default max; do
+    # bench_file left the last nc3pack tool's archive, "nc3pack max", in $OUT/$f.nc3z.
+    a=$OUT/$f.nc3z
+    if [ $preset = default ]; then
+      a=$OUT/$f.default.nc3z
+      "$BIN" pack -q -f "$CORPUS/$f.nc" "$a" 2>/dev/null || continue
+    fi
+    [ -f "$a" ] || continue
+    info=$("$BIN" info "$a" 2>/dev/null) || continue
+    whole=$(printf '%s\n' "$info" | sed -n 's|^// blocks by codec+filter: ||p')
+    # Per-variable lines: "//   NAME: N blocks of B, RAW -> STORED (RATIO), {COUNTS}".
+    vars=$(printf '%s\n' "$info" | sed -n 's|^//   \([^(][^:]*\): [0-9]* blocks of [0-9]*, [0-9]* -> [0-9]* (\([0-9.]*\)), \(.*\)$|\1 \2 \3|p' |
+      awk '{ n = $1; r = $2; $1 = ""; $2 = ""; sub(/^  /, ""); printf "%s%s %s %s", (NR > 1 ? "; " : ""), n, r, $0 }')
+    out "| $f.nc | $preset | \`$whole\` | ${vars//|/\\|} |"
+  done
+done
+
 # ---- tiny files -----------------------------------------------------------------------------
 TINY=$CORPUS/tiny
 tstart=$(date +%s)
