@@ -6,6 +6,7 @@ import filecmp
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import netCDF4
 import numpy as np
@@ -15,12 +16,14 @@ import xarray as xr
 import nc3pack
 
 distributed = pytest.importorskip("distributed")
+if TYPE_CHECKING:
+    from distributed import Client
 
 TIMEOUT = 120  # seconds for any one cluster operation
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[distributed.Client]:
+def client() -> Iterator[Client]:
     cluster = distributed.LocalCluster(
         n_workers=2,
         processes=True,
@@ -68,9 +71,7 @@ def originals(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return paths
 
 
-def test_pack_on_cluster(
-    client: distributed.Client, originals: list[Path], tmp_path: Path
-) -> None:
+def test_pack_on_cluster(client: Client, originals: list[Path], tmp_path: Path) -> None:
     dsts = [tmp_path / (p.stem + ".nc3z") for p in originals]
     futures = client.map(nc3pack.pack, originals, dsts, threads=1, pure=False)
     distributed.wait(futures, timeout=TIMEOUT)
@@ -83,7 +84,7 @@ def test_pack_on_cluster(
 
 
 def test_open_mfdataset_parallel(
-    client: distributed.Client, originals: list[Path], tmp_path: Path
+    client: Client, originals: list[Path], tmp_path: Path
 ) -> None:
     archives = []
     for p in originals:

@@ -225,7 +225,8 @@ def test_cache_whole_blocks(tmp_path: Path) -> None:
     for cache_whole in (True, False):
         ds = nc3pack.open(z, cache_whole_blocks=cache_whole)
         assert ds.cache_whole_blocks is cache_whole
-        assert ds.block_layout("sst")[0] == bb
+        layout = ds.block_layout("sst")
+        assert layout is not None and layout[0] == bb
         got = ds["sst"][2:22]
         assert np.array_equal(got, want, equal_nan=True)
         s = ds.cache_stats()
@@ -285,14 +286,13 @@ def test_pickle_and_close(packed: dict[str, Path]) -> None:
 
 def test_pack_unpack_roundtrip(tmp_path: Path) -> None:
     src = SAMPLES / "classic_records.nc"
-    for i, opts in enumerate(
-        [
-            {},
-            {"level": "max"},
-            {"level": 5, "codec": "deflate", "block_size": "64KiB", "threads": 1},
-            {"codec": "none", "block_size": 4096, "filter": "shuffle"},
-        ]
-    ):
+    cases: list[dict[str, Any]] = [
+        {},
+        {"level": "max"},
+        {"level": 5, "codec": "deflate", "block_size": "64KiB", "threads": 1},
+        {"codec": "none", "block_size": 4096, "filter": "shuffle"},
+    ]
+    for i, opts in enumerate(cases):
         arc = tmp_path / f"{i}.nc3z"
         r = nc3pack.pack(src, arc, **opts)
         assert r.input_bytes == src.stat().st_size == nc3pack.info(arc)["file_bytes"]
@@ -305,7 +305,7 @@ def test_pack_unpack_roundtrip(tmp_path: Path) -> None:
 def test_pack_errors(tmp_path: Path) -> None:
     src = SAMPLES / "classic_records.nc"
     dst = tmp_path / "out.nc3z"
-    for bad in [
+    bads: list[dict[str, Any]] = [
         {"level": "fastest"},
         {"level": True},
         {"codec": "lz4"},
@@ -316,7 +316,8 @@ def test_pack_errors(tmp_path: Path) -> None:
         {"block_size": 1 << 40},
         {"threads": 0},
         {"level": 99},
-    ]:
+    ]
+    for bad in bads:
         with pytest.raises(ValueError):
             nc3pack.pack(src, dst, **bad)
         assert not dst.exists()

@@ -153,7 +153,9 @@ def test_lazy_reads_only_needed_blocks(packed: dict[str, Path]) -> None:
         store = backend_array(ds["sst"]).store
         with store.acquire_context() as nds:
             opened = nds.cache_stats()["misses"]
-            block_bytes, nblocks, _ = nds.block_layout("sst")
+            layout = nds.block_layout("sst")
+            assert layout is not None
+            block_bytes, nblocks, _ = layout
         assert nblocks > 2
         # Opening decodes what reading the coordinates decodes, no block of sst.
         with nc3pack.open(packed["gridded_sst.nc"]) as coords:
