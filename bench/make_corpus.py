@@ -23,6 +23,11 @@ renamed, so an interrupted run never leaves a half-written file behind):
               x=1200) in whole metres; float sst(time=4, y, x) in steps of 0.01 degC with
               _FillValue over land (~30 %); a rotated-pole grid's float lat(y, x), lon(y, x)
               and their corner bounds lat_bnds, lon_bnds(y, x, 4) (smooth, full precision).
+  mesh.nc     CDF-2, ~36 MB, exact repeats far apart: an ICON-like icosahedral grid (327,680
+              triangular cells): double clon, clat(cell) and the corners of each cell,
+              clon_vertices, clat_vertices(cell, nv=3), where each vertex is repeated in the six
+              cells around it; int vertex_of_cell(nv, cell); float ts(cell) in 0.1 K steps;
+              char report(report=120,000, report_len=80), METAR-like text of 300 stations.
   tiny/       10,000 files of 0.6-4 KB (CDF-1, median 2 KB): a short sensor series each (time, value, status,
               a few attributes), some with an unlimited dimension, some without.
   big5.nc     only with --big: CDF-5, 4,320,133,120 + header bytes (> 4 GiB): float
@@ -230,6 +235,92 @@ def make_numeric(path):
     finish(tmp, path)
 
 
+def icosphere(level):
+    """Vertices (unit vectors) and triangles of an icosahedron bisected `level` times; each
+    triangle's four children follow it, so nearby cells are near in the list (as ICON's)."""
+    t = (1.0 + 5 ** 0.5) / 2.0
+    v = np.array([[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t],
+                  [0, -1, -t], [0, 1, -t], [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]], float)
+    f = np.array([[0, 11, 5], [0, 5, 1], [0, 1, 7], [0, 7, 10], [0, 10, 11], [1, 5, 9],
+                  [5, 11, 4], [11, 10, 2], [10, 7, 6], [7, 1, 8], [3, 9, 4], [3, 4, 2],
+                  [3, 2, 6], [3, 6, 8], [3, 8, 9], [4, 9, 5], [2, 4, 11], [6, 2, 10],
+                  [8, 6, 7], [9, 8, 1]])
+    v /= np.linalg.norm(v, axis=1)[:, None]
+    for _ in range(level):
+        edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+        uniq, inv = np.unique(edges, axis=0, return_inverse=True)
+        mid = v[uniq[:, 0]] + v[uniq[:, 1]]
+        mid /= np.linalg.norm(mid, axis=1)[:, None]
+        m = inv.reshape(3, -1) + len(v)  # midpoints of edges ab, bc, ca of each face
+        v = np.concatenate([v, mid])
+        a, b, c = f[:, 0], f[:, 1], f[:, 2]
+        ab, bc, ca = m
+        f = np.stack([np.stack([a, ab, ca], 1), np.stack([ab, b, bc], 1),
+                      np.stack([ca, bc, c], 1), np.stack([ab, bc, ca], 1)], 1).reshape(-1, 3)
+    return v, f
+
+
+def make_mesh(path, level=7, nrep=120_000):
+    rng = np.random.default_rng(20240606)
+    v, f = icosphere(level)
+    lon = np.arctan2(v[:, 1], v[:, 0])
+    lat = np.arcsin(np.clip(v[:, 2], -1.0, 1.0))
+    cen = v[f].sum(axis=1)
+    cen /= np.linalg.norm(cen, axis=1)[:, None]
+    clon = np.arctan2(cen[:, 1], cen[:, 0])
+    clat = np.arcsin(np.clip(cen[:, 2], -1.0, 1.0))
+    ncell = len(f)
+    # A field on the cells: smooth in latitude plus a little noise, 0.1 K steps.
+    ts = np.round(288.0 - 30.0 * np.sin(clat) ** 2 + 3.0 * np.cos(3 * clon) * np.cos(clat)
+                  + rng.normal(0, 0.2, ncell), 1).astype(np.float32)
+
+    # METAR-like report text: few stations, each with fixed words, hourly.
+    nst = 300
+    icao = [b"".join(rng.choice(np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "S1"), 4)) for _ in range(nst)]
+    st = np.arange(nrep) % nst
+    hour = np.arange(nrep) // nst
+    wdir = (np.round(rng.normal(250, 40, nrep) / 10) * 10 % 360).astype(int)
+    wspd = np.abs(rng.normal(9, 4, nrep)).astype(int)
+    temp = (15 + 8 * np.sin(2 * np.pi * (hour % 24) / 24) + rng.normal(0, 2, nrep)).astype(int)
+    dew = temp - np.abs(rng.normal(5, 2, nrep)).astype(int)
+    qnh = (1013 + rng.normal(0, 6, nrep)).astype(int)
+    clouds = [b"FEW020", b"SCT035", b"BKN045", b"OVC008", b"NSC", b"FEW045 SCT250", b"CAVOK"]
+    cl = rng.choice(len(clouds), nrep, p=[0.2, 0.2, 0.15, 0.1, 0.15, 0.1, 0.1])
+    rep_len = 80
+    text = np.zeros((nrep, rep_len), "S1")
+    for i in range(nrep):
+        day, hh = 1 + (hour[i] // 24) % 28, hour[i] % 24
+        s = b"METAR %s %02d%02d50Z %03d%02dKT 9999 %s %s/%s Q%04d NOSIG=" % (
+            icao[st[i]], day, hh, wdir[i], wspd[i], clouds[cl[i]],
+            (b"M%02d" % -temp[i]) if temp[i] < 0 else (b"%02d" % temp[i]),
+            (b"M%02d" % -dew[i]) if dew[i] < 0 else (b"%02d" % dew[i]), qnh[i])
+        text[i, :len(s)] = np.frombuffer(s[:rep_len], "S1")
+
+    tmp = path + ".tmp"
+    with netCDF4.Dataset(tmp, "w", format="NETCDF3_64BIT_OFFSET") as ds:
+        ds.title = "Unstructured (icosahedral) grid and station report text (nc3pack benchmark corpus)"
+        ds.createDimension("cell", ncell)
+        ds.createDimension("vertex", len(v))
+        ds.createDimension("nv", 3)
+        ds.createDimension("report", nrep)
+        ds.createDimension("report_len", rep_len)
+        for name, data, units in (("clon", clon, "radian"), ("clat", clat, "radian")):
+            x = ds.createVariable(name, "f8", ("cell",))
+            x.units, x.bounds, x[:] = units, name + "_vertices", data
+        for name, data in (("clon_vertices", lon[f]), ("clat_vertices", lat[f])):
+            x = ds.createVariable(name, "f8", ("cell", "nv"))
+            x.units, x[:] = "radian", data
+        x = ds.createVariable("vertex_of_cell", "i4", ("nv", "cell"))
+        x.long_name, x.start_index, x[:] = "vertices of each cell", 1, f.T + 1
+        x = ds.createVariable("ts", "f4", ("cell",))
+        x.units, x.coordinates, x[:] = "K", "clon clat", ts
+        x = ds.createVariable("report", "S1", ("report", "report_len"))
+        x.long_name = "METAR report text"
+        x.set_auto_chartostring(False)
+        x[:] = text
+    finish(tmp, path)
+
+
 def station_ids(rng, n):
     letters = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", dtype="S1")
     wmo = np.sort(rng.choice(np.arange(1001, 99999), size=n, replace=False))
@@ -389,7 +480,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     jobs = [("gridded.nc", make_gridded), ("topo.nc", make_topo), ("points.nc", make_points),
-            ("numeric.nc", make_numeric), ("tiny", lambda p: make_tiny(p, a.tiny))]
+            ("numeric.nc", make_numeric), ("mesh.nc", make_mesh), ("tiny", lambda p: make_tiny(p, a.tiny))]
     if a.big:
         jobs.append(("big5.nc", make_big5))
     for name, fn in jobs:
