@@ -258,7 +258,7 @@ out "- zstd runs with -T2, xz with -T1 (single-threaded), nc3pack with all cores
 out "- Zarr v3 / HDF5 (bench/peers.py, $("$PYTHON" -c 'import zarr, numcodecs, pcodec, h5py, hdf5plugin; from importlib.metadata import version as v; print(", ".join(f"{m} {v(m)}" for m in ("zarr", "numcodecs", "pcodec", "h5py", "hdf5plugin")))' 2>/dev/null)): one Python process per run (its start-up and netCDF4 reading of the input included in the time); chunks of ~1 MiB (whole trailing dimensions, the leading ones cut), as nc3pack's blocks; Zarr in one uncompressed zip file (ZipStore); Zarr pcodec = numcodecs' PCodec level 8 for 16/32/64-bit variables, Blosc zstd 5 shuffle for 1-byte ones (char stored as uint8); unpack = read every variable back, exact = \`values\` when all values hash as the original's."
 
 # ---- the corpus files -----------------------------------------------------------------------
-FILES=(gridded topo points numeric)
+FILES=(gridded topo points numeric mesh)
 for f in "${FILES[@]}"; do
   bench_file "$CORPUS/$f.nc" "${TOOLS[@]}"
 done
