@@ -634,6 +634,8 @@ impl OpenDir {
         }
         // SAFETY: fstatat succeeded, so it filled `st`.
         let st = unsafe { st.assume_init() };
+        // `time_t` and the nanoseconds are i64 on 64-bit Linux only.
+        #[allow(clippy::unnecessary_cast)]
         Ok(InputStat {
             len: st.st_size as u64,
             mtime_ns: (st.st_mtime as i64)

@@ -184,7 +184,14 @@ impl Entry {
             out.push_str("\":");
         };
         let text = |out: &mut String, s: &str| {
-            out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()));
+            // Most strings need no escape: copied as they are (what serde_json writes).
+            if s.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\') {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            } else {
+                out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()));
+            }
         };
         let bytes =
             |out: &mut String, key: &mut dyn FnMut(&mut String, &str), k: &str, b: &[u8]| {
@@ -311,7 +318,8 @@ pub fn read(path: &Path, mut f: impl FnMut(u64, Option<Entry>)) -> Result<()> {
 /// bytes (without the newline), as [`read`] does.
 fn read_lines(path: &Path, mut f: impl FnMut(u64, &[u8])) -> Result<()> {
     let file = std::fs::File::open(path).map_err(io_err(path, "open"))?;
-    let mut r = std::io::BufReader::new(file);
+    // Large reads: a collection's manifest has hundreds of bytes a file.
+    let mut r = std::io::BufReader::with_capacity(1 << 20, file);
     let mut line = Vec::new();
     let mut n = 0;
     loop {
