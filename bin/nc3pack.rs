@@ -105,7 +105,7 @@ struct PackArgs {
     /// appended to OUT/.nc3pack/, and a rerun skips what it records as packed. OUT may be an
     /// S3 prefix, s3://BUCKET/PREFIX/: each archive is then the object PREFIX/NAME.nc3z
     /// (uploaded complete or not at all), and the manifest is kept locally (see --manifest)
-    /// and copied to PREFIX/.nc3pack/ every 30 s and at the end.
+    /// and copied to PREFIX/.nc3pack/ every 30 s (see --manifest-copy-every) and at the end.
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
     /// With -o: also pack the paths listed in this file, one a line (`-`: standard input).
@@ -125,6 +125,12 @@ struct PackArgs {
     /// s3://BUCKET/PREFIX/.nc3pack/manifest-I-of-N.jsonl].
     #[arg(long, value_name = "PATH", requires = "output_dir")]
     manifest: Option<PathBuf>,
+    /// With an s3:// OUT: seconds between the copies of the manifest to the bucket while
+    /// lines are written (a copy is one PUT of the whole manifest; 0: after every line). The
+    /// last copy is made at the end whatever this is.
+    #[arg(long, value_name = "SECS", default_value = "30", requires = "output_dir",
+          value_parser = copy_interval)]
+    manifest_copy_every: std::time::Duration,
     /// With -o: DELETE each input once its archive is written, synced, renamed into place and
     /// verified by decoding it back to the input's hash (a rerun deletes those of archives
     /// already done, once verified). Symbolic links, pipes and devices are never deleted
@@ -409,6 +415,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     shard: a.shard.unwrap_or_default(),
                     manifest: a.manifest.as_deref(),
                     delete_input: a.delete_input,
+                    copy_every: a.manifest_copy_every,
                 };
                 return pack_batch(&a.paths, &batch, dir, &opts, a.common.quiet);
             }
@@ -652,6 +659,17 @@ struct Batch<'a> {
     shard: nc3pack::__private::Shard,
     manifest: Option<&'a Path>,
     delete_input: bool,
+    /// With an object-store OUT: the time between copies of the manifest to it.
+    copy_every: std::time::Duration,
+}
+
+/// A `--manifest-copy-every` value: a number of seconds, 0 or more (fractions allowed).
+fn copy_interval(s: &str) -> Result<std::time::Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|x| std::time::Duration::try_from_secs_f64(x).ok())
+        .ok_or_else(|| format!("{s:?} is not a number of seconds (0 or more)"))
 }
 
 /// The lines of `--files-from` (empty ones skipped), read as they are needed.
@@ -686,9 +704,6 @@ fn list_lines(
         },
     )))
 }
-
-/// Seconds between the copies of a batch's manifest to its object-store prefix.
-const MANIFEST_COPY_SECS: u64 = 30;
 
 /// The object-store prefix of `pack IN... -o s3://BUCKET/PREFIX/`, with its manifests.
 struct Bucket {
@@ -883,14 +898,14 @@ fn pack_batch(
         }
     };
     // With an object-store output, the manifest is copied to the bucket every
-    // `MANIFEST_COPY_SECS` (and at the end).
+    // `--manifest-copy-every` (and at the end).
     let last_copy = Mutex::new(Instant::now());
     let copy_if_due = || {
         let Some(b) = &bucket else { return };
         let Ok(mut last) = last_copy.try_lock() else {
             return;
         };
-        if last.elapsed().as_secs() >= MANIFEST_COPY_SECS {
+        if last.elapsed() >= batch.copy_every {
             // A failed copy is tried again later, and at the end, where it is an error.
             let _ = b.copy_manifest(&manifest);
             *last = Instant::now();

@@ -66,7 +66,10 @@
 
 use crate::atomic::Pending;
 use crate::error::{io_err, spawn_err, Error, NotDeleted, Refusal, Result};
-use crate::pack::manifest::{check_ends, check_recorded_ends, hash_file, mtime_ns, Done, Record};
+use crate::pack::manifest::{
+    check_ends, check_recorded_ends, check_recorded_ends_of, hash_file, mtime_ns, Done, EndsError,
+    Record,
+};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use crate::parallel::spawn_scoped;
 use std::collections::HashSet;
@@ -573,6 +576,108 @@ fn is_netcdf(path: &Path) -> std::io::Result<bool> {
     Ok(got >= 4 && &magic[..3] == b"CDF" || got == 8 && magic == *b"\x89HDF\r\n\x1a\n")
 }
 
+/// The directory of the last file a worker looked at, kept open: the files of a batch come in
+/// path order, so a worker's next file is mostly in the same directory, and a system call
+/// relative to it (`fstatat`, `openat`) does not look up every directory of the path again
+/// (a rerun makes a few such calls a file and little else).
+#[derive(Default)]
+struct OpenDir {
+    path: PathBuf,
+    fd: Option<std::fs::File>,
+    /// The last file's name, with a NUL.
+    name: Vec<u8>,
+}
+
+impl OpenDir {
+    /// The open directory of `path` (the one kept, if it is the same) and `path`'s name; None
+    /// when `path` has no plain name or its directory cannot be opened (the caller then uses
+    /// the whole path, and the error, if any, is that call's).
+    fn at(&mut self, path: &Path) -> Option<(std::os::fd::RawFd, &std::ffi::CStr)> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let (dir, name) = (path.parent()?, path.file_name()?);
+        if dir.as_os_str().is_empty() {
+            return None;
+        }
+        if self.fd.is_none() || self.path != dir {
+            self.fd = None;
+            let fd = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .open(dir)
+                .ok()?;
+            self.fd = Some(fd);
+            self.path = dir.to_path_buf();
+        }
+        self.name.clear();
+        self.name.extend_from_slice(name.as_bytes());
+        self.name.push(0);
+        let name = std::ffi::CStr::from_bytes_with_nul(&self.name).ok()?;
+        Some((self.fd.as_ref()?.as_raw_fd(), name))
+    }
+
+    /// What `std::fs::metadata(path)` tells of it (symbolic links followed).
+    fn stat(&mut self, path: &Path) -> std::io::Result<InputStat> {
+        let Some((dir, name)) = self.at(path) else {
+            let m = std::fs::metadata(path)?;
+            return Ok(InputStat {
+                len: m.len(),
+                mtime_ns: mtime_ns(&m),
+                is_file: m.is_file(),
+            });
+        };
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `dir` is an open directory, `name` a NUL-terminated string, `st` as large
+        // as the kernel writes.
+        if unsafe { libc::fstatat(dir, name.as_ptr(), st.as_mut_ptr(), 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fstatat succeeded, so it filled `st`.
+        let st = unsafe { st.assume_init() };
+        // `time_t` and the nanoseconds are i64 on 64-bit Linux only.
+        #[allow(clippy::unnecessary_cast)]
+        Ok(InputStat {
+            len: st.st_size as u64,
+            mtime_ns: (st.st_mtime as i64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(st.st_mtime_nsec as i64),
+            is_file: st.st_mode & libc::S_IFMT == libc::S_IFREG,
+        })
+    }
+
+    /// Opens the archive at `path` to check its ends, without waiting (as
+    /// [`check_recorded_ends`] does).
+    fn open_archive(&mut self, path: &Path) -> std::result::Result<std::fs::File, EndsError> {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let Some((dir, name)) = self.at(path) else {
+            return std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|source| EndsError::Io { op: "open", source });
+        };
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+        // SAFETY: `dir` is an open directory, `name` a NUL-terminated string.
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(EndsError::Io {
+                op: "open",
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        // SAFETY: `fd` was just opened, and nothing else owns it.
+        Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+    }
+}
+
+/// An input's length, modification time and kind, as a rerun needs them.
+struct InputStat {
+    len: u64,
+    mtime_ns: i64,
+    is_file: bool,
+}
+
 /// Where a batch's archives are, as [`decide`] looks at them: files under OUT ([`Files`]), or
 /// objects under an object-store prefix.
 trait Archives: Sync {
@@ -597,8 +702,10 @@ trait Archives: Sync {
     ) -> Option<std::result::Result<(u64, u128), crate::pack::manifest::EndsError>>;
 }
 
-/// Archives as files under OUT.
-struct Files;
+/// Archives as files under OUT, looked at by one worker (which keeps the directory of the
+/// last one open).
+#[derive(Default)]
+struct Files(Mutex<OpenDir>);
 
 impl Archives for Files {
     fn recorded_ends(
@@ -609,7 +716,11 @@ impl Archives for Files {
         size: u64,
         hash: u128,
     ) -> std::result::Result<u128, crate::pack::manifest::EndsError> {
-        check_recorded_ends(&plan.output(i), len, size, Some(hash))
+        let output = plan.output(i);
+        let Ok(mut dir) = self.0.lock() else {
+            return check_recorded_ends(&output, len, size, Some(hash));
+        };
+        check_recorded_ends_of(|| dir.open_archive(&output), len, size, Some(hash))
     }
 
     fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {
@@ -640,13 +751,14 @@ impl Archives for Files {
 fn decide(
     plan: &Plan,
     archives: &dyn Archives,
+    inputs: &mut OpenDir,
     i: usize,
     done: &Done,
     force: bool,
     t: Instant,
 ) -> Step {
     let (input, output) = (plan.input(i), plan.output(i));
-    let meta = match std::fs::metadata(&input) {
+    let meta = match inputs.stat(&input) {
         Ok(m) => m,
         Err(e) => {
             // Gone (deleted by `--delete-input` once packed), with its archive recorded and in
@@ -672,7 +784,7 @@ fn decide(
             });
         }
     };
-    let (size, mtime) = (meta.len(), mtime_ns(&meta));
+    let (size, mtime) = (meta.len, meta.mtime_ns);
     let failed = |error| {
         Step::Finished(Outcome::Failed {
             error,
@@ -681,7 +793,7 @@ fn decide(
     };
     // A file found in a directory is packed only if it looks like netCDF (others are ignored).
     let not_netcdf = || -> Option<Step> {
-        if !plan.given(i) && meta.is_file() {
+        if !plan.given(i) && meta.is_file {
             match is_netcdf(&input) {
                 Ok(true) => {}
                 Ok(false) => return Some(Step::Finished(Outcome::NotNetcdf)),
@@ -935,14 +1047,16 @@ pub fn pack_all(
                 // The output directory this worker last made (or found) and checked: inputs
                 // come in path order, so most share it.
                 let mut made: Option<PathBuf> = None;
+                // The directories of the last input and archive looked at, kept open.
+                let (mut inputs, files) = (OpenDir::default(), Files::default());
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= plan.len() {
                         return;
                     }
                     let t = Instant::now();
-                    let (force, size, mtime) = match decide(plan, &Files, i, done_before, force, t)
-                    {
+                    let step = decide(plan, &files, &mut inputs, i, done_before, force, t);
+                    let (force, size, mtime) = match step {
                         Step::Finished(o) => {
                             on_done(i, o);
                             continue;

@@ -1969,3 +1969,191 @@ fn s3_batch_bad_urls_credentials_and_delete_input_fail_before_any_work() {
     assert_eq!(incomplete_uploads(&s3), Vec::<String>::new());
     assert!(!work.path().join(".nc3pack").exists());
 }
+
+/// Writes `bytes` to the FIFO at `path` once a reader has it open (at most 60 s), then closes
+/// it (the reader sees the end).
+fn feed_fifo(path: &Path, bytes: &[u8], child: &mut Child) {
+    use std::os::unix::fs::OpenOptionsExt;
+    for _ in 0..6000 {
+        // Without a reader, a non-blocking open for writing fails (ENXIO).
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            // Blocking again: the reader takes the bytes as it goes.
+            // SAFETY: fcntl on a descriptor this function owns.
+            unsafe {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                assert_eq!(libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK), 0);
+            }
+            f.write_all(bytes).unwrap();
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "nc3pack ended before reading {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("nobody opened {} within 60 s", path.display());
+}
+
+#[test]
+fn s3_batch_copies_its_manifest_to_the_bucket_while_running_and_a_rerun_elsewhere_uses_it() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    // Sorted by name: a/ (10 files), the FIFO b.nc, c/ (10 files), the FIFO d.nc. With one
+    // thread the batch packs them in that order, and waits at each FIFO for the test.
+    let mut names = Vec::new();
+    for d in ["a", "c"] {
+        for i in 0..10 {
+            let name = format!("{d}/f{i}.nc");
+            let p = root.join(&name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::copy(sample("scalars.nc"), &p).unwrap();
+            names.push(name);
+        }
+    }
+    for fifo in ["b.nc", "d.nc"] {
+        let st = Command::new("mkfifo")
+            .arg(root.join(fifo))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let url = format!("s3://{BUCKET}/copied/");
+    let copy = s3
+        .dir
+        .path()
+        .join(BUCKET)
+        .join("copied/.nc3pack/manifest-0-of-1.jsonl");
+    let (first, second) = (work.path().join("first"), work.path().join("second"));
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::create_dir_all(&second).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let every = Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let mut child = s3
+        .cmd(SECRET)
+        .current_dir(&first)
+        .env("TMPDIR", tmp.path())
+        .args([
+            "pack",
+            "-q",
+            "-j",
+            "1",
+            "--manifest-copy-every",
+            "2",
+            "--root",
+        ])
+        .arg(&root)
+        .arg(root.join("a"))
+        .arg(root.join("b.nc"))
+        .arg(root.join("c"))
+        .arg(root.join("d.nc"))
+        .args(["-o", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kills the batch if the test fails before it does.
+    struct KillOnDrop<'a>(&'a mut Child);
+    impl Drop for KillOnDrop<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = KillOnDrop(&mut child);
+    // a/ is uploaded, and the batch waits at b.nc.
+    let uploaded = |d: &str| {
+        keys(&s3, "copied")
+            .iter()
+            .filter(|k| k.starts_with(d) && k.ends_with(".nc3z"))
+            .count()
+    };
+    for _ in 0..6000 {
+        if uploaded("a/") == 10 {
+            break;
+        }
+        assert!(child.0.try_wait().unwrap().is_none(), "nc3pack ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(uploaded("a/"), 10, "a/ was not uploaded within 60 s");
+    // No copy before the interval has passed (the batch started after `started`).
+    if started.elapsed() < every {
+        assert!(!copy.exists(), "a copy before the interval");
+    }
+    // Once the interval has passed, the next line (b.nc's) brings a copy, while the batch
+    // goes on (it then waits at d.nc).
+    std::thread::sleep(every.saturating_sub(started.elapsed()) + Duration::from_millis(200));
+    feed_fifo(
+        &root.join("b.nc"),
+        &std::fs::read(sample("scalars.nc")).unwrap(),
+        child.0,
+    );
+    for _ in 0..6000 {
+        if copy.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(copy.exists(), "no copy of the manifest within 60 s");
+    for _ in 0..6000 {
+        if uploaded("c/") == 10 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(uploaded("c/"), 10, "c/ was not uploaded within 60 s");
+    assert!(child.0.try_wait().unwrap().is_none(), "nc3pack ended early");
+    // Killed at d.nc: no final copy. The copy in the bucket records a/ and b.nc at least.
+    drop(child);
+    let copied = std::fs::read(&copy).unwrap();
+    let recorded: Vec<String> = manifest_statuses(&copied)
+        .into_iter()
+        .filter(|(s, _)| s == "packed")
+        .map(|(_, n)| n)
+        .collect();
+    for n in names.iter().filter(|n| n.starts_with("a/")) {
+        assert!(recorded.contains(n), "{n} not in the copy: {recorded:?}");
+    }
+    assert!(recorded.contains(&"b.nc".to_string()), "{recorded:?}");
+    // A rerun from another, empty, working directory reads only the bucket's copy: it skips
+    // what the copy records, and keeps the other objects (complete, with no record) as
+    // packed after reading their inputs.
+    let (code, _, err) = output_bounded(
+        s3.cmd(SECRET)
+            .current_dir(&second)
+            .env("TMPDIR", tmp.path())
+            .args(["pack", "-j", "1", "--root"])
+            .arg(&root)
+            .arg(root.join("a"))
+            .arg(root.join("c"))
+            .args(["-o", &url]),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("packed 0 of 20 files, 20 already packed"),
+        "{err}"
+    );
+    let m = std::fs::read(second.join(format!(".nc3pack/{BUCKET}/copied/manifest-0-of-1.jsonl")))
+        .unwrap();
+    let st = manifest_statuses(&m);
+    // The local manifest starts as the copy; the rerun's 20 lines follow.
+    let (start, rerun) = st.split_at(st.len() - 20);
+    assert!(m.starts_with(&copied));
+    assert_eq!(start.len(), manifest_statuses(&copied).len());
+    for (status, name) in rerun {
+        let want = if recorded.contains(name) {
+            "skipped"
+        } else {
+            "packed"
+        };
+        assert_eq!(status, want, "{name}");
+    }
+}

@@ -17,7 +17,7 @@
 //! kept if its ends are intact and it records the input's hash (the input is read to check);
 //! any other existing object is a failure without `--force`.
 
-use super::{decide, Archives, Done, Outcome, Plan, Step};
+use super::{decide, Archives, Done, OpenDir, Outcome, Plan, Step};
 use crate::error::{Error, RemoteError, Result};
 use crate::pack::manifest::EndsError;
 use crate::pack::{pack_to_temp, PackOptions};
@@ -117,54 +117,60 @@ pub fn pack_all_to_prefix(
     let objects = Objects(prefix);
     let tmp = std::env::temp_dir();
     let next = AtomicUsize::new(0);
-    let work = || loop {
-        // After a signal, the uploads in flight abort and the process dies: start no more.
-        if crate::cleanup::pending_signal().is_some() {
-            return;
-        }
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= plan.len() {
-            return;
-        }
-        let t = Instant::now();
-        let key = match key(prefix, plan, i) {
-            Ok(k) => k,
-            Err(error) => {
-                on_done(i, Outcome::Failed { error, input: None });
-                continue;
+    let work = || {
+        // The directory of the last input looked at, kept open.
+        let mut inputs = OpenDir::default();
+        loop {
+            // After a signal, the uploads in flight abort and the process dies: start no more.
+            if crate::cleanup::pending_signal().is_some() {
+                return;
             }
-        };
-        let (force, size, mtime) = match decide(plan, &objects, i, done_before, opts.force, t) {
-            Step::Finished(o) => {
-                on_done(i, o);
-                continue;
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= plan.len() {
+                return;
             }
-            Step::Pack { force, size, mtime } => (force, size, mtime),
-        };
-        // Packed next to a name in the temporary directory that is never made: the temporary
-        // file (registered for removal on a signal) is uploaded, then removed.
-        let nominal = tmp.join(format!(".nc3pack-upload-{}-{i}.nc3z", std::process::id()));
-        let r = pack_to_temp(&plan.input(i), &nominal, &per_file, true, false, &|_| {}).and_then(
-            |(pending, summary)| prefix.upload(pending.path(), &key, force).map(|_| summary),
-        );
-        match r {
-            Ok(summary) => on_done(
-                i,
-                Outcome::Packed {
-                    summary,
-                    mtime_ns: mtime,
-                    seconds: t.elapsed().as_secs_f64(),
-                    deleted: false,
-                    kept: None,
-                },
-            ),
-            Err(error) => on_done(
-                i,
-                Outcome::Failed {
-                    error,
-                    input: Some((size, mtime)),
-                },
-            ),
+            let t = Instant::now();
+            let key = match key(prefix, plan, i) {
+                Ok(k) => k,
+                Err(error) => {
+                    on_done(i, Outcome::Failed { error, input: None });
+                    continue;
+                }
+            };
+            let step = decide(plan, &objects, &mut inputs, i, done_before, opts.force, t);
+            let (force, size, mtime) = match step {
+                Step::Finished(o) => {
+                    on_done(i, o);
+                    continue;
+                }
+                Step::Pack { force, size, mtime } => (force, size, mtime),
+            };
+            // Packed next to a name in the temporary directory that is never made: the temporary
+            // file (registered for removal on a signal) is uploaded, then removed.
+            let nominal = tmp.join(format!(".nc3pack-upload-{}-{i}.nc3z", std::process::id()));
+            let r = pack_to_temp(&plan.input(i), &nominal, &per_file, true, false, &|_| {})
+                .and_then(|(pending, summary)| {
+                    prefix.upload(pending.path(), &key, force).map(|_| summary)
+                });
+            match r {
+                Ok(summary) => on_done(
+                    i,
+                    Outcome::Packed {
+                        summary,
+                        mtime_ns: mtime,
+                        seconds: t.elapsed().as_secs_f64(),
+                        deleted: false,
+                        kept: None,
+                    },
+                ),
+                Err(error) => on_done(
+                    i,
+                    Outcome::Failed {
+                        error,
+                        input: Some((size, mtime)),
+                    },
+                ),
+            }
         }
     };
     let threads = crate::parallel::bound_threads(opts.threads).min(plan.len().max(1));
