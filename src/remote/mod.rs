@@ -1729,6 +1729,47 @@ impl Prefix {
     }
 }
 
+/// How many objects [`Prefix::recorded_ends_many`] checks at a time (two range requests each).
+const ENDS_AT_ONCE: usize = 32;
+
+impl Prefix {
+    /// Checks the objects of many `(tag, key, len, size, hash)` items as [`Prefix::ends`]
+    /// checks one with a recorded length, [`ENDS_AT_ONCE`] at a time, and calls `passed` with
+    /// the tag of each whose object passed (in no particular order). The items are taken from
+    /// the iterator as requests finish, so memory does not grow with their number. For a
+    /// rerun of a batch into a bucket: one request after another, each file would cost two
+    /// round trips.
+    ///
+    /// # Errors
+    ///
+    /// [`io::Error`] when the runtime cannot start. An object that does not pass (or a request
+    /// that fails) is not an error: its tag is not given to `passed`.
+    pub(crate) fn recorded_ends_many<T>(
+        &self,
+        items: impl Iterator<Item = (T, String, u64, u64, u128)>,
+        passed: &mut dyn FnMut(T),
+    ) -> io::Result<()> {
+        use futures_util::StreamExt;
+        let rt = runtime()?;
+        let checks = futures_util::stream::iter(items)
+            .map(|(tag, key, len, size, hash)| async move {
+                let location = self.location(&key).ok()?;
+                object_ends_async(&self.store, &location, Some(len), size, Some(hash))
+                    .await
+                    .ok()
+                    .map(|_| tag)
+            })
+            .buffer_unordered(ENDS_AT_ONCE);
+        rt.block_on(checks.for_each(|r| {
+            if let Some(tag) = r {
+                passed(tag);
+            }
+            futures_util::future::ready(())
+        }));
+        Ok(())
+    }
+}
+
 fn ends_io(why: String) -> crate::pack::manifest::EndsError {
     crate::pack::manifest::EndsError::Io {
         op: "read",
@@ -1745,12 +1786,23 @@ fn object_ends(
     size: u64,
     hash: Option<u128>,
 ) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
-    use crate::format::{FOOTER_LEN, LEAD_LEN};
-    use crate::pack::manifest::EndsError;
-    let rt = runtime().map_err(|e| EndsError::Io {
+    let rt = runtime().map_err(|e| crate::pack::manifest::EndsError::Io {
         op: "read",
         source: e,
     })?;
+    rt.block_on(object_ends_async(store, location, len, size, hash))
+}
+
+/// [`object_ends`], as a future to run on the runtime.
+async fn object_ends_async(
+    store: &Arc<dyn ObjectStore>,
+    location: &StorePath,
+    len: Option<u64>,
+    size: u64,
+    hash: Option<u128>,
+) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+    use crate::format::{FOOTER_LEN, LEAD_LEN};
+    use crate::pack::manifest::EndsError;
     let get = |range: GetRange| async move {
         let opts = GetOptions {
             range: Some(range),
@@ -1760,10 +1812,11 @@ fn object_ends(
         let n = r.meta.size;
         Ok::<_, object_store::Error>((n, r.bytes().await?))
     };
-    let (front, tail) = rt.block_on(futures_util::future::join(
+    let (front, tail) = futures_util::future::join(
         get(GetRange::Bounded(0..LEAD_LEN as u64)),
         get(GetRange::Suffix(FOOTER_LEN as u64)),
-    ));
+    )
+    .await;
     let failed = |e: object_store::Error| match e {
         object_store::Error::NotFound { .. } => EndsError::Io {
             op: "open",

@@ -1712,6 +1712,24 @@ fn s3_batch_mirrors_the_tree_under_a_prefix_resumes_and_verifies() {
         );
         assert_eq!(lines[1], "verified 4 archives: 1 failed");
     }
+    // A rerun checks the recorded objects' ends (many at once): one whose footer was damaged
+    // is not taken as done but packed again (it is recorded as this batch's), while the other
+    // three are skipped.
+    let victim = s3.dir.path().join(BUCKET).join("coll/b/c/z.nc.nc3z");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&victim, &bytes).unwrap();
+    let (code, _, err) = run(&here, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("packed 1 of 4 files, 3 already packed (skipped)"),
+        "{err}"
+    );
+    let url = format!("s3://{BUCKET}/coll/b/c/z.nc.nc3z");
+    let (code, bytes, err) = output(s3.cmd(SECRET).args(["unpack", "-q", &url, "-"]));
+    assert_eq!(code, 0, "{url}: {err}");
+    assert!(bytes == std::fs::read(sample("fill_values.nc")).unwrap());
 }
 
 #[test]

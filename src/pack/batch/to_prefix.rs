@@ -13,7 +13,9 @@
 //! Resuming follows the same rules as for files, by range requests instead of reads: an input
 //! recorded as packed with the same size and modification time is skipped if its object has the
 //! recorded length and its lead and footer are intact and record the input's size and hash (two
-//! concurrent range requests, which also tell the object's length); an object with no record is
+//! concurrent range requests, which also tell the object's length; the recorded objects are
+//! checked 32 at a time before the packing starts, since one after another
+//! a rerun would wait two round trips a file); an object with no record is
 //! kept if its ends are intact and it records the input's hash (the input is read to check);
 //! any other existing object is a failure without `--force`.
 
@@ -26,7 +28,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Archives as objects under a prefix.
-struct Objects<'a>(&'a Prefix);
+struct Objects<'a> {
+    prefix: &'a Prefix,
+    /// One bit an input: its recorded object was checked before the workers started (all at
+    /// once, [`Prefix::recorded_ends_many`]) and passed.
+    passed: Vec<u64>,
+}
+
+impl Objects<'_> {
+    fn passed(&self, i: usize) -> bool {
+        self.passed
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+}
 
 /// The key of input `i`'s archive, relative to the prefix: its name and `.nc3z`.
 fn key(prefix: &Prefix, plan: &Plan, i: usize) -> Result<String> {
@@ -59,12 +74,19 @@ impl Archives for Objects<'_> {
         size: u64,
         hash: u128,
     ) -> std::result::Result<u128, EndsError> {
-        let key = key(self.0, plan, i).map_err(bad_key)?;
-        self.0.ends(&key, Some(len), size, Some(hash)).map(|r| r.1)
+        // Checked already with these arguments: `decide` passes the record of input i that
+        // `pack_all_to_prefix` checked (its lead then recorded this `hash`).
+        if self.passed(i) {
+            return Ok(hash);
+        }
+        let key = key(self.prefix, plan, i).map_err(bad_key)?;
+        self.prefix
+            .ends(&key, Some(len), size, Some(hash))
+            .map(|r| r.1)
     }
 
     fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {
-        Ok(self.0.head(&key(self.0, plan, i)?)?.is_some())
+        Ok(self.prefix.head(&key(self.prefix, plan, i)?)?.is_some())
     }
 
     fn ends(
@@ -74,9 +96,9 @@ impl Archives for Objects<'_> {
         size: u64,
     ) -> Option<std::result::Result<(u64, u128), EndsError>> {
         Some(
-            key(self.0, plan, i)
+            key(self.prefix, plan, i)
                 .map_err(bad_key)
-                .and_then(|key| self.0.ends(&key, None, size, None)),
+                .and_then(|key| self.prefix.ends(&key, None, size, None)),
         )
     }
 }
@@ -114,7 +136,19 @@ pub fn pack_all_to_prefix(
         progress: crate::Progress::default(),
         ..opts.clone()
     };
-    let objects = Objects(prefix);
+    // A rerun: the recorded objects are checked first, many at a time (one after another,
+    // each would cost two round trips).
+    let mut passed = vec![0u64; plan.len().div_ceil(64)];
+    if !opts.force && !done_before.is_empty() {
+        let items = (0..plan.len()).filter_map(|i| {
+            let r = done_before.get(plan.name(i))?;
+            let key = key(prefix, plan, i).ok()?;
+            Some((i, key, r.output_size, r.size, r.hash))
+        });
+        // Without a runtime, each worker checks its objects itself.
+        let _ = prefix.recorded_ends_many(items, &mut |i| passed[i / 64] |= 1 << (i % 64));
+    }
+    let objects = Objects { prefix, passed };
     let tmp = std::env::temp_dir();
     let next = AtomicUsize::new(0);
     let work = || {
