@@ -4,7 +4,8 @@
 //! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
 //! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
 //! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
-//! of the gridded data stored with zstd, with pco and with lorenzo + zstd; `NC3PACK_BENCH_SERIES_ONLY=1` for the
+//! of the gridded data stored with zstd, with pco, with lorenzo + zstd and with plane + pco, and
+//! 16 blocks of a topography-like int16 field; `NC3PACK_BENCH_SERIES_ONLY=1` for the
 //! time-series table only).
 //!
 //! The time-series table packs the gridded file with per-variable block sizes for t2m (1 MiB,
@@ -245,6 +246,7 @@ fn block_decode(grid: &Path, row: usize) {
     let mut zstd_frames = Vec::new();
     let mut pco_frames = Vec::new();
     let mut lorenzo_frames = Vec::new();
+    let mut plane_frames = Vec::new();
     let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
         .unwrap()
         .fast_blocks(true)
@@ -290,6 +292,8 @@ fn block_decode(grid: &Path, row: usize) {
             payload_crc: crc(&payload),
         };
         lorenzo_frames.push((h, payload));
+        // The weighted 2-D predictor with pco along t2m's rows.
+        plane_frames.push(plane_frame(b, NumKind::F32, row, i));
     }
     println!();
     println!(
@@ -303,6 +307,7 @@ fn block_decode(grid: &Path, row: usize) {
         ("filter + zstd (default)", &zstd_frames),
         ("pco (level 8)", &pco_frames),
         ("lorenzo + zstd", &lorenzo_frames),
+        ("plane + pco", &plane_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();
@@ -316,6 +321,110 @@ fn block_decode(grid: &Path, row: usize) {
             "| {label} | {:.3} | {} |",
             data_len as f64 / stored as f64,
             fmt_tp(data_len, t)
+        );
+    }
+    println!();
+}
+
+use nc3pack::__private::NumKind;
+
+/// Block `i` as a `plane` + pco frame (header and payload), rows of `row` elements.
+fn plane_frame(
+    b: &[u8],
+    kind: NumKind,
+    row: usize,
+    i: usize,
+) -> (nc3pack::format::FrameHeader, Vec<u8>) {
+    use nc3pack::format::{crc, Codec, Filter, FrameHeader};
+    let payload = nc3pack::__private::plane_payload(b, kind, row).unwrap();
+    let h = FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: b.len() as u32,
+        stream: 0,
+        block: i as u64,
+        codec: Codec::Pco,
+        filter: Filter::Plane,
+        esize: kind.esize() as u16,
+        payload_crc: crc(&payload),
+    };
+    (h, payload)
+}
+
+/// Decodes 16 blocks (1 MiB) of a topography-like int16 field (rows of 1000: hills plus a
+/// little noise, as elevation grids are) stored the ways the default preset may store it: the
+/// best filter with zstd (as the encoder chooses without pco), pco, and plane + pco.
+fn int16_decode() {
+    use nc3pack::__private::{decode_payload, Encoder};
+    use nc3pack::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
+    let (nx, blocks) = (1000usize, 16usize);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let data: Vec<u8> = (0..blocks << 19)
+        .flat_map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (r, c) = ((i / nx) as f64, (i % nx) as f64);
+            let v = 900.0 * (c / 97.0).sin() * (r / 131.0).cos()
+                + 250.0 * ((c + 2.0 * r) / 37.0).sin()
+                + 40.0 * ((3.0 * c - r) / 11.0).cos();
+            (v as i16 + (x % 9) as i16 - 4).to_be_bytes()
+        })
+        .collect();
+    let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
+        .unwrap()
+        .fast_blocks(true)
+        .unwrap();
+    let (mut zstd_frames, mut pco_frames, mut plane_frames) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, b) in data.chunks(1 << 20).enumerate() {
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block(0, i as u64, 2, b, &mut frame)
+            .frame()
+            .unwrap();
+        zstd_frames.push((h, frame[FRAME_HEADER_LEN..].to_vec()));
+        let nums: Vec<i16> = b
+            .chunks_exact(2)
+            .map(|c| i16::from_be_bytes([c[0], c[1]]))
+            .collect();
+        let cfg = pco::ChunkConfig::default().with_compression_level(8);
+        let mut payload = Vec::new();
+        pco::standalone::simple_compress_into(&nums, &cfg, &mut payload).unwrap();
+        let h = FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: b.len() as u32,
+            stream: 0,
+            block: i as u64,
+            codec: Codec::Pco,
+            filter: Filter::None,
+            esize: 2,
+            payload_crc: crc(&payload),
+        };
+        pco_frames.push((h, payload));
+        plane_frames.push(plane_frame(b, NumKind::I16, nx, i));
+    }
+    println!(
+        "Block decode, one thread ({blocks} MB of a topography-like int16 field, rows of {nx}):"
+    );
+    println!();
+    println!("| codec | ratio | decode |");
+    println!("|---|---|---|");
+    for (label, frames) in [
+        ("filter + zstd (default without pco)", &zstd_frames),
+        ("pco (level 8)", &pco_frames),
+        ("plane + pco", &plane_frames),
+    ] {
+        let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
+        let mut out = Vec::new();
+        let t = time(5, || {
+            for (h, p) in frames.iter() {
+                decode_payload(h, p, &mut out).unwrap();
+                std::hint::black_box(&out);
+            }
+        });
+        println!(
+            "| {label} | {:.3} | {} |",
+            data.len() as f64 / stored as f64,
+            fmt_tp(data.len() as u64, t)
         );
     }
     println!();
@@ -344,6 +453,7 @@ fn main() {
     let only_series = std::env::var_os("NC3PACK_BENCH_SERIES_ONLY").is_some();
     if !only_series {
         block_decode(&grid, nx as usize);
+        int16_decode();
         if std::env::var_os("NC3PACK_BENCH_DECODE_ONLY").is_some() {
             return;
         }

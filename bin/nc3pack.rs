@@ -152,7 +152,8 @@ struct PackArgs {
     #[arg(long, default_value = "auto", value_parser = names_parser::<FilterMode>(FilterMode::NAMES))]
     filter: FilterMode,
     /// Never use the pco codec for numeric blocks (by default, with `--filter auto`, blocks of
-    /// 16-, 32- and 64-bit numbers use it where it compresses better).
+    /// 16-, 32- and 64-bit numbers use it where it compresses better, for variables of 2+
+    /// dimensions also after the 2-D predictor plane).
     #[arg(long)]
     no_pco: bool,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes.

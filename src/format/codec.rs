@@ -179,7 +179,50 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
         Filter::Delta => delta_shuffle(data, esize, false, out),
         Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
         Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
+        Filter::Plane => super::plane::apply(data, esize, &whole_plane(data, esize), out),
     }
+}
+
+/// The parameters [`apply_filter`] and [`undo_filter`] give the `plane` filter: the whole block
+/// as one row (so the left predictor), integers (blocks of variables use the variable's rows
+/// and a chosen predictor; see [`plane_payload`]).
+fn whole_plane(data: &[u8], esize: usize) -> super::plane::Params {
+    super::plane::Params {
+        row: u32::try_from(whole_row(data, esize)).unwrap_or(u32::MAX),
+        float: false,
+        pred: super::plane::PREDICTORS[3],
+    }
+}
+
+/// The payload of a `plane` frame (filter 6, codec pco) for `data`, numbers of `kind` in rows of
+/// `row` elements (at least 1; at most the block is used): the 9-byte prefix with the predictor
+/// of the writer's four that costs least on `data`, then the pco file of the residuals. `None`
+/// when pco cannot compress `data` (empty, or not whole elements).
+///
+/// ```
+/// use nc3pack::{__private::{decode_payload, plane_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // A 3 x 4 grid of int16 heights.
+/// let grid: Vec<i16> = (0..12).map(|i| 100 + 3 * (i % 4) + 5 * (i / 4)).collect();
+/// let data: Vec<u8> = grid.iter().flat_map(|x| x.to_be_bytes()).collect();
+/// let payload = plane_payload(&data, NumKind::I16, 4).unwrap();
+/// assert_eq!(&payload[..5], &[0, 0, 0, 4, 0]); // row length 4, map 0 (integers)
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 24, stream: 0, block: 0,
+///     codec: Codec::Pco, filter: Filter::Plane, esize: 2, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    let n = data.len() / e;
+    let row = u32::try_from(row.clamp(1, n.max(1))).unwrap_or(u32::MAX);
+    let p = super::plane::choose(data, e, row, kind.is_float());
+    let mut f = Vec::new();
+    super::plane::apply(data, e, &p, &mut f);
+    let mut out = p.encode().to_vec();
+    super::pco::compress_residuals(kind.unsigned(), &f, super::pco::LEVEL, &mut out).then_some(out)
 }
 
 /// The row length [`apply_filter`] and [`undo_filter`] give the `lorenzo` filter: the whole
@@ -237,6 +280,11 @@ pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>)
             out.clear();
             out.resize(data.len(), 0);
             super::lorenzo::undo_into(data, esize, whole_row(data, esize), out, false);
+        }
+        Filter::Plane => {
+            out.clear();
+            out.resize(data.len(), 0);
+            super::plane::undo_be(data, esize, &whole_plane(data, esize), out);
         }
     }
 }
@@ -513,6 +561,14 @@ pub struct Encoder {
     /// The row length of the block being encoded when it may use the `lorenzo` filter (floats
     /// of a variable of at least two dimensions; see [`Encoder::encode_block_numeric`]).
     row: Option<usize>,
+    /// The row length of the block being encoded when it may use the `plane` filter (numbers
+    /// that may use pco, of a variable of at least two dimensions).
+    plane_row: Option<usize>,
+    /// The `plane` parameters when the block's sample chose plane with pco.
+    use_plane: Option<super::plane::Params>,
+    /// Whether the sample chose `plane` over the block codec (not over pco alone): then the
+    /// whole block checks that choice (see [`PLANE_MARGIN`]).
+    plane_check: bool,
     /// The size the chosen filter got with the probe level on the judged sample (for thorough
     /// encoders, the whole block); 0 when no filter was judged.
     probe_size: usize,
@@ -560,6 +616,9 @@ impl Encoder {
             kind: None,
             use_pco: false,
             row: None,
+            plane_row: None,
+            use_plane: None,
+            plane_check: false,
             probe_size: 0,
             #[cfg(test)]
             codec_runs: 0,
@@ -670,9 +729,15 @@ impl Encoder {
             .filter(|&r| r >= 2)
             .map(|r| r as usize);
         self.kind = kind.filter(|k| self.pco && k.esize() == esize && whole);
+        self.plane_row = self
+            .kind
+            .and_then(|_| u32::try_from(row).ok())
+            .filter(|&r| r >= 2)
+            .map(|r| r as usize);
         let done = self.encode_block(stream, block, esize, data, out);
         self.kind = None;
         self.row = None;
+        self.plane_row = None;
         done
     }
 
@@ -723,6 +788,8 @@ impl Encoder {
             {
                 Filter::Shuffle
             }
+            // `plane` goes with codec pco only, which only the per-block choice makes.
+            FilterMode::Fixed(Filter::Plane) => Filter::Shuffle,
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
             FilterMode::Auto => {
@@ -767,6 +834,27 @@ impl Encoder {
                     c.clear();
                     let pco = super::pco::compress(kind, sample, super::pco::LEVEL, &mut c);
                     self.use_pco = pco && (c.len() as f64) < PCO_MARGIN * best.0 as f64;
+                    let pco_size = if pco { c.len() } else { usize::MAX };
+                    // The 2-D predictor with pco, on at least two rows.
+                    if let Some(row) = self.plane_row.filter(|&r| 2 * r * esize <= sample.len()) {
+                        let p = super::plane::choose(sample, esize, row as u32, kind.is_float());
+                        super::plane::apply(sample, esize, &p, &mut f);
+                        c.clear();
+                        if super::pco::compress_residuals(
+                            kind.unsigned(),
+                            &f,
+                            super::pco::LEVEL,
+                            &mut c,
+                        ) {
+                            let size = c.len() + super::plane::PREFIX;
+                            if (size as f64) < PLANE_MARGIN * best.0 as f64 {
+                                // pco alone where it does as well (it decodes faster).
+                                self.plane_check = !self.use_pco;
+                                self.use_pco = pco_size <= size;
+                                self.use_plane = Some(p).filter(|_| pco_size > size);
+                            }
+                        }
+                    }
                 }
                 if self.fast.is_some() {
                     // The probe is the fast level: does the block's level pay on the sample?
@@ -824,13 +912,21 @@ impl Encoder {
             (Codec::None, Filter::None)
         } else {
             self.use_pco = false;
+            self.use_plane = None;
+            self.plane_check = false;
             self.probe_size = 0;
             let filter = self.choose_filter(e, data);
             let mut f = std::mem::take(&mut self.filtered);
             let mut c = std::mem::take(&mut self.scratch);
             let numeric = self.kind.filter(|_| self.use_pco || self.thorough);
-            let result = match numeric.map(|k| self.pco_block(k, filter, data, &mut f, &mut c)) {
-                Some(Some(r)) => r,
+            let plane = self.kind.zip(self.use_plane.take());
+            let result = match plane.and_then(|(k, p)| plane_block(k, &p, data, &mut f, &mut c)) {
+                Some(_) if self.plane_check => self.check_plane(e, filter, data, &mut f, &mut c),
+                Some(r) => Some(r),
+                None => numeric.and_then(|k| self.pco_block(k, filter, data, &mut f, &mut c)),
+            };
+            let result = match result {
+                Some(r) => r,
                 _ => {
                     let prefix = self.apply_block_filter(filter, data, e, &mut f);
                     if self.compress(&f, data.len() - prefix.len(), &mut c) {
@@ -917,14 +1013,33 @@ impl Encoder {
         c: &mut Vec<u8>,
     ) -> Option<(Codec, Filter)> {
         c.clear();
+        let mut pco_filter = Filter::None;
         if !super::pco::compress(kind, data, super::pco::LEVEL, c) || c.len() >= data.len() {
+            c.clear();
+        }
+        // Thorough encoders also try the 2-D predictor with pco on the whole block (two rows at
+        // least), kept where it is smaller than pco alone.
+        let row = self
+            .plane_row
+            .filter(|&r| self.thorough && 2 * r * kind.esize() <= data.len());
+        if let Some(row) = row {
+            let p = super::plane::choose(data, kind.esize(), row as u32, kind.is_float());
+            let mut r = Vec::new();
+            if plane_block(kind, &p, data, f, &mut r).is_some()
+                && (c.is_empty() || r.len() < c.len())
+            {
+                *c = r;
+                pco_filter = Filter::Plane;
+            }
+        }
+        if c.is_empty() {
             return None;
         }
         // Thorough encoders: pco far below what the probe level made of the block is out of
         // reach of the block codec's level too; skip that (slow) run.
         let sure = self.thorough && (c.len() as f64) < PCO_SURE * self.probe_size as f64;
         if self.use_pco || sure {
-            return Some((Codec::Pco, Filter::None));
+            return Some((Codec::Pco, pco_filter));
         }
         // Closer: estimate the block codec's result from its gain over the probe level on a
         // sample, and skip its run when pco is still clearly smaller. (The slow level hardly
@@ -932,7 +1047,7 @@ impl Encoder {
         if self.thorough && (c.len() as f64) < PCO_LIKELY * self.probe_size as f64 {
             let est = self.estimate_slow(filter, data, kind.esize(), f);
             if est.is_some_and(|est| (c.len() as f64) < PCO_LIKELY * est) {
-                return Some((Codec::Pco, Filter::None));
+                return Some((Codec::Pco, pco_filter));
             }
         }
         let prefix = self.apply_block_filter(filter, data, kind.esize(), f);
@@ -942,12 +1057,59 @@ impl Encoder {
             *c = other;
             Some((self.codec, filter))
         } else {
-            Some((Codec::Pco, Filter::None))
+            Some((Codec::Pco, pco_filter))
         }
     }
 }
 
+/// Encodes a block of numbers of `kind` with the `plane` filter `p` and pco into `c` (the
+/// payload: prefix, then pco's file), using `f` for the residuals; `None` (and `c` empty) when
+/// that is not smaller than the block.
+fn plane_block(
+    kind: NumKind,
+    p: &super::plane::Params,
+    data: &[u8],
+    f: &mut Vec<u8>,
+    c: &mut Vec<u8>,
+) -> Option<(Codec, Filter)> {
+    super::plane::apply(data, kind.esize(), p, f);
+    c.clear();
+    c.extend_from_slice(&p.encode());
+    if super::pco::compress_residuals(kind.unsigned(), f, super::pco::LEVEL, c)
+        && c.len() < data.len()
+    {
+        Some((Codec::Pco, Filter::Plane))
+    } else {
+        c.clear();
+        None
+    }
+}
+
 impl Encoder {
+    /// Checks a block's `plane` payload in `c` (made because the sample chose it over the
+    /// block codec) against the block codec after `filter` on the whole block: keeps it unless
+    /// it is not smaller than [`PLANE_MARGIN`] times that result, which it then leaves in `c`
+    /// (what the block would have been without `plane`).
+    fn check_plane(
+        &mut self,
+        esize: usize,
+        filter: Filter,
+        data: &[u8],
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> Option<(Codec, Filter)> {
+        let prefix = self.apply_block_filter(filter, data, esize, f);
+        let mut other = Vec::new();
+        if self.compress(f, data.len() - prefix.len(), &mut other)
+            && (c.len() as f64) >= PLANE_MARGIN * (other.len() + prefix.len()) as f64
+        {
+            other.splice(0..0, prefix);
+            *c = other;
+            return Some((self.codec, filter));
+        }
+        Some((Codec::Pco, Filter::Plane))
+    }
+
     /// Applies `filter` to a whole block into `f`; returns the bytes that precede the codec's
     /// output in the payload (the row length for `lorenzo`, else none).
     fn apply_block_filter(
@@ -1012,6 +1174,12 @@ fn apply_filter_rows(filter: Filter, data: &[u8], esize: usize, row: usize, out:
 /// whole block (measured on gridded.nc of the bench corpus, where a bare win on the sample
 /// made blocks of noisy fields larger), and it decodes a little slower than zzdelta.
 const LORENZO_MARGIN: f64 = 0.97;
+
+/// In the default preset, a numeric block of a variable of at least two dimensions uses the
+/// `plane` filter with pco when that makes its sample smaller than this fraction of the best
+/// filter's with zstd level 1 (and smaller than pco alone): a margin for its slower decoding
+/// (see README "Numbers").
+const PLANE_MARGIN: f64 = 0.93;
 
 /// Bytes of a block the `max` preset runs both zstd levels on to estimate the slow level's
 /// gain (see [`Encoder::estimate_slow`]).
@@ -1136,6 +1304,22 @@ pub fn decode_payload(
     out: &mut Vec<u8>,
 ) -> Result<(), FrameError> {
     check_payload(h, payload)?;
+    if h.filter == Filter::Plane {
+        out.clear();
+        out.resize(h.decoded_len as usize, 0);
+        let r = decode_plane(
+            h,
+            payload,
+            out,
+            false,
+            &mut Vec::new(),
+            &mut Default::default(),
+        );
+        if r.is_err() {
+            out.clear();
+        }
+        return r;
+    }
     let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
@@ -1220,6 +1404,37 @@ pub fn decode_payload(
     Ok(())
 }
 
+/// Decodes the payload of a `plane` frame (after its CRC check) into `out` (`h.decoded_len`
+/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's
+/// unsigned residuals in native order into `words` and rebuilds the elements from them.
+fn decode_plane(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    words: &mut Vec<u64>,
+    pco: &mut super::pco::PcoScratch,
+) -> Result<(), FrameError> {
+    if h.codec != Codec::Pco {
+        return Err(FrameError::PlaneCodec { codec: h.codec });
+    }
+    let esize = usize::from(h.esize);
+    if !super::plane::supports(esize) {
+        return Err(FrameError::PlaneElementSize { esize: h.esize });
+    }
+    let (params, payload) = super::plane::Params::decode(payload)?;
+    let n = out.len();
+    // The output's size is the frame's decoded length, already bounded by the layout; the
+    // buffer grows once per thread, and pco overwrites all of it.
+    if words.len() < n.div_ceil(8) {
+        words.resize(n.div_ceil(8), 0);
+    }
+    let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..n];
+    super::pco::decompress_residuals_into(h.esize, payload, z, true, pco)?;
+    super::plane::undo_into(z, esize, &params, out, native);
+    Ok(())
+}
+
 /// The row length that starts the payload of a `lorenzo` frame, and the codec's part of the
 /// payload after it; for any other filter, 0 and the whole payload.
 fn split_row<'p>(h: &FrameHeader, payload: &'p [u8]) -> Result<(usize, &'p [u8]), FrameError> {
@@ -1248,6 +1463,8 @@ pub(crate) struct DecodeScratch {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     filtered: Vec<u8>,
     pco: super::pco::PcoScratch,
+    /// The residuals of a `plane` frame, as native numbers (aligned).
+    words: Vec<u64>,
 }
 
 /// As [`decode_payload`], with the same checks, but into `out`, which must be exactly
@@ -1268,7 +1485,6 @@ pub(crate) fn decode_payload_into(
     native: bool,
 ) -> Result<(), FrameError> {
     check_payload(h, payload)?;
-    let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     if out.len() != n {
         return Err(FrameError::DecodedLength {
@@ -1276,6 +1492,11 @@ pub(crate) fn decode_payload_into(
             decoded: h.decoded_len,
         });
     }
+    if h.filter == Filter::Plane {
+        let s = &mut *scratch;
+        return decode_plane(h, payload, out, native, &mut s.words, &mut s.pco);
+    }
+    let (row, payload) = split_row(h, payload)?;
     let esize = usize::from(h.esize);
     if h.codec == Codec::Pco {
         // Numbers decode in native order: the swap to big-endian, if any, is pco's last pass.
@@ -1373,13 +1594,14 @@ fn decompress_into(
     Ok(())
 }
 
-/// A pco payload is the block itself: its frame has no filter.
+/// A pco payload without the `plane` filter (decoded before this check) is the block itself:
+/// its frame has no filter.
 fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
     if h.filter == Filter::None {
         Ok(())
     } else {
         Err(FrameError::Pco(format!(
-            "filter {} with codec pco (pco blocks have no filter)",
+            "filter {} with codec pco (pco frames have filter none or plane)",
             h.filter.name()
         )))
     }
@@ -1433,7 +1655,8 @@ fn undo_filter_into(
             super::lorenzo::undo_into(src, esize, row, dst, native);
             return;
         }
-        Filter::None => {
+        // Decoded by `decode_plane` before the codec's generic paths: never here.
+        Filter::Plane | Filter::None => {
             dst.copy_from_slice(src);
             if native {
                 be_to_native(dst, esize);
@@ -1647,13 +1870,14 @@ mod tests {
         }
     }
 
-    const ALL_FILTERS: [Filter; 6] = [
+    const ALL_FILTERS: [Filter; 7] = [
         Filter::None,
         Filter::Shuffle,
         Filter::ByteDelta,
         Filter::Delta,
         Filter::ZigZagDelta,
         Filter::Lorenzo,
+        Filter::Plane,
     ];
 
     #[test]
@@ -2097,7 +2321,9 @@ mod tests {
                         .frame()
                         .unwrap();
                     let ctx = format!("thorough {thorough} {kind:?} pco {pco}");
-                    assert_eq!(h.filter, Filter::Lorenzo, "{ctx}");
+                    // With pco, the weighted predictor `plane` may do better still.
+                    let two_d = [Filter::Lorenzo, Filter::Plane];
+                    assert_eq!(h.filter, two_d[usize::from(h.codec == Codec::Pco)], "{ctx}");
                     let payload = &frame[FRAME_HEADER_LEN..];
                     assert_eq!(payload[..4], 120u32.to_be_bytes(), "{ctx}");
                     let mut back = Vec::new();
@@ -2110,7 +2336,7 @@ mod tests {
                             .encode_block_numeric(0, 0, e, (kind, row), data, &mut frame)
                             .frame()
                             .unwrap();
-                        assert_ne!(h.filter, Filter::Lorenzo, "{ctx} {kind:?} {row}");
+                        assert!(!two_d.contains(&h.filter), "{ctx} {kind:?} {row}");
                     }
                 }
             }
@@ -2166,6 +2392,208 @@ mod tests {
         for (h, p, want) in cases {
             let e = decode_payload(&h, &p, &mut out).unwrap_err();
             assert!(e.to_string().contains(want), "{e}");
+            let e2 = decode_payload_into(&h, &p, &mut into, &mut scratch, true);
+            assert_eq!(e2, Err(e));
+        }
+    }
+
+    /// A topography-like field of `w` x `h` integers of `e` bytes (2, 4 or 8), big-endian:
+    /// smooth hills plus a little noise, scaled by `scale`.
+    fn int_grid(w: usize, h: usize, e: usize, scale: i64) -> Vec<u8> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..w * h)
+            .flat_map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let (r, c) = ((i / w) as f64, (i % w) as f64);
+                let v =
+                    800.0 * (0.02 * c).sin() * (0.03 * r).cos() + 300.0 * (0.011 * (c + r)).sin();
+                let v = (v as i64 + (x % 7) as i64 - 3) * scale;
+                v.to_be_bytes()[8 - e..].to_vec()
+            })
+            .collect()
+    }
+
+    /// Decodes a frame every way (into a vector; into aligned and unaligned slices, big-endian
+    /// and native) and checks each against `data`.
+    fn decodes_every_way(h: &FrameHeader, payload: &[u8], data: &[u8]) {
+        let e = usize::from(h.esize);
+        let mut out = Vec::new();
+        decode_payload(h, payload, &mut out).unwrap();
+        assert!(out == data);
+        let mut native = data.to_vec();
+        be_to_native(&mut native, e);
+        let mut words = vec![0u64; data.len() / 8 + 2];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        let mut scratch = DecodeScratch::default();
+        for at in [0, 1] {
+            for (nat, want) in [(false, data), (true, &native[..])] {
+                let out = &mut bytes[at..at + data.len()];
+                out.fill(0x5a);
+                decode_payload_into(h, payload, out, &mut scratch, nat).unwrap();
+                assert!(out == want, "at {at} native {nat}");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_grids_use_the_plane_predictor_with_pco() {
+        for (kind, scale) in [(NumKind::I16, 1), (NumKind::I32, 1000), (NumKind::I64, -1)] {
+            let e = kind.esize();
+            let data = int_grid(300, 200, e, scale);
+            for thorough in [false, true] {
+                let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, thorough)
+                    .unwrap()
+                    .numeric(true);
+                let mut frame = Vec::new();
+                let h = enc
+                    .encode_block_numeric(0, 0, e, (Some(kind), 300), &data, &mut frame)
+                    .frame()
+                    .unwrap();
+                let ctx = format!("{kind:?} thorough {thorough}");
+                assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::Plane), "{ctx}");
+                let payload = &frame[FRAME_HEADER_LEN..];
+                assert_eq!(&payload[..5], &[0, 0, 1, 44, 0], "{ctx}: row 300, map 0");
+                decodes_every_way(&h, payload, &data);
+                // Without a row length (a 1-D variable) the block does not use it.
+                let mut frame = Vec::new();
+                let h = enc
+                    .encode_block_numeric(0, 0, e, (Some(kind), 0), &data, &mut frame)
+                    .frame()
+                    .unwrap();
+                assert_ne!(h.filter, Filter::Plane, "{ctx}");
+            }
+        }
+        // Nor without pco.
+        let data = int_grid(300, 200, 2, 1);
+        let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block_numeric(0, 0, 2, (Some(NumKind::I16), 300), &data, &mut frame)
+            .frame()
+            .unwrap();
+        assert_ne!(h.codec, Codec::Pco);
+    }
+
+    #[test]
+    fn plane_payloads_of_floats_with_special_values_decode_every_way() {
+        let specials = [
+            0x7fc0_1234u32,
+            0xffa0_0001,
+            0x8000_0000,
+            1,
+            0x7f80_0000,
+            0xff80_0000,
+        ];
+        let vals: Vec<u32> = (0..5000u32)
+            .map(|i| match i % 53 {
+                k @ 0..=5 => specials[k as usize],
+                _ => (280.0f32 + 10.0 * (0.05 * (i % 70) as f32).sin() + 0.01 * (i / 70) as f32)
+                    .to_bits(),
+            })
+            .collect();
+        let f32s: Vec<u8> = vals.iter().flat_map(|x| x.to_be_bytes()).collect();
+        let f64s: Vec<u8> = vals
+            .iter()
+            .flat_map(|&x| (f64::from(f32::from_bits(x)) * -3.0).to_be_bytes())
+            .collect();
+        for (kind, data) in [(NumKind::F32, f32s), (NumKind::F64, f64s)] {
+            for row in [1, 69, 70, 5000, 9999] {
+                let payload = plane_payload(&data, kind, row).unwrap();
+                assert_eq!(payload[4], 1, "map 1 for floats");
+                let h = FrameHeader {
+                    stored_len: payload.len() as u32,
+                    decoded_len: data.len() as u32,
+                    stream: 0,
+                    block: 0,
+                    codec: Codec::Pco,
+                    filter: Filter::Plane,
+                    esize: kind.esize() as u16,
+                    payload_crc: crc(&payload),
+                };
+                decodes_every_way(&h, &payload, &data);
+            }
+        }
+    }
+
+    /// The worked example of design/FORMAT.md as a frame, and frames a reader refuses.
+    #[test]
+    fn a_plane_frame_decodes_and_bad_ones_are_refused() {
+        let data: Vec<u8> = [10i16, 12, 15, 11, 14, -4, 0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        let p = super::super::plane::Params {
+            row: 3,
+            float: false,
+            pred: super::super::plane::PREDICTORS[0],
+        };
+        let mut payload = p.encode().to_vec();
+        let residuals = [0, 20, 0, 4, 0, 6, 0, 7, 0, 4, 0, 39, 0, 4];
+        assert!(super::super::pco::compress(
+            NumKind::U16,
+            &residuals,
+            8,
+            &mut payload
+        ));
+        // The pco file: magic, standalone version 3, number type u16 (7).
+        assert_eq!(&payload[9..15], &[0x70, 0x63, 0x6f, 0x21, 0x03, 0x07]);
+        let mk = |payload: &[u8], codec: Codec, esize: u16| FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: 14,
+            stream: 0,
+            block: 0,
+            codec,
+            filter: Filter::Plane,
+            esize,
+            payload_crc: crc(payload),
+        };
+        decodes_every_way(&mk(&payload, Codec::Pco, 2), &payload, &data);
+        let with = |at: usize, v: u8| {
+            let mut b = payload.clone();
+            b[at] = v;
+            b
+        };
+        let mut signed = p.encode().to_vec();
+        assert!(super::super::pco::compress(
+            NumKind::I16,
+            &residuals,
+            8,
+            &mut signed
+        ));
+        let cases = [
+            (
+                Codec::Zstd,
+                2,
+                payload.clone(),
+                "plane filter with codec zstd",
+            ),
+            (
+                Codec::None,
+                2,
+                payload.clone(),
+                "plane filter with codec none",
+            ),
+            (
+                Codec::Pco,
+                1,
+                payload.clone(),
+                "plane filter with element size 1",
+            ),
+            (Codec::Pco, 2, payload[..8].to_vec(), "no 9-byte prefix"),
+            (Codec::Pco, 2, with(3, 0), "plane row length 0"),
+            (Codec::Pco, 2, with(4, 2), "plane map byte 2"),
+            (Codec::Pco, 2, with(8, 7), "plane shift 7"),
+            (Codec::Pco, 2, signed, "number type 8 for plane residuals"),
+            (Codec::Pco, 4, payload.clone(), "pco: "),
+        ];
+        let mut scratch = DecodeScratch::default();
+        for (codec, esize, p, want) in cases {
+            let h = mk(&p, codec, esize);
+            let e = decode_payload(&h, &p, &mut Vec::new()).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+            let mut into = vec![0; 14];
             let e2 = decode_payload_into(&h, &p, &mut into, &mut scratch, true);
             assert_eq!(e2, Err(e));
         }

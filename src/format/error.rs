@@ -188,6 +188,41 @@ pub enum FrameError {
     /// A `lorenzo` frame whose row length is 0.
     #[error("lorenzo row length 0")]
     LorenzoZeroRow,
+    /// A `plane` frame whose element size is not 2, 4 or 8.
+    #[error("plane filter with element size {esize} (it is defined for 2, 4 and 8)")]
+    PlaneElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `plane` frame with a codec other than pco.
+    #[error("plane filter with codec {} (plane is defined with codec pco only)", codec.name())]
+    PlaneCodec {
+        /// Codec in the frame header.
+        codec: Codec,
+    },
+    /// A `plane` frame whose payload is too short to hold the 9-byte prefix.
+    #[error(
+        "plane payload of {stored} bytes has no 9-byte prefix (row length, map, weights, shift)"
+    )]
+    PlanePrefix {
+        /// Stored (payload) length.
+        stored: usize,
+    },
+    /// A `plane` frame whose row length is 0.
+    #[error("plane row length 0")]
+    PlaneZeroRow,
+    /// A `plane` frame whose map byte is not 0 (integers) or 1 (floats).
+    #[error("plane map byte {map} (0 integers, 1 floats)")]
+    PlaneMap {
+        /// The map byte.
+        map: u8,
+    },
+    /// A `plane` frame whose shift exceeds 6.
+    #[error("plane shift {shift} (at most 6)")]
+    PlaneShift {
+        /// The shift byte.
+        shift: u8,
+    },
     /// The netCDF header frame's decoded length cannot be allocated.
     #[error("cannot allocate {len} bytes of memory for the header")]
     HeaderNoMemory {

@@ -208,6 +208,7 @@ pub(crate) mod codec;
 pub mod error;
 pub(crate) mod lorenzo;
 pub(crate) mod pco;
+pub(crate) mod plane;
 pub(crate) mod streams;
 
 use self::error::{
@@ -321,6 +322,11 @@ pub enum Filter {
     /// innermost dimension back, zigzag-encoded, then byte shuffle. The frame's payload starts
     /// with the row length (4 bytes, big-endian) before the codec's data.
     Lorenzo = 5,
+    /// A weighted 2-D predictor on the numbers of 2, 4 or 8 bytes (floats mapped to integers
+    /// that keep their order): each element minus (wL·left + wU·up + wUL·up-left) / 2^s, the
+    /// residuals zigzag-encoded as unsigned numbers, for codec pco only. The frame's payload
+    /// starts with a 9-byte prefix (row length, map, weights, shift) before pco's data.
+    Plane = 6,
 }
 
 impl Filter {
@@ -338,6 +344,7 @@ impl Filter {
             3 => Some(Filter::Delta),
             4 => Some(Filter::ZigZagDelta),
             5 => Some(Filter::Lorenzo),
+            6 => Some(Filter::Plane),
             _ => None,
         }
     }
@@ -355,6 +362,7 @@ impl Filter {
             Filter::Delta => "delta",
             Filter::ZigZagDelta => "zzdelta",
             Filter::Lorenzo => "lorenzo",
+            Filter::Plane => "plane",
         }
     }
 }

@@ -55,6 +55,20 @@ impl NumKind {
         })
     }
 
+    /// Whether the numbers are IEEE floats.
+    pub fn is_float(self) -> bool {
+        matches!(self, NumKind::F32 | NumKind::F64)
+    }
+
+    /// The unsigned kind of the same size (what `plane` residuals are coded as).
+    pub fn unsigned(self) -> NumKind {
+        match self.esize() {
+            2 => NumKind::U16,
+            4 => NumKind::U32,
+            _ => NumKind::U64,
+        }
+    }
+
     /// Bytes per element.
     pub fn esize(self) -> usize {
         match self {
@@ -72,25 +86,51 @@ pub const LEVEL: usize = ::pco::DEFAULT_COMPRESSION_LEVEL;
 /// `out`, at pco compression level `level`; false (and `out` unchanged) if `data` is not a
 /// whole number of elements, is empty, or pco fails.
 pub(crate) fn compress(kind: NumKind, data: &[u8], level: usize, out: &mut Vec<u8>) -> bool {
+    let config = ::pco::ChunkConfig::default().with_compression_level(level);
+    compress_with(kind, data, &config, out)
+}
+
+/// As [`compress`], for the residuals of the `plane` filter: without pco's own delta encoding
+/// and mode search (the residuals are already differences, and zigzag-encoded they have no
+/// common multiplier to find), which saves most of pco's time for the same size.
+pub(crate) fn compress_residuals(
+    kind: NumKind,
+    data: &[u8],
+    level: usize,
+    out: &mut Vec<u8>,
+) -> bool {
+    let config = ::pco::ChunkConfig::default()
+        .with_compression_level(level)
+        .with_delta_spec(::pco::DeltaSpec::NoOp)
+        .with_mode_spec(::pco::ModeSpec::Classic);
+    compress_with(kind, data, &config, out)
+}
+
+fn compress_with(
+    kind: NumKind,
+    data: &[u8],
+    config: &::pco::ChunkConfig,
+    out: &mut Vec<u8>,
+) -> bool {
     let e = kind.esize();
     if data.is_empty() || !data.len().is_multiple_of(e) {
         return false;
     }
     match kind {
-        NumKind::I16 => compress_as::<i16>(data, level, out),
-        NumKind::U16 => compress_as::<u16>(data, level, out),
-        NumKind::I32 => compress_as::<i32>(data, level, out),
-        NumKind::U32 => compress_as::<u32>(data, level, out),
-        NumKind::F32 => compress_as::<f32>(data, level, out),
-        NumKind::I64 => compress_as::<i64>(data, level, out),
-        NumKind::U64 => compress_as::<u64>(data, level, out),
-        NumKind::F64 => compress_as::<f64>(data, level, out),
+        NumKind::I16 => compress_as::<i16>(data, config, out),
+        NumKind::U16 => compress_as::<u16>(data, config, out),
+        NumKind::I32 => compress_as::<i32>(data, config, out),
+        NumKind::U32 => compress_as::<u32>(data, config, out),
+        NumKind::F32 => compress_as::<f32>(data, config, out),
+        NumKind::I64 => compress_as::<i64>(data, config, out),
+        NumKind::U64 => compress_as::<u64>(data, config, out),
+        NumKind::F64 => compress_as::<f64>(data, config, out),
     }
 }
 
 fn compress_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     data: &[u8],
-    level: usize,
+    config: &::pco::ChunkConfig,
     out: &mut Vec<u8>,
 ) -> bool {
     let e = std::mem::size_of::<T>();
@@ -98,10 +138,9 @@ fn compress_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut nums);
     bytes.copy_from_slice(data);
     super::codec::be_to_native(bytes, e);
-    let config = ::pco::ChunkConfig::default().with_compression_level(level);
     let start = out.len();
     // The file header names the number type (its "uniform type"), as does each chunk.
-    if ::pco::standalone::simple_compress_into(&nums, &config, &mut *out).is_ok() {
+    if ::pco::standalone::simple_compress_into(&nums, config, &mut *out).is_ok() {
         true
     } else {
         out.truncate(start);
@@ -130,6 +169,33 @@ pub(crate) fn decompress_into(
     native: bool,
     scratch: &mut PcoScratch,
 ) -> Result<(), FrameError> {
+    decompress_checked(esize, payload, out, native, scratch, false)
+}
+
+/// As [`decompress_into`], for the residuals of a `plane` frame: the number type must be
+/// unsigned (u16, u32 or u64).
+///
+/// # Errors
+///
+/// [`FrameError::Pco`] saying what is wrong.
+pub(crate) fn decompress_residuals_into(
+    esize: u16,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    scratch: &mut PcoScratch,
+) -> Result<(), FrameError> {
+    decompress_checked(esize, payload, out, native, scratch, true)
+}
+
+fn decompress_checked(
+    esize: u16,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    scratch: &mut PcoScratch,
+    unsigned: bool,
+) -> Result<(), FrameError> {
     let perr = |e: ::pco::errors::PcoError| FrameError::Pco(e.to_string());
     let e = usize::from(esize);
     if !matches!(e, 2 | 4 | 8) || !out.len().is_multiple_of(e) {
@@ -155,6 +221,11 @@ pub(crate) fn decompress_into(
             )))
         }
     };
+    if unsigned && !matches!(type_byte, 0 | 7 | 1 | 2) {
+        return Err(FrameError::Pco(format!(
+            "number type {type_byte} for plane residuals (they are u16, u32 or u64: 7, 1 or 2)"
+        )));
+    }
     if size != e {
         return Err(FrameError::Pco(format!(
             "number type {type_byte} has {size}-byte elements, the frame's element size is {esize}"

@@ -118,6 +118,24 @@ fn lorenzo_archive() -> (Vec<u8>, usize) {
         .expect("the grid packs a block with lorenzo");
     (b, s)
 }
+/// The grid of tests/it/plane.rs packed in 16 KiB blocks, and the first stream whose block 0 is
+/// a plane frame (filter 6, codec pco).
+fn plane_archive() -> (Vec<u8>, usize) {
+    let dir = temp_dir();
+    let nc = dir.path().join("grid.nc");
+    crate::plane::grid_file(&nc);
+    let z = dir.path().join("grid.nc3z");
+    let opts = PackOptions::default()
+        .with_threads(1)
+        .with_block_size(16 << 10);
+    pack_file(&nc, &z, &opts).unwrap();
+    let b = std::fs::read(z).unwrap();
+    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+    let s = (0..a.stream_count())
+        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 6)
+        .expect("the grid packs a block with plane");
+    (b, s)
+}
 /// Index of the entry of block 0 of stream `s`.
 fn first_entry(b: &[u8], s: usize) -> usize {
     let a = Archive::from_reader(b.to_vec(), Path::new("x")).unwrap();
@@ -565,21 +583,89 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         },
     );
     // A filter id this reader does not know, in frame and index alike: what a reader that
-    // predates filter 5 meets in an archive with lorenzo frames, here with id 6.
+    // predates filters 5 and 6 meets in an archive with lorenzo or plane frames, here with id 7.
     let mut b = lz_base.clone();
     let e = entry_at(&b, first_entry(&b, s));
     let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
     assert_eq!((b[f + 25], b[e + 13]), (5, 5));
-    b[f + 25] = 6;
+    b[f + 25] = 7;
     let c = crc(&b[f..f + 32]);
     put32(&mut b, f + 32, c);
-    b[e + 13] = 6;
+    b[e + 13] = 7;
     fix_tail(&mut b);
     out.push((
         "filter_id_unknown.nc3z",
         b,
-        Expect::Open("index", "unknown filter id 6"),
+        Expect::Open("index", "unknown filter id 7"),
     ));
+    // Damaged plane frames (filter 6 with codec pco), checksums recomputed so that the
+    // filter's own checks are reached: each field of the 9-byte prefix (row length, map,
+    // weights, shift) out of range, the prefix cut short, pco residuals of a signed type, and
+    // the frame's codec changed to zstd.
+    let (pl_base, s) = plane_archive();
+    let mut pl_variant =
+        |name: &'static str, what: &'static str, f: &dyn Fn(&mut Vec<u8>, usize, usize)| {
+            let mut b = pl_base.clone();
+            let e = entry_at(&b, first_entry(&b, s));
+            let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+            assert_eq!((b[frame + 24], b[frame + 25]), (4, 6));
+            // The prefix: rows of 200 elements, integers.
+            assert_eq!(&b[frame + 36..frame + 41], &[0, 0, 0, 200, 0]);
+            f(&mut b, frame, e);
+            out.push((name, b, Expect::Read(s, what)));
+        };
+    pl_variant("plane_row_zero.nc3z", "plane row length 0", &|b, f, _| {
+        b[f + 36 + 3] = 0;
+        fix_payload_crc(b, f);
+    });
+    pl_variant(
+        "plane_map_bad.nc3z",
+        "plane map byte 2 (0 integers, 1 floats)",
+        &|b, f, _| {
+            b[f + 36 + 4] = 2;
+            fix_payload_crc(b, f);
+        },
+    );
+    pl_variant(
+        "plane_shift_bad.nc3z",
+        "plane shift 9 (at most 6)",
+        &|b, f, _| {
+            b[f + 36 + 8] = 9;
+            fix_payload_crc(b, f);
+        },
+    );
+    pl_variant(
+        "plane_prefix_truncated.nc3z",
+        "plane payload of 5 bytes has no 9-byte prefix",
+        &|b, f, e| {
+            // Frame and index say 5 stored bytes (the rest of the old payload is a gap).
+            put32(b, f + 4, 5);
+            fix_payload_crc(b, f);
+            put32(b, e + 8, 5);
+            fix_tail(b);
+        },
+    );
+    pl_variant(
+        "plane_pco_signed.nc3z",
+        "number type 8 for plane residuals",
+        &|b, f, _| {
+            // The pco file's number type: u16 (7) forged to i16 (8).
+            assert_eq!(&b[f + 45..f + 51], &[0x70, 0x63, 0x6f, 0x21, 3, 7]);
+            b[f + 50] = 8;
+            fix_payload_crc(b, f);
+        },
+    );
+    pl_variant(
+        "plane_with_zstd.nc3z",
+        "plane filter with codec zstd (plane is defined with codec pco only)",
+        &|b, f, e| {
+            b[f + 24] = 1;
+            let c = crc(&b[f..f + 32]);
+            put32(b, f + 32, c);
+            b[e + 12] = 1;
+            fix_tail(b);
+        },
+    );
     // Format 1.1: per-variable block sizes.
     let base11 = base_archive_1_1();
     let mut variant11 = |name: &'static str, expect: Expect, f: &dyn Fn(&mut Vec<u8>)| {

@@ -11,6 +11,7 @@ mod lorenzo;
 mod outputs;
 mod pervar;
 mod pipes;
+mod plane;
 mod property;
 mod quantize;
 mod read;
