@@ -220,7 +220,7 @@ pub enum LzmaError {
         limit: u64,
     },
     /// The payload ends before the stream does.
-    #[error("truncated .xz stream: it ends after {got} of {decoded} decoded bytes")]
+    #[error("truncated .xz stream: the payload ends before the stream does ({got} of {decoded} bytes decoded)")]
     Truncated {
         /// Bytes decoded when the payload ran out.
         got: usize,

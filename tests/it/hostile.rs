@@ -131,6 +131,8 @@ fn lzma_archive() -> (Vec<u8>, usize) {
     assert_eq!(b[entry_at(&b, 0) + 12], 5, "text packs with lzma");
     (b, 0)
 }
+/// Makes a hostile lzma payload from the frame's payload and the block it decodes to.
+type ForgeXz = dyn Fn(&[u8], &[u8]) -> Vec<u8>;
 /// `data` as one .xz stream with integrity check none (xz -6).
 fn xz(data: &[u8]) -> Vec<u8> {
     use liblzma::stream::{Action, Check, Status, Stream};
@@ -606,19 +608,18 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
     // `--codec lzma`; `s` is the text's stream, whose block 0 is an lzma frame. Each payload is
     // a well-formed frame (lengths, offsets and checksums recomputed) around a bad .xz stream.
     let (xz_base, s) = lzma_archive();
-    let mut xz_variant =
-        |name: &'static str, what: &'static str, f: &dyn Fn(&[u8], &[u8]) -> Vec<u8>| {
-            let mut b = xz_base.clone();
-            let e = entry_at(&b, first_entry(&b, s));
-            let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
-            assert_eq!(b[frame + 24], 5);
-            let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
-            let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
-            let block = a.read_block(s, 0).unwrap();
-            let payload = f(&b[frame + 36..frame + 36 + stored], &block);
-            replace_payload(&mut b, frame, &payload);
-            out.push((name, b, Expect::Read(s, what)));
-        };
+    let mut xz_variant = |name: &'static str, what: &'static str, f: &ForgeXz| {
+        let mut b = xz_base.clone();
+        let e = entry_at(&b, first_entry(&b, s));
+        let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+        assert_eq!(b[frame + 24], 5);
+        let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
+        let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+        let block = a.read_block(s, 0).unwrap();
+        let payload = f(&b[frame + 36..frame + 36 + stored], &block);
+        replace_payload(&mut b, frame, &payload);
+        out.push((name, b, Expect::Read(s, what)));
+    };
     xz_variant(
         "lzma_truncated.nc3z",
         "lzma: truncated .xz stream",

@@ -5,6 +5,7 @@
 use crate::util::{nc3pack, temp_dir};
 use nc3pack::format::Codec;
 use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, PackOptions, UnpackOptions};
+use std::f64::consts::{PI, TAU};
 use std::path::Path;
 
 const CELLS: usize = 40_000;
@@ -25,7 +26,7 @@ fn mesh_file(path: &Path) -> (Vec<f64>, Vec<u8>) {
         x
     };
     let verts: Vec<f64> = (0..VERTS)
-        .map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64 * 6.283 - 3.1416)
+        .map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64 * TAU - PI)
         .collect();
     let cv: Vec<f64> = (0..CELLS * 3)
         .map(|_| verts[next() as usize % VERTS])
