@@ -999,7 +999,8 @@ impl Encoder {
     /// lzma runs on the block's first [`LZMA_SAMPLE`] bytes after the chosen filter and
     /// unfiltered (LZMA finds repeated multi-byte values whole); its result, scaled by the
     /// zstd probe's result on the whole block over the sample's, estimates lzma's on the
-    /// block, and likewise the block codec's level on the sample estimates that. `None` when
+    /// block (conservatively: a whole block holds more repeats), and likewise the block
+    /// codec's level on the sample estimates that. `None` when
     /// lzma cannot beat the probe's result by [`LZMA_MARGIN`] (then the level cannot either).
     /// A block shorter than twice the sample is not judged: its plan is to try lzma after it.
     fn lzma_plan(
@@ -1061,7 +1062,7 @@ impl Encoder {
 
     /// Encodes the block with lzma into `c` when its plan is sure of it: kept when it is
     /// smaller than [`LZMA_MARGIN`] of the block codec's estimated result and, for numeric
-    /// blocks that may use pco, of pco's result (then pco's, in `c`, if not). `None` (and `c` unspecified) when lzma is not used.
+    /// blocks that may use pco, of pco's result (not tried when the plan's estimate is not). `None` (and `c` unspecified) when lzma is not used.
     fn lzma_sure(
         &mut self,
         plan: LzmaPlan,
@@ -1070,21 +1071,23 @@ impl Encoder {
         f: &mut Vec<u8>,
         c: &mut Vec<u8>,
     ) -> Option<(Codec, Filter)> {
-        let limit = (LZMA_MARGIN * plan.slow) as usize;
-        apply_filter(plan.filter, data, esize, f);
-        c.clear();
-        if !super::lzma::compress(f, super::lzma::AUTO_LEVEL, limit.min(data.len()), c) {
-            return None;
-        }
+        let mut limit = LZMA_MARGIN * plan.slow;
         if let Some(kind) = self.kind {
+            // pco's result is exact and cheap to get: lzma must promise to beat it too (the
+            // block codec's path then runs pco again: a small cost beside lzma's).
             let mut p = Vec::new();
-            let pco = super::pco::compress(kind, data, super::pco::LEVEL, &mut p);
-            if pco && (c.len() as f64) >= LZMA_MARGIN * p.len() as f64 {
-                *c = p;
-                return Some((Codec::Pco, Filter::None));
+            if super::pco::compress(kind, data, super::pco::LEVEL, &mut p) {
+                limit = limit.min(LZMA_MARGIN * p.len() as f64);
+                if plan.est >= limit {
+                    return None;
+                }
             }
         }
-        Some((Codec::Lzma, plan.filter))
+        apply_filter(plan.filter, data, esize, f);
+        c.clear();
+        let limit = (limit as usize).min(data.len());
+        super::lzma::compress(f, super::lzma::AUTO_LEVEL, limit, c)
+            .then_some((Codec::Lzma, plan.filter))
     }
 
     /// Replaces the block's payload `c` (encoded as `current`) by an lzma one where that is
