@@ -4,8 +4,8 @@
 //! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
 //! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
 //! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
-//! of the gridded data stored with zstd, with pco, with lorenzo + zstd and with plane + pco, and
-//! 16 blocks of a topography-like int16 field; `NC3PACK_BENCH_SERIES_ONLY=1` for the
+//! of the gridded data stored with zstd, with pco, with lorenzo + zstd, with plane + pco and with
+//! lzma, and 16 blocks of a topography-like int16 field; `NC3PACK_BENCH_SERIES_ONLY=1` for the
 //! time-series table only).
 //!
 //! The time-series table packs the gridded file with per-variable block sizes for t2m (1 MiB,
@@ -247,10 +247,12 @@ fn block_decode(grid: &Path, row: usize) {
     let mut pco_frames = Vec::new();
     let mut lorenzo_frames = Vec::new();
     let mut plane_frames = Vec::new();
+    let mut lzma_frames = Vec::new();
     let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
         .unwrap()
         .fast_blocks(true)
         .unwrap();
+    let mut lzma = Encoder::new(Codec::Lzma, 6, nc3pack::FilterMode::Auto, false).unwrap();
     for (i, b) in blocks.iter().enumerate() {
         let mut frame = Vec::new();
         let h = enc
@@ -258,6 +260,12 @@ fn block_decode(grid: &Path, row: usize) {
             .frame()
             .expect("t2m blocks are not constant");
         zstd_frames.push((h, frame[FRAME_HEADER_LEN..].to_vec()));
+        let mut frame = Vec::new();
+        let h = lzma
+            .encode_block(0, i as u64, 4, b, &mut frame)
+            .frame()
+            .expect("t2m blocks are not constant");
+        lzma_frames.push((h, frame[FRAME_HEADER_LEN..].to_vec()));
         let nums: Vec<f32> = b
             .chunks_exact(4)
             .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
@@ -308,6 +316,7 @@ fn block_decode(grid: &Path, row: usize) {
         ("pco (level 8)", &pco_frames),
         ("lorenzo + zstd", &lorenzo_frames),
         ("plane + pco", &plane_frames),
+        ("filter + lzma (6; `max` where it pays)", &lzma_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();

@@ -138,12 +138,14 @@ struct PackArgs {
     /// collection with verify --manifest, then delete.
     #[arg(long, requires = "output_dir")]
     delete_input: bool,
-    /// Block codec.
+    /// Block codec (lzma: an .xz stream per block, levels 0 to 9 as xz's presets; smallest,
+    /// slowest to pack and decode).
     #[arg(long, default_value = "zstd", value_parser = names_parser::<Codec>(Codec::NAMES))]
     codec: Codec,
     /// Codec level, or a preset: `fast` (the default: zstd 3, or zstd 1 for blocks where 3
-    /// does not pay on a sample; deflate 6; filters judged on a sample) or `max` (zstd 19 /
-    /// deflate 9, filters judged on whole blocks; for cold archives).
+    /// does not pay on a sample; deflate 6; lzma 6; filters judged on a sample) or `max` (zstd
+    /// 19 / deflate 9 / lzma 9, filters judged on whole blocks, and with zstd lzma for the
+    /// blocks where a sample says it is 3 % smaller; for cold archives).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
     /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta,

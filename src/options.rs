@@ -203,7 +203,7 @@ impl ReindexOptions {
 /// ```
 /// let e = "lz4".parse::<nc3pack::format::Codec>().unwrap_err();
 /// assert_eq!(e.value, "lz4");
-/// assert_eq!(e.to_string(), "unknown codec \"lz4\" (valid: zstd, deflate, none)");
+/// assert_eq!(e.to_string(), "unknown codec \"lz4\" (valid: zstd, deflate, lzma, none)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} {value:?} (valid: {})", valid.join(", "))]
@@ -217,8 +217,8 @@ pub struct ParseNameError {
 }
 
 /// The codecs a user may choose (constant blocks are the encoder's choice, never the user's).
-const CODECS: [Codec; 3] = [Codec::Zstd, Codec::Deflate, Codec::None];
-const CODEC_NAMES: &[&str] = &["zstd", "deflate", "none"];
+const CODECS: [Codec; 4] = [Codec::Zstd, Codec::Deflate, Codec::Lzma, Codec::None];
+const CODEC_NAMES: &[&str] = &["zstd", "deflate", "lzma", "none"];
 const FILTERS: [Filter; 5] = [
     Filter::None,
     Filter::Shuffle,
@@ -229,7 +229,8 @@ const FILTERS: [Filter; 5] = [
 const FILTER_NAMES: &[&str] = &["none", "shuffle", "bytedelta", "delta", "zzdelta"];
 const MODE_NAMES: &[&str] = &["auto", "none", "shuffle", "bytedelta", "delta", "zzdelta"];
 
-/// Parses `zstd`, `deflate` or `none` (`constant` is not a codec one can choose).
+/// Parses `zstd`, `deflate`, `lzma` or `none` (`constant` and `pco` are not codecs one
+/// chooses for every block).
 ///
 /// ```
 /// use nc3pack::format::Codec;
@@ -330,7 +331,7 @@ impl Codec {
     /// Every name [`Codec::from_str`] accepts (for command lines).
     ///
     /// ```
-    /// assert_eq!(nc3pack::format::Codec::NAMES, &["zstd", "deflate", "none"]);
+    /// assert_eq!(nc3pack::format::Codec::NAMES, &["zstd", "deflate", "lzma", "none"]);
     /// ```
     pub const NAMES: &'static [&'static str] = CODEC_NAMES;
 }

@@ -315,7 +315,7 @@ impl VarSettings {
 
 /// A per-variable rule: the variables it applies to and what it sets, as given to
 /// `pack --var`: `VARS:KEY=VALUE[,KEY=VALUE...]` with keys `block-size` (bytes, with an optional
-/// K/KiB/M/MiB/G/GiB suffix), `codec` (zstd, deflate, none), `level` (a number) and `filter`
+/// K/KiB/M/MiB/G/GiB suffix), `codec` (zstd, deflate, lzma, none), `level` (a number) and `filter`
 /// (auto, none, shuffle, bytedelta, delta, zzdelta). The settings follow the last `:` (names
 /// may hold colons).
 ///

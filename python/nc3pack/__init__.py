@@ -131,8 +131,8 @@ def pack(
 ) -> PackResult:
     """Packs the netCDF-3 file ``src`` into the archive ``dst`` (as ``nc3pack pack``).
 
-    ``level``: "fast" (default), "max" or a codec level; ``codec``: "zstd", "deflate" or
-    "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB");
+    ``level``: "fast" (default), "max" or a codec level; ``codec``: "zstd", "deflate",
+    "lzma" or "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB");
     ``threads``: encoder threads (default: all cores); ``force``: overwrite ``dst``;
     ``filter``: "auto", "none", "shuffle", "bytedelta", "delta" or "zzdelta"; ``pco``:
     whether numeric blocks may use the Pcodec codec (``--no-pco`` when false).

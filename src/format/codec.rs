@@ -97,11 +97,12 @@ pub fn default_level(codec: Codec) -> i32 {
         Codec::Zstd => 3,
         Codec::Deflate => 6,
         Codec::Pco => super::pco::LEVEL as i32,
+        Codec::Lzma => super::lzma::DEFAULT_LEVEL,
         Codec::None | Codec::Constant => 0,
     }
 }
 
-/// The level of the `max` preset: zstd 19, deflate 9.
+/// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
 ///
 /// ```
 /// use nc3pack::{__private::max_level, format::Codec};
@@ -112,6 +113,7 @@ pub fn max_level(codec: Codec) -> i32 {
         Codec::Zstd => 19,
         Codec::Deflate => 9,
         Codec::Pco => 12,
+        Codec::Lzma => super::lzma::MAX_LEVEL,
         Codec::None | Codec::Constant => 0,
     }
 }
@@ -126,6 +128,7 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
         Codec::Zstd => -7..=22,
         Codec::Deflate => 0..=9,
         Codec::Pco => 0..=12,
+        Codec::Lzma => 0..=super::lzma::MAX_LEVEL,
         Codec::None | Codec::Constant => 0..=0,
     };
     if range.contains(&level) {
@@ -572,6 +575,9 @@ pub struct Encoder {
     /// The size the chosen filter got with the probe level on the judged sample (for thorough
     /// encoders, the whole block); 0 when no filter was judged.
     probe_size: usize,
+    /// Whether blocks may use the lzma codec instead where it pays (the `max` preset with
+    /// zstd; see [`Encoder::lzma_block`]).
+    lzma_alt: bool,
     /// Block-codec runs on whole blocks (counted for tests).
     #[cfg(test)]
     codec_runs: usize,
@@ -620,6 +626,7 @@ impl Encoder {
             use_plane: None,
             plane_check: false,
             probe_size: 0,
+            lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
             #[cfg(test)]
             codec_runs: 0,
         })
@@ -775,6 +782,7 @@ impl Encoder {
             Codec::Zstd if self.use_fast => compress_zstd(self.fast.as_mut(), input, limit, out),
             Codec::Zstd => compress_zstd(self.zstd.as_mut(), input, limit, out),
             Codec::Deflate => compress_deflate(self.level, input, limit, out),
+            Codec::Lzma => super::lzma::compress(input, self.level as u32, limit, out),
             Codec::None | Codec::Constant | Codec::Pco => false,
         }
     }
@@ -920,22 +928,46 @@ impl Encoder {
             let mut c = std::mem::take(&mut self.scratch);
             let numeric = self.kind.filter(|_| self.use_pco || self.thorough);
             let plane = self.kind.zip(self.use_plane.take());
-            let result = match plane.and_then(|(k, p)| plane_block(k, &p, data, &mut f, &mut c)) {
-                Some(_) if self.plane_check => self.check_plane(e, filter, data, &mut f, &mut c),
-                Some(r) => Some(r),
-                None => numeric.and_then(|k| self.pco_block(k, filter, data, &mut f, &mut c)),
+            // The `max` preset: lzma where a sample says it pays, instead of the block codec's
+            // run when it surely does.
+            let plan = if self.lzma_alt {
+                self.lzma_plan(filter, data, e, &mut f)
+            } else {
+                None
             };
-            let result = match result {
+            // Not before `plane` has been tried: lzma must beat its result, known only after.
+            let sure = plan
+                .filter(|p| p.sure() && plane.is_none())
+                .and_then(|p| self.lzma_sure(p, data, e, &mut f, &mut c));
+            let result = match sure {
                 Some(r) => r,
-                _ => {
-                    let prefix = self.apply_block_filter(filter, data, e, &mut f);
-                    if self.compress(&f, data.len() - prefix.len(), &mut c) {
-                        c.splice(0..0, prefix);
-                        (self.codec, filter)
-                    } else {
-                        c.clear();
-                        c.extend_from_slice(data);
-                        (Codec::None, Filter::None)
+                None => {
+                    let numeric_result =
+                        match plane.and_then(|(k, p)| plane_block(k, &p, data, &mut f, &mut c)) {
+                            Some(_) if self.plane_check => {
+                                self.check_plane(e, filter, data, &mut f, &mut c)
+                            }
+                            Some(r) => Some(r),
+                            None => numeric
+                                .and_then(|k| self.pco_block(k, filter, data, &mut f, &mut c)),
+                        };
+                    let result = match numeric_result {
+                        Some(r) => r,
+                        None => {
+                            let prefix = self.apply_block_filter(filter, data, e, &mut f);
+                            if self.compress(&f, data.len() - prefix.len(), &mut c) {
+                                c.splice(0..0, prefix);
+                                (self.codec, filter)
+                            } else {
+                                c.clear();
+                                c.extend_from_slice(data);
+                                (Codec::None, Filter::None)
+                            }
+                        }
+                    };
+                    match plan {
+                        Some(p) => self.lzma_block(p, data, e, result, &mut f, &mut c),
+                        None => result,
                     }
                 }
             };
@@ -956,6 +988,25 @@ impl Encoder {
         };
         out[start..payload_at].copy_from_slice(&h.encode());
         Encoded::Frame(h)
+    }
+}
+
+/// What a sample says of lzma on a block (see [`Encoder::lzma_plan`]).
+#[derive(Debug, Clone, Copy)]
+struct LzmaPlan {
+    /// The filter before lzma.
+    filter: Filter,
+    /// lzma's estimated result on the block (0: not judged).
+    est: f64,
+    /// The block codec's estimated result on the block (0: not judged).
+    slow: f64,
+}
+
+impl LzmaPlan {
+    /// Whether lzma is so clearly smaller than the block codec's estimated result that the
+    /// block codec need not run.
+    fn sure(&self) -> bool {
+        self.est < LZMA_MARGIN * self.slow
     }
 }
 
@@ -1110,6 +1161,127 @@ impl Encoder {
         Some((Codec::Pco, Filter::Plane))
     }
 
+    /// Thorough zstd encoders: whether lzma may pay on a block whose filter is `filter`.
+    /// lzma runs on the block's first [`LZMA_SAMPLE`] bytes after the chosen filter and
+    /// unfiltered (LZMA finds repeated multi-byte values whole); its result, scaled by the
+    /// zstd probe's result on the whole block over the sample's, estimates lzma's on the
+    /// block (conservatively: a whole block holds more repeats), and likewise the block
+    /// codec's level on the sample estimates that. `None` when
+    /// lzma cannot beat the probe's result by [`LZMA_MARGIN`] (then the level cannot either).
+    /// A block shorter than twice the sample is not judged: its plan is to try lzma after it.
+    fn lzma_plan(
+        &mut self,
+        filter: Filter,
+        data: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+    ) -> Option<LzmaPlan> {
+        use super::lzma;
+        let mut cands = [Filter::None; 2];
+        let cands = match filter {
+            Filter::None | Filter::Lorenzo => &cands[..1],
+            g => {
+                cands[0] = g;
+                &cands[..]
+            }
+        };
+        let n = LZMA_SAMPLE / esize * esize;
+        if n == 0 || 2 * n > data.len() || self.probe_size == 0 {
+            return Some(LzmaPlan {
+                filter: cands[0],
+                est: 0.0,
+                slow: 0.0,
+            });
+        }
+        let sample = &data[..n];
+        let (mut best, mut g) = (usize::MAX, cands[0]);
+        let mut z = Vec::new();
+        for &cand in cands {
+            apply_filter(cand, sample, esize, f);
+            z.clear();
+            if lzma::compress(f, lzma::AUTO_LEVEL, best, &mut z) {
+                (best, g) = (z.len(), cand);
+            }
+        }
+        let mut size = |ctx: Option<&mut zstd::bulk::Compressor<'static>>, f: &Vec<u8>| {
+            z.clear();
+            if compress_zstd(ctx, f, usize::MAX, &mut z) {
+                z.len()
+            } else {
+                f.len()
+            }
+        };
+        apply_filter_rows(filter, sample, esize, self.lorenzo_row(esize, n), f);
+        let probe = size(self.probe.as_mut(), f).max(1) as f64;
+        let scale = self.probe_size as f64 / probe;
+        let est = best as f64 * scale;
+        if best == usize::MAX || est >= LZMA_MARGIN * self.probe_size as f64 {
+            return None;
+        }
+        let slow = size(self.zstd.as_mut(), f) as f64 * scale;
+        Some(LzmaPlan {
+            filter: g,
+            est,
+            slow,
+        })
+    }
+
+    /// Encodes the block with lzma into `c` when its plan is sure of it: kept when it is
+    /// smaller than [`LZMA_MARGIN`] of the block codec's estimated result and, for numeric
+    /// blocks that may use pco, of pco's result (not tried when the plan's estimate is not). `None` (and `c` unspecified) when lzma is not used.
+    fn lzma_sure(
+        &mut self,
+        plan: LzmaPlan,
+        data: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> Option<(Codec, Filter)> {
+        let mut limit = LZMA_MARGIN * plan.slow;
+        if let Some(kind) = self.kind {
+            // pco's result is exact and cheap to get: lzma must promise to beat it too (the
+            // block codec's path then runs pco again: a small cost beside lzma's).
+            let mut p = Vec::new();
+            if super::pco::compress(kind, data, super::pco::LEVEL, &mut p) {
+                limit = limit.min(LZMA_MARGIN * p.len() as f64);
+                if plan.est >= limit {
+                    return None;
+                }
+            }
+        }
+        apply_filter(plan.filter, data, esize, f);
+        c.clear();
+        let limit = (limit as usize).min(data.len());
+        super::lzma::compress(f, super::lzma::AUTO_LEVEL, limit, c)
+            .then_some((Codec::Lzma, plan.filter))
+    }
+
+    /// Replaces the block's payload `c` (encoded as `current`) by an lzma one where that is
+    /// smaller than [`LZMA_MARGIN`] of it, when the plan's estimate promises that (or the
+    /// block was too short to judge).
+    fn lzma_block(
+        &mut self,
+        plan: LzmaPlan,
+        data: &[u8],
+        esize: usize,
+        current: (Codec, Filter),
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> (Codec, Filter) {
+        let target = (LZMA_MARGIN * c.len() as f64) as usize;
+        if plan.est >= target as f64 {
+            return current;
+        }
+        apply_filter(plan.filter, data, esize, f);
+        let mut z = Vec::new();
+        if super::lzma::compress(f, super::lzma::AUTO_LEVEL, target, &mut z) {
+            *c = z;
+            (Codec::Lzma, plan.filter)
+        } else {
+            current
+        }
+    }
+
     /// Applies `filter` to a whole block into `f`; returns the bytes that precede the codec's
     /// output in the payload (the row length for `lorenzo`, else none).
     fn apply_block_filter(
@@ -1189,6 +1361,14 @@ const GAIN_SAMPLE: usize = 128 << 10;
 /// smaller than this fraction of that run's estimated result (a margin for the estimate's
 /// error).
 const PCO_LIKELY: f64 = 0.97;
+
+/// Bytes of a block the `max` preset compresses with lzma to judge whether lzma pays on the
+/// block (see [`Encoder::lzma_block`]).
+const LZMA_SAMPLE: usize = 128 << 10;
+
+/// In the `max` preset, a block uses lzma when lzma makes it smaller than this fraction of
+/// the best other codec's result: lzma decodes several times slower than zstd.
+const LZMA_MARGIN: f64 = 0.97;
 
 /// In the default preset, a numeric block uses pco when pco makes its sample smaller than
 /// this fraction of the best filter's with zstd level 1 (a margin for pco's slower decoding
@@ -1368,6 +1548,11 @@ pub fn decode_payload(
                     decoded: h.decoded_len,
                 });
             }
+            d
+        }
+        Codec::Lzma => {
+            let mut d = vec![0u8; n];
+            super::lzma::decompress_into(payload, &mut d)?;
             d
         }
         Codec::Pco => {
@@ -1590,6 +1775,7 @@ fn decompress_into(
             check_pco_filter(h)?;
             super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default())?;
         }
+        Codec::Lzma => super::lzma::decompress_into(payload, out)?,
     }
     Ok(())
 }

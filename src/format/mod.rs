@@ -207,6 +207,7 @@ pub const MIN_BLOCK_SIZE: u32 = 8;
 pub(crate) mod codec;
 pub mod error;
 pub(crate) mod lorenzo;
+pub(crate) mod lzma;
 pub(crate) mod pco;
 pub(crate) mod plane;
 pub(crate) mod streams;
@@ -256,6 +257,8 @@ pub enum Codec {
     Constant = 3,
     /// Pcodec: the block's numbers as one standalone pco file (numeric blocks only).
     Pco = 4,
+    /// LZMA2 in one .xz stream (integrity check none), as liblzma writes it.
+    Lzma = 5,
 }
 
 impl Codec {
@@ -273,6 +276,7 @@ impl Codec {
             2 => Some(Codec::Deflate),
             3 => Some(Codec::Constant),
             4 => Some(Codec::Pco),
+            5 => Some(Codec::Lzma),
             _ => None,
         }
     }
@@ -291,6 +295,7 @@ impl Codec {
             Codec::Deflate => "deflate",
             Codec::Constant => "constant",
             Codec::Pco => "pco",
+            Codec::Lzma => "lzma",
         }
     }
 }

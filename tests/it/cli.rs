@@ -205,7 +205,7 @@ fn codecs_and_block_size_roundtrip() {
 #[test]
 fn info_counts_each_codec_and_filter_as_the_archive_records_them() {
     use std::collections::BTreeMap;
-    const CODECS: [&str; 5] = ["none", "zstd", "deflate", "constant", "pco"];
+    const CODECS: [&str; 6] = ["none", "zstd", "deflate", "constant", "pco", "lzma"];
     const FILTERS: [&str; 5] = ["none", "shuffle", "bytedelta", "delta", "zzdelta"];
     let dir = temp_dir();
     // Small blocks so that several choices win: pco and zstd on the station records, the
@@ -1000,7 +1000,7 @@ fn usage_errors_exit_2() {
     let (_, _, err) = run(&["pack", "--block-size", "abc", i, o]);
     assert!(err.contains("abc") && err.contains("64KiB"), "{err}");
     let (_, _, err) = run(&["--codec", "lz4", i, o]);
-    assert!(err.contains("zstd, deflate, none"), "{err}");
+    assert!(err.contains("zstd, deflate, lzma, none"), "{err}");
 
     // --help and --version are not errors.
     for args in [&["--help"][..], &["-V"], &["pack", "--help"], &["help"]] {

@@ -99,6 +99,77 @@ fn pco_archive() -> (Vec<u8>, usize) {
         .expect("obs_points.nc packs a block with pco");
     (b, s)
 }
+/// A small file of text (`char text(line, 64)`, 128 lines of a few words, written by the
+/// `netcdf3` crate) packed with codec lzma, and the stream of `text` (its block 0 is an lzma
+/// frame).
+fn lzma_archive() -> (Vec<u8>, usize) {
+    let dir = temp_dir();
+    let nc = dir.path().join("text.nc");
+    let words = [
+        "wind", "calm", "gusts", "rain", "fog", "clear", "sky", "light",
+    ];
+    let text: Vec<u8> = (0..128 * 64)
+        .map(|i| {
+            let w = words[(i / 64 * 7 + i / 8) % 8].as_bytes();
+            *w.get(i % 8).unwrap_or(&b' ')
+        })
+        .collect();
+    let mut ds = netcdf3::DataSet::new();
+    ds.add_fixed_dim("line", 128).unwrap();
+    ds.add_fixed_dim("len", 64).unwrap();
+    ds.add_var_u8("text", &["line", "len"]).unwrap();
+    let mut w = netcdf3::FileWriter::open(&nc).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_u8("text", &text).unwrap();
+    w.close().unwrap();
+    let z = dir.path().join("text.nc3z");
+    let opts = PackOptions::default()
+        .with_codec(nc3pack::format::Codec::Lzma)
+        .with_threads(1);
+    pack_file(&nc, &z, &opts).unwrap();
+    let b = std::fs::read(z).unwrap();
+    assert_eq!(b[entry_at(&b, 0) + 12], 5, "text packs with lzma");
+    (b, 0)
+}
+/// Makes a hostile lzma payload from the frame's payload and the block it decodes to.
+type ForgeXz = dyn Fn(&[u8], &[u8]) -> Vec<u8>;
+/// `data` as one .xz stream with integrity check none (xz -6).
+fn xz(data: &[u8]) -> Vec<u8> {
+    use liblzma::stream::{Action, Check, Status, Stream};
+    let mut s = Stream::new_easy_encoder(6, Check::None).unwrap();
+    let mut out = Vec::with_capacity(data.len() + 1024);
+    assert_eq!(
+        s.process_vec(data, &mut out, Action::Finish).unwrap(),
+        Status::StreamEnd
+    );
+    out
+}
+/// Replaces the payload of the frame at `f` by `payload`: the frame's lengths and CRCs, the
+/// index entry of the frame, the offsets of the frames after it and the footer follow.
+fn replace_payload(b: &mut Vec<u8>, f: usize, payload: &[u8]) {
+    let stored = u32::from_le_bytes(b[f + 4..f + 8].try_into().unwrap()) as usize;
+    let delta = payload.len() as i64 - stored as i64;
+    let (index, _) = index_range(b);
+    let c = u32::from_le_bytes(b[index + 4..index + 8].try_into().unwrap()) as usize;
+    let n = u64::from_le_bytes(b[index + 8..index + 16].try_into().unwrap()) as usize;
+    b.splice(f + 36..f + 36 + stored, payload.iter().copied());
+    put32(b, f + 4, payload.len() as u32);
+    fix_payload_crc(b, f);
+    let index = (index as i64 + delta) as usize;
+    for i in 0..n + c {
+        let e = index + 16 + 16 * i;
+        let off = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+        let flags = u16::from_le_bytes([b[e + 14], b[e + 15]]);
+        if flags == 0 && off == f {
+            put32(b, e + 8, payload.len() as u32);
+        } else if flags == 0 && off > f {
+            put64(b, e, (off as i64 + delta) as u64);
+        }
+    }
+    let foot = footer_at(b);
+    put64(b, foot, index as u64);
+    fix_tail(b);
+}
 /// The grid of tests/it/lorenzo.rs packed in 8 KiB blocks without pco, and the first stream whose block 0
 /// is a lorenzo frame (filter 5).
 fn lorenzo_archive() -> (Vec<u8>, usize) {
@@ -535,22 +606,82 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         },
     );
     // A codec id this reader does not know, in frame and index alike, checksums recomputed:
-    // what a reader that predates codec 4 meets in an archive with pco frames (see
+    // what a reader that predates codec 5 meets in an archive with lzma frames (see
     // design/FORMAT.md, Versioning). It is refused at open, naming the id.
     let mut b = pco_base.clone();
     let e = entry_at(&b, first_entry(&b, s));
     let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
     assert_eq!((b[f + 24], b[e + 12]), (4, 4));
-    b[f + 24] = 5;
+    b[f + 24] = 6;
     let c = crc(&b[f..f + 32]);
     put32(&mut b, f + 32, c);
-    b[e + 12] = 5;
+    b[e + 12] = 6;
     fix_tail(&mut b);
     out.push((
         "codec_id_unknown.nc3z",
         b,
-        Expect::Open("index", "unknown codec id 5"),
+        Expect::Open("index", "unknown codec id 6"),
     ));
+    // Hostile lzma payloads (codec 5), in an archive of a small text file packed with
+    // `--codec lzma`; `s` is the text's stream, whose block 0 is an lzma frame. Each payload is
+    // a well-formed frame (lengths, offsets and checksums recomputed) around a bad .xz stream.
+    let (xz_base, s) = lzma_archive();
+    let mut xz_variant = |name: &'static str, what: &'static str, f: &ForgeXz| {
+        let mut b = xz_base.clone();
+        let e = entry_at(&b, first_entry(&b, s));
+        let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+        assert_eq!(b[frame + 24], 5);
+        let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
+        let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+        let block = a.read_block(s, 0).unwrap();
+        let payload = f(&b[frame + 36..frame + 36 + stored], &block);
+        replace_payload(&mut b, frame, &payload);
+        out.push((name, b, Expect::Read(s, what)));
+    };
+    xz_variant(
+        "lzma_truncated.nc3z",
+        "lzma: truncated .xz stream",
+        // Without its last 20 bytes (the stream footer and part of the index).
+        &|p, _| p[..p.len() - 20].to_vec(),
+    );
+    xz_variant(
+        "lzma_trailing_bytes.nc3z",
+        "lzma: 3 bytes follow the end of the .xz stream",
+        &|p, _| [p, &[0, 0, 0]].concat(),
+    );
+    xz_variant(
+        "lzma_decodes_longer.nc3z",
+        "lzma: the .xz stream decodes to more than the frame's",
+        // A valid stream of the block and one byte more.
+        &|_, block| xz(&[block, &[7]].concat()),
+    );
+    xz_variant(
+        "lzma_decodes_shorter.nc3z",
+        "lzma: the .xz stream decodes to",
+        &|_, block| xz(&block[..block.len() - 1]),
+    );
+    xz_variant(
+        "lzma_huge_dictionary.nc3z",
+        "lzma: the stream needs a dictionary larger than 8388608 bytes",
+        &|p, _| {
+            // The block header after the 12-byte stream header: size 12, flags 0, filter
+            // LZMA2 (0x21) with 1 property byte, the dictionary size: 40 is 4 GiB - 1 (the
+            // .xz format, 5.3.1). Its CRC32 (of bytes 0..8, at 8..12) recomputed.
+            let mut p = p.to_vec();
+            assert_eq!(&p[12..16], &[0x02, 0x00, 0x21, 0x01]);
+            p[16] = 40;
+            let mut c = flate2::Crc::new();
+            c.update(&p[12..20]);
+            p[20..24].copy_from_slice(&c.sum().to_le_bytes());
+            p
+        },
+    );
+    xz_variant(
+        "lzma_not_xz.nc3z",
+        "lzma: stream/file format not recognized",
+        // A zstd frame where the .xz stream should be.
+        &|_, block| zstd::bulk::compress(block, 3).unwrap(),
+    );
     // Damaged lorenzo frames (filter 5), payload CRCs recomputed so that the filter's own
     // checks are reached: the 4-byte row length that starts the payload set to 0, or the zstd
     // frame after it damaged.

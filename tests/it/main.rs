@@ -8,6 +8,7 @@ mod hostile;
 mod layout_cases;
 mod limits;
 mod lorenzo;
+mod lzma;
 mod outputs;
 mod pervar;
 mod pipes;
