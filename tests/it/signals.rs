@@ -196,7 +196,9 @@ fn a_signal_during_a_batch_keeps_committed_archives_and_removes_the_rest() {
     for i in 0..300 {
         std::fs::copy(&small, input.join(format!("a{i:03}.nc"))).unwrap();
     }
-    write_big(&input.join("z.nc"), 48);
+    // Large enough that the batch is still at work when the test, polling every millisecond
+    // on a loaded machine, sees the first group of archives.
+    write_big(&input.join("z.nc"), 128);
     let out = dir.path().join("out");
     let child = command(&[
         "pack".as_ref(),
