@@ -2,7 +2,7 @@
 //! with it, unpack byte for byte, and read back (whole variables and hyperslabs) as the
 //! `netcdf3` crate reads the original.
 
-use crate::util::temp_dir;
+use crate::util::{cut, temp_dir};
 use nc3pack::format::{Codec, Filter};
 use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, PackOptions, UnpackOptions};
 use std::path::Path;
@@ -85,24 +85,6 @@ pub fn grid_file(path: &Path) {
 
 fn be32(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_be_bytes()).collect()
-}
-
-/// Hyperslab `start`/`count` of a row-major array of `shape` (the obvious way).
-fn cut<T: Copy>(all: &[T], shape: &[usize], start: &[usize], count: &[usize]) -> Vec<T> {
-    let mut out = Vec::new();
-    let n: usize = count.iter().product();
-    for k in 0..n {
-        let mut rest = k;
-        let mut at = 0;
-        for d in (0..shape.len()).rev() {
-            let i = start[d] + rest % count[d];
-            rest /= count[d];
-            let stride: usize = shape[d + 1..].iter().product();
-            at += i * stride;
-        }
-        out.push(all[at]);
-    }
-    out
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! of 16- and 32-bit integers, floats and doubles pack, unpack byte for byte, and read back
 //! (whole variables and hyperslabs) as the `netcdf3` crate reads the original.
 
-use crate::util::temp_dir;
+use crate::util::{cut, temp_dir};
 use nc3pack::format::{Codec, Filter};
 use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, PackOptions, UnpackOptions};
 use std::path::Path;
@@ -93,24 +93,6 @@ pub fn grid_file(path: &Path) {
     w.write_var_f64("h", &h).unwrap();
     w.write_var_i16("line", &line).unwrap();
     w.close().unwrap();
-}
-
-/// Hyperslab `start`/`count` of a row-major array of `shape` (the obvious way).
-fn cut<T: Copy>(all: &[T], shape: &[usize], start: &[usize], count: &[usize]) -> Vec<T> {
-    let mut out = Vec::new();
-    let n: usize = count.iter().product();
-    for k in 0..n {
-        let mut rest = k;
-        let mut at = 0;
-        for d in (0..shape.len()).rev() {
-            let i = start[d] + rest % count[d];
-            rest /= count[d];
-            let stride: usize = shape[d + 1..].iter().product();
-            at += i * stride;
-        }
-        out.push(all[at]);
-    }
-    out
 }
 
 #[test]

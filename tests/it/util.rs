@@ -240,3 +240,21 @@ pub fn noise_bytes(len: usize, seed: u64) -> Vec<u8> {
     }
     data
 }
+
+/// Hyperslab `start`/`count` of a row-major array of `shape` (the obvious way).
+pub fn cut<T: Copy>(all: &[T], shape: &[usize], start: &[usize], count: &[usize]) -> Vec<T> {
+    let mut out = Vec::new();
+    let n: usize = count.iter().product();
+    for k in 0..n {
+        let mut rest = k;
+        let mut at = 0;
+        for d in (0..shape.len()).rev() {
+            let i = start[d] + rest % count[d];
+            rest /= count[d];
+            let stride: usize = shape[d + 1..].iter().product();
+            at += i * stride;
+        }
+        out.push(all[at]);
+    }
+    out
+}
