@@ -979,17 +979,24 @@ fn pack_batch(
                 } else {
                     Status::Packed
                 };
+                // Found done as recorded, and nothing else to say: a short line that refers
+                // to the earlier one (written later, with others: a kill may lose it).
+                let light = recorded && !deleted && kept.is_none();
                 write_line(
-                    Entry {
-                        size: Some(record.size),
-                        mtime_ns: Some(record.mtime_ns),
-                        hash: Some(record.hash),
-                        output_size: Some(record.output_size),
-                        deleted,
-                        kept: kept.map(|k| k.to_string()),
-                        ..entry(status, seconds)
+                    if light {
+                        Entry::done_before(plan.name(i).to_vec())
+                    } else {
+                        Entry {
+                            size: Some(record.size),
+                            mtime_ns: Some(record.mtime_ns),
+                            hash: Some(record.hash),
+                            output_size: Some(record.output_size),
+                            deleted,
+                            kept: kept.map(|k| k.to_string()),
+                            ..entry(status, seconds)
+                        }
                     },
-                    recorded && !deleted && kept.is_none(),
+                    light,
                 );
             }
             Outcome::NotNetcdf => {

@@ -14,7 +14,9 @@
 //! lead records), `output_size`, `ratio`, `seconds`, and `error` for a failure. A path that is
 //! not valid UTF-8 is written as a string with U+FFFD for the bytes that are not, and exactly,
 //! in hex, in a second field named after it with `_hex` (`name_hex`, `input_hex`,
-//! `output_hex`); readers take the `_hex` field when there is one.
+//! `output_hex`); readers take the `_hex` field when there is one. A `skipped` line of an
+//! input found done as recorded holds its name only (and `deleted` or `kept` when set): its
+//! record is the earlier line's ([`Entry::done_before`]).
 //!
 //! A collection packed into object storage (`-o s3://BUCKET/PREFIX/`) has the same lines, with
 //! its objects' URLs as `output`; its manifest is appended to locally and copied whole to
@@ -172,8 +174,44 @@ impl<'de> serde_core::Deserialize<'de> for Fields {
 }
 
 impl Entry {
+    /// The `skipped` line of an input that a manifest already records as done, with nothing
+    /// changed since: its name only (plus `deleted` or `kept`, when set afterwards). The
+    /// record (input, output, size, mtime, hash, archive size) is the earlier line's; a rerun
+    /// of a large collection writes one of these a file, so they are kept short.
+    ///
+    /// ```
+    /// use nc3pack::__private::manifest::Entry;
+    /// let e = Entry::done_before(b"a/2001/x.nc".to_vec());
+    /// assert_eq!(e.to_json(), r#"{"name":"a/2001/x.nc","status":"skipped"}"#);
+    /// assert!(e.is_done_before());
+    /// ```
+    pub fn done_before(name: Vec<u8>) -> Entry {
+        Entry {
+            status: Status::Skipped,
+            name,
+            input: PathBuf::new(),
+            output: PathBuf::new(),
+            size: None,
+            mtime_ns: None,
+            hash: None,
+            output_size: None,
+            seconds: 0.0,
+            error: None,
+            deleted: false,
+            kept: None,
+        }
+    }
+
+    /// Whether this is a `skipped` line that refers to an earlier line for its record (see
+    /// [`Entry::done_before`]): a `skipped` line without a hash.
+    pub fn is_done_before(&self) -> bool {
+        self.status == Status::Skipped && self.hash.is_none()
+    }
+
     /// The line's JSON (without the newline): the fields in the order of their names, as
     /// serde_json writes a map of them, written directly (a line per file of a batch).
+    /// Empty `input` and `output` paths are left out, and so are `seconds` in a line that
+    /// [`Entry::is_done_before`].
     pub fn to_json(&self) -> String {
         use std::fmt::Write as _;
         let mut out = String::with_capacity(384);
@@ -220,12 +258,14 @@ impl Entry {
             key(&mut out, "error");
             text(&mut out, e);
         }
-        bytes(
-            &mut out,
-            &mut key,
-            "input",
-            self.input.as_os_str().as_bytes(),
-        );
+        if !self.input.as_os_str().is_empty() {
+            bytes(
+                &mut out,
+                &mut key,
+                "input",
+                self.input.as_os_str().as_bytes(),
+            );
+        }
         if let Some(k) = &self.kept {
             key(&mut out, "kept");
             text(&mut out, k);
@@ -235,12 +275,14 @@ impl Entry {
             let _ = write!(out, "{t}");
         }
         bytes(&mut out, &mut key, "name", &self.name);
-        bytes(
-            &mut out,
-            &mut key,
-            "output",
-            self.output.as_os_str().as_bytes(),
-        );
+        if !self.output.as_os_str().is_empty() {
+            bytes(
+                &mut out,
+                &mut key,
+                "output",
+                self.output.as_os_str().as_bytes(),
+            );
+        }
         if let Some(o) = self.output_size {
             key(&mut out, "output_size");
             let _ = write!(out, "{o}");
@@ -250,8 +292,10 @@ impl Entry {
                 float(&mut out, (ratio * 1000.0).round() / 1000.0);
             }
         }
-        key(&mut out, "seconds");
-        float(&mut out, (self.seconds * 1e6).round() / 1e6);
+        if !self.is_done_before() {
+            key(&mut out, "seconds");
+            float(&mut out, (self.seconds * 1e6).round() / 1e6);
+        }
         if let Some(s) = self.size {
             key(&mut out, "size");
             let _ = write!(out, "{s}");
@@ -289,8 +333,16 @@ impl Entry {
         Some(Entry {
             status,
             name: field_bytes(f.name, f.name_hex)?,
-            input: path(f.input, f.input_hex)?,
-            output: path(f.output, f.output_hex)?,
+            // Absent in a `skipped` line that refers to an earlier one, and in the `failed`
+            // line of a path that could not be read (no archive).
+            input: match (&f.input, &f.input_hex) {
+                (None, None) => PathBuf::new(),
+                _ => path(f.input, f.input_hex)?,
+            },
+            output: match (&f.output, &f.output_hex) {
+                (None, None) => PathBuf::new(),
+                _ => path(f.output, f.output_hex)?,
+            },
             size: f.size.as_ref().and_then(Value::as_u64),
             mtime_ns: f.mtime_ns.as_ref().and_then(Value::as_i64),
             hash,
@@ -1126,8 +1178,12 @@ pub enum CollectionProblem {
     /// The name's last manifest entry is a failure (its recorded error).
     #[error("not packed: {0}")]
     NotPacked(Box<str>),
-    /// The manifest line has no size or hash to check against.
-    #[error("the manifest line has no size or xxh3")]
+    /// No manifest line read records a size and hash to check against (a `skipped` line
+    /// refers to an earlier `packed` line for them).
+    #[error(
+        "no manifest line read records its size and xxh3 (a `skipped` line refers to an \
+         earlier `packed` line: give every manifest of the collection)"
+    )]
     NoSizeOrHash,
     /// The cheap check of its ends failed.
     #[error(transparent)]
@@ -1170,8 +1226,8 @@ impl CollectionReport {
 }
 
 /// Verifies every archive the manifests list (each name's last entry: `packed` and `skipped`
-/// entries name an archive; a name whose last entry is `failed`, with no archive recorded
-/// before, is a failure). The archive of a manifest in `OUT/.nc3pack` is `OUT/NAME.nc3z`,
+/// entries name an archive, a short `skipped` line the one recorded before it; a name whose
+/// last entry is `failed`, with no archive recorded before, is a failure). The archive of a manifest in `OUT/.nc3pack` is `OUT/NAME.nc3z`,
 /// wherever OUT was when it was packed (a moved collection verifies where it is); a
 /// manifest elsewhere names its archives by their recorded `output`, taken relative to the
 /// manifest's directory if it is relative. Each is checked on `threads` threads: completely
@@ -1203,6 +1259,20 @@ pub fn verify_collection(
     for (m, local, out) in listed {
         read(&local, |n, e| match e {
             None => report.bad_lines.push((m.clone(), n)),
+            // A `skipped` line that refers to an earlier one keeps that one's record; with
+            // none read (a manifest of the collection not given), the archive is checked
+            // without a recorded size and hash, which is a failure that says so.
+            Some(e) if e.is_done_before() => {
+                let slot = last.entry(e.name.clone().into_boxed_slice()).or_default();
+                if slot.0.is_none() {
+                    let output = archive_path(out.as_deref(), &m, &e.name, e.output);
+                    slot.0 = Some(Archived {
+                        output: output.into_boxed_path(),
+                        size: None,
+                        hash: None,
+                    });
+                }
+            }
             Some(e) => {
                 let output = (e.status != Status::Failed)
                     .then(|| archive_path(out.as_deref(), &m, &e.name, e.output));
@@ -1525,7 +1595,11 @@ mod tests {
                 None => Some(m.get(k)?.as_str()?.as_bytes().to_vec()),
             }
         };
-        let path = |k| bytes(k).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)));
+        // An absent path (no field, no `_hex` twin) is an empty one.
+        let path = |k: &str| match (m.get(k), m.get(&format!("{k}_hex"))) {
+            (None, None) => Some(PathBuf::new()),
+            _ => bytes(k).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b))),
+        };
         Some(Entry {
             status: match m.get("status")?.as_str()? {
                 "packed" => Status::Packed,
@@ -1559,11 +1633,14 @@ mod tests {
             r#"{"status":"failed","status":"packed","name":"a","name":"b","input":"/i","output":"/o","x":{"y":[1,{"z":null}]},"size":"12","mtime_ns":-3.5,"seconds":"no","deleted":1}"#.into(),
             r#"{"input":"/i\u00e9\n","output":"/o","name":"n","status":"skipped","size":7,"mtime_ns":-9,"xxh3":"ff","output_size":99,"ratio":0.07,"error":null,"deleted":true}"#.into(),
             r#"{"status":"packed","name":"n","name_hex":"6e0a","input":"/i","output":"/o","kept":"a link"}"#.into(),
+            // No output (a path that could not be read), no paths (a short skipped line).
+            r#"{"status":"packed","name":"n","input":"/i"}"#.into(),
+            Entry::done_before(b"n\xff".to_vec()).to_json(),
             // Not entries.
             r#"{"status":"packed","name":"n","name_hex":"6","input":"/i","output":"/o"}"#.into(),
             r#"{"status":"packed","name":"n","input":"/i","output":"/o","xxh3":"zz"}"#.into(),
             r#"{"status":"done","name":"n","input":"/i","output":"/o"}"#.into(),
-            r#"{"status":"packed","name":"n","input":"/i"}"#.into(),
+            r#"{"status":"packed","name":"n","input":"/i","output_hex":"zz"}"#.into(),
             r#"{"status":"packed","name":7,"input":"/i","output":"/o"}"#.into(),
             r#"["status","packed"]"#.into(),
             r#"{"status":"packed","name":"n","input":"/i","output":"/o"} trailing"#.into(),
@@ -1575,7 +1652,7 @@ mod tests {
             entries += usize::from(want.is_some());
             assert_eq!(Entry::parse(line.as_bytes()), want, "{line}");
         }
-        assert_eq!(entries, 5);
+        assert_eq!(entries, 7);
         // A rerun reads the same records from each line.
         for line in &lines {
             let want = Entry::parse(line.as_bytes()).and_then(|e| {

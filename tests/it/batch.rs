@@ -1369,6 +1369,87 @@ fn a_rerun_skips_what_is_done_repacks_a_damaged_archive_and_refuses_a_changed_in
     assert_eq!(code, 0, "{stdout}{err}");
 }
 
+/// A rerun's `skipped` lines hold the name only and refer to the `packed` line for the
+/// record: later reruns still skip everything (through several reruns' lines), and `verify
+/// --manifest` checks each archive against the packed line's hash; a manifest holding only
+/// such lines verifies nothing it cannot check and says why.
+#[test]
+fn skipped_lines_are_short_and_refer_to_the_packed_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = ["a.nc", "d/b.nc", "d/e/c.nc"].map(String::from).to_vec();
+    populate(&input, &names, "classic_records.nc");
+    let out = dir.path().join("out");
+    let records = out.join(".nc3pack");
+    let manifest = records.join("manifest-0-of-1.jsonl");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let packed_lines = std::fs::read_to_string(&manifest).unwrap();
+    for _ in 0..2 {
+        let (code, err) = batch(&[], &[&input], &out);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("packed 0 of 3 files, 3 already packed (skipped)"),
+            "{err}"
+        );
+    }
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let rerun_lines: Vec<&str> = text[packed_lines.len()..].lines().collect();
+    assert_eq!(rerun_lines.len(), 6, "{text}");
+    let mut got: Vec<serde_json::Value> = rerun_lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    got.sort_by_key(|v| v["name"].as_str().unwrap().to_string());
+    let want: Vec<serde_json::Value> = ["a.nc", "a.nc", "d/b.nc", "d/b.nc", "d/e/c.nc", "d/e/c.nc"]
+        .iter()
+        .map(|n| serde_json::json!({"name": n, "status": "skipped"}))
+        .collect();
+    assert_eq!(got, want);
+    // verify --manifest takes the packed line's record: an archive replaced by another
+    // input's (intact, of another hash) is caught, as is one byte flipped.
+    let verify = |m: &Path| {
+        nc3pack(
+            &["verify".as_ref(), "--manifest".as_ref(), m.as_os_str()],
+            None,
+        )
+    };
+    let (code, stdout, err) = verify(&records);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "verified 3 archives: 0 failed\n"),
+        "{err}"
+    );
+    let b = out.join("d/b.nc.nc3z");
+    let good = std::fs::read(&b).unwrap();
+    nc3pack::pack_file(
+        &samples_dir().join("fill_values.nc"),
+        &b,
+        &nc3pack::PackOptions::default().with_force(true),
+    )
+    .unwrap();
+    let (code, stdout, _) = verify(&records);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("{}: the archive restores", b.display())),
+        "{stdout}"
+    );
+    std::fs::write(&b, &good).unwrap();
+    // A manifest of the reruns' lines alone: nothing records the size and hash.
+    let alone = dir.path().join("reruns.jsonl");
+    std::fs::write(&alone, &text.as_bytes()[packed_lines.len()..]).unwrap();
+    let (code, stdout, _) = verify(&alone);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("no manifest line read records its size and xxh3"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("verified 3 archives: 3 failed\n"),
+        "{stdout}"
+    );
+}
+
 /// `--delete-input` deletes an original only once its archive is in place and decodes back to
 /// its hash: not a symbolic link, not an input whose archive cannot be renamed into place, not
 /// one whose archive is damaged (found by the complete verify a rerun runs before deleting),
