@@ -1593,6 +1593,36 @@ mod tests {
         );
     }
 
+    /// Lines are read across the reads' boundaries, longer than a read, blank, or ended by
+    /// CRLF, with their numbers; the whole file split at newlines is the reference.
+    #[test]
+    fn lines_longer_than_a_read_and_across_reads_come_whole_and_numbered() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.jsonl");
+        let long = |n: usize, c: u8| vec![c; n];
+        let mut lines: Vec<Vec<u8>> = vec![
+            b"first".to_vec(),
+            long((1 << 20) - 3, b'a'),
+            b"".to_vec(),
+            long(3 << 20, b'b'),
+            b"  \t".to_vec(),
+            b"crlf\r".to_vec(),
+        ];
+        lines.extend((0..20_000).map(|k| format!("line {k}").into_bytes()));
+        lines.push(long(5 << 20, b'c'));
+        let mut text = lines.join(&b'\n');
+        text.extend_from_slice(b"\ncut short");
+        std::fs::write(&p, &text).unwrap();
+        let mut seen = vec![];
+        read_lines(&p, |n, l| seen.push((n, l.to_vec()))).unwrap();
+        let want: Vec<(u64, Vec<u8>)> = (1..)
+            .zip(lines)
+            .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        assert_eq!(seen.len(), want.len());
+        assert!(seen == want);
+    }
+
     /// What the line says read through serde_json's own map of every field (independent of
     /// the reader of a few fields): the fields an entry takes, the last when one is repeated.
     fn through_value(line: &str) -> Option<Entry> {
