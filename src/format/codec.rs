@@ -555,6 +555,8 @@ pub struct Encoder {
     use_fast: bool,
     filtered: Vec<u8>,
     scratch: Vec<u8>,
+    /// The `plane` residuals of the block being encoded, as native numbers.
+    words: Vec<u64>,
     /// Whether numeric blocks may use the pco codec (see [`Encoder::numeric`]).
     pco: bool,
     /// The number type of the block being encoded, when it is numeric.
@@ -621,6 +623,7 @@ impl Encoder {
             use_fast: false,
             filtered: Vec::new(),
             scratch: Vec::new(),
+            words: Vec::new(),
             pco: false,
             kind: None,
             use_pco: false,
@@ -947,15 +950,17 @@ impl Encoder {
             let result = match sure {
                 Some(r) => r,
                 None => {
-                    let numeric_result =
-                        match plane.and_then(|(k, p)| plane_block(k, &p, data, &mut f, &mut c)) {
-                            Some(_) if self.plane_check => {
-                                self.check_plane(e, filter, data, &mut f, &mut c)
-                            }
-                            Some(r) => Some(r),
-                            None => numeric
-                                .and_then(|k| self.pco_block(k, filter, data, &mut f, &mut c)),
-                        };
+                    let numeric_result = match plane
+                        .and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
+                    {
+                        Some(_) if self.plane_check => {
+                            self.check_plane(e, filter, data, &mut f, &mut c)
+                        }
+                        Some(r) => Some(r),
+                        None => {
+                            numeric.and_then(|k| self.pco_block(k, filter, data, &mut f, &mut c))
+                        }
+                    };
                     let result = match numeric_result {
                         Some(r) => r,
                         None => {
@@ -1081,7 +1086,7 @@ impl Encoder {
         if let Some(row) = row {
             let p = super::plane::choose(data, kind.esize(), row as u32, kind.is_float());
             let mut r = Vec::new();
-            if plane_block(kind, &p, data, f, &mut r).is_some()
+            if plane_block(kind, &p, data, &mut self.words, &mut r).is_some()
                 && (c.is_empty() || r.len() < c.len())
             {
                 *c = r;
@@ -1119,19 +1124,19 @@ impl Encoder {
 }
 
 /// Encodes a block of numbers of `kind` with the `plane` filter `p` and pco into `c` (the
-/// payload: prefix, then pco's file), using `f` for the residuals; `None` (and `c` empty) when
-/// that is not smaller than the block.
+/// payload: prefix, then pco's file), using `words` for the residuals (handed to pco in native
+/// order); `None` (and `c` empty) when that is not smaller than the block.
 fn plane_block(
     kind: NumKind,
     p: &super::plane::Params,
     data: &[u8],
-    f: &mut Vec<u8>,
+    words: &mut Vec<u64>,
     c: &mut Vec<u8>,
 ) -> Option<(Codec, Filter)> {
-    super::plane::apply(data, kind.esize(), p, f);
+    let n = super::plane::apply_native(data, kind.esize(), p, words);
     c.clear();
     c.extend_from_slice(&p.encode());
-    if super::pco::compress_residuals(kind.unsigned(), f, super::pco::LEVEL, c)
+    if super::pco::compress_residuals_native(kind.unsigned(), words, n, super::pco::LEVEL, c)
         && c.len() < data.len()
     {
         Some((Codec::Pco, Filter::Plane))
