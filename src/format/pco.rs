@@ -123,8 +123,8 @@ pub(crate) fn compress_residuals_native(
         .with_mode_spec(::pco::ModeSpec::Classic);
     let start = out.len();
     let ok = match kind.esize() {
-        2 => compress_native(&bytemuck::cast_slice::<u64, u16>(words), n, &config, out),
-        4 => compress_native(&bytemuck::cast_slice::<u64, u32>(words), n, &config, out),
+        2 => compress_native(bytemuck::cast_slice::<u64, u16>(words), n, &config, out),
+        4 => compress_native(bytemuck::cast_slice::<u64, u32>(words), n, &config, out),
         _ => compress_native(words, n, &config, out),
     };
     if !ok {
