@@ -1157,7 +1157,22 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
     }
 }
 
+/// glibc's allocator, left to itself, returns the memory of each block's buffers (several MiB
+/// of pco's work space per block) to the system and takes it back, zeroed, for the next block:
+/// page faults and page clearing were 10-15 % of packing mesh.nc's CPU. Keeping allocations up
+/// to 32 MiB on the heap and trimming it only above 64 MiB free avoids that, for a few MiB more
+/// peak memory.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
+}
+
 fn main() {
+    tune_allocator();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `nc3pack IN OUT` means `nc3pack pack IN OUT`.
     // (Global flags may come before the command.)

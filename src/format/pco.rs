@@ -106,6 +106,47 @@ pub(crate) fn compress_residuals(
     compress_with(kind, data, &config, out)
 }
 
+/// As [`compress_residuals`], for residuals already in native order: the first `n` numbers of
+/// `kind`'s unsigned type (u16, u32 or u64) packed in `words` (as
+/// [`plane::apply_native`](super::plane::apply_native) leaves them); false (and `out`
+/// unchanged) if there are not `n` of them, `n` is 0, or pco fails.
+pub(crate) fn compress_residuals_native(
+    kind: NumKind,
+    words: &[u64],
+    n: usize,
+    level: usize,
+    out: &mut Vec<u8>,
+) -> bool {
+    let config = ::pco::ChunkConfig::default()
+        .with_compression_level(level)
+        .with_delta_spec(::pco::DeltaSpec::NoOp)
+        .with_mode_spec(::pco::ModeSpec::Classic);
+    let start = out.len();
+    let ok = match kind.esize() {
+        2 => compress_native(bytemuck::cast_slice::<u64, u16>(words), n, &config, out),
+        4 => compress_native(bytemuck::cast_slice::<u64, u32>(words), n, &config, out),
+        _ => compress_native(words, n, &config, out),
+    };
+    if !ok {
+        out.truncate(start);
+    }
+    ok
+}
+
+fn compress_native<T: ::pco::data_types::Number>(
+    nums: &[T],
+    n: usize,
+    config: &::pco::ChunkConfig,
+    out: &mut Vec<u8>,
+) -> bool {
+    match nums.get(..n) {
+        Some(nums) if n > 0 => {
+            ::pco::standalone::simple_compress_into(nums, config, &mut *out).is_ok()
+        }
+        _ => false,
+    }
+}
+
 fn compress_with(
     kind: NumKind,
     data: &[u8],

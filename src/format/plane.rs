@@ -173,9 +173,68 @@ macro_rules! lane {
             }
 
             pub(super) fn apply(src: &[u8], p: &Params, dst: &mut [u8]) {
-                residuals(src, p, |i, z| {
-                    dst[i * E..(i + 1) * E].copy_from_slice(&z.to_be_bytes())
-                });
+                let mut z = vec![0; src.len() / E];
+                apply_native(src, p, &mut z);
+                for (z, d) in z.iter().zip(dst.chunks_exact_mut(E)) {
+                    d.copy_from_slice(&z.to_be_bytes());
+                }
+            }
+
+            /// The zigzag residuals of `src`'s elements as native numbers into `out` (as many
+            /// as `src` has elements): [`residuals`] without its per-element branches, the
+            /// writer's predictors with their weights known to the compiler (vectorized).
+            pub(super) fn apply_native(src: &[u8], p: &Params, out: &mut [$u]) {
+                let m = values(src, p.float);
+                let n = m.len().min(out.len());
+                let w = p.row as usize;
+                // The first row (and the first element): left only.
+                let head = n.min(w.saturating_add(1));
+                let mut prev: $s = 0;
+                for (o, &x) in out[..head].iter_mut().zip(&m[..head]) {
+                    *o = zigzag(x.wrapping_sub(prev));
+                    prev = x;
+                }
+                if head < n {
+                    let q = p.pred;
+                    let (m, out) = (&m[..n], &mut out[head..n]);
+                    match (q.wl, q.wu, q.wul, q.shift) {
+                        (3, 3, -2, 2) => encode_rows::<3, 3, -2, 2>(m, w, head, out),
+                        (1, 1, -1, 0) => encode_rows::<1, 1, -1, 0>(m, w, head, out),
+                        (1, 1, 0, 1) => encode_rows::<1, 1, 0, 1>(m, w, head, out),
+                        (1, 0, 0, 0) => encode_rows::<1, 0, 0, 0>(m, w, head, out),
+                        _ => {
+                            for (k, o) in out.iter_mut().enumerate() {
+                                let i = head + k;
+                                let pr = weighted(p, m[i - 1], m[i - w], m[i - w - 1]);
+                                *o = zigzag(m[i].wrapping_sub(pr));
+                            }
+                        }
+                    }
+                }
+            }
+
+            /// The residuals of elements `head..` of `m` (`head` is w + 1) into `out` with the
+            /// predictor (WL, WU, WUL, S).
+            fn encode_rows<const WL: i8, const WU: i8, const WUL: i8, const S: u8>(
+                m: &[$s],
+                w: usize,
+                head: usize,
+                out: &mut [$u],
+            ) {
+                let half: $w = if S > 0 { 1 << (S.saturating_sub(1)) } else { 0 };
+                let n = m.len();
+                let cur = &m[head..];
+                let left = &m[head - 1..n - 1];
+                let up = &m[head - w..n - w];
+                let ul = &m[head - w - 1..n - w - 1];
+                let it = out.iter_mut().zip(cur).zip(left).zip(up).zip(ul);
+                for ((((o, &x), &l), &u), &ul) in it {
+                    let sum = <$w>::from(WL) * <$w>::from(l)
+                        + <$w>::from(WU) * <$w>::from(u)
+                        + <$w>::from(WUL) * <$w>::from(ul)
+                        + half;
+                    *o = zigzag(x.wrapping_sub((sum >> S) as $s));
+                }
             }
 
             pub(super) fn cost(src: &[u8], p: &Params) -> u64 {
@@ -284,6 +343,36 @@ pub fn apply(src: &[u8], esize: usize, p: &Params, dst: &mut Vec<u8>) {
         _ => {}
     }
     dst[n * esize..].copy_from_slice(tail);
+}
+
+/// As [`apply`], into the residuals as native unsigned numbers: `out` receives one per whole
+/// element of `src` (elements of 2, 4 or 8 bytes; any other size gives none).
+pub(crate) fn apply_native(src: &[u8], esize: usize, p: &Params, out: &mut Vec<u64>) -> usize {
+    let n = if supports(esize) {
+        src.len() / esize
+    } else {
+        0
+    };
+    out.clear();
+    out.resize((n * esize).div_ceil(8), 0);
+    let body = &src[..n * esize];
+    // A `u64` buffer is aligned for every lane, and a whole number of any lane's numbers.
+    let words = out.as_mut_slice();
+    match esize {
+        2 => l16::apply_native(
+            body,
+            p,
+            &mut bytemuck::cast_slice_mut::<u64, u16>(words)[..n],
+        ),
+        4 => l32::apply_native(
+            body,
+            p,
+            &mut bytemuck::cast_slice_mut::<u64, u32>(words)[..n],
+        ),
+        8 => l64::apply_native(body, p, &mut words[..n]),
+        _ => {}
+    }
+    n
 }
 
 /// The writer's cheap estimate of what the residuals cost: the sum of their bit lengths.
@@ -422,6 +511,23 @@ mod tests {
         let mut f = vec![7; 5];
         apply(data, e, p, &mut f);
         if f != reference(data, e, p) {
+            return false;
+        }
+        // The residuals as native numbers: the same numbers.
+        let mut words = vec![9u64; 3];
+        let k = apply_native(data, e, p, &mut words);
+        let bytes = bytemuck::cast_slice::<u64, u8>(&words);
+        let same = bytes[..k * e]
+            .chunks_exact(e)
+            .zip(f.chunks_exact(e))
+            .all(|(a, b)| {
+                let mut b = b.to_vec();
+                if cfg!(target_endian = "little") {
+                    b.reverse();
+                }
+                a == &b[..]
+            });
+        if k != data.len() / e || !same {
             return false;
         }
         let mut back = vec![0x5a; data.len()];
