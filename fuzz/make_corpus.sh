@@ -69,8 +69,32 @@ for f in samples/*.nc; do
     i=$((i + 1))
 done
 
+# Archives of the newer decoders (archive_open, archive_fixcrc): codec lzma (5) and pco + plane
+# blocks (filter 6) from fuzz/seeds/smooth_grid.nc (a smooth 2-D short, int and float grid and
+# text), made with --codec lzma (lzma with and without a byte filter, pco + plane) and the max
+# preset (pco + plane, pco, zstd) at small block sizes; the max preset choosing lzma on
+# fuzz/seeds/mesh_repeats.nc (far-apart repeats of random doubles). Each checked to hold what
+# it is there for (`nc3pack info` lists blocks by codec+filter).
+new_seed() {  # new_seed NC NAME EXPECT OPTIONS...
+    local nc=$1 name=$2 expect=$3
+    shift 3
+    "$bin" pack -f -q "$@" "$nc" "$fuzz/corpus/archive_open/$name.nc3z"
+    "$bin" info "$fuzz/corpus/archive_open/$name.nc3z" | grep "blocks by codec+filter" | grep -q "$expect" \
+        || { echo "$name.nc3z has no $expect blocks" >&2; exit 1; }
+    cp "$fuzz/corpus/archive_open/$name.nc3z" "$fuzz/corpus/archive_fixcrc/"
+}
+for bs in 256 512 1024; do
+    new_seed fuzz/seeds/smooth_grid.nc "smooth_grid_lzma_b$bs" '"lzma' --codec lzma --block-size $bs
+done
+for bs in 512 1024; do
+    new_seed fuzz/seeds/smooth_grid.nc "smooth_grid_max_b$bs" '"pco+plane"' --level max --block-size $bs
+    new_seed fuzz/seeds/smooth_grid.nc "smooth_grid_b$bs" '"pco+plane"' --block-size $bs
+done
+new_seed fuzz/seeds/smooth_grid.nc smooth_grid_lzma_max_b1024 '"pco+plane"' --codec lzma --level max --block-size 1024
+new_seed fuzz/seeds/mesh_repeats.nc mesh_repeats_max_b8192 '"lzma"' --level max --block-size 8192
+
 # slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
-for k in 0 1 2 3; do
+for k in 0 1 2 3 4 5 6; do
     printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
         > "$fuzz/corpus/slab_read/seed$k"
 done
@@ -87,6 +111,20 @@ for f in samples/*.nc samples/bad/*.nc samples/bad/fuzz/*.nc; do
     out="$fuzz/corpus/pack_stream/$(echo "$f" | tr / _)"
     { printf "$o"; cat "$f"; } > "$out"
     i=$((i + 1))
+done
+
+# pack_stream: the two netCDF seeds of the newer decoders, with lzma (options byte 0x03: block
+# 508 lzma; 0x23: block 1004 lzma max preset; 0x43: block 260 lzma, 2 threads too), the max
+# preset with zstd (0x20, block 1004: pco + plane; lzma on mesh_repeats, block 4096) and the
+# default preset (0x00, block 508: pco + plane).
+for spec in "\x8c\x03:smooth_grid:lzma_b508" "\x9c\x23:smooth_grid:lzma_max_b1004" \
+    "\x84\x43:smooth_grid:lzma_b260_2t" "\x9c\x20:smooth_grid:max_b1004" \
+    "\x8c\x00:smooth_grid:b508" "\xff\x03:mesh_repeats:lzma_b4096" \
+    "\xff\x20:mesh_repeats:max_b4096"; do
+    o=${spec%%:*}
+    rest=${spec#*:}
+    name=${rest%%:*}
+    { printf "$o"; cat "fuzz/seeds/$name.nc"; } > "$fuzz/corpus/pack_stream/seed_${name}_${rest#*:}"
 done
 
 # pack_stream: record files from fuzz/cdl/*.cdl (several small record variables with padding
@@ -184,6 +222,25 @@ if [ "${1:-}" = "--seeds" ]; then
         "$fuzz/seeds/fill_values_zstd_b16.nc3z"
     "$bin" info "$fuzz/seeds/fill_values_zstd_b16.nc3z" | grep -q "constant blocks (in the index only)" \
         || { echo "fill_values_zstd_b16.nc3z has no constant blocks" >&2; exit 1; }
+    # The netCDF seeds of the newer decoders, and their archives: lzma with filters and
+    # pco + plane; the max preset's pco + plane; the max preset's lzma.
+    for n in smooth_grid mesh_repeats; do
+        python3 "$fuzz/make_seed_cdl.py" $n > "$tmp/$n.cdl"
+        ncgen -k classic -o "$fuzz/seeds/$n.nc" "$tmp/$n.cdl"
+    done
+    "$bin" pack -f -q --codec lzma --block-size 512 fuzz/seeds/smooth_grid.nc \
+        "$fuzz/seeds/smooth_grid_lzma_b512.nc3z"
+    "$bin" pack -f -q --level max --block-size 1024 fuzz/seeds/smooth_grid.nc \
+        "$fuzz/seeds/smooth_grid_max_b1024.nc3z"
+    "$bin" pack -f -q --level max --block-size 8192 fuzz/seeds/mesh_repeats.nc \
+        "$fuzz/seeds/mesh_repeats_max_b8192.nc3z"
+    "$bin" info "$fuzz/seeds/smooth_grid_lzma_b512.nc3z" | grep "blocks by codec+filter" \
+        | grep '"lzma+' | grep -q '"pco+plane"' \
+        || { echo "smooth_grid_lzma_b512.nc3z has no lzma+filter or pco+plane blocks" >&2; exit 1; }
+    "$bin" info "$fuzz/seeds/smooth_grid_max_b1024.nc3z" | grep "blocks by codec+filter" | grep -q '"pco+plane"' \
+        || { echo "smooth_grid_max_b1024.nc3z has no pco+plane blocks" >&2; exit 1; }
+    "$bin" info "$fuzz/seeds/mesh_repeats_max_b8192.nc3z" | grep "blocks by codec+filter" | grep -q '"lzma"' \
+        || { echo "mesh_repeats_max_b8192.nc3z has no lzma blocks" >&2; exit 1; }
 fi
 for d in "$fuzz"/corpus/*/; do
     echo "$(basename "$d"): $(ls "$d" | wc -l) files"

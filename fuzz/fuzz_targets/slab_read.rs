@@ -11,13 +11,15 @@
 //! little-endian, 3 add to a byte); the rest chooses hyperslabs (see `choose_slab`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nc3pack::{Dataset, NcFile};
 use nc3pack::Archive;
+use nc3pack::{Dataset, NcFile};
 use nc3pack_fuzz::{choose_slab, crc_forged, Bytes};
 use std::path::Path;
 
-/// (archive made by `nc3pack pack --block-size 64` or `16`, the netCDF file it was made from).
-const SEEDS: [(&[u8], &[u8]); 4] = [
+/// (archive made by `nc3pack pack` (fuzz/make_corpus.sh --seeds), the netCDF file it was made
+/// from). Byte 0 of an input picks one modulo 7: inputs saved when there were 4 seeds keep
+/// their seed for byte 0 values 0 to 3.
+const SEEDS: [(&[u8], &[u8]); 7] = [
     (
         include_bytes!("../seeds/classic_records_zstd_b64.nc3z"),
         include_bytes!("../../samples/classic_records.nc"),
@@ -34,6 +36,21 @@ const SEEDS: [(&[u8], &[u8]); 4] = [
     (
         include_bytes!("../seeds/fill_values_zstd_b16.nc3z"),
         include_bytes!("../../samples/fill_values.nc"),
+    ),
+    // Codec lzma (codec 5) with filters, and pco + plane (filter 6) blocks, block size 512.
+    (
+        include_bytes!("../seeds/smooth_grid_lzma_b512.nc3z"),
+        include_bytes!("../seeds/smooth_grid.nc"),
+    ),
+    // The `max` preset: pco + plane, pco and zstd blocks, block size 1024.
+    (
+        include_bytes!("../seeds/smooth_grid_max_b1024.nc3z"),
+        include_bytes!("../seeds/smooth_grid.nc"),
+    ),
+    // The `max` preset choosing lzma for far-apart repeats, block size 8192.
+    (
+        include_bytes!("../seeds/mesh_repeats_max_b8192.nc3z"),
+        include_bytes!("../seeds/mesh_repeats.nc"),
     ),
 ];
 

@@ -3,14 +3,14 @@
 //! Every function here must never panic on any input, except through the `assert!`s that state
 //! an invariant of nc3pack: those are findings, as a crash of the library is.
 
-use nc3pack::Archive;
 use nc3pack::format::{
     FLAG_CONSTANT, FLAG_LOST, FOOTER_LEN, FRAME_HEADER_LEN, FRAME_MAGIC, INDEX_ENTRY_LEN,
     INDEX_HEADER_LEN, LEAD_LEN,
 };
 use nc3pack::nc3::{self, Header, Layout, ParseError};
-use nc3pack::{Dataset, NcFile};
+use nc3pack::Archive;
 use nc3pack::Hyperslab;
+use nc3pack::{Dataset, NcFile};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -635,7 +635,11 @@ pub fn exercise_repair(data: &[u8]) {
     let output = dir.join("out.nc3z");
     std::fs::write(&input, data).expect("write scratch input");
     let _ = nc3pack::verify(&input, &nc3pack::VerifyOptions::default().with_threads(1));
-    match nc3pack::reindex(&input, &output, &nc3pack::ReindexOptions::default().with_force(true)) {
+    match nc3pack::reindex(
+        &input,
+        &output,
+        &nc3pack::ReindexOptions::default().with_force(true),
+    ) {
         Ok(rep) => {
             let a = Archive::open(&output);
             assert!(
@@ -647,7 +651,8 @@ pub fn exercise_repair(data: &[u8]) {
             assert_eq!(a.lost_blocks().len(), rep.lost.len(), "lost blocks");
             check_constant_blocks(&a);
             check_recoverable(&std::fs::read(&output).expect("read the reindexed archive"));
-            let vr = nc3pack::verify(&output, &nc3pack::VerifyOptions::default().with_threads(1)).expect("verify the reindexed file");
+            let vr = nc3pack::verify(&output, &nc3pack::VerifyOptions::default().with_threads(1))
+                .expect("verify the reindexed file");
             // Reindex checks CRCs but does not decompress, so a frame with intact CRCs and a
             // payload that does not decode (possible here only because fix_crcs forges CRCs) is
             // kept and verify reports it; the hash may not match either. But the structure it
@@ -878,12 +883,14 @@ pub fn pack_block_size(b: u8) -> u32 {
 
 /// The options bytes 0 and 1 of a `pack_stream` input choose (see the target), with 1 thread.
 pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
-    use nc3pack::FilterMode;
     use nc3pack::format::{Codec, Filter};
+    use nc3pack::FilterMode;
+    // 3 was zstd (as 0) before codec 5: old inputs with it now pack with lzma.
     let codec = match b1 & 3 {
+        0 => Codec::Zstd,
         1 => Codec::Deflate,
         2 => Codec::None,
-        _ => Codec::Zstd,
+        _ => Codec::Lzma,
     };
     let filter = match (b1 >> 2) & 7 {
         1 => FilterMode::Fixed(Filter::None),
@@ -937,9 +944,10 @@ fn temp_files(dir: &Path) -> Vec<String> {
 }
 
 /// The `pack_stream` target: byte 0 the block size ([`pack_block_size`]), byte 1 options
-/// (bits 0-1 codec: 1 deflate, 2 none, else zstd; bits 2-4 filter: 1 none, 2 shuffle,
-/// 3 bytedelta, 4 delta, else auto; bit 5 the `max` preset (max level, thorough filter choice;
-/// without it the `fast` preset, zstd level per block); bit 6 also pack with 2 threads; bit 7 the reader returns at most 1 to 61 bytes a read, by
+/// (bits 0-1 codec: 0 zstd, 1 deflate, 2 none, 3 lzma; bits 2-4 filter: 1 none, 2 shuffle,
+/// 3 bytedelta, 4 delta, else auto; bit 5 the `max` preset (max level, thorough filter choice,
+/// with zstd lzma where it pays, pco and `plane` tried on whole blocks; without it the `fast`
+/// preset, zstd level per block); bit 6 also pack with 2 threads; bit 7 the reader returns at most 1 to 61 bytes a read, by
 /// the input's length), the rest a netCDF-3 file of at most [`MAX_PACK_INPUT`] bytes.
 ///
 /// Packs the file from a reader (`pack_reader`, as `nc3pack - OUT` does) and from a file
@@ -1005,8 +1013,11 @@ pub fn exercise_pack(data: &[u8]) {
             exercise_archive(&ra, false);
             // A packed archive is intact (constants frames listing exactly its constant
             // blocks included), and a scan recovers all of it without the index.
-            let vr = nc3pack::verify(&from_reader, &nc3pack::VerifyOptions::default().with_threads(1))
-                .unwrap_or_else(|e| panic!("verify of a packed archive fails: {e}"));
+            let vr = nc3pack::verify(
+                &from_reader,
+                &nc3pack::VerifyOptions::default().with_threads(1),
+            )
+            .unwrap_or_else(|e| panic!("verify of a packed archive fails: {e}"));
             assert!(
                 vr.is_intact() && vr.hash_checked,
                 "verify of a packed archive: {:?}",
@@ -1055,11 +1066,14 @@ pub fn exercise_pack(data: &[u8]) {
 mod tests {
     use super::*;
 
-    const SEEDS: [&[u8]; 4] = [
+    const SEEDS: [&[u8]; 7] = [
         include_bytes!("../seeds/classic_records_zstd_b64.nc3z"),
         include_bytes!("../seeds/cdf5_types_deflate_b64.nc3z"),
         include_bytes!("../seeds/offset64_mixed_none_b64.nc3z"),
         include_bytes!("../seeds/fill_values_zstd_b16.nc3z"),
+        include_bytes!("../seeds/smooth_grid_lzma_b512.nc3z"),
+        include_bytes!("../seeds/smooth_grid_max_b1024.nc3z"),
+        include_bytes!("../seeds/mesh_repeats_max_b8192.nc3z"),
     ];
 
     /// `fix_crcs` rewrites every CRC at the place the format puts it: an intact archive is left
@@ -1122,30 +1136,65 @@ mod tests {
     /// The member bookkeeping of the harness agrees with the library's reads on real archives.
     #[test]
     fn member_data_matches_reads() {
-        for seed in SEEDS {
+        for (i, seed) in SEEDS.iter().enumerate() {
             let a = Archive::from_reader(seed.to_vec(), Path::new("s")).unwrap();
+            // The first four (block size 64 or 16) share their small variables.
             assert!(
-                (0..a.stream_count()).any(|s| a.is_member(s)),
-                "seed has no members"
+                i >= 4 || (0..a.stream_count()).any(|s| a.is_member(s)),
+                "seed {i} has no members"
             );
             exercise_archive(seed, false);
         }
     }
 
+    /// The last three seeds hold the newer decoders' frames: lzma blocks (codec 5, with and
+    /// without a byte filter) and pco + plane blocks (filter 6).
+    #[test]
+    fn lzma_and_plane_in_the_seeds() {
+        use nc3pack::format::{Codec, Filter};
+        let blocks = |seed: &[u8]| {
+            let a = Archive::from_reader(seed.to_vec(), Path::new("s")).unwrap();
+            (0..a.stream_count())
+                .flat_map(|s| (0..a.block_count(s)).map(move |b| (s, b)))
+                .map(|(s, b)| {
+                    let e = a.entry(s, b);
+                    (e.codec, e.filter)
+                })
+                .collect::<Vec<_>>()
+        };
+        let lzma = blocks(SEEDS[4]);
+        assert!(lzma.contains(&(Codec::Lzma, Filter::None)), "{lzma:?}");
+        assert!(
+            lzma.iter()
+                .any(|&(c, f)| c == Codec::Lzma && f != Filter::None),
+            "{lzma:?}"
+        );
+        assert!(lzma.contains(&(Codec::Pco, Filter::Plane)), "{lzma:?}");
+        let max = blocks(SEEDS[5]);
+        assert!(max.contains(&(Codec::Pco, Filter::Plane)), "{max:?}");
+        assert!(max.contains(&(Codec::Pco, Filter::None)), "{max:?}");
+        let mesh = blocks(SEEDS[6]);
+        assert!(mesh.contains(&(Codec::Lzma, Filter::None)), "{mesh:?}");
+    }
+
     /// The pack target's checks hold on the samples, with every option byte pattern in turn.
     #[test]
     fn exercise_pack_on_samples() {
-        let samples: [&[u8]; 3] = [
+        let samples: [&[u8]; 4] = [
             include_bytes!("../../samples/classic_records.nc"),
             include_bytes!("../../samples/cdf5_types.nc"),
             include_bytes!("../../samples/truncated_record.nc"),
+            include_bytes!("../seeds/smooth_grid.nc"),
         ];
         for (i, nc) in samples.iter().enumerate() {
+            // The last two: lzma (codec bits 3), alone and with the max preset and 2 threads.
             for (b0, b1) in [
                 (0x38, 0x00),
                 (0x00, 0x05),
                 (0xff, 0x42),
                 (0x0f, 0xa0 + i as u8),
+                (0x20, 0x03),
+                (0x9c, 0x63),
             ] {
                 let mut input = vec![b0, b1];
                 input.extend_from_slice(nc);

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Writes the CDL of a netCDF seed of the fuzz targets to stdout (fuzz/make_corpus.sh runs
+ncgen on it; the .nc files are committed in fuzz/seeds/ for slab_read):
+
+  smooth_grid   short elev(y, x), int temp(y, x), float sst(y, x) on a 24 x 32 grid, smooth in
+                both directions (pco + `plane` blocks, filter 6, at block sizes 512 to 1024), and
+                char notes(y, len) text
+  mesh_repeats  double clon_vertices(cell, nv): random doubles from a pool of 1500, each
+                repeated in a few cells far apart (the `max` preset packs them with lzma, codec
+                5, at block size 8192)
+
+Usage: make_seed_cdl.py smooth_grid|mesh_repeats
+"""
+import math
+import random
+import sys
+
+
+def smooth_grid():
+    ny, nx = 24, 32
+
+    def grid(f):
+        return ", ".join(str(f(j, i)) for j in range(ny) for i in range(nx))
+
+    elev = grid(lambda j, i: int(round(1200 + 40 * math.sin(i / 5.0) * math.cos(j / 7.0) + 3 * i - 2 * j)))
+    temp = grid(lambda j, i: 250000 + (i * 7919 % 4001) + 37 * j + int(round(20 * math.sin(j / 3.0))))
+    sst = grid(lambda j, i: "%.3f" % (280 + 5 * math.sin(i / 6.0) + 3 * math.cos(j / 4.0)))
+    words = "the quick brown fox jumps over the lazy dog ".split()
+    notes = ", ".join(
+        '"%s"' % " ".join(words[(k + m) % len(words)] for m in range(14))[:120] for k in range(ny)
+    )
+    return f"""netcdf smooth_grid {{
+dimensions:
+	y = {ny} ;
+	x = {nx} ;
+	len = 120 ;
+variables:
+	short elev(y, x) ;
+		elev:units = "m" ;
+	int temp(y, x) ;
+	float sst(y, x) ;
+	char notes(y, len) ;
+data:
+ elev = {elev} ;
+ temp = {temp} ;
+ sst = {sst} ;
+ notes = {notes} ;
+}}"""
+
+
+def mesh_repeats():
+    rnd = random.Random(11)
+    pool = [rnd.uniform(-math.pi, math.pi) for _ in range(1500)]
+    cells = 1200
+    cv = ", ".join(repr(pool[rnd.randrange(len(pool))]) for _ in range(cells * 3))
+    return f"""netcdf mesh_repeats {{
+dimensions:
+	cell = {cells} ;
+	nv = 3 ;
+variables:
+	double clon_vertices(cell, nv) ;
+data:
+ clon_vertices = {cv} ;
+}}"""
+
+
+print({"smooth_grid": smooth_grid, "mesh_repeats": mesh_repeats}[sys.argv[1]]())
