@@ -84,7 +84,14 @@ for round in 1 2; do
     t_pack=$(min "$t" "$t_pack") cpu_pack=$(min "$(cat "$DIR/cpu.$$")" "$cpu_pack")
     sync
 done
-read -r t_rerun rss_rerun < <(measure one pack -q "$DIR/tree" -o "$DIR/out-pack2")
+# Reruns with everything done: three, the fastest counts (as for the packs above); each
+# appends its short `skipped` lines to the manifest, as reruns do.
+manifest_packed=$(du -cb "$DIR/out-pack2/.nc3pack"/*.jsonl | tail -1 | cut -f1)
+t_rerun=999999 rss_rerun=0
+for round in 1 2 3; do
+    read -r t rss < <(measure one pack -q "$DIR/tree" -o "$DIR/out-pack2")
+    t_rerun=$(min "$t" "$t_rerun") rss_rerun=$((rss > rss_rerun ? rss : rss_rerun))
+done
 read -r t_shard rss_shard < <(measure two_shards)
 sync
 read -r t_verify rss_verify < <(measure one verify --manifest "$DIR/out-pack2/.nc3pack")
@@ -95,19 +102,19 @@ small=$(ls "$DIR/tree" | head -n $(( (COPIES + 9) / 10 )) | sed "s|^|$DIR/tree/|
 read -r t_small rss_small < <(measure one pack -q $small -o "$DIR/out-tenth")
 small_files=$(find "$DIR/out-tenth" -name '*.nc3z' | wc -l)
 out_bytes=$(find "$DIR/out-pack2" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
-manifest_bytes=$(du -cb "$DIR/out-pack2/.nc3pack"/*.jsonl | tail -1 | cut -f1)
+manifest_rerun=$(( ($(du -cb "$DIR/out-pack2/.nc3pack"/*.jsonl | tail -1 | cut -f1) - manifest_packed) / 3 ))
 rm -f "$DIR"/rss*.$$ "$DIR"/cpu.$$
 
 rate() { echo "scale=0; $files / $1" | bc; }
 echo
-echo "$files files, $bytes bytes in, $out_bytes out (ratio $(echo "scale=2; $bytes / $out_bytes" | bc)); $cores cores; manifest $manifest_bytes bytes"
+echo "$files files, $bytes bytes in, $out_bytes out (ratio $(echo "scale=2; $bytes / $out_bytes" | bc)); $cores cores; manifest $manifest_packed bytes after packing, $manifest_rerun more a rerun"
 echo
 echo "| run | seconds | files/s | peak RSS |"
 echo "|---|---:|---:|---:|"
 printf "| pack, one process, -j %s | %.1f | %s | %s MiB |\n" "$cores" "$t_pack" "$(rate "$t_pack")" $((rss_pack / 1024))
 printf "| pack, one process, no manifest (bench only) | %.1f | %s | %s MiB |\n" "$t_bare" "$(rate "$t_bare")" $((rss_bare / 1024))
 printf "| pack, 2 shards in parallel, -j %s each | %.1f | %s | %s MiB |\n" $((cores / 2 > 0 ? cores / 2 : 1)) "$t_shard" "$(rate "$t_shard")" $((rss_shard / 1024))
-printf "| rerun, everything done | %.2f | %s | %s MiB |\n" "$t_rerun" "$(rate "$t_rerun")" $((rss_rerun / 1024))
+printf "| rerun, everything done (fastest of 3) | %.2f | %s | %s MiB |\n" "$t_rerun" "$(rate "$t_rerun")" $((rss_rerun / 1024))
 printf "| verify --manifest | %.1f | %s | %s MiB |\n" "$t_verify" "$(rate "$t_verify")" $((rss_verify / 1024))
 printf "| pack, %s files (a tenth) | %.1f | %s | %s MiB |\n" "$small_files" "$t_small" "$(echo "scale=0; $small_files / $t_small" | bc)" $((rss_small / 1024))
 echo
