@@ -52,6 +52,11 @@ pub const MAX_PRESET_BLOCK_SIZE: u32 = 8 << 20;
 
 /// The `max` preset gives record variables large blocks only while their open blocks (one per
 /// record variable, filled as records interleave) take at most this many bytes in all.
+///
+/// ```
+/// // 32 record variables at most.
+/// assert_eq!(nc3pack::LARGE_RECORD_BLOCKS_MAX, 32 * u64::from(nc3pack::MAX_PRESET_BLOCK_SIZE));
+/// ```
 pub const LARGE_RECORD_BLOCKS_MAX: u64 = 256 << 20;
 
 /// How to pack: codec, level, block size, filters, threads, whether to overwrite, progress.
