@@ -117,7 +117,10 @@ pub use io::ReadAt;
 pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 pub use pack::quantize;
-pub use pack::{pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE};
+pub use pack::{
+    pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE, LARGE_RECORD_BLOCKS_MAX,
+    MAX_PRESET_BLOCK_SIZE,
+};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;

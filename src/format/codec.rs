@@ -1251,6 +1251,16 @@ impl Encoder {
             });
         }
         let sample = &data[..n];
+        if far_repeats(data, n, esize) {
+            // Values repeat across the block far more than within the sample: the sample
+            // cannot see what LZMA finds, so lzma is tried on the whole block, unfiltered
+            // (a filter would turn repeated values into differences that do not repeat).
+            return Some(LzmaPlan {
+                filter: Filter::None,
+                est: 0.0,
+                slow: 0.0,
+            });
+        }
         let (mut best, mut g) = (usize::MAX, cands[0]);
         let mut z = Vec::new();
         for &cand in cands {
@@ -1435,6 +1445,78 @@ const PCO_LIKELY: f64 = 0.97;
 /// Bytes of a block the `max` preset compresses with lzma to judge whether lzma pays on the
 /// block (see [`Encoder::lzma_block`]).
 const LZMA_SAMPLE: usize = 128 << 10;
+
+/// In the `max` preset, lzma is tried on the whole block when the share of its 4- or 8-byte
+/// values that repeat an earlier value of the block exceeds that share within the sample by
+/// this much (see [`far_repeats`]).
+const FAR_REPEATS: f64 = 0.1;
+
+/// Whether the share of `esize`-byte values (4 or 8 bytes) of `data` equal to an earlier value
+/// of `data` exceeds that share among the first `n` bytes by [`FAR_REPEATS`]: repeats
+/// farther apart than the sample, which a sample cannot show (the shared vertex coordinates
+/// of unstructured meshes, repeated longitudes).
+fn far_repeats(data: &[u8], n: usize, esize: usize) -> bool {
+    if !matches!(esize, 4 | 8) || n == 0 || data.len() < 2 * n {
+        return false;
+    }
+    let count = data.len() / esize;
+    let head = n / esize;
+    let mut seen = RepeatSet::with_capacity(count);
+    let mut repeats_head = 0usize;
+    let mut repeats = 0usize;
+    for (i, v) in data.chunks_exact(esize).enumerate() {
+        let mut x = [0u8; 8];
+        x[..esize].copy_from_slice(v);
+        if !seen.insert(u64::from_le_bytes(x)) {
+            repeats += 1;
+            if i < head {
+                repeats_head += 1;
+            }
+        }
+    }
+    let share = |r: usize, of: usize| r as f64 / of.max(1) as f64;
+    share(repeats, count) >= share(repeats_head, head) + FAR_REPEATS
+}
+
+/// A set of 64-bit values (open addressing, linear probing): faster than a `HashSet` for the
+/// million values of an 8 MiB block, and allocation-free once made.
+struct RepeatSet {
+    /// Slots: a value plus one (0: empty), so that the value `u64::MAX` wraps to 0 and is
+    /// kept apart in `max_seen`.
+    slots: Vec<u64>,
+    max_seen: bool,
+}
+
+impl RepeatSet {
+    fn with_capacity(n: usize) -> RepeatSet {
+        RepeatSet {
+            slots: vec![0; (2 * n).next_power_of_two().max(16)],
+            max_seen: false,
+        }
+    }
+
+    /// Inserts `v`; false when it was there already.
+    fn insert(&mut self, v: u64) -> bool {
+        if v == u64::MAX {
+            return !std::mem::replace(&mut self.max_seen, true);
+        }
+        let key = v + 1;
+        let mask = self.slots.len() - 1;
+        // Fibonacci hashing: the product's top bits.
+        let shift = 64 - self.slots.len().trailing_zeros();
+        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize & mask;
+        loop {
+            match self.slots[i] {
+                0 => {
+                    self.slots[i] = key;
+                    return true;
+                }
+                k if k == key => return false,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+}
 
 /// In the `max` preset, a block uses lzma when lzma makes it smaller than this fraction of
 /// the best other codec's result: lzma decodes several times slower than zstd.
@@ -3036,5 +3118,92 @@ mod tests {
             enc.encode_block(0, 0, esize, data, &mut frame);
             assert_eq!(level_of(&frame, data, esize, &[1, 3]), Some(3));
         }
+    }
+
+    /// xorshift64 values from `seed`.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    #[test]
+    fn repeat_set_finds_exactly_the_repeats_a_hash_set_finds() {
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
+        // Few distinct values (many repeats), the extremes among them.
+        let mut values: Vec<u64> = (0..50_000).map(|_| rnd() % 20_000).collect();
+        values.extend([
+            0,
+            u64::MAX,
+            u64::MAX - 1,
+            0,
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 63,
+        ]);
+        let mut set = RepeatSet::with_capacity(values.len());
+        let mut truth = std::collections::HashSet::new();
+        for v in values {
+            assert_eq!(set.insert(v), truth.insert(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn far_repeats_are_repeats_the_sample_does_not_show() {
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
+        let pool: Vec<u64> = (0..40_000).map(|_| rnd()).collect();
+        let n = LZMA_SAMPLE;
+        // The pool in order (the sample sees no repeat), then picks from it: 60 % repeats.
+        let far: Vec<u8> = pool
+            .iter()
+            .copied()
+            .chain((0..60_000).map(|_| pool[(rnd() % 40_000) as usize]))
+            .flat_map(u64::to_be_bytes)
+            .collect();
+        assert!(far_repeats(&far, n, 8));
+        // 4-byte values likewise; 2-byte ones are not judged.
+        let far4: Vec<u8> = far
+            .chunks(8)
+            .flat_map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        assert!(far_repeats(&far4, n, 4));
+        assert!(!far_repeats(&far, n, 2));
+        // Every value twice in a row: as many repeats in the sample as in the block.
+        let near: Vec<u8> = pool
+            .iter()
+            .flat_map(|&v| [v, v])
+            .flat_map(u64::to_be_bytes)
+            .collect();
+        assert!(!far_repeats(&near, n, 8));
+        // No repeats at all, and a block too short to have a sample.
+        let unique: Vec<u8> = pool.iter().copied().flat_map(u64::to_be_bytes).collect();
+        assert!(!far_repeats(&unique, n, 8));
+        assert!(!far_repeats(&far[..2 * n - 8], n, 8));
+    }
+
+    #[test]
+    fn max_tries_lzma_on_blocks_whose_values_repeat_beyond_the_sample() {
+        // Random bits (no filter helps), the first 48,000 values distinct (more than the
+        // sample's 16,384), then 150,000 picks among them: LZMA codes each repeat as a
+        // match, several times smaller than zstd's.
+        let mut rnd = xorshift(0x0123_4567_89ab_cdef);
+        let pool: Vec<u64> = (0..48_000).map(|_| rnd()).collect();
+        let data: Vec<u8> = pool
+            .iter()
+            .copied()
+            .chain((0..150_000).map(|_| pool[(rnd() % 48_000) as usize]))
+            .flat_map(u64::to_be_bytes)
+            .collect();
+        let mut enc = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true).unwrap();
+        let mut frame = Vec::new();
+        enc.encode_block(0, 0, 8, &data, &mut frame);
+        let h = FrameHeader::decode(&frame[..FRAME_HEADER_LEN]).unwrap();
+        assert_eq!((h.codec, h.filter), (Codec::Lzma, Filter::None));
+        let mut back = Vec::new();
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut back).unwrap();
+        assert!(back == data);
     }
 }

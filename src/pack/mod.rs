@@ -41,6 +41,24 @@ use vars::{per_var, EncoderPlan};
 /// ```
 pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
 
+/// The block size the `max` preset gives variables larger than the nominal block size: 8 MiB,
+/// xz -6's dictionary, so that lzma finds repeats up to that far apart (see
+/// [`PackOptions::large_block_size`]).
+///
+/// ```
+/// assert_eq!(nc3pack::PackOptions::max().large_block_size, Some(nc3pack::MAX_PRESET_BLOCK_SIZE));
+/// ```
+pub const MAX_PRESET_BLOCK_SIZE: u32 = 8 << 20;
+
+/// The `max` preset gives record variables large blocks only while their open blocks (one per
+/// record variable, filled as records interleave) take at most this many bytes in all.
+///
+/// ```
+/// // 32 record variables at most.
+/// assert_eq!(nc3pack::LARGE_RECORD_BLOCKS_MAX, 32 * u64::from(nc3pack::MAX_PRESET_BLOCK_SIZE));
+/// ```
+pub const LARGE_RECORD_BLOCKS_MAX: u64 = 256 << 20;
+
 /// How to pack: codec, level, block size, filters, threads, whether to overwrite, progress.
 ///
 /// [`PackOptions::default`] is [`PackOptions::fast`]; [`PackOptions::max`] compresses more,
@@ -62,6 +80,12 @@ pub struct PackOptions {
     pub level: i32,
     /// Nominal block size in bytes of decoded data.
     pub block_size: u32,
+    /// Larger blocks for large variables (the `max` preset: 8 MiB, see
+    /// [`MAX_PRESET_BLOCK_SIZE`]): every variable larger than `block_size` without a block
+    /// size of its own in [`PackOptions::vars`] gets blocks of this many bytes, record
+    /// variables only while one such block each takes at most [`LARGE_RECORD_BLOCKS_MAX`] in
+    /// all. `None` (the default, and after [`PackOptions::with_block_size`]): `block_size`.
+    pub large_block_size: Option<u32>,
     /// Encoder threads (bounded to `1..=1024`); the default is the number of cores.
     pub threads: usize,
     /// How each block's filter is chosen.
@@ -107,6 +131,7 @@ impl PackOptions {
             codec: Codec::Zstd,
             level: crate::format::codec::default_level(Codec::Zstd),
             block_size: DEFAULT_BLOCK_SIZE,
+            large_block_size: None,
             threads: crate::options::default_threads(),
             filter: FilterMode::Auto,
             thorough: false,
@@ -120,14 +145,18 @@ impl PackOptions {
     }
 
     /// The `max` preset: zstd level 19, each block's filter judged on the whole block (also
-    /// trying no filter and delta). Slower to pack, as fast to read.
+    /// trying no filter and delta), lzma where it pays, and blocks of 8 MiB for variables
+    /// larger than 1 MiB (see [`PackOptions::large_block_size`]). Slower to pack; blocks
+    /// that use lzma are slower to decode, and reading one value decodes its whole block.
     ///
     /// ```
     /// let max = nc3pack::PackOptions::max();
     /// assert_eq!((max.level, max.thorough, max.fast_blocks), (19, true, false));
+    /// assert_eq!(max.large_block_size, Some(8 << 20));
     /// ```
     pub fn max() -> Self {
         PackOptions {
+            large_block_size: Some(MAX_PRESET_BLOCK_SIZE),
             level: crate::format::codec::max_level(Codec::Zstd),
             thorough: true,
             fast_blocks: false,
@@ -175,13 +204,16 @@ impl PackOptions {
         self
     }
 
-    /// These options with `block_size` decoded bytes per block.
+    /// These options with `block_size` decoded bytes per block, for every variable (no
+    /// [`PackOptions::large_block_size`]; per-variable rules may still set their own).
     ///
     /// ```
-    /// assert_eq!(nc3pack::PackOptions::fast().with_block_size(65536).block_size, 65536);
+    /// let o = nc3pack::PackOptions::max().with_block_size(65536);
+    /// assert_eq!((o.block_size, o.large_block_size), (65536, None));
     /// ```
     pub fn with_block_size(mut self, block_size: u32) -> Self {
         self.block_size = block_size;
+        self.large_block_size = None;
         self
     }
 
@@ -280,17 +312,19 @@ impl PackOptions {
     ///
     /// # Errors
     ///
-    /// [`Error::Option`] for a level outside the codec's range or a block size outside
-    /// 8 B..=1 GiB.
+    /// [`Error::Option`] for a level outside the codec's range or a block size (or large
+    /// block size) outside 8 B..=1 GiB.
     pub fn check(&self) -> Result<()> {
         crate::format::codec::check_level(self.codec, self.level).map_err(OptionError::from)?;
-        if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) {
-            return Err(OptionError::BlockSize {
-                block_size: self.block_size,
-                min: format::MIN_BLOCK_SIZE,
-                max: format::MAX_BLOCK_SIZE,
+        for block_size in std::iter::once(self.block_size).chain(self.large_block_size) {
+            if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&block_size) {
+                return Err(OptionError::BlockSize {
+                    block_size,
+                    min: format::MIN_BLOCK_SIZE,
+                    max: format::MAX_BLOCK_SIZE,
+                }
+                .into());
             }
-            .into());
         }
         Ok(())
     }

@@ -66,20 +66,28 @@ pub(super) fn per_var(
     header: &Header,
     input: &Path,
 ) -> Result<(format::BlockSizes, EncoderPlan)> {
-    let settings = crate::vars::resolve(&opts.vars, header, input)?;
+    let mut settings = crate::vars::resolve(&opts.vars, header, input)?;
     let mut plan = EncoderPlan {
         keys: vec![encoder_key(opts)],
         of_var: Vec::new(),
     };
     let mut sizes = format::BlockSizes::uniform(opts.block_size);
-    if settings
-        .iter()
-        .all(|s| *s == crate::vars::VarSettings::default())
+    let large = large_blocks(opts, header, &settings);
+    if large.is_empty()
+        && settings
+            .iter()
+            .all(|s| *s == crate::vars::VarSettings::default())
     {
         return Ok((sizes, plan));
     }
+    // No rules: every variable with the archive-wide settings.
+    settings.resize(header.var_count(), crate::vars::VarSettings::default());
     for (v, s) in settings.iter().enumerate() {
-        sizes.vars.push(s.block_size.unwrap_or(opts.block_size));
+        let nominal = match large.get(v) {
+            Some(&Some(b)) => b,
+            _ => opts.block_size,
+        };
+        sizes.vars.push(s.block_size.unwrap_or(nominal));
         let codec = s.codec.unwrap_or(opts.codec);
         let level = match (s.level, s.codec) {
             (Some(l), _) => l,
@@ -120,4 +128,39 @@ pub(super) fn per_var(
         sizes.vars.clear();
     }
     Ok((sizes, plan))
+}
+
+/// Per variable, the large block size it gets from [`PackOptions::large_block_size`] (empty:
+/// none does): the variables without a block size of their own that are larger than the
+/// nominal block size; record variables (whose length a stream tells only at its end) all,
+/// but only while one large block each takes at most [`super::LARGE_RECORD_BLOCKS_MAX`] in
+/// all (each holds an open block while the records interleave them).
+fn large_blocks(
+    opts: &PackOptions,
+    header: &Header,
+    settings: &[crate::vars::VarSettings],
+) -> Vec<Option<u32>> {
+    let Some(large) = opts.large_block_size.filter(|&b| b > opts.block_size) else {
+        return Vec::new();
+    };
+    let own = |v: usize| settings.get(v).is_some_and(|s| s.block_size.is_some());
+    let records = (0..header.var_count())
+        .filter(|&v| header.is_record_var(v) && !own(v))
+        .count() as u64;
+    let records_too = records * u64::from(large) <= super::LARGE_RECORD_BLOCKS_MAX;
+    let sizes: Vec<Option<u32>> = (0..header.var_count())
+        .map(|v| {
+            let big = if header.is_record_var(v) {
+                records_too
+            } else {
+                header.var(v).vsize() > u64::from(opts.block_size)
+            };
+            (big && !own(v)).then_some(large)
+        })
+        .collect();
+    if sizes.iter().all(Option::is_none) {
+        Vec::new()
+    } else {
+        sizes
+    }
 }

@@ -371,3 +371,101 @@ fn library_refuses_unknown_variables_with_a_typed_error() {
     );
     assert_eq!(rule(&r.to_string()), r);
 }
+
+/// A file of `records` record variables (`int`, `recs` records), a 2.4 MB `double` variable
+/// and a 0.8 MB one, written by the `netcdf3` crate; the values are an arithmetic mess so that
+/// nothing is constant.
+fn large_and_small_file(path: &Path, records: usize, recs: usize) {
+    let mut ds = netcdf3::DataSet::new();
+    ds.set_unlimited_dim("time", recs).unwrap();
+    ds.add_fixed_dim("cell", 300_000).unwrap();
+    ds.add_fixed_dim("col", 100_000).unwrap();
+    ds.add_var_f64("big", &["cell"]).unwrap();
+    ds.add_var_f64("small", &["col"]).unwrap();
+    for r in 0..records {
+        ds.add_var_i32(&format!("r{r}"), &["time"]).unwrap();
+    }
+    let mut w = netcdf3::FileWriter::open(path).unwrap();
+    w.set_def(&ds, netcdf3::Version::Offset64Bit, 0).unwrap();
+    let f = |n: usize, k: usize| -> Vec<f64> {
+        (0..n).map(|i| ((i * k) % 7919) as f64 * 0.25).collect()
+    };
+    w.write_var_f64("big", &f(300_000, 31)).unwrap();
+    w.write_var_f64("small", &f(100_000, 17)).unwrap();
+    for r in 0..records {
+        let v: Vec<i32> = (0..recs).map(|i| ((i * (r + 3)) % 1009) as i32).collect();
+        w.write_var_i32(&format!("r{r}"), &v).unwrap();
+    }
+    w.close().unwrap();
+}
+
+#[test]
+fn max_gives_large_variables_8_mib_blocks_unless_a_block_size_is_given() {
+    const MIB: u32 = 1 << 20;
+    let dir = temp_dir();
+    let nc = dir.path().join("ls.nc");
+    large_and_small_file(&nc, 2, 300_000);
+    let z = dir.path().join("ls.nc3z");
+    // The preset: big and the record variables 8 MiB, small (under 1 MiB) and the shared and
+    // residual streams 1 MiB; format 1.1.
+    let a = pack(&nc, &z, PackOptions::max().with_threads(2));
+    let sizes = a.block_sizes();
+    let got: Vec<u32> = ["big", "small", "r0", "r1"]
+        .iter()
+        .map(|n| sizes.var(var(&a, n)))
+        .collect();
+    assert_eq!(got, [8 * MIB, MIB, 8 * MIB, 8 * MIB]);
+    assert_eq!(sizes.default, MIB);
+    assert_eq!(version_and_flags(&z), (1, 1, 1));
+    assert_eq!(a.block_count(var(&a, "big")), 1);
+    values_match_netcdf3(&a, &nc);
+    let back = dir.path().join("ls.back.nc");
+    nc3pack::unpack_file(&z, &back, &nc3pack::UnpackOptions::default()).unwrap();
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&nc).unwrap());
+    // A rule's block size wins for its variable; an explicit block size for all of them.
+    let a = pack(
+        &nc,
+        &z,
+        PackOptions::max().with_var(rule("big:block-size=64KiB")),
+    );
+    assert_eq!(a.block_sizes().var(var(&a, "big")), 64 << 10);
+    assert_eq!(a.block_sizes().var(var(&a, "r0")), 8 * MIB);
+    let a = pack(&nc, &z, PackOptions::max().with_block_size(MIB));
+    assert!(a.block_sizes().is_uniform());
+    assert_eq!(version_and_flags(&z), (1, 0, 0));
+    // The default preset: 1 MiB everywhere.
+    let a = pack(&nc, &z, PackOptions::fast());
+    assert!(a.block_sizes().is_uniform());
+    // The CLI: likewise with and without --block-size.
+    for (args, want) in [(&[][..], 8 * MIB), (&["--block-size", "1MiB"][..], MIB)] {
+        let mut argv = vec!["pack", "-f", "--level", "max"];
+        argv.extend_from_slice(args);
+        let mut argv: Vec<&std::ffi::OsStr> = argv.iter().map(|s| s.as_ref()).collect();
+        argv.extend([nc.as_os_str(), z.as_os_str()]);
+        nc3pack(&argv).expect(0);
+        let a = Archive::open(&z).unwrap();
+        assert_eq!(a.block_sizes().var(var(&a, "big")), want, "{args:?}");
+    }
+}
+
+#[test]
+fn max_keeps_record_variables_at_the_block_size_past_256_mib_of_open_blocks() {
+    const MIB: u32 = 1 << 20;
+    let dir = temp_dir();
+    // 32 record variables: 32 x 8 MiB = 256 MiB, large blocks; 33: not.
+    for (records, want) in [(32, 8 * MIB), (33, MIB)] {
+        let nc = dir.path().join(format!("r{records}.nc"));
+        large_and_small_file(&nc, records, 500);
+        let z = dir.path().join(format!("r{records}.nc3z"));
+        let a = pack(&nc, &z, PackOptions::max().with_threads(2));
+        for r in 0..records {
+            assert_eq!(
+                a.block_sizes().var(var(&a, &format!("r{r}"))),
+                want,
+                "{records}"
+            );
+        }
+        assert_eq!(a.block_sizes().var(var(&a, "big")), 8 * MIB, "{records}");
+        values_match_netcdf3(&a, &nc);
+    }
+}
