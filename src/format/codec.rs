@@ -1251,7 +1251,7 @@ impl Encoder {
             });
         }
         let sample = &data[..n];
-        if far_repeats(data, n, esize) {
+        if repeat_unit(esize, self.kind).is_some_and(|u| far_repeats(data, n, u)) {
             // Values repeat across the block far more than within the sample: the sample
             // cannot see what LZMA finds, so lzma is tried on the whole block, unfiltered
             // (a filter would turn repeated values into differences that do not repeat).
@@ -1446,33 +1446,51 @@ const PCO_LIKELY: f64 = 0.97;
 /// block (see [`Encoder::lzma_block`]).
 const LZMA_SAMPLE: usize = 128 << 10;
 
-/// In the `max` preset, lzma is tried on the whole block when the share of its 4- or 8-byte
-/// values that repeat an earlier value of the block exceeds that share within the sample by
-/// this much (see [`far_repeats`]).
+/// In the `max` preset, lzma is tried on the whole block when the share of its units (see
+/// [`repeat_unit`]) that repeat an earlier one of the block exceeds that share within the
+/// sample by this much (see [`far_repeats`]).
 const FAR_REPEATS: f64 = 0.1;
 
-/// Whether the share of `esize`-byte values (4 or 8 bytes) of `data` equal to an earlier value
-/// of `data` exceeds that share among the first `n` bytes by [`FAR_REPEATS`]: repeats
-/// farther apart than the sample, which a sample cannot show (the shared vertex coordinates
-/// of unstructured meshes, repeated longitudes).
-fn far_repeats(data: &[u8], n: usize, esize: usize) -> bool {
-    if !matches!(esize, 4 | 8) || n == 0 || data.len() < 2 * n {
+/// The bytes [`far_repeats`] judges a block of `esize`-byte numbers by: 8-byte numbers one by
+/// one, 4-byte integers one by one, 4-byte floats (or numbers of unknown type) in pairs;
+/// `None` for other sizes. Lone repeated 4-byte floats are not judged: noisy float fields of a
+/// few million distinct values repeat them by chance (gridded.nc's t2m), where lzma loses;
+/// repeated integers (a mesh's vertex numbers) are what LZMA finds.
+fn repeat_unit(esize: usize, kind: Option<NumKind>) -> Option<usize> {
+    match esize {
+        8 => Some(8),
+        4 if kind.is_some_and(|k| !k.is_float()) => Some(4),
+        4 => Some(8),
+        _ => None,
+    }
+}
+
+/// Whether the share of the `unit`-byte pieces (4 or 8) of `data` equal to an earlier piece
+/// exceeds that share among the first `n` bytes by [`FAR_REPEATS`]: repeats farther apart than
+/// the sample, which a sample cannot show (the shared vertex coordinates of unstructured
+/// meshes, repeated longitudes). A piece equal to the one just before it is a run (fill
+/// values, constants), which a sample shows and zstd codes as well: not counted.
+fn far_repeats(data: &[u8], n: usize, unit: usize) -> bool {
+    if !matches!(unit, 4 | 8) || n < unit || data.len() < 2 * n {
         return false;
     }
-    let count = data.len() / esize;
-    let head = n / esize;
+    let count = data.len() / unit;
+    let head = n / unit;
     let mut seen = RepeatSet::with_capacity(count);
     let mut repeats_head = 0usize;
     let mut repeats = 0usize;
-    for (i, v) in data.chunks_exact(esize).enumerate() {
+    let mut prev = None;
+    for (i, v) in data.chunks_exact(unit).enumerate() {
         let mut x = [0u8; 8];
-        x[..esize].copy_from_slice(v);
-        if !seen.insert(u64::from_le_bytes(x)) {
+        x[..unit].copy_from_slice(v);
+        let x = u64::from_le_bytes(x);
+        if !seen.insert(x) && prev != Some(x) {
             repeats += 1;
             if i < head {
                 repeats_head += 1;
             }
         }
+        prev = Some(x);
     }
     let share = |r: usize, of: usize| r as f64 / of.max(1) as f64;
     share(repeats, count) >= share(repeats_head, head) + FAR_REPEATS
@@ -3164,13 +3182,30 @@ mod tests {
             .flat_map(u64::to_be_bytes)
             .collect();
         assert!(far_repeats(&far, n, 8));
-        // 4-byte values likewise; 2-byte ones are not judged.
-        let far4: Vec<u8> = far
-            .chunks(8)
-            .flat_map(|c| [c[0], c[1], c[2], c[3]])
+        // 4-byte floats are judged in pairs: repeated pairs count, lone repeated values do
+        // not (each value of a pool of 4-byte values repeated, never beside the same one);
+        // 4-byte integers one by one; 2-byte values are not judged.
+        let unit = |e, k| repeat_unit(e, Some(k)).unwrap();
+        assert!(far_repeats(&far, n, unit(4, NumKind::F32)));
+        let lone4: Vec<u8> = pool
+            .iter()
+            .map(|&v| v as u32)
+            .chain((0..120_000).map(|_| pool[(rnd() % 40_000) as usize] as u32))
+            .flat_map(u32::to_be_bytes)
             .collect();
-        assert!(far_repeats(&far4, n, 4));
+        assert!(!far_repeats(&lone4, n, unit(4, NumKind::F32)));
+        assert_eq!(repeat_unit(4, None), Some(8));
+        assert!(far_repeats(&lone4, n, unit(4, NumKind::I32)));
+        assert_eq!(repeat_unit(2, Some(NumKind::I16)), None);
         assert!(!far_repeats(&far, n, 2));
+        // Runs of one value (fill values) after distinct values: not far repeats.
+        let runs: Vec<u8> = pool
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(pool[7], 60_000))
+            .flat_map(u64::to_be_bytes)
+            .collect();
+        assert!(!far_repeats(&runs, n, 8));
         // Every value twice in a row: as many repeats in the sample as in the block.
         let near: Vec<u8> = pool
             .iter()
