@@ -119,7 +119,7 @@ def pack(
     *,
     level: str | int = "fast",
     codec: str = "zstd",
-    block_size: int | str = DEFAULT_BLOCK_SIZE,
+    block_size: int | str | None = None,
     threads: int | None = None,
     force: bool = False,
     filter: str = "auto",
@@ -132,7 +132,8 @@ def pack(
     """Packs the netCDF-3 file ``src`` into the archive ``dst`` (as ``nc3pack pack``).
 
     ``level``: "fast" (default), "max" or a codec level; ``codec``: "zstd", "deflate",
-    "lzma" or "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB");
+    "lzma" or "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB";
+    default 1 MiB, and with ``level="max"`` 8 MiB for variables over 1 MiB, as the CLI);
     ``threads``: encoder threads (default: all cores); ``force``: overwrite ``dst``;
     ``filter``: "auto", "none", "shuffle", "bytedelta", "delta" or "zzdelta"; ``pco``:
     whether numeric blocks may use the Pcodec codec (``--no-pco`` when false).
@@ -162,7 +163,7 @@ def pack(
         str(level),
         codec,
         filter,
-        _block_size(block_size),
+        None if block_size is None else _block_size(block_size),
         _threads(threads),
         bool(force),
         bool(pco),

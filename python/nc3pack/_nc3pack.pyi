@@ -45,7 +45,7 @@ def pack(
     level: str,
     codec: str,
     filter: str,
-    block_size: int,
+    block_size: int | None,
     threads: int | None,
     force: bool,
     pco: bool = True,

@@ -396,7 +396,7 @@ fn pack(
     level: &str,
     codec: &str,
     filter: &str,
-    block_size: u32,
+    block_size: Option<u32>,
     threads: Option<usize>,
     force: bool,
     pco: bool,
@@ -425,9 +425,13 @@ fn pack(
                 .with_level(level)
         }
     };
+    // No block size given: the preset's (with `max`, 8 MiB for variables over 1 MiB).
+    let opts = match block_size {
+        Some(b) => opts.with_block_size(b),
+        None => opts,
+    };
     let mut opts = opts
         .with_filter(filter)
-        .with_block_size(block_size)
         .with_threads(threads_or_all(threads)?)
         .with_force(force)
         .with_pco(pco);

@@ -302,6 +302,38 @@ def test_pack_unpack_roundtrip(tmp_path: Path) -> None:
         assert filecmp.cmp(src, back, shallow=False)
 
 
+def test_pack_max_gives_large_variables_large_blocks(tmp_path: Path) -> None:
+    """``level="max"`` without a block size gives variables over 1 MiB 8 MiB blocks, as the
+    CLI's ``--level max`` does; an explicit block size wins; values read back as
+    netCDF4-python wrote them."""
+    src = tmp_path / "big.nc"
+    rng = np.random.default_rng(7)
+    big = rng.integers(0, 1000, size=(600, 1000)).astype("f4")
+    with netCDF4.Dataset(src, "w", format="NETCDF3_CLASSIC") as ds:
+        ds.createDimension("y", 600)
+        ds.createDimension("x", 1000)
+        ds.createVariable("big", "f4", ("y", "x"))[:] = big
+        ds.createVariable("x", "i4", ("x",))[:] = np.arange(1000)
+    sizes = {}
+    for name, opts in {
+        "max": {"level": "max"},
+        "max1": {"level": "max", "block_size": "1MiB"},
+        "fast": {},
+    }.items():
+        arc = tmp_path / f"{name}.nc3z"
+        nc3pack.pack(src, arc, **opts)  # type: ignore[arg-type]
+        streams = nc3pack.info(arc)["archive"]["streams"]
+        sizes[name] = {
+            s["name"]: s["block_bytes"] for s in streams if s["name"] == "big"
+        }
+        assert np.array_equal(nc3pack.open(arc)["big"][...], big)
+    assert sizes == {
+        "max": {"big": 8 << 20},
+        "max1": {"big": 1 << 20},
+        "fast": {"big": 1 << 20},
+    }
+
+
 def test_pack_errors(tmp_path: Path) -> None:
     src = SAMPLES / "classic_records.nc"
     dst = tmp_path / "out.nc3z"
