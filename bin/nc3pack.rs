@@ -938,18 +938,10 @@ fn pack_batch(
     };
     let on_done = |i: usize, outcome: Outcome| {
         let entry = |status, seconds| Entry {
-            status,
-            name: plan.name(i).to_vec(),
             input: plan.input(i),
             output: plan.output(i),
-            size: None,
-            mtime_ns: None,
-            hash: None,
-            output_size: None,
             seconds,
-            error: None,
-            deleted: false,
-            kept: None,
+            ..Entry::new(status, plan.name(i).to_vec())
         };
         match outcome {
             Outcome::Packed {
@@ -1042,18 +1034,9 @@ fn pack_batch(
                     std::os::unix::ffi::OsStrExt::as_bytes(r.as_os_str())
                 });
                 write(Entry {
-                    status: Status::Failed,
-                    name: name.to_vec(),
                     input: path.clone(),
-                    output: PathBuf::new(),
-                    size: None,
-                    mtime_ns: None,
-                    hash: None,
-                    output_size: None,
-                    seconds: 0.0,
                     error: Some(e.to_string()),
-                    deleted: false,
-                    kept: None,
+                    ..Entry::new(Status::Failed, name.to_vec())
                 });
             }
         }

@@ -99,11 +99,16 @@ pub(crate) fn compress_residuals(
     level: usize,
     out: &mut Vec<u8>,
 ) -> bool {
-    let config = ::pco::ChunkConfig::default()
+    compress_with(kind, data, &residual_config(level), out)
+}
+
+/// pco's settings for prediction residuals: no delta, no mode search (see
+/// [`compress_residuals`]).
+fn residual_config(level: usize) -> ::pco::ChunkConfig {
+    ::pco::ChunkConfig::default()
         .with_compression_level(level)
         .with_delta_spec(::pco::DeltaSpec::NoOp)
-        .with_mode_spec(::pco::ModeSpec::Classic);
-    compress_with(kind, data, &config, out)
+        .with_mode_spec(::pco::ModeSpec::Classic)
 }
 
 /// As [`compress_residuals`], for residuals already in native order: the first `n` numbers of
@@ -117,10 +122,7 @@ pub(crate) fn compress_residuals_native(
     level: usize,
     out: &mut Vec<u8>,
 ) -> bool {
-    let config = ::pco::ChunkConfig::default()
-        .with_compression_level(level)
-        .with_delta_spec(::pco::DeltaSpec::NoOp)
-        .with_mode_spec(::pco::ModeSpec::Classic);
+    let config = residual_config(level);
     let start = out.len();
     let ok = match kind.esize() {
         2 => compress_native(bytemuck::cast_slice::<u64, u16>(words), n, &config, out),

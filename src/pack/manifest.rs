@@ -186,8 +186,20 @@ impl Entry {
     /// assert!(e.is_done_before());
     /// ```
     pub fn done_before(name: Vec<u8>) -> Entry {
+        Entry::new(Status::Skipped, name)
+    }
+
+    /// An entry of `status` for `name` with nothing else recorded (empty paths, no sizes, no
+    /// error), for the fields to be set on.
+    ///
+    /// ```
+    /// use nc3pack::__private::manifest::{Entry, Status};
+    /// let e = Entry { error: Some("bad".into()), ..Entry::new(Status::Failed, b"x.nc".to_vec()) };
+    /// assert_eq!(e.to_json(), r#"{"error":"bad","name":"x.nc","seconds":0.0,"status":"failed"}"#);
+    /// ```
+    pub fn new(status: Status, name: Vec<u8>) -> Entry {
         Entry {
-            status: Status::Skipped,
+            status,
             name,
             input: PathBuf::new(),
             output: PathBuf::new(),
