@@ -1369,6 +1369,40 @@ fn a_rerun_skips_what_is_done_repacks_a_damaged_archive_and_refuses_a_changed_in
     assert_eq!(code, 0, "{stdout}{err}");
 }
 
+/// A rerun reads each archive's ends without updating its access time (it is the archives'
+/// owner): 100,000 archives read would otherwise be as many inodes written back. An access
+/// time older than the modification time is one that a read updates under `relatime`.
+#[test]
+fn a_rerun_leaves_the_archives_access_times_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a.nc".into(), "b/c.nc".into()],
+        "classic_records.nc",
+    );
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+    let archives = [out.join("a.nc.nc3z"), out.join("b/c.nc.nc3z")];
+    for a in &archives {
+        let f = std::fs::File::options().write(true).open(a).unwrap();
+        f.set_times(std::fs::FileTimes::new().set_accessed(day_ago))
+            .unwrap();
+    }
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("packed 0 of 2 files, 2 already packed (skipped)"),
+        "{err}"
+    );
+    for a in &archives {
+        let atime = std::fs::metadata(a).unwrap().accessed().unwrap();
+        assert_eq!(atime, day_ago, "{}", a.display());
+    }
+}
+
 /// A rerun's `skipped` lines hold the name only and refer to the `packed` line for the
 /// record: later reruns still skip everything (through several reruns' lines), and `verify
 /// --manifest` checks each archive against the packed line's hash; a manifest holding only
