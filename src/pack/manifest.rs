@@ -331,8 +331,11 @@ impl Entry {
             "failed" => Status::Failed,
             _ => return None,
         };
-        let path = |plain, hex| {
-            field_bytes(plain, hex).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b)))
+        // A path absent (no field, no `_hex` twin) is an empty one: in a `skipped` line that
+        // refers to an earlier one, and in the `failed` line of a path that could not be read.
+        let path = |plain: Option<Value>, hex: Option<Value>| match (&plain, &hex) {
+            (None, None) => Some(PathBuf::new()),
+            _ => field_bytes(plain, hex).map(|b| PathBuf::from(std::ffi::OsString::from_vec(b))),
         };
         let hash = match &f.xxh3 {
             Some(v) => Some(u128::from_str_radix(v.as_str()?, 16).ok()?),
@@ -345,16 +348,8 @@ impl Entry {
         Some(Entry {
             status,
             name: field_bytes(f.name, f.name_hex)?,
-            // Absent in a `skipped` line that refers to an earlier one, and in the `failed`
-            // line of a path that could not be read (no archive).
-            input: match (&f.input, &f.input_hex) {
-                (None, None) => PathBuf::new(),
-                _ => path(f.input, f.input_hex)?,
-            },
-            output: match (&f.output, &f.output_hex) {
-                (None, None) => PathBuf::new(),
-                _ => path(f.output, f.output_hex)?,
-            },
+            input: path(f.input, f.input_hex)?,
+            output: path(f.output, f.output_hex)?,
             size: f.size.as_ref().and_then(Value::as_u64),
             mtime_ns: f.mtime_ns.as_ref().and_then(Value::as_i64),
             hash,
