@@ -14,12 +14,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== Rust tests"
-cargo test --locked "$@"
-
 venv=${NC3PACK_VENV:-target/pyvenv}
+[[ $venv == /* ]] || venv=$PWD/$venv
 python=${PYTHON:-python3}
-echo "== Python package into $venv"
+echo "== Python environment $venv (test dependencies)"
 if [[ ! -x $venv/bin/python ]]; then
     "$python" -m venv "$venv" || {
         echo "scripts/test.sh: '$python -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)" >&2
@@ -28,6 +26,12 @@ if [[ ! -x $venv/bin/python ]]; then
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q pytest numpy xarray netCDF4 "dask[array]" distributed s3fs h5netcdf h5py
+
+echo "== Rust tests"
+# The Rust tests that compare with netCDF-C through netCDF4-python use this environment's.
+NC3PACK_TEST_PYTHON="$venv/bin/python" cargo test --locked "$@"
+
+echo "== Python package into $venv"
 # Not editable: the tests run against the package as users install it.
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps ./python
 

@@ -365,17 +365,30 @@ fn attributes_recorded_and_ncdump_reads() {
     }
 }
 
-/// Whether python3 can import netCDF4; when it cannot, the test is skipped, unless `CI` is set.
+/// The Python interpreter the netCDF-C comparison runs: `NC3PACK_TEST_PYTHON` (scripts/test.sh
+/// sets it to its virtual environment's, which has netCDF4), else `python3`.
+fn python() -> std::ffi::OsString {
+    std::env::var_os("NC3PACK_TEST_PYTHON").unwrap_or_else(|| "python3".into())
+}
+
+/// Whether [`python`] can import netCDF4; when it cannot, the test is skipped, unless `CI` is set.
 fn have_netcdf4() -> bool {
-    let ok = Command::new("python3")
+    let ok = Command::new(python())
         .args(["-c", "import netCDF4, numpy"])
         .status()
         .is_ok_and(|s| s.success());
     if !ok && std::env::var_os("CI").is_some() {
-        panic!("python3 with netCDF4 and numpy is required when CI is set (pip install netCDF4)");
+        panic!(
+            "{:?} cannot import netCDF4 and numpy, required when CI is set \
+             (pip install netCDF4, or set NC3PACK_TEST_PYTHON)",
+            python()
+        );
     }
     if !ok {
-        eprintln!("skipped: python3 cannot import netCDF4 (pip install netCDF4)");
+        eprintln!(
+            "skipped: {:?} cannot import netCDF4 (pip install netCDF4)",
+            python()
+        );
     }
     ok
 }
@@ -435,7 +448,7 @@ fn same_values_as_netcdf_c() {
             "GranularBitRound"
         };
         let out = dir.path().join("c.bin");
-        let o = Command::new("python3")
+        let o = Command::new(python())
             .args(["-c", PY_QUANTIZE])
             .arg(&orig)
             .arg(var)
