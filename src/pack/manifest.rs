@@ -375,19 +375,38 @@ pub fn read(path: &Path, mut f: impl FnMut(u64, Option<Entry>)) -> Result<()> {
 
 /// Reads the manifest at `path` line by line, calling `f` with each line's number (from 1) and
 /// bytes (without the newline), as [`read`] does.
-fn read_lines(path: &Path, mut f: impl FnMut(u64, &[u8])) -> Result<()> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+fn read_lines(path: &Path, f: impl FnMut(u64, &[u8])) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    read_line_range(path, &file, 0, u64::MAX, f)
+}
+
+/// Reads the lines of `file` (the manifest at `path`) that start at a byte offset in
+/// `start..end`, calling `f` with each line's number (from 1: counted from `start`, so the
+/// file's own line numbers when `start` is 0) and bytes (without the newline). A line that
+/// starts before `end` is read to its newline, past `end`; a last line without one (cut short
+/// by a kill) is ignored. Ranges that meet cover each line once.
+fn read_line_range(
+    path: &Path,
+    file: &std::fs::File,
+    start: u64,
+    end: u64,
+    mut f: impl FnMut(u64, &[u8]),
+) -> Result<()> {
+    use std::os::unix::fs::FileExt;
     // Large reads, and lines taken where they lie in the buffer (a collection's manifest has a
     // line per file and run): only a line cut by the end of the buffer is moved.
     let mut buf = vec![0u8; 1 << 20];
-    let (mut held, mut n) = (0, 0);
+    // From the byte before `start`: the first line of the range is the one after its newline.
+    let mut at = start.saturating_sub(1);
+    let mut skip = start > 0;
+    // The file offset of `buf[0]`, and the bytes held there.
+    let (mut base, mut held, mut n) = (at, 0, 0);
     loop {
         if held == buf.len() {
             // A line longer than the buffer: the buffer grows (by a line's length at most).
             buf.resize(buf.len() * 2, 0);
         }
-        let got = match file.read(&mut buf[held..]) {
+        let got = match file.read_at(&mut buf[held..], at) {
             Ok(got) => got,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(io_err(path, "read")(e)),
@@ -396,18 +415,29 @@ fn read_lines(path: &Path, mut f: impl FnMut(u64, &[u8])) -> Result<()> {
         if got == 0 {
             return Ok(());
         }
-        let end = held + got;
-        let mut start = 0;
-        while let Some(k) = memchr::memchr(b'\n', &buf[start..end]) {
-            let line = &buf[start..start + k];
-            start += k + 1;
+        at += got as u64;
+        let stop = held + got;
+        let mut from = 0;
+        while let Some(k) = memchr::memchr(b'\n', &buf[from..stop]) {
+            if base + from as u64 >= end {
+                return Ok(());
+            }
+            let line = &buf[from..from + k];
+            from += k + 1;
+            if std::mem::take(&mut skip) {
+                continue;
+            }
             n += 1;
             if !line.iter().all(u8::is_ascii_whitespace) {
                 f(n, line);
             }
         }
-        buf.copy_within(start..end, 0);
-        held = end - start;
+        if base + from as u64 >= end {
+            return Ok(());
+        }
+        buf.copy_within(from..stop, 0);
+        base += from as u64;
+        held = stop - from;
     }
 }
 
@@ -437,6 +467,10 @@ pub fn manifest_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     Ok(files)
 }
+
+/// A manifest is parsed in parts by several threads when each part has at least this many
+/// bytes (about 3,500 files' `packed` lines).
+const PARALLEL_PART_BYTES: u64 = 1 << 20;
 
 /// What the manifests say was packed, for a rerun to skip: each name's last `packed` or
 /// `skipped` entry. Held compactly (a 128-bit hash of the name and 40 bytes an entry).
@@ -734,14 +768,57 @@ impl Done {
     pub fn load(paths: &[PathBuf]) -> Result<Done> {
         let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
         let mut done = Done::default();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         for m in manifest_files(&existing)? {
-            read_lines(&m, |_, line| {
-                if let Some((name, r)) = Done::parse(line) {
-                    done.0.insert(key(&name), r);
-                }
-            })?;
+            let file = std::fs::File::open(&m).map_err(io_err(&m, "open"))?;
+            let len = file.metadata().map_err(io_err(&m, "stat"))?.len();
+            done.read(&m, &file, len, threads)?;
         }
         Ok(done)
+    }
+
+    /// Adds the records of the manifest `file` (at `path`, `len` bytes when opened; lines
+    /// appended since are read too), parsed by up to `threads` threads when it is large: each
+    /// parses a part, and the records go into the map in the file's order (a name's last
+    /// record wins).
+    fn read(&mut self, path: &Path, file: &std::fs::File, len: u64, threads: usize) -> Result<()> {
+        let parts = threads.min((len / PARALLEL_PART_BYTES).max(1) as usize);
+        let bound = |k: usize| match k {
+            _ if k == parts => u64::MAX,
+            _ => len / parts as u64 * k as u64,
+        };
+        let parse = |k: usize| -> Result<Vec<(u128, Record)>> {
+            let mut found = Vec::new();
+            read_line_range(path, file, bound(k), bound(k + 1), |_, line| {
+                found.extend(Done::parse(line).map(|(name, r)| (key(&name), r)));
+            })?;
+            Ok(found)
+        };
+        let map = &mut self.0;
+        std::thread::scope(|s| {
+            let rest: Vec<_> = (1..parts)
+                .map(|k| {
+                    (
+                        k,
+                        std::thread::Builder::new().spawn_scoped(s, move || parse(k)),
+                    )
+                })
+                .collect();
+            read_line_range(path, file, 0, bound(1), |_, line| {
+                if let Some((name, r)) = Done::parse(line) {
+                    map.insert(key(&name), r);
+                }
+            })?;
+            for (k, handle) in rest {
+                // A part whose thread could not start (or ended abnormally) is parsed here.
+                let records = match handle.map(|h| h.join()) {
+                    Ok(Ok(records)) => records?,
+                    _ => parse(k)?,
+                };
+                map.extend(records);
+            }
+            Ok(())
+        })
     }
 
     /// A line's name and record, if it is a `packed` or `skipped` entry with a size, mtime,
@@ -1628,6 +1705,98 @@ mod tests {
             .collect();
         assert_eq!(seen.len(), want.len());
         assert!(seen == want);
+    }
+
+    /// Ranges that meet, cut anywhere (inside a line, at a newline, just after one, inside
+    /// a line longer than a read), read every line once and in order, as the whole file does.
+    #[test]
+    fn ranges_that_meet_read_each_line_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.jsonl");
+        let mut lines: Vec<Vec<u8>> = vec![b"a".to_vec(), b"".to_vec(), vec![b'x'; 3 << 20]];
+        lines.extend((0..5000).map(|k| format!("line {k}").into_bytes()));
+        lines.push(b"z".to_vec());
+        let mut text = lines.join(&b'\n');
+        text.extend_from_slice(b"\ncut short");
+        std::fs::write(&p, &text).unwrap();
+        let mut want = vec![];
+        read_lines(&p, |_, l| want.push(l.to_vec())).unwrap();
+        assert_eq!(want.len(), lines.len() - 1, "the blank line is left out");
+        let file = std::fs::File::open(&p).unwrap();
+        let len = text.len() as u64;
+        let newline = 2 + (3 << 20) + 1; // the offset of the newline after the long line
+        let cuts: Vec<Vec<u64>> = vec![
+            vec![1],
+            vec![2],
+            vec![3],
+            vec![4],
+            vec![100],
+            vec![newline, newline + 1, newline + 2],
+            vec![newline - 1, len - 10, len - 1],
+            vec![len / 3, len / 2, 2 * len / 3],
+            (1..64).map(|k| len * k / 64).collect(),
+            vec![len],
+            vec![len + 5],
+        ];
+        for cut in cuts {
+            let bounds: Vec<u64> = std::iter::once(0)
+                .chain(cut.iter().copied())
+                .chain(std::iter::once(u64::MAX))
+                .collect();
+            let mut seen = vec![];
+            for w in bounds.windows(2) {
+                read_line_range(&p, &file, w[0], w[1], |_, l| seen.push(l.to_vec())).unwrap();
+            }
+            assert_eq!(seen.len(), want.len(), "cut at {cut:?}");
+            assert!(seen == want, "cut at {cut:?}");
+        }
+    }
+
+    /// A manifest parsed by several threads holds what one thread reads: each name's last
+    /// record, also when its lines lie in different parts.
+    #[test]
+    fn done_read_in_parts_equals_done_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.jsonl");
+        let mut text = String::new();
+        // 40,000 names, each packed twice far apart (the later wins), some only skipped.
+        for round in 0..2u64 {
+            for k in 0..40_000u64 {
+                let mut e = entry(format!("set/{k}.nc").as_bytes());
+                e.size = Some(k + round);
+                e.hash = Some(u128::from(k) << 64 | u128::from(round));
+                text.push_str(&e.to_json());
+                text.push('\n');
+                if k % 7 == 0 {
+                    text.push_str(
+                        &Entry::done_before(format!("set/{k}.nc").into_bytes()).to_json(),
+                    );
+                    text.push('\n');
+                }
+            }
+        }
+        std::fs::write(&p, &text).unwrap();
+        let file = std::fs::File::open(&p).unwrap();
+        let len = text.len() as u64;
+        assert!(
+            len > 8 * PARALLEL_PART_BYTES,
+            "{len} bytes: parts of 1 MiB and more"
+        );
+        let mut whole = Done::default();
+        read_lines(&p, |_, line| {
+            if let Some((name, r)) = Done::parse(line) {
+                whole.0.insert(key(&name), r);
+            }
+        })
+        .unwrap();
+        assert_eq!(whole.len(), 40_000);
+        for threads in [1, 2, 3, 8] {
+            let mut parts = Done::default();
+            parts.read(&p, &file, len, threads).unwrap();
+            assert_eq!(parts.0, whole.0, "{threads} threads");
+        }
+        let r = whole.get(b"set/123.nc").unwrap();
+        assert_eq!((r.size, r.hash), (124, 123 << 64 | 1));
     }
 
     /// What the line says read through serde_json's own map of every field (independent of
