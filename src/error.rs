@@ -306,6 +306,12 @@ pub enum BlockError {
     Short,
 }
 
+impl From<crate::vars::NoSuchVar> for Error {
+    fn from(e: crate::vars::NoSuchVar) -> Self {
+        Error::Option(e.into())
+    }
+}
+
 impl From<crate::nc3::error::FileError> for Error {
     fn from(e: crate::nc3::error::FileError) -> Self {
         use crate::nc3::error::FileError as F;
@@ -421,7 +427,7 @@ pub enum NotDeleted {
         /// The archive.
         archive: PathBuf,
         /// What is wrong.
-        source: crate::pack::manifest::EndsError,
+        source: crate::format::error::EndsError,
     },
     /// Its archive is damaged.
     #[error("its archive {} does not verify: {first}", archive.display())]
@@ -492,15 +498,8 @@ pub enum OptionError {
     #[error("pack -o OUT needs inputs: paths, or --files-from LIST")]
     BatchInputs,
     /// A name or glob of a per-variable option (`--var`) matches no variable of the file.
-    #[error("--var: no variable of {} matches {pattern:?} (its variables: {})", file.display(), if vars.is_empty() { "none".to_string() } else { vars.join(", ") })]
-    NoSuchVar {
-        /// The file packed.
-        file: PathBuf,
-        /// The name or glob.
-        pattern: String,
-        /// The file's variables (the first 100, then a count of the rest).
-        vars: Vec<String>,
-    },
+    #[error(transparent)]
+    NoSuchVar(#[from] crate::vars::NoSuchVar),
     /// A per-variable codec or level is not valid for that variable's codec.
     #[error("--var: variable {var:?}: {source}")]
     VarCodec {

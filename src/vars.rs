@@ -174,9 +174,9 @@ impl VarSelection {
     ///
     /// # Errors
     ///
-    /// [`crate::error::OptionError::NoSuchVar`] when an item of the list (a name or a glob)
-    /// matches no variable of the file: the error lists the file's variables.
-    pub fn select(&self, header: &Header, file: &std::path::Path) -> crate::Result<Vec<usize>> {
+    /// [`NoSuchVar`] when an item of the list (a name or a glob) matches no variable of the
+    /// file: the error lists the file's variables.
+    pub fn select(&self, header: &Header, file: &std::path::Path) -> Result<Vec<usize>, NoSuchVar> {
         let names: Vec<&str> = (0..header.var_count())
             .map(|i| header.var(i).name())
             .collect();
@@ -186,17 +186,39 @@ impl VarSelection {
             if names.len() > LISTED {
                 vars.push(format!("... ({} more)", names.len() - LISTED));
             }
-            return Err(crate::error::OptionError::NoSuchVar {
+            return Err(NoSuchVar {
                 file: file.to_path_buf(),
                 pattern: pattern.to_string(),
                 vars,
-            }
-            .into());
+            });
         }
         Ok((0..names.len())
             .filter(|&i| self.matches(names[i]))
             .collect())
     }
+}
+
+/// A name or glob of a variable selection that matches no variable of a file (in
+/// [`OptionError::NoSuchVar`](crate::error::OptionError::NoSuchVar) when packing).
+///
+/// ```
+/// let f = std::fs::File::open("samples/obs_points.nc")?;
+/// let (header, _, _) = nc3pack::nc3::open(&f, "obs_points.nc".as_ref())?;
+/// let s: nc3pack::vars::VarSelection = "temp,nope*".parse()?;
+/// let e = s.select(&header, "obs_points.nc".as_ref()).unwrap_err();
+/// assert_eq!(e.pattern, "nope*");
+/// assert!(e.to_string().starts_with("--var: no variable of obs_points.nc matches \"nope*\""));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--var: no variable of {} matches {pattern:?} (its variables: {})", file.display(), if vars.is_empty() { "none".to_string() } else { vars.join(", ") })]
+pub struct NoSuchVar {
+    /// The file.
+    pub file: std::path::PathBuf,
+    /// The name or glob.
+    pub pattern: String,
+    /// The file's variables (the first 100, then a count of the rest).
+    pub vars: Vec<String>,
 }
 
 /// Parses a comma-separated list of names and globs (see [`VarSelection`]).
@@ -498,12 +520,12 @@ impl fmt::Display for VarRule {
 ///
 /// # Errors
 ///
-/// [`crate::error::OptionError::NoSuchVar`] when an item of a rule's list matches no variable.
+/// [`NoSuchVar`] when an item of a rule's list matches no variable.
 pub(crate) fn resolve(
     rules: &[VarRule],
     header: &Header,
     file: &std::path::Path,
-) -> crate::Result<Vec<VarSettings>> {
+) -> Result<Vec<VarSettings>, NoSuchVar> {
     let mut out = vec![
         VarSettings::default();
         if rules.is_empty() {

@@ -550,3 +550,61 @@ pub enum BlockSizesError {
         block_size: u32,
     },
 }
+
+/// What the cheap check of an archive's ends ([`check_ends`](crate::__private::manifest::check_ends)) found wrong.
+///
+/// ```
+/// use nc3pack::__private::manifest::EndsError;
+/// assert_eq!(EndsError::TooShort { len: 9 }.to_string(), "9 bytes, too short for an archive");
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum EndsError {
+    /// Opening, inspecting or reading the archive failed.
+    #[error("{op}: {source}")]
+    Io {
+        /// What was being done: "open", "stat", "read".
+        op: &'static str,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// It is not a regular file.
+    #[error("not a regular file")]
+    NotRegularFile,
+    /// The archive is not as long as the manifest recorded.
+    #[error("not the recorded {recorded} bytes long")]
+    Length {
+        /// The recorded length.
+        recorded: u64,
+    },
+    /// Too short to hold a lead and a footer.
+    #[error("{len} bytes, too short for an archive")]
+    TooShort {
+        /// Its length.
+        len: u64,
+    },
+    /// The lead does not decode.
+    #[error("lead: {0}")]
+    Lead(LeadError),
+    /// The footer does not decode.
+    #[error("footer: {0}")]
+    Footer(FooterError),
+    /// The footer's index does not end where the footer starts.
+    #[error("footer: the index does not end where the footer starts")]
+    IndexEnd,
+    /// The archive restores a file of another size.
+    #[error("the archive restores {restores} bytes, the input has {size}")]
+    Size {
+        /// What the lead records.
+        restores: u64,
+        /// The input's size.
+        size: u64,
+    },
+    /// The archive restores a file with another hash.
+    #[error("the archive's hash {found:032x} is not the recorded {recorded:032x}")]
+    Hash {
+        /// What the lead records.
+        found: u128,
+        /// What the manifest records.
+        recorded: u128,
+    },
+}

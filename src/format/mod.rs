@@ -1268,6 +1268,35 @@ pub fn block_count(total: u64, block_bytes: u64) -> u64 {
     total.div_ceil(block_bytes)
 }
 
+/// Decodes an archive's lead and footer (of an archive of `len` bytes) and checks them
+/// against the input's `size` and `hash`; returns the lead's hash.
+pub(crate) fn check_decoded(
+    lead: &[u8],
+    foot: &[u8],
+    len: u64,
+    size: u64,
+    hash: Option<u128>,
+) -> Result<u128, error::EndsError> {
+    let lead = Lead::decode(lead).map_err(error::EndsError::Lead)?;
+    let foot = Footer::decode(foot).map_err(error::EndsError::Footer)?;
+    if foot.index_offset.checked_add(foot.index_len) != Some(len - FOOTER_LEN as u64) {
+        return Err(error::EndsError::IndexEnd);
+    }
+    if lead.file_len != size {
+        return Err(error::EndsError::Size {
+            restores: lead.file_len,
+            size,
+        });
+    }
+    if let Some(h) = hash.filter(|&h| h != lead.hash) {
+        return Err(error::EndsError::Hash {
+            found: lead.hash,
+            recorded: h,
+        });
+    }
+    Ok(lead.hash)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -695,7 +695,7 @@ trait Archives: Sync {
         len: u64,
         size: u64,
         hash: u128,
-    ) -> std::result::Result<u128, crate::pack::manifest::EndsError>;
+    ) -> std::result::Result<u128, crate::format::error::EndsError>;
     /// Whether anything is at input `i`'s archive's name.
     fn exists(&self, plan: &Plan, i: usize) -> Result<bool>;
     /// [`check_ends`] of input `i`'s existing archive, found with no record; None when it is
@@ -705,7 +705,7 @@ trait Archives: Sync {
         plan: &Plan,
         i: usize,
         size: u64,
-    ) -> Option<std::result::Result<(u64, u128), crate::pack::manifest::EndsError>>;
+    ) -> Option<std::result::Result<(u64, u128), crate::format::error::EndsError>>;
 }
 
 /// Archives as files under OUT, looked at by one worker (which keeps the directory of the
@@ -721,7 +721,7 @@ impl Archives for Files {
         len: u64,
         size: u64,
         hash: u128,
-    ) -> std::result::Result<u128, crate::pack::manifest::EndsError> {
+    ) -> std::result::Result<u128, crate::format::error::EndsError> {
         let output = plan.output(i);
         let Ok(mut dir) = self.0.lock() else {
             return check_recorded_ends(&output, len, size, Some(hash));
@@ -743,7 +743,7 @@ impl Archives for Files {
         plan: &Plan,
         i: usize,
         size: u64,
-    ) -> Option<std::result::Result<(u64, u128), crate::pack::manifest::EndsError>> {
+    ) -> Option<std::result::Result<(u64, u128), crate::format::error::EndsError>> {
         let output = plan.output(i);
         if !std::fs::metadata(&output).is_ok_and(|m| m.is_file()) {
             return None;

@@ -25,7 +25,8 @@
 //! archives they name in the bucket.
 
 use crate::error::{io_err, Result};
-use crate::format::{Footer, Lead, FOOTER_LEN, LEAD_LEN};
+pub use crate::format::error::EndsError;
+use crate::format::{check_decoded, FOOTER_LEN, LEAD_LEN};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -1164,35 +1165,6 @@ fn read_at_most(f: &std::fs::File, buf: &mut [u8], at: u64) -> Result<usize, End
     }
 }
 
-/// Decodes an archive's lead and footer (of an archive of `len` bytes) and checks them
-/// against the input's `size` and `hash`; returns the lead's hash.
-pub(crate) fn check_decoded(
-    lead: &[u8],
-    foot: &[u8],
-    len: u64,
-    size: u64,
-    hash: Option<u128>,
-) -> Result<u128, EndsError> {
-    let lead = Lead::decode(lead).map_err(EndsError::Lead)?;
-    let foot = Footer::decode(foot).map_err(EndsError::Footer)?;
-    if foot.index_offset.checked_add(foot.index_len) != Some(len - FOOTER_LEN as u64) {
-        return Err(EndsError::IndexEnd);
-    }
-    if lead.file_len != size {
-        return Err(EndsError::Size {
-            restores: lead.file_len,
-            size,
-        });
-    }
-    if let Some(h) = hash.filter(|&h| h != lead.hash) {
-        return Err(EndsError::Hash {
-            found: lead.hash,
-            recorded: h,
-        });
-    }
-    Ok(lead.hash)
-}
-
 /// XXH3-128 of the file at `path`, read in 1 MiB pieces.
 ///
 /// # Errors
@@ -1211,64 +1183,6 @@ pub fn hash_file(path: &Path) -> Result<u128> {
         };
         h.update(&buf[..n]);
     }
-}
-
-/// What the cheap check of an archive's ends ([`check_ends`]) found wrong.
-///
-/// ```
-/// use nc3pack::__private::manifest::EndsError;
-/// assert_eq!(EndsError::TooShort { len: 9 }.to_string(), "9 bytes, too short for an archive");
-/// ```
-#[derive(Debug, thiserror::Error)]
-pub enum EndsError {
-    /// Opening, inspecting or reading the archive failed.
-    #[error("{op}: {source}")]
-    Io {
-        /// What was being done: "open", "stat", "read".
-        op: &'static str,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// It is not a regular file.
-    #[error("not a regular file")]
-    NotRegularFile,
-    /// The archive is not as long as the manifest recorded.
-    #[error("not the recorded {recorded} bytes long")]
-    Length {
-        /// The recorded length.
-        recorded: u64,
-    },
-    /// Too short to hold a lead and a footer.
-    #[error("{len} bytes, too short for an archive")]
-    TooShort {
-        /// Its length.
-        len: u64,
-    },
-    /// The lead does not decode.
-    #[error("lead: {0}")]
-    Lead(crate::format::error::LeadError),
-    /// The footer does not decode.
-    #[error("footer: {0}")]
-    Footer(crate::format::error::FooterError),
-    /// The footer's index does not end where the footer starts.
-    #[error("footer: the index does not end where the footer starts")]
-    IndexEnd,
-    /// The archive restores a file of another size.
-    #[error("the archive restores {restores} bytes, the input has {size}")]
-    Size {
-        /// What the lead records.
-        restores: u64,
-        /// The input's size.
-        size: u64,
-    },
-    /// The archive restores a file with another hash.
-    #[error("the archive's hash {found:032x} is not the recorded {recorded:032x}")]
-    Hash {
-        /// What the lead records.
-        found: u128,
-        /// What the manifest records.
-        recorded: u128,
-    },
 }
 
 /// What is wrong with one archive (or input) of a collection, in

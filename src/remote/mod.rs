@@ -1723,7 +1723,7 @@ impl Prefix {
         len: Option<u64>,
         size: u64,
         hash: Option<u128>,
-    ) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+    ) -> std::result::Result<(u64, u128), crate::format::error::EndsError> {
         let location = self.location(rel).map_err(|e| ends_io(e.to_string()))?;
         object_ends(&self.store, &location, len, size, hash)
     }
@@ -1770,8 +1770,8 @@ impl Prefix {
     }
 }
 
-fn ends_io(why: String) -> crate::pack::manifest::EndsError {
-    crate::pack::manifest::EndsError::Io {
+fn ends_io(why: String) -> crate::format::error::EndsError {
+    crate::format::error::EndsError::Io {
         op: "read",
         source: io::Error::other(why),
     }
@@ -1785,8 +1785,8 @@ fn object_ends(
     len: Option<u64>,
     size: u64,
     hash: Option<u128>,
-) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
-    let rt = runtime().map_err(|e| crate::pack::manifest::EndsError::Io {
+) -> std::result::Result<(u64, u128), crate::format::error::EndsError> {
+    let rt = runtime().map_err(|e| crate::format::error::EndsError::Io {
         op: "read",
         source: e,
     })?;
@@ -1800,9 +1800,9 @@ async fn object_ends_async(
     len: Option<u64>,
     size: u64,
     hash: Option<u128>,
-) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+) -> std::result::Result<(u64, u128), crate::format::error::EndsError> {
+    use crate::format::error::EndsError;
     use crate::format::{FOOTER_LEN, LEAD_LEN};
-    use crate::pack::manifest::EndsError;
     let get = |range: GetRange| async move {
         let opts = GetOptions {
             range: Some(range),
@@ -1836,7 +1836,7 @@ async fn object_ends_async(
     if lead.len() != LEAD_LEN || foot.len() != FOOTER_LEN {
         return Err(EndsError::Length { recorded: n });
     }
-    let h = crate::pack::manifest::check_decoded(&lead, &foot, n, size, hash)?;
+    let h = crate::format::check_decoded(&lead, &foot, n, size, hash)?;
     Ok((n, h))
 }
 
@@ -1846,7 +1846,7 @@ pub(crate) fn check_url_ends(
     url: &str,
     size: u64,
     hash: Option<u128>,
-) -> std::result::Result<(u64, u128), crate::pack::manifest::EndsError> {
+) -> std::result::Result<(u64, u128), crate::format::error::EndsError> {
     let (store, location) =
         store_for(url, &default_options()).map_err(|e| ends_io(e.to_string()))?;
     object_ends(&store, &location, None, size, hash)

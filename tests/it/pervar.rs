@@ -347,9 +347,9 @@ fn library_refuses_unknown_variables_with_a_typed_error() {
     )
     .unwrap_err();
     match e {
-        nc3pack::Error::Option(nc3pack::error::OptionError::NoSuchVar {
-            pattern, vars, ..
-        }) => {
+        nc3pack::Error::Option(nc3pack::error::OptionError::NoSuchVar(
+            nc3pack::vars::NoSuchVar { pattern, vars, .. },
+        )) => {
             assert_eq!(pattern, "nope");
             assert_eq!(
                 vars,
