@@ -10,8 +10,6 @@ the entropy of the residuals in bits per value and the ratio an ideal entropy co
 residuals would reach (element bits / entropy). This is a bound for coders that code each
 residual alone, not for every coder. With --noise SIGMA, also the entropy of the noise the corpus
 generator added (Gaussian of that standard deviation, rounded to the values' float spacing; fill
-values cost nothing): a floor below which no lossless coder can go. With --noise SIGMA, also the entropy of the noise the corpus
-generator added (Gaussian of that standard deviation, rounded to the values' float spacing; fill
 values cost nothing): a floor below which no lossless coder can go. With --pco, also what Pcodec (level 8, no delta of its own)
 makes of the zigzagged residuals. Needs numpy and netCDF4 (and pcodec with --pco).
 
