@@ -38,10 +38,8 @@ fn lookup_table<L: Latent>(infos: &[BinCompressionInfo<L>]) -> Option<(L, Vec<u1
     return None;
   }
   let mut table = Vec::with_capacity(span as usize);
-  for (i, info) in infos.iter().enumerate() {
-    let until = infos
-      .get(i + 1)
-      .map_or(span, |next| (next.lower - first).to_u64().min(span));
+  for (i, next) in infos.iter().skip(1).map(Some).chain([None]).enumerate() {
+    let until = next.map_or(span, |next| (next.lower - first).to_u64().min(span));
     while (table.len() as u64) < until {
       table.push(i as u16);
     }
