@@ -1,0 +1,24 @@
+pub use bin::Bin;
+pub use chunk::ChunkMeta;
+pub use chunk_latent_var::ChunkLatentVarMeta;
+pub use delta_encoding::{DeltaConv1Config, DeltaEncoding, DeltaLookbackConfig};
+pub use dyn_bins::DynBins;
+pub use dyn_latent::DynLatent;
+pub use dyn_latents::DynLatents;
+pub use format_version::FormatVersion;
+pub use mode::Mode;
+pub use per_latent_var::{LatentVarKey, PerLatentVar};
+
+pub(crate) mod bin;
+pub(crate) mod bins;
+pub(crate) mod chunk;
+pub(crate) mod chunk_latent_var;
+pub(crate) mod delta_encoding;
+pub(crate) mod dyn_bins;
+pub(crate) mod dyn_latent;
+pub(crate) mod dyn_latents;
+pub(crate) mod format_version;
+pub(crate) mod mode;
+pub(crate) mod page;
+pub(crate) mod page_latent_var;
+pub(crate) mod per_latent_var;
