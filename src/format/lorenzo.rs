@@ -10,7 +10,7 @@
 //! is byte-shuffled. The frame's payload is w as a 4-byte big-endian integer followed by the
 //! codec's encoding of those filtered bytes.
 
-use super::codec::Word;
+use super::word::Word;
 
 /// Bytes of the row length that start a `lorenzo` frame's payload.
 pub const ROW_PREFIX: usize = 4;

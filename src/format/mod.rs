@@ -211,6 +211,7 @@ pub(crate) mod lzma;
 pub(crate) mod pco;
 pub(crate) mod plane;
 pub(crate) mod streams;
+pub(crate) mod word;
 
 use self::error::{
     BlockSizesError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,

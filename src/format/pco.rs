@@ -180,7 +180,7 @@ fn compress_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     let mut nums = vec![T::zeroed(); data.len() / e];
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut nums);
     bytes.copy_from_slice(data);
-    super::codec::be_to_native(bytes, e);
+    super::word::be_to_native(bytes, e);
     let start = out.len();
     // The file header names the number type (its "uniform type"), as does each chunk.
     if ::pco::standalone::simple_compress_into(&nums, config, &mut *out).is_ok() {
@@ -299,7 +299,7 @@ fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
         let nums: &mut [T] = bytemuck::cast_slice_mut(out);
         // Big-endian: each batch swapped right after pco wrote it, while it is in cache (one
         // pass over the block instead of two).
-        let mut swap = |b: &mut [T]| super::codec::be_to_native(bytemuck::cast_slice_mut(b), e);
+        let mut swap = |b: &mut [T]| super::word::be_to_native(bytemuck::cast_slice_mut(b), e);
         let mut keep = |_: &mut [T]| {};
         let post: &mut dyn FnMut(&mut [T]) = if native { &mut keep } else { &mut swap };
         return decode_numbers(fd, src, nums, post);
@@ -320,7 +320,7 @@ fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     }
     if !native {
         // Native to big-endian: the same byte swap.
-        super::codec::be_to_native(out, e);
+        super::word::be_to_native(out, e);
     }
     Ok(())
 }

@@ -4,8 +4,9 @@ use crate::error::{
     io_err, spawn_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError,
     FrameError, IndexError, Result,
 };
-use crate::format::codec::{be_to_native, decode_payload, decode_payload_into, DecodeScratch};
+use crate::format::codec::{decode_payload, decode_payload_into, DecodeScratch};
 use crate::format::streams::{streams_with, Stream};
+use crate::format::word::be_to_native;
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
