@@ -31,6 +31,22 @@ echo "== Rust tests"
 # The Rust tests that compare with netCDF-C through netCDF4-python use this environment's.
 NC3PACK_TEST_PYTHON="$venv/bin/python" cargo test --locked "$@"
 
+echo "== Python source distribution (it must carry the vendored crates it builds with)"
+"$venv/bin/python" -m pip install -q "maturin>=1.9.4,<2"
+sdist_dir=$(mktemp -d)
+trap 'rm -rf "$sdist_dir"' EXIT
+"$venv/bin/maturin" sdist -m python/Cargo.toml -o "$sdist_dir" >/dev/null 2>&1 || {
+    echo "scripts/test.sh: maturin sdist failed" >&2
+    exit 1
+}
+listing=$(tar tzf "$sdist_dir"/nc3pack-*.tar.gz)
+for f in vendor/pco/Cargo.toml vendor/pco/src/lib.rs vendor/pco/LICENSE; do
+    if ! grep -qx "nc3pack-[^/]*/$f" <<<"$listing"; then
+        echo "scripts/test.sh: the Python sdist lacks $f" >&2
+        exit 1
+    fi
+done
+
 echo "== Python package into $venv"
 # Not editable: the tests run against the package as users install it.
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps ./python
