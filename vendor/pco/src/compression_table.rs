@@ -39,7 +39,9 @@ fn lookup_table<L: Latent>(infos: &[BinCompressionInfo<L>]) -> Option<(L, Vec<u1
   }
   let mut table = Vec::with_capacity(span as usize);
   for (i, next) in infos.iter().skip(1).map(Some).chain([None]).enumerate() {
-    let until = next.map_or(span, |next| (next.lower - first).to_u64().min(span));
+    let until = next.map_or(span, |next| {
+      (next.lower - first).to_u64().min(span)
+    });
     while (table.len() as u64) < until {
       table.push(i as u16);
     }
@@ -89,16 +91,19 @@ impl<L: Latent> CompressionTable<L> {
   pub fn binary_search(&self, latents: &[L]) -> [usize; FULL_BATCH_N] {
     if let Some((first, table)) = &self.lookup {
       let mut search_idxs = [0; FULL_BATCH_N];
-      let found = latents.iter().zip(search_idxs.iter_mut()).all(|(&latent, idx)| {
-        latent >= *first
-          && match table.get((latent - *first).to_u64() as usize) {
-            Some(&i) => {
-              *idx = i as usize;
-              true
+      let found = latents
+        .iter()
+        .zip(search_idxs.iter_mut())
+        .all(|(&latent, idx)| {
+          latent >= *first
+            && match table.get((latent - *first).to_u64() as usize) {
+              Some(&i) => {
+                *idx = i as usize;
+                true
+              }
+              None => false,
             }
-            None => false,
-          }
-      });
+        });
       if found {
         return search_idxs;
       }
