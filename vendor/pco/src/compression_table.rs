@@ -31,7 +31,10 @@ fn lookup_table<L: Latent>(infos: &[BinCompressionInfo<L>]) -> Option<(L, Vec<u1
     if info.offset_bits >= 32 {
       return None;
     }
-    let end = (info.lower - first).to_u64() + (1u64 << info.offset_bits);
+    // Saturating: 64-bit latents may span nearly 2^64 (then no table).
+    let end = (info.lower - first)
+      .to_u64()
+      .saturating_add(1u64 << info.offset_bits);
     span = span.max(end);
   }
   if span > LOOKUP_MAX_SPAN {
