@@ -784,9 +784,13 @@ impl Done {
     /// record wins).
     fn read(&mut self, path: &Path, file: &std::fs::File, len: u64, threads: usize) -> Result<()> {
         let parts = threads.min((len / PARALLEL_PART_BYTES).max(1) as usize);
-        let bound = |k: usize| match k {
-            _ if k == parts => u64::MAX,
-            _ => len / parts as u64 * k as u64,
+        // Part k starts at the k-th of `parts` equal shares; the last runs to the end.
+        let bound = |k: usize| {
+            if k == parts {
+                u64::MAX
+            } else {
+                len / parts as u64 * k as u64
+            }
         };
         let parse = |k: usize| -> Result<Vec<(u128, Record)>> {
             let mut found = Vec::new();
@@ -805,11 +809,7 @@ impl Done {
                     )
                 })
                 .collect();
-            read_line_range(path, file, 0, bound(1), |_, line| {
-                if let Some((name, r)) = Done::parse(line) {
-                    map.insert(key(&name), r);
-                }
-            })?;
+            map.extend(parse(0)?);
             for (k, handle) in rest {
                 // A part whose thread could not start (or ended abnormally) is parsed here.
                 let records = match handle.map(|h| h.join()) {
@@ -1673,7 +1673,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.jsonl");
         let mut text = String::new();
-        // 40,000 names, each packed twice far apart (the later wins), some only skipped.
+        // 40,000 names, each packed twice far apart (the later wins), with short `skipped`
+        // lines (no record of their own) between.
         for round in 0..2u64 {
             for k in 0..40_000u64 {
                 let mut e = entry(format!("set/{k}.nc").as_bytes());
