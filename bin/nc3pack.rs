@@ -153,7 +153,8 @@ struct PackArgs {
     level: Option<Level>,
     /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta,
     /// and for float variables of 2+ dimensions the 2-D predictor lorenzo; with `--level max`
-    /// also none and delta), none, shuffle, bytedelta, delta or zzdelta.
+    /// also none and delta), none, shuffle, bytedelta, delta, zzdelta or lorenzo (on every
+    /// block of float variables of 2+ dimensions, zzdelta on other blocks).
     #[arg(long, default_value = "auto", value_parser = names_parser::<FilterMode>(FilterMode::NAMES))]
     filter: FilterMode,
     /// Never use the pco codec for numeric blocks (by default, with `--filter auto`, blocks of

@@ -219,15 +219,33 @@ pub struct ParseNameError {
 /// The codecs a user may choose (constant blocks are the encoder's choice, never the user's).
 const CODECS: [Codec; 4] = [Codec::Zstd, Codec::Deflate, Codec::Lzma, Codec::None];
 const CODEC_NAMES: &[&str] = &["zstd", "deflate", "lzma", "none"];
-const FILTERS: [Filter; 5] = [
+/// The filters a user may choose (`plane` goes with the pco codec, which only the per-block
+/// choice makes).
+const FILTERS: [Filter; 6] = [
     Filter::None,
     Filter::Shuffle,
     Filter::ByteDelta,
     Filter::Delta,
     Filter::ZigZagDelta,
+    Filter::Lorenzo,
 ];
-const FILTER_NAMES: &[&str] = &["none", "shuffle", "bytedelta", "delta", "zzdelta"];
-const MODE_NAMES: &[&str] = &["auto", "none", "shuffle", "bytedelta", "delta", "zzdelta"];
+const FILTER_NAMES: &[&str] = &[
+    "none",
+    "shuffle",
+    "bytedelta",
+    "delta",
+    "zzdelta",
+    "lorenzo",
+];
+const MODE_NAMES: &[&str] = &[
+    "auto",
+    "none",
+    "shuffle",
+    "bytedelta",
+    "delta",
+    "zzdelta",
+    "lorenzo",
+];
 
 /// Parses `zstd`, `deflate`, `lzma` or `none` (`constant` and `pco` are not codecs one
 /// chooses for every block).
@@ -258,11 +276,14 @@ impl fmt::Display for Codec {
     }
 }
 
-/// Parses `none`, `shuffle`, `bytedelta`, `delta` or `zzdelta`.
+/// Parses `none`, `shuffle`, `bytedelta`, `delta`, `zzdelta` or `lorenzo` (`plane` is not a
+/// filter one chooses for every block: it goes with the pco codec).
 ///
 /// ```
 /// use nc3pack::format::Filter;
 /// assert_eq!("zzdelta".parse::<Filter>(), Ok(Filter::ZigZagDelta));
+/// assert_eq!("lorenzo".parse::<Filter>(), Ok(Filter::Lorenzo));
+/// assert!("plane".parse::<Filter>().is_err());
 /// assert_eq!(Filter::ByteDelta.to_string(), "bytedelta");
 /// ```
 impl FromStr for Filter {
@@ -359,7 +380,7 @@ mod tests {
         let e = "shuffel".parse::<FilterMode>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown filter mode \"shuffel\" (valid: auto, none, shuffle, bytedelta, delta, zzdelta)"
+            "unknown filter mode \"shuffel\" (valid: auto, none, shuffle, bytedelta, delta, zzdelta, lorenzo)"
         );
         let e = "Zstd".parse::<Codec>().unwrap_err();
         assert_eq!((e.kind, e.value.as_str()), ("codec", "Zstd"));

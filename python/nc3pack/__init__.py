@@ -135,7 +135,8 @@ def pack(
     "lzma" or "none"; ``block_size``: decoded bytes per block (int, or a string like "4MiB";
     default 1 MiB, and with ``level="max"`` 8 MiB for variables over 1 MiB, as the CLI);
     ``threads``: encoder threads (default: all cores); ``force``: overwrite ``dst``;
-    ``filter``: "auto", "none", "shuffle", "bytedelta", "delta" or "zzdelta"; ``pco``:
+    ``filter``: "auto", "none", "shuffle", "bytedelta", "delta", "zzdelta" or "lorenzo"
+    (the 2-D predictor on float variables of 2+ dimensions, zzdelta elsewhere); ``pco``:
     whether numeric blocks may use the Pcodec codec (``--no-pco`` when false).
 
     ``variables``: per-variable settings as ``--var`` takes them, a mapping from names or

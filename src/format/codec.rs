@@ -662,7 +662,10 @@ impl Encoder {
                 matches!(k, NumKind::F32 | NumKind::F64)
                     && k.esize() == esize
                     && whole
-                    && self.mode == FilterMode::Auto
+                    && matches!(
+                        self.mode,
+                        FilterMode::Auto | FilterMode::Fixed(Filter::Lorenzo)
+                    )
                     && self.codec != Codec::None
             })
             .and_then(|_| u32::try_from(row).ok())
@@ -723,11 +726,18 @@ impl Encoder {
     fn choose_filter(&mut self, esize: usize, data: &[u8]) -> Filter {
         let cands = self.candidates(esize);
         match self.mode {
-            // The 2-D predictor is defined for floats of 4 and 8 bytes only.
+            // The 2-D predictor is for the rows of float variables of 2+ dimensions (see
+            // `encode_block_numeric`); other blocks take the 1-D difference instead.
             FilterMode::Fixed(Filter::Lorenzo)
-                if !super::lorenzo::supports(esize) || !data.len().is_multiple_of(esize) =>
+                if self.row.is_none()
+                    || !super::lorenzo::supports(esize)
+                    || !data.len().is_multiple_of(esize) =>
             {
-                Filter::Shuffle
+                if esize == 1 {
+                    Filter::ByteDelta
+                } else {
+                    Filter::ZigZagDelta
+                }
             }
             // `plane` goes with codec pco only, which only the per-block choice makes.
             FilterMode::Fixed(Filter::Plane) => Filter::Shuffle,
@@ -2593,6 +2603,51 @@ mod tests {
         }
     }
 
+    /// A fixed `lorenzo` filter (`--filter lorenzo`) is the 2-D predictor on float blocks with
+    /// rows (with the row length in the payload), and the 1-D difference on every other
+    /// block: 1-D or integer variables, one-byte elements. Each frame decodes to its block.
+    #[test]
+    fn a_fixed_lorenzo_filter_falls_back_to_a_1d_difference_without_rows() {
+        let floats: Vec<u8> = (0..4096)
+            .flat_map(|i| (280.0f32 + (i % 64) as f32 * 0.25 + (i / 64) as f32).to_be_bytes())
+            .collect();
+        let ints: Vec<u8> = (0..4096i32)
+            .flat_map(|i| (i * 7 % 300).to_be_bytes())
+            .collect();
+        let bytes: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
+        type Case<'a> = (&'a [u8], usize, Option<NumKind>, usize, Filter);
+        let cases: [Case; 5] = [
+            (&floats, 4, Some(NumKind::F32), 64, Filter::Lorenzo),
+            (&floats, 4, Some(NumKind::F32), 0, Filter::ZigZagDelta),
+            (&floats, 4, None, 64, Filter::ZigZagDelta),
+            (&ints, 4, Some(NumKind::I32), 64, Filter::ZigZagDelta),
+            (&bytes, 1, None, 64, Filter::ByteDelta),
+        ];
+        for (data, esize, kind, row, want) in cases {
+            let mode = FilterMode::Fixed(Filter::Lorenzo);
+            let mut enc = Encoder::new(Codec::Zstd, 3, mode, false)
+                .unwrap()
+                .numeric(false);
+            let mut frame = Vec::new();
+            let done = enc.encode_block_numeric(0, 0, esize, (kind, row), data, &mut frame);
+            let Encoded::Frame(h) = done else {
+                panic!("{kind:?} row {row}: not a frame")
+            };
+            assert_eq!(
+                (h.codec, h.filter),
+                (Codec::Zstd, want),
+                "{kind:?} row {row}"
+            );
+            if want == Filter::Lorenzo {
+                // The row length leads the payload (after the frame header).
+                let at = FRAME_HEADER_LEN;
+                assert_eq!(frame[at..at + 4], (row as u32).to_be_bytes());
+            }
+            let mut out = Vec::new();
+            decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out).unwrap();
+            assert!(out == data, "{kind:?} row {row}");
+        }
+    }
     /// The worked example of design/FORMAT.md as a whole frame: the row length, then a zstd
     /// frame of the filtered bytes (checked by hand in src/format/lorenzo.rs).
     #[test]

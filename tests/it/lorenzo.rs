@@ -164,3 +164,50 @@ fn float_grids_pack_with_lorenzo_and_read_back_exactly() {
         }
     }
 }
+
+/// `--filter lorenzo` (and `--var NAME:filter=lorenzo`) forces the 2-D predictor on every
+/// block of the float grids (rows of the variable's last dimension), not on `t` when only the
+/// grids are named; the archive unpacks byte for byte. (The 1-D fallback: a codec unit test.)
+#[test]
+fn a_forced_lorenzo_filter_is_used_on_the_grids_and_zzdelta_elsewhere() {
+    use crate::util::nc3pack;
+    let dir = temp_dir();
+    let nc = dir.path().join("grid.nc");
+    grid_file(&nc);
+    let original = std::fs::read(&nc).unwrap();
+    let whole = ["--filter", "lorenzo"];
+    let named = ["--var", "lat,lon:filter=lorenzo"];
+    for (k, args) in [&whole[..], &named[..]].into_iter().enumerate() {
+        let z = dir.path().join(format!("f{k}.nc3z"));
+        let mut argv: Vec<std::ffi::OsString> = ["pack", "--block-size", "8KiB"]
+            .iter()
+            .chain(args)
+            .map(|a| a.into())
+            .collect();
+        argv.extend([nc.clone().into_os_string(), z.clone().into_os_string()]);
+        nc3pack(&argv).expect(0);
+        let a = Archive::open(&z).unwrap();
+        let filters = |name: &str| {
+            let s = a.var_id(name).unwrap();
+            let mut f: Vec<Filter> = (0..a.block_count(s))
+                .map(|b| a.entry(s, b).filter)
+                .collect();
+            f.dedup();
+            f
+        };
+        let grids: &[&str] = if k == 0 {
+            &["lat", "lon", "lat_bnds", "t"]
+        } else {
+            &["lat", "lon"]
+        };
+        for name in grids {
+            assert_eq!(filters(name), [Filter::Lorenzo], "{args:?}: {name}");
+        }
+        if k == 1 {
+            assert!(!filters("t").contains(&Filter::Lorenzo), "{args:?}");
+        }
+        let back = dir.path().join(format!("f{k}.nc"));
+        unpack_file(&z, &back, &UnpackOptions::default()).unwrap();
+        assert!(std::fs::read(&back).unwrap() == original, "{args:?}");
+    }
+}
