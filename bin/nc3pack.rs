@@ -181,8 +181,10 @@ struct PackArgs {
     /// `VARS=granularbr:NSD` NSD significant digits (1..=6 float, 1..=15 double). VARS: names
     /// and globs (`t*`), comma-separated. Fill values, NaN and infinities are kept. The archive
     /// then restores a new netCDF-3 file recording the quantization (netCDF-C and CF 1.12
-    /// attributes) and the original's hash. Repeatable. Not with -o (batch packing).
-    #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize, conflicts_with = "output_dir")]
+    /// attributes) and the original's hash. Repeatable. With -o, every file of the batch: a
+    /// name that matches no variable of a file fails that file; the manifest records the
+    /// restored file's size and hash beside the input's. Not with --delete-input.
+    #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize, conflicts_with = "delete_input")]
     quantize: Vec<nc3pack::quantize::QuantizeRule>,
     #[command(flatten)]
     common: Common,
@@ -954,13 +956,18 @@ fn pack_batch(
             } => {
                 note_kept(i, kept);
                 packed.fetch_add(1, Relaxed);
-                inb.fetch_add(summary.input_len, Relaxed);
                 outb.fetch_add(summary.output_len, Relaxed);
+                // A lossy archive restores another file than its input: both recorded.
+                let (size, hash) = summary
+                    .original
+                    .unwrap_or((summary.input_len, summary.hash));
+                inb.fetch_add(size, Relaxed);
                 write(Entry {
-                    size: Some(summary.input_len),
+                    size: Some(size),
                     mtime_ns: Some(mtime_ns),
-                    hash: Some(summary.hash),
+                    hash: Some(hash),
                     output_size: Some(summary.output_len),
+                    restored: summary.original.map(|_| (summary.input_len, summary.hash)),
                     deleted,
                     kept: kept.map(|k| k.to_string()),
                     ..entry(Status::Packed, seconds)
@@ -982,7 +989,10 @@ fn pack_batch(
                 };
                 // Found done as recorded, and nothing else to say: a short line that refers
                 // to the earlier one (written later, with others: a kill may lose it).
-                let light = recorded && !deleted && kept.is_none();
+                // (A lossy archive's record holds the restored file's hash, not the input's:
+                // its line is always the short one.)
+                let light =
+                    recorded && (!deleted && kept.is_none() || record.restored_size.is_some());
                 write_line(
                     if light {
                         Entry::done_before(plan.name(i).to_vec())
@@ -1059,8 +1069,14 @@ fn pack_batch(
     }
     let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
     failures.sort_by_key(|f| f.0);
-    for (_, e) in &failures {
-        eprintln!("nc3pack: {e}");
+    for (i, e) in &failures {
+        match e {
+            // An option that does not fit this file (a --quantize name it lacks): which file.
+            nc3pack::Error::Option(_) => {
+                eprintln!("nc3pack: {}: {e}", plan.input(*i).display())
+            }
+            _ => eprintln!("nc3pack: {e}"),
+        }
     }
     let failed = failures.len();
     let files = plan.len() - ignored.into_inner();

@@ -443,6 +443,12 @@ pub enum NotDeleted {
         /// The archive.
         archive: PathBuf,
     },
+    /// Its archive is lossy (`--quantize`): it restores a quantized file, not the original.
+    #[error("its archive {} is lossy (quantized): it does not restore the original", archive.display())]
+    Lossy {
+        /// The archive.
+        archive: PathBuf,
+    },
 }
 
 /// Which option is out of range, in [`Error::Option`].
@@ -517,6 +523,9 @@ pub enum OptionError {
     /// `pack` asked to write to standard output.
     #[error("pack writes an archive to a file, not to standard output (`-`): its lead is rewritten when packing ends, which needs a seekable file")]
     PackToStdout,
+    /// `pack --delete-input` asked to quantize.
+    #[error("--delete-input cannot be used with --quantize: a quantized archive does not restore the original, so the original would be lost")]
+    DeleteInputLossy,
 }
 
 /// Result type of nc3pack.

@@ -772,7 +772,7 @@ fn decide(
             let r = done.get(plan.name(i));
             if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
                 if archives
-                    .recorded_ends(plan, i, r.output_size, r.size, r.hash)
+                    .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
                     .is_ok()
                 {
                     return Step::Finished(Outcome::Skipped {
@@ -818,7 +818,7 @@ fn decide(
     // contents.
     if let Some(r) = record.filter(|r| r.size == size && r.mtime_ns == mtime) {
         if archives
-            .recorded_ends(plan, i, r.output_size, size, r.hash)
+            .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
             .is_ok()
         {
             return Step::Finished(Outcome::Skipped {
@@ -882,6 +882,7 @@ fn decide(
                         mtime_ns: mtime,
                         hash,
                         output_size,
+                        restored_size: None,
                     },
                     recorded: false,
                     seconds: t.elapsed().as_secs_f64(),
@@ -918,7 +919,8 @@ struct Packed {
 /// # Errors
 ///
 /// [`Error::Io`] when OUT cannot be created; [`Error::Thread`] when a worker thread cannot be
-/// started; then no input was started.
+/// started; [`Error::Option`] for `delete_input` with quantization (`opts.quantize`), which
+/// makes archives that do not restore their inputs; then no input was started.
 ///
 /// Durability is batched: archives are written to temporary files unsynced, and every
 /// `COMMIT_GROUP` (256) files one `syncfs` flushes them all before they are renamed into place,
@@ -932,6 +934,9 @@ pub fn pack_all(
     delete_input: bool,
     on_done: &(dyn Fn(usize, Outcome) + Sync),
 ) -> Result<()> {
+    if delete_input && !opts.quantize.is_empty() {
+        return Err(crate::error::OptionError::DeleteInputLossy.into());
+    }
     // With `delete_input`, a packed or skipped input is deleted once its archive is proven
     // (the archives of a commit group are verified in parallel).
     let on_done = &|i: usize, o: Outcome| {
@@ -1136,7 +1141,28 @@ pub fn pack_all(
 /// With `--delete-input`: deletes a packed or skipped input whose archive is proven, else turns
 /// the outcome into a failure saying why the input was kept.
 fn delete_if_proven(plan: &Plan, i: usize, mut o: Outcome) -> Outcome {
+    let lossy = |archive: PathBuf, size: u64, mtime: i64| Outcome::Failed {
+        error: Error::Refused {
+            path: plan.input(i),
+            what: Refusal::NotDeleted(Box::new(NotDeleted::Lossy { archive })),
+        },
+        input: Some((size, mtime)),
+    };
     let (size, mtime, hash, deleted, kept) = match &mut o {
+        // A lossy archive never proves its input (`pack_all` refuses to quantize and delete;
+        // this is an archive of an earlier run).
+        Outcome::Packed {
+            summary:
+                PackSummary {
+                    original: Some((size, _)),
+                    ..
+                },
+            mtime_ns,
+            ..
+        } => return lossy(plan.output(i), *size, *mtime_ns),
+        Outcome::Skipped { record, .. } if record.restored_size.is_some() => {
+            return lossy(plan.output(i), record.size, record.mtime_ns)
+        }
         Outcome::Packed {
             summary,
             mtime_ns,

@@ -267,14 +267,14 @@ pub(crate) fn write_quantized(
 
 /// Makes the quantized file of the regular file `file` (named `path`) in an anonymous temporary
 /// file (beside `near` if possible, else in the temporary directory), hashing the original on
-/// the way. Returns the temporary file, rewound.
+/// the way. Returns the temporary file, rewound, and the original's length and hash.
 pub(crate) fn quantized_temp(
     file: &File,
     path: &Path,
     near: &Path,
     rules: &[QuantizeRule],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<File> {
+) -> Result<(File, (u64, u128))> {
     let (h, _, layout) = crate::nc3::open(file, path)?;
     let plan = plan(&h, rules).map_err(OptionError::from)?;
     let original = hash_file(file, path, progress)?;
@@ -289,7 +289,7 @@ pub(crate) fn quantized_temp(
     use std::io::Seek;
     tmp.rewind()
         .map_err(io_err(near, "rewind the temporary file for"))?;
-    Ok(tmp)
+    Ok((tmp, (original.1, original.0)))
 }
 
 /// Copies a stream to an anonymous temporary file (beside `near` if possible), rewound.

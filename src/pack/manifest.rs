@@ -11,7 +11,9 @@
 //! `name` (the input's path relative to the root, which is also the archive's path relative to
 //! OUT, less `.nc3z`), `input`, `output` (absolute paths), `size` and `mtime_ns` of the input
 //! when it was packed, `xxh3` (the XXH3-128 of the input, 32 hex digits, the hash the archive's
-//! lead records), `output_size`, `ratio`, `seconds`, and `error` for a failure. A path that is
+//! lead records), `output_size`, `ratio`, `seconds`, and `error` for a failure. A lossy archive
+//! (`--quantize`) restores a file other than its input: its line also has `restored_size` and
+//! `restored_xxh3`, the length and hash of that file, which the archive's lead and footer record. A path that is
 //! not valid UTF-8 is written as a string with U+FFFD for the bytes that are not, and exactly,
 //! in hex, in a second field named after it with `_hex` (`name_hex`, `input_hex`,
 //! `output_hex`); readers take the `_hex` field when there is one. A `skipped` line of an
@@ -78,6 +80,9 @@ pub struct Entry {
     pub hash: Option<u128>,
     /// The archive's length (packed and skipped).
     pub output_size: Option<u64>,
+    /// For a lossy archive: the length and XXH3-128 of the file it restores (`restored_size`,
+    /// `restored_xxh3`), which its lead and footer record instead of the input's.
+    pub restored: Option<(u64, u128)>,
     /// Seconds spent on this input in this run.
     pub seconds: f64,
     /// Why it failed.
@@ -122,6 +127,8 @@ struct Fields {
     mtime_ns: Option<Value>,
     xxh3: Option<Value>,
     output_size: Option<Value>,
+    restored_size: Option<Value>,
+    restored_xxh3: Option<Value>,
     seconds: Option<Value>,
     error: Option<Value>,
     deleted: Option<Value>,
@@ -156,6 +163,8 @@ impl<'de> serde_core::Deserialize<'de> for Fields {
                         "mtime_ns" => &mut f.mtime_ns,
                         "xxh3" => &mut f.xxh3,
                         "output_size" => &mut f.output_size,
+                        "restored_size" => &mut f.restored_size,
+                        "restored_xxh3" => &mut f.restored_xxh3,
                         "seconds" => &mut f.seconds,
                         "error" => &mut f.error,
                         "deleted" => &mut f.deleted,
@@ -208,6 +217,7 @@ impl Entry {
             mtime_ns: None,
             hash: None,
             output_size: None,
+            restored: None,
             seconds: 0.0,
             error: None,
             deleted: false,
@@ -305,6 +315,12 @@ impl Entry {
                 float(&mut out, (ratio * 1000.0).round() / 1000.0);
             }
         }
+        if let Some((size, hash)) = self.restored {
+            key(&mut out, "restored_size");
+            let _ = write!(out, "{size}");
+            key(&mut out, "restored_xxh3");
+            let _ = write!(out, "\"{hash:032x}\"");
+        }
         if !self.is_done_before() {
             key(&mut out, "seconds");
             float(&mut out, (self.seconds * 1e6).round() / 1e6);
@@ -342,6 +358,15 @@ impl Entry {
             Some(v) => Some(u128::from_str_radix(v.as_str()?, 16).ok()?),
             None => None,
         };
+        // Both or neither: a lossy archive's line with one of them is not an entry.
+        let restored = match (&f.restored_size, &f.restored_xxh3) {
+            (None, None) => None,
+            (Some(size), Some(hash)) => Some((
+                size.as_u64()?,
+                u128::from_str_radix(hash.as_str()?, 16).ok()?,
+            )),
+            _ => return None,
+        };
         let string = |v: Option<Value>| match v {
             Some(Value::String(s)) => Some(s),
             _ => None,
@@ -355,6 +380,7 @@ impl Entry {
             mtime_ns: f.mtime_ns.as_ref().and_then(Value::as_i64),
             hash,
             output_size: f.output_size.as_ref().and_then(Value::as_u64),
+            restored,
             seconds: f.seconds.as_ref().and_then(Value::as_f64).unwrap_or(0.0),
             error: string(f.error),
             deleted: f.deleted.as_ref().and_then(Value::as_bool).unwrap_or(false),
@@ -506,10 +532,31 @@ pub struct Record {
     pub size: u64,
     /// The input's modification time (ns since 1970).
     pub mtime_ns: i64,
-    /// XXH3-128 of the input.
+    /// XXH3-128 of the file the archive restores, which its lead and footer record: the
+    /// input's, or for a lossy archive the restored file's (`restored_xxh3`).
     pub hash: u128,
     /// The archive's length.
     pub output_size: u64,
+    /// For a lossy archive: the length of the file it restores (`restored_size`); `None` when
+    /// the archive restores its input.
+    pub restored_size: Option<std::num::NonZeroU64>,
+}
+
+impl Record {
+    /// The length of the file the archive restores (its lead and footer record it): the
+    /// input's, or for a lossy archive the restored file's.
+    ///
+    /// ```
+    /// use nc3pack::__private::manifest::Record;
+    /// let r = Record { size: 100, mtime_ns: 0, hash: 1, output_size: 40, restored_size: None };
+    /// assert_eq!(r.restored_len(), 100);
+    /// let lossy = Record { restored_size: std::num::NonZeroU64::new(180), ..r };
+    /// assert_eq!(lossy.restored_len(), 180);
+    /// ```
+    pub fn restored_len(&self) -> u64 {
+        self.restored_size
+            .map_or(self.size, std::num::NonZeroU64::get)
+    }
 }
 
 /// The fields of a manifest line a rerun needs, borrowed from the line where they can be (a
@@ -523,6 +570,8 @@ struct DoneFields<'a> {
     mtime_ns: Option<i64>,
     xxh3: Option<Text<'a>>,
     output_size: Option<u64>,
+    restored_size: Option<u64>,
+    restored_xxh3: Option<Text<'a>>,
 }
 
 /// A JSON string, borrowed from the line when it has no escapes.
@@ -570,10 +619,12 @@ impl<'de> serde_core::Deserialize<'de> for DoneFields<'de> {
                         "name" => f.name = Some(map.next_value()?),
                         "name_hex" => f.name_hex = Some(map.next_value()?),
                         "xxh3" => f.xxh3 = Some(map.next_value()?),
+                        "restored_xxh3" => f.restored_xxh3 = Some(map.next_value()?),
                         // Numbers of another kind (or not numbers) are not recorded ones.
                         "size" => f.size = map.next_value::<Value>()?.as_u64(),
                         "mtime_ns" => f.mtime_ns = map.next_value::<Value>()?.as_i64(),
                         "output_size" => f.output_size = map.next_value::<Value>()?.as_u64(),
+                        "restored_size" => f.restored_size = map.next_value::<Value>()?.as_u64(),
                         _ => {
                             map.next_value::<serde_core::de::IgnoredAny>()?;
                         }
@@ -695,10 +746,12 @@ fn scan_done_fields(line: &[u8]) -> Option<DoneFields<'_>> {
                         "name" => f.name = Some(s),
                         "name_hex" => f.name_hex = Some(s),
                         "xxh3" => f.xxh3 = Some(s),
+                        "restored_xxh3" => f.restored_xxh3 = Some(s),
                         // A string where a number is read: not a recorded one.
                         "size" => f.size = None,
                         "mtime_ns" => f.mtime_ns = None,
                         "output_size" => f.output_size = None,
+                        "restored_size" => f.restored_size = None,
                         _ => {}
                     }
                 }
@@ -717,8 +770,11 @@ fn scan_done_fields(line: &[u8]) -> Option<DoneFields<'_>> {
                         "output_size" => {
                             f.output_size = Some(plain(n).filter(|_| !n.starts_with('-'))?)
                         }
+                        "restored_size" => {
+                            f.restored_size = Some(plain(n).filter(|_| !n.starts_with('-'))?)
+                        }
                         // A number where a string is read: serde_json fails the line.
-                        "status" | "name" | "name_hex" | "xxh3" => return None,
+                        "status" | "name" | "name_hex" | "xxh3" | "restored_xxh3" => return None,
                         _ => {}
                     }
                 }
@@ -734,10 +790,11 @@ fn scan_done_fields(line: &[u8]) -> Option<DoneFields<'_>> {
                     }
                     at += word.len();
                     match key {
-                        "status" | "name" | "name_hex" | "xxh3" => return None,
+                        "status" | "name" | "name_hex" | "xxh3" | "restored_xxh3" => return None,
                         "size" => f.size = None,
                         "mtime_ns" => f.mtime_ns = None,
                         "output_size" => f.output_size = None,
+                        "restored_size" => f.restored_size = None,
                         _ => {}
                     }
                 }
@@ -846,11 +903,22 @@ impl Done {
             }
             None => f.name?.0.into_owned().into_bytes(),
         };
+        let hash = u128::from_str_radix(&f.xxh3?.0, 16).ok()?;
+        // A lossy archive: what it restores (both fields, or the line is not a record).
+        let (restored_size, hash) = match (f.restored_size, f.restored_xxh3) {
+            (None, None) => (None, hash),
+            (Some(size), Some(h)) => (
+                Some(std::num::NonZeroU64::new(size)?),
+                u128::from_str_radix(&h.0, 16).ok()?,
+            ),
+            _ => return None,
+        };
         let record = Record {
             size: f.size?,
             mtime_ns: f.mtime_ns?,
-            hash: u128::from_str_radix(&f.xxh3?.0, 16).ok()?,
+            hash,
             output_size: f.output_size?,
+            restored_size,
         };
         Some((name, record))
     }
@@ -1292,10 +1360,15 @@ pub fn verify_collection(
                     .then(|| archive_path(out.as_deref(), &m, &e.name, e.output));
                 let slot = last.entry(e.name.into_boxed_slice()).or_default();
                 if let Some(output) = output {
+                    // What the archive records: for a lossy one, the restored file's.
+                    let (size, hash) = match e.restored {
+                        Some((size, hash)) => (Some(size), Some(hash)),
+                        None => (e.size, e.hash),
+                    };
                     let archive = Archived {
                         output: output.into_boxed_path(),
-                        size: e.size,
-                        hash: e.hash,
+                        size,
+                        hash,
                     };
                     *slot = (Some(archive), None);
                 } else {
@@ -1523,6 +1596,7 @@ mod tests {
             mtime_ns: Some(-5),
             hash: Some(0x0123_4567_89ab_cdef_0011_2233_4455_6677),
             output_size: Some(300),
+            restored: None,
             seconds: 0.25,
             error: None,
             deleted: true,
@@ -1754,6 +1828,13 @@ mod tests {
                 None => None,
             },
             output_size: m.get("output_size").and_then(Value::as_u64),
+            restored: match (m.get("restored_size"), m.get("restored_xxh3")) {
+                (None, None) => None,
+                (Some(s), Some(h)) => {
+                    Some((s.as_u64()?, u128::from_str_radix(h.as_str()?, 16).ok()?))
+                }
+                _ => return None,
+            },
             seconds: m.get("seconds").and_then(Value::as_f64).unwrap_or(0.0),
             error: m.get("error").and_then(Value::as_str).map(String::from),
             deleted: m.get("deleted").and_then(Value::as_bool).unwrap_or(false),
@@ -1773,6 +1854,17 @@ mod tests {
             // No output (a path that could not be read), no paths (a short skipped line).
             r#"{"status":"packed","name":"n","input":"/i"}"#.into(),
             Entry::done_before(b"n\xff".to_vec()).to_json(),
+            // A lossy archive's line: both of what it restores.
+            Entry {
+                restored: Some((1234, 0xabc << 64 | 0xdef)),
+                ..entry(b"lossy")
+            }
+            .to_json(),
+            // Not entries: one of the two alone, or of another type.
+            r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"restored_size":4}"#.into(),
+            r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"restored_xxh3":"ee"}"#.into(),
+            r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"restored_size":"4","restored_xxh3":"ee"}"#.into(),
+            r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"restored_size":4,"restored_xxh3":"zz"}"#.into(),
             // Not entries.
             r#"{"status":"packed","name":"n","name_hex":"6","input":"/i","output":"/o"}"#.into(),
             r#"{"status":"packed","name":"n","input":"/i","output":"/o","xxh3":"zz"}"#.into(),
@@ -1789,15 +1881,22 @@ mod tests {
             entries += usize::from(want.is_some());
             assert_eq!(Entry::parse(line.as_bytes()), want, "{line}");
         }
-        assert_eq!(entries, 7);
-        // A rerun reads the same records from each line.
+        assert_eq!(entries, 8);
+        // A rerun reads the same records from each line (for a lossy archive, the hash and
+        // length of what it restores, which its ends record).
         for line in &lines {
             let want = Entry::parse(line.as_bytes()).and_then(|e| {
+                let (hash, restored_size) = match e.restored {
+                    Some((size, hash)) => (hash, Some(std::num::NonZeroU64::new(size)?)),
+                    None => (e.hash?, None),
+                };
+                e.hash?;
                 let r = Record {
                     size: e.size?,
                     mtime_ns: e.mtime_ns?,
-                    hash: e.hash?,
+                    hash,
                     output_size: e.output_size?,
+                    restored_size,
                 };
                 (e.status != Status::Failed).then_some((e.name, r))
             });
@@ -1954,6 +2053,10 @@ mod tests {
                 m.insert("ratio".into(), ((ratio * 1000.0).round() / 1000.0).into());
             }
         }
+        if let Some((size, hash)) = e.restored {
+            m.insert("restored_size".into(), size.into());
+            m.insert("restored_xxh3".into(), format!("{hash:032x}").into());
+        }
         m.insert("seconds".into(), ((e.seconds * 1e6).round() / 1e6).into());
         if let Some(e) = &e.error {
             m.insert("error".into(), e.as_str().into());
@@ -1988,6 +2091,8 @@ mod tests {
             e.hash = None;
             e.seconds = 1e-9;
             entries.push(e.clone());
+            e.restored = Some((u64::MAX, 7));
+            entries.push(e.clone());
             e.output_size = None;
             e.size = Some(u64::MAX);
             e.seconds = 12_345.678_901_2;
@@ -2012,6 +2117,7 @@ mod tests {
         e.mtime_ns = Some(1_795_408_855_757_575_307);
         e.hash = Some(0xa1e1_3234_c6b9_99ca_87ef_1066_7db9_e939);
         e.output_size = Some(788);
+        e.restored = Some((1620, 0x5eed << 64 | 0xfeed));
         e.seconds = 0.001086;
         let written = e.to_json();
         // The lines a batch writes are read by the scan, as serde_json reads them.
@@ -2035,6 +2141,10 @@ mod tests {
             r#"{"size":01}"#,
             r#"{"size":"7","mtime_ns":null,"output_size":true}"#,
             r#"{"size":7,"size":null}"#,
+            r#"{"restored_size":7,"restored_xxh3":"ff"}"#,
+            r#"{"restored_size":"7","restored_xxh3":7}"#,
+            r#"{"restored_size":-7,"restored_xxh3":null}"#,
+            r#"{"restored_size":true,"restored_xxh3":false}"#,
             r#"{"size":null,"size":7}"#,
             r#"{"ratio":1.5e-3,"seconds":-0.0,"x":1E+400,"y":0}"#,
             r#"{"ratio":1.}"#,

@@ -339,14 +339,20 @@ impl PackOptions {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackSummary {
-    /// Bytes of the original file.
+    /// Bytes of the file the archive restores: the original (for a lossy archive, the
+    /// quantized file; see `original`).
     pub input_len: u64,
     /// Bytes of the archive.
     pub output_len: u64,
     /// Number of blocks (entries in the index).
     pub blocks: u64,
-    /// xxh3-128 of the original file.
+    /// xxh3-128 of the file the archive restores (the hash its lead and footer record): the
+    /// original's, or for a lossy archive the quantized file's.
     pub hash: u128,
+    /// For a lossy archive ([`PackOptions::with_quantize`]): the original file's length and
+    /// xxh3-128, which differ from what the archive restores; `None` when the archive restores
+    /// the original itself.
+    pub original: Option<(u64, u128)>,
 }
 
 /// Packs the netCDF-3 file `input` into the archive `output`, atomically: the archive is written
@@ -397,26 +403,35 @@ pub(crate) fn pack_to_temp(
     if !meta.is_file() {
         return stream_to_temp(file, input, output, opts, force, sync, progress);
     }
-    let file = if opts.quantize.is_empty() {
-        file
+    let (file, original) = if opts.quantize.is_empty() {
+        (file, None)
     } else {
-        lossy::quantized_temp(&file, input, output, &opts.quantize, progress)?
+        let (q, original) = lossy::quantized_temp(&file, input, output, &opts.quantize, progress)?;
+        (q, Some(original))
     };
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
-    crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
-        let source = Source::File(&layout);
-        pack_stream(
-            file,
-            input,
-            &header,
-            &header_bytes,
-            source,
-            opts,
-            out,
-            output,
-            progress,
-        )
-    })
+    let (pending, summary) =
+        crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
+            let source = Source::File(&layout);
+            pack_stream(
+                file,
+                input,
+                &header,
+                &header_bytes,
+                source,
+                opts,
+                out,
+                output,
+                progress,
+            )
+        })?;
+    Ok((
+        pending,
+        PackSummary {
+            original,
+            ..summary
+        },
+    ))
 }
 
 /// Packs a netCDF-3 file arriving on `reader` (standard input, a pipe) into `output`,
@@ -465,10 +480,10 @@ fn stream_to_temp<R: Read>(
     if !opts.quantize.is_empty() {
         // Quantizing needs the whole file: spooled to an anonymous temporary file first.
         let mut tmp = lossy::spool(&mut reader, input, output)?;
-        let q = lossy::quantized_temp(&tmp, input, output, &opts.quantize, progress)?;
+        let (q, original) = lossy::quantized_temp(&tmp, input, output, &opts.quantize, progress)?;
         tmp = q;
         let (header, header_bytes, layout) = nc3::open(&tmp, input)?;
-        return crate::atomic::write_to_temp(output, force, None, sync, |out| {
+        let (pending, summary) = crate::atomic::write_to_temp(output, force, None, sync, |out| {
             pack_stream(
                 tmp,
                 input,
@@ -480,7 +495,14 @@ fn stream_to_temp<R: Read>(
                 output,
                 &|_| {},
             )
-        });
+        })?;
+        return Ok((
+            pending,
+            PackSummary {
+                original: Some(original),
+                ..summary
+            },
+        ));
     }
     let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
     let header_bytes = prefix[..header.len() as usize].to_vec();
@@ -679,6 +701,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         output_len: done.len,
         blocks: done.blocks,
         hash: routed.hash,
+        original: None,
     })
 }
 

@@ -1761,3 +1761,168 @@ fn var_rules_apply_to_every_file_of_a_batch_and_a_missing_name_fails_that_file_o
         );
     }
 }
+
+/// XXH3-128 of a file, as the manifest writes it (32 hex digits).
+fn xxh3_hex(path: &Path) -> String {
+    format!(
+        "{:032x}",
+        xxhash_rust::xxh3::xxh3_128(&std::fs::read(path).unwrap())
+    )
+}
+
+/// `--quantize` in a batch: each file is quantized as `pack IN OUT --quantize` would (a file
+/// without the named variable fails, named); the manifest records the input's size and hash
+/// and, as `restored_size`/`restored_xxh3`, those of the quantized file the archive restores;
+/// a rerun skips what is done; `verify --manifest` (with `--against` too) passes, then finds a
+/// flipped byte and a changed original; and no original is ever deleted for a lossy archive.
+#[test]
+fn a_quantized_batch_records_both_files_resumes_verifies_and_never_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a/g1.nc".into(), "b/g2.nc".into()],
+        "gridded_sst.nc",
+    );
+    populate(&input, &["c/obs.nc".into()], "obs_points.nc");
+    let out = dir.path().join("out");
+    let pack = |extra: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["pack".as_ref()];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        args.extend([input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+        nc3pack(&args, None)
+    };
+    let q = ["--quantize", "sst=bitround:7"];
+    // Quantizing and deleting the originals is refused before anything is done.
+    let (code, _, err) = pack(&[q[0], q[1], "--delete-input"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!out.exists());
+    let (code, _, err) = pack(&q);
+    assert_eq!(code, 1, "{err}");
+    let failure = err
+        .lines()
+        .find(|l| l.contains("obs.nc"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(failure.contains("\"sst\" matches no variable"), "{err}");
+    assert!(err.contains("packed 2 of 3 files"), "{err}");
+    // Each archive as the single-file pack makes it; the manifest line names both files.
+    let single = dir.path().join("single.nc3z");
+    let (code, _, err) = nc3pack(
+        &[
+            "pack".as_ref(),
+            q[0].as_ref(),
+            q[1].as_ref(),
+            input.join("a/g1.nc").as_os_str(),
+            single.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let restored = dir.path().join("restored.nc");
+    nc3pack::unpack_file(&single, &restored, &nc3pack::UnpackOptions::default()).unwrap();
+    let original = samples_dir().join("gridded_sst.nc");
+    assert_ne!(xxh3_hex(&restored), xxh3_hex(&original));
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    for name in ["a/g1.nc", "b/g2.nc"] {
+        let archive = out.join(format!("{name}.nc3z"));
+        assert!(std::fs::read(&archive).unwrap() == std::fs::read(&single).unwrap());
+        let l = lines.iter().find(|l| l["name"] == name).unwrap();
+        assert_eq!(l["status"], "packed");
+        assert_eq!(l["size"], std::fs::metadata(&original).unwrap().len());
+        assert_eq!(l["xxh3"], xxh3_hex(&original));
+        assert_eq!(
+            l["restored_size"],
+            std::fs::metadata(&restored).unwrap().len()
+        );
+        assert_eq!(l["restored_xxh3"], xxh3_hex(&restored));
+    }
+    let obs = lines.iter().find(|l| l["name"] == "c/obs.nc").unwrap();
+    assert!(obs.get("restored_xxh3").is_none() && obs["status"] == "failed");
+    std::fs::remove_file(input.join("c/obs.nc")).unwrap();
+    // A rerun skips both; the collection verifies, against the originals too.
+    let (code, _, err) = pack(&q);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 already packed (skipped)"), "{err}");
+    let verify = |against: bool| {
+        let m = out.join(".nc3pack");
+        let mut args: Vec<&std::ffi::OsStr> = vec!["verify".as_ref(), "--manifest".as_ref()];
+        args.push(m.as_os_str());
+        if against {
+            args.extend(["--against".as_ref(), input.as_os_str()]);
+        }
+        let (code, stdout, err) = nc3pack(&args, None);
+        (code, format!("{stdout}{err}"))
+    };
+    // The manifest still lists obs.nc's failure: the last line of every other name verifies.
+    for against in [false, true] {
+        let (code, text) = verify(against);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains("2 archives") && text.contains("1 failed"),
+            "{text}"
+        );
+        assert!(text.contains("obs.nc: not packed"), "{text}");
+    }
+    // A byte of an original changed (same size and time): found with --against only.
+    let g2 = input.join("b/g2.nc");
+    let mut bytes = std::fs::read(&g2).unwrap();
+    let mtime = std::fs::metadata(&g2).unwrap().modified().unwrap();
+    let n = bytes.len();
+    bytes[n - 10] ^= 1;
+    std::fs::write(&g2, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&g2)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (_, text) = verify(true);
+    assert!(
+        text.contains("g2.nc.nc3z: does NOT match the original"),
+        "{text}"
+    );
+    assert!(text.contains("2 failed"), "{text}");
+    let (_, text) = verify(false);
+    assert!(text.contains("1 failed"), "{text}");
+    // A flipped byte in an archive's data.
+    let z1 = out.join("a/g1.nc.nc3z");
+    let mut z = std::fs::read(&z1).unwrap();
+    z[5000] ^= 1;
+    std::fs::write(&z1, &z).unwrap();
+    let (_, text) = verify(false);
+    assert!(text.contains("g1.nc.nc3z: damaged"), "{text}");
+    assert!(text.contains("2 failed"), "{text}");
+    // Deleting inputs of lossy archives (a rerun without --quantize): refused, each kept.
+    let (code, _, err) = pack(&["--delete-input"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is lossy (quantized)"), "{err}");
+    assert!(input.join("a/g1.nc").exists() && g2.exists());
+}
+
+/// The library refuses to quantize and delete inputs in one batch (the CLI's usage error),
+/// before any input is looked at.
+#[test]
+fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
+    use nc3pack::__private::{manifest::Done, pack_all, plan, Shard};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(&input, &["g.nc".into()], "gridded_sst.nc");
+    let out = dir.path().join("out");
+    let p = plan([Ok(input.clone())], &out, None, Shard::default()).unwrap();
+    let opts = nc3pack::PackOptions::default().with_quantize("sst=bitround:7".parse().unwrap());
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let r = pack_all(&p, &opts, &Done::default(), true, &|_, _| {
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert!(
+        matches!(
+            r,
+            Err(nc3pack::Error::Option(
+                nc3pack::error::OptionError::DeleteInputLossy
+            ))
+        ),
+        "{r:?}"
+    );
+    assert_eq!(calls.into_inner(), 0);
+    assert!(input.join("g.nc").exists() && !out.join("g.nc.nc3z").exists());
+}

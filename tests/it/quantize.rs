@@ -543,17 +543,25 @@ fn usage_errors() {
         assert!(err.contains(want), "{rule}: {err}");
         assert!(!out.exists());
     }
-    // Batch packing (-o) would record the quantized file as the input's archive: refused.
+    // Batch packing that deletes its inputs would lose the originals: refused (batches
+    // with --quantize: tests/it/batch.rs).
+    let batch_out = dir.path().join("batch");
     let o = nc3pack(&[
         "pack".as_ref(),
         "--quantize".as_ref(),
         "sst=bitround:3".as_ref(),
+        "--delete-input".as_ref(),
         s.as_os_str(),
         "-o".as_ref(),
-        dir.path().as_os_str(),
+        batch_out.as_os_str(),
     ])
     .expect(2);
-    assert!(o.stderr.contains("--quantize"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("--quantize") && o.stderr.contains("--delete-input"),
+        "{}",
+        o.stderr
+    );
+    assert!(!batch_out.exists() && s.exists());
     let dir = temp_dir();
     let orig = dir.path().join("o.nc");
     write_original(&orig);

@@ -143,7 +143,7 @@ pub fn pack_all_to_prefix(
         let items = (0..plan.len()).filter_map(|i| {
             let r = done_before.get(plan.name(i))?;
             let key = key(prefix, plan, i).ok()?;
-            Some((i, key, r.output_size, r.size, r.hash))
+            Some((i, key, r.output_size, r.restored_len(), r.hash))
         });
         // Without a runtime, each worker checks its objects itself.
         let _ = prefix.recorded_ends_many(items, &mut |i| passed[i / 64] |= 1 << (i % 64));
