@@ -411,6 +411,15 @@ def test_pack_per_variable_settings_and_pco(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no_such"):
         nc3pack.pack(src, tmp_path / "d.nc3z", variables={"no_such": {"level": 3}})
     assert not (tmp_path / "d.nc3z").exists()
+    # The 2-D predictor forced on the float grid (sst), whole or for one variable.
+    e, f = tmp_path / "e.nc3z", tmp_path / "f.nc3z"
+    nc3pack.pack(src, e, filter="lorenzo", block_size="64KiB")
+    nc3pack.pack(src, f, variables={"sst": {"filter": "lorenzo"}})
+    for z in (e, f):
+        streams = {s["name"]: s for s in nc3pack.info(z)["archive"]["streams"]}
+        methods = set(streams["sst"]["blocks_by_method"])
+        assert "zstd+lorenzo" in methods and methods <= {"zstd+lorenzo", "constant"}, z
+        assert np.array_equal(nc3pack.open(z)["sst"][...], ref["sst"][...])
 
 
 def test_pack_quantize(tmp_path: Path) -> None:
