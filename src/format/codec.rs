@@ -184,6 +184,52 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
         Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
         Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
         Filter::Plane => super::plane::apply(data, esize, &whole_plane(data, esize), out),
+        Filter::Refs => apply_refs_whole(data, esize, out),
+    }
+}
+
+/// The `refs` filter as [`apply_filter`] gives it: the element count n and the table's entry
+/// count d (big-endian u32 each), then the filtered bytes (in a frame, the decoded length gives
+/// n, and the payload starts with d only). For an element size other than 4 or 8 (or more than
+/// `u32::MAX` elements), the bytes as they are.
+fn apply_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    let mut f = Vec::new();
+    match super::refs::apply(data, esize, &mut f) {
+        Some(d) => {
+            out.clear();
+            out.extend_from_slice(&((data.len() / esize) as u32).to_be_bytes());
+            out.extend_from_slice(&d.to_be_bytes());
+            out.append(&mut f);
+        }
+        None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+    }
+}
+
+/// Reverses [`apply_refs_whole`]; leaves `out` empty for bytes it cannot have made.
+fn undo_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    if !super::refs::supports(esize) {
+        out.extend_from_slice(data);
+        return;
+    }
+    let Some((head, rest)) = data.split_first_chunk::<8>() else {
+        return;
+    };
+    let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let d = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    // The trailing bytes: what is left of the filtered bytes after the refs and the table.
+    let Some(t) = super::refs::filtered_len(n * esize, esize, d as usize)
+        .and_then(|l| rest.len().checked_sub(l))
+        .filter(|&t| t < esize)
+    else {
+        return;
+    };
+    out.resize(n * esize + t, 0);
+    if super::refs::undo(rest, esize, d, out).is_err() {
+        out.clear();
     }
 }
 
@@ -290,6 +336,7 @@ pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>)
             out.resize(data.len(), 0);
             super::plane::undo_be(data, esize, &whole_plane(data, esize), out);
         }
+        Filter::Refs => undo_refs_whole(data, esize, out),
     }
 }
 
@@ -1595,6 +1642,15 @@ pub fn decode_payload(
         }
         return r;
     }
+    if h.filter == Filter::Refs {
+        out.clear();
+        out.resize(h.decoded_len as usize, 0);
+        let r = decode_refs(h, payload, out, false, &mut Vec::new(), &mut None);
+        if r.is_err() {
+            out.clear();
+        }
+        return r;
+    }
     let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
@@ -1715,6 +1771,63 @@ fn decode_plane(
     Ok(())
 }
 
+/// Decodes the payload of a `refs` frame (after its CRC check) into `out` (`h.decoded_len`
+/// bytes): checks the codec, the element size and the table's entry count, decodes the codec's
+/// data into `filtered` (exactly the length the count and the block's length give, at most
+/// 1.5 times the block's for 8-byte elements, twice for 4-byte ones) and rebuilds the elements
+/// from it, in native order when `native`.
+fn decode_refs(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    filtered: &mut Vec<u8>,
+    zstd_ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<(), FrameError> {
+    use super::refs;
+    if !matches!(
+        h.codec,
+        Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
+    ) {
+        return Err(FrameError::RefsCodec { codec: h.codec });
+    }
+    let esize = usize::from(h.esize);
+    if !refs::supports(esize) {
+        return Err(FrameError::RefsElementSize { esize: h.esize });
+    }
+    if !out.len().is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    let Some((count, payload)) = payload.split_first_chunk::<{ refs::PREFIX }>() else {
+        return Err(FrameError::RefsNoCount {
+            stored: h.stored_len,
+        });
+    };
+    let d = u32::from_be_bytes(*count);
+    let n = out.len() / esize;
+    // Bounded by the block's length before anything is allocated.
+    let len = refs::filtered_len(out.len(), esize, d as usize)
+        .filter(|_| d as usize <= n)
+        .ok_or(FrameError::Refs(super::error::RefsError::Entries {
+            entries: d as usize,
+            elements: n,
+        }))?;
+    // Grows once per thread, then reused: decompression overwrites all of it.
+    if filtered.len() < len {
+        filtered.resize(len, 0);
+    }
+    let f = &mut filtered[..len];
+    decompress_into(h, payload, f, zstd_ctx)?;
+    refs::undo(f, esize, d, out).map_err(FrameError::Refs)?;
+    if native {
+        be_to_native(out, esize);
+    }
+    Ok(())
+}
+
 /// The row length that starts the payload of a `lorenzo` frame, and the codec's part of the
 /// payload after it; for any other filter, 0 and the whole payload.
 fn split_row<'p>(h: &FrameHeader, payload: &'p [u8]) -> Result<(usize, &'p [u8]), FrameError> {
@@ -1775,6 +1888,10 @@ pub(crate) fn decode_payload_into(
     if h.filter == Filter::Plane {
         let s = &mut *scratch;
         return decode_plane(h, payload, out, native, &mut s.words, &mut s.pco);
+    }
+    if h.filter == Filter::Refs {
+        let s = &mut *scratch;
+        return decode_refs(h, payload, out, native, &mut s.filtered, &mut s.zstd);
     }
     let (row, payload) = split_row(h, payload)?;
     let esize = usize::from(h.esize);
@@ -1905,8 +2022,9 @@ fn undo_filter_into(
             super::lorenzo::undo_into(src, esize, row, dst, native);
             return;
         }
-        // Decoded by `decode_plane` before the codec's generic paths: never here.
-        Filter::Plane | Filter::None => {
+        // Decoded by `decode_plane` and `decode_refs` before the codec's generic paths: never
+        // here.
+        Filter::Plane | Filter::Refs | Filter::None => {
             dst.copy_from_slice(src);
             if native {
                 be_to_native(dst, esize);
@@ -2120,7 +2238,7 @@ mod tests {
         }
     }
 
-    const ALL_FILTERS: [Filter; 7] = [
+    const ALL_FILTERS: [Filter; 8] = [
         Filter::None,
         Filter::Shuffle,
         Filter::ByteDelta,
@@ -2128,6 +2246,7 @@ mod tests {
         Filter::ZigZagDelta,
         Filter::Lorenzo,
         Filter::Plane,
+        Filter::Refs,
     ];
 
     #[test]
@@ -2190,6 +2309,13 @@ mod tests {
                     match f {
                         Filter::Delta => assert_eq!(a, reference_delta(&src, esize, false)),
                         Filter::ZigZagDelta => assert_eq!(a, reference_delta(&src, esize, true)),
+                        // The element and entry counts, then 4 bytes a reference and the table.
+                        Filter::Refs if [4, 8].contains(&esize) => {
+                            let n = len / esize;
+                            let d = u32::from_be_bytes(a[4..8].try_into().unwrap()) as usize;
+                            assert_eq!(a[..4], (n as u32).to_be_bytes());
+                            assert_eq!(a.len(), 8 + 4 * n + esize * d + len % esize);
+                        }
                         _ => assert_eq!(a.len(), src.len()),
                     }
                     undo_filter(f, &a, esize, &mut b);
