@@ -274,7 +274,9 @@ pub enum RefsError {
     },
     /// Filtered bytes of another length than 4 n + e d + t (n elements of e bytes, t trailing
     /// bytes, d table entries).
-    #[error("{got} filtered bytes do not hold {elements} references and a table of {entries} entries")]
+    #[error(
+        "{got} filtered bytes do not hold {elements} references and a table of {entries} entries"
+    )]
     Length {
         /// Filtered bytes.
         got: usize,
@@ -292,7 +294,9 @@ pub enum RefsError {
         elements: usize,
     },
     /// A reference to an entry before the table's first.
-    #[error("element {element} refers {reference} entries back, but the table has {entries} so far")]
+    #[error(
+        "element {element} refers {reference} entries back, but the table has {entries} so far"
+    )]
     Reference {
         /// The element's index in the block.
         element: usize,

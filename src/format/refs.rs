@@ -166,7 +166,10 @@ pub(crate) fn undo(src: &[u8], esize: usize, d: u32, out: &mut [u8]) -> Result<(
         o.copy_from_slice(&table[j * esize..(j + 1) * esize]);
     }
     if next != d {
-        return Err(RefsError::TableLong { used: next, entries: d });
+        return Err(RefsError::TableLong {
+            used: next,
+            entries: d,
+        });
     }
     out[n * esize..].copy_from_slice(trailing);
     Ok(())
@@ -320,7 +323,12 @@ mod tests {
         assert_eq!(d, 2);
         let mut out = [0u8; 12];
         // Truncated, one byte too many, a table entry short or long, an absurd count.
-        for (len, dd) in [(f.len() - 1, d), (f.len() + 1, d), (f.len(), 3), (f.len(), 1)] {
+        for (len, dd) in [
+            (f.len() - 1, d),
+            (f.len() + 1, d),
+            (f.len(), 3),
+            (f.len(), 1),
+        ] {
             let mut g = f.clone();
             g.resize(len, 0);
             assert!(matches!(
