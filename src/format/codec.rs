@@ -776,8 +776,9 @@ impl Encoder {
             {
                 Filter::Shuffle
             }
-            // `plane` goes with codec pco only, which only the per-block choice makes.
-            FilterMode::Fixed(Filter::Plane) => Filter::Shuffle,
+            // `plane` goes with codec pco only, which only the per-block choice makes; `refs`
+            // (whose payload holds its table's entry count) only the `max` preset's lzma path.
+            FilterMode::Fixed(Filter::Plane | Filter::Refs) => Filter::Shuffle,
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
             FilterMode::Auto => {
@@ -1218,16 +1219,22 @@ impl Encoder {
             }
         };
         let n = LZMA_SAMPLE / esize * esize;
+        let unit = repeat_unit(esize, self.kind);
+        let refs = super::refs::supports(esize) && data.len().is_multiple_of(esize);
         if n == 0 || 2 * n > data.len() || self.probe_size == 0 {
+            // Tried after the block codec; after `refs` too where values repeat.
+            let repeats = unit
+                .and_then(|u| repeat_shares(data, u, u))
+                .is_some_and(|(all, _)| all >= REFS_REPEATS);
             return Some(LzmaPlan {
                 filter: cands[0],
                 est: 0.0,
                 slow: 0.0,
-                refs: false,
+                refs: refs && repeats,
             });
         }
         let sample = &data[..n];
-        let shares = repeat_unit(esize, self.kind).and_then(|u| repeat_shares(data, n, u));
+        let shares = unit.and_then(|u| repeat_shares(data, n, u));
         if shares.is_some_and(|(all, head)| all >= head + FAR_REPEATS) {
             // Values repeat across the block far more than within the sample: the sample
             // cannot see what LZMA finds, so lzma is tried on the whole block, unfiltered
@@ -1237,7 +1244,7 @@ impl Encoder {
                 filter: Filter::None,
                 est: 0.0,
                 slow: 0.0,
-                refs: super::refs::supports(esize) && data.len().is_multiple_of(esize),
+                refs,
             });
         }
         let (mut best, mut g) = (usize::MAX, cands[0]);
@@ -1251,7 +1258,7 @@ impl Encoder {
         }
         // `refs` where values repeat (within the sample too: else the block's far repeats took
         // the branch above), judged on the sample like the others.
-        if super::refs::supports(esize) && shares.is_some_and(|(all, _)| all >= REFS_REPEATS) {
+        if refs && shares.is_some_and(|(all, _)| all >= REFS_REPEATS) {
             z.clear();
             if lzma_payload(Filter::Refs, sample, esize, f, best, &mut z) {
                 (best, g) = (z.len(), Filter::Refs);

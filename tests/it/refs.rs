@@ -14,14 +14,19 @@ const H: usize = 160;
 /// Triangles: two a quad of the grid.
 const CELLS: usize = 2 * (W - 1) * (H - 1);
 
-/// A triangulated W x H grid of vertices, each with random coordinate bits (no byte filter
+/// The cells of [`mesh_file`] with a grid of `w` x `h` vertices.
+pub fn mesh_cells(w: usize, h: usize) -> usize {
+    2 * (w - 1) * (h - 1)
+}
+
+/// A triangulated w x h grid of vertices, each with random coordinate bits (no byte filter
 /// helps) and a number (the numbers shuffled): `double clon_vertices(cell, nv)` and
 /// `int vertex_of_cell(nv, cell)`. The cells go
 /// row of quads by row, the even rows first and then the odd ones, so a vertex recurs in the
 /// cells next to it and again about half the variable away. Returns the two variables.
-fn mesh_file(path: &Path) -> (Vec<f64>, Vec<i32>) {
+pub fn mesh_file(path: &Path, w: usize, h: usize) -> (Vec<f64>, Vec<i32>) {
     let mut x = 0x2545_f491_4f6c_dd1du64;
-    let lon: Vec<f64> = (0..W * H)
+    let lon: Vec<f64> = (0..w * h)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
@@ -29,11 +34,11 @@ fn mesh_file(path: &Path) -> (Vec<f64>, Vec<i32>) {
             f64::from_bits(x >> 2)
         })
         .collect();
-    let mut cells: Vec<[usize; 3]> = Vec::with_capacity(CELLS);
+    let mut cells: Vec<[usize; 3]> = Vec::with_capacity(mesh_cells(w, h));
     for parity in 0..2 {
-        for r in (parity..H - 1).step_by(2) {
-            for c in 0..W - 1 {
-                let (a, b) = (r * W + c, (r + 1) * W + c);
+        for r in (parity..h - 1).step_by(2) {
+            for c in 0..w - 1 {
+                let (a, b) = (r * w + c, (r + 1) * w + c);
                 cells.push([a, a + 1, b]);
                 cells.push([a + 1, b + 1, b]);
             }
@@ -41,7 +46,7 @@ fn mesh_file(path: &Path) -> (Vec<f64>, Vec<i32>) {
     }
     let cv: Vec<f64> = cells.iter().flat_map(|t| t.map(|v| lon[v])).collect();
     // Vertex numbers in no order (a shuffle): no delta of them is small.
-    let mut id: Vec<i32> = (1..=(W * H) as i32).collect();
+    let mut id: Vec<i32> = (1..=(w * h) as i32).collect();
     for i in (1..id.len()).rev() {
         x ^= x << 13;
         x ^= x >> 7;
@@ -52,7 +57,7 @@ fn mesh_file(path: &Path) -> (Vec<f64>, Vec<i32>) {
         .flat_map(|k| cells.iter().map(|t| id[t[k]]).collect::<Vec<_>>())
         .collect();
     let mut ds = netcdf3::DataSet::new();
-    ds.add_fixed_dim("cell", CELLS).unwrap();
+    ds.add_fixed_dim("cell", mesh_cells(w, h)).unwrap();
     ds.add_fixed_dim("nv", 3).unwrap();
     ds.add_var_f64("clon_vertices", &["cell", "nv"]).unwrap();
     ds.add_var_i32("vertex_of_cell", &["nv", "cell"]).unwrap();
@@ -68,7 +73,7 @@ fn mesh_file(path: &Path) -> (Vec<f64>, Vec<i32>) {
 fn max_uses_refs_on_far_repeats_and_reads_back_exactly() {
     let dir = temp_dir();
     let nc = dir.path().join("mesh.nc");
-    let (cv, voc) = mesh_file(&nc);
+    let (cv, voc) = mesh_file(&nc, W, H);
     let original = std::fs::read(&nc).unwrap();
     // Whole variables in one block each (the `max` preset's), and blocks of 512 KiB.
     for (max, block_size, threads) in [
