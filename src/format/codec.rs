@@ -1220,7 +1220,11 @@ impl Encoder {
         };
         let n = LZMA_SAMPLE / esize * esize;
         let unit = repeat_unit(esize, self.kind);
-        let refs = super::refs::supports(esize) && data.len().is_multiple_of(esize);
+        // Values judged one by one (8 bytes, 4-byte integers): not 4-byte floats, where
+        // station coordinates repeated in runs of the same order (points.nc) lose with refs
+        // and cost a second lzma run.
+        let refs =
+            super::refs::supports(esize) && unit == Some(esize) && data.len().is_multiple_of(esize);
         if n == 0 || 2 * n > data.len() || self.probe_size == 0 {
             // Tried after the block codec; after `refs` too where values repeat.
             let repeats = unit
@@ -1336,7 +1340,11 @@ impl Encoder {
         // `refs` first: its input is shorter (4 bytes an element and the distinct values once)
         // and lzma on it runs two to three times faster than on the block; the block itself
         // then has to beat it (the run gives up as soon as its output reaches that size).
-        if plan.refs && lzma_payload(Filter::Refs, data, esize, f, target, &mut z) {
+        // Not where the block codec already made the block tiny (a column of times repeated
+        // by every station, which pco codes in a few kB): lzma on either form runs through the
+        // whole block, and refs cannot win much there.
+        let small = c.len().saturating_mul(REFS_RATIO) < data.len();
+        if plan.refs && !small && lzma_payload(Filter::Refs, data, esize, f, target, &mut z) {
             target = z.len();
             std::mem::swap(c, &mut z);
             result = (Codec::Lzma, Filter::Refs);
@@ -1480,6 +1488,11 @@ const LZMA_SAMPLE: usize = 128 << 10;
 /// [`repeat_unit`]) that repeat an earlier one of the block exceeds that share within the
 /// sample by this much (see [`far_repeats`]).
 const FAR_REPEATS: f64 = 0.1;
+
+/// In the `max` preset, a block whose values repeat far apart tries the `refs` filter before
+/// lzma only when the block codec's result is not below 1 / this of the block (mesh.nc's
+/// coordinates: 1 / 3 to 1 / 16; points.nc's repeated times, with pco: 1 / 1200).
+const REFS_RATIO: usize = 32;
 
 /// In the `max` preset, a block of 4- or 8-byte values judged on a sample also tries the `refs`
 /// filter before lzma on the sample when at least this share of its values (see
