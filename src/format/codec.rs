@@ -184,6 +184,52 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
         Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
         Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
         Filter::Plane => super::plane::apply(data, esize, &whole_plane(data, esize), out),
+        Filter::Refs => apply_refs_whole(data, esize, out),
+    }
+}
+
+/// The `refs` filter as [`apply_filter`] gives it: the element count n and the table's entry
+/// count d (big-endian u32 each), then the filtered bytes (in a frame, the decoded length gives
+/// n, and the payload starts with d only). For an element size other than 4 or 8 (or more than
+/// `u32::MAX` elements), the bytes as they are.
+fn apply_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    let mut f = Vec::new();
+    match super::refs::apply(data, esize, &mut f) {
+        Some(d) => {
+            out.clear();
+            out.extend_from_slice(&((data.len() / esize) as u32).to_be_bytes());
+            out.extend_from_slice(&d.to_be_bytes());
+            out.append(&mut f);
+        }
+        None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+    }
+}
+
+/// Reverses [`apply_refs_whole`]; leaves `out` empty for bytes it cannot have made.
+fn undo_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    if !super::refs::supports(esize) {
+        out.extend_from_slice(data);
+        return;
+    }
+    let Some((head, rest)) = data.split_first_chunk::<8>() else {
+        return;
+    };
+    let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let d = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    // The trailing bytes: what is left of the filtered bytes after the refs and the table.
+    let Some(t) = super::refs::filtered_len(n * esize, esize, d as usize)
+        .and_then(|l| rest.len().checked_sub(l))
+        .filter(|&t| t < esize)
+    else {
+        return;
+    };
+    out.resize(n * esize + t, 0);
+    if super::refs::undo(rest, esize, d, out).is_err() {
+        out.clear();
     }
 }
 
@@ -290,6 +336,7 @@ pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>)
             out.resize(data.len(), 0);
             super::plane::undo_be(data, esize, &whole_plane(data, esize), out);
         }
+        Filter::Refs => undo_refs_whole(data, esize, out),
     }
 }
 
@@ -739,8 +786,9 @@ impl Encoder {
                     Filter::ZigZagDelta
                 }
             }
-            // `plane` goes with codec pco only, which only the per-block choice makes.
-            FilterMode::Fixed(Filter::Plane) => Filter::Shuffle,
+            // `plane` goes with codec pco only, which only the per-block choice makes; `refs`
+            // (whose payload holds its table's entry count) only the `max` preset's lzma path.
+            FilterMode::Fixed(Filter::Plane | Filter::Refs) => Filter::Shuffle,
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
             FilterMode::Auto => {
@@ -945,6 +993,9 @@ struct LzmaPlan {
     est: f64,
     /// The block codec's estimated result on the block (0: not judged).
     slow: f64,
+    /// Whether to try the `refs` filter before lzma too (values of 4 or 8 bytes repeated far
+    /// apart; see [`Encoder::lzma_block`]).
+    refs: bool,
 }
 
 impl LzmaPlan {
@@ -1178,22 +1229,36 @@ impl Encoder {
             }
         };
         let n = LZMA_SAMPLE / esize * esize;
+        let unit = repeat_unit(esize, self.kind);
+        // Values judged one by one (8 bytes, 4-byte integers): not 4-byte floats, where
+        // station coordinates repeated in runs of the same order (points.nc) lose with refs
+        // and cost a second lzma run.
+        let refs =
+            super::refs::supports(esize) && unit == Some(esize) && data.len().is_multiple_of(esize);
         if n == 0 || 2 * n > data.len() || self.probe_size == 0 {
+            // Tried after the block codec; after `refs` too where values repeat.
+            let repeats = unit
+                .and_then(|u| repeat_shares(data, u, u))
+                .is_some_and(|(all, _)| all >= REFS_REPEATS);
             return Some(LzmaPlan {
                 filter: cands[0],
                 est: 0.0,
                 slow: 0.0,
+                refs: refs && repeats,
             });
         }
         let sample = &data[..n];
-        if repeat_unit(esize, self.kind).is_some_and(|u| far_repeats(data, n, u)) {
+        let shares = unit.and_then(|u| repeat_shares(data, n, u));
+        if shares.is_some_and(|(all, head)| all >= head + FAR_REPEATS) {
             // Values repeat across the block far more than within the sample: the sample
             // cannot see what LZMA finds, so lzma is tried on the whole block, unfiltered
-            // (a filter would turn repeated values into differences that do not repeat).
+            // (a filter would turn repeated values into differences that do not repeat), and
+            // after `refs`, which turns them into references to a table of the values.
             return Some(LzmaPlan {
                 filter: Filter::None,
                 est: 0.0,
                 slow: 0.0,
+                refs,
             });
         }
         let (mut best, mut g) = (usize::MAX, cands[0]);
@@ -1203,6 +1268,14 @@ impl Encoder {
             z.clear();
             if lzma::compress(f, lzma::AUTO_LEVEL, best, &mut z) {
                 (best, g) = (z.len(), cand);
+            }
+        }
+        // `refs` where values repeat (within the sample too: else the block's far repeats took
+        // the branch above), judged on the sample like the others.
+        if refs && shares.is_some_and(|(all, _)| all >= REFS_REPEATS) {
+            z.clear();
+            if lzma_payload(Filter::Refs, sample, esize, f, best, &mut z) {
+                (best, g) = (z.len(), Filter::Refs);
             }
         }
         let mut size = |ctx: Option<&mut zstd::bulk::Compressor<'static>>, f: &Vec<u8>| {
@@ -1225,6 +1298,7 @@ impl Encoder {
             filter: g,
             est,
             slow,
+            refs: false,
         })
     }
 
@@ -1251,11 +1325,8 @@ impl Encoder {
                 }
             }
         }
-        apply_filter(plan.filter, data, esize, f);
-        c.clear();
         let limit = (limit as usize).min(data.len());
-        super::lzma::compress(f, super::lzma::AUTO_LEVEL, limit, c)
-            .then_some((Codec::Lzma, plan.filter))
+        lzma_payload(plan.filter, data, esize, f, limit, c).then_some((Codec::Lzma, plan.filter))
     }
 
     /// Replaces the block's payload `c` (encoded as `current`) by an lzma one where that is
@@ -1270,17 +1341,29 @@ impl Encoder {
         f: &mut Vec<u8>,
         c: &mut Vec<u8>,
     ) -> (Codec, Filter) {
-        let target = (LZMA_MARGIN * c.len() as f64) as usize;
+        let mut target = (LZMA_MARGIN * c.len() as f64) as usize;
         if plan.est >= target as f64 {
             return current;
         }
-        apply_filter(plan.filter, data, esize, f);
+        let mut result = current;
         let mut z = Vec::new();
-        if super::lzma::compress(f, super::lzma::AUTO_LEVEL, target, &mut z) {
+        // `refs` first: its input is shorter (4 bytes an element and the distinct values once)
+        // and lzma on it runs two to three times faster than on the block; the block itself
+        // then has to beat it (the run gives up as soon as its output reaches that size).
+        // Not where the block codec already made the block tiny (a column of times repeated
+        // by every station, which pco codes in a few kB): lzma on either form runs through the
+        // whole block, and refs cannot win much there.
+        let small = c.len().saturating_mul(REFS_RATIO) < data.len();
+        if plan.refs && !small && lzma_payload(Filter::Refs, data, esize, f, target, &mut z) {
+            target = z.len();
+            std::mem::swap(c, &mut z);
+            result = (Codec::Lzma, Filter::Refs);
+        }
+        if lzma_payload(plan.filter, data, esize, f, target, &mut z) {
             *c = z;
             (Codec::Lzma, plan.filter)
         } else {
-            current
+            result
         }
     }
 
@@ -1332,6 +1415,36 @@ impl Encoder {
         };
         Some(self.probe_size as f64 * slow as f64 / fast.max(1) as f64)
     }
+}
+
+/// The payload of an lzma frame for `data` after `filter` into `out` (replacing it; `f` is
+/// scratch space for the filtered bytes): for `refs`, the table's entry count and then the .xz
+/// stream of the filtered bytes; for the others (not `lorenzo` nor `plane`), the .xz stream of
+/// [`apply_filter`]'s result. False (and `out` empty) when that is not smaller than `limit`
+/// bytes.
+fn lzma_payload(
+    filter: Filter,
+    data: &[u8],
+    esize: usize,
+    f: &mut Vec<u8>,
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> bool {
+    use super::{lzma, refs};
+    out.clear();
+    if filter == Filter::Refs {
+        let Some(d) = refs::apply(data, esize, f) else {
+            return false;
+        };
+        out.extend_from_slice(&d.to_be_bytes());
+        let ok = lzma::compress(f, lzma::AUTO_LEVEL, limit.saturating_sub(refs::PREFIX), out);
+        if !ok {
+            out.clear();
+        }
+        return ok;
+    }
+    apply_filter(filter, data, esize, f);
+    lzma::compress(f, lzma::AUTO_LEVEL, limit, out)
 }
 
 /// [`apply_filter`], with rows of `row` elements for the `lorenzo` filter.
@@ -1386,6 +1499,17 @@ const LZMA_SAMPLE: usize = 128 << 10;
 /// sample by this much (see [`far_repeats`]).
 const FAR_REPEATS: f64 = 0.1;
 
+/// In the `max` preset, a block whose values repeat far apart tries the `refs` filter before
+/// lzma only when the block codec's result is not below 1 / this of the block (mesh.nc's
+/// coordinates: 1 / 3 to 1 / 16; points.nc's repeated times, with pco: 1 / 1200).
+const REFS_RATIO: usize = 32;
+
+/// In the `max` preset, a block of 4- or 8-byte values judged on a sample also tries the `refs`
+/// filter before lzma on the sample when at least this share of its values (see
+/// [`repeat_unit`]) repeat an earlier one of the block (and not the one just before): fields
+/// of noisy floats, where refs cannot pay, repeat next to none.
+const REFS_REPEATS: f64 = 0.2;
+
 /// The bytes [`far_repeats`] judges a block of `esize`-byte numbers by: 8-byte numbers one by
 /// one, 4-byte integers one by one, 4-byte floats (or numbers of unknown type) in pairs;
 /// `None` for other sizes. Lone repeated 4-byte floats are not judged: noisy float fields of a
@@ -1405,9 +1529,17 @@ fn repeat_unit(esize: usize, kind: Option<NumKind>) -> Option<usize> {
 /// the sample, which a sample cannot show (the shared vertex coordinates of unstructured
 /// meshes, repeated longitudes). A piece equal to the one just before it is a run (fill
 /// values, constants), which a sample shows and zstd codes as well: not counted.
+#[cfg(test)]
 fn far_repeats(data: &[u8], n: usize, unit: usize) -> bool {
+    repeat_shares(data, n, unit).is_some_and(|(all, head)| all >= head + FAR_REPEATS)
+}
+
+/// The share of the `unit`-byte pieces (4 or 8) of `data` equal to an earlier piece that is not
+/// the one just before it, and that share among the first `n` bytes (see [`far_repeats`]);
+/// `None` for another unit or when `data` is shorter than twice `n`.
+fn repeat_shares(data: &[u8], n: usize, unit: usize) -> Option<(f64, f64)> {
     if !matches!(unit, 4 | 8) || n < unit || data.len() < 2 * n {
-        return false;
+        return None;
     }
     let count = data.len() / unit;
     let head = n / unit;
@@ -1428,7 +1560,7 @@ fn far_repeats(data: &[u8], n: usize, unit: usize) -> bool {
         prev = Some(x);
     }
     let share = |r: usize, of: usize| r as f64 / of.max(1) as f64;
-    share(repeats, count) >= share(repeats_head, head) + FAR_REPEATS
+    Some((share(repeats, count), share(repeats_head, head)))
 }
 
 /// A set of 64-bit values (open addressing, linear probing): faster than a `HashSet` for the
@@ -1605,6 +1737,15 @@ pub fn decode_payload(
         }
         return r;
     }
+    if h.filter == Filter::Refs {
+        out.clear();
+        out.resize(h.decoded_len as usize, 0);
+        let r = decode_refs(h, payload, out, false, &mut Vec::new(), &mut None);
+        if r.is_err() {
+            out.clear();
+        }
+        return r;
+    }
     let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
@@ -1725,6 +1866,63 @@ fn decode_plane(
     Ok(())
 }
 
+/// Decodes the payload of a `refs` frame (after its CRC check) into `out` (`h.decoded_len`
+/// bytes): checks the codec, the element size and the table's entry count, decodes the codec's
+/// data into `filtered` (exactly the length the count and the block's length give, at most
+/// 1.5 times the block's for 8-byte elements, twice for 4-byte ones) and rebuilds the elements
+/// from it, in native order when `native`.
+fn decode_refs(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    filtered: &mut Vec<u8>,
+    zstd_ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<(), FrameError> {
+    use super::refs;
+    if !matches!(
+        h.codec,
+        Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
+    ) {
+        return Err(FrameError::RefsCodec { codec: h.codec });
+    }
+    let esize = usize::from(h.esize);
+    if !refs::supports(esize) {
+        return Err(FrameError::RefsElementSize { esize: h.esize });
+    }
+    if !out.len().is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    let Some((count, payload)) = payload.split_first_chunk::<{ refs::PREFIX }>() else {
+        return Err(FrameError::RefsNoCount {
+            stored: h.stored_len,
+        });
+    };
+    let d = u32::from_be_bytes(*count);
+    let n = out.len() / esize;
+    // Bounded by the block's length before anything is allocated.
+    let len = refs::filtered_len(out.len(), esize, d as usize)
+        .filter(|_| d as usize <= n)
+        .ok_or(FrameError::Refs(super::error::RefsError::Entries {
+            entries: d as usize,
+            elements: n,
+        }))?;
+    // Grows once per thread, then reused: decompression overwrites all of it.
+    if filtered.len() < len {
+        filtered.resize(len, 0);
+    }
+    let f = &mut filtered[..len];
+    decompress_into(h, payload, f, zstd_ctx)?;
+    refs::undo(f, esize, d, out).map_err(FrameError::Refs)?;
+    if native {
+        be_to_native(out, esize);
+    }
+    Ok(())
+}
+
 /// The row length that starts the payload of a `lorenzo` frame, and the codec's part of the
 /// payload after it; for any other filter, 0 and the whole payload.
 fn split_row<'p>(h: &FrameHeader, payload: &'p [u8]) -> Result<(usize, &'p [u8]), FrameError> {
@@ -1785,6 +1983,10 @@ pub(crate) fn decode_payload_into(
     if h.filter == Filter::Plane {
         let s = &mut *scratch;
         return decode_plane(h, payload, out, native, &mut s.words, &mut s.pco);
+    }
+    if h.filter == Filter::Refs {
+        let s = &mut *scratch;
+        return decode_refs(h, payload, out, native, &mut s.filtered, &mut s.zstd);
     }
     let (row, payload) = split_row(h, payload)?;
     let esize = usize::from(h.esize);
@@ -1915,8 +2117,9 @@ fn undo_filter_into(
             super::lorenzo::undo_into(src, esize, row, dst, native);
             return;
         }
-        // Decoded by `decode_plane` before the codec's generic paths: never here.
-        Filter::Plane | Filter::None => {
+        // Decoded by `decode_plane` and `decode_refs` before the codec's generic paths: never
+        // here.
+        Filter::Plane | Filter::Refs | Filter::None => {
             dst.copy_from_slice(src);
             if native {
                 be_to_native(dst, esize);
@@ -2028,6 +2231,7 @@ fn unshuffle_undelta_into<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::error::RefsError;
     use crate::format::FRAME_HEADER_LEN;
 
     /// Encodes `data` as block 0 of stream 0 into `frame` (header then payload), a constant
@@ -2130,7 +2334,7 @@ mod tests {
         }
     }
 
-    const ALL_FILTERS: [Filter; 7] = [
+    const ALL_FILTERS: [Filter; 8] = [
         Filter::None,
         Filter::Shuffle,
         Filter::ByteDelta,
@@ -2138,6 +2342,7 @@ mod tests {
         Filter::ZigZagDelta,
         Filter::Lorenzo,
         Filter::Plane,
+        Filter::Refs,
     ];
 
     #[test]
@@ -2200,6 +2405,13 @@ mod tests {
                     match f {
                         Filter::Delta => assert_eq!(a, reference_delta(&src, esize, false)),
                         Filter::ZigZagDelta => assert_eq!(a, reference_delta(&src, esize, true)),
+                        // The element and entry counts, then 4 bytes a reference and the table.
+                        Filter::Refs if [4, 8].contains(&esize) => {
+                            let n = len / esize;
+                            let d = u32::from_be_bytes(a[4..8].try_into().unwrap()) as usize;
+                            assert_eq!(a[..4], (n as u32).to_be_bytes());
+                            assert_eq!(a.len(), 8 + 4 * n + esize * d + len % esize);
+                        }
                         _ => assert_eq!(a.len(), src.len()),
                     }
                     undo_filter(f, &a, esize, &mut b);
@@ -3185,9 +3397,194 @@ mod tests {
         let mut frame = Vec::new();
         enc.encode_block(0, 0, 8, &data, &mut frame);
         let h = FrameHeader::decode(&frame[..FRAME_HEADER_LEN]).unwrap();
-        assert_eq!((h.codec, h.filter), (Codec::Lzma, Filter::None));
+        // Random picks: the references are as random as the matches' distances; either form.
+        assert!(
+            h.codec == Codec::Lzma && matches!(h.filter, Filter::None | Filter::Refs),
+            "{h:?}"
+        );
         let mut back = Vec::new();
         decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut back).unwrap();
         assert!(back == data);
+    }
+
+    /// The vertex coordinates of a triangulated grid (random bits a vertex), its cells in rows
+    /// of quads, the even rows first, then the odd ones: each vertex recurs in the cells next to
+    /// it and again half the block away.
+    fn mesh_vertices(w: usize, h: usize) -> Vec<u8> {
+        let mut rnd = xorshift(0x5eed_1234_abcd_0001);
+        let lon: Vec<u64> = (0..w * h).map(|_| rnd()).collect();
+        let mut out = Vec::new();
+        for parity in 0..2 {
+            for r in (parity..h - 1).step_by(2) {
+                for c in 0..w - 1 {
+                    let (a, b) = (r * w + c, (r + 1) * w + c);
+                    for v in [a, a + 1, b, a + 1, b + 1, b] {
+                        out.extend_from_slice(&lon[v].to_be_bytes());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn max_uses_refs_where_it_beats_plain_lzma() {
+        // 1.6 MiB of far and near repeats: refs with lzma, smaller than lzma alone.
+        let data = mesh_vertices(200, 180);
+        let mut enc = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true).unwrap();
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block(0, 0, 8, &data, &mut frame)
+            .frame()
+            .unwrap();
+        assert_eq!((h.codec, h.filter), (Codec::Lzma, Filter::Refs));
+        let (mut f, mut plain) = (Vec::new(), Vec::new());
+        assert!(lzma_payload(
+            Filter::None,
+            &data,
+            8,
+            &mut f,
+            usize::MAX,
+            &mut plain
+        ));
+        assert!(
+            (h.stored_len as usize) < plain.len(),
+            "{h:?} {}",
+            plain.len()
+        );
+        let payload = &frame[FRAME_HEADER_LEN..];
+        let mut back = Vec::new();
+        decode_payload(&h, payload, &mut back).unwrap();
+        assert!(back == data);
+        // Straight into a buffer, big-endian and native.
+        let mut out = vec![0u8; data.len()];
+        let mut scratch = DecodeScratch::default();
+        decode_payload_into(&h, payload, &mut out, &mut scratch, false).unwrap();
+        assert!(out == data);
+        decode_payload_into(&h, payload, &mut out, &mut scratch, true).unwrap();
+        assert!(out
+            .chunks_exact(8)
+            .zip(data.chunks_exact(8))
+            .all(|(a, b)| u64::from_ne_bytes(a.try_into().unwrap())
+                == u64::from_be_bytes(b.try_into().unwrap())));
+        // The default preset never writes refs.
+        let mut fast = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
+        let h = fast
+            .encode_block(0, 0, 8, &data, &mut frame)
+            .frame()
+            .unwrap();
+        assert_ne!(h.filter, Filter::Refs);
+    }
+
+    #[test]
+    fn hostile_refs_frames_are_refused() {
+        // The ints 5, 7, 5, 5, 9, 7 of design/FORMAT.md's example.
+        let data: Vec<u8> = [5u32, 7, 5, 5, 9, 7]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        let mut filtered = Vec::new();
+        assert_eq!(super::super::refs::apply(&data, 4, &mut filtered), Some(3));
+        let mk = |payload: &[u8], codec: Codec, esize: u16, decoded: u32| FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: decoded,
+            stream: 0,
+            block: 0,
+            codec,
+            filter: Filter::Refs,
+            esize,
+            payload_crc: crc(payload),
+        };
+        let decode = |payload: &[u8], codec: Codec, esize: u16, decoded: u32| {
+            let h = mk(payload, codec, esize, decoded);
+            let mut out = vec![1, 2];
+            let r = decode_payload(&h, payload, &mut out);
+            assert!(r.is_ok() || out.is_empty(), "{r:?}");
+            let mut into = vec![0u8; decoded as usize];
+            let r2 =
+                decode_payload_into(&h, payload, &mut into, &mut DecodeScratch::default(), false);
+            assert_eq!(r.is_ok(), r2.is_ok(), "{r:?} {r2:?}");
+            r.map(|_| out)
+        };
+        // Codec none (only hand-made: 40 bytes for a block of 24), and lzma.
+        let mut raw = 3u32.to_be_bytes().to_vec();
+        raw.extend_from_slice(&filtered);
+        assert_eq!(decode(&raw, Codec::None, 4, 24).unwrap(), data);
+        let mut z = Vec::new();
+        let mut f = Vec::new();
+        assert!(lzma_payload(
+            Filter::Refs,
+            &data,
+            4,
+            &mut f,
+            usize::MAX,
+            &mut z
+        ));
+        assert_eq!(decode(&z, Codec::Lzma, 4, 24).unwrap(), data);
+        // No entry count; an element size or a codec refs does not go with.
+        assert!(matches!(
+            decode(&raw[..3], Codec::None, 4, 24),
+            Err(FrameError::RefsNoCount { .. })
+        ));
+        assert!(matches!(
+            decode(&raw, Codec::None, 2, 24),
+            Err(FrameError::RefsElementSize { esize: 2 })
+        ));
+        for codec in [Codec::Pco, Codec::Constant] {
+            assert!(matches!(
+                decode(&raw, codec, 4, 24),
+                Err(FrameError::RefsCodec { .. })
+            ));
+        }
+        // Not whole elements.
+        assert!(matches!(
+            decode(&raw, Codec::None, 4, 22),
+            Err(FrameError::FilterElementSize { .. })
+        ));
+        // More entries than elements (nothing allocated for it), one more or one fewer.
+        let mut bad = raw.clone();
+        bad[..4].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(matches!(
+            decode(&bad, Codec::None, 4, 24),
+            Err(FrameError::Refs(RefsError::Entries { .. }))
+        ));
+        for d in [2u32, 4] {
+            bad[..4].copy_from_slice(&d.to_be_bytes());
+            assert!(matches!(
+                decode(&bad, Codec::None, 4, 24),
+                Err(FrameError::RawLength { .. })
+            ));
+            let mut z2 = d.to_be_bytes().to_vec();
+            z2.extend_from_slice(&z[4..]);
+            assert!(matches!(
+                decode(&z2, Codec::Lzma, 4, 24),
+                Err(FrameError::Lzma(_))
+            ));
+        }
+        // A reference past the table's start (the third, last bytes at 3 n + 2 = 20).
+        let mut bad = raw.clone();
+        bad[4 + 20] = 3;
+        assert!(matches!(
+            decode(&bad, Codec::None, 4, 24),
+            Err(FrameError::Refs(RefsError::Reference {
+                element: 2,
+                reference: 3,
+                entries: 2
+            }))
+        ));
+        // The lzma stream of other filtered bytes: it decodes, and refs refuses them.
+        let mut wrong = filtered.clone();
+        wrong[3 * 6 + 5] = 0;
+        let mut z3 = 3u32.to_be_bytes().to_vec();
+        assert!(crate::format::lzma::compress(
+            &wrong,
+            6,
+            usize::MAX,
+            &mut z3
+        ));
+        assert!(matches!(
+            decode(&z3, Codec::Lzma, 4, 24),
+            Err(FrameError::Refs(RefsError::TableShort { entries: 3 }))
+        ));
     }
 }

@@ -210,6 +210,7 @@ pub(crate) mod lorenzo;
 pub(crate) mod lzma;
 pub(crate) mod pco;
 pub(crate) mod plane;
+pub(crate) mod refs;
 pub(crate) mod streams;
 pub(crate) mod word;
 
@@ -333,6 +334,12 @@ pub enum Filter {
     /// residuals zigzag-encoded as unsigned numbers, for codec pco only. The frame's payload
     /// starts with a 9-byte prefix (row length, map, weights, shift) before pco's data.
     Plane = 6,
+    /// Each element of 4 or 8 bytes as a reference to an earlier equal value (0: the next
+    /// entry of a table of the distinct values, else entries so far minus the entry's index),
+    /// the references as big-endian u32 shuffled, then the table. The frame's payload starts
+    /// with the table's entry count (4 bytes) before the codec's data, which decodes to the
+    /// filtered length, not the block's.
+    Refs = 7,
 }
 
 impl Filter {
@@ -351,6 +358,7 @@ impl Filter {
             4 => Some(Filter::ZigZagDelta),
             5 => Some(Filter::Lorenzo),
             6 => Some(Filter::Plane),
+            7 => Some(Filter::Refs),
             _ => None,
         }
     }
@@ -369,6 +377,7 @@ impl Filter {
             Filter::ZigZagDelta => "zzdelta",
             Filter::Lorenzo => "lorenzo",
             Filter::Plane => "plane",
+            Filter::Refs => "refs",
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::util::{sample, temp_dir};
 use nc3pack::format::{crc, FOOTER_LEN, LEAD_LEN};
-use nc3pack::{pack_file, Archive, Error, PackOptions};
+use nc3pack::{pack_file, Archive, Dataset, Error, PackOptions};
 use std::path::Path;
 
 /// Where the failure must show, and what it must say.
@@ -205,6 +205,20 @@ fn plane_archive() -> (Vec<u8>, usize) {
     let s = (0..a.stream_count())
         .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 6)
         .expect("the grid packs a block with plane");
+    (b, s)
+}
+/// A small mesh (see `refs::mesh_file`) packed with the `max` preset, and the stream of its
+/// vertex coordinates, whose one block has the `refs` filter with lzma.
+fn refs_archive() -> (Vec<u8>, usize) {
+    let dir = temp_dir();
+    let nc = dir.path().join("mesh.nc");
+    crate::refs::mesh_file(&nc, 40, 30);
+    let z = dir.path().join("mesh.nc3z");
+    pack_file(&nc, &z, &PackOptions::max().with_threads(1)).unwrap();
+    let b = std::fs::read(z).unwrap();
+    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+    let s = a.var_id("clon_vertices").unwrap();
+    assert_eq!(b[entry_at(&b, first_entry(&b, s)) + 13], 7, "no refs block");
     (b, s)
 }
 /// Index of the entry of block 0 of stream `s`.
@@ -714,20 +728,21 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         },
     );
     // A filter id this reader does not know, in frame and index alike: what a reader that
-    // predates filters 5 and 6 meets in an archive with lorenzo or plane frames, here with id 7.
+    // predates filters 5 to 7 meets in an archive with lorenzo, plane or refs frames, here with
+    // id 8.
     let mut b = lz_base.clone();
     let e = entry_at(&b, first_entry(&b, s));
     let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
     assert_eq!((b[f + 25], b[e + 13]), (5, 5));
-    b[f + 25] = 7;
+    b[f + 25] = 8;
     let c = crc(&b[f..f + 32]);
     put32(&mut b, f + 32, c);
-    b[e + 13] = 7;
+    b[e + 13] = 8;
     fix_tail(&mut b);
     out.push((
         "filter_id_unknown.nc3z",
         b,
-        Expect::Open("index", "unknown filter id 7"),
+        Expect::Open("index", "unknown filter id 8"),
     ));
     // Damaged plane frames (filter 6 with codec pco), checksums recomputed so that the
     // filter's own checks are reached: each field of the 9-byte prefix (row length, map,
@@ -794,6 +809,64 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
             let c = crc(&b[f..f + 32]);
             put32(b, f + 32, c);
             b[e + 12] = 1;
+            fix_tail(b);
+        },
+    );
+    // Damaged refs frames (filter 7, here with codec lzma), checksums recomputed so that the
+    // filter's own checks are reached: the table's entry count beyond the block's elements or
+    // one too many (the .xz stream then decodes to fewer bytes than the count needs), the count
+    // cut short, and the frame's codec changed to pco.
+    let (rf_base, s) = refs_archive();
+    let mut rf_variant =
+        |name: &'static str, what: &'static str, f: &dyn Fn(&mut Vec<u8>, usize, usize)| {
+            let mut b = rf_base.clone();
+            let e = entry_at(&b, first_entry(&b, s));
+            let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+            assert_eq!((b[frame + 24], b[frame + 25]), (5, 7));
+            // The .xz stream's magic after the 4-byte count.
+            assert_eq!(
+                &b[frame + 40..frame + 46],
+                &[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0]
+            );
+            f(&mut b, frame, e);
+            out.push((name, b, Expect::Read(s, what)));
+        };
+    rf_variant(
+        "refs_count_too_large.nc3z",
+        "refs: a table of 4294967295 entries for 6786 elements",
+        &|b, f, _| {
+            b[f + 36..f + 40].copy_from_slice(&[0xff; 4]);
+            fix_payload_crc(b, f);
+        },
+    );
+    rf_variant(
+        "refs_count_one_more.nc3z",
+        "lzma: the .xz stream decodes to 36744 bytes, the frame says 36752",
+        &|b, f, _| {
+            let d = u32::from_be_bytes(b[f + 36..f + 40].try_into().unwrap());
+            b[f + 36..f + 40].copy_from_slice(&(d + 1).to_be_bytes());
+            fix_payload_crc(b, f);
+        },
+    );
+    rf_variant(
+        "refs_count_truncated.nc3z",
+        "refs payload of 3 bytes has no 4-byte table entry count",
+        &|b, f, e| {
+            // Frame and index say 3 stored bytes (the rest of the old payload is a gap).
+            put32(b, f + 4, 3);
+            fix_payload_crc(b, f);
+            put32(b, e + 8, 3);
+            fix_tail(b);
+        },
+    );
+    rf_variant(
+        "refs_with_pco.nc3z",
+        "refs filter with codec pco (refs goes with none, zstd, deflate and lzma)",
+        &|b, f, e| {
+            b[f + 24] = 4;
+            let c = crc(&b[f..f + 32]);
+            put32(b, f + 32, c);
+            b[e + 12] = 4;
             fix_tail(b);
         },
     );

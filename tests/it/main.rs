@@ -16,6 +16,7 @@ mod plane;
 mod property;
 mod quantize;
 mod read;
+mod refs;
 mod remote;
 mod repair;
 mod roundtrip;
