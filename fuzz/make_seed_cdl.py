@@ -8,8 +8,12 @@ ncgen on it; the .nc files are committed in fuzz/seeds/ for slab_read):
   mesh_repeats  double clon_vertices(cell, nv): random doubles from a pool of 1500, each
                 repeated in a few cells far apart (the `max` preset packs them with lzma, codec
                 5, at block size 8192)
+  mesh_refs     a triangulated 30 x 20 grid: double clon_vertices(cell, nv) (a random double
+                for each vertex, recurring in the cells around it) and int vertex_of_cell(nv,
+                cell) (the vertices' numbers, shuffled): the `max` preset packs both with lzma
+                after the `refs` filter (filter 7) at block size 65536
 
-Usage: make_seed_cdl.py smooth_grid|mesh_repeats
+Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs
 """
 import math
 import random
@@ -64,4 +68,31 @@ data:
 }}"""
 
 
-print({"smooth_grid": smooth_grid, "mesh_repeats": mesh_repeats}[sys.argv[1]]())
+def mesh_refs():
+    rnd = random.Random(7)
+    w, h = 30, 20
+    lon = [rnd.uniform(-math.pi, math.pi) for _ in range(w * h)]
+    ids = list(range(1, w * h + 1))
+    rnd.shuffle(ids)
+    cells = []
+    for parity in range(2):
+        for r in range(parity, h - 1, 2):
+            for c in range(w - 1):
+                a, b = r * w + c, (r + 1) * w + c
+                cells += [(a, a + 1, b), (a + 1, b + 1, b)]
+    cv = ", ".join(repr(lon[v]) for t in cells for v in t)
+    voc = ", ".join(str(ids[t[k]]) for k in range(3) for t in cells)
+    return f"""netcdf mesh_refs {{
+dimensions:
+	cell = {len(cells)} ;
+	nv = 3 ;
+variables:
+	double clon_vertices(cell, nv) ;
+	int vertex_of_cell(nv, cell) ;
+data:
+ clon_vertices = {cv} ;
+ vertex_of_cell = {voc} ;
+}}"""
+
+
+print({"smooth_grid": smooth_grid, "mesh_repeats": mesh_repeats, "mesh_refs": mesh_refs}[sys.argv[1]]())
