@@ -387,7 +387,7 @@ pub enum Refusal {
     },
     /// A batch output exists but no manifest records it as this input's archive.
     #[error(
-        "output exists and is not recorded as this input's archive (use --force to overwrite it)"
+        "output exists and is not recorded as this input's archive (remove it to pack this input again, or use --force to pack every input again)"
     )]
     NotRecorded,
     /// An output directory resolves outside the batch's output directory.
