@@ -989,10 +989,9 @@ fn pack_batch(
                 };
                 // Found done as recorded, and nothing else to say: a short line that refers
                 // to the earlier one (written later, with others: a kill may lose it).
-                // (A lossy archive's record holds the restored file's hash, not the input's:
-                // its line is always the short one.)
-                let light =
-                    recorded && (!deleted && kept.is_none() || record.restored_size.is_some());
+                // (A lossy archive's is always short: it is never deleted nor kept, since
+                // `--delete-input` fails it instead.)
+                let light = recorded && !deleted && kept.is_none();
                 write_line(
                     if light {
                         Entry::done_before(plan.name(i).to_vec())

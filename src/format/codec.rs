@@ -1249,7 +1249,7 @@ impl Encoder {
         }
         let sample = &data[..n];
         let shares = unit.and_then(|u| repeat_shares(data, n, u));
-        if shares.is_some_and(|(all, head)| all >= head + FAR_REPEATS) {
+        if far_repeats(shares) {
             // Values repeat across the block far more than within the sample: the sample
             // cannot see what LZMA finds, so lzma is tried on the whole block, unfiltered
             // (a filter would turn repeated values into differences that do not repeat), and
@@ -1524,19 +1524,17 @@ fn repeat_unit(esize: usize, kind: Option<NumKind>) -> Option<usize> {
     }
 }
 
-/// Whether the share of the `unit`-byte pieces (4 or 8) of `data` equal to an earlier piece
-/// exceeds that share among the first `n` bytes by [`FAR_REPEATS`]: repeats farther apart than
-/// the sample, which a sample cannot show (the shared vertex coordinates of unstructured
-/// meshes, repeated longitudes). A piece equal to the one just before it is a run (fill
-/// values, constants), which a sample shows and zstd codes as well: not counted.
-#[cfg(test)]
-fn far_repeats(data: &[u8], n: usize, unit: usize) -> bool {
-    repeat_shares(data, n, unit).is_some_and(|(all, head)| all >= head + FAR_REPEATS)
+/// Whether the shares [`repeat_shares`] gives say the block's pieces repeat more than the
+/// sample's by [`FAR_REPEATS`]: repeats farther apart than the sample, which a sample cannot
+/// show (the shared vertex coordinates of unstructured meshes, repeated longitudes).
+fn far_repeats(shares: Option<(f64, f64)>) -> bool {
+    shares.is_some_and(|(all, head)| all >= head + FAR_REPEATS)
 }
 
-/// The share of the `unit`-byte pieces (4 or 8) of `data` equal to an earlier piece that is not
-/// the one just before it, and that share among the first `n` bytes (see [`far_repeats`]);
-/// `None` for another unit or when `data` is shorter than twice `n`.
+/// The share of the `unit`-byte pieces (4 or 8) of `data` equal to an earlier piece, and that
+/// share among the first `n` bytes (see [`far_repeats`]); `None` for another unit or when
+/// `data` is shorter than twice `n`. A piece equal to the one just before it is a run (fill
+/// values, constants), which a sample shows and zstd codes as well: not counted.
 fn repeat_shares(data: &[u8], n: usize, unit: usize) -> Option<(f64, f64)> {
     if !matches!(unit, 4 | 8) || n < unit || data.len() < 2 * n {
         return None;
@@ -2860,6 +2858,7 @@ mod tests {
             assert!(out == data, "{kind:?} row {row}");
         }
     }
+
     /// The worked example of design/FORMAT.md as a whole frame: the row length, then a zstd
     /// frame of the filtered bytes (checked by hand in src/format/lorenzo.rs).
     #[test]
@@ -3342,23 +3341,27 @@ mod tests {
             .chain((0..60_000).map(|_| pool[(rnd() % 40_000) as usize]))
             .flat_map(u64::to_be_bytes)
             .collect();
-        assert!(far_repeats(&far, n, 8));
+        assert!(far_repeats(repeat_shares(&far, n, 8)));
         // 4-byte floats are judged in pairs: repeated pairs count, lone repeated values do
         // not (each value of a pool of 4-byte values repeated, never beside the same one);
         // 4-byte integers one by one; 2-byte values are not judged.
         let unit = |e, k| repeat_unit(e, Some(k)).unwrap();
-        assert!(far_repeats(&far, n, unit(4, NumKind::F32)));
+        assert!(far_repeats(repeat_shares(&far, n, unit(4, NumKind::F32))));
         let lone4: Vec<u8> = pool
             .iter()
             .map(|&v| v as u32)
             .chain((0..120_000).map(|_| pool[(rnd() % 40_000) as usize] as u32))
             .flat_map(u32::to_be_bytes)
             .collect();
-        assert!(!far_repeats(&lone4, n, unit(4, NumKind::F32)));
+        assert!(!far_repeats(repeat_shares(
+            &lone4,
+            n,
+            unit(4, NumKind::F32)
+        )));
         assert_eq!(repeat_unit(4, None), Some(8));
-        assert!(far_repeats(&lone4, n, unit(4, NumKind::I32)));
+        assert!(far_repeats(repeat_shares(&lone4, n, unit(4, NumKind::I32))));
         assert_eq!(repeat_unit(2, Some(NumKind::I16)), None);
-        assert!(!far_repeats(&far, n, 2));
+        assert!(!far_repeats(repeat_shares(&far, n, 2)));
         // Runs of one value (fill values) after distinct values: not far repeats.
         let runs: Vec<u8> = pool
             .iter()
@@ -3366,18 +3369,18 @@ mod tests {
             .chain(std::iter::repeat_n(pool[7], 60_000))
             .flat_map(u64::to_be_bytes)
             .collect();
-        assert!(!far_repeats(&runs, n, 8));
+        assert!(!far_repeats(repeat_shares(&runs, n, 8)));
         // Every value twice in a row: as many repeats in the sample as in the block.
         let near: Vec<u8> = pool
             .iter()
             .flat_map(|&v| [v, v])
             .flat_map(u64::to_be_bytes)
             .collect();
-        assert!(!far_repeats(&near, n, 8));
+        assert!(!far_repeats(repeat_shares(&near, n, 8)));
         // No repeats at all, and a block too short to have a sample.
         let unique: Vec<u8> = pool.iter().copied().flat_map(u64::to_be_bytes).collect();
-        assert!(!far_repeats(&unique, n, 8));
-        assert!(!far_repeats(&far[..2 * n - 8], n, 8));
+        assert!(!far_repeats(repeat_shares(&unique, n, 8)));
+        assert!(!far_repeats(repeat_shares(&far[..2 * n - 8], n, 8)));
     }
 
     #[test]

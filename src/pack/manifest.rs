@@ -13,12 +13,12 @@
 //! when it was packed, `xxh3` (the XXH3-128 of the input, 32 hex digits, the hash the archive's
 //! lead records), `output_size`, `ratio`, `seconds`, and `error` for a failure. A lossy archive
 //! (`--quantize`) restores a file other than its input: its line also has `restored_size` and
-//! `restored_xxh3`, the length and hash of that file, which the archive's lead and footer record. A path that is
-//! not valid UTF-8 is written as a string with U+FFFD for the bytes that are not, and exactly,
-//! in hex, in a second field named after it with `_hex` (`name_hex`, `input_hex`,
-//! `output_hex`); readers take the `_hex` field when there is one. A `skipped` line of an
-//! input found done as recorded holds its name only (and `deleted` or `kept` when set): its
-//! record is the earlier line's ([`Entry::done_before`]).
+//! `restored_xxh3`, the length and hash of that file, which the archive's lead and footer
+//! record. A path that is not valid UTF-8 is written as a string with U+FFFD for the bytes that
+//! are not, and exactly, in hex, in a second field named after it with `_hex` (`name_hex`,
+//! `input_hex`, `output_hex`); readers take the `_hex` field when there is one. A `skipped`
+//! line of an input found done as recorded holds its name only (and `deleted` or `kept` when
+//! set): its record is the earlier line's ([`Entry::done_before`]).
 //!
 //! A collection packed into object storage (`-o s3://BUCKET/PREFIX/`) has the same lines, with
 //! its objects' URLs as `output`; its manifest is appended to locally and copied whole to
