@@ -4,6 +4,7 @@
 //! result is not smaller than the input, the block is stored raw (codec `none`, filter `none`),
 //! so a stored payload is never larger than the block.
 
+use crate::format::context;
 use crate::format::error::{CodecError, FrameError};
 use crate::format::pco::NumKind;
 use crate::format::word::{be_to_native, Word};
@@ -99,7 +100,7 @@ pub fn default_level(codec: Codec) -> i32 {
         Codec::Deflate => 6,
         Codec::Pco => super::pco::LEVEL as i32,
         Codec::Lzma => super::lzma::DEFAULT_LEVEL,
-        Codec::None | Codec::Constant => 0,
+        Codec::None | Codec::Constant | Codec::Context => 0,
     }
 }
 
@@ -115,7 +116,7 @@ pub fn max_level(codec: Codec) -> i32 {
         Codec::Deflate => 9,
         Codec::Pco => 12,
         Codec::Lzma => super::lzma::MAX_LEVEL,
-        Codec::None | Codec::Constant => 0,
+        Codec::None | Codec::Constant | Codec::Context => 0,
     }
 }
 
@@ -130,7 +131,7 @@ pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
         Codec::Deflate => 0..=9,
         Codec::Pco => 0..=12,
         Codec::Lzma => 0..=super::lzma::MAX_LEVEL,
-        Codec::None | Codec::Constant => 0..=0,
+        Codec::None | Codec::Constant | Codec::Context => 0..=0,
     };
     if range.contains(&level) {
         Ok(())
@@ -766,7 +767,7 @@ impl Encoder {
             Codec::Zstd => compress_zstd(self.zstd.as_mut(), input, limit, out),
             Codec::Deflate => compress_deflate(self.level, input, limit, out),
             Codec::Lzma => super::lzma::compress(input, self.level as u32, limit, out),
-            Codec::None | Codec::Constant | Codec::Pco => false,
+            Codec::None | Codec::Constant | Codec::Pco | Codec::Context => false,
         }
     }
 
@@ -931,7 +932,7 @@ impl Encoder {
                 .filter(|p| p.sure() && plane.is_none())
                 .and_then(|p| self.lzma_sure(p, data, e, &mut f, &mut c));
             let result = match sure {
-                Some(r) => r,
+                Some(r) => self.context_block(data, e, r, &mut c),
                 None => {
                     let numeric_result = match plane
                         .and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
@@ -958,6 +959,7 @@ impl Encoder {
                             }
                         }
                     };
+                    let result = self.context_block(data, e, result, &mut c);
                     match plan {
                         Some(p) => self.lzma_block(p, data, e, result, &mut f, &mut c),
                         None => result,
@@ -1364,6 +1366,33 @@ impl Encoder {
             (Codec::Lzma, plan.filter)
         } else {
             result
+        }
+    }
+
+    /// Replaces the block's payload `c` (encoded as `current`) by a `context` one where that is
+    /// smaller: thorough encoders only, on numeric blocks of 2, 4 or 8 bytes an element (with
+    /// the variable's rows where it has two dimensions or more).
+    fn context_block(
+        &mut self,
+        data: &[u8],
+        esize: usize,
+        current: (Codec, Filter),
+        c: &mut Vec<u8>,
+    ) -> (Codec, Filter) {
+        let Some(kind) = self
+            .kind
+            .filter(|_| self.thorough && context::supports(esize))
+        else {
+            return current;
+        };
+        let n = data.len() / esize;
+        let row = self.plane_row.unwrap_or(n).clamp(1, n.max(1));
+        let mut z = Vec::new();
+        if context::compress_best(data, esize, kind.is_float(), row, c.len(), &mut z).is_some() {
+            *c = z;
+            (Codec::Context, Filter::None)
+        } else {
+            current
         }
     }
 
@@ -1811,6 +1840,16 @@ pub fn decode_payload(
             }
             return r;
         }
+        Codec::Context => {
+            check_context_filter(h)?;
+            out.clear();
+            out.resize(n, 0);
+            let r = super::context::decompress_into(payload, usize::from(h.esize), out, false);
+            if r.is_err() {
+                out.clear();
+            }
+            return Ok(r?);
+        }
     };
     if h.filter == Filter::None {
         *out = decoded;
@@ -1993,6 +2032,12 @@ pub(crate) fn decode_payload_into(
         check_pco_filter(h)?;
         return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco);
     }
+    if h.codec == Codec::Context {
+        check_context_filter(h)?;
+        return Ok(super::context::decompress_into(
+            payload, esize, out, native,
+        )?);
+    }
     if h.filter == Filter::None {
         decompress_into(h, payload, out, &mut scratch.zstd)?;
         if native {
@@ -2081,8 +2126,21 @@ fn decompress_into(
             super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default())?;
         }
         Codec::Lzma => super::lzma::decompress_into(payload, out)?,
+        Codec::Context => {
+            check_context_filter(h)?;
+            super::context::decompress_into(payload, usize::from(h.esize), out, false)?;
+        }
     }
     Ok(())
+}
+
+/// A `context` payload is the block itself: its frame has no filter.
+fn check_context_filter(h: &FrameHeader) -> Result<(), FrameError> {
+    if h.filter == Filter::None {
+        Ok(())
+    } else {
+        Err(FrameError::ContextFilter { filter: h.filter })
+    }
 }
 
 /// A pco payload without the `plane` filter (decoded before this check) is the block itself:
@@ -3043,6 +3101,64 @@ mod tests {
                 out.fill(0x5a);
                 decode_payload_into(h, payload, out, &mut scratch, nat).unwrap();
                 assert!(out == want, "at {at} native {nat}");
+            }
+        }
+    }
+
+    /// A smooth field with noise ten times larger in a band of columns (as land against sea),
+    /// `ny` rows of `nx`, as floats of `e` bytes (big-endian).
+    fn patchy_field(ny: usize, nx: usize, e: usize) -> Vec<u8> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..ny * nx)
+            .flat_map(|i| {
+                let (r, c) = (i / nx, i % nx);
+                let noise: f64 = (0..4)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+                    })
+                    .sum();
+                let scale = if c % 100 < 40 { 2.0 } else { 0.2 };
+                let v = 280.0 + 0.1 * r as f64 + 3.0 * (c as f64 * 0.05).sin() + noise * scale;
+                if e == 4 {
+                    (v as f32).to_be_bytes().to_vec()
+                } else {
+                    v.to_be_bytes().to_vec()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn noisy_fields_use_the_context_codec_with_max_only() {
+        for kind in [NumKind::F32, NumKind::F64] {
+            let e = kind.esize();
+            let data = patchy_field(200, 300, e);
+            for (thorough, numeric) in [(true, true), (false, true), (true, false)] {
+                let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, thorough)
+                    .unwrap()
+                    .numeric(numeric);
+                let mut frame = Vec::new();
+                let h = enc
+                    .encode_block_numeric(0, 0, e, (Some(kind), 300), &data, &mut frame)
+                    .frame()
+                    .unwrap();
+                let ctx = format!("{kind:?} thorough {thorough} numeric {numeric}");
+                let payload = &frame[FRAME_HEADER_LEN..];
+                if thorough && numeric {
+                    assert_eq!((h.codec, h.filter), (Codec::Context, Filter::None), "{ctx}");
+                    // Floats, row 300.
+                    assert_eq!(
+                        (payload[0], &payload[2..6]),
+                        (1, &[0, 0, 1, 44][..]),
+                        "{ctx}"
+                    );
+                } else {
+                    assert_ne!(h.codec, Codec::Context, "{ctx}");
+                }
+                decodes_every_way(&h, payload, &data);
             }
         }
     }

@@ -205,6 +205,7 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
 pub(crate) mod codec;
+pub(crate) mod context;
 pub mod error;
 pub(crate) mod lorenzo;
 pub(crate) mod lzma;
@@ -261,6 +262,9 @@ pub enum Codec {
     Pco = 4,
     /// LZMA2 in one .xz stream (integrity check none), as liblzma writes it.
     Lzma = 5,
+    /// Numbers of 2, 4 or 8 bytes as prediction residuals in an adaptive range coder whose
+    /// probabilities depend on the neighbouring residuals' sizes (numeric blocks only).
+    Context = 6,
 }
 
 impl Codec {
@@ -279,6 +283,7 @@ impl Codec {
             3 => Some(Codec::Constant),
             4 => Some(Codec::Pco),
             5 => Some(Codec::Lzma),
+            6 => Some(Codec::Context),
             _ => None,
         }
     }
@@ -298,6 +303,7 @@ impl Codec {
             Codec::Constant => "constant",
             Codec::Pco => "pco",
             Codec::Lzma => "lzma",
+            Codec::Context => "context",
         }
     }
 }

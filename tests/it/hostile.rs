@@ -221,6 +221,21 @@ fn refs_archive() -> (Vec<u8>, usize) {
     assert_eq!(b[entry_at(&b, first_entry(&b, s)) + 13], 7, "no refs block");
     (b, s)
 }
+/// A small noisy field of tests/it/context.rs packed with the `max` preset, and the stream of its
+/// first variable whose block 0 has codec context.
+fn context_archive() -> (Vec<u8>, usize) {
+    let dir = temp_dir();
+    let nc = dir.path().join("field.nc");
+    crate::context::field_file(&nc, 90, 180);
+    let z = dir.path().join("field.nc3z");
+    pack_file(&nc, &z, &PackOptions::max().with_threads(1)).unwrap();
+    let b = std::fs::read(z).unwrap();
+    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+    let s = (0..a.stream_count())
+        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 12] == 6)
+        .expect("the field packs a block with context");
+    (b, s)
+}
 /// Index of the entry of block 0 of stream `s`.
 fn first_entry(b: &[u8], s: usize) -> usize {
     let a = Archive::from_reader(b.to_vec(), Path::new("x")).unwrap();
@@ -620,21 +635,21 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         },
     );
     // A codec id this reader does not know, in frame and index alike, checksums recomputed:
-    // what a reader that predates codec 5 meets in an archive with lzma frames (see
+    // what a reader that predates codec 6 meets in an archive with context frames (see
     // design/FORMAT.md, Versioning). It is refused at open, naming the id.
     let mut b = pco_base.clone();
     let e = entry_at(&b, first_entry(&b, s));
     let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
     assert_eq!((b[f + 24], b[e + 12]), (4, 4));
-    b[f + 24] = 6;
+    b[f + 24] = 7;
     let c = crc(&b[f..f + 32]);
     put32(&mut b, f + 32, c);
-    b[e + 12] = 6;
+    b[e + 12] = 7;
     fix_tail(&mut b);
     out.push((
         "codec_id_unknown.nc3z",
         b,
-        Expect::Open("index", "unknown codec id 6"),
+        Expect::Open("index", "unknown codec id 7"),
     ));
     // Hostile lzma payloads (codec 5), in an archive of a small text file packed with
     // `--codec lzma`; `s` is the text's stream, whose block 0 is an lzma frame. Each payload is
@@ -870,6 +885,101 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
             fix_tail(b);
         },
     );
+    // Damaged context frames (codec 6), lengths and checksums recomputed so that the codec's
+    // own checks are reached. The payload: type, predictor, row length, the range coder
+    // stream's length L, L bytes, then the low bits.
+    let (cx_base, s) = context_archive();
+    let mut cx_variant = |name: &'static str, what: &'static str, f: &ForgeXz| {
+        let mut b = cx_base.clone();
+        let e = entry_at(&b, first_entry(&b, s));
+        let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+        assert_eq!((b[frame + 24], b[frame + 25]), (6, 0));
+        let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
+        let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+        let block = a.read_block(s, 0).unwrap();
+        let payload = f(&b[frame + 36..frame + 36 + stored], &block);
+        replace_payload(&mut b, frame, &payload);
+        out.push((name, b, Expect::Read(s, what)));
+    };
+    cx_variant(
+        "context_prefix_truncated.nc3z",
+        "context: payload of 9 bytes has no 10-byte prefix",
+        &|p, _| p[..9].to_vec(),
+    );
+    cx_variant(
+        "context_number_type.nc3z",
+        "context: number type 2 (0: integers, 1: floats)",
+        &|p, _| [&[2], &p[1..]].concat(),
+    );
+    cx_variant(
+        "context_predictor_unknown.nc3z",
+        "context: predictor 3 (0: left, 1: mean, 2: lorenzo)",
+        &|p, _| [&p[..1], &[3], &p[2..]].concat(),
+    );
+    cx_variant("context_row_zero.nc3z", "context: row length 0", &|p, _| {
+        [&p[..2], &[0, 0, 0, 0], &p[6..]].concat()
+    });
+    cx_variant(
+        "context_range_length_beyond.nc3z",
+        "context: range coder stream of 4294967295 bytes, but",
+        &|p, _| [&p[..6], &[0xff; 4], &p[10..]].concat(),
+    );
+    cx_variant(
+        "context_range_cut.nc3z",
+        "context: range coder stream of 5 bytes ends before the block",
+        // L = 5: the rest of the range coder's bytes become low bits.
+        &|p, _| [&p[..6], &[0, 0, 0, 5], &p[10..]].concat(),
+    );
+    cx_variant(
+        "context_range_first_byte.nc3z",
+        "context: range coder stream starts with 1 (not 0)",
+        &|p, _| [&p[..10], &[1], &p[11..]].concat(),
+    );
+    cx_variant(
+        "context_low_bits_cut.nc3z",
+        "context: low-bits stream of",
+        &|p, _| p[..p.len() - 1].to_vec(),
+    );
+    cx_variant(
+        "context_low_bits_extra.nc3z",
+        "context: the block uses",
+        &|p, _| [p, &[0]].concat(),
+    );
+    cx_variant(
+        "context_range_extra.nc3z",
+        "context: the block uses",
+        // One more byte in the range coder stream (L + 1), the low bits unchanged.
+        &|p, _| {
+            let l = u32::from_be_bytes(p[6..10].try_into().unwrap()) as usize;
+            [
+                &p[..6],
+                &(l as u32 + 1).to_be_bytes(),
+                &p[10..10 + l],
+                &[0],
+                &p[10 + l..],
+            ]
+            .concat()
+        },
+    );
+    {
+        let mut b = cx_base.clone();
+        let e = entry_at(&b, first_entry(&b, s));
+        let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+        // Frame and index agree on filter 1 (shuffle), which context frames do not have.
+        b[f + 25] = 1;
+        let c = crc(&b[f..f + 32]);
+        put32(&mut b, f + 32, c);
+        b[e + 13] = 1;
+        fix_tail(&mut b);
+        out.push((
+            "context_with_filter.nc3z",
+            b,
+            Expect::Read(
+                s,
+                "filter shuffle with codec context (its frames have filter none)",
+            ),
+        ));
+    }
     // Format 1.1: per-variable block sizes.
     let base11 = base_archive_1_1();
     let mut variant11 = |name: &'static str, expect: Expect, f: &dyn Fn(&mut Vec<u8>)| {

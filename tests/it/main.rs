@@ -3,6 +3,7 @@
 mod batch;
 mod cli;
 mod constants;
+mod context;
 mod determinism;
 mod hostile;
 mod layout_cases;

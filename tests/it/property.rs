@@ -311,7 +311,9 @@ impl Spec {
         let level = match codec {
             Codec::Zstd => r.range(-7, 9) as i32,
             Codec::Deflate => r.range(0, 9) as i32,
-            Codec::None | Codec::Constant | Codec::Pco | Codec::Lzma => default_level(codec),
+            Codec::None | Codec::Constant | Codec::Pco | Codec::Lzma | Codec::Context => {
+                default_level(codec)
+            }
         };
         let block_size = match r.upto(2) {
             0 => r.range(8, 64),
