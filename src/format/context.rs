@@ -205,7 +205,7 @@ impl Encoder {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn bit(&mut self, p: &mut Prob, bit: u32) {
         let bound = (self.range >> PROB_BITS) * p.p();
         p.update(bit);
@@ -221,6 +221,7 @@ impl Encoder {
         }
     }
 
+    #[inline(never)]
     fn shift_low(&mut self) {
         if self.low < 0xFF00_0000 || self.low > 0xFFFF_FFFF {
             let carry = (self.low >> 32) as u8;
@@ -468,45 +469,20 @@ pub(crate) fn compress(
     let Ok(row32) = u32::try_from(row) else {
         return false;
     };
-    let (w, mask, tree_bits) = widths(esize);
-    let n = data.len() / esize;
-    let mut model = Model::new(w, tree_bits);
-    let mut u = Vec::with_capacity(n);
-    let mut ks = vec![0u8; n];
     let mut rc = Encoder::new(Vec::with_capacity(data.len() / 4));
     let mut raw = BitWriter {
         acc: 0,
         n: 0,
         out: Vec::with_capacity(data.len() / 4),
     };
-    for i in 0..n {
-        let v = read_be(data, i, esize);
-        u.push(if float { to_ordered(v, w, mask) } else { v });
-        let d = u[i].wrapping_sub(predict(p, &u, i, row, mask)) & mask;
-        let z = zigzag(d, w, mask);
-        let k = bit_len(z);
-        let ctx = context(&ks, i, row, w) << tree_bits;
-        let mut node = 1usize;
-        for b in (0..tree_bits).rev() {
-            let bit = (k >> b) & 1;
-            rc.bit(&mut model.tree[ctx + node], bit);
-            node = 2 * node + bit as usize;
-        }
-        if k >= 2 {
-            let b1 = ((z >> (k - 2)) & 1) as u32;
-            rc.bit(&mut model.top[4 * k as usize + 1], b1);
-            if k >= 3 {
-                let b2 = ((z >> (k - 3)) & 1) as u32;
-                rc.bit(&mut model.top[4 * k as usize + 2 + b1 as usize], b2);
-                if k > 3 {
-                    raw.put(z & ((1u64 << (k - 3)) - 1), k - 3);
-                }
-            }
-        }
-        ks[i] = k as u8;
-        if i % 4096 == 4095 && PREFIX + rc.out.len() + raw.out.len() >= limit {
-            return false;
-        }
+    let how = (p, float, row, limit);
+    let done = match esize {
+        2 => encode_elements::<2>(data, how, &mut rc, &mut raw),
+        4 => encode_elements::<4>(data, how, &mut rc, &mut raw),
+        _ => encode_elements::<8>(data, how, &mut rc, &mut raw),
+    };
+    if !done {
+        return false;
     }
     let rc = rc.finish();
     let raw = raw.finish();
@@ -522,6 +498,55 @@ pub(crate) fn compress(
     out.extend_from_slice(&rc_len.to_be_bytes());
     out.extend_from_slice(&rc);
     out.extend_from_slice(&raw);
+    true
+}
+
+/// Encodes the elements (of `E` bytes) of `data` into the two streams with the predictor, the
+/// number type and the row length of `how`; false when their bytes reach its limit first.
+fn encode_elements<const E: usize>(
+    data: &[u8],
+    (p, float, row, limit): (Predictor, bool, usize, usize),
+    rc: &mut Encoder,
+    raw: &mut BitWriter,
+) -> bool {
+    let (w, mask, tree_bits) = widths(E);
+    let n = data.len() / E;
+    let mut model = Model::new(w, tree_bits);
+    let mut u = Vec::with_capacity(n);
+    let mut ks = vec![0u8; n];
+    for (i, e) in data.chunks_exact(E).enumerate() {
+        let mut b = [0u8; 8];
+        b[8 - E..].copy_from_slice(e);
+        let v = u64::from_be_bytes(b);
+        u.push(if float { to_ordered(v, w, mask) } else { v });
+        let d = u[i].wrapping_sub(predict(p, &u, i, row, mask)) & mask;
+        let z = zigzag(d, w, mask);
+        let k = bit_len(z);
+        let ctx = context(&ks, i, row, w) << tree_bits;
+        let tree = &mut model.tree[ctx..ctx + (1 << tree_bits)];
+        let mut node = 1usize;
+        for b in (0..tree_bits).rev() {
+            let bit = (k >> b) & 1;
+            rc.bit(&mut tree[node], bit);
+            node = 2 * node + bit as usize;
+        }
+        if k >= 2 {
+            let top = &mut model.top[4 * k as usize..4 * k as usize + 4];
+            let b1 = ((z >> (k - 2)) & 1) as u32;
+            rc.bit(&mut top[1], b1);
+            if k >= 3 {
+                let b2 = ((z >> (k - 3)) & 1) as u32;
+                rc.bit(&mut top[2 + b1 as usize], b2);
+                if k > 3 {
+                    raw.put(z & ((1u64 << (k - 3)) - 1), k - 3);
+                }
+            }
+        }
+        ks[i] = k as u8;
+        if i % 4096 == 4095 && PREFIX + rc.out.len() + raw.out.len() >= limit {
+            return false;
+        }
+    }
     true
 }
 
@@ -568,9 +593,6 @@ pub(crate) fn decompress_into(
         });
     }
     let (rc_bytes, raw_bytes) = rest.split_at(rc_len);
-    let (w, mask, tree_bits) = widths(esize);
-    let n = out.len() / esize;
-    let mut model = Model::new(w, tree_bits);
     let mut rc = Decoder::new(rc_bytes)?;
     let mut raw = BitReader {
         data: raw_bytes,
@@ -578,13 +600,46 @@ pub(crate) fn decompress_into(
         acc: 0,
         n: 0,
     };
+    let how = (p, float, native, row);
+    match esize {
+        2 => decode_elements::<2>(how, &mut rc, &mut raw, out)?,
+        4 => decode_elements::<4>(how, &mut rc, &mut raw, out)?,
+        _ => decode_elements::<8>(how, &mut rc, &mut raw, out)?,
+    }
+    if rc.pos != rc_bytes.len() {
+        return Err(ContextError::RangeTrailing {
+            used: rc.pos,
+            len: rc_bytes.len(),
+        });
+    }
+    if raw.pos != raw_bytes.len() || raw.acc != 0 {
+        return Err(ContextError::RawTrailing {
+            used: raw.pos,
+            len: raw_bytes.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Decodes the elements of `out` (of `E` bytes) from the two streams, with the predictor, the
+/// number type, the byte order and the row length of `how`.
+fn decode_elements<const E: usize>(
+    (p, float, native, row): (Predictor, bool, bool, usize),
+    rc: &mut Decoder<'_>,
+    raw: &mut BitReader<'_>,
+    out: &mut [u8],
+) -> Result<(), ContextError> {
+    let (w, mask, tree_bits) = widths(E);
+    let n = out.len() / E;
+    let mut model = Model::new(w, tree_bits);
     let mut u: Vec<u64> = Vec::with_capacity(n);
     let mut ks = vec![0u8; n];
-    for i in 0..n {
+    for (i, o) in out.chunks_exact_mut(E).enumerate() {
         let ctx = context(&ks, i, row, w) << tree_bits;
+        let tree = &mut model.tree[ctx..ctx + (1 << tree_bits)];
         let mut node = 1usize;
         for _ in 0..tree_bits {
-            node = 2 * node + rc.bit(&mut model.tree[ctx + node])? as usize;
+            node = 2 * node + rc.bit(&mut tree[node])? as usize;
         }
         let k = (node - (1usize << tree_bits)) as u32;
         if k > w {
@@ -599,38 +654,27 @@ pub(crate) fn decompress_into(
             1 => 1,
             2 => 2 | u64::from(rc.bit(&mut model.top[9])?),
             _ => {
-                let b1 = rc.bit(&mut model.top[4 * k as usize + 1])?;
-                let b2 = rc.bit(&mut model.top[4 * k as usize + 2 + b1 as usize])?;
+                let top = &mut model.top[4 * k as usize..4 * k as usize + 4];
+                let b1 = rc.bit(&mut top[1])?;
+                let b2 = rc.bit(&mut top[2 + b1 as usize])?;
                 let low = if k > 3 { raw.get(k - 3)? } else { 0 };
                 (1u64 << (k - 1)) | (u64::from(b1) << (k - 2)) | (u64::from(b2) << (k - 3)) | low
             }
         };
         ks[i] = k as u8;
-        let d = unzigzag(z, mask);
-        let x = d.wrapping_add(predict(p, &u, i, row, mask)) & mask;
+        let x = unzigzag(z, mask).wrapping_add(predict(p, &u, i, row, mask)) & mask;
         u.push(x);
         let v = if float { from_ordered(x, w, mask) } else { x };
-        let o = &mut out[i * esize..(i + 1) * esize];
-        match (esize, native) {
-            (2, false) => o.copy_from_slice(&(v as u16).to_be_bytes()),
-            (2, true) => o.copy_from_slice(&(v as u16).to_ne_bytes()),
-            (4, false) => o.copy_from_slice(&(v as u32).to_be_bytes()),
-            (4, true) => o.copy_from_slice(&(v as u32).to_ne_bytes()),
-            (_, false) => o.copy_from_slice(&v.to_be_bytes()),
-            (_, true) => o.copy_from_slice(&v.to_ne_bytes()),
+        let bytes = if native {
+            v.to_ne_bytes()
+        } else {
+            v.to_be_bytes()
+        };
+        if native && cfg!(target_endian = "little") {
+            o.copy_from_slice(&bytes[..E]);
+        } else {
+            o.copy_from_slice(&bytes[8 - E..]);
         }
-    }
-    if rc.pos != rc_bytes.len() {
-        return Err(ContextError::RangeTrailing {
-            used: rc.pos,
-            len: rc_bytes.len(),
-        });
-    }
-    if raw.pos != raw_bytes.len() || raw.acc != 0 {
-        return Err(ContextError::RawTrailing {
-            used: raw.pos,
-            len: raw_bytes.len(),
-        });
     }
     Ok(())
 }
