@@ -146,9 +146,9 @@ struct PackArgs {
     /// does not pay on a sample; deflate 6; lzma 6; filters judged on a sample) or `max` (zstd
     /// 19 / deflate 9 / lzma 9, filters judged on whole blocks, and with zstd lzma for the
     /// blocks where it is 3 % smaller, judged on a sample or, where values repeat far apart,
-    /// on the whole block; blocks of 8 MiB for variables over 1 MiB unless --block-size is
-    /// given, so a read of one value decodes up to 8 MiB, at ~0.1 GB/s for lzma; for cold
-    /// archives).
+    /// on the whole block, and the context codec for numeric blocks where it is smaller;
+    /// blocks of 8 MiB for variables over 1 MiB unless --block-size is given, so a read of
+    /// one value decodes up to 8 MiB, at ~0.1 GB/s for lzma and context; for cold archives).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_level)]
     level: Option<Level>,
     /// Filter before the codec: auto (per block, the best of shuffle, bytedelta and zzdelta,
