@@ -97,6 +97,11 @@ for bs in 16384 65536; do
     new_seed fuzz/seeds/mesh_refs.nc "mesh_refs_max_b$bs" '"lzma+refs"' --level max --block-size $bs
 done
 
+# The context codec (6): a noisy field, max preset.
+for bs in 2048 4096; do
+    new_seed fuzz/seeds/noisy_field.nc "noisy_field_max_b$bs" '"context"' --level max --block-size $bs
+done
+
 # slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
 for k in 0 1 2 3 4 5 6; do
     printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
@@ -124,7 +129,8 @@ done
 for spec in "\x8c\x03:smooth_grid:lzma_b508" "\x9c\x23:smooth_grid:lzma_max_b1004" \
     "\x84\x43:smooth_grid:lzma_b260_2t" "\x9c\x20:smooth_grid:max_b1004" \
     "\x8c\x00:smooth_grid:b508" "\xff\x03:mesh_repeats:lzma_b4096" \
-    "\xff\x20:mesh_repeats:max_b4096" "\xff\x20:mesh_refs:max_b4096"; do
+    "\xff\x20:mesh_repeats:max_b4096" "\xff\x20:mesh_refs:max_b4096" \
+    "\xff\x20:noisy_field:max_b4096"; do
     o=${spec%%:*}
     rest=${spec#*:}
     name=${rest%%:*}
@@ -228,7 +234,7 @@ if [ "${1:-}" = "--seeds" ]; then
         || { echo "fill_values_zstd_b16.nc3z has no constant blocks" >&2; exit 1; }
     # The netCDF seeds of the newer decoders, and their archives: lzma with filters and
     # pco + plane; the max preset's pco + plane; the max preset's lzma.
-    for n in smooth_grid mesh_repeats mesh_refs; do
+    for n in smooth_grid mesh_repeats mesh_refs noisy_field; do
         python3 "$fuzz/make_seed_cdl.py" $n > "$tmp/$n.cdl"
         ncgen -k classic -o "$fuzz/seeds/$n.nc" "$tmp/$n.cdl"
     done

@@ -12,8 +12,12 @@ ncgen on it; the .nc files are committed in fuzz/seeds/ for slab_read):
                 for each vertex, recurring in the cells around it) and int vertex_of_cell(nv,
                 cell) (the vertices' numbers, shuffled): the `max` preset packs both with lzma
                 after the `refs` filter (filter 7) at block size 65536
+  noisy_field   float t(y, x), double d(y, x) and short h(y, x) (in hundredths) on a 40 x 90
+                grid: a smooth field with noise ten times larger in a band of columns than
+                elsewhere and fill values in a corner (the `max` preset packs a few blocks with
+                the `context` codec, codec 6, at block sizes 2048 and 4096)
 
-Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs
+Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs|noisy_field
 """
 import math
 import random
@@ -95,4 +99,40 @@ data:
 }}"""
 
 
-print({"smooth_grid": smooth_grid, "mesh_repeats": mesh_repeats, "mesh_refs": mesh_refs}[sys.argv[1]]())
+def noisy_field():
+    rnd = random.Random(17)
+    ny, nx = 40, 90
+    vals = []
+    for j in range(ny):
+        for i in range(nx):
+            smooth = 280 + 30 * j / ny + 3 * math.sin(6 * 2 * math.pi * i / nx)
+            land = nx * 5 // 18 <= i < nx * 11 // 18
+            noise = sum(rnd.random() - 0.5 for _ in range(4)) * (2.0 if land else 0.2)
+            ice = j < ny // 9 and i < nx // 4
+            vals.append(9.969209968386869e36 if ice else smooth + noise)
+    t = ", ".join("%.9g" % v for v in vals)
+    d = ", ".join(repr(v) for v in vals)
+    h = ", ".join(str(-32767 if v > 1e30 else int((v - 280) * 100)) for v in vals)
+    return f"""netcdf noisy_field {{
+dimensions:
+	y = {ny} ;
+	x = {nx} ;
+variables:
+	float t(y, x) ;
+	double d(y, x) ;
+	short h(y, x) ;
+data:
+ t = {t} ;
+ d = {d} ;
+ h = {h} ;
+}}"""
+
+
+print(
+    {
+        "smooth_grid": smooth_grid,
+        "mesh_repeats": mesh_repeats,
+        "mesh_refs": mesh_refs,
+        "noisy_field": noisy_field,
+    }[sys.argv[1]]()
+)
