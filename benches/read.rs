@@ -4,9 +4,9 @@
 //! Run: `cargo bench --bench read` (env `NC3PACK_BENCH_DIR` for where the generated files go,
 //! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
 //! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
-//! of the gridded data stored with zstd, with pco, with lorenzo + zstd, with plane + pco and with
-//! lzma, and 16 blocks of a topography-like int16 field; `NC3PACK_BENCH_SERIES_ONLY=1` for the
-//! time-series table only).
+//! of the gridded data stored with zstd, with pco, with lorenzo + zstd, with plane + pco, with
+//! lzma and with context, and 16 blocks of a topography-like int16 field;
+//! `NC3PACK_BENCH_SERIES_ONLY=1` for the time-series table only).
 //!
 //! The time-series table packs the gridded file with per-variable block sizes for t2m (1 MiB,
 //! the default, down to 4 KiB) and reads 100 values along the record dimension (one per record,
@@ -248,6 +248,7 @@ fn block_decode(grid: &Path, row: usize) {
     let mut lorenzo_frames = Vec::new();
     let mut plane_frames = Vec::new();
     let mut lzma_frames = Vec::new();
+    let mut context_frames = Vec::new();
     let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
         .unwrap()
         .fast_blocks(true)
@@ -302,6 +303,19 @@ fn block_decode(grid: &Path, row: usize) {
         lorenzo_frames.push((h, payload));
         // The weighted 2-D predictor with pco along t2m's rows.
         plane_frames.push(plane_frame(b, NumKind::F32, row, i));
+        // The context codec along t2m's rows.
+        let payload = nc3pack::__private::context_payload(b, NumKind::F32, row).unwrap();
+        let h = FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: b.len() as u32,
+            stream: 0,
+            block: i as u64,
+            codec: Codec::Context,
+            filter: Filter::None,
+            esize: 4,
+            payload_crc: crc(&payload),
+        };
+        context_frames.push((h, payload));
     }
     println!();
     println!(
@@ -317,6 +331,7 @@ fn block_decode(grid: &Path, row: usize) {
         ("lorenzo + zstd", &lorenzo_frames),
         ("plane + pco", &plane_frames),
         ("filter + lzma (6; `max` where it pays)", &lzma_frames),
+        ("context (`max` where it pays)", &context_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();

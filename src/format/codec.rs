@@ -276,6 +276,46 @@ pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> 
     super::pco::compress_residuals(kind.unsigned(), &f, super::pco::LEVEL, &mut out).then_some(out)
 }
 
+/// The payload of a `context` frame (codec 6, filter none) for `data`, numbers of `kind` in rows
+/// of `row` elements (at least 1; at most the block is used), with the predictor the `max`
+/// preset would choose. `None` when the codec cannot encode `data` (not whole elements) or its
+/// payload would not be smaller than `data`.
+///
+/// ```
+/// use nc3pack::{__private::{context_payload, decode_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // A 40 x 50 grid of floats with noise.
+/// let mut x = 1u32;
+/// let data: Vec<u8> = (0..2000)
+///     .flat_map(|i| {
+///         x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+///         (280.0 + (i / 50) as f32 * 0.1 + (x >> 24) as f32 * 1e-3).to_be_bytes()
+///     })
+///     .collect();
+/// let payload = context_payload(&data, NumKind::F32, 50).unwrap();
+/// assert_eq!(&payload[2..6], &[0, 0, 0, 50]); // row length 50
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 8000, stream: 0, block: 0,
+///     codec: Codec::Context, filter: Filter::None, esize: 4, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn context_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    let n = data.len() / e;
+    let mut out = Vec::new();
+    context::compress_best(
+        data,
+        e,
+        kind.is_float(),
+        row.clamp(1, n.max(1)),
+        data.len(),
+        &mut out,
+    )
+    .map(|_| out)
+}
+
 /// The row length [`apply_filter`] and [`undo_filter`] give the `lorenzo` filter: the whole
 /// block as one row (blocks of variables use the variable's rows; see [`apply_lorenzo`]).
 fn whole_row(data: &[u8], esize: usize) -> usize {
