@@ -6,8 +6,8 @@
 //! integers that keep their order), is predicted from the element before it (left) and the one a
 //! row back (up), and the prediction's error is zigzag-encoded into z. The bit length k of z
 //! (0 to w) is coded with a binary tree of adaptive probabilities chosen by the bit lengths of
-//! the left and up residuals, the bit of z just below its leading one with a probability chosen
-//! by k, and z's k − 2 lower bits go as they are into a second stream. Where noise varies over a
+//! the left and up residuals, the two bits of z just below its leading one with probabilities
+//! chosen by k, and z's k − 3 lower bits go as they are into a second stream. Where noise varies over a
 //! field (land against sea, cold against warm, ice edges), the neighbours' residual sizes say how
 //! many bits the next residual needs, which byte filters, zstd, lzma and pco do not see.
 //!
@@ -50,6 +50,7 @@ impl Prob {
         }
     }
 }
+
 /// The range is renormalized (shifted by a byte) when it falls below this.
 const TOP: u32 = 1 << 24;
 
@@ -158,9 +159,10 @@ fn bit_len(z: u64) -> u32 {
     64 - z.leading_zeros()
 }
 
-/// The adaptive probabilities: for each context (the left and up residuals' bit lengths added,
-/// 0 to 2w), the nodes 1 to 2^T − 1 of the bit-length tree; for each bit length k, the chance
-/// of the bit below the leading one.
+/// The adaptive probabilities: for each context ((w + 1)² pairs of the left and up residuals'
+/// bit lengths), the nodes 1 to 2^T − 1 of the bit-length tree (node 0 unused); for each bit
+/// length k, four: the first bit below the leading one (index 1), and the second after a 0
+/// (2) or a 1 (3).
 struct Model {
     tree: Vec<Prob>,
     top: Vec<Prob>,
@@ -175,8 +177,8 @@ impl Model {
     }
 }
 
-/// The bit lengths' context of element `i`: the left residual's bit length plus the up
-/// residual's (the left one again where there is no up).
+/// The bit lengths' context of element `i`: the left residual's bit length a and the up
+/// residual's b (a again where there is no up), as a · (w + 1) + b.
 #[inline]
 fn context(ks: &[u8], i: usize, row: usize, w: u32) -> usize {
     let left = if i > 0 { ks[i - 1] } else { 0 };
