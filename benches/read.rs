@@ -237,7 +237,7 @@ fn fmt_tp(bytes: u64, d: Duration) -> String {
 /// big-endian).
 fn block_decode(grid: &Path, row: usize) {
     use nc3pack::__private::{decode_payload, Encoder};
-    use nc3pack::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
+    use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
     let file = std::fs::read(grid).unwrap();
     let data_len = (file.len() as u64 / (1 << 20)).min(32) << 20;
     // t2m is the only variable: its data is the end of the file.
@@ -274,47 +274,20 @@ fn block_decode(grid: &Path, row: usize) {
         let cfg = pco::ChunkConfig::default().with_compression_level(8);
         let mut payload = Vec::new();
         pco::standalone::simple_compress_into(&nums, &cfg, &mut payload).unwrap();
-        let h = FrameHeader {
-            stored_len: payload.len() as u32,
-            decoded_len: b.len() as u32,
-            stream: 0,
-            block: i as u64,
-            codec: Codec::Pco,
-            filter: Filter::None,
-            esize: 4,
-            payload_crc: crc(&payload),
-        };
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::None, 4);
         pco_frames.push((h, payload));
         // The 2-D lorenzo filter along t2m's rows (nx elements), then zstd level 3.
         let mut f = Vec::new();
         nc3pack::__private::apply_lorenzo(b, 4, row, &mut f);
         let mut payload = (row as u32).to_be_bytes().to_vec();
         payload.extend_from_slice(&zstd::bulk::compress(&f, 3).unwrap());
-        let h = FrameHeader {
-            stored_len: payload.len() as u32,
-            decoded_len: b.len() as u32,
-            stream: 0,
-            block: i as u64,
-            codec: Codec::Zstd,
-            filter: Filter::Lorenzo,
-            esize: 4,
-            payload_crc: crc(&payload),
-        };
+        let h = frame_header(&payload, b.len(), i, Codec::Zstd, Filter::Lorenzo, 4);
         lorenzo_frames.push((h, payload));
         // The weighted 2-D predictor with pco along t2m's rows.
         plane_frames.push(plane_frame(b, NumKind::F32, row, i));
         // The context codec along t2m's rows.
         let payload = nc3pack::__private::context_payload(b, NumKind::F32, row).unwrap();
-        let h = FrameHeader {
-            stored_len: payload.len() as u32,
-            decoded_len: b.len() as u32,
-            stream: 0,
-            block: i as u64,
-            codec: Codec::Context,
-            filter: Filter::None,
-            esize: 4,
-            payload_crc: crc(&payload),
-        };
+        let h = frame_header(&payload, b.len(), i, Codec::Context, Filter::None, 4);
         context_frames.push((h, payload));
     }
     println!();
@@ -352,6 +325,27 @@ fn block_decode(grid: &Path, row: usize) {
 
 use nc3pack::__private::NumKind;
 
+/// The header of a frame of block `i` (stream 0) with `payload`, decoding to `len` bytes.
+fn frame_header(
+    payload: &[u8],
+    len: usize,
+    i: usize,
+    codec: nc3pack::format::Codec,
+    filter: nc3pack::format::Filter,
+    esize: u16,
+) -> nc3pack::format::FrameHeader {
+    nc3pack::format::FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: len as u32,
+        stream: 0,
+        block: i as u64,
+        codec,
+        filter,
+        esize,
+        payload_crc: nc3pack::format::crc(payload),
+    }
+}
+
 /// Block `i` as a `plane` + pco frame (header and payload), rows of `row` elements.
 fn plane_frame(
     b: &[u8],
@@ -359,18 +353,16 @@ fn plane_frame(
     row: usize,
     i: usize,
 ) -> (nc3pack::format::FrameHeader, Vec<u8>) {
-    use nc3pack::format::{crc, Codec, Filter, FrameHeader};
+    use nc3pack::format::{Codec, Filter};
     let payload = nc3pack::__private::plane_payload(b, kind, row).unwrap();
-    let h = FrameHeader {
-        stored_len: payload.len() as u32,
-        decoded_len: b.len() as u32,
-        stream: 0,
-        block: i as u64,
-        codec: Codec::Pco,
-        filter: Filter::Plane,
-        esize: kind.esize() as u16,
-        payload_crc: crc(&payload),
-    };
+    let h = frame_header(
+        &payload,
+        b.len(),
+        i,
+        Codec::Pco,
+        Filter::Plane,
+        kind.esize() as u16,
+    );
     (h, payload)
 }
 
@@ -379,7 +371,7 @@ fn plane_frame(
 /// best filter with zstd (as the encoder chooses without pco), pco, and plane + pco.
 fn int16_decode() {
     use nc3pack::__private::{decode_payload, Encoder};
-    use nc3pack::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
+    use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
     let (nx, blocks) = (1000usize, 16usize);
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let data: Vec<u8> = (0..blocks << 19)
@@ -413,16 +405,7 @@ fn int16_decode() {
         let cfg = pco::ChunkConfig::default().with_compression_level(8);
         let mut payload = Vec::new();
         pco::standalone::simple_compress_into(&nums, &cfg, &mut payload).unwrap();
-        let h = FrameHeader {
-            stored_len: payload.len() as u32,
-            decoded_len: b.len() as u32,
-            stream: 0,
-            block: i as u64,
-            codec: Codec::Pco,
-            filter: Filter::None,
-            esize: 2,
-            payload_crc: crc(&payload),
-        };
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::None, 2);
         pco_frames.push((h, payload));
         plane_frames.push(plane_frame(b, NumKind::I16, nx, i));
     }

@@ -3,9 +3,9 @@
 //! does, and such archives unpack byte for byte and read back as the `netcdf3` crate reads the
 //! original.
 
-use crate::util::{nc3pack, temp_dir};
+use crate::util::{nc3pack, preset_options, temp_dir};
 use nc3pack::format::{Codec, Filter};
-use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, PackOptions, UnpackOptions};
+use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, UnpackOptions};
 use std::path::Path;
 
 /// Rows and columns of the fields the tests make with [`field_file`].
@@ -93,17 +93,7 @@ fn max_uses_context_on_noisy_fields_and_reads_back_exactly() {
     {
         let ctx = format!("max {max} block size {block_size:?}");
         let z = dir.path().join(format!("f{max}{block_size:?}.nc3z"));
-        let opts = if max {
-            PackOptions::max()
-        } else {
-            PackOptions::default()
-        };
-        let opts = match block_size {
-            Some(b) => opts.with_block_size(b),
-            None => opts,
-        }
-        .with_threads(threads);
-        pack_file(&nc, &z, &opts).unwrap();
+        pack_file(&nc, &z, &preset_options(max, block_size, threads)).unwrap();
         let a = Archive::open(&z).unwrap();
         let info = nc3pack(&["info".as_ref(), z.as_os_str()]).expect(0).stdout;
         let all = context_blocks(&a, "t") + context_blocks(&a, "d") + context_blocks(&a, "h");

@@ -131,8 +131,8 @@ fn lzma_archive() -> (Vec<u8>, usize) {
     assert_eq!(b[entry_at(&b, 0) + 12], 5, "text packs with lzma");
     (b, 0)
 }
-/// Makes a hostile lzma payload from the frame's payload and the block it decodes to.
-type ForgeXz = dyn Fn(&[u8], &[u8]) -> Vec<u8>;
+/// Makes a hostile payload from the frame's payload and the block it decodes to.
+type ForgePayload = dyn Fn(&[u8], &[u8]) -> Vec<u8>;
 /// `data` as one .xz stream with integrity check none (xz -6).
 fn xz(data: &[u8]) -> Vec<u8> {
     use liblzma::stream::{Action, Check, Status, Stream};
@@ -235,6 +235,20 @@ fn context_archive() -> (Vec<u8>, usize) {
         .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 12] == 6)
         .expect("the field packs a block with context");
     (b, s)
+}
+/// `base` with the payload of block 0 of stream `s` (a frame of codec `codec`) replaced by what
+/// `f` makes of it and of the decoded block, lengths, offsets and checksums recomputed.
+fn forge_payload(base: &[u8], s: usize, codec: u8, f: &ForgePayload) -> Vec<u8> {
+    let mut b = base.to_vec();
+    let e = entry_at(&b, first_entry(&b, s));
+    let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+    assert_eq!(b[frame + 24], codec);
+    let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
+    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+    let block = a.read_block(s, 0).unwrap();
+    let payload = f(&b[frame + 36..frame + 36 + stored], &block);
+    replace_payload(&mut b, frame, &payload);
+    b
 }
 /// Index of the entry of block 0 of stream `s`.
 fn first_entry(b: &[u8], s: usize) -> usize {
@@ -655,16 +669,8 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
     // `--codec lzma`; `s` is the text's stream, whose block 0 is an lzma frame. Each payload is
     // a well-formed frame (lengths, offsets and checksums recomputed) around a bad .xz stream.
     let (xz_base, s) = lzma_archive();
-    let mut xz_variant = |name: &'static str, what: &'static str, f: &ForgeXz| {
-        let mut b = xz_base.clone();
-        let e = entry_at(&b, first_entry(&b, s));
-        let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
-        assert_eq!(b[frame + 24], 5);
-        let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
-        let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
-        let block = a.read_block(s, 0).unwrap();
-        let payload = f(&b[frame + 36..frame + 36 + stored], &block);
-        replace_payload(&mut b, frame, &payload);
+    let mut xz_variant = |name: &'static str, what: &'static str, f: &ForgePayload| {
+        let b = forge_payload(&xz_base, s, 5, f);
         out.push((name, b, Expect::Read(s, what)));
     };
     xz_variant(
@@ -889,16 +895,8 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
     // own checks are reached. The payload: type, predictor, row length, the range coder
     // stream's length L, L bytes, then the low bits.
     let (cx_base, s) = context_archive();
-    let mut cx_variant = |name: &'static str, what: &'static str, f: &ForgeXz| {
-        let mut b = cx_base.clone();
-        let e = entry_at(&b, first_entry(&b, s));
-        let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
-        assert_eq!((b[frame + 24], b[frame + 25]), (6, 0));
-        let stored = u32::from_le_bytes(b[frame + 4..frame + 8].try_into().unwrap()) as usize;
-        let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
-        let block = a.read_block(s, 0).unwrap();
-        let payload = f(&b[frame + 36..frame + 36 + stored], &block);
-        replace_payload(&mut b, frame, &payload);
+    let mut cx_variant = |name: &'static str, what: &'static str, f: &ForgePayload| {
+        let b = forge_payload(&cx_base, s, 6, f);
         out.push((name, b, Expect::Read(s, what)));
     };
     cx_variant(

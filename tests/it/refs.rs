@@ -3,9 +3,9 @@
 //! default preset never does, and such archives unpack byte for byte and read back as the
 //! `netcdf3` crate reads the original.
 
-use crate::util::{nc3pack, temp_dir};
+use crate::util::{nc3pack, preset_options, temp_dir};
 use nc3pack::format::{Codec, Filter};
-use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, PackOptions, UnpackOptions};
+use nc3pack::{pack_file, unpack_file, Archive, Dataset, Hyperslab, UnpackOptions};
 use std::path::Path;
 
 /// Vertices of the grid the mesh triangulates, in rows of `W`.
@@ -83,17 +83,7 @@ fn max_uses_refs_on_far_repeats_and_reads_back_exactly() {
     ] {
         let ctx = format!("max {max} block size {block_size:?}");
         let z = dir.path().join(format!("m{max}{block_size:?}.nc3z"));
-        let opts = if max {
-            PackOptions::max()
-        } else {
-            PackOptions::default()
-        };
-        let opts = match block_size {
-            Some(b) => opts.with_block_size(b),
-            None => opts,
-        }
-        .with_threads(threads);
-        pack_file(&nc, &z, &opts).unwrap();
+        pack_file(&nc, &z, &preset_options(max, block_size, threads)).unwrap();
         let a = Archive::open(&z).unwrap();
         let refs = |name: &str| {
             let s = a.var_id(name).unwrap();

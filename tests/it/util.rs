@@ -258,3 +258,18 @@ pub fn cut<T: Copy>(all: &[T], shape: &[usize], start: &[usize], count: &[usize]
     }
     out
 }
+
+/// Pack options of the `max` preset (or the default one), with `block_size` if given, on
+/// `threads` threads.
+pub fn preset_options(max: bool, block_size: Option<u32>, threads: usize) -> nc3pack::PackOptions {
+    let opts = if max {
+        nc3pack::PackOptions::max()
+    } else {
+        nc3pack::PackOptions::default()
+    };
+    match block_size {
+        Some(b) => opts.with_block_size(b),
+        None => opts,
+    }
+    .with_threads(threads)
+}
