@@ -979,6 +979,7 @@ fn pack_batch(
                 seconds,
                 deleted,
                 kept,
+                input_hash,
             } => {
                 note_kept(i, kept);
                 skipped.fetch_add(1, Relaxed);
@@ -999,8 +1000,10 @@ fn pack_batch(
                         Entry {
                             size: Some(record.size),
                             mtime_ns: Some(record.mtime_ns),
-                            hash: Some(record.hash),
+                            hash: Some(input_hash.unwrap_or(record.hash)),
                             output_size: Some(record.output_size),
+                            // A lossy archive's record holds the quantized file's hash.
+                            restored: record.restored_size.map(|r| (r.get(), record.hash)),
                             deleted,
                             kept: kept.map(|k| k.to_string()),
                             ..entry(status, seconds)

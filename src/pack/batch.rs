@@ -517,6 +517,9 @@ pub enum Outcome {
         deleted: bool,
         /// Why `--delete-input` kept it although its archive is done.
         kept: Option<Kept>,
+        /// The input's xxh3-128 when that is not the record's (an archive of a quantized file,
+        /// found with no record: the record holds the quantized file's hash).
+        input_hash: Option<u128>,
     },
     /// Found in a directory, and not a netCDF-3 file: ignored.
     NotNetcdf,
@@ -706,6 +709,34 @@ trait Archives: Sync {
         i: usize,
         size: u64,
     ) -> Option<std::result::Result<(u64, u128), crate::format::error::EndsError>>;
+    /// What input `i`'s existing archive records of a quantized original (`--quantize`);
+    /// None when it holds a lossless file or cannot be opened.
+    fn lossy_original(&self, plan: &Plan, i: usize) -> Option<LossyArchive>;
+}
+
+/// An intact archive of a quantized file, as a rerun with no record of it needs it: what the
+/// archive restores and the original the quantized file came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LossyArchive {
+    /// The archive's length.
+    pub(crate) output_size: u64,
+    /// The length and xxh3-128 of the quantized file the archive restores (its lead's).
+    pub(crate) restored: (u64, u128),
+    /// The length and xxh3-128 of the original (the quantized file's
+    /// `nc3pack_original_xxh3_128` attribute).
+    pub(crate) original: (u64, u128),
+}
+
+impl LossyArchive {
+    /// What `a` records, if it holds a quantized file that names its original.
+    pub(crate) fn of<R: crate::io::ReadAt>(a: &crate::Archive<R>) -> Option<LossyArchive> {
+        let (hash, len) = crate::quantize::Lossy::of(a.header())?.original?;
+        Some(LossyArchive {
+            output_size: a.len(),
+            restored: (a.lead().file_len, a.original_hash()),
+            original: (len, hash),
+        })
+    }
 }
 
 /// Archives as files under OUT, looked at by one worker (which keeps the directory of the
@@ -750,6 +781,10 @@ impl Archives for Files {
         }
         Some(check_ends(&output, size, None))
     }
+
+    fn lossy_original(&self, plan: &Plan, i: usize) -> Option<LossyArchive> {
+        LossyArchive::of(&crate::Archive::open(plan.output(i)).ok()?)
+    }
 }
 
 /// Decides what to do with input `i` (see the module docs, "Resuming"), its archive looked at
@@ -781,6 +816,7 @@ fn decide(
                         seconds: t.elapsed().as_secs_f64(),
                         deleted: false,
                         kept: None,
+                        input_hash: None,
                     });
                 }
             }
@@ -827,6 +863,7 @@ fn decide(
                 seconds: t.elapsed().as_secs_f64(),
                 deleted: false,
                 kept: None,
+                input_hash: None,
             });
         }
     }
@@ -873,6 +910,7 @@ fn decide(
             mtime,
         };
     };
+    let mut input_hash = None;
     if let Ok((output_size, hash)) = ends {
         match hash_file(&input) {
             Ok(h) if h == hash => {
@@ -888,10 +926,41 @@ fn decide(
                     seconds: t.elapsed().as_secs_f64(),
                     deleted: false,
                     kept: None,
+                    input_hash: None,
                 })
             }
-            Ok(_) => {}
+            Ok(h) => input_hash = Some(h),
             Err(e) => return failed(e),
+        }
+    }
+    // Or a quantized file's archive (`--quantize`), which holds this input's hash as its
+    // original's.
+    if let Some(lossy) = archives
+        .lossy_original(plan, i)
+        .filter(|l| l.original.0 == size)
+    {
+        let h = match input_hash {
+            Some(h) => h,
+            None => match hash_file(&input) {
+                Ok(h) => h,
+                Err(e) => return failed(e),
+            },
+        };
+        if h == lossy.original.1 {
+            return Step::Finished(Outcome::Skipped {
+                record: Record {
+                    size,
+                    mtime_ns: mtime,
+                    hash: lossy.restored.1,
+                    output_size: lossy.output_size,
+                    restored_size: std::num::NonZeroU64::new(lossy.restored.0),
+                },
+                recorded: false,
+                seconds: t.elapsed().as_secs_f64(),
+                deleted: false,
+                kept: None,
+                input_hash: Some(h),
+            });
         }
     }
     failed(Error::Refused {

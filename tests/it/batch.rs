@@ -1926,3 +1926,91 @@ fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
     assert_eq!(calls.into_inner(), 0);
     assert!(input.join("g.nc").exists() && !out.join("g.nc.nc3z").exists());
 }
+
+/// A run killed after renaming a quantized file's archive and before writing its manifest
+/// line: the rerun finds the archive complete, holding that input as its original (the
+/// quantized file's `nc3pack_original_xxh3_128` attribute), skips it and writes the lost line
+/// (both files' sizes and hashes); an input changed since is refused, its archive kept.
+#[test]
+fn a_quantized_archive_without_its_line_is_skipped_when_it_holds_that_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a/g1.nc".into(), "b/g2.nc".into()],
+        "gridded_sst.nc",
+    );
+    let out = dir.path().join("out");
+    let pack = || {
+        nc3pack(
+            &[
+                "pack".as_ref(),
+                "--quantize".as_ref(),
+                "sst=bitround:7".as_ref(),
+                input.as_os_str(),
+                "-o".as_ref(),
+                out.as_os_str(),
+            ],
+            None,
+        )
+    };
+    let (code, _, err) = pack();
+    assert_eq!(code, 0, "{err}");
+    let first = manifest_lines(&out.join(".nc3pack"));
+    let archives: Vec<Vec<u8>> = ["a/g1.nc", "b/g2.nc"]
+        .iter()
+        .map(|n| std::fs::read(out.join(format!("{n}.nc3z"))).unwrap())
+        .collect();
+    // The lines lost (as if the run died before writing them).
+    std::fs::remove_dir_all(out.join(".nc3pack")).unwrap();
+    let (code, _, err) = pack();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 already packed (skipped)"), "{err}");
+    let lines = manifest_lines(&out.join(".nc3pack"));
+    for (name, archive) in ["a/g1.nc", "b/g2.nc"].iter().zip(&archives) {
+        let z = out.join(format!("{name}.nc3z"));
+        assert!(std::fs::read(&z).unwrap() == *archive, "{name} rewritten");
+        let l = lines.iter().find(|l| l["name"] == *name).unwrap();
+        let f = first.iter().find(|l| l["name"] == *name).unwrap();
+        // The line the killed run lost, written now.
+        assert_eq!(l["status"], "packed", "{l}");
+        for key in [
+            "size",
+            "xxh3",
+            "restored_size",
+            "restored_xxh3",
+            "output_size",
+        ] {
+            assert_eq!(l[key], f[key], "{name}: {key}");
+        }
+        assert_eq!(l["xxh3"], xxh3_hex(&input.join(name)));
+    }
+    // The collection verifies from the new lines, against the originals too.
+    let m = out.join(".nc3pack");
+    let (code, stdout, err) = nc3pack(
+        &[
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            m.as_os_str(),
+            "--against".as_ref(),
+            input.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{stdout}{err}");
+    // A changed original (same size) with no line: not this archive's original, refused.
+    std::fs::remove_dir_all(&m).unwrap();
+    let g2 = input.join("b/g2.nc");
+    let mut bytes = std::fs::read(&g2).unwrap();
+    let n = bytes.len();
+    bytes[n - 10] ^= 1;
+    std::fs::write(&g2, &bytes).unwrap();
+    let (code, _, err) = pack();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("g2.nc.nc3z: output exists and is not recorded as this input's archive"),
+        "{err}"
+    );
+    assert!(err.contains("1 already packed (skipped)"), "{err}");
+    assert!(std::fs::read(out.join("b/g2.nc.nc3z")).unwrap() == archives[1]);
+}

@@ -2175,3 +2175,58 @@ fn s3_batch_copies_its_manifest_to_the_bucket_while_running_and_a_rerun_elsewher
         assert_eq!(status, want, "{name}");
     }
 }
+
+/// A quantized file's object whose manifest line was lost (a kill between the upload and the
+/// line): the rerun opens the object, finds the input as its original, skips it and writes the
+/// lost line; the object is not uploaded again.
+#[test]
+fn s3_batch_skips_a_quantized_object_whose_line_was_lost() {
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("tree");
+    std::fs::create_dir_all(tree.join("a")).unwrap();
+    std::fs::copy(sample("gridded_sst.nc"), tree.join("a/g.nc")).unwrap();
+    let run = || {
+        output_bounded(
+            s3.cmd(SECRET)
+                .current_dir(work.path())
+                .args(["pack", "--quantize", "sst=bitround:7"])
+                .arg(&tree)
+                .args(["-o", &format!("s3://{BUCKET}/q/")]),
+        )
+    };
+    let (code, _, err) = run();
+    assert_eq!(code, 0, "{err}");
+    let object = s3.dir.path().join(BUCKET).join("q/a/g.nc.nc3z");
+    let before = std::fs::read(&object).unwrap();
+    let local = work
+        .path()
+        .join(format!(".nc3pack/{BUCKET}/q/manifest-0-of-1.jsonl"));
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&local).unwrap().trim()).unwrap();
+    // Both copies of the manifest gone.
+    std::fs::remove_file(&local).unwrap();
+    std::fs::remove_file(
+        s3.dir
+            .path()
+            .join(BUCKET)
+            .join("q/.nc3pack/manifest-0-of-1.jsonl"),
+    )
+    .unwrap();
+    let (code, _, err) = run();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 already packed (skipped)"), "{err}");
+    assert!(std::fs::read(&object).unwrap() == before);
+    let line: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&local).unwrap().trim()).unwrap();
+    assert_eq!(line["status"], "packed");
+    for key in [
+        "size",
+        "xxh3",
+        "restored_size",
+        "restored_xxh3",
+        "output_size",
+    ] {
+        assert_eq!(line[key], first[key], "{key}");
+    }
+}
