@@ -43,7 +43,8 @@
 //! so recorded that fails that check is packed again. An existing archive
 //! with no record (a run killed after renaming it, before writing its line) is kept, and
 //! counted as packed, if its ends are intact and it records the input's hash (the input is
-//! read to check); any other existing output is a failure without `--force`, as is an input
+//! read to check), or if it holds a quantized file whose original it names is the input
+//! ([`LossyArchive`]); any other existing output is a failure without `--force`, as is an input
 //! that changed since it was recorded. With `--force` every input is packed again.
 //!
 //! **Deleting the inputs** (`--delete-input`, off by default): an input is deleted only after
