@@ -14,7 +14,7 @@ ncgen on it; the .nc files are committed in fuzz/seeds/ for slab_read):
                 after the `refs` filter (filter 7) at block size 65536
   noisy_field   float t(y, x), double d(y, x) and short h(y, x) (in hundredths) on a 40 x 90
                 grid: a smooth field with noise ten times larger in a band of columns than
-                elsewhere and fill values in a corner (the `max` preset packs a few blocks with
+                elsewhere and fill values in a corner (the `max` preset packs its blocks with
                 the `context` codec, codec 6, at block sizes 2048 and 4096)
 
 Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs|noisy_field

@@ -3218,9 +3218,14 @@ mod tests {
                     .frame()
                     .unwrap();
                 let ctx = format!("{kind:?} thorough {thorough}");
-                assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::Plane), "{ctx}");
                 let payload = &frame[FRAME_HEADER_LEN..];
-                assert_eq!(&payload[..5], &[0, 0, 1, 44, 0], "{ctx}: row 300, map 0");
+                if thorough && h.codec == Codec::Context {
+                    // `max` may find the context codec smaller still (with the same rows).
+                    assert_eq!(&payload[2..6], &[0, 0, 1, 44], "{ctx}: row 300");
+                } else {
+                    assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::Plane), "{ctx}");
+                    assert_eq!(&payload[..5], &[0, 0, 1, 44, 0], "{ctx}: row 300, map 0");
+                }
                 decodes_every_way(&h, payload, &data);
                 // Without a row length (a 1-D variable) the block does not use it.
                 let mut frame = Vec::new();

@@ -169,11 +169,64 @@ struct Model {
 }
 
 impl Model {
+    /// The model at the start of a block: each context's tree starts from a prior that
+    /// expects bit lengths near the mean of the two neighbours' (see [`prior`]), the top bits
+    /// at even chances.
     fn new(w: u32, tree_bits: u32) -> Model {
+        static PRIORS: [std::sync::OnceLock<Vec<Prob>>; 3] =
+            [const { std::sync::OnceLock::new() }; 3];
+        let side = w as usize + 1;
+        let tree = PRIORS[(w / 16).trailing_zeros() as usize % 3]
+            .get_or_init(|| {
+                let leaves = 1usize << tree_bits;
+                let mut tree = vec![PROB_INIT; (side * side) << tree_bits];
+                for (c, probs) in tree.chunks_exact_mut(leaves).enumerate() {
+                    prior(c / side + c % side, w, probs);
+                }
+                tree
+            })
+            .clone();
         Model {
-            tree: vec![PROB_INIT; ((w as usize + 1) * (w as usize + 1)) << tree_bits],
-            top: vec![PROB_INIT; 4 * (w as usize + 1)],
+            tree,
+            top: vec![PROB_INIT; 4 * side],
         }
+    }
+}
+
+/// Sets the nodes 1 to 2^T − 1 of a bit-length tree (`probs`, 2^T long) to the prior of a
+/// context whose two neighbours' bit lengths add up to `sum`: bit length k (0 to w) weighs
+/// 2^(48 − min(|2k − sum|, 48)), lengths above w weigh 0, and a node's chance of a 0 bit is
+/// the weight of its lower half over its whole subtree's, as 16-bit estimates
+/// floor(65535 · lower / whole) clamped to 64 ..= 65471 (both estimates alike).
+fn prior(sum: usize, w: u32, probs: &mut [Prob]) {
+    let leaves = probs.len();
+    let weight = |k: usize| -> u64 {
+        if k > w as usize {
+            0
+        } else {
+            // 2^(48 − d/2): a factor 1/2 a unit of k away from the mean, √2 ≈ 181/128 for
+            // half units.
+            let d = (2 * k).abs_diff(sum).min(96);
+            if d.is_multiple_of(2) {
+                1u64 << (48 - d / 2)
+            } else {
+                (181u64 << (48 - d.div_ceil(2))) >> 7
+            }
+        }
+    };
+    for (node, prob) in probs.iter_mut().enumerate().skip(1) {
+        let depth = usize::BITS - 1 - node.leading_zeros();
+        let span = leaves >> depth;
+        let lo = (node - (1 << depth)) * span;
+        let lower: u128 = (lo..lo + span / 2).map(|k| u128::from(weight(k))).sum();
+        let whole: u128 = lower
+            + (lo + span / 2..lo + span)
+                .map(|k| u128::from(weight(k)))
+                .sum::<u128>();
+        let p = (65535 * lower)
+            .checked_div(whole)
+            .map_or(1 << 15, |p| p.clamp(64, 65471) as u16);
+        *prob = Prob([p, p]);
     }
 }
 
@@ -817,7 +870,7 @@ mod tests {
         ));
         let payload = [
             0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x0B, // prefix
-            0x00, 0x44, 0x20, 0xB8, 0x94, 0x14, 0xDE, 0xD5, 0x26, 0xF8, 0x00, // range coder
+            0x00, 0xFE, 0xF0, 0x91, 0x8D, 0xB1, 0x8A, 0xF2, 0x6A, 0x5C, 0x00, // range coder
             0x40, 0xFA, // low bits
         ];
         assert_eq!(out, payload);
