@@ -576,6 +576,8 @@ pub struct Encoder {
     kind: Option<NumKind>,
     /// Whether the block being encoded uses pco (its sample said so).
     use_pco: bool,
+    /// What pco chose on the sample that set `use_pco`, for the block's run.
+    pco_choice: Option<super::pco::Choice>,
     /// The row length of the block being encoded when it may use the `lorenzo` filter (floats
     /// of a variable of at least two dimensions; see [`Encoder::encode_block_numeric`]).
     row: Option<usize>,
@@ -640,6 +642,7 @@ impl Encoder {
             pco: false,
             kind: None,
             use_pco: false,
+            pco_choice: None,
             row: None,
             plane_row: None,
             use_plane: None,
@@ -872,7 +875,9 @@ impl Encoder {
                 }
                 if let Some(kind) = self.kind.filter(|_| !self.thorough) {
                     c.clear();
-                    let pco = super::pco::compress(kind, sample, super::pco::LEVEL, &mut c);
+                    self.pco_choice =
+                        super::pco::compress_choosing(kind, sample, super::pco::LEVEL, &mut c);
+                    let pco = self.pco_choice.is_some();
                     self.use_pco = pco && (c.len() as f64) < PCO_MARGIN * best.0 as f64;
                     let pco_size = if pco { c.len() } else { usize::MAX };
                     // The 2-D predictor with pco, on at least two rows.
@@ -952,6 +957,7 @@ impl Encoder {
             (Codec::None, Filter::None)
         } else {
             self.use_pco = false;
+            self.pco_choice = None;
             self.use_plane = None;
             self.plane_check = false;
             self.probe_size = 0;
@@ -1103,7 +1109,12 @@ impl Encoder {
     ) -> Option<(Codec, Filter)> {
         c.clear();
         let mut pco_filter = Filter::None;
-        if !super::pco::compress(kind, data, super::pco::LEVEL, c) || c.len() >= data.len() {
+        // As the sample chose (the default preset), or searching afresh (thorough encoders).
+        let done = match self.pco_choice.filter(|_| self.use_pco) {
+            Some(choice) => super::pco::compress_chosen(kind, data, super::pco::LEVEL, choice, c),
+            None => super::pco::compress(kind, data, super::pco::LEVEL, c),
+        };
+        if !done || c.len() >= data.len() {
             c.clear();
         }
         // Thorough encoders also try the 2-D predictor with pco on the whole block (two rows at
