@@ -646,7 +646,9 @@ impl std::fmt::Debug for RemoteReader {
 
 impl RemoteReader {
     /// Opens the object at `url` (`s3://BUCKET/KEY`, `http://...`, `https://...`): two
-    /// concurrent range requests, for its front and its tail.
+    /// concurrent range requests, for its front ([`FRONT_BYTES`]) and its tail
+    /// ([`TAIL_BYTES`]); a third, for the rest of an object shorter than the tail read, when the
+    /// front's answer comes first.
     ///
     /// # Errors
     ///
@@ -654,11 +656,23 @@ impl RemoteReader {
     /// or insufficient credentials), no such object, a server that does not answer range
     /// requests, or a request that still failed after its retries.
     pub fn open(url: &str, opts: &RemoteOptions) -> Result<RemoteReader> {
+        let (store, location) = store_for(url, opts).map_err(|source| Error::Remote {
+            url: url.to_string(),
+            source,
+        })?;
+        RemoteReader::open_in(url, store, location)
+    }
+
+    /// As [`RemoteReader::open`], for the object at `location` in `store` (whose URL is `url`).
+    fn open_in(
+        url: &str,
+        store: Arc<dyn ObjectStore>,
+        location: StorePath,
+    ) -> Result<RemoteReader> {
         let err = |source: RemoteError| Error::Remote {
             url: url.to_string(),
             source,
         };
-        let (store, location) = store_for(url, opts).map_err(err)?;
         let stats = Arc::new(RequestStats::default());
         let get = |range: GetRange| {
             let (store, location, stats) = (Arc::clone(&store), location.clone(), &stats);
@@ -687,6 +701,19 @@ impl RemoteReader {
             use futures_util::future::{select, Either};
             match select(Box::pin(front), Box::pin(tail)).await {
                 Either::Left((f, _)) if enough(&f) => (Some(f), None),
+                // The front told the size, and the object is shorter than the tail asked for:
+                // some servers (s3s-fs 0.14) answer such a suffix range with 500 (retried, then
+                // failed) where S3 gives the whole object. The rest by offsets too; whichever
+                // answers first.
+                Either::Left((Ok((range, n, bytes)), tail)) if n <= TAIL_BYTES => {
+                    let rest = get(GetRange::Bounded(range.end.min(n)..n));
+                    let t = match select(tail, Box::pin(rest)).await {
+                        Either::Left((Ok(t), _)) | Either::Right((Ok(t), _)) => Ok(t),
+                        Either::Left((Err(_), rest)) => rest.await,
+                        Either::Right((Err(_), tail)) => tail.await,
+                    };
+                    (Some(Ok((range, n, bytes))), Some(t))
+                }
                 Either::Left((f, tail)) => (Some(f), Some(tail.await)),
                 Either::Right((t, _)) if enough(&t) => (None, Some(t)),
                 Either::Right((t, front)) => (Some(front.await), Some(t)),
@@ -1607,6 +1634,26 @@ impl Prefix {
                 why: format!("not a usable object key: {}", one_line(&e.to_string())),
             })
         })
+    }
+
+    /// The object `rel`, opened for range reads as [`RemoteReader::open`] opens a URL (with the
+    /// prefix's settings): two range requests, for its front and its tail.
+    ///
+    /// ```no_run
+    /// let opts = nc3pack::remote::RemoteOptions::from_env();
+    /// let p = nc3pack::remote::Prefix::new("s3://bucket/cmip/", &opts)?;
+    /// let a = nc3pack::Archive::from_reader(p.reader("x.nc.nc3z")?, "x.nc.nc3z".as_ref())?;
+    /// println!("{} bytes", a.len());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`RemoteReader::open`], naming the object's URL: an unusable key, no such object, a
+    /// request that failed.
+    pub fn reader(&self, rel: &str) -> Result<RemoteReader> {
+        let location = self.location(rel)?;
+        RemoteReader::open_in(&self.url_of(rel), Arc::clone(&self.store), location)
     }
 
     /// Checks that `rel` makes a usable object key under the prefix.

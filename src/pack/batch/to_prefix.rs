@@ -103,12 +103,12 @@ impl Archives for Objects<'_> {
     }
 
     fn lossy_original(&self, plan: &Plan, i: usize) -> Option<super::LossyArchive> {
-        // The whole object, in one GET: a rare case (a run killed between an upload and its
-        // manifest line), and the archive, not the original.
+        // By range requests, as `info` reads an archive: its lead, index and header frame,
+        // not its data (the object may be large and hold a lossless file).
         let key = key(self.prefix, plan, i).ok()?;
-        let bytes = self.prefix.get(&key).ok()??;
+        let reader = self.prefix.reader(&key).ok()?;
         let url = self.prefix.url_of(&key);
-        super::LossyArchive::of(&crate::Archive::from_reader(bytes, url.as_ref()).ok()?)
+        super::LossyArchive::of(&crate::Archive::from_reader(reader, url.as_ref()).ok()?)
     }
 }
 
