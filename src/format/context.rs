@@ -89,11 +89,22 @@ fn widths(esize: usize) -> (u32, u64, u32) {
     (w, mask, 32 - w.leading_zeros())
 }
 
-/// Reads element `i` of `data` (big-endian, `esize` bytes) as an integer.
-#[inline]
-fn read_be(data: &[u8], i: usize, esize: usize) -> u64 {
-    let s = &data[i * esize..(i + 1) * esize];
-    s.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b))
+/// The integers the coder works on: the elements (big-endian, `E` bytes) of `data`, floats
+/// mapped by [`to_ordered`].
+fn integers<const E: usize>(data: &[u8], float: bool) -> Vec<u64> {
+    let (w, mask, _) = widths(E);
+    data.chunks_exact(E)
+        .map(|e| {
+            let mut b = [0u8; 8];
+            b[8 - E..].copy_from_slice(e);
+            let v = u64::from_be_bytes(b);
+            if float {
+                to_ordered(v, w, mask)
+            } else {
+                v
+            }
+        })
+        .collect()
 }
 
 /// The order-keeping integer of a float's bits `v` (w bits): negative floats have all bits
@@ -420,19 +431,17 @@ impl BitReader<'_> {
     }
 }
 
-/// An estimate of the payload's bytes with predictor `p`: the bit lengths' entropy in their
-/// contexts (counted over the block), two coded bits and the low bits.
-fn estimate(data: &[u8], esize: usize, float: bool, row: usize, p: Predictor) -> f64 {
+/// An estimate of the payload's bytes with predictor `p` for the integers `u` of
+/// [`integers`] (of `esize` bytes): the bit lengths' entropy in their contexts (counted over the
+/// block), two coded bits and the low bits.
+fn estimate(u: &[u64], esize: usize, row: usize, p: Predictor) -> f64 {
     let (w, mask, _) = widths(esize);
-    let n = data.len() / esize;
+    let n = u.len();
     let side = w as usize + 1;
-    let mut u = Vec::with_capacity(n);
     let mut ks = vec![0u8; n];
     let mut counts = vec![0u32; side * side * side];
     for i in 0..n {
-        let v = read_be(data, i, esize);
-        u.push(if float { to_ordered(v, w, mask) } else { v });
-        let d = u[i].wrapping_sub(predict(p, &u, i, row, mask)) & mask;
+        let d = u[i].wrapping_sub(predict(p, u, i, row, mask)) & mask;
         let k = bit_len(zigzag(d, w, mask));
         ks[i] = k as u8;
         counts[context(&ks, i, row, w) * side + k as usize] += 1;
@@ -466,14 +475,19 @@ pub(crate) fn candidates(
     row: usize,
     limit: usize,
 ) -> Vec<Predictor> {
-    let n = data.len() / esize.max(1);
+    let u = match esize {
+        2 => integers::<2>(data, float),
+        4 => integers::<4>(data, float),
+        8 => integers::<8>(data, float),
+        _ => return Vec::new(),
+    };
     let mut all = vec![Predictor::Left];
-    if row < n {
+    if row < u.len() {
         all.extend([Predictor::Mean, Predictor::Lorenzo]);
     }
     let mut all: Vec<(Predictor, f64)> = all
         .into_iter()
-        .map(|p| (p, estimate(data, esize, float, row, p)))
+        .map(|p| (p, estimate(&u, esize, row, p)))
         .collect();
     all.sort_by(|a, b| a.1.total_cmp(&b.1));
     let best = all[0].1;
