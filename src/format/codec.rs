@@ -876,7 +876,7 @@ impl Encoder {
                 if let Some(kind) = self.kind.filter(|_| !self.thorough) {
                     c.clear();
                     self.pco_choice =
-                        super::pco::compress_choosing(kind, sample, PCO_SAMPLE_LEVEL, &mut c);
+                        super::pco::compress_choosing(kind, sample, super::pco::LEVEL, &mut c);
                     let pco = self.pco_choice.is_some();
                     self.use_pco = pco && (c.len() as f64) < PCO_MARGIN * best.0 as f64;
                     let pco_size = if pco { c.len() } else { usize::MAX };
@@ -1690,16 +1690,6 @@ const LZMA_MARGIN: f64 = 0.97;
 /// and the sample's bias: pco compresses about 5 times slower than zstd level 1 and decodes
 /// slower too, so it must pay for that).
 const PCO_MARGIN: f64 = 0.80;
-
-/// The pco level the default preset judges pco alone at on a block's sample (the block is
-/// compressed at [`super::pco::LEVEL`]). Its search for a delta encoding is most of the
-/// sample's cost, and at level 6 it takes a third of the time (topo.nc: 31 of the 230 ms of
-/// CPU at level 8, 11 at level 6). The sample comes out 1-2 % larger, which also evens out the
-/// sample's bias against `plane` (judged at the block's level): a sample of a few rows has its
-/// first row predicted from the left only, a block of hundreds of rows only one in hundreds.
-/// On numeric.nc's sst (1200 values a row, 7 rows a sample) that moved 7 of its 19 blocks
-/// from pco alone to `plane`, which made sst 9 % smaller.
-const PCO_SAMPLE_LEVEL: usize = 6;
 
 /// In thorough encoders, a numeric block uses pco without trying the block codec's level when
 /// pco makes the block smaller than this fraction of what the best filter gets with the probe
