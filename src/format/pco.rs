@@ -649,31 +649,15 @@ mod tests {
         let choice =
             compress_choosing(NumKind::F64, &data[..32 << 10], LEVEL, &mut sample_out).unwrap();
         assert!(choice.lookback);
+        let f64s = NumKind::F64;
         let (mut searched, mut chosen, mut unchosen) = (Vec::new(), Vec::new(), Vec::new());
-        assert!(compress(NumKind::F64, &data, LEVEL, &mut searched));
-        assert!(compress_chosen(
-            NumKind::F64,
-            &data,
-            LEVEL,
-            choice,
-            &mut chosen
-        ));
+        assert!(compress(f64s, &data, LEVEL, &mut searched));
+        assert!(compress_chosen(f64s, &data, LEVEL, choice, &mut chosen));
         let plain = Choice { lookback: false };
-        assert!(compress_chosen(
-            NumKind::F64,
-            &data,
-            LEVEL,
-            plain,
-            &mut unchosen
-        ));
+        assert!(compress_chosen(f64s, &data, LEVEL, plain, &mut unchosen));
         assert_eq!(chosen, searched);
         assert_eq!(unchosen, searched);
-        assert!(
-            chosen.len() * 3 < data.len(),
-            "{} of {}",
-            chosen.len(),
-            data.len()
-        );
+        assert!(chosen.len() * 3 < data.len(), "{}", chosen.len());
         let mut out = vec![0u8; data.len()];
         decompress_into(8, &chosen, &mut out, false, &mut PcoScratch::default()).unwrap();
         assert_eq!(out, data);

@@ -215,6 +215,17 @@ fn line_diff_marks_changed_lines_with_context() {
     assert_eq!(line_diff("", ""), "");
 }
 
+/// The fields of a quantized file's `packed` manifest line that a rerun writes again when the
+/// line was lost: the input's size and hash, the restored (quantized) file's, the archive's
+/// length.
+pub const LOSSY_LINE_KEYS: [&str; 5] = [
+    "size",
+    "xxh3",
+    "restored_size",
+    "restored_xxh3",
+    "output_size",
+];
+
 /// The (status, name) of each line of a manifest's text.
 pub fn manifest_statuses(text: &str) -> Vec<(String, String)> {
     text.lines()
