@@ -115,6 +115,9 @@ pub(crate) fn compress_chosen(
     if choice.lookback {
         config = config.with_delta_spec(::pco::DeltaSpec::TryLookback);
     }
+    if let Some(mode) = choice.mode.filter(|_| choice.forced) {
+        config = config.with_mode_spec(mode.spec());
+    }
     compress_with(kind, data, &config, out).is_some()
 }
 
@@ -122,9 +125,105 @@ pub(crate) fn compress_chosen(
 /// the delta encoding is lookback (far repeats). Only that: the order of a consecutive delta
 /// encoding found on a block's first 32 KiB is often not the block's (2 for 3 on a block of
 /// numeric.nc's lat, which then grows by a third), and pco's mode search costs little.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Choice {
     lookback: bool,
+    /// The mode the first chunk was compressed in, if a float [`Mode`].
+    mode: Option<Mode>,
+    /// Whether `mode` was given (not pco's own choice): the block's run takes it too.
+    forced: bool,
+}
+
+/// A pco mode for floats, as nc3pack tells it to pco (a `pco::ModeSpec`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Mode {
+    /// Each number is its own latent.
+    Classic,
+    /// Multiples of a base, plus an adjustment in units in the last place.
+    FloatMult(f64),
+    /// The number's bits but the last `k`, and those.
+    FloatQuant(u32),
+}
+
+impl Mode {
+    fn spec(self) -> ::pco::ModeSpec {
+        match self {
+            Mode::Classic => ::pco::ModeSpec::Classic,
+            Mode::FloatMult(base) => ::pco::ModeSpec::TryFloatMult(base),
+            Mode::FloatQuant(k) => ::pco::ModeSpec::TryFloatQuant(k),
+        }
+    }
+
+    /// A chunk's mode, for floats of `esize` bytes. A float multiplier's base is stored as
+    /// its "ordered" bits: the sign bit flipped for a positive number, every bit for a
+    /// negative one.
+    fn of_chunk(mode: &::pco::metadata::Mode) -> Option<Mode> {
+        use ::pco::metadata::{DynLatent, Mode as M};
+        match mode {
+            M::Classic => Some(Mode::Classic),
+            M::FloatQuant(k) => Some(Mode::FloatQuant(*k)),
+            M::FloatMult(DynLatent::U32(l)) => {
+                let bits = if l >> 31 == 1 { l ^ (1 << 31) } else { !l };
+                Some(Mode::FloatMult(f64::from(f32::from_bits(bits))))
+            }
+            M::FloatMult(DynLatent::U64(l)) => {
+                let bits = if l >> 63 == 1 { l ^ (1 << 63) } else { !l };
+                Some(Mode::FloatMult(f64::from_bits(bits)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How many of a block's numbers [`block_float_mode`] looks at, at most (about).
+pub(crate) const MODE_NUMBERS: usize = 1 << 16;
+
+/// The mode pco chooses for a block of floats of `kind` (big-endian), as it would on the whole
+/// block but from at most about [`MODE_NUMBERS`] of its numbers (every second or fourth of a
+/// block of 1 MiB; pco then judges 1 in 40 of those):
+/// `None` for integers, or when pco finds no mode. A block's first 32 KiB alone often holds
+/// too few numbers, or too many fill values, for pco to find the decimal multiplier the block
+/// has (ocean temperatures in steps of 0.0001 among land fill values): judged without it, pco
+/// looked a third larger there than it makes the block.
+pub(crate) fn block_float_mode(kind: NumKind, data: &[u8]) -> Option<Mode> {
+    let config = ::pco::ChunkConfig::default();
+    let e = kind.esize();
+    let every = (data.len() / e / MODE_NUMBERS).max(1);
+    let picks = || data.chunks_exact(e).step_by(every);
+    let mode = match kind {
+        NumKind::F32 => {
+            let nums: Vec<f32> = picks()
+                .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            ::pco::wrapped::choose_mode(&nums, &config)
+        }
+        NumKind::F64 => {
+            let nums: Vec<f64> = picks()
+                .map(|b| f64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .collect();
+            ::pco::wrapped::choose_mode(&nums, &config)
+        }
+        _ => return None,
+    };
+    Mode::of_chunk(&mode.ok()?)
+}
+
+/// As [`compress_choosing`], in float mode `mode` (which the block's run then takes too).
+pub(crate) fn compress_choosing_in(
+    kind: NumKind,
+    data: &[u8],
+    level: usize,
+    mode: Mode,
+    out: &mut Vec<u8>,
+) -> Option<Choice> {
+    let config = ::pco::ChunkConfig::default()
+        .with_compression_level(level)
+        .with_mode_spec(mode.spec());
+    let choice = compress_with(kind, data, &config, out)?;
+    Some(Choice {
+        forced: true,
+        ..choice
+    })
 }
 
 /// As [`compress`], for the residuals of the `plane` filter: without pco's own delta encoding
@@ -248,12 +347,18 @@ fn write_file<T: ::pco::data_types::Number>(
                 compressor.meta().delta_encoding,
                 ::pco::metadata::DeltaEncoding::Lookback { .. }
             ),
+            mode: Mode::of_chunk(&compressor.meta().mode),
+            forced: false,
         });
         compressor.write(&mut *out)?;
         start += n;
     }
     file.write_footer(&mut *out)?;
-    Ok(choice.unwrap_or(Choice { lookback: false }))
+    Ok(choice.unwrap_or(Choice {
+        lookback: false,
+        mode: None,
+        forced: false,
+    }))
 }
 
 /// Reusable space for decoding into an output that is not aligned for its elements.
@@ -634,8 +739,106 @@ mod tests {
             let theirs =
                 ::pco::standalone::simple_compress_into(&nums, &config, Vec::new()).unwrap();
             assert_eq!(ours, theirs, "{} numbers", nums.len());
-            assert_eq!(choice, Choice { lookback }, "{} numbers", nums.len());
+            assert_eq!(choice.lookback, lookback, "{} numbers", nums.len());
         }
+    }
+
+    /// A float multiplier's base read back from a chunk's metadata is the base pco was told
+    /// (positive and negative, f32 and f64), and quantization keeps its bit count.
+    #[test]
+    fn chunk_modes_read_back_as_given() {
+        let walk: Vec<f64> = (0..4096)
+            .map(|i| f64::from((i * 37) % 1000) * 0.01)
+            .collect();
+        let f32s: Vec<f32> = walk.iter().map(|&x| x as f32).collect();
+        let cases = [
+            (NumKind::F64, be(&walk, |x: f64| x.to_be_bytes()), 0.01),
+            (NumKind::F64, be(&walk, |x: f64| x.to_be_bytes()), -0.01),
+            (
+                NumKind::F32,
+                be(&f32s, |x: f32| x.to_be_bytes()),
+                f64::from(0.01f32),
+            ),
+            (
+                NumKind::F32,
+                be(&f32s, |x: f32| x.to_be_bytes()),
+                f64::from(-0.01f32),
+            ),
+        ];
+        for (kind, data, base) in cases {
+            for mode in [Mode::FloatMult(base), Mode::FloatQuant(3), Mode::Classic] {
+                let mut out = Vec::new();
+                let choice = compress_choosing_in(kind, &data, LEVEL, mode, &mut out).unwrap();
+                assert_eq!(choice.mode, Some(mode), "{kind:?}");
+                assert!(choice.forced);
+                let mut back = vec![0u8; data.len()];
+                decompress_into(
+                    kind.esize() as u16,
+                    &out,
+                    &mut back,
+                    false,
+                    &mut PcoScratch::default(),
+                )
+                .unwrap();
+                assert_eq!(back, data, "{kind:?} {mode:?}");
+            }
+        }
+    }
+
+    /// Decimals with fill values crowding the block's start: pco's own choice on the first
+    /// 32 KiB is classic, while the mode found over the block is the decimal multiplier, in
+    /// which both the sample and the block compress far smaller.
+    #[test]
+    fn a_block_s_mode_is_found_over_the_block_not_its_start() {
+        let mut x = 7u64;
+        let mut k = 150_000i64;
+        let nums: Vec<f32> = (0..262_144)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                k += (x >> 58) as i64 - 32;
+                if i < 8192 && !(x >> 20).is_multiple_of(8) {
+                    -1e10
+                } else {
+                    (k as f64 * 1e-4) as f32
+                }
+            })
+            .collect();
+        let data = be(&nums, |x: f32| x.to_be_bytes());
+        let sample = &data[..32 << 10];
+        let mut own = Vec::new();
+        let own_choice = compress_choosing(NumKind::F32, sample, LEVEL, &mut own).unwrap();
+        assert_eq!(own_choice.mode, Some(Mode::Classic));
+        let mode = block_float_mode(NumKind::F32, &data).unwrap();
+        assert_eq!(mode, Mode::FloatMult(f64::from(1e-4f32)));
+        let mut in_mode = Vec::new();
+        let choice = compress_choosing_in(NumKind::F32, sample, LEVEL, mode, &mut in_mode).unwrap();
+        assert!(
+            in_mode.len() * 10 < own.len() * 9,
+            "{} {}",
+            in_mode.len(),
+            own.len()
+        );
+        let (mut chosen, mut searched) = (Vec::new(), Vec::new());
+        assert!(compress_chosen(
+            NumKind::F32,
+            &data,
+            LEVEL,
+            choice,
+            &mut chosen
+        ));
+        assert!(compress(NumKind::F32, &data, LEVEL, &mut searched));
+        assert!(
+            chosen.len() <= searched.len(),
+            "{} {}",
+            chosen.len(),
+            searched.len()
+        );
+        let mut back = vec![0u8; data.len()];
+        decompress_into(4, &chosen, &mut back, false, &mut PcoScratch::default()).unwrap();
+        assert_eq!(back, data);
+        assert_eq!(block_float_mode(NumKind::I32, &data), None);
     }
 
     /// A block whose sample chose lookback is compressed with it, without pco's search, to the
@@ -653,7 +856,11 @@ mod tests {
         let (mut searched, mut chosen, mut unchosen) = (Vec::new(), Vec::new(), Vec::new());
         assert!(compress(f64s, &data, LEVEL, &mut searched));
         assert!(compress_chosen(f64s, &data, LEVEL, choice, &mut chosen));
-        let plain = Choice { lookback: false };
+        let plain = Choice {
+            lookback: false,
+            mode: None,
+            forced: false,
+        };
         assert!(compress_chosen(f64s, &data, LEVEL, plain, &mut unchosen));
         assert_eq!(chosen, searched);
         assert_eq!(unchosen, searched);

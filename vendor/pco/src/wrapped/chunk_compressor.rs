@@ -704,3 +704,15 @@ impl ChunkCompressor {
     Ok(writer.into_inner())
   }
 }
+
+/// (nc3pack) The mode [`ChunkCompressor::new`] would choose for `nums` under `config` (for
+/// `ModeSpec::Auto`, from its own sample of 1 in 40 of `nums`), without compressing them.
+/// nc3pack finds a block's mode once, on a part of the block spread over all of it, and
+/// compresses both a small sample of the block and the block in it: a block's first 32 KiB
+/// alone often misses a decimal multiplier the block has.
+pub fn choose_mode<T: crate::data_types::Number>(
+  nums: &[T],
+  config: &ChunkConfig,
+) -> PcoResult<Mode> {
+  Ok(choose_winning_bid(T::choose_mode_bids(nums, config)?).mode)
+}

@@ -1,4 +1,4 @@
-pub use chunk_compressor::ChunkCompressor;
+pub use chunk_compressor::{choose_mode, ChunkCompressor};
 pub use chunk_decompressor::ChunkDecompressor;
 pub use file_compressor::FileCompressor;
 pub use file_decompressor::FileDecompressor;
