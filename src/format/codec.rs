@@ -841,7 +841,13 @@ impl Encoder {
                 } else {
                     data.len().min(FILTER_SAMPLE) / esize * esize
                 };
-                let sample = &data[..sample.max(esize).min(data.len())];
+                let sample = sample.max(esize).min(data.len());
+                let at = if self.thorough {
+                    0
+                } else {
+                    sample_start(data, esize, sample)
+                };
+                let sample = &data[at..at + sample];
                 let mut best = (usize::MAX, cands[0]);
                 let (mut f, mut c) = (
                     std::mem::take(&mut self.filtered),
@@ -1540,6 +1546,30 @@ fn lzma_payload(
 }
 
 /// [`apply_filter`], with rows of `row` elements for the `lorenzo` filter.
+/// Where a block's sample of `len` bytes starts: at the block's start, unless more than half
+/// of the elements there (of `esize` bytes) equal the first (fill values: a polar or land
+/// region heading a gridded field), then at 3/8 or 5/8 of the block, if that window is not
+/// so; else at the start. A sample of fill values would judge the block by what zstd makes
+/// of repeats.
+fn sample_start(data: &[u8], esize: usize, len: usize) -> usize {
+    let dominated = |w: &[u8]| {
+        let first = &w[..esize.min(w.len())];
+        let n = w.len() / esize.max(1);
+        2 * w.chunks_exact(esize.max(1)).filter(|c| *c == first).count() > n
+    };
+    if len == 0 || len >= data.len() || !dominated(&data[..len]) {
+        return 0;
+    }
+    let e = esize.max(1);
+    for (num, den) in [(3, 8), (5, 8)] {
+        let at = (data.len() / e * num / den * e).min((data.len() - len) / e * e);
+        if !dominated(&data[at..at + len]) {
+            return at;
+        }
+    }
+    0
+}
+
 fn apply_filter_rows(filter: Filter, data: &[u8], esize: usize, row: usize, out: &mut Vec<u8>) {
     if filter == Filter::Lorenzo {
         super::lorenzo::apply(data, esize, row, out);
@@ -2698,6 +2728,37 @@ mod tests {
                 ((k as f64 * 0.01) as f32).to_be_bytes()
             })
             .collect()
+    }
+
+    /// A block's sample moves past fill values heading it: to 3/8 of the block, or 5/8 if
+    /// that is fill too, and stays at the start when every window is (or none is) mostly
+    /// fill. "Mostly": more than half the elements equal the window's first.
+    #[test]
+    fn samples_skip_fill_values_heading_a_block() {
+        let n = 262_144usize;
+        let len = FILTER_SAMPLE;
+        let fill = (-1e10f32).to_be_bytes();
+        let block = |fill_at: &dyn Fn(usize) -> bool| -> Vec<u8> {
+            (0..n)
+                .flat_map(|i| {
+                    if fill_at(i) {
+                        fill
+                    } else {
+                        ((i % 1000) as f32 * 0.01).to_be_bytes()
+                    }
+                })
+                .collect()
+        };
+        let at = |num: usize, den: usize| n * num / den * 4;
+        assert_eq!(sample_start(&block(&|i| i < 8192), 4, len), at(3, 8));
+        assert_eq!(sample_start(&block(&|i| i < n / 2), 4, len), at(5, 8));
+        assert_eq!(sample_start(&block(&|_| true), 4, len), 0);
+        assert_eq!(sample_start(&block(&|_| false), 4, len), 0);
+        // Half fill is not "mostly": more than half of the 8,192 elements must be.
+        assert_eq!(sample_start(&block(&|i| i < 4096), 4, len), 0);
+        assert_eq!(sample_start(&block(&|i| i <= 4096), 4, len), at(3, 8));
+        // A block no longer than a sample has only the one.
+        assert_eq!(sample_start(&fill.repeat(8192), 4, len), 0);
     }
 
     /// A block of decimals (steps of 0.0001) whose first 32 KiB is mostly fill values: pco's
