@@ -689,8 +689,8 @@ impl Encoder {
 
     /// Lets numeric blocks (given a [`NumKind`] by [`Encoder::encode_block_numeric`]) use the
     /// pco codec instead of the filter and block codec where it compresses better: judged on
-    /// the filters' sample, where pco must be at least 20 % (integers) or 10 % (floats, in
-    /// the mode pco finds over the block) smaller than the best filter with zstd level 1, or
+    /// the filters' sample, where pco must be at least 20 % (10 % for floats that pco takes as
+    /// decimals or whole numbers) smaller than the best filter with zstd level 1, or
     /// (thorough encoders) on the whole block against the block codec's
     /// result. Only with filters chosen per block ([`FilterMode::Auto`]) and a codec other
     /// than none; otherwise nothing changes.
@@ -897,8 +897,9 @@ impl Encoder {
                         }
                     };
                     let pco = self.pco_choice.is_some();
-                    let margin = if kind.is_float() {
-                        PCO_MARGIN_FLOAT
+                    let decimal = self.pco_choice.is_some_and(|ch| ch.decimal());
+                    let margin = if decimal {
+                        PCO_MARGIN_DECIMAL
                     } else {
                         PCO_MARGIN
                     };
@@ -1733,18 +1734,20 @@ impl RepeatSet {
 /// the best other codec's result: lzma decodes several times slower than zstd.
 const LZMA_MARGIN: f64 = 0.97;
 
-/// In the default preset, a block of integers uses pco when pco makes its sample smaller
-/// than this fraction of the best filter's with zstd level 1 (a margin for pco's slower
-/// decoding and the sample's bias: pco compresses about 5 times slower than zstd level 1 and
-/// decodes slower too, so it must pay for that).
+/// In the default preset, a numeric block uses pco when pco makes its sample smaller than
+/// this fraction of the best filter's with zstd level 1 (a margin for pco's slower decoding
+/// and the sample's bias: pco compresses about 5 times slower than zstd level 1 and decodes
+/// slower too, so it must pay for that).
 const PCO_MARGIN: f64 = 0.80;
 
-/// As [`PCO_MARGIN`], for floats, whose sample pco compresses in the mode it finds over the
-/// whole block (see `pco::block_float_mode`), which makes the sample's estimate closer to the
-/// block's: 0.90 made Debian's ferret-datasets files 0.7 % smaller as a whole (ETOPO5 1 %)
-/// and left the bench corpus as it was, where 0.90 for integers too made mesh.nc's vertex
-/// indices larger and slower to pack.
-const PCO_MARGIN_FLOAT: f64 = 0.90;
+/// As [`PCO_MARGIN`], for floats that pco takes as multiples of a base or with their last
+/// bits apart (its float multiplier or quantization mode, found over the whole block: see
+/// `pco::block_float_mode`): whole numbers and decimals, which byte filters cannot see and
+/// where the sample's estimate is close to the block's. 0.90 made Debian's ferret-datasets
+/// files 0.7 % smaller as a whole (ETOPO5 1 %, ETOPO20 8 %) and left the bench corpus as it
+/// was. Not for other floats (a smooth field where zstd's whole-block run gains most) nor
+/// integers (mesh.nc's vertex indices grew and packed 6 % slower).
+const PCO_MARGIN_DECIMAL: f64 = 0.90;
 
 /// In thorough encoders, a numeric block uses pco without trying the block codec's level when
 /// pco makes the block smaller than this fraction of what the best filter gets with the probe

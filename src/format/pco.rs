@@ -134,6 +134,14 @@ pub(crate) struct Choice {
     forced: bool,
 }
 
+impl Choice {
+    /// Whether pco took the floats as multiples of a base or with their last bits apart (its
+    /// float multiplier or quantization mode): decimals or whole numbers.
+    pub(crate) fn decimal(&self) -> bool {
+        matches!(self.mode, Some(Mode::FloatMult(_) | Mode::FloatQuant(_)))
+    }
+}
+
 /// A pco mode for floats, as nc3pack tells it to pco (a `pco::ModeSpec`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Mode {
@@ -771,6 +779,7 @@ mod tests {
                 let choice = compress_choosing_in(kind, &data, LEVEL, mode, &mut out).unwrap();
                 assert_eq!(choice.mode, Some(mode), "{kind:?}");
                 assert!(choice.forced);
+                assert_eq!(choice.decimal(), mode != Mode::Classic);
                 let mut back = vec![0u8; data.len()];
                 decompress_into(
                     kind.esize() as u16,
