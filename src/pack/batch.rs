@@ -75,7 +75,7 @@ use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use crate::parallel::spawn_scoped;
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -196,12 +196,27 @@ impl Plan {
 
     /// Input `i`'s archive: `OUT/NAME.nc3z`.
     pub fn output(&self, i: usize) -> PathBuf {
-        let mut o = self
-            .out
-            .join(OsStr::from_bytes(self.name(i)))
-            .into_os_string();
-        o.push(".nc3z");
-        o.into()
+        let mut o = Vec::new();
+        self.output_into(i, &mut o);
+        PathBuf::from(std::ffi::OsString::from_vec(o))
+    }
+
+    /// [`Plan::output`] into `buf` (emptied first): OUT joined with the name as
+    /// [`Path::join`] joins, and `.nc3z`.
+    fn output_into(&self, i: usize, buf: &mut Vec<u8>) {
+        let name = self.name(i);
+        buf.clear();
+        // A relative name goes below OUT, with a `/` between unless OUT ends with one (an
+        // absolute one would replace it: names never are).
+        if !name.starts_with(b"/") {
+            let out = self.out.as_os_str().as_bytes();
+            buf.extend_from_slice(out);
+            if out.last().is_some_and(|&c| c != b'/') {
+                buf.push(b'/');
+            }
+        }
+        buf.extend_from_slice(name);
+        buf.extend_from_slice(b".nc3z");
     }
 
     /// Whether input `i` was given by name (else found in a directory).
@@ -586,7 +601,8 @@ fn is_netcdf(path: &Path) -> std::io::Result<bool> {
 /// (a rerun makes a few such calls a file and little else).
 #[derive(Default)]
 struct OpenDir {
-    path: PathBuf,
+    /// The directory's path (as it was split from a file's path).
+    path: Vec<u8>,
     fd: Option<std::fs::File>,
     /// The last file's name, with a NUL.
     name: Vec<u8>,
@@ -594,36 +610,41 @@ struct OpenDir {
 
 impl OpenDir {
     /// The open directory of `path` (the one kept, if it is the same) and `path`'s name; None
-    /// when `path` has no plain name or its directory cannot be opened (the caller then uses
-    /// the whole path, and the error, if any, is that call's).
-    fn at(&mut self, path: &Path) -> Option<(std::os::fd::RawFd, &std::ffi::CStr)> {
+    /// when `path` has no plain name (no `/`, or a name that is `.` or `..`) or its directory
+    /// cannot be opened (the caller then uses the whole path, and the error, if any, is that
+    /// call's). The path is taken as bytes, split at its last `/`: no allocation when the
+    /// directory is the one kept.
+    fn at(&mut self, path: &[u8]) -> Option<(std::os::fd::RawFd, &std::ffi::CStr)> {
         use std::os::fd::AsRawFd;
         use std::os::unix::fs::OpenOptionsExt;
-        let (dir, name) = (path.parent()?, path.file_name()?);
-        if dir.as_os_str().is_empty() {
+        let slash = memchr::memrchr(b'/', path)?;
+        let (dir, name) = (&path[..slash], &path[slash + 1..]);
+        if name.is_empty() || name == b"." || name == b".." {
             return None;
         }
+        let dir: &[u8] = if dir.is_empty() { b"/" } else { dir };
         if self.fd.is_none() || self.path != dir {
             self.fd = None;
             let fd = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
-                .open(dir)
+                .open(OsStr::from_bytes(dir))
                 .ok()?;
             self.fd = Some(fd);
-            self.path = dir.to_path_buf();
+            self.path.clear();
+            self.path.extend_from_slice(dir);
         }
         self.name.clear();
-        self.name.extend_from_slice(name.as_bytes());
+        self.name.extend_from_slice(name);
         self.name.push(0);
         let name = std::ffi::CStr::from_bytes_with_nul(&self.name).ok()?;
         Some((self.fd.as_ref()?.as_raw_fd(), name))
     }
 
     /// What `std::fs::metadata(path)` tells of it (symbolic links followed).
-    fn stat(&mut self, path: &Path) -> std::io::Result<InputStat> {
+    fn stat(&mut self, path: &[u8]) -> std::io::Result<InputStat> {
         let Some((dir, name)) = self.at(path) else {
-            let m = std::fs::metadata(path)?;
+            let m = std::fs::metadata(OsStr::from_bytes(path))?;
             return Ok(InputStat {
                 len: m.len(),
                 mtime_ns: mtime_ns(&m),
@@ -651,14 +672,14 @@ impl OpenDir {
 
     /// Opens the archive at `path` to check its ends, without waiting (as
     /// [`check_recorded_ends`] does).
-    fn open_archive(&mut self, path: &Path) -> std::result::Result<std::fs::File, EndsError> {
+    fn open_archive(&mut self, path: &[u8]) -> std::result::Result<std::fs::File, EndsError> {
         use std::os::fd::FromRawFd;
         use std::os::unix::fs::OpenOptionsExt;
         let Some((dir, name)) = self.at(path) else {
             return std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
-                .open(path)
+                .open(OsStr::from_bytes(path))
                 .map_err(|source| EndsError::Io { op: "open", source });
         };
         // Without updating its access time where the system allows (the archive's owner): a
@@ -741,9 +762,9 @@ impl LossyArchive {
 }
 
 /// Archives as files under OUT, looked at by one worker (which keeps the directory of the
-/// last one open).
+/// last one open, and a buffer for the archive's path).
 #[derive(Default)]
-struct Files(Mutex<OpenDir>);
+struct Files(Mutex<(OpenDir, Vec<u8>)>);
 
 impl Archives for Files {
     fn recorded_ends(
@@ -754,11 +775,12 @@ impl Archives for Files {
         size: u64,
         hash: u128,
     ) -> std::result::Result<u128, crate::format::error::EndsError> {
-        let output = plan.output(i);
-        let Ok(mut dir) = self.0.lock() else {
-            return check_recorded_ends(&output, len, size, Some(hash));
+        let Ok(mut held) = self.0.lock() else {
+            return check_recorded_ends(&plan.output(i), len, size, Some(hash));
         };
-        check_recorded_ends_of(|| dir.open_archive(&output), len, size, Some(hash))
+        let (dir, output) = &mut *held;
+        plan.output_into(i, output);
+        check_recorded_ends_of(|| dir.open_archive(output), len, size, Some(hash))
     }
 
     fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {
@@ -799,8 +821,8 @@ fn decide(
     force: bool,
     t: Instant,
 ) -> Step {
-    let (input, output) = (plan.input(i), plan.output(i));
-    let meta = match inputs.stat(&input) {
+    let input = || plan.input(i);
+    let meta = match inputs.stat(plan.path_bytes(i)) {
         Ok(m) => m,
         Err(e) => {
             // Gone (deleted by `--delete-input` once packed), with its archive recorded and in
@@ -822,7 +844,7 @@ fn decide(
                 }
             }
             return Step::Finished(Outcome::Failed {
-                error: io_err(&input, "stat")(e),
+                error: io_err(&input(), "stat")(e),
                 input: None,
             });
         }
@@ -837,6 +859,7 @@ fn decide(
     // A file found in a directory is packed only if it looks like netCDF (others are ignored).
     let not_netcdf = || -> Option<Step> {
         if !plan.given(i) && meta.is_file {
+            let input = input();
             match is_netcdf(&input) {
                 Ok(true) => {}
                 Ok(false) => return Some(Step::Finished(Outcome::NotNetcdf)),
@@ -892,7 +915,7 @@ fn decide(
     }
     if let Some(r) = record {
         return failed(Error::Refused {
-            path: input,
+            path: input(),
             what: Refusal::ChangedSincePacked {
                 recorded_size: r.size,
                 recorded_mtime_ns: r.mtime_ns,
@@ -911,6 +934,7 @@ fn decide(
             mtime,
         };
     };
+    let input = input();
     let mut input_hash = None;
     if let Ok((output_size, hash)) = ends {
         match hash_file(&input) {
@@ -965,7 +989,7 @@ fn decide(
         }
     }
     failed(Error::Refused {
-        path: output,
+        path: plan.output(i),
         what: Refusal::NotRecorded,
     })
 }
