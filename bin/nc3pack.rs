@@ -895,21 +895,23 @@ fn pack_batch(
     let write_error: Mutex<Option<nc3pack::Error>> = Mutex::new(None);
     // A `skipped` line of a recorded archive only repeats what an earlier line recorded: a
     // kill may lose it, so such lines are written hundreds at a time.
-    let write_line = |e: Entry, deferred: bool| {
-        if bench_no_manifest {
-            return;
-        }
-        let written = if deferred {
-            manifest.write_deferred(&e)
-        } else {
-            manifest.write(&e)
-        };
+    let note_write = |written: nc3pack::Result<()>| {
         if let Err(err) = written {
             write_error
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get_or_insert(err);
         }
+    };
+    let write_line = |e: Entry, deferred: bool| {
+        if bench_no_manifest {
+            return;
+        }
+        note_write(if deferred {
+            manifest.write_deferred(&e)
+        } else {
+            manifest.write(&e)
+        });
     };
     // With an object-store output, the manifest is copied to the bucket every
     // `--manifest-copy-every` (and at the end).
@@ -992,11 +994,13 @@ fn pack_batch(
                 // to the earlier one (written later, with others: a kill may lose it).
                 // (A lossy archive's is always short: it is never deleted nor kept, since
                 // `--delete-input` fails it instead.)
-                let light = recorded && !deleted && kept.is_none();
-                write_line(
-                    if light {
-                        Entry::done_before(plan.name(i).to_vec())
-                    } else {
+                if recorded && !deleted && kept.is_none() {
+                    // `Entry::done_before`'s line, written without building the entry.
+                    if !bench_no_manifest {
+                        note_write(manifest.write_done_before(plan.name(i)));
+                    }
+                } else {
+                    write_line(
                         Entry {
                             size: Some(record.size),
                             mtime_ns: Some(record.mtime_ns),
@@ -1007,10 +1011,10 @@ fn pack_batch(
                             deleted,
                             kept: kept.map(|k| k.to_string()),
                             ..entry(status, seconds)
-                        }
-                    },
-                    light,
-                );
+                        },
+                        false,
+                    );
+                }
             }
             Outcome::NotNetcdf => {
                 ignored.fetch_add(1, Relaxed);

@@ -225,6 +225,22 @@ impl Entry {
         }
     }
 
+    /// Appends the line of [`Entry::done_before`]`(name)` and its newline to `out`: written
+    /// directly when the name is UTF-8 that needs no escape (the line of nearly every file of
+    /// a rerun), else through [`Entry::to_json`]; the same bytes either way.
+    fn push_done_before(name: &[u8], out: &mut Vec<u8>) {
+        let plain = name.iter().all(|&c| c >= 0x20 && c != b'"' && c != b'\\')
+            && std::str::from_utf8(name).is_ok();
+        if plain {
+            out.extend_from_slice(b"{\"name\":\"");
+            out.extend_from_slice(name);
+            out.extend_from_slice(b"\",\"status\":\"skipped\"}\n");
+        } else {
+            out.extend_from_slice(Entry::done_before(name.to_vec()).to_json().as_bytes());
+            out.push(b'\n');
+        }
+    }
+
     /// Whether this is a `skipped` line that refers to an earlier line for its record (see
     /// [`Entry::done_before`]): a `skipped` line without a hash.
     pub fn is_done_before(&self) -> bool {
@@ -1051,6 +1067,21 @@ impl Manifest {
         Ok(())
     }
 
+    /// [`Manifest::write_deferred`] of [`Entry::done_before`]`(name)`, without building the
+    /// entry (a rerun writes one a file).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the lines cannot be written.
+    pub fn write_done_before(&self, name: &[u8]) -> Result<()> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        Entry::push_done_before(name, &mut st.deferred);
+        if st.deferred.len() >= DEFERRED_BYTES {
+            return self.flush_with(&mut st, None);
+        }
+        Ok(())
+    }
+
     /// Writes the deferred lines and makes the lines written with [`Manifest::write`]
     /// durable. The file is not synced when only deferred lines were written since it last
     /// was (a rerun with everything done writes only those, tens of megabytes for a large
@@ -1602,6 +1633,34 @@ mod tests {
             deleted: true,
             kept: None,
         }
+    }
+
+    #[test]
+    fn the_short_skipped_line_is_written_as_its_entry_would_be() {
+        let mut out = Vec::new();
+        for name in [
+            &b"a/2001/x.nc"[..],
+            b"",
+            b"q\"uote\\back\ttab\nnl\x7f.nc",
+            b"\x1f.nc",
+            b"caf\xe9/\xff\xfe.nc",
+            "ü/ñ/日本.nc".as_bytes(),
+        ] {
+            out.clear();
+            Entry::push_done_before(name, &mut out);
+            let want = Entry::done_before(name.to_vec()).to_json() + "\n";
+            assert_eq!(out, want.as_bytes(), "{}", want);
+        }
+        // Through the manifest, deferred: the same lines as `write_deferred` of the entries.
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        let (ma, mb) = (Manifest::new(&a), Manifest::new(&b));
+        for name in [&b"x.nc"[..], b"y\\.nc", b"\xff.nc"] {
+            ma.write_done_before(name).unwrap();
+            mb.write_deferred(&Entry::done_before(name.to_vec())).unwrap();
+        }
+        drop((ma, mb));
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     }
 
     #[test]
