@@ -834,19 +834,34 @@ fn scan_done_fields(line: &[u8]) -> Option<DoneFields<'_>> {
 }
 
 impl Done {
-    /// Reads the manifests that exist among `paths` (files, or directories of `*.jsonl`).
+    /// Reads the manifests that exist among `paths` (files, or directories of `*.jsonl`), in
+    /// that order (a name's last record wins). A file named twice (a directory and a manifest
+    /// in it) is read once, where it comes last: reading it earlier too would change nothing.
     ///
     /// # Errors
     ///
     /// [`Error::Io`](crate::Error::Io) when one cannot be read.
     pub fn load(paths: &[PathBuf]) -> Result<Done> {
+        use std::os::unix::fs::MetadataExt;
         let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
         let mut done = Done::default();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        for m in manifest_files(&existing)? {
-            let file = std::fs::File::open(&m).map_err(io_err(&m, "open"))?;
-            let len = file.metadata().map_err(io_err(&m, "stat"))?.len();
-            done.read(&m, &file, len, threads)?;
+        let files = manifest_files(&existing)?;
+        let ids = files
+            .iter()
+            .map(|m| {
+                std::fs::metadata(m)
+                    .map(|meta| (meta.dev(), meta.ino()))
+                    .map_err(io_err(m, "stat"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (k, m) in files.iter().enumerate() {
+            if ids[k + 1..].contains(&ids[k]) {
+                continue;
+            }
+            let file = std::fs::File::open(m).map_err(io_err(m, "open"))?;
+            let len = file.metadata().map_err(io_err(m, "stat"))?.len();
+            done.read(m, &file, len, threads)?;
         }
         Ok(done)
     }
@@ -1633,6 +1648,28 @@ mod tests {
             deleted: true,
             kept: None,
         }
+    }
+
+    #[test]
+    fn a_manifest_named_twice_counts_where_it_comes_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        for (path, size) in [(&a, 1), (&b, 2)] {
+            let line = Entry {
+                size: Some(size),
+                ..entry(b"x.nc")
+            };
+            std::fs::write(path, line.to_json() + "\n").unwrap();
+        }
+        let size = |paths: &[PathBuf]| Done::load(paths).unwrap().get(b"x.nc").unwrap().size;
+        let d = dir.path().to_path_buf();
+        // The directory's files in order: b's line is the last.
+        assert_eq!(size(std::slice::from_ref(&d)), 2);
+        assert_eq!(size(&[d.clone(), b.clone()]), 2);
+        // a named again after the directory: read after b (as it always was), so it wins.
+        assert_eq!(size(&[d.clone(), a.clone()]), 1);
+        assert_eq!(size(&[a.clone(), d.clone()]), 2);
+        assert_eq!(size(&[b, d, a]), 1);
     }
 
     #[test]
