@@ -762,9 +762,9 @@ impl LossyArchive {
 }
 
 /// Archives as files under OUT, looked at by one worker (which keeps the directory of the
-/// last one open, and a buffer for the archive's path).
+/// last one open, a buffer for the archive's path and one to read its ends into).
 #[derive(Default)]
-struct Files(Mutex<(OpenDir, Vec<u8>)>);
+struct Files(Mutex<(OpenDir, Vec<u8>, Vec<u8>)>);
 
 impl Archives for Files {
     fn recorded_ends(
@@ -778,9 +778,9 @@ impl Archives for Files {
         let Ok(mut held) = self.0.lock() else {
             return check_recorded_ends(&plan.output(i), len, size, Some(hash));
         };
-        let (dir, output) = &mut *held;
+        let (dir, output, buf) = &mut *held;
         plan.output_into(i, output);
-        check_recorded_ends_of(|| dir.open_archive(output), len, size, Some(hash))
+        check_recorded_ends_of(|| dir.open_archive(output), len, size, Some(hash), buf)
     }
 
     fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {

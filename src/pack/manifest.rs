@@ -1206,16 +1206,18 @@ pub fn check_recorded_ends(
     size: u64,
     hash: Option<u128>,
 ) -> Result<u128, EndsError> {
-    check_recorded_ends_of(|| open_archive(archive), len, size, hash)
+    check_recorded_ends_of(|| open_archive(archive), len, size, hash, &mut Vec::new())
 }
 
 /// [`check_recorded_ends`] of the archive `open` opens (not called when `len` is too short
-/// for one).
+/// for one); `buf` is room to read into, kept by the caller for the next (it grows to 16 KiB
+/// and a byte at most).
 pub(crate) fn check_recorded_ends_of(
     open: impl FnOnce() -> Result<std::fs::File, EndsError>,
     len: u64,
     size: u64,
     hash: Option<u128>,
+    buf: &mut Vec<u8>,
 ) -> Result<u128, EndsError> {
     if len < (LEAD_LEN + FOOTER_LEN) as u64 {
         return Err(EndsError::TooShort { len });
@@ -1223,8 +1225,12 @@ pub(crate) fn check_recorded_ends_of(
     let f = open()?;
     let wrong_length = || EndsError::Length { recorded: len };
     if len <= WHOLE_READ {
-        let mut buf = vec![0u8; len as usize + 1];
-        if read_at_most(&f, &mut buf, 0)? != len as usize {
+        // Only the bytes read are looked at: what the buffer held before is not cleared.
+        if buf.len() < len as usize + 1 {
+            buf.resize(len as usize + 1, 0);
+        }
+        let buf = &mut buf[..len as usize + 1];
+        if read_at_most(&f, buf, 0)? != len as usize {
             return Err(wrong_length());
         }
         let end = len as usize;
