@@ -249,6 +249,17 @@ impl List {
             .push(self.bytes.len() as u64 | if given { GIVEN } else { 0 });
     }
 
+    /// [`List::push`] of `dir.join(name)` (`name` a plain name), not given.
+    fn push_joined(&mut self, dir: &Path, name: &OsStr) {
+        let dir = dir.as_os_str().as_bytes();
+        self.bytes.extend_from_slice(dir);
+        if dir.last().is_some_and(|&c| c != b'/') {
+            self.bytes.push(b'/');
+        }
+        self.bytes.extend_from_slice(name.as_bytes());
+        self.ends.push(self.bytes.len() as u64);
+    }
+
     fn get(&self, i: usize) -> &[u8] {
         let start = if i == 0 {
             0
@@ -468,21 +479,22 @@ fn walk(
                     break;
                 }
             };
-            let p = entry.path();
             let ft = match entry.file_type() {
                 Ok(ft) => ft,
                 Err(e) => {
-                    unreadable.push(io_err(&p, "stat")(e));
+                    unreadable.push(io_err(&entry.path(), "stat")(e));
                     continue;
                 }
             };
             if ft.is_file() {
-                found.push(&p, false);
+                // `entry.path()`'s bytes, without building it (most entries are files).
+                found.push_joined(&dir, &entry.file_name());
                 continue;
             }
             if !ft.is_dir() && !ft.is_symlink() {
                 continue; // pipes, devices and sockets are packed only when given
             }
+            let p = entry.path();
             // A directory's identity, or where a link leads (a broken link may have been a
             // netCDF file: reported).
             let meta = match std::fs::metadata(&p) {
