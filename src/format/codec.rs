@@ -1137,7 +1137,30 @@ impl Encoder {
         // As the sample chose (the default preset), or searching afresh (thorough encoders).
         let done = match self.pco_choice.filter(|_| self.use_pco) {
             Some(choice) => super::pco::compress_chosen(kind, data, super::pco::LEVEL, choice, c),
-            None => super::pco::compress(kind, data, super::pco::LEVEL, c),
+            None => match super::pco::compress_choosing(kind, data, super::pco::LEVEL, c) {
+                // Thorough encoders: floats also in the mode found over the block (see
+                // `pco::block_float_mode`) where pco took another; the smaller stays.
+                Some(ch) if self.thorough => {
+                    let mode = super::pco::block_float_mode(kind, data);
+                    if let Some(mode) = mode.filter(|&m| ch.mode() != Some(m)) {
+                        let mut other = Vec::new();
+                        if super::pco::compress_choosing_in(
+                            kind,
+                            data,
+                            super::pco::LEVEL,
+                            mode,
+                            &mut other,
+                        )
+                        .is_some()
+                            && other.len() < c.len()
+                        {
+                            *c = other;
+                        }
+                    }
+                    true
+                }
+                ch => ch.is_some(),
+            },
         };
         if !done || c.len() >= data.len() {
             c.clear();
@@ -2818,6 +2841,32 @@ mod tests {
             "{} {zstd}",
             h.stored_len
         );
+        // The `max` preset's pco is never larger than pco's own choice on the whole block.
+        let mut own = Vec::new();
+        let pco_level = super::super::pco::LEVEL;
+        assert!(super::super::pco::compress(
+            NumKind::F32,
+            &data,
+            pco_level,
+            &mut own
+        ));
+        let mut max = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true)
+            .unwrap()
+            .numeric(true);
+        frame.clear();
+        let h = max
+            .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &data, &mut frame)
+            .frame()
+            .unwrap();
+        assert!(
+            h.stored_len as usize <= own.len(),
+            "{} {}",
+            h.stored_len,
+            own.len()
+        );
+        back.clear();
+        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut back).unwrap();
+        assert_eq!(back, data);
     }
 
     #[test]

@@ -135,6 +135,11 @@ pub(crate) struct Choice {
 }
 
 impl Choice {
+    /// The float mode pco compressed the first chunk in, if any.
+    pub(crate) fn mode(&self) -> Option<Mode> {
+        self.mode
+    }
+
     /// Whether pco took the floats as multiples of a base or with their last bits apart (its
     /// float multiplier or quantization mode): decimals or whole numbers.
     pub(crate) fn decimal(&self) -> bool {
