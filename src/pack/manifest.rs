@@ -1700,7 +1700,8 @@ mod tests {
         let (ma, mb) = (Manifest::new(&a), Manifest::new(&b));
         for name in [&b"x.nc"[..], b"y\\.nc", b"\xff.nc"] {
             ma.write_done_before(name).unwrap();
-            mb.write_deferred(&Entry::done_before(name.to_vec())).unwrap();
+            mb.write_deferred(&Entry::done_before(name.to_vec()))
+                .unwrap();
         }
         drop((ma, mb));
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
