@@ -2805,21 +2805,9 @@ mod tests {
     /// over the whole block) has, so the block is pco's and a quarter smaller than zstd makes it.
     #[test]
     fn a_block_of_decimals_behind_fill_values_uses_pco_in_the_block_s_mode() {
-        let mut x = 7u64;
-        let mut k = 150_000i64;
-        let data: Vec<u8> = (0..262_144)
-            .flat_map(|i| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                k += (x >> 58) as i64 - 32;
-                let v = if i < 8192 && !(i / 32u32).is_multiple_of(4) {
-                    -1e10
-                } else {
-                    (k as f64 * 1e-4) as f32
-                };
-                v.to_be_bytes()
-            })
+        let data: Vec<u8> = super::super::pco::tests::decimals_behind_fill()
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
             .collect();
         let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)
             .unwrap()

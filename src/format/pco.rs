@@ -571,7 +571,7 @@ fn decode_numbers<T: ::pco::data_types::Number>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use quickcheck::quickcheck;
 
@@ -799,26 +799,32 @@ mod tests {
         }
     }
 
-    /// Decimals with fill values crowding the block's start: pco's own choice on the first
-    /// 32 KiB is classic, while the mode found over the block is the decimal multiplier, in
-    /// which both the sample and the block compress far smaller.
-    #[test]
-    fn a_block_s_mode_is_found_over_the_block_not_its_start() {
+    /// A block's worth (1 MiB) of floats: a random walk in steps of 0.0001 near 15, but for
+    /// three in four runs of 32 of its first 8,192 numbers, which are the fill value -1e10.
+    pub(crate) fn decimals_behind_fill() -> Vec<f32> {
         let mut x = 7u64;
         let mut k = 150_000i64;
-        let nums: Vec<f32> = (0..262_144)
+        (0..262_144u32)
             .map(|i| {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 k += (x >> 58) as i64 - 32;
-                if i < 8192 && !(x >> 20).is_multiple_of(8) {
+                if i < 8192 && !(i / 32).is_multiple_of(4) {
                     -1e10
                 } else {
                     (k as f64 * 1e-4) as f32
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// Decimals with fill values crowding the block's start: pco's own choice on the first
+    /// 32 KiB is classic, while the mode found over the block is the decimal multiplier, in
+    /// which both the sample and the block compress far smaller.
+    #[test]
+    fn a_block_s_mode_is_found_over_the_block_not_its_start() {
+        let nums = decimals_behind_fill();
         let data = be(&nums, |x: f32| x.to_be_bytes());
         let sample = &data[..32 << 10];
         let mut own = Vec::new();
