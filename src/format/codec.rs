@@ -1582,15 +1582,14 @@ fn lzma_payload(
 /// so; else at the start. A sample of fill values would judge the block by what zstd makes
 /// of repeats.
 fn sample_start(data: &[u8], esize: usize, len: usize) -> usize {
+    let e = esize.max(1);
     let dominated = |w: &[u8]| {
-        let first = &w[..esize.min(w.len())];
-        let n = w.len() / esize.max(1);
-        2 * w.chunks_exact(esize.max(1)).filter(|c| *c == first).count() > n
+        let first = &w[..e.min(w.len())];
+        2 * w.chunks_exact(e).filter(|c| *c == first).count() > w.len() / e
     };
     if len == 0 || len >= data.len() || !dominated(&data[..len]) {
         return 0;
     }
-    let e = esize.max(1);
     for (num, den) in [(3, 8), (5, 8)] {
         let at = (data.len() / e * num / den * e).min((data.len() - len) / e * e);
         if !dominated(&data[at..at + len]) {

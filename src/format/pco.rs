@@ -167,7 +167,7 @@ impl Mode {
         }
     }
 
-    /// A chunk's mode, for floats of `esize` bytes. A float multiplier's base is stored as
+    /// A chunk's mode, if one of floats (f32 or f64). A float multiplier's base is stored as
     /// its "ordered" bits: the sign bit flipped for a positive number, every bit for a
     /// negative one.
     fn of_chunk(mode: &::pco::metadata::Mode) -> Option<Mode> {
@@ -189,7 +189,7 @@ impl Mode {
 }
 
 /// How many of a block's numbers [`block_float_mode`] looks at, at most (about).
-pub(crate) const MODE_NUMBERS: usize = 1 << 16;
+const MODE_NUMBERS: usize = 1 << 16;
 
 /// The mode pco chooses for a block of floats of `kind` (big-endian), as it would on the whole
 /// block but from at most about [`MODE_NUMBERS`] of its numbers (every second or fourth of a

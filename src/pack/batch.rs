@@ -206,16 +206,12 @@ impl Plan {
     fn output_into(&self, i: usize, buf: &mut Vec<u8>) {
         let name = self.name(i);
         buf.clear();
-        // A relative name goes below OUT, with a `/` between unless OUT ends with one (an
-        // absolute one would replace it: names never are).
-        if !name.starts_with(b"/") {
-            let out = self.out.as_os_str().as_bytes();
-            buf.extend_from_slice(out);
-            if out.last().is_some_and(|&c| c != b'/') {
-                buf.push(b'/');
-            }
+        // An absolute name would replace OUT, as in `Path::join` (names never are).
+        if name.starts_with(b"/") {
+            buf.extend_from_slice(name);
+        } else {
+            push_joined(buf, self.out.as_os_str().as_bytes(), name);
         }
-        buf.extend_from_slice(name);
         buf.extend_from_slice(b".nc3z");
     }
 
@@ -251,12 +247,7 @@ impl List {
 
     /// [`List::push`] of `dir.join(name)` (`name` a plain name), not given.
     fn push_joined(&mut self, dir: &Path, name: &OsStr) {
-        let dir = dir.as_os_str().as_bytes();
-        self.bytes.extend_from_slice(dir);
-        if dir.last().is_some_and(|&c| c != b'/') {
-            self.bytes.push(b'/');
-        }
-        self.bytes.extend_from_slice(name.as_bytes());
+        push_joined(&mut self.bytes, dir.as_os_str().as_bytes(), name.as_bytes());
         self.ends.push(self.bytes.len() as u64);
     }
 
@@ -268,6 +259,16 @@ impl List {
         };
         &self.bytes[start..(self.ends[i] & !GIVEN) as usize]
     }
+}
+
+/// Appends the bytes of `dir` joined with the relative `name` to `buf`, as [`Path::join`]
+/// joins them: a `/` between, unless `dir` ends with one.
+fn push_joined(buf: &mut Vec<u8>, dir: &[u8], name: &[u8]) {
+    buf.extend_from_slice(dir);
+    if dir.last().is_some_and(|&c| c != b'/') {
+        buf.push(b'/');
+    }
+    buf.extend_from_slice(name);
 }
 
 /// A given path's path in the tree: its directory resolved (`realpath`), its own name kept (a
@@ -1423,4 +1424,36 @@ fn sync_filesystems<'a>(dirs: impl Iterator<Item = &'a Path>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Paths joined as bytes are the paths `Path::join` makes (the walk's file names and the
+    /// archive names of a rerun's skip path are joined so).
+    #[test]
+    fn paths_join_as_path_join_does() {
+        for dir in ["/", "/out", "/out/", "out", "/a b/c"] {
+            for name in ["x.nc", "set00/x.nc", ".hidden", "\u{e9}t\u{e9}.nc"] {
+                let mut buf = Vec::new();
+                push_joined(&mut buf, dir.as_bytes(), name.as_bytes());
+                let want = Path::new(dir).join(name);
+                assert_eq!(buf, want.as_os_str().as_bytes(), "{dir} + {name}");
+            }
+        }
+        let p = plan(
+            [Ok("samples".into())],
+            "/tmp/out/".as_ref(),
+            None,
+            Shard::default(),
+        )
+        .unwrap();
+        assert!(!p.is_empty());
+        for i in 0..p.len() {
+            let mut want = Path::new("/tmp/out/").join(OsStr::from_bytes(p.name(i)));
+            want.as_mut_os_string().push(".nc3z");
+            assert_eq!(p.output(i), want);
+        }
+    }
 }
