@@ -188,37 +188,65 @@ impl Mode {
     }
 }
 
-/// How many of a block's numbers [`block_float_mode`] looks at, at most (about).
+/// How many of a block's numbers [`block_float_mode`] looks at in its first pick, at most
+/// (about; the second pick takes a third as many).
 const MODE_NUMBERS: usize = 1 << 16;
 
+/// The picks [`block_float_mode`] asks pco about: (stride in units of its first stride, first
+/// number). Strides and starts differ, so that no two picks see the same columns of a grid.
+const MODE_PICKS: [(usize, usize); 2] = [(1, 1), (3, 2)];
+
 /// The mode pco chooses for a block of floats of `kind` (big-endian), as it would on the whole
-/// block but from at most about [`MODE_NUMBERS`] of its numbers (every second or fourth of a
-/// block of 1 MiB; pco then judges 1 in 40 of those):
-/// `None` for integers, or when pco finds no mode. A block's first 32 KiB alone often holds
-/// too few numbers, or too many fill values, for pco to find the decimal multiplier the block
-/// has (ocean temperatures in steps of 0.0001 among land fill values): judged without it, pco
-/// looked a third larger there than it makes the block.
+/// block but from at most about [`MODE_NUMBERS`] of its numbers at a time (every second or
+/// fourth of a block of 1 MiB; pco then judges 1 in 40 of those): `None` for integers, or when
+/// pco finds no mode.
+///
+/// A block's first 32 KiB alone often holds too few numbers, or too many fill values, for pco
+/// to find the decimal multiplier the block has (ocean temperatures in steps of 0.0001 among
+/// land fill values): judged without it, pco looked a third larger there than it makes the
+/// block. Fill values hide a multiplier from pco even over the whole block (its bid for the
+/// multiplier falls below its bid for none): so a number equal to the one before it, as in a
+/// run of fill values, is left out of the picks; the mode then still fits the fill values,
+/// which repeat. And pco's bid for a multiplier is close to its bid for none on such data, so
+/// one pick of numbers finds it or not by chance (levitus TEMP, 20 × 180 × 360: 4 of 10 picks
+/// missed it, where it makes the block a third smaller): pco is asked about two picks
+/// ([`MODE_PICKS`]), and a mode other than classic that either finds is the block's.
 pub(crate) fn block_float_mode(kind: NumKind, data: &[u8]) -> Option<Mode> {
     let config = ::pco::ChunkConfig::default();
     let e = kind.esize();
     let every = (data.len() / e / MODE_NUMBERS).max(1);
-    let picks = || data.chunks_exact(e).step_by(every);
-    let mode = match kind {
-        NumKind::F32 => {
-            let nums: Vec<f32> = picks()
-                .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            ::pco::wrapped::choose_mode(&nums, &config)
+    let mut found = None;
+    for (stride, first) in MODE_PICKS {
+        // A number equal to the one before it (in a run of fill values) is left out.
+        let picks = || {
+            (first..data.len() / e)
+                .step_by(every * stride)
+                .map(|i| (&data[(i - 1) * e..i * e], &data[i * e..(i + 1) * e]))
+                .filter(|(before, b)| before != b)
+                .map(|(_, b)| b)
+        };
+        let mode = match kind {
+            NumKind::F32 => {
+                let nums: Vec<f32> = picks()
+                    .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                ::pco::wrapped::choose_mode(&nums, &config)
+            }
+            NumKind::F64 => {
+                let nums: Vec<f64> = picks()
+                    .map(|b| f64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                    .collect();
+                ::pco::wrapped::choose_mode(&nums, &config)
+            }
+            _ => return None,
+        };
+        match mode.ok().as_ref().and_then(Mode::of_chunk) {
+            Some(Mode::Classic) => found = found.or(Some(Mode::Classic)),
+            Some(m) => return Some(m),
+            None => {}
         }
-        NumKind::F64 => {
-            let nums: Vec<f64> = picks()
-                .map(|b| f64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-                .collect();
-            ::pco::wrapped::choose_mode(&nums, &config)
-        }
-        _ => return None,
-    };
-    Mode::of_chunk(&mode.ok()?)
+    }
+    found
 }
 
 /// As [`compress_choosing`], in float mode `mode` (which the block's run then takes too).
@@ -859,6 +887,54 @@ pub(crate) mod tests {
         decompress_into(4, &chosen, &mut back, false, &mut PcoScratch::default()).unwrap();
         assert_eq!(back, data);
         assert_eq!(block_float_mode(NumKind::I32, &data), None);
+    }
+
+    /// A block's worth of floats: whole thousandths (`k as f32 * 0.001`, which is not always
+    /// the float nearest k / 1000) in a random walk, in rows of 360 of which about half are
+    /// all the fill value -1e10, as land in an ocean field.
+    fn thousandths_among_fill_rows() -> Vec<f32> {
+        let mut x = 1u64;
+        let mut k = 15_000i64;
+        (0..262_144u32)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                k += (x >> 60) as i64 - 8;
+                if (i / 360 * 7919) % 100 < 50 {
+                    -1e10
+                } else {
+                    k as f32 * 0.001f32
+                }
+            })
+            .collect()
+    }
+
+    /// pco's own choice over the whole block misses the multiplier behind the fill values;
+    /// the block's mode, found without the runs, has it, and in it the block is far smaller
+    /// and decodes back bit for bit.
+    #[test]
+    fn a_multiplier_behind_runs_of_fill_values_is_found() {
+        let nums = thousandths_among_fill_rows();
+        let data = be(&nums, |x: f32| x.to_be_bytes());
+        let config = ::pco::ChunkConfig::default();
+        let own = ::pco::wrapped::choose_mode(&nums, &config).unwrap();
+        assert_eq!(Mode::of_chunk(&own), Some(Mode::Classic));
+        let mode = block_float_mode(NumKind::F32, &data).unwrap();
+        assert_eq!(mode, Mode::FloatMult(f64::from(0.001f32)));
+        let (mut classic, mut in_mode) = (Vec::new(), Vec::new());
+        compress_choosing_in(NumKind::F32, &data, LEVEL, Mode::Classic, &mut classic).unwrap();
+        let choice = compress_choosing_in(NumKind::F32, &data, LEVEL, mode, &mut in_mode).unwrap();
+        assert_eq!(choice.mode, Some(mode));
+        assert!(
+            in_mode.len() * 10 < classic.len() * 7,
+            "{} {}",
+            in_mode.len(),
+            classic.len()
+        );
+        let mut back = vec![0u8; data.len()];
+        decompress_into(4, &in_mode, &mut back, false, &mut PcoScratch::default()).unwrap();
+        assert_eq!(back, data);
     }
 
     /// A block whose sample chose lookback is compressed with it, without pco's search, to the
