@@ -188,6 +188,10 @@ impl Mode {
     }
 }
 
+/// At most how many numbers pco puts in one chunk (its default paging, which nc3pack uses:
+/// a block of more is cut into equal chunks of at most this many), each with its own mode.
+pub(crate) const CHUNK_NUMBERS: usize = ::pco::DEFAULT_MAX_PAGE_N;
+
 /// How many of a block's numbers [`block_float_mode`] looks at in its first pick, at most
 /// (about; the second pick takes a third as many).
 const MODE_NUMBERS: usize = 1 << 16;
