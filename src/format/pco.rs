@@ -220,25 +220,35 @@ pub(crate) fn block_float_mode(kind: NumKind, data: &[u8]) -> Option<Mode> {
     let e = kind.esize();
     let every = (data.len() / e / MODE_NUMBERS).max(1);
     let mut found = None;
+    let n = data.len() / e;
     for (stride, first) in MODE_PICKS {
-        // A number equal to the one before it (in a run of fill values) is left out.
-        let picks = || {
-            (first..data.len() / e)
-                .step_by(every * stride)
-                .map(|i| (&data[(i - 1) * e..i * e], &data[i * e..(i + 1) * e]))
-                .filter(|(before, b)| before != b)
-                .map(|(_, b)| b)
-        };
+        // Every `every * stride`-th number from `first` on, but one equal to the number
+        // before it (in a run of fill values).
+        let picks = (first..n).step_by(every * stride);
         let mode = match kind {
             NumKind::F32 => {
-                let nums: Vec<f32> = picks()
-                    .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                let bits = |i: usize| {
+                    let b = &data[4 * i..4 * i + 4];
+                    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+                };
+                let nums: Vec<f32> = picks
+                    .filter_map(|i| {
+                        let x = bits(i);
+                        (bits(i - 1) != x).then(|| f32::from_bits(x))
+                    })
                     .collect();
                 ::pco::wrapped::choose_mode(&nums, &config)
             }
             NumKind::F64 => {
-                let nums: Vec<f64> = picks()
-                    .map(|b| f64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                let bits = |i: usize| {
+                    let b = &data[8 * i..8 * i + 8];
+                    u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                };
+                let nums: Vec<f64> = picks
+                    .filter_map(|i| {
+                        let x = bits(i);
+                        (bits(i - 1) != x).then(|| f64::from_bits(x))
+                    })
                     .collect();
                 ::pco::wrapped::choose_mode(&nums, &config)
             }
