@@ -841,24 +841,40 @@ pub(crate) mod tests {
         }
     }
 
-    /// A block's worth (1 MiB) of floats: a random walk in steps of 0.0001 near 15, but for
-    /// three in four runs of 32 of its first 8,192 numbers, which are the fill value -1e10.
-    pub(crate) fn decimals_behind_fill() -> Vec<f32> {
-        let mut x = 7u64;
-        let mut k = 150_000i64;
+    /// A block's worth (262,144) of floats: `value` of a random walk of integers k from
+    /// `start` (steps of -2^(63 - shift) to 2^(63 - shift) - 1), or -1e10 (a fill value) at
+    /// the numbers `fill` picks.
+    fn walk_among_fill(
+        start: i64,
+        shift: u32,
+        fill: impl Fn(u32) -> bool,
+        value: impl Fn(i64) -> f32,
+    ) -> Vec<f32> {
+        let (mut x, mut k) = (7u64, start);
         (0..262_144u32)
             .map(|i| {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                k += (x >> 58) as i64 - 32;
-                if i < 8192 && !(i / 32).is_multiple_of(4) {
+                k += (x >> shift) as i64 - (1 << (63 - shift));
+                if fill(i) {
                     -1e10
                 } else {
-                    (k as f64 * 1e-4) as f32
+                    value(k)
                 }
             })
             .collect()
+    }
+
+    /// A block's worth (1 MiB) of floats: a random walk in steps of 0.0001 near 15, but for
+    /// three in four runs of 32 of its first 8,192 numbers, which are the fill value -1e10.
+    pub(crate) fn decimals_behind_fill() -> Vec<f32> {
+        walk_among_fill(
+            150_000,
+            58,
+            |i| i < 8192 && !(i / 32).is_multiple_of(4),
+            |k| (k as f64 * 1e-4) as f32,
+        )
     }
 
     /// Decimals with fill values crowding the block's start: pco's own choice on the first
@@ -907,21 +923,12 @@ pub(crate) mod tests {
     /// the float nearest k / 1000) in a random walk, in rows of 360 of which about half are
     /// all the fill value -1e10, as land in an ocean field.
     fn thousandths_among_fill_rows() -> Vec<f32> {
-        let mut x = 1u64;
-        let mut k = 15_000i64;
-        (0..262_144u32)
-            .map(|i| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                k += (x >> 60) as i64 - 8;
-                if (i / 360 * 7919) % 100 < 50 {
-                    -1e10
-                } else {
-                    k as f32 * 0.001f32
-                }
-            })
-            .collect()
+        walk_among_fill(
+            15_000,
+            60,
+            |i| (i / 360 * 7919) % 100 < 50,
+            |k| k as f32 * 0.001f32,
+        )
     }
 
     /// pco's own choice over the whole block misses the multiplier behind the fill values;
