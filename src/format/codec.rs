@@ -186,6 +186,7 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
         Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
         Filter::Plane => super::plane::apply(data, esize, &whole_plane(data, esize), out),
         Filter::Refs => apply_refs_whole(data, esize, out),
+        Filter::Mask => apply_mask_whole(data, esize, out),
     }
 }
 
@@ -231,6 +232,57 @@ fn undo_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
     out.resize(n * esize + t, 0);
     if super::refs::undo(rest, esize, d, out).is_err() {
         out.clear();
+    }
+}
+
+/// The `mask` filter as [`apply_filter`] gives it: byte 1, the element count n (big-endian
+/// u32), the prefix (with the block's fill candidate, or its first element) and the other
+/// elements as they are; byte 0 and the bytes as they are for an element size other than 2,
+/// 4 or 8, a length that is not a whole number of elements, more than `u32::MAX` elements, or
+/// elements all equal.
+fn apply_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let n = data.len() / esize.max(1);
+    let fill = super::mask::fill_of(data, esize).or_else(|| {
+        let first = data.get(..esize)?;
+        Some(first.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x)))
+    });
+    let whole = super::mask::supports(esize) && data.len().is_multiple_of(esize);
+    if let (true, Some(fill), Ok(count)) = (whole, fill, u32::try_from(n)) {
+        let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+        if super::mask::apply(data, esize, fill, &mut prefix, &mut rest) > 0 {
+            out.push(1);
+            out.extend_from_slice(&count.to_be_bytes());
+            out.append(&mut prefix);
+            out.append(&mut rest);
+            return;
+        }
+    }
+    out.push(0);
+    out.extend_from_slice(data);
+}
+
+/// Reverses [`apply_mask_whole`]; leaves `out` empty for bytes it cannot have made.
+fn undo_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    match data.split_first() {
+        Some((0, rest)) => out.extend_from_slice(rest),
+        Some((1, rest)) => {
+            let Some((count, payload)) = rest.split_first_chunk::<4>() else {
+                return;
+            };
+            let n = u32::from_be_bytes(*count) as usize;
+            let mut bits = Vec::new();
+            let Ok((fill, m, others)) = super::mask::decode(payload, esize, n, &mut bits) else {
+                return;
+            };
+            if others.len() != m * esize {
+                return;
+            }
+            out.resize(n * esize, 0);
+            super::mask::undo_into(others, &bits, fill, esize, out, false);
+        }
+        _ => {}
     }
 }
 
@@ -378,6 +430,7 @@ pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>)
             super::plane::undo_be(data, esize, &whole_plane(data, esize), out);
         }
         Filter::Refs => undo_refs_whole(data, esize, out),
+        Filter::Mask => undo_mask_whole(data, esize, out),
     }
 }
 
@@ -581,6 +634,13 @@ pub struct Encoder {
     /// For thorough encoders, the float mode found over the block being encoded (see
     /// `pco::block_float_mode`).
     block_mode: Option<super::pco::Mode>,
+    /// What pco chose on the sample of the block's elements other than its fill value, when
+    /// the sample said to set them apart (filter `mask`) for the block's run.
+    use_mask: Option<super::pco::Choice>,
+    /// The `mask` prefix of the block being encoded (see [`super::mask::apply`]).
+    mask_prefix: Vec<u8>,
+    /// The block's elements other than its fill value (see [`super::mask::apply`]).
+    mask_rest: Vec<u8>,
     /// The row length of the block being encoded when it may use the `lorenzo` filter (floats
     /// of a variable of at least two dimensions; see [`Encoder::encode_block_numeric`]).
     row: Option<usize>,
@@ -647,6 +707,9 @@ impl Encoder {
             use_pco: false,
             pco_choice: None,
             block_mode: None,
+            use_mask: None,
+            mask_prefix: Vec::new(),
+            mask_rest: Vec::new(),
             row: None,
             plane_row: None,
             use_plane: None,
@@ -835,9 +898,10 @@ impl Encoder {
                     Filter::ZigZagDelta
                 }
             }
-            // `plane` goes with codec pco only, which only the per-block choice makes; `refs`
-            // (whose payload holds its table's entry count) only the `max` preset's lzma path.
-            FilterMode::Fixed(Filter::Plane | Filter::Refs) => Filter::Shuffle,
+            // `plane` and `mask` go with codec pco only, which only the per-block choice makes;
+            // `refs` (whose payload holds its table's entry count) only the `max` preset's lzma
+            // path.
+            FilterMode::Fixed(Filter::Plane | Filter::Refs | Filter::Mask) => Filter::Shuffle,
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
             FilterMode::Auto => {
@@ -888,17 +952,13 @@ impl Encoder {
                     c.clear();
                     // Floats in the mode pco finds on the block (see `block_float_mode`),
                     // which the block's run then takes too.
-                    self.pco_choice = match super::pco::block_float_mode(kind, data) {
-                        Some(mode) => super::pco::compress_choosing_in(
-                            kind,
-                            sample,
-                            super::pco::LEVEL,
-                            mode,
-                            &mut c,
-                        ),
-                        None => {
-                            super::pco::compress_choosing(kind, sample, super::pco::LEVEL, &mut c)
-                        }
+                    let block_mode = super::pco::block_float_mode(kind, data);
+                    // A block with a fill value tries pco on its other elements (`mask`,
+                    // below) instead of pco on all of them, which the fill values cost dearly.
+                    let fill = super::mask::fill_of(data, esize);
+                    self.pco_choice = match fill {
+                        Some(_) => None,
+                        None => pco_sample(kind, sample, block_mode, &mut c),
                     };
                     let pco = self.pco_choice.is_some();
                     let decimal = self.pco_choice.is_some_and(|ch| ch.decimal());
@@ -928,6 +988,15 @@ impl Encoder {
                                 self.use_plane = Some(p).filter(|_| pco_size > size);
                             }
                         }
+                    }
+                    let taken = match (self.use_plane.is_some(), self.use_pco) {
+                        (true, _) => c.len() + super::plane::PREFIX,
+                        (false, true) => pco_size,
+                        (false, false) => usize::MAX,
+                    };
+                    if let Some(fill) = fill {
+                        let judged = (at, sample.len(), best.0, taken);
+                        self.mask_sample(kind, data, fill, judged, block_mode);
                     }
                 }
                 if self.fast.is_some() {
@@ -987,6 +1056,7 @@ impl Encoder {
         } else {
             self.use_pco = false;
             self.pco_choice = None;
+            self.use_mask = None;
             self.use_plane = None;
             self.plane_check = false;
             self.probe_size = 0;
@@ -1018,9 +1088,13 @@ impl Encoder {
             let result = match sure {
                 Some(r) => self.context_block(data, e, r, &mut c),
                 None => {
-                    let numeric_result = match plane
-                        .and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
-                    {
+                    let masked = self
+                        .kind
+                        .zip(self.use_mask.take())
+                        .and_then(|(k, choice)| self.mask_block(k, choice, data.len(), &mut c));
+                    let numeric_result = match masked.or_else(|| {
+                        plane.and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
+                    }) {
                         Some(_) if self.plane_check => {
                             self.check_plane(e, filter, data, &mut f, &mut c)
                         }
@@ -1133,6 +1207,75 @@ impl ConstantBlock {
 }
 
 impl Encoder {
+    /// Judges the `mask` filter on a block (default preset) whose elements include the fill
+    /// value `fill` (see [`super::mask::fill_of`]): sets [`Encoder::use_mask`] when pco on the
+    /// other elements plus the mask is estimated below the pco margin × `zstd` (the best
+    /// filter's result with zstd on the block's sample, which starts at `at` and is `len`
+    /// bytes long) and below `taken` (the sample's result with plane, when the sample chose
+    /// it). The estimate: pco on as many of the other elements, taken from the same place, in
+    /// the block's float mode `mode`, scaled to all of them, plus the block's mask, scaled back
+    /// to the sample's length.
+    fn mask_sample(
+        &mut self,
+        kind: NumKind,
+        data: &[u8],
+        fill: u64,
+        (at, len, zstd, taken): (usize, usize, usize, usize),
+        mode: Option<super::pco::Mode>,
+    ) {
+        let e = kind.esize();
+        let (mut prefix, mut rest) = (
+            std::mem::take(&mut self.mask_prefix),
+            std::mem::take(&mut self.mask_rest),
+        );
+        super::mask::apply(data, e, fill, &mut prefix, &mut rest);
+        let take = len.min(rest.len()) / e * e;
+        let mut c = std::mem::take(&mut self.scratch);
+        c.clear();
+        let start = (at as u128 * rest.len() as u128 / data.len().max(1) as u128) as usize;
+        let start = (start / e * e).min(rest.len() - take);
+        let choice = pco_sample(kind, &rest[start..start + take], mode, &mut c)
+            .filter(|_| take > 0 && !c.is_empty());
+        if let Some(choice) = choice {
+            let whole = prefix.len() as f64 + c.len() as f64 * rest.len() as f64 / take as f64;
+            let est = whole * len as f64 / data.len().max(1) as f64;
+            let margin = if choice.decimal() {
+                PCO_MARGIN_DECIMAL
+            } else {
+                PCO_MARGIN
+            };
+            if est < margin * zstd as f64 && est < taken as f64 {
+                self.use_mask = Some(choice);
+                self.use_pco = false;
+                self.use_plane = None;
+                self.plane_check = false;
+            }
+        }
+        (self.mask_prefix, self.mask_rest, self.scratch) = (prefix, rest, c);
+    }
+
+    /// Encodes the block (of `data_len` bytes) the `mask` filter split (see
+    /// [`Encoder::mask_sample`]) into `c`: its prefix, then pco on the other elements as
+    /// `choice` says. `None` (and `c` unspecified) when pco fails or the result is not smaller
+    /// than the block.
+    fn mask_block(
+        &mut self,
+        kind: NumKind,
+        choice: super::pco::Choice,
+        data_len: usize,
+        c: &mut Vec<u8>,
+    ) -> Option<(Codec, Filter)> {
+        c.clear();
+        c.extend_from_slice(&self.mask_prefix);
+        let mut p = Vec::new();
+        let done =
+            super::pco::compress_chosen(kind, &self.mask_rest, super::pco::LEVEL, choice, &mut p);
+        (done && c.len() + p.len() < data_len).then(|| {
+            c.append(&mut p);
+            (Codec::Pco, Filter::Mask)
+        })
+    }
+
     /// Encodes a numeric block with pco into `c` when that is the choice: always if the sample
     /// chose it (`use_pco`), else (thorough encoders) when pco's result is smaller than the
     /// block codec's after `filter`, which it then leaves in `c`. `None` when pco is not used:
@@ -1150,35 +1293,8 @@ impl Encoder {
         // As the sample chose (the default preset), or searching afresh (thorough encoders).
         let done = match self.pco_choice.filter(|_| self.use_pco) {
             Some(choice) => super::pco::compress_chosen(kind, data, super::pco::LEVEL, choice, c),
-            None => match super::pco::compress_choosing(kind, data, super::pco::LEVEL, c) {
-                // Thorough encoders: floats also in the mode found over the block (see
-                // `pco::block_float_mode`) where pco took another for the first chunk, or
-                // where there are more chunks and it is not classic (pco chooses a mode per
-                // chunk, and may miss it in some); the smaller stays.
-                Some(ch) if self.thorough => {
-                    let chunks = data.len() / kind.esize() > super::pco::CHUNK_NUMBERS;
-                    let mode = self.block_mode.filter(|&m| {
-                        ch.mode() != Some(m) || (chunks && m != super::pco::Mode::Classic)
-                    });
-                    if let Some(mode) = mode {
-                        let mut other = Vec::new();
-                        if super::pco::compress_choosing_in(
-                            kind,
-                            data,
-                            super::pco::LEVEL,
-                            mode,
-                            &mut other,
-                        )
-                        .is_some()
-                            && other.len() < c.len()
-                        {
-                            *c = other;
-                        }
-                    }
-                    true
-                }
-                ch => ch.is_some(),
-            },
+            None if self.thorough => pco_thorough(kind, data, self.block_mode, c),
+            None => super::pco::compress(kind, data, super::pco::LEVEL, c),
         };
         if !done || c.len() >= data.len() {
             c.clear();
@@ -1196,6 +1312,22 @@ impl Encoder {
             {
                 *c = r;
                 pco_filter = Filter::Plane;
+            }
+        }
+        // And the block's fill values set apart (`mask`), kept where that is smaller still.
+        let fill = super::mask::fill_of(data, kind.esize()).filter(|_| self.thorough);
+        if let Some(fill) = fill {
+            let (mut m, mut rest) = (Vec::new(), Vec::new());
+            super::mask::apply(data, kind.esize(), fill, &mut m, &mut rest);
+            let mode = super::pco::block_float_mode(kind, &rest);
+            let mut p = Vec::new();
+            if pco_thorough(kind, &rest, mode, &mut p)
+                && m.len() + p.len() < data.len()
+                && (c.is_empty() || m.len() + p.len() < c.len())
+            {
+                m.append(&mut p);
+                *c = m;
+                pco_filter = Filter::Mask;
             }
         }
         if c.is_empty() {
@@ -1922,6 +2054,15 @@ pub fn decode_payload(
         }
         return r;
     }
+    if h.filter == Filter::Mask {
+        out.clear();
+        out.resize(h.decoded_len as usize, 0);
+        let r = decode_mask(h, payload, out, false, &mut DecodeScratch::default());
+        if r.is_err() {
+            out.clear();
+        }
+        return r;
+    }
     let (row, payload) = split_row(h, payload)?;
     let n = h.decoded_len as usize;
     let decoded: Vec<u8> = match h.codec {
@@ -2052,6 +2193,45 @@ fn decode_plane(
     Ok(())
 }
 
+/// Decodes the payload of a `mask` frame (after its CRC check) into `out` (`h.decoded_len`
+/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's numbers
+/// (exactly as many as the bitmap leaves, in native order when `native`) into the scratch
+/// space and puts them and the fill element in place.
+fn decode_mask(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    scratch: &mut DecodeScratch,
+) -> Result<(), FrameError> {
+    if h.codec != Codec::Pco {
+        return Err(FrameError::MaskCodec { codec: h.codec });
+    }
+    let esize = usize::from(h.esize);
+    if !super::mask::supports(esize) {
+        return Err(FrameError::MaskElementSize { esize: h.esize });
+    }
+    if !out.len().is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    let n = out.len() / esize;
+    let mut bits = std::mem::take(&mut scratch.bits);
+    let r = super::mask::decode(payload, esize, n, &mut bits).and_then(|(fill, m, pco)| {
+        // At most the block's decoded length, which the layout bounds.
+        let rest = &mut scratch.filtered;
+        rest.clear();
+        rest.resize(m * esize, 0);
+        super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
+        super::mask::undo_into(rest, &bits, fill, esize, out, native);
+        Ok(())
+    });
+    scratch.bits = bits;
+    r
+}
+
 /// Decodes the payload of a `refs` frame (after its CRC check) into `out` (`h.decoded_len`
 /// bytes): checks the codec, the element size and the table's entry count, decodes the codec's
 /// data into `filtered` (exactly the length the count and the block's length give, at most
@@ -2139,6 +2319,8 @@ pub(crate) struct DecodeScratch {
     pco: super::pco::PcoScratch,
     /// The residuals of a `plane` frame, as native numbers (aligned).
     words: Vec<u64>,
+    /// The bitmap of a `mask` frame.
+    bits: Vec<u8>,
 }
 
 /// As [`decode_payload`], with the same checks, but into `out`, which must be exactly
@@ -2173,6 +2355,9 @@ pub(crate) fn decode_payload_into(
     if h.filter == Filter::Refs {
         let s = &mut *scratch;
         return decode_refs(h, payload, out, native, &mut s.filtered, &mut s.zstd);
+    }
+    if h.filter == Filter::Mask {
+        return decode_mask(h, payload, out, native, scratch);
     }
     let (row, payload) = split_row(h, payload)?;
     let esize = usize::from(h.esize);
@@ -2299,9 +2484,51 @@ fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
         Ok(())
     } else {
         Err(FrameError::Pco(format!(
-            "filter {} with codec pco (pco frames have filter none or plane)",
+            "filter {} with codec pco (pco frames have filter none, plane or mask)",
             h.filter.name()
         )))
+    }
+}
+
+/// Compresses `data` with pco into `c` as thorough encoders do: as pco chooses, and for floats
+/// also in the mode found over the block (`mode`, see `pco::block_float_mode`) where pco took
+/// another for the first chunk, or where there are more chunks and it is not classic (pco
+/// chooses a mode per chunk, and may miss it in some); the smaller stays. False (and `c`
+/// unspecified) when pco fails.
+fn pco_thorough(
+    kind: NumKind,
+    data: &[u8],
+    mode: Option<super::pco::Mode>,
+    c: &mut Vec<u8>,
+) -> bool {
+    let Some(ch) = super::pco::compress_choosing(kind, data, super::pco::LEVEL, c) else {
+        return false;
+    };
+    let chunks = data.len() / kind.esize() > super::pco::CHUNK_NUMBERS;
+    let mode = mode.filter(|&m| ch.mode() != Some(m) || (chunks && m != super::pco::Mode::Classic));
+    if let Some(mode) = mode {
+        let mut other = Vec::new();
+        if super::pco::compress_choosing_in(kind, data, super::pco::LEVEL, mode, &mut other)
+            .is_some()
+            && other.len() < c.len()
+        {
+            *c = other;
+        }
+    }
+    true
+}
+
+/// Compresses a block's `sample` with pco into `c`: in the block's float mode `mode` (see
+/// `pco::block_float_mode`), or as pco chooses when there is none.
+fn pco_sample(
+    kind: NumKind,
+    sample: &[u8],
+    mode: Option<super::pco::Mode>,
+    c: &mut Vec<u8>,
+) -> Option<super::pco::Choice> {
+    match mode {
+        Some(mode) => super::pco::compress_choosing_in(kind, sample, super::pco::LEVEL, mode, c),
+        None => super::pco::compress_choosing(kind, sample, super::pco::LEVEL, c),
     }
 }
 
@@ -2322,9 +2549,9 @@ fn undo_filter_into(
             super::lorenzo::undo_into(src, esize, row, dst, native);
             return;
         }
-        // Decoded by `decode_plane` and `decode_refs` before the codec's generic paths: never
-        // here.
-        Filter::Plane | Filter::Refs | Filter::None => {
+        // Decoded by `decode_plane`, `decode_refs` and `decode_mask` before the codec's
+        // generic paths: never here.
+        Filter::Plane | Filter::Refs | Filter::Mask | Filter::None => {
             dst.copy_from_slice(src);
             if native {
                 be_to_native(dst, esize);
@@ -2539,7 +2766,7 @@ mod tests {
         }
     }
 
-    const ALL_FILTERS: [Filter; 8] = [
+    const ALL_FILTERS: [Filter; 9] = [
         Filter::None,
         Filter::Shuffle,
         Filter::ByteDelta,
@@ -2548,6 +2775,7 @@ mod tests {
         Filter::Lorenzo,
         Filter::Plane,
         Filter::Refs,
+        Filter::Mask,
     ];
 
     #[test]
@@ -2617,6 +2845,8 @@ mod tests {
                             assert_eq!(a[..4], (n as u32).to_be_bytes());
                             assert_eq!(a.len(), 8 + 4 * n + esize * d + len % esize);
                         }
+                        // A flag byte, then the count and the prefix, or the bytes as they are.
+                        Filter::Mask => assert!(a.len() > src.len(), "{esize} {len}"),
                         _ => assert_eq!(a.len(), src.len()),
                     }
                     undo_filter(f, &a, esize, &mut b);
@@ -2936,6 +3166,116 @@ mod tests {
             let mut back = Vec::new();
             decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut back).unwrap();
             assert_eq!(back, data);
+        }
+    }
+
+    /// A block (1 MiB) of a smooth field in hundredths (`k as f32 * 0.01`, as sea surface
+    /// temperatures often are) in rows of 360 with noise, where whole rows and a stretch of
+    /// every other row are land, the fill value -1e34.
+    fn field_with_land() -> Vec<u8> {
+        let mut x = 5u64;
+        (0..1u32 << 18)
+            .flat_map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let (row, col) = (i / 360, i % 360);
+                let land = (row * 7919) % 100 < 30 || (row % 2 == 0 && (100..160).contains(&col));
+                let wave = (f64::from(row) * 0.02).sin() * (f64::from(col) * 0.03).cos();
+                let noise = (x >> 40) as f64 / f64::from(1u32 << 24) - 0.5;
+                let k = ((15.0 + 10.0 * wave + 0.2 * noise) * 100.0).round() as i32;
+                let v = if land { -1e34f32 } else { k as f32 * 0.01f32 };
+                v.to_be_bytes()
+            })
+            .collect()
+    }
+
+    /// Both presets set the fill values of a field with land apart (filter `mask`), which pco
+    /// then codes far smaller than with them, and the frames decode back bit for bit, to
+    /// big-endian and native numbers.
+    #[test]
+    fn fill_values_are_set_apart_for_pco() {
+        let data = field_with_land();
+        let mut own = Vec::new();
+        assert!(super::super::pco::compress(
+            NumKind::F32,
+            &data,
+            super::super::pco::LEVEL,
+            &mut own
+        ));
+        let mut scratch = DecodeScratch::default();
+        for thorough in [false, true] {
+            let mut enc = Encoder::new(
+                Codec::Zstd,
+                if thorough { 19 } else { 3 },
+                FilterMode::Auto,
+                thorough,
+            )
+            .unwrap()
+            .fast_blocks(!thorough)
+            .unwrap()
+            .numeric(true);
+            let mut frame = Vec::new();
+            let h = enc
+                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 360), &data, &mut frame)
+                .frame()
+                .unwrap();
+            assert_eq!(
+                (h.codec, h.filter),
+                (Codec::Pco, Filter::Mask),
+                "{thorough}"
+            );
+            let stored = h.stored_len as usize;
+            assert!(
+                stored * 10 < own.len() * 8,
+                "{thorough}: {stored} {}",
+                own.len()
+            );
+            let payload = &frame[FRAME_HEADER_LEN..];
+            let mut back = Vec::new();
+            decode_payload(&h, payload, &mut back).unwrap();
+            assert_eq!(back, data);
+            let mut native = vec![0u8; data.len()];
+            decode_payload_into(&h, payload, &mut native, &mut scratch, true).unwrap();
+            let want: Vec<u8> = data
+                .chunks_exact(4)
+                .flat_map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]).to_ne_bytes())
+                .collect();
+            assert_eq!(native, want);
+            // Another codec with the filter, or another element size, is refused.
+            let pco_only = FrameHeader {
+                codec: Codec::Zstd,
+                ..h
+            };
+            assert!(matches!(
+                decode_mask(&pco_only, payload, &mut native, false, &mut scratch),
+                Err(FrameError::MaskCodec { codec: Codec::Zstd })
+            ));
+            let three = FrameHeader { esize: 3, ..h };
+            assert!(matches!(
+                decode_mask(&three, payload, &mut native, false, &mut scratch),
+                Err(FrameError::MaskElementSize { esize: 3 })
+            ));
+            // A pco file of one number fewer than the bitmap leaves is refused.
+            let mut bits = Vec::new();
+            let (_, m, pco) =
+                super::super::mask::decode(payload, 4, data.len() / 4, &mut bits).unwrap();
+            let mut shorter = payload[..payload.len() - pco.len()].to_vec();
+            let mut fewer = Vec::new();
+            let rest: Vec<u8> = {
+                let mut r = vec![0u8; m * 4];
+                super::super::pco::decompress_into(4, pco, &mut r, false, &mut Default::default())
+                    .unwrap();
+                r
+            };
+            assert!(super::super::pco::compress(
+                NumKind::F32,
+                &rest[4..],
+                super::super::pco::LEVEL,
+                &mut fewer
+            ));
+            shorter.extend_from_slice(&fewer);
+            assert!(decode_mask(&h, &shorter, &mut native, false, &mut scratch).is_err());
         }
     }
 

@@ -226,6 +226,43 @@ pub enum FrameError {
         /// The shift byte.
         shift: u8,
     },
+    /// A `mask` frame whose element size is not 2, 4 or 8.
+    #[error("mask filter with element size {esize} (it is defined for 2, 4 and 8)")]
+    MaskElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `mask` frame with a codec other than pco.
+    #[error("mask filter with codec {} (mask is defined with codec pco only)", codec.name())]
+    MaskCodec {
+        /// Codec in the frame header.
+        codec: Codec,
+    },
+    /// A `mask` frame whose payload is too short to hold the fill element and the mask's
+    /// length.
+    #[error("mask payload of {stored} bytes has no fill element and mask length")]
+    MaskPrefix {
+        /// Stored (payload) length.
+        stored: usize,
+    },
+    /// A `mask` frame whose mask runs past the payload.
+    #[error("mask of {len} bytes runs past the payload of {stored} bytes")]
+    MaskLength {
+        /// The mask's length in the prefix.
+        len: u32,
+        /// Stored (payload) length.
+        stored: usize,
+    },
+    /// A `mask` frame whose mask is not a zstd frame of the block's bitmap.
+    #[error("mask bitmap: {0}")]
+    MaskBits(String),
+    /// A `mask` frame whose bitmap marks every element as the fill (no frame needs that: such
+    /// a block is a constant block).
+    #[error("mask marks all {n} elements as the fill value")]
+    MaskAllFill {
+        /// Elements in the block.
+        n: usize,
+    },
     /// A `refs` frame whose element size is not 4 or 8.
     #[error("refs filter with element size {esize} (it is defined for 4 and 8)")]
     RefsElementSize {

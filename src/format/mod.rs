@@ -209,6 +209,7 @@ pub(crate) mod context;
 pub mod error;
 pub(crate) mod lorenzo;
 pub(crate) mod lzma;
+pub(crate) mod mask;
 pub(crate) mod pco;
 pub(crate) mod plane;
 pub(crate) mod refs;
@@ -346,6 +347,11 @@ pub enum Filter {
     /// with the table's entry count (4 bytes) before the codec's data, which decodes to the
     /// filtered length, not the block's.
     Refs = 7,
+    /// The elements of 2, 4 or 8 bytes equal to one value (a fill value) set apart, for codec
+    /// pco only: the frame's payload starts with the fill element, the length of a mask and
+    /// the mask (a zstd frame of a bitmap of the block's elements, 1 for the fill), followed by
+    /// a pco file of the other elements.
+    Mask = 8,
 }
 
 impl Filter {
@@ -365,6 +371,7 @@ impl Filter {
             5 => Some(Filter::Lorenzo),
             6 => Some(Filter::Plane),
             7 => Some(Filter::Refs),
+            8 => Some(Filter::Mask),
             _ => None,
         }
     }
@@ -384,6 +391,7 @@ impl Filter {
             Filter::Lorenzo => "lorenzo",
             Filter::Plane => "plane",
             Filter::Refs => "refs",
+            Filter::Mask => "mask",
         }
     }
 }

@@ -207,6 +207,24 @@ fn plane_archive() -> (Vec<u8>, usize) {
         .expect("the grid packs a block with plane");
     (b, s)
 }
+/// The ocean file of tests/it/mask.rs packed with blocks of 16 KiB, and a stream whose first
+/// block has the `mask` filter with pco.
+fn mask_archive() -> (Vec<u8>, usize) {
+    let dir = temp_dir();
+    let nc = dir.path().join("ocean.nc");
+    crate::mask::ocean_file(&nc);
+    let z = dir.path().join("ocean.nc3z");
+    let opts = PackOptions::default()
+        .with_threads(1)
+        .with_block_size(16 << 10);
+    pack_file(&nc, &z, &opts).unwrap();
+    let b = std::fs::read(z).unwrap();
+    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
+    let s = (0..a.stream_count())
+        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 8)
+        .expect("the ocean packs a block with mask");
+    (b, s)
+}
 /// A small mesh (see `refs::mesh_file`) packed with the `max` preset, and the stream of its
 /// vertex coordinates, whose one block has the `refs` filter with lzma.
 fn refs_archive() -> (Vec<u8>, usize) {
@@ -749,22 +767,51 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         },
     );
     // A filter id this reader does not know, in frame and index alike: what a reader that
-    // predates filters 5 to 7 meets in an archive with lorenzo, plane or refs frames, here with
-    // id 8.
+    // predates filters 5 to 8 meets in an archive with lorenzo, plane, refs or mask frames,
+    // here with id 9.
     let mut b = lz_base.clone();
     let e = entry_at(&b, first_entry(&b, s));
     let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
     assert_eq!((b[f + 25], b[e + 13]), (5, 5));
-    b[f + 25] = 8;
+    b[f + 25] = 9;
     let c = crc(&b[f..f + 32]);
     put32(&mut b, f + 32, c);
-    b[e + 13] = 8;
+    b[e + 13] = 9;
     fix_tail(&mut b);
     out.push((
         "filter_id_unknown.nc3z",
         b,
-        Expect::Open("index", "unknown filter id 8"),
+        Expect::Open("index", "unknown filter id 9"),
     ));
+    // Damaged mask frames (filter 8 with codec pco), checksums recomputed so that the filter's
+    // own checks are reached: the mask's length past the payload, a bitmap of all fill, and a
+    // bit past the block's last element.
+    let (mk_base, s) = mask_archive();
+    let mut mk_variant =
+        |name: &'static str, what: &'static str, f: &dyn Fn(&mut Vec<u8>, usize)| {
+            let mut b = mk_base.clone();
+            let e = entry_at(&b, first_entry(&b, s));
+            let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+            assert_eq!((b[frame + 24], b[frame + 25]), (4, 8));
+            f(&mut b, frame);
+            out.push((name, b, Expect::Read(s, what)));
+        };
+    mk_variant(
+        "mask_length_past_payload.nc3z",
+        "runs past the payload",
+        &|b, f| {
+            let e = usize::from(u16::from_le_bytes([b[f + 26], b[f + 27]]));
+            b[f + 36 + e..f + 40 + e].copy_from_slice(&u32::MAX.to_be_bytes());
+            fix_payload_crc(b, f);
+        },
+    );
+    mk_variant("mask_bitmap_not_zstd.nc3z", "mask bitmap:", &|b, f| {
+        // The zstd frame's magic number broken.
+        let e = usize::from(u16::from_le_bytes([b[f + 26], b[f + 27]]));
+        assert_eq!(&b[f + 40 + e..f + 44 + e], &[0x28, 0xb5, 0x2f, 0xfd]);
+        b[f + 40 + e] ^= 0x40;
+        fix_payload_crc(b, f);
+    });
     // Damaged plane frames (filter 6 with codec pco), checksums recomputed so that the
     // filter's own checks are reached: each field of the 9-byte prefix (row length, map,
     // weights, shift) out of range, the prefix cut short, pco residuals of a signed type, and

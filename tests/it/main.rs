@@ -10,6 +10,7 @@ mod layout_cases;
 mod limits;
 mod lorenzo;
 mod lzma;
+mod mask;
 mod outputs;
 mod pervar;
 mod pipes;

@@ -1,0 +1,354 @@
+//! The `mask` filter (id 8): the elements of a block equal to one value (its fill value: land in
+//! an ocean field, missing data) set apart, so that codec pco codes the other numbers alone
+//! (design/FORMAT.md specifies it byte for byte).
+//!
+//! A block of n elements of e = 2, 4 or 8 bytes (big-endian) becomes a prefix — the fill
+//! element (e bytes, as stored), the length L of the mask (4 bytes, big-endian) and the mask: a
+//! zstd frame of the bitmap of ⌈n / 8⌉ bytes whose bit 7 − (i mod 8) of byte ⌊i / 8⌋ is 1 when
+//! element i is the fill element — followed by a pco file of the m elements that are not, in
+//! their order. Fill values cost pco dearly where they sit among the data: they widen its bins,
+//! break its deltas at every coastline and hide a decimal multiplier; the bitmap of a land mask
+//! costs zstd little.
+
+use crate::format::error::FrameError;
+
+/// Whether the filter is defined for elements of `esize` bytes (2, 4 or 8).
+pub(crate) fn supports(esize: usize) -> bool {
+    matches!(esize, 2 | 4 | 8)
+}
+
+/// The writer tries the filter on a block when its fill candidate (see [`fill_of`]) is at least
+/// 1 in this many of its elements.
+pub(crate) const MIN_SHARE: usize = 20;
+
+/// The zstd level of the mask.
+const LEVEL: i32 = 3;
+
+/// Element `i` of `data` (elements of `E` bytes, big-endian) as an unsigned number.
+#[inline]
+fn word<const E: usize>(data: &[u8], i: usize) -> u64 {
+    let b = &data[i * E..i * E + E];
+    b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x))
+}
+
+/// The block's fill candidate, as an unsigned number of `esize` bytes (big-endian): the value
+/// that most runs of equal elements hold (a majority vote among the elements equal to the one
+/// before them), when it is at least 1 in [`MIN_SHARE`] of the elements and not all of them.
+/// `None` for another element size, or a block without such a value.
+pub(crate) fn fill_of(data: &[u8], esize: usize) -> Option<u64> {
+    match esize {
+        2 => fill_of_n::<2>(data),
+        4 => fill_of_n::<4>(data),
+        8 => fill_of_n::<8>(data),
+        _ => None,
+    }
+}
+
+fn fill_of_n<const E: usize>(data: &[u8]) -> Option<u64> {
+    let n = data.len() / E;
+    let (mut cand, mut votes) = (0u64, 0usize);
+    let mut prev = if n > 0 { word::<E>(data, 0) } else { 0 };
+    for i in 1..n {
+        let x = word::<E>(data, i);
+        if x == prev {
+            if votes == 0 {
+                cand = x;
+                votes = 1;
+            } else if x == cand {
+                votes += 1;
+            } else {
+                votes -= 1;
+            }
+        }
+        prev = x;
+    }
+    if votes == 0 {
+        return None;
+    }
+    let count = (0..n).filter(|&i| word::<E>(data, i) == cand).count();
+    (count * MIN_SHARE >= n && count < n).then_some(cand)
+}
+
+/// Splits `data` (elements of `esize` bytes, 2, 4 or 8) at `fill`: writes the prefix (the fill
+/// element, the mask's length and the mask) into `prefix` and the elements that are not `fill`
+/// into `rest` (replacing both). Returns how many elements `rest` holds.
+pub(crate) fn apply(
+    data: &[u8],
+    esize: usize,
+    fill: u64,
+    prefix: &mut Vec<u8>,
+    rest: &mut Vec<u8>,
+) -> usize {
+    let e = esize.clamp(1, 8);
+    let n = data.len() / e;
+    let mut bits = vec![0u8; n.div_ceil(8)];
+    rest.clear();
+    rest.resize(n * e, 0);
+    let m = match e {
+        2 => split_n::<2>(data, fill, &mut bits, rest),
+        4 => split_n::<4>(data, fill, &mut bits, rest),
+        8 => split_n::<8>(data, fill, &mut bits, rest),
+        _ => split_n::<1>(data, fill, &mut bits, rest),
+    };
+    rest.truncate(m * e);
+    let mask = zstd::bulk::compress(&bits, LEVEL).unwrap_or_default();
+    prefix.clear();
+    prefix.extend_from_slice(&fill.to_be_bytes()[8 - e..]);
+    prefix.extend_from_slice(&(mask.len() as u32).to_be_bytes());
+    prefix.extend_from_slice(&mask);
+    m
+}
+
+/// Sets the bits of the elements of `data` (of `E` bytes) equal to `fill` and copies the others
+/// to the start of `rest` (as long as `data`); returns how many it copied.
+fn split_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8], rest: &mut [u8]) -> usize {
+    let mut m = 0;
+    for (i, x) in data.chunks_exact(E).enumerate() {
+        let x: &[u8; E] = x.try_into().unwrap_or(&[0; E]);
+        if x.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b)) == fill {
+            bits[i / 8] |= 0x80 >> (i % 8);
+        } else {
+            rest[m * E..m * E + E].copy_from_slice(x);
+            m += 1;
+        }
+    }
+    m
+}
+
+/// What a `mask` frame's prefix says, for a block of `n` elements of `esize` bytes (2, 4 or 8):
+/// the fill element (as an unsigned number), how many elements are not it (m, at least 1), and
+/// the payload after the prefix (the pco file). The bitmap is left in `bits`.
+///
+/// # Errors
+///
+/// [`FrameError::MaskPrefix`] when the payload is shorter than the fill element and the mask's
+/// length, [`FrameError::MaskLength`] when the mask runs past the payload,
+/// [`FrameError::MaskBits`] when it is not a zstd frame of ⌈n / 8⌉ bytes or sets a bit past
+/// element n − 1, [`FrameError::MaskAllFill`] when every element is the fill.
+pub(crate) fn decode<'p>(
+    payload: &'p [u8],
+    esize: usize,
+    n: usize,
+    bits: &mut Vec<u8>,
+) -> Result<(u64, usize, &'p [u8]), FrameError> {
+    let e = esize.clamp(1, 8);
+    if payload.len() < e + 4 {
+        return Err(FrameError::MaskPrefix {
+            stored: payload.len(),
+        });
+    }
+    let fill = payload[..e]
+        .iter()
+        .fold(0u64, |w, &x| (w << 8) | u64::from(x));
+    let len = u32::from_be_bytes([payload[e], payload[e + 1], payload[e + 2], payload[e + 3]]);
+    let after = &payload[e + 4..];
+    let Some(mask) = after.get(..len as usize) else {
+        return Err(FrameError::MaskLength {
+            len,
+            stored: payload.len(),
+        });
+    };
+    let want = n.div_ceil(8);
+    // At most an eighth of the block's decoded length, which the layout bounds.
+    bits.clear();
+    bits.reserve(want);
+    zstd::stream::copy_decode(
+        mask,
+        LimitedWriter {
+            out: bits,
+            max: want,
+        },
+    )
+    .map_err(|e| FrameError::MaskBits(e.to_string()))?;
+    if bits.len() != want {
+        return Err(FrameError::MaskBits(format!(
+            "{} bytes of bitmap for {n} elements (want {want})",
+            bits.len()
+        )));
+    }
+    if !n.is_multiple_of(8) && bits[want - 1] & (0xFF >> (n % 8)) != 0 {
+        return Err(FrameError::MaskBits(format!(
+            "bits set past element {}",
+            n - 1
+        )));
+    }
+    let ones: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
+    if ones >= n {
+        return Err(FrameError::MaskAllFill { n });
+    }
+    Ok((fill, n - ones, &after[len as usize..]))
+}
+
+/// A writer into a vector that refuses to grow it past `max` bytes.
+struct LimitedWriter<'a> {
+    out: &'a mut Vec<u8>,
+    max: usize,
+}
+
+impl std::io::Write for LimitedWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + buf.len() > self.max {
+            return Err(std::io::Error::other(format!(
+                "bitmap longer than {} bytes",
+                self.max
+            )));
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Rebuilds a block into `out` (n elements of `esize` bytes) from the elements that are not
+/// the fill (`rest`, in order, at least as many as the bitmap's zero bits), the bitmap and the
+/// fill element; `rest` and `out` are big-endian, or both in native order when `native`.
+pub(crate) fn undo_into(
+    rest: &[u8],
+    bits: &[u8],
+    fill: u64,
+    esize: usize,
+    out: &mut [u8],
+    native: bool,
+) {
+    let e = esize.clamp(1, 8);
+    let be = fill.to_be_bytes();
+    let mut f = [0u8; 8];
+    f[..e].copy_from_slice(&be[8 - e..]);
+    if native && cfg!(target_endian = "little") {
+        f[..e].reverse();
+    }
+    let fill = &f[..e];
+    let mut next = rest.chunks_exact(e);
+    for (i, x) in out.chunks_exact_mut(e).enumerate() {
+        if bits[i / 8] & (0x80 >> (i % 8)) != 0 {
+            x.copy_from_slice(fill);
+        } else if let Some(v) = next.next() {
+            x.copy_from_slice(v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shorts(v: &[i16]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_be_bytes()).collect()
+    }
+
+    #[test]
+    fn a_fill_value_in_runs_is_found_and_set_apart() {
+        // 7, -1, -1, 9, -1 and so on: -1 is 3 in 5 and makes the runs.
+        let data = shorts(&[7, -1, -1, 9, -1, -1, -1, 3]);
+        let fill = fill_of(&data, 2).unwrap();
+        assert_eq!(fill, 0xFFFF);
+        let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+        assert_eq!(apply(&data, 2, fill, &mut prefix, &mut rest), 3);
+        assert_eq!(rest, shorts(&[7, 9, 3]));
+        assert_eq!(&prefix[..2], &[0xFF, 0xFF]);
+        let len = u32::from_be_bytes(prefix[2..6].try_into().unwrap()) as usize;
+        assert_eq!(prefix.len(), 6 + len);
+        assert_eq!(
+            zstd::bulk::decompress(&prefix[6..], 1).unwrap(),
+            [0b0110_1110]
+        );
+        let mut bits = Vec::new();
+        let (f, m, after) = decode(&prefix, 2, 8, &mut bits).unwrap();
+        assert_eq!((f, m, after.len()), (0xFFFF, 3, 0));
+        let mut out = vec![0u8; data.len()];
+        undo_into(&rest, &bits, fill, 2, &mut out, false);
+        assert_eq!(out, data);
+        // Native order: the fill and the rest as native numbers.
+        let native_rest: Vec<u8> = [7i16, 9, 3].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        undo_into(&native_rest, &bits, fill, 2, &mut out, true);
+        let want: Vec<u8> = [7i16, -1, -1, 9, -1, -1, -1, 3]
+            .iter()
+            .flat_map(|x| x.to_ne_bytes())
+            .collect();
+        assert_eq!(out, want);
+    }
+
+    /// design/FORMAT.md's example, byte for byte.
+    #[test]
+    fn the_format_s_example() {
+        let data = shorts(&[7, -1, -1, 9, -1]);
+        let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+        assert_eq!(apply(&data, 2, 0xFFFF, &mut prefix, &mut rest), 2);
+        assert_eq!(
+            prefix,
+            [0xFF, 0xFF, 0, 0, 0, 10, 0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x01, 0x09, 0x00, 0x00, 0x68]
+        );
+        assert_eq!(rest, [0, 7, 0, 9]);
+        let mut bits = Vec::new();
+        assert_eq!(
+            decode(&prefix, 2, 5, &mut bits).unwrap(),
+            (0xFFFF, 2, &[][..])
+        );
+        assert_eq!(bits, [0x68]);
+    }
+
+    #[test]
+    fn blocks_without_a_frequent_run_value_have_no_fill() {
+        // No runs at all; a run value below 1 in 20; every element the same.
+        let ramp: Vec<i16> = (0..100).collect();
+        assert_eq!(fill_of(&shorts(&ramp), 2), None);
+        let mut rare = ramp.clone();
+        rare[10] = 5;
+        rare[11] = 5;
+        assert_eq!(fill_of(&shorts(&rare), 2), None);
+        assert_eq!(fill_of(&shorts(&[4; 50]), 2), None);
+        assert_eq!(fill_of(&shorts(&[1, 1, 2, 2]), 3), None);
+        // Four in a hundred (runs of two) is below 1 in 20; five is not.
+        let mut four = ramp.clone();
+        for i in [10, 11, 50, 51] {
+            four[i] = -9;
+        }
+        assert_eq!(fill_of(&shorts(&four), 2), None);
+        let mut five = four.clone();
+        five[80] = -9;
+        assert_eq!(fill_of(&shorts(&five), 2), Some(0xFFF7));
+    }
+
+    #[test]
+    fn bad_prefixes_are_refused() {
+        let mut bits = Vec::new();
+        let err = |p: &[u8], n| decode(p, 4, n, &mut Vec::new()).unwrap_err();
+        assert!(matches!(
+            err(&[0; 7], 8),
+            FrameError::MaskPrefix { stored: 7 }
+        ));
+        let mut p = vec![0u8; 4];
+        p.extend_from_slice(&100u32.to_be_bytes());
+        p.extend_from_slice(&[1, 2, 3]);
+        assert!(matches!(
+            err(&p, 8),
+            FrameError::MaskLength { len: 100, .. }
+        ));
+        let with = |bitmap: &[u8]| {
+            let z = zstd::bulk::compress(bitmap, 3).unwrap();
+            let mut p = vec![0u8; 4];
+            p.extend_from_slice(&(z.len() as u32).to_be_bytes());
+            p.extend_from_slice(&z);
+            p
+        };
+        // Not zstd; a bitmap of the wrong length; a bit past the last element; all fill.
+        let mut junk = vec![0u8; 4];
+        junk.extend_from_slice(&2u32.to_be_bytes());
+        junk.extend_from_slice(&[9, 9]);
+        assert!(matches!(err(&junk, 8), FrameError::MaskBits(_)));
+        assert!(matches!(err(&with(&[0, 0]), 8), FrameError::MaskBits(_)));
+        assert!(matches!(
+            err(&with(&[0b0000_0100]), 5),
+            FrameError::MaskBits(_)
+        ));
+        assert!(matches!(
+            err(&with(&[0xF8]), 5),
+            FrameError::MaskAllFill { n: 5 }
+        ));
+        let (f, m, _) = decode(&with(&[0b1010_0000]), 4, 5, &mut bits).unwrap();
+        assert_eq!((f, m), (0, 3));
+    }
+}
