@@ -5,7 +5,8 @@
 //! default target/bench-data; `NC3PACK_BENCH_SMALL=1` for a 10x smaller gridded file;
 //! `NC3PACK_BENCH_DECODE_ONLY=1` for the block decode table only: one thread decoding 32 blocks
 //! of the gridded data stored with zstd, with pco, with lorenzo + zstd, with plane + pco, with
-//! lzma and with context, and 16 blocks of a topography-like int16 field;
+//! lzma and with context, the same blocks with 40 % of their rows filled with a fill value
+//! with pco and with mask + pco, and 16 blocks of a topography-like int16 field;
 //! `NC3PACK_BENCH_SERIES_ONLY=1` for the time-series table only).
 //!
 //! The time-series table packs the gridded file with per-variable block sizes for t2m (1 MiB,
@@ -249,6 +250,8 @@ fn block_decode(grid: &Path, row: usize) {
     let mut plane_frames = Vec::new();
     let mut lzma_frames = Vec::new();
     let mut context_frames = Vec::new();
+    let mut land_pco_frames = Vec::new();
+    let mut land_mask_frames = Vec::new();
     let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
         .unwrap()
         .fast_blocks(true)
@@ -289,6 +292,31 @@ fn block_decode(grid: &Path, row: usize) {
         let payload = nc3pack::__private::context_payload(b, NumKind::F32, row).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Context, Filter::None, 4);
         context_frames.push((h, payload));
+        // The same block with 40 % of its rows land (the fill value -1e34), with pco alone and
+        // with its fill values set apart (mask + pco).
+        let land: Vec<u8> = b
+            .chunks_exact(4)
+            .enumerate()
+            .flat_map(|(k, c)| {
+                let land = (k / row * 7919) % 100 < 40;
+                if land {
+                    (-1e34f32).to_be_bytes()
+                } else {
+                    [c[0], c[1], c[2], c[3]]
+                }
+            })
+            .collect();
+        let nums: Vec<f32> = land
+            .chunks_exact(4)
+            .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+            .collect();
+        let mut payload = Vec::new();
+        pco::standalone::simple_compress_into(&nums, &cfg, &mut payload).unwrap();
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::None, 4);
+        land_pco_frames.push((h, payload));
+        let payload = nc3pack::__private::mask_payload(&land, NumKind::F32).unwrap();
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Mask, 4);
+        land_mask_frames.push((h, payload));
     }
     println!();
     println!(
@@ -305,6 +333,8 @@ fn block_decode(grid: &Path, row: usize) {
         ("plane + pco", &plane_frames),
         ("filter + lzma (6; `max` where it pays)", &lzma_frames),
         ("context (`max` where it pays)", &context_frames),
+        ("pco, 40 % of rows land (fill values)", &land_pco_frames),
+        ("mask + pco, 40 % of rows land", &land_mask_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();

@@ -328,6 +328,40 @@ pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> 
     super::pco::compress_residuals(kind.unsigned(), &f, super::pco::LEVEL, &mut out).then_some(out)
 }
 
+/// The payload of a `mask` frame (filter 8, codec pco) for `data`, numbers of `kind`: the prefix
+/// for the block's fill value (see the format's filter 8) and the pco file of its other
+/// numbers. `None` when the block has no fill value (one at least 1 in 20 of its elements, in
+/// runs, and not all of them) or pco cannot compress the others.
+///
+/// ```
+/// use nc3pack::{__private::{decode_payload, mask_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // Temperatures in hundredths, land filled with -1e34.
+/// let temps: Vec<f32> = (0..400)
+///     .map(|i| if (i / 20) % 3 == 0 { -1e34 } else { (1500 + i % 37) as f32 * 0.01 })
+///     .collect();
+/// let data: Vec<u8> = temps.iter().flat_map(|x| x.to_be_bytes()).collect();
+/// let payload = mask_payload(&data, NumKind::F32).unwrap();
+/// assert_eq!(&payload[..4], &(-1e34f32).to_be_bytes()); // the fill element
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 1600, stream: 0, block: 0,
+///     codec: Codec::Pco, filter: Filter::Mask, esize: 4, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    let fill = super::mask::fill_of(data, e)?;
+    let (mut out, mut rest) = (Vec::new(), Vec::new());
+    super::mask::apply(data, e, fill, &mut out, &mut rest);
+    let mode = super::pco::block_float_mode(kind, &rest);
+    let mut p = Vec::new();
+    pco_sample(kind, &rest, mode, &mut p)?;
+    out.append(&mut p);
+    Some(out)
+}
+
 /// The payload of a `context` frame (codec 6, filter none) for `data`, numbers of `kind` in rows
 /// of `row` elements (at least 1; at most the block is used), with the predictor the `max`
 /// preset would choose. `None` when the codec cannot encode `data` (not whole elements) or its

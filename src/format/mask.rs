@@ -220,13 +220,52 @@ pub(crate) fn undo_into(
     if native && cfg!(target_endian = "little") {
         f[..e].reverse();
     }
-    let fill = &f[..e];
-    let mut next = rest.chunks_exact(e);
-    for (i, x) in out.chunks_exact_mut(e).enumerate() {
-        if bits[i / 8] & (0x80 >> (i % 8)) != 0 {
-            x.copy_from_slice(fill);
-        } else if let Some(v) = next.next() {
-            x.copy_from_slice(v);
+    match e {
+        2 => undo_n::<2>(rest, bits, &f, out),
+        4 => undo_n::<4>(rest, bits, &f, out),
+        8 => undo_n::<8>(rest, bits, &f, out),
+        _ => undo_n::<1>(rest, bits, &f, out),
+    }
+}
+
+/// [`undo_into`] for elements of `E` bytes, eight at a time: a bitmap byte of no fill copies
+/// eight elements at once, one of all fill writes eight fills.
+fn undo_n<const E: usize>(rest: &[u8], bits: &[u8], fill: &[u8; 8], out: &mut [u8]) {
+    let fill: [u8; E] = std::array::from_fn(|k| fill[k]);
+    let mut r = 0;
+    let (whole, tail) = out.split_at_mut(out.len() / (8 * E) * (8 * E));
+    for (eight, &byte) in whole.chunks_exact_mut(8 * E).zip(bits) {
+        match byte {
+            0 => {
+                let Some(src) = rest.get(r..r + 8 * E) else {
+                    return;
+                };
+                eight.copy_from_slice(src);
+                r += 8 * E;
+            }
+            0xFF => eight
+                .chunks_exact_mut(E)
+                .for_each(|x| x.copy_from_slice(&fill)),
+            _ => {
+                for (k, x) in eight.chunks_exact_mut(E).enumerate() {
+                    if byte & (0x80 >> k) != 0 {
+                        x.copy_from_slice(&fill);
+                    } else if let Some(src) = rest.get(r..r + E) {
+                        x.copy_from_slice(src);
+                        r += E;
+                    }
+                }
+            }
+        }
+    }
+    let first = whole.len() / E;
+    for (k, x) in tail.chunks_exact_mut(E).enumerate() {
+        let i = first + k;
+        if bits.get(i / 8).is_some_and(|b| b & (0x80 >> (i % 8)) != 0) {
+            x.copy_from_slice(&fill);
+        } else if let Some(src) = rest.get(r..r + E) {
+            x.copy_from_slice(src);
+            r += E;
         }
     }
 }
