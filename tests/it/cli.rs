@@ -177,14 +177,15 @@ fn codecs_and_block_size_roundtrip() {
                 .collect();
             match tag {
                 // Blocks that do not shrink are stored with codec none, and blocks of one
-                // repeated value as constant, whatever was asked (except none: raw throughout).
+                // repeated value as constant, whatever was asked (except none: raw throughout);
+                // numeric blocks use pco where it wins, whatever the block codec.
                 "deflate" => assert!(codecs
                     .iter()
-                    .all(|c| ["deflate", "none", "constant"].contains(&c.as_str()))),
+                    .all(|c| ["deflate", "none", "constant", "pco"].contains(&c.as_str()))),
                 "none" => assert_eq!(codecs, BTreeSet::from(["none".to_string()]), "{name}"),
                 "zstd" => assert!(codecs
                     .iter()
-                    .all(|c| ["zstd", "none", "constant"].contains(&c.as_str()))),
+                    .all(|c| ["zstd", "none", "constant", "pco"].contains(&c.as_str()))),
                 "bs4k" => assert_eq!(arch["block_size"], 4096, "{name}"),
                 _ => assert_eq!(arch["block_size"], 65536, "{name}"),
             }
@@ -206,10 +207,20 @@ fn codecs_and_block_size_roundtrip() {
 fn info_counts_each_codec_and_filter_as_the_archive_records_them() {
     use std::collections::BTreeMap;
     const CODECS: [&str; 6] = ["none", "zstd", "deflate", "constant", "pco", "lzma"];
-    const FILTERS: [&str; 5] = ["none", "shuffle", "bytedelta", "delta", "zzdelta"];
+    const FILTERS: [&str; 9] = [
+        "none",
+        "shuffle",
+        "bytedelta",
+        "delta",
+        "zzdelta",
+        "lorenzo",
+        "plane",
+        "refs",
+        "mask",
+    ];
     let dir = temp_dir();
     // Small blocks so that several choices win: pco and zstd on the station records, the
-    // filters and constant blocks (land) on the gridded field.
+    // filters, pco with mask and constant blocks (land) on the gridded field.
     let cases: [(&str, &[&str]); 3] = [
         ("obs_points.nc", &["--block-size", "16KiB"]),
         ("gridded_sst.nc", &["--block-size", "64KiB"]),
