@@ -987,12 +987,13 @@ impl Encoder {
                     // Floats in the mode pco finds on the block (see `block_float_mode`),
                     // which the block's run then takes too.
                     let block_mode = super::pco::block_float_mode(kind, data);
-                    // A block with a fill value tries pco on its other elements (`mask`,
-                    // below) instead of pco on all of them, which the fill values cost dearly.
+                    // A block of floats with a fill value tries pco on its other elements
+                    // (`mask`, below) instead of pco on all of them, which the fill values cost
+                    // dearly; integers try both (a flag's most common value is no fill).
                     let fill = super::mask::fill_of(data, esize);
                     self.pco_choice = match fill {
-                        Some(_) => None,
-                        None => pco_sample(kind, sample, block_mode, &mut c),
+                        Some(_) if kind.is_float() => None,
+                        _ => pco_sample(kind, sample, block_mode, &mut c),
                     };
                     let pco = self.pco_choice.is_some();
                     let decimal = self.pco_choice.is_some_and(|ch| ch.decimal());
