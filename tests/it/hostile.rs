@@ -170,60 +170,43 @@ fn replace_payload(b: &mut Vec<u8>, f: usize, payload: &[u8]) {
     put64(b, foot, index as u64);
     fix_tail(b);
 }
-/// The grid of tests/it/lorenzo.rs packed in 8 KiB blocks without pco, and the first stream whose block 0
-/// is a lorenzo frame (filter 5).
-fn lorenzo_archive() -> (Vec<u8>, usize) {
+/// The file `write` makes, packed with one thread and `opts`, and the first stream whose block 0
+/// has filter `filter` (`what`: the file, for the message when none has).
+fn archive_with_filter(
+    write: fn(&Path),
+    opts: PackOptions,
+    filter: u8,
+    what: &str,
+) -> (Vec<u8>, usize) {
     let dir = temp_dir();
-    let nc = dir.path().join("grid.nc");
-    crate::lorenzo::grid_file(&nc);
-    let z = dir.path().join("grid.nc3z");
-    let opts = PackOptions::default()
-        .with_threads(1)
-        .with_block_size(8192)
-        .with_pco(false);
-    pack_file(&nc, &z, &opts).unwrap();
+    let nc = dir.path().join("in.nc");
+    write(&nc);
+    let z = dir.path().join("in.nc3z");
+    pack_file(&nc, &z, &opts.with_threads(1)).unwrap();
     let b = std::fs::read(z).unwrap();
     let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
     let s = (0..a.stream_count())
-        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 5)
-        .expect("the grid packs a block with lorenzo");
+        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == filter)
+        .unwrap_or_else(|| panic!("{what} packs no block with filter {filter}"));
     (b, s)
+}
+/// The grid of tests/it/lorenzo.rs packed in 8 KiB blocks without pco, and the first stream
+/// whose block 0 is a lorenzo frame (filter 5).
+fn lorenzo_archive() -> (Vec<u8>, usize) {
+    let opts = PackOptions::default().with_block_size(8192).with_pco(false);
+    archive_with_filter(crate::lorenzo::grid_file, opts, 5, "the lorenzo grid")
 }
 /// The grid of tests/it/plane.rs packed in 16 KiB blocks, and the first stream whose block 0 is
 /// a plane frame (filter 6, codec pco).
 fn plane_archive() -> (Vec<u8>, usize) {
-    let dir = temp_dir();
-    let nc = dir.path().join("grid.nc");
-    crate::plane::grid_file(&nc);
-    let z = dir.path().join("grid.nc3z");
-    let opts = PackOptions::default()
-        .with_threads(1)
-        .with_block_size(16 << 10);
-    pack_file(&nc, &z, &opts).unwrap();
-    let b = std::fs::read(z).unwrap();
-    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
-    let s = (0..a.stream_count())
-        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 6)
-        .expect("the grid packs a block with plane");
-    (b, s)
+    let opts = PackOptions::default().with_block_size(16 << 10);
+    archive_with_filter(crate::plane::grid_file, opts, 6, "the plane grid")
 }
-/// The ocean file of tests/it/mask.rs packed with blocks of 16 KiB, and a stream whose first
-/// block has the `mask` filter with pco.
+/// The ocean file of tests/it/mask.rs packed in 16 KiB blocks, and the first stream whose
+/// block 0 is a mask frame (filter 8, codec pco).
 fn mask_archive() -> (Vec<u8>, usize) {
-    let dir = temp_dir();
-    let nc = dir.path().join("ocean.nc");
-    crate::mask::ocean_file(&nc);
-    let z = dir.path().join("ocean.nc3z");
-    let opts = PackOptions::default()
-        .with_threads(1)
-        .with_block_size(16 << 10);
-    pack_file(&nc, &z, &opts).unwrap();
-    let b = std::fs::read(z).unwrap();
-    let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
-    let s = (0..a.stream_count())
-        .find(|&s| a.block_count(s) > 0 && b[entry_at(&b, first_entry(&b, s)) + 13] == 8)
-        .expect("the ocean packs a block with mask");
-    (b, s)
+    let opts = PackOptions::default().with_block_size(16 << 10);
+    archive_with_filter(crate::mask::ocean_file, opts, 8, "the ocean file")
 }
 /// A small mesh (see `refs::mesh_file`) packed with the `max` preset, and the stream of its
 /// vertex coordinates, whose one block has the `refs` filter with lzma.
