@@ -3237,14 +3237,7 @@ mod tests {
                 &mut in_mode,
             )
             .unwrap();
-            let mut max = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true)
-                .unwrap()
-                .numeric(true);
-            let mut frame = Vec::new();
-            let h = max
-                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 360), &data, &mut frame)
-                .frame()
-                .unwrap();
+            let (h, frame) = encode_floats(true, &data, 360);
             assert_eq!(h.codec, Codec::Pco, "{noise} {fill_pct} {fill_from}");
             let stored = h.stored_len as usize;
             assert!(stored <= in_mode.len(), "{stored} {}", in_mode.len());
@@ -3252,6 +3245,22 @@ mod tests {
             decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut back).unwrap();
             assert_eq!(back, data);
         }
+    }
+
+    /// A preset's encoder of numeric blocks (`max`: thorough, zstd 19; else the default: zstd 3
+    /// with fast blocks), and the frame it makes of the floats `data` (rows of `row`).
+    fn encode_floats(max: bool, data: &[u8], row: usize) -> (FrameHeader, Vec<u8>) {
+        let enc = Encoder::new(Codec::Zstd, if max { 19 } else { 3 }, FilterMode::Auto, max)
+            .unwrap()
+            .fast_blocks(!max)
+            .unwrap();
+        let mut enc = enc.numeric(true);
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), row), data, &mut frame)
+            .frame()
+            .unwrap();
+        (h, frame)
     }
 
     /// A block (1 MiB) of a smooth field in hundredths (`k as f32 * 0.01`, as sea surface
@@ -3290,21 +3299,7 @@ mod tests {
         ));
         let mut scratch = DecodeScratch::default();
         for thorough in [false, true] {
-            let mut enc = Encoder::new(
-                Codec::Zstd,
-                if thorough { 19 } else { 3 },
-                FilterMode::Auto,
-                thorough,
-            )
-            .unwrap()
-            .fast_blocks(!thorough)
-            .unwrap()
-            .numeric(true);
-            let mut frame = Vec::new();
-            let h = enc
-                .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 360), &data, &mut frame)
-                .frame()
-                .unwrap();
+            let (h, frame) = encode_floats(thorough, &data, 360);
             assert_eq!(
                 (h.codec, h.filter),
                 (Codec::Pco, Filter::Mask),
