@@ -102,6 +102,12 @@ for bs in 2048 4096; do
     new_seed fuzz/seeds/noisy_field.nc "noisy_field_max_b$bs" '"context"' --level max --block-size $bs
 done
 
+# The mask filter (8) with pco: a field with land, default and max presets.
+for bs in 512 1024; do
+    new_seed fuzz/seeds/ocean_land.nc "ocean_land_b$bs" '"pco+mask"' --block-size $bs
+    new_seed fuzz/seeds/ocean_land.nc "ocean_land_max_b$bs" '"pco+mask"' --level max --block-size $bs
+done
+
 # slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
 for k in 0 1 2 3 4 5 6; do
     printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
@@ -234,7 +240,7 @@ if [ "${1:-}" = "--seeds" ]; then
         || { echo "fill_values_zstd_b16.nc3z has no constant blocks" >&2; exit 1; }
     # The netCDF seeds of the newer decoders, and their archives: lzma with filters and
     # pco + plane; the max preset's pco + plane; the max preset's lzma.
-    for n in smooth_grid mesh_repeats mesh_refs noisy_field; do
+    for n in smooth_grid mesh_repeats mesh_refs noisy_field ocean_land; do
         python3 "$fuzz/make_seed_cdl.py" $n > "$tmp/$n.cdl"
         ncgen -k classic -o "$fuzz/seeds/$n.nc" "$tmp/$n.cdl"
     done

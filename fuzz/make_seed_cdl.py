@@ -12,12 +12,15 @@ ncgen on it; the .nc files are committed in fuzz/seeds/ for slab_read):
                 for each vertex, recurring in the cells around it) and int vertex_of_cell(nv,
                 cell) (the vertices' numbers, shuffled): the `max` preset packs both with lzma
                 after the `refs` filter (filter 7) at block size 65536
+  ocean_land    float sst(y, x) in hundredths and short code(y, x) on a 30 x 40 grid, a third
+                of whose rows (and a stretch of every other row) are land: -1e34 and -32767
+                (pco + mask blocks)
   noisy_field   float t(y, x), double d(y, x) and short h(y, x) (in hundredths) on a 40 x 90
                 grid: a smooth field with noise ten times larger in a band of columns than
                 elsewhere and fill values in a corner (the `max` preset packs its blocks with
                 the `context` codec, codec 6, at block sizes 2048 and 4096)
 
-Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs|noisy_field
+Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs|noisy_field|ocean_land
 """
 import math
 import random
@@ -128,8 +131,31 @@ data:
 }}"""
 
 
+def ocean_land():
+    ny, nx = 30, 40
+    sst, code = [], []
+    for j in range(ny):
+        for i in range(nx):
+            land = (j * 7919) % 100 < 35 or (j % 2 == 0 and 10 < i < 20)
+            v = round(15 + 10 * math.sin(j / 5) * math.cos(i / 7), 2)
+            sst.append("-1e+34" if land else "%.2f" % v)
+            code.append(str(-32767 if land else int(v * 50)))
+    return f"""netcdf ocean_land {{
+dimensions:
+	y = {ny} ;
+	x = {nx} ;
+variables:
+	float sst(y, x) ;
+	short code(y, x) ;
+data:
+ sst = {", ".join(sst)} ;
+ code = {", ".join(code)} ;
+}}"""
+
+
 print(
     {
+        "ocean_land": ocean_land,
         "smooth_grid": smooth_grid,
         "mesh_repeats": mesh_repeats,
         "mesh_refs": mesh_refs,
