@@ -243,14 +243,12 @@ fn undo_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
 fn apply_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
     out.clear();
     let n = data.len() / esize.max(1);
-    let fill = super::mask::fill_of(data, esize).or_else(|| {
-        let first = data.get(..esize)?;
-        Some(first.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x)))
-    });
+    let fill =
+        super::mask::fill_of(data, esize).or_else(|| data.get(..esize).map(super::mask::element));
     let whole = super::mask::supports(esize) && data.len().is_multiple_of(esize);
     if let (true, Some(fill), Ok(count)) = (whole, fill, u32::try_from(n)) {
         let (mut prefix, mut rest) = (Vec::new(), Vec::new());
-        if super::mask::apply(data, esize, fill, &mut prefix, &mut rest) > 0 {
+        if super::mask::apply(data, esize, fill, &mut prefix, &mut rest).is_some_and(|m| m > 0) {
             out.push(1);
             out.extend_from_slice(&count.to_be_bytes());
             out.append(&mut prefix);
@@ -354,7 +352,7 @@ pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
     let e = kind.esize();
     let fill = super::mask::fill_of(data, e)?;
     let (mut out, mut rest) = (Vec::new(), Vec::new());
-    super::mask::apply(data, e, fill, &mut out, &mut rest);
+    super::mask::apply(data, e, fill, &mut out, &mut rest)?;
     let mode = super::pco::block_float_mode(kind, &rest);
     let mut p = Vec::new();
     pco_sample(kind, &rest, mode, &mut p)?;
@@ -1263,13 +1261,14 @@ impl Encoder {
             std::mem::take(&mut self.mask_prefix),
             std::mem::take(&mut self.mask_rest),
         );
-        super::mask::apply(data, e, fill, &mut prefix, &mut rest);
+        let split = super::mask::apply(data, e, fill, &mut prefix, &mut rest);
         let take = len.min(rest.len()) / e * e;
         let mut c = std::mem::take(&mut self.scratch);
         c.clear();
         let start = (at as u128 * rest.len() as u128 / data.len().max(1) as u128) as usize;
         let start = (start / e * e).min(rest.len() - take);
-        let choice = pco_sample(kind, &rest[start..start + take], mode, &mut c)
+        let choice = split
+            .and_then(|_| pco_sample(kind, &rest[start..start + take], mode, &mut c))
             .filter(|_| take > 0 && !c.is_empty());
         if let Some(choice) = choice {
             let whole = prefix.len() as f64 + c.len() as f64 * rest.len() as f64 / take as f64;
@@ -1353,10 +1352,10 @@ impl Encoder {
         let fill = super::mask::fill_of(data, kind.esize()).filter(|_| self.thorough);
         if let Some(fill) = fill {
             let (mut m, mut rest) = (Vec::new(), Vec::new());
-            super::mask::apply(data, kind.esize(), fill, &mut m, &mut rest);
-            let mode = super::pco::block_float_mode(kind, &rest);
             let mut p = Vec::new();
-            if pco_thorough(kind, &rest, mode, &mut p)
+            // The block's mode (found without runs of equal numbers: the fill values' too).
+            if super::mask::apply(data, kind.esize(), fill, &mut m, &mut rest).is_some()
+                && pco_thorough(kind, &rest, self.block_mode, &mut p)
                 && m.len() + p.len() < data.len()
                 && (c.is_empty() || m.len() + p.len() < c.len())
             {
@@ -1760,7 +1759,6 @@ fn lzma_payload(
     lzma::compress(f, lzma::AUTO_LEVEL, limit, out)
 }
 
-/// [`apply_filter`], with rows of `row` elements for the `lorenzo` filter.
 /// Where a block's sample of `len` bytes starts: at the block's start, unless more than half
 /// of the elements there (of `esize` bytes) equal the first (fill values: a polar or land
 /// region heading a gridded field), then at 3/8 or 5/8 of the block, if that window is not
@@ -1784,6 +1782,7 @@ fn sample_start(data: &[u8], esize: usize, len: usize) -> usize {
     0
 }
 
+/// [`apply_filter`], with rows of `row` elements for the `lorenzo` filter.
 fn apply_filter_rows(filter: Filter, data: &[u8], esize: usize, row: usize, out: &mut Vec<u8>) {
     if filter == Filter::Lorenzo {
         super::lorenzo::apply(data, esize, row, out);

@@ -24,11 +24,17 @@ pub(crate) const MIN_SHARE: usize = 20;
 /// The zstd level of the mask.
 const LEVEL: i32 = 3;
 
-/// Element `i` of `data` (elements of `E` bytes, big-endian) as an unsigned number.
+/// An element's big-endian bytes (1 to 8) as an unsigned number: how the filter holds a fill
+/// value.
+#[inline]
+pub(crate) fn element(b: &[u8]) -> u64 {
+    b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x))
+}
+
+/// Element `i` of `data` (elements of `E` bytes) as [`element`] reads it.
 #[inline]
 fn word<const E: usize>(data: &[u8], i: usize) -> u64 {
-    let b = &data[i * E..i * E + E];
-    b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x))
+    element(&data[i * E..i * E + E])
 }
 
 /// The block's fill candidate, as an unsigned number of `esize` bytes (big-endian): the value
@@ -71,14 +77,15 @@ fn fill_of_n<const E: usize>(data: &[u8]) -> Option<u64> {
 
 /// Splits `data` (elements of `esize` bytes, 2, 4 or 8) at `fill`: writes the prefix (the fill
 /// element, the mask's length and the mask) into `prefix` and the elements that are not `fill`
-/// into `rest` (replacing both). Returns how many elements `rest` holds.
+/// into `rest` (replacing both). Returns how many elements `rest` holds; `None` when zstd
+/// cannot compress the bitmap (then there is no prefix to write).
 pub(crate) fn apply(
     data: &[u8],
     esize: usize,
     fill: u64,
     prefix: &mut Vec<u8>,
     rest: &mut Vec<u8>,
-) -> usize {
+) -> Option<usize> {
     let e = esize.clamp(1, 8);
     let n = data.len() / e;
     let mut bits = vec![0u8; n.div_ceil(8)];
@@ -91,12 +98,12 @@ pub(crate) fn apply(
         _ => split_n::<1>(data, fill, &mut bits, rest),
     };
     rest.truncate(m * e);
-    let mask = zstd::bulk::compress(&bits, LEVEL).unwrap_or_default();
+    let mask = zstd::bulk::compress(&bits, LEVEL).ok()?;
     prefix.clear();
     prefix.extend_from_slice(&fill.to_be_bytes()[8 - e..]);
-    prefix.extend_from_slice(&(mask.len() as u32).to_be_bytes());
+    prefix.extend_from_slice(&u32::try_from(mask.len()).ok()?.to_be_bytes());
     prefix.extend_from_slice(&mask);
-    m
+    Some(m)
 }
 
 /// Sets the bits of the elements of `data` (of `E` bytes) equal to `fill` and copies the others
@@ -104,8 +111,7 @@ pub(crate) fn apply(
 fn split_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8], rest: &mut [u8]) -> usize {
     let mut m = 0;
     for (i, x) in data.chunks_exact(E).enumerate() {
-        let x: &[u8; E] = x.try_into().unwrap_or(&[0; E]);
-        if x.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b)) == fill {
+        if element(x) == fill {
             bits[i / 8] |= 0x80 >> (i % 8);
         } else {
             rest[m * E..m * E + E].copy_from_slice(x);
@@ -137,9 +143,7 @@ pub(crate) fn decode<'p>(
             stored: payload.len(),
         });
     }
-    let fill = payload[..e]
-        .iter()
-        .fold(0u64, |w, &x| (w << 8) | u64::from(x));
+    let fill = element(&payload[..e]);
     let len = u32::from_be_bytes([payload[e], payload[e + 1], payload[e + 2], payload[e + 3]]);
     let after = &payload[e + 4..];
     let Some(mask) = after.get(..len as usize) else {
@@ -285,7 +289,7 @@ mod tests {
         let fill = fill_of(&data, 2).unwrap();
         assert_eq!(fill, 0xFFFF);
         let (mut prefix, mut rest) = (Vec::new(), Vec::new());
-        assert_eq!(apply(&data, 2, fill, &mut prefix, &mut rest), 3);
+        assert_eq!(apply(&data, 2, fill, &mut prefix, &mut rest), Some(3));
         assert_eq!(rest, shorts(&[7, 9, 3]));
         assert_eq!(&prefix[..2], &[0xFF, 0xFF]);
         let len = u32::from_be_bytes(prefix[2..6].try_into().unwrap()) as usize;
@@ -315,7 +319,7 @@ mod tests {
     fn the_format_s_example() {
         let data = shorts(&[7, -1, -1, 9, -1]);
         let (mut prefix, mut rest) = (Vec::new(), Vec::new());
-        assert_eq!(apply(&data, 2, 0xFFFF, &mut prefix, &mut rest), 2);
+        assert_eq!(apply(&data, 2, 0xFFFF, &mut prefix, &mut rest), Some(2));
         assert_eq!(
             prefix,
             [0xFF, 0xFF, 0, 0, 0, 10, 0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x01, 0x09, 0x00, 0x00, 0x68]
