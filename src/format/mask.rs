@@ -75,6 +75,27 @@ fn fill_of_n<const E: usize>(data: &[u8]) -> Option<u64> {
     (count * MIN_SHARE >= n && count < n).then_some(cand)
 }
 
+/// How many runs of `fill` elements `data` (elements of `esize` bytes, 2, 4 or 8) holds.
+pub(crate) fn runs(data: &[u8], esize: usize, fill: u64) -> usize {
+    match esize {
+        2 => runs_n::<2>(data, fill),
+        4 => runs_n::<4>(data, fill),
+        8 => runs_n::<8>(data, fill),
+        _ => 0,
+    }
+}
+
+fn runs_n<const E: usize>(data: &[u8], fill: u64) -> usize {
+    let mut prev = false;
+    let mut runs = 0;
+    for x in data.chunks_exact(E) {
+        let is = element(x) == fill;
+        runs += usize::from(is && !prev);
+        prev = is;
+    }
+    runs
+}
+
 /// Splits `data` (elements of `esize` bytes, 2, 4 or 8) at `fill`: writes the prefix (the fill
 /// element, the mask's length and the mask) into `prefix` and the elements that are not `fill`
 /// into `rest` (replacing both). Returns how many elements `rest` holds; `None` when zstd

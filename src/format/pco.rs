@@ -132,9 +132,17 @@ pub(crate) struct Choice {
     mode: Option<Mode>,
     /// Whether `mode` was given (not pco's own choice): the block's run takes it too.
     forced: bool,
+    /// The first chunk's metadata size in bytes (a few over): its bins, mode and delta
+    /// encoding.
+    meta: usize,
 }
 
 impl Choice {
+    /// The first chunk's metadata size in bytes, up to a few over (see [`Choice::meta`]).
+    pub(crate) fn meta(&self) -> usize {
+        self.meta
+    }
+
     /// The float mode pco compressed the first chunk in, if any.
     pub(crate) fn mode(&self) -> Option<Mode> {
         self.mode
@@ -404,6 +412,7 @@ fn write_file<T: ::pco::data_types::Number>(
             ),
             mode: Mode::of_chunk(&compressor.meta().mode),
             forced: false,
+            meta: compressor.meta_size_hint(),
         });
         compressor.write(&mut *out)?;
         start += n;
@@ -413,6 +422,7 @@ fn write_file<T: ::pco::data_types::Number>(
         lookback: false,
         mode: None,
         forced: false,
+        meta: 0,
     }))
 }
 
@@ -977,6 +987,7 @@ pub(crate) mod tests {
             lookback: false,
             mode: None,
             forced: false,
+            meta: 0,
         };
         assert!(compress_chosen(f64s, &data, LEVEL, plain, &mut unchosen));
         assert_eq!(chosen, searched);

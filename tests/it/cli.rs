@@ -191,8 +191,13 @@ fn codecs_and_block_size_roundtrip() {
             }
         }
     }
-    // On the large sample the codecs really are used, and 4 KiB blocks make many blocks.
-    let v = info_json(&dir.path().join("gridded_sst.nc.deflate.nc3z"));
+    // On the large sample the codecs really are used (where pco does not take the blocks:
+    // its field with land takes mask and pco), and 4 KiB blocks make many blocks.
+    let input = sample("gridded_sst.nc");
+    let opts = ["--codec", "deflate", "--no-pco"];
+    let a = pack(&input, dir.path(), "deflate_no_pco.nc3z", &opts);
+    unpack_matches(&a, &dir.path().join("deflate_no_pco.nc"), &input);
+    let v = info_json(&a);
     assert!(v["archive"]["streams"][3]["blocks_by_codec"]["deflate"].as_u64() > Some(0));
     let v = info_json(&dir.path().join("gridded_sst.nc.bs4k.nc3z"));
     assert!(v["archive"]["blocks"].as_u64().unwrap() >= 6_220_800 / 4096);
@@ -356,8 +361,16 @@ fn every_filter_option_roundtrips_and_is_recorded() {
             }
         }
     }
-    // The automatic choice takes zzdelta for the smooth, noisy float field.
+    // The automatic choice takes mask (with pco) for the smooth, noisy float field with land,
+    // and without pco zzdelta.
     let a = pack(&sample("gridded_sst.nc"), dir.path(), "auto.nc3z", &[]);
+    assert!(filters_used(&a).contains("mask"));
+    let a = pack(
+        &sample("gridded_sst.nc"),
+        dir.path(),
+        "no_pco.nc3z",
+        &["--no-pco"],
+    );
     assert!(filters_used(&a).contains("zzdelta"));
     assert!(leftovers(dir.path()).is_empty());
 }

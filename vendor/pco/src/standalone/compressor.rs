@@ -175,6 +175,16 @@ impl ChunkCompressor {
     self.inner.meta()
   }
 
+  /// (nc3pack) Returns the byte size of the chunk's metadata, up to a few bytes over (its
+  /// mode and delta encoding are counted at their largest).
+  ///
+  /// A small sample's chunk spends a larger share on its metadata (the bins) than a large
+  /// chunk of the same numbers: this lets an estimate of the large chunk from the sample
+  /// count the metadata once.
+  pub fn meta_size_hint(&self) -> usize {
+    self.inner.meta_size_hint()
+  }
+
   /// Returns an estimate of the overall size of the chunk.
   ///
   /// This can be useful when building the file as a `Vec<u8>` in memory;
