@@ -109,7 +109,7 @@ for bs in 512 1024; do
 done
 
 # slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
-for k in 0 1 2 3 4 5 6; do
+for k in 0 1 2 3 4 5 6 7 8 9; do
     printf "\\x$(printf %02x $k)\\x00\\x00\\x01\\x00\\x00\\x03\\x02\\x01\\x01\\x01\\x05\\x01\\x00\\x02\\x01\\x03" \
         > "$fuzz/corpus/slab_read/seed$k"
 done
@@ -257,6 +257,17 @@ if [ "${1:-}" = "--seeds" ]; then
         || { echo "smooth_grid_max_b1024.nc3z has no pco+plane blocks" >&2; exit 1; }
     "$bin" info "$fuzz/seeds/mesh_repeats_max_b8192.nc3z" | grep "blocks by codec+filter" | grep -q '"lzma"' \
         || { echo "mesh_repeats_max_b8192.nc3z has no lzma blocks" >&2; exit 1; }
+    # mask + pco (default preset), refs + lzma and context (max preset).
+    "$bin" pack -f -q --block-size 1024 fuzz/seeds/ocean_land.nc \
+        "$fuzz/seeds/ocean_land_b1024.nc3z"
+    "$bin" pack -f -q --level max --block-size 16384 fuzz/seeds/mesh_refs.nc \
+        "$fuzz/seeds/mesh_refs_max_b16384.nc3z"
+    "$bin" pack -f -q --level max --block-size 4096 fuzz/seeds/noisy_field.nc \
+        "$fuzz/seeds/noisy_field_max_b4096.nc3z"
+    for s in ocean_land_b1024:pco+mask mesh_refs_max_b16384:lzma+refs noisy_field_max_b4096:context; do
+        "$bin" info "$fuzz/seeds/${s%%:*}.nc3z" | grep "blocks by codec+filter" | grep -q "\"${s#*:}\"" \
+            || { echo "${s%%:*}.nc3z has no ${s#*:} blocks" >&2; exit 1; }
+    done
 fi
 for d in "$fuzz"/corpus/*/; do
     echo "$(basename "$d"): $(ls "$d" | wc -l) files"

@@ -17,9 +17,9 @@ use nc3pack_fuzz::{choose_slab, crc_forged, Bytes};
 use std::path::Path;
 
 /// (archive made by `nc3pack pack` (fuzz/make_corpus.sh --seeds), the netCDF file it was made
-/// from). Byte 0 of an input picks one modulo 7: inputs saved when there were 4 seeds keep
-/// their seed for byte 0 values 0 to 3.
-const SEEDS: [(&[u8], &[u8]); 7] = [
+/// from). Byte 0 of an input picks one modulo 10: inputs saved when there were 4 or 7 seeds keep
+/// their seed for byte 0 values 0 to 3 or 0 to 6.
+const SEEDS: [(&[u8], &[u8]); 10] = [
     (
         include_bytes!("../seeds/classic_records_zstd_b64.nc3z"),
         include_bytes!("../../samples/classic_records.nc"),
@@ -51,6 +51,21 @@ const SEEDS: [(&[u8], &[u8]); 7] = [
     (
         include_bytes!("../seeds/mesh_repeats_max_b8192.nc3z"),
         include_bytes!("../seeds/mesh_repeats.nc"),
+    ),
+    // The mask filter (8) with pco: a field with land, block size 1024.
+    (
+        include_bytes!("../seeds/ocean_land_b1024.nc3z"),
+        include_bytes!("../seeds/ocean_land.nc"),
+    ),
+    // The `max` preset's refs filter (7) before lzma: a mesh, block size 16384.
+    (
+        include_bytes!("../seeds/mesh_refs_max_b16384.nc3z"),
+        include_bytes!("../seeds/mesh_refs.nc"),
+    ),
+    // The `max` preset's context codec (6): a noisy field with fill values, block size 4096.
+    (
+        include_bytes!("../seeds/noisy_field_max_b4096.nc3z"),
+        include_bytes!("../seeds/noisy_field.nc"),
     ),
 ];
 
