@@ -235,30 +235,10 @@ pub(crate) fn block_float_mode(kind: NumKind, data: &[u8]) -> Option<Mode> {
         let picks = (first..n).step_by(every * stride);
         let mode = match kind {
             NumKind::F32 => {
-                let bits = |i: usize| {
-                    let b = &data[4 * i..4 * i + 4];
-                    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
-                };
-                let nums: Vec<f32> = picks
-                    .filter_map(|i| {
-                        let x = bits(i);
-                        (bits(i - 1) != x).then(|| f32::from_bits(x))
-                    })
-                    .collect();
-                ::pco::wrapped::choose_mode(&nums, &config)
+                ::pco::wrapped::choose_mode(&picked(data, picks, f32::from_be_bytes), &config)
             }
             NumKind::F64 => {
-                let bits = |i: usize| {
-                    let b = &data[8 * i..8 * i + 8];
-                    u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-                };
-                let nums: Vec<f64> = picks
-                    .filter_map(|i| {
-                        let x = bits(i);
-                        (bits(i - 1) != x).then(|| f64::from_bits(x))
-                    })
-                    .collect();
-                ::pco::wrapped::choose_mode(&nums, &config)
+                ::pco::wrapped::choose_mode(&picked(data, picks, f64::from_be_bytes), &config)
             }
             _ => return None,
         };
@@ -269,6 +249,26 @@ pub(crate) fn block_float_mode(kind: NumKind, data: &[u8]) -> Option<Mode> {
         }
     }
     found
+}
+
+/// The numbers of `data` (big-endian, of `E` bytes) at `picks` (each at least 1), read by
+/// `num`, but those whose bytes equal the number's before them (in a run of fill values).
+fn picked<const E: usize, T>(
+    data: &[u8],
+    picks: impl Iterator<Item = usize>,
+    num: impl Fn([u8; E]) -> T,
+) -> Vec<T> {
+    let bytes = |i: usize| -> [u8; E] {
+        data.get(E * i..E * i + E)
+            .and_then(|b| b.try_into().ok())
+            .unwrap_or([0; E])
+    };
+    picks
+        .filter_map(|i| {
+            let x = bytes(i);
+            (bytes(i - 1) != x).then(|| num(x))
+        })
+        .collect()
 }
 
 /// As [`compress_choosing`], in float mode `mode` (which the block's run then takes too).
