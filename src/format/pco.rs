@@ -271,6 +271,25 @@ fn picked<const E: usize, T>(
         .collect()
 }
 
+/// As [`compress`], in chunks of at most `page_n` numbers (pco's default: [`CHUNK_NUMBERS`]),
+/// in float mode `mode` where given (else as pco chooses per chunk).
+pub(crate) fn compress_paged(
+    kind: NumKind,
+    data: &[u8],
+    level: usize,
+    mode: Option<Mode>,
+    page_n: usize,
+    out: &mut Vec<u8>,
+) -> bool {
+    let mut config = ::pco::ChunkConfig::default()
+        .with_compression_level(level)
+        .with_paging_spec(::pco::PagingSpec::EqualPagesUpTo(page_n.max(1)));
+    if let Some(mode) = mode {
+        config = config.with_mode_spec(mode.spec());
+    }
+    compress_with(kind, data, &config, out).is_some()
+}
+
 /// As [`compress_choosing`], in float mode `mode` (which the block's run then takes too).
 pub(crate) fn compress_choosing_in(
     kind: NumKind,
