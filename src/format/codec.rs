@@ -1158,9 +1158,18 @@ impl Encoder {
                         }
                     };
                     let result = self.context_block(data, e, result, &mut c);
-                    match plan {
+                    // Whether lzma runs on the block unfiltered below (see `lzma_block`).
+                    let unfiltered = plan.is_some_and(|p| {
+                        p.filter == Filter::None && p.est < LZMA_MARGIN * c.len() as f64
+                    });
+                    let result = match plan {
                         Some(p) => self.lzma_block(p, data, e, result, &mut f, &mut c),
                         None => result,
+                    };
+                    if unfiltered {
+                        result
+                    } else {
+                        self.lzma_after_context(data, e, result, &mut f, &mut c)
                     }
                 }
             };
@@ -1699,6 +1708,36 @@ impl Encoder {
         }
     }
 
+    /// Replaces a `context` payload `c` that left the block larger than [`NOISE_SHARE`] of it
+    /// by lzma's on the whole block, unfiltered, where that is smaller (`max` only, where
+    /// lzma's plan did not run so: its sample judged lzma no better than the block codec, or
+    /// better after a filter). Such a block is mostly noise, whose values may still come from a
+    /// limited set that LZMA finds repeated one by one across the block, which its first
+    /// 128 KiB do not show: monthly_navy_winds.cdf's UWND (context 4,030,071 bytes, lzma after
+    /// zzdelta 4,121,560, lzma 3,891,552).
+    fn lzma_after_context(
+        &mut self,
+        data: &[u8],
+        esize: usize,
+        current: (Codec, Filter),
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> (Codec, Filter) {
+        if !self.lzma_alt
+            || current.0 != Codec::Context
+            || (c.len() as f64) < NOISE_SHARE * data.len() as f64
+        {
+            return current;
+        }
+        let mut z = Vec::new();
+        if lzma_payload(Filter::None, data, esize, f, c.len(), &mut z) {
+            *c = z;
+            (Codec::Lzma, Filter::None)
+        } else {
+            current
+        }
+    }
+
     /// Replaces the block's payload `c` (encoded as `current`) by a `context` one where that is
     /// smaller: thorough encoders only, on numeric blocks of 2, 4 or 8 bytes an element (with
     /// the variable's rows where it has two dimensions or more).
@@ -1986,6 +2025,11 @@ impl RepeatSet {
 /// In the `max` preset, a block uses lzma when lzma makes it smaller than this fraction of
 /// the best other codec's result: lzma decodes several times slower than zstd.
 const LZMA_MARGIN: f64 = 0.97;
+
+/// A `context` result above this share of its block leaves it to lzma to try the whole block
+/// (see `Encoder::lzma_after_context`): noise, at ratios below 1.6. gridded.nc's t2m (context
+/// at 0.46 of it) is not tried, and its `max` pack time stays as it was.
+const NOISE_SHARE: f64 = 0.625;
 
 /// In the default preset, a numeric block uses pco when pco makes its sample smaller than
 /// this fraction of the best filter's with zstd level 1 (a margin for pco's slower decoding
@@ -4032,6 +4076,52 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// After a `context` result above [`NOISE_SHARE`] of its block, `max` tries lzma on the
+    /// whole block unfiltered and keeps it where smaller (values from a small set, repeated one
+    /// by one), and the frame decodes; not after another codec, nor after a small result, nor
+    /// in the default preset.
+    #[test]
+    fn lzma_is_tried_after_a_poor_context_result() {
+        let mut rnd = xorshift(0x51_7cc1_b727_220a);
+        let pool: Vec<f32> = (0..256).map(|_| (rnd() % 100_000) as f32 * 0.37).collect();
+        let data: Vec<u8> = (0..1usize << 18)
+            .flat_map(|_| pool[(rnd() % 256) as usize].to_be_bytes())
+            .collect();
+        let poor = vec![7u8; data.len() * 9 / 10];
+        let mut enc = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, true).unwrap();
+        let (mut f, mut c) = (Vec::new(), poor.clone());
+        let got = enc.lzma_after_context(&data, 4, (Codec::Context, Filter::None), &mut f, &mut c);
+        assert_eq!(got, (Codec::Lzma, Filter::None));
+        assert!(c.len() < data.len() / 2, "{}", c.len());
+        let h = FrameHeader {
+            codec: Codec::Lzma,
+            filter: Filter::None,
+            esize: 4,
+            stored_len: c.len() as u32,
+            decoded_len: data.len() as u32,
+            stream: 0,
+            block: 0,
+            payload_crc: crate::format::crc(&c),
+        };
+        let mut back = Vec::new();
+        decode_payload(&h, &c, &mut back).unwrap();
+        assert_eq!(back, data);
+        // Left alone: another codec's result, a result below the share, the default preset.
+        for (current, len, thorough) in [
+            ((Codec::Pco, Filter::None), poor.len(), true),
+            ((Codec::Context, Filter::None), data.len() / 2, true),
+            ((Codec::Context, Filter::None), poor.len(), false),
+        ] {
+            let mut enc = Encoder::new(Codec::Zstd, 19, FilterMode::Auto, thorough).unwrap();
+            let mut c = vec![7u8; len];
+            assert_eq!(
+                enc.lzma_after_context(&data, 4, current, &mut f, &mut c),
+                current
+            );
+            assert_eq!(c, vec![7u8; len]);
+        }
     }
 
     #[test]
