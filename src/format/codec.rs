@@ -3491,13 +3491,10 @@ mod tests {
     #[test]
     fn max_tries_pco_chunks_of_half_the_size() {
         let n = 4 * PCO_HALF_CHUNK;
-        let mut x = 3u64;
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
         let data: Vec<u8> = (0..n)
             .flat_map(|i| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let noise = (x >> 40) as f32 / (1u32 << 24) as f32 - 0.5;
+                let noise = (rnd() >> 40) as f32 / (1u32 << 24) as f32 - 0.5;
                 let spread = [0.001f32, 0.01, 0.1, 1.0][i / PCO_HALF_CHUNK];
                 (100.0 + spread * noise).to_be_bytes()
             })
@@ -3530,16 +3527,11 @@ mod tests {
     /// look twice as good and kept the block from `mask`.
     #[test]
     fn mask_is_judged_on_the_elements_that_are_not_fill_values() {
-        let mut x = 11u64;
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
         let mut noise = || {
             // The sum of four uniform numbers: near-Gaussian, variance 1/3.
             (0..4)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (x >> 40) as f64 / f64::from(1u32 << 24) - 0.5
-                })
+                .map(|_| (rnd() >> 40) as f64 / f64::from(1u32 << 24) - 0.5)
                 .sum::<f64>()
         };
         let data: Vec<u8> = (0..1u32 << 18)
