@@ -3373,6 +3373,18 @@ mod tests {
         }
     }
 
+    /// pco on big-endian f32 `data` at nc3pack's level, as one standalone file.
+    fn pco_f32(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        assert!(super::super::pco::compress(
+            NumKind::F32,
+            data,
+            super::super::pco::LEVEL,
+            &mut out
+        ));
+        out
+    }
+
     /// A preset's encoder of numeric blocks (`max`: thorough, zstd 19; else the default: zstd 3
     /// with fast blocks), and the frame it makes of the floats `data` (rows of `row`).
     fn encode_floats(max: bool, data: &[u8], row: usize) -> (FrameHeader, Vec<u8>) {
@@ -3416,13 +3428,7 @@ mod tests {
     #[test]
     fn fill_values_are_set_apart_for_pco() {
         let data = field_with_land();
-        let mut own = Vec::new();
-        assert!(super::super::pco::compress(
-            NumKind::F32,
-            &data,
-            super::super::pco::LEVEL,
-            &mut own
-        ));
+        let own = pco_f32(&data);
         let mut scratch = DecodeScratch::default();
         for thorough in [false, true] {
             let (h, frame) = encode_floats(thorough, &data, 360);
@@ -3467,20 +3473,13 @@ mod tests {
             let (_, m, pco) =
                 super::super::mask::decode(payload, 4, data.len() / 4, &mut bits).unwrap();
             let mut shorter = payload[..payload.len() - pco.len()].to_vec();
-            let mut fewer = Vec::new();
             let rest: Vec<u8> = {
                 let mut r = vec![0u8; m * 4];
                 super::super::pco::decompress_into(4, pco, &mut r, false, &mut Default::default())
                     .unwrap();
                 r
             };
-            assert!(super::super::pco::compress(
-                NumKind::F32,
-                &rest[4..],
-                super::super::pco::LEVEL,
-                &mut fewer
-            ));
-            shorter.extend_from_slice(&fewer);
+            shorter.extend_from_slice(&pco_f32(&rest[4..]));
             assert!(decode_mask(&h, &shorter, &mut native, false, &mut scratch).is_err());
         }
     }
@@ -3499,13 +3498,7 @@ mod tests {
                 (100.0 + spread * noise).to_be_bytes()
             })
             .collect();
-        let mut default = Vec::new();
-        assert!(super::super::pco::compress(
-            NumKind::F32,
-            &data,
-            super::super::pco::LEVEL,
-            &mut default
-        ));
+        let default = pco_f32(&data);
         let mut c = Vec::new();
         assert!(pco_thorough(NumKind::F32, &data, None, &mut c));
         assert!(
@@ -3674,13 +3667,7 @@ mod tests {
         assert_eq!(h.codec, Codec::Pco);
         assert_eq!(enc.codec_runs, 0, "zstd 19 ran on a block pco wins clearly");
         // pco's result, computed apart, against zstd 3 of every filter: far below.
-        let mut p = Vec::new();
-        assert!(super::super::pco::compress(
-            NumKind::F32,
-            &walk,
-            super::super::pco::LEVEL,
-            &mut p
-        ));
+        let p = pco_f32(&walk);
         assert_eq!(p.len(), h.stored_len as usize);
         let mut z3 = zstd::bulk::Compressor::new(3).unwrap();
         for f in [
