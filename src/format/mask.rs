@@ -108,71 +108,64 @@ fn vote_windows(n: usize) -> impl Iterator<Item = (usize, usize)> {
     })
 }
 
-/// How many runs of `fill` elements `data` (elements of `esize` bytes, 2, 4 or 8) holds.
-pub(crate) fn runs(data: &[u8], esize: usize, fill: u64) -> usize {
-    match esize {
-        2 => runs_n::<2>(data, fill),
-        4 => runs_n::<4>(data, fill),
-        8 => runs_n::<8>(data, fill),
-        _ => 0,
-    }
-}
-
-fn runs_n<const E: usize>(data: &[u8], fill: u64) -> usize {
-    let mut prev = false;
-    let mut runs = 0;
-    for x in data.chunks_exact(E) {
-        let is = element(x) == fill;
-        runs += usize::from(is && !prev);
-        prev = is;
-    }
-    runs
-}
-
 /// Splits `data` (elements of `esize` bytes, 2, 4 or 8) at `fill`: writes the prefix (the fill
 /// element, the mask's length and the mask) into `prefix` and the elements that are not `fill`
-/// into `rest` (replacing both). Returns how many elements `rest` holds; `None` when zstd
-/// cannot compress the bitmap (then there is no prefix to write).
+/// into `rest` (replacing both). Returns what it split ([`Split`]); `None` when zstd cannot
+/// compress the bitmap (then there is no prefix to write).
 pub(crate) fn apply(
     data: &[u8],
     esize: usize,
     fill: u64,
     prefix: &mut Vec<u8>,
     rest: &mut Vec<u8>,
-) -> Option<usize> {
+) -> Option<Split> {
     let e = esize.clamp(1, 8);
     let n = data.len() / e;
     let mut bits = vec![0u8; n.div_ceil(8)];
     rest.clear();
     rest.resize(n * e, 0);
-    let m = match e {
+    let split = match e {
         2 => split_n::<2>(data, fill, &mut bits, rest),
         4 => split_n::<4>(data, fill, &mut bits, rest),
         8 => split_n::<8>(data, fill, &mut bits, rest),
         _ => split_n::<1>(data, fill, &mut bits, rest),
     };
-    rest.truncate(m * e);
+    rest.truncate(split.others * e);
     let mask = zstd::bulk::compress(&bits, LEVEL).ok()?;
     prefix.clear();
     prefix.extend_from_slice(&fill.to_be_bytes()[8 - e..]);
     prefix.extend_from_slice(&u32::try_from(mask.len()).ok()?.to_be_bytes());
     prefix.extend_from_slice(&mask);
-    Some(m)
+    Some(split)
+}
+
+/// What [`apply`] made of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Split {
+    /// How many elements are not the fill value (those `rest` holds).
+    pub(crate) others: usize,
+    /// How many runs of fill values the block holds (where one starts after another element
+    /// or at the block's start).
+    pub(crate) runs: usize,
 }
 
 /// Sets the bits of the elements of `data` (of `E` bytes) equal to `fill` and copies the others
-/// to the start of `rest` (as long as `data`); returns how many it copied.
-fn split_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8], rest: &mut [u8]) -> usize {
-    let mut m = 0;
+/// to the start of `rest` (as long as `data`); returns how many it copied and how many runs of
+/// `fill` it found.
+fn split_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8], rest: &mut [u8]) -> Split {
+    let (mut m, mut runs, mut in_run) = (0, 0, false);
     for (i, x) in data.chunks_exact(E).enumerate() {
-        if element(x) == fill {
+        let is_fill = element(x) == fill;
+        if is_fill {
             bits[i / 8] |= 0x80 >> (i % 8);
         } else {
             rest[m * E..m * E + E].copy_from_slice(x);
             m += 1;
         }
+        runs += usize::from(is_fill && !in_run);
+        in_run = is_fill;
     }
-    m
+    Split { others: m, runs }
 }
 
 /// What a `mask` frame's prefix says, for a block of `n` elements of `esize` bytes (2, 4 or 8):
@@ -343,7 +336,10 @@ mod tests {
         let fill = fill_of(&data, 2).unwrap();
         assert_eq!(fill, 0xFFFF);
         let (mut prefix, mut rest) = (Vec::new(), Vec::new());
-        assert_eq!(apply(&data, 2, fill, &mut prefix, &mut rest), Some(3));
+        assert_eq!(
+            apply(&data, 2, fill, &mut prefix, &mut rest),
+            Some(Split { others: 3, runs: 2 })
+        );
         assert_eq!(rest, shorts(&[7, 9, 3]));
         assert_eq!(&prefix[..2], &[0xFF, 0xFF]);
         let len = u32::from_be_bytes(prefix[2..6].try_into().unwrap()) as usize;
@@ -373,7 +369,10 @@ mod tests {
     fn the_format_s_example() {
         let data = shorts(&[7, -1, -1, 9, -1]);
         let (mut prefix, mut rest) = (Vec::new(), Vec::new());
-        assert_eq!(apply(&data, 2, 0xFFFF, &mut prefix, &mut rest), Some(2));
+        assert_eq!(
+            apply(&data, 2, 0xFFFF, &mut prefix, &mut rest),
+            Some(Split { others: 2, runs: 2 })
+        );
         assert_eq!(
             prefix,
             [0xFF, 0xFF, 0, 0, 0, 10, 0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x01, 0x09, 0x00, 0x00, 0x68]
@@ -389,12 +388,14 @@ mod tests {
 
     #[test]
     fn runs_of_the_fill_value_are_counted() {
-        let fill = 0xFFFF;
-        assert_eq!(runs(&shorts(&[7, -1, -1, 9, -1]), 2, fill), 2);
-        assert_eq!(runs(&shorts(&[-1, -1, -1]), 2, fill), 1);
-        assert_eq!(runs(&shorts(&[1, 2, 3]), 2, fill), 0);
-        assert_eq!(runs(&shorts(&[-1, 2, -1, 2, -1]), 2, fill), 3);
-        assert_eq!(runs(&[0xFF; 6], 3, 0xFF_FFFF), 0);
+        let runs = |v: &[i16]| {
+            let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+            apply(&shorts(v), 2, 0xFFFF, &mut prefix, &mut rest).map(|s| s.runs)
+        };
+        assert_eq!(runs(&[-1, -1, -1, 4]), Some(1));
+        assert_eq!(runs(&[1, 2, 3]), Some(0));
+        assert_eq!(runs(&[-1, 2, -1, 2, -1]), Some(3));
+        assert_eq!(runs(&[2, -1, -1, 2, 2, -1, -1]), Some(2));
     }
 
     #[test]

@@ -251,8 +251,8 @@ pub(crate) fn block_float_mode(kind: NumKind, data: &[u8]) -> Option<Mode> {
     found
 }
 
-/// The numbers of `data` (big-endian, of `E` bytes) at `picks` (each at least 1), read by
-/// `num`, but those whose bytes equal the number's before them (in a run of fill values).
+/// The numbers of `data` (big-endian, of `E` bytes) at `picks`, read by `num`, but those whose
+/// bytes equal the number's before them (in a run of fill values; pick 0 is left out too).
 fn picked<const E: usize, T>(
     data: &[u8],
     picks: impl Iterator<Item = usize>,
@@ -266,7 +266,7 @@ fn picked<const E: usize, T>(
     picks
         .filter_map(|i| {
             let x = bytes(i);
-            (bytes(i - 1) != x).then(|| num(x))
+            (bytes(i.saturating_sub(1)) != x).then(|| num(x))
         })
         .collect()
 }
