@@ -32,6 +32,12 @@ pub mod standalone;
 /// for compressing/decompressing as part of an outer, wrapping format
 pub mod wrapped;
 
+/// (nc3pack) Checks of nc3pack's changes to this crate, for nc3pack's tests.
+#[doc(hidden)]
+pub mod nc3pack_checks {
+  pub use crate::bin_optimization::check_two_pass_dp;
+}
+
 mod ans;
 mod bin_optimization;
 mod bit_reader;
