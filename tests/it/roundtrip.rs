@@ -676,6 +676,67 @@ fn header_bytes_are_the_original_prefix() {
 /// from a pipe — whole, or cut inside the second chunk — pack to the same archive as the file
 /// (cut to the same length). With 4 KiB blocks two variables fill blocks while routing, so the
 /// order of the frames shows how records were chunked.
+/// A stream cut inside a record over 64 MiB cannot hold that record until it is complete: it
+/// is refused with `IncompleteRecord` (and leaves nothing), while the same bytes as a file,
+/// whose length is known, pack and restore. The header is written by hand: CDF-1, one record of
+/// float x(time, n) with n = 17,000,000 (68,000,000 bytes a record), numrecs 1, cut 4 KiB in.
+#[test]
+fn a_stream_cut_inside_a_record_too_large_to_buffer_is_refused_and_the_file_packs() {
+    let dir = temp_dir();
+    let n: u32 = 17_000_000;
+    let mut h = Vec::new();
+    h.extend_from_slice(b"CDF\x01");
+    h.extend_from_slice(&1u32.to_be_bytes()); // numrecs
+    h.extend_from_slice(&[0, 0, 0, 0x0a, 0, 0, 0, 2]); // NC_DIMENSION, 2
+    h.extend_from_slice(&4u32.to_be_bytes());
+    h.extend_from_slice(b"time");
+    h.extend_from_slice(&0u32.to_be_bytes()); // unlimited
+    h.extend_from_slice(&1u32.to_be_bytes());
+    h.extend_from_slice(b"n\0\0\0");
+    h.extend_from_slice(&n.to_be_bytes());
+    h.extend_from_slice(&[0; 8]); // no global attributes
+    h.extend_from_slice(&[0, 0, 0, 0x0b, 0, 0, 0, 1]); // NC_VARIABLE, 1
+    h.extend_from_slice(&1u32.to_be_bytes());
+    h.extend_from_slice(b"x\0\0\0");
+    h.extend_from_slice(&2u32.to_be_bytes()); // 2 dimensions: time, n
+    h.extend_from_slice(&0u32.to_be_bytes());
+    h.extend_from_slice(&1u32.to_be_bytes());
+    h.extend_from_slice(&[0; 8]); // no attributes
+    h.extend_from_slice(&5u32.to_be_bytes()); // NC_FLOAT
+    h.extend_from_slice(&(4 * n).to_be_bytes()); // vsize
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    let mut bytes = h;
+    bytes.extend((0..1024u32).flat_map(|i| (i as f32 * 0.5).to_be_bytes()));
+    let nc = dir.path().join("cut.nc");
+    std::fs::write(&nc, &bytes).unwrap();
+    let o = PackOptions {
+        threads: 1,
+        ..PackOptions::default()
+    };
+
+    let streamed = dir.path().join("stream.nc3z");
+    let err = nc3pack::pack_reader(&bytes[..], "-".as_ref(), &streamed, &o).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            nc3pack::Error::Layout {
+                source: nc3pack::error::LayoutError::IncompleteRecord { len, recsize, .. },
+                ..
+            } if *len == bytes.len() as u64 && *recsize == 4 * n as u64
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("pack the file instead"), "{err}");
+    assert!(!streamed.exists());
+
+    let z = dir.path().join("file.nc3z");
+    pack_file(&nc, &z, &o).unwrap();
+    let back = dir.path().join("back.nc");
+    unpack_file(&z, &back, &nc3pack::UnpackOptions::default()).unwrap();
+    assert!(std::fs::read(&back).unwrap() == bytes);
+}
+
 #[test]
 fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
     let dir = temp_dir();
