@@ -686,6 +686,10 @@ pub struct Encoder {
     /// Whether the sample chose `plane` over the block codec (not over pco alone): then the
     /// whole block checks that choice (see [`PLANE_MARGIN`]).
     plane_check: bool,
+    /// Whether the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no
+    /// numeric codec took the block: then the block also tries `refs` before zstd (see
+    /// [`Encoder::refs_block`]).
+    refs_check: bool,
     /// The size the chosen filter got with the probe level on the judged sample (for thorough
     /// encoders, the whole block); 0 when no filter was judged.
     probe_size: usize,
@@ -748,6 +752,7 @@ impl Encoder {
             plane_row: None,
             use_plane: None,
             plane_check: false,
+            refs_check: false,
             probe_size: 0,
             lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
             #[cfg(test)]
@@ -1040,6 +1045,13 @@ impl Encoder {
                         };
                         self.mask_sample(kind, data, fill, judged, block_mode);
                     }
+                    // Values from a small set (the coordinates of stations reporting in cycles):
+                    // where no numeric codec took the block, it tries `refs` with zstd.
+                    self.refs_check = self.codec == Codec::Zstd
+                        && taken == usize::MAX
+                        && self.use_mask.is_none()
+                        && super::refs::late_new(sample, esize)
+                            .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
                 }
                 if self.fast.is_some() {
                     // The probe is the fast level: does the block's level pay on the sample?
@@ -1101,6 +1113,7 @@ impl Encoder {
             self.use_mask = None;
             self.use_plane = None;
             self.plane_check = false;
+            self.refs_check = false;
             self.probe_size = 0;
             let filter = self.choose_filter(e, data);
             let mut f = std::mem::take(&mut self.filtered);
@@ -1149,13 +1162,18 @@ impl Encoder {
                         Some(r) => r,
                         None => {
                             let prefix = self.apply_block_filter(filter, data, e, &mut f);
-                            if self.compress(&f, data.len() - prefix.len(), &mut c) {
+                            let r = if self.compress(&f, data.len() - prefix.len(), &mut c) {
                                 c.splice(0..0, prefix);
                                 (self.codec, filter)
                             } else {
                                 c.clear();
                                 c.extend_from_slice(data);
                                 (Codec::None, Filter::None)
+                            };
+                            if self.refs_check {
+                                self.refs_block(data, e, r, &mut f, &mut c)
+                            } else {
+                                r
                             }
                         }
                     };
@@ -1500,6 +1518,31 @@ impl Encoder {
             return Some((self.codec, filter));
         }
         Some((Codec::Pco, Filter::Plane))
+    }
+
+    /// The default preset's `refs` trial on a block whose payload `c` the block codec made
+    /// (with `result`): the block codec on the `refs` filter's bytes, kept (in `c`, after the
+    /// table's entry count) where that is smaller than [`REFS_MARGIN`] times `c`.
+    fn refs_block(
+        &mut self,
+        data: &[u8],
+        esize: usize,
+        result: (Codec, Filter),
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> (Codec, Filter) {
+        let Some(d) = super::refs::apply(data, esize, f) else {
+            return result;
+        };
+        let limit = (REFS_MARGIN * c.len() as f64) as usize;
+        let mut z = Vec::new();
+        if !self.compress(f, limit.saturating_sub(super::refs::PREFIX), &mut z) {
+            return result;
+        }
+        c.clear();
+        c.extend_from_slice(&d.to_be_bytes());
+        c.append(&mut z);
+        (self.codec, Filter::Refs)
     }
 
     /// The size the block codec would make of `data` after `filter`, estimated from
@@ -1890,6 +1933,15 @@ const PLANE_MARGIN: f64 = 0.93;
 /// elevation blocks the payload is 0.87 of that estimate (0.90 of the real result). The
 /// estimate runs 3-4 % high, so this is [`PLANE_MARGIN`] less that.
 const PLANE_SURE: f64 = 0.89;
+
+/// In the default preset, a block whose sample's second half has fewer than 1 in this many
+/// elements with a value new to the sample tries the `refs` filter with zstd (see
+/// [`Encoder::refs_block`]).
+const REFS_LATE_NEW: usize = 8;
+
+/// In the default preset, the `refs` filter with zstd is kept where it is smaller than this
+/// fraction of the block's result without it (its decoding looks each value up in the table).
+const REFS_MARGIN: f64 = 0.97;
 
 /// Pieces of a block [`Encoder::spread_estimate`] compresses.
 const SPREAD_PIECES: usize = 4;
@@ -3394,6 +3446,87 @@ mod tests {
             .frame()
             .unwrap();
         (h, frame)
+    }
+
+    /// Station latitudes, one per observation (`n` big-endian floats): 1,800 stations at
+    /// random places (4 decimals) report in cycles, a random 85 % of them each cycle, in a fixed
+    /// order; a point-observation file in time order stores its coordinates so.
+    fn station_lats(n: usize) -> Vec<u8> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let lats: Vec<f32> = (0..1800)
+            .map(|_| ((next() % 1_350_000) as f32 * 1e-4) - 60.0)
+            .collect();
+        let mut out = Vec::with_capacity(4 * n);
+        while out.len() < 4 * n {
+            for &lat in &lats {
+                if next() % 100 < 85 && out.len() < 4 * n {
+                    out.extend_from_slice(&lat.to_be_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn station_coordinates_take_refs_with_zstd_in_the_default_preset() {
+        let data = station_lats(1 << 18);
+        let (h, frame) = encode_floats(false, &data, 0);
+        assert_eq!((h.codec, h.filter), (Codec::Zstd, Filter::Refs));
+        let p = &frame[FRAME_HEADER_LEN..];
+        decodes_every_way(&h, p, &data);
+        // Below the margin of zstd 3 after each 1-D filter on the whole block, and below pco.
+        let mut z3 = zstd::bulk::Compressor::new(3).unwrap();
+        for f in [Filter::Shuffle, Filter::ByteDelta, Filter::ZigZagDelta] {
+            let mut x = Vec::new();
+            apply_filter(f, &data, 4, &mut x);
+            let z = z3.compress(&x).unwrap().len();
+            assert!((p.len() as f64) < 0.5 * z as f64, "{f:?}: {} {z}", p.len());
+        }
+        assert!(p.len() < pco_f32(&data).len());
+
+        // Values that keep changing (noise) do not try it.
+        let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)
+            .unwrap()
+            .numeric(true)
+            .fast_blocks(true)
+            .unwrap();
+        let mut x = 1u64;
+        let noise: Vec<u8> = (0..1u32 << 18)
+            .flat_map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (280.0 + (x >> 40) as f32 * 1e-6).to_be_bytes()
+            })
+            .collect();
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &noise, &mut frame)
+            .frame()
+            .unwrap();
+        assert!(!enc.refs_check && h.filter != Filter::Refs, "{h:?}");
+        let (new, half) = super::super::refs::late_new(&noise[..32 << 10], 4).unwrap();
+        assert!(new * REFS_LATE_NEW >= half, "{new} of {half}");
+    }
+
+    #[test]
+    fn late_new_counts_the_values_new_in_the_second_half() {
+        let be = |v: &[u32]| v.iter().flat_map(|x| x.to_be_bytes()).collect::<Vec<u8>>();
+        let late = super::super::refs::late_new;
+        assert_eq!(late(&be(&[5, 7, 5, 9, 7, 5, 8, 5]), 4), Some((1, 4)));
+        // An odd count: the second half (3, 1, 4) is the longer; 3 and 4 are new.
+        assert_eq!(late(&be(&[1, 2, 3, 1, 4]), 4), Some((2, 3)));
+        assert_eq!(late(&be(&[1]), 4), None);
+        assert_eq!(late(&[0; 16], 2), None);
+        let eight: Vec<u8> = [3u64, 3, 4, 3]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        assert_eq!(late(&eight, 8), Some((1, 2)));
     }
 
     /// A block (1 MiB) of a smooth field in hundredths (`k as f32 * 0.01`, as sea surface

@@ -114,6 +114,38 @@ pub(crate) fn apply(data: &[u8], esize: usize, out: &mut Vec<u8>) -> Option<u32>
     u32::try_from(table.len()).ok()
 }
 
+/// Of the second half of `data`'s elements (`esize` bytes, 4 or 8), how many hold a value that
+/// no element before them holds, and the half's element count: few when the values come from
+/// a set the first half already holds (stations' coordinates repeated in every cycle of
+/// reports). `None` for another element size or fewer than 2 elements.
+///
+/// ```text
+/// values 5, 7, 5, 9 | 7, 5, 8, 5 -> (1, 4): only 8 is new in the second half
+/// ```
+pub(crate) fn late_new(data: &[u8], esize: usize) -> Option<(usize, usize)> {
+    if !supports(esize) {
+        return None;
+    }
+    let n = data.len() / esize;
+    if n < 2 {
+        return None;
+    }
+    let mut map = IndexMap::with_capacity(n);
+    let mut table: Vec<u64> = Vec::new();
+    let mut new = 0;
+    for (i, e) in data[..n * esize].chunks_exact(esize).enumerate() {
+        let k = key(e);
+        let next = table.len() as u32;
+        if map.get_or_insert(k, &table, next).is_none() {
+            table.push(k);
+            if i >= n / 2 {
+                new += 1;
+            }
+        }
+    }
+    Some((new, n - n / 2))
+}
+
 /// Reverses [`apply`]: rebuilds the block of `out.len()` bytes (elements of `esize` bytes, 4 or
 /// 8) from the filtered bytes `src` with `d` table entries, checking every part of them.
 ///
