@@ -687,9 +687,12 @@ pub struct Encoder {
     /// whole block checks that choice (see [`PLANE_MARGIN`]).
     plane_check: bool,
     /// Whether the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no
-    /// numeric codec took the block: then the block also tries `refs` before zstd (see
-    /// [`Encoder::refs_block`]).
+    /// numeric codec took the block: then the block also tries `refs` with zstd (see
+    /// [`Encoder::refs_payload`]).
     refs_check: bool,
+    /// The block codec's result on the block estimated from the sample's best filter with the
+    /// probe level, scaled to the block's length (where `refs_check` is set).
+    refs_est: f64,
     /// The size the chosen filter got with the probe level on the judged sample (for thorough
     /// encoders, the whole block); 0 when no filter was judged.
     probe_size: usize,
@@ -753,6 +756,7 @@ impl Encoder {
             use_plane: None,
             plane_check: false,
             refs_check: false,
+            refs_est: 0.0,
             probe_size: 0,
             lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
             #[cfg(test)]
@@ -1052,6 +1056,7 @@ impl Encoder {
                         && self.use_mask.is_none()
                         && super::refs::late_new(sample, esize)
                             .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
+                    self.refs_est = best.0 as f64 * data.len() as f64 / sample.len() as f64;
                 }
                 if self.fast.is_some() {
                     // The probe is the fast level: does the block's level pay on the sample?
@@ -1161,19 +1166,39 @@ impl Encoder {
                     let result = match numeric_result {
                         Some(r) => r,
                         None => {
-                            let prefix = self.apply_block_filter(filter, data, e, &mut f);
-                            let r = if self.compress(&f, data.len() - prefix.len(), &mut c) {
-                                c.splice(0..0, prefix);
-                                (self.codec, filter)
+                            // Values from a small set try `refs` first: where it is surely
+                            // smaller, the block codec does not run on the block.
+                            let refs = if self.refs_check {
+                                self.refs_payload(data, e, &mut f)
                             } else {
-                                c.clear();
-                                c.extend_from_slice(data);
-                                (Codec::None, Filter::None)
+                                None
                             };
-                            if self.refs_check {
-                                self.refs_block(data, e, r, &mut f, &mut c)
-                            } else {
-                                r
+                            match refs {
+                                Some(z) if (z.len() as f64) < REFS_SURE * self.refs_est => {
+                                    c = z;
+                                    (self.codec, Filter::Refs)
+                                }
+                                refs => {
+                                    let prefix = self.apply_block_filter(filter, data, e, &mut f);
+                                    let r = if self.compress(&f, data.len() - prefix.len(), &mut c)
+                                    {
+                                        c.splice(0..0, prefix);
+                                        (self.codec, filter)
+                                    } else {
+                                        c.clear();
+                                        c.extend_from_slice(data);
+                                        (Codec::None, Filter::None)
+                                    };
+                                    match refs {
+                                        Some(z)
+                                            if (z.len() as f64) < REFS_MARGIN * c.len() as f64 =>
+                                        {
+                                            c = z;
+                                            (self.codec, Filter::Refs)
+                                        }
+                                        _ => r,
+                                    }
+                                }
                             }
                         }
                     };
@@ -1520,29 +1545,17 @@ impl Encoder {
         Some((Codec::Pco, Filter::Plane))
     }
 
-    /// The default preset's `refs` trial on a block whose payload `c` the block codec made
-    /// (with `result`): the block codec on the `refs` filter's bytes, kept (in `c`, after the
-    /// table's entry count) where that is smaller than [`REFS_MARGIN`] times `c`.
-    fn refs_block(
-        &mut self,
-        data: &[u8],
-        esize: usize,
-        result: (Codec, Filter),
-        f: &mut Vec<u8>,
-        c: &mut Vec<u8>,
-    ) -> (Codec, Filter) {
-        let Some(d) = super::refs::apply(data, esize, f) else {
-            return result;
-        };
-        let limit = (REFS_MARGIN * c.len() as f64) as usize;
+    /// The default preset's `refs` trial: the table's entry count and the block codec's result
+    /// on the `refs` filter's bytes of `data` (using `f`); `None` where the filter does not
+    /// apply or that is not smaller than the block.
+    fn refs_payload(&mut self, data: &[u8], esize: usize, f: &mut Vec<u8>) -> Option<Vec<u8>> {
+        let d = super::refs::apply(data, esize, f)?;
         let mut z = Vec::new();
-        if !self.compress(f, limit.saturating_sub(super::refs::PREFIX), &mut z) {
-            return result;
+        if !self.compress(f, data.len().saturating_sub(super::refs::PREFIX), &mut z) {
+            return None;
         }
-        c.clear();
-        c.extend_from_slice(&d.to_be_bytes());
-        c.append(&mut z);
-        (self.codec, Filter::Refs)
+        z.splice(0..0, d.to_be_bytes());
+        Some(z)
     }
 
     /// The size the block codec would make of `data` after `filter`, estimated from
@@ -1936,12 +1949,18 @@ const PLANE_SURE: f64 = 0.89;
 
 /// In the default preset, a block whose sample's second half has fewer than 1 in this many
 /// elements with a value new to the sample tries the `refs` filter with zstd (see
-/// [`Encoder::refs_block`]).
+/// [`Encoder::refs_payload`]).
 const REFS_LATE_NEW: usize = 8;
 
 /// In the default preset, the `refs` filter with zstd is kept where it is smaller than this
 /// fraction of the block's result without it (its decoding looks each value up in the table).
 const REFS_MARGIN: f64 = 0.97;
+
+/// In the default preset, the `refs` filter with zstd is kept without the block codec's run on
+/// the block when it is smaller than this fraction of that run's result estimated from the
+/// sample (`Encoder::refs_est`; the probe level on the sample: a few percent above the block
+/// level's result). points.nc's lat and lon: 0.3-0.4 of it.
+const REFS_SURE: f64 = 0.8;
 
 /// Pieces of a block [`Encoder::spread_estimate`] compresses.
 const SPREAD_PIECES: usize = 4;
