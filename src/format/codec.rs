@@ -686,13 +686,11 @@ pub struct Encoder {
     /// Whether the sample chose `plane` over the block codec (not over pco alone): then the
     /// whole block checks that choice (see [`PLANE_MARGIN`]).
     plane_check: bool,
-    /// Whether the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no
-    /// numeric codec took the block: then the block also tries `refs` with zstd (see
-    /// [`Encoder::refs_payload`]).
-    refs_check: bool,
-    /// The block codec's result on the block estimated from the sample's best filter with the
-    /// probe level, scaled to the block's length (where `refs_check` is set).
-    refs_est: f64,
+    /// Where the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no numeric
+    /// codec took the block, which then also tries `refs` with zstd (see
+    /// [`Encoder::plain_block`]): the block codec's result on the block estimated from the
+    /// sample's best filter with the probe level, scaled to the block's length.
+    refs_est: Option<f64>,
     /// The size the chosen filter got with the probe level on the judged sample (for thorough
     /// encoders, the whole block); 0 when no filter was judged.
     probe_size: usize,
@@ -755,8 +753,7 @@ impl Encoder {
             plane_row: None,
             use_plane: None,
             plane_check: false,
-            refs_check: false,
-            refs_est: 0.0,
+            refs_est: None,
             probe_size: 0,
             lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
             #[cfg(test)]
@@ -1051,12 +1048,13 @@ impl Encoder {
                     }
                     // Values from a small set (the coordinates of stations reporting in cycles):
                     // where no numeric codec took the block, it tries `refs` with zstd.
-                    self.refs_check = self.codec == Codec::Zstd
+                    let small_set = self.codec == Codec::Zstd
                         && taken == usize::MAX
                         && self.use_mask.is_none()
                         && super::refs::late_new(sample, esize)
                             .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
-                    self.refs_est = best.0 as f64 * data.len() as f64 / sample.len() as f64;
+                    self.refs_est =
+                        small_set.then(|| best.0 as f64 * data.len() as f64 / sample.len() as f64);
                 }
                 if self.fast.is_some() {
                     // The probe is the fast level: does the block's level pay on the sample?
@@ -1118,7 +1116,7 @@ impl Encoder {
             self.use_mask = None;
             self.use_plane = None;
             self.plane_check = false;
-            self.refs_check = false;
+            self.refs_est = None;
             self.probe_size = 0;
             let filter = self.choose_filter(e, data);
             let mut f = std::mem::take(&mut self.filtered);
@@ -1165,42 +1163,7 @@ impl Encoder {
                     };
                     let result = match numeric_result {
                         Some(r) => r,
-                        None => {
-                            // Values from a small set try `refs` first: where it is surely
-                            // smaller, the block codec does not run on the block.
-                            let refs = if self.refs_check {
-                                self.refs_payload(data, e, &mut f)
-                            } else {
-                                None
-                            };
-                            match refs {
-                                Some(z) if (z.len() as f64) < REFS_SURE * self.refs_est => {
-                                    c = z;
-                                    (self.codec, Filter::Refs)
-                                }
-                                refs => {
-                                    let prefix = self.apply_block_filter(filter, data, e, &mut f);
-                                    let r = if self.compress(&f, data.len() - prefix.len(), &mut c)
-                                    {
-                                        c.splice(0..0, prefix);
-                                        (self.codec, filter)
-                                    } else {
-                                        c.clear();
-                                        c.extend_from_slice(data);
-                                        (Codec::None, Filter::None)
-                                    };
-                                    match refs {
-                                        Some(z)
-                                            if (z.len() as f64) < REFS_MARGIN * c.len() as f64 =>
-                                        {
-                                            c = z;
-                                            (self.codec, Filter::Refs)
-                                        }
-                                        _ => r,
-                                    }
-                                }
-                            }
-                        }
+                        None => self.plain_block(filter, data, e, &mut f, &mut c),
                     };
                     let result = self.context_block(data, e, result, &mut c);
                     match plan {
@@ -1543,6 +1506,46 @@ impl Encoder {
             return Some((self.codec, filter));
         }
         Some((Codec::Pco, Filter::Plane))
+    }
+
+    /// The block codec on `data` after `filter` into `c` (the bytes as they are, codec none,
+    /// where that is not smaller). A block whose values come from a small set (`refs_est`)
+    /// tries `refs` first and keeps it without that run where it is smaller than [`REFS_SURE`]
+    /// times the estimate, else where it is smaller than [`REFS_MARGIN`] times the run's result.
+    fn plain_block(
+        &mut self,
+        filter: Filter,
+        data: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> (Codec, Filter) {
+        let refs = match self
+            .refs_est
+            .and_then(|est| Some((est, self.refs_payload(data, esize, f)?)))
+        {
+            Some((est, z)) if (z.len() as f64) < REFS_SURE * est => {
+                *c = z;
+                return (self.codec, Filter::Refs);
+            }
+            refs => refs.map(|(_, z)| z),
+        };
+        let prefix = self.apply_block_filter(filter, data, esize, f);
+        let result = if self.compress(f, data.len() - prefix.len(), c) {
+            c.splice(0..0, prefix);
+            (self.codec, filter)
+        } else {
+            c.clear();
+            c.extend_from_slice(data);
+            (Codec::None, Filter::None)
+        };
+        match refs {
+            Some(z) if (z.len() as f64) < REFS_MARGIN * c.len() as f64 => {
+                *c = z;
+                (self.codec, Filter::Refs)
+            }
+            _ => result,
+        }
     }
 
     /// The default preset's `refs` trial: the table's entry count and the block codec's result
@@ -1949,7 +1952,7 @@ const PLANE_SURE: f64 = 0.89;
 
 /// In the default preset, a block whose sample's second half has fewer than 1 in this many
 /// elements with a value new to the sample tries the `refs` filter with zstd (see
-/// [`Encoder::refs_payload`]).
+/// [`Encoder::plain_block`]).
 const REFS_LATE_NEW: usize = 8;
 
 /// In the default preset, the `refs` filter with zstd is kept where it is smaller than this
@@ -3472,13 +3475,7 @@ mod tests {
     /// random places (4 decimals) report in cycles, a random 85 % of them each cycle, in a fixed
     /// order; a point-observation file in time order stores its coordinates so.
     fn station_lats(n: usize) -> Vec<u8> {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let lats: Vec<f32> = (0..1800)
             .map(|_| ((next() % 1_350_000) as f32 * 1e-4) - 60.0)
             .collect();
@@ -3500,7 +3497,7 @@ mod tests {
         assert_eq!((h.codec, h.filter), (Codec::Zstd, Filter::Refs));
         let p = &frame[FRAME_HEADER_LEN..];
         decodes_every_way(&h, p, &data);
-        // Below the margin of zstd 3 after each 1-D filter on the whole block, and below pco.
+        // Less than half of zstd 3 after each 1-D filter on the whole block, and below pco.
         let mut z3 = zstd::bulk::Compressor::new(3).unwrap();
         for f in [Filter::Shuffle, Filter::ByteDelta, Filter::ZigZagDelta] {
             let mut x = Vec::new();
@@ -3528,7 +3525,7 @@ mod tests {
             .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &noise, &mut frame)
             .frame()
             .unwrap();
-        assert!(!enc.refs_check && h.filter != Filter::Refs, "{h:?}");
+        assert!(enc.refs_est.is_none() && h.filter != Filter::Refs, "{h:?}");
         let (new, half) = super::super::refs::late_new(&noise[..32 << 10], 4).unwrap();
         assert!(new * REFS_LATE_NEW >= half, "{new} of {half}");
     }
@@ -4497,13 +4494,7 @@ mod tests {
     #[test]
     fn fast_blocks_use_level_1_only_where_level_3_does_not_pay() {
         // Noise in the low bytes of floats: level 3 gains nothing over level 1.
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
         let noisy: Vec<u8> = (0..65536)
             .flat_map(|i| {
                 (20.0 + (i as f32 * 0.001).sin() + (rnd() % 1000) as f32 * 1e-4).to_be_bytes()
