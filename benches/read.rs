@@ -252,6 +252,8 @@ fn block_decode(grid: &Path, row: usize) {
     let mut context_frames = Vec::new();
     let mut land_pco_frames = Vec::new();
     let mut land_mask_frames = Vec::new();
+    let mut fit_frames = Vec::new();
+    let mut land_fit_frames = Vec::new();
     let mut enc = Encoder::new(Codec::Zstd, 3, nc3pack::FilterMode::Auto, false)
         .unwrap()
         .fast_blocks(true)
@@ -288,6 +290,10 @@ fn block_decode(grid: &Path, row: usize) {
         lorenzo_frames.push((h, payload));
         // The weighted 2-D predictor with pco along t2m's rows.
         plane_frames.push(plane_frame(b, NumKind::F32, row, i));
+        // The predictor fitted to the block with pco along t2m's rows.
+        let payload = nc3pack::__private::fit_payload(b, NumKind::F32, row).unwrap();
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Fit, 4);
+        fit_frames.push((h, payload));
         // The context codec along t2m's rows.
         let payload = nc3pack::__private::context_payload(b, NumKind::F32, row).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Context, Filter::None, 4);
@@ -317,6 +323,9 @@ fn block_decode(grid: &Path, row: usize) {
         let payload = nc3pack::__private::mask_payload(&land, NumKind::F32).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Mask, 4);
         land_mask_frames.push((h, payload));
+        let payload = nc3pack::__private::fit_payload(&land, NumKind::F32, row).unwrap();
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Fit, 4);
+        land_fit_frames.push((h, payload));
     }
     println!();
     println!(
@@ -331,10 +340,12 @@ fn block_decode(grid: &Path, row: usize) {
         ("pco (level 8)", &pco_frames),
         ("lorenzo + zstd", &lorenzo_frames),
         ("plane + pco", &plane_frames),
+        ("fit + pco", &fit_frames),
         ("filter + lzma (6; `max` where it pays)", &lzma_frames),
         ("context (`max` where it pays)", &context_frames),
         ("pco, 40 % of rows land (fill values)", &land_pco_frames),
         ("mask + pco, 40 % of rows land", &land_mask_frames),
+        ("fit + pco, 40 % of rows land", &land_fit_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();
@@ -398,7 +409,7 @@ fn plane_frame(
 
 /// Decodes 16 blocks (1 MiB) of a topography-like int16 field (rows of 1000: hills plus a
 /// little noise, as elevation grids are) stored the ways the default preset may store it: the
-/// best filter with zstd (as the encoder chooses without pco), pco, and plane + pco.
+/// best filter with zstd (as the encoder chooses without pco), pco, plane + pco and fit + pco.
 fn int16_decode() {
     use nc3pack::__private::{decode_payload, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
@@ -421,6 +432,7 @@ fn int16_decode() {
         .fast_blocks(true)
         .unwrap();
     let (mut zstd_frames, mut pco_frames, mut plane_frames) = (Vec::new(), Vec::new(), Vec::new());
+    let mut fit_frames = Vec::new();
     for (i, b) in data.chunks(1 << 20).enumerate() {
         let mut frame = Vec::new();
         let h = enc
@@ -438,6 +450,9 @@ fn int16_decode() {
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::None, 2);
         pco_frames.push((h, payload));
         plane_frames.push(plane_frame(b, NumKind::I16, nx, i));
+        let payload = nc3pack::__private::fit_payload(b, NumKind::I16, nx).unwrap();
+        let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Fit, 2);
+        fit_frames.push((h, payload));
     }
     println!(
         "Block decode, one thread ({blocks} MB of a topography-like int16 field, rows of {nx}):"
@@ -449,6 +464,7 @@ fn int16_decode() {
         ("filter + zstd (default without pco)", &zstd_frames),
         ("pco (level 8)", &pco_frames),
         ("plane + pco", &plane_frames),
+        ("fit + pco", &fit_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
         let mut out = Vec::new();

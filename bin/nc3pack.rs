@@ -159,7 +159,8 @@ struct PackArgs {
     filter: FilterMode,
     /// Never use the pco codec for numeric blocks (by default, with `--filter auto`, blocks of
     /// 16-, 32- and 64-bit numbers use it where it compresses better, for variables of 2+
-    /// dimensions also after the 2-D predictor plane, and for blocks with a fill value on the
+    /// dimensions also after the 2-D predictor plane or a predictor fitted to the block (the fit
+    /// filter: noisy fields such as air temperature), and for blocks with a fill value on the
     /// other elements, with the fill values' places in a bitmap: the mask filter).
     #[arg(long)]
     no_pco: bool,

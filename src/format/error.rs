@@ -263,6 +263,59 @@ pub enum FrameError {
         /// Elements in the block.
         n: usize,
     },
+    /// A `fit` frame whose element size is not 2, 4 or 8.
+    #[error("fit filter with element size {esize} (it is defined for 2, 4 and 8)")]
+    FitElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `fit` frame with a codec other than pco.
+    #[error("fit filter with codec {} (fit is defined with codec pco only)", codec.name())]
+    FitCodec {
+        /// Codec in the frame header.
+        codec: Codec,
+    },
+    /// A `fit` frame whose payload is too short for its prefix (the head, then the taps its
+    /// head counts).
+    #[error("fit payload of {stored} bytes has no {need}-byte prefix (map, shift, flags, taps)")]
+    FitPrefix {
+        /// Stored (payload) length.
+        stored: usize,
+        /// The prefix's length as far as it was read.
+        need: usize,
+    },
+    /// A `fit` frame whose map byte is not 0 (integers) or 1 (floats).
+    #[error("fit map byte {map} (0 integers, 1 floats)")]
+    FitMap {
+        /// The map byte.
+        map: u8,
+    },
+    /// A `fit` frame whose shift exceeds 15.
+    #[error("fit shift {shift} (at most 15)")]
+    FitShift {
+        /// The shift byte.
+        shift: u8,
+    },
+    /// A `fit` frame whose flags set a bit other than bit 0 (a fill section).
+    #[error("fit flags {flags:#04x} (only bit 0, a fill section, is defined)")]
+    FitFlags {
+        /// The flags byte.
+        flags: u8,
+    },
+    /// A `fit` frame with more than 32 taps.
+    #[error("fit prefix with {count} taps (at most 32)")]
+    FitTaps {
+        /// The tap count.
+        count: u8,
+    },
+    /// A `fit` tap whose offset is below 2.
+    #[error("fit tap {tap} has offset {offset} (at least 2)")]
+    FitOffset {
+        /// The tap's position in the prefix, from 0.
+        tap: usize,
+        /// Its offset.
+        offset: u32,
+    },
     /// A `refs` frame whose element size is not 4 or 8.
     #[error("refs filter with element size {esize} (it is defined for 4 and 8)")]
     RefsElementSize {

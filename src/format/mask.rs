@@ -139,6 +139,57 @@ pub(crate) fn apply(
     Some(split)
 }
 
+/// As [`apply`], the prefix alone (the fill element, the mask's length and the mask) into
+/// `prefix` (appended), for a filter that codes the other elements itself (`fit`).
+pub(crate) fn section(data: &[u8], esize: usize, fill: u64, prefix: &mut Vec<u8>) -> Option<Split> {
+    let e = esize.clamp(1, 8);
+    let n = data.len() / e;
+    let mut bits = vec![0u8; n.div_ceil(8)];
+    let ones = match e {
+        2 => bitmap_n::<2>(data, fill, &mut bits),
+        4 => bitmap_n::<4>(data, fill, &mut bits),
+        8 => bitmap_n::<8>(data, fill, &mut bits),
+        _ => bitmap_n::<1>(data, fill, &mut bits),
+    };
+    // A run starts at a set bit whose element before is not set.
+    let mut last = 0u8;
+    let runs = bits
+        .iter()
+        .map(|&b| {
+            let starts = b & !((b >> 1) | (last << 7));
+            last = b & 1;
+            starts.count_ones() as usize
+        })
+        .sum();
+    let mask = zstd::bulk::compress(&bits, LEVEL).ok()?;
+    prefix.extend_from_slice(&fill.to_be_bytes()[8 - e..]);
+    prefix.extend_from_slice(&u32::try_from(mask.len()).ok()?.to_be_bytes());
+    prefix.extend_from_slice(&mask);
+    Some(Split {
+        others: n - ones,
+        runs,
+    })
+}
+
+/// Sets the bits of the elements of `data` (of `E` bytes) equal to `fill`, eight elements to
+/// a byte of `bits`; returns how many it set.
+fn bitmap_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8]) -> usize {
+    let f: [u8; E] = std::array::from_fn(|k| fill.to_be_bytes()[8 - E + k]);
+    let mut ones = 0;
+    for (byte, eight) in bits
+        .iter_mut()
+        .zip(data[..data.len() / E * E].chunks(8 * E))
+    {
+        let mut b = 0u8;
+        for (k, x) in eight.chunks_exact(E).enumerate() {
+            b |= u8::from(x == f) << (7 - k);
+        }
+        *byte = b;
+        ones += b.count_ones() as usize;
+    }
+    ones
+}
+
 /// What [`apply`] made of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Split {
@@ -396,6 +447,32 @@ mod tests {
         assert_eq!(runs(&[1, 2, 3]), Some(0));
         assert_eq!(runs(&[-1, 2, -1, 2, -1]), Some(3));
         assert_eq!(runs(&[2, -1, -1, 2, 2, -1, -1]), Some(2));
+    }
+
+    #[test]
+    fn the_section_alone_is_the_prefix_apply_writes() {
+        // Runs across bitmap bytes, a block of 8k + 3 elements, every element size.
+        let v: Vec<i16> = (0..8 * 37 + 3)
+            .map(|i| {
+                if (i / 5) % 3 == 0 || i % 17 == 0 {
+                    -1
+                } else {
+                    i as i16
+                }
+            })
+            .collect();
+        for e in [2usize, 4, 8] {
+            let data: Vec<u8> = v
+                .iter()
+                .flat_map(|&x| i64::from(x).to_be_bytes()[8 - e..].to_vec())
+                .collect();
+            let fill = u64::MAX >> (64 - 8 * e);
+            let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+            let split = apply(&data, e, fill, &mut prefix, &mut rest);
+            let mut alone = vec![9];
+            assert_eq!(section(&data, e, fill, &mut alone), split, "{e}");
+            assert_eq!(alone[1..], prefix[..], "{e}");
+        }
     }
 
     #[test]

@@ -207,6 +207,7 @@ pub const MIN_BLOCK_SIZE: u32 = 8;
 pub(crate) mod codec;
 pub(crate) mod context;
 pub mod error;
+pub(crate) mod fit;
 pub(crate) mod lorenzo;
 pub(crate) mod lzma;
 pub(crate) mod mask;
@@ -352,6 +353,12 @@ pub enum Filter {
     /// the mask (a zstd frame of a bitmap of the block's elements, 1 for the fill), followed by
     /// a pco file of the other elements.
     Mask = 8,
+    /// A linear predictor fitted to the block on up to 32 earlier elements of 2, 4 or 8 bytes
+    /// (floats mapped to integers that keep their order), with the block's fill value set
+    /// apart, for codec pco only: the frame's payload starts with a prefix (map, shift, flags,
+    /// the taps' offsets and weights, then the fill element and mask when the block has one)
+    /// before a pco file of the zigzag residuals of the elements that are not the fill.
+    Fit = 9,
 }
 
 impl Filter {
@@ -372,6 +379,7 @@ impl Filter {
             6 => Some(Filter::Plane),
             7 => Some(Filter::Refs),
             8 => Some(Filter::Mask),
+            9 => Some(Filter::Fit),
             _ => None,
         }
     }
@@ -392,6 +400,7 @@ impl Filter {
             Filter::Plane => "plane",
             Filter::Refs => "refs",
             Filter::Mask => "mask",
+            Filter::Fit => "fit",
         }
     }
 }

@@ -208,6 +208,12 @@ fn mask_archive() -> (Vec<u8>, usize) {
     let opts = PackOptions::default().with_block_size(16 << 10);
     archive_with_filter(crate::mask::ocean_file, opts, 8, "the ocean file")
 }
+/// The noisy fields of tests/it/fit.rs packed in 16 KiB blocks, and the first stream whose
+/// block 0 is a fit frame (filter 9, codec pco).
+fn fit_archive() -> (Vec<u8>, usize) {
+    let opts = PackOptions::default().with_block_size(16 << 10);
+    archive_with_filter(crate::fit::field_file, opts, 9, "the noisy fields")
+}
 /// A small mesh (see `refs::mesh_file`) packed with the `max` preset, and the stream of its
 /// vertex coordinates, whose one block has the `refs` filter with lzma.
 fn refs_archive() -> (Vec<u8>, usize) {
@@ -750,21 +756,21 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         },
     );
     // A filter id this reader does not know, in frame and index alike: what a reader that
-    // predates filters 5 to 8 meets in an archive with lorenzo, plane, refs or mask frames,
-    // here with id 9.
+    // predates filters 5 to 9 meets in an archive with lorenzo, plane, refs, mask or fit
+    // frames, here with id 10.
     let mut b = lz_base.clone();
     let e = entry_at(&b, first_entry(&b, s));
     let f = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
     assert_eq!((b[f + 25], b[e + 13]), (5, 5));
-    b[f + 25] = 9;
+    b[f + 25] = 10;
     let c = crc(&b[f..f + 32]);
     put32(&mut b, f + 32, c);
-    b[e + 13] = 9;
+    b[e + 13] = 10;
     fix_tail(&mut b);
     out.push((
         "filter_id_unknown.nc3z",
         b,
-        Expect::Open("index", "unknown filter id 9"),
+        Expect::Open("index", "unknown filter id 10"),
     ));
     // Damaged mask frames (filter 8 with codec pco), checksums recomputed so that the filter's
     // own checks are reached: the mask's length past the payload, a bitmap of all fill, and a
@@ -795,6 +801,85 @@ fn registry() -> Vec<(&'static str, Vec<u8>, Expect)> {
         b[f + 40 + e] ^= 0x40;
         fix_payload_crc(b, f);
     });
+    // Damaged fit frames (filter 9 with codec pco), checksums recomputed so that the filter's
+    // own checks are reached: each field of the prefix out of range, the prefix cut short, a
+    // fill section whose mask runs past the payload, and the frame's codec changed to zstd.
+    let (ft_base, s) = fit_archive();
+    let mut ft_variant =
+        |name: &'static str, what: &'static str, f: &dyn Fn(&mut Vec<u8>, usize, usize)| {
+            let mut b = ft_base.clone();
+            let e = entry_at(&b, first_entry(&b, s));
+            let frame = u64::from_le_bytes(b[e..e + 8].try_into().unwrap()) as usize;
+            assert_eq!((b[frame + 24], b[frame + 25]), (4, 9));
+            // The prefix: floats, shift 12, a fill section.
+            assert_eq!(&b[frame + 36..frame + 39], &[1, 12, 1]);
+            f(&mut b, frame, e);
+            out.push((name, b, Expect::Read(s, what)));
+        };
+    ft_variant(
+        "fit_map_bad.nc3z",
+        "fit map byte 2 (0 integers, 1 floats)",
+        &|b, f, _| {
+            b[f + 36] = 2;
+            fix_payload_crc(b, f);
+        },
+    );
+    ft_variant(
+        "fit_shift_bad.nc3z",
+        "fit shift 16 (at most 15)",
+        &|b, f, _| {
+            b[f + 37] = 16;
+            fix_payload_crc(b, f);
+        },
+    );
+    ft_variant("fit_flags_bad.nc3z", "fit flags 0x03", &|b, f, _| {
+        b[f + 38] = 3;
+        fix_payload_crc(b, f);
+    });
+    ft_variant(
+        "fit_too_many_taps.nc3z",
+        "fit prefix with 33 taps (at most 32)",
+        &|b, f, _| {
+            b[f + 39] = 33;
+            fix_payload_crc(b, f);
+        },
+    );
+    ft_variant(
+        "fit_offset_bad.nc3z",
+        "fit tap 0 has offset 1 (at least 2)",
+        &|b, f, _| {
+            b[f + 40..f + 44].copy_from_slice(&1u32.to_be_bytes());
+            fix_payload_crc(b, f);
+        },
+    );
+    ft_variant("fit_prefix_truncated.nc3z", "has no", &|b, f, e| {
+        // Frame and index say 9 stored bytes: the head and a part of the first tap.
+        put32(b, f + 4, 9);
+        fix_payload_crc(b, f);
+        put32(b, e + 8, 9);
+        fix_tail(b);
+    });
+    ft_variant(
+        "fit_mask_past_payload.nc3z",
+        "runs past the payload",
+        &|b, f, _| {
+            let k = usize::from(b[f + 39]);
+            let at = f + 40 + 6 * k + 4;
+            b[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+            fix_payload_crc(b, f);
+        },
+    );
+    ft_variant(
+        "fit_with_zstd.nc3z",
+        "fit filter with codec zstd (fit is defined with codec pco only)",
+        &|b, f, e| {
+            b[f + 24] = 1;
+            let c = crc(&b[f..f + 32]);
+            put32(b, f + 32, c);
+            b[e + 12] = 1;
+            fix_tail(b);
+        },
+    );
     // Damaged plane frames (filter 6 with codec pco), checksums recomputed so that the
     // filter's own checks are reached: each field of the 9-byte prefix (row length, map,
     // weights, shift) out of range, the prefix cut short, pco residuals of a signed type, and

@@ -5,6 +5,7 @@ mod cli;
 mod constants;
 mod context;
 mod determinism;
+mod fit;
 mod hostile;
 mod layout_cases;
 mod limits;

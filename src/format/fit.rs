@@ -1,0 +1,1331 @@
+//! The `fit` filter (id 9): a linear predictor fitted to the block, on up to [`MAX_TAPS`]
+//! earlier elements, whose residuals codec pco compresses, with the block's fill value set
+//! apart (design/FORMAT.md specifies it byte for byte).
+//!
+//! Element i of a block (e = 2, 4 or 8 bytes, big-endian) is read as a signed integer mᵢ of 8e
+//! bits, as it is (integers) or through lorenzo's order map (floats). The working value vᵢ is
+//! mᵢ, or vᵢ₋₁ where element i is the fill value (v₋₁ = 0). With taps (oₖ, cₖ) — an offset
+//! back, at least 2, and a weight — and a shift s, the prediction is vᵢ₋₁ plus
+//! ⌊(Σₖ cₖ·(vᵢ₋ₒₖ − vᵢ₋₁) + h) / 2^s⌋ once every tap is inside the block, and vᵢ₋₁ before
+//! (0 for the first element). The residuals mᵢ − pᵢ (mod 2^(8e)) of the elements that are not
+//! the fill, zigzag-encoded, are pco's numbers.
+//!
+//! A smooth field with noise (air temperature, sea surface temperature) is predicted best by a
+//! weighted mean of many neighbours — two rows back and two elements to each side — whose
+//! weights depend on the field: the writer fits them to the block by least squares
+//! ([`fit`]). One neighbour's difference (pco's delta, `plane`'s three fixed weightings) adds
+//! more of the noise to each residual.
+
+use crate::format::error::FrameError;
+
+/// Bytes of a `fit` prefix before its taps: map, shift, flags, tap count.
+pub(crate) const HEAD: usize = 4;
+
+/// Bytes of a tap in the prefix: the offset (4, big-endian) and the weight (2, big-endian).
+pub(crate) const TAP: usize = 6;
+
+/// The most taps a `fit` prefix may hold.
+pub(crate) const MAX_TAPS: usize = 32;
+
+/// The largest shift a `fit` prefix may hold.
+pub(crate) const MAX_SHIFT: u8 = 15;
+
+/// Flags bit 0: a fill section (the fill element, the mask's length and the mask, as the
+/// `mask` filter's prefix) follows the taps.
+const FLAG_FILL: u8 = 1;
+
+/// The shift the writer uses, unless a weight needs a smaller one to fit in 16 bits.
+const WRITER_SHIFT: u8 = 12;
+
+/// Taps with an offset below this are applied one element at a time when decoding (they reach
+/// into elements decoded just before); the others, for a stretch of elements at once.
+const NEAR: u32 = 8;
+
+/// The longest stretch of elements the decoder predicts from the far taps at once.
+const STRETCH: usize = 2048;
+
+/// The writer fits the weights on about this many elements of the block.
+const FIT_SAMPLES: usize = 2048;
+
+/// Whether the filter is defined for elements of `esize` bytes (2, 4 or 8).
+pub(crate) fn supports(esize: usize) -> bool {
+    matches!(esize, 2 | 4 | 8)
+}
+
+/// One input of the predictor: the element `offset` places back (at least 2) and its weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tap {
+    /// How many elements back, at least 2 (the element just before is the prediction's base).
+    pub(crate) offset: u32,
+    /// The weight of that element's difference from the element just before.
+    pub(crate) weight: i16,
+}
+
+/// What a `fit` frame's prefix says of the predictor.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Params {
+    /// Whether elements are IEEE floats read through the order map (map byte 1).
+    pub(crate) float: bool,
+    /// The weighted sum (plus half of 2^shift) is divided by 2^shift, rounding down.
+    pub(crate) shift: u8,
+    /// The taps, at most [`MAX_TAPS`].
+    pub(crate) taps: Vec<Tap>,
+}
+
+impl Params {
+    /// Appends the prefix up to the fill section (which follows when `fill`) to `out`.
+    pub(crate) fn encode(&self, fill: bool, out: &mut Vec<u8>) {
+        out.push(u8::from(self.float));
+        out.push(self.shift);
+        out.push(if fill { FLAG_FILL } else { 0 });
+        out.push(self.taps.len() as u8);
+        for t in &self.taps {
+            out.extend_from_slice(&t.offset.to_be_bytes());
+            out.extend_from_slice(&t.weight.to_be_bytes());
+        }
+    }
+
+    /// Reads a frame's prefix up to the fill section: the parameters, whether a fill section
+    /// follows, and the rest of the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`FrameError::FitPrefix`] for a payload too short for its head or taps,
+    /// [`FrameError::FitMap`], [`FrameError::FitShift`], [`FrameError::FitFlags`],
+    /// [`FrameError::FitTaps`] and [`FrameError::FitOffset`] for a field out of its range.
+    pub(crate) fn decode(payload: &[u8]) -> Result<(Params, bool, &[u8]), FrameError> {
+        let Some((head, rest)) = payload.split_first_chunk::<HEAD>() else {
+            return Err(FrameError::FitPrefix {
+                stored: payload.len(),
+                need: HEAD,
+            });
+        };
+        let float = match head[0] {
+            0 => false,
+            1 => true,
+            map => return Err(FrameError::FitMap { map }),
+        };
+        let shift = head[1];
+        if shift > MAX_SHIFT {
+            return Err(FrameError::FitShift { shift });
+        }
+        if head[2] & !FLAG_FILL != 0 {
+            return Err(FrameError::FitFlags { flags: head[2] });
+        }
+        let k = usize::from(head[3]);
+        if k > MAX_TAPS {
+            return Err(FrameError::FitTaps { count: head[3] });
+        }
+        let Some(taps) = rest.get(..k * TAP) else {
+            return Err(FrameError::FitPrefix {
+                stored: payload.len(),
+                need: HEAD + k * TAP,
+            });
+        };
+        let mut out = Vec::with_capacity(k);
+        for (tap, t) in taps.chunks_exact(TAP).enumerate() {
+            let offset = u32::from_be_bytes([t[0], t[1], t[2], t[3]]);
+            if offset < 2 {
+                return Err(FrameError::FitOffset { tap, offset });
+            }
+            out.push(Tap {
+                offset,
+                weight: i16::from_be_bytes([t[4], t[5]]),
+            });
+        }
+        let p = Params {
+            float,
+            shift,
+            taps: out,
+        };
+        Ok((p, head[2] & FLAG_FILL != 0, &rest[k * TAP..]))
+    }
+
+    /// The first element whose every tap is inside the block: the largest offset (1 without
+    /// taps).
+    fn reach(&self) -> usize {
+        self.taps
+            .iter()
+            .map(|t| t.offset as usize)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The sum of the weights.
+    fn weight_sum(&self) -> i64 {
+        self.taps.iter().map(|t| i64::from(t.weight)).sum()
+    }
+
+    /// Half of 2^shift (0 for shift 0): the rounding term.
+    fn half(&self) -> i64 {
+        if self.shift > 0 {
+            1 << (self.shift - 1)
+        } else {
+            0
+        }
+    }
+}
+
+/// The offsets the writer fits weights for, for rows of `row` elements in a block of `n`: the
+/// element two back, and five of each of the two rows before (two to each side), those at
+/// least 2 and below n / 2, without repeats.
+pub(crate) fn offsets_for(row: usize, n: usize) -> Vec<u32> {
+    let w = row as i64;
+    let mut o: Vec<u32> = [2, w - 2, w - 1, w, w + 1, w + 2]
+        .into_iter()
+        .chain((-2..=2).map(|d| 2 * w + d))
+        .filter(|&x| x >= 2 && (x as usize) < n / 2)
+        .filter_map(|x| u32::try_from(x).ok())
+        .collect();
+    o.sort_unstable();
+    o.dedup();
+    o
+}
+
+/// Buffers for the filter, kept between blocks (one per thread).
+#[derive(Debug, Default)]
+pub(crate) struct Work {
+    /// The working values vᵢ.
+    v: Vec<i64>,
+    /// The working values as floats (exact: elements of at most 4 bytes).
+    vf: Vec<f64>,
+    /// Sums of weighted elements.
+    acc: Vec<f64>,
+    /// Sums of weighted elements, for 8-byte elements (wrapping integers).
+    acc64: Vec<i64>,
+    /// The predictions of a stretch of elements.
+    pred: Vec<i64>,
+    /// Whether each element is the fill (empty for a block without one).
+    fills: Vec<bool>,
+}
+
+/// Whether element i is the fill (bit 7 − i mod 8 of byte i / 8 of the bitmap).
+#[inline(always)]
+fn is_fill(bits: &[u8], i: usize) -> bool {
+    bits.get(i / 8).is_some_and(|b| b & (0x80 >> (i % 8)) != 0)
+}
+
+/// What an element size means to the filter: the reading, wrapping and zigzag of its numbers.
+trait Lane: bytemuck::Pod + Default {
+    /// The zigzag residual as a number of the lane's unsigned type.
+    fn from_z(z: u64) -> Self;
+    /// The number back as a zigzag residual.
+    fn to_z(self) -> u64;
+}
+
+impl Lane for u16 {
+    fn from_z(z: u64) -> u16 {
+        z as u16
+    }
+    fn to_z(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Lane for u32 {
+    fn from_z(z: u64) -> u32 {
+        z as u32
+    }
+    fn to_z(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Lane for u64 {
+    fn from_z(z: u64) -> u64 {
+        z
+    }
+    fn to_z(self) -> u64 {
+        self
+    }
+}
+
+/// `x` wrapped into `E` bytes and sign-extended back.
+#[inline(always)]
+fn wrap<const E: usize>(x: i64) -> i64 {
+    let s = 64 - 8 * E as u32;
+    (x << s) >> s
+}
+
+/// The order map of IEEE floats on a sign-extended number of `E` bytes (its own inverse).
+#[inline(always)]
+fn map<const E: usize>(x: i64, float: bool) -> i64 {
+    if float {
+        x ^ ((x >> 63) & (i64::MAX >> (64 - 8 * E as u32)))
+    } else {
+        x
+    }
+}
+
+#[inline(always)]
+fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+#[inline(always)]
+fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// The working values of `data` (elements of `E` bytes) into `v`: mᵢ, or vᵢ₋₁ for the fill
+/// element `fill` (compared as `E`-byte strings). Returns how many are not the fill.
+fn working<const E: usize>(data: &[u8], float: bool, fill: Option<u64>, work: &mut Work) -> usize {
+    let n = data.len() / E;
+    let (v, fills) = (&mut work.v, &mut work.fills);
+    v.clear();
+    v.reserve(n);
+    fills.clear();
+    let read = |c: &[u8]| {
+        let mut b = [0u8; 8];
+        b[8 - E..].copy_from_slice(c);
+        u64::from_be_bytes(b)
+    };
+    let Some(fill) = fill else {
+        v.extend(
+            data.chunks_exact(E)
+                .map(|c| map::<E>(wrap::<E>(read(c) as i64), float)),
+        );
+        return n;
+    };
+    fills.resize(n, false);
+    v.resize(n, 0);
+    let mut prev = 0i64;
+    let mut others = 0;
+    for ((c, x), f) in data.chunks_exact(E).zip(v.iter_mut()).zip(fills.iter_mut()) {
+        let u = read(c);
+        let is_fill = u == fill;
+        // Without branches: fill values sit in runs, but the runs are short at coastlines.
+        prev = if is_fill {
+            prev
+        } else {
+            map::<E>(wrap::<E>(u as i64), float)
+        };
+        *x = prev;
+        *f = is_fill;
+        others += usize::from(!is_fill);
+    }
+    others
+}
+
+/// The predictions pᵢ for `i` in `from..to` (from ≥ the reach) of the working values `v`,
+/// appended to `pred`.
+fn predict<const E: usize>(v: &[i64], p: &Params, work: &mut Work, from: usize, to: usize) {
+    let (half, shift, sum_w) = (p.half(), p.shift, p.weight_sum());
+    let pred = &mut work.pred;
+    if E <= 4 {
+        // Exact in f64: |vᵢ| ≤ 2^31, |cₖ| ≤ 2^15, at most 32 taps, so every partial sum is an
+        // integer of magnitude at most 2^51 (see `exact`). A stretch at a time, so that the sums stay in the
+        // cache while each tap adds to them.
+        let (vf, acc) = (&mut work.vf, &mut work.acc);
+        // The values the taps reach, from the first (the largest offset back).
+        let low = from - p.reach().max(1);
+        vf.clear();
+        vf.extend(v[low..to].iter().map(|&x| x as f64));
+        let mut at = from;
+        while at < to {
+            let end = to.min(at + STRETCH);
+            far_sums(&p.taps, &vf[..], at - low, end - at, acc);
+            pred.extend(acc.iter().zip(&v[at - 1..end - 1]).map(|(&a, &l)| {
+                let s = exact(a).wrapping_sub(sum_w.wrapping_mul(l));
+                wrap::<E>(l.wrapping_add(s.wrapping_add(half) >> shift))
+            }));
+            at = end;
+        }
+    } else {
+        let acc = &mut work.acc64;
+        let mut at = from;
+        while at < to {
+            let end = to.min(at + STRETCH);
+            acc.clear();
+            acc.resize(end - at, 0);
+            for t in &p.taps {
+                let (c, o) = (i64::from(t.weight), t.offset as usize);
+                let taps = v[at - o..end - o].iter().zip(&v[at - 1..end - 1]);
+                for (a, (&x, &l)) in acc.iter_mut().zip(taps) {
+                    *a = a.wrapping_add(c.wrapping_mul(x.wrapping_sub(l)));
+                }
+            }
+            pred.extend(
+                acc.iter()
+                    .zip(&v[at - 1..end - 1])
+                    .map(|(&s, &l)| l.wrapping_add(s.wrapping_add(half) >> shift)),
+            );
+            at = end;
+        }
+    }
+}
+
+/// Reads `data` (elements of `esize` bytes: 2, 4 or 8; whole elements) into the working
+/// values of [`Work`], the elements equal to `fill` carrying the value before them, for
+/// [`residuals`] and [`fit_loaded`]. Returns how many elements are not the fill (0 for
+/// another element size).
+pub(crate) fn load(
+    data: &[u8],
+    esize: usize,
+    float: bool,
+    fill: Option<u64>,
+    work: &mut Work,
+) -> usize {
+    match esize {
+        2 => working::<2>(data, float, fill, work),
+        4 => working::<4>(data, float, fill, work),
+        8 => working::<8>(data, float, fill, work),
+        _ => {
+            work.v.clear();
+            work.fills.clear();
+            0
+        }
+    }
+}
+
+/// Filters `data` (elements of `esize` bytes: 2, 4 or 8; whole elements) with `p`, the
+/// elements equal to `fill` set apart: the zigzag residuals of the other elements, in order,
+/// go to `words` as native numbers of `esize` bytes (packed, as pco takes them). Returns how
+/// many.
+pub(crate) fn apply_native(
+    data: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<u64>,
+    words: &mut Vec<u64>,
+    work: &mut Work,
+) -> usize {
+    load(data, esize, p.float, fill, work);
+    residuals(esize, p, 0..data.len() / esize.max(1), words, work)
+}
+
+/// As [`apply_native`], for the elements in `range` only, from the working values [`load`]
+/// left in `work` (read with `p`'s map).
+pub(crate) fn residuals(
+    esize: usize,
+    p: &Params,
+    range: std::ops::Range<usize>,
+    words: &mut Vec<u64>,
+    work: &mut Work,
+) -> usize {
+    match esize {
+        2 => residuals_e::<u16, 2>(p, range, words, work),
+        4 => residuals_e::<u32, 4>(p, range, words, work),
+        8 => residuals_e::<u64, 8>(p, range, words, work),
+        _ => 0,
+    }
+}
+
+fn residuals_e<L: Lane, const E: usize>(
+    p: &Params,
+    range: std::ops::Range<usize>,
+    words: &mut Vec<u64>,
+    work: &mut Work,
+) -> usize {
+    let v = std::mem::take(&mut work.v);
+    let n = v.len();
+    let (from, to) = (range.start.min(n), range.end.min(n));
+    let fills = &work.fills;
+    let others = if fills.is_empty() {
+        to - from
+    } else {
+        fills[from..to].iter().filter(|&&f| !f).count()
+    };
+    words.clear();
+    words.resize((others * E).div_ceil(8), 0);
+    let out: &mut [L] = &mut bytemuck::cast_slice_mut(words.as_mut_slice())[..others];
+    // Up to the reach, the element before is the prediction; then the predictor's.
+    let r = p.reach().min(n).clamp(from, to);
+    work.pred.clear();
+    work.pred
+        .extend((from..r).map(|i| if i == 0 { 0 } else { v[i - 1] }));
+    if r < to {
+        predict::<E>(&v, p, work, r, to);
+    }
+    let (preds, fills) = (&work.pred, &work.fills);
+    if fills.is_empty() {
+        for ((o, &x), &q) in out.iter_mut().zip(&v[from..to]).zip(preds) {
+            *o = L::from_z(zigzag(wrap::<E>(x.wrapping_sub(q))));
+        }
+    } else {
+        let mut j = 0;
+        for ((&x, &q), &f) in v[from..to].iter().zip(preds).zip(&fills[from..to]) {
+            // A fill element has no residual (its working value is the one before it).
+            if !f {
+                out[j] = L::from_z(zigzag(wrap::<E>(x.wrapping_sub(q))));
+                j += 1;
+            }
+        }
+    }
+    work.v = v;
+    others
+}
+
+/// Rebuilds a block into `out` (n elements of `esize` bytes: 2, 4 or 8) from the residuals in
+/// `z` (native numbers of `esize` bytes, one per element that is not the fill, aligned for
+/// their type), the predictor and, when the block has one, its fill element and bitmap; `out`
+/// is big-endian, or in native order when `native`. Writes nothing for another element size or
+/// a misaligned `z`, and stops early (leaving the rest of `out` as it was) when `z` holds too
+/// few residuals — the caller checks their count against the bitmap first.
+pub(crate) fn undo_into(
+    z: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    match esize {
+        2 => {
+            if let Ok(z) = bytemuck::try_cast_slice::<u8, u16>(z) {
+                undo_e::<u16, 2>(z, p, fill, out, native, work);
+            }
+        }
+        4 => {
+            if let Ok(z) = bytemuck::try_cast_slice::<u8, u32>(z) {
+                undo_e::<u32, 4>(z, p, fill, out, native, work);
+            }
+        }
+        8 => {
+            if let Ok(z) = bytemuck::try_cast_slice::<u8, u64>(z) {
+                undo_e::<u64, 8>(z, p, fill, out, native, work);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn undo_e<L: Lane, const E: usize>(
+    z: &[L],
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    let n = out.len() / E;
+    let bits = fill.map(|f| f.1);
+    let mut v = std::mem::take(&mut work.v);
+    v.clear();
+    v.resize(n, 0);
+    let done = match bits {
+        Some(bits) => rebuild::<L, E, true>(z, p, bits, &mut v, work),
+        None => rebuild::<L, E, false>(z, p, &[], &mut v, work),
+    };
+    if done {
+        // Every element through the map (vectorized), then the fill elements over them.
+        match (native, p.float) {
+            (true, true) => write::<E, true, true>(&v, out),
+            (true, false) => write::<E, true, false>(&v, out),
+            (false, true) => write::<E, false, true>(&v, out),
+            (false, false) => write::<E, false, false>(&v, out),
+        }
+        if let Some((f, bits)) = fill {
+            let mut b = f.to_be_bytes();
+            if native && cfg!(target_endian = "little") {
+                b = f.to_le_bytes();
+                b.copy_within(0..E, 8 - E);
+            }
+            let f = &b[8 - E..];
+            for (k, &byte) in bits.iter().enumerate().filter(|(_, &b)| b != 0) {
+                for i in (8 * k..(8 * k + 8).min(n)).filter(|i| byte & (0x80 >> (i % 8)) != 0) {
+                    out[i * E..i * E + E].copy_from_slice(f);
+                }
+            }
+        }
+    }
+    work.v = v;
+}
+
+/// The working values `v` into `out` as elements of `E` bytes: through the order map when
+/// `FLOAT`, in native byte order when `NATIVE`, else big-endian.
+fn write<const E: usize, const NATIVE: bool, const FLOAT: bool>(v: &[i64], out: &mut [u8]) {
+    for (&x, o) in v.iter().zip(out.chunks_exact_mut(E)) {
+        let u = map::<E>(x, FLOAT) as u64;
+        if NATIVE && cfg!(target_endian = "little") {
+            o.copy_from_slice(&u.to_le_bytes()[..E]);
+        } else {
+            o.copy_from_slice(&u.to_be_bytes()[8 - E..]);
+        }
+    }
+}
+
+/// The working values into `v` (as long as the block) from the residuals `z`; false when `z`
+/// runs out first. `FILL`: whether `bits` marks fill elements.
+fn rebuild<L: Lane, const E: usize, const FILL: bool>(
+    z: &[L],
+    p: &Params,
+    bits: &[u8],
+    v: &mut [i64],
+    work: &mut Work,
+) -> bool {
+    let n = v.len();
+    // The residuals in place (0 at the fill elements, flagged in `fills`), checked to be
+    // enough before anything is rebuilt.
+    let (d, fills) = (&mut work.pred, &mut work.fills);
+    d.clear();
+    fills.clear();
+    if FILL {
+        fills.extend((0..n).map(|i| is_fill(bits, i)));
+        let mut zs = z.iter();
+        for &f in fills.iter() {
+            if f {
+                d.push(0);
+            } else {
+                let Some(x) = zs.next() else {
+                    return false;
+                };
+                d.push(unzigzag(x.to_z()));
+            }
+        }
+    } else {
+        if z.len() < n {
+            return false;
+        }
+        d.extend(z[..n].iter().map(|x| unzigzag(x.to_z())));
+    }
+    let (d, fills) = (&work.pred, &work.fills);
+    let fill_at = |i: usize| FILL && fills[i];
+    let mut prev = 0i64;
+    let r = p.reach().min(n);
+    // Up to the reach: the element before is the prediction.
+    for (i, x) in v[..r].iter_mut().enumerate() {
+        if !fill_at(i) {
+            prev = wrap::<E>(prev.wrapping_add(d[i]));
+        }
+        *x = prev;
+    }
+    if r >= n {
+        return true;
+    }
+    let (half, shift, sum_w) = (p.half(), p.shift, p.weight_sum());
+    let near: Vec<Tap> = p.taps.iter().copied().filter(|t| t.offset < NEAR).collect();
+    let far: Vec<Tap> = p
+        .taps
+        .iter()
+        .copied()
+        .filter(|t| t.offset >= NEAR)
+        .collect();
+    // A stretch of elements no far tap reaches into: its far sums are known before it starts.
+    let stretch = far
+        .iter()
+        .map(|t| t.offset as usize)
+        .min()
+        .unwrap_or(STRETCH)
+        .min(STRETCH);
+    let (vf, acc, g) = (&mut work.vf, &mut work.acc, &mut work.acc64);
+    if E <= 4 {
+        vf.clear();
+        vf.extend(v[..r].iter().map(|&x| x as f64));
+        vf.resize(n, 0.0);
+    }
+    let mut at = r;
+    while at < n {
+        let len = stretch.min(n - at);
+        // The far taps' weighted sum for each element of the stretch (exact, as in
+        // `predict`), plus the rounding term.
+        g.clear();
+        if E <= 4 {
+            far_sums(&far, vf, at, len, acc);
+            g.extend(acc.iter().map(|&a| exact(a).wrapping_add(half)));
+        } else {
+            g.resize(len, half);
+            for t in &far {
+                let (c, o) = (i64::from(t.weight), t.offset as usize);
+                for (a, &x) in g.iter_mut().zip(&v[at - o..at - o + len]) {
+                    *a = a.wrapping_add(c.wrapping_mul(x));
+                }
+            }
+        }
+        let s = Serial {
+            g,
+            d: &d[at..at + len],
+            fills: if FILL { &fills[at..at + len] } else { &[] },
+            sum_w,
+        };
+        // The writer's predictors: one near tap, two back, its shift, and a power of two for
+        // the weights' sum (a shift instead of a multiplication on the serial path).
+        let pow = (sum_w > 0 && sum_w.count_ones() == 1).then(|| sum_w.trailing_zeros());
+        const S: u32 = WRITER_SHIFT as u32;
+        match (near.as_slice(), shift, pow) {
+            ([t], WRITER_SHIFT, Some(11)) if t.offset == 2 => {
+                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 11)
+            }
+            ([t], WRITER_SHIFT, Some(10)) if t.offset == 2 => {
+                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 10)
+            }
+            ([t], WRITER_SHIFT, Some(9)) if t.offset == 2 => {
+                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 9)
+            }
+            ([t], WRITER_SHIFT, Some(12)) if t.offset == 2 => {
+                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 12)
+            }
+            ([t], WRITER_SHIFT, _) if t.offset == 2 => {
+                s.two_back::<E, FILL, S>(t.weight, v, at, |a| sum_w.wrapping_mul(a))
+            }
+            _ => s.any::<E, FILL>(&near, shift, v, at),
+        }
+        if E <= 4 {
+            for (f, &x) in vf[at..at + len].iter_mut().zip(&v[at..at + len]) {
+                *f = x as f64;
+            }
+        }
+        at += len;
+    }
+    true
+}
+
+/// A stretch of elements to rebuild one at a time: the far taps' sums plus the rounding term
+/// for each (`g`), their residuals (`d`) and fill flags, and the weights' sum.
+struct Serial<'a> {
+    g: &'a [i64],
+    d: &'a [i64],
+    fills: &'a [bool],
+    sum_w: i64,
+}
+
+impl Serial<'_> {
+    /// Element i: vᵢ₋₁ + dᵢ + ⌊(g + near − W·vᵢ₋₁) / 2^s⌋ wrapped once, or vᵢ₋₁ for a fill
+    /// element (`a` is vᵢ₋₁, `times_w` multiplies by the weights' sum W). Only the
+    /// multiplication by W, the subtraction and the shift wait for vᵢ₋₁.
+    #[inline(always)]
+    fn element<const E: usize, const FILL: bool>(
+        &self,
+        k: usize,
+        near: i64,
+        a: i64,
+        shift: u32,
+        times_w: impl Fn(i64) -> i64,
+    ) -> i64 {
+        let t = self.g[k].wrapping_add(near);
+        let y = wrap::<E>(
+            a.wrapping_add(self.d[k])
+                .wrapping_add(t.wrapping_sub(times_w(a)) >> shift),
+        );
+        if FILL && self.fills[k] {
+            a
+        } else {
+            y
+        }
+    }
+
+    /// The stretch starting at element `at` of `v`, with one near tap of weight `c` two back
+    /// and the shift `SHIFT`: the two elements before in registers.
+    #[inline(always)]
+    fn two_back<const E: usize, const FILL: bool, const SHIFT: u32>(
+        &self,
+        c: i16,
+        v: &mut [i64],
+        at: usize,
+        times_w: impl Fn(i64) -> i64 + Copy,
+    ) {
+        let c = i64::from(c);
+        let (mut a, mut b) = (v[at - 1], v[at - 2]);
+        for (k, x) in v[at..at + self.g.len()].iter_mut().enumerate() {
+            let y = self.element::<E, FILL>(k, c.wrapping_mul(b), a, SHIFT, times_w);
+            *x = y;
+            (a, b) = (y, a);
+        }
+    }
+
+    /// Any near taps, any shift.
+    fn any<const E: usize, const FILL: bool>(
+        &self,
+        near: &[Tap],
+        shift: u8,
+        v: &mut [i64],
+        at: usize,
+    ) {
+        let w = self.sum_w;
+        for k in 0..self.g.len() {
+            let i = at + k;
+            let sum = near.iter().fold(0i64, |s, t| {
+                s.wrapping_add(i64::from(t.weight).wrapping_mul(v[i - t.offset as usize]))
+            });
+            v[i] =
+                self.element::<E, FILL>(k, sum, v[i - 1], u32::from(shift), |a| w.wrapping_mul(a));
+        }
+    }
+}
+
+/// The weighted sums Σₖ cₖ·vf[at + j − oₖ] for j in 0..len into `acc` (exact: see
+/// [`exact`]), four taps to a pass over the stretch.
+fn far_sums(taps: &[Tap], vf: &[f64], at: usize, len: usize, acc: &mut Vec<f64>) {
+    acc.clear();
+    acc.resize(len, 0.0);
+    let src = |t: &Tap| &vf[at - t.offset as usize..at - t.offset as usize + len];
+    let w = |t: &Tap| f64::from(t.weight);
+    let mut quads = taps.chunks_exact(4);
+    for q in &mut quads {
+        let (c0, c1, c2, c3) = (w(&q[0]), w(&q[1]), w(&q[2]), w(&q[3]));
+        let (x0, x1, x2, x3) = (src(&q[0]), src(&q[1]), src(&q[2]), src(&q[3]));
+        for (j, a) in acc.iter_mut().enumerate() {
+            *a += c0 * x0[j] + c1 * x1[j] + c2 * x2[j] + c3 * x3[j];
+        }
+    }
+    for t in quads.remainder() {
+        let (c, x) = (w(t), src(t));
+        for (a, &x) in acc.iter_mut().zip(x) {
+            *a += c * x;
+        }
+    }
+}
+
+/// `x`, an integer of magnitude at most 2^51 held exactly in an f64, as an i64: through the
+/// bits of x + 1.5 · 2^52 (whose unit in the last place is 1), which compiles to vector
+/// instructions where `as i64` does not.
+#[inline(always)]
+fn exact(x: f64) -> i64 {
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    (x + MAGIC).to_bits() as i64 - MAGIC.to_bits() as i64
+}
+
+/// The predictor the writer fits to `data` (elements of `esize` bytes, 2, 4 or 8) for the
+/// taps at `offsets`: the least-squares weights of the differences vᵢ₋ₒ − vᵢ₋₁ for the
+/// difference vᵢ − vᵢ₋₁, over about [`FIT_SAMPLES`] elements spread over the block that are
+/// not `fill`, rounded to 16-bit weights of 2^-shift. Taps whose weight rounds to 0 are left
+/// out; with no sample (or a singular system) the predictor has no taps (the element before).
+pub(crate) fn fit(
+    data: &[u8],
+    esize: usize,
+    float: bool,
+    fill: Option<u64>,
+    offsets: &[u32],
+    work: &mut Work,
+) -> Params {
+    load(data, esize, float, fill, work);
+    fit_loaded(esize, float, offsets, work)
+}
+
+/// As [`fit`], from the working values [`load`] left in `work` (read with the map `float`).
+pub(crate) fn fit_loaded(esize: usize, float: bool, offsets: &[u32], work: &Work) -> Params {
+    let none = Params {
+        float,
+        shift: 0,
+        taps: Vec::new(),
+    };
+    let v = &work.v;
+    if !supports(esize) {
+        return none;
+    }
+    let is_other = |i: usize| work.fills.get(i) != Some(&true);
+    let n = v.len();
+    let k = offsets.len().min(MAX_TAPS);
+    let offsets = &offsets[..k];
+    let r = offsets.iter().map(|&o| o as usize).max().unwrap_or(1);
+    if k == 0 || r >= n {
+        return none;
+    }
+    let step = ((n - r) / FIT_SAMPLES).max(1);
+    // Normal equations (XᵀX) c = Xᵀy, accumulated over the samples.
+    let mut xtx = vec![0f64; k * k];
+    let mut xty = vec![0f64; k];
+    let mut x = vec![0f64; k];
+    let mut count = 0usize;
+    let mut i = r;
+    while i < n {
+        if is_other(i) && is_other(i - 1) {
+            let l = v[i - 1] as f64;
+            for (xk, &o) in x.iter_mut().zip(offsets) {
+                *xk = v[i - o as usize] as f64 - l;
+            }
+            let y = v[i] as f64 - l;
+            for a in 0..k {
+                xty[a] += x[a] * y;
+                for b in 0..=a {
+                    xtx[a * k + b] += x[a] * x[b];
+                }
+            }
+            count += 1;
+        }
+        i += step;
+    }
+    match solve(&mut xtx, &xty, k).filter(|_| count >= 4 * k) {
+        Some(c) => quantize(float, offsets, &c),
+        None => none,
+    }
+}
+
+/// Factors the symmetric matrix whose lower triangle `a` (k × k, row-major) holds as L Lᵀ in
+/// place (L in the lower triangle), with a small ridge; false when it is not positive definite.
+fn cholesky(a: &mut [f64], k: usize) -> bool {
+    let trace: f64 = (0..k).map(|i| a[i * k + i]).sum();
+    let ridge = 1e-9 * trace / k as f64 + f64::MIN_POSITIVE;
+    for i in 0..k {
+        a[i * k + i] += ridge;
+    }
+    for j in 0..k {
+        let mut d = a[j * k + j];
+        for m in 0..j {
+            d -= a[j * k + m] * a[j * k + m];
+        }
+        if !(d > 0.0 && d.is_finite()) {
+            return false;
+        }
+        let d = d.sqrt();
+        a[j * k + j] = d;
+        for i in j + 1..k {
+            let mut s = a[i * k + j];
+            for m in 0..j {
+                s -= a[i * k + m] * a[j * k + m];
+            }
+            a[i * k + j] = s / d;
+        }
+    }
+    true
+}
+
+/// Solves L Lᵀ x = b with the factor [`cholesky`] left in `a`.
+fn substitute(a: &[f64], b: &[f64], k: usize) -> Vec<f64> {
+    let mut x = b.to_vec();
+    for i in 0..k {
+        let mut s = x[i];
+        for m in 0..i {
+            s -= a[i * k + m] * x[m];
+        }
+        x[i] = s / a[i * k + i];
+    }
+    for i in (0..k).rev() {
+        let mut s = x[i];
+        for m in i + 1..k {
+            s -= a[m * k + i] * x[m];
+        }
+        x[i] = s / a[i * k + i];
+    }
+    x
+}
+
+/// The least-squares weights for the normal equations `a` c = `b` (a's lower triangle, k × k),
+/// their sum moved to the nearest of 1, 1/2, 1/4 and 1/8 where it lies between 1/16 and 2
+/// (the decoder then multiplies by the sum with a shift: `Serial`), by the least change
+/// in the squared error (a Lagrange multiplier). `None` for a system that is not positive
+/// definite or weights that are not finite.
+fn solve(a: &mut [f64], b: &[f64], k: usize) -> Option<Vec<f64>> {
+    if !cholesky(a, k) {
+        return None;
+    }
+    let u = substitute(a, b, k);
+    let sum: f64 = u.iter().sum();
+    let c = if sum > 1.0 / 16.0 && sum < 2.0 {
+        let target = (0..4)
+            .map(|j| 0.5f64.powi(j))
+            .min_by(|x, y| {
+                (x.ln() - sum.ln())
+                    .abs()
+                    .total_cmp(&(y.ln() - sum.ln()).abs())
+            })
+            .unwrap_or(1.0);
+        let z = substitute(a, &vec![1.0; k], k);
+        let zs: f64 = z.iter().sum();
+        let m = (sum - target) / zs;
+        u.iter().zip(&z).map(|(u, z)| u - m * z).collect()
+    } else {
+        u
+    };
+    c.iter().all(|x| x.is_finite()).then_some(c)
+}
+
+/// Weights of 2^-shift in 16 bits for the real weights `c` of the taps at `offsets`: the
+/// writer's shift, or less where a weight needs it; taps whose weight rounds to 0 left out.
+fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
+    let big = c.iter().fold(0f64, |m, x| m.max(x.abs()));
+    let mut shift = WRITER_SHIFT;
+    while shift > 0 && big * f64::from(1u32 << shift) > f64::from(i16::MAX - 16) {
+        shift -= 1;
+    }
+    let scale = f64::from(1u32 << shift);
+    let round = |w: f64| {
+        (w * scale)
+            .round()
+            .clamp(f64::from(i16::MIN), f64::from(i16::MAX))
+    };
+    let mut weights: Vec<i64> = c.iter().map(|&w| round(w) as i64).collect();
+    // The rounded weights keep the sum's value (a power of two the decoder shifts by): the
+    // largest weight takes the difference.
+    let want = round(c.iter().sum());
+    let got: i64 = weights.iter().sum();
+    if let Some(top) = (0..weights.len()).max_by_key(|&i| weights[i].abs()) {
+        weights[top] = (weights[top] + want as i64 - got).clamp(i16::MIN.into(), i16::MAX.into());
+    }
+    let taps = offsets
+        .iter()
+        .zip(weights)
+        .map(|(&offset, w)| Tap {
+            offset,
+            weight: w as i16,
+        })
+        .filter(|t| t.weight != 0)
+        .collect();
+    Params { float, shift, taps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// The filter as FORMAT.md states it, one element at a time in i128 (then wrapped), with
+    /// the fill elements' working values carried: the residuals of the other elements.
+    fn reference(data: &[u8], e: usize, p: &Params, fill: Option<u64>) -> Vec<u64> {
+        let bits = 8 * e as u32;
+        let n = data.len() / e;
+        let wrap = |x: i128| -> i128 {
+            let m = x.rem_euclid(1i128 << bits);
+            if m >= 1i128 << (bits - 1) {
+                m - (1i128 << bits)
+            } else {
+                m
+            }
+        };
+        let mut v = vec![0i128; n];
+        let mut out = Vec::new();
+        let r = p.taps.iter().map(|t| t.offset as usize).max().unwrap_or(1);
+        for i in 0..n {
+            let b = &data[i * e..i * e + e];
+            let u = b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x));
+            let mut m = wrap(i128::from(u));
+            if p.float && m < 0 {
+                m ^= (1i128 << (bits - 1)) - 1;
+            }
+            let prev = if i == 0 { 0 } else { v[i - 1] };
+            if fill == Some(u) {
+                v[i] = prev;
+                continue;
+            }
+            let pred = if i < r {
+                prev
+            } else {
+                let s: i128 = p
+                    .taps
+                    .iter()
+                    .map(|t| i128::from(t.weight) * (v[i - t.offset as usize] - prev))
+                    .sum();
+                // 64-bit two's complement, as the format says.
+                let s = s as i64 as i128;
+                let h = if p.shift > 0 {
+                    1i128 << (p.shift - 1)
+                } else {
+                    0
+                };
+                let s = ((s + h) as i64 as i128) >> p.shift;
+                wrap((prev + s) as i64 as i128)
+            };
+            v[i] = m;
+            let d = wrap(m - pred);
+            out.push(((d << 1) ^ (d >> 127)) as u64 & (u64::MAX >> (64 - bits)));
+        }
+        out
+    }
+
+    fn roundtrip(data: &[u8], e: usize, p: &Params, fill: Option<u64>) {
+        let mut work = Work::default();
+        let mut words = Vec::new();
+        let m = apply_native(data, e, p, fill, &mut words, &mut work);
+        let z: Vec<u64> = match e {
+            2 => bytemuck::cast_slice::<u64, u16>(&words)[..m]
+                .iter()
+                .map(|&x| u64::from(x))
+                .collect(),
+            4 => bytemuck::cast_slice::<u64, u32>(&words)[..m]
+                .iter()
+                .map(|&x| u64::from(x))
+                .collect(),
+            _ => words[..m].to_vec(),
+        };
+        assert!(
+            z == reference(data, e, p, fill),
+            "residuals differ: e {e} {p:?}"
+        );
+        let n = data.len() / e;
+        let mut bits = vec![0u8; n.div_ceil(8)];
+        if let Some(f) = fill {
+            for i in 0..n {
+                let b = &data[i * e..i * e + e];
+                if b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x)) == f {
+                    bits[i / 8] |= 0x80 >> (i % 8);
+                }
+            }
+        }
+        let zb = &bytemuck::cast_slice::<u64, u8>(&words)[..m * e];
+        let mut out = vec![0u8; data.len()];
+        undo_into(
+            zb,
+            e,
+            p,
+            fill.map(|f| (f, &bits[..])),
+            &mut out,
+            false,
+            &mut work,
+        );
+        let bad = out.iter().zip(data).position(|(a, b)| a != b);
+        assert!(
+            bad.is_none(),
+            "e {e} {p:?} fill {fill:?}: first difference at byte {bad:?} of {}",
+            data.len()
+        );
+        let mut native = vec![0u8; data.len()];
+        undo_into(
+            zb,
+            e,
+            p,
+            fill.map(|f| (f, &bits[..])),
+            &mut native,
+            true,
+            &mut work,
+        );
+        for (a, b) in native.chunks_exact(e).zip(data.chunks_exact(e)) {
+            let mut b = b.to_vec();
+            if cfg!(target_endian = "little") {
+                b.reverse();
+            }
+            assert_eq!(a, &b[..]);
+        }
+        // Too few residuals: nothing claimed, no panic.
+        if m > 0 {
+            undo_into(
+                &zb[..(m - 1) * e],
+                e,
+                p,
+                fill.map(|f| (f, &bits[..])),
+                &mut out,
+                false,
+                &mut work,
+            );
+        }
+    }
+
+    #[test]
+    fn the_filter_is_the_formula_and_undoes_itself_for_any_weights_and_fill() {
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
+        for round in 0..300 {
+            let e = [2, 4, 8][round % 3];
+            let n = 1 + (rnd() % 3000) as usize;
+            let row = 1 + (rnd() % 70) as usize;
+            let smooth = round % 2 == 0;
+            let mut data = Vec::with_capacity(n * e);
+            let fill_word = rnd() >> (64 - 8 * e);
+            for i in 0..n {
+                let x = if rnd().is_multiple_of(7) && round % 5 != 0 {
+                    fill_word
+                } else if smooth {
+                    let (r, c) = ((i / row) as f64, (i % row) as f64);
+                    let f =
+                        1000.0 * (r * 0.1).sin() + 700.0 * (c * 0.2).cos() + (rnd() % 50) as f64;
+                    match e {
+                        2 => f as i16 as u16 as u64,
+                        4 => u64::from((f as f32 + 3.0e5).to_bits()),
+                        _ => (f - 1.0e9).to_bits(),
+                    }
+                } else {
+                    rnd() >> (64 - 8 * e)
+                };
+                data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+            }
+            let k = (rnd() % 12) as usize;
+            let big = round % 4 == 1;
+            let taps = (0..k)
+                .map(|_| Tap {
+                    offset: 2 + (rnd() % (2 * row as u64 + 3)) as u32,
+                    weight: if big {
+                        rnd() as i16
+                    } else {
+                        (rnd() % 2001) as i16 - 1000
+                    },
+                })
+                .collect();
+            let p = Params {
+                float: round % 3 != 0,
+                shift: (rnd() % 16) as u8,
+                taps,
+            };
+            let fill = (round % 5 != 0).then_some(fill_word);
+            roundtrip(&data, e, &p, fill);
+            // And the weights the writer fits.
+            let fitted = fit(
+                &data,
+                e,
+                p.float,
+                fill,
+                &offsets_for(row, n),
+                &mut Work::default(),
+            );
+            roundtrip(&data, e, &fitted, fill);
+        }
+    }
+
+    #[test]
+    fn the_format_s_example() {
+        // design/FORMAT.md, filter 9: e = 2, map 0, shift 2, taps (3, 4) and (4, -2), the
+        // shorts 10, 12, 15, 11, -1, 14, 16, 13 with fill -1.
+        let data: Vec<u8> = [10i16, 12, 15, 11, -1, 14, 16, 13]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        let p = Params {
+            float: false,
+            shift: 2,
+            taps: vec![
+                Tap {
+                    offset: 3,
+                    weight: 4,
+                },
+                Tap {
+                    offset: 4,
+                    weight: -2,
+                },
+            ],
+        };
+        let mut words = Vec::new();
+        let m = apply_native(&data, 2, &p, Some(0xFFFF), &mut words, &mut Work::default());
+        assert_eq!(
+            &bytemuck::cast_slice::<u64, u16>(&words)[..m],
+            [20, 4, 6, 7, 1, 10, 1]
+        );
+        let mut payload = Vec::new();
+        p.encode(true, &mut payload);
+        assert_eq!(
+            payload,
+            [0, 2, 1, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 4, 0xFF, 0xFE]
+        );
+        // The fill section as the example writes it (a raw zstd block), then the pco file.
+        payload.extend_from_slice(&[0xFF, 0xFF, 0, 0, 0, 10]);
+        payload.extend_from_slice(&[0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x01, 0x09, 0, 0, 0x08]);
+        let mut file = Vec::new();
+        let kind = crate::format::pco::NumKind::I16.unsigned();
+        assert!(crate::format::pco::compress_residuals_native(
+            kind, &words, m, 8, &mut file
+        ));
+        assert_eq!(file[..6], [0x70, 0x63, 0x6F, 0x21, 0x03, 0x07]);
+        payload.extend_from_slice(&file);
+        let h = crate::format::FrameHeader {
+            stored_len: payload.len() as u32,
+            decoded_len: 16,
+            stream: 0,
+            block: 0,
+            codec: crate::format::Codec::Pco,
+            filter: crate::format::Filter::Fit,
+            esize: 2,
+            payload_crc: crate::format::crc(&payload),
+        };
+        let mut back = Vec::new();
+        crate::format::codec::decode_payload(&h, &payload, &mut back).unwrap();
+        assert_eq!(back, data);
+    }
+
+    #[test]
+    fn special_floats_come_back_bit_for_bit() {
+        let specials = [
+            0.0f32,
+            -0.0,
+            f32::NAN,
+            f32::from_bits(0x7FC0_1234),
+            f32::from_bits(0xFFFF_FFFF),
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE / 4.0,
+            -f32::MIN_POSITIVE / 3.0,
+            f32::MAX,
+            f32::MIN,
+            9.96921e36,
+        ];
+        let data: Vec<u8> = (0..5000)
+            .flat_map(|i| {
+                let x = if i % 13 == 0 {
+                    specials[i / 13 % specials.len()]
+                } else {
+                    280.0 + (i as f32 * 0.01).sin()
+                };
+                x.to_be_bytes()
+            })
+            .collect();
+        let fill = u64::from(9.96921e36f32.to_bits());
+        let offsets = offsets_for(50, 5000);
+        for fill in [None, Some(fill)] {
+            let p = fit(&data, 4, true, fill, &offsets, &mut Work::default());
+            assert!(!p.taps.is_empty());
+            roundtrip(&data, 4, &p, fill);
+        }
+    }
+
+    #[test]
+    fn the_fitted_weights_predict_a_noisy_field_better_than_one_neighbour() {
+        // A smooth field plus white noise: the fitted predictor averages the noise out over
+        // its neighbours, so its residuals are smaller than the difference to the left one.
+        let mut rnd = xorshift(7);
+        let (rows, w) = (60, 200);
+        let data: Vec<u8> = (0..rows * w)
+            .flat_map(|i| {
+                let (r, c) = ((i / w) as f32, (i % w) as f32);
+                let noise = ((rnd() % 2001) as f32 - 1000.0) * 2.5e-4;
+                (280.0 + 10.0 * (r * 0.05).sin() + 5.0 * (c * 0.03).cos() + noise).to_be_bytes()
+            })
+            .collect();
+        let mut work = Work::default();
+        let p = fit(&data, 4, true, None, &offsets_for(w, rows * w), &mut work);
+        assert!(p.taps.len() >= 8, "{p:?}");
+        let cost = |p: &Params, work: &mut Work| {
+            let mut words = Vec::new();
+            let m = apply_native(&data, 4, p, None, &mut words, work);
+            bytemuck::cast_slice::<u64, u32>(&words)[..m]
+                .iter()
+                .map(|&z| f64::from(z.max(1)).log2())
+                .sum::<f64>()
+        };
+        let left = Params {
+            float: true,
+            ..Params::default()
+        };
+        let (fitted, one) = (cost(&p, &mut work), cost(&left, &mut work));
+        assert!(fitted < one - 0.3 * (rows * w) as f64, "{fitted} {one}");
+    }
+
+    #[test]
+    fn the_prefix_round_trips_and_bad_fields_are_named() {
+        let p = Params {
+            float: true,
+            shift: 12,
+            taps: vec![
+                Tap {
+                    offset: 2,
+                    weight: -300,
+                },
+                Tap {
+                    offset: 722,
+                    weight: 1200,
+                },
+            ],
+        };
+        let mut b = Vec::new();
+        p.encode(true, &mut b);
+        b.extend_from_slice(b"rest");
+        assert_eq!(
+            b[..16],
+            [1, 12, 1, 2, 0, 0, 0, 2, 0xFE, 0xD4, 0, 0, 2, 0xD2, 0x04, 0xB0]
+        );
+        let (q, fill, rest) = Params::decode(&b).unwrap();
+        assert_eq!((q, fill, rest), (p, true, &b"rest"[..]));
+        let bad = |bytes: &[u8]| Params::decode(bytes).unwrap_err().to_string();
+        assert!(bad(&[1, 12, 0]).contains("3 bytes"), "{}", bad(&[1, 12, 0]));
+        assert!(bad(&[2, 12, 0, 0]).contains("map byte 2"));
+        assert!(bad(&[1, 16, 0, 0]).contains("shift 16"));
+        assert!(bad(&[1, 12, 2, 0]).contains("flags"));
+        assert!(bad(&[1, 12, 0, 33]).contains("33 taps"));
+        assert!(bad(&[1, 12, 0, 1, 0, 0, 0, 2]).contains("10-byte"));
+        assert!(bad(&[1, 12, 0, 1, 0, 0, 0, 1, 0, 5]).contains("offset 1"));
+    }
+
+    #[test]
+    fn offsets_reach_two_rows_back_and_stay_inside_the_block() {
+        assert_eq!(
+            offsets_for(720, 1 << 18),
+            vec![2, 718, 719, 720, 721, 722, 1438, 1439, 1440, 1441, 1442]
+        );
+        assert_eq!(offsets_for(2, 100), vec![2, 3, 4, 5, 6]);
+        assert_eq!(offsets_for(720, 2000), vec![2, 718, 719, 720, 721, 722]);
+        assert!(offsets_for(720, 3).is_empty());
+    }
+}
