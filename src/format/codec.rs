@@ -1172,11 +1172,17 @@ impl Encoder {
                     };
                     let fit = fit_row.and_then(|row| {
                         let others = others.unwrap_or(data.len() / esize);
-                        let est = self.fit_sample(kind, data, row, fill, others, window)?;
-                        Some((row, est))
+                        let (est, mask) =
+                            self.fit_sample(kind, data, row, (fill, others), window, block_mode)?;
+                        Some((row, est, mask))
                     });
-                    let sure =
-                        kind.is_float() && fit.is_some_and(|(_, est)| est < FIT_SURE * zstd_est);
+                    // Clearly below zstd, and below mask where the block has a fill value.
+                    let sure = kind.is_float()
+                        && fit.is_some_and(|(_, est, mask)| {
+                            est < FIT_SURE * zstd_est
+                                && mask.is_none_or(|mask| est < FIT_MARGIN * mask)
+                        });
+                    let fit = fit.map(|(row, est, _)| (row, est));
                     if let Some((row, _)) = fit.filter(|_| sure) {
                         self.take_fit(row, fill);
                     } else {
@@ -1578,17 +1584,18 @@ impl Encoder {
     /// sample's elements (`window`, widened to hold about as many elements that are not the
     /// fill) and the two rows before them, codes their residuals with pco and scales that to
     /// the block's `others` elements that are not the fill, adding the prefix (with the fill
-    /// section in `mask_prefix`). `None` when the sample has too few elements to fit or pco
-    /// fails.
+    /// section in `mask_prefix`). With a fill value, also `mask`'s result estimated the same
+    /// way: pco (in the block's float mode `mode`) on the window's elements that are not the
+    /// fill. `None` when the sample has too few elements to fit or pco fails.
     fn fit_sample(
         &mut self,
         kind: NumKind,
         data: &[u8],
         row: usize,
-        fill: Option<u64>,
-        others: usize,
+        (fill, others): (Option<u64>, usize),
         window: std::ops::Range<usize>,
-    ) -> Option<f64> {
+        mode: Option<super::pco::Mode>,
+    ) -> Option<(f64, Option<f64>)> {
         use super::fit;
         let e = kind.esize();
         let n = data.len() / e;
@@ -1621,8 +1628,23 @@ impl Encoder {
             );
         let head = fit::HEAD + fit::TAP * p.taps.len() + self.mask_prefix.len();
         let est = coded.then(|| head as f64 + c.len() as f64 * others as f64 / m as f64);
+        // With a fill value, what `mask` makes of the same elements: pco on those of the window
+        // that are not the fill (scattered fill values, as gaps in ship-track coverage, leave
+        // the predictor few whole neighbourhoods, and pco on the others alone can be smaller).
+        let mask = fill.zip(est).and_then(|(f, _)| {
+            let piece: Vec<u8> = data[start * e..(start + len) * e]
+                .chunks_exact(e)
+                .filter(|x| super::mask::element(x) != f)
+                .flatten()
+                .copied()
+                .collect();
+            c.clear();
+            pco_sample(kind, &piece, mode, &mut c)?;
+            let meta = self.mask_prefix.len() as f64;
+            Some(meta + c.len() as f64 * others as f64 / (piece.len() / e).max(1) as f64)
+        });
         self.scratch = c;
-        est
+        est.map(|est| (est, mask))
     }
 
     /// Sets the block to use `fit` with pco (rows of `row`, the fill value `fill` set apart)
@@ -4132,6 +4154,32 @@ mod tests {
         let payload = &frame[FRAME_HEADER_LEN..];
         assert_eq!(payload[..3], [1, 12, 1], "floats, shift 12, a fill section");
         decodes_every_way(&hf, payload, &data);
+    }
+
+    /// A climatology of sparse observations (as COADS): a field of monthly means on a 2-degree
+    /// grid, noisy, with a fill value wherever no ship passed — 45 % of the cells, scattered.
+    /// The fitted predictor finds few whole neighbourhoods there, and pco on the other elements
+    /// (`mask`) is smaller: the writer must see that, not take `fit` for being below zstd.
+    #[test]
+    fn scattered_fill_values_keep_mask_where_it_beats_fit() {
+        let mut rnd = xorshift(0x1234_5678_9abc_def1);
+        let data: Vec<u8> = (0..12 * 90 * 180u32)
+            .flat_map(|i| {
+                let (row, col) = ((i / 180) % 90, i % 180);
+                let r = rnd();
+                let gap = r % 100 < 45;
+                let noise = ((r >> 20) % 2001) as f64 / 1000.0 - 1.0;
+                let v =
+                    15.0 * (f64::from(row) * 0.03).cos() + (f64::from(col) * 0.05).sin() + noise;
+                if gap { -1e34f32 } else { v as f32 }.to_be_bytes()
+            })
+            .collect();
+        let (h, frame) = encode_floats(false, &data, 180);
+        let fit = fit_payload(&data, NumKind::F32, 180).unwrap();
+        let mask = mask_payload(&data, NumKind::F32).unwrap();
+        assert!(mask.len() < fit.len(), "{} {}", mask.len(), fit.len());
+        assert_eq!((h.codec, h.filter), (Codec::Pco, Filter::Mask));
+        decodes_every_way(&h, &frame[FRAME_HEADER_LEN..], &data);
     }
 
     #[test]
