@@ -3792,6 +3792,71 @@ mod tests {
     /// changed, the payload cut at every prefix length) decode to an error or to some block,
     /// never a panic, in both decoders.
     #[test]
+    fn damaged_fit_payloads_fail_cleanly() {
+        // Floats with land (a fill section) and shorts without: every byte of the prefix and of
+        // the fill section flipped, a spread of the pco file's bytes, every truncation of the
+        // prefix; decoding gives an error or some bytes, never a panic, and both decoders agree.
+        let floats = field_with_land()[..4 << 16].to_vec();
+        let shorts: Vec<u8> = (0..40_000u32)
+            .flat_map(|i| {
+                ((i / 200 * 3 + i % 200 * 7 + (i.wrapping_mul(2_654_435_761) >> 28)) as i16)
+                    .to_be_bytes()
+            })
+            .collect();
+        for (data, kind, row, e) in [
+            (floats, NumKind::F32, 360, 4u16),
+            (shorts, NumKind::I16, 200, 2),
+        ] {
+            let payload = fit_payload(&data, kind, row).unwrap();
+            let h = FrameHeader {
+                stored_len: payload.len() as u32,
+                decoded_len: data.len() as u32,
+                stream: 0,
+                block: 0,
+                codec: Codec::Pco,
+                filter: Filter::Fit,
+                esize: e,
+                payload_crc: crc(&payload),
+            };
+            let mut back = Vec::new();
+            decode_payload(&h, &payload, &mut back).unwrap();
+            assert!(back == data);
+            let mut scratch = DecodeScratch::default();
+            let mut out = vec![0u8; data.len()];
+            let mut try_one = |p: &[u8]| {
+                let h = FrameHeader {
+                    stored_len: p.len() as u32,
+                    payload_crc: crc(p),
+                    ..h
+                };
+                let mut v = Vec::new();
+                let a = decode_payload(&h, p, &mut v);
+                let b = decode_payload_into(&h, p, &mut out, &mut scratch, true);
+                assert_eq!(a.is_ok(), b.is_ok());
+            };
+            let k = usize::from(payload[3]);
+            let mut end = 4 + 6 * k;
+            if payload[2] & 1 == 1 {
+                let e = usize::from(e);
+                end += e
+                    + 4
+                    + u32::from_be_bytes(payload[end + e..end + e + 4].try_into().unwrap())
+                        as usize;
+            }
+            for at in (0..end + 64).chain((0..200).map(|j| j * payload.len() / 200)) {
+                for flip in [0x01u8, 0x80, 0xFF] {
+                    let mut p = payload.clone();
+                    p[at] ^= flip;
+                    try_one(&p);
+                }
+            }
+            for len in 0..end + 8 {
+                try_one(&payload[..len]);
+            }
+        }
+    }
+
+    #[test]
     fn damaged_mask_payloads_fail_cleanly() {
         let data = field_with_land();
         let payload = mask_payload(&data, NumKind::F32).unwrap();
