@@ -1238,14 +1238,16 @@ impl Encoder {
                         }
                         // The fitted predictor where it beats what the sample chose.
                         if let Some((row, est)) = fit {
-                            let chosen = if self.use_mask.is_some() {
-                                self.mask_est
+                            // Against pco's choices (as dear to pack and to read) by a small
+                            // margin; against zstd by the margin that takes it first.
+                            let (chosen, margin) = if self.use_mask.is_some() {
+                                (self.mask_est, FIT_MARGIN)
                             } else if taken != usize::MAX {
-                                taken as f64 * scale
+                                (taken as f64 * scale, FIT_MARGIN)
                             } else {
-                                zstd_est
+                                (zstd_est, FIT_SURE)
                             };
-                            if est < FIT_MARGIN * chosen {
+                            if est < margin * chosen {
                                 self.take_fit(row, fill);
                             }
                         }
@@ -2482,7 +2484,10 @@ const MASK_MARGIN: f64 = 0.93;
 const FIT_MARGIN: f64 = 0.97;
 
 /// The default preset takes `fit` with pco on a block of floats without trying pco, `plane` or
-/// `mask` where its estimated result is below this fraction of the best filter's with zstd.
+/// `mask` where its estimated result is below this fraction of the best filter's with zstd,
+/// and on any block instead of zstd only where it is: fit and pco take about twice zstd's
+/// pack time and three times its decode time, for 3 % on big5.nc's records (estimates at 0.95
+/// to 0.957: packing 2.2 times as long), 4–5 % on gridded.nc's t2m (0.93 at the median).
 const FIT_SURE: f64 = 0.95;
 
 /// In thorough encoders, a numeric block uses pco without trying the block codec's level when

@@ -1,7 +1,7 @@
 //! The `fit` filter with codec pco (design/FORMAT.md, filter 9) on whole archives: a smooth
-//! air-temperature field with noise and ice sheets filled by a fill value (floats, as records),
-//! a double field and a packed short field pack with the predictor fitted to each block,
-//! unpack byte for byte, and read back (whole variables and hyperslabs) as the `netcdf3` crate
+//! air-temperature field with noise and ice sheets filled by a fill value (floats, as records)
+//! and a packed short field pack with the predictor fitted to blocks, and with a double field
+//! unpack byte for byte and read back (whole variables and hyperslabs) as the `netcdf3` crate
 //! reads the original.
 
 use crate::util::{cut, temp_dir};
@@ -116,18 +116,15 @@ fn noisy_fields_pack_with_a_fitted_predictor_and_read_back_exactly() {
                     .count() as u64;
                 (fit, a.block_count(s))
             };
-            // Every block of the temperatures but a short last one (`max` may find the context
-            // codec smaller).
+            // Blocks of the temperatures (those fit makes at least 5 % smaller than zstd would:
+            // in 16 KiB blocks, pco's tables weigh more and some are not).
             let (fit, all) = share("t2m");
-            assert!(
-                fit + 1 >= all || (max && fit > 0),
-                "{ctx}: t2m {fit} of {all}"
-            );
-            // The double and the packed field too, in the default preset (`max` finds other
-            // codecs smaller on some).
-            for name in ["z", "packed"].into_iter().filter(|_| !max) {
-                let (fit, all) = share(name);
-                assert!(fit > 0, "{ctx}: {name} {fit} of {all}");
+            assert!(fit > 0, "{ctx}: t2m {fit} of {all}");
+            // The packed field too, in the default preset (`max` finds other codecs smaller on
+            // some blocks; the double's noise leaves fit short of 5 % below zstd).
+            if !max {
+                let (fit, all) = share("packed");
+                assert!(fit > 0, "{ctx}: packed {fit} of {all}");
             }
             let back = dir.path().join(format!("f{max}{block_size}.nc"));
             unpack_file(&zp, &back, &UnpackOptions::default()).unwrap();
