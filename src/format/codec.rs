@@ -465,26 +465,51 @@ pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
 /// assert_eq!(back, data);
 /// ```
 pub fn fit_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
-    use super::fit;
     let e = kind.esize();
-    if !fit::supports(e) || !data.len().is_multiple_of(e) {
+    if !super::fit::supports(e) || !data.len().is_multiple_of(e) {
         return None;
     }
-    let n = data.len() / e;
+    let row = row.clamp(2, (data.len() / e).max(2));
     let fill = super::mask::fill_of(data, e);
-    let mut work = fit::Work::default();
-    let offsets = fit::offsets_for(row.clamp(2, n.max(2)), n);
-    let p = fit::fit(data, e, kind.is_float(), fill, &offsets, &mut work);
-    let mut out = Vec::new();
-    p.encode(fill.is_some(), &mut out);
-    if let Some(f) = fill {
-        super::mask::section(data, e, f, &mut out)?;
+    let (mut out, mut words) = (Vec::new(), Vec::new());
+    let mut work = super::fit::Work::default();
+    fit_encode(kind, row, fill, None, data, &mut work, &mut words, &mut out)?;
+    Some(out)
+}
+
+/// Encodes the block `data` (numbers of `kind` in rows of `row`) with the `fit` predictor
+/// fitted to it and pco into `c` (replacing it), the elements equal to `fill` set apart: the
+/// prefix, the fill section (`section` where the caller made it, else made here), pco's file.
+/// `None` (and `c` unspecified) when pco fails or the result is not smaller than the block.
+#[allow(clippy::too_many_arguments)]
+fn fit_encode(
+    kind: NumKind,
+    row: usize,
+    fill: Option<u64>,
+    section: Option<&[u8]>,
+    data: &[u8],
+    work: &mut super::fit::Work,
+    words: &mut Vec<u64>,
+    c: &mut Vec<u8>,
+) -> Option<(Codec, Filter)> {
+    use super::fit;
+    let e = kind.esize();
+    let n = data.len() / e;
+    fit::load(data, e, kind.is_float(), fill, work);
+    let p = fit::fit_loaded(e, kind.is_float(), &fit::offsets_for(row, n), work);
+    let m = fit::residuals(e, &p, 0..n, words, work);
+    c.clear();
+    p.encode(fill.is_some(), c);
+    match (fill, section) {
+        (Some(_), Some(section)) => c.extend_from_slice(section),
+        (Some(f), None) => {
+            super::mask::section(data, e, f, c)?;
+        }
+        (None, _) => {}
     }
-    let mut words = Vec::new();
-    let m = fit::residuals(e, &p, 0..n, &mut words, &mut work);
-    (super::pco::compress_residuals_native(kind.unsigned(), &words, m, super::pco::LEVEL, &mut out)
-        && out.len() < data.len())
-    .then_some(out)
+    let done =
+        super::pco::compress_residuals_native(kind.unsigned(), words, m, super::pco::LEVEL, c);
+    (done && c.len() < data.len()).then_some((Codec::Pco, Filter::Fit))
 }
 
 /// The payload of a `context` frame (codec 6, filter none) for `data`, numbers of `kind` in rows
@@ -1358,13 +1383,11 @@ impl Encoder {
                         .kind
                         .zip(self.use_fit.take())
                         .and_then(|(k, (row, fill))| self.fit_block(k, row, fill, data, &mut c));
-                    let masked = match fitted {
-                        Some(r) => Some(r),
-                        None => self
-                            .kind
+                    let masked = fitted.or_else(|| {
+                        self.kind
                             .zip(self.use_mask.take())
-                            .and_then(|(k, choice)| self.mask_block(k, choice, data.len(), &mut c)),
-                    };
+                            .and_then(|(k, choice)| self.mask_block(k, choice, data.len(), &mut c))
+                    });
                     let numeric_result = match masked.or_else(|| {
                         plane.and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
                     }) {
@@ -1633,18 +1656,19 @@ impl Encoder {
         // With a fill value, what `mask` makes of the same elements: pco on those of the window
         // that are not the fill (scattered fill values, as gaps in ship-track coverage, leave
         // the predictor few whole neighbourhoods, and pco on the others alone can be smaller).
+        let mut piece = std::mem::take(&mut self.mask_rest);
         let mask = fill.zip(est).and_then(|(f, _)| {
-            let piece: Vec<u8> = data[start * e..(start + len) * e]
-                .chunks_exact(e)
+            piece.clear();
+            let window = data[start * e..(start + len) * e].chunks_exact(e);
+            window
                 .filter(|x| super::mask::element(x) != f)
-                .flatten()
-                .copied()
-                .collect();
+                .for_each(|x| piece.extend_from_slice(x));
             c.clear();
             pco_sample(kind, &piece, mode, &mut c)?;
             let meta = self.mask_prefix.len() as f64;
             Some(meta + c.len() as f64 * others as f64 / (piece.len() / e).max(1) as f64)
         });
+        self.mask_rest = piece;
         self.scratch = c;
         est.map(|est| (est, mask))
     }
@@ -1671,31 +1695,20 @@ impl Encoder {
         data: &[u8],
         c: &mut Vec<u8>,
     ) -> Option<(Codec, Filter)> {
-        use super::fit;
-        let e = kind.esize();
-        let n = data.len() / e;
         let mut work = std::mem::take(&mut self.fit_work);
-        fit::load(data, e, kind.is_float(), fill, &mut work);
-        let p = fit::fit_loaded(e, kind.is_float(), &fit::offsets_for(row, n), &work);
-        let m = fit::residuals(e, &p, 0..n, &mut self.words, &mut work);
-        self.fit_work = work;
-        c.clear();
-        p.encode(fill.is_some(), c);
-        if let Some(f) = fill {
-            if self.mask_prefix.is_empty() {
-                super::mask::section(data, e, f, c)?;
-            } else {
-                c.extend_from_slice(&self.mask_prefix);
-            }
-        }
-        let done = super::pco::compress_residuals_native(
-            kind.unsigned(),
-            &self.words,
-            m,
-            super::pco::LEVEL,
+        let section = (!self.mask_prefix.is_empty()).then_some(self.mask_prefix.as_slice());
+        let r = fit_encode(
+            kind,
+            row,
+            fill,
+            section,
+            data,
+            &mut work,
+            &mut self.words,
             c,
         );
-        (done && c.len() < data.len()).then_some((Codec::Pco, Filter::Fit))
+        self.fit_work = work;
+        r
     }
 
     /// Encodes a numeric block with pco into `c` when that is the choice: always if the sample
@@ -2771,6 +2784,33 @@ fn decode_plane(
     Ok(())
 }
 
+/// The element size of a frame whose filter goes with codec pco only and elements of the sizes
+/// `supports` allows (`mask`, `fit`), decoding to `len` bytes: the filter's own error (from
+/// `codec` or `size`) for another codec or element size, and [`FrameError::FilterElementSize`]
+/// when `len` is not whole elements.
+fn pco_filter_esize(
+    h: &FrameHeader,
+    len: usize,
+    supports: fn(usize) -> bool,
+    codec: fn(Codec) -> FrameError,
+    size: fn(u16) -> FrameError,
+) -> Result<usize, FrameError> {
+    if h.codec != Codec::Pco {
+        return Err(codec(h.codec));
+    }
+    let esize = usize::from(h.esize);
+    if !supports(esize) {
+        return Err(size(h.esize));
+    }
+    if !len.is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    Ok(esize)
+}
+
 /// Decodes the payload of a `mask` frame (after its CRC check) into `out` (`h.decoded_len`
 /// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's numbers
 /// (exactly as many as the bitmap leaves, in native order when `native`) into the scratch
@@ -2782,19 +2822,13 @@ fn decode_mask(
     native: bool,
     scratch: &mut DecodeScratch,
 ) -> Result<(), FrameError> {
-    if h.codec != Codec::Pco {
-        return Err(FrameError::MaskCodec { codec: h.codec });
-    }
-    let esize = usize::from(h.esize);
-    if !super::mask::supports(esize) {
-        return Err(FrameError::MaskElementSize { esize: h.esize });
-    }
-    if !out.len().is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
+    let esize = pco_filter_esize(
+        h,
+        out.len(),
+        super::mask::supports,
+        |codec| FrameError::MaskCodec { codec },
+        |esize| FrameError::MaskElementSize { esize },
+    )?;
     let n = out.len() / esize;
     let mut bits = std::mem::take(&mut scratch.bits);
     let r = super::mask::decode(payload, esize, n, &mut bits).and_then(|(fill, m, pco)| {
@@ -2821,19 +2855,13 @@ fn decode_fit(
     native: bool,
     scratch: &mut DecodeScratch,
 ) -> Result<(), FrameError> {
-    if h.codec != Codec::Pco {
-        return Err(FrameError::FitCodec { codec: h.codec });
-    }
-    let esize = usize::from(h.esize);
-    if !super::fit::supports(esize) {
-        return Err(FrameError::FitElementSize { esize: h.esize });
-    }
-    if !out.len().is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
+    let esize = pco_filter_esize(
+        h,
+        out.len(),
+        super::fit::supports,
+        |codec| FrameError::FitCodec { codec },
+        |esize| FrameError::FitElementSize { esize },
+    )?;
     let n = out.len() / esize;
     let (params, has_fill, rest) = super::fit::Params::decode(payload)?;
     let mut bits = std::mem::take(&mut scratch.bits);
