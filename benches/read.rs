@@ -237,7 +237,7 @@ fn fmt_tp(bytes: u64, d: Duration) -> String {
 /// the 2-D lorenzo filter (rows of `row` elements) with zstd. Prints each way's ratio and decode speed (CRC check and decode into a buffer,
 /// big-endian).
 fn block_decode(grid: &Path, row: usize) {
-    use nc3pack::__private::{decode_payload, Encoder};
+    use nc3pack::__private::{decode_payload_into, DecodeScratch, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
     let file = std::fs::read(grid).unwrap();
     let data_len = (file.len() as u64 / (1 << 20)).min(32) << 20;
@@ -348,10 +348,13 @@ fn block_decode(grid: &Path, row: usize) {
         ("fit + pco, 40 % of rows land", &land_fit_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
+        // One thread's scratch, reused from block to block, as the reader keeps it.
+        let mut scratch = DecodeScratch::default();
         let mut out = Vec::new();
         let t = time(5, || {
             for (h, p) in frames.iter() {
-                decode_payload(h, p, &mut out).unwrap();
+                out.resize(h.decoded_len as usize, 0);
+                decode_payload_into(h, p, &mut out, &mut scratch, false).unwrap();
                 std::hint::black_box(&out);
             }
         });
@@ -411,7 +414,7 @@ fn plane_frame(
 /// little noise, as elevation grids are) stored the ways the default preset may store it: the
 /// best filter with zstd (as the encoder chooses without pco), pco, plane + pco and fit + pco.
 fn int16_decode() {
-    use nc3pack::__private::{decode_payload, Encoder};
+    use nc3pack::__private::{decode_payload_into, DecodeScratch, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
     let (nx, blocks) = (1000usize, 16usize);
     let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -467,10 +470,13 @@ fn int16_decode() {
         ("fit + pco", &fit_frames),
     ] {
         let stored: usize = frames.iter().map(|(_, p)| p.len()).sum();
+        // One thread's scratch, reused from block to block, as the reader keeps it.
+        let mut scratch = DecodeScratch::default();
         let mut out = Vec::new();
         let t = time(5, || {
             for (h, p) in frames.iter() {
-                decode_payload(h, p, &mut out).unwrap();
+                out.resize(h.decoded_len as usize, 0);
+                decode_payload_into(h, p, &mut out, &mut scratch, false).unwrap();
                 std::hint::black_box(&out);
             }
         });

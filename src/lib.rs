@@ -138,9 +138,10 @@ pub use repair::{
 pub mod __private {
     pub use crate::atomic::write_to_temp;
     pub use crate::format::codec::{
-        apply_filter, apply_lorenzo, context_payload, decode_payload, default_level, fit_payload,
-        mask_payload, max_level, member_decode, member_encode, plane_payload, shuffle, undo_filter,
-        undo_lorenzo, unshuffle, ConstantBlock, Encoded, Encoder,
+        apply_filter, apply_lorenzo, context_payload, decode_payload, decode_payload_into,
+        default_level, fit_payload, mask_payload, max_level, member_decode, member_encode,
+        plane_payload, shuffle, undo_filter, undo_lorenzo, unshuffle, ConstantBlock, DecodeScratch,
+        Encoded, Encoder,
     };
     pub use crate::format::pco::NumKind;
     pub use crate::format::streams::{streams, streams_with};

@@ -2968,7 +2968,7 @@ fn split_row<'p>(h: &FrameHeader, payload: &'p [u8]) -> Result<(usize, &'p [u8])
 /// Per-thread state of [`decode_payload_into`]: a zstd context and the buffer a filtered
 /// payload is decompressed into, both reused from block to block.
 #[derive(Default)]
-pub(crate) struct DecodeScratch {
+pub struct DecodeScratch {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     filtered: Vec<u8>,
     pco: super::pco::PcoScratch,
@@ -2990,7 +2990,7 @@ pub(crate) struct DecodeScratch {
 ///
 /// A [`FrameError`] saying what is wrong with the payload (as [`decode_payload`]), or
 /// [`FrameError::DecodedLength`] when `out` is not `h.decoded_len` bytes long.
-pub(crate) fn decode_payload_into(
+pub fn decode_payload_into(
     h: &FrameHeader,
     payload: &[u8],
     out: &mut [u8],

@@ -324,7 +324,7 @@ fn predict<const E: usize>(v: &[i64], p: &Params, work: &mut Work, from: usize, 
         let mut at = from;
         while at < to {
             let end = to.min(at + STRETCH);
-            far_sums(&p.taps, &vf[..], at - low, end - at, acc);
+            far_sums::<false>(&p.taps, &vf[..], at - low, end - at, 0.0, acc);
             pred.extend(acc.iter().zip(&v[at - 1..end - 1]).map(|(&a, &l)| {
                 let s = exact(a).wrapping_sub(sum_w.wrapping_mul(l));
                 wrap::<E>(l.wrapping_add(s.wrapping_add(half) >> shift))
@@ -471,27 +471,68 @@ pub(crate) fn undo_into(
     native: bool,
     work: &mut Work,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: this CPU has the instructions `undo_avx2` is compiled for.
+        unsafe { undo_avx2(z, esize, p, fill, out, native, work) };
+        return;
+    }
+    undo_any::<false>(z, esize, p, fill, out, native, work);
+}
+
+/// [`undo_into`] compiled for CPUs with AVX2, FMA and BMI2: four sums a vector instruction
+/// (a multiplication and an addition in one: the same exact sums), byte swaps in one shuffle,
+/// shifts by a register without its count in `cl`. Same results.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,fma")]
+fn undo_avx2(
+    z: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    undo_any::<true>(z, esize, p, fill, out, native, work);
+}
+
+/// [`undo_into`] for any CPU (inlined into the versions for particular ones).
+#[inline(always)]
+fn undo_any<const FMA: bool>(
+    z: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
     match esize {
         2 => {
             if let Ok(z) = bytemuck::try_cast_slice::<u8, u16>(z) {
-                undo_e::<u16, 2>(z, p, fill, out, native, work);
+                undo_e::<u16, 2, FMA>(z, p, fill, out, native, work);
             }
         }
         4 => {
             if let Ok(z) = bytemuck::try_cast_slice::<u8, u32>(z) {
-                undo_e::<u32, 4>(z, p, fill, out, native, work);
+                undo_e::<u32, 4, FMA>(z, p, fill, out, native, work);
             }
         }
         8 => {
             if let Ok(z) = bytemuck::try_cast_slice::<u8, u64>(z) {
-                undo_e::<u64, 8>(z, p, fill, out, native, work);
+                undo_e::<u64, 8, FMA>(z, p, fill, out, native, work);
             }
         }
         _ => {}
     }
 }
 
-fn undo_e<L: Lane, const E: usize>(
+#[inline(always)]
+fn undo_e<L: Lane, const E: usize, const FMA: bool>(
     z: &[L],
     p: &Params,
     fill: Option<(u64, &[u8])>,
@@ -499,45 +540,109 @@ fn undo_e<L: Lane, const E: usize>(
     native: bool,
     work: &mut Work,
 ) {
+    if E <= 4 {
+        let mut v = std::mem::take(&mut work.vf);
+        undo_in::<L, f64, E, FMA>(z, p, fill, out, native, work, &mut v);
+        work.vf = v;
+    } else {
+        let mut v = std::mem::take(&mut work.v);
+        undo_in::<L, i64, E, FMA>(z, p, fill, out, native, work, &mut v);
+        work.v = v;
+    }
+}
+
+/// [`undo_e`] with the working values in `v` (see [`Slot`]).
+#[inline(always)]
+fn undo_in<L: Lane, S: Slot, const E: usize, const FMA: bool>(
+    z: &[L],
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+    v: &mut Vec<S>,
+) {
     let n = out.len() / E;
-    let bits = fill.map(|f| f.1);
-    let mut v = std::mem::take(&mut work.v);
-    v.clear();
-    v.resize(n, 0);
-    let done = match bits {
-        Some(bits) => rebuild::<L, E, true>(z, p, bits, &mut v, work),
-        None => rebuild::<L, E, false>(z, p, &[], &mut v, work),
+    // Every element is written before anything reads it (the taps reach back only), so a
+    // buffer of the right length from the block before needs no clearing.
+    if v.len() != n {
+        v.clear();
+        v.resize(n, S::default());
+    }
+    let done = match fill {
+        Some((_, bits)) => rebuild::<L, S, E, true, FMA>(z, p, bits, v, work),
+        None => rebuild::<L, S, E, false, FMA>(z, p, &[], v, work),
     };
-    if done {
-        // Every element through the map (vectorized), then the fill elements over them.
-        match (native, p.float) {
-            (true, true) => write::<E, true, true>(&v, out),
-            (true, false) => write::<E, true, false>(&v, out),
-            (false, true) => write::<E, false, true>(&v, out),
-            (false, false) => write::<E, false, false>(&v, out),
+    if !done {
+        return;
+    }
+    // Every element through the map (vectorized), then the fill elements over them.
+    match (native, p.float) {
+        (true, true) => write::<S, E, true, true>(v, out),
+        (true, false) => write::<S, E, true, false>(v, out),
+        (false, true) => write::<S, E, false, true>(v, out),
+        (false, false) => write::<S, E, false, false>(v, out),
+    }
+    if let Some((f, bits)) = fill {
+        let mut b = f.to_be_bytes();
+        if native && cfg!(target_endian = "little") {
+            b = f.to_le_bytes();
+            b.copy_within(0..E, 8 - E);
         }
-        if let Some((f, bits)) = fill {
-            let mut b = f.to_be_bytes();
-            if native && cfg!(target_endian = "little") {
-                b = f.to_le_bytes();
-                b.copy_within(0..E, 8 - E);
-            }
-            let f = &b[8 - E..];
-            for (k, &byte) in bits.iter().enumerate().filter(|(_, &b)| b != 0) {
-                for i in (8 * k..(8 * k + 8).min(n)).filter(|i| byte & (0x80 >> (i % 8)) != 0) {
-                    out[i * E..i * E + E].copy_from_slice(f);
-                }
+        let f = &b[8 - E..];
+        for (k, &byte) in bits.iter().enumerate().filter(|(_, &b)| b != 0) {
+            for i in (8 * k..(8 * k + 8).min(n)).filter(|i| byte & (0x80 >> (i % 8)) != 0) {
+                out[i * E..i * E + E].copy_from_slice(f);
             }
         }
     }
-    work.v = v;
+}
+
+/// How the decoder holds the working values it rebuilds: as exact f64 for elements of at most
+/// 4 bytes (the far taps' sums read them as they are, see [`exact`]), as i64 for 8-byte ones.
+trait Slot: Copy + Default {
+    /// A working value as held.
+    fn put(x: i64) -> Self;
+    /// A held working value.
+    fn get(self) -> i64;
+    /// The held values as the far taps' sums read them (f64 only; empty for i64).
+    fn floats(v: &[Self]) -> &[f64];
+}
+
+impl Slot for f64 {
+    #[inline(always)]
+    fn put(x: i64) -> f64 {
+        x as f64
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        exact(self)
+    }
+    fn floats(v: &[f64]) -> &[f64] {
+        v
+    }
+}
+
+impl Slot for i64 {
+    #[inline(always)]
+    fn put(x: i64) -> i64 {
+        x
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self
+    }
+    fn floats(_: &[i64]) -> &[f64] {
+        &[]
+    }
 }
 
 /// The working values `v` into `out` as elements of `E` bytes: through the order map when
 /// `FLOAT`, in native byte order when `NATIVE`, else big-endian.
-fn write<const E: usize, const NATIVE: bool, const FLOAT: bool>(v: &[i64], out: &mut [u8]) {
+#[inline(always)]
+fn write<S: Slot, const E: usize, const NATIVE: bool, const FLOAT: bool>(v: &[S], out: &mut [u8]) {
     for (&x, o) in v.iter().zip(out.chunks_exact_mut(E)) {
-        let u = map::<E>(x, FLOAT) as u64;
+        let u = map::<E>(x.get(), FLOAT) as u64;
         if NATIVE && cfg!(target_endian = "little") {
             o.copy_from_slice(&u.to_le_bytes()[..E]);
         } else {
@@ -546,50 +651,128 @@ fn write<const E: usize, const NATIVE: bool, const FLOAT: bool>(v: &[i64], out: 
     }
 }
 
+/// The residuals of a block as the decoder reads them, element by element.
+trait Residuals: Sized {
+    /// The residual of element i (0 for a fill element).
+    fn at(&self, i: usize) -> i64;
+    /// Whether element i is the fill.
+    fn fill(&self, i: usize) -> bool;
+    /// Elements `at..at + len` (element i of the part is element at + i).
+    fn part(&self, at: usize, len: usize) -> Self;
+}
+
+/// A block without a fill value: every element has its residual, read as it is needed.
+struct Dense<'a, L>(&'a [L]);
+
+impl<L: Lane> Residuals for Dense<'_, L> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> i64 {
+        unzigzag(self.0[i].to_z())
+    }
+    #[inline(always)]
+    fn fill(&self, _: usize) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn part(&self, at: usize, len: usize) -> Self {
+        Dense(&self.0[at..at + len])
+    }
+}
+
+/// A block with a fill value: each element's residual laid out beforehand (0 at the fill
+/// elements) with its flag.
+struct Spread<'a> {
+    d: &'a [i64],
+    fills: &'a [bool],
+}
+
+impl Residuals for Spread<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> i64 {
+        self.d[i]
+    }
+    #[inline(always)]
+    fn fill(&self, i: usize) -> bool {
+        self.fills[i]
+    }
+    #[inline(always)]
+    fn part(&self, at: usize, len: usize) -> Self {
+        Spread {
+            d: &self.d[at..at + len],
+            fills: &self.fills[at..at + len],
+        }
+    }
+}
+
 /// The working values into `v` (as long as the block) from the residuals `z`; false when `z`
 /// runs out first. `FILL`: whether `bits` marks fill elements.
-fn rebuild<L: Lane, const E: usize, const FILL: bool>(
+#[inline(always)]
+fn rebuild<L: Lane, S: Slot, const E: usize, const FILL: bool, const FMA: bool>(
     z: &[L],
     p: &Params,
     bits: &[u8],
-    v: &mut [i64],
+    v: &mut [S],
     work: &mut Work,
 ) -> bool {
     let n = v.len();
-    // The residuals in place (0 at the fill elements, flagged in `fills`), checked to be
-    // enough before anything is rebuilt.
-    let (d, fills) = (&mut work.pred, &mut work.fills);
-    d.clear();
-    fills.clear();
-    if FILL {
-        fills.extend((0..n).map(|i| is_fill(bits, i)));
-        let mut zs = z.iter();
-        for &f in fills.iter() {
-            if f {
-                d.push(0);
-            } else {
-                let Some(x) = zs.next() else {
-                    return false;
-                };
-                d.push(unzigzag(x.to_z()));
-            }
-        }
-    } else {
+    if !FILL {
         if z.len() < n {
             return false;
         }
-        d.extend(z[..n].iter().map(|x| unzigzag(x.to_z())));
+        return rebuild_with::<S, E, FMA>(&Dense(&z[..n]), p, v, work);
     }
-    let (d, fills) = (&work.pred, &work.fills);
-    let fill_at = |i: usize| FILL && fills[i];
+    // The residuals in place (0 at the fill elements, flagged in `fills`), checked to be
+    // enough before anything is rebuilt.
+    let mut d = std::mem::take(&mut work.pred);
+    let mut fills = std::mem::take(&mut work.fills);
+    d.clear();
+    fills.clear();
+    fills.extend((0..n).map(|i| is_fill(bits, i)));
+    let mut zs = z.iter();
+    let mut enough = true;
+    for &f in fills.iter() {
+        if f {
+            d.push(0);
+        } else if let Some(x) = zs.next() {
+            d.push(unzigzag(x.to_z()));
+        } else {
+            enough = false;
+            break;
+        }
+    }
+    if enough {
+        rebuild_with::<S, E, FMA>(
+            &Spread {
+                d: &d,
+                fills: &fills,
+            },
+            p,
+            v,
+            work,
+        );
+    }
+    work.pred = d;
+    work.fills = fills;
+    enough
+}
+
+/// The working values into `v` from residuals `res` (one for each element of `v`).
+#[inline(always)]
+fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
+    res: &impl Residuals,
+    p: &Params,
+    v: &mut [S],
+    work: &mut Work,
+) -> bool {
+    let n = v.len();
     let mut prev = 0i64;
     let r = p.reach().min(n);
     // Up to the reach: the element before is the prediction.
     for (i, x) in v[..r].iter_mut().enumerate() {
-        if !fill_at(i) {
-            prev = wrap::<E>(prev.wrapping_add(d[i]));
+        if !res.fill(i) {
+            prev = wrap::<E>(prev.wrapping_add(res.at(i)));
         }
-        *x = prev;
+        *x = S::put(prev);
     }
     if r >= n {
         return true;
@@ -609,12 +792,19 @@ fn rebuild<L: Lane, const E: usize, const FILL: bool>(
         .min()
         .unwrap_or(STRETCH)
         .min(STRETCH);
-    let (vf, acc, g) = (&mut work.vf, &mut work.acc, &mut work.acc64);
-    if E <= 4 {
-        vf.clear();
-        vf.extend(v[..r].iter().map(|&x| x as f64));
-        vf.resize(n, 0.0);
-    }
+    // The writer's predictors: one near tap two back, its shift, and a power of two 2^q
+    // (q ≤ s) for the weights' sum. Then (t − 2^q·a) / 2^s rounded down is
+    // ((t div 2^q) − a) / 2^(s−q) rounded down (both floors of the same number), so the
+    // serial path has no multiplication by the sum, and none of a at all when q = s. The
+    // sums have no room to wrap only for elements of at most 4 bytes.
+    let pow = (E <= 4 && sum_w > 0 && sum_w.count_ones() == 1)
+        .then(|| sum_w.trailing_zeros())
+        .filter(|&q| q <= u32::from(shift));
+    let two_back = match near.as_slice() {
+        [t] if t.offset == 2 => Some(i64::from(t.weight)),
+        _ => None,
+    };
+    let (acc, g) = (&mut work.acc, &mut work.acc64);
     let mut at = r;
     while at < n {
         let len = stretch.min(n - at);
@@ -622,49 +812,28 @@ fn rebuild<L: Lane, const E: usize, const FILL: bool>(
         // `predict`), plus the rounding term.
         g.clear();
         if E <= 4 {
-            far_sums(&far, vf, at, len, acc);
-            g.extend(acc.iter().map(|&a| exact(a).wrapping_add(half)));
+            far_sums::<FMA>(&far, S::floats(v), at, len, half as f64, acc);
+            g.resize(len, 0);
+            for (x, &a) in g.iter_mut().zip(acc.iter()) {
+                *x = exact(a);
+            }
         } else {
             g.resize(len, half);
             for t in &far {
                 let (c, o) = (i64::from(t.weight), t.offset as usize);
-                for (a, &x) in g.iter_mut().zip(&v[at - o..at - o + len]) {
-                    *a = a.wrapping_add(c.wrapping_mul(x));
+                for (a, x) in g.iter_mut().zip(&v[at - o..at - o + len]) {
+                    *a = a.wrapping_add(c.wrapping_mul(x.get()));
                 }
             }
         }
-        let s = Serial {
-            g,
-            d: &d[at..at + len],
-            fills: if FILL { &fills[at..at + len] } else { &[] },
-            sum_w,
-        };
-        // The writer's predictors: one near tap, two back, its shift, and a power of two for
-        // the weights' sum (a shift instead of a multiplication on the serial path).
-        let pow = (sum_w > 0 && sum_w.count_ones() == 1).then(|| sum_w.trailing_zeros());
-        const S: u32 = WRITER_SHIFT as u32;
-        match (near.as_slice(), shift, pow) {
-            ([t], WRITER_SHIFT, Some(11)) if t.offset == 2 => {
-                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 11)
-            }
-            ([t], WRITER_SHIFT, Some(10)) if t.offset == 2 => {
-                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 10)
-            }
-            ([t], WRITER_SHIFT, Some(9)) if t.offset == 2 => {
-                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 9)
-            }
-            ([t], WRITER_SHIFT, Some(12)) if t.offset == 2 => {
-                s.two_back::<E, FILL, S>(t.weight, v, at, |a| a << 12)
-            }
-            ([t], WRITER_SHIFT, _) if t.offset == 2 => {
-                s.two_back::<E, FILL, S>(t.weight, v, at, |a| sum_w.wrapping_mul(a))
-            }
-            _ => s.any::<E, FILL>(&near, shift, v, at),
-        }
-        if E <= 4 {
-            for (f, &x) in vf[at..at + len].iter_mut().zip(&v[at..at + len]) {
-                *f = x as f64;
-            }
+        let s = Serial { g, res, sum_w };
+        match (two_back, pow.map(|q| u32::from(shift) - q)) {
+            (Some(c), Some(0)) => s.two_back::<S, E, 0>(c, shift, v, at, len),
+            (Some(c), Some(1)) => s.two_back::<S, E, 1>(c, shift - 1, v, at, len),
+            (Some(c), Some(2)) => s.two_back::<S, E, 2>(c, shift - 2, v, at, len),
+            (Some(c), Some(3)) => s.two_back::<S, E, 3>(c, shift - 3, v, at, len),
+            (Some(c), _) => s.two_back_times::<S, E>(c, shift, v, at, len),
+            _ => s.any::<S, E>(&near, shift, v, at, len),
         }
         at += len;
     }
@@ -672,97 +841,142 @@ fn rebuild<L: Lane, const E: usize, const FILL: bool>(
 }
 
 /// A stretch of elements to rebuild one at a time: the far taps' sums plus the rounding term
-/// for each (`g`), their residuals (`d`) and fill flags, and the weights' sum.
-struct Serial<'a> {
+/// (`g`), the residuals and the weights' sum.
+struct Serial<'a, R> {
     g: &'a [i64],
-    d: &'a [i64],
-    fills: &'a [bool],
+    res: &'a R,
     sum_w: i64,
 }
 
-impl Serial<'_> {
-    /// Element i: vᵢ₋₁ + dᵢ + ⌊(g + near − W·vᵢ₋₁) / 2^s⌋ wrapped once, or vᵢ₋₁ for a fill
-    /// element (`a` is vᵢ₋₁, `times_w` multiplies by the weights' sum W). Only the
-    /// multiplication by W, the subtraction and the shift wait for vᵢ₋₁.
+impl<R: Residuals> Serial<'_, R> {
+    /// The far taps' sum plus the rounding term for element k of the stretch.
     #[inline(always)]
-    fn element<const E: usize, const FILL: bool>(
-        &self,
-        k: usize,
-        near: i64,
-        a: i64,
-        shift: u32,
-        times_w: impl Fn(i64) -> i64,
-    ) -> i64 {
-        let t = self.g[k].wrapping_add(near);
-        let y = wrap::<E>(
-            a.wrapping_add(self.d[k])
-                .wrapping_add(t.wrapping_sub(times_w(a)) >> shift),
-        );
-        if FILL && self.fills[k] {
-            a
-        } else {
-            y
-        }
+    fn far(&self, k: usize) -> i64 {
+        self.g[k]
     }
 
-    /// The stretch starting at element `at` of `v`, with one near tap of weight `c` two back
-    /// and the shift `SHIFT`: the two elements before in registers.
+    /// The stretch of `len` elements from element `at` of `v`, with one near tap of weight
+    /// `c` two back, the weights' sum 2^q and the shift q + `K` (`q` given): vᵢ is
+    /// vᵢ₋₁ + dᵢ + ⌊(⌊t / 2^q⌋ − vᵢ₋₁) / 2^K⌋ wrapped, t being the taps' sum (two back and
+    /// far) plus the rounding term; for `K` = 0, dᵢ + ⌊t / 2^q⌋ (vᵢ₋₁ cancels out). Only
+    /// for elements of at most 4 bytes, whose sums cannot wrap.
     #[inline(always)]
-    fn two_back<const E: usize, const FILL: bool, const SHIFT: u32>(
+    fn two_back<S: Slot, const E: usize, const K: u32>(
         &self,
-        c: i16,
-        v: &mut [i64],
+        c: i64,
+        q: u8,
+        v: &mut [S],
         at: usize,
-        times_w: impl Fn(i64) -> i64 + Copy,
+        len: usize,
     ) {
-        let c = i64::from(c);
-        let (mut a, mut b) = (v[at - 1], v[at - 2]);
-        for (k, x) in v[at..at + self.g.len()].iter_mut().enumerate() {
-            let y = self.element::<E, FILL>(k, c.wrapping_mul(b), a, SHIFT, times_w);
-            *x = y;
+        let (mut a, mut b) = (v[at - 1].get(), v[at - 2].get());
+        let q = u32::from(q);
+        let res = self.res.part(at, len);
+        for (k, (x, &g)) in v[at..at + len].iter_mut().zip(&self.g[..len]).enumerate() {
+            let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
+            let d = res.at(k);
+            // vᵢ₋₁ + ⌊(t − vᵢ₋₁) / 2^K⌋ is ⌊(t + (2^K − 1)·vᵢ₋₁) / 2^K⌋: one step less
+            // after vᵢ₋₁ (a multiplication by 3 or 7 is an address computation).
+            let y = wrap::<E>(d.wrapping_add(t.wrapping_add(((1 << K) - 1) * a) >> K));
+            let y = if res.fill(k) { a } else { y };
+            *x = S::put(y);
             (a, b) = (y, a);
         }
     }
 
-    /// Any near taps, any shift.
-    fn any<const E: usize, const FILL: bool>(
+    /// One near tap of weight `c` two back, any weights' sum W and shift s: vᵢ is
+    /// vᵢ₋₁ + dᵢ + ⌊(t − W·vᵢ₋₁) / 2^s⌋ wrapped once (t as in `two_back`), with the two
+    /// elements before in registers.
+    #[inline(always)]
+    fn two_back_times<S: Slot, const E: usize>(
+        &self,
+        c: i64,
+        shift: u8,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) {
+        let (mut a, mut b) = (v[at - 1].get(), v[at - 2].get());
+        let (w, shift) = (self.sum_w, u32::from(shift));
+        let res = self.res.part(at, len);
+        for (k, (x, &g)) in v[at..at + len].iter_mut().zip(&self.g[..len]).enumerate() {
+            let t = g.wrapping_add(c.wrapping_mul(b));
+            let y = wrap::<E>(
+                a.wrapping_add(res.at(k))
+                    .wrapping_add(t.wrapping_sub(w.wrapping_mul(a)) >> shift),
+            );
+            let y = if res.fill(k) { a } else { y };
+            *x = S::put(y);
+            (a, b) = (y, a);
+        }
+    }
+
+    /// Any near taps, any shift: element i is vᵢ₋₁ + dᵢ + ⌊(t − W·vᵢ₋₁) / 2^s⌋ wrapped once,
+    /// or vᵢ₋₁ for a fill element, W being the weights' sum and t as in `two_back`.
+    #[inline(always)]
+    fn any<S: Slot, const E: usize>(
         &self,
         near: &[Tap],
         shift: u8,
-        v: &mut [i64],
+        v: &mut [S],
         at: usize,
+        len: usize,
     ) {
         let w = self.sum_w;
-        for k in 0..self.g.len() {
+        for k in 0..len {
             let i = at + k;
-            let sum = near.iter().fold(0i64, |s, t| {
-                s.wrapping_add(i64::from(t.weight).wrapping_mul(v[i - t.offset as usize]))
+            let t = near.iter().fold(self.far(k), |s, t| {
+                s.wrapping_add(i64::from(t.weight).wrapping_mul(v[i - t.offset as usize].get()))
             });
-            v[i] =
-                self.element::<E, FILL>(k, sum, v[i - 1], u32::from(shift), |a| w.wrapping_mul(a));
+            let a = v[i - 1].get();
+            let y = wrap::<E>(
+                a.wrapping_add(self.res.at(i))
+                    .wrapping_add(t.wrapping_sub(w.wrapping_mul(a)) >> shift),
+            );
+            v[i] = S::put(if self.res.fill(i) { a } else { y });
         }
     }
 }
 
-/// The weighted sums Σₖ cₖ·vf[at + j − oₖ] for j in 0..len into `acc` (exact: see
-/// [`exact`]), four taps to a pass over the stretch.
-fn far_sums(taps: &[Tap], vf: &[f64], at: usize, len: usize, acc: &mut Vec<f64>) {
-    acc.clear();
-    acc.resize(len, 0.0);
+/// The weighted sums `base` + Σₖ cₖ·vf[at + j − oₖ] for j in 0..len into `acc` (exact: see
+/// [`exact`]), five taps to a pass over the stretch (the writer's two rows back, five taps
+/// each: two passes). `FMA`: with fused multiply-adds (the CPU must have them), which give the
+/// same sums since every product and partial sum is exact.
+#[inline(always)]
+fn far_sums<const FMA: bool>(
+    taps: &[Tap],
+    vf: &[f64],
+    at: usize,
+    len: usize,
+    base: f64,
+    acc: &mut Vec<f64>,
+) {
     let src = |t: &Tap| &vf[at - t.offset as usize..at - t.offset as usize + len];
     let w = |t: &Tap| f64::from(t.weight);
-    let mut quads = taps.chunks_exact(4);
-    for q in &mut quads {
-        let (c0, c1, c2, c3) = (w(&q[0]), w(&q[1]), w(&q[2]), w(&q[3]));
-        let (x0, x1, x2, x3) = (src(&q[0]), src(&q[1]), src(&q[2]), src(&q[3]));
+    let madd = |a: f64, c: f64, x: f64| if FMA { x.mul_add(c, a) } else { a + c * x };
+    acc.clear();
+    acc.resize(len, base);
+    let mut fives = taps.chunks_exact(5);
+    for q in &mut fives {
+        let (c0, c1, c2, c3, c4) = (w(&q[0]), w(&q[1]), w(&q[2]), w(&q[3]), w(&q[4]));
+        let (x0, x1, x2, x3, x4) = (
+            &src(&q[0])[..len],
+            &src(&q[1])[..len],
+            &src(&q[2])[..len],
+            &src(&q[3])[..len],
+            &src(&q[4])[..len],
+        );
         for (j, a) in acc.iter_mut().enumerate() {
-            *a += c0 * x0[j] + c1 * x1[j] + c2 * x2[j] + c3 * x3[j];
+            // Two chains of additions (any order: the sums are exact).
+            let s = madd(madd(*a, c0, x0[j]), c1, x1[j]);
+            let t = madd(madd(c2 * x2[j], c3, x3[j]), c4, x4[j]);
+            *a = s + t;
         }
     }
-    for t in quads.remainder() {
+    for t in fives.remainder() {
         let (c, x) = (w(t), src(t));
         for (a, &x) in acc.iter_mut().zip(x) {
-            *a += c * x;
+            *a = madd(*a, c, x);
         }
     }
 }
@@ -1067,6 +1281,14 @@ mod tests {
             "e {e} {p:?} fill {fill:?}: first difference at byte {bad:?} of {}",
             data.len()
         );
+        // The version for any CPU, whichever `undo_into` chose here.
+        let mut any = vec![0u8; data.len()];
+        let bits_of = fill.map(|f| (f, &bits[..]));
+        undo_any::<false>(zb, e, p, bits_of, &mut any, false, &mut Work::default());
+        assert!(
+            any == data,
+            "e {e} {p:?} fill {fill:?}: the portable version differs"
+        );
         let mut native = vec![0u8; data.len()];
         undo_into(
             zb,
@@ -1154,6 +1376,72 @@ mod tests {
                 &mut Work::default(),
             );
             roundtrip(&data, e, &fitted, fill);
+        }
+    }
+
+    #[test]
+    fn one_tap_two_back_takes_the_decoder_s_short_paths_and_agrees_with_the_formula() {
+        // One near tap two back and a weights' sum of 2^q with q = s − 3 ..= s: the decoder's
+        // specialized paths (for q = s without the element before at all), on full-range
+        // words (the largest sums) and on a smooth field, with and without fill elements.
+        let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
+        for round in 0..96 {
+            let e = [2, 4][round % 2];
+            let shift = [3u8, 12, 15][(round / 2) % 3];
+            let q = shift - (round / 6 % 4) as u8;
+            let row = 9 + (rnd() % 40) as usize;
+            let n = 4 * row + (rnd() % 2000) as usize;
+            let fill_word = rnd() >> (64 - 8 * e);
+            let mut data = Vec::with_capacity(n * e);
+            for i in 0..n {
+                let x = if round % 3 == 2 && rnd().is_multiple_of(5) {
+                    fill_word
+                } else if round % 4 < 2 {
+                    rnd() >> (64 - 8 * e)
+                } else {
+                    let f = 3000.0 * ((i / row) as f64 * 0.05).sin() + (rnd() % 300) as f64;
+                    match e {
+                        2 => f as i16 as u16 as u64,
+                        _ => u64::from((f as f32).to_bits()),
+                    }
+                };
+                data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+            }
+            let mut taps: Vec<Tap> = offsets_for(row, n)
+                .into_iter()
+                .map(|offset| Tap {
+                    offset,
+                    weight: (rnd() % 401) as i16 - 200,
+                })
+                .collect();
+            // What makes the sum 2^q, shared out over the taps.
+            let k = taps.len() as i64;
+            let need = (1i64 << q) - taps.iter().map(|t| i64::from(t.weight)).sum::<i64>();
+            for (j, t) in taps.iter_mut().enumerate() {
+                let share = need / k + if j == 0 { need % k } else { 0 };
+                t.weight = i16::try_from(i64::from(t.weight) + share).unwrap();
+            }
+            let p = Params {
+                float: round % 5 != 0,
+                shift,
+                taps,
+            };
+            assert_eq!(p.weight_sum(), 1 << q);
+            let fill = (round % 3 == 2).then_some(fill_word);
+            roundtrip(&data, e, &p, fill);
+            // A sum that is not a power of two (the path that multiplies by it), and the same
+            // weights for 8-byte elements (whose sums wrap: the formula's own path).
+            let mut other = p.clone();
+            other.taps[0].weight += 3;
+            roundtrip(&data, e, &other, fill);
+            let wide: Vec<u8> = data
+                .chunks_exact(e)
+                .flat_map(|c| {
+                    let x = c.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+                    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes()
+                })
+                .collect();
+            roundtrip(&wide, 8, &p, None);
         }
     }
 
