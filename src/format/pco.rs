@@ -667,6 +667,20 @@ pub(crate) mod tests {
         assert!(split.iter().all(|&k| k > 39 * 4), "{split:?}");
     }
 
+    /// The vendored pco puts many latents of a wide range in buckets before its partial
+    /// quicksort (vendor/pco/NC3PACK.md): the histogram must be the quicksort's alone.
+    #[test]
+    fn the_vendored_bucketed_histogram_is_the_quicksort_s() {
+        use ::pco::nc3pack_checks::check_bucketed;
+        let took = [
+            check_bucketed::<u32>(7, 12).unwrap(),
+            check_bucketed::<u64>(11, 12).unwrap(),
+            check_bucketed::<u16>(13, 8).unwrap(),
+        ];
+        // Every wide set took the bucketed path (u16 ranges may be narrow: counted instead).
+        assert_eq!(&took[..2], &[36, 36], "{took:?}");
+    }
+
     /// Compresses, then decodes big-endian and native, into aligned and unaligned outputs;
     /// every way gives the input's bits back.
     fn roundtrip(kind: NumKind, data: &[u8]) -> Vec<u8> {

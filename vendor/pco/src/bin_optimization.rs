@@ -15,7 +15,7 @@ const TRIVIAL_OFFSET_SPEEDUP_WORTH_IN_BITS_PER_NUM: f32 = 0.1;
 /// Fast approximate base-2 logarithm for **positive, finite, non-denormal** `x`.
 /// Inspired by `log2_raw` from the `fast-math` crate by Huon Wilson.
 /// Altered for continuity and smaller absolute error. See #287 for details.
-#[inline]
+#[inline(always)]
 fn log2_approx(x: f32) -> f32 {
   const Z: f32 = 0.674; // cutoff for local approximation in [z, 2z]
   const SIGNIF_MASK: u32 = 0x7FFFFF;
@@ -58,7 +58,7 @@ fn bin_cost<L: Latent>(
 
 // (nc3pack) `bin_cost` with the offset's bit count found without
 // `leading_zeros`, so that a loop of it vectorizes: the same value.
-#[inline]
+#[inline(always)]
 fn bin_cost_fast<L: Latent>(
   bin_meta_cost: f32,
   lower: L,
@@ -74,7 +74,7 @@ fn bin_cost_fast<L: Latent>(
 
 // (nc3pack) `bits::bits_to_encode_offset` as an f32: the bit length of a
 // value below 2^32 read from the exponent of its (exact) f64 conversion.
-#[inline]
+#[inline(always)]
 fn offset_bits_f32<L: Latent>(max_offset: L) -> f32 {
   #[inline]
   fn bit_len(x: u64) -> u32 {
@@ -102,6 +102,7 @@ fn offset_bits_f32<L: Latent>(max_offset: L) -> f32 {
 
 // (nc3pack) The least of `costs` and its last index (usize::MAX when none is
 // below f32::MAX, as the original's scan left it); NaN costs are never least.
+#[inline(always)]
 fn least_cost_last(costs: &[f32]) -> (f32, usize) {
   const LANES: usize = 8;
   let mut lanes = [f32::MAX; LANES];
@@ -176,6 +177,49 @@ fn rewind_best_partitioning(best_js: &[usize], n_bins: usize) -> Partitioning {
 // This algorithm is exactly optimal, assuming our cost estimates (measured in
 // total bit size) are correct.
 fn choose_optimized_partitioning<L: Latent>(
+  bins: &[HistogramBin<L>],
+  ans_size_log: Bitlen,
+) -> Partitioning {
+  // (nc3pack) Compiled again for AVX2 (8 costs a vector instruction instead of 4) and for
+  // AVX-512 (16, and integers to floats in one instruction), chosen at run time: the same
+  // operations on the same values.
+  #[cfg(target_arch = "x86_64")]
+  {
+    use std::arch::is_x86_feature_detected as has;
+    if has!("avx512f") && has!("avx512dq") && has!("avx512bw") && has!("avx512vl") {
+      // SAFETY: this CPU has these AVX-512 parts.
+      return unsafe { choose_optimized_partitioning_avx512(bins, ans_size_log) };
+    }
+    if has!("avx2") {
+      // SAFETY: this CPU has AVX2.
+      return unsafe { choose_optimized_partitioning_avx2(bins, ans_size_log) };
+    }
+  }
+  choose_optimized_partitioning_any(bins, ans_size_log)
+}
+
+// (nc3pack) See `choose_optimized_partitioning`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn choose_optimized_partitioning_avx2<L: Latent>(
+  bins: &[HistogramBin<L>],
+  ans_size_log: Bitlen,
+) -> Partitioning {
+  choose_optimized_partitioning_any(bins, ans_size_log)
+}
+
+// (nc3pack) See `choose_optimized_partitioning`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+fn choose_optimized_partitioning_avx512<L: Latent>(
+  bins: &[HistogramBin<L>],
+  ans_size_log: Bitlen,
+) -> Partitioning {
+  choose_optimized_partitioning_any(bins, ans_size_log)
+}
+
+#[inline(always)]
+fn choose_optimized_partitioning_any<L: Latent>(
   bins: &[HistogramBin<L>],
   ans_size_log: Bitlen,
 ) -> Partitioning {
@@ -488,7 +532,17 @@ pub fn check_two_pass_dp<L: Latent>(
           _ => rewind_best_partitioning(&best_js, n),
         }
       };
-    if choose_optimized_partitioning(&bins, ans_size_log) != expected {
+    // The version chosen on this CPU, the one for any CPU and, where it runs, the AVX2 one.
+    #[cfg(target_arch = "x86_64")]
+    let avx2_differs = std::arch::is_x86_feature_detected!("avx2")
+      // SAFETY: this CPU has AVX2.
+      && unsafe { choose_optimized_partitioning_avx2(&bins, ans_size_log) } != expected;
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2_differs = false;
+    if choose_optimized_partitioning(&bins, ans_size_log) != expected
+      || choose_optimized_partitioning_any(&bins, ans_size_log) != expected
+      || avx2_differs
+    {
       return Err(format!(
         "partitioning of {n} bins (seed {seed})"
       ));

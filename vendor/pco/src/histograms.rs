@@ -295,10 +295,132 @@ pub fn histogram<L: Latent>(latents: &mut [L], n_bins_log: Bitlen) -> Vec<Histog
   let mut state = HistogramBuilder::new(latents.len(), n_bins_log);
   if sort_by_counting(latents) {
     state.apply_sorted(latents);
-  } else {
+  } else if !apply_bucketed(&mut state, latents) {
     state.apply_quicksort_recurse(latents, RecurseArgs::new(latents.len()));
   }
   state.dst
+}
+
+// (nc3pack) Many latents of a wide range are first put in order of a bucket each (one
+// counting pass and one scattering pass), and the partial quicksort then runs bucket by
+// bucket: a bucket inside one histogram bin is applied at once, only the buckets a bin
+// boundary falls in are partitioned further. A bucket is a value's bit length and the
+// `BUCKET_MANTISSA - 1` bits after its leading one (every value of fewer than
+// `BUCKET_MANTISSA` bits a bucket of its own), of its distance from the least latent, so
+// the buckets are as fine near the smallest values, where prediction residuals crowd, as
+// far from them. The histogram is the quicksort's own: the quicksort applies the latents
+// below the next bin boundary in pieces whose split does not change a bin (count, tight
+// bounds), and isolates the run of equal latents a boundary falls in whatever its pivots,
+// as it does here inside that run's bucket.
+const BUCKET_MIN_N: usize = 1 << 14;
+const BUCKET_MANTISSA: u32 = 10;
+const BUCKET_PARTS: usize = 4;
+
+// (nc3pack) The bucket of `y`, a latent's distance from the least one (see above).
+#[inline(always)]
+fn bucket_of(y: u64) -> usize {
+  let bits = 64 - y.leading_zeros();
+  if bits <= BUCKET_MANTISSA {
+    y as usize
+  } else {
+    let shift = bits - BUCKET_MANTISSA;
+    let top = (y >> shift) as usize & ((1 << (BUCKET_MANTISSA - 1)) - 1);
+    ((shift as usize + 1) << (BUCKET_MANTISSA - 1)) | top
+  }
+}
+
+// (nc3pack) The least distance of bucket `b` (the inverse of `bucket_of` on a bucket's first
+// value).
+fn bucket_start(b: usize) -> u64 {
+  let half = 1usize << (BUCKET_MANTISSA - 1);
+  if b < 2 * half {
+    b as u64
+  } else {
+    let shift = (b / half - 1) as u32;
+    ((half + b % half) as u64) << shift
+  }
+}
+
+// (nc3pack) Applies `latents` to `state` bucket by bucket (see above); false (and nothing
+// applied) for too few latents or a range narrow enough for one bucket each.
+fn apply_bucketed<L: Latent>(state: &mut HistogramBuilder<L>, latents: &mut [L]) -> bool {
+  let n = latents.len();
+  if n < BUCKET_MIN_N {
+    return false;
+  }
+  let (lo, hi) = slice_min_max(latents);
+  let range = (hi - lo).to_u64();
+  if range < 1 << BUCKET_MANTISSA {
+    return false;
+  }
+  let n_buckets = bucket_of(range) + 1;
+  // Counted (and scattered) in BUCKET_PARTS parts of the latents at once, each with its own
+  // counts (and places): a run of latents of one bucket then makes no chain of increments of
+  // one counter through memory.
+  let part = n / BUCKET_PARTS;
+  let mut counts = vec![0u32; BUCKET_PARTS * n_buckets];
+  let mut keys = vec![0u16; n];
+  for i in 0..part {
+    for j in 0..BUCKET_PARTS {
+      let b = bucket_of((latents[j * part + i] - lo).to_u64());
+      keys[j * part + i] = b as u16;
+      counts[j * n_buckets + b] += 1;
+    }
+  }
+  for i in BUCKET_PARTS * part..n {
+    let b = bucket_of((latents[i] - lo).to_u64());
+    keys[i] = b as u16;
+    counts[b] += 1;
+  }
+  // Where each bucket starts, and where each part's latents of it go.
+  let mut starts = vec![0u32; n_buckets + 1];
+  let mut places = vec![0u32; BUCKET_PARTS * n_buckets];
+  let mut at = 0u32;
+  for b in 0..n_buckets {
+    starts[b] = at;
+    for j in 0..BUCKET_PARTS {
+      places[j * n_buckets + b] = at;
+      at += counts[j * n_buckets + b];
+    }
+  }
+  starts[n_buckets] = at;
+  let mut sorted = vec![L::ZERO; n];
+  for i in 0..part {
+    for j in 0..BUCKET_PARTS {
+      let k = j * part + i;
+      let place = &mut places[j * n_buckets + keys[k] as usize];
+      sorted[*place as usize] = latents[k];
+      *place += 1;
+    }
+  }
+  for k in BUCKET_PARTS * part..n {
+    let place = &mut places[keys[k] as usize];
+    sorted[*place as usize] = latents[k];
+    *place += 1;
+  }
+  let counts = starts;
+  for b in 0..n_buckets {
+    let (start, end) = (counts[b] as usize, counts[b + 1] as usize);
+    if start == end {
+      continue;
+    }
+    let lower = lo + L::from_u64(bucket_start(b));
+    let upper = if b + 1 == n_buckets {
+      hi
+    } else {
+      lo + L::from_u64(bucket_start(b + 1) - 1)
+    };
+    let bucket = &mut sorted[start..end];
+    state.apply_quicksort_recurse(
+      bucket,
+      RecurseArgs {
+        lb: Bound::Loose(lower),
+        ub: Bound::Loose(upper),
+        bad_pivot_limit: 1 + (bucket.len() + 1).ilog2(),
+      },
+    );
+  }
+  true
 }
 
 // (nc3pack) Latents of a narrow range (at most this many distinct values, and at most
@@ -336,6 +458,68 @@ fn sort_by_counting<L: Latent>(latents: &mut [L]) -> bool {
     }
   }
   true
+}
+
+/// (nc3pack) Checks the bucketed histogram against the partial quicksort alone (as
+/// published), on `rounds` sets of latents of several shapes (a tight spike with far
+/// outliers, a wide uniform spread, a few values repeated many times, bin boundaries inside
+/// runs of one value) of at least `BUCKET_MIN_N` latents. Returns how many took the
+/// bucketed path, or a description of the first difference. Public for nc3pack's tests.
+pub fn check_bucketed<L: Latent>(seed: u64, rounds: usize) -> Result<usize, String> {
+  let mut s = seed.max(1);
+  let mut rnd = move || {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    s
+  };
+  let top = u64::MAX >> (64 - L::BITS);
+  let mut bucketed = 0;
+  for round in 0..rounds {
+    let n = BUCKET_MIN_N + (rnd() % (3 * BUCKET_MIN_N as u64)) as usize;
+    let base = rnd() & top;
+    let latents: Vec<L> = (0..n)
+      .map(|_| {
+        let r = rnd();
+        let x = match round % 4 {
+          // Residual-like: most within a few thousand of the base, some far away.
+          0 => {
+            if r % 100 == 0 {
+              rnd()
+            } else {
+              base.wrapping_add((r >> 8) % 3000)
+            }
+          }
+          // Uniform over everything.
+          1 => r,
+          // A few values, each repeated: bin boundaries fall inside runs.
+          2 => base.wrapping_add((r % 7) << (r % 19)),
+          // Float-like: a narrow part of one wide range.
+          _ => base.wrapping_add((r >> 8) % (1 << 24)),
+        };
+        L::from_u64(x & top)
+      })
+      .collect();
+    for n_bins_log in [0, 4, 8] {
+      let mut a = latents.clone();
+      let mut state = HistogramBuilder::new(n, n_bins_log);
+      let took = apply_bucketed(&mut state, &mut a);
+      let mut b = latents.clone();
+      let mut plain = HistogramBuilder::new(n, n_bins_log);
+      plain.apply_quicksort_recurse(&mut b, RecurseArgs::new(n));
+      if took {
+        bucketed += 1;
+        if state.dst != plain.dst {
+          return Err(format!(
+            "round {round}, {n} latents, 2^{n_bins_log} bins: {:?} != {:?}",
+            state.dst.len(),
+            plain.dst.len()
+          ));
+        }
+      }
+    }
+  }
+  Ok(bucketed)
 }
 
 #[cfg(test)]
