@@ -309,7 +309,14 @@ fn working<const E: usize>(data: &[u8], float: bool, fill: Option<u64>, work: &m
 
 /// The predictions pᵢ for `i` in `from..to` (from ≥ the reach) of the working values `v`,
 /// appended to `pred`.
-fn predict<const E: usize>(v: &[i64], p: &Params, work: &mut Work, from: usize, to: usize) {
+#[inline(always)]
+fn predict<const E: usize, const FMA: bool>(
+    v: &[i64],
+    p: &Params,
+    work: &mut Work,
+    from: usize,
+    to: usize,
+) {
     let (half, shift, sum_w) = (p.half(), p.shift, p.weight_sum());
     let pred = &mut work.pred;
     if E <= 4 {
@@ -324,7 +331,7 @@ fn predict<const E: usize>(v: &[i64], p: &Params, work: &mut Work, from: usize, 
         let mut at = from;
         while at < to {
             let end = to.min(at + STRETCH);
-            far_sums::<false>(&p.taps, &vf[..], at - low, end - at, 0.0, acc);
+            far_sums::<FMA>(&p.taps, &vf[..], at - low, end - at, 0.0, acc);
             pred.extend(acc.iter().zip(&v[at - 1..end - 1]).map(|(&a, &l)| {
                 let s = exact(a).wrapping_sub(sum_w.wrapping_mul(l));
                 wrap::<E>(l.wrapping_add(s.wrapping_add(half) >> shift))
@@ -403,15 +410,47 @@ pub(crate) fn residuals(
     words: &mut Vec<u64>,
     work: &mut Work,
 ) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: this CPU has the instructions `residuals_avx2` is compiled for.
+        return unsafe { residuals_avx2(esize, p, range, words, work) };
+    }
+    residuals_any::<false>(esize, p, range, words, work)
+}
+
+/// [`residuals`] compiled for CPUs with AVX2 and FMA (as [`undo_into`]). Same results.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn residuals_avx2(
+    esize: usize,
+    p: &Params,
+    range: std::ops::Range<usize>,
+    words: &mut Vec<u64>,
+    work: &mut Work,
+) -> usize {
+    residuals_any::<true>(esize, p, range, words, work)
+}
+
+/// [`residuals`] for any CPU (inlined into the versions for particular ones); `FMA` as in
+/// [`far_sums`].
+#[inline(always)]
+fn residuals_any<const FMA: bool>(
+    esize: usize,
+    p: &Params,
+    range: std::ops::Range<usize>,
+    words: &mut Vec<u64>,
+    work: &mut Work,
+) -> usize {
     match esize {
-        2 => residuals_e::<u16, 2>(p, range, words, work),
-        4 => residuals_e::<u32, 4>(p, range, words, work),
-        8 => residuals_e::<u64, 8>(p, range, words, work),
+        2 => residuals_e::<u16, 2, FMA>(p, range, words, work),
+        4 => residuals_e::<u32, 4, FMA>(p, range, words, work),
+        8 => residuals_e::<u64, 8, FMA>(p, range, words, work),
         _ => 0,
     }
 }
 
-fn residuals_e<L: Lane, const E: usize>(
+#[inline(always)]
+fn residuals_e<L: Lane, const E: usize, const FMA: bool>(
     p: &Params,
     range: std::ops::Range<usize>,
     words: &mut Vec<u64>,
@@ -435,7 +474,7 @@ fn residuals_e<L: Lane, const E: usize>(
     work.pred
         .extend((from..r).map(|i| if i == 0 { 0 } else { v[i - 1] }));
     if r < to {
-        predict::<E>(&v, p, work, r, to);
+        predict::<E, FMA>(&v, p, work, r, to);
     }
     let (preds, fills) = (&work.pred, &work.fills);
     if fills.is_empty() {
@@ -1253,6 +1292,15 @@ mod tests {
         assert!(
             z == reference(data, e, p, fill),
             "residuals differ: e {e} {p:?}"
+        );
+        // The version for any CPU, whichever `residuals` chose here.
+        let mut any_words = Vec::new();
+        let mut any_work = Work::default();
+        load(data, e, p.float, fill, &mut any_work);
+        let k = residuals_any::<false>(e, p, 0..data.len() / e, &mut any_words, &mut any_work);
+        assert!(
+            k == m && any_words == words,
+            "e {e} {p:?}: the portable residuals differ"
         );
         let n = data.len() / e;
         let mut bits = vec![0u8; n.div_ceil(8)];

@@ -145,12 +145,7 @@ pub(crate) fn section(data: &[u8], esize: usize, fill: u64, prefix: &mut Vec<u8>
     let e = esize.clamp(1, 8);
     let n = data.len() / e;
     let mut bits = vec![0u8; n.div_ceil(8)];
-    let ones = match e {
-        2 => bitmap_n::<2>(data, fill, &mut bits),
-        4 => bitmap_n::<4>(data, fill, &mut bits),
-        8 => bitmap_n::<8>(data, fill, &mut bits),
-        _ => bitmap_n::<1>(data, fill, &mut bits),
-    };
+    let ones = bitmap(data, e, fill, &mut bits);
     // A run starts at a set bit whose element before is not set.
     let mut last = 0u8;
     let runs = bits
@@ -171,8 +166,37 @@ pub(crate) fn section(data: &[u8], esize: usize, fill: u64, prefix: &mut Vec<u8>
     })
 }
 
-/// Sets the bits of the elements of `data` (of `E` bytes) equal to `fill`, eight elements to
-/// a byte of `bits`; returns how many it set.
+/// Sets the bits of the elements of `data` (of `e` bytes: 1, 2, 4 or 8) equal to `fill`,
+/// eight elements to a byte of `bits`; returns how many it set.
+fn bitmap(data: &[u8], e: usize, fill: u64, bits: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: this CPU has AVX2.
+        return unsafe { bitmap_avx2(data, e, fill, bits) };
+    }
+    bitmap_any(data, e, fill, bits)
+}
+
+/// [`bitmap`] compiled for CPUs with AVX2 (eight comparisons a vector instruction).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn bitmap_avx2(data: &[u8], e: usize, fill: u64, bits: &mut [u8]) -> usize {
+    bitmap_any(data, e, fill, bits)
+}
+
+/// [`bitmap`] for any CPU (inlined into the versions for particular ones).
+#[inline(always)]
+fn bitmap_any(data: &[u8], e: usize, fill: u64, bits: &mut [u8]) -> usize {
+    match e {
+        2 => bitmap_n::<2>(data, fill, bits),
+        4 => bitmap_n::<4>(data, fill, bits),
+        8 => bitmap_n::<8>(data, fill, bits),
+        _ => bitmap_n::<1>(data, fill, bits),
+    }
+}
+
+/// [`bitmap`] for elements of `E` bytes.
+#[inline(always)]
 fn bitmap_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8]) -> usize {
     let f: [u8; E] = std::array::from_fn(|k| fill.to_be_bytes()[8 - E + k]);
     let mut ones = 0;
@@ -375,6 +399,38 @@ fn undo_n<const E: usize>(rest: &[u8], bits: &[u8], fill: &[u8; 8], out: &mut [u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bitmap_is_the_same_on_any_cpu() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for e in [1, 2, 4, 8] {
+            for n in [0usize, 1, 7, 8, 9, 1000, 4099] {
+                let fill = 0x0102_0304_0506_0708u64 >> (64 - 8 * e);
+                let data: Vec<u8> = (0..n)
+                    .flat_map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let w = if x.is_multiple_of(3) {
+                            fill
+                        } else {
+                            x >> (64 - 8 * e)
+                        };
+                        w.to_be_bytes()[8 - e..].to_vec()
+                    })
+                    .collect();
+                let mut a = vec![0u8; n.div_ceil(8)];
+                let mut b = vec![0u8; n.div_ceil(8)];
+                let ones = bitmap(&data, e, fill, &mut a);
+                assert_eq!(ones, bitmap_any(&data, e, fill, &mut b));
+                assert_eq!(a, b, "e {e} n {n}");
+                let want = data
+                    .chunks_exact(e)
+                    .filter(|c| c == &&fill.to_be_bytes()[8 - e..]);
+                assert_eq!(ones, want.count(), "e {e} n {n}");
+            }
+        }
+    }
 
     fn shorts(v: &[i16]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_be_bytes()).collect()
