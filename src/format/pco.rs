@@ -667,6 +667,16 @@ pub(crate) mod tests {
         assert!(split.iter().all(|&k| k > 39 * 4), "{split:?}");
     }
 
+    /// The vendored pco's lookback search is compiled for this CPU as well as for any
+    /// (vendor/pco/NC3PACK.md): both must choose the same lookbacks.
+    #[test]
+    fn the_vendored_lookback_search_is_the_same_on_any_cpu() {
+        use ::pco::nc3pack_checks::check_lookbacks;
+        let compared =
+            check_lookbacks::<u32>(3, 24).unwrap() + check_lookbacks::<u64>(5, 24).unwrap();
+        assert!(compared > 24 * 1000, "{compared}");
+    }
+
     /// The vendored pco puts many latents of a wide range in buckets before its partial
     /// quicksort (vendor/pco/NC3PACK.md): the histogram must be the quicksort's alone.
     #[test]

@@ -36,6 +36,7 @@ pub mod wrapped;
 #[doc(hidden)]
 pub mod nc3pack_checks {
   pub use crate::bin_optimization::check_two_pass_dp;
+  pub use crate::delta::lookback::check_lookbacks;
   pub use crate::histograms::check_bucketed;
 }
 

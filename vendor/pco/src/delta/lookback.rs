@@ -19,6 +19,8 @@ const REPEATING_LOOKBACKS: usize = 4;
 // quotient by 256.
 const COARSENESSES: [Bitlen; 2] = [0, 8];
 
+// (nc3pack) Inlined into each version of `choose_lookbacks`.
+#[inline(always)]
 fn hash_lookup(
   l: u64,
   i: usize,
@@ -63,7 +65,8 @@ fn hash_lookup(
   }
 }
 
-#[inline(never)]
+// (nc3pack) Inlined into each version of `choose_lookbacks`.
+#[inline(always)]
 fn find_best_lookback<L: Latent>(
   l: L,
   i: usize,
@@ -96,8 +99,36 @@ fn find_best_lookback<L: Latent>(
   best_lookback
 }
 
+// (nc3pack) Compiled again for AVX2 with LZCNT and BMI (a leading-zero count in one
+// instruction, vector comparisons of the proposals), chosen at run time; the same lookbacks.
 #[inline(never)]
 pub fn choose_lookbacks<L: Latent>(
+  config: DeltaLookbackConfig,
+  latents: &[L],
+) -> Vec<DeltaLookback> {
+  #[cfg(target_arch = "x86_64")]
+  {
+    use std::arch::is_x86_feature_detected as has;
+    if has!("avx2") && has!("lzcnt") && has!("bmi1") && has!("bmi2") {
+      // SAFETY: this CPU has these.
+      return unsafe { choose_lookbacks_avx2(config, latents) };
+    }
+  }
+  choose_lookbacks_any(config, latents)
+}
+
+// (nc3pack) See `choose_lookbacks`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,lzcnt,bmi1,bmi2")]
+fn choose_lookbacks_avx2<L: Latent>(
+  config: DeltaLookbackConfig,
+  latents: &[L],
+) -> Vec<DeltaLookback> {
+  choose_lookbacks_any(config, latents)
+}
+
+#[inline(always)]
+fn choose_lookbacks_any<L: Latent>(
   config: DeltaLookbackConfig,
   latents: &[L],
 ) -> Vec<DeltaLookback> {
@@ -164,6 +195,47 @@ pub fn choose_lookbacks<L: Latent>(
 
   unsafe { lookbacks.set_len(latents.len() - state_n) };
   lookbacks
+}
+
+/// (nc3pack) Checks the version of `choose_lookbacks` this CPU runs against the one for any
+/// CPU, on `rounds` sequences of latents with near and far repeats. Returns how many
+/// lookbacks were compared, or a description of the first difference. Public for nc3pack's
+/// tests.
+pub fn check_lookbacks<L: Latent>(seed: u64, rounds: usize) -> Result<usize, String> {
+  let mut s = seed.max(1);
+  let mut rnd = move || {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    s
+  };
+  let mut compared = 0;
+  for round in 0..rounds {
+    let config = DeltaLookbackConfig {
+      state_n_log: (round % 4) as Bitlen,
+      window_n_log: 5 + (round % 6) as Bitlen,
+    };
+    let n = 1 + (rnd() % 5000) as usize;
+    let mut latents: Vec<L> = Vec::with_capacity(n);
+    for i in 0..n {
+      let r = rnd();
+      let x = if i > 0 && r % 3 == 0 {
+        // A repeat from not far back, or slightly off one.
+        let back = 1 + (r >> 8) as usize % i.min(1 << config.window_n_log);
+        latents[i - back].to_u64().wrapping_add((r >> 40) % 3)
+      } else {
+        r >> (r % 64)
+      };
+      latents.push(L::from_u64(x & (u64::MAX >> (64 - L::BITS))));
+    }
+    let here = choose_lookbacks(config, &latents);
+    let any = choose_lookbacks_any(config, &latents);
+    if here != any {
+      return Err(format!("round {round}: {n} latents"));
+    }
+    compared += here.len();
+  }
+  Ok(compared)
 }
 
 // All encode in place functions leave junk data (`state_n` latents in this

@@ -1,6 +1,6 @@
 mod consecutive;
 mod conv1;
-mod lookback;
+pub(crate) mod lookback;
 
 use crate::bits;
 use crate::constants::{Bitlen, DeltaLookback};
