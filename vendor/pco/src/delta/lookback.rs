@@ -26,7 +26,7 @@ fn hash_lookup(
   i: usize,
   hash_table_n: usize,
   window_n: usize,
-  idx_hash_table: &mut [usize],
+  idx_hash_table: &mut [u32],
   proposed_lookbacks: &mut [usize; PROPOSED_LOOKBACKS],
 ) {
   let hash_mask = hash_table_n - 1;
@@ -48,7 +48,8 @@ fn hash_lookup(
       // SAFETY: `h = hash_fn(...) & hash_mask < hash_table_n`, and
       // `offset` is a multiple of `hash_table_n` with at most
       // `COARSENESSES.len() - 1` increments, so `offset + h < idx_hash_table.len()`.
-      let lookback_to_last_instance = unsafe { i - *idx_hash_table.get_unchecked(offset + h) };
+      let lookback_to_last_instance =
+        unsafe { i - *idx_hash_table.get_unchecked(offset + h) as usize };
       proposed_lookbacks[proposal_idx] = if lookback_to_last_instance <= window_n {
         lookback_to_last_instance
       } else {
@@ -59,7 +60,7 @@ fn hash_lookup(
     let h = hashes[1];
     // SAFETY: same bounds argument as the read above.
     unsafe {
-      *idx_hash_table.get_unchecked_mut(offset + h) = i;
+      *idx_hash_table.get_unchecked_mut(offset + h) = i as u32;
     }
     offset += hash_table_n;
   }
@@ -154,7 +155,9 @@ fn choose_lookbacks_any<L: Latent>(
   let mut lookback_goodnesses = vec![1_u8; n_lookbacks];
   let mut lookbacks = Vec::with_capacity(latents.len() - state_n);
   let uninit_lookbacks = lookbacks.spare_capacity_mut();
-  let mut idx_hash_table = vec![0_usize; COARSENESSES.len() * hash_table_n];
+  // (nc3pack) Indices as u32 (a chunk holds far fewer than 2^32 numbers: the same values),
+  // half the table (1 MiB → 512 KiB for a window of 2^15) for the caches.
+  let mut idx_hash_table = vec![0_u32; COARSENESSES.len() * hash_table_n];
   let mut proposed_lookbacks = array::from_fn::<_, PROPOSED_LOOKBACKS, _>(|i| (i + 1).min(state_n));
   let mut best_lookback = 1;
   let mut repeating_lookback_idx: usize = 0;
