@@ -411,16 +411,16 @@ pub(crate) fn residuals(
     work: &mut Work,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if super::has_avx2() {
         // SAFETY: this CPU has the instructions `residuals_avx2` is compiled for.
         return unsafe { residuals_avx2(esize, p, range, words, work) };
     }
     residuals_any::<false>(esize, p, range, words, work)
 }
 
-/// [`residuals`] compiled for CPUs with AVX2 and FMA (as [`undo_into`]). Same results.
+/// [`residuals`] compiled for CPUs with AVX2, FMA and BMI2 (as [`undo_into`]). Same results.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
+#[target_feature(enable = "avx2,bmi2,fma")]
 fn residuals_avx2(
     esize: usize,
     p: &Params,
@@ -511,10 +511,7 @@ pub(crate) fn undo_into(
     work: &mut Work,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi2")
-        && std::arch::is_x86_feature_detected!("fma")
-    {
+    if super::has_avx2() {
         // SAFETY: this CPU has the instructions `undo_avx2` is compiled for.
         unsafe { undo_avx2(z, esize, p, fill, out, native, work) };
         return;

@@ -204,6 +204,16 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
+/// Whether this CPU has AVX2, FMA and BMI2 (the x86-64 CPUs with AVX2 have the other two), for
+/// the hot loops compiled a second time for them (`fit`, `plane`, `mask`: the same results,
+/// chosen at run time; std caches the answer).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("bmi2")
+}
+
 pub(crate) mod codec;
 pub(crate) mod context;
 pub mod error;

@@ -414,7 +414,7 @@ pub fn choose(src: &[u8], esize: usize, row: u32, float: bool) -> Params {
 /// Nothing is written for another element size or a misaligned `z`.
 pub fn undo_into(z: &mut [u8], esize: usize, p: &Params, dst: &mut [u8], native: bool) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2") {
+    if super::has_avx2() {
         // SAFETY: this CPU has the instructions `undo_avx2` is compiled for.
         unsafe { undo_avx2(z, esize, p, dst, native) };
         return;
@@ -422,10 +422,10 @@ pub fn undo_into(z: &mut [u8], esize: usize, p: &Params, dst: &mut [u8], native:
     undo_any(z, esize, p, dst, native);
 }
 
-/// [`undo_into`] compiled for CPUs with AVX2 and BMI2 (wider residual and byte-order passes,
+/// [`undo_into`] compiled for CPUs with AVX2, FMA and BMI2 (wider residual and byte-order passes,
 /// shifts by a register without its count in `cl`). Same results.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
+#[target_feature(enable = "avx2,bmi2,fma")]
 fn undo_avx2(z: &mut [u8], esize: usize, p: &Params, dst: &mut [u8], native: bool) {
     undo_any(z, esize, p, dst, native);
 }
