@@ -755,7 +755,8 @@ fn rebuild<L: Lane, S: Slot, const E: usize, const FILL: bool, const FMA: bool>(
         if z.len() < n {
             return false;
         }
-        return rebuild_with::<S, E, FMA>(&Dense(&z[..n]), p, v, work);
+        rebuild_with::<S, E, FMA>(&Dense(&z[..n]), p, v, work);
+        return true;
     }
     // The residuals in place (0 at the fill elements, flagged in `fills`), checked to be
     // enough before anything is rebuilt.
@@ -799,7 +800,7 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
     p: &Params,
     v: &mut [S],
     work: &mut Work,
-) -> bool {
+) {
     let n = v.len();
     let mut prev = 0i64;
     let r = p.reach().min(n);
@@ -811,7 +812,7 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         *x = S::put(prev);
     }
     if r >= n {
-        return true;
+        return;
     }
     let (half, shift, sum_w) = (p.half(), p.shift, p.weight_sum());
     let near: Vec<Tap> = p.taps.iter().copied().filter(|t| t.offset < NEAR).collect();
@@ -873,7 +874,6 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         }
         at += len;
     }
-    true
 }
 
 /// A stretch of elements to rebuild one at a time: the far taps' sums plus the rounding term
@@ -885,12 +885,6 @@ struct Serial<'a, R> {
 }
 
 impl<R: Residuals> Serial<'_, R> {
-    /// The far taps' sum plus the rounding term for element k of the stretch.
-    #[inline(always)]
-    fn far(&self, k: usize) -> i64 {
-        self.g[k]
-    }
-
     /// The stretch of `len` elements from element `at` of `v`, with one near tap of weight
     /// `c` two back, the weights' sum 2^q and the shift q + `K` (`q` given): vᵢ is
     /// vᵢ₋₁ + dᵢ + ⌊(⌊t / 2^q⌋ − vᵢ₋₁) / 2^K⌋ wrapped, t being the taps' sum (two back and
@@ -961,7 +955,7 @@ impl<R: Residuals> Serial<'_, R> {
         let w = self.sum_w;
         for k in 0..len {
             let i = at + k;
-            let t = near.iter().fold(self.far(k), |s, t| {
+            let t = near.iter().fold(self.g[k], |s, t| {
                 s.wrapping_add(i64::from(t.weight).wrapping_mul(v[i - t.offset as usize].get()))
             });
             let a = v[i - 1].get();
