@@ -398,9 +398,8 @@ fn apply_bucketed<L: Latent>(state: &mut HistogramBuilder<L>, latents: &mut [L])
     sorted[*place as usize] = latents[k];
     *place += 1;
   }
-  let counts = starts;
   for b in 0..n_buckets {
-    let (start, end) = (counts[b] as usize, counts[b + 1] as usize);
+    let (start, end) = (starts[b] as usize, starts[b + 1] as usize);
     if start == end {
       continue;
     }
