@@ -38,6 +38,26 @@ pub mod nc3pack_checks {
   pub use crate::bin_optimization::check_two_pass_dp;
   pub use crate::delta::lookback::check_lookbacks;
   pub use crate::histograms::check_bucketed;
+
+  std::thread_local! {
+    static PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+  }
+
+  /// Runs `f` with this thread's decoding on the published (portable) loops instead of
+  /// those compiled again for this CPU: to compare the two.
+  pub fn with_portable_decoding<R>(f: impl FnOnce() -> R) -> R {
+    let before = PORTABLE.with(|p| p.replace(true));
+    let r = f();
+    PORTABLE.with(|p| p.set(before));
+    r
+  }
+
+  /// Whether the decoder's loops compiled for BMI2 may run on this thread.
+  #[cfg(target_arch = "x86_64")]
+  #[inline]
+  pub(crate) fn bmi2_decoding() -> bool {
+    std::arch::is_x86_feature_detected!("bmi2") && !PORTABLE.with(|p| p.get())
+  }
 }
 
 mod ans;

@@ -21,6 +21,43 @@ unsafe fn read_offsets<L: Latent, const READ_BYTES: usize>(
   latents: &mut [L],
   n: usize,
 ) {
+  read_offsets_inline::<L, READ_BYTES>(
+    reader,
+    offset_bits_csum,
+    offset_bits,
+    latents,
+    n,
+  )
+}
+
+// (nc3pack) `read_offsets` compiled again for BMI2 (shifts by a register and the low bits'
+// mask in one instruction each), chosen at run time; the same reads, so the same latents.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+unsafe fn read_offsets_bmi2<L: Latent, const READ_BYTES: usize>(
+  reader: &mut BitReader,
+  offset_bits_csum: &[u32],
+  offset_bits: &[u32],
+  latents: &mut [L],
+  n: usize,
+) {
+  read_offsets_inline::<L, READ_BYTES>(
+    reader,
+    offset_bits_csum,
+    offset_bits,
+    latents,
+    n,
+  )
+}
+
+#[inline(always)]
+unsafe fn read_offsets_inline<L: Latent, const READ_BYTES: usize>(
+  reader: &mut BitReader,
+  offset_bits_csum: &[u32],
+  offset_bits: &[u32],
+  latents: &mut [L],
+  n: usize,
+) {
   debug_assert!(n >= 1, "read_offsets requires n >= 1");
   let base_bit_idx = reader.bit_idx();
   let src = reader.src;
@@ -86,9 +123,36 @@ impl<L: Latent> PageLatentDecompressor<L> {
     }
   }
 
-  // This implementation handles only a full batch, but is faster.
+  // (nc3pack) `read_full_ans_symbols` compiled again for BMI2, chosen at run time (the same
+  // operations, so the same symbols).
+  #[cfg(target_arch = "x86_64")]
+  #[target_feature(enable = "bmi2")]
+  unsafe fn read_full_ans_symbols_bmi2(
+    &mut self,
+    reader: &mut BitReader,
+    cld: &ChunkLatentDecompressor<L>,
+    scratch: &mut LatentDecompressorScratch,
+  ) {
+    self.read_full_ans_symbols_inline(reader, cld, scratch)
+  }
+
   #[inline(never)]
   unsafe fn read_full_ans_symbols(
+    &mut self,
+    reader: &mut BitReader,
+    cld: &ChunkLatentDecompressor<L>,
+    scratch: &mut LatentDecompressorScratch,
+  ) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::nc3pack_checks::bmi2_decoding() {
+      return self.read_full_ans_symbols_bmi2(reader, cld, scratch);
+    }
+    self.read_full_ans_symbols_inline(reader, cld, scratch)
+  }
+
+  // This implementation handles only a full batch, but is faster.
+  #[inline(always)]
+  unsafe fn read_full_ans_symbols_inline(
     &mut self,
     reader: &mut BitReader,
     cld: &ChunkLatentDecompressor<L>,
@@ -229,15 +293,21 @@ impl<L: Latent> PageLatentDecompressor<L> {
     // Note: Providing a 2 byte read appears to degrade performance for 16-bit
     // latents.
     macro_rules! specialized_read_offsets {
-      ($rb: literal) => {
-        read_offsets::<L, $rb>(
-          reader,
+      ($rb: literal) => {{
+        let (csum, bits) = (
           &scratch.offset_bits_csum.0,
           &scratch.offset_bits.0,
-          scratch.latents.downcast_init_mut::<L>(),
-          batch_n,
-        )
-      };
+        );
+        let latents = scratch.latents.downcast_init_mut::<L>();
+        #[cfg(target_arch = "x86_64")]
+        if crate::nc3pack_checks::bmi2_decoding() {
+          read_offsets_bmi2::<L, $rb>(reader, csum, bits, latents, batch_n)
+        } else {
+          read_offsets::<L, $rb>(reader, csum, bits, latents, batch_n)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        read_offsets::<L, $rb>(reader, csum, bits, latents, batch_n)
+      }};
     }
     match (cld.bytes_per_offset, L::BITS) {
       (0, _) => (),
