@@ -697,6 +697,25 @@ trait Residuals: Sized {
     fn part(&self, at: usize, len: usize) -> Self;
 }
 
+/// Residuals `R` already added into the sums the serial loops read: 0 for every element, with
+/// the fill flags of `R`.
+struct Folded<R>(R);
+
+impl<R: Residuals> Residuals for Folded<R> {
+    #[inline(always)]
+    fn at(&self, _: usize) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn fill(&self, i: usize) -> bool {
+        self.0.fill(i)
+    }
+    #[inline(always)]
+    fn part(&self, at: usize, len: usize) -> Self {
+        Folded(self.0.part(at, len))
+    }
+}
+
 /// A block without a fill value: every element has its residual, read as it is needed.
 struct Dense<'a, L>(&'a [L]);
 
@@ -847,14 +866,36 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         let len = stretch.min(n - at);
         // The far taps' weighted sum for each element of the stretch (exact, as in
         // `predict`), plus the rounding term.
-        g.clear();
         if E <= 4 {
+            // With each element's residual times 2^s in its sum (vectorized here, not in
+            // the serial loop): dᵢ + ⌊t / 2^s⌋ is ⌊(t + dᵢ·2^s) / 2^s⌋, and no sum wraps
+            // (|t| < 2^52: at most 32 weights of 2^15 times values of 2^31, plus 2^31·2^15).
             far_sums::<FMA>(&far, S::floats(v), at, len, half as f64, acc);
+            let part = res.part(at, len);
+            // Every element of g is written: no clearing (the stretches have one length but
+            // the last).
             g.resize(len, 0);
-            for (x, &a) in g.iter_mut().zip(acc.iter()) {
-                *x = exact(a);
+            for (j, (x, &a)) in g.iter_mut().zip(acc.iter()).enumerate() {
+                *x = exact(a) + (part.at(j) << shift);
             }
+            serial::<_, S, E>(
+                &Serial {
+                    g,
+                    res: &Folded(res.part(0, n)),
+                    sum_w,
+                },
+                two_back,
+                pow,
+                &near,
+                shift,
+                v,
+                at,
+                len,
+            );
+            at += len;
+            continue;
         } else {
+            g.clear();
             g.resize(len, half);
             for t in &far {
                 let (c, o) = (i64::from(t.weight), t.offset as usize);
@@ -863,16 +904,42 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
                 }
             }
         }
-        let s = Serial { g, res, sum_w };
-        match (two_back, pow.map(|q| u32::from(shift) - q)) {
-            (Some(c), Some(0)) => s.two_back::<S, E, 0>(c, shift, v, at, len),
-            (Some(c), Some(1)) => s.two_back::<S, E, 1>(c, shift - 1, v, at, len),
-            (Some(c), Some(2)) => s.two_back::<S, E, 2>(c, shift - 2, v, at, len),
-            (Some(c), Some(3)) => s.two_back::<S, E, 3>(c, shift - 3, v, at, len),
-            (Some(c), _) => s.two_back_times::<S, E>(c, shift, v, at, len),
-            _ => s.any::<S, E>(&near, shift, v, at, len),
-        }
+        serial::<_, S, E>(
+            &Serial { g, res, sum_w },
+            two_back,
+            pow,
+            &near,
+            shift,
+            v,
+            at,
+            len,
+        );
         at += len;
+    }
+}
+
+/// The stretch of `len` elements from `at` one at a time, by the shortest of [`Serial`]'s
+/// paths for the predictor: `two_back` the weight of its one near tap two back, if that is all
+/// it has, `pow` the weights' sum's power of two when it is one (at most the shift).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn serial<R: Residuals, S: Slot, const E: usize>(
+    s: &Serial<'_, R>,
+    two_back: Option<i64>,
+    pow: Option<u32>,
+    near: &[Tap],
+    shift: u8,
+    v: &mut [S],
+    at: usize,
+    len: usize,
+) {
+    match (two_back, pow.map(|q| u32::from(shift) - q)) {
+        (Some(c), Some(0)) => s.two_back::<S, E, 0>(c, shift, v, at, len),
+        (Some(c), Some(1)) => s.two_back::<S, E, 1>(c, shift - 1, v, at, len),
+        (Some(c), Some(2)) => s.two_back::<S, E, 2>(c, shift - 2, v, at, len),
+        (Some(c), Some(3)) => s.two_back::<S, E, 3>(c, shift - 3, v, at, len),
+        (Some(c), _) => s.two_back_times::<S, E>(c, shift, v, at, len),
+        _ => s.any::<S, E>(near, shift, v, at, len),
     }
 }
 
