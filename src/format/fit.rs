@@ -1051,30 +1051,50 @@ fn far_sums<const FMA: bool>(
     let src = |t: &Tap| &vf[at - t.offset as usize..at - t.offset as usize + len];
     let w = |t: &Tap| f64::from(t.weight);
     let madd = |a: f64, c: f64, x: f64| if FMA { x.mul_add(c, a) } else { a + c * x };
-    acc.clear();
-    acc.resize(len, base);
+    // Every element is written by the first pass (from `base`): no clearing.
+    acc.resize(len, 0.0);
     let mut fives = taps.chunks_exact(5);
+    let mut first = true;
     for q in &mut fives {
-        let (c0, c1, c2, c3, c4) = (w(&q[0]), w(&q[1]), w(&q[2]), w(&q[3]), w(&q[4]));
-        let (x0, x1, x2, x3, x4) = (
-            &src(&q[0])[..len],
-            &src(&q[1])[..len],
-            &src(&q[2])[..len],
-            &src(&q[3])[..len],
-            &src(&q[4])[..len],
-        );
-        for (j, a) in acc.iter_mut().enumerate() {
-            // Two chains of additions (any order: the sums are exact).
-            let s = madd(madd(*a, c0, x0[j]), c1, x1[j]);
-            let t = madd(madd(c2 * x2[j], c3, x3[j]), c4, x4[j]);
-            *a = s + t;
+        let c = [w(&q[0]), w(&q[1]), w(&q[2]), w(&q[3]), w(&q[4])];
+        let x = [src(&q[0]), src(&q[1]), src(&q[2]), src(&q[3]), src(&q[4])];
+        if first {
+            five::<FMA, true>(acc, base, c, x);
+        } else {
+            five::<FMA, false>(acc, base, c, x);
         }
+        first = false;
     }
     for t in fives.remainder() {
         let (c, x) = (w(t), src(t));
         for (a, &x) in acc.iter_mut().zip(x) {
-            *a = madd(*a, c, x);
+            *a = madd(if first { base } else { *a }, c, x);
         }
+        first = false;
+    }
+    if first {
+        acc.fill(base);
+    }
+}
+
+/// One pass of [`far_sums`]: five taps of weights `c` over the values `x` (as long as `acc`)
+/// added into `acc`, or to `base` when `FIRST`.
+#[inline(always)]
+fn five<const FMA: bool, const FIRST: bool>(
+    acc: &mut [f64],
+    base: f64,
+    c: [f64; 5],
+    x: [&[f64]; 5],
+) {
+    let madd = |a: f64, c: f64, x: f64| if FMA { x.mul_add(c, a) } else { a + c * x };
+    let len = acc.len();
+    let [x0, x1, x2, x3, x4] = x.map(|x| &x[..len]);
+    for (j, a) in acc.iter_mut().enumerate() {
+        // Two chains of additions (any order: the sums are exact).
+        let a0 = if FIRST { base } else { *a };
+        let s = madd(madd(a0, c[0], x0[j]), c[1], x1[j]);
+        let t = madd(madd(c[2] * x2[j], c[3], x3[j]), c[4], x4[j]);
+        *a = s + t;
     }
 }
 
