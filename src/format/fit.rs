@@ -197,12 +197,48 @@ pub(crate) struct Work {
     pred: Vec<i64>,
     /// Whether each element is the fill (empty for a block without one).
     fills: Vec<bool>,
+    /// The decoder's runs of elements that are not the fill, as `start..end`.
+    runs: Vec<(usize, usize)>,
 }
 
-/// Whether element i is the fill (bit 7 − i mod 8 of byte i / 8 of the bitmap).
-#[inline(always)]
-fn is_fill(bits: &[u8], i: usize) -> bool {
-    bits.get(i / 8).is_some_and(|b| b & (0x80 >> (i % 8)) != 0)
+/// The first element from `from` on (before `n`) that is the fill when `fill`, or is not
+/// when not; `n` when there is none. Whole bytes of the bitmap, then eight of them at once.
+fn next_where(bits: &[u8], from: usize, n: usize, fill: bool) -> usize {
+    let flip = if fill { 0 } else { u8::MAX };
+    let mut i = from;
+    while i < n {
+        // Beyond the bitmap nothing is the fill.
+        let byte = (bits.get(i / 8).copied().unwrap_or(0) ^ flip) & (u8::MAX >> (i % 8));
+        if byte != 0 {
+            return (i / 8 * 8 + byte.leading_zeros() as usize).min(n);
+        }
+        i = i / 8 * 8 + 8;
+        while let Some(w) = bits.get(i / 8..i / 8 + 8).filter(|_| i + 64 <= n) {
+            let w = u64::from_be_bytes(w.try_into().unwrap_or_default())
+                ^ (u64::from(flip) * 0x0101_0101_0101_0101);
+            if w != 0 {
+                break;
+            }
+            i += 64;
+        }
+    }
+    n
+}
+
+/// The runs of elements of a block of `n` that are not the fill (by the bitmap `bits`) into
+/// `runs`, as `start..end` in order.
+fn runs_of(bits: &[u8], n: usize, runs: &mut Vec<(usize, usize)>) {
+    runs.clear();
+    let mut i = 0;
+    while i < n {
+        let start = next_where(bits, i, n, false);
+        if start == n {
+            break;
+        }
+        let end = next_where(bits, start, n, true);
+        runs.push((start, end));
+        i = end;
+    }
 }
 
 /// What an element size means to the filter: the reading, wrapping and zigzag of its numbers.
@@ -697,6 +733,29 @@ trait Residuals: Sized {
     fn part(&self, at: usize, len: usize) -> Self;
 }
 
+/// A stretch of elements with fewer than one run of elements that are not the fill in this
+/// many is rebuilt a run at a time.
+const FEW_RUNS: usize = 16;
+
+/// Residuals already added into the sums the serial loops read, of elements none of which is
+/// the fill: 0 for every element.
+struct Zeros;
+
+impl Residuals for Zeros {
+    #[inline(always)]
+    fn at(&self, _: usize) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn fill(&self, _: usize) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn part(&self, _: usize, _: usize) -> Self {
+        Zeros
+    }
+}
+
 /// Residuals `R` already added into the sums the serial loops read: 0 for every element, with
 /// the fill flags of `R`.
 struct Folded<R>(R);
@@ -774,48 +833,48 @@ fn rebuild<L: Lane, S: Slot, const E: usize, const FILL: bool, const FMA: bool>(
         if z.len() < n {
             return false;
         }
-        rebuild_with::<S, E, FMA>(&Dense(&z[..n]), p, v, work);
+        rebuild_with::<S, E, FMA>(&Dense(&z[..n]), None, p, v, work);
         return true;
     }
     // The residuals in place (0 at the fill elements, flagged in `fills`), checked to be
-    // enough before anything is rebuilt.
+    // enough before anything is rebuilt: a run of elements that are not the fill at a time.
     let mut d = std::mem::take(&mut work.pred);
     let mut fills = std::mem::take(&mut work.fills);
-    d.clear();
-    fills.clear();
-    fills.extend((0..n).map(|i| is_fill(bits, i)));
-    let mut zs = z.iter();
-    let mut enough = true;
-    for &f in fills.iter() {
-        if f {
-            d.push(0);
-        } else if let Some(x) = zs.next() {
-            d.push(unzigzag(x.to_z()));
-        } else {
-            enough = false;
-            break;
-        }
-    }
+    let mut runs = std::mem::take(&mut work.runs);
+    runs_of(bits, n, &mut runs);
+    let enough = runs.iter().map(|(s, e)| e - s).sum::<usize>() <= z.len();
     if enough {
-        rebuild_with::<S, E, FMA>(
-            &Spread {
-                d: &d,
-                fills: &fills,
-            },
-            p,
-            v,
-            work,
-        );
+        // Every element is written: no clearing.
+        d.resize(n, 0);
+        fills.resize(n, false);
+        let (mut i, mut zs) = (0, z.iter());
+        for &(start, end) in runs.iter().chain([(n, n)].iter()) {
+            d[i..start].fill(0);
+            fills[i..start].fill(true);
+            fills[start..end].fill(false);
+            for (x, z) in d[start..end].iter_mut().zip(&mut zs) {
+                *x = unzigzag(z.to_z());
+            }
+            i = end;
+        }
+        let res = Spread {
+            d: &d,
+            fills: &fills,
+        };
+        rebuild_with::<S, E, FMA>(&res, Some(&runs), p, v, work);
     }
     work.pred = d;
     work.fills = fills;
+    work.runs = runs;
     enough
 }
 
-/// The working values into `v` from residuals `res` (one for each element of `v`).
+/// The working values into `v` from residuals `res` (one for each element of `v`), `runs`
+/// being those of the elements that are not the fill, for a block with a fill value.
 #[inline(always)]
 fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
     res: &impl Residuals,
+    runs: Option<&[(usize, usize)]>,
     p: &Params,
     v: &mut [S],
     work: &mut Work,
@@ -862,6 +921,7 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
     };
     let (acc, g) = (&mut work.acc, &mut work.acc64);
     let mut at = r;
+    let mut run = 0;
     while at < n {
         let len = stretch.min(n - at);
         // The far taps' weighted sum for each element of the stretch (exact, as in
@@ -878,20 +938,45 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
             for (j, (x, &a)) in g.iter_mut().zip(acc.iter()).enumerate() {
                 *x = exact(a) + (part.at(j) << shift);
             }
-            serial::<_, S, E>(
-                &Serial {
-                    g,
-                    res: &Folded(res.part(0, n)),
-                    sum_w,
-                },
-                two_back,
-                pow,
-                &near,
-                shift,
-                v,
-                at,
-                len,
-            );
+            let end = at + len;
+            // The runs of the stretch (from the first that ends after it starts).
+            let (mut first, mut here) = (runs.map_or(0, |r| r.len()), 0);
+            if let Some(runs) = runs {
+                while run < runs.len() && runs[run].1 <= at {
+                    run += 1;
+                }
+                first = run;
+                here = runs[run..].iter().take_while(|r| r.0 < end).count();
+            }
+            match runs {
+                // Few runs (rows of land, say): the fill elements between them copy the one
+                // before, and the runs have no fill element to check.
+                Some(runs) if here * FEW_RUNS <= len => {
+                    let mut i = at;
+                    for &(s, e) in runs[first..first + here].iter().chain([(end, end)].iter()) {
+                        let (s, e) = (s.max(i), e.min(end));
+                        let a = v[i - 1];
+                        v[i..s].fill(a);
+                        let run = Serial {
+                            g: &g[s - at..],
+                            res: &Zeros,
+                            sum_w,
+                        };
+                        if e > s {
+                            serial::<_, S, E>(&run, two_back, pow, &near, shift, v, s, e - s);
+                        }
+                        i = e.max(s);
+                    }
+                }
+                _ => {
+                    let all = Serial {
+                        g,
+                        res: &Folded(res.part(0, n)),
+                        sum_w,
+                    };
+                    serial::<_, S, E>(&all, two_back, pow, &near, shift, v, at, len);
+                }
+            }
             at += len;
             continue;
         } else {
@@ -1456,8 +1541,16 @@ mod tests {
             let smooth = round % 2 == 0;
             let mut data = Vec::with_capacity(n * e);
             let fill_word = rnd() >> (64 - 8 * e);
+            // Fill elements scattered, or in stretches (rows of land) of up to 300.
+            let land = 1 + (rnd() % 300) as usize;
+            let lands = round % 10 >= 5;
             for i in 0..n {
-                let x = if rnd().is_multiple_of(7) && round % 5 != 0 {
+                let fill_here = if lands {
+                    (i / land * 7919 + round) % 5 < 2
+                } else {
+                    rnd().is_multiple_of(7)
+                };
+                let x = if fill_here && round % 5 != 0 {
                     fill_word
                 } else if smooth {
                     let (r, c) = ((i / row) as f64, (i % row) as f64);
@@ -1502,6 +1595,46 @@ mod tests {
                 &mut Work::default(),
             );
             roundtrip(&data, e, &fitted, fill);
+        }
+    }
+
+    #[test]
+    fn the_runs_of_elements_that_are_not_the_fill_are_the_bitmap_s() {
+        let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
+        for round in 0..400 {
+            let n = (rnd() % 700) as usize;
+            // Bits in stretches of up to 150 (across bytes and words), or scattered; the
+            // bitmap sometimes short (nothing is the fill beyond it).
+            let stretch = 1 + (rnd() % 150) as usize;
+            let mut bits = vec![0u8; n.div_ceil(8) - (round % 7 == 0 && n > 8) as usize];
+            let mut fill = vec![false; n];
+            for (i, f) in fill.iter_mut().enumerate() {
+                let on = if round % 2 == 0 {
+                    (i / stretch + round).is_multiple_of(3)
+                } else {
+                    rnd().is_multiple_of(3)
+                };
+                if on && i / 8 < bits.len() {
+                    bits[i / 8] |= 0x80 >> (i % 8);
+                    *f = true;
+                }
+            }
+            let mut want = Vec::new();
+            let mut i = 0;
+            while i < n {
+                if fill[i] {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < n && !fill[i] {
+                    i += 1;
+                }
+                want.push((start, i));
+            }
+            let mut runs = vec![(9, 9)];
+            runs_of(&bits, n, &mut runs);
+            assert_eq!(runs, want, "round {round}: n {n}, stretch {stretch}");
         }
     }
 
