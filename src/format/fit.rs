@@ -655,17 +655,20 @@ fn undo_in<L: Lane, S: Slot, const E: usize, const FMA: bool>(
         (false, true) => write::<S, E, false, true>(v, out),
         (false, false) => write::<S, E, false, false>(v, out),
     }
-    if let Some((f, bits)) = fill {
+    if let Some((f, _)) = fill {
         let mut b = f.to_be_bytes();
         if native && cfg!(target_endian = "little") {
             b = f.to_le_bytes();
             b.copy_within(0..E, 8 - E);
         }
         let f = &b[8 - E..];
-        for (k, &byte) in bits.iter().enumerate().filter(|(_, &b)| b != 0) {
-            for i in (8 * k..(8 * k + 8).min(n)).filter(|i| byte & (0x80 >> (i % 8)) != 0) {
-                out[i * E..i * E + E].copy_from_slice(f);
+        // Between the runs of elements that are not the fill (`rebuild` found them).
+        let mut i = 0;
+        for &(start, end) in work.runs.iter().chain([(n, n)].iter()) {
+            for o in out[i * E..start * E].chunks_exact_mut(E) {
+                o.copy_from_slice(f);
             }
+            i = end;
         }
     }
 }
