@@ -21,43 +21,6 @@ unsafe fn read_offsets<L: Latent, const READ_BYTES: usize>(
   latents: &mut [L],
   n: usize,
 ) {
-  read_offsets_inline::<L, READ_BYTES>(
-    reader,
-    offset_bits_csum,
-    offset_bits,
-    latents,
-    n,
-  )
-}
-
-// (nc3pack) `read_offsets` compiled again for BMI2 (shifts by a register and the low bits'
-// mask in one instruction each), chosen at run time; the same reads, so the same latents.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-unsafe fn read_offsets_bmi2<L: Latent, const READ_BYTES: usize>(
-  reader: &mut BitReader,
-  offset_bits_csum: &[u32],
-  offset_bits: &[u32],
-  latents: &mut [L],
-  n: usize,
-) {
-  read_offsets_inline::<L, READ_BYTES>(
-    reader,
-    offset_bits_csum,
-    offset_bits,
-    latents,
-    n,
-  )
-}
-
-#[inline(always)]
-unsafe fn read_offsets_inline<L: Latent, const READ_BYTES: usize>(
-  reader: &mut BitReader,
-  offset_bits_csum: &[u32],
-  offset_bits: &[u32],
-  latents: &mut [L],
-  n: usize,
-) {
   debug_assert!(n >= 1, "read_offsets requires n >= 1");
   let base_bit_idx = reader.bit_idx();
   let src = reader.src;
@@ -78,6 +41,40 @@ unsafe fn read_offsets_inline<L: Latent, const READ_BYTES: usize>(
   }
 
   let final_bit_idx = base_bit_idx + offset_bits_csum[n - 1] as usize + offset_bits[n - 1] as usize;
+  reader.stale_byte_idx = final_bit_idx / 8;
+  reader.bits_past_byte = final_bit_idx as Bitlen % 8;
+}
+
+// (nc3pack) `read_offsets` compiled again for BMI2 (shifts by a register and the low bits'
+// mask in one instruction each), chosen at run time with `read_full_ans_symbols_bmi2` (one
+// thread's choice, the same for both loops of a batch). It adds up the offsets' bit counts
+// itself instead of reading their cumulative counts: the same reads, so the same latents.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+unsafe fn read_offsets_bmi2<L: Latent, const READ_BYTES: usize>(
+  reader: &mut BitReader,
+  offset_bits: &[u32],
+  latents: &mut [L],
+  n: usize,
+) {
+  debug_assert!(n >= 1, "read_offsets requires n >= 1");
+  // The cumulative bit counts counted here (the ANS loop for BMI2 does not write them).
+  let base_bit_idx = reader.bit_idx();
+  let src = reader.src;
+  let mut offset_bits_csum: Bitlen = 0;
+  for i in 0..n {
+    let offset_bits = offset_bits[i];
+    let bit_idx = base_bit_idx as Bitlen + offset_bits_csum;
+    let offset = bit_reader::read_uint_at::<L, READ_BYTES>(
+      src,
+      (bit_idx / 8) as usize,
+      bit_idx % 8,
+      offset_bits,
+    );
+    latents[i] = latents[i].wrapping_add(offset);
+    offset_bits_csum += offset_bits;
+  }
+  let final_bit_idx = base_bit_idx + offset_bits_csum as usize;
   reader.stale_byte_idx = final_bit_idx / 8;
   reader.bits_past_byte = final_bit_idx as Bitlen % 8;
 }
@@ -123,8 +120,9 @@ impl<L: Latent> PageLatentDecompressor<L> {
     }
   }
 
-  // (nc3pack) `read_full_ans_symbols` compiled again for BMI2, chosen at run time (the same
-  // operations, so the same symbols).
+  // (nc3pack) `read_full_ans_symbols` compiled again for BMI2, chosen at run time: the same
+  // operations, so the same symbols, without the store of the offsets' cumulative bit counts
+  // (`read_offsets_bmi2` adds them up).
   #[cfg(target_arch = "x86_64")]
   #[target_feature(enable = "bmi2")]
   unsafe fn read_full_ans_symbols_bmi2(
@@ -133,7 +131,7 @@ impl<L: Latent> PageLatentDecompressor<L> {
     cld: &ChunkLatentDecompressor<L>,
     scratch: &mut LatentDecompressorScratch,
   ) {
-    self.read_full_ans_symbols_inline(reader, cld, scratch)
+    self.read_full_ans_symbols_inline::<false>(reader, cld, scratch)
   }
 
   #[inline(never)]
@@ -147,12 +145,14 @@ impl<L: Latent> PageLatentDecompressor<L> {
     if crate::nc3pack_checks::bmi2_decoding() {
       return self.read_full_ans_symbols_bmi2(reader, cld, scratch);
     }
-    self.read_full_ans_symbols_inline(reader, cld, scratch)
+    self.read_full_ans_symbols_inline::<true>(reader, cld, scratch)
   }
 
   // This implementation handles only a full batch, but is faster.
+  // (nc3pack) `CSUM`: whether to write the offsets' cumulative bit counts (the published
+  // loop's third store a symbol); `read_offsets_bmi2` counts them itself.
   #[inline(always)]
-  unsafe fn read_full_ans_symbols_inline(
+  unsafe fn read_full_ans_symbols_inline<const CSUM: bool>(
     &mut self,
     reader: &mut BitReader,
     cld: &ChunkLatentDecompressor<L>,
@@ -189,7 +189,9 @@ impl<L: Latent> PageLatentDecompressor<L> {
           let ans_val = (packed >> bits_past_byte) as AnsState & ((1 << bits_to_read) - 1);
           let lower = *lowers.get_unchecked($state_idx as usize);
           let offset_bits = node.offset_bits as Bitlen;
-          *scratch_offset_bits_csum.get_unchecked_mut(i) = offset_bit_idx;
+          if CSUM {
+            *scratch_offset_bits_csum.get_unchecked_mut(i) = offset_bit_idx;
+          }
           *scratch_offset_bits.get_unchecked_mut(i) = offset_bits;
           scratch_latents.get_unchecked_mut(i).write(lower);
           bits_past_byte += bits_to_read;
@@ -301,7 +303,7 @@ impl<L: Latent> PageLatentDecompressor<L> {
         let latents = scratch.latents.downcast_init_mut::<L>();
         #[cfg(target_arch = "x86_64")]
         if crate::nc3pack_checks::bmi2_decoding() {
-          read_offsets_bmi2::<L, $rb>(reader, csum, bits, latents, batch_n)
+          read_offsets_bmi2::<L, $rb>(reader, bits, latents, batch_n)
         } else {
           read_offsets::<L, $rb>(reader, csum, bits, latents, batch_n)
         }
