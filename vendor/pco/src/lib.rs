@@ -40,23 +40,45 @@ pub mod nc3pack_checks {
   pub use crate::histograms::check_bucketed;
 
   std::thread_local! {
-    static PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    // What this thread's decoding may use: 0 anything, 1 not AVX-512, 2 the published loops.
+    static LIMIT: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+  }
+
+  fn with_limit<R>(limit: u8, f: impl FnOnce() -> R) -> R {
+    let before = LIMIT.with(|l| l.replace(limit));
+    let r = f();
+    LIMIT.with(|l| l.set(before));
+    r
   }
 
   /// Runs `f` with this thread's decoding on the published (portable) loops instead of
   /// those compiled again for this CPU: to compare the two.
   pub fn with_portable_decoding<R>(f: impl FnOnce() -> R) -> R {
-    let before = PORTABLE.with(|p| p.replace(true));
-    let r = f();
-    PORTABLE.with(|p| p.set(before));
-    r
+    with_limit(2, f)
+  }
+
+  /// Runs `f` with this thread's decoding on the loops for BMI2 at most (not AVX-512).
+  pub fn with_bmi2_decoding<R>(f: impl FnOnce() -> R) -> R {
+    with_limit(1, f)
   }
 
   /// Whether the decoder's loops compiled for BMI2 may run on this thread.
   #[cfg(target_arch = "x86_64")]
   #[inline]
   pub(crate) fn bmi2_decoding() -> bool {
-    std::arch::is_x86_feature_detected!("bmi2") && !PORTABLE.with(|p| p.get())
+    std::arch::is_x86_feature_detected!("bmi2") && LIMIT.with(|l| l.get()) < 2
+  }
+
+  /// Whether the decoder's offsets loop for AVX-512 VBMI may run on this thread.
+  #[cfg(target_arch = "x86_64")]
+  #[inline]
+  pub(crate) fn vbmi_decoding() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx512f")
+      && has!("avx512bw")
+      && has!("avx512vbmi")
+      && has!("bmi2")
+      && LIMIT.with(|l| l.get()) < 1
   }
 }
 

@@ -79,6 +79,123 @@ unsafe fn read_offsets_bmi2<L: Latent, const READ_BYTES: usize>(
   reader.bits_past_byte = final_bit_idx as Bitlen % 8;
 }
 
+// (nc3pack) The latents `read_offsets_vbmi` reads offsets for: u16 and u32.
+#[cfg(target_arch = "x86_64")]
+trait VbmiLatent: Latent {
+  // Adds the low bits of eight u64 offsets to the eight latents at `l`.
+  unsafe fn add8(l: *mut Self, offsets: std::arch::x86_64::__m512i);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl VbmiLatent for u32 {
+  #[inline(always)]
+  unsafe fn add8(l: *mut u32, offsets: std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    let l = l as *mut __m256i;
+    _mm256_storeu_si256(
+      l,
+      _mm256_add_epi32(
+        _mm256_loadu_si256(l),
+        _mm512_cvtepi64_epi32(offsets),
+      ),
+    );
+  }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl VbmiLatent for u16 {
+  #[inline(always)]
+  unsafe fn add8(l: *mut u16, offsets: std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    let l = l as *mut __m128i;
+    _mm_storeu_si128(
+      l,
+      _mm_add_epi16(
+        _mm_loadu_si128(l),
+        _mm512_cvtepi64_epi16(offsets),
+      ),
+    );
+  }
+}
+
+// (nc3pack) `read_offsets` for u16 and u32 latents on CPUs with AVX-512 VBMI, eight offsets at once:
+// each one's 8 bytes from its first (a byte permutation of the 64 bytes from the eight's
+// first byte), shifted by its bit in that byte and masked to its bit count. The same bits as
+// the published loop reads, so the same latents. Reads `offset_bits_csum` (the ANS loop
+// writes it when this is chosen).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+unsafe fn read_offsets_vbmi<L: VbmiLatent>(
+  reader: &mut BitReader,
+  offset_bits_csum: &[u32],
+  offset_bits: &[u32],
+  latents: &mut [L],
+  n: usize,
+) {
+  use std::arch::x86_64::*;
+  debug_assert!(n >= 1, "read_offsets requires n >= 1");
+  let base_bit_idx = reader.bit_idx();
+  let src = reader.src;
+  // Byte 0 and byte 8 of each 16 to all eight of its half (vpshufb works in 16s), plus
+  // 0..8: the eight bytes from each offset's first.
+  let spread = _mm512_set4_epi64(
+    0x0808_0808_0808_0808,
+    0,
+    0x0808_0808_0808_0808,
+    0,
+  );
+  let within = _mm512_set1_epi64(0x0706_0504_0302_0100);
+  let (ones, seven) = (_mm512_set1_epi64(-1), _mm512_set1_epi64(7));
+  let mut i = 0;
+  while i + 8 <= n {
+    let first = base_bit_idx as Bitlen + offset_bits_csum[i];
+    let byte = (first / 8) as usize;
+    // The eight's offsets end at most 7 + 8 × 32 bits after `byte`: in its 64 bytes.
+    let Some(window) = src.get(byte..byte + 64) else {
+      break;
+    };
+    let csum = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+      offset_bits_csum[i..i + 8].as_ptr() as *const __m256i,
+    ));
+    let bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+      offset_bits[i..i + 8].as_ptr() as *const __m256i,
+    ));
+    // Each offset's bit from `byte`'s first.
+    let rel = _mm512_add_epi64(
+      csum,
+      _mm512_set1_epi64(i64::from(first % 8) - i64::from(offset_bits_csum[i])),
+    );
+    let idx = _mm512_add_epi8(
+      _mm512_shuffle_epi8(_mm512_srli_epi64::<3>(rel), spread),
+      within,
+    );
+    let words = _mm512_permutexvar_epi8(
+      idx,
+      _mm512_loadu_si512(window.as_ptr() as *const _),
+    );
+    let words = _mm512_srlv_epi64(words, _mm512_and_si512(rel, seven));
+    let mask = _mm512_andnot_si512(_mm512_sllv_epi64(ones, bits), ones);
+    L::add8(
+      latents[i..i + 8].as_mut_ptr(),
+      _mm512_and_si512(words, mask),
+    );
+    i += 8;
+  }
+  for i in i..n {
+    let bit_idx = base_bit_idx as Bitlen + offset_bits_csum[i];
+    let offset = bit_reader::read_uint_at::<L, 8>(
+      src,
+      (bit_idx / 8) as usize,
+      bit_idx % 8,
+      offset_bits[i],
+    );
+    latents[i] = latents[i].wrapping_add(offset);
+  }
+  let final_bit_idx = base_bit_idx + offset_bits_csum[n - 1] as usize + offset_bits[n - 1] as usize;
+  reader.stale_byte_idx = final_bit_idx / 8;
+  reader.bits_past_byte = final_bit_idx as Bitlen % 8;
+}
+
 // Here we do something very strange to ensure vectorization of
 // decompress_offsets on aarch64: we force specializations to be exported by the
 // pco compiled library, as opposed to downstream compilation units. I'm not
@@ -95,6 +212,40 @@ force_export!(_FORCE_EXPORT_U16_4, u16, 4);
 force_export!(_FORCE_EXPORT_U32_4, u32, 4);
 force_export!(_FORCE_EXPORT_U32_8, u32, 8);
 force_export!(_FORCE_EXPORT_U64_8, u64, 8);
+
+// (nc3pack) Which loops read a full batch's ANS symbols and offsets: the published ones, those
+// for BMI2 (the offsets' cumulative bit counts added up by the offsets loop, not stored by
+// the ANS loop), or for u16 and u32 latents on CPUs with AVX-512 VBMI, `read_offsets_vbmi` after
+// the ANS loop for BMI2. One choice for both loops of a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Offsets {
+  Published,
+  Bmi2,
+  Vbmi,
+}
+
+impl Offsets {
+  #[inline]
+  fn choose(bytes_per_offset: usize, latent_bits: Bitlen) -> Self {
+    #[cfg(target_arch = "x86_64")]
+    {
+      use crate::nc3pack_checks::{bmi2_decoding, vbmi_decoding};
+      // Offsets of at most 32 bits (u32: 8 bytes from the first; u16: at most 16 bits).
+      let fits = match latent_bits {
+        16 | 32 => (1..=8).contains(&bytes_per_offset),
+        _ => false,
+      };
+      if fits && vbmi_decoding() {
+        return Offsets::Vbmi;
+      }
+      if bmi2_decoding() {
+        return Offsets::Bmi2;
+      }
+    }
+    let _ = (bytes_per_offset, latent_bits);
+    Offsets::Published
+  }
+}
 
 // this is entirely state - any precomputed information is in the ChunkLatentDecompressor
 #[derive(Clone, Debug)]
@@ -125,25 +276,29 @@ impl<L: Latent> PageLatentDecompressor<L> {
   // (`read_offsets_bmi2` adds them up).
   #[cfg(target_arch = "x86_64")]
   #[target_feature(enable = "bmi2")]
-  unsafe fn read_full_ans_symbols_bmi2(
+  unsafe fn read_full_ans_symbols_bmi2<const CSUM: bool>(
     &mut self,
     reader: &mut BitReader,
     cld: &ChunkLatentDecompressor<L>,
     scratch: &mut LatentDecompressorScratch,
   ) {
-    self.read_full_ans_symbols_inline::<false>(reader, cld, scratch)
+    self.read_full_ans_symbols_inline::<CSUM>(reader, cld, scratch)
   }
 
+  // (nc3pack) `offsets`: how the batch's offsets will be read.
   #[inline(never)]
   unsafe fn read_full_ans_symbols(
     &mut self,
     reader: &mut BitReader,
     cld: &ChunkLatentDecompressor<L>,
     scratch: &mut LatentDecompressorScratch,
+    offsets: Offsets,
   ) {
     #[cfg(target_arch = "x86_64")]
-    if crate::nc3pack_checks::bmi2_decoding() {
-      return self.read_full_ans_symbols_bmi2(reader, cld, scratch);
+    match offsets {
+      Offsets::Bmi2 => return self.read_full_ans_symbols_bmi2::<false>(reader, cld, scratch),
+      Offsets::Vbmi => return self.read_full_ans_symbols_bmi2::<true>(reader, cld, scratch),
+      Offsets::Published => {}
     }
     self.read_full_ans_symbols_inline::<true>(reader, cld, scratch)
   }
@@ -263,6 +418,7 @@ impl<L: Latent> PageLatentDecompressor<L> {
     scratch: &mut LatentDecompressorScratch,
   ) {
     assert!(batch_n <= FULL_BATCH_N);
+    let offsets = Offsets::choose(cld.bytes_per_offset, L::BITS);
     if batch_n == 0 {
       scratch
         .latents
@@ -272,7 +428,7 @@ impl<L: Latent> PageLatentDecompressor<L> {
       return;
     } else if cld.n_bins > 1 {
       if batch_n == FULL_BATCH_N {
-        self.read_full_ans_symbols(reader, cld, scratch);
+        self.read_full_ans_symbols(reader, cld, scratch, offsets);
       } else {
         self.read_ans_symbols(reader, batch_n, cld, scratch);
         scratch.latents.downcast_mut::<L>()[batch_n..].fill(MaybeUninit::new(cld.state_lowers[0]));
@@ -301,14 +457,27 @@ impl<L: Latent> PageLatentDecompressor<L> {
           &scratch.offset_bits.0,
         );
         let latents = scratch.latents.downcast_init_mut::<L>();
-        #[cfg(target_arch = "x86_64")]
-        if crate::nc3pack_checks::bmi2_decoding() {
-          read_offsets_bmi2::<L, $rb>(reader, bits, latents, batch_n)
-        } else {
-          read_offsets::<L, $rb>(reader, csum, bits, latents, batch_n)
+        match offsets {
+          #[cfg(target_arch = "x86_64")]
+          Offsets::Vbmi if L::BITS == 32 => read_offsets_vbmi::<u32>(
+            reader,
+            csum,
+            bits,
+            &mut *(latents as *mut [L; FULL_BATCH_N] as *mut [u32; FULL_BATCH_N]),
+            batch_n,
+          ),
+          #[cfg(target_arch = "x86_64")]
+          Offsets::Vbmi => read_offsets_vbmi::<u16>(
+            reader,
+            csum,
+            bits,
+            &mut *(latents as *mut [L; FULL_BATCH_N] as *mut [u16; FULL_BATCH_N]),
+            batch_n,
+          ),
+          #[cfg(target_arch = "x86_64")]
+          Offsets::Bmi2 => read_offsets_bmi2::<L, $rb>(reader, bits, latents, batch_n),
+          _ => read_offsets::<L, $rb>(reader, csum, bits, latents, batch_n),
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        read_offsets::<L, $rb>(reader, csum, bits, latents, batch_n)
       }};
     }
     match (cld.bytes_per_offset, L::BITS) {
