@@ -218,6 +218,7 @@ force_export!(_FORCE_EXPORT_U64_8, u64, 8);
 // the ANS loop), or for u16 and u32 latents on CPUs with AVX-512 VBMI, `read_offsets_vbmi` after
 // the ANS loop for BMI2. One choice for both loops of a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Offsets {
   Published,
   Bmi2,
@@ -300,6 +301,8 @@ impl<L: Latent> PageLatentDecompressor<L> {
       Offsets::Vbmi => return self.read_full_ans_symbols_bmi2::<true>(reader, cld, scratch),
       Offsets::Published => {}
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = offsets;
     self.read_full_ans_symbols_inline::<true>(reader, cld, scratch)
   }
 
