@@ -942,36 +942,36 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
                 *x = exact(a) + (part.at(j) << shift);
             }
             let end = at + len;
-            // The runs of the stretch (from the first that ends after it starts).
-            let (mut first, mut here) = (runs.map_or(0, |r| r.len()), 0);
-            if let Some(runs) = runs {
+            // The runs of the stretch (from the first that ends after it starts), if few:
+            // rows of land, say.
+            let few = runs.and_then(|runs| {
                 while run < runs.len() && runs[run].1 <= at {
                     run += 1;
                 }
-                first = run;
-                here = runs[run..].iter().take_while(|r| r.0 < end).count();
-            }
-            match runs {
-                // Few runs (rows of land, say): the fill elements between them copy the one
-                // before, and the runs have no fill element to check.
-                Some(runs) if here * FEW_RUNS <= len => {
+                let here = runs[run..].iter().take_while(|r| r.0 < end).count();
+                (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
+            });
+            match few {
+                // The fill elements between the runs copy the one before, and the runs have
+                // no fill element to check.
+                Some(few) => {
                     let mut i = at;
-                    for &(s, e) in runs[first..first + here].iter().chain([(end, end)].iter()) {
+                    for &(s, e) in few.iter().chain([(end, end)].iter()) {
                         let (s, e) = (s.max(i), e.min(end));
                         let a = v[i - 1];
                         v[i..s].fill(a);
-                        let run = Serial {
-                            g: &g[s - at..],
-                            res: &Zeros,
-                            sum_w,
-                        };
                         if e > s {
-                            serial::<_, S, E>(&run, two_back, pow, &near, shift, v, s, e - s);
+                            let part = Serial {
+                                g: &g[s - at..],
+                                res: &Zeros,
+                                sum_w,
+                            };
+                            serial::<_, S, E>(&part, two_back, pow, &near, shift, v, s, e - s);
                         }
-                        i = e.max(s);
+                        i = e;
                     }
                 }
-                _ => {
+                None => {
                     let all = Serial {
                         g,
                         res: &Folded(res.part(0, n)),
@@ -980,8 +980,6 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
                     serial::<_, S, E>(&all, two_back, pow, &near, shift, v, at, len);
                 }
             }
-            at += len;
-            continue;
         } else {
             g.clear();
             g.resize(len, half);
@@ -991,17 +989,9 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
                     *a = a.wrapping_add(c.wrapping_mul(x.get()));
                 }
             }
+            let all = Serial { g, res, sum_w };
+            serial::<_, S, E>(&all, two_back, pow, &near, shift, v, at, len);
         }
-        serial::<_, S, E>(
-            &Serial { g, res, sum_w },
-            two_back,
-            pow,
-            &near,
-            shift,
-            v,
-            at,
-            len,
-        );
         at += len;
     }
 }

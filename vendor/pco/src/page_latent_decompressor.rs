@@ -470,7 +470,7 @@ impl<L: Latent> PageLatentDecompressor<L> {
             batch_n,
           ),
           #[cfg(target_arch = "x86_64")]
-          Offsets::Vbmi => read_offsets_vbmi::<u16>(
+          Offsets::Vbmi if L::BITS == 16 => read_offsets_vbmi::<u16>(
             reader,
             csum,
             bits,
