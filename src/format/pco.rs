@@ -1154,6 +1154,74 @@ pub(crate) mod tests {
         })
     }
 
+    /// The vendored encoder writes its pages a batch at a time from packed bits, groups the
+    /// short numbers it writes and keeps its ANS tables flat (vendor/pco/NC3PACK.md): it
+    /// must write the bytes the published pco 1.1.0 wrote for the same numbers and settings
+    /// (their length and FNV-1a hash, recorded from that crate as published). The inputs take
+    /// two latents a number (lookback delta for far repeats, the float multiplier for
+    /// decimals, both checked here), several pages with a delta, 64-bit offsets wider than one
+    /// write, and narrow 16-bit numbers at the top level, each a length no multiple of a batch.
+    #[test]
+    fn the_vendored_encoder_writes_what_published_pco_wrote() {
+        use ::pco::standalone::simple_compress;
+        use ::pco::{ChunkConfig, DeltaSpec, PagingSpec};
+        let mut r = Lcg(7);
+        let table: Vec<f64> = (0..500).map(|_| r.next() as f64 / 7.0).collect();
+        let repeats: Vec<f64> = (0..20_000)
+            .map(|i| {
+                if i % 3 == 0 {
+                    r.next() as f64
+                } else {
+                    table[(r.next() % 500) as usize]
+                }
+            })
+            .collect();
+        let lookback = ChunkConfig::default().with_delta_spec(DeltaSpec::TryLookback);
+        let c = simple_compress(&repeats, &lookback).unwrap();
+        assert_eq!(
+            (c.len(), fnv(&c)),
+            (58600, 0x005e_e406_658c_7336),
+            "repeats"
+        );
+        let decimals: Vec<f32> = (0..30_001)
+            .map(|i| ((i as f32 * 0.37).sin() * 2000.0 + (r.next() % 50) as f32).round() * 0.01)
+            .collect();
+        let c = simple_compress(&decimals, &ChunkConfig::default()).unwrap();
+        assert_eq!(
+            (c.len(), fnv(&c)),
+            (24947, 0x631d_2ae3_c6ff_236c),
+            "decimals"
+        );
+        let mut x = 0i32;
+        let smooth: Vec<i32> = (0..10_000)
+            .map(|_| {
+                x = x.wrapping_add((r.next() % 1000) as i32 - 300);
+                x
+            })
+            .collect();
+        let paged = ChunkConfig::default().with_paging_spec(PagingSpec::EqualPagesUpTo(3000));
+        let c = simple_compress(&smooth, &paged).unwrap();
+        assert_eq!((c.len(), fnv(&c)), (12576, 0xbd82_2306_50a9_07dd), "smooth");
+        let wide: Vec<u64> = (0..5_000).map(|_| (r.next() << 31) ^ r.next()).collect();
+        let level4 = ChunkConfig::default().with_compression_level(4);
+        let c = simple_compress(&wide, &level4).unwrap();
+        assert_eq!((c.len(), fnv(&c)), (38779, 0x4163_f706_eb70_2d86), "wide");
+        let narrow: Vec<i16> = (0..7_777).map(|_| (r.next() % 37) as i16 - 18).collect();
+        let level12 = ChunkConfig::default().with_compression_level(12);
+        let c = simple_compress(&narrow, &level12).unwrap();
+        assert_eq!((c.len(), fnv(&c)), (5103, 0xd6c4_da63_18ae_ed34), "narrow");
+
+        // The first two take two latents a number, as meant.
+        let mut out = Vec::new();
+        let choice = write_file(&repeats, &lookback, &mut out).unwrap();
+        assert!(choice.lookback);
+        let choice = write_file(&decimals, &ChunkConfig::default(), &mut out).unwrap();
+        assert!(
+            matches!(choice.mode, Some(Mode::FloatMult(_))),
+            "{choice:?}"
+        );
+    }
+
     /// Residuals through the patched pco encoder (vendor/pco: counting sort and bin lookup
     /// table for narrow ranges) come out as the same bytes as the published pco 1.1.0 made of
     /// them (length and FNV-1a hash of `simple_compress` recorded from that crate, unpatched,

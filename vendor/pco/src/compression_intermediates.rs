@@ -4,7 +4,7 @@ use crate::data_types::number_priv::NumberPriv;
 use crate::data_types::{Latent, SplitLatents};
 use crate::delta::DeltaState;
 use crate::metadata::per_latent_var::{LatentVarKey, PerLatentVar};
-use crate::metadata::{DynLatents, Mode};
+use crate::metadata::Mode;
 use std::ops::Range;
 
 #[derive(Clone, Debug)]
@@ -27,12 +27,13 @@ impl PageInfo {
 
 #[derive(Clone, Debug)]
 pub struct PageDissectedVar {
-  // These vecs should usually have the same length, or sometimes be empty for
-  // optimization purposes.
-  pub ans_vals: Vec<AnsState>,
-  pub ans_bits: Vec<Bitlen>,
-  pub offsets: DynLatents,
-  pub offset_bits: Vec<Bitlen>,
+  // (nc3pack) Each batch's bits as the page writes them (its ANS bits, then its offsets),
+  // packed from the first bit of a byte, followed by 8 zero bytes (for reads of 8 bytes).
+  // The batches are dissected last to first, so they lie here in that order.
+  pub packed: Vec<u8>,
+  // (nc3pack) For each batch, first to last: the byte of `packed` its bits start at, and
+  // how many bits it has.
+  pub batches: Vec<(usize, usize)>,
 
   pub ans_final_states: [AnsState; ANS_INTERLEAVING],
 }

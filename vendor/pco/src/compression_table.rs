@@ -1,6 +1,8 @@
 use std::cmp;
 
+use crate::ans::Symbol;
 use crate::compression_intermediates::BinCompressionInfo;
+use crate::constants::Bitlen;
 use crate::data_types::Latent;
 use crate::FULL_BATCH_N;
 
@@ -112,6 +114,41 @@ impl<L: Latent> CompressionTable<L> {
       }
     }
     self.search(latents)
+  }
+
+  // (nc3pack) Where the bins have a lookup table and every latent is in it: each latent's
+  // symbol, offset from its bin's lower bound and the offset's bit count, in one pass (true);
+  // else false (and the outputs partly written).
+  #[inline(never)]
+  pub fn dissect_by_lookup(
+    &self,
+    latents: &[L],
+    symbols: &mut [Symbol],
+    offsets: &mut [L],
+    offset_bits: &mut [Bitlen],
+  ) -> bool {
+    let Some((first, table)) = &self.lookup else {
+      return false;
+    };
+    let infos = &self.infos[..];
+    for (((&latent, symbol), offset), bits) in latents
+      .iter()
+      .zip(symbols.iter_mut())
+      .zip(offsets.iter_mut())
+      .zip(offset_bits.iter_mut())
+    {
+      if latent < *first {
+        return false;
+      }
+      let Some(&bin) = table.get((latent - *first).to_u64() as usize) else {
+        return false;
+      };
+      let info = &infos[bin as usize];
+      *symbol = info.symbol;
+      *offset = latent - info.lower;
+      *bits = info.offset_bits;
+    }
+    true
   }
 
   fn search(&self, latents: &[L]) -> [usize; FULL_BATCH_N] {

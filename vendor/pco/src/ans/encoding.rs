@@ -4,23 +4,22 @@ use crate::ans::spec::Spec;
 use crate::ans::{AnsState, Symbol};
 use crate::constants::{Bitlen, Weight};
 
-#[derive(Clone, Debug)]
+// (nc3pack) A symbol's numbers in one small struct, its next states in one table shared by
+// all symbols (the published crate gave each symbol its own `Vec`: a pointer to follow more
+// per symbol encoded). The same states come out.
+#[derive(Clone, Copy, Debug)]
 struct SymbolInfo {
   renorm_bit_cutoff: AnsState,
   min_renorm_bits: Bitlen,
-  next_states: Vec<AnsState>,
-}
-
-impl SymbolInfo {
-  #[inline]
-  fn next_state_for(&self, x_s: AnsState) -> AnsState {
-    self.next_states[x_s as usize - self.next_states.len()]
-  }
+  // Where the symbol's next states start in `Encoder::next_states`, less its weight
+  // (wrapping): x_s, from weight to 2 weight - 1, has its next state at this plus x_s.
+  next_states_base: u32,
 }
 
 #[derive(Clone, Debug)]
 pub struct Encoder {
   symbol_infos: Vec<SymbolInfo>,
+  next_states: Vec<AnsState>,
   size_log: Bitlen,
 }
 
@@ -28,7 +27,9 @@ impl Encoder {
   pub fn new(spec: &Spec) -> Self {
     let table_size = spec.table_size();
 
-    let mut symbol_infos = spec
+    let mut starts = Vec::with_capacity(spec.symbol_weights.len());
+    let mut start = 0u32;
+    let symbol_infos = spec
       .symbol_weights
       .iter()
       .map(|&weight| {
@@ -40,18 +41,23 @@ impl Encoder {
         let max_x_s = 2 * weight - 1;
         let min_renorm_bits = spec.size_log - max_x_s.ilog2() as Bitlen;
         let renorm_bit_cutoff = (2 * weight * (1 << min_renorm_bits)) as AnsState;
+        starts.push(start as usize);
+        let next_states_base = start.wrapping_sub(weight);
+        start += weight;
         SymbolInfo {
           renorm_bit_cutoff,
           min_renorm_bits,
-          next_states: Vec::with_capacity(weight as usize),
+          next_states_base,
         }
       })
       .collect::<Vec<_>>();
 
+    // Each symbol's next states in the order of its states in the table.
+    let mut next_states = vec![0; start as usize];
     for (state_idx, &symbol) in spec.state_symbols.iter().enumerate() {
-      symbol_infos[symbol as usize]
-        .next_states
-        .push((table_size + state_idx) as AnsState);
+      let at = &mut starts[symbol as usize];
+      next_states[*at] = (table_size + state_idx) as AnsState;
+      *at += 1;
     }
 
     Self {
@@ -59,6 +65,7 @@ impl Encoder {
       // to be the minimum as this tends to require fewer bits to encode
       // the first symbol.
       symbol_infos,
+      next_states,
       size_log: spec.size_log,
     }
   }
@@ -70,16 +77,13 @@ impl Encoder {
   // manner. We need to write these in reverse order.
   #[inline]
   pub fn encode(&self, state: AnsState, symbol: Symbol) -> (AnsState, Bitlen) {
-    let symbol_info = &self.symbol_infos[symbol as usize];
-    let renorm_bits = if state >= symbol_info.renorm_bit_cutoff {
-      symbol_info.min_renorm_bits + 1
-    } else {
-      symbol_info.min_renorm_bits
-    };
-    (
-      symbol_info.next_state_for(state >> renorm_bits),
-      renorm_bits,
-    )
+    let symbol_info = self.symbol_infos[symbol as usize];
+    let renorm_bits =
+      symbol_info.min_renorm_bits + (state >= symbol_info.renorm_bit_cutoff) as Bitlen;
+    let at = symbol_info
+      .next_states_base
+      .wrapping_add(state >> renorm_bits);
+    (self.next_states[at as usize], renorm_bits)
   }
 
   pub fn size_log(&self) -> Bitlen {
