@@ -74,9 +74,15 @@ fn fill_of_n<const E: usize>(data: &[u8]) -> Option<u64> {
     if votes == 0 {
         return None;
     }
-    let want = cand.to_be_bytes();
-    let want = &want[8 - E..];
-    let count = data.chunks_exact(E).filter(|x| *x == want).count();
+    let mut want = [0u8; E];
+    want.copy_from_slice(&cand.to_be_bytes()[8 - E..]);
+    // Whole arrays compared (one word each), so that the count is vectorized.
+    let count = data
+        .as_chunks::<E>()
+        .0
+        .iter()
+        .filter(|&x| *x == want)
+        .count();
     (count * MIN_SHARE >= n && count < n).then_some(cand)
 }
 

@@ -444,13 +444,21 @@ fn sort_by_counting<L: Latent>(latents: &mut [L]) -> bool {
   if range >= COUNTING_MAX_RANGE || (range + 1) * COUNTING_MIN_PER_VALUE > n as u64 {
     return false;
   }
-  let mut counts = vec![0u32; range as usize + 1];
-  for &x in latents.iter() {
-    counts[(x - lo).to_u64() as usize] += 1;
+  // Four counts a value, latents counted in turn into each (so that a run of one value does
+  // not make every increment wait for the one before), then added up.
+  let mut counts = vec![[0u32; 4]; range as usize + 1];
+  let (quads, rest) = latents.as_chunks::<4>();
+  for quad in quads {
+    for (k, &x) in quad.iter().enumerate() {
+      counts[(x - lo).to_u64() as usize][k] += 1;
+    }
+  }
+  for &x in rest {
+    counts[(x - lo).to_u64() as usize][0] += 1;
   }
   let mut i = 0;
-  for (v, &c) in counts.iter().enumerate() {
-    let c = c as usize;
+  for (v, c) in counts.iter().enumerate() {
+    let c = c.iter().sum::<u32>() as usize;
     if c > 0 {
       latents[i..i + c].fill(lo + L::from_u64(v as u64));
       i += c;
