@@ -62,6 +62,9 @@ pub(crate) struct Routed {
     pub hash: u128,
 }
 
+/// Bytes read from the input at a time (see [`route`]).
+const READ_BUFFER: usize = 256 << 10;
+
 /// Largest record held in memory while packing from a stream (see [`route`]).
 const RECORD_BUFFER_MAX: u64 = 64 << 20;
 
@@ -103,8 +106,10 @@ pub(crate) fn route<R: Read>(
             u64::MAX,
         ),
     };
+    // Reads of 256 KiB: the first block goes to the encoders after 1 MiB rather than 4, and
+    // the bytes are still in the cache when they are hashed and copied into their blocks.
     let r = BufReader::with_capacity(
-        (4 << 20).min(plan.file_len as usize + 1),
+        READ_BUFFER.min(plan.file_len as usize + 1),
         Hashing {
             inner: reader.take(limit),
             hash: Xxh3::new(),
