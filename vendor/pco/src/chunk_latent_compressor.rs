@@ -16,7 +16,6 @@ use std::ops::Range;
 
 #[derive(Clone, Debug)]
 pub struct ChunkLatentCompressorScratch<L: Latent> {
-  lowers: ScratchArray<L>,
   symbols: ScratchArray<Symbol>,
   // (nc3pack) One batch's dissection, packed into the page's bits as soon as it is made
   // (the published crate kept the whole page's, four numbers a latent, until it was written).
@@ -222,7 +221,6 @@ impl<L: Latent> ChunkLatentCompressor<L> {
 
     let max_bits_per_offset = bins::max_offset_bits(bins);
     let max_u64s_per_offset = read_write_uint::calc_max_u64s_for_writing(max_bits_per_offset);
-    let default_lower = table.only_bin().map(|info| info.lower).unwrap_or(L::ZERO);
 
     Ok(Box::new(ChunkLatentCompressor {
       table,
@@ -234,7 +232,6 @@ impl<L: Latent> ChunkLatentCompressor<L> {
       max_bits_per_offset,
       latents,
       scratch: ChunkLatentCompressorScratch {
-        lowers: ScratchArray([default_lower; FULL_BATCH_N]),
         symbols: ScratchArray([0; FULL_BATCH_N]),
         ans_vals: ScratchArray([0; FULL_BATCH_N]),
         ans_bits: ScratchArray([0; FULL_BATCH_N]),
@@ -261,12 +258,12 @@ impl<L: Latent> ChunkLatentCompressor<L> {
     let offsets = &mut scratch.offsets[..n];
     let offset_bits = &mut scratch.offset_bits[..n];
     if table.is_trivial() {
-      // trivial case: there's at most one bin. We've prepopulated the scratch
-      // buffers with the correct values in this case.
-      let default_offset_bits = table.only_bin().map(|info| info.offset_bits).unwrap_or(0);
-      offset_bits.fill(default_offset_bits);
-      for ((offset, &latent), &lower) in offsets.iter_mut().zip(latents).zip(scratch.lowers.iter())
-      {
+      // trivial case: there's at most one bin (no symbols to write).
+      let (lower, bits) = table.only_bin().map_or((L::ZERO, 0), |info| {
+        (info.lower, info.offset_bits)
+      });
+      offset_bits.fill(bits);
+      for (offset, &latent) in offsets.iter_mut().zip(latents) {
         *offset = latent - lower;
       }
       return;

@@ -13,15 +13,7 @@ pub struct CompressionTable<L: Latent> {
   pub infos: Vec<BinCompressionInfo<L>>,
   // (nc3pack) When the bins span a narrow range of latents: its first latent and, for each
   // latent from there, the index `binary_search` finds (see `lookup_table`).
-  lookup: Option<(L, Lookup)>,
-}
-
-// (nc3pack) A lookup table's bin indices: a byte each where there are at most 256 bins (the
-// table is then half the size, and more often in the first-level cache).
-#[derive(Clone, Debug)]
-enum Lookup {
-  Narrow(Vec<u8>),
-  Wide(Vec<u16>),
+  lookup: Option<(L, Vec<u16>)>,
 }
 
 // (nc3pack) The widest span of latents looked up in a table instead of searched.
@@ -31,7 +23,7 @@ const LOOKUP_MAX_SPAN: u64 = 1 << 16;
 // the first latent and the bin index of every latent from there to the last bin's end: the
 // last bin whose lower bound is not above it (the first bin below the first lower bound), as
 // the binary search finds it.
-fn lookup_table<L: Latent>(infos: &[BinCompressionInfo<L>]) -> Option<(L, Lookup)> {
+fn lookup_table<L: Latent>(infos: &[BinCompressionInfo<L>]) -> Option<(L, Vec<u16>)> {
   let first = infos.first()?.lower;
   if infos.len() > u16::MAX as usize {
     return None;
@@ -59,14 +51,7 @@ fn lookup_table<L: Latent>(infos: &[BinCompressionInfo<L>]) -> Option<(L, Lookup
       table.push(i as u16);
     }
   }
-  if infos.len() <= 256 {
-    Some((
-      first,
-      Lookup::Narrow(table.iter().map(|&i| i as u8).collect()),
-    ))
-  } else {
-    Some((first, Lookup::Wide(table)))
-  }
+  Some((first, table))
 }
 
 impl<L: Latent> From<Vec<BinCompressionInfo<L>>> for CompressionTable<L> {
@@ -107,15 +92,10 @@ impl<L: Latent> CompressionTable<L> {
     }
   }
 
-  // Each latent's bin index (nc3pack: the search alone; `dissect_by_lookup` uses the table).
-  #[inline(never)]
-  pub fn binary_search(&self, latents: &[L]) -> [usize; FULL_BATCH_N] {
-    self.search(latents)
-  }
-
   // (nc3pack) Where the bins have a lookup table and every latent is in it: each latent's
   // symbol, offset from its bin's lower bound and the offset's bit count, in one pass (true);
-  // else false (and the outputs partly written).
+  // else false (and the outputs partly written), and `binary_search` finds the bins.
+  #[inline(never)]
   pub fn dissect_by_lookup(
     &self,
     latents: &[L],
@@ -123,30 +103,31 @@ impl<L: Latent> CompressionTable<L> {
     offsets: &mut [L],
     offset_bits: &mut [Bitlen],
   ) -> bool {
-    match &self.lookup {
-      Some((first, Lookup::Narrow(table))) => dissect_with(
-        *first,
-        table,
-        &self.infos,
-        latents,
-        symbols,
-        offsets,
-        offset_bits,
-      ),
-      Some((first, Lookup::Wide(table))) => dissect_with(
-        *first,
-        table,
-        &self.infos,
-        latents,
-        symbols,
-        offsets,
-        offset_bits,
-      ),
-      None => false,
+    let Some((first, table)) = &self.lookup else {
+      return false;
+    };
+    for (((&latent, symbol), offset), bits) in latents
+      .iter()
+      .zip(symbols.iter_mut())
+      .zip(offsets.iter_mut())
+      .zip(offset_bits.iter_mut())
+    {
+      if latent < *first {
+        return false;
+      }
+      let Some(&bin) = table.get((latent - *first).to_u64() as usize) else {
+        return false;
+      };
+      let info = &self.infos[bin as usize];
+      *symbol = info.symbol;
+      *offset = latent - info.lower;
+      *bits = info.offset_bits;
     }
+    true
   }
 
-  fn search(&self, latents: &[L]) -> [usize; FULL_BATCH_N] {
+  #[inline(never)]
+  pub fn binary_search(&self, latents: &[L]) -> [usize; FULL_BATCH_N] {
     let mut search_idxs = [0; FULL_BATCH_N];
 
     // we do this as `size_log` SIMD loops over the batch
@@ -170,35 +151,4 @@ impl<L: Latent> CompressionTable<L> {
 
     search_idxs
   }
-}
-
-// (nc3pack) `CompressionTable::dissect_by_lookup` with a table of bin indices of type `I`.
-#[inline(never)]
-fn dissect_with<L: Latent, I: Copy + Into<usize>>(
-  first: L,
-  table: &[I],
-  infos: &[BinCompressionInfo<L>],
-  latents: &[L],
-  symbols: &mut [Symbol],
-  offsets: &mut [L],
-  offset_bits: &mut [Bitlen],
-) -> bool {
-  for (((&latent, symbol), offset), bits) in latents
-    .iter()
-    .zip(symbols.iter_mut())
-    .zip(offsets.iter_mut())
-    .zip(offset_bits.iter_mut())
-  {
-    if latent < first {
-      return false;
-    }
-    let Some(&bin) = table.get((latent - first).to_u64() as usize) else {
-      return false;
-    };
-    let info = &infos[bin.into()];
-    *symbol = info.symbol;
-    *offset = latent - info.lower;
-    *bits = info.offset_bits;
-  }
-  true
 }
