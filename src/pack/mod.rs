@@ -421,7 +421,7 @@ pub(crate) fn pack_to_temp(
                 &header_bytes,
                 source,
                 opts,
-                &mut Writeback::new(out, sync),
+                &mut Writeback::new(out),
                 output,
                 progress,
             )
@@ -492,7 +492,7 @@ fn stream_to_temp<R: Read>(
                 &header_bytes,
                 Source::File(&layout),
                 opts,
-                &mut Writeback::new(out, sync),
+                &mut Writeback::new(out),
                 output,
                 &|_| {},
             )
@@ -516,7 +516,7 @@ fn stream_to_temp<R: Read>(
             &header_bytes,
             Source::Stream,
             opts,
-            &mut Writeback::new(out, sync),
+            &mut Writeback::new(out),
             output,
             progress,
         )

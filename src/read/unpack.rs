@@ -41,7 +41,7 @@ pub fn unpack_file(input: &Path, output: &Path, opts: &crate::UnpackOptions) -> 
     let archive = open_complete(input)?;
     let progress = |n: u64| opts.progress.report(n);
     crate::atomic::write_atomically(output, opts.force, Some(input), |f| {
-        let out = crate::atomic::Writeback::new(f, true);
+        let out = crate::atomic::Writeback::new(f);
         let hash = unpack_to(&archive, out, output, opts.threads, &progress)?;
         check_hash(&archive, input, hash)?;
         Ok(archive.layout().file_len)
