@@ -183,11 +183,13 @@ pub fn write_to_temp<T>(
 /// Bytes written between two requests of [`Writeback`] to start writing them to disk.
 const WRITEBACK_EVERY: u64 = 4 << 20;
 
-/// A file that will be synced once complete, written through this so that the kernel starts
-/// writing its bytes to disk every [`WRITEBACK_EVERY`] of them (Linux `sync_file_range`, which
-/// does not wait), instead of all at the final sync: that sync then waits for the last few
-/// MiB only (8.7 → 2 ms for a 17 MB archive here). Elsewhere it only writes. Seeking back to
-/// rewrite a few bytes is allowed; what has been requested is not requested again.
+/// An output file written through this has the kernel start writing its bytes to disk every
+/// [`WRITEBACK_EVERY`] of them (Linux `sync_file_range`, which does not wait), instead of all
+/// at the final sync (of the file, or of its filesystem for a batch): that sync then waits for
+/// the last few MiB only (8.7 → 1.3 ms for a 17 MB archive here). A file packed for upload is
+/// written to disk early too, as the kernel would within seconds anyway. Elsewhere it only
+/// writes. Seeking back to rewrite a few bytes is allowed; what has been requested is not
+/// requested again.
 pub(crate) struct Writeback<'a> {
     file: &'a mut File,
     /// The position of the next write.
