@@ -15,8 +15,9 @@
 #
 # Method: warm page cache (the corpus was just written or read), outputs on the corpus file
 # system. Wall time is the median of 3 runs for inputs under 200 MB, except that a command
-# whose first run takes over $SLOW_S seconds (default 10) is run once; inputs of 200 MB or more
-# are run once. nc3pack runs with its defaults (-j = all cores); zstd with -T2, xz with -T1
+# whose first run takes under $SHORT_S seconds (default 0.5) is run 9 times (on a shared
+# machine, a 0.1 s run varies by 10-20 % from run to run) and one whose first run takes over
+# $SLOW_S seconds (default 10) is run once; inputs of 200 MB or more are run once. nc3pack runs with its defaults (-j = all cores); zstd with -T2, xz with -T1
 # (single-threaded: xz's multi-threaded mode splits the input into blocks and loses ratio).
 # "unpack" restores a netCDF-3 file: nc3pack unpack, `nccopy -k <original kind>`, zstd -d,
 # xz -d; "exact" says whether the restored file is byte-identical to the original (cmp). The
@@ -39,6 +40,8 @@ for a in "$@"; do
 done
 CORPUS=${CORPUS:-$ROOT/target/bench-corpus}
 SLOW_S=${SLOW_S:-10}
+SHORT_S=${SHORT_S:-0.5}
+SHORT_RUNS=9
 T0=$(date +%s)
 
 say() { echo "compare.sh: $*" >&2; }
@@ -108,7 +111,8 @@ timed() {
 }
 
 # repeat RUNS OUTFILE CMD...: up to RUNS runs (OUTFILE removed before each; one run only when
-# the first is slower than SLOW_S); sets MED (median seconds), RSS (max KiB), NRUN.
+# the first is slower than SLOW_S, SHORT_RUNS when RUNS > 1 and the first is faster than
+# SHORT_S); sets MED (median seconds), RSS (max KiB), NRUN.
 repeat() {
   local runs=$1 outf=$2 i rss=0
   shift 2
@@ -122,6 +126,7 @@ repeat() {
     ts+=("$T")
     ((M > rss)) && rss=$M
     ((i == 1)) && awk -v t="$T" -v s="$SLOW_S" 'BEGIN { exit !(t > s) }' && break
+    ((i == 1 && runs > 1)) && awk -v t="$T" -v s="$SHORT_S" 'BEGIN { exit !(t < s) }' && runs=$SHORT_RUNS
   done
   NRUN=${#ts[@]}
   MED=$(printf '%s\n' "${ts[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
@@ -253,7 +258,7 @@ out ""
 out "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 out "- machine: ${cpu:-unknown CPU}, $(nproc) cores visible, $mem RAM, Linux $(uname -r), corpus on $fs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 out "- nc3pack $rev$dirty (release build, -j $(nproc)); $ncver (nccopy); $(zstd --version | sed 's/^\*\*\* //; s/, by.*//'); $(xz --version | head -1)"
-out "- method: warm page cache; wall time = median of 3 runs for inputs < 200 MB (1 run when the first run takes > ${SLOW_S} s, and for inputs ≥ 200 MB); peak RSS = max of /usr/bin/time %M over the runs; ratio = original bytes / packed bytes; unpack restores a netCDF-3 file (nccopy: \`-k\` the original kind); exact = restored file byte-identical (cmp); runs = pack/unpack runs."
+out "- method: warm page cache; wall time = median of 3 runs for inputs < 200 MB (${SHORT_RUNS} runs when the first run takes < ${SHORT_S} s; 1 run when it takes > ${SLOW_S} s, and for inputs ≥ 200 MB); peak RSS = max of /usr/bin/time %M over the runs; ratio = original bytes / packed bytes; unpack restores a netCDF-3 file (nccopy: \`-k\` the original kind); exact = restored file byte-identical (cmp); runs = pack/unpack runs."
 out "- zstd runs with -T2, xz with -T1 (single-threaded), nc3pack with all cores; nc3pack fsyncs its output before renaming it into place, the other tools do not."
 out "- Zarr v3 / HDF5 (bench/peers.py, $("$PYTHON" -c 'import zarr, numcodecs, pcodec, h5py, hdf5plugin; from importlib.metadata import version as v; print(", ".join(f"{m} {v(m)}" for m in ("zarr", "numcodecs", "pcodec", "h5py", "hdf5plugin")))' 2>/dev/null)): one Python process per run (its start-up and netCDF4 reading of the input included in the time); chunks of ~1 MiB (whole trailing dimensions, the leading ones cut), as nc3pack's blocks; Zarr in one uncompressed zip file (ZipStore); Zarr pcodec = numcodecs' PCodec level 8 for 16/32/64-bit variables, Blosc zstd 5 shuffle for 1-byte ones (char stored as uint8); unpack = read every variable back, exact = \`values\` when all values hash as the original's."
 
