@@ -87,9 +87,11 @@ for bs in 256 512 1024; do
     new_seed fuzz/seeds/smooth_grid.nc "smooth_grid_lzma_b$bs" '"lzma' --codec lzma --block-size $bs
 done
 for bs in 512 1024; do
-    new_seed fuzz/seeds/smooth_grid.nc "smooth_grid_max_b$bs" '"pco+plane"' --level max --block-size $bs
     new_seed fuzz/seeds/smooth_grid.nc "smooth_grid_b$bs" '"pco+plane"' --block-size $bs
 done
+# At block size 512 the max preset now codes the grids with context (codec 6) instead.
+new_seed fuzz/seeds/smooth_grid.nc smooth_grid_max_b512 '"context"' --level max --block-size 512
+new_seed fuzz/seeds/smooth_grid.nc smooth_grid_max_b1024 '"pco+plane"' --level max --block-size 1024
 new_seed fuzz/seeds/smooth_grid.nc smooth_grid_lzma_max_b1024 '"pco+plane"' --codec lzma --level max --block-size 1024
 new_seed fuzz/seeds/mesh_repeats.nc mesh_repeats_max_b8192 '"lzma"' --level max --block-size 8192
 # The refs filter (7) before lzma: a mesh's vertex coordinates and numbers, max preset.
@@ -106,6 +108,11 @@ done
 for bs in 512 1024; do
     new_seed fuzz/seeds/ocean_land.nc "ocean_land_b$bs" '"pco+mask"' --block-size $bs
     new_seed fuzz/seeds/ocean_land.nc "ocean_land_max_b$bs" '"pco+mask"' --level max --block-size $bs
+done
+
+# The fit filter (9) with pco, with and without its fill section: default preset.
+for bs in 4096 8192; do
+    new_seed fuzz/seeds/fit_field.nc "fit_field_b$bs" '"pco+fit"' --block-size $bs
 done
 
 # slab_read: seed k, flags 0, no mutations, then a few hyperslab choices.
@@ -131,12 +138,12 @@ done
 # pack_stream: the two netCDF seeds of the newer decoders, with lzma (options byte 0x03: block
 # 508 lzma; 0x23: block 1004 lzma max preset; 0x43: block 260 lzma, 2 threads too), the max
 # preset with zstd (0x20, block 1004: pco + plane; lzma on mesh_repeats, block 4096) and the
-# default preset (0x00, block 508: pco + plane).
+# default preset (0x00, block 508: pco + plane; fit_field, block 4096: pco + fit).
 for spec in "\x8c\x03:smooth_grid:lzma_b508" "\x9c\x23:smooth_grid:lzma_max_b1004" \
     "\x84\x43:smooth_grid:lzma_b260_2t" "\x9c\x20:smooth_grid:max_b1004" \
     "\x8c\x00:smooth_grid:b508" "\xff\x03:mesh_repeats:lzma_b4096" \
     "\xff\x20:mesh_repeats:max_b4096" "\xff\x20:mesh_refs:max_b4096" \
-    "\xff\x20:noisy_field:max_b4096"; do
+    "\xff\x20:noisy_field:max_b4096" "\xff\x00:fit_field:b4096"; do
     o=${spec%%:*}
     rest=${spec#*:}
     name=${rest%%:*}
@@ -240,7 +247,7 @@ if [ "${1:-}" = "--seeds" ]; then
         || { echo "fill_values_zstd_b16.nc3z has no constant blocks" >&2; exit 1; }
     # The netCDF seeds of the newer decoders, and their archives: lzma with filters and
     # pco + plane; the max preset's pco + plane; the max preset's lzma.
-    for n in smooth_grid mesh_repeats mesh_refs noisy_field ocean_land; do
+    for n in smooth_grid mesh_repeats mesh_refs noisy_field ocean_land fit_field; do
         python3 "$fuzz/make_seed_cdl.py" $n > "$tmp/$n.cdl"
         ncgen -k classic -o "$fuzz/seeds/$n.nc" "$tmp/$n.cdl"
     done

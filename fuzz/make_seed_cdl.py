@@ -20,7 +20,12 @@ ncgen on it; the .nc files are committed in fuzz/seeds/ for slab_read):
                 elsewhere and fill values in a corner (the `max` preset packs its blocks with
                 the `context` codec, codec 6, at block sizes 2048 and 4096)
 
-Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs|noisy_field|ocean_land
+  fit_field     float t(y, x) and float s(y, x) on a 48 x 96 grid: t a smooth field with white
+                noise, s eddies with a little noise and two blobs of land (fill values): the
+                default preset packs both with pco after the `fit` filter (filter 9) at block
+                sizes 4096 to 18432, s's blocks with land with fit's fill section
+
+Usage: make_seed_cdl.py smooth_grid|mesh_repeats|mesh_refs|noisy_field|ocean_land|fit_field
 """
 import math
 import random
@@ -131,6 +136,35 @@ data:
 }}"""
 
 
+def fit_field():
+    rnd = random.Random(23)
+    ny, nx = 48, 96
+    t, s = [], []
+    for j in range(ny):
+        for i in range(nx):
+            smooth = 250 + 40 * math.sin(math.pi * j / ny) + 5 * math.cos(4 * math.pi * i / nx)
+            noise = sum(rnd.random() - 0.5 for _ in range(6)) * 0.8
+            t.append("%.9g" % (smooth + noise))
+            eddies = 2 * math.sin(i / 3) * math.cos(j / 4) + 1.5 * math.sin((i + j) / 5)
+            small = sum(rnd.random() - 0.5 for _ in range(6)) * 0.05
+            land = (i - 30) ** 2 / 120 + (j - 20) ** 2 / 40 < 1
+            land = land or (i - 75) ** 2 / 60 + (j - 35) ** 2 / 90 < 1
+            sea = 290 + eddies - 8 * (j / ny) ** 2 + small
+            s.append("9.96921e+36" if land else "%.9g" % sea)
+    return f"""netcdf fit_field {{
+dimensions:
+	y = {ny} ;
+	x = {nx} ;
+variables:
+	float t(y, x) ;
+	float s(y, x) ;
+		s:_FillValue = 9.96921e+36f ;
+data:
+ t = {", ".join(t)} ;
+ s = {", ".join(s)} ;
+}}"""
+
+
 def ocean_land():
     ny, nx = 30, 40
     sst, code = [], []
@@ -160,5 +194,6 @@ print(
         "mesh_repeats": mesh_repeats,
         "mesh_refs": mesh_refs,
         "noisy_field": noisy_field,
+        "fit_field": fit_field,
     }[sys.argv[1]]()
 )
