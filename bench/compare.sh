@@ -447,7 +447,7 @@ time_target() {
   local d="$1|nc3pack default" p="$1|$3" ok
   if ! have "$d" "$p"; then verdict skip "pack time ≤ $2 × \`$3\` on $1.nc: a run failed"; return; fi
   ok=$(awk -v a="${PACK[$d]}" -v b="${PACK[$p]}" -v k="$2" 'BEGIN { print (a <= k * b) ? 1 : 0 }')
-  verdict "$ok" "default pack time ≤ $2 × \`$3\` on $1.nc: $(f3 "${PACK[$d]}") s vs $2 × $(f3 "${PACK[$p]}") = $(awk -v b="${PACK[$p]}" -v k="$2" 'BEGIN { printf "%.3f", k * b }') s ($(awk -v a="${PACK[$d]}" -v b="${PACK[$p]}" 'BEGIN { printf "%.2f", a / b }') ×)"
+  verdict "$ok" "default pack time ≤ $2 × \`$3\` on $1.nc: $(f3 "${PACK[$d]}") s vs $2 × $(f3 "${PACK[$p]}") = $(awk -v b="${PACK[$p]}" -v k="$2" 'BEGIN { printf "%.3f", k * b }') s ($(awk -v a="${PACK[$d]}" -v b="${PACK[$p]}" 'BEGIN { printf "%.3g", a / b }') ×)"
 }
 out ""
 out "### Targets"
