@@ -32,6 +32,14 @@ import random
 import sys
 
 
+def grid_cdl(name, ny, nx, variables, data):
+    """The CDL of a file of dimensions y = ny, x = nx: `variables` the declaration lines
+    (attributes indented once more), `data` (variable name, comma-separated values) pairs."""
+    decls = "".join(f"\t{line}\n" for line in variables)
+    values = "".join(f" {v} = {vals} ;\n" for v, vals in data)
+    return f"netcdf {name} {{\ndimensions:\n\ty = {ny} ;\n\tx = {nx} ;\nvariables:\n{decls}data:\n{values}}}"
+
+
 def smooth_grid():
     ny, nx = 24, 32
 
@@ -121,19 +129,13 @@ def noisy_field():
     t = ", ".join("%.9g" % v for v in vals)
     d = ", ".join(repr(v) for v in vals)
     h = ", ".join(str(-32767 if v > 1e30 else int((v - 280) * 100)) for v in vals)
-    return f"""netcdf noisy_field {{
-dimensions:
-	y = {ny} ;
-	x = {nx} ;
-variables:
-	float t(y, x) ;
-	double d(y, x) ;
-	short h(y, x) ;
-data:
- t = {t} ;
- d = {d} ;
- h = {h} ;
-}}"""
+    return grid_cdl(
+        "noisy_field",
+        ny,
+        nx,
+        ["float t(y, x) ;", "double d(y, x) ;", "short h(y, x) ;"],
+        [("t", t), ("d", d), ("h", h)],
+    )
 
 
 def fit_field():
@@ -151,18 +153,13 @@ def fit_field():
             land = land or (i - 75) ** 2 / 60 + (j - 35) ** 2 / 90 < 1
             sea = 290 + eddies - 8 * (j / ny) ** 2 + small
             s.append("9.96921e+36" if land else "%.9g" % sea)
-    return f"""netcdf fit_field {{
-dimensions:
-	y = {ny} ;
-	x = {nx} ;
-variables:
-	float t(y, x) ;
-	float s(y, x) ;
-		s:_FillValue = 9.96921e+36f ;
-data:
- t = {", ".join(t)} ;
- s = {", ".join(s)} ;
-}}"""
+    return grid_cdl(
+        "fit_field",
+        ny,
+        nx,
+        ["float t(y, x) ;", "float s(y, x) ;", "\ts:_FillValue = 9.96921e+36f ;"],
+        [("t", ", ".join(t)), ("s", ", ".join(s))],
+    )
 
 
 def ocean_land():
@@ -174,17 +171,13 @@ def ocean_land():
             v = round(15 + 10 * math.sin(j / 5) * math.cos(i / 7), 2)
             sst.append("-1e+34" if land else "%.2f" % v)
             code.append(str(-32767 if land else int(v * 50)))
-    return f"""netcdf ocean_land {{
-dimensions:
-	y = {ny} ;
-	x = {nx} ;
-variables:
-	float sst(y, x) ;
-	short code(y, x) ;
-data:
- sst = {", ".join(sst)} ;
- code = {", ".join(code)} ;
-}}"""
+    return grid_cdl(
+        "ocean_land",
+        ny,
+        nx,
+        ["float sst(y, x) ;", "short code(y, x) ;"],
+        [("sst", ", ".join(sst)), ("code", ", ".join(code))],
+    )
 
 
 print(
