@@ -17,8 +17,9 @@
 # system. Wall time is the median of 3 runs for inputs under 200 MB, except that a command
 # whose first run takes under $SHORT_S seconds (default 0.5) is run 9 times (on a shared
 # machine, a 0.1 s run varies by 10-20 % from run to run) and one whose first run takes over
-# $SLOW_S seconds (default 10) is run once; inputs of 200 MB or more are run once. nc3pack runs with its defaults (-j = all cores); zstd with -T2, xz with -T1
-# (single-threaded: xz's multi-threaded mode splits the input into blocks and loses ratio).
+# $SLOW_S seconds (default 10) is run once; inputs of 200 MB or more are run once. nc3pack
+# runs with its defaults (-j = all cores); zstd with -T2, xz with -T1 (single-threaded: xz's
+# multi-threaded mode splits the input into blocks and loses ratio).
 # "unpack" restores a netCDF-3 file: nc3pack unpack, `nccopy -k <original kind>`, zstd -d,
 # xz -d; "exact" says whether the restored file is byte-identical to the original (cmp). The
 # Zarr and HDF5 peers (bench/peers.py; ~1 MiB chunks like nc3pack's blocks) write one file per
