@@ -109,7 +109,8 @@ struct PackArgs {
     #[arg(short = 'o', long = "output-dir")]
     output_dir: Option<PathBuf>,
     /// With -o: also pack the paths listed in this file, one a line (`-`: standard input).
-    /// A name holding a newline cannot be listed (give its directory instead).
+    /// A name holding a newline cannot be listed (give its directory instead); a line's final
+    /// carriage return (a list written on Windows) is not part of the name.
     #[arg(long, value_name = "LIST", requires = "output_dir")]
     files_from: Option<PathBuf>,
     /// With -o: the directory the outputs' names are relative to [default: the deepest
@@ -688,7 +689,8 @@ fn copy_interval(s: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("{s:?} is not a number of seconds (0 or more)"))
 }
 
-/// The lines of `--files-from` (empty ones skipped), read as they are needed.
+/// The lines of `--files-from` (empty ones skipped, a line's final CR dropped), read as they
+/// are needed.
 fn list_lines(
     list: Option<&Path>,
 ) -> anyhow::Result<Box<dyn Iterator<Item = nc3pack::Result<PathBuf>>>> {
@@ -710,8 +712,14 @@ fn list_lines(
     let list = list.to_path_buf();
     Ok(Box::new(reader.split(b'\n').filter_map(
         move |line| match line {
-            Ok(l) if l.is_empty() => None,
-            Ok(l) => Some(Ok(PathBuf::from(std::ffi::OsString::from_vec(l)))),
+            Ok(l) if l.is_empty() || l == b"\r" => None,
+            // A list written on Windows: its lines end in CR LF.
+            Ok(mut l) => {
+                if l.last() == Some(&b'\r') {
+                    l.pop();
+                }
+                Some(Ok(PathBuf::from(std::ffi::OsString::from_vec(l))))
+            }
             Err(source) => Some(Err(nc3pack::Error::Io {
                 path: list.clone(),
                 op: "read",
@@ -943,14 +951,15 @@ fn pack_batch(
                 .push((i, k));
         }
     };
-    let on_done = |i: usize, outcome: Outcome| {
+    // The manifest line of an outcome (a `skipped` one in full, not referring to an earlier).
+    let entry_of = |i: usize, outcome: &Outcome| -> Option<Entry> {
         let entry = |status, seconds| Entry {
             input: plan.input(i),
             output: plan.output(i),
             seconds,
             ..Entry::new(status, plan.name(i).to_vec())
         };
-        match outcome {
+        Some(match outcome {
             Outcome::Packed {
                 summary,
                 mtime_ns,
@@ -958,24 +967,20 @@ fn pack_batch(
                 deleted,
                 kept,
             } => {
-                note_kept(i, kept);
-                packed.fetch_add(1, Relaxed);
-                outb.fetch_add(summary.output_len, Relaxed);
                 // A lossy archive restores another file than its input: both recorded.
                 let (size, hash) = summary
                     .original
                     .unwrap_or((summary.input_len, summary.hash));
-                inb.fetch_add(size, Relaxed);
-                write(Entry {
+                Entry {
                     size: Some(size),
-                    mtime_ns: Some(mtime_ns),
+                    mtime_ns: Some(*mtime_ns),
                     hash: Some(hash),
                     output_size: Some(summary.output_len),
                     restored: summary.original.map(|_| (summary.input_len, summary.hash)),
-                    deleted,
+                    deleted: *deleted,
                     kept: kept.map(|k| k.to_string()),
-                    ..entry(Status::Packed, seconds)
-                });
+                    ..entry(Status::Packed, *seconds)
+                }
             }
             Outcome::Skipped {
                 record,
@@ -984,54 +989,98 @@ fn pack_batch(
                 deleted,
                 kept,
                 input_hash,
+            } => Entry {
+                size: Some(record.size),
+                mtime_ns: Some(record.mtime_ns),
+                hash: Some(input_hash.unwrap_or(record.hash)),
+                output_size: Some(record.output_size),
+                // A lossy archive's record holds the quantized file's hash.
+                restored: record.restored_size.map(|r| (r.get(), record.hash)),
+                deleted: *deleted,
+                kept: kept.map(|k| k.to_string()),
+                ..entry(
+                    if *recorded {
+                        Status::Skipped
+                    } else {
+                        Status::Packed
+                    },
+                    *seconds,
+                )
+            },
+            Outcome::Failed { error, input } => Entry {
+                size: input.map(|x| x.0),
+                mtime_ns: input.map(|x| x.1),
+                error: Some(error.to_string()),
+                ..entry(Status::Failed, 0.0)
+            },
+            Outcome::NotNetcdf => return None,
+        })
+    };
+    // With `--delete-input`: the records of a group of archives, written and synced before
+    // their inputs are deleted (the outcomes then reported say `deleted` and are not written
+    // again).
+    let record = |group: &[(usize, &Outcome)]| -> nc3pack::Result<()> {
+        for (i, o) in group {
+            if let Some(e) = entry_of(*i, o) {
+                manifest.write(&e)?;
+            }
+        }
+        manifest.sync()
+    };
+    let on_done = |i: usize, outcome: Outcome| {
+        match &outcome {
+            Outcome::Packed {
+                summary,
+                deleted,
+                kept,
+                ..
             } => {
-                note_kept(i, kept);
+                note_kept(i, *kept);
+                packed.fetch_add(1, Relaxed);
+                outb.fetch_add(summary.output_len, Relaxed);
+                inb.fetch_add(summary.original.map_or(summary.input_len, |o| o.0), Relaxed);
+                if !deleted {
+                    if let Some(e) = entry_of(i, &outcome) {
+                        write(e);
+                    }
+                }
+            }
+            Outcome::Skipped {
+                recorded,
+                deleted,
+                kept,
+                ..
+            } => {
+                note_kept(i, *kept);
                 skipped.fetch_add(1, Relaxed);
-                let status = if recorded {
-                    Status::Skipped
-                } else {
-                    Status::Packed
-                };
                 // Found done as recorded, and nothing else to say: a short line that refers
                 // to the earlier one (written later, with others: a kill may lose it).
                 // (A lossy archive's is always short: it is never deleted nor kept, since
                 // `--delete-input` fails it instead.)
-                if recorded && !deleted && kept.is_none() {
+                if *recorded && !deleted && kept.is_none() {
                     // `Entry::done_before`'s line, written without building the entry.
                     if !bench_no_manifest {
                         note_write(manifest.write_done_before(plan.name(i)));
                     }
-                } else {
-                    write_line(
-                        Entry {
-                            size: Some(record.size),
-                            mtime_ns: Some(record.mtime_ns),
-                            hash: Some(input_hash.unwrap_or(record.hash)),
-                            output_size: Some(record.output_size),
-                            // A lossy archive's record holds the quantized file's hash.
-                            restored: record.restored_size.map(|r| (r.get(), record.hash)),
-                            deleted,
-                            kept: kept.map(|k| k.to_string()),
-                            ..entry(status, seconds)
-                        },
-                        false,
-                    );
+                } else if !deleted {
+                    if let Some(e) = entry_of(i, &outcome) {
+                        write_line(e, false);
+                    }
                 }
             }
             Outcome::NotNetcdf => {
                 ignored.fetch_add(1, Relaxed);
             }
-            Outcome::Failed { error, input } => {
-                write(Entry {
-                    size: input.map(|x| x.0),
-                    mtime_ns: input.map(|x| x.1),
-                    error: Some(error.to_string()),
-                    ..entry(Status::Failed, 0.0)
-                });
-                failures
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((i, error));
+            Outcome::Failed { .. } => {
+                if let Some(e) = entry_of(i, &outcome) {
+                    write(e);
+                }
+                if let Outcome::Failed { error, .. } = outcome {
+                    failures
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, error));
+                }
             }
         }
         let n = finished.fetch_add(1, Relaxed) + 1;
@@ -1041,7 +1090,15 @@ fn pack_batch(
     };
     match &bucket {
         Some(b) => nc3pack::__private::pack_all_to_prefix(&plan, opts, &done, &b.prefix, &on_done)?,
-        None => nc3pack::__private::pack_all(&plan, opts, &done, batch.delete_input, &on_done)?,
+        None => nc3pack::__private::pack_all(
+            &plan,
+            opts,
+            &done,
+            batch
+                .delete_input
+                .then_some(&record as &nc3pack::__private::RecordFn<'_>),
+            &on_done,
+        )?,
     }
     // What could not be read while finding the inputs: one line each, written by the first
     // shard only (every shard finds the same).

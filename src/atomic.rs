@@ -65,12 +65,42 @@ impl Pending {
     }
 }
 
-/// Refuses an existing `output` that is not a regular file or a symbolic link (a directory,
+/// The longest file name the filesystem of directory `dir` holds, in bytes (`pathconf`
+/// `_PC_NAME_MAX`; 255, Linux's `NAME_MAX`, when it cannot be asked).
+fn name_max(dir: &Path) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return 255;
+    };
+    // SAFETY: a NUL-terminated path; pathconf only reads it.
+    let n = unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(255)
+}
+
+/// Refuses a file name longer than its filesystem holds; an existing `output` that is not a regular file or a symbolic link (a directory,
 /// device, FIFO or socket: renaming over it would replace it, e.g. `/dev/null`), with or without
 /// `force`; and an existing regular file or symbolic link unless `force`. A symbolic link is
 /// replaced itself, never what it points to (as gzip does).
 fn check_output(output: &Path, force: bool) -> Result<()> {
     use std::os::unix::fs::FileTypeExt;
+    // A name the filesystem cannot hold fails now, not at the rename after all the work.
+    if let Some(name) = output.file_name() {
+        let max = name_max(output.parent().unwrap_or(Path::new(".")));
+        if name.len() > max {
+            return Err(Error::Refused {
+                path: output.to_path_buf(),
+                what: crate::error::Refusal::NameTooLong {
+                    len: name.len(),
+                    max,
+                },
+            });
+        }
+    }
     let Ok(meta) = std::fs::symlink_metadata(output) else {
         return Ok(());
     };

@@ -390,6 +390,20 @@ pub enum Refusal {
         "output exists and is not recorded as this input's archive (remove it to pack this input again, or use --force to pack every input again)"
     )]
     NotRecorded,
+    /// A batch output exists and is not an nc3pack archive (it may be another input of the
+    /// batch, a netCDF file named like an archive): never replaced, even with `--force`.
+    #[error(
+        "output exists and is not an nc3pack archive; refusing to replace it (even with --force)"
+    )]
+    NotAnArchive,
+    /// The output's file name is longer than its filesystem holds.
+    #[error("file name is {len} bytes long, more than the {max} its filesystem holds")]
+    NameTooLong {
+        /// The name's length in bytes.
+        len: usize,
+        /// The most the filesystem holds.
+        max: usize,
+    },
     /// An output directory resolves outside the batch's output directory.
     #[error(
         "leads to {}, outside the output directory {} (a symbolic link); refusing to write there",
@@ -418,9 +432,25 @@ pub enum NotDeleted {
     /// Symbolic links, pipes and devices are never deleted.
     #[error("not a regular file (symbolic links, pipes and devices are never deleted)")]
     NotRegularFile,
-    /// It changed since it was packed.
+    /// It changed since it was packed (another size or modification time).
     #[error("changed since it was packed")]
     Changed,
+    /// Read again right before it would have been deleted, its bytes are not the ones its
+    /// archive holds (rewritten since it was packed, even if with the same size and time).
+    #[error("its bytes changed since it was packed (xxh3-128 now {now:032x}, the archive holds {archived:032x})")]
+    ContentsChanged {
+        /// The hash of its bytes now.
+        now: u128,
+        /// The hash its archive restores.
+        archived: u128,
+    },
+    /// Another file took its path while it was read to be checked (renamed over it).
+    #[error("replaced by another file while it was checked")]
+    Replaced,
+    /// The manifest record of its archive could not be made durable, so it was kept (an
+    /// original is deleted only once its archive is recorded).
+    #[error("its archive could not be recorded in the manifest: {0}")]
+    NotRecorded(Box<Error>),
     /// Its archive's lead or footer does not hold.
     #[error("its archive {}: {source}", archive.display())]
     Ends {

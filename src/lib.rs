@@ -148,7 +148,7 @@ pub mod __private {
     pub use crate::nc3::slab::Pieces;
     #[cfg(feature = "remote")]
     pub use crate::pack::batch::pack_all_to_prefix;
-    pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, Shard};
+    pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, RecordFn, Shard};
     pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};

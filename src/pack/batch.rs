@@ -47,14 +47,26 @@
 //! ([`LossyArchive`]); any other existing output is a failure without `--force`, as is an input
 //! that changed since it was recorded. With `--force` every input is packed again.
 //!
-//! **Deleting the inputs** (`--delete-input`, off by default): an input is deleted only after
-//! its archive is renamed into place and synced, verified completely (decoded back to the hash
-//! the packer computed of the input; the archives of a commit group are verified in
-//! parallel), and only if it is a regular file with the size and modification time it had
-//! when packed; its directory is synced after. A symbolic link (given or found), pipe or
-//! device is never deleted, nor is a link's target through it: its archive is done and
-//! recorded, with the reason it was kept ([`Kept`]), and that is not a failure. A rerun deletes the inputs of archives already done once it has verified them,
-//! and counts an input already gone, whose archive is recorded and intact, as done.
+//! **Deleting the inputs** (`--delete-input`, off by default): an original is deleted only when
+//! what is on disk at that moment is what a complete, synced, verified and recorded archive
+//! holds. In order: its archive is renamed into place and synced, and verified completely
+//! (decoded back to the hash the packer computed of the input; a commit group's archives in
+//! parallel); the input must still be a regular file with the size and modification time it
+//! had when packed; the archives' manifest records are written and synced (an input whose
+//! record cannot be written is kept); then each input is opened (not through a symbolic link)
+//! and read again, and deleted only if its bytes hash to what the archive restores, nothing
+//! changed it while it was read (same size, modification and change time after as before), and
+//! its path still names the file read (same device, inode and change time: not renamed over).
+//! Its directory is synced after. What is not covered: a file replaced in the moment between
+//! that last check and the unlink. A symbolic link (given or found), pipe or device is never
+//! deleted, nor is a link's target through it: its archive is done and recorded, with the
+//! reason it was kept ([`Kept`]), and that is not a failure. A rerun deletes the inputs of
+//! archives already done the same way (verified, read again), and counts an input already
+//! gone, whose archive is recorded and intact, as done.
+//!
+//! **Outputs are never inputs.** An existing output that is not an nc3pack archive (a netCDF
+//! file of the batch named like `x.nc.nc3z`, any other file) is never replaced, with or
+//! without `--force`: that input fails saying so.
 //!
 //! Files are packed in parallel, one per worker thread; a file that fails does not stop the
 //! others.
@@ -881,8 +893,23 @@ fn decide(
         }
         None
     };
+    // An existing output that is not an archive (a netCDF file of this batch named like
+    // `x.nc.nc3z`, any other file) is never replaced, with or without `--force`.
+    let foreign = || -> Option<Step> {
+        let output = plan.output(i);
+        let f = std::fs::File::open(&output).ok()?;
+        let is_file = f.metadata().is_ok_and(|m| m.is_file());
+        (is_file && !crate::is_archive(&f)).then(|| {
+            failed(Error::Refused {
+                path: output,
+                what: Refusal::NotAnArchive,
+            })
+        })
+    };
     if force {
-        return not_netcdf().unwrap_or(Step::Pack { force, size, mtime });
+        return not_netcdf()
+            .or_else(foreign)
+            .unwrap_or(Step::Pack { force, size, mtime });
     }
     let record = done.get(plan.name(i));
     // The common case of a rerun first, with the fewest system calls: a stat of the input
@@ -908,6 +935,9 @@ fn decide(
         Ok(exists) => exists,
         Err(e) => return failed(e),
     };
+    if let Some(step) = exists.then(foreign).flatten() {
+        return step;
+    }
     if exists && record.is_some_and(|r| r.size == size && r.mtime_ns == mtime) {
         // Recorded as this input's archive, and damaged: pack it again.
         return Step::Pack {
@@ -1038,24 +1068,19 @@ pub fn pack_all(
     plan: &Plan,
     opts: &PackOptions,
     done_before: &Done,
-    delete_input: bool,
+    delete_input: Option<&RecordFn<'_>>,
     on_done: &(dyn Fn(usize, Outcome) + Sync),
 ) -> Result<()> {
-    if delete_input && !opts.quantize.is_empty() {
+    if delete_input.is_some() && !opts.quantize.is_empty() {
         return Err(crate::error::OptionError::DeleteInputLossy.into());
     }
     // With `delete_input`, a packed or skipped input is deleted once its archive is proven
-    // (the archives of a commit group are verified in parallel).
-    let on_done = &|i: usize, o: Outcome| {
-        on_done(
-            i,
-            if delete_input {
-                delete_if_proven(plan, i, o)
-            } else {
-                o
-            },
-        )
+    // and recorded (a commit group's archives are verified in parallel, recorded together).
+    let finish = |i: usize, o: Outcome| match delete_input {
+        Some(record) => delete_group(plan, vec![(i, o)], 1, record, on_done),
+        None => on_done(i, o),
     };
+    let finish = &finish;
     let (threads, force) = (opts.threads, opts.force);
     let per_file = PackOptions {
         threads: 1,
@@ -1116,10 +1141,9 @@ pub fn pack_all(
                 },
             ));
         }
-        if delete_input {
-            each_in_parallel(outcomes, verifiers, &|(i, o)| on_done(i, o));
-        } else {
-            outcomes.into_iter().for_each(|(i, o)| on_done(i, o));
+        match delete_input {
+            Some(record) => delete_group(plan, outcomes, verifiers, record, on_done),
+            None => outcomes.into_iter().for_each(|(i, o)| on_done(i, o)),
         }
     };
     let commit = &commit;
@@ -1176,7 +1200,7 @@ pub fn pack_all(
                     let step = decide(plan, &files, &mut inputs, i, done_before, force, t);
                     let (force, size, mtime) = match step {
                         Step::Finished(o) => {
-                            on_done(i, o);
+                            finish(i, o);
                             continue;
                         }
                         Step::Pack { force, size, mtime } => (force, size, mtime),
@@ -1209,7 +1233,7 @@ pub fn pack_all(
                                 }
                             }
                         }
-                        Err(error) => on_done(
+                        Err(error) => finish(
                             i,
                             Outcome::Failed {
                                 error,
@@ -1245,17 +1269,122 @@ pub fn pack_all(
     Ok(())
 }
 
-/// With `--delete-input`: deletes a packed or skipped input whose archive is proven, else turns
-/// the outcome into a failure saying why the input was kept.
-fn delete_if_proven(plan: &Plan, i: usize, mut o: Outcome) -> Outcome {
-    let lossy = |archive: PathBuf, size: u64, mtime: i64| Outcome::Failed {
+/// What `--delete-input` is given to record a group of archives before their inputs are
+/// deleted: called with the outcomes as they will be once the inputs are gone (`deleted`
+/// set), it must make their records durable (a manifest line each, synced) and return `Ok`
+/// only then. On an error every input of the group is kept, and fails saying why.
+pub type RecordFn<'a> = dyn Fn(&[(usize, &Outcome)]) -> Result<()> + Sync + 'a;
+
+/// An input whose archive is proven, waiting to be recorded and deleted: its outcome, and the
+/// size and hash of the bytes the archive restores.
+struct Proven {
+    i: usize,
+    outcome: Outcome,
+    size: u64,
+    hash: u128,
+}
+
+/// With `--delete-input`: for each of `outcomes`, in three steps, deletes a packed or skipped
+/// input whose archive is proven, and reports every outcome through `on_done`.
+///
+/// 1. Prove (on up to `threads` threads): the input is a regular file with its packed size and
+///    modification time, and its archive, in place and synced, verifies completely back to
+///    the hash the packer computed of the input. Others go to `on_done` as they are (a
+///    symbolic link, pipe or device is kept, [`Kept`]), or as failures saying why.
+/// 2. Record: `record` makes the proven ones' records durable, all in one call; if it fails,
+///    every input is kept (a failure each).
+/// 3. Delete (on up to `threads` threads): each input is read again and deleted only if its
+///    bytes still hash to what the archive restores, and the path still names the file that
+///    was read ([`delete_if_unchanged`]); the directories of the deleted inputs are synced.
+fn delete_group(
+    plan: &Plan,
+    outcomes: Vec<(usize, Outcome)>,
+    threads: usize,
+    record: &RecordFn<'_>,
+    on_done: &(dyn Fn(usize, Outcome) + Sync),
+) {
+    let proven = Mutex::new(Vec::with_capacity(outcomes.len()));
+    each_in_parallel(outcomes, threads, &|(i, o)| match prove(plan, i, o) {
+        Ok(p) => proven.lock().unwrap_or_else(|p| p.into_inner()).push(p),
+        Err(o) => on_done(i, *o),
+    });
+    let mut proven = proven.into_inner().unwrap_or_else(|p| p.into_inner());
+    if proven.is_empty() {
+        return;
+    }
+    proven.sort_by_key(|p| p.i);
+    for p in &mut proven {
+        if let Outcome::Packed { deleted, .. } | Outcome::Skipped { deleted, .. } = &mut p.outcome {
+            *deleted = true;
+        }
+    }
+    let refs: Vec<(usize, &Outcome)> = proven.iter().map(|p| (p.i, &p.outcome)).collect();
+    if let Err(e) = record(&refs) {
+        let e = std::sync::Arc::new(e);
+        for p in proven {
+            let why = NotDeleted::NotRecorded(Box::new(Error::Internal(e.to_string())));
+            on_done(p.i, not_deleted(plan, p.i, p.size, &p.outcome, why));
+        }
+        return;
+    }
+    let dirs = Mutex::new(std::collections::BTreeSet::new());
+    each_in_parallel(proven, threads, &|p: Proven| {
+        let input = plan.input(p.i);
+        match delete_if_unchanged(&input, p.size, p.hash) {
+            Ok(()) => {
+                if let Some(d) = input.parent() {
+                    let d = if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d.to_path_buf()
+                    };
+                    dirs.lock().unwrap_or_else(|p| p.into_inner()).insert(d);
+                }
+                on_done(p.i, p.outcome)
+            }
+            Err(error) => on_done(
+                p.i,
+                Outcome::Failed {
+                    error,
+                    input: input_of(&p.outcome),
+                },
+            ),
+        }
+    });
+    // The deletions made durable. A directory that cannot be synced fails no input: each was
+    // deleted after its archive was durable and recorded.
+    for d in dirs.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        let _ = std::fs::File::open(&d).and_then(|d| d.sync_all());
+    }
+}
+
+/// The size and modification time of the input an outcome is about.
+fn input_of(o: &Outcome) -> Option<(u64, i64)> {
+    match o {
+        Outcome::Packed {
+            summary, mtime_ns, ..
+        } => Some((summary.input_len, *mtime_ns)),
+        Outcome::Skipped { record, .. } => Some((record.size, record.mtime_ns)),
+        Outcome::Failed { input, .. } => *input,
+        Outcome::NotNetcdf => None,
+    }
+}
+
+/// The failure of input `i`, kept for `why`.
+fn not_deleted(plan: &Plan, i: usize, size: u64, o: &Outcome, why: NotDeleted) -> Outcome {
+    Outcome::Failed {
         error: Error::Refused {
             path: plan.input(i),
-            what: Refusal::NotDeleted(Box::new(NotDeleted::Lossy { archive })),
+            what: Refusal::NotDeleted(Box::new(why)),
         },
-        input: Some((size, mtime)),
-    };
-    let (size, mtime, hash, deleted, kept) = match &mut o {
+        input: input_of(o).or(Some((size, 0))),
+    }
+}
+
+/// Step 1 of [`delete_group`]: `Ok` with what to delete if the archive of input `i` is proven,
+/// else `Err` with the outcome to report (as it is, kept, or a failure).
+fn prove(plan: &Plan, i: usize, mut o: Outcome) -> std::result::Result<Proven, Box<Outcome>> {
+    let (size, mtime, hash, kept) = match &mut o {
         // A lossy archive never proves its input (`pack_all` refuses to quantize and delete;
         // this is an archive of an earlier run).
         Outcome::Packed {
@@ -1264,59 +1393,65 @@ fn delete_if_proven(plan: &Plan, i: usize, mut o: Outcome) -> Outcome {
                     original: Some((size, _)),
                     ..
                 },
-            mtime_ns,
             ..
-        } => return lossy(plan.output(i), *size, *mtime_ns),
+        } => {
+            let size = *size;
+            let why = NotDeleted::Lossy {
+                archive: plan.output(i),
+            };
+            return Err(Box::new(not_deleted(plan, i, size, &o, why)));
+        }
         Outcome::Skipped { record, .. } if record.restored_size.is_some() => {
-            return lossy(plan.output(i), record.size, record.mtime_ns)
+            let why = NotDeleted::Lossy {
+                archive: plan.output(i),
+            };
+            return Err(Box::new(not_deleted(plan, i, record.size, &o, why)));
         }
         Outcome::Packed {
             summary,
             mtime_ns,
-            deleted,
             kept,
             ..
-        } => (summary.input_len, *mtime_ns, summary.hash, deleted, kept),
+        } => (summary.input_len, *mtime_ns, summary.hash, kept),
         // Skipped with the input gone: deleted by an earlier run.
-        Outcome::Skipped { .. } if std::fs::symlink_metadata(plan.input(i)).is_err() => return o,
-        Outcome::Skipped {
-            record,
-            deleted,
-            kept,
-            ..
-        } => (record.size, record.mtime_ns, record.hash, deleted, kept),
-        _ => return o,
+        Outcome::Skipped { .. } if std::fs::symlink_metadata(plan.input(i)).is_err() => {
+            return Err(Box::new(o))
+        }
+        Outcome::Skipped { record, kept, .. } => (record.size, record.mtime_ns, record.hash, kept),
+        _ => return Err(Box::new(o)),
     };
     // Symbolic links, pipes and devices are kept (and need no verify).
     match std::fs::symlink_metadata(plan.input(i)) {
         Ok(m) if m.file_type().is_symlink() => {
             *kept = Some(Kept::SymbolicLink);
-            return o;
+            return Err(Box::new(o));
         }
         Ok(m) if !m.is_file() => {
             *kept = Some(Kept::NotRegularFile);
-            return o;
+            return Err(Box::new(o));
         }
         _ => {}
     }
-    match delete_proven(&plan.input(i), &plan.output(i), size, mtime, hash) {
-        Ok(()) => {
-            *deleted = true;
-            o
-        }
-        Err(error) => Outcome::Failed {
+    match check_proven(&plan.input(i), &plan.output(i), size, mtime, hash) {
+        Ok(()) => Ok(Proven {
+            i,
+            outcome: o,
+            size,
+            hash,
+        }),
+        Err(error) => Err(Box::new(Outcome::Failed {
             error,
             input: Some((size, mtime)),
-        },
+        })),
     }
 }
 
-/// Deletes `input` if it is a regular file (not a symbolic link, pipe or device) of `size`
-/// bytes and modification time `mtime` (unchanged since it was packed), and `output`, in place
-/// (renamed and synced before this is called), records that size and `hash` (the hash the
-/// packer computed of the input as it read it) and decodes back to that hash with every
-/// checksum intact (a complete verify). The input's directory is synced after the deletion.
-fn delete_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) -> Result<()> {
+/// Checks that `input` is a regular file (not a symbolic link, pipe or device) of `size`
+/// bytes and modification time `mtime` (unchanged since it was packed), and that `output`, in
+/// place (renamed and synced before this is called), records that size and `hash` (the hash
+/// the packer computed of the input as it read it) and decodes back to that hash with every
+/// checksum intact (a complete verify).
+fn check_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) -> Result<()> {
     let kept = |why: NotDeleted| Error::Refused {
         path: input.to_path_buf(),
         what: Refusal::NotDeleted(Box::new(why)),
@@ -1352,14 +1487,57 @@ fn delete_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128)
             archive: output.to_path_buf(),
         }));
     }
-    std::fs::remove_file(input).map_err(io_err(input, "delete"))?;
-    let dir = input
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(dir, "sync directory"))
+    Ok(())
+}
+
+/// Deletes `input` only if what is at its path now is what its archive holds: the file is
+/// opened (not following a symbolic link) and read whole, its bytes must be `size` long and
+/// hash (xxh3-128) to `hash`, its change time, size and modification time must be the same
+/// after the read as before it (nothing wrote to it meanwhile), and the path must still name
+/// that file (same device, inode and change time: not renamed over) right before it is
+/// unlinked. A file's change time cannot be set back by a user, unlike its modification time.
+///
+/// # Errors
+///
+/// [`Error::Refused`] with [`NotDeleted::ContentsChanged`], [`NotDeleted::Changed`] or
+/// [`NotDeleted::Replaced`] when the input is kept; [`Error::Io`] when it cannot be read or
+/// deleted.
+fn delete_if_unchanged(input: &Path, size: u64, hash: u128) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let kept = |why: NotDeleted| Error::Refused {
+        path: input.to_path_buf(),
+        what: Refusal::NotDeleted(Box::new(why)),
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(input)
+        .map_err(io_err(input, "open"))?;
+    let stamp = |m: &std::fs::Metadata| (m.dev(), m.ino(), m.len(), m.ctime(), m.ctime_nsec());
+    let before = file.metadata().map_err(io_err(input, "stat"))?;
+    if !before.is_file() {
+        return Err(kept(NotDeleted::NotRegularFile));
+    }
+    if before.len() != size {
+        return Err(kept(NotDeleted::Changed));
+    }
+    let now = crate::pack::manifest::hash_open_file(&file, input)?;
+    if now != hash {
+        return Err(kept(NotDeleted::ContentsChanged {
+            now,
+            archived: hash,
+        }));
+    }
+    let after = file.metadata().map_err(io_err(input, "stat"))?;
+    if stamp(&after) != stamp(&before) || mtime_ns(&after) != mtime_ns(&before) {
+        return Err(kept(NotDeleted::Changed));
+    }
+    match std::fs::symlink_metadata(input) {
+        Ok(at_path) if stamp(&at_path) == stamp(&before) => {}
+        Ok(_) => return Err(kept(NotDeleted::Replaced)),
+        Err(e) => return Err(io_err(input, "stat")(e)),
+    }
+    std::fs::remove_file(input).map_err(io_err(input, "delete"))
 }
 
 /// Calls `f` with each of `items` on up to `threads` threads (this one included: fewer if some

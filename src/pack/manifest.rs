@@ -860,8 +860,13 @@ impl Done {
                 continue;
             }
             let file = std::fs::File::open(m).map_err(io_err(m, "open"))?;
-            let len = file.metadata().map_err(io_err(m, "stat"))?.len();
-            done.read(m, &file, len, threads)?;
+            let meta = file.metadata().map_err(io_err(m, "stat"))?;
+            // A device or pipe may never end (/dev/zero): only regular files are read.
+            if !meta.is_file() {
+                let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+                return Err(io_err(m, "read manifest")(e));
+            }
+            done.read(m, &file, meta.len(), threads)?;
         }
         Ok(done)
     }
@@ -991,6 +996,9 @@ struct Appending {
     unsynced: bool,
     /// How many times the file was synced.
     syncs: usize,
+    /// Whether a write failed (a full disk), which may have left a line cut short: the next
+    /// write starts on a new line.
+    cut: bool,
 }
 
 /// Deferred lines are written once they reach this many bytes (or with the next line that is
@@ -1041,12 +1049,16 @@ impl Manifest {
         if let Some(line) = line {
             st.deferred.extend_from_slice(line);
         }
+        if std::mem::take(&mut st.cut) {
+            st.deferred.insert(0, b'\n');
+        }
         let r = match st.file.as_mut() {
             Some(f) => f
                 .write_all(&st.deferred)
                 .map_err(io_err(&self.path, "write")),
             None => Ok(()),
         };
+        st.cut = r.is_err();
         st.deferred.clear();
         r
     }
@@ -1291,7 +1303,16 @@ fn read_at_most(f: &std::fs::File, buf: &mut [u8], at: u64) -> Result<usize, End
 ///
 /// [`Error::Io`](crate::Error::Io) when it cannot be read.
 pub fn hash_file(path: &Path) -> Result<u128> {
-    let mut f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    let f = std::fs::File::open(path).map_err(io_err(path, "open"))?;
+    hash_open_file(&f, path)
+}
+
+/// The xxh3-128 of what is left to read of `f` (opened from `path`, which errors name).
+///
+/// # Errors
+///
+/// [`Error::Io`](crate::Error::Io) when it cannot be read.
+pub(crate) fn hash_open_file(mut f: &std::fs::File, path: &Path) -> Result<u128> {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

@@ -208,7 +208,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         ..Default::default()
     };
     let outcomes = std::sync::Mutex::new(vec![None; n]);
-    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), false, &|i, o| match o {
+    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), None, &|i, o| match o {
         nc3pack::__private::Outcome::Packed { summary, .. } => {
             assert!(outcomes.lock().unwrap()[i].replace(summary).is_none());
         }
@@ -1911,7 +1911,7 @@ fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
     let p = plan([Ok(input.clone())], &out, None, Shard::default()).unwrap();
     let opts = nc3pack::PackOptions::default().with_quantize("sst=bitround:7".parse().unwrap());
     let calls = std::sync::atomic::AtomicUsize::new(0);
-    let r = pack_all(&p, &opts, &Done::default(), true, &|_, _| {
+    let r = pack_all(&p, &opts, &Done::default(), Some(&|_| Ok(())), &|_, _| {
         calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
     assert!(

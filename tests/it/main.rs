@@ -4,6 +4,7 @@ mod batch;
 mod cli;
 mod constants;
 mod context;
+mod delete;
 mod determinism;
 mod fit;
 mod hostile;

@@ -287,7 +287,7 @@ fn child(dir: &Path) {
             &plan,
             &opts.clone().with_threads(2),
             &Default::default(),
-            false,
+            None,
             &|_, _| {},
         ),
         &input,
