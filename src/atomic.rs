@@ -178,14 +178,16 @@ pub fn write_to_temp<T>(
         .prefix(".nc3pack-")
         .suffix(".part")
         .make_in(dir, |path| {
-            let r = Registered::new(path);
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                // Owner only until the input's bits are set below; from a stream, a new file's.
-                .mode(if protect.is_some() { 0o600 } else { 0o666 })
-                .open(path)?;
+            let (r, f) = Registered::create(path, || {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    // Owner only until the input's bits are set below; from a stream, a new
+                    // file's.
+                    .mode(if protect.is_some() { 0o600 } else { 0o666 })
+                    .open(path)
+            })?;
             registered = Some(r);
             Ok(f)
         })

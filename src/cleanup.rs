@@ -65,6 +65,41 @@ impl Registered {
         Registered { slot: None }
     }
 
+    /// Creates the file at `path` with `create`, registered from before it exists. A signal
+    /// handler that ran while it was being created (its loop over the registry may have passed
+    /// this slot, or unlinked the path before the file was there) is caught by checking
+    /// [`DYING`] after the file exists: the file is then removed here, and an
+    /// [`std::io::ErrorKind::Interrupted`] error returned (the process is about to die).
+    /// Without this, worker threads that go on creating files while the handler unlinks
+    /// hundreds of others leave some behind.
+    ///
+    /// # Errors
+    ///
+    /// What `create` returns, or `Interrupted` when the process is dying on a signal.
+    pub(crate) fn create<T>(
+        path: &Path,
+        create: impl FnOnce() -> std::io::Result<T>,
+    ) -> std::io::Result<(Registered, T)> {
+        let interrupted = || {
+            std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "the process is ending on a signal",
+            )
+        };
+        if DYING.load(SeqCst) {
+            return Err(interrupted());
+        }
+        let r = Registered::new(path);
+        let made = create()?;
+        // SeqCst: either the handler set DYING after this load, and so reads this slot after
+        // the file exists, or this sees it set.
+        if DYING.load(SeqCst) {
+            let _ = std::fs::remove_file(path);
+            return Err(interrupted());
+        }
+        Ok((r, made))
+    }
+
     /// Whether the path is in the registry (false when the registry was full).
     #[cfg(test)]
     pub(crate) fn is_registered(&self) -> bool {
