@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import SAMPLES
+from conftest import SAMPLES, in_forked_child
 
 import nc3pack
 from nc3pack.xarray_backend import Nc3zBackendEntrypoint
@@ -388,3 +388,37 @@ def test_http_url(http_root: tuple[Path, str]) -> None:
         assert ds.is_archive
     with pytest.raises(FileNotFoundError):
         nc3pack.open(f"{base}/missing.nc3z")
+
+
+def _check_fork(url: str, opts: dict[str, Any] | None) -> None:
+    """A dataset opened by URL and read in the parent reads in a forked child (fork-inherit),
+    and the child opens and reads the URL itself (fork-reopen); the parent still reads."""
+    ds = nc3pack.open(url, storage_options=opts)
+    want = ds["sst"][:]
+    # Read again from the object in the child, not from the cache.
+    ds.clear_cache()
+
+    def inherit() -> None:
+        np.testing.assert_array_equal(ds["sst"][:], want)
+
+    def reopen() -> None:
+        with nc3pack.open(url, storage_options=opts) as again:
+            np.testing.assert_array_equal(again["sst"][:], want)
+
+    in_forked_child(inherit)
+    in_forked_child(reopen)
+    ds.clear_cache()
+    np.testing.assert_array_equal(ds["sst"][:], want)
+    ds.close()
+
+
+def test_s3_dataset_reads_in_a_forked_child(
+    s3: S3Server, uploaded: dict[str, str]
+) -> None:
+    _check_fork(uploaded["gridded_sst.nc"], s3.options())
+
+
+def test_http_dataset_reads_in_a_forked_child(http_root: tuple[Path, str]) -> None:
+    root, base = http_root
+    nc3pack.pack(SAMPLES / "gridded_sst.nc", root / "fork.nc3z", block_size="64KiB")
+    _check_fork(f"{base}/fork.nc3z", None)
