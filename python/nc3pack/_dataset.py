@@ -304,13 +304,15 @@ class Dataset:
     def _r(self) -> _nc3pack.Reader:
         r = self._reader
         if r is None:
-            raise ValueError(f"{self._path}: the dataset is closed")
+            raise ValueError(
+                f"{_nc3pack.redact_url(self._path)}: the dataset is closed"
+            )
         return r
 
     def __repr__(self) -> str:
         kind = "archive" if self.is_archive else self.format
         return (
-            f"<nc3pack.Dataset {self._path!r} ({kind}): "
+            f"<nc3pack.Dataset {_nc3pack.redact_url(self._path)!r} ({kind}): "
             f"{len(self.dimensions)} dimensions, {len(self.variables)} variables>"
         )
 

@@ -422,3 +422,42 @@ def test_http_dataset_reads_in_a_forked_child(http_root: tuple[Path, str]) -> No
     root, base = http_root
     nc3pack.pack(SAMPLES / "gridded_sst.nc", root / "fork.nc3z", block_size="64KiB")
     _check_fork(f"{base}/fork.nc3z", None)
+
+
+PASSWORD = "pw-7d1e93b0"
+SIGNATURE = "sig-5c2a8f41"
+
+
+def test_exceptions_and_reprs_hide_passwords_and_query_strings(
+    http_root: tuple[Path, str],
+) -> None:
+    root, base = http_root
+    nc3pack.pack(SAMPLES / "gridded_sst.nc", root / "redact.nc3z", block_size="64KiB")
+    (root / "junk.nc3z").write_bytes(b"this is not an archive, nor netCDF-3\n" * 10)
+    with_password = base.replace("http://", f"http://reader:{PASSWORD}@", 1)
+    presigned = f"{base}/redact.nc3z?X-Amz-Signature={SIGNATURE}"
+
+    def clean(text: str) -> None:
+        assert PASSWORD not in text and SIGNATURE not in text, text
+
+    ds = nc3pack.open(f"{with_password}/redact.nc3z")
+    clean(repr(ds))
+    assert "reader:***@127.0.0.1" in repr(ds)
+    ds.close()
+    with pytest.raises(ValueError, match="closed") as closed:
+        ds.read("sst")
+    clean(str(closed.value))
+    clean(repr(nc3pack.verify(f"{with_password}/redact.nc3z")))
+    with pytest.raises(FileNotFoundError) as missing:
+        nc3pack.open(f"{with_password}/missing.nc3z")
+    clean(str(missing.value))
+    assert "reader:***@127.0.0.1" in str(missing.value)
+    with pytest.raises(nc3pack.ArchiveError) as junk:
+        nc3pack.open(f"{with_password}/junk.nc3z")
+    clean(str(junk.value))
+    with pytest.raises(ValueError) as query:
+        nc3pack.open(presigned)
+    clean(str(query.value))
+    with pytest.raises(ValueError) as query:
+        xr.open_dataset(presigned, engine="nc3z")
+    clean(str(query.value))

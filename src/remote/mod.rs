@@ -657,7 +657,7 @@ enum Cover {
 impl std::fmt::Debug for RemoteReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteReader")
-            .field("url", &self.url)
+            .field("url", &crate::error::redact_url(&self.url))
             .field("size", &self.size)
             .finish_non_exhaustive()
     }

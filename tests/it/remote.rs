@@ -2418,3 +2418,84 @@ fn a_forked_child_reads_urls_its_parent_opened_and_opens_them_anew() {
     a.clear_cache();
     assert!(read_sst(&a).unwrap() == want);
 }
+
+/// A URL's password and a presigned URL's query string (its signature) are never printed:
+/// not in error lines (those of nc3pack, and the causes they quote), not in the lines that
+/// report what was done.
+#[test]
+fn passwords_and_query_strings_of_urls_are_not_printed() {
+    const PASSWORD: &str = "pw-7d1e93b0";
+    const SIGNATURE: &str = "sig-5c2a8f41";
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("obs_points.nc", work.path(), "64KiB");
+    let server = HttpServer::start(HashMap::from([
+        ("obs.nc3z".to_string(), std::fs::read(&z).unwrap()),
+        (
+            "obs.nc".to_string(),
+            std::fs::read(sample("obs_points.nc")).unwrap(),
+        ),
+    ]));
+    let with_password = |name: &str| {
+        server
+            .url(name)
+            .replacen("http://", &format!("http://reader:{PASSWORD}@"), 1)
+    };
+    let presigned = |name: &str| {
+        format!(
+            "{}?X-Amz-Credential=AKIA1234&X-Amz-Signature={SIGNATURE}",
+            server.url(name)
+        )
+    };
+    let clean = |what: &str, text: &str| {
+        assert!(
+            !text.contains(PASSWORD),
+            "{what}: the password shows: {text:?}"
+        );
+        assert!(
+            !text.contains(SIGNATURE),
+            "{what}: the signature shows: {text:?}"
+        );
+        assert!(!text.contains("panicked"), "{what}: {text:?}");
+    };
+    // Errors: no such object, a query string refused, a server that is not there (the
+    // request's own error quotes the URL).
+    let closed = format!("http://reader:{PASSWORD}@127.0.0.1:{}/x.nc3z", free_port());
+    for url in [with_password("missing.nc3z"), presigned("obs.nc3z"), closed] {
+        for cmd in [
+            &["info", "URL"][..],
+            &["verify", "URL"],
+            &["unpack", "URL", "-"],
+        ] {
+            let args = cmd
+                .iter()
+                .map(|&a| if a == "URL" { url.as_str() } else { a });
+            let (code, out, err) = output(Command::new(BIN).args(args));
+            assert_eq!(code, 1, "{cmd:?} {url}: {err}");
+            assert_eq!(err.lines().count(), 1, "{cmd:?}: not one line: {err:?}");
+            clean(&format!("{cmd:?} {url}"), &err);
+            clean(&format!("{cmd:?} {url}"), &String::from_utf8_lossy(&out));
+        }
+    }
+    // What a command reports of its work names the URL without the password.
+    let url = with_password("obs.nc3z");
+    let (code, out, err) = output(Command::new(BIN).arg("verify").arg(&url));
+    assert_eq!(code, 0, "{err}");
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("reader:***@127.0.0.1"), "{out}");
+    clean("verify", &out);
+    let restored = work.path().join("restored.nc");
+    let (code, _, err) = output(Command::new(BIN).arg("unpack").arg(&url).arg(&restored));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("reader:***@127.0.0.1"), "{err}");
+    clean("unpack", &err);
+    let packed = work.path().join("packed.nc3z");
+    let (code, _, err) = output(
+        Command::new(BIN)
+            .arg("pack")
+            .arg(with_password("obs.nc"))
+            .arg(&packed),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("reader:***@127.0.0.1"), "{err}");
+    clean("pack", &err);
+}
