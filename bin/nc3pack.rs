@@ -201,8 +201,8 @@ fn lossy_verdict(
     orig: &Path,
     c: &nc3pack::quantize::LossyComparison,
 ) {
-    let z = archive.display();
-    let o = orig.display();
+    let z = shown(archive);
+    let o = shown(orig);
     let recorded = if c.original_recorded {
         "is the original recorded in the archive"
     } else {
@@ -387,6 +387,12 @@ fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
+/// A path or URL as printed: a URL's password and query string hidden
+/// ([`nc3pack::error::redact_url`]).
+fn shown(p: &Path) -> String {
+    nc3pack::error::redact_url(&p.to_string_lossy()).into_owned()
+}
+
 /// Whether a path given on the command line is a URL (`s3://`, `http(s)://`, `file://`).
 fn is_url(p: &Path) -> bool {
     p.to_str().is_some_and(|s| {
@@ -457,8 +463,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 if !a.common.quiet {
                     let what = summary(&s, ", uploaded");
                     eprintln!(
-                        "{} -> {url}: {what}, {:.2} s",
-                        input.display(),
+                        "{} -> {}: {what}, {:.2} s",
+                        shown(input),
+                        shown(output),
                         t.elapsed().as_secs_f64()
                     );
                 }
@@ -472,8 +479,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.
             let pb = if stdin {
                 stream_spinner(a.common.quiet, "standard input")
-            } else if let Some(url) = input_url {
-                stream_spinner(a.common.quiet, url)
+            } else if input_url.is_some() {
+                stream_spinner(a.common.quiet, &shown(input))
             } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file()) {
                 stream_spinner(a.common.quiet, &input.display().to_string())
             } else {
@@ -505,7 +512,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let name = if stdin {
                     "<stdin>".into()
                 } else {
-                    input.display().to_string()
+                    shown(input)
                 };
                 let what = summary(&s, "");
                 eprintln!(
@@ -553,7 +560,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if !a.common.quiet {
                 eprintln!(
                     "{} -> {}: {} restored and verified, {:.2} s",
-                    a.input.display(),
+                    shown(&a.input),
                     if a.output.as_os_str() == "-" {
                         "<stdout>".into()
                     } else {
@@ -575,23 +582,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let r = nc3pack::verify(archive, &opts)?;
             let mut text = String::new();
             for d in &r.damage {
-                text += &format!("{}: damaged: {d}\n", archive.display());
+                text += &format!("{}: damaged: {d}\n", shown(archive));
             }
             if let (Some(orig), Some(c)) = (&a.against, &r.lossy) {
                 lossy_verdict(&mut text, archive, orig, c);
             } else if let (Some(orig), Some(m)) = (&a.against, r.original_matches) {
                 let verdict = if m { "matches" } else { "does NOT match" };
-                text += &format!("{}: {verdict} {}\n", archive.display(), orig.display());
+                text += &format!("{}: {verdict} {}\n", shown(archive), shown(orig));
             } else if let Some(l) = nc3pack::Archive::open(archive)
                 .ok()
                 .and_then(|z| nc3pack::quantize::Lossy::of(z.header()))
             {
-                text += &format!("{}: lossy archive: {l}\n", archive.display());
+                text += &format!("{}: lossy archive: {l}\n", shown(archive));
             }
             if r.damage.is_empty() {
                 text += &format!(
                     "{}: ok: {} blocks, every checksum matches, restored data matches the original's hash\n",
-                    archive.display(),
+                    shown(archive),
                     r.blocks
                 );
             }
@@ -1297,7 +1304,8 @@ fn main() {
                 (msg, 1)
             }
         };
-        eprintln!("nc3pack: {msg}");
+        // Any URL in it (a cause's text may quote one) without its password or query string.
+        eprintln!("nc3pack: {}", nc3pack::error::redact_url(&msg));
         std::process::exit(code);
     }
 }

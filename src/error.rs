@@ -10,7 +10,8 @@ pub use crate::format::error::{
     LeadError,
 };
 pub use crate::nc3::error::{HeaderError, LayoutError};
-use std::path::PathBuf;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 /// Any error nc3pack reports.
 ///
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An operating-system I/O error on a file.
-    #[error("{}: {op}: {source}", path.display())]
+    #[error("{}: {op}: {source}", shown(path))]
     Io {
         /// The file.
         path: PathBuf,
@@ -34,7 +35,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The input is not a netCDF-3 file at all (bad magic, HDF5, empty).
-    #[error("{}: not a netCDF-3 file: {reason}", path.display())]
+    #[error("{}: not a netCDF-3 file: {reason}", shown(path))]
     NotNetcdf3 {
         /// The file.
         path: PathBuf,
@@ -42,7 +43,7 @@ pub enum Error {
         reason: crate::nc3::error::NotNetcdf3,
     },
     /// The netCDF-3 header is malformed.
-    #[error("{}: invalid netCDF-3 header at byte {}: {}", path.display(), source.offset, source.what)]
+    #[error("{}: invalid netCDF-3 header at byte {}: {}", shown(path), source.offset, source.what)]
     Header {
         /// The file.
         path: PathBuf,
@@ -50,7 +51,7 @@ pub enum Error {
         source: HeaderError,
     },
     /// The header parses but the data layout it declares is impossible for this file.
-    #[error("{}: invalid netCDF-3 data layout: {source}", path.display())]
+    #[error("{}: invalid netCDF-3 data layout: {source}", shown(path))]
     Layout {
         /// The file.
         path: PathBuf,
@@ -58,7 +59,7 @@ pub enum Error {
         source: LayoutError,
     },
     /// An archive structure (lead, header frame, index, footer) is damaged or malformed.
-    #[error("{}: damaged archive: {part} at byte {offset}: {source}", path.display())]
+    #[error("{}: damaged archive: {part} at byte {offset}: {source}", shown(path))]
     Archive {
         /// The archive file.
         path: PathBuf,
@@ -70,7 +71,10 @@ pub enum Error {
         source: ArchiveError,
     },
     /// A block frame is damaged or does not match the index.
-    #[error("{}: damaged block {block} of {var} at byte {offset}: {source}", path.display())]
+    #[error(
+        "{}: damaged block {block} of {var} at byte {offset}: {source}",
+        shown(path)
+    )]
     Block {
         /// The archive file.
         path: PathBuf,
@@ -84,7 +88,7 @@ pub enum Error {
         source: BlockError,
     },
     /// The restored file does not hash to the value recorded at pack time.
-    #[error("{}: restored data does not match the original's hash (stored {expected:032x}, got {actual:032x})", path.display())]
+    #[error("{}: restored data does not match the original's hash (stored {expected:032x}, got {actual:032x})", shown(path))]
     HashMismatch {
         /// The archive file.
         path: PathBuf,
@@ -94,13 +98,13 @@ pub enum Error {
         actual: u128,
     },
     /// The output file exists and overwriting was not asked for.
-    #[error("{}: output exists (use --force to overwrite)", path.display())]
+    #[error("{}: output exists (use --force to overwrite)", shown(path))]
     OutputExists {
         /// The output path.
         path: PathBuf,
     },
     /// A read asked for something the variable does not have.
-    #[error("{}: reading {var:?}: {source}", path.display())]
+    #[error("{}: reading {var:?}: {source}", shown(path))]
     Slab {
         /// The file.
         path: PathBuf,
@@ -111,7 +115,10 @@ pub enum Error {
     },
     /// A file that must be read at any offset is a pipe, FIFO, device or socket, which can only
     /// be read in order (`nc3pack pack` reads such an input as a stream instead).
-    #[error("{}: is {kind}, not a regular file: {op} needs a regular file (save it to one first)", path.display())]
+    #[error(
+        "{}: is {kind}, not a regular file: {op} needs a regular file (save it to one first)",
+        shown(path)
+    )]
     NotSeekable {
         /// The file.
         path: PathBuf,
@@ -128,7 +135,7 @@ pub enum Error {
     /// let e = Error::Remote { url: "s3://b/k.nc3z".into(), source: RemoteError::NotFound };
     /// assert_eq!(e.to_string(), "s3://b/k.nc3z: no such object");
     /// ```
-    #[error("{url}: {source}")]
+    #[error("{}: {source}", redact_url(url))]
     Remote {
         /// The URL, as given.
         url: String,
@@ -136,7 +143,7 @@ pub enum Error {
         source: RemoteError,
     },
     /// The output cannot be written where asked (it is the input, or a directory).
-    #[error("{}: {what}", path.display())]
+    #[error("{}: {what}", shown(path))]
     Refused {
         /// The output path.
         path: PathBuf,
@@ -147,7 +154,7 @@ pub enum Error {
     #[error("invalid option: {0}")]
     Option(#[from] OptionError),
     /// A thread could not be started (the system's limit on threads or memory was reached).
-    #[error("{}: {source}; try fewer threads (-j)", path.display())]
+    #[error("{}: {source}; try fewer threads (-j)", shown(path))]
     Thread {
         /// The file being worked on.
         path: PathBuf,
@@ -605,7 +612,7 @@ pub(crate) fn worker_err(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteError {
     /// The URL is malformed or of an unknown scheme.
-    #[error("not a usable URL: {why}")]
+    #[error("not a usable URL: {}", redact_url(why))]
     InvalidUrl {
         /// What is wrong with it.
         why: String,
@@ -635,7 +642,7 @@ pub enum RemoteError {
     #[error("the server does not answer range requests (HTTP 206), which reading needs")]
     NoRanges,
     /// The store could not be set up from the options and environment.
-    #[error("bad object storage settings: {why}")]
+    #[error("bad object storage settings: {}", redact_url(why))]
     Config {
         /// The cause.
         why: String,
@@ -661,7 +668,7 @@ pub enum RemoteError {
         tries: usize,
     },
     /// A request failed after its retries (timeout, connection failure, ...).
-    #[error("request failed: {why}")]
+    #[error("request failed: {}", redact_url(why))]
     Request {
         /// The cause.
         why: String,
@@ -669,6 +676,80 @@ pub enum RemoteError {
     /// This build of nc3pack has no object storage support.
     #[error("URLs need nc3pack built with the `remote` cargo feature")]
     NotBuilt,
+}
+
+/// `text` with the secrets of every URL in it hidden, for printing: the password of a
+/// `user:password@` (`user:***@`; a user name alone, which may be a token, as `***@`) and the
+/// query string (a presigned URL's signature: `?***`). Text that is not a URL, and a URL
+/// without these parts, are unchanged. Errors, progress lines and Python's exceptions and
+/// reprs print URLs through it.
+///
+/// ```
+/// use nc3pack::error::redact_url;
+/// assert_eq!(
+///     redact_url("https://me:pw@example.org/a.nc3z?X-Amz-Signature=ab12"),
+///     "https://me:***@example.org/a.nc3z?***"
+/// );
+/// assert_eq!(redact_url("GET http://tok@h:80/x failed"), "GET http://***@h:80/x failed");
+/// assert_eq!(redact_url("s3://bkt/k.nc3z: no such object"), "s3://bkt/k.nc3z: no such object");
+/// assert_eq!(redact_url("/data/a?b@c.nc"), "/data/a?b@c.nc");
+/// ```
+pub fn redact_url(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    // Bounded: each turn consumes at least the "://" it found.
+    while let Some(at) = rest.find("://") {
+        let scheme = rest[..at]
+            .bytes()
+            .rev()
+            .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+            .count();
+        let body = at + 3;
+        out.push_str(&rest[..body]);
+        if scheme == 0 || !rest.as_bytes()[at - scheme].is_ascii_alphabetic() {
+            rest = &rest[body..];
+            continue;
+        }
+        // The URL ends at white space or a quote.
+        let end = rest[body..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>'))
+            .map_or(rest.len(), |i| body + i);
+        let url = &rest[body..end];
+        let (authority, tail) = url.split_at(url.find(['/', '?', '#']).unwrap_or(url.len()));
+        match authority.rfind('@') {
+            Some(i) => {
+                if let Some((user, _)) = authority[..i].split_once(':') {
+                    out.push_str(user);
+                    out.push(':');
+                }
+                out.push_str("***");
+                out.push_str(&authority[i..]);
+            }
+            None => out.push_str(authority),
+        }
+        match tail.find('?') {
+            Some(q) => {
+                out.push_str(&tail[..q]);
+                out.push_str("?***");
+            }
+            None => out.push_str(tail),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// A path as errors print it: a URL (opened by URL, the path is the URL) through
+/// [`redact_url`].
+fn shown(path: &Path) -> Cow<'_, str> {
+    match path.to_string_lossy() {
+        Cow::Borrowed(s) => redact_url(s),
+        Cow::Owned(s) => Cow::Owned(redact_url(&s).into_owned()),
+    }
 }
 
 /// Attaches a path and operation to an I/O error.

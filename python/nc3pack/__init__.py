@@ -253,6 +253,14 @@ class VerifyResult:
     original_matches: bool | None
     damage: list[Damage] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # A URL's password and query string hidden, as in errors.
+        return (
+            f"VerifyResult(path={_nc3pack.redact_url(self.path)!r}, blocks={self.blocks!r}, "
+            f"hash_checked={self.hash_checked!r}, "
+            f"original_matches={self.original_matches!r}, damage={self.damage!r})"
+        )
+
     @property
     def intact(self) -> bool:
         return not self.damage and self.original_matches is not False
@@ -287,7 +295,7 @@ def verify(
         lines = [str(d) for d in result.damage]
         if matches is False:
             lines.append(f"does not match {os.fspath(against)!s}")  # type: ignore[arg-type]
-        err = ArchiveError(f"{p}: damaged: " + "; ".join(lines))
+        err = ArchiveError(f"{_nc3pack.redact_url(p)}: damaged: " + "; ".join(lines))
         err.damage = result.damage  # type: ignore[attr-defined]
         err.result = result  # type: ignore[attr-defined]
         raise err

@@ -251,7 +251,13 @@ class Dataset:
     """An nc3pack archive or an original netCDF-3 file, open for reading.
 
     Thread-safe: many threads may read at once (reads release the GIL). Pickles as its
-    path (and storage options): unpickling opens the file again.
+    path and storage options: unpickling opens the file again. The pickle holds the
+    storage options' credentials (``secret`` included) in clear: keep it as private as
+    they are.
+
+    After ``os.fork`` (``multiprocessing``'s ``fork`` start method), the child may read a
+    dataset opened in the parent, or open one itself: reads by URL make their own
+    connections in the child.
 
     >>> ds = nc3pack.open("sst.nc3z")                  # doctest: +SKIP
     >>> ds["sst"][0, 10:20, ::2]                        # doctest: +SKIP
@@ -298,13 +304,15 @@ class Dataset:
     def _r(self) -> _nc3pack.Reader:
         r = self._reader
         if r is None:
-            raise ValueError(f"{self._path}: the dataset is closed")
+            raise ValueError(
+                f"{_nc3pack.redact_url(self._path)}: the dataset is closed"
+            )
         return r
 
     def __repr__(self) -> str:
         kind = "archive" if self.is_archive else self.format
         return (
-            f"<nc3pack.Dataset {self._path!r} ({kind}): "
+            f"<nc3pack.Dataset {_nc3pack.redact_url(self._path)!r} ({kind}): "
             f"{len(self.dimensions)} dimensions, {len(self.variables)} variables>"
         )
 
@@ -409,7 +417,8 @@ class Dataset:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # The copy (dask pickles datasets to its workers) opens the file again with the
-        # same storage options and cache settings; its cache starts empty.
+        # same storage options (credentials in clear) and cache settings; its cache starts
+        # empty.
         budget, whole = None, True
         r = self._reader
         if r is not None and r.is_archive:

@@ -8,6 +8,8 @@ DEFAULT_BLOCK_SIZE: int
 
 class ArchiveError(Exception): ...
 
+def redact_url(text: str) -> str: ...
+
 class Reader:
     def __init__(
         self, path: str, storage_options: list[tuple[str, str]] | None = None

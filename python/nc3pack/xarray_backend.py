@@ -14,7 +14,8 @@ open too with ``engine="nc3z"``.
 - ``encoding["preferred_chunks"]`` gives dask chunks made of whole blocks where the
   variable's shape allows it (see :func:`block_chunks`).
 - Pickles for dask distributed: the store holds the path and options in xarray's
-  ``CachingFileManager`` and each process opens the file itself.
+  ``CachingFileManager`` and each process opens the file itself (the pickle holds the
+  storage options' credentials in clear).
 """
 
 from __future__ import annotations

@@ -547,9 +547,17 @@ fn info_json(
     .map_err(to_py)
 }
 
+/// `text` with the password and the query string of every URL in it hidden (as errors print
+/// URLs): for reprs and messages made in Python.
+#[pyfunction]
+fn redact_url(text: &str) -> String {
+    nc3pack::error::redact_url(text).into_owned()
+}
+
 #[pymodule]
 fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
+    m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(pack, m)?)?;
     m.add_function(wrap_pyfunction!(unpack, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,18 @@ def packed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         nc3pack.pack(src, dst)
         archives[src.name] = dst
     return archives
+
+
+def in_forked_child(target: Callable[[], None]) -> None:
+    """Runs ``target`` in a child process started with the ``fork`` method (as
+    ``multiprocessing.Pool`` and many data loaders start theirs on Linux); fails unless it
+    ends without an exception within 20 s (a child still running then is killed)."""
+    ctx = multiprocessing.get_context("fork")
+    p = ctx.Process(target=target)
+    p.start()
+    p.join(20)
+    if p.is_alive():
+        p.kill()
+        p.join(10)
+        pytest.fail("the forked child was still running after 20 s")
+    assert p.exitcode == 0, f"the forked child failed (exit code {p.exitcode})"

@@ -13,7 +13,7 @@ from typing import Any
 import netCDF4
 import numpy as np
 import pytest
-from conftest import GOOD, SAMPLES, cli
+from conftest import GOOD, SAMPLES, cli, in_forked_child
 
 import nc3pack
 
@@ -446,3 +446,23 @@ def test_pack_quantize(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="VARS=bitround:NSB"):
         nc3pack.pack(src, tmp_path / "bad.nc3z", quantize=["sst"])
     assert not (tmp_path / "bad.nc3z").exists()
+
+
+def test_local_dataset_reads_in_a_forked_child(packed: dict[str, Path]) -> None:
+    """Opened and read in the parent, read in a forked child; and opened in the child."""
+    path = packed["gridded_sst.nc"]
+    ds = nc3pack.open(path)
+    want = ds["sst"][:]
+    ds.clear_cache()
+
+    def inherit() -> None:
+        np.testing.assert_array_equal(ds["sst"][:], want)
+
+    def reopen() -> None:
+        with nc3pack.open(path) as again:
+            np.testing.assert_array_equal(again["sst"][:], want)
+
+    in_forked_child(inherit)
+    in_forked_child(reopen)
+    np.testing.assert_array_equal(ds["sst"][:], want)
+    ds.close()

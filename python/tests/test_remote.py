@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import SAMPLES
+from conftest import SAMPLES, in_forked_child
 
 import nc3pack
 from nc3pack.xarray_backend import Nc3zBackendEntrypoint
@@ -388,3 +388,76 @@ def test_http_url(http_root: tuple[Path, str]) -> None:
         assert ds.is_archive
     with pytest.raises(FileNotFoundError):
         nc3pack.open(f"{base}/missing.nc3z")
+
+
+def _check_fork(url: str, opts: dict[str, Any] | None) -> None:
+    """A dataset opened by URL and read in the parent reads in a forked child (fork-inherit),
+    and the child opens and reads the URL itself (fork-reopen); the parent still reads."""
+    ds = nc3pack.open(url, storage_options=opts)
+    want = ds["sst"][:]
+    # Read again from the object in the child, not from the cache.
+    ds.clear_cache()
+
+    def inherit() -> None:
+        np.testing.assert_array_equal(ds["sst"][:], want)
+
+    def reopen() -> None:
+        with nc3pack.open(url, storage_options=opts) as again:
+            np.testing.assert_array_equal(again["sst"][:], want)
+
+    in_forked_child(inherit)
+    in_forked_child(reopen)
+    ds.clear_cache()
+    np.testing.assert_array_equal(ds["sst"][:], want)
+    ds.close()
+
+
+def test_s3_dataset_reads_in_a_forked_child(
+    s3: S3Server, uploaded: dict[str, str]
+) -> None:
+    _check_fork(uploaded["gridded_sst.nc"], s3.options())
+
+
+def test_http_dataset_reads_in_a_forked_child(http_root: tuple[Path, str]) -> None:
+    root, base = http_root
+    nc3pack.pack(SAMPLES / "gridded_sst.nc", root / "fork.nc3z", block_size="64KiB")
+    _check_fork(f"{base}/fork.nc3z", None)
+
+
+PASSWORD = "pw-7d1e93b0"
+SIGNATURE = "sig-5c2a8f41"
+
+
+def test_exceptions_and_reprs_hide_passwords_and_query_strings(
+    http_root: tuple[Path, str],
+) -> None:
+    root, base = http_root
+    nc3pack.pack(SAMPLES / "gridded_sst.nc", root / "redact.nc3z", block_size="64KiB")
+    (root / "junk.nc3z").write_bytes(b"this is not an archive, nor netCDF-3\n" * 10)
+    with_password = base.replace("http://", f"http://reader:{PASSWORD}@", 1)
+    presigned = f"{base}/redact.nc3z?X-Amz-Signature={SIGNATURE}"
+
+    def clean(text: str) -> None:
+        assert PASSWORD not in text and SIGNATURE not in text, text
+
+    ds = nc3pack.open(f"{with_password}/redact.nc3z")
+    clean(repr(ds))
+    assert "reader:***@127.0.0.1" in repr(ds)
+    ds.close()
+    with pytest.raises(ValueError, match="closed") as closed:
+        ds.read("sst")
+    clean(str(closed.value))
+    clean(repr(nc3pack.verify(f"{with_password}/redact.nc3z")))
+    with pytest.raises(FileNotFoundError) as missing:
+        nc3pack.open(f"{with_password}/missing.nc3z")
+    clean(str(missing.value))
+    assert "reader:***@127.0.0.1" in str(missing.value)
+    with pytest.raises(nc3pack.ArchiveError) as junk:
+        nc3pack.open(f"{with_password}/junk.nc3z")
+    clean(str(junk.value))
+    with pytest.raises(ValueError) as query:
+        nc3pack.open(presigned)
+    clean(str(query.value))
+    with pytest.raises(ValueError) as query:
+        xr.open_dataset(presigned, engine="nc3z")
+    clean(str(query.value))

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
 /// Bytes read from the front of an object when it is opened: the lead and the header frame of a
@@ -285,19 +285,30 @@ impl RequestStats {
     }
 }
 
-/// The process's tokio runtime for object storage I/O: two worker threads, made on first use.
+/// The process's tokio runtime for object storage I/O: two worker threads, made on first use,
+/// and made again in a child process made by `fork` (as Python's `multiprocessing` makes its
+/// workers): the child has none of its parent's threads, so the parent's runtime would never
+/// run a task there. The parent's runtime is then left alone (dropping it would wait for
+/// threads that do not exist in the child).
 fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
-    static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("nc3pack-io")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| io::Error::other(format!("cannot start the I/O runtime: {e}")))
+    static RT: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut rt = RT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((made_in, r)) = *rt {
+        if made_in == pid {
+            return Ok(r);
+        }
+    }
+    let made = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("nc3pack-io")
+        .enable_all()
+        .build()
+        .map_err(|e| io::Error::other(format!("cannot start the I/O runtime: {e}")))?;
+    // One runtime per process, for the rest of its life.
+    let made: &'static tokio::runtime::Runtime = Box::leak(Box::new(made));
+    *rt = Some((pid, made));
+    Ok(made)
 }
 
 /// Installs ring as the process's TLS crypto provider, once, before any client is built (an
@@ -593,13 +604,21 @@ pub struct RemoteReader {
 /// windows at once, and stages each range as soon as its bytes have arrived (shared with the
 /// fetching tasks).
 struct Fetcher {
-    store: Arc<dyn ObjectStore>,
+    /// The store, and the process it was built in (see [`Fetcher::store`]).
+    store: Mutex<(u32, Arc<dyn ObjectStore>)>,
+    /// Builds the store again in a child process made by `fork`.
+    rebuild: Rebuild,
     location: StorePath,
     stats: Arc<RequestStats>,
     staged: Mutex<Staged>,
     /// Signalled when a range is staged or a fetch ends.
     arrived: Condvar,
 }
+
+/// Builds a reader's store again (the same URL and options): for a child process made by
+/// `fork`, which cannot use its parent's.
+type Rebuild =
+    Box<dyn Fn() -> std::result::Result<Arc<dyn ObjectStore>, RemoteError> + Send + Sync>;
 
 /// Ranges fetched ahead of their reads, and those planned and not requested yet.
 #[derive(Default)]
@@ -638,7 +657,7 @@ enum Cover {
 impl std::fmt::Debug for RemoteReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteReader")
-            .field("url", &self.url)
+            .field("url", &crate::error::redact_url(&self.url))
             .field("size", &self.size)
             .finish_non_exhaustive()
     }
@@ -660,14 +679,18 @@ impl RemoteReader {
             url: url.to_string(),
             source,
         })?;
-        RemoteReader::open_in(url, store, location)
+        let (again, opts) = (url.to_string(), opts.clone());
+        let rebuild: Rebuild = Box::new(move || store_for(&again, &opts).map(|(s, _)| s));
+        RemoteReader::open_in(url, store, location, rebuild)
     }
 
-    /// As [`RemoteReader::open`], for the object at `location` in `store` (whose URL is `url`).
+    /// As [`RemoteReader::open`], for the object at `location` in `store` (whose URL is `url`;
+    /// `rebuild` makes the store again in a child process made by `fork`).
     fn open_in(
         url: &str,
         store: Arc<dyn ObjectStore>,
         location: StorePath,
+        rebuild: Rebuild,
     ) -> Result<RemoteReader> {
         let err = |source: RemoteError| Error::Remote {
             url: url.to_string(),
@@ -765,7 +788,8 @@ impl RemoteReader {
             size,
             pinned,
             fetcher: Arc::new(Fetcher {
-                store,
+                store: Mutex::new((std::process::id(), store)),
+                rebuild,
                 location,
                 stats,
                 staged: Mutex::new(Staged::default()),
@@ -791,12 +815,35 @@ impl Fetcher {
         self.staged.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The store to send requests with. In a child process made by `fork` since it was built
+    /// (a dataset opened before Python's `multiprocessing` forked its workers), a new one: the
+    /// parent's HTTP connections, and the tasks that served them, belong to the parent; and
+    /// the fetches the parent had on their way are forgotten (they never arrive here).
+    /// Not called with the staged ranges locked.
+    fn store(&self) -> io::Result<Arc<dyn ObjectStore>> {
+        let pid = std::process::id();
+        let mut s = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if s.0 != pid {
+            let fresh = (self.rebuild)().map_err(|e| {
+                io::Error::other(format!("cannot reach the object again after fork: {e}"))
+            })?;
+            // Not dropped: what it holds (connections, their tasks) is the parent's.
+            std::mem::forget(std::mem::replace(&mut s.1, fresh));
+            s.0 = pid;
+            let mut st = self.lock();
+            st.pending.clear();
+            st.in_flight = 0;
+        }
+        Ok(Arc::clone(&s.1))
+    }
+
     /// Fetches `range` with one request, now (a read that nothing planned).
     fn fetch(&self, range: Range<u64>) -> io::Result<Bytes> {
+        let store = self.store()?;
         let rt = runtime()?;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let got = rt
-            .block_on(self.store.get_range(&self.location, range.clone()))
+            .block_on(store.get_range(&self.location, range.clone()))
             .map_err(|e| io::Error::other(classify(&e).to_string()))?;
         self.stats
             .bytes
@@ -925,7 +972,11 @@ impl Fetcher {
             range: Some(GetRange::Bounded(span.clone())),
             ..GetOptions::default()
         };
-        let got = match self.store.get_opts(&self.location, opts).await {
+        let store = match self.store() {
+            Ok(store) => store,
+            Err(e) => return (span.start, Some((span.start, e.to_string()))),
+        };
+        let got = match store.get_opts(&self.location, opts).await {
             Ok(got) => got,
             Err(e) => return (span.start, Some((span.start, classify(&e).to_string()))),
         };
@@ -1114,6 +1165,8 @@ impl ReadAt for RemoteReader {
             }
         }
         let f = &self.fetcher;
+        // In a child process made by `fork`: the parent's fetches on their way are not waited for.
+        f.store()?;
         let mut st = f.lock();
         // Bounded: each wait ends when a range is staged or a fetch ends, each launch takes a
         // range out of the plan, and the rest return.
@@ -1171,6 +1224,7 @@ impl ReadAt for RemoteReader {
             return Ok(());
         };
         let f = &self.fetcher;
+        f.store()?;
         let mut st = f.lock();
         // Ranges fetched for reads that never came (a read that failed half-way) are dropped
         // rather than held without bound; failures are tried again by a new plan.
@@ -1540,6 +1594,8 @@ pub struct Prefix {
     /// Empty, or ending with `/`.
     prefix: String,
     store: Arc<dyn ObjectStore>,
+    /// What the store was built with (a reader's store is built again after `fork`).
+    opts: RemoteOptions,
 }
 
 impl std::fmt::Debug for Prefix {
@@ -1596,6 +1652,7 @@ impl Prefix {
                 format!("{prefix}/")
             },
             store,
+            opts: opts.clone(),
         })
     }
 
@@ -1653,7 +1710,14 @@ impl Prefix {
     /// request that failed.
     pub fn reader(&self, rel: &str) -> Result<RemoteReader> {
         let location = self.location(rel)?;
-        RemoteReader::open_in(&self.url_of(rel), Arc::clone(&self.store), location)
+        let (bucket, opts) = (self.bucket.clone(), self.opts.clone());
+        let rebuild: Rebuild = Box::new(move || s3_store(&bucket, &opts));
+        RemoteReader::open_in(
+            &self.url_of(rel),
+            Arc::clone(&self.store),
+            location,
+            rebuild,
+        )
     }
 
     /// Checks that `rel` makes a usable object key under the prefix.

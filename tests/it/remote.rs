@@ -2316,3 +2316,186 @@ fn s3_batch_skips_a_quantized_object_whose_line_was_lost() {
         assert_eq!(line[key], first[key], "{key}");
     }
 }
+
+/// Set in the environment of the process that [`a_forked_child_reads_urls_its_parent_opened_and_opens_them_anew`]
+/// starts to fork in.
+const FORK_ROLE: &str = "NC3PACK_TEST_FORKING_PROCESS";
+
+/// Forks; the child runs `f` and exits with 0 if it returns true, 1 if not (or if it panics),
+/// without running destructors. Returns the child's exit code, or None when it was still
+/// running after 20 s (it is then killed).
+fn in_forked_child(f: impl FnOnce() -> bool) -> Option<i32> {
+    // SAFETY: the process runs one test, on one thread (see the test below); the child only
+    // runs `f` and exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(false);
+        // SAFETY: ends the child at once, as a forked child should.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // Up to 20 s (2000 turns of 10 ms).
+    for _ in 0..2000 {
+        // SAFETY: waits for our own child.
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            return Some(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            });
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kills and reaps our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, &mut status, 0);
+    }
+    None
+}
+
+/// A process forked after reading an archive by URL (as Python's `multiprocessing` forks its
+/// workers) reads it in the child, both through the archive opened in the parent and opened
+/// anew: the I/O runtime's threads and the HTTP connections do not survive `fork`, so the
+/// child must make its own instead of waiting for ever.
+#[test]
+fn a_forked_child_reads_urls_its_parent_opened_and_opens_them_anew() {
+    const NAME: &str = "remote::a_forked_child_reads_urls_its_parent_opened_and_opens_them_anew";
+    if std::env::var_os(FORK_ROLE).is_none() {
+        // Forking happens in a process of its own that runs this test alone: the test
+        // harness's other threads could hold locks the child would then wait for.
+        let work = tempfile::tempdir().unwrap();
+        let (out, err) = (work.path().join("out"), work.path().join("err"));
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+            .env(FORK_ROLE, "1")
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        let status = wait_bounded(&mut child);
+        let (out, err) = (
+            std::fs::read_to_string(&out).unwrap(),
+            std::fs::read_to_string(&err).unwrap(),
+        );
+        assert!(status.success(), "{out}\n{err}");
+        assert!(
+            out.contains("1 passed"),
+            "the test did not run: {out}\n{err}"
+        );
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let z = many_blocks(work.path());
+    let server = HttpServer::start(HashMap::from([(
+        "sst.nc3z".to_string(),
+        std::fs::read(&z).unwrap(),
+    )]));
+    let url = server.url("sst.nc3z");
+    let opts = RemoteOptions::default();
+    let read_sst = |a: &Archive| a.read_var_bytes(a.var_id("sst").unwrap());
+    let want = read_sst(&Archive::open(&z).unwrap()).unwrap();
+    let a = Archive::open_url(&url, &opts).unwrap();
+    assert!(read_sst(&a).unwrap() == want);
+    // Read again, not from the cache: from the server, in the child.
+    a.clear_cache();
+    let inherited = in_forked_child(|| read_sst(&a).is_ok_and(|got| got == want));
+    assert_eq!(
+        inherited,
+        Some(0),
+        "reading the parent's archive in a forked child (None: still running after 20 s)"
+    );
+    let reopened = in_forked_child(|| {
+        Archive::open_url(&url, &opts).is_ok_and(|b| read_sst(&b).is_ok_and(|got| got == want))
+    });
+    assert_eq!(
+        reopened,
+        Some(0),
+        "opening and reading the URL in a forked child (None: still running after 20 s)"
+    );
+    // The parent still reads.
+    a.clear_cache();
+    assert!(read_sst(&a).unwrap() == want);
+}
+
+/// A URL's password and a presigned URL's query string (its signature) are never printed:
+/// not in error lines (those of nc3pack, and the causes they quote), not in the lines that
+/// report what was done.
+#[test]
+fn passwords_and_query_strings_of_urls_are_not_printed() {
+    const PASSWORD: &str = "pw-7d1e93b0";
+    const SIGNATURE: &str = "sig-5c2a8f41";
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("obs_points.nc", work.path(), "64KiB");
+    let server = HttpServer::start(HashMap::from([
+        ("obs.nc3z".to_string(), std::fs::read(&z).unwrap()),
+        (
+            "obs.nc".to_string(),
+            std::fs::read(sample("obs_points.nc")).unwrap(),
+        ),
+    ]));
+    let with_password = |name: &str| {
+        server
+            .url(name)
+            .replacen("http://", &format!("http://reader:{PASSWORD}@"), 1)
+    };
+    let presigned = |name: &str| {
+        format!(
+            "{}?X-Amz-Credential=AKIA1234&X-Amz-Signature={SIGNATURE}",
+            server.url(name)
+        )
+    };
+    let clean = |what: &str, text: &str| {
+        assert!(
+            !text.contains(PASSWORD),
+            "{what}: the password shows: {text:?}"
+        );
+        assert!(
+            !text.contains(SIGNATURE),
+            "{what}: the signature shows: {text:?}"
+        );
+        assert!(!text.contains("panicked"), "{what}: {text:?}");
+    };
+    // Errors: no such object, a query string refused, a server that is not there (the
+    // request's own error quotes the URL).
+    let closed = format!("http://reader:{PASSWORD}@127.0.0.1:{}/x.nc3z", free_port());
+    for url in [with_password("missing.nc3z"), presigned("obs.nc3z"), closed] {
+        for cmd in [
+            &["info", "URL"][..],
+            &["verify", "URL"],
+            &["unpack", "URL", "-"],
+        ] {
+            let args = cmd
+                .iter()
+                .map(|&a| if a == "URL" { url.as_str() } else { a });
+            let (code, out, err) = output(Command::new(BIN).args(args));
+            assert_eq!(code, 1, "{cmd:?} {url}: {err}");
+            assert_eq!(err.lines().count(), 1, "{cmd:?}: not one line: {err:?}");
+            clean(&format!("{cmd:?} {url}"), &err);
+            clean(&format!("{cmd:?} {url}"), &String::from_utf8_lossy(&out));
+        }
+    }
+    // What a command reports of its work names the URL without the password.
+    let url = with_password("obs.nc3z");
+    let (code, out, err) = output(Command::new(BIN).arg("verify").arg(&url));
+    assert_eq!(code, 0, "{err}");
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("reader:***@127.0.0.1"), "{out}");
+    clean("verify", &out);
+    let restored = work.path().join("restored.nc");
+    let (code, _, err) = output(Command::new(BIN).arg("unpack").arg(&url).arg(&restored));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("reader:***@127.0.0.1"), "{err}");
+    clean("unpack", &err);
+    let packed = work.path().join("packed.nc3z");
+    let (code, _, err) = output(
+        Command::new(BIN)
+            .arg("pack")
+            .arg(with_password("obs.nc"))
+            .arg(&packed),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("reader:***@127.0.0.1"), "{err}");
+    clean("pack", &err);
+}
