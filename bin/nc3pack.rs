@@ -216,8 +216,18 @@ fn lossy_verdict(
         } else {
             "OUTSIDE the bound".to_string()
         };
+        let subnormal = match (v.subnormal, v.quantization.algorithm) {
+            (0, _) => String::new(),
+            (n, nc3pack::quantize::Algorithm::BitRound) => {
+                format!("; {n} subnormal values, held to the bound of the least normal value")
+            }
+            (n, nc3pack::quantize::Algorithm::GranularBitRound) => format!(
+                "; {n} subnormal values, not held to a bound: Granular BitRound keeps fewer \
+                 digits of them"
+            ),
+        };
         *text += &format!(
-            "{z}: {} ({}): largest error {:e} (relative {:e}), {verdict}\n",
+            "{z}: {} ({}): largest error {:e} (relative {:e}{subnormal}), {verdict}\n",
             v.name, v.quantization, v.max_abs, v.max_rel
         );
     }

@@ -662,7 +662,7 @@ impl Default for LossyComparison {
 ///
 /// ```
 /// let e = nc3pack::quantize::VarError { name: "t".into(), quantization: "bitround:3".parse().unwrap(),
-///     max_abs: 0.5, max_rel: 0.01, kept_changed: 0, within_bound: true };
+///     max_abs: 0.5, max_rel: 0.01, subnormal: 0, kept_changed: 0, within_bound: true };
 /// assert!(e.within_bound);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -673,13 +673,20 @@ pub struct VarError {
     pub quantization: Quantization,
     /// Largest absolute error.
     pub max_abs: f64,
-    /// Largest relative error (of the normal, nonzero values).
+    /// Largest relative error, over every value quantization may change (finite, nonzero,
+    /// not a fill value): subnormal values included, whose relative error can reach 1 (a
+    /// subnormal rounded to 0).
     pub max_rel: f64,
+    /// Subnormal values compared (nonzero, below the type's least normal value), whose
+    /// relative error is not bounded as the normal values' is (see `within_bound`).
+    pub subnormal: u64,
     /// Values that must be kept (fill, NaN, infinities) but differ.
     pub kept_changed: u64,
-    /// Whether every value is within the algorithm's bound (BitRound: relative error at most
-    /// 2^-(NSB+1) for normal values; Granular BitRound: half a unit in the NSD-th digit) and
-    /// nothing kept changed.
+    /// Whether every value is within the algorithm's bound and nothing kept changed.
+    /// BitRound: an absolute error at most 2^-(NSB+1) times the value, or times the least
+    /// normal value for a subnormal value. Granular BitRound: half a unit in the NSD-th
+    /// significant digit, for normal values; subnormal values are not held to a bound
+    /// (netCDF-C's algorithm keeps fewer digits of them, down to none: rounded to 0).
     pub within_bound: bool,
 }
 
@@ -703,10 +710,15 @@ impl VarError {
             quantization: q,
             max_abs: 0.0,
             max_rel: 0.0,
+            subnormal: 0,
             kept_changed: 0,
             within_bound: orig.len() == quant.len(),
         };
         let esize = t.size();
+        let least_normal = match t {
+            NcType::Float => f32::MIN_POSITIVE as f64,
+            _ => f64::MIN_POSITIVE,
+        };
         let mut out_of_bound = false;
         for (a, b) in orig.chunks_exact(esize).zip(quant.chunks_exact(esize)) {
             let (x, y, normal) = match t {
@@ -732,17 +744,20 @@ impl VarError {
             }
             let abs = (y - x).abs();
             e.max_abs = e.max_abs.max(abs);
-            if normal {
-                let rel = abs / x.abs();
-                e.max_rel = e.max_rel.max(rel);
-                let bound = match q.algorithm {
-                    Algorithm::BitRound => x.abs() * 2f64.powi(-(q.nsb_or_nsd as i32) - 1),
-                    Algorithm::GranularBitRound => {
-                        10f64.powi(x.abs().log10().floor() as i32 + 1 - q.nsb_or_nsd as i32) / 2.0
-                    }
-                };
-                out_of_bound |= abs > bound;
+            e.max_rel = e.max_rel.max(abs / x.abs());
+            if !normal {
+                e.subnormal += 1;
             }
+            let bound = match q.algorithm {
+                Algorithm::BitRound => {
+                    x.abs().max(least_normal) * 2f64.powi(-(q.nsb_or_nsd as i32) - 1)
+                }
+                Algorithm::GranularBitRound if normal => {
+                    10f64.powi(x.abs().log10().floor() as i32 + 1 - q.nsb_or_nsd as i32) / 2.0
+                }
+                Algorithm::GranularBitRound => f64::INFINITY,
+            };
+            out_of_bound |= abs > bound;
         }
         e.within_bound &= !out_of_bound && e.kept_changed == 0;
         e

@@ -701,3 +701,121 @@ fn verify_against_reports_largest_error() {
     );
     assert!(o.stdout.contains("though not quantized: u"), "{}", o.stdout);
 }
+
+/// The largest relative error over the values of `orig` and `quant` that quantization may
+/// change (finite, nonzero, not `keep`), computed here from the netcdf3 crate's readings;
+/// also the largest over the normal values alone.
+fn true_max_rel(orig: &[f64], quant: &[f64], normal: impl Fn(f64) -> bool) -> (f64, f64) {
+    assert_eq!(orig.len(), quant.len());
+    let (mut all, mut normals) = (0f64, 0f64);
+    for (&x, &y) in orig.iter().zip(quant) {
+        if !x.is_finite() || x == 0.0 || x == 9.969_209_968_386_869e36 {
+            continue;
+        }
+        let rel = (y - x).abs() / x.abs();
+        all = all.max(rel);
+        if normal(x) {
+            normals = normals.max(rel);
+        }
+    }
+    (all, normals)
+}
+
+/// `verify --against` reports the true largest relative error, subnormals and values near zero
+/// included: a subnormal float that BitRound rounds to 0 (relative error exactly 1), subnormal
+/// floats under Granular BitRound at NSD 6, subnormal doubles; each compared with the maximum
+/// computed here from the netcdf3 crate's readings of the original and the restored file.
+#[test]
+fn verify_against_reports_the_true_largest_relative_error() {
+    let dir = temp_dir();
+    let orig = dir.path().join("hand.nc");
+    let s: Vec<f32> = vec![1.0, 1.0e-40, 2.5, -3.75, 1.0e-38, 1.2e-38, 3.0e-39];
+    let g: Vec<f32> = vec![
+        1.234_567, 1.0e-37, 1.0e-44, 3.3e-42, -1.0e-39, 7.77e-41, 0.5,
+    ];
+    let d: Vec<f64> = vec![1.0e-310, 4.9e-324, 1.0, 3.3, -2.0e-308];
+    let near: Vec<f32> = vec![1.2e-38, 1.5e-38, -2.0e-38, 1.0e-30, 3.3e-37];
+    let mut ds = netcdf3::DataSet::new();
+    for (name, n) in [("s", 7), ("g", 7), ("d", 5), ("near", 5)] {
+        ds.add_fixed_dim(format!("n_{name}"), n).unwrap();
+    }
+    ds.add_var_f32("s", &["n_s"]).unwrap();
+    ds.add_var_f32("g", &["n_g"]).unwrap();
+    ds.add_var_f64("d", &["n_d"]).unwrap();
+    ds.add_var_f32("near", &["n_near"]).unwrap();
+    let mut w = netcdf3::FileWriter::open(&orig).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_f32("s", &s).unwrap();
+    w.write_var_f32("g", &g).unwrap();
+    w.write_var_f64("d", &d).unwrap();
+    w.write_var_f32("near", &near).unwrap();
+    w.close().unwrap();
+    let rules = [
+        "s=bitround:4",
+        "g=granularbr:6",
+        "d=bitround:10",
+        "near=bitround:2",
+    ];
+    let q = pack_unpack(&orig, dir.path(), &rules);
+    let z = dir.path().join("q.nc3z");
+    let f32_normal = |x: f64| (x as f32).is_normal();
+    let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+    let want = [
+        (
+            "s",
+            true_max_rel(&widen(&s), &widen(&read_f32(&q, "s")), f32_normal),
+        ),
+        (
+            "g",
+            true_max_rel(&widen(&g), &widen(&read_f32(&q, "g")), f32_normal),
+        ),
+        ("d", true_max_rel(&d, &read_f64(&q, "d"), f64::is_normal)),
+        (
+            "near",
+            true_max_rel(&widen(&near), &widen(&read_f32(&q, "near")), f32_normal),
+        ),
+    ];
+    // By hand: 1e-40 is 71362 units of 2^-149; BitRound at NSB 4 clears the 19 low bits and
+    // adds 2^18 first: 0.
+    assert_eq!(read_f32(&q, "s")[1], 0.0);
+    assert_eq!(want[0].1 .0, 1.0);
+    // The subnormals' errors are the largest: leaving them out under-reports.
+    for (name, (all, normals)) in &want[..3] {
+        assert!(all > normals, "{name}: {all} vs {normals}");
+    }
+    assert!(want[1].1 .0 > 1e-3, "{want:?}");
+    let report =
+        nc3pack::verify(&z, &nc3pack::VerifyOptions::default().with_against(&orig)).unwrap();
+    let lossy = report.lossy.expect("a lossy comparison");
+    // Subnormal values, counted here: BitRound holds them to the bound of the least normal
+    // value (within it), Granular BitRound to none.
+    let subnormals_f32 = |v: &[f32]| v.iter().filter(|x| x.is_subnormal()).count() as u64;
+    let subnormals = [
+        ("s", subnormals_f32(&s)),
+        ("g", subnormals_f32(&g)),
+        ("d", d.iter().filter(|x| x.is_subnormal()).count() as u64),
+        ("near", 0),
+    ];
+    for ((name, (all, _)), (_, sub)) in want.iter().zip(subnormals) {
+        let v = lossy.vars.iter().find(|v| v.name == *name).unwrap();
+        assert_eq!(v.max_rel, *all, "{name}");
+        assert_eq!(v.subnormal, sub, "{name}");
+        assert!(v.within_bound, "{name}");
+    }
+    assert_eq!(subnormals.map(|s| s.1), [3, 4, 3, 0]);
+    let o = nc3pack(&[
+        "verify".as_ref(),
+        z.as_os_str(),
+        "--against".as_ref(),
+        orig.as_os_str(),
+    ])
+    .expect(0);
+    for (name, (all, _)) in want {
+        let line = o
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(": {name} (")))
+            .unwrap_or_else(|| panic!("{name}: {}", o.stdout));
+        assert!(line.contains(&format!("(relative {all:e}")), "{line}");
+    }
+}
