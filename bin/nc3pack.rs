@@ -226,8 +226,13 @@ fn lossy_verdict(
                  digits of them"
             ),
         };
+        let moved: String = v
+            .moved_outside_valid
+            .iter()
+            .map(|m| format!("; {}", m.outside()))
+            .collect();
         *text += &format!(
-            "{z}: {} ({}): largest error {:e} (relative {:e}{subnormal}), {verdict}\n",
+            "{z}: {} ({}): largest error {:e} (relative {:e}{subnormal}), {verdict}{moved}\n",
             v.name, v.quantization, v.max_abs, v.max_rel
         );
     }
@@ -238,6 +243,18 @@ fn lossy_verdict(
             "{z}: variables that differ from {o}'s though not quantized: {}\n",
             c.differing.join(", ")
         );
+    }
+}
+
+/// Warns of the values quantization moved outside a variable's valid range, a line each
+/// (printed with `-q` too: the archive is not what the input's readers would read).
+fn warn_moved_outside(input: &str, s: &nc3pack::PackSummary, pb: Option<&indicatif::ProgressBar>) {
+    for m in &s.moved_outside_valid {
+        let line = format!("nc3pack: warning: {input}: {m}; netCDF readers take them as missing");
+        match pb {
+            Some(pb) => pb.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
     }
 }
 
@@ -463,6 +480,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                     None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
                 };
+                warn_moved_outside(&input.display().to_string(), &s, None);
                 if !a.common.quiet {
                     let what = summary(&s, ", uploaded");
                     eprintln!(
@@ -510,12 +528,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
+            let name = if stdin {
+                "<stdin>".into()
+            } else {
+                input.display().to_string()
+            };
+            warn_moved_outside(&name, &s, None);
             if !a.common.quiet {
-                let name = if stdin {
-                    "<stdin>".into()
-                } else {
-                    input.display().to_string()
-                };
                 let what = summary(&s, "");
                 eprintln!(
                     "{name} -> {}: {what}, {:.2} s",
@@ -969,6 +988,7 @@ fn pack_batch(
                 kept,
             } => {
                 note_kept(i, kept);
+                warn_moved_outside(&plan.input(i).display().to_string(), &summary, pb.as_ref());
                 packed.fetch_add(1, Relaxed);
                 outb.fetch_add(summary.output_len, Relaxed);
                 // A lossy archive restores another file than its input: both recorded.
