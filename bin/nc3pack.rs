@@ -55,7 +55,8 @@ struct VerifyArgs {
     /// summary. A manifest in OUT/.nc3pack finds its archives in that OUT (a moved collection
     /// verifies where it is); another by their recorded paths (relative ones from its
     /// directory). A manifest may be an s3:// URL, or s3://BUCKET/PREFIX/.nc3pack/ for every
-    /// shard's: the archives are then the objects under PREFIX.
+    /// shard's: the archives are then the objects under PREFIX. A directory or prefix with no
+    /// manifest, or manifests with no line, is an error (exit 1): nothing is vouched for.
     #[arg(long, num_args = 1.., value_name = "MANIFEST")]
     manifest: Vec<PathBuf>,
     /// Also check that this original netCDF-3 file is what the archive restores; with
