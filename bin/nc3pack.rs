@@ -55,7 +55,8 @@ struct VerifyArgs {
     /// summary. A manifest in OUT/.nc3pack finds its archives in that OUT (a moved collection
     /// verifies where it is); another by their recorded paths (relative ones from its
     /// directory). A manifest may be an s3:// URL, or s3://BUCKET/PREFIX/.nc3pack/ for every
-    /// shard's: the archives are then the objects under PREFIX.
+    /// shard's: the archives are then the objects under PREFIX. A directory or prefix with no
+    /// manifest, or manifests with no line, is an error (exit 1): nothing is vouched for.
     #[arg(long, num_args = 1.., value_name = "MANIFEST")]
     manifest: Vec<PathBuf>,
     /// Also check that this original netCDF-3 file is what the archive restores; with
@@ -217,8 +218,23 @@ fn lossy_verdict(
         } else {
             "OUTSIDE the bound".to_string()
         };
+        let subnormal = match (v.subnormal, v.quantization.algorithm) {
+            (0, _) => String::new(),
+            (n, nc3pack::quantize::Algorithm::BitRound) => {
+                format!("; {n} subnormal values, held to the bound of the least normal value")
+            }
+            (n, nc3pack::quantize::Algorithm::GranularBitRound) => format!(
+                "; {n} subnormal values, not held to a bound: Granular BitRound keeps fewer \
+                 digits of them"
+            ),
+        };
+        let moved: String = v
+            .moved_outside_valid
+            .iter()
+            .map(|m| format!("; {}", m.outside()))
+            .collect();
         *text += &format!(
-            "{z}: {} ({}): largest error {:e} (relative {:e}), {verdict}\n",
+            "{z}: {} ({}): largest error {:e} (relative {:e}{subnormal}), {verdict}{moved}\n",
             v.name, v.quantization, v.max_abs, v.max_rel
         );
     }
@@ -229,6 +245,18 @@ fn lossy_verdict(
             "{z}: variables that differ from {o}'s though not quantized: {}\n",
             c.differing.join(", ")
         );
+    }
+}
+
+/// Warns of the values quantization moved outside a variable's valid range, a line each
+/// (printed with `-q` too: the archive is not what the input's readers would read).
+fn warn_moved_outside(input: &str, s: &nc3pack::PackSummary, pb: Option<&indicatif::ProgressBar>) {
+    for m in &s.moved_outside_valid {
+        let line = format!("nc3pack: warning: {input}: {m}; netCDF readers take them as missing");
+        match pb {
+            Some(pb) => pb.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
     }
 }
 
@@ -460,6 +488,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                     None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
                 };
+                warn_moved_outside(&input.display().to_string(), &s, None);
                 if !a.common.quiet {
                     let what = summary(&s, ", uploaded");
                     eprintln!(
@@ -508,12 +537,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(pb) = pb {
                 pb.finish_and_clear();
             }
+            let name = if stdin {
+                "<stdin>".into()
+            } else {
+                shown(input)
+            };
+            warn_moved_outside(&name, &s, None);
             if !a.common.quiet {
-                let name = if stdin {
-                    "<stdin>".into()
-                } else {
-                    shown(input)
-                };
                 let what = summary(&s, "");
                 eprintln!(
                     "{name} -> {}: {what}, {:.2} s",
@@ -1043,6 +1073,7 @@ fn pack_batch(
                 ..
             } => {
                 note_kept(i, *kept);
+                warn_moved_outside(&shown(&plan.input(i)), summary, pb.as_ref());
                 packed.fetch_add(1, Relaxed);
                 outb.fetch_add(summary.output_len, Relaxed);
                 inb.fetch_add(summary.original.map_or(summary.input_len, |o| o.0), Relaxed);

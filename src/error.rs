@@ -150,6 +150,27 @@ pub enum Error {
         /// Why.
         what: Refusal,
     },
+    /// `verify --manifest` found nothing to verify where it was pointed: no manifest, or only
+    /// manifests without an entry line (a mistyped directory or prefix, an empty manifest).
+    ///
+    /// ```
+    /// use nc3pack::{error::NothingFound, Error};
+    /// let e = Error::NothingToVerify {
+    ///     what: "out/.nc3pack".into(),
+    ///     why: NothingFound::NoRecord { manifests: 2 },
+    /// };
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "out/.nc3pack: no manifest record found (its 2 manifests have no entry line); nothing verified"
+    /// );
+    /// ```
+    #[error("{what}: {why}; nothing verified")]
+    NothingToVerify {
+        /// The manifest, directory or URL given, as given.
+        what: String,
+        /// What was found there.
+        why: NothingFound,
+    },
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
     Option(#[from] OptionError),
@@ -426,6 +447,37 @@ pub enum Refusal {
     /// `--delete-input` kept this original.
     #[error("not deleted: {0}")]
     NotDeleted(Box<NotDeleted>),
+}
+
+/// What `verify --manifest` found where it found nothing to verify, in
+/// [`Error::NothingToVerify`].
+///
+/// ```
+/// use nc3pack::error::NothingFound;
+/// assert_eq!(
+///     NothingFound::NoManifest { prefix: false }.to_string(),
+///     "no manifest found (no *.jsonl file in this directory)"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NothingFound {
+    /// A directory (or an object-storage prefix) holds no `*.jsonl` manifest.
+    #[error("no manifest found (no *.jsonl {} in this {})",
+        if *prefix { "object" } else { "file" }, if *prefix { "prefix" } else { "directory" })]
+    NoManifest {
+        /// Whether it is an object-storage prefix (else a local directory).
+        prefix: bool,
+    },
+    /// The manifests found hold no entry line (they are empty, or blank lines only).
+    #[error("no manifest record found ({})", if *manifests == 1 {
+        "the manifest has no entry line".to_string()
+    } else {
+        format!("its {manifests} manifests have no entry line")
+    })]
+    NoRecord {
+        /// How many manifests were read.
+        manifests: usize,
+    },
 }
 
 /// Why `pack --delete-input` kept an original, in [`Refusal::NotDeleted`].

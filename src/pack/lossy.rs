@@ -7,7 +7,8 @@
 //! that belong to no variable are not part of the new file.
 
 use super::quantize::{
-    Algorithm, Keep, QuantizeError, QuantizeRule, IMPLEMENTATION, ORIGINAL_ATTR,
+    Algorithm, Keep, MovedCount, MovedOutside, QuantizeError, QuantizeRule, ValidRange,
+    IMPLEMENTATION, ORIGINAL_ATTR,
 };
 use crate::error::{io_err, Error, OptionError, Result};
 use crate::io::ReadAt;
@@ -20,8 +21,12 @@ use xxhash_rust::xxh3::Xxh3;
 /// Bytes read or written at a time.
 const CHUNK: usize = 4 << 20;
 
-/// Per variable of the header: the quantization to apply and the values to keep, or `None`.
-pub(crate) type Plan = Vec<Option<(super::quantize::Quantization, Keep)>>;
+/// Per variable of the header: the quantization to apply, the values to keep and the valid
+/// range, or `None`.
+pub(crate) type Plan = Vec<Option<Quantized>>;
+
+/// How one variable is quantized: the quantization, the values to keep and its valid range.
+pub(crate) type Quantized = (super::quantize::Quantization, Keep, Option<ValidRange>);
 
 /// Which variables of `h` the rules quantize, and how: every name or pattern must match a
 /// variable, every variable named literally be `float` or `double` (a glob selects the float and
@@ -48,7 +53,7 @@ pub(crate) fn plan(h: &Header, rules: &[QuantizeRule]) -> std::result::Result<Pl
                     var: v.name().to_string(),
                 });
             }
-            plan[v.id()] = Some((rule.quantization, Keep::of(v)));
+            plan[v.id()] = Some((rule.quantization, Keep::of(v), ValidRange::of(v)));
         }
         let floats: Vec<&str> = h
             .vars()
@@ -89,13 +94,13 @@ pub(crate) fn new_header(
     let mut new = NewHeader::from_header(h);
     new.numrecs = numrecs;
     let mut algorithms: Vec<Algorithm> = Vec::new();
-    for (q, _) in plan.iter().flatten() {
+    for (q, _, _) in plan.iter().flatten() {
         if !algorithms.contains(&q.algorithm) {
             algorithms.push(q.algorithm);
         }
     }
     for (v, p) in new.vars.iter_mut().zip(plan) {
-        if let Some((q, _)) = p {
+        if let Some((q, _, _)) = p {
             let n = q.nsb_or_nsd as i32;
             v.attrs.push(NewAttr::int(q.algorithm.netcdf_attr(), n));
             v.attrs.push(NewAttr::text(
@@ -156,21 +161,26 @@ struct Copier<'a, W: Write> {
     /// The quantized file, and the error of a write to it.
     w: W,
     werr: &'a dyn Fn(std::io::Error) -> Error,
-    /// A piece of at most [`CHUNK`] bytes.
+    /// A piece of at most [`CHUNK`] bytes, and a copy of it before quantizing (for a
+    /// variable with a valid range).
     buf: Vec<u8>,
+    before: Vec<u8>,
 }
 
 impl<W: Write> Copier<'_, W> {
     /// Copies `len` bytes at `src` of the original, quantizing the first `data` of them as
-    /// values of type `t` with `q`; bytes past the end of the original are written as zeros.
+    /// values of type `t` with `q` (counting in `moved` the values moved out of the valid
+    /// range); bytes past the end of the original are written as zeros.
     fn copy(
         &mut self,
         src: u64,
         len: u64,
         data: u64,
         t: NcType,
-        q: Option<&(super::quantize::Quantization, Keep)>,
+        q: Option<&Quantized>,
+        moved: Option<&mut MovedCount>,
     ) -> Result<()> {
+        let mut moved = moved;
         let esize = t.size() as u64;
         let step = (CHUNK as u64 / esize).max(1) * esize;
         let mut done = 0u64;
@@ -184,9 +194,16 @@ impl<W: Write> Copier<'_, W> {
             self.file
                 .read_exact_at(&mut buf[..avail], at)
                 .map_err(io_err(self.path, "read"))?;
-            if let Some((q, keep)) = q {
+            if let Some((q, keep, _)) = q {
                 let qn = data.saturating_sub(done).min(n) as usize;
-                q.apply_be(t, &mut buf[..qn], keep);
+                if let Some(m) = moved.as_deref_mut() {
+                    self.before.clear();
+                    self.before.extend_from_slice(&buf[..qn]);
+                    q.apply_be(t, &mut buf[..qn], keep);
+                    count_moved(t, &self.before, &buf[..qn], m);
+                } else {
+                    q.apply_be(t, &mut buf[..qn], keep);
+                }
             }
             self.w.write_all(buf).map_err(self.werr)?;
             done += n;
@@ -195,8 +212,33 @@ impl<W: Write> Copier<'_, W> {
     }
 }
 
+/// Counts in `m` the big-endian values of type `t` (`float` or `double`) moved from inside the
+/// valid range in `before` to outside it in `after`.
+fn count_moved(t: NcType, before: &[u8], after: &[u8], m: &mut MovedCount) {
+    match t {
+        NcType::Float => {
+            for (a, b) in before.chunks_exact(4).zip(after.chunks_exact(4)) {
+                let x = f32::from_be_bytes([a[0], a[1], a[2], a[3]]);
+                let y = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                m.count(x as f64, y as f64);
+            }
+        }
+        NcType::Double => {
+            for (a, b) in before.chunks_exact(8).zip(after.chunks_exact(8)) {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(a);
+                let mut y = [0u8; 8];
+                y.copy_from_slice(b);
+                m.count(f64::from_be_bytes(x), f64::from_be_bytes(y));
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Writes the quantized netCDF-3 file of `file` (parsed as `h`, laid out as `layout`) to `out`.
-/// Returns nothing; `out` holds a complete file when this succeeds.
+/// Returns the values moved outside a variable's valid range, per variable and attribute;
+/// `out` holds a complete file when this succeeds.
 pub(crate) fn write_quantized(
     file: &File,
     path: &Path,
@@ -205,7 +247,7 @@ pub(crate) fn write_quantized(
     plan: &Plan,
     original: (u128, u64),
     out: &mut File,
-) -> Result<()> {
+) -> Result<Vec<MovedOutside>> {
     let new = new_header(h, plan, layout.numrecs, original).map_err(OptionError::from)?;
     let (bytes, places) = new
         .encode()
@@ -222,7 +264,12 @@ pub(crate) fn write_quantized(
         w: BufWriter::with_capacity(1 << 20, out),
         werr: &werr,
         buf: Vec::new(),
+        before: Vec::new(),
     };
+    let mut moved: Vec<Option<MovedCount>> = plan
+        .iter()
+        .map(|p| p.as_ref().and_then(|(_, _, r)| r.map(MovedCount::new)))
+        .collect();
     c.w.write_all(&bytes).map_err(werr)?;
     let nvars = h.var_count();
     // Fixed variables, in header order (so in order of `begin` in the new file); then the
@@ -242,6 +289,7 @@ pub(crate) fn write_quantized(
             v.slab,
             h.var(i).nc_type(),
             plan[i].as_ref(),
+            moved[i].as_mut(),
         )?;
     }
     // Records: each record variable's slab, in header order, record after record. With one
@@ -258,23 +306,31 @@ pub(crate) fn write_quantized(
                 v.slab,
                 h.var(i).nc_type(),
                 plan[i].as_ref(),
+                moved[i].as_mut(),
             )?;
         }
     }
     c.w.flush().map_err(werr)?;
-    Ok(())
+    Ok(plan
+        .iter()
+        .zip(&moved)
+        .enumerate()
+        .filter_map(|(i, (p, m))| Some((i, p.as_ref()?, m.as_ref()?)))
+        .flat_map(|(i, (q, _, _), m)| m.finish(h.var(i).name(), *q))
+        .collect())
 }
 
 /// Makes the quantized file of the regular file `file` (named `path`) in an anonymous temporary
 /// file (beside `near` if possible, else in the temporary directory), hashing the original on
-/// the way. Returns the temporary file, rewound, and the original's length and hash.
+/// the way. Returns the temporary file, rewound, the original's length and hash, and the values
+/// moved outside a valid range.
 pub(crate) fn quantized_temp(
     file: &File,
     path: &Path,
     near: &Path,
     rules: &[QuantizeRule],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(File, (u64, u128))> {
+) -> Result<(File, (u64, u128), Vec<MovedOutside>)> {
     let (h, _, layout) = crate::nc3::open(file, path)?;
     let plan = plan(&h, rules).map_err(OptionError::from)?;
     let original = hash_file(file, path, progress)?;
@@ -285,11 +341,11 @@ pub(crate) fn quantized_temp(
     let mut tmp = tempfile::tempfile_in(dir)
         .or_else(|_| tempfile::tempfile())
         .map_err(io_err(near, "create a temporary file beside"))?;
-    write_quantized(file, path, &h, &layout, &plan, original, &mut tmp)?;
+    let moved = write_quantized(file, path, &h, &layout, &plan, original, &mut tmp)?;
     use std::io::Seek;
     tmp.rewind()
         .map_err(io_err(near, "rewind the temporary file for"))?;
-    Ok((tmp, (original.1, original.0)))
+    Ok((tmp, (original.1, original.0), moved))
 }
 
 /// Copies a stream to an anonymous temporary file (beside `near` if possible), rewound.
@@ -360,9 +416,9 @@ pub(crate) fn compare_with_original<R: ReadAt>(
                     v.name(),
                     *q,
                     v.nc_type(),
-                    &ours,
-                    &theirs,
+                    (&ours, &theirs),
                     &Keep::of(v),
+                    ValidRange::of(v),
                 ));
             }
             _ => {

@@ -1391,8 +1391,11 @@ impl CollectionReport {
 ///
 /// # Errors
 ///
-/// [`Error::Io`](crate::Error::Io) when a manifest cannot be read. A worker thread that cannot
-/// start is not an error: the others (and the calling thread) do its share.
+/// [`Error::Io`](crate::Error::Io) when a manifest cannot be read;
+/// [`Error::NothingToVerify`](crate::Error::NothingToVerify), before anything is verified, when
+/// one of `manifests` (a directory or an object-storage prefix) holds no manifest, or its
+/// manifests hold no line (empty). A worker thread that cannot start is not an error: the
+/// others (and the calling thread) do its share.
 pub fn verify_collection(
     manifests: &[PathBuf],
     against: Option<&Path>,
@@ -1404,54 +1407,49 @@ pub fn verify_collection(
     // collection may list millions).
     let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
     // Manifests in object storage are read from local copies (kept until the end).
-    let (urls, paths): (Vec<PathBuf>, Vec<PathBuf>) =
-        manifests.iter().cloned().partition(|p| url_of(p).is_some());
-    let mut listed: Vec<(PathBuf, PathBuf, Option<PathBuf>)> = manifest_files(&paths)?
-        .into_iter()
-        .map(|m| (m.clone(), m.clone(), collection_of(&m)))
-        .collect();
-    let _copies = fetch_remote_manifests(&urls, &mut listed)?;
-    for (m, local, out) in listed {
-        read(&local, |n, e| match e {
-            None => report.bad_lines.push((m.clone(), n)),
-            // A `skipped` line that refers to an earlier one keeps that one's record; with
-            // none read (a manifest of the collection not given), the archive is checked
-            // without a recorded size and hash, which is a failure that says so.
-            Some(e) if e.is_done_before() => {
-                let slot = last.entry(e.name.clone().into_boxed_slice()).or_default();
-                if slot.0.is_none() {
-                    let output = archive_path(out.as_deref(), &m, &e.name, e.output);
-                    slot.0 = Some(Archived {
-                        output: output.into_boxed_path(),
-                        size: None,
-                        hash: None,
-                    });
-                }
+    // Local manifests first, then those in object storage; each with the argument it came
+    // from (`manifests[i]`), whose manifests found and entry lines read are counted.
+    let mut listed: Vec<(PathBuf, PathBuf, Option<PathBuf>, usize)> = Vec::new();
+    for (i, p) in manifests.iter().enumerate() {
+        if url_of(p).is_none() {
+            for m in manifest_files(std::slice::from_ref(p))? {
+                listed.push((m.clone(), m.clone(), collection_of(&m), i));
             }
-            Some(e) => {
-                let output = (e.status != Status::Failed)
-                    .then(|| archive_path(out.as_deref(), &m, &e.name, e.output));
-                let slot = last.entry(e.name.into_boxed_slice()).or_default();
-                if let Some(output) = output {
-                    // What the archive records: for a lossy one, the restored file's.
-                    let (size, hash) = match e.restored {
-                        Some((size, hash)) => (Some(size), Some(hash)),
-                        None => (e.size, e.hash),
-                    };
-                    let archive = Archived {
-                        output: output.into_boxed_path(),
-                        size,
-                        hash,
-                    };
-                    *slot = (Some(archive), None);
-                } else {
-                    let error = e
-                        .error
-                        .unwrap_or_else(|| "failed (no error recorded)".into());
-                    slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
-                }
-            }
+        }
+    }
+    let mut _copies = Vec::new();
+    for (i, p) in manifests.iter().enumerate() {
+        if url_of(p).is_some() {
+            let mut got = Vec::new();
+            _copies.extend(fetch_remote_manifests(std::slice::from_ref(p), &mut got)?);
+            listed.extend(got.into_iter().map(|(m, local, out)| (m, local, out, i)));
+        }
+    }
+    // Per argument: manifests found, and lines read (entries or not).
+    let mut found = vec![(0usize, 0u64); manifests.len()];
+    for &(.., i) in &listed {
+        found[i].0 += 1;
+    }
+    for (m, local, out, i) in listed {
+        read(&local, |n, e| {
+            found[i].1 += 1;
+            record(&mut report, &mut last, &m, out.as_deref(), n, e);
         })?;
+    }
+    for (p, &(files, lines)) in manifests.iter().zip(&found) {
+        let why = if files == 0 {
+            crate::error::NothingFound::NoManifest {
+                prefix: url_of(p).is_some(),
+            }
+        } else if lines == 0 {
+            crate::error::NothingFound::NoRecord { manifests: files }
+        } else {
+            continue;
+        };
+        return Err(crate::Error::NothingToVerify {
+            what: p.display().to_string(),
+            why,
+        });
     }
     let mut entries: Vec<_> = last.into_iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -1499,6 +1497,58 @@ pub fn verify_collection(
         .failures
         .extend(failed.into_iter().map(|(_, p, w)| (p, w)));
     Ok(report)
+}
+
+/// Takes line `n` of the manifest `m` (in collection `out`, if in one), entry `e` (`None`: not
+/// an entry) into `last`, each name's last archive or failure, or `report`'s unreadable lines.
+fn record(
+    report: &mut CollectionReport,
+    last: &mut HashMap<Box<[u8]>, Last>,
+    m: &Path,
+    out: Option<&Path>,
+    n: u64,
+    e: Option<Entry>,
+) {
+    match e {
+        None => report.bad_lines.push((m.to_path_buf(), n)),
+        // A `skipped` line that refers to an earlier one keeps that one's record; with
+        // none read (a manifest of the collection not given), the archive is checked
+        // without a recorded size and hash, which is a failure that says so.
+        Some(e) if e.is_done_before() => {
+            let slot = last.entry(e.name.clone().into_boxed_slice()).or_default();
+            if slot.0.is_none() {
+                let output = archive_path(out, m, &e.name, e.output);
+                slot.0 = Some(Archived {
+                    output: output.into_boxed_path(),
+                    size: None,
+                    hash: None,
+                });
+            }
+        }
+        Some(e) => {
+            let output =
+                (e.status != Status::Failed).then(|| archive_path(out, m, &e.name, e.output));
+            let slot = last.entry(e.name.into_boxed_slice()).or_default();
+            if let Some(output) = output {
+                // What the archive records: for a lossy one, the restored file's.
+                let (size, hash) = match e.restored {
+                    Some((size, hash)) => (Some(size), Some(hash)),
+                    None => (e.size, e.hash),
+                };
+                let archive = Archived {
+                    output: output.into_boxed_path(),
+                    size,
+                    hash,
+                };
+                *slot = (Some(archive), None);
+            } else {
+                let error = e
+                    .error
+                    .unwrap_or_else(|| "failed (no error recorded)".into());
+                slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
+            }
+        }
+    }
 }
 
 /// `p` as a URL (`s3://`, `http(s)://`, `file://`), if it is one.

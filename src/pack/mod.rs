@@ -354,6 +354,11 @@ pub struct PackSummary {
     /// xxh3-128, which differ from what the archive restores; `None` when the archive restores
     /// the original itself.
     pub original: Option<(u64, u128)>,
+    /// For a lossy archive: values the quantization moved from inside a variable's valid range
+    /// (`valid_range`, else `valid_min`/`valid_max`) to outside it, which netCDF readers take
+    /// as missing (netCDF-C's quantization does the same); per variable and attribute, only
+    /// those with values.
+    pub moved_outside_valid: Vec<crate::quantize::MovedOutside>,
 }
 
 /// Packs the netCDF-3 file `input` into the archive `output`, atomically: the archive is written
@@ -404,11 +409,12 @@ pub(crate) fn pack_to_temp(
     if !meta.is_file() {
         return stream_to_temp(file, input, output, opts, force, sync, progress);
     }
-    let (file, original) = if opts.quantize.is_empty() {
-        (file, None)
+    let (file, original, moved_outside_valid) = if opts.quantize.is_empty() {
+        (file, None, Vec::new())
     } else {
-        let (q, original) = lossy::quantized_temp(&file, input, output, &opts.quantize, progress)?;
-        (q, Some(original))
+        let (q, original, moved) =
+            lossy::quantized_temp(&file, input, output, &opts.quantize, progress)?;
+        (q, Some(original), moved)
     };
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
     let (pending, summary) =
@@ -430,6 +436,7 @@ pub(crate) fn pack_to_temp(
         pending,
         PackSummary {
             original,
+            moved_outside_valid,
             ..summary
         },
     ))
@@ -481,7 +488,8 @@ fn stream_to_temp<R: Read>(
     if !opts.quantize.is_empty() {
         // Quantizing needs the whole file: spooled to an anonymous temporary file first.
         let mut tmp = lossy::spool(&mut reader, input, output)?;
-        let (q, original) = lossy::quantized_temp(&tmp, input, output, &opts.quantize, progress)?;
+        let (q, original, moved_outside_valid) =
+            lossy::quantized_temp(&tmp, input, output, &opts.quantize, progress)?;
         tmp = q;
         let (header, header_bytes, layout) = nc3::open(&tmp, input)?;
         let (pending, summary) = crate::atomic::write_to_temp(output, force, None, sync, |out| {
@@ -501,6 +509,7 @@ fn stream_to_temp<R: Read>(
             pending,
             PackSummary {
                 original: Some(original),
+                moved_outside_valid,
                 ..summary
             },
         ));
@@ -703,6 +712,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         blocks: done.blocks,
         hash: routed.hash,
         original: None,
+        moved_outside_valid: Vec::new(),
     })
 }
 

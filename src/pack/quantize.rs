@@ -662,7 +662,8 @@ impl Default for LossyComparison {
 ///
 /// ```
 /// let e = nc3pack::quantize::VarError { name: "t".into(), quantization: "bitround:3".parse().unwrap(),
-///     max_abs: 0.5, max_rel: 0.01, kept_changed: 0, within_bound: true };
+///     max_abs: 0.5, max_rel: 0.01, subnormal: 0, kept_changed: 0, within_bound: true,
+///     moved_outside_valid: vec![] };
 /// assert!(e.within_bound);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -673,14 +674,25 @@ pub struct VarError {
     pub quantization: Quantization,
     /// Largest absolute error.
     pub max_abs: f64,
-    /// Largest relative error (of the normal, nonzero values).
+    /// Largest relative error, over every value quantization may change (finite, nonzero,
+    /// not a fill value): subnormal values included, whose relative error can reach 1 (a
+    /// subnormal rounded to 0).
     pub max_rel: f64,
+    /// Subnormal values compared (nonzero, below the type's least normal value), whose
+    /// relative error is not bounded as the normal values' is (see `within_bound`).
+    pub subnormal: u64,
     /// Values that must be kept (fill, NaN, infinities) but differ.
     pub kept_changed: u64,
-    /// Whether every value is within the algorithm's bound (BitRound: relative error at most
-    /// 2^-(NSB+1) for normal values; Granular BitRound: half a unit in the NSD-th digit) and
-    /// nothing kept changed.
+    /// Whether every value is within the algorithm's bound and nothing kept changed.
+    /// BitRound: an absolute error at most 2^-(NSB+1) times the value, or times the least
+    /// normal value for a subnormal value. Granular BitRound: half a unit in the NSD-th
+    /// significant digit, for normal values; subnormal values are not held to a bound
+    /// (netCDF-C's algorithm keeps fewer digits of them, down to none: rounded to 0).
     pub within_bound: bool,
+    /// Values the quantization moved from inside the variable's valid range (`valid_range`,
+    /// else `valid_min` and `valid_max`) to outside it: netCDF readers take them as missing.
+    /// Not a failure: netCDF-C's quantization does the same.
+    pub moved_outside_valid: Vec<MovedOutside>,
 }
 
 // The errors are maxima that start at 0 and skip NaN (`f64::max`), never NaN: equality is
@@ -694,19 +706,26 @@ impl VarError {
         name: &str,
         q: Quantization,
         t: NcType,
-        orig: &[u8],
-        quant: &[u8],
+        (orig, quant): (&[u8], &[u8]),
         keep: &Keep,
+        valid: Option<ValidRange>,
     ) -> VarError {
         let mut e = VarError {
             name: name.into(),
             quantization: q,
             max_abs: 0.0,
             max_rel: 0.0,
+            subnormal: 0,
             kept_changed: 0,
             within_bound: orig.len() == quant.len(),
+            moved_outside_valid: Vec::new(),
         };
         let esize = t.size();
+        let least_normal = match t {
+            NcType::Float => f32::MIN_POSITIVE as f64,
+            _ => f64::MIN_POSITIVE,
+        };
+        let mut moved = valid.map(MovedCount::new);
         let mut out_of_bound = false;
         for (a, b) in orig.chunks_exact(esize).zip(quant.chunks_exact(esize)) {
             let (x, y, normal) = match t {
@@ -730,22 +749,224 @@ impl VarError {
                 }
                 continue;
             }
+            if let Some(m) = &mut moved {
+                m.count(x, y);
+            }
             let abs = (y - x).abs();
             e.max_abs = e.max_abs.max(abs);
-            if normal {
-                let rel = abs / x.abs();
-                e.max_rel = e.max_rel.max(rel);
-                let bound = match q.algorithm {
-                    Algorithm::BitRound => x.abs() * 2f64.powi(-(q.nsb_or_nsd as i32) - 1),
-                    Algorithm::GranularBitRound => {
-                        10f64.powi(x.abs().log10().floor() as i32 + 1 - q.nsb_or_nsd as i32) / 2.0
-                    }
-                };
-                out_of_bound |= abs > bound;
+            e.max_rel = e.max_rel.max(abs / x.abs());
+            if !normal {
+                e.subnormal += 1;
             }
+            let bound = match q.algorithm {
+                Algorithm::BitRound => {
+                    x.abs().max(least_normal) * 2f64.powi(-(q.nsb_or_nsd as i32) - 1)
+                }
+                Algorithm::GranularBitRound if normal => {
+                    10f64.powi(x.abs().log10().floor() as i32 + 1 - q.nsb_or_nsd as i32) / 2.0
+                }
+                Algorithm::GranularBitRound => f64::INFINITY,
+            };
+            out_of_bound |= abs > bound;
         }
         e.within_bound &= !out_of_bound && e.kept_changed == 0;
+        e.moved_outside_valid = moved.map_or_else(Vec::new, |m| m.finish(name, q));
         e
+    }
+}
+
+/// A variable's valid range as netCDF readers take it: `valid_range` (two values), else
+/// `valid_min` and `valid_max` (either or both), the attributes' values as numbers (NaN
+/// values ignored).
+///
+/// ```
+/// use nc3pack::quantize::ValidRange;
+/// let bytes = std::fs::read("samples/gridded_sst.nc").unwrap();
+/// let h = nc3pack::nc3::Header::parse(&bytes, bytes.len() as u64).unwrap();
+/// let sst = h.var(h.var_id("sst").unwrap());
+/// let r = ValidRange { from_valid_range: false, min: Some(268.0), max: Some(310.0) };
+/// assert_eq!(ValidRange::of(sst), Some(r)); // its valid_min and valid_max
+/// assert!(r.contains(310.0) && !r.contains(312.0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidRange {
+    /// Whether the bounds are `valid_range`'s (else `valid_min`'s and `valid_max`'s).
+    pub from_valid_range: bool,
+    /// Least valid value, if bounded below.
+    pub min: Option<f64>,
+    /// Greatest valid value, if bounded above.
+    pub max: Option<f64>,
+}
+
+// NaN attribute values are never taken as bounds: equality is reflexive.
+impl Eq for ValidRange {}
+
+impl ValidRange {
+    /// The valid range of `v`, if it has one.
+    ///
+    /// ```
+    /// let bytes = std::fs::read("samples/gridded_sst.nc").unwrap();
+    /// let h = nc3pack::nc3::Header::parse(&bytes, bytes.len() as u64).unwrap();
+    /// let lat = h.var(h.var_id("lat").unwrap());
+    /// assert_eq!(nc3pack::quantize::ValidRange::of(lat), None); // it has none
+    /// ```
+    pub fn of(v: Var<'_>) -> Option<ValidRange> {
+        let values = |name: &str| {
+            v.attrs()
+                .find(|a| a.name() == name)
+                .map(|a| values_f64(&a.values()))
+        };
+        let one = |name: &str| {
+            values(name)
+                .and_then(|x| x.first().copied())
+                .filter(|x| !x.is_nan())
+        };
+        let r = match values("valid_range") {
+            Some(r) if r.len() == 2 => ValidRange {
+                from_valid_range: true,
+                min: Some(r[0]).filter(|x| !x.is_nan()),
+                max: Some(r[1]).filter(|x| !x.is_nan()),
+            },
+            _ => ValidRange {
+                from_valid_range: false,
+                min: one("valid_min"),
+                max: one("valid_max"),
+            },
+        };
+        (r.min.is_some() || r.max.is_some()).then_some(r)
+    }
+
+    /// Whether `x` is valid: neither below the least nor above the greatest valid value.
+    ///
+    /// ```
+    /// let r = nc3pack::quantize::ValidRange { from_valid_range: false, min: Some(1.5), max: None };
+    /// assert!(r.contains(1.5) && !r.contains(1.0) && !r.contains(f64::NAN));
+    /// ```
+    pub fn contains(&self, x: f64) -> bool {
+        !x.is_nan() && self.min.is_none_or(|m| x >= m) && self.max.is_none_or(|m| x <= m)
+    }
+}
+
+/// Values quantization moved from inside a variable's valid range to outside it (netCDF
+/// readers take them as missing), for one attribute: `valid_range`, or `valid_min` (moved
+/// below it) or `valid_max` (moved above it).
+///
+/// ```
+/// use nc3pack::quantize::MovedOutside;
+/// let m = MovedOutside { var: "t".into(), quantization: "bitround:3".parse().unwrap(),
+///     attr: "valid_range", min: Some(0.0), max: Some(100.0), count: 2 };
+/// assert_eq!(m.to_string(), r#"variable "t": bitround:3 moved 2 values outside valid_range [0, 100]"#);
+/// assert_eq!(m.outside(), "2 values moved outside valid_range [0, 100]");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MovedOutside {
+    /// The variable.
+    pub var: String,
+    /// Its quantization.
+    pub quantization: Quantization,
+    /// The attribute: `valid_range`, `valid_min` or `valid_max`.
+    pub attr: &'static str,
+    /// Its least valid value (`valid_range`'s first, `valid_min`).
+    pub min: Option<f64>,
+    /// Its greatest valid value (`valid_range`'s second, `valid_max`).
+    pub max: Option<f64>,
+    /// How many values.
+    pub count: u64,
+}
+
+// Bounds are never NaN (see `ValidRange::of`): equality is reflexive.
+impl Eq for MovedOutside {}
+
+impl MovedOutside {
+    /// `N values moved outside ATTR VALUE`.
+    ///
+    /// ```
+    /// use nc3pack::quantize::MovedOutside;
+    /// let m = MovedOutside { var: "d".into(), quantization: "bitround:2".parse().unwrap(),
+    ///     attr: "valid_min", min: Some(1.1), max: None, count: 1 };
+    /// assert_eq!(m.outside(), "1 values moved outside valid_min 1.1");
+    /// ```
+    pub fn outside(&self) -> String {
+        format!(
+            "{} values moved outside {}",
+            self.count,
+            self.attr_and_bounds()
+        )
+    }
+
+    /// `valid_range [MIN, MAX]`, `valid_min MIN` or `valid_max MAX`.
+    fn attr_and_bounds(&self) -> String {
+        let bound = |b: Option<f64>| b.map_or_else(|| "-".to_string(), |b| b.to_string());
+        match self.attr {
+            "valid_min" => format!("valid_min {}", bound(self.min)),
+            "valid_max" => format!("valid_max {}", bound(self.max)),
+            a => format!("{a} [{}, {}]", bound(self.min), bound(self.max)),
+        }
+    }
+}
+
+impl fmt::Display for MovedOutside {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "variable {:?}: {} moved {} values outside {}",
+            self.var,
+            self.quantization,
+            self.count,
+            self.attr_and_bounds()
+        )
+    }
+}
+
+/// Counts the values quantization moves out of a valid range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MovedCount {
+    range: ValidRange,
+    below: u64,
+    above: u64,
+}
+
+impl MovedCount {
+    pub(crate) fn new(range: ValidRange) -> Self {
+        MovedCount {
+            range,
+            below: 0,
+            above: 0,
+        }
+    }
+
+    /// Counts `x` quantized to `y` if `x` is valid and `y` is not.
+    pub(crate) fn count(&mut self, x: f64, y: f64) {
+        if self.range.contains(x) && !self.range.contains(y) {
+            if self.range.min.is_some_and(|m| y < m) {
+                self.below += 1;
+            } else {
+                self.above += 1;
+            }
+        }
+    }
+
+    /// What was counted, for variable `var` quantized with `q`: one entry for `valid_range`,
+    /// else one for `valid_min` and one for `valid_max`; none with no value.
+    pub(crate) fn finish(&self, var: &str, q: Quantization) -> Vec<MovedOutside> {
+        let r = self.range;
+        let entry = |attr, count| MovedOutside {
+            var: var.to_string(),
+            quantization: q,
+            attr,
+            min: r.min,
+            max: r.max,
+            count,
+        };
+        let all = if r.from_valid_range {
+            vec![entry("valid_range", self.below + self.above)]
+        } else {
+            vec![
+                entry("valid_min", self.below),
+                entry("valid_max", self.above),
+            ]
+        };
+        all.into_iter().filter(|m| m.count > 0).collect()
     }
 }
 

@@ -2008,3 +2008,83 @@ fn a_quantized_archive_without_its_line_is_skipped_when_it_holds_that_input() {
     assert!(err.contains("1 already packed (skipped)"), "{err}");
     assert!(std::fs::read(out.join("b/g2.nc.nc3z")).unwrap() == archives[1]);
 }
+
+/// `verify --manifest` vouches only for what it read: a directory holding no manifest (an empty
+/// or mistyped one), an empty manifest, a manifest of blank lines and a directory of empty
+/// manifests each fail (exit 1) with one line naming what was looked at, and nothing is
+/// verified, even beside a good manifest.
+#[test]
+fn verify_manifest_refuses_to_vouch_for_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(&input, &["a.nc".to_string()], "scalars.nc");
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let records = out.join(".nc3pack");
+    let verify = |ms: &[&Path]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["verify".as_ref(), "--manifest".as_ref()];
+        args.extend(ms.iter().map(|m| m.as_os_str()));
+        nc3pack(&args, None)
+    };
+    // The good manifest verifies its one archive.
+    let (code, stdout, err) = verify(&[&records]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "verified 1 archives: 0 failed\n"),
+        "{err}"
+    );
+    // A directory with no manifest in it (here: the input tree).
+    let empty_dir = dir.path().join("empty");
+    std::fs::create_dir(&empty_dir).unwrap();
+    let empty_file = dir.path().join("empty.jsonl");
+    std::fs::write(&empty_file, b"").unwrap();
+    let blank_file = dir.path().join("blank.jsonl");
+    std::fs::write(&blank_file, b"\n  \n\t\n").unwrap();
+    let empties = dir.path().join("empties");
+    std::fs::create_dir(&empties).unwrap();
+    std::fs::write(empties.join("manifest-0-of-2.jsonl"), b"").unwrap();
+    std::fs::write(empties.join("manifest-1-of-2.jsonl"), b"\n").unwrap();
+    let no_manifest = |p: &Path| {
+        format!(
+            "nc3pack: {}: no manifest found (no *.jsonl file in this directory); nothing verified\n",
+            p.display()
+        )
+    };
+    let no_record = |p: &Path, n: usize| {
+        let what = if n == 1 {
+            "the manifest has no entry line".to_string()
+        } else {
+            format!("its {n} manifests have no entry line")
+        };
+        format!(
+            "nc3pack: {}: no manifest record found ({what}); nothing verified\n",
+            p.display()
+        )
+    };
+    let cases: Vec<(Vec<&Path>, String)> = vec![
+        (vec![&empty_dir], no_manifest(&empty_dir)),
+        (vec![&input], no_manifest(&input)),
+        (vec![&records, &empty_dir], no_manifest(&empty_dir)),
+        (vec![&empty_file], no_record(&empty_file, 1)),
+        (vec![&blank_file], no_record(&blank_file, 1)),
+        (vec![&empties], no_record(&empties, 2)),
+        (vec![&records, &empty_file], no_record(&empty_file, 1)),
+    ];
+    for (ms, want) in cases {
+        let (code, stdout, err) = verify(&ms);
+        assert_eq!(
+            (code, stdout.as_str(), err.as_str()),
+            (1, "", want.as_str()),
+            "{ms:?}"
+        );
+    }
+    // A mistyped path: the error names it.
+    let typo = dir.path().join("out/.nc3pak");
+    let (code, stdout, err) = verify(&[&typo]);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{err}");
+    assert!(
+        err.starts_with(&format!("nc3pack: {}: ", typo.display())) && err.lines().count() == 1,
+        "{err}"
+    );
+}

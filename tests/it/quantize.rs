@@ -701,3 +701,287 @@ fn verify_against_reports_largest_error() {
     );
     assert!(o.stdout.contains("though not quantized: u"), "{}", o.stdout);
 }
+
+/// The largest relative error over the values of `orig` and `quant` that quantization may
+/// change (finite, nonzero, not `keep`), computed here from the netcdf3 crate's readings;
+/// also the largest over the normal values alone.
+fn true_max_rel(orig: &[f64], quant: &[f64], normal: impl Fn(f64) -> bool) -> (f64, f64) {
+    assert_eq!(orig.len(), quant.len());
+    let (mut all, mut normals) = (0f64, 0f64);
+    for (&x, &y) in orig.iter().zip(quant) {
+        if !x.is_finite() || x == 0.0 || x == 9.969_209_968_386_869e36 {
+            continue;
+        }
+        let rel = (y - x).abs() / x.abs();
+        all = all.max(rel);
+        if normal(x) {
+            normals = normals.max(rel);
+        }
+    }
+    (all, normals)
+}
+
+/// `verify --against` reports the true largest relative error, subnormals and values near zero
+/// included: a subnormal float that BitRound rounds to 0 (relative error exactly 1), subnormal
+/// floats under Granular BitRound at NSD 6, subnormal doubles; each compared with the maximum
+/// computed here from the netcdf3 crate's readings of the original and the restored file.
+#[test]
+fn verify_against_reports_the_true_largest_relative_error() {
+    let dir = temp_dir();
+    let orig = dir.path().join("hand.nc");
+    let s: Vec<f32> = vec![1.0, 1.0e-40, 2.5, -3.75, 1.0e-38, 1.2e-38, 3.0e-39];
+    let g: Vec<f32> = vec![
+        1.234_567, 1.0e-37, 1.0e-44, 3.3e-42, -1.0e-39, 7.77e-41, 0.5,
+    ];
+    let d: Vec<f64> = vec![1.0e-310, 4.9e-324, 1.0, 3.3, -2.0e-308];
+    let near: Vec<f32> = vec![1.2e-38, 1.5e-38, -2.0e-38, 1.0e-30, 3.3e-37];
+    let mut ds = netcdf3::DataSet::new();
+    for (name, n) in [("s", 7), ("g", 7), ("d", 5), ("near", 5)] {
+        ds.add_fixed_dim(format!("n_{name}"), n).unwrap();
+    }
+    ds.add_var_f32("s", &["n_s"]).unwrap();
+    ds.add_var_f32("g", &["n_g"]).unwrap();
+    ds.add_var_f64("d", &["n_d"]).unwrap();
+    ds.add_var_f32("near", &["n_near"]).unwrap();
+    let mut w = netcdf3::FileWriter::open(&orig).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_f32("s", &s).unwrap();
+    w.write_var_f32("g", &g).unwrap();
+    w.write_var_f64("d", &d).unwrap();
+    w.write_var_f32("near", &near).unwrap();
+    w.close().unwrap();
+    let rules = [
+        "s=bitround:4",
+        "g=granularbr:6",
+        "d=bitround:10",
+        "near=bitround:2",
+    ];
+    let q = pack_unpack(&orig, dir.path(), &rules);
+    let z = dir.path().join("q.nc3z");
+    let f32_normal = |x: f64| (x as f32).is_normal();
+    let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+    let want = [
+        (
+            "s",
+            true_max_rel(&widen(&s), &widen(&read_f32(&q, "s")), f32_normal),
+        ),
+        (
+            "g",
+            true_max_rel(&widen(&g), &widen(&read_f32(&q, "g")), f32_normal),
+        ),
+        ("d", true_max_rel(&d, &read_f64(&q, "d"), f64::is_normal)),
+        (
+            "near",
+            true_max_rel(&widen(&near), &widen(&read_f32(&q, "near")), f32_normal),
+        ),
+    ];
+    // By hand: 1e-40 is 71362 units of 2^-149; BitRound at NSB 4 clears the 19 low bits and
+    // adds 2^18 first: 0.
+    assert_eq!(read_f32(&q, "s")[1], 0.0);
+    assert_eq!(want[0].1 .0, 1.0);
+    // The subnormals' errors are the largest: leaving them out under-reports.
+    for (name, (all, normals)) in &want[..3] {
+        assert!(all > normals, "{name}: {all} vs {normals}");
+    }
+    assert!(want[1].1 .0 > 1e-3, "{want:?}");
+    let report =
+        nc3pack::verify(&z, &nc3pack::VerifyOptions::default().with_against(&orig)).unwrap();
+    let lossy = report.lossy.expect("a lossy comparison");
+    // Subnormal values, counted here: BitRound holds them to the bound of the least normal
+    // value (within it), Granular BitRound to none.
+    let subnormals_f32 = |v: &[f32]| v.iter().filter(|x| x.is_subnormal()).count() as u64;
+    let subnormals = [
+        ("s", subnormals_f32(&s)),
+        ("g", subnormals_f32(&g)),
+        ("d", d.iter().filter(|x| x.is_subnormal()).count() as u64),
+        ("near", 0),
+    ];
+    for ((name, (all, _)), (_, sub)) in want.iter().zip(subnormals) {
+        let v = lossy.vars.iter().find(|v| v.name == *name).unwrap();
+        assert_eq!(v.max_rel, *all, "{name}");
+        assert_eq!(v.subnormal, sub, "{name}");
+        assert!(v.within_bound, "{name}");
+    }
+    assert_eq!(subnormals.map(|s| s.1), [3, 4, 3, 0]);
+    let o = nc3pack(&[
+        "verify".as_ref(),
+        z.as_os_str(),
+        "--against".as_ref(),
+        orig.as_os_str(),
+    ])
+    .expect(0);
+    for (name, (all, _)) in want {
+        let line = o
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(": {name} (")))
+            .unwrap_or_else(|| panic!("{name}: {}", o.stdout));
+        assert!(line.contains(&format!("(relative {all:e}")), "{line}");
+    }
+}
+
+/// Quantizing can move a value outside its variable's `valid_range` (or below `valid_min`,
+/// above `valid_max`): netCDF readers then take it as missing. Packing warns, one line per
+/// variable and attribute with the count, and `verify --against` counts them; both counts are
+/// the ones computed here from the netcdf3 crate's readings.
+#[test]
+fn quantizing_outside_the_valid_range_is_warned_and_counted() {
+    let dir = temp_dir();
+    let orig = dir.path().join("valid.nc");
+    // 100 = 1.1001b x 64: BitRound at NSB 3 rounds it up to 1.101b x 64 = 104.
+    let t: Vec<f32> = vec![
+        100.0, 99.0, 50.0, 0.0, 0.001, 101.0, -0.5, 97.0, 98.5, 100.0,
+    ];
+    // valid_min 1.1: 1.12 (1.000111b) at NSB 2 is 1.0, below.
+    let d: Vec<f64> = vec![1.12, 1.1, 1.2, 5.0, 1.13, 0.5];
+    // valid_max 9.5: 9.4 (1.001011b x 8) at NSB 2 is 1.01b x 8 = 10, above.
+    let u: Vec<f32> = vec![9.4, 9.3, 1.0, 9.5, 9.0];
+    // valid_range beats valid_min and valid_max (as netCDF4-python reads them).
+    let r: Vec<f32> = vec![100.0, 50.0];
+    let mut ds = netcdf3::DataSet::new();
+    ds.add_fixed_dim("nt", t.len()).unwrap();
+    ds.add_fixed_dim("nd", d.len()).unwrap();
+    ds.add_fixed_dim("nu", u.len()).unwrap();
+    ds.add_fixed_dim("nr", r.len()).unwrap();
+    ds.add_var_f32("t", &["nt"]).unwrap();
+    ds.add_var_attr_f32("t", "valid_range", vec![0.0, 100.0])
+        .unwrap();
+    ds.add_var_f64("d", &["nd"]).unwrap();
+    ds.add_var_attr_f64("d", "valid_min", vec![1.1]).unwrap();
+    ds.add_var_f32("u", &["nu"]).unwrap();
+    ds.add_var_attr_f32("u", "valid_max", vec![9.5]).unwrap();
+    ds.add_var_f32("r", &["nr"]).unwrap();
+    ds.add_var_attr_f64("r", "valid_range", vec![0.0, 100.0])
+        .unwrap();
+    ds.add_var_attr_f64("r", "valid_max", vec![1000.0]).unwrap();
+    let mut w = netcdf3::FileWriter::open(&orig).unwrap();
+    w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+    w.write_var_f32("t", &t).unwrap();
+    w.write_var_f64("d", &d).unwrap();
+    w.write_var_f32("u", &u).unwrap();
+    w.write_var_f32("r", &r).unwrap();
+    w.close().unwrap();
+    let z = dir.path().join("q.nc3z");
+    let o = nc3pack(&[
+        "pack".as_ref(),
+        "--quantize".as_ref(),
+        "t,r=bitround:3".as_ref(),
+        "--quantize".as_ref(),
+        "d,u=bitround:2".as_ref(),
+        orig.as_os_str(),
+        z.as_os_str(),
+    ])
+    .expect(0);
+    let q = dir.path().join("q.nc");
+    nc3pack(&["unpack".as_ref(), z.as_os_str(), q.as_os_str()]).expect(0);
+    // Values inside before, outside after.
+    let moved = |orig: &[f64], quant: &[f64], lo: f64, hi: f64| {
+        orig.iter()
+            .zip(quant)
+            .filter(|&(&x, &y)| (lo..=hi).contains(&x) && !(lo..=hi).contains(&y))
+            .count()
+    };
+    let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+    let inf = f64::INFINITY;
+    let counts = [
+        (
+            "t",
+            "bitround:3",
+            "valid_range [0, 100]",
+            moved(&widen(&t), &widen(&read_f32(&q, "t")), 0.0, 100.0),
+        ),
+        (
+            "d",
+            "bitround:2",
+            "valid_min 1.1",
+            moved(&d, &read_f64(&q, "d"), 1.1, inf),
+        ),
+        (
+            "u",
+            "bitround:2",
+            "valid_max 9.5",
+            moved(&widen(&u), &widen(&read_f32(&q, "u")), -inf, 9.5),
+        ),
+        (
+            "r",
+            "bitround:3",
+            "valid_range [0, 100]",
+            moved(&widen(&r), &widen(&read_f32(&q, "r")), 0.0, 100.0),
+        ),
+    ];
+    assert_eq!(read_f32(&q, "t")[0], 104.0);
+    assert_eq!(read_f64(&q, "d")[0], 1.0);
+    assert_eq!(read_f32(&q, "u")[0], 10.0);
+    for (name, quant, attr, n) in counts {
+        assert!(n > 0, "{name}");
+        let warning = format!(
+            "nc3pack: warning: {}: variable \"{name}\": {quant} moved {n} values outside {attr}; netCDF readers take them as missing",
+            orig.display()
+        );
+        assert_eq!(
+            o.stderr
+                .lines()
+                .filter(|l| l.contains("warning"))
+                .filter(|l| *l == warning)
+                .count(),
+            1,
+            "{warning}\n{}",
+            o.stderr
+        );
+    }
+    assert_eq!(
+        o.stderr.lines().filter(|l| l.contains("warning")).count(),
+        4,
+        "{}",
+        o.stderr
+    );
+    // A batch warns the same, naming the input.
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::copy(&orig, tree.join("valid.nc")).unwrap();
+    let b = nc3pack(&[
+        "pack".as_ref(),
+        "-q".as_ref(),
+        "--quantize".as_ref(),
+        "t,r=bitround:3".as_ref(),
+        "--quantize".as_ref(),
+        "d,u=bitround:2".as_ref(),
+        tree.as_os_str(),
+        "-o".as_ref(),
+        dir.path().join("out").as_os_str(),
+    ])
+    .expect(0);
+    let warned: Vec<&str> = b.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warned.len(), 4, "{}", b.stderr);
+    let t_line = format!(
+        "variable \"t\": bitround:3 moved {} values outside valid_range [0, 100]; netCDF readers take them as missing",
+        counts[0].3
+    );
+    assert!(
+        warned.iter().any(|l| l.starts_with("nc3pack: warning: ")
+            && l.contains("valid.nc: ")
+            && l.ends_with(&t_line)),
+        "{}",
+        b.stderr
+    );
+    let v = nc3pack(&[
+        "verify".as_ref(),
+        z.as_os_str(),
+        "--against".as_ref(),
+        orig.as_os_str(),
+    ])
+    .expect(0);
+    for (name, quant, attr, n) in counts {
+        let line = v
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(": {name} ({quant})")))
+            .unwrap_or_else(|| panic!("{name}: {}", v.stdout));
+        assert!(
+            line.ends_with(&format!(
+                "within the bound; {n} values moved outside {attr}"
+            )),
+            "{line}"
+        );
+    }
+}

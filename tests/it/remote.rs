@@ -1786,6 +1786,31 @@ fn s3_batch_mirrors_the_tree_under_a_prefix_resumes_and_verifies() {
             "{m}"
         );
     }
+    // A mistyped prefix (no manifest under it) and a prefix whose one manifest is empty
+    // vouch for nothing: exit 1, naming the URL given, nothing verified.
+    let empty = s3.dir.path().join(BUCKET).join("empty/.nc3pack");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("manifest-0-of-1.jsonl"), b"").unwrap();
+    for (m, why) in [
+        (
+            format!("s3://{BUCKET}/col/.nc3pack/"),
+            "no manifest found (no *.jsonl object in this prefix)",
+        ),
+        (
+            format!("s3://{BUCKET}/empty/.nc3pack/"),
+            "no manifest record found (the manifest has no entry line)",
+        ),
+    ] {
+        let (code, out, err) = output_bounded(s3.cmd(SECRET).args(["verify", "--manifest", &m]));
+        assert_eq!(
+            (code, String::from_utf8_lossy(&out).as_ref(), err.as_str()),
+            (
+                1,
+                "",
+                format!("nc3pack: {m}: {why}; nothing verified\n").as_str()
+            ),
+        );
+    }
     // ...and a flipped byte in one object is found and named by its URL.
     let victim = s3.dir.path().join(BUCKET).join("coll/a/2001/y.cdf.nc3z");
     let mut bytes = std::fs::read(&victim).unwrap();
