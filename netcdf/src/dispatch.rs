@@ -756,6 +756,10 @@ unsafe extern "C" fn inq_attname(
 
 /// An attribute's values as memory type `memtype` (`NC_NAT`: its own type) into `value`.
 unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void) -> c_int {
+    // netCDF-C answers an empty attribute before it looks at the types.
+    if a.len == 0 {
+        return NC_NOERR;
+    }
     let mem = if memtype == NC_NAT {
         Mem::of(a.xtype)
     } else {
@@ -767,12 +771,13 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
     if (mem == Mem::Char) != (a.xtype == NcType::Char) {
         return NC_ECHAR;
     }
-    let _ = fl;
-    if a.len == 0 || value.is_null() {
+    if value.is_null() {
         return NC_NOERR;
     }
     let out = std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size());
-    convert(a.xtype, &a.be, mem, out, false)
+    // As for variables, CDF-1 and CDF-2 read `byte` as `unsigned char` unchecked.
+    let cdf5 = fl.variant == nc3pack::nc3::Variant::Cdf5;
+    convert(a.xtype, &a.be, mem, out, !cdf5)
 }
 
 unsafe extern "C" fn get_att(
@@ -843,7 +848,7 @@ unsafe extern "C" fn inq_var_all(
     endian: *mut c_int,
     id: *mut c_uint,
     nparams: *mut Sz,
-    _params: *mut c_uint,
+    params: *mut c_uint,
 ) -> c_int {
     with(ncid, |fl| {
         let v = match fl.var(varid) {
@@ -879,9 +884,10 @@ unsafe extern "C" fn inq_var_all(
                 }
             }
         }
-        put(endian, NC_ENDIAN_BIG);
-        put(id, 0);
-        put(nparams, 0);
+        // netCDF-C's classic library has no endianness or filters to tell.
+        if !endian.is_null() || !id.is_null() || !nparams.is_null() || !params.is_null() {
+            return NC_ENOTNC4;
+        }
         NC_NOERR
     })
 }
@@ -1017,6 +1023,31 @@ unsafe extern "C" fn get_varm(
 
 // ---- writes and definitions: an archive is read-only -----------------------------------------
 
+// Defining a dimension or variable, deleting an attribute, or leaving define mode, outside define mode: what
+// netCDF-C's classic library answers for a file opened read-only.
+unsafe extern "C" fn enddef(ncid: c_int, _: Sz, _: Sz, _: Sz, _: Sz) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn del_att(ncid: c_int, _: c_int, _: *const c_char) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn def_dim(ncid: c_int, _: *const c_char, _: Sz, _: *mut c_int) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn def_var(
+    ncid: c_int,
+    _: *const c_char,
+    _: c_int,
+    _: c_int,
+    _: *const c_int,
+    _: *mut c_int,
+) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
 unsafe extern "C" fn perm1(ncid: c_int) -> c_int {
     with(ncid, |_| NC_EPERM)
 }
@@ -1030,14 +1061,10 @@ macro_rules! perm {
 }
 
 perm! {
-    enddef(Sz, Sz, Sz, Sz);
     set_fill(c_int, *mut c_int);
-    def_dim(*const c_char, Sz, *mut c_int);
     rename_dim(c_int, *const c_char);
     rename_att(c_int, *const c_char, *const c_char);
-    del_att(c_int, *const c_char);
     put_att(c_int, *const c_char, c_int, Sz, *const c_void, c_int);
-    def_var(*const c_char, c_int, c_int, *const c_int, *mut c_int);
     rename_var(c_int, *const c_char);
     put_vara(c_int, *const Sz, *const Sz, *const c_void, c_int);
     put_vars(c_int, *const Sz, *const Sz, *const Pd, *const c_void, c_int);

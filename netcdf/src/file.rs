@@ -174,26 +174,39 @@ impl OpenFile {
         if rank == 0 {
             return self.read(varid, var, &Hyperslab::all(&[]), mem, dst);
         }
+        // nc_get_vara checks every start, then every count; nc_get_vars each dimension's start,
+        // count and stride in turn. A start at a dimension's end selects nothing or is wrong.
+        let bad_start = |d: usize| {
+            start[d] as u64 > var.shape[d] || (start[d] as u64 == var.shape[d] && count[d] > 0)
+        };
+        let bad_edge = |d: usize| {
+            (start[d] as u64)
+                .checked_add(count[d] as u64)
+                .is_none_or(|e| e > var.shape[d])
+        };
         let mut per_element = false;
-        for d in 0..rank {
-            let (st, c, len) = (start[d] as u64, count[d] as u64, var.shape[d]);
-            if st > len {
+        if !strided {
+            if (0..rank).any(bad_start) {
                 return NC_EINVALCOORDS;
             }
-            if strided && st == len && c > 0 {
-                return NC_EINVALCOORDS;
-            }
-            if st.checked_add(c).is_none_or(|e| e > len) {
+            if (0..rank).any(bad_edge) {
                 return NC_EEDGE;
             }
-            if strided {
-                let sd = stride[d];
-                if sd <= 0 || sd as u64 >= X_INT_MAX {
-                    return NC_ESTRIDE;
-                }
-                if c > 0 && st + (c - 1).saturating_mul(sd as u64) >= len {
-                    per_element = true;
-                }
+        }
+        for d in (0..rank).filter(|_| strided) {
+            if bad_start(d) {
+                return NC_EINVALCOORDS;
+            }
+            if bad_edge(d) {
+                return NC_EEDGE;
+            }
+            let sd = stride[d];
+            if sd <= 0 || sd as u64 >= X_INT_MAX {
+                return NC_ESTRIDE;
+            }
+            let (st, c) = (start[d] as u64, count[d] as u64);
+            if c > 0 && st + (c - 1).saturating_mul(sd as u64) >= var.shape[d] {
+                per_element = true;
             }
         }
         if count.contains(&0) {

@@ -7,6 +7,7 @@ pub const NC_NOERR: c_int = 0;
 pub const NC_EBADID: c_int = -33;
 pub const NC_EINVAL: c_int = -36;
 pub const NC_EPERM: c_int = -37;
+pub const NC_ENOTINDEFINE: c_int = -38;
 pub const NC_EINVALCOORDS: c_int = -40;
 pub const NC_ENOTATT: c_int = -43;
 pub const NC_EBADTYPE: c_int = -45;
