@@ -107,6 +107,7 @@ int main(int argc, char **argv) {
     }
     if ((r = nc_open(argv[1], NC_NOWRITE, &nc))) {
         printf("open rc %d\n", r);
+        fprintf(stderr, "NetCDF: %s\n", nc_strerror(r));
         return 1;
     }
     r = nc_inq_format(nc, &fmt);

@@ -8,7 +8,9 @@
 #   scripts/plugin-convert.c (a C program)            : the same text: the conversion matrix
 #       (every variable and attribute read as every memory type: values and return codes),
 #       strided and mapped reads, the answers of bad reads, of writes and of inquiries
-# and the same exit status for each.
+# and the same exit status for each. Then every damaged or hostile archive of
+# samples/bad/archives through ncdump and the C program: an error answer, no crash, no hang,
+# bounded memory. Last, a Fortran program (scripts/plugin-fortran.f90) reads a hyperslab.
 #
 # Usage: scripts/plugin-test.sh [NC3PACK_BIN [PLUGIN_SO]]
 #   defaults: target/release/nc3pack and target/release/libnc3pack_netcdf.so (built here when
@@ -21,7 +23,8 @@
 #   PLUGIN_TEST_MAX_BYTES  largest generated file to test (default: 67108864)
 #   PLUGIN_TEST_VERBOSE=1  print PASS lines too
 #
-# Needs: ncgen, ncdump, nccopy (netcdf-bin), ncks (nco), gcc and libnetcdf-dev (the C matrix).
+# Needs: ncgen, ncdump, nccopy (netcdf-bin), ncks (nco), gcc and libnetcdf-dev (the C program),
+# gfortran and libnetcdff-dev (the Fortran program).
 # Output: FAIL lines, then one summary line "plugin: N passed, M failed, K skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,9 +40,9 @@ if [[ ! -f $so ]]; then
 fi
 bin=$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")
 so=$(cd "$(dirname "$so")" && pwd -P)/$(basename "$so")
-for tool in ncgen ncdump nccopy ncks gcc; do
+for tool in ncgen ncdump nccopy ncks gcc gfortran; do
     command -v "$tool" >/dev/null || {
-        echo "plugin-test.sh: $tool not found (apt-get install netcdf-bin nco libnetcdf-dev gcc)" >&2
+        echo "plugin-test.sh: $tool not found (apt-get install netcdf-bin nco libnetcdf-dev libnetcdff-dev gcc gfortran)" >&2
         exit 1
     }
 done
@@ -182,6 +185,45 @@ echo "# plugin: $so"
         echo "# conformance CDLs skipped: $cdl_dir not found" >&2
     fi
 } | xargs -0 -n 3 -P "$jobs" bash -c '"$@"' worker
+
+# The damaged and hostile archives (samples/bad/archives, made by tests/it/hostile.rs) through
+# the plugin: ncdump and the C program end with status 0 or 1 (netCDF-C's error answer, with
+# nc3pack's line on stderr naming the file), within 60 s and 500 MB of address space: no crash,
+# no hang, no allocation a forged size asks for.
+for f in samples/bad/archives/*.nc3z; do
+    name=$(basename "$f" .nc3z)
+    bad=
+    for prog in ncdump "$work/plugin-convert"; do
+        rc=0
+        (ulimit -v 512000; exec timeout -k 5 60 env LD_PRELOAD="$so" "$prog" "$f") \
+            >"$work/hostile.out" 2>"$work/hostile.err" || rc=$?
+        if ((rc > 1)); then
+            bad="$(basename "$prog") exit status $rc: $(head -c 200 "$work/hostile.err" | tr '\n' ' ')"
+        elif ((rc == 1)) && ! grep -q "^nc3pack: \|NetCDF: " "$work/hostile.err"; then
+            bad="$(basename "$prog") failed without saying why"
+        fi
+    done
+    if [[ -n $bad ]]; then
+        printf 'FAIL hostile.%s: %s\n' "$name" "$bad"
+        echo FAIL >"$work/results/hostile.$name"
+    else
+        echo PASS >"$work/results/hostile.$name"
+    fi
+done
+
+# Fortran: a hyperslab through netCDF-Fortran, from the archive and from the original.
+gfortran -o "$work/plugin-fortran" scripts/plugin-fortran.f90 -I/usr/include -lnetcdff
+mkdir -p "$work/fo" "$work/fz"
+cp samples/classic_records.nc "$work/fo/"
+"$bin" pack -q samples/classic_records.nc "$work/fz/classic_records.nc3z"
+"$work/plugin-fortran" "$work/fo/classic_records.nc" >"$work/fortran.o" 2>&1 || true
+LD_PRELOAD="$so" "$work/plugin-fortran" "$work/fz/classic_records.nc3z" >"$work/fortran.z" 2>&1 || true
+if grep -q "E+01" "$work/fortran.o" && cmp -s "$work/fortran.o" "$work/fortran.z"; then
+    echo PASS >"$work/results/fortran"
+else
+    printf 'FAIL fortran: %s\n' "$(diff "$work/fortran.o" "$work/fortran.z" | head -3 | tr '\n' ' ')"
+    echo FAIL >"$work/results/fortran"
+fi
 
 passed=0 failed=0 skipped=0
 for r in "$work"/results/*; do
