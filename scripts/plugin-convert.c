@@ -216,6 +216,17 @@ int main(int argc, char **argv) {
             hex(buf, n * TSIZE[t]);
         }
     }
+    /* Two opens of one file at once, then one closed and the file opened again (netCDF-C
+     * reuses the ncid): each answers for itself. */
+    int nc2, nc3, n2 = -1, n3 = -1;
+    r = nc_open(argv[1], NC_NOWRITE, &nc2);
+    printf("second open rc %d\n", r);
     printf("close rc %d\n", nc_close(nc));
+    printf("closed ncid answers rc %d\n", nc_inq_nvars(nc, &n2));
+    r = nc_open(argv[1], NC_NOWRITE, &nc3);
+    printf("third open rc %d, ncid reused %d\n", r, nc3 == nc);
+    int r2 = nc_inq_nvars(nc2, &n2), r3 = nc_inq_nvars(nc3, &n3);
+    printf("nvars rc %d %d, both: %d %d\n", r2, r3, n2 == nvars, n3 == nvars);
+    printf("close rc %d %d\n", nc_close(nc2), nc_close(nc3));
     return 0;
 }
