@@ -986,6 +986,15 @@ unsafe extern "C" fn get_varm(
                 None => return NC_EBADTYPE,
             }
         };
+        // A selection that does not fit gets its error before any allocation.
+        let fits = st
+            .iter()
+            .zip(&ct)
+            .zip(&var.shape)
+            .all(|((&s, &c), &l)| s.checked_add(c).is_some_and(|e| e as u64 <= l));
+        if !fits || ct.contains(&0) {
+            return fl.get(varid, &st, &ct, &sd, memtype, std::ptr::null_mut(), true);
+        }
         // Read the selection packed, then place each value where the map says.
         let n: usize = ct.iter().product();
         let ms = mem.size();

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import GOOD, ROOT
+from conftest import GOOD, ROOT, cli
 
 import nc3pack.netcdf4
 
@@ -113,7 +113,18 @@ def test_rc_file_loads_the_plugin(packed: dict[str, Path], tmp_path: Path) -> No
             pytest.fail(f"{so} is missing (cargo build --release -p nc3pack-netcdf)")
         pytest.skip(f"{so} not built")
     rc = tmp_path / "ncrc"
-    rc.write_text(f"NETCDF.UDF0.LIBRARY={so}\nNETCDF.UDF0.INIT=nc3pack_netcdf_init\n")
+    lines = f"NETCDF.UDF0.LIBRARY={so}\nNETCDF.UDF0.INIT=nc3pack_netcdf_init\n"
+    tool = cli()
+    if tool is not None:
+        # The lines `nc3pack netcdf-plugin --rc` prints are these.
+        printed = subprocess.run(
+            [str(tool), "netcdf-plugin", "--library", str(so), "--rc"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert printed == lines
+    rc.write_text(lines)
     code = textwrap.dedent(
         """
         import sys, netCDF4
