@@ -4,6 +4,8 @@ an archive must read exactly as its original does."""
 from __future__ import annotations
 
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 from conftest import GOOD, ROOT, cli
 
+import nc3pack
 import nc3pack.netcdf4
 
 netCDF4 = pytest.importorskip("netCDF4")
@@ -45,9 +48,9 @@ def same_attrs(a: dict[str, object], b: dict[str, object]) -> None:
         np.testing.assert_array_equal(x, y, err_msg=k)
 
 
-@pytest.mark.parametrize("src", CASES, ids=[p.name for p in CASES])
-def test_netcdf4_reads_archive_as_original(src: Path, packed: dict[str, Path]) -> None:
-    with netCDF4.Dataset(src) as o, netCDF4.Dataset(packed[src.name]) as z:
+def same_netcdf4(src: Path, archive: Path) -> None:
+    """netCDF4-python reads `archive` as `src`: dimensions, attributes, values bit for bit."""
+    with netCDF4.Dataset(src) as o, netCDF4.Dataset(archive) as z:
         raw(o)
         raw(z)
         assert z.data_model == o.data_model
@@ -74,17 +77,83 @@ def test_netcdf4_reads_archive_as_original(src: Path, packed: dict[str, Path]) -
                 np.testing.assert_array_equal(zv[1::2], ov[1::2])
 
 
-@pytest.mark.parametrize("src", CASES, ids=[p.name for p in CASES])
-def test_xarray_netcdf4_engine_identical(src: Path, packed: dict[str, Path]) -> None:
+def same_xarray(src: Path, archive: Path) -> None:
+    """xarray's netcdf4 engine opens `archive` identical to `src` (or fails alike)."""
     xr = pytest.importorskip("xarray")
     try:
         want = xr.open_dataset(src, engine="netcdf4").load()
     except Exception as e:  # noqa: BLE001 (the original fails to decode: the archive must too)
         with pytest.raises(type(e)):
-            xr.open_dataset(packed[src.name], engine="netcdf4").load()
+            xr.open_dataset(archive, engine="netcdf4").load()
         return
-    got = xr.open_dataset(packed[src.name], engine="netcdf4").load()
+    got = xr.open_dataset(archive, engine="netcdf4").load()
     xr.testing.assert_identical(got, want)
+
+
+@pytest.mark.parametrize("src", CASES, ids=[p.name for p in CASES])
+def test_netcdf4_reads_archive_as_original(src: Path, packed: dict[str, Path]) -> None:
+    same_netcdf4(src, packed[src.name])
+
+
+@pytest.mark.parametrize("src", CASES, ids=[p.name for p in CASES])
+def test_xarray_netcdf4_engine_identical(src: Path, packed: dict[str, Path]) -> None:
+    same_xarray(src, packed[src.name])
+
+
+# netCDF-C's own test CDLs (../shared/conformance/netcdf-c-cdl beside the repository), as
+# CDF-1, CDF-2 and CDF-5: those ncgen can make, up to MAX_BYTES.
+CONFORMANCE = Path(
+    os.environ.get(
+        "CONFORMANCE_DIR", ROOT.parent / "shared" / "conformance" / "netcdf-c-cdl"
+    )
+)
+CDLS = sorted(CONFORMANCE.glob("*.cdl")) if CONFORMANCE.is_dir() else []
+KINDS = {"classic": b"CDF\x01", "64-bit-offset": b"CDF\x02", "cdf5": b"CDF\x05"}
+
+
+MAX_BYTES = 16 << 20
+
+
+def limit_file_size() -> None:
+    """In ncgen's process: no file beyond MAX_BYTES (some CDLs make gigabytes)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_BYTES + 1, MAX_BYTES + 1))
+
+
+@pytest.mark.skipif(not CDLS, reason=f"no conformance CDLs in {CONFORMANCE}")
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("cdl", CDLS, ids=[p.stem for p in CDLS])
+def test_conformance_through_netcdf4(cdl: Path, kind: str, tmp_path: Path) -> None:
+    if shutil.which("ncgen") is None:
+        pytest.skip("ncgen not found (apt-get install netcdf-bin)")
+    src = tmp_path / (cdl.stem + ".nc")
+    archive = tmp_path / (cdl.stem + ".nc3z")
+    try:
+        try:
+            made = subprocess.run(
+                ["ncgen", "-k", kind, "-o", str(src), str(cdl)],
+                check=False,
+                capture_output=True,
+                timeout=60,
+                preexec_fn=limit_file_size,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip("ncgen timed out")
+        if (
+            made.returncode != 0
+            or not src.is_file()
+            or src.stat().st_size > MAX_BYTES
+            or src.read_bytes()[:4] != KINDS[kind]
+        ):
+            pytest.skip(
+                f"ncgen does not make this CDL as {kind} within {MAX_BYTES} bytes"
+            )
+        nc3pack.pack(src, archive)
+        same_netcdf4(src, archive)
+        same_xarray(src, archive)
+    finally:
+        # pytest keeps the temporary directories of its last runs: leave nothing big there.
+        src.unlink(missing_ok=True)
+        archive.unlink(missing_ok=True)
 
 
 def test_register_without_netcdf4_says_so() -> None:
