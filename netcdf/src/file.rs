@@ -31,8 +31,6 @@ pub struct Var {
     pub dimids: Vec<c_int>,
     /// Shape, the record dimension with its number of records.
     pub shape: Vec<u64>,
-    /// Whether its first dimension is the record dimension.
-    pub is_record: bool,
     /// Attributes.
     pub atts: Vec<Att>,
 }
@@ -88,7 +86,6 @@ impl OpenFile {
                 xtype: v.nc_type(),
                 dimids: v.dim_ids().map(|d| d as c_int).collect(),
                 shape: l.shape.clone(),
-                is_record: l.is_record,
                 atts: atts(v.attrs()),
             })
             .collect();

@@ -28,7 +28,7 @@
 
 pub mod convert;
 pub mod dispatch;
-pub mod file;
+mod file;
 pub mod nc;
 
 use dispatch::{NcDispatch, TABLE};
