@@ -43,6 +43,20 @@ enum Command {
     /// Rebuild a damaged or truncated archive's index by scanning its block frames; lost
     /// blocks are marked lost. Exit 0 when every block was recovered, 1 otherwise.
     Reindex(ReindexArgs),
+    /// Print how netCDF-C tools (ncdump, NCO, nccopy, netCDF4-python, ...) read archives here:
+    /// the RC file lines for netCDF-C 4.10 and later, the LD_PRELOAD line for 4.9.
+    NetcdfPlugin(NetcdfPluginArgs),
+}
+
+#[derive(Args)]
+struct NetcdfPluginArgs {
+    /// The plugin library (default: libnc3pack_netcdf.so beside this program, or in ../lib
+    /// from it; or NC3PACK_NETCDF_PLUGIN).
+    #[arg(long, value_name = "PATH")]
+    library: Option<PathBuf>,
+    /// Print only the two RC file lines (`nc3pack netcdf-plugin --rc >> ~/.ncrc`).
+    #[arg(long)]
+    rc: bool,
 }
 
 #[derive(Args)]
@@ -430,6 +444,64 @@ fn is_url(p: &Path) -> bool {
     })
 }
 
+/// The netCDF-C plugin's library: `--library`, NC3PACK_NETCDF_PLUGIN, or beside this program.
+fn plugin_library(a: &NetcdfPluginArgs) -> anyhow::Result<PathBuf> {
+    const NAME: &str = "libnc3pack_netcdf.so";
+    let given = a
+        .library
+        .clone()
+        .or_else(|| std::env::var_os("NC3PACK_NETCDF_PLUGIN").map(PathBuf::from));
+    if let Some(p) = given {
+        return std::fs::canonicalize(&p)
+            .with_context(|| format!("{}: the netCDF-C plugin library", p.display()));
+    }
+    let exe = std::env::current_exe().context("finding this program's directory")?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    for p in [dir.join(NAME), dir.join("../lib").join(NAME)] {
+        if p.is_file() {
+            return std::fs::canonicalize(&p).with_context(|| p.display().to_string());
+        }
+    }
+    anyhow::bail!(
+        "{NAME} not found beside {} (build it with `cargo build --release -p nc3pack-netcdf`, \
+         or give --library PATH)",
+        exe.display()
+    )
+}
+
+/// `nc3pack netcdf-plugin`: the lines that make this installation's netCDF-C read archives.
+fn netcdf_plugin(a: &NetcdfPluginArgs) -> anyhow::Result<()> {
+    let lib = plugin_library(a)?;
+    let lib = lib.display();
+    let rc = format!("NETCDF.UDF0.LIBRARY={lib}\nNETCDF.UDF0.INIT=nc3pack_netcdf_init\n");
+    if a.rc {
+        print!("{rc}");
+        return Ok(());
+    }
+    let version = std::process::Command::new("nc-config")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "not found by nc-config".into());
+    print!(
+        "# nc3pack's netCDF-C plugin: {lib}
+# netCDF-C here: {version}
+#
+# netCDF-C 4.10 and later (netCDF4-python's wheels bundle 4.10): these two lines in ~/.ncrc,
+# ./.ncrc, or a file named by NCRCENV_RC (netCDF4-python reads it at `import netCDF4`):
+{rc}#
+# netCDF-C 4.9 (no plugin loading): run each tool with the library preloaded:
+#   LD_PRELOAD={lib} ncdump archive.nc3z
+#
+# Python, any netCDF-C from 4.9: import nc3pack.netcdf4; nc3pack.netcdf4.register()
+# netCDF-C 4.8 and older cannot load the plugin: `nc3pack unpack` the archive instead.
+"
+    );
+    Ok(())
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     let remote = nc3pack::remote::RemoteOptions::from_env();
     let anon = remote.anon() || cli.anon;
@@ -684,6 +756,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 _ => {}
             }
         }
+        Command::NetcdfPlugin(a) => netcdf_plugin(&a)?,
         Command::Info(a) => {
             let name = a
                 .file
@@ -1296,6 +1369,7 @@ fn main() {
             "slice",
             "verify",
             "reindex",
+            "netcdf-plugin",
             "help",
             "-h",
             "--help",

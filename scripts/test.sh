@@ -31,6 +31,10 @@ echo "== Rust tests"
 # The Rust tests that compare with netCDF-C through netCDF4-python use this environment's.
 NC3PACK_TEST_PYTHON="$venv/bin/python" cargo test --locked "$@"
 
+echo "== netCDF-C plugin: unit tests, then Debian's ncdump, nccopy, ncks and a C program"
+cargo test --locked -p nc3pack-netcdf
+bash scripts/plugin-test.sh
+
 echo "== Python source distribution (it must carry the vendored crates it builds with)"
 "$venv/bin/python" -m pip install -q "maturin>=1.9.4,<2"
 sdist_dir=$(mktemp -d)

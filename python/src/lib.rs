@@ -554,6 +554,14 @@ fn redact_url(text: &str) -> String {
     nc3pack::error::redact_url(text).into_owned()
 }
 
+/// Registers the archive format with every netCDF-C library loaded in this process (netCDF4-
+/// python's own copy included): how many accepted it.
+#[pyfunction]
+fn netcdf_register() -> PyResult<usize> {
+    nc3pack_netcdf::register_all()
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
@@ -562,6 +570,7 @@ fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unpack, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(info_json, m)?)?;
+    m.add_function(wrap_pyfunction!(netcdf_register, m)?)?;
     m.add("ArchiveError", m.py().get_type::<ArchiveError>())?;
     m.add("DEFAULT_BLOCK_SIZE", nc3pack::DEFAULT_BLOCK_SIZE)?;
     Ok(())

@@ -1,0 +1,1115 @@
+//! netCDF-C's dispatch table (`struct NC_Dispatch`, version 5: netCDF-C 4.9.x and 4.10.x) and
+//! the plugin's functions in it. Every function catches panics (nothing unwinds into C), finds
+//! its file by ncid, accepts NULL for any out-parameter, and answers as netCDF-C's classic
+//! library answers for a file opened read-only; every write or define call answers `NC_EPERM`.
+
+use crate::convert::{convert, Mem};
+use crate::file::{self, Att, OpenFile};
+use crate::nc::*;
+use nc3pack::nc3::NcType;
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int, c_longlong, c_uint, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+type Table = NcDispatch;
+type Sz = usize;
+type Pd = isize;
+/// A read's start, count and stride.
+type Vectors = (Vec<Sz>, Vec<Sz>, Vec<Pd>);
+
+/// `struct NC_Dispatch` of netCDF-C's include/netcdf_dispatch.h (version 5): two ints, then 77
+/// function pointers, in its order.
+#[repr(C)]
+#[allow(missing_docs, clippy::type_complexity)]
+pub struct NcDispatch {
+    pub model: c_int,
+    pub dispatch_version: c_int,
+    pub create: unsafe extern "C" fn(
+        *const c_char,
+        c_int,
+        Sz,
+        c_int,
+        *mut Sz,
+        *mut c_void,
+        *const Table,
+        c_int,
+    ) -> c_int,
+    pub open: unsafe extern "C" fn(
+        *const c_char,
+        c_int,
+        c_int,
+        *mut Sz,
+        *mut c_void,
+        *const Table,
+        c_int,
+    ) -> c_int,
+    pub redef: unsafe extern "C" fn(c_int) -> c_int,
+    pub enddef: unsafe extern "C" fn(c_int, Sz, Sz, Sz, Sz) -> c_int,
+    pub sync: unsafe extern "C" fn(c_int) -> c_int,
+    pub abort: unsafe extern "C" fn(c_int) -> c_int,
+    pub close: unsafe extern "C" fn(c_int, *mut c_void) -> c_int,
+    pub set_fill: unsafe extern "C" fn(c_int, c_int, *mut c_int) -> c_int,
+    pub inq_format: unsafe extern "C" fn(c_int, *mut c_int) -> c_int,
+    pub inq_format_extended: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq_type: unsafe extern "C" fn(c_int, c_int, *mut c_char, *mut Sz) -> c_int,
+    pub def_dim: unsafe extern "C" fn(c_int, *const c_char, Sz, *mut c_int) -> c_int,
+    pub inq_dimid: unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int,
+    pub inq_dim: unsafe extern "C" fn(c_int, c_int, *mut c_char, *mut Sz) -> c_int,
+    pub inq_unlimdim: unsafe extern "C" fn(c_int, *mut c_int) -> c_int,
+    pub rename_dim: unsafe extern "C" fn(c_int, c_int, *const c_char) -> c_int,
+    pub inq_att: unsafe extern "C" fn(c_int, c_int, *const c_char, *mut c_int, *mut Sz) -> c_int,
+    pub inq_attid: unsafe extern "C" fn(c_int, c_int, *const c_char, *mut c_int) -> c_int,
+    pub inq_attname: unsafe extern "C" fn(c_int, c_int, c_int, *mut c_char) -> c_int,
+    pub rename_att: unsafe extern "C" fn(c_int, c_int, *const c_char, *const c_char) -> c_int,
+    pub del_att: unsafe extern "C" fn(c_int, c_int, *const c_char) -> c_int,
+    pub get_att: unsafe extern "C" fn(c_int, c_int, *const c_char, *mut c_void, c_int) -> c_int,
+    pub put_att:
+        unsafe extern "C" fn(c_int, c_int, *const c_char, c_int, Sz, *const c_void, c_int) -> c_int,
+    pub def_var:
+        unsafe extern "C" fn(c_int, *const c_char, c_int, c_int, *const c_int, *mut c_int) -> c_int,
+    pub inq_varid: unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int,
+    pub rename_var: unsafe extern "C" fn(c_int, c_int, *const c_char) -> c_int,
+    pub get_vara:
+        unsafe extern "C" fn(c_int, c_int, *const Sz, *const Sz, *mut c_void, c_int) -> c_int,
+    pub put_vara:
+        unsafe extern "C" fn(c_int, c_int, *const Sz, *const Sz, *const c_void, c_int) -> c_int,
+    pub get_vars: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        *const Sz,
+        *const Sz,
+        *const Pd,
+        *mut c_void,
+        c_int,
+    ) -> c_int,
+    pub put_vars: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        *const Sz,
+        *const Sz,
+        *const Pd,
+        *const c_void,
+        c_int,
+    ) -> c_int,
+    pub get_varm: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        *const Sz,
+        *const Sz,
+        *const Pd,
+        *const Pd,
+        *mut c_void,
+        c_int,
+    ) -> c_int,
+    pub put_varm: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        *const Sz,
+        *const Sz,
+        *const Pd,
+        *const Pd,
+        *const c_void,
+        c_int,
+    ) -> c_int,
+    pub inq_var_all: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        *mut c_char,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut Sz,
+        *mut c_int,
+        *mut c_void,
+        *mut c_int,
+        *mut c_uint,
+        *mut Sz,
+        *mut c_uint,
+    ) -> c_int,
+    pub var_par_access: unsafe extern "C" fn(c_int, c_int, c_int) -> c_int,
+    pub def_var_fill: unsafe extern "C" fn(c_int, c_int, c_int, *const c_void) -> c_int,
+    pub show_metadata: unsafe extern "C" fn(c_int) -> c_int,
+    pub inq_unlimdims: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq_ncid: unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int,
+    pub inq_grps: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq_grpname: unsafe extern "C" fn(c_int, *mut c_char) -> c_int,
+    pub inq_grpname_full: unsafe extern "C" fn(c_int, *mut Sz, *mut c_char) -> c_int,
+    pub inq_grp_parent: unsafe extern "C" fn(c_int, *mut c_int) -> c_int,
+    pub inq_grp_full_ncid: unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int,
+    pub inq_varids: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq_dimids: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int, c_int) -> c_int,
+    pub inq_typeids: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq_type_equal: unsafe extern "C" fn(c_int, c_int, c_int, c_int, *mut c_int) -> c_int,
+    pub def_grp: unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int,
+    pub rename_grp: unsafe extern "C" fn(c_int, *const c_char) -> c_int,
+    pub inq_user_type: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        *mut c_char,
+        *mut Sz,
+        *mut c_int,
+        *mut Sz,
+        *mut c_int,
+    ) -> c_int,
+    pub inq_typeid: unsafe extern "C" fn(c_int, *const c_char, *mut c_int) -> c_int,
+    pub def_compound: unsafe extern "C" fn(c_int, Sz, *const c_char, *mut c_int) -> c_int,
+    pub insert_compound: unsafe extern "C" fn(c_int, c_int, *const c_char, Sz, c_int) -> c_int,
+    pub insert_array_compound:
+        unsafe extern "C" fn(c_int, c_int, *const c_char, Sz, c_int, c_int, *const c_int) -> c_int,
+    pub inq_compound_field: unsafe extern "C" fn(
+        c_int,
+        c_int,
+        c_int,
+        *mut c_char,
+        *mut Sz,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+    ) -> c_int,
+    pub inq_compound_fieldindex:
+        unsafe extern "C" fn(c_int, c_int, *const c_char, *mut c_int) -> c_int,
+    pub def_vlen: unsafe extern "C" fn(c_int, *const c_char, c_int, *mut c_int) -> c_int,
+    pub put_vlen_element:
+        unsafe extern "C" fn(c_int, c_int, *mut c_void, Sz, *const c_void) -> c_int,
+    pub get_vlen_element:
+        unsafe extern "C" fn(c_int, c_int, *const c_void, *mut Sz, *mut c_void) -> c_int,
+    pub def_enum: unsafe extern "C" fn(c_int, c_int, *const c_char, *mut c_int) -> c_int,
+    pub insert_enum: unsafe extern "C" fn(c_int, c_int, *const c_char, *const c_void) -> c_int,
+    pub inq_enum_member:
+        unsafe extern "C" fn(c_int, c_int, c_int, *mut c_char, *mut c_void) -> c_int,
+    pub inq_enum_ident: unsafe extern "C" fn(c_int, c_int, c_longlong, *mut c_char) -> c_int,
+    pub def_opaque: unsafe extern "C" fn(c_int, Sz, *const c_char, *mut c_int) -> c_int,
+    pub def_var_deflate: unsafe extern "C" fn(c_int, c_int, c_int, c_int, c_int) -> c_int,
+    pub def_var_fletcher32: unsafe extern "C" fn(c_int, c_int, c_int) -> c_int,
+    pub def_var_chunking: unsafe extern "C" fn(c_int, c_int, c_int, *const Sz) -> c_int,
+    pub def_var_endian: unsafe extern "C" fn(c_int, c_int, c_int) -> c_int,
+    pub def_var_filter: unsafe extern "C" fn(c_int, c_int, c_uint, Sz, *const c_uint) -> c_int,
+    pub set_var_chunk_cache: unsafe extern "C" fn(c_int, c_int, Sz, Sz, f32) -> c_int,
+    pub get_var_chunk_cache:
+        unsafe extern "C" fn(c_int, c_int, *mut Sz, *mut Sz, *mut f32) -> c_int,
+    pub inq_var_filter_ids: unsafe extern "C" fn(c_int, c_int, *mut Sz, *mut c_uint) -> c_int,
+    pub inq_var_filter_info:
+        unsafe extern "C" fn(c_int, c_int, c_uint, *mut Sz, *mut c_uint) -> c_int,
+    pub def_var_quantize: unsafe extern "C" fn(c_int, c_int, c_int, c_int) -> c_int,
+    pub inq_var_quantize: unsafe extern "C" fn(c_int, c_int, *mut c_int, *mut c_int) -> c_int,
+    pub inq_filter_avail: unsafe extern "C" fn(c_int, c_uint) -> c_int,
+}
+
+/// The plugin's table (`NC_FORMATX_UDF0`, version 5).
+pub static TABLE: NcDispatch = NcDispatch {
+    model: NC_FORMATX_UDF0,
+    dispatch_version: NC_DISPATCH_VERSION,
+    create,
+    open,
+    redef: perm1,
+    enddef,
+    sync,
+    abort,
+    close,
+    set_fill,
+    inq_format,
+    inq_format_extended,
+    inq,
+    inq_type,
+    def_dim,
+    inq_dimid,
+    inq_dim,
+    inq_unlimdim,
+    rename_dim,
+    inq_att,
+    inq_attid,
+    inq_attname,
+    rename_att,
+    del_att,
+    get_att,
+    put_att,
+    def_var,
+    inq_varid,
+    rename_var,
+    get_vara,
+    put_vara,
+    get_vars,
+    put_vars,
+    get_varm,
+    put_varm,
+    inq_var_all,
+    var_par_access,
+    def_var_fill,
+    show_metadata,
+    inq_unlimdims,
+    inq_ncid,
+    inq_grps,
+    inq_grpname,
+    inq_grpname_full,
+    inq_grp_parent,
+    inq_grp_full_ncid,
+    inq_varids,
+    inq_dimids,
+    inq_typeids,
+    inq_type_equal,
+    def_grp,
+    rename_grp,
+    inq_user_type,
+    inq_typeid,
+    def_compound,
+    insert_compound,
+    insert_array_compound,
+    inq_compound_field,
+    inq_compound_fieldindex,
+    def_vlen,
+    put_vlen_element,
+    get_vlen_element,
+    def_enum,
+    insert_enum,
+    inq_enum_member,
+    inq_enum_ident,
+    def_opaque,
+    def_var_deflate,
+    def_var_fletcher32,
+    def_var_chunking,
+    def_var_endian,
+    def_var_filter,
+    set_var_chunk_cache,
+    get_var_chunk_cache,
+    inq_var_filter_ids,
+    inq_var_filter_info,
+    def_var_quantize,
+    inq_var_quantize,
+    inq_filter_avail,
+};
+
+/// Runs `f`, turning a panic into `NC_EINTERNAL`: nothing unwinds into C.
+fn guard(f: impl FnOnce() -> c_int) -> c_int {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(NC_EINTERNAL)
+}
+
+/// Runs `f` on the file of `ncid` (`NC_EBADID` when the plugin has none).
+fn with(ncid: c_int, f: impl FnOnce(&OpenFile) -> c_int) -> c_int {
+    guard(|| match file::get(ncid) {
+        Some(fl) => f(&fl),
+        None => NC_EBADID,
+    })
+}
+
+unsafe fn put<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        p.write(v);
+    }
+}
+
+/// Copies a name and its NUL into a caller's buffer of `NC_MAX_NAME + 1` bytes.
+unsafe fn put_name(p: *mut c_char, name: &[u8]) {
+    if p.is_null() {
+        return;
+    }
+    let n = name.len().min(NC_MAX_NAME);
+    std::ptr::copy_nonoverlapping(name.as_ptr(), p.cast::<u8>(), n);
+    p.add(n).write(0);
+}
+
+unsafe fn cstr<'a>(p: *const c_char) -> Option<&'a [u8]> {
+    (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes())
+}
+
+fn find_att<'a>(atts: &'a [Att], name: Option<&[u8]>) -> Option<(usize, &'a Att)> {
+    let name = name?;
+    atts.iter().enumerate().find(|(_, a)| a.name == name)
+}
+
+// ---- opening and closing --------------------------------------------------------------------
+
+unsafe extern "C" fn create(
+    _: *const c_char,
+    _: c_int,
+    _: Sz,
+    _: c_int,
+    _: *mut Sz,
+    _: *mut c_void,
+    _: *const Table,
+    _: c_int,
+) -> c_int {
+    NC_EPERM
+}
+
+unsafe extern "C" fn open(
+    path: *const c_char,
+    mode: c_int,
+    _: c_int,
+    _: *mut Sz,
+    _: *mut c_void,
+    _: *const Table,
+    ncid: c_int,
+) -> c_int {
+    guard(|| {
+        let Some(p) = cstr(path) else {
+            return NC_EINVAL;
+        };
+        let p = std::path::Path::new(std::ffi::OsStr::from_encoded_bytes_unchecked(p));
+        if mode & NC_WRITE != 0 {
+            eprintln!(
+                "nc3pack: {}: an nc3pack archive opens read-only (unpack it with `nc3pack unpack` to write)",
+                p.display()
+            );
+            return NC_EPERM;
+        }
+        match OpenFile::open(p) {
+            Ok(f) => {
+                file::insert(ncid, f);
+                NC_NOERR
+            }
+            Err(e) => {
+                eprintln!("nc3pack: {e}");
+                NC_ENOTNC
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn close(ncid: c_int, _: *mut c_void) -> c_int {
+    guard(|| {
+        if file::remove(ncid) {
+            NC_NOERR
+        } else {
+            NC_EBADID
+        }
+    })
+}
+
+unsafe extern "C" fn abort(ncid: c_int) -> c_int {
+    close(ncid, std::ptr::null_mut())
+}
+
+unsafe extern "C" fn sync(ncid: c_int) -> c_int {
+    with(ncid, |_| NC_NOERR)
+}
+
+unsafe extern "C" fn show_metadata(ncid: c_int) -> c_int {
+    with(ncid, |_| NC_NOERR)
+}
+
+// ---- the file and its dimensions ------------------------------------------------------------
+
+unsafe extern "C" fn inq_format(ncid: c_int, f: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        put(f, fl.format());
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_format_extended(ncid: c_int, f: *mut c_int, m: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        put(f, NC_FORMATX_NC3);
+        put(m, fl.mode());
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq(
+    ncid: c_int,
+    nd: *mut c_int,
+    nv: *mut c_int,
+    na: *mut c_int,
+    ud: *mut c_int,
+) -> c_int {
+    with(ncid, |fl| {
+        put(nd, fl.dims.len() as c_int);
+        put(nv, fl.vars.len() as c_int);
+        put(na, fl.gatts.len() as c_int);
+        put(ud, fl.unlim.map_or(-1, |u| u as c_int));
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_type(ncid: c_int, _: c_int, _: *mut c_char, _: *mut Sz) -> c_int {
+    // netCDF-C answers for the atomic types itself; anything else is no type of a classic file.
+    with(ncid, |_| NC_EBADTYPE)
+}
+
+unsafe extern "C" fn inq_dimid(ncid: c_int, name: *const c_char, id: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        let name = cstr(name);
+        match fl.dims.iter().position(|(n, _)| Some(&n[..]) == name) {
+            Some(i) => {
+                put(id, i as c_int);
+                NC_NOERR
+            }
+            None => NC_EBADDIM,
+        }
+    })
+}
+
+unsafe extern "C" fn inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, len: *mut Sz) -> c_int {
+    with(ncid, |fl| {
+        match usize::try_from(dimid).ok().and_then(|i| fl.dims.get(i)) {
+            Some((n, l)) => {
+                put_name(name, n);
+                put(len, *l as Sz);
+                NC_NOERR
+            }
+            None => NC_EBADDIM,
+        }
+    })
+}
+
+unsafe extern "C" fn inq_unlimdim(ncid: c_int, id: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        put(id, fl.unlim.map_or(-1, |u| u as c_int));
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_unlimdims(ncid: c_int, n: *mut c_int, ids: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        match fl.unlim {
+            Some(u) => {
+                put(n, 1);
+                put(ids, u as c_int);
+            }
+            None => put(n, 0),
+        }
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_dimids(ncid: c_int, n: *mut c_int, ids: *mut c_int, _: c_int) -> c_int {
+    with(ncid, |fl| {
+        put(n, fl.dims.len() as c_int);
+        if !ids.is_null() {
+            for i in 0..fl.dims.len() {
+                ids.add(i).write(i as c_int);
+            }
+        }
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_varids(ncid: c_int, n: *mut c_int, ids: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        put(n, fl.vars.len() as c_int);
+        if !ids.is_null() {
+            for i in 0..fl.vars.len() {
+                ids.add(i).write(i as c_int);
+            }
+        }
+        NC_NOERR
+    })
+}
+
+// ---- groups and types: a classic file has the root group and the atomic types ----------------
+
+unsafe extern "C" fn inq_ncid(ncid: c_int, _: *const c_char, grp: *mut c_int) -> c_int {
+    with(ncid, |_| {
+        put(grp, ncid);
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_grps(ncid: c_int, n: *mut c_int, _: *mut c_int) -> c_int {
+    with(ncid, |_| {
+        put(n, 0);
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
+    with(ncid, |_| {
+        put_name(name, b"/");
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_grpname_full(ncid: c_int, len: *mut Sz, name: *mut c_char) -> c_int {
+    with(ncid, |_| {
+        put(len, 1);
+        put_name(name, b"/");
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_grp_parent(ncid: c_int, _: *mut c_int) -> c_int {
+    with(ncid, |_| NC_ENOGRP)
+}
+
+unsafe extern "C" fn inq_grp_full_ncid(ncid: c_int, name: *const c_char, grp: *mut c_int) -> c_int {
+    with(ncid, |_| {
+        if cstr(name) == Some(b"/") {
+            put(grp, ncid);
+            NC_NOERR
+        } else {
+            NC_ENOGRP
+        }
+    })
+}
+
+unsafe extern "C" fn inq_typeids(ncid: c_int, n: *mut c_int, _: *mut c_int) -> c_int {
+    with(ncid, |_| {
+        put(n, 0);
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_type_equal(
+    _: c_int,
+    t1: c_int,
+    _: c_int,
+    t2: c_int,
+    eq: *mut c_int,
+) -> c_int {
+    guard(|| {
+        let atomic = |t: c_int| (1..=NC_MAX_ATOMIC_TYPE).contains(&t);
+        if !atomic(t1) || !atomic(t2) {
+            return NC_EBADTYPE;
+        }
+        put(eq, (t1 == t2) as c_int);
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_typeid(ncid: c_int, name: *const c_char, id: *mut c_int) -> c_int {
+    const NAMES: [&[u8]; 12] = [
+        b"byte", b"char", b"short", b"int", b"float", b"double", b"ubyte", b"ushort", b"uint",
+        b"int64", b"uint64", b"string",
+    ];
+    with(ncid, |_| {
+        let name = cstr(name);
+        match NAMES.iter().position(|n| Some(*n) == name) {
+            Some(i) => {
+                put(id, i as c_int + 1);
+                NC_NOERR
+            }
+            None => NC_EBADTYPE,
+        }
+    })
+}
+
+unsafe extern "C" fn inq_user_type(
+    ncid: c_int,
+    _: c_int,
+    _: *mut c_char,
+    _: *mut Sz,
+    _: *mut c_int,
+    _: *mut Sz,
+    _: *mut c_int,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn inq_compound_field(
+    ncid: c_int,
+    _: c_int,
+    _: c_int,
+    _: *mut c_char,
+    _: *mut Sz,
+    _: *mut c_int,
+    _: *mut c_int,
+    _: *mut c_int,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn inq_compound_fieldindex(
+    ncid: c_int,
+    _: c_int,
+    _: *const c_char,
+    _: *mut c_int,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn get_vlen_element(
+    ncid: c_int,
+    _: c_int,
+    _: *const c_void,
+    _: *mut Sz,
+    _: *mut c_void,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn inq_enum_member(
+    ncid: c_int,
+    _: c_int,
+    _: c_int,
+    _: *mut c_char,
+    _: *mut c_void,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn inq_enum_ident(ncid: c_int, _: c_int, _: c_longlong, _: *mut c_char) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn var_par_access(ncid: c_int, _: c_int, _: c_int) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn get_var_chunk_cache(
+    ncid: c_int,
+    _: c_int,
+    _: *mut Sz,
+    _: *mut Sz,
+    _: *mut f32,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn inq_var_filter_ids(
+    ncid: c_int,
+    _: c_int,
+    n: *mut Sz,
+    _: *mut c_uint,
+) -> c_int {
+    with(ncid, |_| {
+        put(n, 0);
+        NC_NOERR
+    })
+}
+
+unsafe extern "C" fn inq_var_filter_info(
+    ncid: c_int,
+    _: c_int,
+    _: c_uint,
+    _: *mut Sz,
+    _: *mut c_uint,
+) -> c_int {
+    with(ncid, |_| NC_ENOFILTER)
+}
+
+unsafe extern "C" fn inq_var_quantize(
+    ncid: c_int,
+    _: c_int,
+    _: *mut c_int,
+    _: *mut c_int,
+) -> c_int {
+    with(ncid, |_| NC_ENOTNC4)
+}
+
+unsafe extern "C" fn inq_filter_avail(ncid: c_int, _: c_uint) -> c_int {
+    with(ncid, |_| NC_ENOFILTER)
+}
+
+// ---- attributes ------------------------------------------------------------------------------
+
+unsafe extern "C" fn inq_att(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    t: *mut c_int,
+    len: *mut Sz,
+) -> c_int {
+    with(ncid, |fl| match fl.atts(varid) {
+        Err(e) => e,
+        Ok(atts) => match find_att(atts, cstr(name)) {
+            Some((_, a)) => {
+                put(t, a.xtype.code() as c_int);
+                put(len, a.len);
+                NC_NOERR
+            }
+            None => NC_ENOTATT,
+        },
+    })
+}
+
+unsafe extern "C" fn inq_attid(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    id: *mut c_int,
+) -> c_int {
+    with(ncid, |fl| match fl.atts(varid) {
+        Err(e) => e,
+        Ok(atts) => match find_att(atts, cstr(name)) {
+            Some((i, _)) => {
+                put(id, i as c_int);
+                NC_NOERR
+            }
+            None => NC_ENOTATT,
+        },
+    })
+}
+
+unsafe extern "C" fn inq_attname(
+    ncid: c_int,
+    varid: c_int,
+    num: c_int,
+    name: *mut c_char,
+) -> c_int {
+    with(ncid, |fl| match fl.atts(varid) {
+        Err(e) => e,
+        Ok(atts) => match usize::try_from(num).ok().and_then(|i| atts.get(i)) {
+            Some(a) => {
+                put_name(name, &a.name);
+                NC_NOERR
+            }
+            None => NC_ENOTATT,
+        },
+    })
+}
+
+/// An attribute's values as memory type `memtype` (`NC_NAT`: its own type) into `value`.
+unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void) -> c_int {
+    // netCDF-C answers an empty attribute before it looks at the types.
+    if a.len == 0 {
+        return NC_NOERR;
+    }
+    let mem = if memtype == NC_NAT {
+        Mem::of(a.xtype)
+    } else {
+        match Mem::from_code(memtype) {
+            Some(m) => m,
+            None => return NC_EBADTYPE,
+        }
+    };
+    if (mem == Mem::Char) != (a.xtype == NcType::Char) {
+        return NC_ECHAR;
+    }
+    if value.is_null() {
+        return NC_NOERR;
+    }
+    let out = std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size());
+    // As for variables, CDF-1 and CDF-2 read `byte` as `unsigned char` unchecked.
+    let cdf5 = fl.variant == nc3pack::nc3::Variant::Cdf5;
+    convert(a.xtype, &a.be, mem, out, !cdf5)
+}
+
+unsafe extern "C" fn get_att(
+    ncid: c_int,
+    varid: c_int,
+    name: *const c_char,
+    value: *mut c_void,
+    memtype: c_int,
+) -> c_int {
+    with(ncid, |fl| match fl.atts(varid) {
+        Err(e) => e,
+        Ok(atts) => match find_att(atts, cstr(name)) {
+            Some((_, a)) => att_values(fl, a, memtype, value),
+            None => NC_ENOTATT,
+        },
+    })
+}
+
+// ---- variables -------------------------------------------------------------------------------
+
+unsafe extern "C" fn inq_varid(ncid: c_int, name: *const c_char, id: *mut c_int) -> c_int {
+    with(ncid, |fl| {
+        let name = cstr(name);
+        match fl.vars.iter().position(|v| Some(&v.name[..]) == name) {
+            Some(i) => {
+                put(id, i as c_int);
+                NC_NOERR
+            }
+            None => NC_ENOTVAR,
+        }
+    })
+}
+
+/// The default fill value of a type, native order, as netCDF-C's classic library gives it.
+fn default_fill(t: NcType) -> Vec<u8> {
+    match t {
+        NcType::Byte => (-127i8).to_ne_bytes().to_vec(),
+        NcType::Char => vec![0],
+        NcType::Short => (-32767i16).to_ne_bytes().to_vec(),
+        NcType::Int => (-2147483647i32).to_ne_bytes().to_vec(),
+        NcType::Float => 9.969_21e36_f32.to_ne_bytes().to_vec(),
+        NcType::Double => 9.969_209_968_386_869e36_f64.to_ne_bytes().to_vec(),
+        NcType::UByte => vec![255],
+        NcType::UShort => 65535u16.to_ne_bytes().to_vec(),
+        NcType::UInt => 4294967295u32.to_ne_bytes().to_vec(),
+        NcType::Int64 => (-9223372036854775806i64).to_ne_bytes().to_vec(),
+        NcType::UInt64 => 18446744073709551614u64.to_ne_bytes().to_vec(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn inq_var_all(
+    ncid: c_int,
+    varid: c_int,
+    name: *mut c_char,
+    xtype: *mut c_int,
+    ndims: *mut c_int,
+    dimids: *mut c_int,
+    natts: *mut c_int,
+    shuffle: *mut c_int,
+    deflate: *mut c_int,
+    deflate_level: *mut c_int,
+    fletcher32: *mut c_int,
+    contiguous: *mut c_int,
+    _chunks: *mut Sz,
+    no_fill: *mut c_int,
+    fill_value: *mut c_void,
+    endian: *mut c_int,
+    id: *mut c_uint,
+    nparams: *mut Sz,
+    params: *mut c_uint,
+) -> c_int {
+    with(ncid, |fl| {
+        let v = match fl.var(varid) {
+            Ok(v) => v,
+            Err(e) => return e,
+        };
+        put_name(name, &v.name);
+        put(xtype, v.xtype.code() as c_int);
+        put(ndims, v.dimids.len() as c_int);
+        if !dimids.is_null() {
+            for (i, d) in v.dimids.iter().enumerate() {
+                dimids.add(i).write(*d);
+            }
+        }
+        put(natts, v.atts.len() as c_int);
+        put(shuffle, 0);
+        put(deflate, 0);
+        put(deflate_level, 0);
+        put(fletcher32, 0);
+        put(contiguous, NC_CONTIGUOUS);
+        put(no_fill, 0);
+        if !fill_value.is_null() {
+            match find_att(&v.atts, Some(b"_FillValue")) {
+                Some((_, a)) => {
+                    let s = att_values(fl, a, NC_NAT, fill_value);
+                    if s != NC_NOERR {
+                        return s;
+                    }
+                }
+                None => {
+                    let f = default_fill(v.xtype);
+                    std::ptr::copy_nonoverlapping(f.as_ptr(), fill_value.cast::<u8>(), f.len());
+                }
+            }
+        }
+        // netCDF-C's classic library has no endianness or filters to tell.
+        if !endian.is_null() || !id.is_null() || !nparams.is_null() || !params.is_null() {
+            return NC_ENOTNC4;
+        }
+        NC_NOERR
+    })
+}
+
+/// The start, count and stride of a read as slices of the variable's rank (NULL: netCDF-C's
+/// defaults, which it normally fills in itself before calling the table).
+unsafe fn vectors(
+    fl: &OpenFile,
+    varid: c_int,
+    start: *const Sz,
+    count: *const Sz,
+    stride: *const Pd,
+) -> Result<Vectors, c_int> {
+    let v = fl.var(varid)?;
+    let r = v.shape.len();
+    let st: Vec<Sz> = if start.is_null() {
+        vec![0; r]
+    } else {
+        std::slice::from_raw_parts(start, r).to_vec()
+    };
+    let ct: Vec<Sz> = if count.is_null() {
+        v.shape
+            .iter()
+            .zip(&st)
+            .map(|(&l, &s)| (l as Sz).saturating_sub(s))
+            .collect()
+    } else {
+        std::slice::from_raw_parts(count, r).to_vec()
+    };
+    let sd: Vec<Pd> = if stride.is_null() {
+        vec![1; r]
+    } else {
+        std::slice::from_raw_parts(stride, r).to_vec()
+    };
+    Ok((st, ct, sd))
+}
+
+unsafe extern "C" fn get_vara(
+    ncid: c_int,
+    varid: c_int,
+    start: *const Sz,
+    count: *const Sz,
+    value: *mut c_void,
+    memtype: c_int,
+) -> c_int {
+    with(ncid, |fl| {
+        match vectors(fl, varid, start, count, std::ptr::null()) {
+            Err(e) => e,
+            Ok((st, ct, sd)) => fl.get(varid, &st, &ct, &sd, memtype, value.cast(), false),
+        }
+    })
+}
+
+unsafe extern "C" fn get_vars(
+    ncid: c_int,
+    varid: c_int,
+    start: *const Sz,
+    count: *const Sz,
+    stride: *const Pd,
+    value: *mut c_void,
+    memtype: c_int,
+) -> c_int {
+    with(ncid, |fl| match vectors(fl, varid, start, count, stride) {
+        Err(e) => e,
+        Ok((st, ct, sd)) => fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn get_varm(
+    ncid: c_int,
+    varid: c_int,
+    start: *const Sz,
+    count: *const Sz,
+    stride: *const Pd,
+    imap: *const Pd,
+    value: *mut c_void,
+    memtype: c_int,
+) -> c_int {
+    with(ncid, |fl| {
+        let (st, ct, sd) = match vectors(fl, varid, start, count, stride) {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        if imap.is_null() || ct.is_empty() {
+            return fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true);
+        }
+        let Ok(var) = fl.var(varid) else {
+            return NC_ENOTVAR;
+        };
+        let mem = if memtype == NC_NAT {
+            Mem::of(var.xtype)
+        } else {
+            match Mem::from_code(memtype) {
+                Some(m) => m,
+                None => return NC_EBADTYPE,
+            }
+        };
+        // A selection that does not fit gets its error before any allocation.
+        let fits = st
+            .iter()
+            .zip(&ct)
+            .zip(&var.shape)
+            .all(|((&s, &c), &l)| s.checked_add(c).is_some_and(|e| e as u64 <= l));
+        if !fits || ct.contains(&0) {
+            return fl.get(varid, &st, &ct, &sd, memtype, std::ptr::null_mut(), true);
+        }
+        // Read the selection packed, then place each value where the map says.
+        let n: usize = ct.iter().product();
+        let ms = mem.size();
+        let r = ct.len();
+        let map = std::slice::from_raw_parts(imap, r);
+        // The memory offset (in bytes) of each value, in the selection's order.
+        let mut offsets = Vec::with_capacity(n);
+        let mut idx = vec![0usize; r];
+        for _ in 0..n {
+            offsets.push((0..r).map(|d| idx[d] as isize * map[d]).sum::<isize>() * ms as isize);
+            for d in (0..r).rev() {
+                idx[d] += 1;
+                if idx[d] < ct[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        // Start from the caller's values: a value out of range leaves memory as it was.
+        let base = value.cast::<u8>();
+        let mut tmp = vec![0u8; n * ms];
+        for (k, &o) in offsets.iter().enumerate() {
+            std::ptr::copy_nonoverlapping(base.offset(o), tmp.as_mut_ptr().add(k * ms), ms);
+        }
+        let s = fl.get(varid, &st, &ct, &sd, mem.code(), tmp.as_mut_ptr(), true);
+        if s != NC_NOERR && s != NC_ERANGE {
+            return s;
+        }
+        for (k, &o) in offsets.iter().enumerate() {
+            std::ptr::copy_nonoverlapping(tmp.as_ptr().add(k * ms), base.offset(o), ms);
+        }
+        s
+    })
+}
+
+// ---- writes and definitions: an archive is read-only -----------------------------------------
+
+// Defining a dimension or variable, deleting an attribute, or leaving define mode, outside define mode: what
+// netCDF-C's classic library answers for a file opened read-only.
+unsafe extern "C" fn enddef(ncid: c_int, _: Sz, _: Sz, _: Sz, _: Sz) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn del_att(ncid: c_int, _: c_int, _: *const c_char) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn def_dim(ncid: c_int, _: *const c_char, _: Sz, _: *mut c_int) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn def_var(
+    ncid: c_int,
+    _: *const c_char,
+    _: c_int,
+    _: c_int,
+    _: *const c_int,
+    _: *mut c_int,
+) -> c_int {
+    with(ncid, |_| NC_ENOTINDEFINE)
+}
+
+unsafe extern "C" fn perm1(ncid: c_int) -> c_int {
+    with(ncid, |_| NC_EPERM)
+}
+
+macro_rules! perm {
+    ($($name:ident($($t:ty),*);)*) => {$(
+        unsafe extern "C" fn $name(ncid: c_int, $(_: $t),*) -> c_int {
+            with(ncid, |_| NC_EPERM)
+        }
+    )*};
+}
+
+perm! {
+    set_fill(c_int, *mut c_int);
+    rename_dim(c_int, *const c_char);
+    rename_att(c_int, *const c_char, *const c_char);
+    put_att(c_int, *const c_char, c_int, Sz, *const c_void, c_int);
+    rename_var(c_int, *const c_char);
+    put_vara(c_int, *const Sz, *const Sz, *const c_void, c_int);
+    put_vars(c_int, *const Sz, *const Sz, *const Pd, *const c_void, c_int);
+    put_varm(c_int, *const Sz, *const Sz, *const Pd, *const Pd, *const c_void, c_int);
+    def_var_fill(c_int, c_int, *const c_void);
+    def_grp(*const c_char, *mut c_int);
+    rename_grp(*const c_char);
+    def_compound(Sz, *const c_char, *mut c_int);
+    insert_compound(c_int, *const c_char, Sz, c_int);
+    insert_array_compound(c_int, *const c_char, Sz, c_int, c_int, *const c_int);
+    def_vlen(*const c_char, c_int, *mut c_int);
+    put_vlen_element(c_int, *mut c_void, Sz, *const c_void);
+    def_enum(c_int, *const c_char, *mut c_int);
+    insert_enum(c_int, *const c_char, *const c_void);
+    def_opaque(Sz, *const c_char, *mut c_int);
+    def_var_deflate(c_int, c_int, c_int, c_int);
+    def_var_fletcher32(c_int, c_int);
+    def_var_chunking(c_int, c_int, *const Sz);
+    def_var_endian(c_int, c_int);
+    def_var_filter(c_int, c_uint, Sz, *const c_uint);
+    set_var_chunk_cache(c_int, Sz, Sz, f32);
+    def_var_quantize(c_int, c_int, c_int);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn table_has_netcdf_c_layout() {
+        // Two ints and 77 function pointers: 624 bytes on a 64-bit target, as netCDF-C's
+        // struct NC_Dispatch (version 5) in include/netcdf_dispatch.h.
+        assert_eq!(std::mem::size_of::<super::NcDispatch>(), 8 + 77 * 8);
+        assert_eq!(std::mem::size_of::<super::NcDispatch>(), 624);
+        assert_eq!(std::mem::offset_of!(super::NcDispatch, create), 8);
+        assert_eq!(
+            std::mem::offset_of!(super::NcDispatch, inq_filter_avail),
+            8 + 76 * 8
+        );
+    }
+}

@@ -1,0 +1,349 @@
+//! The plugin's per-file state, keyed by the `ncid` netCDF-C gave the file at open (not kept in
+//! netCDF-C's own structures, so the plugin works with any copy of the library), and the reads.
+
+use crate::convert::{convert, Mem};
+use crate::nc::*;
+use nc3pack::nc3::{NcType, Variant};
+use nc3pack::{Archive, Dataset, Hyperslab, Input};
+use std::collections::BTreeMap;
+use std::os::raw::c_int;
+use std::sync::{Arc, Mutex};
+
+/// An attribute: name, type, number of values, big-endian bytes.
+pub struct Att {
+    /// Name.
+    pub name: Vec<u8>,
+    /// Type.
+    pub xtype: NcType,
+    /// Number of values.
+    pub len: usize,
+    /// The values as stored (big-endian).
+    pub be: Vec<u8>,
+}
+
+/// A variable as netCDF-C describes it.
+pub struct Var {
+    /// Name.
+    pub name: Vec<u8>,
+    /// Type.
+    pub xtype: NcType,
+    /// Dimension ids, outermost first.
+    pub dimids: Vec<c_int>,
+    /// Shape, the record dimension with its number of records.
+    pub shape: Vec<u64>,
+    /// Attributes.
+    pub atts: Vec<Att>,
+}
+
+/// An open archive.
+pub struct OpenFile {
+    /// The archive, read through the library's block cache.
+    pub ds: Archive<Input>,
+    /// The original file's kind.
+    pub variant: Variant,
+    /// Dimensions: name and length (the record dimension: its number of records).
+    pub dims: Vec<(Vec<u8>, u64)>,
+    /// The record dimension's id.
+    pub unlim: Option<usize>,
+    /// Variables.
+    pub vars: Vec<Var>,
+    /// Global attributes.
+    pub gatts: Vec<Att>,
+}
+
+fn atts<'h>(it: impl Iterator<Item = nc3pack::nc3::Attr<'h>>) -> Vec<Att> {
+    it.map(|a| Att {
+        name: a.name().as_bytes().to_vec(),
+        xtype: a.nc_type(),
+        len: a.len(),
+        be: a.be_bytes().to_vec(),
+    })
+    .collect()
+}
+
+impl OpenFile {
+    /// Opens the archive at `path`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::open`].
+    pub fn open(path: &std::path::Path) -> nc3pack::Result<OpenFile> {
+        let ds = Archive::open(path)?;
+        let h = ds.header();
+        let numrecs = ds.layout().numrecs;
+        let dims = h
+            .dims()
+            .map(|d| {
+                let len = if d.is_record() { numrecs } else { d.len() };
+                (d.name().as_bytes().to_vec(), len)
+            })
+            .collect();
+        let vars = h
+            .vars()
+            .zip(&ds.layout().vars)
+            .map(|(v, l)| Var {
+                name: v.name().as_bytes().to_vec(),
+                xtype: v.nc_type(),
+                dimids: v.dim_ids().map(|d| d as c_int).collect(),
+                shape: l.shape.clone(),
+                atts: atts(v.attrs()),
+            })
+            .collect();
+        let gatts = atts(h.global_attrs());
+        Ok(OpenFile {
+            variant: h.variant(),
+            unlim: h.record_dim(),
+            dims,
+            vars,
+            gatts,
+            ds,
+        })
+    }
+
+    /// `nc_inq_format`'s answer.
+    pub fn format(&self) -> c_int {
+        match self.variant {
+            Variant::Cdf1 => NC_FORMAT_CLASSIC,
+            Variant::Cdf2 => NC_FORMAT_64BIT_OFFSET,
+            Variant::Cdf5 => NC_FORMAT_64BIT_DATA,
+        }
+    }
+
+    /// The mode flags netCDF-C reports for the original kind.
+    pub fn mode(&self) -> c_int {
+        match self.variant {
+            Variant::Cdf1 => 0,
+            Variant::Cdf2 => NC_64BIT_OFFSET,
+            Variant::Cdf5 => NC_64BIT_DATA,
+        }
+    }
+
+    /// The attributes of `varid` (`NC_GLOBAL`: the global ones), or `NC_ENOTVAR`.
+    pub fn atts(&self, varid: c_int) -> Result<&[Att], c_int> {
+        if varid == NC_GLOBAL {
+            return Ok(&self.gatts);
+        }
+        self.var(varid).map(|v| &v.atts[..])
+    }
+
+    /// Variable `varid`, or `NC_ENOTVAR`.
+    pub fn var(&self, varid: c_int) -> Result<&Var, c_int> {
+        usize::try_from(varid)
+            .ok()
+            .and_then(|i| self.vars.get(i))
+            .ok_or(NC_ENOTVAR)
+    }
+
+    /// Reads `count` values from `start` with `stride` (all in elements) of variable `varid`
+    /// as memory type `memtype` into `dst`, with netCDF-C's checks and conversions. `strided`:
+    /// called as `nc_get_vars` (its checks), not `nc_get_vara`.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must hold the selection's values of the memory type.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn get(
+        &self,
+        varid: c_int,
+        start: &[usize],
+        count: &[usize],
+        stride: &[isize],
+        memtype: c_int,
+        dst: *mut u8,
+        strided: bool,
+    ) -> c_int {
+        let var = match self.var(varid) {
+            Ok(v) => v,
+            Err(e) => return e,
+        };
+        let mem = if memtype == NC_NAT {
+            Mem::of(var.xtype)
+        } else {
+            match Mem::from_code(memtype) {
+                Some(m) => m,
+                None => return NC_EBADTYPE,
+            }
+        };
+        if (mem == Mem::Char) != (var.xtype == NcType::Char) {
+            return NC_ECHAR;
+        }
+        let rank = var.shape.len();
+        if rank == 0 {
+            return self.read(varid, var, &Hyperslab::all(&[]), mem, dst);
+        }
+        // nc_get_vara checks every start, then every count; nc_get_vars each dimension's start,
+        // count and stride in turn. A start at a dimension's end selects nothing or is wrong.
+        let bad_start = |d: usize| {
+            start[d] as u64 > var.shape[d] || (start[d] as u64 == var.shape[d] && count[d] > 0)
+        };
+        let bad_edge = |d: usize| {
+            (start[d] as u64)
+                .checked_add(count[d] as u64)
+                .is_none_or(|e| e > var.shape[d])
+        };
+        let mut per_element = false;
+        if !strided {
+            if (0..rank).any(bad_start) {
+                return NC_EINVALCOORDS;
+            }
+            if (0..rank).any(bad_edge) {
+                return NC_EEDGE;
+            }
+        }
+        for d in (0..rank).filter(|_| strided) {
+            if bad_start(d) {
+                return NC_EINVALCOORDS;
+            }
+            if bad_edge(d) {
+                return NC_EEDGE;
+            }
+            let sd = stride[d];
+            if sd <= 0 || sd as u64 >= X_INT_MAX {
+                return NC_ESTRIDE;
+            }
+            let (st, c) = (start[d] as u64, count[d] as u64);
+            if c > 0 && st + (c - 1).saturating_mul(sd as u64) >= var.shape[d] {
+                per_element = true;
+            }
+        }
+        if count.contains(&0) {
+            return NC_NOERR;
+        }
+        let st: Vec<u64> = start.iter().map(|&x| x as u64).collect();
+        let ct: Vec<u64> = count.iter().map(|&x| x as u64).collect();
+        let sd: Vec<u64> = if strided {
+            stride.iter().map(|&x| x as u64).collect()
+        } else {
+            vec![1; rank]
+        };
+        if per_element {
+            return self.get_per_element(varid, var, &st, &ct, &sd, mem, dst);
+        }
+        match Hyperslab::new(&var.shape, &st, &ct, &sd) {
+            Ok(slab) => self.read(varid, var, &slab, mem, dst),
+            Err(_) => NC_EEDGE,
+        }
+    }
+
+    /// A strided selection that runs past a dimension's end: netCDF-C reads it one value at a
+    /// time, storing those inside and answering the last error for those outside.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn get_per_element(
+        &self,
+        varid: c_int,
+        var: &Var,
+        st: &[u64],
+        ct: &[u64],
+        sd: &[u64],
+        mem: Mem,
+        dst: *mut u8,
+    ) -> c_int {
+        let rank = st.len();
+        let mut idx = vec![0u64; rank];
+        let mut status = NC_NOERR;
+        let mut p = dst;
+        loop {
+            let coord: Vec<u64> = (0..rank).map(|d| st[d] + idx[d] * sd[d]).collect();
+            let local = if coord.iter().zip(&var.shape).any(|(&c, &l)| c > l) {
+                NC_EINVALCOORDS
+            } else if coord.iter().zip(&var.shape).any(|(&c, &l)| c == l) {
+                NC_EEDGE
+            } else {
+                match Hyperslab::new(&var.shape, &coord, &vec![1; rank], &vec![1; rank]) {
+                    Ok(s) => self.read(varid, var, &s, mem, p),
+                    Err(_) => NC_EEDGE,
+                }
+            };
+            if local != NC_NOERR && (status == NC_NOERR || local != NC_ERANGE) {
+                status = local;
+            }
+            p = p.add(mem.size());
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    return status;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < ct[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// Reads a checked selection into `dst` as `mem`.
+    unsafe fn read(
+        &self,
+        varid: c_int,
+        var: &Var,
+        slab: &Hyperslab,
+        mem: Mem,
+        dst: *mut u8,
+    ) -> c_int {
+        let v = varid as usize;
+        let n = slab.len() as usize;
+        if n == 0 {
+            return NC_NOERR;
+        }
+        let out = std::slice::from_raw_parts_mut(dst, n * mem.size());
+        let cdf5 = self.variant == Variant::Cdf5;
+        let same =
+            mem == Mem::of(var.xtype) || (!cdf5 && var.xtype == NcType::Byte && mem == Mem::UByte);
+        let report = |e: nc3pack::Error| {
+            eprintln!(
+                "nc3pack: variable {:?}: {e}",
+                String::from_utf8_lossy(&var.name)
+            );
+            NC_EIO
+        };
+        if same {
+            return match self.ds.read_native_into(v, slab, out) {
+                Ok(()) => NC_NOERR,
+                Err(e) => report(e),
+            };
+        }
+        // Converted: a piece at a time, so the big-endian copy stays small.
+        let xs = var.xtype.size();
+        let ms = mem.size();
+        let mut status = NC_NOERR;
+        let mut raw = Vec::new();
+        let mut at = 0usize;
+        for piece in slab.pieces(1 << 16) {
+            let k = piece.len() as usize;
+            raw.resize(k * xs, 0);
+            if let Err(e) = self.ds.read_raw_into(v, &piece, &mut raw) {
+                return report(e);
+            }
+            let s = convert(var.xtype, &raw, mem, &mut out[at..at + k * ms], !cdf5);
+            if s != NC_NOERR {
+                status = s;
+            }
+            at += k * ms;
+        }
+        status
+    }
+}
+
+/// The open files, by ncid.
+static FILES: Mutex<BTreeMap<c_int, Arc<OpenFile>>> = Mutex::new(BTreeMap::new());
+
+fn files() -> std::sync::MutexGuard<'static, BTreeMap<c_int, Arc<OpenFile>>> {
+    FILES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keeps `f` as the file of `ncid`.
+pub fn insert(ncid: c_int, f: OpenFile) {
+    files().insert(ncid, Arc::new(f));
+}
+
+/// The file of `ncid`.
+pub fn get(ncid: c_int) -> Option<Arc<OpenFile>> {
+    files().get(&ncid).cloned()
+}
+
+/// Forgets the file of `ncid`; whether there was one.
+pub fn remove(ncid: c_int) -> bool {
+    files().remove(&ncid).is_some()
+}

@@ -1,0 +1,258 @@
+//! # nc3pack-netcdf: netCDF-C reads nc3pack archives
+//!
+//! `libnc3pack_netcdf.so` is a netCDF-C *user-defined format* (UDF) plugin: a dispatch table
+//! that netCDF-C chooses for files that start with the archive magic (`\x89NC3Z\r\n\x1a`), so
+//! that `ncdump`, NCO, `nccopy`, C and Fortran programs and netCDF4-python read an archive as
+//! the original netCDF-3 file, block by block, through nc3pack's block cache. It is read-only.
+//!
+//! It does not link libnetcdf: it finds `nc_def_user_format` at run time in the netCDF-C
+//! libraries the process has loaded (every copy, so a Python process with netCDF4-python's own
+//! copy works too), and keeps its per-file state itself, by ncid.
+//!
+//! Three ways in (docs/netcdf-plugin.md):
+//! - netCDF-C 4.9.x: `LD_PRELOAD=/path/libnc3pack_netcdf.so ncdump a.nc3z` (an ELF
+//!   constructor registers the format when the process has netCDF-C, silently nothing
+//!   otherwise);
+//! - netCDF-C 4.10 and later: an RC file entry (`NETCDF.UDF0.LIBRARY=/path/libnc3pack_netcdf.so`
+//!   and `NETCDF.UDF0.INIT=nc3pack_netcdf_init`);
+//! - Python: `nc3pack.netcdf4.register()` calls [`nc3pack_netcdf_register`].
+//!
+//! ```no_run
+//! // From Rust: register with every netCDF-C loaded in this process.
+//! let n = nc3pack_netcdf::register_all()?;
+//! println!("registered with {n} netCDF-C libraries");
+//! # Ok::<(), nc3pack_netcdf::RegisterError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod convert;
+pub mod dispatch;
+mod file;
+pub mod nc;
+
+use dispatch::{NcDispatch, TABLE};
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_void};
+
+/// The magic netCDF-C matches archives by, with its terminating NUL (netCDF-C takes a C string).
+const MAGIC_C: [u8; 9] = {
+    let m = nc3pack::format::LEAD_MAGIC;
+    [m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], 0]
+};
+
+/// The oldest netCDF-C with dispatch table version 5.
+pub const MIN_VERSION: (u32, u32) = (4, 9);
+
+/// Why the plugin could not register.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    /// No netCDF-C library is loaded in this process.
+    #[error("no netCDF-C library (libnetcdf) is loaded in this process")]
+    NoNetcdf,
+    /// The loaded netCDF-C is older than 4.9 (another dispatch table version).
+    #[error(
+        "netCDF-C {version} is too old for the nc3pack plugin: it needs netCDF-C 4.9 or newer \
+         (or run `nc3pack unpack` on the archive first)"
+    )]
+    TooOld {
+        /// What `nc_inq_libvers` says.
+        version: String,
+    },
+    /// `nc_def_user_format` refused the table.
+    #[error("netCDF-C {version} refused the nc3pack format (nc_def_user_format: error {code})")]
+    Refused {
+        /// What `nc_inq_libvers` says.
+        version: String,
+        /// netCDF-C's error code.
+        code: c_int,
+    },
+}
+
+type DefUserFormat = unsafe extern "C" fn(c_int, *mut NcDispatch, *mut c_char) -> c_int;
+type InqLibvers = unsafe extern "C" fn() -> *const c_char;
+
+/// A netCDF-C library loaded in this process.
+struct Library {
+    version: String,
+    def: DefUserFormat,
+}
+
+/// `major.minor` of an `nc_inq_libvers` string ("4.9.0 of ...").
+///
+/// ```
+/// assert_eq!(nc3pack_netcdf::parse_version("4.9.0 of Jan  1 2023 $"), Some((4, 9)));
+/// assert_eq!(nc3pack_netcdf::parse_version("4.10.1-development"), Some((4, 10)));
+/// assert_eq!(nc3pack_netcdf::parse_version("x"), None);
+/// ```
+pub fn parse_version(s: &str) -> Option<(u32, u32)> {
+    let mut it = s.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+unsafe fn library_at(handle: *mut c_void) -> Option<Library> {
+    let def = libc::dlsym(handle, c"nc_def_user_format".as_ptr());
+    if def.is_null() {
+        return None;
+    }
+    let vers = libc::dlsym(handle, c"nc_inq_libvers".as_ptr());
+    let version = if vers.is_null() {
+        String::from("(unknown version)")
+    } else {
+        let f: InqLibvers = std::mem::transmute::<*mut c_void, InqLibvers>(vers);
+        let p = f();
+        if p.is_null() {
+            String::from("(unknown version)")
+        } else {
+            CStr::from_ptr(p).to_string_lossy().trim().to_string()
+        }
+    };
+    Some(Library {
+        version,
+        def: std::mem::transmute::<*mut c_void, DefUserFormat>(def),
+    })
+}
+
+unsafe extern "C" fn collect_name(
+    info: *mut libc::dl_phdr_info,
+    _: libc::size_t,
+    data: *mut c_void,
+) -> c_int {
+    let names = &mut *data.cast::<Vec<CString>>();
+    let name = (*info).dlpi_name;
+    if !name.is_null() {
+        let n = CStr::from_ptr(name);
+        if n.to_bytes().windows(9).any(|w| w == b"libnetcdf") {
+            names.push(n.to_owned());
+        }
+    }
+    0
+}
+
+/// The netCDF-C libraries in this process: the one the global scope finds, and every loaded
+/// object named like libnetcdf (copies loaded with RTLD_LOCAL, as netCDF4-python's), each once.
+fn loaded_libraries() -> Vec<Library> {
+    let mut libs: Vec<Library> = Vec::new();
+    let mut add = |l: Option<Library>| {
+        if let Some(l) = l {
+            if !libs.iter().any(|x| x.def as usize == l.def as usize) {
+                libs.push(l);
+            }
+        }
+    };
+    unsafe {
+        add(library_at(libc::RTLD_DEFAULT));
+        let mut names: Vec<CString> = Vec::new();
+        libc::dl_iterate_phdr(
+            Some(collect_name),
+            (&mut names as *mut Vec<CString>).cast::<c_void>(),
+        );
+        for n in names {
+            let h = libc::dlopen(n.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
+            if !h.is_null() {
+                add(library_at(h));
+                // The library stays loaded: NOLOAD only took another reference.
+                libc::dlclose(h);
+            }
+        }
+    }
+    libs
+}
+
+/// Registers the archive format (`NC_UDF0` with the archive magic) with every netCDF-C library
+/// loaded in this process; returns how many accepted it.
+///
+/// ```no_run
+/// match nc3pack_netcdf::register_all() {
+///     Ok(n) => println!("{n} netCDF-C libraries read archives now"),
+///     Err(e) => eprintln!("{e}"),
+/// }
+/// ```
+///
+/// # Errors
+///
+/// [`RegisterError::NoNetcdf`] when no netCDF-C is loaded, [`RegisterError::TooOld`] when the
+/// only ones are older than 4.9, [`RegisterError::Refused`] when `nc_def_user_format` failed.
+pub fn register_all() -> Result<usize, RegisterError> {
+    let libs = loaded_libraries();
+    let mut first_err = None;
+    let mut n = 0;
+    for l in &libs {
+        let ok = parse_version(&l.version).is_some_and(|v| v >= MIN_VERSION);
+        if !ok {
+            first_err.get_or_insert(RegisterError::TooOld {
+                version: l.version.clone(),
+            });
+            continue;
+        }
+        let table = std::ptr::addr_of!(TABLE).cast_mut();
+        let code = unsafe { (l.def)(nc::NC_UDF0, table, MAGIC_C.as_ptr().cast_mut().cast()) };
+        if code == nc::NC_NOERR {
+            n += 1;
+        } else {
+            first_err.get_or_insert(RegisterError::Refused {
+                version: l.version.clone(),
+                code,
+            });
+        }
+    }
+    match (n, first_err) {
+        (0, Some(e)) => Err(e),
+        (0, None) => Err(RegisterError::NoNetcdf),
+        (n, _) => Ok(n),
+    }
+}
+
+/// The RC-file entry point for netCDF-C 4.10 and later (`NETCDF.UDF0.INIT=nc3pack_netcdf_init`):
+/// registers the archive magic with the loaded netCDF-C (the RC file cannot hold it: its parser
+/// strips the magic's `\r`) and returns the dispatch table, as netCDF-C's plugin loader wants.
+/// A netCDF-C older than 4.9 gets one line on stderr.
+///
+/// ```no_run
+/// let table = nc3pack_netcdf::nc3pack_netcdf_init();
+/// assert!(!table.is_null());
+/// ```
+#[no_mangle]
+pub extern "C" fn nc3pack_netcdf_init() -> *const NcDispatch {
+    let _ = std::panic::catch_unwind(|| {
+        if let Err(e @ (RegisterError::TooOld { .. } | RegisterError::Refused { .. })) =
+            register_all()
+        {
+            eprintln!("nc3pack: {e}");
+        }
+    });
+    std::ptr::addr_of!(TABLE)
+}
+
+/// Registers the archive format with every netCDF-C loaded in this process (for Python's
+/// ctypes, after `import netCDF4`): the number of libraries registered, or a negative number:
+/// -1 no netCDF-C loaded, -2 too old (before 4.9), else netCDF-C's error code.
+///
+/// ```no_run
+/// assert!(nc3pack_netcdf::nc3pack_netcdf_register() > 0);
+/// ```
+#[no_mangle]
+pub extern "C" fn nc3pack_netcdf_register() -> c_int {
+    std::panic::catch_unwind(|| match register_all() {
+        Ok(n) => n as c_int,
+        Err(RegisterError::NoNetcdf) => -1,
+        Err(RegisterError::TooOld { .. }) => -2,
+        Err(RegisterError::Refused { code, .. }) => code.min(-3),
+    })
+    .unwrap_or(nc::NC_EINTERNAL)
+}
+
+/// The ELF constructor: when the library is loaded (`LD_PRELOAD`), register with the process's
+/// netCDF-C if it has one; silent when it has none (any other program under `LD_PRELOAD`).
+extern "C" fn on_load() {
+    let _ = std::panic::catch_unwind(|| match register_all() {
+        Ok(_) | Err(RegisterError::NoNetcdf) => {}
+        Err(e) => eprintln!("nc3pack: {e}"),
+    });
+}
+
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn() = on_load;

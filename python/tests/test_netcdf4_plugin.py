@@ -1,0 +1,221 @@
+"""The netCDF-C plugin through netCDF4-python (its bundled netCDF-C) and xarray's netcdf4 engine:
+an archive must read exactly as its original does."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import GOOD, ROOT, cli
+
+import nc3pack
+import nc3pack.netcdf4
+
+netCDF4 = pytest.importorskip("netCDF4")
+
+# netCDF-C reads these two past the end of their data (a truncated last record; the streaming
+# record count 0xFFFFFFFF): the plugin presents the records the file holds (docs/netcdf-plugin.md).
+MISREAD_BY_NETCDF_C = {"truncated_record.nc", "streaming_numrecs.nc"}
+CASES = [p for p in GOOD if p.name not in MISREAD_BY_NETCDF_C]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered() -> None:
+    assert nc3pack.netcdf4.register() >= 1
+
+
+def raw(ds: object) -> None:
+    ds.set_auto_maskandscale(False)  # type: ignore[attr-defined]
+    ds.set_auto_chartostring(False)  # type: ignore[attr-defined]
+
+
+def attrs(obj: object) -> dict[str, object]:
+    return {k: obj.getncattr(k) for k in obj.ncattrs()}  # type: ignore[attr-defined]
+
+
+def same_attrs(a: dict[str, object], b: dict[str, object]) -> None:
+    assert list(a) == list(b)
+    for k, av in a.items():
+        x, y = np.asarray(av), np.asarray(b[k])
+        assert x.dtype == y.dtype, k
+        np.testing.assert_array_equal(x, y, err_msg=k)
+
+
+def same_netcdf4(src: Path, archive: Path) -> None:
+    """netCDF4-python reads `archive` as `src`: dimensions, attributes, values bit for bit."""
+    with netCDF4.Dataset(src) as o, netCDF4.Dataset(archive) as z:
+        raw(o)
+        raw(z)
+        assert z.data_model == o.data_model
+        assert [(d.name, d.size, d.isunlimited()) for d in z.dimensions.values()] == [
+            (d.name, d.size, d.isunlimited()) for d in o.dimensions.values()
+        ]
+        same_attrs(attrs(z), attrs(o))
+        assert list(z.variables) == list(o.variables)
+        for name, ov in o.variables.items():
+            zv = z.variables[name]
+            assert (zv.dtype, zv.dimensions, zv.shape) == (
+                ov.dtype,
+                ov.dimensions,
+                ov.shape,
+            )
+            same_attrs(attrs(zv), attrs(ov))
+            a, b = zv[...], ov[...]
+            assert a.dtype == b.dtype, name
+            # Bit for bit (NaN payloads included).
+            assert (
+                np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+            ), name
+            if ov.ndim >= 1 and ov.shape[0] > 1:
+                np.testing.assert_array_equal(zv[1::2], ov[1::2])
+
+
+def same_xarray(src: Path, archive: Path) -> None:
+    """xarray's netcdf4 engine opens `archive` identical to `src` (or fails alike)."""
+    xr = pytest.importorskip("xarray")
+    try:
+        want = xr.open_dataset(src, engine="netcdf4").load()
+    except Exception as e:  # noqa: BLE001 (the original fails to decode: the archive must too)
+        with pytest.raises(type(e)):
+            xr.open_dataset(archive, engine="netcdf4").load()
+        return
+    got = xr.open_dataset(archive, engine="netcdf4").load()
+    xr.testing.assert_identical(got, want)
+
+
+@pytest.mark.parametrize("src", CASES, ids=[p.name for p in CASES])
+def test_netcdf4_reads_archive_as_original(src: Path, packed: dict[str, Path]) -> None:
+    same_netcdf4(src, packed[src.name])
+
+
+@pytest.mark.parametrize("src", CASES, ids=[p.name for p in CASES])
+def test_xarray_netcdf4_engine_identical(src: Path, packed: dict[str, Path]) -> None:
+    same_xarray(src, packed[src.name])
+
+
+# netCDF-C's own test CDLs (../shared/conformance/netcdf-c-cdl beside the repository), as
+# CDF-1, CDF-2 and CDF-5: those ncgen can make, up to MAX_BYTES.
+CONFORMANCE = Path(
+    os.environ.get(
+        "CONFORMANCE_DIR", ROOT.parent / "shared" / "conformance" / "netcdf-c-cdl"
+    )
+)
+CDLS = sorted(CONFORMANCE.glob("*.cdl")) if CONFORMANCE.is_dir() else []
+KINDS = {"classic": b"CDF\x01", "64-bit-offset": b"CDF\x02", "cdf5": b"CDF\x05"}
+
+
+MAX_BYTES = 16 << 20
+
+
+def limit_file_size() -> None:
+    """In ncgen's process: no file beyond MAX_BYTES (some CDLs make gigabytes)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_BYTES + 1, MAX_BYTES + 1))
+
+
+@pytest.mark.skipif(not CDLS, reason=f"no conformance CDLs in {CONFORMANCE}")
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("cdl", CDLS, ids=[p.stem for p in CDLS])
+def test_conformance_through_netcdf4(cdl: Path, kind: str, tmp_path: Path) -> None:
+    if shutil.which("ncgen") is None:
+        pytest.skip("ncgen not found (apt-get install netcdf-bin)")
+    src = tmp_path / (cdl.stem + ".nc")
+    archive = tmp_path / (cdl.stem + ".nc3z")
+    try:
+        try:
+            made = subprocess.run(
+                ["ncgen", "-k", kind, "-o", str(src), str(cdl)],
+                check=False,
+                capture_output=True,
+                timeout=60,
+                preexec_fn=limit_file_size,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip("ncgen timed out")
+        if (
+            made.returncode != 0
+            or not src.is_file()
+            or src.stat().st_size > MAX_BYTES
+            or src.read_bytes()[:4] != KINDS[kind]
+        ):
+            pytest.skip(
+                f"ncgen does not make this CDL as {kind} within {MAX_BYTES} bytes"
+            )
+        nc3pack.pack(src, archive)
+        same_netcdf4(src, archive)
+        same_xarray(src, archive)
+    finally:
+        # pytest keeps the temporary directories of its last runs: leave nothing big there.
+        src.unlink(missing_ok=True)
+        archive.unlink(missing_ok=True)
+
+
+def test_register_without_netcdf4_says_so() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["netCDF4"] = None
+        import nc3pack.netcdf4
+        try:
+            nc3pack.netcdf4.register()
+        except ImportError as e:
+            print(e)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "needs netCDF4-python (pip install netCDF4)" in out
+
+
+def test_rc_file_loads_the_plugin(packed: dict[str, Path], tmp_path: Path) -> None:
+    """netCDF-C 4.10's way in: an RC file names the library and its init function."""
+    so = ROOT / "target" / "release" / "libnc3pack_netcdf.so"
+    if not so.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"{so} is missing (cargo build --release -p nc3pack-netcdf)")
+        pytest.skip(f"{so} not built")
+    rc = tmp_path / "ncrc"
+    lines = f"NETCDF.UDF0.LIBRARY={so}\nNETCDF.UDF0.INIT=nc3pack_netcdf_init\n"
+    tool = cli()
+    if tool is not None:
+        # The lines `nc3pack netcdf-plugin --rc` prints are these.
+        printed = subprocess.run(
+            [str(tool), "netcdf-plugin", "--library", str(so), "--rc"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert printed == lines
+    rc.write_text(lines)
+    code = textwrap.dedent(
+        """
+        import sys, netCDF4
+        with netCDF4.Dataset(sys.argv[1]) as z, netCDF4.Dataset(sys.argv[2]) as o:
+            for name, ov in o.variables.items():
+                assert (z[name][...] == ov[...]).all(), name
+            print(len(o.variables), "variables equal")
+        """
+    )
+    env = dict(os.environ, NCRCENV_RC=str(rc))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(packed["classic_records.nc"]),
+            str(ROOT / "samples" / "classic_records.nc"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "variables equal" in out.stdout
