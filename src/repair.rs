@@ -837,8 +837,10 @@ fn verify_open<R: ReadAt>(
                     expected: a.original_hash(),
                 },
             }),
-            // Not damage: the check could not run, or nc3pack has a bug.
-            Err(e @ (Error::Thread { .. } | Error::Internal(_))) => return Err(e),
+            // Not damage: the check could not run (no thread, no memory), or nc3pack has a bug.
+            Err(e @ (Error::Thread { .. } | Error::NoMemory { .. } | Error::Internal(_))) => {
+                return Err(e)
+            }
             Err(e) => report.damage.push(to_damage(e)),
         }
     }
