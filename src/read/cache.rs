@@ -336,4 +336,38 @@ mod tests {
         c.insert((1, 6), Arc::new(vec![0; 1]));
         assert_eq!(c.stats().entries, 0);
     }
+
+    #[test]
+    fn a_constant_block_is_held_as_its_element() {
+        let c = BlockCache::new(16);
+        let block = Block::constant(&[1, 2, 3, 4], 1 << 30);
+        c.insert((2, 0), block.clone());
+        c.insert((2, 1), Arc::new(vec![7; 12]));
+        let s = c.stats();
+        assert_eq!((s.entries, s.bytes, s.evictions), (2, 16, 0));
+        let got = c.get((2, 0)).unwrap();
+        assert_eq!(got, block);
+        // The last bytes of the block, across elements, and past its end.
+        let mut out = [0u8; 6];
+        assert!(got.copy_to((1 << 30) - 6, &mut out));
+        assert_eq!(out, [3, 4, 1, 2, 3, 4]);
+        assert!(!got.copy_to((1 << 30) - 5, &mut out));
+        assert!(!got.copy_to(u64::MAX, &mut out));
+    }
+
+    #[test]
+    fn fill_pattern_matches_the_element_repeated() {
+        let value = [9u8, 8, 7];
+        let whole = value.repeat(20);
+        for within in 0..6 {
+            for len in 0..20 {
+                let mut out = vec![0u8; len];
+                fill_pattern(&value, within as u64, &mut out);
+                assert_eq!(out, whole[within..within + len], "{within} {len}");
+            }
+        }
+        let mut out = [5u8; 3];
+        fill_pattern(&[], 0, &mut out);
+        assert_eq!(out, [0; 3]);
+    }
 }
