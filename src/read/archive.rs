@@ -1119,7 +1119,9 @@ impl<R: ReadAt> Archive<R> {
     ///
     /// # Errors
     ///
-    /// As [`Archive::check_block`], and a payload that does not decode to the block's length.
+    /// As [`Archive::check_block`], a payload that does not decode to the block's length, and
+    /// [`Error::NoMemory`] when the block (a constant one too: it is built here) or its frame
+    /// does not fit in memory.
     pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
         match self.load(s, b)? {
             Block::Bytes(block) => Ok(Arc::unwrap_or_clone(block)),
@@ -1295,7 +1297,8 @@ impl<R: ReadAt> Archive<R> {
         Ok(out)
     }
 
-    /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
+    /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached; a constant
+    /// block is cached as its element, and built for the caller).
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block", std::process::id()));
