@@ -628,6 +628,16 @@ fn constant_blocks_are_read_without_building_them() {
         ncks_values(&nc, first, first + 2 * stride, stride),
         [0.0, 0.0, (TAIL / 2 + 1) as f32]
     );
+    // The library (which the Python package reads through): the same values, and the cache
+    // holds the two constant blocks as their element (4 bytes each) beside the frame's block.
+    let a = nc3pack::Archive::open(&z).unwrap();
+    let slab =
+        nc3pack::Dataset::slab(&a, "v", Some(&[first]), Some(&[3]), Some(&[stride])).unwrap();
+    let got: Vec<f32> = nc3pack::Dataset::read(&a, "v", &slab).unwrap();
+    assert_eq!(got, [0.0, 0.0, (TAIL / 2 + 1) as f32]);
+    let stats = a.cache_stats();
+    assert_eq!((stats.entries, stats.bytes), (3, 4 + 4 + 4 * TAIL));
+    drop(a);
     // The whole file, restored to standard output and verified.
     let (code, out, err) = run_limited(CONSTANT_LIMIT_KIB, &[OsStr::new("verify"), z.as_os_str()]);
     assert_eq!(code, Some(0), "verify: {err}");
