@@ -775,7 +775,8 @@ impl<R: ReadAt> Archive<R> {
     ///
     /// The first problem found, as an [`Error::Block`] naming the stream, block and offset: a
     /// read error, a damaged frame header, a frame that disagrees with the index or layout, a
-    /// payload checksum mismatch, a lost block.
+    /// payload checksum mismatch, a lost block; [`Error::NoMemory`] when the frame does not fit
+    /// in memory.
     pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
         self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
@@ -783,7 +784,7 @@ impl<R: ReadAt> Archive<R> {
             // No frame: the index entry is the block (checked when the archive was opened).
             return Ok(());
         }
-        let mut buf = vec![0u8; e.frame_len() as usize];
+        let mut buf = self.zeroed(s, b, e.frame_len())?;
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -1184,7 +1185,11 @@ impl<R: ReadAt> Archive<R> {
             return Ok(());
         }
         let frame = &mut scratch.frame;
-        frame.resize(FRAME_HEADER_LEN + e.stored_len as usize, 0);
+        let frame_len = FRAME_HEADER_LEN + e.stored_len as usize;
+        frame
+            .try_reserve(frame_len.saturating_sub(frame.len()))
+            .map_err(|_| self.no_memory(s, b, frame_len as u64))?;
+        frame.resize(frame_len, 0);
         self.reader
             .read_exact_at(frame, e.offset)
             .map_err(io_err(&self.path, "read"))?;
