@@ -7,6 +7,8 @@
 #                   constant: index entries and constants frames), codecs zstd, deflate and none
 #                   in turn, shuffle on and off; and of each, a format 1.1 archive (a block
 #                   size per variable), one with pco blocks (block size 256) and a quantized one
+#                   and an archive of large constant blocks (a sparse 96 MiB variable, 32 MiB
+#                   blocks: below)
 #   archive_fixcrc  the same archives
 #   slab_read       a few inputs that pick each seed archive with no mutation
 #   header allocation cases (below): headers of thousands of small items, a count past the bytes
@@ -195,6 +197,29 @@ PY
     done
 done
 
+# Large constant blocks (archive_open, archive_fixcrc): a CDF-2 file of one float variable, 96 MiB
+# of zeros (sparse: no disk space) then 256 values 1.0, 2.0, ..., packed in blocks of 32 MiB:
+# three constant blocks larger than the targets decode whole (MAX_BLOCK_BYTES, 16 MiB), of
+# which they read a few elements (`check_large_constant_blocks`), and one small frame; an
+# archive of about 400 bytes.
+python3 - "$tmp/sparse.nc" <<'PY'
+import struct, sys
+zeros, tail = 24 << 20, 256
+n = zeros + tail
+be = lambda *v: b"".join(struct.pack(">I", x) for x in v)
+head = b"CDF\x02" + be(0, 0x0A, 1, 1) + b"x\0\0\0" + be(n, 0, 0, 0x0B, 1, 1) + b"v\0\0\0"
+head += be(1, 0, 0, 0, 5, 4 * n)
+begin = len(head) + 8
+with open(sys.argv[1], "wb") as f:
+    f.write(head + struct.pack(">Q", begin))
+    f.seek(begin + 4 * zeros)
+    f.write(b"".join(struct.pack(">f", i) for i in range(1, tail + 1)))
+PY
+"$bin" pack -f -q --block-size 32MiB "$tmp/sparse.nc" "$fuzz/corpus/archive_open/sparse_b32m.nc3z"
+"$bin" info "$fuzz/corpus/archive_open/sparse_b32m.nc3z" | grep -q "constant blocks (in the index only)" \
+    || { echo "sparse_b32m.nc3z has no constant blocks" >&2; exit 1; }
+cp "$fuzz/corpus/archive_open/sparse_b32m.nc3z" "$fuzz/corpus/archive_fixcrc/"
+
 # Header allocation cases (nc3_header, pack_stream, archive_open, archive_fixcrc): headers of
 # many small items (4096 dimensions; 512 variables of 8 dimension ids; 2048 attributes of one
 # value), whose parse allocates per item; a count far past the bytes present; empty lists with
@@ -245,6 +270,8 @@ if [ "${1:-}" = "--seeds" ]; then
         "$fuzz/seeds/fill_values_zstd_b16.nc3z"
     "$bin" info "$fuzz/seeds/fill_values_zstd_b16.nc3z" | grep -q "constant blocks (in the index only)" \
         || { echo "fill_values_zstd_b16.nc3z has no constant blocks" >&2; exit 1; }
+    # Large constant blocks (above): for the harness's own tests (`cargo test --lib`).
+    cp "$fuzz/corpus/archive_open/sparse_b32m.nc3z" "$fuzz/seeds/"
     # The netCDF seeds of the newer decoders, and their archives: lzma with filters and
     # pco + plane; the max preset's pco + plane; the max preset's lzma.
     for n in smooth_grid mesh_repeats mesh_refs noisy_field ocean_land fit_field; do

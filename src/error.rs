@@ -87,6 +87,32 @@ pub enum Error {
         /// What is wrong.
         source: BlockError,
     },
+    /// A block needs more memory than can be allocated (the machine's, or a limit such as
+    /// `ulimit -v`): not damage, so the archive may read elsewhere.
+    ///
+    /// ```
+    /// let e = nc3pack::Error::NoMemory {
+    ///     path: "a.nc3z".into(),
+    ///     var: "variable \"v\"".into(),
+    ///     block: 1,
+    ///     len: 1 << 30,
+    /// };
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "a.nc3z: cannot allocate 1073741824 bytes of memory for block 1 of variable \"v\""
+    /// );
+    /// ```
+    #[error("{}: cannot allocate {len} bytes of memory for block {block} of {var}", path.display())]
+    NoMemory {
+        /// The archive file.
+        path: PathBuf,
+        /// Variable name (or "residual bytes").
+        var: String,
+        /// Block number within the variable.
+        block: u64,
+        /// Bytes that could not be allocated.
+        len: u64,
+    },
     /// The restored file does not hash to the value recorded at pack time.
     #[error("{}: restored data does not match the original's hash (stored {expected:032x}, got {actual:032x})", shown(path))]
     HashMismatch {

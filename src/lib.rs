@@ -153,7 +153,7 @@ pub mod __private {
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};
-    pub use crate::read::cache::BlockCache;
+    pub use crate::read::cache::{Block, BlockCache};
     pub use crate::read::open_seekable;
     pub use crate::read::unpack::unpack_to;
     pub use crate::repair::{scan, scan_for, scanned_constants, Scan, ScannedConstants};

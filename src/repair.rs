@@ -608,7 +608,8 @@ fn find_next_frame(r: &impl ReadAt, from: u64, end: u64) -> std::io::Result<Opti
 ///
 /// Only when the archive cannot be checked at all: [`Error::Io`] when it (or the original)
 /// cannot be opened or read, [`Error::NotSeekable`] for an archive that is a pipe or device,
-/// [`Error::Thread`] when a worker thread cannot be started.
+/// [`Error::Thread`] when a worker thread cannot be started, [`Error::NoMemory`] when a block
+/// or frame does not fit in memory.
 pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
     let (against, threads) = (opts.against.as_deref(), opts.threads);
     let f = crate::read::input::open_input(path, "verify")?;
@@ -756,6 +757,13 @@ fn verify_open<R: ReadAt>(
         },
     )
     .map_err(worker_err(a.path()))?;
+    // Not damage: a frame the machine has no memory for cannot be checked.
+    if let Some(i) = damaged
+        .iter()
+        .position(|e| matches!(e, Error::NoMemory { .. }))
+    {
+        return Err(damaged.swap_remove(i));
+    }
     report.damage.extend(damaged.into_iter().map(to_damage));
     // 2. The frames tile the data section, from the header frame to the index.
     let mut spans: Vec<(u64, u64)> = blocks
@@ -837,8 +845,10 @@ fn verify_open<R: ReadAt>(
                     expected: a.original_hash(),
                 },
             }),
-            // Not damage: the check could not run, or nc3pack has a bug.
-            Err(e @ (Error::Thread { .. } | Error::Internal(_))) => return Err(e),
+            // Not damage: the check could not run (no thread, no memory), or nc3pack has a bug.
+            Err(e @ (Error::Thread { .. } | Error::NoMemory { .. } | Error::Internal(_))) => {
+                return Err(e)
+            }
             Err(e) => report.damage.push(to_damage(e)),
         }
     }

@@ -304,6 +304,7 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
             }
             if bb > MAX_BLOCK_BYTES {
                 streams[s] = None;
+                check_large_constant_blocks(&a, s);
                 continue;
             }
             for b in 0..a.block_count(s) {
@@ -404,6 +405,47 @@ pub fn exercise_archive(data: &[u8], repair_too: bool) {
     }
     if repair_too {
         exercise_repair(data);
+    }
+}
+
+/// The constant blocks of stream `s` (a variable's) whose blocks are too large to decode whole
+/// here: a few elements at both ends of each of the first 64, read through `read_runs`, are the
+/// element of its index entry. Reading them builds no block (a constant block is held as its
+/// element), so this costs the same for a 1 GiB block as for a small one.
+pub fn check_large_constant_blocks<R: nc3pack::ReadAt>(a: &Archive<R>, s: usize) {
+    if s >= a.header().var_count() || a.is_member(s) {
+        return;
+    }
+    let esize = stream_esize(a, s).clamp(1, 8) as u64;
+    let bb = a.block_bytes(s);
+    for b in 0..a.block_count(s).min(64) {
+        let e = *a.entry(s, b);
+        if !e.is_constant() {
+            continue;
+        }
+        let len = block_len(a, s, b);
+        let n = len.min(4 * esize) / esize * esize;
+        if n == 0 {
+            continue;
+        }
+        let start = b * bb;
+        let runs: Vec<(u64, u64)> = if len >= 2 * n {
+            vec![(start, n), (start + len - n, n)]
+        } else {
+            vec![(start, n)]
+        };
+        let total: u64 = runs.iter().map(|r| r.1).sum();
+        let mut got = vec![0u8; total as usize];
+        if let Err(err) = a.read_runs(s, &runs, &mut got) {
+            panic!("constant block {b} of stream {s} ({len} bytes) does not read: {err}");
+        }
+        let want = e
+            .constant_value(esize as usize)
+            .repeat((total / esize) as usize);
+        assert!(
+            got == want,
+            "constant block {b} of stream {s} ({len} bytes) reads other than its element"
+        );
     }
 }
 
@@ -1150,6 +1192,23 @@ mod tests {
         for seed in SEEDS {
             check_recoverable(seed);
         }
+    }
+
+    /// `seeds/sparse_b32m.nc3z` (96 MiB of zeros and 1 KiB of values, `make_corpus.sh --seeds`)
+    /// has constant blocks too large for the harness to decode whole, and
+    /// `check_large_constant_blocks` reads them (as `exercise_archive` does).
+    #[test]
+    fn large_constant_blocks_in_the_seed() {
+        let seed = include_bytes!("../seeds/sparse_b32m.nc3z");
+        let a = Archive::from_reader(seed.to_vec(), Path::new("s")).unwrap();
+        assert!(a.block_bytes(0) > MAX_BLOCK_BYTES);
+        let constant: Vec<bool> = (0..a.block_count(0))
+            .map(|b| a.entry(0, b).is_constant())
+            .collect();
+        assert_eq!(constant, [true, true, true, false]);
+        check_large_constant_blocks(&a, 0);
+        exercise_archive(seed, false);
+        check_recoverable(seed);
     }
 
     /// The member bookkeeping of the harness agrees with the library's reads on real archives.

@@ -12,8 +12,8 @@ use nc3pack::Dataset;
 use nc3pack::{Archive, Error, Hyperslab, Input, NcFile};
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods};
 use pyo3::exceptions::{
-    PyException, PyFileExistsError, PyFileNotFoundError, PyOSError, PyPermissionError,
-    PyRuntimeError, PyValueError,
+    PyException, PyFileExistsError, PyFileNotFoundError, PyMemoryError, PyOSError,
+    PyPermissionError, PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -51,6 +51,7 @@ fn to_py(e: Error) -> PyErr {
         },
         Error::Option(_) | Error::Slab { .. } | Error::Refused { .. } => PyValueError::new_err(msg),
         Error::Internal(_) => PyRuntimeError::new_err(msg),
+        Error::NoMemory { .. } => PyMemoryError::new_err(msg),
         _ => ArchiveError::new_err(msg),
     }
 }

@@ -2775,9 +2775,7 @@ fn decode_plane(
     let n = out.len();
     // The output's size is the frame's decoded length, already bounded by the layout; the
     // buffer grows once per thread, and pco overwrites all of it.
-    if words.len() < n.div_ceil(8) {
-        words.resize(n.div_ceil(8), 0);
-    }
+    grow(words, n.div_ceil(8))?;
     let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..n];
     super::pco::decompress_residuals_into(h.esize, payload, z, true, pco)?;
     super::plane::undo_into(z, esize, &params, out, native);
@@ -2835,7 +2833,7 @@ fn decode_mask(
         // At most the block's decoded length, which the layout bounds.
         let rest = &mut scratch.filtered;
         rest.clear();
-        rest.resize(m * esize, 0);
+        grow(rest, m * esize)?;
         super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
         super::mask::undo_into(rest, &bits, fill, esize, out, native);
         Ok(())
@@ -2874,9 +2872,7 @@ fn decode_fit(
         };
         // At most the block's decoded length, which the layout bounds; pco overwrites it all.
         let words = &mut scratch.words;
-        if words.len() < (m * esize).div_ceil(8) {
-            words.resize((m * esize).div_ceil(8), 0);
-        }
+        grow(words, (m * esize).div_ceil(8))?;
         let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..m * esize];
         super::pco::decompress_residuals_into(h.esize, pco, z, true, &mut scratch.pco)?;
         let fill = fill.map(|f| (f, &bits[..]));
@@ -2932,9 +2928,7 @@ fn decode_refs(
             elements: n,
         }))?;
     // Grows once per thread, then reused: decompression overwrites all of it.
-    if filtered.len() < len {
-        filtered.resize(len, 0);
-    }
+    grow(filtered, len)?;
     let f = &mut filtered[..len];
     decompress_into(h, payload, f, zstd_ctx)?;
     refs::undo(f, esize, d, out).map_err(FrameError::Refs)?;
@@ -3046,12 +3040,23 @@ pub fn decode_payload_into(
         });
     }
     // Grows once per thread, then reused: decompression overwrites all of it.
-    if scratch.filtered.len() < n {
-        scratch.filtered.resize(n, 0);
-    }
+    grow(&mut scratch.filtered, n)?;
     let filtered = &mut scratch.filtered[..n];
     decompress_into(h, payload, filtered, &mut scratch.zstd)?;
     undo_filter_into(h.filter, filtered, esize, row, out, native);
+    Ok(())
+}
+
+/// Grows `v` to at least `n` elements (the new ones zero), or [`FrameError::NoMemory`]: the
+/// buffers of decoding are sized by a frame's decoded length, which the machine may not have.
+fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) -> Result<(), FrameError> {
+    if v.len() < n {
+        v.try_reserve(n - v.len())
+            .map_err(|_| FrameError::NoMemory {
+                len: n.saturating_mul(std::mem::size_of::<T>()) as u64,
+            })?;
+        v.resize(n, T::default());
+    }
     Ok(())
 }
 

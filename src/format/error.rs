@@ -346,6 +346,12 @@ pub enum FrameError {
     /// A `context` (codec 6) payload that is wrong (see [`ContextError`]).
     #[error("context: {0}")]
     Context(#[from] ContextError),
+    /// A buffer of `len` bytes that decoding the frame needs cannot be allocated.
+    #[error("cannot allocate {len} bytes of memory to decode the frame")]
+    NoMemory {
+        /// Bytes asked for.
+        len: u64,
+    },
     /// The netCDF header frame's decoded length cannot be allocated.
     #[error("cannot allocate {len} bytes of memory for the header")]
     HeaderNoMemory {

@@ -14,7 +14,7 @@ use crate::io::ReadAt;
 use crate::nc3::slab::Hyperslab;
 use crate::nc3::{Header, Layout};
 use crate::parallel::spawn_scoped;
-use crate::read::cache::{BlockCache, CacheStats};
+use crate::read::cache::{Block, BlockCache, CacheStats};
 use crate::read::dataset::Dataset;
 use crate::read::Input;
 use std::path::{Path, PathBuf};
@@ -775,7 +775,8 @@ impl<R: ReadAt> Archive<R> {
     ///
     /// The first problem found, as an [`Error::Block`] naming the stream, block and offset: a
     /// read error, a damaged frame header, a frame that disagrees with the index or layout, a
-    /// payload checksum mismatch, a lost block.
+    /// payload checksum mismatch, a lost block; [`Error::NoMemory`] when the frame does not fit
+    /// in memory.
     pub fn check_block(&self, s: usize, b: u64) -> Result<()> {
         self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
@@ -783,7 +784,7 @@ impl<R: ReadAt> Archive<R> {
             // No frame: the index entry is the block (checked when the archive was opened).
             return Ok(());
         }
-        let mut buf = vec![0u8; e.frame_len() as usize];
+        let mut buf = self.zeroed(s, b, e.frame_len())?;
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -943,6 +944,9 @@ impl<R: ReadAt> Archive<R> {
     }
 
     fn block_error(&self, s: usize, b: u64, source: BlockError) -> Error {
+        if let BlockError::Frame(FrameError::NoMemory { len }) = source {
+            return self.no_memory(s, b, len);
+        }
         Error::Block {
             path: self.path.clone(),
             var: stream_name(&self.header, self.streams[s].id),
@@ -952,6 +956,27 @@ impl<R: ReadAt> Archive<R> {
                 .map_or(0, |e| e.offset),
             source,
         }
+    }
+
+    /// [`Error::NoMemory`] for `len` bytes needed for block `b` of stream `s`.
+    fn no_memory(&self, s: usize, b: u64, len: u64) -> Error {
+        Error::NoMemory {
+            path: self.path.clone(),
+            var: self.stream_name(s),
+            block: b,
+            len,
+        }
+    }
+
+    /// A buffer of `len` zero bytes for block `b` of stream `s`, allocated fallibly: the length
+    /// comes from the archive, and the machine may not have it ([`Error::NoMemory`]).
+    fn zeroed(&self, s: usize, b: u64, len: u64) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        let n = usize::try_from(len).map_err(|_| self.no_memory(s, b, len))?;
+        v.try_reserve_exact(n)
+            .map_err(|_| self.no_memory(s, b, len))?;
+        v.resize(n, 0);
+        Ok(v)
     }
 
     /// Reads the bytes `off..off + len` of stream `s` (more than one block) into `out`: the
@@ -1043,6 +1068,10 @@ impl<R: ReadAt> Archive<R> {
             None if whole => {
                 self.decode_block_into(s, b, dst, scratch, native)?;
                 if keep && self.caches_whole_blocks() {
+                    if self.entry(s, b).is_constant() {
+                        self.cache.insert((id, b), self.constant(s, b));
+                        return Ok(());
+                    }
                     let mut block = dst.to_vec();
                     if native {
                         // Back to the big-endian bytes the cache holds.
@@ -1053,20 +1082,16 @@ impl<R: ReadAt> Archive<R> {
                 return Ok(());
             }
             None => {
-                let block = Arc::new(self.read_block(s, b)?);
+                let block = self.load(s, b)?;
                 if keep {
-                    self.cache.insert((id, b), Arc::clone(&block));
+                    self.cache.insert((id, b), block.clone());
                 }
                 block
             }
         };
-        let src = block.get(within..within + dst.len()).ok_or_else(|| {
-            Error::Internal(format!(
-                "block {b} of {} is shorter than the layout says",
-                self.stream_name(s)
-            ))
-        })?;
-        dst.copy_from_slice(src);
+        if !block.copy_to(within as u64, dst) {
+            return Err(self.shorter(s, b));
+        }
         if native {
             be_to_native(dst, esize);
         }
@@ -1095,18 +1120,37 @@ impl<R: ReadAt> Archive<R> {
     ///
     /// # Errors
     ///
-    /// As [`Archive::check_block`], and a payload that does not decode to the block's length.
+    /// As [`Archive::check_block`], a payload that does not decode to the block's length, and
+    /// [`Error::NoMemory`] when the block (a constant one too: it is built here) or its frame
+    /// does not fit in memory.
     pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        match self.load(s, b)? {
+            Block::Bytes(block) => Ok(Arc::unwrap_or_clone(block)),
+            Block::Constant { .. } => self.constant_bytes(s, b),
+        }
+    }
+
+    /// Block `b` of stream `s` as [`Archive::read_block`] reads it, bypassing the cache, but a
+    /// constant block as its element (not built).
+    pub(crate) fn load(&self, s: usize, b: u64) -> Result<Block> {
         self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
         if e.is_constant() {
-            return Ok(self.constant_block(s, b));
+            return Ok(self.constant(s, b));
         }
-        let mut buf = vec![0u8; e.frame_len() as usize];
+        let mut buf = self.zeroed(s, b, e.frame_len())?;
         self.reader
             .read_exact_at(&mut buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
-        self.decode_frame(s, b, &buf)
+        Ok(Block::Bytes(Arc::new(self.decode_frame(s, b, &buf)?)))
+    }
+
+    /// [`Error::Internal`]: block `b` of stream `s` is shorter than a read of it needs.
+    fn shorter(&self, s: usize, b: u64) -> Error {
+        Error::Internal(format!(
+            "block {b} of {} is shorter than the layout says",
+            self.stream_name(s)
+        ))
     }
 
     /// [`Archive::read_block`] into `out` (exactly the block's length), with the same checks,
@@ -1141,7 +1185,11 @@ impl<R: ReadAt> Archive<R> {
             return Ok(());
         }
         let frame = &mut scratch.frame;
-        frame.resize(FRAME_HEADER_LEN + e.stored_len as usize, 0);
+        let frame_len = FRAME_HEADER_LEN + e.stored_len as usize;
+        frame
+            .try_reserve(frame_len.saturating_sub(frame.len()))
+            .map_err(|_| self.no_memory(s, b, frame_len as u64))?;
+        frame.resize(frame_len, 0);
         self.reader
             .read_exact_at(frame, e.offset)
             .map_err(io_err(&self.path, "read"))?;
@@ -1182,12 +1230,25 @@ impl<R: ReadAt> Archive<R> {
         self.streams[s].block_len(b)
     }
 
-    /// A constant block, from its index entry alone (the block length is a whole number of
-    /// elements: a stream's blocks are whole elements, and its length too).
-    fn constant_block(&self, s: usize, b: u64) -> Vec<u8> {
+    /// A constant block, from its index entry alone, as its element and length (the block
+    /// length is a whole number of elements: a stream's blocks are whole elements, and its
+    /// length too).
+    fn constant(&self, s: usize, b: u64) -> Block {
         let esize = self.streams[s].esize.clamp(1, 8);
-        let value = self.entry(s, b).constant_value(esize);
-        value.repeat(self.block_len(s, b) as usize / esize)
+        Block::constant(
+            &self.entry(s, b).constant_value(esize),
+            self.block_len(s, b),
+        )
+    }
+
+    /// A constant block built whole, allocated fallibly.
+    fn constant_bytes(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        let block = self.constant(s, b);
+        let mut out = self.zeroed(s, b, block.len())?;
+        if !block.copy_to(0, &mut out) {
+            return Err(self.shorter(s, b));
+        }
+        Ok(out)
     }
 
     /// Checks a frame header against the index and the layout.
@@ -1225,15 +1286,24 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Checks and decodes the frame bytes of block `b` of stream `s`.
+    /// The output is allocated fallibly ([`Error::NoMemory`]), and decoded into in place.
     fn decode_frame(&self, s: usize, b: u64, frame: &[u8]) -> Result<Vec<u8>> {
         let h = self.check_frame_header(s, b, frame)?;
-        let mut out = Vec::new();
-        decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out)
-            .map_err(|e| self.block_error(s, b, e.into()))?;
+        let mut out = self.zeroed(s, b, u64::from(h.decoded_len))?;
+        let mut scratch = DecodeScratch::default();
+        decode_payload_into(
+            &h,
+            &frame[FRAME_HEADER_LEN..],
+            &mut out,
+            &mut scratch,
+            false,
+        )
+        .map_err(|e| self.block_error(s, b, e.into()))?;
         Ok(out)
     }
 
-    /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached).
+    /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached; a constant
+    /// block is cached as its element, and built for the caller).
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block", std::process::id()));
@@ -1254,33 +1324,35 @@ impl<R: ReadAt> Archive<R> {
     /// As [`Archive::read_block`].
     pub fn block(&self, s: usize, b: u64) -> Result<Arc<Vec<u8>>> {
         let mut got = self.fetch(s, &[b])?;
-        got.pop().ok_or_else(|| {
-            Error::Internal(format!(
+        match got.pop() {
+            Some(Block::Bytes(block)) => Ok(block),
+            Some(Block::Constant { .. }) => Ok(Arc::new(self.constant_bytes(s, b)?)),
+            None => Err(Error::Internal(format!(
                 "block {b} of {} was not fetched",
                 self.stream_name(s)
-            ))
-        })
+            ))),
+        }
     }
 
     /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the
-    /// others read with one I/O per run of adjacent frames and decoded on all threads.
-    fn fetch(&self, s: usize, blocks: &[u64]) -> Result<Vec<Arc<Vec<u8>>>> {
+    /// others read with one I/O per run of adjacent frames and decoded on all threads; constant
+    /// blocks as their element, not built.
+    fn fetch(&self, s: usize, blocks: &[u64]) -> Result<Vec<Block>> {
         let id = self.streams[s].id;
-        let mut got: Vec<Option<Arc<Vec<u8>>>> =
-            blocks.iter().map(|&b| self.cache.get((id, b))).collect();
+        let mut got: Vec<Option<Block>> = blocks.iter().map(|&b| self.cache.get((id, b))).collect();
         // Constant blocks need no I/O.
         for (i, &b) in blocks.iter().enumerate() {
             if got[i].is_none() && self.entry(s, b).is_constant() {
-                let block = Arc::new(self.constant_block(s, b));
-                self.cache.insert((id, b), Arc::clone(&block));
+                let block = self.constant(s, b);
+                self.cache.insert((id, b), block.clone());
                 got[i] = Some(block);
             }
         }
         let missing: Vec<usize> = (0..blocks.len()).filter(|&i| got[i].is_none()).collect();
         if missing.len() == 1 {
             let i = missing[0];
-            let block = Arc::new(self.read_block(s, blocks[i])?);
-            self.cache.insert((id, blocks[i]), Arc::clone(&block));
+            let block = self.load(s, blocks[i])?;
+            self.cache.insert((id, blocks[i]), block.clone());
             got[i] = Some(block);
         } else if !missing.is_empty() {
             // Group misses whose frames are adjacent in the file into single reads.
@@ -1305,7 +1377,7 @@ impl<R: ReadAt> Archive<R> {
             for (start, members) in groups {
                 let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
                 let len = last.offset + last.frame_len() - start;
-                let mut buf = vec![0u8; len as usize];
+                let mut buf = self.zeroed(s, blocks[members[0]], len)?;
                 self.reader
                     .read_exact_at(&mut buf, start)
                     .map_err(io_err(&self.path, "read"))?;
@@ -1345,8 +1417,8 @@ impl<R: ReadAt> Archive<R> {
             })?;
             for r in decoded {
                 let (i, d) = r?;
-                let block = Arc::new(d);
-                self.cache.insert((id, blocks[i]), Arc::clone(&block));
+                let block = Block::Bytes(Arc::new(d));
+                self.cache.insert((id, blocks[i]), block.clone());
                 got[i] = Some(block);
             }
         }
@@ -1388,7 +1460,7 @@ impl<R: ReadAt> Archive<R> {
             )));
         };
         let key = (st.id, 0);
-        if let Some(b) = self.cache.get(key) {
+        if let Some(Block::Bytes(b)) = self.cache.get(key) {
             return Ok(b);
         }
         let bb = self.streams[sh].block_bytes;
@@ -1401,7 +1473,7 @@ impl<R: ReadAt> Archive<R> {
             .filter(|&b| find(b).is_none())
             .collect();
         let mut fetched = self.fetch(sh, &missing)?.into_iter();
-        let got: Vec<Arc<Vec<u8>>> = blocks
+        let got: Vec<Block> = blocks
             .iter()
             .map(|&b| find(b).cloned().or_else(|| fetched.next()))
             .collect::<Option<_>>()
@@ -1413,20 +1485,22 @@ impl<R: ReadAt> Archive<R> {
                 ))
             })?;
         held.0.retain(|h| h.0 != sh);
-        held.0.extend(
-            blocks
-                .iter()
-                .zip(&got)
-                .map(|(&b, g)| (sh, b, Arc::clone(g))),
-        );
-        let mut enc = Vec::with_capacity(st.total as usize);
+        held.0
+            .extend(blocks.iter().zip(&got).map(|(&b, g)| (sh, b, g.clone())));
+        let mut enc = vec![0u8; st.total as usize];
+        let mut enc_at = 0usize;
         for (&b, block) in blocks.iter().zip(&got) {
             let from = at.max(b * bb) - b * bb;
-            let to = end.min(b * bb + block.len() as u64) - b * bb;
-            match block.get(from as usize..to as usize) {
-                Some(part) => enc.extend_from_slice(part),
-                None => return Err(self.block_error(sh, b, BlockError::Short)),
+            let to = end.min(b * bb + block.len()) - b * bb;
+            let n = to.saturating_sub(from) as usize;
+            let part = enc.get_mut(enc_at..enc_at + n);
+            if to < from || !part.is_some_and(|part| block.copy_to(from, part)) {
+                return Err(self.block_error(sh, b, BlockError::Short));
             }
+            enc_at += n;
+        }
+        if enc_at != enc.len() {
+            return Err(self.block_error(sh, blocks[blocks.len() - 1], BlockError::Short));
         }
         let mut out = Vec::with_capacity(enc.len());
         crate::format::codec::member_decode(st.esize, &enc, &mut out);
@@ -1580,10 +1654,12 @@ impl<R: ReadAt> Archive<R> {
                     break;
                 };
                 let block = &fetched[k];
-                let within = (pos - b * bb) as usize;
-                let take = ((len - run_done) as usize).min(block.len() - within);
+                let within = pos - b * bb;
+                let take = (len - run_done).min(block.len().saturating_sub(within)) as usize;
                 let piece = &mut out[out_at..out_at + take];
-                piece.copy_from_slice(&block[within..within + take]);
+                if take == 0 || !block.copy_to(within, piece) {
+                    return Err(self.shorter(v, b));
+                }
                 if native {
                     be_to_native(piece, esize);
                 }
@@ -1787,7 +1863,7 @@ struct BlockScratch {
 /// Decoded blocks of the shared streams that [`Archive::member_bytes_held`] keeps between calls:
 /// those the last member of each shared stream used.
 #[derive(Default)]
-pub(crate) struct HeldBlocks(Vec<(usize, u64, Arc<Vec<u8>>)>);
+pub(crate) struct HeldBlocks(Vec<(usize, u64, Block)>);
 
 /// Name of a stream for messages: the variable's name, or "residual bytes".
 pub(crate) fn stream_name(h: &Header, id: u32) -> String {

@@ -1,7 +1,7 @@
 //! One LRU cache of decoded blocks for a whole archive, bounded in bytes.
 //!
 //! Policy: entries are decoded blocks keyed by (stream, block); the budget counts their decoded
-//! bytes; inserting evicts least-recently-used entries until the new block fits; a block larger
+//! bytes (a constant block is held as its element, and counts that element's bytes); inserting evicts least-recently-used entries until the new block fits; a block larger
 //! than the whole budget is not cached; a budget of 0 disables caching. Lookups and inserts take
 //! a short lock; decoding happens outside it, so two threads that miss the same block at once
 //! may both decode it (the second insert replaces the first).
@@ -16,6 +16,151 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Key of a cached block: (stream id, block number).
 pub type BlockKey = (u32, u64);
+
+/// A decoded block: its bytes, or a constant block as its element and length, never built
+/// (a constant block of 1 GiB costs 1 to 8 bytes until values are copied out of it).
+///
+/// ```
+/// use nc3pack::__private::Block;
+/// use std::sync::Arc;
+/// let c = Block::constant(&[0, 1], 6);
+/// let mut out = [9u8; 3];
+/// c.copy_to(1, &mut out); // bytes 1, 2 and 3 of 0 1 0 1 0 1
+/// assert_eq!(out, [1, 0, 1]);
+/// assert_eq!((c.len(), c.held_bytes()), (6, 2));
+/// let b = Block::from(Arc::new(vec![5, 6, 7]));
+/// b.copy_to(1, &mut out[..2]);
+/// assert_eq!(out, [6, 7, 1]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    /// The decoded bytes.
+    Bytes(Arc<Vec<u8>>),
+    /// Every element is `value[..esize]`; the block is `len` bytes (whole elements).
+    Constant {
+        /// The element, big-endian, in its first `esize` bytes.
+        value: [u8; 8],
+        /// Element size, 1 to 8.
+        esize: usize,
+        /// Decoded length of the block.
+        len: u64,
+    },
+}
+
+impl Block {
+    /// A constant block of `len` bytes whose elements are `value` (1 to 8 bytes; longer ones
+    /// are cut to 8, an empty one taken as one zero byte).
+    ///
+    /// ```
+    /// let c = nc3pack::__private::Block::constant(&[7; 4], 4096);
+    /// assert_eq!(c.len(), 4096);
+    /// ```
+    pub fn constant(value: &[u8], len: u64) -> Block {
+        let esize = value.len().clamp(1, 8);
+        let mut v = [0u8; 8];
+        let n = value.len().min(8);
+        v[..n].copy_from_slice(&value[..n]);
+        Block::Constant {
+            value: v,
+            esize,
+            len,
+        }
+    }
+
+    /// Decoded length of the block.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// assert_eq!(nc3pack::__private::Block::from(Arc::new(vec![1, 2])).len(), 2);
+    /// ```
+    pub fn len(&self) -> u64 {
+        match self {
+            Block::Bytes(b) => b.len() as u64,
+            Block::Constant { len, .. } => *len,
+        }
+    }
+
+    /// Whether the block has no bytes.
+    ///
+    /// ```
+    /// assert!(nc3pack::__private::Block::constant(&[1], 0).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the cache counts for the block: its length, or its element's for a constant block.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::__private::Block::constant(&[1; 8], 1 << 30).held_bytes(), 8);
+    /// ```
+    pub fn held_bytes(&self) -> u64 {
+        match self {
+            Block::Bytes(b) => b.len() as u64,
+            Block::Constant { esize, .. } => *esize as u64,
+        }
+    }
+
+    /// Copies the block's bytes `within..within + dst.len()` into `dst`; false (and `dst`
+    /// untouched) if they are not all in the block.
+    ///
+    /// ```
+    /// let c = nc3pack::__private::Block::constant(&[1, 2, 3, 4], 8);
+    /// let mut out = [0u8; 5];
+    /// assert!(c.copy_to(3, &mut out));
+    /// assert_eq!(out, [4, 1, 2, 3, 4]);
+    /// assert!(!c.copy_to(4, &mut out));
+    /// ```
+    pub fn copy_to(&self, within: u64, dst: &mut [u8]) -> bool {
+        let Some(end) = within
+            .checked_add(dst.len() as u64)
+            .filter(|&e| e <= self.len())
+        else {
+            return false;
+        };
+        match self {
+            Block::Bytes(b) => dst.copy_from_slice(&b[within as usize..end as usize]),
+            Block::Constant { value, esize, .. } => fill_pattern(&value[..*esize], within, dst),
+        }
+        true
+    }
+}
+
+/// Fills `dst` with the bytes from `within` on of `value` repeated without end.
+pub(crate) fn fill_pattern(value: &[u8], within: u64, dst: &mut [u8]) {
+    let n = value.len();
+    if n <= 1 {
+        dst.fill(value.first().copied().unwrap_or(0));
+        return;
+    }
+    // The element turned so that it starts at `within`.
+    let phase = (within % n as u64) as usize;
+    let mut turned = [0u8; 8];
+    for (i, t) in turned[..n].iter_mut().enumerate() {
+        *t = value[(phase + i) % n];
+    }
+    let turned = &turned[..n];
+    let mut chunks = dst.chunks_exact_mut(n);
+    for c in &mut chunks {
+        c.copy_from_slice(turned);
+    }
+    let rest = chunks.into_remainder();
+    let k = rest.len();
+    rest.copy_from_slice(&turned[..k]);
+}
+
+impl Default for Block {
+    /// An empty block of bytes.
+    fn default() -> Block {
+        Block::Bytes(Arc::default())
+    }
+}
+
+impl From<Arc<Vec<u8>>> for Block {
+    fn from(b: Arc<Vec<u8>>) -> Block {
+        Block::Bytes(b)
+    }
+}
 
 /// Counters of a [`BlockCache`].
 ///
@@ -51,7 +196,7 @@ pub struct CacheStats {
 }
 
 struct Inner {
-    lru: LruCache<BlockKey, Arc<Vec<u8>>>,
+    lru: LruCache<BlockKey, Block>,
     stats: CacheStats,
 }
 
@@ -91,7 +236,7 @@ impl BlockCache {
     }
 
     /// Looks a block up, marking it most recently used; counts a hit or a miss.
-    pub fn get(&self, key: BlockKey) -> Option<Arc<Vec<u8>>> {
+    pub fn get(&self, key: BlockKey) -> Option<Block> {
         let mut g = self.lock();
         let found = g.lru.get(&key).cloned();
         if found.is_some() {
@@ -108,19 +253,20 @@ impl BlockCache {
     }
 
     /// Inserts a decoded block, evicting least-recently-used blocks to stay within budget.
-    pub fn insert(&self, key: BlockKey, block: Arc<Vec<u8>>) {
+    pub fn insert(&self, key: BlockKey, block: impl Into<Block>) {
+        let block = block.into();
         let mut g = self.lock();
-        let size = block.len() as u64;
+        let size = block.held_bytes();
         if size > g.stats.budget {
             return;
         }
         if let Some(old) = g.lru.pop(&key) {
-            g.stats.bytes -= old.len() as u64;
+            g.stats.bytes -= old.held_bytes();
         }
         while g.stats.bytes + size > g.stats.budget {
             match g.lru.pop_lru() {
                 Some((_, old)) => {
-                    g.stats.bytes -= old.len() as u64;
+                    g.stats.bytes -= old.held_bytes();
                     g.stats.evictions += 1;
                 }
                 None => break,
@@ -137,7 +283,7 @@ impl BlockCache {
         while g.stats.bytes > budget {
             match g.lru.pop_lru() {
                 Some((_, old)) => {
-                    g.stats.bytes -= old.len() as u64;
+                    g.stats.bytes -= old.held_bytes();
                     g.stats.evictions += 1;
                 }
                 None => break,
@@ -189,5 +335,39 @@ mod tests {
         assert_eq!(c.stats().bytes, 0);
         c.insert((1, 6), Arc::new(vec![0; 1]));
         assert_eq!(c.stats().entries, 0);
+    }
+
+    #[test]
+    fn a_constant_block_is_held_as_its_element() {
+        let c = BlockCache::new(16);
+        let block = Block::constant(&[1, 2, 3, 4], 1 << 30);
+        c.insert((2, 0), block.clone());
+        c.insert((2, 1), Arc::new(vec![7; 12]));
+        let s = c.stats();
+        assert_eq!((s.entries, s.bytes, s.evictions), (2, 16, 0));
+        let got = c.get((2, 0)).unwrap();
+        assert_eq!(got, block);
+        // The last bytes of the block, across elements, and past its end.
+        let mut out = [0u8; 6];
+        assert!(got.copy_to((1 << 30) - 6, &mut out));
+        assert_eq!(out, [3, 4, 1, 2, 3, 4]);
+        assert!(!got.copy_to((1 << 30) - 5, &mut out));
+        assert!(!got.copy_to(u64::MAX, &mut out));
+    }
+
+    #[test]
+    fn fill_pattern_matches_the_element_repeated() {
+        let value = [9u8, 8, 7];
+        let whole = value.repeat(20);
+        for within in 0..6 {
+            for len in 0..20 {
+                let mut out = vec![0u8; len];
+                fill_pattern(&value, within as u64, &mut out);
+                assert_eq!(out, whole[within..within + len], "{within} {len}");
+            }
+        }
+        let mut out = [5u8; 3];
+        fill_pattern(&[], 0, &mut out);
+        assert_eq!(out, [0; 3]);
     }
 }

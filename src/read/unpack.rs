@@ -2,7 +2,8 @@
 //!
 //! The output is written in file order by walking the same segment partition that packing
 //! walked, pulling each variable's bytes from its decoded blocks; blocks are decoded in parallel,
-//! a bounded number ahead, in the order the walk first needs them. Small records are written a
+//! a bounded number ahead, in the order the walk first needs them (a constant block as its
+//! element, its bytes made a piece at a time as they are written). Small records are written a
 //! chunk of records at a time, each variable's slabs scattered in bulk (the reverse of packing).
 //! The output is hashed as it is written and compared with the hash recorded at pack time before
 //! it is renamed into place.
@@ -12,6 +13,7 @@ use crate::io::ReadAt;
 use crate::nc3::{scatter, RecordPattern, Target, Walk};
 use crate::parallel::{spawn_scoped, SpawnError, WorkerError};
 use crate::read::archive::{Archive, HeldBlocks};
+use crate::read::cache::{fill_pattern, Block};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -118,7 +120,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     let order = block_order(archive);
     // A remote archive fetches the frames in this order, a window of them per request set.
     archive.plan_reads(order.iter().copied())?;
-    let (tx, rx) = sync_channel::<Result<Vec<u8>>>(1);
+    let (tx, rx) = sync_channel::<Result<Block>>(1);
     let threads = crate::parallel::bound_threads(threads);
     std::thread::scope(|sc| {
         let writer = spawn_scoped(sc, "file writer", move || {
@@ -129,7 +131,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             &order,
             threads,
             threads * 2,
-            |&(s, b)| archive.read_block(s, b),
+            |&(s, b)| archive.load(s, b),
             |_, r| {
                 let failed = r.is_err();
                 tx.send(r).map_err(|_| Stop::Failed)?;
@@ -236,7 +238,7 @@ fn block_order<R: ReadAt>(archive: &Archive<R>) -> Vec<(usize, u64)> {
 /// blocks decoded ahead on `rx`; returns their hash.
 fn write_file<R: ReadAt, W: Write>(
     archive: &Archive<R>,
-    rx: &Receiver<Result<Vec<u8>>>,
+    rx: &Receiver<Result<Block>>,
     out: W,
     out_path: &Path,
     progress: &(dyn Fn(u64) + Sync),
@@ -253,9 +255,10 @@ fn write_file<R: ReadAt, W: Write>(
     let mut src = Sources {
         archive,
         rx,
-        cur: vec![(Arc::default(), 0); archive.stream_count()],
+        cur: vec![(Block::default(), 0); archive.stream_count()],
         held: HeldBlocks::default(),
         done: Arc::default(),
+        pattern: Vec::new(),
     };
     let mut last_report = 0u64;
     let mut chunk = Vec::new();
@@ -304,32 +307,36 @@ impl From<WorkerError> for Stop {
     }
 }
 
+/// Most bytes of a constant block made at a time.
+const PATTERN_BYTES: usize = 64 << 10;
+
 /// The decoded bytes of every stream, consumed in order: a member of a shared stream comes
 /// whole, the others block by block from `rx`, decoded ahead in the order the writer needs them.
 struct Sources<'a, R: ReadAt> {
     archive: &'a Archive<R>,
-    rx: &'a Receiver<Result<Vec<u8>>>,
-    /// Per stream: the current buffer and how much of it was used.
-    cur: Vec<(Arc<Vec<u8>>, usize)>,
+    rx: &'a Receiver<Result<Block>>,
+    /// Per stream: the current block and how much of it was used.
+    cur: Vec<(Block, u64)>,
     /// The shared blocks the last members were taken from.
     held: HeldBlocks,
     /// The buffer last used up, held while its last part is borrowed.
     done: Arc<Vec<u8>>,
+    /// The bytes of a constant block, at most [`PATTERN_BYTES`] at a time.
+    pattern: Vec<u8>,
 }
 
 impl<R: ReadAt> Sources<'_, R> {
-    /// The next at most `max` (> 0) bytes of stream `s`.
+    /// The next at most `max` (> 0) bytes of stream `s` (of a constant block, at most
+    /// [`PATTERN_BYTES`]).
     fn next(&mut self, s: usize, max: usize) -> Result<&[u8]> {
         let (buf, pos) = &mut self.cur[s];
         if *pos == buf.len() {
             *buf = if self.archive.is_member(s) {
-                self.archive.member_bytes_held(s, &mut self.held)?
+                Block::Bytes(self.archive.member_bytes_held(s, &mut self.held)?)
             } else {
-                Arc::new(
-                    self.rx
-                        .recv()
-                        .map_err(|_| Error::Internal("decoder stopped".into()))??,
-                )
+                self.rx
+                    .recv()
+                    .map_err(|_| Error::Internal("decoder stopped".into()))??
             };
             *pos = 0;
             if buf.is_empty() {
@@ -339,18 +346,36 @@ impl<R: ReadAt> Sources<'_, R> {
                 )));
             }
         }
-        let take = max.min(buf.len() - *pos);
-        *pos += take;
-        if *pos == buf.len() {
-            // Used up: release it now rather than when the stream's next buffer comes (for
-            // the last one of a stream, never), so that what is held stays bounded by the
-            // streams in use, not by all the streams of the file.
-            let done = std::mem::take(buf);
+        let left = buf.len() - *pos;
+        let at = *pos;
+        if matches!(buf, Block::Bytes(_)) && max as u64 >= left {
+            // Used up: release it now rather than when the stream's next buffer comes (for the
+            // last one of a stream, never), so that what is held stays bounded by the streams
+            // in use, not by all the streams of the file.
+            if let Block::Bytes(bytes) = std::mem::take(buf) {
+                self.done = bytes;
+            }
             *pos = 0;
-            self.done = done;
-            return Ok(&self.done[self.done.len() - take..]);
+            return Ok(&self.done[self.done.len() - left as usize..]);
         }
-        Ok(&buf[*pos - take..*pos])
+        match buf {
+            Block::Constant { value, esize, .. } => {
+                let take = (max.min(PATTERN_BYTES) as u64).min(left) as usize;
+                self.pattern.resize(take, 0);
+                fill_pattern(&value[..*esize], at, &mut self.pattern);
+                *pos += take as u64;
+                if *pos == buf.len() {
+                    (*buf, *pos) = (Block::default(), 0);
+                }
+                Ok(&self.pattern)
+            }
+            Block::Bytes(bytes) => {
+                // Less than what is left.
+                let (from, to) = (at as usize, at as usize + max);
+                *pos = to as u64;
+                Ok(&bytes[from..to])
+            }
+        }
     }
 
     /// Fills `out` with the next bytes of stream `s`.
@@ -392,7 +417,7 @@ impl<R: ReadAt> Sources<'_, R> {
     ) -> Result<()> {
         while count > 0 {
             let (buf, pos) = &mut self.cur[s];
-            let whole = (buf.len() - *pos) / len;
+            let whole = ((buf.len() - *pos) / len as u64) as usize;
             if whole == 0 {
                 self.take(s, &mut out[at..at + len])?;
                 at += stride;
@@ -400,10 +425,21 @@ impl<R: ReadAt> Sources<'_, R> {
                 continue;
             }
             let n = whole.min(count);
-            scatter(out, at, stride, &buf[*pos..*pos + n * len], len);
-            *pos += n * len;
+            match buf {
+                Block::Bytes(bytes) => {
+                    let p = *pos as usize;
+                    scatter(out, at, stride, &bytes[p..p + n * len], len);
+                }
+                Block::Constant { value, esize, .. } => {
+                    for i in 0..n {
+                        let piece = &mut out[at + i * stride..at + i * stride + len];
+                        fill_pattern(&value[..*esize], *pos + (i * len) as u64, piece);
+                    }
+                }
+            }
+            *pos += (n * len) as u64;
             if *pos == buf.len() {
-                (*buf, *pos) = (Arc::default(), 0);
+                (*buf, *pos) = (Block::default(), 0);
             }
             at += n * stride;
             count -= n;

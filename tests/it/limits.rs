@@ -547,3 +547,256 @@ fn unpacking_releases_each_block_once_used() {
     assert_eq!(code, Some(0), "verify: {err}");
     assert!(out.contains(": ok: 4000 blocks"), "{out}");
 }
+
+/// Values in the sparse file of [`sparse_tail_file`]: 3 GiB of zeros, then [`TAIL`] values.
+const ZEROS: u64 = 3 << 28;
+/// The values written at the end of that file: 1.0, 2.0, ... (a block of their own).
+const TAIL: u64 = 1024;
+
+/// A CDF-2 file of one float variable `v(x)`, `x` = [`ZEROS`] + [`TAIL`]: sparse zeros (no disk
+/// space) but for the last [`TAIL`] values, 1.0, 2.0, ...; returns where the data starts.
+fn sparse_tail_file(path: &Path) -> u64 {
+    let n = ZEROS + TAIL;
+    let mut b = b"CDF\x02".to_vec();
+    for v in [0, 0x0A, 1, 1] {
+        b.extend_from_slice(&be32(v)); // numrecs, NC_DIMENSION, 1 dimension, name length
+    }
+    b.extend_from_slice(b"x\0\0\0");
+    b.extend_from_slice(&be32(n as u32));
+    b.extend_from_slice(&[0; 8]); // global attributes ABSENT
+    for v in [0x0B, 1, 1] {
+        b.extend_from_slice(&be32(v)); // NC_VARIABLE, 1 variable, name length
+    }
+    b.extend_from_slice(b"v\0\0\0");
+    for v in [1, 0, 0, 0, 5, (4 * n) as u32] {
+        b.extend_from_slice(&be32(v)); // 1 dimension: x; attributes ABSENT; NC_FLOAT; vsize
+    }
+    let begin = b.len() as u64 + 8;
+    b.extend_from_slice(&begin.to_be_bytes());
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(&b).unwrap();
+    f.seek(SeekFrom::Start(begin + 4 * ZEROS)).unwrap();
+    let tail: Vec<u8> = (1..=TAIL).flat_map(|i| (i as f32).to_be_bytes()).collect();
+    f.write_all(&tail).unwrap();
+    assert_eq!(f.metadata().unwrap().len(), begin + 4 * n);
+    begin
+}
+
+/// The values of `v` at `indices` in the file `nc`, as `ncks` (netCDF-C) reads them: one
+/// hyperslab `first..=last` with a stride.
+fn ncks_values(nc: &Path, first: u64, last: u64, stride: u64) -> Vec<f32> {
+    let out = Command::new("ncks")
+        .args(["-H", "-C", "-s", "%g\\n", "-v", "v", "-d"])
+        .arg(format!("x,{first},{last},{stride}"))
+        .arg(nc)
+        .output()
+        .expect("cannot run ncks");
+    assert!(out.status.success(), "ncks: {:?}", out);
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|w| w.parse().unwrap_or_else(|_| panic!("ncks printed {w:?}")))
+        .collect()
+}
+
+/// Address-space limit of the runs on the 3 GiB file below: half of one of its blocks.
+const CONSTANT_LIMIT_KIB: u64 = 512 << 10;
+
+/// A 3 GiB sparse file packed with `--block-size 1GiB` makes an archive of three constant
+/// blocks (no frames) and one small frame. Reading a value of a constant block used to decode
+/// the whole block into 1 GiB of memory (1.8 s for one value), and under `ulimit -v 2G` a
+/// strided slice aborted ("memory allocation of 1073741824 bytes failed"); `unpack` and
+/// `verify` built every constant block whole too. Now a constant block costs only the values
+/// asked for: all of these run in 512 MiB of address space, with the values netCDF-C reads.
+/// Then the same archive with block 1 made a frame: see
+/// [`a_block_too_large_for_memory_is_an_error_not_an_abort`] (one test, so that the 3 GiB file
+/// is packed once: 10 to 30 s).
+#[test]
+fn constant_blocks_are_read_without_building_them() {
+    let dir = temp_dir();
+    let (nc, z) = packed_sparse_tail(dir.path());
+    // One value of block 1; three values 1.5 GiB apart (blocks 0, 1 and 3).
+    let stride = 3 << 27;
+    let first = ZEROS + TAIL / 2 - 2 * stride;
+    for (start, count, stride) in [(ONE_VALUE, 1, 1), (first, 3, stride)] {
+        let got = slice_limited(&z, start, count, stride)
+            .unwrap_or_else(|(code, err)| panic!("exit {code:?} (None: a signal): {err}"));
+        let want = ncks_values(&nc, start, start + (count - 1) * stride, stride);
+        assert_eq!(got, want, "slice --start {start} --count {count}");
+        assert_eq!(want.len() as u64, count);
+    }
+    assert_eq!(
+        ncks_values(&nc, first, first + 2 * stride, stride),
+        [0.0, 0.0, (TAIL / 2 + 1) as f32]
+    );
+    // The library (which the Python package reads through): the same values, and the cache
+    // holds the two constant blocks as their element (4 bytes each) beside the frame's block.
+    let a = nc3pack::Archive::open(&z).unwrap();
+    let slab =
+        nc3pack::Dataset::slab(&a, "v", Some(&[first]), Some(&[3]), Some(&[stride])).unwrap();
+    let got: Vec<f32> = nc3pack::Dataset::read(&a, "v", &slab).unwrap();
+    assert_eq!(got, [0.0, 0.0, (TAIL / 2 + 1) as f32]);
+    let stats = a.cache_stats();
+    assert_eq!((stats.entries, stats.bytes), (3, 4 + 4 + 4 * TAIL));
+    drop(a);
+    // The whole file, restored to standard output and verified.
+    let (code, out, err) = run_limited(CONSTANT_LIMIT_KIB, &[OsStr::new("verify"), z.as_os_str()]);
+    assert_eq!(code, Some(0), "verify: {err}");
+    assert!(
+        out.contains("restored data matches the original's hash"),
+        "{out}"
+    );
+    let unpack = run_under(
+        &format!("exec >/dev/null && ulimit -v {CONSTANT_LIMIT_KIB}"),
+        &[OsStr::new("unpack"), z.as_os_str(), OsStr::new("-")],
+    );
+    assert_eq!(unpack.0, Some(0), "unpack: {}", unpack.2);
+    a_block_too_large_for_memory_is_an_error_not_an_abort(dir.path(), &z);
+}
+
+/// A value of block 1 of the file of [`sparse_tail_file`].
+const ONE_VALUE: u64 = ZEROS / 3 + 7;
+
+/// `nc3pack slice ARCHIVE v --start --count --stride --format json` under
+/// [`CONSTANT_LIMIT_KIB`]: the values, or its exit code (`None`: killed by a signal) and
+/// standard error.
+fn slice_limited(
+    z: &Path,
+    start: u64,
+    count: u64,
+    stride: u64,
+) -> Result<Vec<f32>, (Option<i32>, String)> {
+    let (start_arg, count_arg, stride_arg) =
+        (start.to_string(), count.to_string(), stride.to_string());
+    let args = [
+        OsStr::new("slice"),
+        z.as_os_str(),
+        OsStr::new("v"),
+        OsStr::new("--start"),
+        OsStr::new(&start_arg),
+        OsStr::new("--count"),
+        OsStr::new(&count_arg),
+        OsStr::new("--stride"),
+        OsStr::new(&stride_arg),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+    ];
+    let (code, out, err) = run_limited(CONSTANT_LIMIT_KIB, &args);
+    if code != Some(0) {
+        return Err((code, err));
+    }
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    Ok(json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect())
+}
+
+/// The file of [`sparse_tail_file`] in `dir` and its archive in blocks of 1 GiB: three
+/// constant blocks and a frame.
+fn packed_sparse_tail(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let nc = dir.join("sparse.nc");
+    sparse_tail_file(&nc);
+    let z = dir.join("sparse.nc3z");
+    let (code, _, err) = run(
+        &[
+            OsStr::new("pack"),
+            OsStr::new("-q"),
+            OsStr::new("--block-size"),
+            OsStr::new("1GiB"),
+            nc.as_os_str(),
+            z.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let a = nc3pack::Archive::open(&z).unwrap();
+    let constant: Vec<bool> = (0..a.block_count(0))
+        .map(|b| a.entry(0, b).is_constant())
+        .collect();
+    assert_eq!(constant, [true, true, true, false]);
+    drop(a);
+    (nc, z)
+}
+
+/// `archive` with block `b` of stream 0 (a constant block) made a zstd frame that decodes to
+/// the whole block (zeros, as 1 MiB zstd frames one after the other: a few dozen KB), written
+/// before the index; the index and footer follow.
+fn with_zstd_block(archive: &[u8], b: u64) -> Vec<u8> {
+    use nc3pack::format::{crc, encode_index, Codec, Filter, Footer, FrameHeader, IndexEntry};
+    let a = nc3pack::Archive::from_reader(archive.to_vec(), Path::new("x")).unwrap();
+    let len = a.block_bytes(0);
+    assert!(a.entry(0, b).is_constant() && len <= u64::from(u32::MAX));
+    let piece = zstd::bulk::compress(&vec![0u8; 1 << 20], 1).unwrap();
+    let payload = piece.repeat((len >> 20) as usize);
+    let at = a.index_offset();
+    let h = FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: len as u32,
+        stream: 0,
+        block: b,
+        codec: Codec::Zstd,
+        filter: Filter::None,
+        esize: 4,
+        payload_crc: crc(&payload),
+    };
+    let mut entries: Vec<IndexEntry> = a.blocks().map(|(s, k)| *a.entry(s, k)).collect();
+    entries[b as usize] = IndexEntry {
+        offset: at,
+        stored_len: h.stored_len,
+        codec: Codec::Zstd,
+        filter: Filter::None,
+        flags: 0,
+    };
+    let index = encode_index(&entries, a.constants_frames());
+    let mut out = archive[..at as usize].to_vec();
+    out.extend_from_slice(&h.encode());
+    out.extend_from_slice(&payload);
+    let footer = Footer {
+        index_offset: out.len() as u64,
+        index_len: index.len() as u64,
+        index_crc: crc(&index),
+        flags: 0,
+    };
+    out.extend_from_slice(&index);
+    out.extend_from_slice(&footer.encode());
+    out
+}
+
+/// A frame whose block is 1 GiB, read under a 512 MiB limit: the block cannot be allocated, and
+/// that is one line naming the archive, the variable and the block, exit 1 (it was an abort,
+/// "memory allocation of 1073741824 bytes failed"). Without the limit, it decodes. `z`: the
+/// archive of [`packed_sparse_tail`] in `dir`.
+fn a_block_too_large_for_memory_is_an_error_not_an_abort(dir: &Path, z: &Path) {
+    let big = dir.join("big_frame.nc3z");
+    std::fs::write(&big, with_zstd_block(&std::fs::read(z).unwrap(), 1)).unwrap();
+    let a = nc3pack::Archive::open(&big).unwrap();
+    assert!(!a.entry(0, 1).is_constant());
+    drop(a);
+    let (code, err) = slice_limited(&big, ONE_VALUE, 1, 1).unwrap_err();
+    assert_eq!(code, Some(1), "killed by a signal if None: {err}");
+    assert_one_line(&err, &big.to_string_lossy());
+    assert!(
+        err.contains("cannot allocate 1073741824 bytes of memory for block 1 of variable \"v\""),
+        "{err}"
+    );
+    let (code, out, err) = run(
+        &[
+            OsStr::new("slice"),
+            big.as_os_str(),
+            OsStr::new("v"),
+            OsStr::new("--start"),
+            OsStr::new(&ONE_VALUE.to_string()),
+            OsStr::new("--count"),
+            OsStr::new("1"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.split_whitespace().collect::<Vec<_>>(),
+        ["v", "=", "0", ";"],
+        "{out}"
+    );
+}
