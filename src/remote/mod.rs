@@ -2024,26 +2024,40 @@ impl io::Read for ObjectStream {
 }
 
 /// A temporary archive in the temporary directory, removed when dropped, and by the signal
-/// handlers of [`crate::cleanup`] (a signal must not leave it behind).
+/// handlers of [`crate::cleanup`] (a signal must not leave it behind). Named as every temporary
+/// file is, `.nc3pack-*.part` (`.nc3pack-upload-XXXXXX.part`), so that what SIGKILL leaves is
+/// found by one `find -name '.nc3pack-*.part'`.
 pub(crate) struct TempArchive {
     pub(crate) path: std::path::PathBuf,
     // Dropped in this order: the file removed, then taken out of the registry.
     _file: tempfile::TempPath,
-    _registered: crate::cleanup::Registered,
+    _registered: Option<crate::cleanup::Registered>,
 }
 
 pub(crate) fn temp_archive() -> Result<TempArchive> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = std::env::temp_dir();
+    // Absolute: the signal handler does not know the working directory of the moment.
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    // Registered before the file is created, so a signal never misses it.
+    let mut registered = None;
     let file = tempfile::Builder::new()
         .prefix(".nc3pack-upload-")
-        .suffix(".nc3z")
-        .tempfile_in(&dir)
+        .suffix(".part")
+        .make_in(&dir, |path| {
+            let r = crate::cleanup::Registered::new(path);
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)?;
+            registered = Some(r);
+            Ok(f)
+        })
         .map_err(crate::error::io_err(&dir, "create a temporary file in"))?
         .into_temp_path();
-    let path = std::path::absolute(&file).unwrap_or_else(|_| file.to_path_buf());
-    let registered = crate::cleanup::Registered::new(&path);
     Ok(TempArchive {
-        path,
+        path: file.to_path_buf(),
         _file: file,
         _registered: registered,
     })

@@ -1298,6 +1298,12 @@ fn s3_pack_interrupted_with_the_server_not_answering_still_dies_by_the_signal() 
 /// `fail_part`, which always gets a 500; AbortMultipartUpload and CompleteMultipartUpload are
 /// recorded. Returns the port and the log of `METHOD query` lines.
 fn failing_s3(fail_part: u32) -> (u16, Arc<Mutex<Vec<String>>>) {
+    fake_s3(fail_part, Duration::ZERO)
+}
+
+/// [`failing_s3`], whose UploadPart answers come `part_delay` late (a slow link: an upload
+/// then stays in flight that long).
+fn fake_s3(fail_part: u32, part_delay: Duration) -> (u16, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -1348,6 +1354,10 @@ fn failing_s3(fail_part: u32) -> (u16, Arc<Mutex<Vec<String>>>) {
                              <UploadId>U</UploadId></InitiateMultipartUploadResult>"
                                 .to_string(),
                         ),
+                        ("PUT", Some(_)) if !part_delay.is_zero() => {
+                            std::thread::sleep(part_delay);
+                            ("200 OK", "ETag: \"e\"\r\n".to_string(), String::new())
+                        }
                         ("PUT", Some(n)) if n == fail_part => (
                             "500 Internal Server Error",
                             String::new(),
@@ -1418,6 +1428,76 @@ fn s3_pack_failing_mid_upload_aborts_it_with_one_error_line() {
         "completed: {log:?}"
     );
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+/// Every temporary file is named `.nc3pack-*.part`, the name the README's `find` recipe
+/// looks for: SIGKILL during an upload (which nothing can clean up after) leaves only such
+/// names in `TMPDIR`, and SIGTERM leaves nothing.
+#[test]
+fn s3_pack_killed_mid_upload_leaves_only_part_named_temporaries() {
+    use std::os::unix::process::ExitStatusExt;
+    let work = tempfile::tempdir().unwrap();
+    let big = work.path().join("big.nc");
+    // 20 MB of noise stored raw: three parts, each answered 20 s late.
+    std::fs::write(&big, noise_nc(20_000_000)).unwrap();
+    let (port, log) = fake_s3(0, Duration::from_secs(20));
+    for sig in [libc::SIGKILL, libc::SIGTERM] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = Command::new(BIN);
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("AWS_") || k == "NC3PACK_ANON" {
+                c.env_remove(k);
+            }
+        }
+        let mut child = c
+            .env("AWS_ACCESS_KEY_ID", KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_REGION", "us-east-1")
+            .env("TMPDIR", tmp.path())
+            .args(["pack", "-q", "--codec", "none"])
+            .arg(&big)
+            .arg(format!("s3://{BUCKET}/big{sig}.nc3z"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let before = log.lock().unwrap().len();
+        // Up to 60 s for the first part to be on its way.
+        let mut uploading = false;
+        for _ in 0..6000 {
+            if log.lock().unwrap()[before..]
+                .iter()
+                .any(|l| l.starts_with("PUT partNumber="))
+            {
+                uploading = true;
+                break;
+            }
+            assert!(child.try_wait().unwrap().is_none(), "nc3pack ended early");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(uploading, "no part was sent within 60 s");
+        // SAFETY: a plain kill(2) of the process this test started.
+        unsafe { assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0) };
+        let status = wait_bounded(&mut child);
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        let left: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        if sig == libc::SIGKILL {
+            assert!(!left.is_empty(), "SIGKILL left no temporary archive");
+            for name in &left {
+                assert!(
+                    name.starts_with(".nc3pack-") && name.ends_with(".part"),
+                    "a temporary file not named .nc3pack-*.part: {name}"
+                );
+            }
+        } else {
+            assert!(left.is_empty(), "temporary files left: {left:?}");
+        }
+    }
 }
 
 /// A CDF-1 file of one NC_BYTE variable of `n` bytes of noise (stored raw when packed with
