@@ -630,6 +630,19 @@ pub enum RemoteError {
         /// Requests sent: the first and its retries.
         tries: usize,
     },
+    /// The object is not the one that was opened: its ETag (or, from a server that sends
+    /// none, its length) differs. Reading on would mix two versions of it.
+    ///
+    /// ```
+    /// use nc3pack::error::RemoteError;
+    /// let e = RemoteError::Changed { what: "ETag \"a\" when opened, now \"b\"".into() };
+    /// assert!(e.to_string().starts_with("object changed since it was opened"));
+    /// ```
+    #[error("object changed since it was opened ({what}); open it again to read the new one")]
+    Changed {
+        /// What differs.
+        what: String,
+    },
     /// A request failed after its retries (timeout, connection failure, ...).
     #[error("request failed: {why}")]
     Request {
@@ -641,14 +654,25 @@ pub enum RemoteError {
     NotBuilt,
 }
 
-/// Attaches a path and operation to an I/O error.
+/// Attaches a path and operation to an I/O error. An error of reading a remote object (a
+/// [`RemoteError`] carried by the I/O error) becomes [`Error::Remote`] naming the path (its
+/// URL).
 pub(crate) fn io_err<'a>(
     path: &'a std::path::Path,
     op: &'static str,
 ) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        op,
-        source,
+    move |source| match source
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<RemoteError>())
+    {
+        Some(remote) => Error::Remote {
+            url: path.to_string_lossy().into_owned(),
+            source: remote.clone(),
+        },
+        None => Error::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        },
     }
 }

@@ -512,6 +512,10 @@ fn classify(e: &object_store::Error) -> RemoteError {
     let code = s3_code(&chain).map(str::to_string);
     match e {
         E::NotFound { .. } => RemoteError::NotFound,
+        // 412: the `If-Match` sent (the ETag at open) no longer matches.
+        E::Precondition { .. } => RemoteError::Changed {
+            what: "the server says its ETag no longer matches the one when opened".into(),
+        },
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => RemoteError::AccessDenied {
             code: code.unwrap_or_else(|| "AccessDenied".into()),
         },
@@ -595,6 +599,12 @@ pub struct RemoteReader {
 struct Fetcher {
     store: Arc<dyn ObjectStore>,
     location: StorePath,
+    /// The object's ETag when it was opened, sent with every range request (`If-Match`) and
+    /// compared with every answer's: a replaced object is an error, not other bytes.
+    etag: Option<String>,
+    /// The object's length when it was opened, compared with every answer's (the only sign of
+    /// a replaced object from a server that sends no ETag).
+    size: u64,
     stats: Arc<RequestStats>,
     staged: Mutex<Staged>,
     /// Signalled when a range is staged or a fetch ends.
@@ -615,7 +625,7 @@ struct Staged {
     /// Bytes of the spans being fetched that have not arrived yet.
     in_flight: u64,
     /// Spans whose fetch failed, with the error: a read inside one reports it (once).
-    failed: Vec<(Range<u64>, String)>,
+    failed: Vec<(Range<u64>, RemoteError)>,
     /// The span of the last plan, to tell a sequential reader (each plan starting where the
     /// last one ended) and read ahead for it.
     last: Option<Range<u64>>,
@@ -630,7 +640,7 @@ enum Cover {
     /// Some are planned and not requested yet: the window starting at this planned range.
     Launch(u64),
     /// Some lie in a span whose fetch failed: the error.
-    Failed(String),
+    Failed(RemoteError),
     /// Some are neither staged, nor on their way, nor planned.
     Missing,
 }
@@ -674,27 +684,31 @@ impl RemoteReader {
             source,
         };
         let stats = Arc::new(RequestStats::default());
-        let get = |range: GetRange| {
+        // A range request (with `If-Match: etag` when given); its answer's range, the object's
+        // length and ETag, and the body, which must hold the range's bytes.
+        let get = |range: GetRange, etag: Option<String>| {
             let (store, location, stats) = (Arc::clone(&store), location.clone(), &stats);
             stats.requests.fetch_add(1, Ordering::Relaxed);
             async move {
                 let opts = GetOptions {
                     range: Some(range),
+                    if_match: etag,
                     ..GetOptions::default()
                 };
                 let r = store.get_opts(&location, opts).await?;
-                let (range, size) = (r.range.clone(), r.meta.size);
+                let (range, size, etag) = (r.range.clone(), r.meta.size, r.meta.e_tag.clone());
                 let bytes = r.bytes().await?;
-                Ok::<_, object_store::Error>((range, size, bytes))
+                Ok::<_, object_store::Error>((range, size, etag, bytes))
             }
         };
-        let front = get(GetRange::Bounded(0..FRONT_BYTES));
-        let tail = get(GetRange::Suffix(TAIL_BYTES));
+        let front = get(GetRange::Bounded(0..FRONT_BYTES), None);
+        let tail = get(GetRange::Suffix(TAIL_BYTES), None);
         let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
-        type Got = std::result::Result<(Range<u64>, u64, Bytes), object_store::Error>;
+        type Got =
+            std::result::Result<(Range<u64>, u64, Option<String>, Bytes), object_store::Error>;
         // Whether one answer is all there is to know: the whole object, or an empty one.
         let enough = |r: &Got| match r {
-            Ok((range, n, bytes)) => range.start == 0 && bytes.len() as u64 == *n,
+            Ok((range, n, _, bytes)) => range.start == 0 && bytes.len() as u64 == *n,
             Err(e) => is_range_not_satisfiable(e),
         };
         let (f, t): (Option<Got>, Option<Got>) = rt.block_on(async {
@@ -705,14 +719,14 @@ impl RemoteReader {
                 // some servers (s3s-fs 0.14) answer such a suffix range with 500 (retried, then
                 // failed) where S3 gives the whole object. The rest by offsets too; whichever
                 // answers first.
-                Either::Left((Ok((range, n, bytes)), tail)) if n <= TAIL_BYTES => {
-                    let rest = get(GetRange::Bounded(range.end.min(n)..n));
+                Either::Left((Ok((range, n, etag, bytes)), tail)) if n <= TAIL_BYTES => {
+                    let rest = get(GetRange::Bounded(range.end.min(n)..n), etag.clone());
                     let t = match select(tail, Box::pin(rest)).await {
                         Either::Left((Ok(t), _)) | Either::Right((Ok(t), _)) => Ok(t),
                         Either::Left((Err(_), rest)) => rest.await,
                         Either::Right((Err(_), tail)) => tail.await,
                     };
-                    (Some(Ok((range, n, bytes))), Some(t))
+                    (Some(Ok((range, n, etag, bytes))), Some(t))
                 }
                 Either::Left((f, tail)) => (Some(f), Some(tail.await)),
                 Either::Right((t, _)) if enough(&t) => (None, Some(t)),
@@ -721,12 +735,19 @@ impl RemoteReader {
         });
         let mut pinned = Vec::new();
         let mut size = 0;
+        // The ETag and length of the first answer; every other answer must state the same.
+        let mut first: Option<(Option<String>, u64)> = None;
         let mut tail_failed = None;
         for (is_tail, r) in [(false, f), (true, t)] {
             match r {
                 None => {}
-                Some(Ok((range, n, bytes))) => {
+                Some(Ok((range, n, etag, bytes))) => {
                     stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    if let Some((e0, n0)) = &first {
+                        same_object(e0.as_ref(), *n0, etag.as_ref(), n).map_err(err)?;
+                    } else {
+                        first = Some((etag, n));
+                    }
                     size = n;
                     if bytes.len() as u64 == range.end - range.start {
                         pinned.push((range.start, bytes));
@@ -749,9 +770,14 @@ impl RemoteReader {
             // shortening it): the tail by offsets, now that the size is known.
             let from = size.saturating_sub(TAIL_BYTES).max(front.len() as u64);
             if from < size {
-                let got = rt.block_on(get(GetRange::Bounded(from..size)));
-                match got {
-                    Ok((range, _, bytes)) if bytes.len() as u64 == range.end - range.start => {
+                let etag = first.as_ref().and_then(|f| f.0.clone());
+                match rt.block_on(get(GetRange::Bounded(from..size), etag)) {
+                    Ok((range, n, etag, bytes))
+                        if bytes.len() as u64 == range.end - range.start =>
+                    {
+                        if let Some((e0, n0)) = &first {
+                            same_object(e0.as_ref(), *n0, etag.as_ref(), n).map_err(err)?;
+                        }
                         stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                         pinned.push((range.start, bytes));
                     }
@@ -767,6 +793,8 @@ impl RemoteReader {
             fetcher: Arc::new(Fetcher {
                 store,
                 location,
+                etag: first.and_then(|f| f.0),
+                size,
                 stats,
                 staged: Mutex::new(Staged::default()),
                 arrived: Condvar::new(),
@@ -791,13 +819,42 @@ impl Fetcher {
         self.staged.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The options of a range request for `range` of the object as it was opened.
+    fn range_options(&self, range: Range<u64>) -> GetOptions {
+        GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: self.etag.clone(),
+            ..GetOptions::default()
+        }
+    }
+
+    /// Checks that an answer is from the object as it was opened (its ETag and length).
+    fn check_answer(
+        &self,
+        meta: &object_store::ObjectMeta,
+    ) -> std::result::Result<(), RemoteError> {
+        same_object(
+            self.etag.as_ref(),
+            self.size,
+            meta.e_tag.as_ref(),
+            meta.size,
+        )
+    }
+
     /// Fetches `range` with one request, now (a read that nothing planned).
     fn fetch(&self, range: Range<u64>) -> io::Result<Bytes> {
         let rt = runtime()?;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
-        let got = rt
-            .block_on(self.store.get_range(&self.location, range.clone()))
-            .map_err(|e| io::Error::other(classify(&e).to_string()))?;
+        let got = rt.block_on(async {
+            let r = self
+                .store
+                .get_opts(&self.location, self.range_options(range.clone()))
+                .await
+                .map_err(|e| classify(&e))?;
+            self.check_answer(&r.meta)?;
+            r.bytes().await.map_err(|e| classify(&e))
+        });
+        let got = got.map_err(io::Error::other)?;
         self.stats
             .bytes
             .fetch_add(got.len() as u64, Ordering::Relaxed);
@@ -918,23 +975,23 @@ impl Fetcher {
         self: &Arc<Self>,
         span: &Range<u64>,
         parts: &[Range<u64>],
-    ) -> (u64, Option<(u64, String)>) {
+    ) -> (u64, Option<(u64, RemoteError)>) {
         use bytes::Buf;
         use futures_util::StreamExt;
-        let opts = GetOptions {
-            range: Some(GetRange::Bounded(span.clone())),
-            ..GetOptions::default()
-        };
+        let opts = self.range_options(span.clone());
         let got = match self.store.get_opts(&self.location, opts).await {
             Ok(got) => got,
-            Err(e) => return (span.start, Some((span.start, classify(&e).to_string()))),
+            Err(e) => return (span.start, Some((span.start, classify(&e)))),
         };
+        if let Err(e) = self.check_answer(&got.meta) {
+            return (span.start, Some((span.start, e)));
+        }
         if got.range != *span {
             let why = format!(
                 "asked for bytes {}..{}, the server answered with {}..{}",
                 span.start, span.end, got.range.start, got.range.end
             );
-            return (span.start, Some((span.start, why)));
+            return (span.start, Some((span.start, RemoteError::Request { why })));
         }
         let mut body = got.into_stream();
         let (mut pos, mut i) = (span.start, 0usize);
@@ -945,7 +1002,7 @@ impl Fetcher {
                 Ok(p) => p,
                 Err(e) => {
                     let from = parts.get(i).map_or(pos, |p| p.start);
-                    return (pos, Some((from, classify(&e).to_string())));
+                    return (pos, Some((from, classify(&e))));
                 }
             };
             let n = piece.len() as u64;
@@ -1000,7 +1057,7 @@ impl Fetcher {
         match parts.get(i) {
             Some(p) => {
                 let why = format!("the answer ended at byte {pos}, before byte {}", span.end);
-                (pos, Some((p.start, why)))
+                (pos, Some((p.start, RemoteError::Request { why })))
             }
             None => (pos.max(span.end), None),
         }
@@ -1084,6 +1141,29 @@ impl Fetcher {
     }
 }
 
+/// Checks that an answer stating ETag `etag` and length `size` is from the object opened with
+/// `etag0` and `size0`: the ETags compared when both are known, the lengths always.
+fn same_object(
+    etag0: Option<&String>,
+    size0: u64,
+    etag: Option<&String>,
+    size: u64,
+) -> std::result::Result<(), RemoteError> {
+    if let (Some(a), Some(b)) = (etag0, etag) {
+        if a != b {
+            return Err(RemoteError::Changed {
+                what: format!("ETag {a} when opened, now {b}"),
+            });
+        }
+    }
+    if size0 != size {
+        return Err(RemoteError::Changed {
+            what: format!("{size0} bytes when opened, now {size}"),
+        });
+    }
+    Ok(())
+}
+
 /// Whether the server answered 416 (Range Not Satisfiable: the object is empty), by the
 /// status in the error (not any "416" in its text: a duration or a port may hold those digits)
 /// or S3's `InvalidRange` code.
@@ -1132,7 +1212,7 @@ impl ReadAt for RemoteReader {
                         break;
                     }
                 }
-                Cover::Failed(why) => return Err(io::Error::other(why)),
+                Cover::Failed(e) => return Err(io::Error::other(e)),
                 Cover::Missing => break,
             }
         }

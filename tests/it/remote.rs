@@ -506,10 +506,13 @@ fn s3_reads_cost_the_stated_requests() {
 }
 
 /// A small HTTP/1.1 server for tests: GET and HEAD of the files it holds, honouring single
-/// `Range` headers (`a-b`, `a-`, `-n`) with 206; counts the requests it answers.
+/// `Range` headers (`a-b`, `a-`, `-n`) with 206, and, unless `no_etags` is called, sending an
+/// ETag (a hash of the content) and answering a GET whose `If-Match` does not name it with 412;
+/// counts the requests it answers.
 struct HttpServer {
     port: u16,
     requests: Arc<AtomicU64>,
+    versions: Arc<Versions>,
     /// How many of the next requests get a 503 (a transient failure) instead of an answer.
     fail_next: Arc<AtomicU64>,
     /// Bytes of a body sent before the rest is held back (until this is set to `u64::MAX`,
@@ -547,9 +550,27 @@ fn parse_range(h: &str, len: u64) -> Option<(u64, u64)> {
     (start < end).then_some((start, end))
 }
 
+/// The files of an [`HttpServer`], which a test may replace while it runs.
+struct Versions {
+    files: Mutex<HashMap<String, Vec<u8>>>,
+    /// Whether answers carry an ETag (and `If-Match` is honoured).
+    etags: AtomicBool,
+    /// A replacement made just before the request of this number is answered: (number, name,
+    /// new content).
+    swap: Mutex<Option<(u64, String, Vec<u8>)>>,
+}
+
+/// The ETag of `body`: a hash of its bytes, quoted.
+fn etag_of(body: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut h);
+    format!("\"{:016x}\"", h.finish())
+}
+
 fn serve(
     mut s: TcpStream,
-    files: &HashMap<String, Vec<u8>>,
+    versions: &Versions,
     requests: &AtomicU64,
     fail_next: &AtomicU64,
     hold_after: &AtomicU64,
@@ -562,7 +583,7 @@ fn serve(
         if r.read_line(&mut line).unwrap_or(0) == 0 {
             return;
         }
-        let mut range = None;
+        let (mut range, mut if_match) = (None, None);
         for _ in 0..100 {
             let mut h = String::new();
             if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
@@ -572,20 +593,41 @@ fn serve(
                 if k.eq_ignore_ascii_case("range") {
                     range = Some(v.trim().to_string());
                 }
+                if k.eq_ignore_ascii_case("if-match") {
+                    if_match = Some(v.trim().to_string());
+                }
             }
         }
-        requests.fetch_add(1, Ordering::SeqCst);
+        let number = requests.fetch_add(1, Ordering::SeqCst) + 1;
         let mut parts = line.split_whitespace();
         let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let head = method == "HEAD";
         let fail = fail_next
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
-        let reply = match files.get(path.trim_start_matches('/')) {
+        let body = {
+            let mut files = versions.files.lock().unwrap();
+            let mut swap = versions.swap.lock().unwrap();
+            if swap.as_ref().is_some_and(|(at, _, _)| number >= *at) {
+                let (_, name, bytes) = swap.take().unwrap();
+                files.insert(name, bytes);
+            }
+            files.get(path.trim_start_matches('/')).cloned()
+        };
+        let etags = versions.etags.load(Ordering::SeqCst);
+        let etag = match (&body, etags) {
+            (Some(b), true) => format!("ETag: {}\r\n", etag_of(b)),
+            _ => String::new(),
+        };
+        let stale = etags && if_match.is_some() && body.as_deref().map(etag_of) != if_match;
+        let reply = match body.as_ref() {
             _ if fail => "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
                 .as_bytes()
                 .to_vec(),
             None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                .as_bytes()
+                .to_vec(),
+            Some(_) if stale => "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n"
                 .as_bytes()
                 .to_vec(),
             Some(body) => {
@@ -600,7 +642,7 @@ fn serve(
                         let held = hold_after.load(Ordering::SeqCst);
                         let top = format!(
                             "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{}/{len}\r\n\
-                             Content-Length: {}\r\n\r\n",
+                             {etag}Content-Length: {}\r\n\r\n",
                             b - 1,
                             b - a
                         );
@@ -623,7 +665,7 @@ fn serve(
                     Some(Some((a, b))) => {
                         let mut v = format!(
                             "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{}/{len}\r\n\
-                             Content-Length: {}\r\n\r\n",
+                             {etag}Content-Length: {}\r\n\r\n",
                             b - 1,
                             b - a
                         )
@@ -634,8 +676,9 @@ fn serve(
                         v
                     }
                     None => {
-                        let mut v = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n")
-                            .into_bytes();
+                        let mut v =
+                            format!("HTTP/1.1 200 OK\r\n{etag}Content-Length: {len}\r\n\r\n")
+                                .into_bytes();
                         if !head {
                             v.extend_from_slice(body);
                         }
@@ -658,13 +701,18 @@ impl HttpServer {
         let fail_next = Arc::new(AtomicU64::new(0));
         let hold_after = Arc::new(AtomicU64::new(u64::MAX));
         let stop = Arc::new(AtomicBool::new(false));
+        let versions = Arc::new(Versions {
+            files: Mutex::new(files),
+            etags: AtomicBool::new(true),
+            swap: Mutex::new(None),
+        });
         let (rq, st, fl, ho) = (
             Arc::clone(&requests),
             Arc::clone(&stop),
             Arc::clone(&fail_next),
             Arc::clone(&hold_after),
         );
-        let files = Arc::new(files);
+        let files = Arc::clone(&versions);
         let thread = std::thread::spawn(move || {
             let conns = Mutex::new(Vec::new());
             for s in listener.incoming() {
@@ -687,6 +735,7 @@ impl HttpServer {
         HttpServer {
             port,
             requests,
+            versions,
             fail_next,
             hold_after,
             stop,
@@ -696,6 +745,26 @@ impl HttpServer {
 
     fn url(&self, name: &str) -> String {
         format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Replaces the file `name` now.
+    fn replace(&self, name: &str, bytes: Vec<u8>) {
+        self.versions
+            .files
+            .lock()
+            .unwrap()
+            .insert(name.to_string(), bytes);
+    }
+
+    /// Replaces the file `name` just before the `n`th request from now is answered.
+    fn replace_at_request(&self, n: u64, name: &str, bytes: Vec<u8>) {
+        let at = self.requests.load(Ordering::SeqCst) + n;
+        *self.versions.swap.lock().unwrap() = Some((at, name.to_string(), bytes));
+    }
+
+    /// Answers without ETags from now on (and ignores `If-Match`), as some servers do.
+    fn no_etags(&self) {
+        self.versions.etags.store(false, Ordering::SeqCst);
     }
 }
 
@@ -2395,4 +2464,85 @@ fn s3_batch_skips_a_quantized_object_whose_line_was_lost() {
     for key in crate::util::LOSSY_LINE_KEYS {
         assert_eq!(line[key], first[key], "{key}");
     }
+}
+
+/// A remote archive is read as the version that was opened: replaced after opening, a read of
+/// a block not read yet fails with "object changed since it was opened" naming the URL (in the
+/// library a typed error, on the command line one line and exit 1), never the new object's
+/// bytes read through the old index. Without ETags, an answer stating another length is the
+/// sign.
+#[test]
+fn http_object_replaced_after_open_is_an_error_not_other_bytes() {
+    use nc3pack::error::RemoteError;
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let bytes = std::fs::read(&z).unwrap();
+    // The same length, one byte of a block's payload changed: only its ETag tells.
+    let mut same_len = bytes.clone();
+    let mid = same_len.len() / 2;
+    same_len[mid] ^= 0x5a;
+    let server = HttpServer::start(HashMap::from([("sst.nc3z".to_string(), bytes.clone())]));
+    let url = server.url("sst.nc3z");
+    let changed = |e: &nc3pack::Error| matches!(e, nc3pack::Error::Remote { url: u, source: RemoteError::Changed { .. } } if *u == url);
+    let a = Archive::open_url(&url, &RemoteOptions::default()).unwrap();
+    server.replace("sst.nc3z", same_len.clone());
+    let slab = a.slab("sst", None, None, None).unwrap();
+    let err = a.read::<f32>("sst", &slab).unwrap_err();
+    assert!(changed(&err), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{url}: object changed since it was opened")),
+        "{err}"
+    );
+    // The command line: replaced between opening (two requests) and the first block's read.
+    server.replace("sst.nc3z", bytes.clone());
+    server.replace_at_request(3, "sst.nc3z", same_len);
+    let one = [
+        "slice", &url, "sst", "--start", "7,90,180", "--count", "1,1,1",
+    ];
+    let (code, _, err) = output(Command::new(BIN).env_remove("NC3PACK_ANON").args(one));
+    assert_error(code, &err, &url, "object changed since it was opened");
+    // A server without ETags: another archive of another length in its place.
+    server.no_etags();
+    server.replace("sst.nc3z", bytes.clone());
+    std::fs::create_dir(work.path().join("other")).unwrap();
+    let other = pack("gridded_sst.nc", &work.path().join("other"), "1MiB");
+    let other = std::fs::read(other).unwrap();
+    assert_ne!(other.len(), bytes.len());
+    let a = Archive::open_url(&url, &RemoteOptions::default()).unwrap();
+    server.replace("sst.nc3z", other);
+    let err = a.read::<f32>("sst", &slab).unwrap_err();
+    assert!(changed(&err), "{err:?}");
+    // Unchanged, it reads as the local file does.
+    server.replace("sst.nc3z", bytes);
+    let a = Archive::open_url(&url, &RemoteOptions::default()).unwrap();
+    let local = Archive::open(&z).unwrap();
+    let v: Vec<f32> = a.read("sst", &slab).unwrap();
+    let w: Vec<f32> = local.read("sst", &slab).unwrap();
+    assert!(v
+        .iter()
+        .map(|x| x.to_bits())
+        .eq(w.iter().map(|x| x.to_bits())));
+}
+
+/// The object of an archive on the S3 server replaced after opening: a read of a block not
+/// read yet fails, naming the URL.
+#[test]
+fn s3_object_replaced_after_open_is_an_error() {
+    use nc3pack::error::RemoteError;
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let mut bytes = std::fs::read(&z).unwrap();
+    let url = s3.put("sst.nc3z", &bytes);
+    let a = Archive::open_url(&url, &s3.options()).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    s3.put("sst.nc3z", &bytes);
+    let slab = a.slab("sst", None, None, None).unwrap();
+    let err = a.read::<f32>("sst", &slab).unwrap_err();
+    assert!(
+        matches!(&err, nc3pack::Error::Remote { url: u, source: RemoteError::Changed { .. } } if *u == url),
+        "{err:?}"
+    );
 }
