@@ -106,10 +106,12 @@ pub struct RemoteOptions {
     allow_http: Option<bool>,
     max_retries: usize,
     retry_timeout: Duration,
+    timeout: Duration,
 }
 
 impl Default for RemoteOptions {
-    /// Nothing from the environment, signed requests, 5 retries within 60 s.
+    /// Nothing from the environment, signed requests, 5 retries within 60 s, a request timing
+    /// out after 120 s.
     fn default() -> Self {
         RemoteOptions {
             from_env: false,
@@ -122,6 +124,7 @@ impl Default for RemoteOptions {
             allow_http: None,
             max_retries: 5,
             retry_timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(120),
         }
     }
 }
@@ -192,6 +195,20 @@ impl RemoteOptions {
     pub fn with_retries(mut self, max_retries: usize, timeout: Duration) -> Self {
         self.max_retries = max_retries;
         self.retry_timeout = timeout;
+        self
+    }
+
+    /// How long a request waits for its answer, and then for each next piece of the answer's
+    /// body, before it times out (120 s by default): a timeout is a transient failure, retried
+    /// as [`RemoteOptions::with_retries`] allows.
+    ///
+    /// ```
+    /// let o = nc3pack::remote::RemoteOptions::default()
+    ///     .with_timeout(std::time::Duration::from_secs(20));
+    /// # let _ = o;
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -373,9 +390,12 @@ fn store_for(
     install_crypto();
     let invalid = |why: &str| RemoteError::InvalidUrl { why: why.into() };
     let retry = retry_config(opts);
+    // A timeout is waiting this long for an answer, or then for its body's next bytes (not
+    // the time of the whole request: a large object streams for as long as it takes).
     let client = ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(10))
-        .with_timeout(Duration::from_secs(120));
+        .with_read_timeout(opts.timeout)
+        .with_timeout_disabled();
     let lower = url.to_ascii_lowercase();
     if url.contains('?') || url.contains('#') {
         return Err(invalid(
@@ -470,7 +490,12 @@ fn s3_store(
         .with_bucket_name(bucket)
         .with_retry(retry)
         .with_config(K::Client(C::ConnectTimeout), "10s")
-        .with_config(K::Client(C::Timeout), "120s")
+        .with_config(
+            K::Client(C::ReadTimeout),
+            format!("{}ms", opts.timeout.as_millis()),
+        )
+        // No bound on a whole request (the read timeout finds a stalled one): a day.
+        .with_config(K::Client(C::Timeout), "86400s")
         .build()
         .map_err(|e| RemoteError::Config {
             why: one_line(&e.to_string()),
@@ -511,6 +536,15 @@ fn classify(e: &object_store::Error) -> RemoteError {
     }
     let code = s3_code(&chain).map(str::to_string);
     match e {
+        // Found wrong by nc3pack itself (an answer's body, say).
+        E::Generic { source, .. } if source.is::<RemoteError>() => source
+            .downcast_ref::<RemoteError>()
+            .cloned()
+            .unwrap_or(RemoteError::Request {
+                why: one_line(&text),
+            }),
+        // A 404 for a missing bucket says so in its body.
+        _ if code.as_deref() == Some("NoSuchBucket") => RemoteError::NoSuchBucket,
         E::NotFound { .. } => RemoteError::NotFound,
         // 412: the `If-Match` sent (the ETag at open) no longer matches.
         E::Precondition { .. } => RemoteError::Changed {
@@ -520,8 +554,6 @@ fn classify(e: &object_store::Error) -> RemoteError {
             code: code.unwrap_or_else(|| "AccessDenied".into()),
         },
         E::NotSupported { .. } => RemoteError::NoRanges,
-        // Answers that come as generic errors (a listing's, for one).
-        _ if code.as_deref() == Some("NoSuchBucket") => RemoteError::NoSuchBucket,
         _ if matches!(
             code.as_deref(),
             Some("AccessDenied" | "SignatureDoesNotMatch" | "InvalidAccessKeyId")
@@ -531,19 +563,24 @@ fn classify(e: &object_store::Error) -> RemoteError {
                 code: code.unwrap_or_default(),
             }
         }
-        _ => request_failure(&text, code),
+        _ => request_failure(&text, code, chain.contains("timed out")),
     }
 }
 
 /// A request that failed after its retries, from `object_store`'s message (`... Error
 /// performing GET URL in 1.2s, after 5 retries, max_retries: 5, retry_timeout: 60s - Server
-/// returned non-2xx status code: 503 Service Unavailable: BODY`): the status and the number
-/// of tries, or the cause and the number of tries (the URL is named by the caller).
-fn request_failure(text: &str, code: Option<String>) -> RemoteError {
+/// returned non-2xx status code: 503 Service Unavailable: BODY`): the status, or a timeout, or
+/// the cause; with the number of tries and the time they took (the URL is named by the
+/// caller).
+fn request_failure(text: &str, code: Option<String>, timed_out: bool) -> RemoteError {
     let Some(at) = text.find("Error performing ") else {
-        return RemoteError::Request {
-            why: one_line(text),
+        // A failure while an answer's body arrived.
+        let why = if timed_out {
+            "timed out while the answer arrived".to_string()
+        } else {
+            one_line(text)
         };
+        return RemoteError::Request { why };
     };
     let text = &text[at..];
     let retries = text.find(", after ").and_then(|i| {
@@ -552,6 +589,11 @@ fn request_failure(text: &str, code: Option<String>) -> RemoteError {
         (words.next() == Some("retries,")).then_some(n)
     });
     let tries = retries.unwrap_or(0).saturating_add(1);
+    let millis = text
+        .find(" in ")
+        .and_then(|i| text[i + 4..].split([',', ' ']).next())
+        .and_then(debug_millis)
+        .unwrap_or(0);
     let cause = text.split_once(" - ").map_or(text, |(_, c)| c);
     if let Some(i) = cause.find("status code: ") {
         let rest = &cause[i + 13..];
@@ -560,13 +602,37 @@ fn request_failure(text: &str, code: Option<String>) -> RemoteError {
             status: one_line(status),
             code,
             tries,
+            millis,
         };
+    }
+    if timed_out {
+        return RemoteError::TimedOut { tries, millis };
     }
     let cause = cause.strip_prefix("HTTP error: ").unwrap_or(cause);
     let word = if tries == 1 { "try" } else { "tries" };
     RemoteError::Request {
-        why: format!("{}, after {tries} {word}", one_line(cause)),
+        why: format!(
+            "{}, after {tries} {word} in {:.1} s",
+            one_line(cause),
+            millis as f64 / 1000.0
+        ),
     }
+}
+
+/// Milliseconds of a duration as `Duration`'s `Debug` writes it (`1.416s`, `659.2ms`,
+/// `12µs`), rounded down.
+fn debug_millis(s: &str) -> Option<u64> {
+    let (number, per_ms) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("µs") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix("ns") {
+        (n, 1e-6)
+    } else {
+        (s.strip_suffix('s')?, 1e3)
+    };
+    let v = number.parse::<f64>().ok()? * per_ms;
+    (v.is_finite() && v >= 0.0).then_some(v as u64)
 }
 
 /// A remote object read by byte ranges: an `s3://` or `http(s)://` URL.
@@ -697,7 +763,7 @@ impl RemoteReader {
                 };
                 let r = store.get_opts(&location, opts).await?;
                 let (range, size, etag) = (r.range.clone(), r.meta.size, r.meta.e_tag.clone());
-                let bytes = r.bytes().await?;
+                let bytes = range_body(r).await?;
                 Ok::<_, object_store::Error>((range, size, etag, bytes))
             }
         };
@@ -749,9 +815,7 @@ impl RemoteReader {
                         first = Some((etag, n));
                     }
                     size = n;
-                    if bytes.len() as u64 == range.end - range.start {
-                        pinned.push((range.start, bytes));
-                    }
+                    pinned.push((range.start, bytes));
                 }
                 // An empty object has no range to answer with: opening it says what it is.
                 Some(Err(e)) if is_range_not_satisfiable(&e) => {
@@ -772,17 +836,14 @@ impl RemoteReader {
             if from < size {
                 let etag = first.as_ref().and_then(|f| f.0.clone());
                 match rt.block_on(get(GetRange::Bounded(from..size), etag)) {
-                    Ok((range, n, etag, bytes))
-                        if bytes.len() as u64 == range.end - range.start =>
-                    {
+                    Ok((range, n, etag, bytes)) => {
                         if let Some((e0, n0)) = &first {
                             same_object(e0.as_ref(), *n0, etag.as_ref(), n).map_err(err)?;
                         }
                         stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                         pinned.push((range.start, bytes));
                     }
-                    Ok(_) => return Err(err(classify(&e))),
-                    Err(e) => return Err(err(classify(&e))),
+                    Err(_) => return Err(err(classify(&e))),
                 }
             }
         }
@@ -848,19 +909,16 @@ impl Fetcher {
         let got = rt.block_on(async {
             let r = self
                 .store
-                .get_opts(&self.location, self.range_options(range.clone()))
+                .get_opts(&self.location, self.range_options(range))
                 .await
                 .map_err(|e| classify(&e))?;
             self.check_answer(&r.meta)?;
-            r.bytes().await.map_err(|e| classify(&e))
+            range_body(r).await.map_err(|e| classify(&e))
         });
         let got = got.map_err(io::Error::other)?;
         self.stats
             .bytes
             .fetch_add(got.len() as u64, Ordering::Relaxed);
-        if got.len() as u64 != range.end - range.start {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
         Ok(got)
     }
 
@@ -1162,6 +1220,50 @@ fn same_object(
         });
     }
     Ok(())
+}
+
+/// The body of the answer `r` to a range request: exactly the bytes of its range. A body that
+/// goes on past them is an error as soon as that is seen (the rest is not read, nor held),
+/// one that ends before them too.
+async fn range_body(r: object_store::GetResult) -> object_store::Result<Bytes> {
+    use futures_util::StreamExt;
+    let range = r.range.clone();
+    let asked = range.end - range.start;
+    let fail = |e: RemoteError| object_store::Error::Generic {
+        store: "nc3pack",
+        source: Box::new(e),
+    };
+    let mut body = r.into_stream();
+    let mut pieces: Vec<Bytes> = Vec::new();
+    let mut got = 0u64;
+    // Bounded: each turn receives a piece, and the pieces stop at the range's length.
+    while let Some(piece) = body.next().await {
+        let piece = piece?;
+        got += piece.len() as u64;
+        if got > asked {
+            return Err(fail(RemoteError::BodyTooLong {
+                start: range.start,
+                asked,
+            }));
+        }
+        pieces.push(piece);
+    }
+    if got < asked {
+        return Err(fail(RemoteError::Request {
+            why: format!(
+                "the answer ended after {got} of the {asked} bytes asked at byte {}",
+                range.start
+            ),
+        }));
+    }
+    if pieces.len() == 1 {
+        return Ok(pieces.swap_remove(0));
+    }
+    let mut all = bytes::BytesMut::with_capacity(asked as usize);
+    for p in pieces {
+        all.extend_from_slice(&p);
+    }
+    Ok(all.freeze())
 }
 
 /// Whether the server answered 416 (Range Not Satisfiable: the object is empty), by the
@@ -2094,7 +2196,7 @@ impl io::Read for ObjectStream {
             match runtime()?.block_on(body.next()) {
                 None => return Ok(0),
                 Some(Ok(b)) => *piece = b,
-                Some(Err(e)) => return Err(io::Error::other(classify(&e).to_string())),
+                Some(Err(e)) => return Err(io::Error::other(classify(&e))),
             }
         }
         let n = buf.len().min(piece.len());
@@ -2163,7 +2265,7 @@ mod tests {
         );
         assert_eq!(
             classify(&e).to_string(),
-            "server error 503 Service Unavailable (SlowDown), after 6 tries"
+            "server error 503 Service Unavailable (SlowDown), after 6 tries in 1.4 s"
         );
         let e = generic(
             "Error performing GET http://h/x in 3ms - Server returned non-2xx status code: \
@@ -2171,7 +2273,7 @@ mod tests {
         );
         assert_eq!(
             classify(&e).to_string(),
-            "server error 500 Internal Server Error, after 1 try"
+            "server error 500 Internal Server Error, after 1 try in 0.0 s"
         );
         let e = generic(
             "Error performing GET http://h/x in 659ms, after 5 retries, max_retries: 5, \
@@ -2179,13 +2281,36 @@ mod tests {
         );
         assert_eq!(
             classify(&e).to_string(),
-            "request failed: error sending request, after 6 tries"
+            "request failed: error sending request, after 6 tries in 0.7 s"
         );
         // Anything else as it was said, on one line.
         assert_eq!(
             classify(&generic("bad\n  thing")).to_string(),
             "request failed: Generic HTTP error: bad thing"
         );
+    }
+
+    #[test]
+    fn a_timeout_says_the_tries_and_the_time_and_a_missing_bucket_is_not_a_missing_object() {
+        let e = generic(
+            "Error performing GET http://h/x in 120.004s - HTTP error: error sending request: \
+             operation timed out",
+        );
+        assert_eq!(
+            classify(&e).to_string(),
+            "request failed: timed out, after 1 try in 120.0 s"
+        );
+        let e = object_store::Error::NotFound {
+            path: "k".into(),
+            source: "Server returned non-2xx status code: 404 Not Found: \
+                     <Error><Code>NoSuchBucket</Code></Error>"
+                .into(),
+        };
+        assert_eq!(classify(&e), RemoteError::NoSuchBucket);
+        assert_eq!(debug_millis("659.2ms"), Some(659));
+        assert_eq!(debug_millis("1.416s"), Some(1416));
+        assert_eq!(debug_millis("12µs"), Some(0));
+        assert_eq!(debug_millis("soon"), None);
     }
 
     #[test]

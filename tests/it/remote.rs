@@ -975,11 +975,15 @@ fn transient_5xx_are_retried_and_a_persisting_one_is_one_error_line() {
     assert_error(code, &err, &url, "503");
     let tried = server.requests.load(Ordering::SeqCst) - before;
     assert!((6..=12).contains(&tried), "{tried} requests");
-    // Short: the status and how many tries (the first and 5 retries), not the HTTP client's
-    // retry settings.
-    assert_eq!(
-        err.trim_end(),
-        format!("nc3pack: {url}: server error 503 Service Unavailable, after 6 tries")
+    // Short: the status, how many tries (the first and 5 retries) and how long they took,
+    // not the HTTP client's retry settings.
+    let prefix = format!("nc3pack: {url}: server error 503 Service Unavailable, after 6 tries in ");
+    assert!(
+        err.trim_end()
+            .strip_prefix(&prefix)
+            .and_then(|t| t.strip_suffix(" s"))
+            .is_some_and(|t| t.parse::<f64>().is_ok()),
+        "{err:?}"
     );
     let out = work.path().join("never.nc3z");
     let (code, _, err) = output(cmd().args(["pack", &server.url("sst.nc")]).arg(&out));
@@ -2544,5 +2548,226 @@ fn s3_object_replaced_after_open_is_an_error() {
     assert!(
         matches!(&err, nc3pack::Error::Remote { url: u, source: RemoteError::Changed { .. } } if *u == url),
         "{err:?}"
+    );
+}
+
+/// A server for misbehaving on purpose: each request (its request line and `Range` header, if
+/// any) gets the bytes `answer` gives, or, for None, no answer at all (the connection is held
+/// open, for at most 20 s). Returns the port and the count of requests received.
+fn misbehaving(
+    answer: impl Fn(&str, Option<&str>) -> Option<Vec<u8>> + Send + Sync + 'static,
+) -> (u16, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicU64::new(0));
+    let (answer, n) = (Arc::new(answer), Arc::clone(&count));
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let (answer, n) = (Arc::clone(&answer), Arc::clone(&n));
+            std::thread::spawn(move || {
+                s.set_read_timeout(Some(Duration::from_secs(20))).ok();
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                for _ in 0..100 {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut range = None;
+                    for _ in 0..100 {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = h.split_once(':') {
+                            if k.eq_ignore_ascii_case("range") {
+                                range = Some(v.trim().to_string());
+                            }
+                        }
+                    }
+                    n.fetch_add(1, Ordering::SeqCst);
+                    match answer(line.trim(), range.as_deref()) {
+                        Some(reply) => {
+                            if s.write_all(&reply).is_err() {
+                                return;
+                            }
+                        }
+                        None => {
+                            std::thread::sleep(Duration::from_secs(20));
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, count)
+}
+
+/// An answer with this status line, headers and body.
+fn reply(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
+    let mut v = format!(
+        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// The command line with an S3 endpoint at `port` and credentials in its environment.
+fn s3_cmd(port: u16) -> Command {
+    let mut c = Command::new(BIN);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("AWS_") || k == "NC3PACK_ANON" {
+            c.env_remove(k);
+        }
+    }
+    c.env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1");
+    c
+}
+
+/// A missing bucket, a missing object and a server error are three different messages, for a
+/// streamed input (`pack URL`) as for a ranged read (`info URL`).
+#[test]
+fn a_missing_bucket_and_a_server_error_are_not_a_missing_object() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("never.nc3z");
+    let (port, _) = misbehaving(|line, _| {
+        let (status, code) = if line.contains("/nobucket/") {
+            ("404 Not Found", "NoSuchBucket")
+        } else if line.contains("/bkt/missing") {
+            ("404 Not Found", "NoSuchKey")
+        } else {
+            ("500 Internal Server Error", "InternalError")
+        };
+        let body = format!("<Error><Code>{code}</Code><Message>m</Message></Error>");
+        Some(reply(status, "", body.as_bytes()))
+    });
+    for cmd in ["pack", "info"] {
+        let run = |url: &str| {
+            let mut c = s3_cmd(port);
+            c.args([cmd, url]);
+            if cmd == "pack" {
+                c.arg(&out);
+            }
+            output(&mut c)
+        };
+        let url = "s3://nobucket/in.nc";
+        let (code, _, err) = run(url);
+        assert_error(code, &err, url, "no such bucket");
+        let url = "s3://bkt/missing.nc";
+        let (code, _, err) = run(url);
+        assert_error(code, &err, url, "no such object");
+        let url = "s3://bkt/in.nc";
+        let (code, _, err) = run(url);
+        assert_error(
+            code,
+            &err,
+            url,
+            "server error 500 Internal Server Error (InternalError)",
+        );
+    }
+    // Plain HTTP: a 500 is a server error, a 404 no such object.
+    let (port, _) = misbehaving(|line, _| {
+        Some(if line.contains("/missing") {
+            reply("404 Not Found", "", b"")
+        } else {
+            reply("500 Internal Server Error", "", b"")
+        })
+    });
+    for cmd in ["pack", "info"] {
+        for (name, cause) in [
+            ("in.nc", "server error 500 Internal Server Error"),
+            ("missing.nc", "no such object"),
+        ] {
+            let url = format!("http://127.0.0.1:{port}/{name}");
+            let mut c = Command::new(BIN);
+            c.env_remove("NC3PACK_ANON").args([cmd, &url]);
+            if cmd == "pack" {
+                c.arg(&out);
+            }
+            let (code, _, err) = output(&mut c);
+            assert_error(code, &err, &url, cause);
+        }
+    }
+    assert!(!out.exists());
+}
+
+/// A server that sends more bytes than a range asked for: the message says so (not
+/// "unexpected end of file").
+#[test]
+fn a_body_longer_than_the_range_asked_is_named() {
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let bytes = std::fs::read(&z).unwrap();
+    let len = bytes.len() as u64;
+    let (port, _) = misbehaving(move |_, range| {
+        let (a, b) = range.and_then(|r| parse_range(r, len))?;
+        // The range asked for, as Content-Range says, and 100 bytes more.
+        let mut body = bytes[a as usize..b as usize].to_vec();
+        body.extend_from_slice(&[0u8; 100]);
+        let headers = format!("Content-Range: bytes {a}-{}/{len}\r\n", b - 1);
+        Some(reply("206 Partial Content", &headers, &body))
+    });
+    let url = format!("http://127.0.0.1:{port}/sst.nc3z");
+    let (code, _, err) = output(
+        Command::new(BIN)
+            .env_remove("NC3PACK_ANON")
+            .args(["info", &url]),
+    );
+    assert_error(
+        code,
+        &err,
+        &url,
+        "the server sent more bytes than the range asked",
+    );
+    let err = RemoteReader::open(&url, &RemoteOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            nc3pack::Error::Remote {
+                source: nc3pack::error::RemoteError::BodyTooLong { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+/// A server that never answers: the request times out after the options' timeout, is retried
+/// while the retry time allows, and the message says how many tries and how long it took.
+#[test]
+fn a_stalled_server_fails_after_the_timeout_saying_its_tries_and_time() {
+    let (port, count) = misbehaving(|_, _| None);
+    let url = format!("http://127.0.0.1:{port}/in.nc");
+    // Requests time out after 1 s; no retry starts after 2 s.
+    let opts = RemoteOptions::default()
+        .with_timeout(Duration::from_secs(1))
+        .with_retries(5, Duration::from_secs(2));
+    let t = std::time::Instant::now();
+    let err = nc3pack::remote::open_stream(&url, &opts).unwrap_err();
+    let took = t.elapsed();
+    let msg = err.to_string();
+    assert!(took < Duration::from_secs(15), "{took:?}: {msg}");
+    let tries = count.load(Ordering::SeqCst);
+    assert!(tries >= 2, "not retried: {msg}");
+    let prefix = format!("{url}: request failed: timed out, after {tries} tries in ");
+    assert!(
+        msg.starts_with(&prefix),
+        "{msg:?} does not start with {prefix:?}"
+    );
+    // The time it took, in seconds.
+    let secs: f64 = msg[prefix.len()..]
+        .strip_suffix(" s")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {msg:?}"));
+    assert!(
+        secs >= 2.0 && secs <= took.as_secs_f64() + 0.1,
+        "{secs} s in {msg:?}, took {took:?}"
     );
 }
