@@ -829,7 +829,7 @@ impl RemoteReader {
                 },
             }
         }
-        if let (Some(e), Some((0, front))) = (tail_failed, pinned.first()) {
+        if let (Some(_), Some((0, front))) = (tail_failed, pinned.first()) {
             // A server that refuses a suffix range longer than the object (instead of
             // shortening it): the tail by offsets, now that the size is known.
             let from = size.saturating_sub(TAIL_BYTES).max(front.len() as u64);
@@ -843,7 +843,7 @@ impl RemoteReader {
                         stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                         pinned.push((range.start, bytes));
                     }
-                    Err(_) => return Err(err(classify(&e))),
+                    Err(e) => return Err(err(classify(&e))),
                 }
             }
         }
