@@ -729,13 +729,19 @@ pub enum RemoteError {
     ///
     /// ```
     /// use nc3pack::error::RemoteError;
-    /// let e = RemoteError::Server { status: "503 Service Unavailable".into(), code: None, tries: 6 };
-    /// assert_eq!(e.to_string(), "server error 503 Service Unavailable, after 6 tries");
+    /// let e = RemoteError::Server {
+    ///     status: "503 Service Unavailable".into(),
+    ///     code: None,
+    ///     tries: 6,
+    ///     millis: 3_150,
+    /// };
+    /// assert_eq!(e.to_string(), "server error 503 Service Unavailable, after 6 tries in 3.1 s");
     /// ```
     #[error(
-        "server error {status}{}, after {tries} {}",
+        "server error {status}{}, after {tries} {} in {:.1} s",
         code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default(),
-        if *tries == 1 { "try" } else { "tries" }
+        if *tries == 1 { "try" } else { "tries" },
+        *millis as f64 / 1000.0
     )]
     Server {
         /// The HTTP status of the last answer (`503 Service Unavailable`).
@@ -744,6 +750,58 @@ pub enum RemoteError {
         code: Option<String>,
         /// Requests sent: the first and its retries.
         tries: usize,
+        /// Milliseconds from the first request to the last answer.
+        millis: u64,
+    },
+    /// Every try of a request timed out (the server sent nothing for the options' timeout),
+    /// until no retry was left or the time for retries was over.
+    ///
+    /// ```
+    /// use nc3pack::error::RemoteError;
+    /// let e = RemoteError::TimedOut { tries: 1, millis: 120_004 };
+    /// assert_eq!(e.to_string(), "request failed: timed out, after 1 try in 120.0 s");
+    /// ```
+    #[error(
+        "request failed: timed out, after {tries} {} in {:.1} s",
+        if *tries == 1 { "try" } else { "tries" },
+        *millis as f64 / 1000.0
+    )]
+    TimedOut {
+        /// Requests sent: the first and its retries.
+        tries: usize,
+        /// Milliseconds from the first request to the last timeout.
+        millis: u64,
+    },
+    /// The object is not the one that was opened: its ETag (or, from a server that sends
+    /// none, its length) differs. Reading on would mix two versions of it.
+    ///
+    /// ```
+    /// use nc3pack::error::RemoteError;
+    /// let e = RemoteError::Changed { what: "ETag \"a\" when opened, now \"b\"".into() };
+    /// assert!(e.to_string().starts_with("object changed since it was opened"));
+    /// ```
+    #[error("object changed since it was opened ({what}); open it again to read the new one")]
+    Changed {
+        /// What differs.
+        what: String,
+    },
+    /// The server answered a range request with more bytes than the range holds (reading
+    /// stopped there).
+    ///
+    /// ```
+    /// use nc3pack::error::RemoteError;
+    /// let e = RemoteError::BodyTooLong { start: 0, asked: 10 };
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "the server sent more bytes than the range asked (10 bytes at byte 0)"
+    /// );
+    /// ```
+    #[error("the server sent more bytes than the range asked ({asked} bytes at byte {start})")]
+    BodyTooLong {
+        /// The first byte asked for.
+        start: u64,
+        /// Bytes asked for.
+        asked: u64,
     },
     /// A request failed after its retries (timeout, connection failure, ...).
     #[error("request failed: {}", redact_url(why))]
@@ -830,14 +888,25 @@ fn shown(path: &Path) -> Cow<'_, str> {
     }
 }
 
-/// Attaches a path and operation to an I/O error.
+/// Attaches a path and operation to an I/O error. An error of reading a remote object (a
+/// [`RemoteError`] carried by the I/O error) becomes [`Error::Remote`] naming the path (its
+/// URL).
 pub(crate) fn io_err<'a>(
     path: &'a std::path::Path,
     op: &'static str,
 ) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        op,
-        source,
+    move |source| match source
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<RemoteError>())
+    {
+        Some(remote) => Error::Remote {
+            url: path.to_string_lossy().into_owned(),
+            source: remote.clone(),
+        },
+        None => Error::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        },
     }
 }

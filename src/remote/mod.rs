@@ -106,10 +106,12 @@ pub struct RemoteOptions {
     allow_http: Option<bool>,
     max_retries: usize,
     retry_timeout: Duration,
+    timeout: Duration,
 }
 
 impl Default for RemoteOptions {
-    /// Nothing from the environment, signed requests, 5 retries within 60 s.
+    /// Nothing from the environment, signed requests, 5 retries within 60 s, a request timing
+    /// out after 120 s.
     fn default() -> Self {
         RemoteOptions {
             from_env: false,
@@ -122,6 +124,7 @@ impl Default for RemoteOptions {
             allow_http: None,
             max_retries: 5,
             retry_timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(120),
         }
     }
 }
@@ -192,6 +195,20 @@ impl RemoteOptions {
     pub fn with_retries(mut self, max_retries: usize, timeout: Duration) -> Self {
         self.max_retries = max_retries;
         self.retry_timeout = timeout;
+        self
+    }
+
+    /// How long a request waits for its answer, and then for each next piece of the answer's
+    /// body, before it times out (120 s by default): a timeout is a transient failure, retried
+    /// as [`RemoteOptions::with_retries`] allows.
+    ///
+    /// ```
+    /// let o = nc3pack::remote::RemoteOptions::default()
+    ///     .with_timeout(std::time::Duration::from_secs(20));
+    /// # let _ = o;
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -384,9 +401,12 @@ fn store_for(
     install_crypto();
     let invalid = |why: &str| RemoteError::InvalidUrl { why: why.into() };
     let retry = retry_config(opts);
+    // A timeout is waiting this long for an answer, or then for its body's next bytes (not
+    // the time of the whole request: a large object streams for as long as it takes).
     let client = ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(10))
-        .with_timeout(Duration::from_secs(120));
+        .with_read_timeout(opts.timeout)
+        .with_timeout_disabled();
     let lower = url.to_ascii_lowercase();
     if url.contains('?') || url.contains('#') {
         return Err(invalid(
@@ -481,7 +501,12 @@ fn s3_store(
         .with_bucket_name(bucket)
         .with_retry(retry)
         .with_config(K::Client(C::ConnectTimeout), "10s")
-        .with_config(K::Client(C::Timeout), "120s")
+        .with_config(
+            K::Client(C::ReadTimeout),
+            format!("{}ms", opts.timeout.as_millis()),
+        )
+        // No bound on a whole request (the read timeout finds a stalled one): a day.
+        .with_config(K::Client(C::Timeout), "86400s")
         .build()
         .map_err(|e| RemoteError::Config {
             why: one_line(&e.to_string()),
@@ -522,13 +547,24 @@ fn classify(e: &object_store::Error) -> RemoteError {
     }
     let code = s3_code(&chain).map(str::to_string);
     match e {
+        // Found wrong by nc3pack itself (an answer's body, say).
+        E::Generic { source, .. } if source.is::<RemoteError>() => source
+            .downcast_ref::<RemoteError>()
+            .cloned()
+            .unwrap_or(RemoteError::Request {
+                why: one_line(&text),
+            }),
+        // A 404 for a missing bucket says so in its body.
+        _ if code.as_deref() == Some("NoSuchBucket") => RemoteError::NoSuchBucket,
         E::NotFound { .. } => RemoteError::NotFound,
+        // 412: the `If-Match` sent (the ETag at open) no longer matches.
+        E::Precondition { .. } => RemoteError::Changed {
+            what: "the server says its ETag no longer matches the one when opened".into(),
+        },
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => RemoteError::AccessDenied {
             code: code.unwrap_or_else(|| "AccessDenied".into()),
         },
         E::NotSupported { .. } => RemoteError::NoRanges,
-        // Answers that come as generic errors (a listing's, for one).
-        _ if code.as_deref() == Some("NoSuchBucket") => RemoteError::NoSuchBucket,
         _ if matches!(
             code.as_deref(),
             Some("AccessDenied" | "SignatureDoesNotMatch" | "InvalidAccessKeyId")
@@ -538,19 +574,24 @@ fn classify(e: &object_store::Error) -> RemoteError {
                 code: code.unwrap_or_default(),
             }
         }
-        _ => request_failure(&text, code),
+        _ => request_failure(&text, code, chain.contains("timed out")),
     }
 }
 
 /// A request that failed after its retries, from `object_store`'s message (`... Error
 /// performing GET URL in 1.2s, after 5 retries, max_retries: 5, retry_timeout: 60s - Server
-/// returned non-2xx status code: 503 Service Unavailable: BODY`): the status and the number
-/// of tries, or the cause and the number of tries (the URL is named by the caller).
-fn request_failure(text: &str, code: Option<String>) -> RemoteError {
+/// returned non-2xx status code: 503 Service Unavailable: BODY`): the status, or a timeout, or
+/// the cause; with the number of tries and the time they took (the URL is named by the
+/// caller).
+fn request_failure(text: &str, code: Option<String>, timed_out: bool) -> RemoteError {
     let Some(at) = text.find("Error performing ") else {
-        return RemoteError::Request {
-            why: one_line(text),
+        // A failure while an answer's body arrived.
+        let why = if timed_out {
+            "timed out while the answer arrived".to_string()
+        } else {
+            one_line(text)
         };
+        return RemoteError::Request { why };
     };
     let text = &text[at..];
     let retries = text.find(", after ").and_then(|i| {
@@ -559,6 +600,11 @@ fn request_failure(text: &str, code: Option<String>) -> RemoteError {
         (words.next() == Some("retries,")).then_some(n)
     });
     let tries = retries.unwrap_or(0).saturating_add(1);
+    let millis = text
+        .find(" in ")
+        .and_then(|i| text[i + 4..].split([',', ' ']).next())
+        .and_then(debug_millis)
+        .unwrap_or(0);
     let cause = text.split_once(" - ").map_or(text, |(_, c)| c);
     if let Some(i) = cause.find("status code: ") {
         let rest = &cause[i + 13..];
@@ -567,13 +613,37 @@ fn request_failure(text: &str, code: Option<String>) -> RemoteError {
             status: one_line(status),
             code,
             tries,
+            millis,
         };
+    }
+    if timed_out {
+        return RemoteError::TimedOut { tries, millis };
     }
     let cause = cause.strip_prefix("HTTP error: ").unwrap_or(cause);
     let word = if tries == 1 { "try" } else { "tries" };
     RemoteError::Request {
-        why: format!("{}, after {tries} {word}", one_line(cause)),
+        why: format!(
+            "{}, after {tries} {word} in {:.1} s",
+            one_line(cause),
+            millis as f64 / 1000.0
+        ),
     }
+}
+
+/// Milliseconds of a duration as `Duration`'s `Debug` writes it (`1.416s`, `659.2ms`,
+/// `12µs`), rounded down.
+fn debug_millis(s: &str) -> Option<u64> {
+    let (number, per_ms) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("µs") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix("ns") {
+        (n, 1e-6)
+    } else {
+        (s.strip_suffix('s')?, 1e3)
+    };
+    let v = number.parse::<f64>().ok()? * per_ms;
+    (v.is_finite() && v >= 0.0).then_some(v as u64)
 }
 
 /// A remote object read by byte ranges: an `s3://` or `http(s)://` URL.
@@ -609,6 +679,12 @@ struct Fetcher {
     /// Builds the store again in a child process made by `fork`.
     rebuild: Rebuild,
     location: StorePath,
+    /// The object's ETag when it was opened, sent with every range request (`If-Match`) and
+    /// compared with every answer's: a replaced object is an error, not other bytes.
+    etag: Option<String>,
+    /// The object's length when it was opened, compared with every answer's (the only sign of
+    /// a replaced object from a server that sends no ETag).
+    size: u64,
     stats: Arc<RequestStats>,
     staged: Mutex<Staged>,
     /// Signalled when a range is staged or a fetch ends.
@@ -634,7 +710,7 @@ struct Staged {
     /// Bytes of the spans being fetched that have not arrived yet.
     in_flight: u64,
     /// Spans whose fetch failed, with the error: a read inside one reports it (once).
-    failed: Vec<(Range<u64>, String)>,
+    failed: Vec<(Range<u64>, RemoteError)>,
     /// The span of the last plan, to tell a sequential reader (each plan starting where the
     /// last one ended) and read ahead for it.
     last: Option<Range<u64>>,
@@ -649,7 +725,7 @@ enum Cover {
     /// Some are planned and not requested yet: the window starting at this planned range.
     Launch(u64),
     /// Some lie in a span whose fetch failed: the error.
-    Failed(String),
+    Failed(RemoteError),
     /// Some are neither staged, nor on their way, nor planned.
     Missing,
 }
@@ -697,27 +773,31 @@ impl RemoteReader {
             source,
         };
         let stats = Arc::new(RequestStats::default());
-        let get = |range: GetRange| {
+        // A range request (with `If-Match: etag` when given); its answer's range, the object's
+        // length and ETag, and the body, which must hold the range's bytes.
+        let get = |range: GetRange, etag: Option<String>| {
             let (store, location, stats) = (Arc::clone(&store), location.clone(), &stats);
             stats.requests.fetch_add(1, Ordering::Relaxed);
             async move {
                 let opts = GetOptions {
                     range: Some(range),
+                    if_match: etag,
                     ..GetOptions::default()
                 };
                 let r = store.get_opts(&location, opts).await?;
-                let (range, size) = (r.range.clone(), r.meta.size);
-                let bytes = r.bytes().await?;
-                Ok::<_, object_store::Error>((range, size, bytes))
+                let (range, size, etag) = (r.range.clone(), r.meta.size, r.meta.e_tag.clone());
+                let bytes = range_body(r).await?;
+                Ok::<_, object_store::Error>((range, size, etag, bytes))
             }
         };
-        let front = get(GetRange::Bounded(0..FRONT_BYTES));
-        let tail = get(GetRange::Suffix(TAIL_BYTES));
+        let front = get(GetRange::Bounded(0..FRONT_BYTES), None);
+        let tail = get(GetRange::Suffix(TAIL_BYTES), None);
         let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
-        type Got = std::result::Result<(Range<u64>, u64, Bytes), object_store::Error>;
+        type Got =
+            std::result::Result<(Range<u64>, u64, Option<String>, Bytes), object_store::Error>;
         // Whether one answer is all there is to know: the whole object, or an empty one.
         let enough = |r: &Got| match r {
-            Ok((range, n, bytes)) => range.start == 0 && bytes.len() as u64 == *n,
+            Ok((range, n, _, bytes)) => range.start == 0 && bytes.len() as u64 == *n,
             Err(e) => is_range_not_satisfiable(e),
         };
         let (f, t): (Option<Got>, Option<Got>) = rt.block_on(async {
@@ -728,14 +808,14 @@ impl RemoteReader {
                 // some servers (s3s-fs 0.14) answer such a suffix range with 500 (retried, then
                 // failed) where S3 gives the whole object. The rest by offsets too; whichever
                 // answers first.
-                Either::Left((Ok((range, n, bytes)), tail)) if n <= TAIL_BYTES => {
-                    let rest = get(GetRange::Bounded(range.end.min(n)..n));
+                Either::Left((Ok((range, n, etag, bytes)), tail)) if n <= TAIL_BYTES => {
+                    let rest = get(GetRange::Bounded(range.end.min(n)..n), etag.clone());
                     let t = match select(tail, Box::pin(rest)).await {
                         Either::Left((Ok(t), _)) | Either::Right((Ok(t), _)) => Ok(t),
                         Either::Left((Err(_), rest)) => rest.await,
                         Either::Right((Err(_), tail)) => tail.await,
                     };
-                    (Some(Ok((range, n, bytes))), Some(t))
+                    (Some(Ok((range, n, etag, bytes))), Some(t))
                 }
                 Either::Left((f, tail)) => (Some(f), Some(tail.await)),
                 Either::Right((t, _)) if enough(&t) => (None, Some(t)),
@@ -744,16 +824,21 @@ impl RemoteReader {
         });
         let mut pinned = Vec::new();
         let mut size = 0;
+        // The ETag and length of the first answer; every other answer must state the same.
+        let mut first: Option<(Option<String>, u64)> = None;
         let mut tail_failed = None;
         for (is_tail, r) in [(false, f), (true, t)] {
             match r {
                 None => {}
-                Some(Ok((range, n, bytes))) => {
+                Some(Ok((range, n, etag, bytes))) => {
                     stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                    size = n;
-                    if bytes.len() as u64 == range.end - range.start {
-                        pinned.push((range.start, bytes));
+                    if let Some((e0, n0)) = &first {
+                        same_object(e0.as_ref(), *n0, etag.as_ref(), n).map_err(err)?;
+                    } else {
+                        first = Some((etag, n));
                     }
+                    size = n;
+                    pinned.push((range.start, bytes));
                 }
                 // An empty object has no range to answer with: opening it says what it is.
                 Some(Err(e)) if is_range_not_satisfiable(&e) => {
@@ -767,18 +852,20 @@ impl RemoteReader {
                 },
             }
         }
-        if let (Some(e), Some((0, front))) = (tail_failed, pinned.first()) {
+        if let (Some(_), Some((0, front))) = (tail_failed, pinned.first()) {
             // A server that refuses a suffix range longer than the object (instead of
             // shortening it): the tail by offsets, now that the size is known.
             let from = size.saturating_sub(TAIL_BYTES).max(front.len() as u64);
             if from < size {
-                let got = rt.block_on(get(GetRange::Bounded(from..size)));
-                match got {
-                    Ok((range, _, bytes)) if bytes.len() as u64 == range.end - range.start => {
+                let etag = first.as_ref().and_then(|f| f.0.clone());
+                match rt.block_on(get(GetRange::Bounded(from..size), etag)) {
+                    Ok((range, n, etag, bytes)) => {
+                        if let Some((e0, n0)) = &first {
+                            same_object(e0.as_ref(), *n0, etag.as_ref(), n).map_err(err)?;
+                        }
                         stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                         pinned.push((range.start, bytes));
                     }
-                    Ok(_) => return Err(err(classify(&e))),
                     Err(e) => return Err(err(classify(&e))),
                 }
             }
@@ -791,6 +878,8 @@ impl RemoteReader {
                 store: Mutex::new((std::process::id(), store)),
                 rebuild,
                 location,
+                etag: first.and_then(|f| f.0),
+                size,
                 stats,
                 staged: Mutex::new(Staged::default()),
                 arrived: Condvar::new(),
@@ -837,20 +926,45 @@ impl Fetcher {
         Ok(Arc::clone(&s.1))
     }
 
+    /// The options of a range request for `range` of the object as it was opened.
+    fn range_options(&self, range: Range<u64>) -> GetOptions {
+        GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: self.etag.clone(),
+            ..GetOptions::default()
+        }
+    }
+
+    /// Checks that an answer is from the object as it was opened (its ETag and length).
+    fn check_answer(
+        &self,
+        meta: &object_store::ObjectMeta,
+    ) -> std::result::Result<(), RemoteError> {
+        same_object(
+            self.etag.as_ref(),
+            self.size,
+            meta.e_tag.as_ref(),
+            meta.size,
+        )
+    }
+
     /// Fetches `range` with one request, now (a read that nothing planned).
     fn fetch(&self, range: Range<u64>) -> io::Result<Bytes> {
         let store = self.store()?;
         let rt = runtime()?;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
-        let got = rt
-            .block_on(store.get_range(&self.location, range.clone()))
-            .map_err(|e| io::Error::other(classify(&e).to_string()))?;
+        let got = rt.block_on(async {
+            let r = store
+                .get_opts(&self.location, self.range_options(range))
+                .await
+                .map_err(|e| classify(&e))?;
+            self.check_answer(&r.meta)?;
+            range_body(r).await.map_err(|e| classify(&e))
+        });
+        let got = got.map_err(io::Error::other)?;
         self.stats
             .bytes
             .fetch_add(got.len() as u64, Ordering::Relaxed);
-        if got.len() as u64 != range.end - range.start {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
         Ok(got)
     }
 
@@ -965,27 +1079,30 @@ impl Fetcher {
         self: &Arc<Self>,
         span: &Range<u64>,
         parts: &[Range<u64>],
-    ) -> (u64, Option<(u64, String)>) {
+    ) -> (u64, Option<(u64, RemoteError)>) {
         use bytes::Buf;
         use futures_util::StreamExt;
-        let opts = GetOptions {
-            range: Some(GetRange::Bounded(span.clone())),
-            ..GetOptions::default()
-        };
+        let opts = self.range_options(span.clone());
         let store = match self.store() {
             Ok(store) => store,
-            Err(e) => return (span.start, Some((span.start, e.to_string()))),
+            Err(e) => {
+                let why = e.to_string();
+                return (span.start, Some((span.start, RemoteError::Request { why })));
+            }
         };
         let got = match store.get_opts(&self.location, opts).await {
             Ok(got) => got,
-            Err(e) => return (span.start, Some((span.start, classify(&e).to_string()))),
+            Err(e) => return (span.start, Some((span.start, classify(&e)))),
         };
+        if let Err(e) = self.check_answer(&got.meta) {
+            return (span.start, Some((span.start, e)));
+        }
         if got.range != *span {
             let why = format!(
                 "asked for bytes {}..{}, the server answered with {}..{}",
                 span.start, span.end, got.range.start, got.range.end
             );
-            return (span.start, Some((span.start, why)));
+            return (span.start, Some((span.start, RemoteError::Request { why })));
         }
         let mut body = got.into_stream();
         let (mut pos, mut i) = (span.start, 0usize);
@@ -996,7 +1113,7 @@ impl Fetcher {
                 Ok(p) => p,
                 Err(e) => {
                     let from = parts.get(i).map_or(pos, |p| p.start);
-                    return (pos, Some((from, classify(&e).to_string())));
+                    return (pos, Some((from, classify(&e))));
                 }
             };
             let n = piece.len() as u64;
@@ -1051,7 +1168,7 @@ impl Fetcher {
         match parts.get(i) {
             Some(p) => {
                 let why = format!("the answer ended at byte {pos}, before byte {}", span.end);
-                (pos, Some((p.start, why)))
+                (pos, Some((p.start, RemoteError::Request { why })))
             }
             None => (pos.max(span.end), None),
         }
@@ -1135,6 +1252,73 @@ impl Fetcher {
     }
 }
 
+/// Checks that an answer stating ETag `etag` and length `size` is from the object opened with
+/// `etag0` and `size0`: the ETags compared when both are known, the lengths always.
+fn same_object(
+    etag0: Option<&String>,
+    size0: u64,
+    etag: Option<&String>,
+    size: u64,
+) -> std::result::Result<(), RemoteError> {
+    if let (Some(a), Some(b)) = (etag0, etag) {
+        if a != b {
+            return Err(RemoteError::Changed {
+                what: format!("ETag {a} when opened, now {b}"),
+            });
+        }
+    }
+    if size0 != size {
+        return Err(RemoteError::Changed {
+            what: format!("{size0} bytes when opened, now {size}"),
+        });
+    }
+    Ok(())
+}
+
+/// The body of the answer `r` to a range request: exactly the bytes of its range. A body that
+/// goes on past them is an error as soon as that is seen (the rest is not read, nor held),
+/// one that ends before them too.
+async fn range_body(r: object_store::GetResult) -> object_store::Result<Bytes> {
+    use futures_util::StreamExt;
+    let range = r.range.clone();
+    let asked = range.end - range.start;
+    let fail = |e: RemoteError| object_store::Error::Generic {
+        store: "nc3pack",
+        source: Box::new(e),
+    };
+    let mut body = r.into_stream();
+    let mut pieces: Vec<Bytes> = Vec::new();
+    let mut got = 0u64;
+    // Bounded: each turn receives a piece, and the pieces stop at the range's length.
+    while let Some(piece) = body.next().await {
+        let piece = piece?;
+        got += piece.len() as u64;
+        if got > asked {
+            return Err(fail(RemoteError::BodyTooLong {
+                start: range.start,
+                asked,
+            }));
+        }
+        pieces.push(piece);
+    }
+    if got < asked {
+        return Err(fail(RemoteError::Request {
+            why: format!(
+                "the answer ended after {got} of the {asked} bytes asked at byte {}",
+                range.start
+            ),
+        }));
+    }
+    if pieces.len() == 1 {
+        return Ok(pieces.swap_remove(0));
+    }
+    let mut all = bytes::BytesMut::with_capacity(asked as usize);
+    for p in pieces {
+        all.extend_from_slice(&p);
+    }
+    Ok(all.freeze())
+}
+
 /// Whether the server answered 416 (Range Not Satisfiable: the object is empty), by the
 /// status in the error (not any "416" in its text: a duration or a port may hold those digits)
 /// or S3's `InvalidRange` code.
@@ -1185,7 +1369,7 @@ impl ReadAt for RemoteReader {
                         break;
                     }
                 }
-                Cover::Failed(why) => return Err(io::Error::other(why)),
+                Cover::Failed(e) => return Err(io::Error::other(e)),
                 Cover::Missing => break,
             }
         }
@@ -2078,7 +2262,7 @@ impl io::Read for ObjectStream {
             match runtime()?.block_on(body.next()) {
                 None => return Ok(0),
                 Some(Ok(b)) => *piece = b,
-                Some(Err(e)) => return Err(io::Error::other(classify(&e).to_string())),
+                Some(Err(e)) => return Err(io::Error::other(classify(&e))),
             }
         }
         let n = buf.len().min(piece.len());
@@ -2088,26 +2272,41 @@ impl io::Read for ObjectStream {
 }
 
 /// A temporary archive in the temporary directory, removed when dropped, and by the signal
-/// handlers of [`crate::cleanup`] (a signal must not leave it behind).
+/// handlers of [`crate::cleanup`] (a signal must not leave it behind). Named as every temporary
+/// file is, `.nc3pack-*.part` (`.nc3pack-upload-XXXXXX.part`), so that what SIGKILL leaves is
+/// found by one `find -name '.nc3pack-*.part'`.
 pub(crate) struct TempArchive {
     pub(crate) path: std::path::PathBuf,
     // Dropped in this order: the file removed, then taken out of the registry.
     _file: tempfile::TempPath,
-    _registered: crate::cleanup::Registered,
+    _registered: Option<crate::cleanup::Registered>,
 }
 
 pub(crate) fn temp_archive() -> Result<TempArchive> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = std::env::temp_dir();
+    // Absolute: the signal handler does not know the working directory of the moment.
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    // Registered before the file is created, so a signal never misses it.
+    let mut registered = None;
     let file = tempfile::Builder::new()
         .prefix(".nc3pack-upload-")
-        .suffix(".nc3z")
-        .tempfile_in(&dir)
+        .suffix(".part")
+        .make_in(&dir, |path| {
+            let (r, f) = crate::cleanup::Registered::create(path, || {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(path)
+            })?;
+            registered = Some(r);
+            Ok(f)
+        })
         .map_err(crate::error::io_err(&dir, "create a temporary file in"))?
         .into_temp_path();
-    let path = std::path::absolute(&file).unwrap_or_else(|_| file.to_path_buf());
-    let registered = crate::cleanup::Registered::new(&path);
     Ok(TempArchive {
-        path,
+        path: file.to_path_buf(),
         _file: file,
         _registered: registered,
     })
@@ -2133,7 +2332,7 @@ mod tests {
         );
         assert_eq!(
             classify(&e).to_string(),
-            "server error 503 Service Unavailable (SlowDown), after 6 tries"
+            "server error 503 Service Unavailable (SlowDown), after 6 tries in 1.4 s"
         );
         let e = generic(
             "Error performing GET http://h/x in 3ms - Server returned non-2xx status code: \
@@ -2141,7 +2340,7 @@ mod tests {
         );
         assert_eq!(
             classify(&e).to_string(),
-            "server error 500 Internal Server Error, after 1 try"
+            "server error 500 Internal Server Error, after 1 try in 0.0 s"
         );
         let e = generic(
             "Error performing GET http://h/x in 659ms, after 5 retries, max_retries: 5, \
@@ -2149,13 +2348,36 @@ mod tests {
         );
         assert_eq!(
             classify(&e).to_string(),
-            "request failed: error sending request, after 6 tries"
+            "request failed: error sending request, after 6 tries in 0.7 s"
         );
         // Anything else as it was said, on one line.
         assert_eq!(
             classify(&generic("bad\n  thing")).to_string(),
             "request failed: Generic HTTP error: bad thing"
         );
+    }
+
+    #[test]
+    fn a_timeout_says_the_tries_and_the_time_and_a_missing_bucket_is_not_a_missing_object() {
+        let e = generic(
+            "Error performing GET http://h/x in 120.004s - HTTP error: error sending request: \
+             operation timed out",
+        );
+        assert_eq!(
+            classify(&e).to_string(),
+            "request failed: timed out, after 1 try in 120.0 s"
+        );
+        let e = object_store::Error::NotFound {
+            path: "k".into(),
+            source: "Server returned non-2xx status code: 404 Not Found: \
+                     <Error><Code>NoSuchBucket</Code></Error>"
+                .into(),
+        };
+        assert_eq!(classify(&e), RemoteError::NoSuchBucket);
+        assert_eq!(debug_millis("659.2ms"), Some(659));
+        assert_eq!(debug_millis("1.416s"), Some(1416));
+        assert_eq!(debug_millis("12µs"), Some(0));
+        assert_eq!(debug_millis("soon"), None);
     }
 
     #[test]

@@ -506,10 +506,13 @@ fn s3_reads_cost_the_stated_requests() {
 }
 
 /// A small HTTP/1.1 server for tests: GET and HEAD of the files it holds, honouring single
-/// `Range` headers (`a-b`, `a-`, `-n`) with 206; counts the requests it answers.
+/// `Range` headers (`a-b`, `a-`, `-n`) with 206, and, unless `no_etags` is called, sending an
+/// ETag (a hash of the content) and answering a GET whose `If-Match` does not name it with 412;
+/// counts the requests it answers.
 struct HttpServer {
     port: u16,
     requests: Arc<AtomicU64>,
+    versions: Arc<Versions>,
     /// How many of the next requests get a 503 (a transient failure) instead of an answer.
     fail_next: Arc<AtomicU64>,
     /// Bytes of a body sent before the rest is held back (until this is set to `u64::MAX`,
@@ -547,9 +550,27 @@ fn parse_range(h: &str, len: u64) -> Option<(u64, u64)> {
     (start < end).then_some((start, end))
 }
 
+/// The files of an [`HttpServer`], which a test may replace while it runs.
+struct Versions {
+    files: Mutex<HashMap<String, Vec<u8>>>,
+    /// Whether answers carry an ETag (and `If-Match` is honoured).
+    etags: AtomicBool,
+    /// A replacement made just before the request of this number is answered: (number, name,
+    /// new content).
+    swap: Mutex<Option<(u64, String, Vec<u8>)>>,
+}
+
+/// The ETag of `body`: a hash of its bytes, quoted.
+fn etag_of(body: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut h);
+    format!("\"{:016x}\"", h.finish())
+}
+
 fn serve(
     mut s: TcpStream,
-    files: &HashMap<String, Vec<u8>>,
+    versions: &Versions,
     requests: &AtomicU64,
     fail_next: &AtomicU64,
     hold_after: &AtomicU64,
@@ -562,7 +583,7 @@ fn serve(
         if r.read_line(&mut line).unwrap_or(0) == 0 {
             return;
         }
-        let mut range = None;
+        let (mut range, mut if_match) = (None, None);
         for _ in 0..100 {
             let mut h = String::new();
             if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
@@ -572,20 +593,41 @@ fn serve(
                 if k.eq_ignore_ascii_case("range") {
                     range = Some(v.trim().to_string());
                 }
+                if k.eq_ignore_ascii_case("if-match") {
+                    if_match = Some(v.trim().to_string());
+                }
             }
         }
-        requests.fetch_add(1, Ordering::SeqCst);
+        let number = requests.fetch_add(1, Ordering::SeqCst) + 1;
         let mut parts = line.split_whitespace();
         let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let head = method == "HEAD";
         let fail = fail_next
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
-        let reply = match files.get(path.trim_start_matches('/')) {
+        let body = {
+            let mut files = versions.files.lock().unwrap();
+            let mut swap = versions.swap.lock().unwrap();
+            if swap.as_ref().is_some_and(|(at, _, _)| number >= *at) {
+                let (_, name, bytes) = swap.take().unwrap();
+                files.insert(name, bytes);
+            }
+            files.get(path.trim_start_matches('/')).cloned()
+        };
+        let etags = versions.etags.load(Ordering::SeqCst);
+        let etag = match (&body, etags) {
+            (Some(b), true) => format!("ETag: {}\r\n", etag_of(b)),
+            _ => String::new(),
+        };
+        let stale = etags && if_match.is_some() && body.as_deref().map(etag_of) != if_match;
+        let reply = match body.as_ref() {
             _ if fail => "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
                 .as_bytes()
                 .to_vec(),
             None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                .as_bytes()
+                .to_vec(),
+            Some(_) if stale => "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n"
                 .as_bytes()
                 .to_vec(),
             Some(body) => {
@@ -600,7 +642,7 @@ fn serve(
                         let held = hold_after.load(Ordering::SeqCst);
                         let top = format!(
                             "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{}/{len}\r\n\
-                             Content-Length: {}\r\n\r\n",
+                             {etag}Content-Length: {}\r\n\r\n",
                             b - 1,
                             b - a
                         );
@@ -623,7 +665,7 @@ fn serve(
                     Some(Some((a, b))) => {
                         let mut v = format!(
                             "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{}/{len}\r\n\
-                             Content-Length: {}\r\n\r\n",
+                             {etag}Content-Length: {}\r\n\r\n",
                             b - 1,
                             b - a
                         )
@@ -634,8 +676,9 @@ fn serve(
                         v
                     }
                     None => {
-                        let mut v = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n")
-                            .into_bytes();
+                        let mut v =
+                            format!("HTTP/1.1 200 OK\r\n{etag}Content-Length: {len}\r\n\r\n")
+                                .into_bytes();
                         if !head {
                             v.extend_from_slice(body);
                         }
@@ -658,13 +701,18 @@ impl HttpServer {
         let fail_next = Arc::new(AtomicU64::new(0));
         let hold_after = Arc::new(AtomicU64::new(u64::MAX));
         let stop = Arc::new(AtomicBool::new(false));
+        let versions = Arc::new(Versions {
+            files: Mutex::new(files),
+            etags: AtomicBool::new(true),
+            swap: Mutex::new(None),
+        });
         let (rq, st, fl, ho) = (
             Arc::clone(&requests),
             Arc::clone(&stop),
             Arc::clone(&fail_next),
             Arc::clone(&hold_after),
         );
-        let files = Arc::new(files);
+        let files = Arc::clone(&versions);
         let thread = std::thread::spawn(move || {
             let conns = Mutex::new(Vec::new());
             for s in listener.incoming() {
@@ -687,6 +735,7 @@ impl HttpServer {
         HttpServer {
             port,
             requests,
+            versions,
             fail_next,
             hold_after,
             stop,
@@ -696,6 +745,26 @@ impl HttpServer {
 
     fn url(&self, name: &str) -> String {
         format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Replaces the file `name` now.
+    fn replace(&self, name: &str, bytes: Vec<u8>) {
+        self.versions
+            .files
+            .lock()
+            .unwrap()
+            .insert(name.to_string(), bytes);
+    }
+
+    /// Replaces the file `name` just before the `n`th request from now is answered.
+    fn replace_at_request(&self, n: u64, name: &str, bytes: Vec<u8>) {
+        let at = self.requests.load(Ordering::SeqCst) + n;
+        *self.versions.swap.lock().unwrap() = Some((at, name.to_string(), bytes));
+    }
+
+    /// Answers without ETags from now on (and ignores `If-Match`), as some servers do.
+    fn no_etags(&self) {
+        self.versions.etags.store(false, Ordering::SeqCst);
     }
 }
 
@@ -906,11 +975,15 @@ fn transient_5xx_are_retried_and_a_persisting_one_is_one_error_line() {
     assert_error(code, &err, &url, "503");
     let tried = server.requests.load(Ordering::SeqCst) - before;
     assert!((6..=12).contains(&tried), "{tried} requests");
-    // Short: the status and how many tries (the first and 5 retries), not the HTTP client's
-    // retry settings.
-    assert_eq!(
-        err.trim_end(),
-        format!("nc3pack: {url}: server error 503 Service Unavailable, after 6 tries")
+    // Short: the status, how many tries (the first and 5 retries) and how long they took,
+    // not the HTTP client's retry settings.
+    let prefix = format!("nc3pack: {url}: server error 503 Service Unavailable, after 6 tries in ");
+    assert!(
+        err.trim_end()
+            .strip_prefix(&prefix)
+            .and_then(|t| t.strip_suffix(" s"))
+            .is_some_and(|t| t.parse::<f64>().is_ok()),
+        "{err:?}"
     );
     let out = work.path().join("never.nc3z");
     let (code, _, err) = output(cmd().args(["pack", &server.url("sst.nc")]).arg(&out));
@@ -1298,6 +1371,12 @@ fn s3_pack_interrupted_with_the_server_not_answering_still_dies_by_the_signal() 
 /// `fail_part`, which always gets a 500; AbortMultipartUpload and CompleteMultipartUpload are
 /// recorded. Returns the port and the log of `METHOD query` lines.
 fn failing_s3(fail_part: u32) -> (u16, Arc<Mutex<Vec<String>>>) {
+    fake_s3(fail_part, Duration::ZERO)
+}
+
+/// [`failing_s3`], whose UploadPart answers come `part_delay` late (a slow link: an upload
+/// then stays in flight that long).
+fn fake_s3(fail_part: u32, part_delay: Duration) -> (u16, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -1348,6 +1427,10 @@ fn failing_s3(fail_part: u32) -> (u16, Arc<Mutex<Vec<String>>>) {
                              <UploadId>U</UploadId></InitiateMultipartUploadResult>"
                                 .to_string(),
                         ),
+                        ("PUT", Some(_)) if !part_delay.is_zero() => {
+                            std::thread::sleep(part_delay);
+                            ("200 OK", "ETag: \"e\"\r\n".to_string(), String::new())
+                        }
                         ("PUT", Some(n)) if n == fail_part => (
                             "500 Internal Server Error",
                             String::new(),
@@ -1418,6 +1501,76 @@ fn s3_pack_failing_mid_upload_aborts_it_with_one_error_line() {
         "completed: {log:?}"
     );
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+/// Every temporary file is named `.nc3pack-*.part`, the name the README's `find` recipe
+/// looks for: SIGKILL during an upload (which nothing can clean up after) leaves only such
+/// names in `TMPDIR`, and SIGTERM leaves nothing.
+#[test]
+fn s3_pack_killed_mid_upload_leaves_only_part_named_temporaries() {
+    use std::os::unix::process::ExitStatusExt;
+    let work = tempfile::tempdir().unwrap();
+    let big = work.path().join("big.nc");
+    // 20 MB of noise stored raw: three parts, each answered 20 s late.
+    std::fs::write(&big, noise_nc(20_000_000)).unwrap();
+    let (port, log) = fake_s3(0, Duration::from_secs(20));
+    for sig in [libc::SIGKILL, libc::SIGTERM] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = Command::new(BIN);
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("AWS_") || k == "NC3PACK_ANON" {
+                c.env_remove(k);
+            }
+        }
+        let mut child = c
+            .env("AWS_ACCESS_KEY_ID", KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_REGION", "us-east-1")
+            .env("TMPDIR", tmp.path())
+            .args(["pack", "-q", "--codec", "none"])
+            .arg(&big)
+            .arg(format!("s3://{BUCKET}/big{sig}.nc3z"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let before = log.lock().unwrap().len();
+        // Up to 60 s for the first part to be on its way.
+        let mut uploading = false;
+        for _ in 0..6000 {
+            if log.lock().unwrap()[before..]
+                .iter()
+                .any(|l| l.starts_with("PUT partNumber="))
+            {
+                uploading = true;
+                break;
+            }
+            assert!(child.try_wait().unwrap().is_none(), "nc3pack ended early");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(uploading, "no part was sent within 60 s");
+        // SAFETY: a plain kill(2) of the process this test started.
+        unsafe { assert_eq!(libc::kill(child.id() as libc::pid_t, sig), 0) };
+        let status = wait_bounded(&mut child);
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        let left: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        if sig == libc::SIGKILL {
+            assert!(!left.is_empty(), "SIGKILL left no temporary archive");
+            for name in &left {
+                assert!(
+                    name.starts_with(".nc3pack-") && name.ends_with(".part"),
+                    "a temporary file not named .nc3pack-*.part: {name}"
+                );
+            }
+        } else {
+            assert!(left.is_empty(), "temporary files left: {left:?}");
+        }
+    }
 }
 
 /// A CDF-1 file of one NC_BYTE variable of `n` bytes of noise (stored raw when packed with
@@ -2523,4 +2676,306 @@ fn passwords_and_query_strings_of_urls_are_not_printed() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("reader:***@127.0.0.1"), "{err}");
     clean("pack", &err);
+}
+
+/// A remote archive is read as the version that was opened: replaced after opening, a read of
+/// a block not read yet fails with "object changed since it was opened" naming the URL (in the
+/// library a typed error, on the command line one line and exit 1), never the new object's
+/// bytes read through the old index. Without ETags, an answer stating another length is the
+/// sign.
+#[test]
+fn http_object_replaced_after_open_is_an_error_not_other_bytes() {
+    use nc3pack::error::RemoteError;
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let bytes = std::fs::read(&z).unwrap();
+    // The same length, one byte of a block's payload changed: only its ETag tells.
+    let mut same_len = bytes.clone();
+    let mid = same_len.len() / 2;
+    same_len[mid] ^= 0x5a;
+    let server = HttpServer::start(HashMap::from([("sst.nc3z".to_string(), bytes.clone())]));
+    let url = server.url("sst.nc3z");
+    let changed = |e: &nc3pack::Error| matches!(e, nc3pack::Error::Remote { url: u, source: RemoteError::Changed { .. } } if *u == url);
+    let a = Archive::open_url(&url, &RemoteOptions::default()).unwrap();
+    server.replace("sst.nc3z", same_len.clone());
+    let slab = a.slab("sst", None, None, None).unwrap();
+    let err = a.read::<f32>("sst", &slab).unwrap_err();
+    assert!(changed(&err), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{url}: object changed since it was opened")),
+        "{err}"
+    );
+    // The command line: replaced between opening (two requests) and the first block's read.
+    server.replace("sst.nc3z", bytes.clone());
+    server.replace_at_request(3, "sst.nc3z", same_len);
+    let one = [
+        "slice", &url, "sst", "--start", "7,90,180", "--count", "1,1,1",
+    ];
+    let (code, _, err) = output(Command::new(BIN).env_remove("NC3PACK_ANON").args(one));
+    assert_error(code, &err, &url, "object changed since it was opened");
+    // A server without ETags: another archive of another length in its place.
+    server.no_etags();
+    server.replace("sst.nc3z", bytes.clone());
+    std::fs::create_dir(work.path().join("other")).unwrap();
+    let other = pack("gridded_sst.nc", &work.path().join("other"), "1MiB");
+    let other = std::fs::read(other).unwrap();
+    assert_ne!(other.len(), bytes.len());
+    let a = Archive::open_url(&url, &RemoteOptions::default()).unwrap();
+    server.replace("sst.nc3z", other);
+    let err = a.read::<f32>("sst", &slab).unwrap_err();
+    assert!(changed(&err), "{err:?}");
+    // Unchanged, it reads as the local file does.
+    server.replace("sst.nc3z", bytes);
+    let a = Archive::open_url(&url, &RemoteOptions::default()).unwrap();
+    let local = Archive::open(&z).unwrap();
+    let v: Vec<f32> = a.read("sst", &slab).unwrap();
+    let w: Vec<f32> = local.read("sst", &slab).unwrap();
+    assert!(v
+        .iter()
+        .map(|x| x.to_bits())
+        .eq(w.iter().map(|x| x.to_bits())));
+}
+
+/// The object of an archive on the S3 server replaced after opening: a read of a block not
+/// read yet fails, naming the URL.
+#[test]
+fn s3_object_replaced_after_open_is_an_error() {
+    use nc3pack::error::RemoteError;
+    let Some(s3) = S3Server::start() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let mut bytes = std::fs::read(&z).unwrap();
+    let url = s3.put("sst.nc3z", &bytes);
+    let a = Archive::open_url(&url, &s3.options()).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    s3.put("sst.nc3z", &bytes);
+    let slab = a.slab("sst", None, None, None).unwrap();
+    let err = a.read::<f32>("sst", &slab).unwrap_err();
+    assert!(
+        matches!(&err, nc3pack::Error::Remote { url: u, source: RemoteError::Changed { .. } } if *u == url),
+        "{err:?}"
+    );
+}
+
+/// A server for misbehaving on purpose: each request (its request line and `Range` header, if
+/// any) gets the bytes `answer` gives, or, for None, no answer at all (the connection is held
+/// open, for at most 20 s). Returns the port and the count of requests received.
+fn misbehaving(
+    answer: impl Fn(&str, Option<&str>) -> Option<Vec<u8>> + Send + Sync + 'static,
+) -> (u16, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicU64::new(0));
+    let (answer, n) = (Arc::new(answer), Arc::clone(&count));
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let (answer, n) = (Arc::clone(&answer), Arc::clone(&n));
+            std::thread::spawn(move || {
+                s.set_read_timeout(Some(Duration::from_secs(20))).ok();
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                for _ in 0..100 {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut range = None;
+                    for _ in 0..100 {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = h.split_once(':') {
+                            if k.eq_ignore_ascii_case("range") {
+                                range = Some(v.trim().to_string());
+                            }
+                        }
+                    }
+                    n.fetch_add(1, Ordering::SeqCst);
+                    match answer(line.trim(), range.as_deref()) {
+                        Some(reply) => {
+                            if s.write_all(&reply).is_err() {
+                                return;
+                            }
+                        }
+                        None => {
+                            std::thread::sleep(Duration::from_secs(20));
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, count)
+}
+
+/// An answer with this status line, headers and body.
+fn reply(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
+    let mut v = format!(
+        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// The command line with an S3 endpoint at `port` and credentials in its environment.
+fn s3_cmd(port: u16) -> Command {
+    let mut c = Command::new(BIN);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("AWS_") || k == "NC3PACK_ANON" {
+            c.env_remove(k);
+        }
+    }
+    c.env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1");
+    c
+}
+
+/// A missing bucket, a missing object and a server error are three different messages, for a
+/// streamed input (`pack URL`) as for a ranged read (`info URL`).
+#[test]
+fn a_missing_bucket_and_a_server_error_are_not_a_missing_object() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("never.nc3z");
+    let (port, _) = misbehaving(|line, _| {
+        let (status, code) = if line.contains("/nobucket/") {
+            ("404 Not Found", "NoSuchBucket")
+        } else if line.contains("/bkt/missing") {
+            ("404 Not Found", "NoSuchKey")
+        } else {
+            ("500 Internal Server Error", "InternalError")
+        };
+        let body = format!("<Error><Code>{code}</Code><Message>m</Message></Error>");
+        Some(reply(status, "", body.as_bytes()))
+    });
+    for cmd in ["pack", "info"] {
+        let run = |url: &str| {
+            let mut c = s3_cmd(port);
+            c.args([cmd, url]);
+            if cmd == "pack" {
+                c.arg(&out);
+            }
+            output(&mut c)
+        };
+        let url = "s3://nobucket/in.nc";
+        let (code, _, err) = run(url);
+        assert_error(code, &err, url, "no such bucket");
+        let url = "s3://bkt/missing.nc";
+        let (code, _, err) = run(url);
+        assert_error(code, &err, url, "no such object");
+        let url = "s3://bkt/in.nc";
+        let (code, _, err) = run(url);
+        assert_error(
+            code,
+            &err,
+            url,
+            "server error 500 Internal Server Error (InternalError)",
+        );
+    }
+    // Plain HTTP: a 500 is a server error, a 404 no such object.
+    let (port, _) = misbehaving(|line, _| {
+        Some(if line.contains("/missing") {
+            reply("404 Not Found", "", b"")
+        } else {
+            reply("500 Internal Server Error", "", b"")
+        })
+    });
+    for cmd in ["pack", "info"] {
+        for (name, cause) in [
+            ("in.nc", "server error 500 Internal Server Error"),
+            ("missing.nc", "no such object"),
+        ] {
+            let url = format!("http://127.0.0.1:{port}/{name}");
+            let mut c = Command::new(BIN);
+            c.env_remove("NC3PACK_ANON").args([cmd, &url]);
+            if cmd == "pack" {
+                c.arg(&out);
+            }
+            let (code, _, err) = output(&mut c);
+            assert_error(code, &err, &url, cause);
+        }
+    }
+    assert!(!out.exists());
+}
+
+/// A server that sends more bytes than a range asked for: the message says so (not
+/// "unexpected end of file").
+#[test]
+fn a_body_longer_than_the_range_asked_is_named() {
+    let work = tempfile::tempdir().unwrap();
+    let z = pack("gridded_sst.nc", work.path(), "64KiB");
+    let bytes = std::fs::read(&z).unwrap();
+    let len = bytes.len() as u64;
+    let (port, _) = misbehaving(move |_, range| {
+        let (a, b) = range.and_then(|r| parse_range(r, len))?;
+        // The range asked for, as Content-Range says, and 100 bytes more.
+        let mut body = bytes[a as usize..b as usize].to_vec();
+        body.extend_from_slice(&[0u8; 100]);
+        let headers = format!("Content-Range: bytes {a}-{}/{len}\r\n", b - 1);
+        Some(reply("206 Partial Content", &headers, &body))
+    });
+    let url = format!("http://127.0.0.1:{port}/sst.nc3z");
+    let (code, _, err) = output(
+        Command::new(BIN)
+            .env_remove("NC3PACK_ANON")
+            .args(["info", &url]),
+    );
+    assert_error(
+        code,
+        &err,
+        &url,
+        "the server sent more bytes than the range asked",
+    );
+    let err = RemoteReader::open(&url, &RemoteOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            nc3pack::Error::Remote {
+                source: nc3pack::error::RemoteError::BodyTooLong { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+/// A server that never answers: the request times out after the options' timeout, is retried
+/// while the retry time allows, and the message says how many tries and how long it took.
+#[test]
+fn a_stalled_server_fails_after_the_timeout_saying_its_tries_and_time() {
+    let (port, count) = misbehaving(|_, _| None);
+    let url = format!("http://127.0.0.1:{port}/in.nc");
+    // Requests time out after 1 s; no retry starts after 2 s.
+    let opts = RemoteOptions::default()
+        .with_timeout(Duration::from_secs(1))
+        .with_retries(5, Duration::from_secs(2));
+    let t = std::time::Instant::now();
+    let err = nc3pack::remote::open_stream(&url, &opts).unwrap_err();
+    let took = t.elapsed();
+    let msg = err.to_string();
+    assert!(took < Duration::from_secs(15), "{took:?}: {msg}");
+    let tries = count.load(Ordering::SeqCst);
+    assert!(tries >= 2, "not retried: {msg}");
+    let prefix = format!("{url}: request failed: timed out, after {tries} tries in ");
+    assert!(
+        msg.starts_with(&prefix),
+        "{msg:?} does not start with {prefix:?}"
+    );
+    // The time it took, in seconds.
+    let secs: f64 = msg[prefix.len()..]
+        .strip_suffix(" s")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {msg:?}"));
+    assert!(
+        secs >= 2.0 && secs <= took.as_secs_f64() + 0.1,
+        "{secs} s in {msg:?}, took {took:?}"
+    );
 }
