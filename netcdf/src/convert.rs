@@ -107,6 +107,34 @@ impl Mem {
         }
     }
 
+    /// The memory type a read of a value of file type `t` asks for with `code` (`NC_NAT`: `t`
+    /// itself), or the netCDF-C error code: `NC_EBADTYPE` for a code that is not a classic
+    /// memory type, `NC_ECHAR` for text read as numbers or numbers as text.
+    ///
+    /// ```
+    /// use nc3pack::nc3::NcType;
+    /// use nc3pack_netcdf::convert::Mem;
+    /// assert_eq!(Mem::for_read(0, NcType::Short), Ok(Mem::Short));
+    /// assert_eq!(Mem::for_read(6, NcType::Short), Ok(Mem::Double));
+    /// assert_eq!(Mem::for_read(2, NcType::Short), Err(-56)); // NC_ECHAR
+    /// assert_eq!(Mem::for_read(12, NcType::Short), Err(-45)); // NC_EBADTYPE
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `NC_EBADTYPE` or `NC_ECHAR`, as above.
+    pub fn for_read(code: c_int, t: NcType) -> Result<Mem, c_int> {
+        let mem = if code == crate::nc::NC_NAT {
+            Mem::of(t)
+        } else {
+            Mem::from_code(code).ok_or(crate::nc::NC_EBADTYPE)?
+        };
+        if (mem == Mem::Char) != (t == NcType::Char) {
+            return Err(crate::nc::NC_ECHAR);
+        }
+        Ok(mem)
+    }
+
     /// Size of one value in bytes.
     ///
     /// ```

@@ -760,17 +760,10 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
     if a.len == 0 {
         return NC_NOERR;
     }
-    let mem = if memtype == NC_NAT {
-        Mem::of(a.xtype)
-    } else {
-        match Mem::from_code(memtype) {
-            Some(m) => m,
-            None => return NC_EBADTYPE,
-        }
+    let mem = match Mem::for_read(memtype, a.xtype) {
+        Ok(m) => m,
+        Err(e) => return e,
     };
-    if (mem == Mem::Char) != (a.xtype == NcType::Char) {
-        return NC_ECHAR;
-    }
     if value.is_null() {
         return NC_NOERR;
     }

@@ -156,17 +156,10 @@ impl OpenFile {
             Ok(v) => v,
             Err(e) => return e,
         };
-        let mem = if memtype == NC_NAT {
-            Mem::of(var.xtype)
-        } else {
-            match Mem::from_code(memtype) {
-                Some(m) => m,
-                None => return NC_EBADTYPE,
-            }
+        let mem = match Mem::for_read(memtype, var.xtype) {
+            Ok(m) => m,
+            Err(e) => return e,
         };
-        if (mem == Mem::Char) != (var.xtype == NcType::Char) {
-            return NC_ECHAR;
-        }
         let rank = var.shape.len();
         if rank == 0 {
             return self.read(varid, var, &Hyperslab::all(&[]), mem, dst);

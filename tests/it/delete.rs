@@ -248,15 +248,20 @@ fn no_original_is_deleted_when_its_record_cannot_be_written() {
         assert!(input.join(n).exists(), "{n}");
     }
     let out = dir.path().join("out2");
-    let (code, err) = pack(&[
-        input.as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-        "--manifest".as_ref(),
-        "/dev/full".as_ref(),
-        "--delete-input".as_ref(),
-    ]);
+    let into_dev_full = |more: &[&str]| {
+        let mut args = vec![
+            input.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--manifest".as_ref(),
+            "/dev/full".as_ref(),
+            "--delete-input".as_ref(),
+        ];
+        args.extend(more.iter().map(|m| std::ffi::OsStr::new(*m)));
+        pack(&args)
+    };
     // Read to resume from, a device is refused (/dev/full reads as endless zeros).
+    let (code, err) = into_dev_full(&[]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("/dev/full: read manifest: not a regular file"),
@@ -264,15 +269,7 @@ fn no_original_is_deleted_when_its_record_cannot_be_written() {
     );
     assert!(!out.exists(), "{err}");
     // With --force nothing is read from it: it is only written to, and every write fails.
-    let (code, err) = pack(&[
-        input.as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-        "--manifest".as_ref(),
-        "/dev/full".as_ref(),
-        "--force".as_ref(),
-        "--delete-input".as_ref(),
-    ]);
+    let (code, err) = into_dev_full(&["--force"]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("could not be recorded in the manifest"),

@@ -55,6 +55,17 @@ fn temporaries(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// How many archives (`*.nc3z`) are in `out` (not below it).
+fn archives(out: &Path) -> usize {
+    std::fs::read_dir(out).map_or(0, |d| {
+        d.filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".nc3z"))
+        })
+        .count()
+    })
+}
+
 /// Polls `until` every millisecond for at most 20 s.
 fn wait_for(what: &str, mut until: impl FnMut() -> bool) {
     for _ in 0..20_000 {
@@ -211,15 +222,6 @@ fn a_signal_during_a_batch_keeps_committed_archives_and_removes_the_rest() {
     ])
     .spawn()
     .unwrap();
-    let archives = |out: &Path| {
-        std::fs::read_dir(out).map_or(0, |d| {
-            d.filter(|e| {
-                e.as_ref()
-                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".nc3z"))
-            })
-            .count()
-        })
-    };
     let (status, err) = interrupt_when(child, libc::SIGINT, || archives(&out) >= 256);
     assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?} {err}");
     assert_eq!(temporaries(&out), Vec::<String>::new());
@@ -268,15 +270,6 @@ fn a_signal_during_a_batch_of_many_small_files_leaves_no_temporary_file() {
         ])
         .spawn()
         .unwrap();
-        let archives = |out: &Path| {
-            std::fs::read_dir(out).map_or(0, |d| {
-                d.filter(|e| {
-                    e.as_ref()
-                        .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".nc3z"))
-                })
-                .count()
-            })
-        };
         // Not stopped first (as `interrupt_when` does): the workers must be running.
         wait_for("the first commit group", || archives(&out) >= 256);
         kill(&child, libc::SIGTERM);
