@@ -895,9 +895,19 @@ fn decide(
     };
     // An existing output that is not an archive (a netCDF file of this batch named like
     // `x.nc.nc3z`, any other file) is never replaced, with or without `--force`.
+    // Only a regular file is looked at (opening a FIFO would wait for a writer); special
+    // files are refused later whatever they hold, and a symbolic link is replaced itself.
     let foreign = || -> Option<Step> {
+        use std::os::unix::fs::OpenOptionsExt;
         let output = plan.output(i);
-        let f = std::fs::File::open(&output).ok()?;
+        if !std::fs::symlink_metadata(&output).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&output)
+            .ok()?;
         let is_file = f.metadata().is_ok_and(|m| m.is_file());
         (is_file && !crate::is_archive(&f)).then(|| {
             failed(Error::Refused {
