@@ -55,6 +55,21 @@ fn temporaries(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `nc3pack pack -q -j 2 INPUT -o OUT`, started.
+fn batch_on_two_workers(input: &Path, out: &Path) -> Child {
+    command(&[
+        "pack".as_ref(),
+        "-q".as_ref(),
+        "-j".as_ref(),
+        "2".as_ref(),
+        input.as_ref(),
+        "-o".as_ref(),
+        out.as_ref(),
+    ])
+    .spawn()
+    .unwrap()
+}
+
 /// How many archives (`*.nc3z`) are in `out` (not below it).
 fn archives(out: &Path) -> usize {
     std::fs::read_dir(out).map_or(0, |d| {
@@ -211,17 +226,7 @@ fn a_signal_during_a_batch_keeps_committed_archives_and_removes_the_rest() {
     // on a loaded machine, sees the first group of archives.
     write_big(&input.join("z.nc"), 128);
     let out = dir.path().join("out");
-    let child = command(&[
-        "pack".as_ref(),
-        "-q".as_ref(),
-        "-j".as_ref(),
-        "2".as_ref(),
-        input.as_ref(),
-        "-o".as_ref(),
-        out.as_ref(),
-    ])
-    .spawn()
-    .unwrap();
+    let child = batch_on_two_workers(&input, &out);
     let (status, err) = interrupt_when(child, libc::SIGINT, || archives(&out) >= 256);
     assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?} {err}");
     assert_eq!(temporaries(&out), Vec::<String>::new());
@@ -259,17 +264,7 @@ fn a_signal_during_a_batch_of_many_small_files_leaves_no_temporary_file() {
     }
     for trial in 0..3 {
         let out = dir.path().join(format!("out{trial}"));
-        let child = command(&[
-            "pack".as_ref(),
-            "-q".as_ref(),
-            "-j".as_ref(),
-            "2".as_ref(),
-            input.as_ref(),
-            "-o".as_ref(),
-            out.as_ref(),
-        ])
-        .spawn()
-        .unwrap();
+        let child = batch_on_two_workers(&input, &out);
         // Not stopped first (as `interrupt_when` does): the workers must be running.
         wait_for("the first commit group", || archives(&out) >= 256);
         kill(&child, libc::SIGTERM);
