@@ -927,6 +927,17 @@ unsafe extern "C" fn get_vara(
     memtype: c_int,
 ) -> c_int {
     with(ncid, |fl| {
+        // The usual call (netCDF-C fills in start and count): the caller's vectors as they
+        // are, no copies. A read without stride never looks at one.
+        if !start.is_null() && !count.is_null() {
+            let r = match fl.var(varid) {
+                Ok(v) => v.shape.len(),
+                Err(e) => return e,
+            };
+            let st = std::slice::from_raw_parts(start, r);
+            let ct = std::slice::from_raw_parts(count, r);
+            return fl.get(varid, st, ct, &[], memtype, value.cast(), false);
+        }
         match vectors(fl, varid, start, count, std::ptr::null()) {
             Err(e) => e,
             Ok((st, ct, sd)) => fl.get(varid, &st, &ct, &sd, memtype, value.cast(), false),

@@ -136,7 +136,7 @@ impl OpenFile {
 
     /// Reads `count` values from `start` with `stride` (all in elements) of variable `varid`
     /// as memory type `memtype` into `dst`, with netCDF-C's checks and conversions. `strided`:
-    /// called as `nc_get_vars` (its checks), not `nc_get_vara`.
+    /// called as `nc_get_vars` (its checks), not `nc_get_vara`; `stride` is read only then.
     ///
     /// # Safety
     ///
@@ -202,6 +202,15 @@ impl OpenFile {
         if count.contains(&0) {
             return NC_NOERR;
         }
+        // The usual small read (nccopy reads a record variable one record at a time): one run
+        // of the variable's bytes, read without building a hyperslab.
+        if !per_element && (!strided || stride.iter().all(|&s| s == 1)) {
+            if let Some(run) = contiguous_run(&var.shape, start, count, var.xtype.size() as u64) {
+                if let Some(status) = self.read_run(varid, var, run, mem, dst) {
+                    return status;
+                }
+            }
+        }
         let st: Vec<u64> = start.iter().map(|&x| x as u64).collect();
         let ct: Vec<u64> = count.iter().map(|&x| x as u64).collect();
         let sd: Vec<u64> = if strided {
@@ -266,6 +275,49 @@ impl OpenFile {
         }
     }
 
+    /// Reads a checked selection that is one run of the variable's bytes, `(offset, length)`,
+    /// into `dst` as `mem`; `None` when it needs conversion and is larger than a small stack
+    /// buffer (then [`OpenFile::read`] reads it).
+    unsafe fn read_run(
+        &self,
+        varid: c_int,
+        var: &Var,
+        run: (u64, u64),
+        mem: Mem,
+        dst: *mut u8,
+    ) -> Option<c_int> {
+        const SMALL: usize = 256;
+        let v = varid as usize;
+        let xs = var.xtype.size();
+        let n = run.1 as usize / xs;
+        let cdf5 = self.variant == Variant::Cdf5;
+        let same =
+            mem == Mem::of(var.xtype) || (!cdf5 && var.xtype == NcType::Byte && mem == Mem::UByte);
+        if !same && run.1 as usize > SMALL {
+            return None;
+        }
+        let out = std::slice::from_raw_parts_mut(dst, n * mem.size());
+        let report = |e: nc3pack::Error| {
+            eprintln!(
+                "nc3pack: variable {:?}: {e}",
+                String::from_utf8_lossy(&var.name)
+            );
+            NC_EIO
+        };
+        if same {
+            return Some(match self.ds.read_runs_native(v, &[run], out) {
+                Ok(()) => NC_NOERR,
+                Err(e) => report(e),
+            });
+        }
+        let mut buf = [0u8; SMALL];
+        let raw = &mut buf[..run.1 as usize];
+        if let Err(e) = self.ds.read_runs(v, &[run], raw) {
+            return Some(report(e));
+        }
+        Some(convert(var.xtype, raw, mem, out, !cdf5))
+    }
+
     /// Reads a checked selection into `dst` as `mem`.
     unsafe fn read(
         &self,
@@ -317,6 +369,28 @@ impl OpenFile {
         }
         status
     }
+}
+
+/// A checked, non-empty selection without stride as one run of the variable's bytes (offset,
+/// length), when it is one: the dimensions before the first with a count other than 1 have a
+/// count of 1, those after it are selected whole.
+fn contiguous_run(
+    shape: &[u64],
+    start: &[usize],
+    count: &[usize],
+    esize: u64,
+) -> Option<(u64, u64)> {
+    let rank = shape.len();
+    let k = (0..rank).find(|&d| count[d] != 1).unwrap_or(rank);
+    if (k + 1..rank).any(|d| start[d] != 0 || count[d] as u64 != shape[d]) {
+        return None;
+    }
+    let (mut at, mut n) = (0u64, 1u64);
+    for d in 0..rank {
+        at = at * shape[d] + start[d] as u64;
+        n *= count[d] as u64;
+    }
+    Some((at * esize, n * esize))
 }
 
 /// The open files, by ncid.

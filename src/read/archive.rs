@@ -1604,6 +1604,23 @@ impl<R: ReadAt> Archive<R> {
                 return self.read_span(v, off, len, out, native);
             }
         }
+        // One run inside one cached block (a small read, as nccopy's one record at a time):
+        // copied from the cache, nothing planned, fetched or allocated.
+        if let [(off, len)] = *runs {
+            let b = off / bb;
+            if len > 0 && (off + len - 1) / bb == b {
+                if let Some(block) = self.cache.get_held((self.streams[v].id, b)) {
+                    let piece = &mut out[..len as usize];
+                    if !block.copy_to(off - b * bb, piece) {
+                        return Err(self.shorter(v, b));
+                    }
+                    if native {
+                        be_to_native(piece, esize);
+                    }
+                    return Ok(());
+                }
+            }
+        }
         // A remote archive fetches the frames of the whole read with one request set.
         let planned = runs
             .iter()

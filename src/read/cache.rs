@@ -247,6 +247,17 @@ impl BlockCache {
         found
     }
 
+    /// As [`BlockCache::get`], but a miss is not counted: for a caller that then fetches the
+    /// block through a path that counts it.
+    pub(crate) fn get_held(&self, key: BlockKey) -> Option<Block> {
+        let mut g = self.lock();
+        let found = g.lru.get(&key).cloned();
+        if found.is_some() {
+            g.stats.hits += 1;
+        }
+        found
+    }
+
     /// Whether a block is held, without counting a hit or miss or changing its recency.
     pub fn contains(&self, key: BlockKey) -> bool {
         self.lock().lru.contains(&key)
