@@ -534,8 +534,11 @@ pub enum NotDeleted {
     Replaced,
     /// The manifest record of its archive could not be made durable, so it was kept (an
     /// original is deleted only once its archive is recorded).
-    #[error("its archive could not be recorded in the manifest: {0}")]
-    NotRecorded(Box<Error>),
+    #[error("its archive could not be recorded in the manifest: {why}")]
+    NotRecorded {
+        /// The error writing or syncing the manifest.
+        why: String,
+    },
     /// Its archive's lead or footer does not hold.
     #[error("its archive {}: {source}", archive.display())]
     Ends {

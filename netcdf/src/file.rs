@@ -291,19 +291,12 @@ impl OpenFile {
         let xs = var.xtype.size();
         let n = run.1 as usize / xs;
         let cdf5 = self.variant == Variant::Cdf5;
-        let same =
-            mem == Mem::of(var.xtype) || (!cdf5 && var.xtype == NcType::Byte && mem == Mem::UByte);
+        let same = unconverted(mem, var.xtype, cdf5);
         if !same && run.1 as usize > SMALL {
             return None;
         }
         let out = std::slice::from_raw_parts_mut(dst, n * mem.size());
-        let report = |e: nc3pack::Error| {
-            eprintln!(
-                "nc3pack: variable {:?}: {e}",
-                String::from_utf8_lossy(&var.name)
-            );
-            NC_EIO
-        };
+        let report = |e: nc3pack::Error| read_failed(var, e);
         if same {
             return Some(match self.ds.read_runs_native(v, &[run], out) {
                 Ok(()) => NC_NOERR,
@@ -334,15 +327,8 @@ impl OpenFile {
         }
         let out = std::slice::from_raw_parts_mut(dst, n * mem.size());
         let cdf5 = self.variant == Variant::Cdf5;
-        let same =
-            mem == Mem::of(var.xtype) || (!cdf5 && var.xtype == NcType::Byte && mem == Mem::UByte);
-        let report = |e: nc3pack::Error| {
-            eprintln!(
-                "nc3pack: variable {:?}: {e}",
-                String::from_utf8_lossy(&var.name)
-            );
-            NC_EIO
-        };
+        let same = unconverted(mem, var.xtype, cdf5);
+        let report = |e: nc3pack::Error| read_failed(var, e);
         if same {
             return match self.ds.read_native_into(v, slab, out) {
                 Ok(()) => NC_NOERR,
@@ -369,6 +355,22 @@ impl OpenFile {
         }
         status
     }
+}
+
+/// Whether values of file type `t` are read as `mem` without conversion: the same type, or
+/// (outside CDF-5, as netCDF-C does) a byte read as an unsigned char.
+fn unconverted(mem: Mem, t: NcType, cdf5: bool) -> bool {
+    mem == Mem::of(t) || (!cdf5 && t == NcType::Byte && mem == Mem::UByte)
+}
+
+/// A read of `var` that failed (a damaged or lost block): one line on stderr naming the
+/// variable and what the library says (the file and the block), and `NC_EIO` for the caller.
+fn read_failed(var: &Var, e: nc3pack::Error) -> c_int {
+    eprintln!(
+        "nc3pack: variable {:?}: {e}",
+        String::from_utf8_lossy(&var.name)
+    );
+    NC_EIO
 }
 
 /// A checked, non-empty selection without stride as one run of the variable's bytes (offset,

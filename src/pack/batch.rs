@@ -1330,10 +1330,10 @@ fn delete_group(
     }
     let refs: Vec<(usize, &Outcome)> = proven.iter().map(|p| (p.i, &p.outcome)).collect();
     if let Err(e) = record(&refs) {
-        let e = std::sync::Arc::new(e);
+        let why = e.to_string();
         for p in proven {
-            let why = NotDeleted::NotRecorded(Box::new(Error::Internal(e.to_string())));
-            on_done(p.i, not_deleted(plan, p.i, p.size, &p.outcome, why));
+            let kept = NotDeleted::NotRecorded { why: why.clone() };
+            on_done(p.i, not_deleted(plan, p.i, input_of(&p.outcome), kept));
         }
         return;
     }
@@ -1381,13 +1381,13 @@ fn input_of(o: &Outcome) -> Option<(u64, i64)> {
 }
 
 /// The failure of input `i`, kept for `why`.
-fn not_deleted(plan: &Plan, i: usize, size: u64, o: &Outcome, why: NotDeleted) -> Outcome {
+fn not_deleted(plan: &Plan, i: usize, input: Option<(u64, i64)>, why: NotDeleted) -> Outcome {
     Outcome::Failed {
         error: Error::Refused {
             path: plan.input(i),
             what: Refusal::NotDeleted(Box::new(why)),
         },
-        input: input_of(o).or(Some((size, 0))),
+        input,
     }
 }
 
@@ -1403,19 +1403,25 @@ fn prove(plan: &Plan, i: usize, mut o: Outcome) -> std::result::Result<Proven, B
                     original: Some((size, _)),
                     ..
                 },
+            mtime_ns,
             ..
         } => {
-            let size = *size;
             let why = NotDeleted::Lossy {
                 archive: plan.output(i),
             };
-            return Err(Box::new(not_deleted(plan, i, size, &o, why)));
+            return Err(Box::new(not_deleted(
+                plan,
+                i,
+                Some((*size, *mtime_ns)),
+                why,
+            )));
         }
         Outcome::Skipped { record, .. } if record.restored_size.is_some() => {
             let why = NotDeleted::Lossy {
                 archive: plan.output(i),
             };
-            return Err(Box::new(not_deleted(plan, i, record.size, &o, why)));
+            let input = Some((record.size, record.mtime_ns));
+            return Err(Box::new(not_deleted(plan, i, input, why)));
         }
         Outcome::Packed {
             summary,
