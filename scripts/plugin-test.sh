@@ -211,6 +211,33 @@ for f in samples/bad/archives/*.nc3z; do
     fi
 done
 
+# The version check, in a program that plays a host netCDF-C of a given version
+# (scripts/plugin-fakehost.c): 4.9 and later get the format registered (NC_UDF0, the archive
+# magic) silently; older ones nothing registered, one line on stderr saying which version is
+# needed and to unpack instead, and the host program runs on.
+gcc -rdynamic -o "$work/fakehost" scripts/plugin-fakehost.c -ldl
+want_magic=894e43335a0d0a1a # \x89NC3Z\r\n\x1a (design/FORMAT.md)
+for v in "4.8.1 of Jun  2 2021 13:41:29 \$" "4.7.4 of Mar 23 2020 \$" "4.6.3" "3.6.3" \
+    "4.9.0 of Jan  1 2023 \$" "4.9.2" "4.10.1-development" "5.0.0"; do
+    rc=0
+    FAKE_NC_VERSION="$v" LD_PRELOAD="$so" timeout 60 "$work/fakehost" \
+        >"$work/fake.out" 2>"$work/fake.err" || rc=$?
+    if [[ $(printf '%s\n4.9\n' "${v%% *}" | sort -V | head -n1) != 4.9 ]]; then
+        want_out="register -2"
+        want_err="nc3pack: netCDF-C $v is too old for the nc3pack plugin: it needs netCDF-C 4.9 or newer (or run \`nc3pack unpack\` on the archive first)"
+    else
+        want_out=$'def 64 '"$want_magic"$'\nregister 1'
+        want_err=""
+    fi
+    tag="version.${v%% *}"
+    if ((rc == 0)) && [[ $(cat "$work/fake.out") == "$want_out" && $(cat "$work/fake.err") == "$want_err" ]]; then
+        echo PASS >"$work/results/$tag"
+    else
+        printf 'FAIL %s: exit %s, stdout %q, stderr %q\n' "$tag" "$rc" "$(cat "$work/fake.out")" "$(cat "$work/fake.err")"
+        echo FAIL >"$work/results/$tag"
+    fi
+done
+
 # Fortran: a hyperslab through netCDF-Fortran, from the archive and from the original.
 gfortran -o "$work/plugin-fortran" scripts/plugin-fortran.f90 -I/usr/include -lnetcdff
 mkdir -p "$work/fo" "$work/fz"

@@ -174,6 +174,36 @@ def test_register_without_netcdf4_says_so() -> None:
     assert "needs netCDF4-python (pip install netCDF4)" in out
 
 
+@pytest.mark.parametrize("version", ["4.8.1", "4.7.4", "4.6.3-development", ""])
+def test_register_refuses_an_old_netcdf_c(version: str) -> None:
+    """A netCDF4-python whose netCDF-C is older than 4.9 (another dispatch table) is refused
+    with one clear error, before anything is registered."""
+    code = textwrap.dedent(
+        f"""
+        import sys, types
+        fake = types.ModuleType("netCDF4")
+        fake.__netcdf4libversion__ = {version!r}
+        sys.modules["netCDF4"] = fake
+        import nc3pack.netcdf4
+        try:
+            nc3pack.netcdf4.register()
+        except RuntimeError as e:
+            print("RuntimeError:", e)
+        else:
+            print("registered")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    shown = version or "(unknown version)"
+    assert out == (
+        f"RuntimeError: netCDF4-python's netCDF-C {shown} is too old for the nc3pack "
+        "plugin: it needs netCDF-C 4.9 or newer (or run `nc3pack unpack` on the archive "
+        "first)"
+    )
+
+
 def test_rc_file_loads_the_plugin(packed: dict[str, Path], tmp_path: Path) -> None:
     """netCDF-C 4.10's way in: an RC file names the library and its init function."""
     so = ROOT / "target" / "release" / "libnc3pack_netcdf.so"
@@ -194,28 +224,47 @@ def test_rc_file_loads_the_plugin(packed: dict[str, Path], tmp_path: Path) -> No
         ).stdout
         assert printed == lines
     rc.write_text(lines)
+    # Every sample, in one process that never imports nc3pack: the RC file alone makes
+    # netCDF-C read the archives, and each must show its original's format, dimensions,
+    # attributes and bytes.
     code = textwrap.dedent(
         """
-        import sys, netCDF4
-        with netCDF4.Dataset(sys.argv[1]) as z, netCDF4.Dataset(sys.argv[2]) as o:
-            for name, ov in o.variables.items():
-                assert (z[name][...] == ov[...]).all(), name
-            print(len(o.variables), "variables equal")
+        import sys, netCDF4, numpy as np
+
+        def attrs(x):
+            return [(k, np.asarray(x.getncattr(k)).dtype.str, np.asarray(x.getncattr(k)).tobytes())
+                    for k in x.ncattrs()]
+
+        args = sys.argv[1:]
+        for z_path, o_path in zip(args[::2], args[1::2]):
+            with netCDF4.Dataset(z_path) as z, netCDF4.Dataset(o_path) as o:
+                assert z.file_format == o.file_format, (o_path, z.file_format)
+                dims = lambda d: [(k, len(v), v.isunlimited()) for k, v in d.dimensions.items()]
+                assert dims(z) == dims(o), o_path
+                assert attrs(z) == attrs(o), o_path
+                assert list(z.variables) == list(o.variables), o_path
+                for name, ov in o.variables.items():
+                    zv = z[name]
+                    for v in (zv, ov):
+                        v.set_auto_maskandscale(False)
+                        v.set_auto_chartostring(False)
+                    assert (zv.dtype, zv.dimensions) == (ov.dtype, ov.dimensions), name
+                    assert attrs(zv) == attrs(ov), (o_path, name)
+                    a, b = np.asarray(zv[...]), np.asarray(ov[...])
+                    assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (o_path, name)
+        assert "nc3pack" not in sys.modules
+        print(len(args) // 2, "files equal")
         """
     )
     env = dict(os.environ, NCRCENV_RC=str(rc))
+    pairs = [str(x) for src in CASES for x in (packed[src.name], src)]
     out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            code,
-            str(packed["classic_records.nc"]),
-            str(ROOT / "samples" / "classic_records.nc"),
-        ],
+        [sys.executable, "-c", code, *pairs],
         env=env,
         capture_output=True,
         text=True,
         check=False,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
-    assert "variables equal" in out.stdout
+    assert out.stdout.strip() == f"{len(CASES)} files equal"
