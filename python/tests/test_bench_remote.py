@@ -1,4 +1,4 @@
-"""bench/remote.py runs end to end on a sample and prints the table the README shows.
+"""bench/remote.py runs end to end on a sample and prints the table docs/object-storage.md shows.
 
 Skipped when a tool it needs is missing (s3s-fs: a failure under CI, as test_remote.py)."""
 

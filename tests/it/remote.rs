@@ -2,7 +2,7 @@
 //! implementation over a directory that checks request signatures; `cargo install s3s-fs
 //! --version 0.14.1 --features binary`) and a small HTTP server written here that honours
 //! `Range`. Every read command on a URL must print what it prints for the local file, errors
-//! must name the URL and the cause, and reads must cost the requests the README states.
+//! must name the URL and the cause, and reads must cost the requests docs/object-storage.md states.
 //!
 //! Without `s3s-fs` the S3 tests print that they were skipped, except under CI (env `CI` set),
 //! where they fail.
@@ -1503,7 +1503,7 @@ fn s3_pack_failing_mid_upload_aborts_it_with_one_error_line() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
-/// Every temporary file is named `.nc3pack-*.part`, the name the README's `find` recipe
+/// Every temporary file is named `.nc3pack-*.part`, the name docs/safety.md's `find` recipe
 /// looks for: SIGKILL during an upload (which nothing can clean up after) leaves only such
 /// names in `TMPDIR`, and SIGTERM leaves nothing.
 #[test]
