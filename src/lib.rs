@@ -96,6 +96,7 @@ compile_error!(
 // The public API: the modules below that are `pub`, and what the crate root re-exports.
 mod atomic;
 pub mod cleanup;
+pub mod collection;
 pub mod dump;
 pub mod error;
 pub mod format;
@@ -109,8 +110,10 @@ mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
 mod repair;
+pub mod text;
 pub mod vars;
 
+pub use collection::{pack_collection, verify_collection, CollectionOptions, CollectionReport};
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
 pub use io::ReadAt;

@@ -121,7 +121,7 @@ impl Default for Shard {
 /// A `--shard` value that is not `I/N` with `0 <= I < N`.
 ///
 /// ```
-/// let e = "3/3".parse::<nc3pack::__private::Shard>().unwrap_err();
+/// let e = "3/3".parse::<nc3pack::collection::Shard>().unwrap_err();
 /// assert_eq!(e.to_string(), "\"3/3\" is not a shard I/N with 0 <= I < N (I counts from 0)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -583,7 +583,7 @@ pub enum Outcome {
 /// recorded as such, and the manifest line says `"kept"` and why.
 ///
 /// ```
-/// use nc3pack::__private::Kept;
+/// use nc3pack::collection::Kept;
 /// assert_eq!(Kept::SymbolicLink.to_string(), "a symbolic link: never deleted (nor its target)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

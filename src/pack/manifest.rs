@@ -1327,7 +1327,7 @@ pub(crate) fn hash_open_file(mut f: &std::fs::File, path: &Path) -> Result<u128>
 }
 
 /// What is wrong with one archive (or input) of a collection, in
-/// [`CollectionReport::failures`].
+/// [`VerifyCollectionReport::failures`].
 #[derive(Debug, thiserror::Error)]
 pub enum CollectionProblem {
     /// The name's last manifest entry is a failure (its recorded error).
@@ -1364,7 +1364,7 @@ pub enum CollectionProblem {
 
 /// What `verify --manifest` found.
 #[derive(Debug, Default)]
-pub struct CollectionReport {
+pub struct VerifyCollectionReport {
     /// Archives checked.
     pub checked: usize,
     /// Archives (or inputs) that failed, each with what is wrong, in name order.
@@ -1373,7 +1373,7 @@ pub struct CollectionReport {
     pub bad_lines: Vec<(PathBuf, u64)>,
 }
 
-impl CollectionReport {
+impl VerifyCollectionReport {
     /// Whether every archive verified and every line was read.
     pub fn is_ok(&self) -> bool {
         self.failures.is_empty() && self.bad_lines.is_empty()
@@ -1401,8 +1401,8 @@ pub fn verify_collection(
     against: Option<&Path>,
     threads: usize,
     progress: &(dyn Fn(usize) + Sync),
-) -> Result<CollectionReport> {
-    let mut report = CollectionReport::default();
+) -> Result<VerifyCollectionReport> {
+    let mut report = VerifyCollectionReport::default();
     // Each name's last archive, and its failure if the last entry failed (held compactly: a
     // collection may list millions).
     let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
@@ -1502,7 +1502,7 @@ pub fn verify_collection(
 /// Takes line `n` of the manifest `m` (in collection `out`, if in one), entry `e` (`None`: not
 /// an entry) into `last`, each name's last archive or failure, or `report`'s unreadable lines.
 fn record(
-    report: &mut CollectionReport,
+    report: &mut VerifyCollectionReport,
     last: &mut HashMap<Box<[u8]>, Last>,
     m: &Path,
     out: Option<&Path>,
