@@ -294,8 +294,6 @@ fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(1..=nc3pack::MAX_THREADS as u64)
 }
 
-/// `-j`, or the library's default (all cores).
-
 /// A `--manifest-copy-every` value: a number of seconds, 0 or more (fractions allowed).
 fn copy_interval(s: &str) -> Result<std::time::Duration, String> {
     s.trim()
