@@ -294,16 +294,16 @@ def pack_collection(
     )
     out, man, files, packed, skipped, inb, outb, failures, unreadable, kept = r
     return CollectionResult(
-        out,
-        man,
+        os.fspath(out),
+        os.fspath(man),
         files,
         packed,
         skipped,
         inb,
         outb,
-        [CollectionFailure(p, m) for p, m in failures],
+        [CollectionFailure(os.fspath(p), m) for p, m in failures],
         list(unreadable),
-        list(kept),
+        [(os.fspath(p), why) for p, why in kept],
     )
 
 

@@ -1,5 +1,6 @@
 """Type stubs of the compiled module (see python/src/lib.rs)."""
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,16 +73,16 @@ def pack_collection(
     delete_input: bool = False,
     files_from: str | None = None,
 ) -> tuple[
-    str,
-    str,
+    Path,
+    Path,
     int,
     int,
     int,
     int,
     int,
-    list[tuple[str, str]],
+    list[tuple[Path, str]],
     list[str],
-    list[tuple[str, str]],
+    list[tuple[Path, str]],
 ]: ...
 def unpack(
     src: str,
