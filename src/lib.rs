@@ -163,7 +163,7 @@ pub mod __private {
     pub use crate::format::pco::NumKind;
     pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
-    pub use crate::pack::batch::{pack_all, plan, Outcome, Shard};
+    pub use crate::pack::batch::{pack_all, plan, Outcome, Plan, Shard};
     pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};

@@ -1,9 +1,12 @@
 //! Verifying a whole collection: every archive its manifests list ([`verify_collection`]).
 
 use super::*;
-use crate::error::{io_err, Result};
+#[cfg(feature = "remote")]
+use crate::error::io_err;
+use crate::error::Result;
 use std::collections::HashMap;
 use std::ffi::OsStr;
+#[cfg(feature = "remote")]
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
