@@ -29,6 +29,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! **Collections.** [`pack_collection`] packs many files (and the netCDF files found in
+//! directories) into a directory or an S3 prefix, in parallel, resumable, with a manifest, as
+//! `nc3pack pack IN... -o OUT` does; [`CollectionOptions`] (shard, manifest, root, deleting the
+//! inputs once proven, a progress callback), [`CollectionReport`]; [`verify_collection`]
+//! verifies what the manifests list. See the [`collection`] module; [`text`] has the lines the
+//! command line prints of these reports.
+//!
+//! ```no_run
+//! let opts = nc3pack::CollectionOptions::default().with_threads(8);
+//! let report = nc3pack::pack_collection(&["data"], "archives".as_ref(), &opts)?;
+//! assert!(report.is_ok(), "{:?}", report.failures);
+//! # Ok::<(), nc3pack::Error>(())
+//! ```
+//!
 //! **Unpacking.** [`unpack_file`] restores the original file (checked by hash before it is
 //! renamed into place), [`unpack_to_writer`] writes it to a stream; [`UnpackOptions`] carries
 //! force, threads and progress.
@@ -96,6 +110,7 @@ compile_error!(
 // The public API: the modules below that are `pub`, and what the crate root re-exports.
 mod atomic;
 pub mod cleanup;
+pub mod collection;
 pub mod dump;
 pub mod error;
 pub mod format;
@@ -109,8 +124,10 @@ mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
 mod repair;
+pub mod text;
 pub mod vars;
 
+pub use collection::{pack_collection, verify_collection, CollectionOptions, CollectionReport};
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
 pub use io::ReadAt;
@@ -146,9 +163,7 @@ pub mod __private {
     pub use crate::format::pco::NumKind;
     pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
-    #[cfg(feature = "remote")]
-    pub use crate::pack::batch::pack_all_to_prefix;
-    pub use crate::pack::batch::{pack_all, plan, Kept, Outcome, Plan, RecordFn, Shard};
+    pub use crate::pack::batch::{pack_all, plan, Outcome, Plan, Shard};
     pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};

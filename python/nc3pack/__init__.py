@@ -30,6 +30,8 @@ __all__ = [
     "DTYPES",
     "MAGIC",
     "ArchiveError",
+    "CollectionFailure",
+    "CollectionResult",
     "Damage",
     "Dataset",
     "Dimension",
@@ -39,6 +41,7 @@ __all__ = [
     "info",
     "open",
     "pack",
+    "pack_collection",
     "unpack",
     "verify",
 ]
@@ -172,6 +175,136 @@ def pack(
         _rules(quantize, "=", str),
     )
     return PackResult(s, d, *r)
+
+
+@dataclass(frozen=True)
+class CollectionFailure:
+    """One input of :func:`pack_collection` that failed."""
+
+    #: The input's path.
+    input: str
+    #: Why, as ``nc3pack pack -o`` prints it.
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class CollectionResult:
+    """What :func:`pack_collection` did."""
+
+    #: The output directory.
+    output_dir: str
+    #: The manifest appended to.
+    manifest: str
+    #: Inputs looked at that are (or may be) netCDF files: packed, skipped and failed.
+    files: int
+    #: Inputs packed by this call.
+    packed: int
+    #: Inputs found packed already (recorded by a manifest), not packed again.
+    skipped: int
+    #: Bytes of the inputs packed by this call.
+    input_bytes: int
+    #: Bytes of their archives.
+    output_bytes: int
+    #: Inputs that failed, in name order.
+    failures: list[CollectionFailure] = field(default_factory=list)
+    #: Paths that could not be read while looking for inputs (one message each).
+    unreadable: list[str] = field(default_factory=list)
+    #: Inputs ``delete_input`` kept (symbolic links, pipes): (path, why).
+    kept: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every input was packed (or found packed) and every path read."""
+        return not self.failures and not self.unreadable
+
+    @property
+    def ratio(self) -> float | None:
+        """Input bytes / archive bytes of the files packed by this call, if any was."""
+        if self.packed == 0:
+            return None
+        return self.input_bytes / max(self.output_bytes, 1)
+
+
+def pack_collection(
+    inputs: PathLike | Sequence[PathLike],
+    output_dir: PathLike,
+    *,
+    root: PathLike | None = None,
+    shard: str | tuple[int, int] | None = None,
+    manifest: PathLike | None = None,
+    threads: int | None = None,
+    delete_input: bool = False,
+    force: bool = False,
+    files_from: PathLike | None = None,
+    level: str | int = "fast",
+    codec: str = "zstd",
+    block_size: int | str | None = None,
+    filter: str = "auto",
+    pco: bool = True,
+    variables: Mapping[str, Mapping[str, str | int] | str]
+    | Sequence[str]
+    | None = None,
+    quantize: Mapping[str, str] | Sequence[str] | None = None,
+) -> CollectionResult:
+    """Packs many netCDF-3 files into ``output_dir`` as ``nc3pack pack IN... -o OUT`` does:
+    ``inputs`` are files and directories (searched for netCDF files by their first bytes);
+    each archive is ``output_dir/NAME.nc3z``, NAME the input's path relative to ``root``
+    (default: the deepest directory holding every input). Files are packed in parallel
+    (``threads`` at once, default all cores), and a line per file is appended to the
+    manifest (default ``output_dir/.nc3pack/manifest-I-of-N.jsonl``): a second call skips
+    what the first packed (``force=True`` packs everything again). ``shard``: ``"I/N"`` or
+    ``(I, N)``, this call's share of the inputs. ``files_from``: a file listing more inputs,
+    one a line. ``delete_input``: delete each original once its archive is written, synced,
+    verified and recorded (symbolic links are kept). The packing options are
+    :func:`pack`'s.
+
+    A file that fails does not stop the others: it is listed in the result's ``failures``.
+    Raises ``ValueError`` for bad options (no inputs, a bad shard, an input outside
+    ``root``), ``OSError`` when the output directory or the manifest cannot be written or
+    a list read. The GIL is released while packing.
+    """
+    if isinstance(level, bool) or not isinstance(level, (str, int)):
+        raise ValueError(  # noqa: TRY004 (bad arguments are ValueErrors here)
+            f"level must be 'fast', 'max' or an int, got {level!r}"
+        )
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    if isinstance(shard, tuple):
+        shard = f"{shard[0]}/{shard[1]}"
+    r = _nc3pack.pack_collection(
+        [os.fspath(p) for p in inputs],
+        os.fspath(output_dir),
+        str(level),
+        codec,
+        filter,
+        None if block_size is None else _block_size(block_size),
+        _threads(threads),
+        bool(force),
+        bool(pco),
+        _rules(variables, ":", _settings),
+        _rules(quantize, "=", str),
+        None if root is None else os.fspath(root),
+        shard,
+        None if manifest is None else os.fspath(manifest),
+        bool(delete_input),
+        None if files_from is None else os.fspath(files_from),
+    )
+    out, man, files, packed, skipped, inb, outb, failures, unreadable, kept = r
+    return CollectionResult(
+        os.fspath(out),
+        os.fspath(man),
+        files,
+        packed,
+        skipped,
+        inb,
+        outb,
+        [CollectionFailure(os.fspath(p), m) for p, m in failures],
+        list(unreadable),
+        [(os.fspath(p), why) for p, why in kept],
+    )
 
 
 def _settings(v: Mapping[str, str | int] | str) -> str:

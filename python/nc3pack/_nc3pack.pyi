@@ -1,5 +1,6 @@
 """Type stubs of the compiled module (see python/src/lib.rs)."""
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,35 @@ def pack(
     var_rules: list[str] = ...,
     quantize: list[str] = ...,
 ) -> tuple[int, int, int, str]: ...
+def pack_collection(
+    inputs: list[str],
+    output_dir: str,
+    level: str,
+    codec: str,
+    filter: str,
+    block_size: int | None,
+    threads: int | None,
+    force: bool,
+    pco: bool,
+    var_rules: list[str],
+    quantize: list[str],
+    root: str | None = None,
+    shard: str | None = None,
+    manifest: str | None = None,
+    delete_input: bool = False,
+    files_from: str | None = None,
+) -> tuple[
+    Path,
+    Path,
+    int,
+    int,
+    int,
+    int,
+    int,
+    list[tuple[Path, str]],
+    list[str],
+    list[tuple[Path, str]],
+]: ...
 def unpack(
     src: str,
     dst: str,

@@ -385,15 +385,10 @@ fn threads_or_all(threads: Option<usize>) -> PyResult<usize> {
     }
 }
 
-/// Packs `src` into the archive `dst`; returns `(input bytes, output bytes, blocks, hash)`.
-/// `var_rules` and `quantize` are rules as the CLI's `--var` and `--quantize` take them.
-#[pyfunction]
-#[pyo3(signature = (src, dst, level, codec, filter, block_size, threads, force, pco=true, var_rules=Vec::new(), quantize=Vec::new()))]
+/// The packing options of `pack` and `pack_collection`: `level` ("fast", "max" or a number),
+/// `var_rules` and `quantize` as the CLI's `--var` and `--quantize` take them.
 #[allow(clippy::too_many_arguments)]
-fn pack(
-    py: Python<'_>,
-    src: PathBuf,
-    dst: PathBuf,
+fn pack_options(
     level: &str,
     codec: &str,
     filter: &str,
@@ -401,9 +396,9 @@ fn pack(
     threads: Option<usize>,
     force: bool,
     pco: bool,
-    var_rules: Vec<String>,
-    quantize: Vec<String>,
-) -> PyResult<(u64, u64, u64, String)> {
+    var_rules: &[String],
+    quantize: &[String],
+) -> PyResult<nc3pack::PackOptions> {
     let codec: nc3pack::format::Codec = codec
         .parse()
         .map_err(|e: nc3pack::ParseNameError| PyValueError::new_err(e.to_string()))?;
@@ -436,18 +431,43 @@ fn pack(
         .with_threads(threads_or_all(threads)?)
         .with_force(force)
         .with_pco(pco);
-    for r in &var_rules {
+    for r in var_rules {
         let rule = r.parse().map_err(|e: nc3pack::vars::VarParseError| {
             PyValueError::new_err(format!("var rule {r:?}: {e}"))
         })?;
         opts = opts.with_var(rule);
     }
-    for r in &quantize {
+    for r in quantize {
         let rule = r
             .parse()
             .map_err(|e: nc3pack::quantize::QuantizeError| PyValueError::new_err(e.to_string()))?;
         opts = opts.with_quantize(rule);
     }
+    Ok(opts)
+}
+
+/// Packs `src` into the archive `dst`; returns `(input bytes, output bytes, blocks, hash)`.
+/// `var_rules` and `quantize` are rules as the CLI's `--var` and `--quantize` take them.
+#[pyfunction]
+#[pyo3(signature = (src, dst, level, codec, filter, block_size, threads, force, pco=true, var_rules=Vec::new(), quantize=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn pack(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    level: &str,
+    codec: &str,
+    filter: &str,
+    block_size: Option<u32>,
+    threads: Option<usize>,
+    force: bool,
+    pco: bool,
+    var_rules: Vec<String>,
+    quantize: Vec<String>,
+) -> PyResult<(u64, u64, u64, String)> {
+    let opts = pack_options(
+        level, codec, filter, block_size, threads, force, pco, &var_rules, &quantize,
+    )?;
     let s = py
         .detach(|| nc3pack::pack_file(&src, &dst, &opts))
         .map_err(to_py)?;
@@ -456,6 +476,91 @@ fn pack(
         s.output_len,
         s.blocks,
         format!("{:032x}", s.hash),
+    ))
+}
+
+/// What `pack_collection` returns: `(output, manifest, files, packed, skipped, input bytes,
+/// output bytes, failures (input, message), unreadable (message), kept (input, why))`.
+type CollectionTuple = (
+    PathBuf,
+    PathBuf,
+    usize,
+    usize,
+    usize,
+    u64,
+    u64,
+    Vec<(PathBuf, String)>,
+    Vec<String>,
+    Vec<(PathBuf, String)>,
+);
+
+/// Packs the files `inputs` (and the files found in the directories among them) into
+/// `output_dir`, resumable, with a manifest (nc3pack::pack_collection). A file that fails is
+/// listed, not raised; an error before packing, or one writing the manifest, is raised.
+#[pyfunction]
+#[pyo3(signature = (inputs, output_dir, level, codec, filter, block_size, threads, force, pco, var_rules, quantize, root=None, shard=None, manifest=None, delete_input=false, files_from=None))]
+#[allow(clippy::too_many_arguments)]
+fn pack_collection(
+    py: Python<'_>,
+    inputs: Vec<PathBuf>,
+    output_dir: PathBuf,
+    level: &str,
+    codec: &str,
+    filter: &str,
+    block_size: Option<u32>,
+    threads: Option<usize>,
+    force: bool,
+    pco: bool,
+    var_rules: Vec<String>,
+    quantize: Vec<String>,
+    root: Option<PathBuf>,
+    shard: Option<&str>,
+    manifest: Option<PathBuf>,
+    delete_input: bool,
+    files_from: Option<PathBuf>,
+) -> PyResult<CollectionTuple> {
+    let pack = pack_options(
+        level, codec, filter, block_size, threads, force, pco, &var_rules, &quantize,
+    )?;
+    let mut opts = nc3pack::CollectionOptions::default()
+        .with_pack(pack)
+        .with_delete_input(delete_input);
+    if let Some(s) = shard {
+        let shard = s
+            .parse()
+            .map_err(|e: nc3pack::collection::ParseShardError| {
+                PyValueError::new_err(e.to_string())
+            })?;
+        opts = opts.with_shard(shard);
+    }
+    if let Some(r) = root {
+        opts = opts.with_root(r);
+    }
+    if let Some(m) = manifest {
+        opts = opts.with_manifest(m);
+    }
+    if let Some(f) = files_from {
+        opts = opts.with_files_from(f);
+    }
+    let r = py
+        .detach(|| nc3pack::pack_collection(&inputs, &output_dir, &opts))
+        .map_err(to_py)?;
+    if let Some(e) = r.manifest_error {
+        return Err(to_py(e));
+    }
+    let failures = r.failures.into_iter().map(|(p, e)| (p, e.to_string()));
+    let kept = r.kept.into_iter().map(|(p, k)| (p, k.to_string()));
+    Ok((
+        r.output,
+        r.manifest,
+        r.files,
+        r.packed,
+        r.skipped,
+        r.input_bytes,
+        r.output_bytes,
+        failures.collect(),
+        r.unreadable.iter().map(ToString::to_string).collect(),
+        kept.collect(),
     ))
 }
 
@@ -568,6 +673,7 @@ fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(pack, m)?)?;
+    m.add_function(wrap_pyfunction!(pack_collection, m)?)?;
     m.add_function(wrap_pyfunction!(unpack, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(info_json, m)?)?;

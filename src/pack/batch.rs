@@ -121,7 +121,7 @@ impl Default for Shard {
 /// A `--shard` value that is not `I/N` with `0 <= I < N`.
 ///
 /// ```
-/// let e = "3/3".parse::<nc3pack::__private::Shard>().unwrap_err();
+/// let e = "3/3".parse::<nc3pack::collection::Shard>().unwrap_err();
 /// assert_eq!(e.to_string(), "\"3/3\" is not a shard I/N with 0 <= I < N (I counts from 0)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -583,7 +583,7 @@ pub enum Outcome {
 /// recorded as such, and the manifest line says `"kept"` and why.
 ///
 /// ```
-/// use nc3pack::__private::Kept;
+/// use nc3pack::collection::Kept;
 /// assert_eq!(Kept::SymbolicLink.to_string(), "a symbolic link: never deleted (nor its target)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -852,30 +852,7 @@ fn decide(
     let input = || plan.input(i);
     let meta = match inputs.stat(plan.path_bytes(i)) {
         Ok(m) => m,
-        Err(e) => {
-            // Gone (deleted by `--delete-input` once packed), with its archive recorded and in
-            // place: done.
-            let r = done.get(plan.name(i));
-            if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
-                if archives
-                    .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
-                    .is_ok()
-                {
-                    return Step::Finished(Outcome::Skipped {
-                        record: *r,
-                        recorded: true,
-                        seconds: t.elapsed().as_secs_f64(),
-                        deleted: false,
-                        kept: None,
-                        input_hash: None,
-                    });
-                }
-            }
-            return Step::Finished(Outcome::Failed {
-                error: io_err(&input(), "stat")(e),
-                input: None,
-            });
-        }
+        Err(e) => return gone(plan, archives, i, done, e, t),
     };
     let (size, mtime) = (meta.len, meta.mtime_ns);
     let failed = |error| {
@@ -885,40 +862,12 @@ fn decide(
         })
     };
     // A file found in a directory is packed only if it looks like netCDF (others are ignored).
-    let not_netcdf = || -> Option<Step> {
-        if !plan.given(i) && meta.is_file {
-            let input = input();
-            match is_netcdf(&input) {
-                Ok(true) => {}
-                Ok(false) => return Some(Step::Finished(Outcome::NotNetcdf)),
-                Err(e) => return Some(failed(io_err(&input, "read")(e))),
-            }
-        }
-        None
+    let not_netcdf = || match found_not_netcdf(plan, i, meta.is_file) {
+        Ok(false) => None,
+        Ok(true) => Some(Step::Finished(Outcome::NotNetcdf)),
+        Err(e) => Some(failed(e)),
     };
-    // An existing output that is not an archive (a netCDF file of this batch named like
-    // `x.nc.nc3z`, any other file) is never replaced, with or without `--force`.
-    // Only a regular file is looked at (opening a FIFO would wait for a writer); special
-    // files are refused later whatever they hold, and a symbolic link is replaced itself.
-    let foreign = || -> Option<Step> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let output = plan.output(i);
-        if !std::fs::symlink_metadata(&output).is_ok_and(|m| m.is_file()) {
-            return None;
-        }
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&output)
-            .ok()?;
-        let is_file = f.metadata().is_ok_and(|m| m.is_file());
-        (is_file && !crate::is_archive(&f)).then(|| {
-            failed(Error::Refused {
-                path: output,
-                what: Refusal::NotAnArchive,
-            })
-        })
-    };
+    let foreign = || foreign_output(plan, i).map(failed);
     if force {
         return not_netcdf()
             .or_else(foreign)
@@ -934,14 +883,7 @@ fn decide(
             .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
             .is_ok()
         {
-            return Step::Finished(Outcome::Skipped {
-                record: *r,
-                recorded: true,
-                seconds: t.elapsed().as_secs_f64(),
-                deleted: false,
-                kept: None,
-                input_hash: None,
-            });
+            return skipped(*r, true, t, None);
         }
     }
     let exists = match archives.exists(plan, i) {
@@ -980,6 +922,26 @@ fn decide(
             },
         });
     }
+    unrecorded(plan, archives, i, (size, mtime), t)
+}
+
+/// Input `i`, with its size and modification time `(size, mtime)`, has an archive and no
+/// record: a run killed between renaming the archive and writing its line. Done if the
+/// archive is complete and holds this input's hash (or is a quantized file's whose original
+/// is this input); else a failure (the archive is not replaced).
+fn unrecorded(
+    plan: &Plan,
+    archives: &dyn Archives,
+    i: usize,
+    (size, mtime): (u64, i64),
+    t: Instant,
+) -> Step {
+    let failed = |error| {
+        Step::Finished(Outcome::Failed {
+            error,
+            input: Some((size, mtime)),
+        })
+    };
     // No record: a run killed between renaming the archive and writing its line, if the
     // archive is complete and holds this input's hash.
     let Some(ends) = archives.ends(plan, i, size) else {
@@ -990,25 +952,19 @@ fn decide(
             mtime,
         };
     };
-    let input = input();
+    let input = plan.input(i);
     let mut input_hash = None;
     if let Ok((output_size, hash)) = ends {
         match hash_file(&input) {
             Ok(h) if h == hash => {
-                return Step::Finished(Outcome::Skipped {
-                    record: Record {
-                        size,
-                        mtime_ns: mtime,
-                        hash,
-                        output_size,
-                        restored_size: None,
-                    },
-                    recorded: false,
-                    seconds: t.elapsed().as_secs_f64(),
-                    deleted: false,
-                    kept: None,
-                    input_hash: None,
-                })
+                let record = Record {
+                    size,
+                    mtime_ns: mtime,
+                    hash,
+                    output_size,
+                    restored_size: None,
+                };
+                return skipped(record, false, t, None);
             }
             Ok(h) => input_hash = Some(h),
             Err(e) => return failed(e),
@@ -1028,25 +984,94 @@ fn decide(
             },
         };
         if h == lossy.original.1 {
-            return Step::Finished(Outcome::Skipped {
-                record: Record {
-                    size,
-                    mtime_ns: mtime,
-                    hash: lossy.restored.1,
-                    output_size: lossy.output_size,
-                    restored_size: std::num::NonZeroU64::new(lossy.restored.0),
-                },
-                recorded: false,
-                seconds: t.elapsed().as_secs_f64(),
-                deleted: false,
-                kept: None,
-                input_hash: Some(h),
-            });
+            let record = Record {
+                size,
+                mtime_ns: mtime,
+                hash: lossy.restored.1,
+                output_size: lossy.output_size,
+                restored_size: std::num::NonZeroU64::new(lossy.restored.0),
+            };
+            return skipped(record, false, t, Some(h));
         }
     }
     failed(Error::Refused {
         path: plan.output(i),
         what: Refusal::NotRecorded,
+    })
+}
+
+/// Input `i` could not be looked at (`e`): done if it is gone (deleted by `--delete-input`
+/// once packed) with its archive recorded and in place, else a failure.
+fn gone(
+    plan: &Plan,
+    archives: &dyn Archives,
+    i: usize,
+    done: &Done,
+    e: std::io::Error,
+    t: Instant,
+) -> Step {
+    let r = done.get(plan.name(i));
+    if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
+        if archives
+            .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
+            .is_ok()
+        {
+            return skipped(*r, true, t, None);
+        }
+    }
+    Step::Finished(Outcome::Failed {
+        error: io_err(&plan.input(i), "stat")(e),
+        input: None,
+    })
+}
+
+/// A skipped input's step: found done as `record` says, `recorded` by a manifest or not.
+fn skipped(record: Record, recorded: bool, t: Instant, input_hash: Option<u128>) -> Step {
+    Step::Finished(Outcome::Skipped {
+        record,
+        recorded,
+        seconds: t.elapsed().as_secs_f64(),
+        deleted: false,
+        kept: None,
+        input_hash,
+    })
+}
+
+/// Whether input `i`, found in a directory (not given) and a regular file (`is_file`), is
+/// not netCDF (then it is ignored).
+///
+/// # Errors
+///
+/// [`Error::Io`] when its first bytes cannot be read.
+fn found_not_netcdf(plan: &Plan, i: usize, is_file: bool) -> Result<bool> {
+    if plan.given(i) || !is_file {
+        return Ok(false);
+    }
+    let input = plan.input(i);
+    is_netcdf(&input)
+        .map(|netcdf| !netcdf)
+        .map_err(io_err(&input, "read"))
+}
+
+/// An existing output of input `i` that is not an archive (a netCDF file of this batch named
+/// like `x.nc.nc3z`, any other file), which is never replaced, with or without `--force`:
+/// the refusal. Only a regular file is looked at (opening a FIFO would wait for a writer);
+/// special files are refused later whatever they hold, and a symbolic link is replaced itself.
+fn foreign_output(plan: &Plan, i: usize) -> Option<Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let output = plan.output(i);
+    if !std::fs::symlink_metadata(&output).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&output)
+        .ok()?;
+    let is_file = f.metadata().is_ok_and(|m| m.is_file());
+    (is_file && !crate::is_archive(&f)).then_some(Error::Refused {
+        path: output,
+        what: Refusal::NotAnArchive,
     })
 }
 
@@ -1107,75 +1132,12 @@ pub fn pack_all(
     let out_real = std::sync::OnceLock::new();
     let next = AtomicUsize::new(0);
     let pending: Mutex<Vec<Packed>> = Mutex::new(Vec::new());
-    // Syncs the filesystems of a group's outputs, renames them into place, and syncs again so
-    // that the names are durable too. Every file of the group was written and closed before
-    // the group was formed, so the first sync covers its data.
-    let commit = |group: Vec<Packed>| {
-        if group.is_empty() {
-            return;
-        }
-        let dirs: std::collections::BTreeSet<PathBuf> = group
-            .iter()
-            .filter_map(|p| plan.output(p.i).parent().map(Path::to_path_buf))
-            .collect();
-        let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
-        let mut renamed = Vec::with_capacity(group.len());
-        for p in group {
-            let r = match &synced {
-                Ok(()) => p.pending.rename(),
-                Err(e) => Err(Error::Internal(format!("sync before rename failed: {e}"))),
-            };
-            renamed.push((p.i, p.summary, p.mtime, p.seconds, r));
-        }
-        let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
-        let mut outcomes = Vec::with_capacity(renamed.len());
-        for (i, summary, mtime, seconds, r) in renamed {
-            let r = r.and_then(|()| {
-                synced.as_ref().map_err(|e| {
-                    Error::Internal(format!(
-                        "renamed into place, but the sync after the renames failed: {e}"
-                    ))
-                })
-            });
-            outcomes.push((
-                i,
-                match r {
-                    Ok(_) => Outcome::Packed {
-                        summary,
-                        mtime_ns: mtime,
-                        seconds,
-                        deleted: false,
-                        kept: None,
-                    },
-                    Err(error) => Outcome::Failed {
-                        error,
-                        input: Some((summary.input_len, mtime)),
-                    },
-                },
-            ));
-        }
-        match delete_input {
-            Some(record) => delete_group(plan, outcomes, verifiers, record, on_done),
-            None => outcomes.into_iter().for_each(|(i, o)| on_done(i, o)),
-        }
-    };
+    let commit = |group: Vec<Packed>| commit(plan, group, delete_input, verifiers, on_done);
     let commit = &commit;
-    // Workers start packing once all have started (`Some(true)`), or stop (`Some(false)`) if
-    // one cannot be started: a batch runs completely or not at all.
-    let go: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
-    let set_go = |v: bool| {
-        *go.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
-        go.1.notify_all();
-    };
-    let wait_go = || {
-        let mut g = go.0.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            match *g {
-                Some(v) => return v,
-                None => g = go.1.wait(g).unwrap_or_else(|p| p.into_inner()),
-            }
-        }
-    };
+    // Workers start packing once all have started, or stop if one cannot be started: a batch
+    // runs completely or not at all.
+    let go = Gate::default();
+    let (set_go, wait_go) = (|v| go.set(v), || go.wait());
     let first = || {
         if plan.is_empty() {
             PathBuf::from("(batch)")
@@ -1280,6 +1242,88 @@ pub fn pack_all(
         .unwrap_or_default();
     commit(rest);
     Ok(())
+}
+
+/// Whether the workers of a batch may go: `None` until said, then go (`Some(true)`) or stop.
+#[derive(Default)]
+struct Gate(Mutex<Option<bool>>, Condvar);
+
+impl Gate {
+    /// Says go (`true`) or stop, to every waiting worker.
+    fn set(&self, v: bool) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+        self.1.notify_all();
+    }
+
+    /// Waits until go or stop is said; whether it is go.
+    fn wait(&self) -> bool {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match *g {
+                Some(v) => return v,
+                None => g = self.1.wait(g).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+}
+
+/// Syncs the filesystems of a group's outputs, renames them into place, and syncs again so
+/// that the names are durable too. Every file of the group was written and closed before
+/// the group was formed, so the first sync covers its data.
+fn commit(
+    plan: &Plan,
+    group: Vec<Packed>,
+    delete_input: Option<&RecordFn<'_>>,
+    verifiers: usize,
+    on_done: &(dyn Fn(usize, Outcome) + Sync),
+) {
+    if group.is_empty() {
+        return;
+    }
+    let dirs: std::collections::BTreeSet<PathBuf> = group
+        .iter()
+        .filter_map(|p| plan.output(p.i).parent().map(Path::to_path_buf))
+        .collect();
+    let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
+    let mut renamed = Vec::with_capacity(group.len());
+    for p in group {
+        let r = match &synced {
+            Ok(()) => p.pending.rename(),
+            Err(e) => Err(Error::Internal(format!("sync before rename failed: {e}"))),
+        };
+        renamed.push((p.i, p.summary, p.mtime, p.seconds, r));
+    }
+    let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
+    let mut outcomes = Vec::with_capacity(renamed.len());
+    for (i, summary, mtime, seconds, r) in renamed {
+        let r = r.and_then(|()| {
+            synced.as_ref().map_err(|e| {
+                Error::Internal(format!(
+                    "renamed into place, but the sync after the renames failed: {e}"
+                ))
+            })
+        });
+        outcomes.push((
+            i,
+            match r {
+                Ok(_) => Outcome::Packed {
+                    summary,
+                    mtime_ns: mtime,
+                    seconds,
+                    deleted: false,
+                    kept: None,
+                },
+                Err(error) => Outcome::Failed {
+                    error,
+                    input: Some((summary.input_len, mtime)),
+                },
+            },
+        ));
+    }
+    match delete_input {
+        Some(record) => delete_group(plan, outcomes, verifiers, record, on_done),
+        None => outcomes.into_iter().for_each(|(i, o)| on_done(i, o)),
+    }
 }
 
 /// Makes directory `d` (and its parents) and checks that it resolves inside `out_real` (OUT,

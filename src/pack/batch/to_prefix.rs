@@ -120,13 +120,11 @@ impl Archives for Objects<'_> {
 /// thread, in no particular order. A worker thread that cannot be started is not an error:
 /// the others (and the calling thread) do its share.
 ///
+/// It serves [`crate::collection::pack_collection`] with an S3 output:
+///
 /// ```no_run
-/// use nc3pack::__private::{manifest::Done, pack_all_to_prefix, plan, Shard};
-/// let remote = nc3pack::remote::RemoteOptions::from_env();
-/// let prefix = nc3pack::remote::Prefix::new("s3://bucket/collection/", &remote)?;
-/// let p = plan([Ok("data".into())], prefix.url().as_ref(), None, Shard::default())?;
-/// pack_all_to_prefix(&p, &nc3pack::PackOptions::default(), &Done::default(), &prefix,
-///     &|i, outcome| eprintln!("{}: {outcome:?}", p.input(i).display()))?;
+/// use nc3pack::collection::{pack_collection, CollectionOptions};
+/// let r = pack_collection(&["data"], "s3://bucket/collection/".as_ref(), &CollectionOptions::default())?;
 /// # Ok::<(), nc3pack::Error>(())
 /// ```
 ///

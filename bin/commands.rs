@@ -1,0 +1,453 @@
+//! One function per command: each calls the library and prints what it returns.
+
+use super::*;
+use anyhow::Context;
+use indicatif::ProgressBar;
+use nc3pack::collection::{CollectionEvent, CollectionOptions, FileOutcome};
+use nc3pack::error::OptionError;
+use nc3pack::text::{human, pack_summary, shown};
+use nc3pack::{PackOptions, UnpackOptions};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
+    let remote = nc3pack::remote::RemoteOptions::from_env();
+    let anon = remote.anon() || cli.anon;
+    nc3pack::remote::set_default_options(remote.with_anon(anon));
+    match cli.command {
+        Command::Pack(a) => pack(a),
+        Command::Unpack(a) => unpack(a),
+        Command::Verify(a) => verify(a),
+        Command::Reindex(a) => reindex(a),
+        Command::Slice(a) => slice(a),
+        Command::NetcdfPlugin(a) => netcdf_plugin(&a),
+        Command::Info(a) => info(a),
+    }
+}
+
+/// `-j`, or the library's default (all cores).
+fn threads(j: Option<usize>) -> usize {
+    j.unwrap_or_else(|| UnpackOptions::default().threads)
+}
+
+/// The packing options the arguments give.
+fn pack_options(a: &PackArgs) -> PackOptions {
+    let opts = match a.level.unwrap_or(Level::Fast) {
+        Level::Fast => PackOptions::fast().with_codec(a.codec),
+        Level::Max => PackOptions::max().with_codec(a.codec),
+        Level::Number(n) => PackOptions::fast().with_codec(a.codec).with_level(n),
+    };
+    // An explicit block size applies to every variable; without one, the preset's.
+    let opts = match a.block_size {
+        Some(b) => opts.with_block_size(b),
+        None => opts,
+    }
+    .with_filter(a.filter)
+    .with_pco(!a.no_pco)
+    .with_threads(threads(a.common.threads))
+    .with_force(a.common.force);
+    let opts = a.vars.iter().cloned().fold(opts, PackOptions::with_var);
+    a.quantize
+        .iter()
+        .cloned()
+        .fold(opts, PackOptions::with_quantize)
+}
+
+/// `nc3pack pack IN OUT` (a file, a pipe or a URL; to a file or an s3:// URL).
+fn pack(a: PackArgs) -> anyhow::Result<()> {
+    let opts = pack_options(&a);
+    if let Some(dir) = &a.output_dir {
+        return pack_collection(&a, dir, opts);
+    }
+    let [input, output] = a.paths.as_slice() else {
+        let given = a.paths.len();
+        return Err(nc3pack::Error::from(OptionError::PackPaths { given }).into());
+    };
+    let t = Instant::now();
+    // An input URL is read as a stream, in one pass, as a pipe is.
+    let input_url = input.to_str().filter(|s| is_url(s));
+    let remote = nc3pack::remote::default_options();
+    let quiet = a.common.quiet;
+    if let Some(url) = output.to_str().filter(|s| is_url(s)) {
+        let s = match input_url {
+            Some(from) => {
+                let stream = nc3pack::remote::open_stream(from, &remote)?;
+                nc3pack::remote::pack_reader_to_url(stream, input, url, &opts, &remote)?
+            }
+            None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
+        };
+        warn_moved_outside(&input.display().to_string(), &s, None);
+        let (what, secs) = (pack_summary(&s, ", uploaded"), t.elapsed().as_secs_f64());
+        let (i, o) = (shown(input), shown(output));
+        (!quiet).then(|| eprintln!("{i} -> {o}: {what}, {secs:.2} s"));
+        return Ok(());
+    }
+    if output.as_os_str() == "-" {
+        return Err(nc3pack::Error::from(OptionError::PackToStdout).into());
+    }
+    let stdin = input.as_os_str() == "-";
+    let name = if stdin {
+        "<stdin>".into()
+    } else {
+        shown(input)
+    };
+    // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.
+    let pb = if stdin || input_url.is_some() {
+        stream_spinner(quiet, if stdin { "standard input" } else { &name })
+    } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file()) {
+        stream_spinner(quiet, &input.display().to_string())
+    } else {
+        progress_bar(file_len(input), quiet, "packing")
+    };
+    let opts = match pb.clone() {
+        Some(pb) => opts.with_progress(move |n| {
+            if pb.is_hidden() && n >= 64 << 20 {
+                pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            }
+            pb.set_position(n);
+        }),
+        None => opts,
+    };
+    let s = match input_url {
+        _ if stdin => {
+            nc3pack::pack_reader(std::io::stdin().lock(), "<stdin>".as_ref(), output, &opts)?
+        }
+        Some(url) => nc3pack::pack_reader(
+            nc3pack::remote::open_stream(url, &remote)?,
+            input,
+            output,
+            &opts,
+        )?,
+        None => nc3pack::pack_file(input, output, &opts)?,
+    };
+    pb.inspect(ProgressBar::finish_and_clear);
+    warn_moved_outside(&name, &s, None);
+    let (what, secs) = (pack_summary(&s, ""), t.elapsed().as_secs_f64());
+    (!quiet).then(|| eprintln!("{name} -> {}: {what}, {secs:.2} s", output.display()));
+    Ok(())
+}
+
+/// `nc3pack pack IN... -o OUT`: one progress bar, failures (and what could not be read while
+/// looking for files) listed at the end, then a summary.
+fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Result<()> {
+    let (t, quiet) = (Instant::now(), a.common.quiet);
+    let bar: Arc<OnceLock<ProgressBar>> = Arc::default();
+    let b = bar.clone();
+    let show = move |e: &CollectionEvent| match e {
+        CollectionEvent::Planned { inputs } if !quiet && *inputs > 1 && stderr_is_terminal() => {
+            let style = "packing [{bar:40}] {pos}/{len} files, {per_sec}, eta {eta}";
+            b.get_or_init(|| styled(ProgressBar::new(*inputs as u64), style));
+        }
+        CollectionEvent::Finished {
+            finished,
+            input,
+            outcome,
+            ..
+        } => {
+            if let FileOutcome::Packed { summary } = outcome {
+                warn_moved_outside(&shown(input), summary, b.get());
+            }
+            b.get().inspect(|pb| pb.set_position(*finished as u64));
+        }
+        _ => {}
+    };
+    let mut copts = CollectionOptions::default()
+        .with_pack(opts)
+        .with_progress(show);
+    copts = copts
+        .with_shard(a.shard.unwrap_or_default())
+        .with_delete_input(a.delete_input);
+    copts = copts.with_manifest_copy_every(a.manifest_copy_every);
+    copts = a.files_from.iter().fold(copts, |o, f| o.with_files_from(f));
+    copts = a.root.iter().fold(copts, |o, r| o.with_root(r));
+    copts = a.manifest.iter().fold(copts, |o, m| o.with_manifest(m));
+    let r = nc3pack::pack_collection(&a.paths, dir, &copts)?;
+    bar.get().inspect(|pb| pb.finish_and_clear());
+    r.unreadable.iter().for_each(|e| eprintln!("nc3pack: {e}"));
+    for (input, why) in &r.kept {
+        eprintln!("nc3pack: {}: kept: {why}", input.display());
+    }
+    for (input, e) in &r.failures {
+        match e {
+            // An option that does not fit this file (a --quantize name it lacks): which file.
+            nc3pack::Error::Option(_) => eprintln!("nc3pack: {}: {e}", input.display()),
+            _ => eprintln!("nc3pack: {e}"),
+        }
+    }
+    (!quiet).then(|| {
+        eprintln!(
+            "{}",
+            nc3pack::text::collection(&r, t.elapsed().as_secs_f64())
+        )
+    });
+    if let Some(e) = r.manifest_error {
+        return Err(e.into());
+    }
+    match (r.failures.len(), r.unreadable.len(), r.files) {
+        (0, 0, _) => Ok(()),
+        (f, 0, n) => anyhow::bail!("{f} of {n} files failed (listed above)"),
+        (f, u, n) => anyhow::bail!(
+            "{f} of {n} files failed, {u} path{} could not be read (listed above)",
+            if u == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// `nc3pack unpack ARCHIVE OUT` (OUT `-`: standard output).
+fn unpack(a: UnpackArgs) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let pb = progress_bar(file_len(&a.input), a.common.quiet, "unpacking");
+    let mut opts = UnpackOptions::default()
+        .with_threads(threads(a.common.threads))
+        .with_force(a.common.force);
+    if let Some(pb) = pb.clone() {
+        opts = opts.with_progress(move |n| {
+            pb.set_length(n.max(pb.length().unwrap_or(0)));
+            pb.set_position(n);
+        });
+    }
+    let to_stdout = a.output.as_os_str() == "-";
+    let n = if to_stdout {
+        let stdout = Path::new("<stdout>");
+        match nc3pack::unpack_to_writer(&a.input, std::io::stdout(), stdout, &opts) {
+            Ok(n) => n,
+            // A reader that stops early (`| head`) is not an error: stop quietly.
+            Err(nc3pack::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::BrokenPipe =>
+            {
+                return Ok(());
+            }
+            Err(e @ nc3pack::Error::HashMismatch { .. }) => anyhow::bail!(
+                "{e}; the bytes written to standard output are not the original: discard them"
+            ),
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        nc3pack::unpack_file(&a.input, &a.output, &opts)?
+    };
+    pb.inspect(ProgressBar::finish_and_clear);
+    let out = if to_stdout {
+        "<stdout>".into()
+    } else {
+        a.output.display().to_string()
+    };
+    let (i, n, secs) = (shown(&a.input), human(n), t.elapsed().as_secs_f64());
+    (!a.common.quiet).then(|| eprintln!("{i} -> {out}: {n} restored and verified, {secs:.2} s"));
+    Ok(())
+}
+
+/// `nc3pack verify ARCHIVE` and `nc3pack verify --manifest M...`: exit 1 when damaged.
+fn verify(a: VerifyArgs) -> anyhow::Result<()> {
+    let (against, threads) = (a.against.as_deref(), threads(a.threads));
+    let Some(archive) = &a.archive else {
+        let r = nc3pack::verify_collection(&a.manifest, against, threads, &|_| {})?;
+        write_stdout(nc3pack::text::verify_collection(&r, against.is_some()).as_bytes())?;
+        if !r.is_ok() {
+            std::process::exit(1);
+        }
+        return Ok(());
+    };
+    let against = a.against.clone();
+    let r = nc3pack::verify(archive, &nc3pack::VerifyOptions { against, threads })?;
+    let lossy = nc3pack::Archive::open(archive)
+        .ok()
+        .and_then(|z| nc3pack::quantize::Lossy::of(z.header()));
+    let text = nc3pack::text::verify(archive, a.against.as_deref(), &r, lossy.as_ref());
+    write_stdout(text.as_bytes())?;
+    if !r.is_intact() {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `nc3pack reindex DAMAGED OUT`: exit 1 when a block was lost.
+fn reindex(a: ReindexArgs) -> anyhow::Result<()> {
+    let opts = nc3pack::ReindexOptions::default().with_force(a.common.force);
+    let r = nc3pack::reindex(&a.input, &a.output, &opts)?;
+    if !a.common.quiet {
+        let (i, o) = (a.input.display(), a.output.display());
+        eprintln!(
+            "{i} -> {o}: recovered {} of {} blocks",
+            r.recovered, r.blocks
+        );
+        for (var, b) in r.lost.iter().take(20) {
+            eprintln!("  lost: block {b} of {var}");
+        }
+        if r.lost.len() > 20 {
+            eprintln!("  ... and {} more lost blocks", r.lost.len() - 20);
+        }
+    }
+    if !r.lost.is_empty() {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `nc3pack slice FILE VAR`: a hyperslab on standard output.
+fn slice(a: SliceArgs) -> anyhow::Result<()> {
+    use nc3pack::dump::{Format, SliceError};
+    use nc3pack::Dataset;
+    let ds = nc3pack::open(&a.file)?;
+    let (start, count, stride) = (a.start.as_deref(), a.count.as_deref(), a.stride.as_deref());
+    let slab = ds.slab(&a.var, start, count, stride)?;
+    let format = match a.format {
+        SliceFormat::Json => Format::Json,
+        SliceFormat::Raw => Format::Raw,
+        SliceFormat::Text => Format::Text,
+    };
+    match nc3pack::dump::write_slice(&ds, &a.var, &slab, format, std::io::stdout().lock()) {
+        Err(SliceError::Read(e)) => Err(e.into()),
+        // A reader that stops early (`| head`) is not an error.
+        Err(SliceError::Write(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `nc3pack info FILE [--json]`.
+fn info(a: InfoArgs) -> anyhow::Result<()> {
+    let name = a
+        .file
+        .file_stem()
+        .map_or("file".into(), |s| s.to_string_lossy());
+    let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
+    // Written as it is made: memory stays that of the parsed header, whatever its size.
+    match nc3pack::info::write(&a.file, a.json, &name, &mut std::io::stdout().lock()) {
+        Err(nc3pack::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            Ok(())
+        }
+        Err(nc3pack::Error::Io {
+            op: "write",
+            source,
+            ..
+        }) => Err(source).context("writing to standard output"),
+        r => Ok(r?),
+    }
+}
+
+/// The netCDF-C plugin's library: `--library`, NC3PACK_NETCDF_PLUGIN, or beside this program.
+fn plugin_library(a: &NetcdfPluginArgs) -> anyhow::Result<PathBuf> {
+    const NAME: &str = "libnc3pack_netcdf.so";
+    let env = std::env::var_os("NC3PACK_NETCDF_PLUGIN").map(PathBuf::from);
+    if let Some(p) = a.library.clone().or(env) {
+        let what = || format!("{}: the netCDF-C plugin library", p.display());
+        return std::fs::canonicalize(&p).with_context(what);
+    }
+    let exe = std::env::current_exe().context("finding this program's directory")?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    for p in [dir.join(NAME), dir.join("../lib").join(NAME)] {
+        if p.is_file() {
+            return std::fs::canonicalize(&p).with_context(|| p.display().to_string());
+        }
+    }
+    anyhow::bail!(
+        "{NAME} not found beside {} (build it with `cargo build --release -p nc3pack-netcdf`, \
+         or give --library PATH)",
+        exe.display()
+    )
+}
+
+/// `nc3pack netcdf-plugin`: the lines that make this installation's netCDF-C read archives.
+fn netcdf_plugin(a: &NetcdfPluginArgs) -> anyhow::Result<()> {
+    let lib = plugin_library(a)?;
+    let lib = lib.display();
+    let rc = format!("NETCDF.UDF0.LIBRARY={lib}\nNETCDF.UDF0.INIT=nc3pack_netcdf_init\n");
+    if a.rc {
+        print!("{rc}");
+        return Ok(());
+    }
+    let version = std::process::Command::new("nc-config")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "not found by nc-config".into());
+    print!(
+        "# nc3pack's netCDF-C plugin: {lib}
+# netCDF-C here: {version}
+#
+# netCDF-C 4.10 and later (netCDF4-python's wheels bundle 4.10): these two lines in ~/.ncrc,
+# ./.ncrc, or a file named by NCRCENV_RC (netCDF4-python reads it at `import netCDF4`):
+{rc}#
+# netCDF-C 4.9 (no plugin loading): run each tool with the library preloaded:
+#   LD_PRELOAD={lib} ncdump archive.nc3z
+#
+# Python, any netCDF-C from 4.9: import nc3pack.netcdf4; nc3pack.netcdf4.register()
+# netCDF-C 4.8 and older cannot load the plugin: `nc3pack unpack` the archive instead.
+"
+    );
+    Ok(())
+}
+
+/// Warns of the values quantization moved outside a variable's valid range, a line each
+/// (printed with `-q` too: the archive is not what the input's readers would read).
+fn warn_moved_outside(input: &str, s: &nc3pack::PackSummary, pb: Option<&ProgressBar>) {
+    for m in &s.moved_outside_valid {
+        let line = format!("nc3pack: warning: {input}: {m}; netCDF readers take them as missing");
+        match pb {
+            Some(pb) => pb.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// A progress bar on stderr, only when it is a terminal, the file is large and not quiet.
+fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<ProgressBar> {
+    if quiet || total < (64 << 20) || !stderr_is_terminal() {
+        return None;
+    }
+    let style = "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}";
+    Some(styled(ProgressBar::new(total), style).with_message(what.to_string()))
+}
+
+/// For input of unknown length: a line counting the bytes read, shown once 64 MiB have been
+/// read, only when stderr is a terminal and not quiet.
+fn stream_spinner(quiet: bool, what: &str) -> Option<ProgressBar> {
+    if quiet || !stderr_is_terminal() {
+        return None;
+    }
+    let pb = styled(
+        ProgressBar::hidden(),
+        "{msg} {bytes} read, {bytes_per_sec} {spinner}",
+    );
+    Some(pb.with_message(format!("packing {what}:")))
+}
+
+fn styled(pb: ProgressBar, template: &str) -> ProgressBar {
+    match indicatif::ProgressStyle::with_template(template) {
+        Ok(style) => pb.with_style(style.progress_chars("=> ")),
+        Err(_) => pb,
+    }
+}
+
+fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+/// Whether a path given on the command line is a URL (`s3://`, `http(s)://`, `file://`).
+fn is_url(s: &str) -> bool {
+    ["s3://", "http://", "https://", "file://"]
+        .iter()
+        .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,223 @@
+//! The resume set: what the manifests of earlier runs record as packed ([`Done`]), each
+//! name's last [`Record`].
+
+use super::*;
+use crate::error::{io_err, Result};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A manifest is parsed in parts by several threads when each part has at least this many
+/// bytes (about 3,500 files' `packed` lines).
+pub(super) const PARALLEL_PART_BYTES: u64 = 1 << 20;
+
+/// What the manifests say was packed, for a rerun to skip: each name's last `packed` or
+/// `skipped` entry. Held compactly (a 128-bit hash of the name and 40 bytes an entry).
+#[derive(Debug, Default)]
+pub struct Done(pub(super) HashMap<u128, Record, std::hash::BuildHasherDefault<KeyHasher>>);
+
+/// Hashes a `key` (itself a hash of the name) by taking its bits: no second hash.
+#[derive(Debug, Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used for a u128 key; a plain FNV-1a for anything else.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, k: u128) {
+        self.0 ^= (k as u64) ^ ((k >> 64) as u64);
+    }
+}
+
+/// What a manifest recorded for a packed input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// The input's length.
+    pub size: u64,
+    /// The input's modification time (ns since 1970).
+    pub mtime_ns: i64,
+    /// XXH3-128 of the file the archive restores, which its lead and footer record: the
+    /// input's, or for a lossy archive the restored file's (`restored_xxh3`).
+    pub hash: u128,
+    /// The archive's length.
+    pub output_size: u64,
+    /// For a lossy archive: the length of the file it restores (`restored_size`); `None` when
+    /// the archive restores its input.
+    pub restored_size: Option<std::num::NonZeroU64>,
+}
+
+impl Record {
+    /// The length of the file the archive restores (its lead and footer record it): the
+    /// input's, or for a lossy archive the restored file's.
+    ///
+    /// ```
+    /// use nc3pack::__private::manifest::Record;
+    /// let r = Record { size: 100, mtime_ns: 0, hash: 1, output_size: 40, restored_size: None };
+    /// assert_eq!(r.restored_len(), 100);
+    /// let lossy = Record { restored_size: std::num::NonZeroU64::new(180), ..r };
+    /// assert_eq!(lossy.restored_len(), 180);
+    /// ```
+    pub fn restored_len(&self) -> u64 {
+        self.restored_size
+            .map_or(self.size, std::num::NonZeroU64::get)
+    }
+}
+
+impl Done {
+    /// Reads the manifests that exist among `paths` (files, or directories of `*.jsonl`), in
+    /// that order (a name's last record wins). A file named twice (a directory and a manifest
+    /// in it) is read once, where it comes last: reading it earlier too would change nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when one cannot be read.
+    pub fn load(paths: &[PathBuf]) -> Result<Done> {
+        use std::os::unix::fs::MetadataExt;
+        let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
+        let mut done = Done::default();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let files = manifest_files(&existing)?;
+        let ids = files
+            .iter()
+            .map(|m| {
+                std::fs::metadata(m)
+                    .map(|meta| (meta.dev(), meta.ino()))
+                    .map_err(io_err(m, "stat"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (k, m) in files.iter().enumerate() {
+            if ids[k + 1..].contains(&ids[k]) {
+                continue;
+            }
+            let file = std::fs::File::open(m).map_err(io_err(m, "open"))?;
+            let meta = file.metadata().map_err(io_err(m, "stat"))?;
+            // A device or pipe may never end (/dev/zero): only regular files are read.
+            if !meta.is_file() {
+                let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+                return Err(io_err(m, "read manifest")(e));
+            }
+            done.read(m, &file, meta.len(), threads)?;
+        }
+        Ok(done)
+    }
+
+    /// Adds the records of the manifest `file` (at `path`, `len` bytes when opened; lines
+    /// appended since are read too), parsed by up to `threads` threads when it is large: each
+    /// parses a part, and the records go into the map in the file's order (a name's last
+    /// record wins).
+    pub(super) fn read(
+        &mut self,
+        path: &Path,
+        file: &std::fs::File,
+        len: u64,
+        threads: usize,
+    ) -> Result<()> {
+        let parts = threads.min((len / PARALLEL_PART_BYTES).max(1) as usize);
+        // Part k starts at the k-th of `parts` equal shares; the last runs to the end.
+        let bound = |k: usize| {
+            if k == parts {
+                u64::MAX
+            } else {
+                len / parts as u64 * k as u64
+            }
+        };
+        let parse = |k: usize| -> Result<Vec<(u128, Record)>> {
+            let mut found = Vec::new();
+            read_line_range(path, file, bound(k), bound(k + 1), |_, line| {
+                found.extend(Done::parse(line).map(|(name, r)| (key(&name), r)));
+            })?;
+            Ok(found)
+        };
+        let map = &mut self.0;
+        std::thread::scope(|s| {
+            let rest: Vec<_> = (1..parts)
+                .map(|k| {
+                    (
+                        k,
+                        std::thread::Builder::new().spawn_scoped(s, move || parse(k)),
+                    )
+                })
+                .collect();
+            map.extend(parse(0)?);
+            for (k, handle) in rest {
+                // A part whose thread could not start (or ended abnormally) is parsed here.
+                let records = match handle.map(|h| h.join()) {
+                    Ok(Ok(records)) => records?,
+                    _ => parse(k)?,
+                };
+                map.extend(records);
+            }
+            Ok(())
+        })
+    }
+
+    /// A line's name and record, if it is a `packed` or `skipped` entry with a size, mtime,
+    /// hash and archive size (what [`Entry::parse`] would read, without the fields a rerun
+    /// does not use).
+    pub(super) fn parse(line: &[u8]) -> Option<(Vec<u8>, Record)> {
+        let f = match scan_done_fields(line) {
+            Some(f) => f,
+            None => serde_json::from_slice(line).ok()?,
+        };
+        if !matches!(&*f.status?.0, "packed" | "skipped") {
+            return None;
+        }
+        let name = match f.name_hex {
+            Some(hex) => {
+                let hex = hex.0;
+                if hex.len() % 2 != 0 || !hex.is_ascii() {
+                    return None;
+                }
+                (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()?
+            }
+            None => f.name?.0.into_owned().into_bytes(),
+        };
+        let hash = u128::from_str_radix(&f.xxh3?.0, 16).ok()?;
+        // A lossy archive: what it restores (both fields, or the line is not a record).
+        let (restored_size, hash) = match (f.restored_size, f.restored_xxh3) {
+            (None, None) => (None, hash),
+            (Some(size), Some(h)) => (
+                Some(std::num::NonZeroU64::new(size)?),
+                u128::from_str_radix(&h.0, 16).ok()?,
+            ),
+            _ => return None,
+        };
+        let record = Record {
+            size: f.size?,
+            mtime_ns: f.mtime_ns?,
+            hash,
+            output_size: f.output_size?,
+            restored_size,
+        };
+        Some((name, record))
+    }
+
+    /// The record of `name`, if any.
+    pub fn get(&self, name: &[u8]) -> Option<&Record> {
+        self.0.get(&key(name))
+    }
+
+    /// Number of names recorded.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+pub(super) fn key(name: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(name)
+}

@@ -1,0 +1,392 @@
+//! Verifying a whole collection: every archive its manifests list ([`verify_collection`]).
+
+use super::*;
+#[cfg(feature = "remote")]
+use crate::error::io_err;
+use crate::error::Result;
+use std::collections::HashMap;
+use std::ffi::OsStr;
+#[cfg(feature = "remote")]
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What is wrong with one archive (or input) of a collection, in
+/// [`VerifyCollectionReport::failures`].
+#[derive(Debug, thiserror::Error)]
+pub enum CollectionProblem {
+    /// The name's last manifest entry is a failure (its recorded error).
+    #[error("not packed: {0}")]
+    NotPacked(Box<str>),
+    /// No manifest line read records a size and hash to check against (a `skipped` line
+    /// refers to an earlier `packed` line for them).
+    #[error(
+        "no manifest line read records its size and xxh3 (a `skipped` line refers to an \
+         earlier `packed` line: give every manifest of the collection)"
+    )]
+    NoSizeOrHash,
+    /// The cheap check of its ends failed.
+    #[error(transparent)]
+    Ends(#[from] EndsError),
+    /// Verifying it failed (it could not be opened or read).
+    #[error("{0}")]
+    Verify(Box<crate::Error>),
+    /// It is damaged: its first damage, and how many more.
+    #[error("damaged: {first}{}", if *more > 0 { format!(" (and {more} more)") } else { String::new() })]
+    Damaged {
+        /// The first damage found.
+        first: Box<crate::Damage>,
+        /// Damage found after it.
+        more: usize,
+    },
+    /// It restores a file other than the original.
+    #[error("does NOT match the original {}", original.display())]
+    DiffersFromOriginal {
+        /// The original compared with.
+        original: PathBuf,
+    },
+}
+
+/// What `verify --manifest` found.
+#[derive(Debug, Default)]
+pub struct VerifyCollectionReport {
+    /// Archives checked.
+    pub checked: usize,
+    /// Archives (or inputs) that failed, each with what is wrong, in name order.
+    pub failures: Vec<(PathBuf, CollectionProblem)>,
+    /// Manifest lines that are not entries: (manifest, line number).
+    pub bad_lines: Vec<(PathBuf, u64)>,
+}
+
+impl VerifyCollectionReport {
+    /// Whether every archive verified and every line was read.
+    pub fn is_ok(&self) -> bool {
+        self.failures.is_empty() && self.bad_lines.is_empty()
+    }
+}
+
+/// Verifies every archive the manifests list (each name's last entry: `packed` and `skipped`
+/// entries name an archive, a short `skipped` line the one recorded before it; a name whose
+/// last entry is `failed`, with no archive recorded before, is a failure). The archive of a manifest in `OUT/.nc3pack` is `OUT/NAME.nc3z`,
+/// wherever OUT was when it was packed (a moved collection verifies where it is); a
+/// manifest elsewhere names its archives by their recorded `output`, taken relative to the
+/// manifest's directory if it is relative. Each is checked on `threads` threads: completely
+/// ([`crate::verify`]), that its lead records the manifest's hash and size, and with `against`
+/// that `against/NAME` is the original. `progress` is called with the number of archives done.
+///
+/// # Errors
+///
+/// [`Error::Io`](crate::Error::Io) when a manifest cannot be read;
+/// [`Error::NothingToVerify`](crate::Error::NothingToVerify), before anything is verified, when
+/// one of `manifests` (a directory or an object-storage prefix) holds no manifest, or its
+/// manifests hold no line (empty). A worker thread that cannot start is not an error: the
+/// others (and the calling thread) do its share.
+pub fn verify_collection(
+    manifests: &[PathBuf],
+    against: Option<&Path>,
+    threads: usize,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<VerifyCollectionReport> {
+    let mut report = VerifyCollectionReport::default();
+    // Each name's last archive, and its failure if the last entry failed (held compactly: a
+    // collection may list millions).
+    let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
+    // Manifests in object storage are read from local copies (kept until the end).
+    // Local manifests first, then those in object storage; each with the argument it came
+    // from (`manifests[i]`), whose manifests found and entry lines read are counted.
+    let mut listed: Vec<(PathBuf, PathBuf, Option<PathBuf>, usize)> = Vec::new();
+    for (i, p) in manifests.iter().enumerate() {
+        if url_of(p).is_none() {
+            for m in manifest_files(std::slice::from_ref(p))? {
+                listed.push((m.clone(), m.clone(), collection_of(&m), i));
+            }
+        }
+    }
+    let mut _copies = Vec::new();
+    for (i, p) in manifests.iter().enumerate() {
+        if url_of(p).is_some() {
+            let mut got = Vec::new();
+            _copies.extend(fetch_remote_manifests(std::slice::from_ref(p), &mut got)?);
+            listed.extend(got.into_iter().map(|(m, local, out)| (m, local, out, i)));
+        }
+    }
+    // Per argument: manifests found, and lines read (entries or not).
+    let mut found = vec![(0usize, 0u64); manifests.len()];
+    for &(.., i) in &listed {
+        found[i].0 += 1;
+    }
+    for (m, local, out, i) in listed {
+        read(&local, |n, e| {
+            found[i].1 += 1;
+            record(&mut report, &mut last, &m, out.as_deref(), n, e);
+        })?;
+    }
+    for (p, &(files, lines)) in manifests.iter().zip(&found) {
+        let why = if files == 0 {
+            crate::error::NothingFound::NoManifest {
+                prefix: url_of(p).is_some(),
+            }
+        } else if lines == 0 {
+            crate::error::NothingFound::NoRecord { manifests: files }
+        } else {
+            continue;
+        };
+        return Err(crate::Error::NothingToVerify {
+            what: p.display().to_string(),
+            why,
+        });
+    }
+    let mut entries: Vec<_> = last.into_iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut todo = Vec::new();
+    for (name, (archive, failed)) in entries {
+        match (archive, failed) {
+            (Some(a), _) => todo.push((name, a)),
+            (None, Some((input, error))) => report
+                .failures
+                .push((input.into(), CollectionProblem::NotPacked(error))),
+            (None, None) => {}
+        }
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, PathBuf, CollectionProblem)>> = Mutex::new(Vec::new());
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some((name, a)) = todo.get(i) else {
+            return;
+        };
+        if let Err(what) = verify_one(name, a, against) {
+            results.lock().unwrap_or_else(|p| p.into_inner()).push((
+                i,
+                a.output.to_path_buf(),
+                what,
+            ));
+        }
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+    };
+    let threads = crate::parallel::bound_threads(threads).min(todo.len().max(1));
+    std::thread::scope(|s| {
+        // This thread works too: verifying goes on with fewer threads if some cannot start.
+        for _ in 1..threads {
+            if crate::parallel::spawn_scoped(s, "verify worker", work).is_err() {
+                break;
+            }
+        }
+        work();
+    });
+    let mut failed = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    failed.sort_by_key(|f| f.0);
+    report.checked = todo.len();
+    report
+        .failures
+        .extend(failed.into_iter().map(|(_, p, w)| (p, w)));
+    Ok(report)
+}
+
+/// Takes line `n` of the manifest `m` (in collection `out`, if in one), entry `e` (`None`: not
+/// an entry) into `last`, each name's last archive or failure, or `report`'s unreadable lines.
+pub(super) fn record(
+    report: &mut VerifyCollectionReport,
+    last: &mut HashMap<Box<[u8]>, Last>,
+    m: &Path,
+    out: Option<&Path>,
+    n: u64,
+    e: Option<Entry>,
+) {
+    match e {
+        None => report.bad_lines.push((m.to_path_buf(), n)),
+        // A `skipped` line that refers to an earlier one keeps that one's record; with
+        // none read (a manifest of the collection not given), the archive is checked
+        // without a recorded size and hash, which is a failure that says so.
+        Some(e) if e.is_done_before() => {
+            let slot = last.entry(e.name.clone().into_boxed_slice()).or_default();
+            if slot.0.is_none() {
+                let output = archive_path(out, m, &e.name, e.output);
+                slot.0 = Some(Archived {
+                    output: output.into_boxed_path(),
+                    size: None,
+                    hash: None,
+                });
+            }
+        }
+        Some(e) => {
+            let output =
+                (e.status != Status::Failed).then(|| archive_path(out, m, &e.name, e.output));
+            let slot = last.entry(e.name.into_boxed_slice()).or_default();
+            if let Some(output) = output {
+                // What the archive records: for a lossy one, the restored file's.
+                let (size, hash) = match e.restored {
+                    Some((size, hash)) => (Some(size), Some(hash)),
+                    None => (e.size, e.hash),
+                };
+                let archive = Archived {
+                    output: output.into_boxed_path(),
+                    size,
+                    hash,
+                };
+                *slot = (Some(archive), None);
+            } else {
+                let error = e
+                    .error
+                    .unwrap_or_else(|| "failed (no error recorded)".into());
+                slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
+            }
+        }
+    }
+}
+
+/// `p` as a URL (`s3://`, `http(s)://`, `file://`), if it is one.
+pub(super) fn url_of(p: &Path) -> Option<&str> {
+    p.to_str().filter(|s| {
+        ["s3://", "http://", "https://", "file://"]
+            .iter()
+            .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
+    })
+}
+
+/// Fetches the manifests at `urls` (objects, or prefixes ending with `/` whose `*.jsonl`
+/// objects are taken) into temporary files, adding each to `listed` as (its URL, the local
+/// copy, its collection: the prefix holding its `.nc3pack/`, if it is in one). Returns the
+/// copies, removed when dropped.
+#[cfg(feature = "remote")]
+pub(super) fn fetch_remote_manifests(
+    urls: &[PathBuf],
+    listed: &mut Vec<(PathBuf, PathBuf, Option<PathBuf>)>,
+) -> Result<Vec<tempfile::TempPath>> {
+    let mut copies = Vec::new();
+    for u in urls {
+        let u = url_of(u).unwrap_or_default();
+        for (url, bytes) in crate::remote::fetch_manifests(u)? {
+            let dir = std::env::temp_dir();
+            let mut f = tempfile::Builder::new()
+                .prefix(".nc3pack-manifest-")
+                .tempfile_in(&dir)
+                .map_err(io_err(&dir, "create a temporary file in"))?;
+            f.write_all(&bytes).map_err(io_err(f.path(), "write"))?;
+            let copy = f.into_temp_path();
+            let out = url
+                .rsplit_once("/.nc3pack/")
+                .filter(|(_, file)| !file.is_empty() && !file.contains('/'))
+                .map(|(collection, _)| PathBuf::from(collection));
+            listed.push((PathBuf::from(&url), copy.to_path_buf(), out));
+            copies.push(copy);
+        }
+    }
+    Ok(copies)
+}
+
+#[cfg(not(feature = "remote"))]
+pub(super) fn fetch_remote_manifests(
+    urls: &[PathBuf],
+    _listed: &mut Vec<(PathBuf, PathBuf, Option<PathBuf>)>,
+) -> Result<Vec<()>> {
+    match urls.first() {
+        Some(u) => Err(crate::Error::Remote {
+            url: u.display().to_string(),
+            source: crate::error::RemoteError::NotBuilt,
+        }),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The OUT directory of a collection whose manifest is at `manifest`: the directory holding
+/// the manifest's directory when that is named `.nc3pack`, else `None`. The path is taken as
+/// given (resolved only when it ends in `.` or `..`, or is the current directory).
+pub(super) fn collection_of(manifest: &Path) -> Option<PathBuf> {
+    let dir = manifest
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = match dir.file_name() {
+        Some(_) => dir.to_path_buf(),
+        None => std::fs::canonicalize(dir).ok()?,
+    };
+    if dir.file_name() != Some(OsStr::new(".nc3pack")) {
+        return None;
+    }
+    dir.parent().map(Path::to_path_buf)
+}
+
+/// Where `verify --manifest` finds the archive of an entry named `name` (whose line records
+/// `output`) of the manifest at `manifest` (in collection `out`, if it is in `OUT/.nc3pack`):
+/// `OUT/NAME.nc3z` when the manifest is in `OUT/.nc3pack` and the name is plain names (so a
+/// collection moved with its `.nc3pack` directory verifies where it is now); else the
+/// recorded output, relative to the manifest's directory if it is relative.
+pub(super) fn archive_path(
+    out: Option<&Path>,
+    manifest: &Path,
+    name: &[u8],
+    output: PathBuf,
+) -> PathBuf {
+    let name = Path::new(OsStr::from_bytes(name));
+    let plain = !name.as_os_str().is_empty()
+        && name
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    match out {
+        Some(out) if plain => {
+            let mut p = out.join(name).into_os_string();
+            p.push(".nc3z");
+            p.into()
+        }
+        _ if url_of(&output).is_some() => output,
+        _ if output.is_relative() => manifest.parent().unwrap_or(Path::new(".")).join(output),
+        _ => output,
+    }
+}
+
+/// A failure a manifest recorded: the input and the error.
+pub(super) type Failure = (Box<Path>, Box<str>);
+
+/// A name's last archive, and its failure if its last entry failed.
+pub(super) type Last = (Option<Archived>, Option<Failure>);
+
+/// What a manifest recorded of an archive, for `verify --manifest`.
+pub(super) struct Archived {
+    output: Box<Path>,
+    size: Option<u64>,
+    hash: Option<u128>,
+}
+
+/// Checks one archive of a collection; the error says what is wrong.
+pub(super) fn verify_one(
+    name: &[u8],
+    e: &Archived,
+    against: Option<&Path>,
+) -> Result<(), CollectionProblem> {
+    let (Some(size), Some(hash)) = (e.size, e.hash) else {
+        return Err(CollectionProblem::NoSizeOrHash);
+    };
+    match url_of(&e.output) {
+        #[cfg(feature = "remote")]
+        Some(url) if url.len() > 5 && url[..5].eq_ignore_ascii_case("s3://") => {
+            crate::remote::check_url_ends(url, size, Some(hash))?;
+        }
+        // Other URLs are checked by the complete verify below.
+        Some(_) => {}
+        None => {
+            check_ends(&e.output, size, Some(hash))?;
+        }
+    }
+    let original = against.map(|root| root.join(OsStr::from_bytes(name)));
+    let opts = crate::VerifyOptions {
+        against: original.clone(),
+        threads: 1,
+    };
+    let r = crate::repair::verify(&e.output, &opts)
+        .map_err(|e| CollectionProblem::Verify(Box::new(e)))?;
+    if let Some(first) = r.damage.first() {
+        return Err(CollectionProblem::Damaged {
+            first: Box::new(first.clone()),
+            more: r.damage.len() - 1,
+        });
+    }
+    if r.original_matches == Some(false) {
+        return Err(CollectionProblem::DiffersFromOriginal {
+            original: original.unwrap_or_default(),
+        });
+    }
+    Ok(())
+}
