@@ -74,8 +74,8 @@
 //! **Into object storage.** OUT may be an S3 prefix (`s3://BUCKET/PREFIX/`): the archive of
 //! NAME is then the object `PREFIX/NAME.nc3z`, uploaded complete or not at all, and resuming
 //! checks objects by range requests ([`pack_all_to_prefix`], module `to_prefix`). The manifest
-//! is then kept locally and copied to the bucket by the command line (README, "Into a
-//! bucket"); `--delete-input` is refused.
+//! is then kept locally and copied to the bucket by [`crate::collection`]
+//! (docs/collections.md, "Into a bucket"); `--delete-input` is refused.
 
 use crate::atomic::Pending;
 use crate::error::{io_err, spawn_err, Error, Refusal, Result};

@@ -7,7 +7,7 @@
 //! kill (the last one, without its newline) is ignored when the manifest is read, and the next
 //! run starts on a new line.
 //!
-//! Fields (see README, "Packing a collection"): `status` (`packed`, `skipped` or `failed`),
+//! Fields (see docs/collections.md, "The manifest"): `status` (`packed`, `skipped` or `failed`),
 //! `name` (the input's path relative to the root, which is also the archive's path relative to
 //! OUT, less `.nc3z`), `input`, `output` (absolute paths), `size` and `mtime_ns` of the input
 //! when it was packed, `xxh3` (the XXH3-128 of the input, 32 hex digits, the hash the archive's
