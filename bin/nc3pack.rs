@@ -556,9 +556,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let s = match input_url {
                     Some(from) => {
                         let stream = nc3pack::remote::open_stream(from, &remote)?;
-                        nc3pack::remote::pack_reader_to_url(stream, input, url, &opts, &remote)?
+                        nc3pack::pack_reader_to_url(stream, input, url, &opts, &remote)?
                     }
-                    None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
+                    None => nc3pack::pack_to_url(input, url, &opts, &remote)?,
                 };
                 warn_moved_outside(&input.display().to_string(), &s, None);
                 if !a.common.quiet {

@@ -121,6 +121,8 @@ pub use pack::{
     pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE, LARGE_RECORD_BLOCKS_MAX,
     MAX_PRESET_BLOCK_SIZE,
 };
+#[cfg(feature = "remote")]
+pub use pack::{pack_reader_to_url, pack_to_url};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;

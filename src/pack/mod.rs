@@ -16,6 +16,8 @@ pub(crate) mod lossy;
 pub mod manifest;
 pub mod quantize;
 pub(crate) mod route;
+#[cfg(feature = "remote")]
+mod upload;
 mod vars;
 pub(crate) mod writer;
 
@@ -33,6 +35,8 @@ use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "remote")]
+pub use upload::{pack_reader_to_url, pack_to_url};
 use vars::{per_var, EncoderPlan};
 
 /// Default nominal block size: 1 MiB of decoded data.
