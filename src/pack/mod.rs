@@ -18,7 +18,7 @@ pub mod quantize;
 pub(crate) mod route;
 #[cfg(feature = "remote")]
 mod upload;
-mod vars;
+mod var_plan;
 pub(crate) mod writer;
 
 use crate::atomic::Writeback;
@@ -37,7 +37,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 #[cfg(feature = "remote")]
 pub use upload::{pack_reader_to_url, pack_to_url};
-use vars::{per_var, EncoderPlan};
+use var_plan::{per_var, EncoderPlan};
 
 /// Default nominal block size: 1 MiB of decoded data.
 ///
@@ -734,7 +734,7 @@ thread_local! {
 
 /// Runs `f` with this thread's encoder for `opts`, creating it if the options changed.
 fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Result<T> {
-    let key = vars::encoder_key(opts);
+    let key = var_plan::encoder_key(opts);
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
@@ -749,7 +749,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
 }
 
 fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
-    vars::make_encoder(&vars::encoder_key(opts))
+    var_plan::make_encoder(&var_plan::encoder_key(opts))
 }
 
 struct Done {
