@@ -110,6 +110,7 @@ mod read;
 pub mod remote;
 mod repair;
 pub mod vars;
+mod verify;
 
 pub use error::{Error, HeaderError, Result};
 pub use format::codec::FilterMode;
@@ -129,10 +130,8 @@ pub use read::cache::CacheStats;
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::Input;
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
-pub use repair::{
-    reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,
-    SharedError, VerifyReport,
-};
+pub use repair::{reindex, ConstantsProblem, ReindexReport, ScanProblem, Scanned};
+pub use verify::{verify, Damage, Problem, SharedError, VerifyReport};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.

@@ -1680,7 +1680,7 @@ fn verify_one(name: &[u8], e: &Archived, against: Option<&Path>) -> Result<(), C
         against: original.clone(),
         threads: 1,
     };
-    let r = crate::repair::verify(&e.output, &opts)
+    let r = crate::verify::verify(&e.output, &opts)
         .map_err(|e| CollectionProblem::Verify(Box::new(e)))?;
     if let Some(first) = r.damage.first() {
         return Err(CollectionProblem::Damaged {
