@@ -74,9 +74,9 @@ fn pack(a: PackArgs) -> anyhow::Result<()> {
         let s = match input_url {
             Some(from) => {
                 let stream = nc3pack::remote::open_stream(from, &remote)?;
-                nc3pack::remote::pack_reader_to_url(stream, input, url, &opts, &remote)?
+                nc3pack::pack_reader_to_url(stream, input, url, &opts, &remote)?
             }
-            None => nc3pack::remote::pack_to_url(input, url, &opts, &remote)?,
+            None => nc3pack::pack_to_url(input, url, &opts, &remote)?,
         };
         warn_moved_outside(&input.display().to_string(), &s, None);
         let (what, secs) = (pack_summary(&s, ", uploaded"), t.elapsed().as_secs_f64());

@@ -808,12 +808,26 @@ fn render(
     v: &Parts<'_>,
     archive: Option<&Parts<'_>>,
 ) -> std::io::Result<()> {
-    let str_of = |x: &Value| x.as_str().unwrap_or_default().to_string();
-    writeln!(
-        s,
-        "netcdf {name} {{ // format: {}",
-        str_of(&(v.field)("format"))
-    )?;
+    render_dims(s, name, v)?;
+    render_vars(s, v)?;
+    render_global_attrs(s, v)?;
+    writeln!(s, "}}")?;
+    if let Some(parts) = archive {
+        render_archive(s, parts)?;
+        render_streams(s, parts)?;
+    }
+    Ok(())
+}
+
+/// A string value's text (empty for any other value).
+fn str_of(x: &Value) -> String {
+    x.as_str().unwrap_or_default().to_string()
+}
+
+/// The first line and the dimensions, as `ncdump -h` writes them.
+fn render_dims(s: &mut dyn std::io::Write, name: &str, v: &Parts<'_>) -> std::io::Result<()> {
+    write!(s, "netcdf {name} {{")?;
+    writeln!(s, " // format: {}", str_of(&(v.field)("format")))?;
     writeln!(s, "dimensions:")?;
     for d in (v.items)("dimensions") {
         if d["unlimited"].as_bool() == Some(true) {
@@ -827,31 +841,38 @@ fn render(
             writeln!(s, "\t{} = {} ;", str_of(&d["name"]), d["length"])?;
         }
     }
-    let attr_line = |s: &mut dyn std::io::Write, prefix: &str, a: &Value| {
-        let vals = &a["values"];
-        let text = match vals {
-            Value::String(t) => format!("{t:?}"),
-            Value::Array(xs) => {
-                let suffix = match a["type"].as_str().unwrap_or("") {
-                    "byte" => "b",
-                    "short" => "s",
-                    "float" => "f",
-                    "ubyte" => "ub",
-                    "ushort" => "us",
-                    "uint" => "u",
-                    "int64" => "ll",
-                    "uint64" => "ull",
-                    _ => "",
-                };
-                xs.iter()
-                    .map(|x| format!("{x}{suffix}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-            _ => String::new(),
-        };
-        writeln!(s, "\t\t{prefix}:{} = {text} ;", str_of(&a["name"]))
+    Ok(())
+}
+
+/// One attribute's line, of variable `prefix` (empty for a global attribute).
+fn attr_line(s: &mut dyn std::io::Write, prefix: &str, a: &Value) -> std::io::Result<()> {
+    let vals = &a["values"];
+    let text = match vals {
+        Value::String(t) => format!("{t:?}"),
+        Value::Array(xs) => {
+            let suffix = match a["type"].as_str().unwrap_or("") {
+                "byte" => "b",
+                "short" => "s",
+                "float" => "f",
+                "ubyte" => "ub",
+                "ushort" => "us",
+                "uint" => "u",
+                "int64" => "ll",
+                "uint64" => "ull",
+                _ => "",
+            };
+            xs.iter()
+                .map(|x| format!("{x}{suffix}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        _ => String::new(),
     };
+    writeln!(s, "\t\t{prefix}:{} = {text} ;", str_of(&a["name"]))
+}
+
+/// The variables, each with its attributes.
+fn render_vars(s: &mut dyn std::io::Write, v: &Parts<'_>) -> std::io::Result<()> {
     writeln!(s, "variables:")?;
     for var in (v.items)("variables") {
         let dims: Vec<String> = var["dimensions"]
@@ -875,6 +896,11 @@ fn render(
             attr_line(s, &str_of(&var["name"]), a)?;
         }
     }
+    Ok(())
+}
+
+/// The global attributes, if any.
+fn render_global_attrs(s: &mut dyn std::io::Write, v: &Parts<'_>) -> std::io::Result<()> {
     let mut gatts = (v.items)("global_attributes").peekable();
     if gatts.peek().is_some() {
         writeln!(s, "\n// global attributes:")?;
@@ -882,75 +908,83 @@ fn render(
             attr_line(s, "", &a)?;
         }
     }
-    writeln!(s, "}}")?;
-    if let Some(parts) = archive {
-        let a = |k: &str| (parts.field)(k);
-        writeln!(
-            s,
-            "// nc3z archive (format {}): {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
-            str_of(&a("format_version")), a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
-        )?;
-        if let Value::Object(l) = a("lossy") {
-            let vars: Vec<String> = l
-                .get("variables")
-                .and_then(|v| v.as_object())
-                .into_iter()
-                .flatten()
-                .map(|(n, q)| format!("{n} {}", q.as_str().unwrap_or_default()))
-                .collect();
-            write!(s, "// LOSSY archive (quantized: {})", vars.join(", "))?;
-            if let Some(h) = l.get("original_hash_xxh3_128") {
-                write!(
-                    s,
-                    "; original before quantization: {} bytes, xxh3-128 {}",
-                    l.get("original_bytes").unwrap_or(&Value::Null),
-                    str_of(h)
-                )?;
-            }
-            writeln!(s)?;
-        }
-        if a("constant_blocks") != 0 {
-            writeln!(
+    Ok(())
+}
+
+/// An archive's summary: sizes and ratio, what is lossy, constant blocks, blocks by method.
+fn render_archive(s: &mut dyn std::io::Write, parts: &Parts<'_>) -> std::io::Result<()> {
+    let a = |k: &str| (parts.field)(k);
+    writeln!(
+        s,
+        "// nc3z archive (format {}): {} bytes for {} original bytes (ratio {}), block size {}, {} blocks, original xxh3-128 {}",
+        str_of(&a("format_version")), a("archive_bytes"), a("original_bytes"), a("ratio"), a("block_size"), a("blocks"), str_of(&a("original_hash_xxh3_128"))
+    )?;
+    if let Value::Object(l) = a("lossy") {
+        let vars: Vec<String> = l
+            .get("variables")
+            .and_then(|v| v.as_object())
+            .into_iter()
+            .flatten()
+            .map(|(n, q)| format!("{n} {}", q.as_str().unwrap_or_default()))
+            .collect();
+        write!(s, "// LOSSY archive (quantized: {})", vars.join(", "))?;
+        if let Some(h) = l.get("original_hash_xxh3_128") {
+            write!(
                 s,
-                "// constant blocks (in the index only): {}, listed in {} constants frames of {} bytes",
-                a("constant_blocks"), a("constants_frames"), a("constants_frame_bytes")
+                "; original before quantization: {} bytes, xxh3-128 {}",
+                l.get("original_bytes").unwrap_or(&Value::Null),
+                str_of(h)
             )?;
         }
-        writeln!(s, "// blocks by codec+filter: {}", a("blocks_by_method"))?;
+        writeln!(s)?;
+    }
+    if a("constant_blocks") != 0 {
         writeln!(
             s,
-            "// stream: blocks of block bytes, raw bytes -> stored bytes (ratio), blocks by codec+filter"
+            "// constant blocks (in the index only): {}, listed in {} constants frames of {} bytes",
+            a("constant_blocks"),
+            a("constants_frames"),
+            a("constants_frame_bytes")
         )?;
-        for st in (parts.items)("streams") {
-            if st["raw_bytes"] == 0 {
-                continue;
-            }
-            if let Some(which) = st.get("shared_stream") {
-                writeln!(
-                    s,
-                    "//   {}: {} bytes, in the {} shared stream",
-                    str_of(&st["name"]),
-                    st["raw_bytes"],
-                    str_of(which)
-                )?;
-                continue;
-            }
-            // A stream of constant blocks only stores nothing: no ratio.
-            let ratio = match &st["ratio"] {
-                Value::Null => "all in the index".to_string(),
-                r => r.to_string(),
-            };
+    }
+    writeln!(s, "// blocks by codec+filter: {}", a("blocks_by_method"))
+}
+
+/// An archive's streams, one line each (streams with no bytes left out).
+fn render_streams(s: &mut dyn std::io::Write, parts: &Parts<'_>) -> std::io::Result<()> {
+    writeln!(
+        s,
+        "// stream: blocks of block bytes, raw bytes -> stored bytes (ratio), blocks by codec+filter"
+    )?;
+    for st in (parts.items)("streams") {
+        if st["raw_bytes"] == 0 {
+            continue;
+        }
+        if let Some(which) = st.get("shared_stream") {
             writeln!(
                 s,
-                "//   {}: {} blocks of {}, {} -> {} ({ratio}), {}",
+                "//   {}: {} bytes, in the {} shared stream",
                 str_of(&st["name"]),
-                st["blocks"],
-                st["block_bytes"],
                 st["raw_bytes"],
-                st["stored_bytes"],
-                st["blocks_by_method"]
+                str_of(which)
             )?;
+            continue;
         }
+        // A stream of constant blocks only stores nothing: no ratio.
+        let ratio = match &st["ratio"] {
+            Value::Null => "all in the index".to_string(),
+            r => r.to_string(),
+        };
+        writeln!(
+            s,
+            "//   {}: {} blocks of {}, {} -> {} ({ratio}), {}",
+            str_of(&st["name"]),
+            st["blocks"],
+            st["block_bytes"],
+            st["raw_bytes"],
+            st["stored_bytes"],
+            st["blocks_by_method"]
+        )?;
     }
     Ok(())
 }

@@ -126,6 +126,7 @@ pub mod remote;
 mod repair;
 pub mod text;
 pub mod vars;
+mod verify;
 
 pub use collection::{pack_collection, verify_collection, CollectionOptions, CollectionReport};
 pub use error::{Error, HeaderError, Result};
@@ -138,16 +139,16 @@ pub use pack::{
     pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE, LARGE_RECORD_BLOCKS_MAX,
     MAX_PRESET_BLOCK_SIZE,
 };
+#[cfg(feature = "remote")]
+pub use pack::{pack_reader_to_url, pack_to_url};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::Input;
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
-pub use repair::{
-    reindex, verify, ConstantsProblem, Damage, Problem, ReindexReport, ScanProblem, Scanned,
-    SharedError, VerifyReport,
-};
+pub use repair::{reindex, ConstantsProblem, ReindexReport, ScanProblem, Scanned};
+pub use verify::{verify, Damage, Problem, SharedError, VerifyReport};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.

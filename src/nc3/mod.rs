@@ -9,15 +9,17 @@
 pub mod error;
 mod header;
 mod layout;
+mod parse;
 mod records;
 pub(crate) mod slab;
 mod write;
 
 pub use header::{
-    Attr, Attribute, Dim, Header, NcType, NumRecs, ParseError, Values, Var, Variant,
-    MAX_HEADER_LEN, NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
+    Attr, Attribute, Dim, Header, NcType, NumRecs, Values, Var, Variant, MAX_HEADER_LEN,
+    NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
 pub use layout::{Layout, Segment, Target, VarLayout, Walk};
+pub use parse::ParseError;
 pub use records::RecordPattern;
 pub(crate) use records::{gather, scatter};
 pub use write::{NewAttr, NewHeader, NewVar, VarPlace, WriteError};

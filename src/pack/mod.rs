@@ -16,7 +16,9 @@ pub(crate) mod lossy;
 pub mod manifest;
 pub mod quantize;
 pub(crate) mod route;
-mod vars;
+#[cfg(feature = "remote")]
+mod upload;
+mod var_plan;
 pub(crate) mod writer;
 
 use crate::atomic::Writeback;
@@ -28,12 +30,14 @@ use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
 use crate::parallel::spawn_scoped;
 pub use route::Source;
-use route::{route, RoutedBlock};
+use route::{route, Routed, RoutedBlock};
 use std::io::{BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
-use vars::{per_var, EncoderPlan};
+#[cfg(feature = "remote")]
+pub use upload::{pack_reader_to_url, pack_to_url};
+use var_plan::{per_var, EncoderPlan};
 
 /// Default nominal block size: 1 MiB of decoded data.
 ///
@@ -587,99 +591,22 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     let kinds = &kinds[..];
     let threads = crate::parallel::bound_threads(opts.threads);
     let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
+    let blocks = Blocks {
+        input,
+        header,
+        source,
+        sizes: &sizes,
+        opts,
+        plan: &plan,
+        kinds,
+        progress,
+        out_path,
+    };
     let (sink, mut w, routed) = if inline {
         // Small input or one thread: encode and write in this thread, no pipeline.
-        let mut sink = Sink::new(data_start);
-        let mut frame = Vec::new();
-        let mut write_err = None;
-        let mut others = plan.others();
-        let routed = with_encoder(opts, |enc| {
-            route(
-                reader,
-                input,
-                header,
-                source,
-                &sizes,
-                progress,
-                &mut |job: RoutedBlock| {
-                    frame.clear();
-                    let enc = match plan.key_of(job.id) {
-                        0 => &mut *enc,
-                        k => others.get(&plan, k)?,
-                    };
-                    let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
-                    let done = enc.encode_block_numeric(
-                        job.id,
-                        job.block,
-                        job.esize,
-                        (kind, row),
-                        &job.data,
-                        &mut frame,
-                    );
-                    if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
-                        write_err = Some(e);
-                        return Err(Error::Internal("write failed".into()));
-                    }
-                    Ok(())
-                },
-            )
-        })?;
-        if let Some(e) = write_err {
-            return Err(werr(e));
-        }
-        (sink, w, routed?)
+        blocks.encode_inline(reader, w, data_start)?
     } else {
-        let (job_tx, job_rx) = sync_channel::<(u64, RoutedBlock)>(threads * 2);
-        let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
-        let job_rx = Arc::new(Mutex::new(job_rx));
-        let window = Window::new(threads as u64 * 4 + 2);
-        let (read_result, writer_result) = std::thread::scope(|s| {
-            // Nothing is routed before every thread has started: a thread that cannot start
-            // returns its error here, dropping the job sender, which stops the started ones.
-            for _ in 0..threads {
-                let rx = Arc::clone(&job_rx);
-                let tx = frame_tx.clone();
-                let plan = &plan;
-                spawn_scoped(s, "block encoder", move || {
-                    encode_worker(rx, tx, opts, plan, kinds)
-                })
-                .map_err(spawn_err(input))?;
-            }
-            drop(frame_tx);
-            // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
-            drop(job_rx);
-            let window = &window;
-            let writer = spawn_scoped(s, "archive writer", move || {
-                let _closed = window.close_on_drop();
-                write_frames(&mut w, frame_rx, data_start, window).map(|k| (k, w))
-            })
-            .map_err(spawn_err(input))?;
-            let stopped = || Error::Internal("encoder threads stopped".into());
-            let mut seq = 0u64;
-            let read_result = route(
-                reader,
-                input,
-                header,
-                source,
-                &sizes,
-                progress,
-                &mut |job| {
-                    if !window.enter(seq) {
-                        return Err(stopped());
-                    }
-                    job_tx.send((seq, job)).map_err(|_| stopped())?;
-                    seq += 1;
-                    Ok(())
-                },
-            );
-            drop(job_tx);
-            Ok::<_, Error>((read_result, writer.join()))
-        })?;
-        let writer_result =
-            writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
-        // A failed write makes the reader's sends fail; report the write error first.
-        let (sink, w) = writer_result.map_err(werr)?;
-        (sink, w, read_result?)
+        blocks.encode_pipelined(reader, w, data_start, threads)?
     };
     let layout = &routed.layout;
     let done = sink.finish(&mut w, &routed.streams, out_path)?;
@@ -716,6 +643,154 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     })
 }
 
+/// What encoding the blocks needs: the input and its header, how blocks are cut and encoded,
+/// where progress goes, and the output's name for errors.
+struct Blocks<'a> {
+    input: &'a Path,
+    header: &'a Header,
+    source: Source<'a>,
+    sizes: &'a format::BlockSizes,
+    opts: &'a PackOptions,
+    plan: &'a EncoderPlan,
+    kinds: &'a [(Option<NumKind>, usize)],
+    progress: &'a (dyn Fn(u64) + Sync),
+    out_path: &'a Path,
+}
+
+impl Blocks<'_> {
+    fn werr(&self, e: std::io::Error) -> Error {
+        Error::Io {
+            path: self.out_path.to_path_buf(),
+            op: "write",
+            source: e,
+        }
+    }
+
+    /// Routes the blocks from `reader` and encodes and writes each in this thread, to `w` at
+    /// `data_start`.
+    fn encode_inline<R: Read, W: Write>(
+        &self,
+        reader: R,
+        mut w: W,
+        data_start: u64,
+    ) -> Result<(Sink, W, Routed)> {
+        let Blocks {
+            input,
+            header,
+            source,
+            sizes,
+            opts,
+            plan,
+            kinds,
+            progress,
+            ..
+        } = *self;
+        let mut sink = Sink::new(data_start);
+        let mut frame = Vec::new();
+        let mut write_err = None;
+        let mut others = plan.others();
+        let routed = with_encoder(opts, |enc| {
+            route(
+                reader,
+                input,
+                header,
+                source,
+                sizes,
+                progress,
+                &mut |job: RoutedBlock| {
+                    frame.clear();
+                    let enc = match plan.key_of(job.id) {
+                        0 => &mut *enc,
+                        k => others.get(plan, k)?,
+                    };
+                    let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
+                    let done = enc.encode_block_numeric(
+                        job.id,
+                        job.block,
+                        job.esize,
+                        (kind, row),
+                        &job.data,
+                        &mut frame,
+                    );
+                    if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
+                        write_err = Some(e);
+                        return Err(Error::Internal("write failed".into()));
+                    }
+                    Ok(())
+                },
+            )
+        })?;
+        if let Some(e) = write_err {
+            return Err(self.werr(e));
+        }
+        Ok((sink, w, routed?))
+    }
+
+    /// Routes the blocks from `reader` to `threads` encoder threads, and writes the encoded
+    /// frames in routing order to `w` at `data_start` in a writer thread.
+    fn encode_pipelined<R: Read, W: Write + Send>(
+        &self,
+        reader: R,
+        mut w: W,
+        data_start: u64,
+        threads: usize,
+    ) -> Result<(Sink, W, Routed)> {
+        let Blocks {
+            input,
+            header,
+            source,
+            sizes,
+            opts,
+            plan,
+            kinds,
+            progress,
+            ..
+        } = *self;
+        let (job_tx, job_rx) = sync_channel::<(u64, RoutedBlock)>(threads * 2);
+        let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let window = Window::new(threads as u64 * 4 + 2);
+        let (read_result, writer_result) = std::thread::scope(|s| {
+            // Nothing is routed before every thread has started: a thread that cannot start
+            // returns its error here, dropping the job sender, which stops the started ones.
+            for _ in 0..threads {
+                let rx = Arc::clone(&job_rx);
+                let tx = frame_tx.clone();
+                spawn_scoped(s, "block encoder", move || {
+                    encode_worker(rx, tx, opts, plan, kinds)
+                })
+                .map_err(spawn_err(input))?;
+            }
+            drop(frame_tx);
+            // Only the workers hold the job receiver: when they stop (the writer failed), sends fail.
+            drop(job_rx);
+            let window = &window;
+            let writer = spawn_scoped(s, "archive writer", move || {
+                let _closed = window.close_on_drop();
+                write_frames(&mut w, frame_rx, data_start, window).map(|k| (k, w))
+            })
+            .map_err(spawn_err(input))?;
+            let stopped = || Error::Internal("encoder threads stopped".into());
+            let mut seq = 0u64;
+            let read_result = route(reader, input, header, source, sizes, progress, &mut |job| {
+                if !window.enter(seq) {
+                    return Err(stopped());
+                }
+                job_tx.send((seq, job)).map_err(|_| stopped())?;
+                seq += 1;
+                Ok(())
+            });
+            drop(job_tx);
+            Ok::<_, Error>((read_result, writer.join()))
+        })?;
+        let writer_result =
+            writer_result.unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
+        // A failed write makes the reader's sends fail; report the write error first.
+        let (sink, w) = writer_result.map_err(|e| self.werr(e))?;
+        Ok((sink, w, read_result?))
+    }
+}
+
 /// Inputs up to this size are packed in the calling thread, without a pipeline.
 const INLINE_MAX: u64 = 4 << 20;
 
@@ -730,7 +805,7 @@ thread_local! {
 
 /// Runs `f` with this thread's encoder for `opts`, creating it if the options changed.
 fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Result<T> {
-    let key = vars::encoder_key(opts);
+    let key = var_plan::encoder_key(opts);
     ENCODER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(k, _)| *k != key) {
@@ -745,7 +820,7 @@ fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Res
 }
 
 fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
-    vars::make_encoder(&vars::encoder_key(opts))
+    var_plan::make_encoder(&var_plan::encoder_key(opts))
 }
 
 struct Done {

@@ -217,7 +217,7 @@ fn check_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) 
             source,
         })
     })?;
-    let report = crate::repair::verify(
+    let report = crate::verify::verify(
         output,
         &crate::VerifyOptions {
             against: None,

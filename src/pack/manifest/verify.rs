@@ -375,7 +375,7 @@ pub(super) fn verify_one(
         against: original.clone(),
         threads: 1,
     };
-    let r = crate::repair::verify(&e.output, &opts)
+    let r = crate::verify::verify(&e.output, &opts)
         .map_err(|e| CollectionProblem::Verify(Box::new(e)))?;
     if let Some(first) = r.damage.first() {
         return Err(CollectionProblem::Damaged {

@@ -1,5 +1,6 @@
-//! Per-variable settings when packing: the block size of each variable's stream and the encoder
-//! (codec, level, filter) of its blocks, from [`PackOptions::vars`] resolved against the header.
+//! The plan of a pack, variable by variable: the block size of each variable's stream and the
+//! encoder (codec, level, filter) of its blocks, from the `--var` rules ([`crate::vars`],
+//! [`PackOptions::vars`]) resolved against the header.
 
 use super::{EncoderKey, PackOptions};
 use crate::error::CodecError;
