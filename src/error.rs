@@ -10,6 +10,7 @@ pub use crate::format::error::{
     LeadError,
 };
 pub use crate::nc3::error::{HeaderError, LayoutError};
+pub mod damage;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -553,7 +554,7 @@ pub enum NotDeleted {
         /// The archive.
         archive: PathBuf,
         /// The first damage found.
-        first: crate::Damage,
+        first: damage::Damage,
     },
     /// Its archive could not be decoded back to the hash.
     #[error("its archive {} could not be decoded back to the hash", archive.display())]
@@ -584,7 +585,7 @@ pub enum OptionError {
     Codec(#[from] CodecError),
     /// A `--quantize` rule cannot apply to the file.
     #[error(transparent)]
-    Quantize(#[from] crate::pack::quantize::QuantizeError),
+    Quantize(#[from] crate::quantize::QuantizeError),
     /// The block size is outside the range an archive may declare.
     #[error("block size {block_size} is outside {min}..={max} bytes")]
     BlockSize {

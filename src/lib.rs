@@ -120,6 +120,7 @@ pub mod nc3;
 mod options;
 mod pack;
 mod parallel;
+pub mod quantize;
 mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
@@ -134,7 +135,7 @@ pub use format::codec::FilterMode;
 pub use io::ReadAt;
 pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
-pub use pack::quantize;
+
 pub use pack::{
     pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE, LARGE_RECORD_BLOCKS_MAX,
     MAX_PRESET_BLOCK_SIZE,
@@ -155,6 +156,8 @@ pub use verify::{verify, Damage, Problem, SharedError, VerifyReport};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::atomic::write_to_temp;
+    pub use crate::collection::batch::{pack_all, plan, Outcome, Plan, Shard};
+    pub use crate::collection::manifest;
     pub use crate::format::codec::{
         apply_filter, apply_lorenzo, context_payload, decode_payload, decode_payload_into,
         default_level, fit_payload, mask_payload, max_level, member_decode, member_encode,
@@ -164,8 +167,6 @@ pub mod __private {
     pub use crate::format::pco::NumKind;
     pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
-    pub use crate::pack::batch::{pack_all, plan, Outcome, Plan, Shard};
-    pub use crate::pack::manifest;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};

@@ -8,6 +8,7 @@
 //! magic whose header CRC checks. Every intact block is kept; blocks not found are marked lost in
 //! the new index, so reading them is an error, `verify` reports them and `unpack` refuses.
 
+pub use crate::error::damage::{ConstantsProblem, ScanProblem};
 use crate::error::{io_err, ArchiveError, Error, Result};
 use crate::format::streams::{streams_with, Stream};
 use crate::format::{self, ConstantRun, FrameHeader, Lead, FRAME_HEADER_LEN, FRAME_MAGIC};
@@ -60,92 +61,6 @@ pub struct Scanned {
     pub len: u64,
     /// What is wrong there.
     pub what: ScanProblem,
-}
-
-/// What a scan found wrong with a region of the data section ([`Scanned`]).
-///
-/// ```
-/// use nc3pack::ScanProblem;
-/// let p = ScanProblem::PayloadChecksum { stream: 2, block: 7 };
-/// assert_eq!(p.to_string(), "payload checksum mismatch (frame of stream 2 block 7)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ScanProblem {
-    /// An intact frame header whose payload's CRC does not match.
-    #[error("payload checksum mismatch (frame of stream {stream} block {block})")]
-    PayloadChecksum {
-        /// Stream id in the frame header.
-        stream: u32,
-        /// Block in the frame header.
-        block: u64,
-    },
-    /// Bytes up to the next intact frame header (or the end).
-    #[error("bytes that are not an intact frame")]
-    NotAFrame,
-    /// Bytes at the end, too few for a frame header.
-    #[error("trailing bytes too short for a frame")]
-    Trailing,
-    /// A constants frame, or one of its runs, that cannot be used.
-    #[error("constants frame {k}: {problem}")]
-    ConstantsFrame {
-        /// The constants frame's number.
-        k: u64,
-        /// What is wrong.
-        problem: ConstantsProblem,
-    },
-    /// A run of constant blocks that overlaps an earlier one of the same stream.
-    #[error(
-        "constants frames: run of blocks {first}..{end} of stream id {stream} overlaps another"
-    )]
-    RunOverlap {
-        /// Stream id of the run.
-        stream: u32,
-        /// First block of the run.
-        first: u64,
-        /// Block after its last.
-        end: u64,
-    },
-}
-
-/// What is wrong with a constants frame a scan found ([`ScanProblem::ConstantsFrame`]).
-///
-/// ```
-/// use nc3pack::ConstantsProblem;
-/// let p = ConstantsProblem::NoSuchStream { stream: 9 };
-/// assert_eq!(p.to_string(), "a run of stream id 9 that has no blocks");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConstantsProblem {
-    /// It decodes to more than a constants frame may hold.
-    #[error("{decoded} bytes decoded is too large")]
-    TooLarge {
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// Its payload or its runs are damaged.
-    #[error(transparent)]
-    Damaged(#[from] crate::error::ConstantsError),
-    /// A run of a stream id that has no blocks.
-    #[error("a run of stream id {stream} that has no blocks")]
-    NoSuchStream {
-        /// Stream id of the run.
-        stream: u32,
-    },
-    /// A run past the stream's blocks, or with a value longer than its element.
-    #[error("run of blocks {first}..{end} of {stream} does not fit its {blocks} blocks")]
-    RunMisfit {
-        /// Stream id of the run.
-        stream: u32,
-        /// First block of the run.
-        first: u64,
-        /// Block after its last.
-        end: u64,
-        /// Blocks of the stream.
-        blocks: u64,
-    },
-    /// More runs than the layout has blocks (the rest are ignored).
-    #[error("more runs than the layout has blocks")]
-    TooManyRuns,
 }
 
 /// Most blocks a repair indexes for a short archive (4 Mi blocks: 4 TiB of data in 1 MiB blocks).

@@ -2,8 +2,8 @@
 //! copied back to it.
 
 use super::Shard;
+use crate::collection::manifest::Manifest;
 use crate::error::io_err as io;
-use crate::pack::manifest::Manifest;
 use crate::remote::{Prefix, RemoteOptions};
 use crate::{Error, Result};
 use std::io::Write;

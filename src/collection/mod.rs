@@ -26,9 +26,9 @@
 //! kept locally (by default `./.nc3pack/BUCKET/PREFIX/manifest-I-of-N.jsonl`) and copied to
 //! `PREFIX/.nc3pack/` every [`CollectionOptions::with_manifest_copy_every`] and at the end.
 
+use crate::collection::batch::{pack_all, plan, Outcome, Plan};
+use crate::collection::manifest::{Done, Entry, Manifest, Status};
 use crate::error::OptionError;
-use crate::pack::batch::{pack_all, plan, Outcome, Plan};
-use crate::pack::manifest::{Done, Entry, Manifest, Status};
 use crate::{Error, PackOptions, PackSummary, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -36,11 +36,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "remote")]
+pub(crate) mod batch;
 mod bucket;
 mod list;
+pub mod manifest;
 
-pub use crate::pack::batch::{Kept, ParseShardError, Shard};
-pub use crate::pack::manifest::{verify_collection, CollectionProblem, VerifyCollectionReport};
+pub use crate::collection::batch::{Kept, ParseShardError, Shard};
+pub use crate::collection::manifest::{
+    verify_collection, CollectionProblem, VerifyCollectionReport,
+};
 
 /// What happened, as [`pack_collection`] goes: given to [`CollectionOptions::with_progress`]'s
 /// callback, from any worker thread.
@@ -525,7 +529,7 @@ impl Run<'_> {
         let on_done = |i: usize, o: Outcome| self.on_done(i, o);
         #[cfg(feature = "remote")]
         if let Some(b) = self.bucket {
-            return crate::pack::batch::pack_all_to_prefix(
+            return crate::collection::batch::pack_all_to_prefix(
                 self.plan,
                 &self.opts.pack,
                 done,
@@ -534,7 +538,7 @@ impl Run<'_> {
             );
         }
         let record = |group: &[(usize, &Outcome)]| self.record(group);
-        let record: &crate::pack::batch::RecordFn<'_> = &record;
+        let record: &crate::collection::batch::RecordFn<'_> = &record;
         pack_all(
             self.plan,
             &self.opts.pack,

@@ -6,13 +6,13 @@
 //! quantized, every other byte of every variable copied. Gaps and trailing bytes of the original
 //! that belong to no variable are not part of the new file.
 
-use super::quantize::{
-    Algorithm, Keep, MovedCount, MovedOutside, QuantizeError, QuantizeRule, ValidRange,
-    IMPLEMENTATION, ORIGINAL_ATTR,
-};
 use crate::error::{io_err, Error, OptionError, Result};
 use crate::io::ReadAt;
 use crate::nc3::{Header, Layout, NcType, NewAttr, NewHeader, NewVar};
+use crate::quantize::{
+    Algorithm, Keep, MovedCount, MovedOutside, QuantizeError, QuantizeRule, ValidRange,
+    IMPLEMENTATION, ORIGINAL_ATTR,
+};
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
@@ -26,7 +26,7 @@ const CHUNK: usize = 4 << 20;
 pub(crate) type Plan = Vec<Option<Quantized>>;
 
 /// How one variable is quantized: the quantization, the values to keep and its valid range.
-pub(crate) type Quantized = (super::quantize::Quantization, Keep, Option<ValidRange>);
+pub(crate) type Quantized = (crate::quantize::Quantization, Keep, Option<ValidRange>);
 
 /// Which variables of `h` the rules quantize, and how: every name or pattern must match a
 /// variable, every variable named literally be `float` or `double` (a glob selects the float and
@@ -391,10 +391,10 @@ fn read_original_var(file: &File, path: &Path, layout: &Layout, v: usize) -> Res
 /// a time.
 pub(crate) fn compare_with_original<R: ReadAt>(
     a: &crate::Archive<R>,
-    lossy: &super::quantize::Lossy,
+    lossy: &crate::quantize::Lossy,
     orig: &Path,
-) -> Result<super::quantize::LossyComparison> {
-    use super::quantize::{LossyComparison, VarError};
+) -> Result<crate::quantize::LossyComparison> {
+    use crate::quantize::{LossyComparison, VarError};
     let file = File::open(orig).map_err(io_err(orig, "open"))?;
     let recorded = hash_file(&file, orig, &|_| {})?;
     let mut cmp = LossyComparison {

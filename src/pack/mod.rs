@@ -11,10 +11,7 @@
 //! plus one open block per stream that is filling (one per record variable, since records
 //! interleave them).
 
-pub(crate) mod batch;
 pub(crate) mod lossy;
-pub mod manifest;
-pub mod quantize;
 pub(crate) mod route;
 #[cfg(feature = "remote")]
 mod upload;
@@ -114,7 +111,7 @@ pub struct PackOptions {
     pub vars: Vec<crate::vars::VarRule>,
     /// Lossy quantization of the named `float`/`double` variables (empty: lossless, the
     /// default). See [`PackOptions::with_quantize`].
-    pub quantize: Vec<quantize::QuantizeRule>,
+    pub quantize: Vec<crate::quantize::QuantizeRule>,
 }
 
 impl Default for PackOptions {
@@ -288,7 +285,7 @@ impl PackOptions {
     /// original's header plus netCDF-C's and CF's quantization attributes (and the CF
     /// quantization variable), the quantized variables' values quantized as netCDF-C would, and
     /// the original's xxh3-128 and length in the global attribute
-    /// [`quantize::ORIGINAL_ATTR`]; unpacking restores that file.
+    /// [`crate::quantize::ORIGINAL_ATTR`]; unpacking restores that file.
     ///
     /// ```
     /// let o = nc3pack::PackOptions::fast()
@@ -300,10 +297,10 @@ impl PackOptions {
     /// # Errors
     ///
     /// None here; packing fails with [`Error::Option`] (a
-    /// [`quantize::QuantizeError`]) when a name or pattern matches no variable, a variable
+    /// [`crate::quantize::QuantizeError`]) when a name or pattern matches no variable, a variable
     /// named is not `float` or `double`, its NSB/NSD is out of netCDF-C's range, or two rules
     /// name the same variable.
-    pub fn with_quantize(mut self, rule: quantize::QuantizeRule) -> Self {
+    pub fn with_quantize(mut self, rule: crate::quantize::QuantizeRule) -> Self {
         self.quantize.push(rule);
         self
     }

@@ -3,8 +3,8 @@
 //! [`delete_group`], say how).
 
 use super::{Kept, Outcome, Plan};
+use crate::collection::manifest::{check_ends, mtime_ns};
 use crate::error::{io_err, Error, NotDeleted, Refusal, Result};
-use crate::pack::manifest::{check_ends, mtime_ns};
 use crate::pack::PackSummary;
 use crate::parallel::spawn_scoped;
 use std::os::unix::fs::MetadataExt;
@@ -269,7 +269,7 @@ fn delete_if_unchanged(input: &Path, size: u64, hash: u128) -> Result<()> {
     if before.len() != size {
         return Err(kept(NotDeleted::Changed));
     }
-    let now = crate::pack::manifest::hash_open_file(&file, input)?;
+    let now = crate::collection::manifest::hash_open_file(&file, input)?;
     if now != hash {
         return Err(kept(NotDeleted::ContentsChanged {
             now,

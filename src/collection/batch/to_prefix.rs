@@ -20,8 +20,8 @@
 //! any other existing object is a failure without `--force`.
 
 use super::{decide, Archives, Done, OpenDir, Outcome, Plan, Step};
+use crate::collection::manifest::EndsError;
 use crate::error::{Error, RemoteError, Result};
-use crate::pack::manifest::EndsError;
 use crate::pack::{pack_to_temp, PackOptions};
 use crate::remote::Prefix;
 use std::sync::atomic::{AtomicUsize, Ordering};

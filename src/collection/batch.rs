@@ -34,12 +34,12 @@
 //! N-1) takes every Nth, starting with the Ith, so N processes given the same inputs cover each
 //! file exactly once.
 //!
-//! **Resuming.** With the manifests of earlier runs ([`crate::pack::manifest::Done`]), an
+//! **Resuming.** With the manifests of earlier runs ([`crate::collection::manifest::Done`]), an
 //! input whose archive exists and is recorded as packed from the same input (same size and
 //! modification time: the input is not read again, so a file rewritten with the same size and
 //! the same mtime to the nanosecond is taken as done) is skipped if the archive has the
 //! recorded length and its lead and footer are intact and record the manifest's size and hash
-//! ([`crate::pack::manifest::check_recorded_ends`]: one small read, not a verify); an archive
+//! ([`crate::collection::manifest::check_recorded_ends`]: one small read, not a verify); an archive
 //! so recorded that fails that check is packed again. An existing archive
 //! with no record (a run killed after renaming it, before writing its line) is kept, and
 //! counted as packed, if its ends are intact and it records the input's hash (the input is
@@ -78,11 +78,11 @@
 //! (docs/collections.md, "Into a bucket"); `--delete-input` is refused.
 
 use crate::atomic::Pending;
-use crate::error::{io_err, spawn_err, Error, Refusal, Result};
-use crate::pack::manifest::{
+use crate::collection::manifest::{
     check_ends, check_recorded_ends, check_recorded_ends_of, hash_file, mtime_ns, Done, EndsError,
     Record,
 };
+use crate::error::{io_err, spawn_err, Error, Refusal, Result};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use crate::parallel::spawn_scoped;
 use std::collections::HashSet;
