@@ -35,8 +35,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "remote")]
 pub(crate) mod batch;
+#[cfg(feature = "remote")]
 mod bucket;
 mod list;
 pub mod manifest;
