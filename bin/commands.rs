@@ -1,14 +1,14 @@
 //! One function per command: each calls the library and prints what it returns.
 
-use super::*;
 use anyhow::Context;
 use indicatif::ProgressBar;
+use nc3pack::cli::*;
 use nc3pack::collection::{CollectionEvent, CollectionOptions, FileOutcome};
 use nc3pack::error::OptionError;
 use nc3pack::text::{human, pack_summary, shown};
 use nc3pack::{PackOptions, UnpackOptions};
-use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -395,39 +395,6 @@ fn warn_moved_outside(input: &str, s: &nc3pack::PackSummary, pb: Option<&Progres
             None => eprintln!("{line}"),
         }
     }
-}
-
-/// A progress bar on stderr, only when it is a terminal, the file is large and not quiet.
-fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<ProgressBar> {
-    if quiet || total < (64 << 20) || !stderr_is_terminal() {
-        return None;
-    }
-    let style = "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}";
-    Some(styled(ProgressBar::new(total), style).with_message(what.to_string()))
-}
-
-/// For input of unknown length: a line counting the bytes read, shown once 64 MiB have been
-/// read, only when stderr is a terminal and not quiet.
-fn stream_spinner(quiet: bool, what: &str) -> Option<ProgressBar> {
-    if quiet || !stderr_is_terminal() {
-        return None;
-    }
-    let pb = styled(
-        ProgressBar::hidden(),
-        "{msg} {bytes} read, {bytes_per_sec} {spinner}",
-    );
-    Some(pb.with_message(format!("packing {what}:")))
-}
-
-fn styled(pb: ProgressBar, template: &str) -> ProgressBar {
-    match indicatif::ProgressStyle::with_template(template) {
-        Ok(style) => pb.with_style(style.progress_chars("=> ")),
-        Err(_) => pb,
-    }
-}
-
-fn stderr_is_terminal() -> bool {
-    std::io::stderr().is_terminal()
 }
 
 fn file_len(p: &Path) -> u64 {

@@ -110,6 +110,8 @@ compile_error!(
 // The public API: the modules below that are `pub`, and what the crate root re-exports.
 mod atomic;
 pub mod cleanup;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod collection;
 pub mod dump;
 pub mod error;
