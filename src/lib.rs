@@ -96,6 +96,7 @@ compile_error!(
 // The public API: the modules below that are `pub`, and what the crate root re-exports.
 mod atomic;
 pub mod cleanup;
+mod codec;
 pub mod dump;
 pub mod error;
 pub mod format;
@@ -111,8 +112,8 @@ pub mod remote;
 mod repair;
 pub mod vars;
 
+pub use codec::FilterMode;
 pub use error::{Error, HeaderError, Result};
-pub use format::codec::FilterMode;
 pub use io::ReadAt;
 pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
@@ -137,13 +138,13 @@ pub use repair::{
 #[doc(hidden)]
 pub mod __private {
     pub use crate::atomic::write_to_temp;
-    pub use crate::format::codec::{
+    pub use crate::codec::pco::NumKind;
+    pub use crate::codec::{
         apply_filter, apply_lorenzo, context_payload, decode_payload, decode_payload_into,
         default_level, fit_payload, mask_payload, max_level, member_decode, member_encode,
         plane_payload, shuffle, undo_filter, undo_lorenzo, unshuffle, ConstantBlock, DecodeScratch,
         Encoded, Encoder,
     };
-    pub use crate::format::pco::NumKind;
     pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
     #[cfg(feature = "remote")]

@@ -1,12 +1,12 @@
 //! Reading archives: open, check the structures, locate and decode blocks.
 
+use crate::codec::word::be_to_native;
+use crate::codec::{decode_payload, decode_payload_into, DecodeScratch};
 use crate::error::{
     io_err, spawn_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError,
     FrameError, IndexError, Result,
 };
-use crate::format::codec::{decode_payload, decode_payload_into, DecodeScratch};
 use crate::format::streams::{streams_with, Stream};
-use crate::format::word::be_to_native;
 use crate::format::{
     self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
 };
@@ -1503,7 +1503,7 @@ impl<R: ReadAt> Archive<R> {
             return Err(self.block_error(sh, blocks[blocks.len() - 1], BlockError::Short));
         }
         let mut out = Vec::with_capacity(enc.len());
-        crate::format::codec::member_decode(st.esize, &enc, &mut out);
+        crate::codec::member_decode(st.esize, &enc, &mut out);
         let out = Arc::new(out);
         self.cache.insert(key, Arc::clone(&out));
         Ok(out)
