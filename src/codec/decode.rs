@@ -1,7 +1,7 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
-use super::filter::{undo_filter, undo_filter_into};
+use super::filter::undo_filter_into;
 use crate::codec::word::be_to_native;
 use crate::format::error::FrameError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
@@ -20,158 +20,43 @@ pub(crate) fn check_payload(h: &FrameHeader, payload: &[u8]) -> Result<(), Frame
     Ok(())
 }
 
-/// Checks a frame payload's CRC and decodes it into `out` (replacing its contents). `out` never
-/// grows beyond `h.decoded_len` bytes.
+/// Checks a frame payload's CRC and decodes it into `out` (replacing its contents): the
+/// `Vec` form of [`decode_payload_into`], which it calls (one decode path), with a scratch
+/// space of its own and elements in big-endian order. `out` is grown (fallibly) to exactly
+/// `h.decoded_len` bytes after the CRC check, and left empty on an error.
+///
+/// ```
+/// use nc3pack::{FilterMode, __private::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
+/// let data: Vec<u8> = (0..1000u32).flat_map(|i| (i / 7).to_be_bytes()).collect();
+/// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)?;
+/// let mut frame = Vec::new();
+/// let h = enc.encode_block(0, 0, 4, &data, &mut frame).frame().unwrap();
+/// let mut out = Vec::new();
+/// decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut out)?;
+/// assert_eq!(out, data);
+/// let mut bad = frame[FRAME_HEADER_LEN..].to_vec();
+/// bad[0] ^= 1;
+/// assert!(decode_payload(&h, &bad, &mut out).is_err() && out.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// # Errors
 ///
-/// A [`FrameError`] saying what is wrong with the payload.
+/// A [`FrameError`] saying what is wrong with the payload, or [`FrameError::NoMemory`] when
+/// the machine has no memory for `h.decoded_len` bytes.
 pub fn decode_payload(
     h: &FrameHeader,
     payload: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), FrameError> {
     check_payload(h, payload)?;
-    if h.filter == Filter::Plane {
+    out.clear();
+    let r = grow(out, h.decoded_len as usize)
+        .and_then(|()| decode_checked_into(h, payload, out, &mut DecodeScratch::default(), false));
+    if r.is_err() {
         out.clear();
-        out.resize(h.decoded_len as usize, 0);
-        let r = decode_plane(
-            h,
-            payload,
-            out,
-            false,
-            &mut Vec::new(),
-            &mut Default::default(),
-        );
-        if r.is_err() {
-            out.clear();
-        }
-        return r;
     }
-    if h.filter == Filter::Refs {
-        out.clear();
-        out.resize(h.decoded_len as usize, 0);
-        let r = decode_refs(h, payload, out, false, &mut Vec::new(), &mut None);
-        if r.is_err() {
-            out.clear();
-        }
-        return r;
-    }
-    if h.filter == Filter::Mask {
-        out.clear();
-        out.resize(h.decoded_len as usize, 0);
-        let r = decode_mask(h, payload, out, false, &mut DecodeScratch::default());
-        if r.is_err() {
-            out.clear();
-        }
-        return r;
-    }
-    if h.filter == Filter::Fit {
-        out.clear();
-        out.resize(h.decoded_len as usize, 0);
-        let r = decode_fit(h, payload, out, false, &mut DecodeScratch::default());
-        if r.is_err() {
-            out.clear();
-        }
-        return r;
-    }
-    let (row, payload) = split_row(h, payload)?;
-    let n = h.decoded_len as usize;
-    let decoded: Vec<u8> = match h.codec {
-        Codec::None => {
-            if payload.len() != n {
-                return Err(FrameError::RawLength {
-                    got: payload.len(),
-                    decoded: h.decoded_len,
-                });
-            }
-            payload.to_vec()
-        }
-        Codec::Constant => {
-            let e = usize::from(h.esize);
-            if e == 0 || payload.len() != e || !n.is_multiple_of(e) {
-                return Err(FrameError::Constant {
-                    decoded: h.decoded_len,
-                    value_len: payload.len(),
-                    esize: h.esize,
-                });
-            }
-            payload.repeat(n / e)
-        }
-        Codec::Zstd => {
-            let d =
-                zstd::bulk::decompress(payload, n).map_err(|e| FrameError::Zstd(e.to_string()))?;
-            if d.len() != n {
-                return Err(FrameError::DecodedLength {
-                    got: d.len(),
-                    decoded: h.decoded_len,
-                });
-            }
-            d
-        }
-        Codec::Deflate => {
-            let mut dec = flate2::Decompress::new(false);
-            let mut d = Vec::with_capacity(n);
-            let st = dec
-                .decompress_vec(payload, &mut d, flate2::FlushDecompress::Finish)
-                .map_err(|e| FrameError::Deflate(e.to_string()))?;
-            if st != flate2::Status::StreamEnd
-                || d.len() != n
-                || dec.total_in() != payload.len() as u64
-            {
-                return Err(FrameError::DeflateLength {
-                    decoded: h.decoded_len,
-                });
-            }
-            d
-        }
-        Codec::Lzma => {
-            let mut d = vec![0u8; n];
-            super::lzma::decompress_into(payload, &mut d)?;
-            d
-        }
-        Codec::Pco => {
-            // Into `out` itself (no filter follows), reusing its allocation.
-            check_pco_filter(h)?;
-            out.clear();
-            out.resize(n, 0);
-            let r =
-                super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default());
-            if r.is_err() {
-                out.clear();
-            }
-            return r;
-        }
-        Codec::Context => {
-            check_context_filter(h)?;
-            out.clear();
-            out.resize(n, 0);
-            let r = super::context::decompress_into(payload, usize::from(h.esize), out, false);
-            if r.is_err() {
-                out.clear();
-            }
-            return Ok(r?);
-        }
-    };
-    if h.filter == Filter::None {
-        *out = decoded;
-        return Ok(());
-    }
-    let esize = usize::from(h.esize);
-    if esize == 0 || !n.is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
-    if h.filter == Filter::Lorenzo {
-        out.clear();
-        out.resize(n, 0);
-        super::lorenzo::undo_into(&decoded, esize, row, out, false);
-    } else {
-        undo_filter(h.filter, &decoded, esize, out);
-    }
-    Ok(())
+    r
 }
 
 /// Decodes the payload of a `plane` frame (after its CRC check) into `out` (`h.decoded_len`
@@ -416,6 +301,18 @@ pub fn decode_payload_into(
     native: bool,
 ) -> Result<(), FrameError> {
     check_payload(h, payload)?;
+    decode_checked_into(h, payload, out, scratch, native)
+}
+
+/// [`decode_payload_into`] after the payload's CRC check: the decoding both it and
+/// [`decode_payload`] share.
+fn decode_checked_into(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+    native: bool,
+) -> Result<(), FrameError> {
     let n = h.decoded_len as usize;
     if out.len() != n {
         return Err(FrameError::DecodedLength {

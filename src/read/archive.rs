@@ -1796,49 +1796,18 @@ fn read_block_sizes<R: ReadAt>(
 }
 
 /// Decodes the header frame's payload into a buffer of exactly `h.decoded_len` bytes (checked
-/// against the lead, so at most [`format::MAX_HEADER_LEN`]), allocated fallibly: a header the
-/// machine has no memory for is an error, not an abort. zstd decodes into that buffer and stops
-/// at its end, so no frame content makes it grow.
+/// against the lead, so at most [`format::MAX_HEADER_LEN`]), allocated fallibly after the CRC
+/// check: a header the machine has no memory for is an error, not an abort. The codec decodes
+/// into that buffer and stops at its end, so no frame content makes it grow.
 fn decode_header_payload(
     h: &FrameHeader,
     payload: &[u8],
 ) -> std::result::Result<Vec<u8>, FrameError> {
-    let n = h.decoded_len as usize;
-    if h.filter != format::Filter::None
-        || !matches!(h.codec, format::Codec::Zstd | format::Codec::None)
-    {
-        // Not what a writer makes of a header; decoded the general way, still capped at `n`.
-        let mut out = Vec::new();
-        decode_payload(h, payload, &mut out)?;
-        return Ok(out);
-    }
-    if crate::format::crc(payload) != h.payload_crc {
-        return Err(FrameError::PayloadChecksum);
-    }
     let mut out = Vec::new();
-    out.try_reserve_exact(n)
-        .map_err(|_| FrameError::HeaderNoMemory { len: h.decoded_len })?;
-    let zstd_err = |e: std::io::Error| FrameError::Zstd(e.to_string());
-    match h.codec {
-        format::Codec::None if payload.len() == n => out.extend_from_slice(payload),
-        format::Codec::None => {
-            return Err(FrameError::RawLength {
-                got: payload.len(),
-                decoded: h.decoded_len,
-            })
-        }
-        _ => {
-            let mut d = zstd::bulk::Decompressor::new().map_err(zstd_err)?;
-            d.decompress_to_buffer(payload, &mut out)
-                .map_err(zstd_err)?;
-            if out.len() != n {
-                return Err(FrameError::DecodedLength {
-                    got: out.len(),
-                    decoded: h.decoded_len,
-                });
-            }
-        }
-    }
+    decode_payload(h, payload, &mut out).map_err(|e| match e {
+        FrameError::NoMemory { .. } => FrameError::HeaderNoMemory { len: h.decoded_len },
+        e => e,
+    })?;
     Ok(out)
 }
 
