@@ -343,206 +343,245 @@ impl Encoder {
             }
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
-            FilterMode::Auto => {
-                let sample = if self.thorough {
-                    data.len()
-                } else {
-                    data.len().min(FILTER_SAMPLE) / esize * esize
-                };
-                let sample = sample.max(esize).min(data.len());
-                let at = if self.thorough {
-                    0
-                } else {
-                    sample_start(data, esize, sample)
-                };
-                let sample = &data[at..at + sample];
-                let mut best = (usize::MAX, cands[0]);
-                let (mut f, mut c) = (
-                    std::mem::take(&mut self.filtered),
-                    std::mem::take(&mut self.scratch),
-                );
-                for &cand in cands {
-                    apply_filter(cand, sample, esize, &mut f);
-                    c.clear();
-                    let size = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
-                        c.len()
-                    } else {
-                        f.len()
-                    };
-                    if size < best.0 {
-                        best = (size, cand);
-                    }
-                }
-                let plain = best;
-                // The 2-D predictor, on at least two rows: its payload holds the row length.
-                if let Some(row) = self.row.filter(|&r| 2 * r * esize <= sample.len()) {
-                    super::lorenzo::apply(sample, esize, row, &mut f);
-                    c.clear();
-                    let size = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
-                        c.len()
-                    } else {
-                        f.len()
-                    } + super::lorenzo::ROW_PREFIX;
-                    let margin = if self.thorough { 1.0 } else { LORENZO_MARGIN };
-                    if (size as f64) < margin * best.0 as f64 {
-                        best = (size, Filter::Lorenzo);
-                    }
-                }
-                if let Some(kind) = self.kind.filter(|_| !self.thorough) {
-                    c.clear();
-                    // Floats in the mode pco finds on the block (see `block_float_mode`),
-                    // which the block's run then takes too.
-                    let block_mode = super::pco::block_float_mode(kind, data);
-                    // A block of floats with a fill value tries pco on its other elements
-                    // (`mask`, below) instead of pco on all of them, which the fill values cost
-                    // dearly; integers try both (a flag's most common value is no fill).
-                    let fill = super::mask::fill_of(data, esize);
-                    // A predictor fitted to the block, on rows of a variable of at least two
-                    // dimensions (not for floats pco takes as decimals or whole numbers, whose
-                    // multiplier the residuals lose): tried first, as where it is clearly
-                    // below the best filter with zstd nothing else beats it by much, and the
-                    // other trials are skipped; else judged against their choice.
-                    let scale = data.len() as f64 / sample.len() as f64;
-                    let classic = block_mode.is_none_or(|m| m == super::pco::Mode::Classic);
-                    let window = at / esize..(at + sample.len()) / esize;
-                    let fit_row = self
-                        .plane_row
-                        .filter(|_| classic && super::fit::supports(esize));
-                    // The block's fill section (kept for the block's run) and how many of its
-                    // elements are not the fill.
-                    self.mask_prefix.clear();
-                    let others = match (fit_row, fill) {
-                        (Some(_), Some(f)) => {
-                            super::mask::section(data, esize, f, &mut self.mask_prefix)
-                                .map(|split| split.others)
-                        }
-                        _ => None,
-                    };
-                    // zstd's result on the block from the sample's, scaled by the elements
-                    // that are not the fill (which cost zstd little): a sample in a polar
-                    // row's ice makes zstd look twice as good as it does on the block.
-                    let zstd_est = match (fill, others) {
-                        (Some(f), Some(others)) => {
-                            let in_sample = sample
-                                .chunks_exact(esize)
-                                .filter(|x| super::mask::element(x) != f)
-                                .count()
-                                .max(sample.len() / esize / 8);
-                            best.0 as f64 * others as f64 / in_sample as f64
-                        }
-                        _ => best.0 as f64 * scale,
-                    };
-                    let fit = fit_row.and_then(|row| {
-                        let others = others.unwrap_or(data.len() / esize);
-                        let (est, mask) =
-                            self.fit_sample(kind, data, row, (fill, others), window, block_mode)?;
-                        Some((row, est, mask))
-                    });
-                    // Clearly below zstd, and below mask where the block has a fill value.
-                    let sure = kind.is_float()
-                        && fit.is_some_and(|(_, est, mask)| {
-                            est < FIT_SURE * zstd_est
-                                && mask.is_none_or(|mask| est < FIT_MARGIN * mask)
-                        });
-                    let fit = fit.map(|(row, est, _)| (row, est));
-                    if let Some((row, _)) = fit.filter(|_| sure) {
-                        self.take_fit(row, fill);
-                    } else {
-                        self.pco_choice = match fill {
-                            Some(_) if kind.is_float() => None,
-                            _ => pco_sample(kind, sample, block_mode, &mut c),
-                        };
-                        let pco = self.pco_choice.is_some();
-                        let decimal = self.pco_choice.is_some_and(|ch| ch.decimal());
-                        let margin = if decimal {
-                            PCO_MARGIN_DECIMAL
-                        } else {
-                            PCO_MARGIN
-                        };
-                        self.use_pco = pco && (c.len() as f64) < margin * best.0 as f64;
-                        let pco_size = if pco { c.len() } else { usize::MAX };
-                        // The 2-D predictor with pco, on at least two rows.
-                        if let Some(row) = self.plane_row.filter(|&r| 2 * r * esize <= sample.len())
-                        {
-                            let p =
-                                super::plane::choose(sample, esize, row as u32, kind.is_float());
-                            super::plane::apply(sample, esize, &p, &mut f);
-                            c.clear();
-                            if super::pco::compress_residuals(
-                                kind.unsigned(),
-                                &f,
-                                super::pco::LEVEL,
-                                &mut c,
-                            ) {
-                                let size = c.len() + super::plane::PREFIX;
-                                if (size as f64) < PLANE_MARGIN * best.0 as f64 {
-                                    // pco alone where it does as well (it decodes faster).
-                                    self.plane_check = !self.use_pco;
-                                    self.use_pco = pco_size <= size;
-                                    self.use_plane = Some(p).filter(|_| pco_size > size);
-                                }
-                            }
-                        }
-                        let taken = match (self.use_plane.is_some(), self.use_pco) {
-                            (true, _) => c.len() + super::plane::PREFIX,
-                            (false, true) => pco_size,
-                            (false, false) => usize::MAX,
-                        };
-                        if let Some(fill) = fill {
-                            let judged = Judged {
-                                at,
-                                len: sample.len(),
-                                best: best.0,
-                                plain,
-                                taken,
-                            };
-                            self.mask_sample(kind, data, fill, judged, block_mode);
-                        }
-                        // The fitted predictor where it beats what the sample chose.
-                        if let Some((row, est)) = fit {
-                            // Against pco's choices (as dear to pack and to read) by a small
-                            // margin; against zstd by the margin that takes it first.
-                            let (chosen, margin) = if self.use_mask.is_some() {
-                                (self.mask_est, FIT_MARGIN)
-                            } else if taken != usize::MAX {
-                                (taken as f64 * scale, FIT_MARGIN)
-                            } else {
-                                (zstd_est, FIT_SURE)
-                            };
-                            if est < margin * chosen {
-                                self.take_fit(row, fill);
-                            }
-                        }
-                        // Values from a small set (the coordinates of stations reporting in cycles):
-                        // where no numeric codec took the block, it tries `refs` with zstd.
-                        let small_set = self.codec == Codec::Zstd
-                            && taken == usize::MAX
-                            && self.use_mask.is_none()
-                            && super::refs::late_new(sample, esize)
-                                .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
-                        self.refs_est = small_set
-                            .then(|| best.0 as f64 * data.len() as f64 / sample.len() as f64);
-                    }
-                }
-                if self.fast.is_some() {
-                    // The probe is the fast level: does the block's level pay on the sample?
-                    let row = self.lorenzo_row(esize, sample.len());
-                    apply_filter_rows(best.1, sample, esize, row, &mut f);
-                    c.clear();
-                    let slow = if compress_zstd(self.zstd.as_mut(), &f, usize::MAX, &mut c) {
-                        c.len()
-                    } else {
-                        f.len()
-                    };
-                    self.use_fast = slow as f64 >= FAST_ENOUGH * best.0 as f64;
-                }
-                (self.filtered, self.scratch) = (f, c);
-                self.probe_size = best.0;
-                best.1
-            }
+            FilterMode::Auto => self.choose_auto(esize, data, cands),
         }
     }
 
+    /// [`Encoder::choose_filter`] in the `auto` mode: every candidate filter (and `lorenzo` on
+    /// rows) judged with zstd at the probe level on a sample of the block (the whole block for
+    /// thorough encoders), then the numeric codecs for a block of numbers (see
+    /// [`Encoder::judge_numeric`]), and the level for fast blocks.
+    fn choose_auto(&mut self, esize: usize, data: &[u8], cands: &'static [Filter]) -> Filter {
+        let sample = if self.thorough {
+            data.len()
+        } else {
+            data.len().min(FILTER_SAMPLE) / esize * esize
+        };
+        let sample = sample.max(esize).min(data.len());
+        let at = if self.thorough {
+            0
+        } else {
+            sample_start(data, esize, sample)
+        };
+        let sample = &data[at..at + sample];
+        let (mut f, mut c) = (
+            std::mem::take(&mut self.filtered),
+            std::mem::take(&mut self.scratch),
+        );
+        let mut best = self.probe_filters(cands, sample, esize, &mut f, &mut c);
+        let plain = best;
+        // The 2-D predictor, on at least two rows: its payload holds the row length.
+        if let Some(row) = self.row.filter(|&r| 2 * r * esize <= sample.len()) {
+            super::lorenzo::apply(sample, esize, row, &mut f);
+            c.clear();
+            let size = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
+                c.len()
+            } else {
+                f.len()
+            } + super::lorenzo::ROW_PREFIX;
+            let margin = if self.thorough { 1.0 } else { LORENZO_MARGIN };
+            if (size as f64) < margin * best.0 as f64 {
+                best = (size, Filter::Lorenzo);
+            }
+        }
+        if let Some(kind) = self.kind.filter(|_| !self.thorough) {
+            let probed = Probed {
+                esize,
+                at,
+                sample,
+                best,
+                plain,
+            };
+            self.judge_numeric(kind, data, &probed, &mut f, &mut c);
+        }
+        if self.fast.is_some() {
+            // The probe is the fast level: does the block's level pay on the sample?
+            let row = self.lorenzo_row(esize, sample.len());
+            apply_filter_rows(best.1, sample, esize, row, &mut f);
+            c.clear();
+            let slow = if compress_zstd(self.zstd.as_mut(), &f, usize::MAX, &mut c) {
+                c.len()
+            } else {
+                f.len()
+            };
+            self.use_fast = slow as f64 >= FAST_ENOUGH * best.0 as f64;
+        }
+        (self.filtered, self.scratch) = (f, c);
+        self.probe_size = best.0;
+        best.1
+    }
+
+    /// The candidate filter whose result on `sample` with zstd at the probe level is smallest,
+    /// and that size (`f` and `c` are scratch space).
+    fn probe_filters(
+        &mut self,
+        cands: &[Filter],
+        sample: &[u8],
+        esize: usize,
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> (usize, Filter) {
+        let mut best = (usize::MAX, cands[0]);
+        for &cand in cands {
+            apply_filter(cand, sample, esize, f);
+            c.clear();
+            let size = if compress_zstd(self.probe.as_mut(), f, usize::MAX, c) {
+                c.len()
+            } else {
+                f.len()
+            };
+            if size < best.0 {
+                best = (size, cand);
+            }
+        }
+        best
+    }
+
+    /// The numeric codecs' trials on a block of numbers of `kind` (default preset), after the
+    /// filters' probe on its sample (`p`): `fit`, pco, `plane`, `mask` and `refs`, each judged
+    /// against zstd's estimated result; sets the encoder's per-block choices (`use_pco`,
+    /// `use_plane`, `use_mask`, `use_fit`, `refs_est`, ...) that [`Encoder::encode_block`]
+    /// then follows. `f` and `c` are scratch space.
+    fn judge_numeric(
+        &mut self,
+        kind: NumKind,
+        data: &[u8],
+        p: &Probed<'_>,
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) {
+        let Probed {
+            esize,
+            at,
+            sample,
+            best,
+            plain,
+        } = *p;
+        c.clear();
+        // Floats in the mode pco finds on the block (see `block_float_mode`),
+        // which the block's run then takes too.
+        let block_mode = super::pco::block_float_mode(kind, data);
+        // A block of floats with a fill value tries pco on its other elements
+        // (`mask`, below) instead of pco on all of them, which the fill values cost
+        // dearly; integers try both (a flag's most common value is no fill).
+        let fill = super::mask::fill_of(data, esize);
+        // A predictor fitted to the block, on rows of a variable of at least two
+        // dimensions (not for floats pco takes as decimals or whole numbers, whose
+        // multiplier the residuals lose): tried first, as where it is clearly
+        // below the best filter with zstd nothing else beats it by much, and the
+        // other trials are skipped; else judged against their choice.
+        let scale = data.len() as f64 / sample.len() as f64;
+        let classic = block_mode.is_none_or(|m| m == super::pco::Mode::Classic);
+        let window = at / esize..(at + sample.len()) / esize;
+        let fit_row = self
+            .plane_row
+            .filter(|_| classic && super::fit::supports(esize));
+        // The block's fill section (kept for the block's run) and how many of its
+        // elements are not the fill.
+        self.mask_prefix.clear();
+        let others = match (fit_row, fill) {
+            (Some(_), Some(f)) => super::mask::section(data, esize, f, &mut self.mask_prefix)
+                .map(|split| split.others),
+            _ => None,
+        };
+        // zstd's result on the block from the sample's, scaled by the elements
+        // that are not the fill (which cost zstd little): a sample in a polar
+        // row's ice makes zstd look twice as good as it does on the block.
+        let zstd_est = match (fill, others) {
+            (Some(f), Some(others)) => {
+                let in_sample = sample
+                    .chunks_exact(esize)
+                    .filter(|x| super::mask::element(x) != f)
+                    .count()
+                    .max(sample.len() / esize / 8);
+                best.0 as f64 * others as f64 / in_sample as f64
+            }
+            _ => best.0 as f64 * scale,
+        };
+        let fit = fit_row.and_then(|row| {
+            let others = others.unwrap_or(data.len() / esize);
+            let (est, mask) =
+                self.fit_sample(kind, data, row, (fill, others), window, block_mode)?;
+            Some((row, est, mask))
+        });
+        // Clearly below zstd, and below mask where the block has a fill value.
+        let sure = kind.is_float()
+            && fit.is_some_and(|(_, est, mask)| {
+                est < FIT_SURE * zstd_est && mask.is_none_or(|mask| est < FIT_MARGIN * mask)
+            });
+        let fit = fit.map(|(row, est, _)| (row, est));
+        if let Some((row, _)) = fit.filter(|_| sure) {
+            self.take_fit(row, fill);
+        } else {
+            self.pco_choice = match fill {
+                Some(_) if kind.is_float() => None,
+                _ => pco_sample(kind, sample, block_mode, c),
+            };
+            let pco = self.pco_choice.is_some();
+            let decimal = self.pco_choice.is_some_and(|ch| ch.decimal());
+            let margin = if decimal {
+                PCO_MARGIN_DECIMAL
+            } else {
+                PCO_MARGIN
+            };
+            self.use_pco = pco && (c.len() as f64) < margin * best.0 as f64;
+            let pco_size = if pco { c.len() } else { usize::MAX };
+            // The 2-D predictor with pco, on at least two rows.
+            if let Some(row) = self.plane_row.filter(|&r| 2 * r * esize <= sample.len()) {
+                let p = super::plane::choose(sample, esize, row as u32, kind.is_float());
+                super::plane::apply(sample, esize, &p, f);
+                c.clear();
+                if super::pco::compress_residuals(kind.unsigned(), f, super::pco::LEVEL, c) {
+                    let size = c.len() + super::plane::PREFIX;
+                    if (size as f64) < PLANE_MARGIN * best.0 as f64 {
+                        // pco alone where it does as well (it decodes faster).
+                        self.plane_check = !self.use_pco;
+                        self.use_pco = pco_size <= size;
+                        self.use_plane = Some(p).filter(|_| pco_size > size);
+                    }
+                }
+            }
+            let taken = match (self.use_plane.is_some(), self.use_pco) {
+                (true, _) => c.len() + super::plane::PREFIX,
+                (false, true) => pco_size,
+                (false, false) => usize::MAX,
+            };
+            if let Some(fill) = fill {
+                let judged = Judged {
+                    at,
+                    len: sample.len(),
+                    best: best.0,
+                    plain,
+                    taken,
+                };
+                self.mask_sample(kind, data, fill, judged, block_mode);
+            }
+            // The fitted predictor where it beats what the sample chose.
+            if let Some((row, est)) = fit {
+                // Against pco's choices (as dear to pack and to read) by a small
+                // margin; against zstd by the margin that takes it first.
+                let (chosen, margin) = if self.use_mask.is_some() {
+                    (self.mask_est, FIT_MARGIN)
+                } else if taken != usize::MAX {
+                    (taken as f64 * scale, FIT_MARGIN)
+                } else {
+                    (zstd_est, FIT_SURE)
+                };
+                if est < margin * chosen {
+                    self.take_fit(row, fill);
+                }
+            }
+            // Values from a small set (the coordinates of stations reporting in cycles):
+            // where no numeric codec took the block, it tries `refs` with zstd.
+            let small_set = self.codec == Codec::Zstd
+                && taken == usize::MAX
+                && self.use_mask.is_none()
+                && super::refs::late_new(sample, esize)
+                    .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
+            self.refs_est =
+                small_set.then(|| best.0 as f64 * data.len() as f64 / sample.len() as f64);
+        }
+    }
     /// Encodes block `block` of the stream with frame stream id `stream` (elements of `esize`
     /// bytes). Unless the codec is `none`, a block of identical elements (of 1 to 8 bytes) is
     /// [`Encoded::Constant`] and nothing is appended to `out`: the writer records it in the index
@@ -727,6 +766,21 @@ impl ConstantBlock {
     pub fn value(&self) -> &[u8] {
         &self.value[..usize::from(self.esize).min(8)]
     }
+}
+
+/// What the filters' probe found on a block's sample, for [`Encoder::judge_numeric`].
+#[derive(Clone, Copy)]
+struct Probed<'s> {
+    /// The block's element size (bytes).
+    esize: usize,
+    /// Where the sample starts in the block (bytes).
+    at: usize,
+    /// The sample.
+    sample: &'s [u8],
+    /// The best result and filter with zstd at the probe level (`lorenzo` included).
+    best: (usize, Filter),
+    /// The best result and filter among the 1-D filters.
+    plain: (usize, Filter),
 }
 
 /// What the default preset's sample found on a block, for [`Encoder::mask_sample`].
