@@ -49,16 +49,9 @@ pub struct Encoder {
     pco: bool,
     /// The number type of the block being encoded, when it is numeric.
     kind: Option<NumKind>,
-    /// Whether the block being encoded uses pco (its sample said so).
-    use_pco: bool,
-    /// What pco chose on the sample that set `use_pco`, for the block's run.
-    pco_choice: Option<super::pco::Choice>,
     /// For thorough encoders, the float mode found over the block being encoded (see
     /// `pco::block_float_mode`).
     block_mode: Option<super::pco::Mode>,
-    /// What pco chose on the sample of the block's elements other than its fill value, when
-    /// the sample said to set them apart (filter `mask`) for the block's run.
-    use_mask: Option<super::pco::Choice>,
     /// The `mask` prefix of the block being encoded (see [`super::mask::apply`]).
     mask_prefix: Vec<u8>,
     /// The block's elements other than its fill value (see [`super::mask::apply`]).
@@ -69,25 +62,8 @@ pub struct Encoder {
     /// The row length of the block being encoded when it may use the `plane` filter (numbers
     /// that may use pco, of a variable of at least two dimensions).
     plane_row: Option<usize>,
-    /// The `plane` parameters when the block's sample chose plane with pco.
-    use_plane: Option<super::plane::Params>,
-    /// The row length and fill value when the block's sample chose `fit` with pco.
-    use_fit: Option<(usize, Option<u64>)>,
     /// Buffers for the `fit` filter.
     fit_work: super::fit::Work,
-    /// `mask`'s estimated result on the block, when the sample chose it.
-    mask_est: f64,
-    /// Whether the sample chose `plane` over the block codec (not over pco alone): then the
-    /// whole block checks that choice (see [`PLANE_MARGIN`]).
-    plane_check: bool,
-    /// Where the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no numeric
-    /// codec took the block, which then also tries `refs` with zstd (see
-    /// [`Encoder::plain_block`]): the block codec's result on the block estimated from the
-    /// sample's best filter with the probe level, scaled to the block's length.
-    pub(super) refs_est: Option<f64>,
-    /// The size the chosen filter got with the probe level on the judged sample (for thorough
-    /// encoders, the whole block); 0 when no filter was judged.
-    probe_size: usize,
     /// Whether blocks may use the lzma codec instead where it pays (the `max` preset with
     /// zstd; see [`Encoder::lzma_block`]).
     lzma_alt: bool,
@@ -97,6 +73,8 @@ pub struct Encoder {
     /// Whether the last block's `plane` choice went to [`Encoder::check_plane`] (for tests).
     #[cfg(test)]
     pub(super) plane_checked: bool,
+    /// What the sample of the block being encoded chose, beyond its filter.
+    pub(super) choice: BlockChoice,
 }
 
 impl Encoder {
@@ -137,22 +115,14 @@ impl Encoder {
             words: Vec::new(),
             pco: false,
             kind: None,
-            use_pco: false,
-            pco_choice: None,
             block_mode: None,
-            use_mask: None,
             mask_prefix: Vec::new(),
             mask_rest: Vec::new(),
             row: None,
             plane_row: None,
-            use_plane: None,
-            use_fit: None,
             fit_work: super::fit::Work::default(),
-            mask_est: 0.0,
-            plane_check: false,
-            refs_est: None,
-            probe_size: 0,
             lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
+            choice: BlockChoice::default(),
             #[cfg(test)]
             codec_runs: 0,
             #[cfg(test)]
@@ -407,7 +377,7 @@ impl Encoder {
             self.use_fast = slow as f64 >= FAST_ENOUGH * best.0 as f64;
         }
         (self.filtered, self.scratch) = (f, c);
-        self.probe_size = best.0;
+        self.choice.probe_size = best.0;
         best.1
     }
 
@@ -513,18 +483,18 @@ impl Encoder {
         if let Some((row, _)) = fit.filter(|_| sure) {
             self.take_fit(row, fill);
         } else {
-            self.pco_choice = match fill {
+            self.choice.pco_choice = match fill {
                 Some(_) if kind.is_float() => None,
                 _ => pco_sample(kind, sample, block_mode, c),
             };
-            let pco = self.pco_choice.is_some();
-            let decimal = self.pco_choice.is_some_and(|ch| ch.decimal());
+            let pco = self.choice.pco_choice.is_some();
+            let decimal = self.choice.pco_choice.is_some_and(|ch| ch.decimal());
             let margin = if decimal {
                 PCO_MARGIN_DECIMAL
             } else {
                 PCO_MARGIN
             };
-            self.use_pco = pco && (c.len() as f64) < margin * best.0 as f64;
+            self.choice.use_pco = pco && (c.len() as f64) < margin * best.0 as f64;
             let pco_size = if pco { c.len() } else { usize::MAX };
             // The 2-D predictor with pco, on at least two rows.
             if let Some(row) = self.plane_row.filter(|&r| 2 * r * esize <= sample.len()) {
@@ -535,13 +505,13 @@ impl Encoder {
                     let size = c.len() + super::plane::PREFIX;
                     if (size as f64) < PLANE_MARGIN * best.0 as f64 {
                         // pco alone where it does as well (it decodes faster).
-                        self.plane_check = !self.use_pco;
-                        self.use_pco = pco_size <= size;
-                        self.use_plane = Some(p).filter(|_| pco_size > size);
+                        self.choice.plane_check = !self.choice.use_pco;
+                        self.choice.use_pco = pco_size <= size;
+                        self.choice.use_plane = Some(p).filter(|_| pco_size > size);
                     }
                 }
             }
-            let taken = match (self.use_plane.is_some(), self.use_pco) {
+            let taken = match (self.choice.use_plane.is_some(), self.choice.use_pco) {
                 (true, _) => c.len() + super::plane::PREFIX,
                 (false, true) => pco_size,
                 (false, false) => usize::MAX,
@@ -560,8 +530,8 @@ impl Encoder {
             if let Some((row, est)) = fit {
                 // Against pco's choices (as dear to pack and to read) by a small
                 // margin; against zstd by the margin that takes it first.
-                let (chosen, margin) = if self.use_mask.is_some() {
-                    (self.mask_est, FIT_MARGIN)
+                let (chosen, margin) = if self.choice.use_mask.is_some() {
+                    (self.choice.mask_est, FIT_MARGIN)
                 } else if taken != usize::MAX {
                     (taken as f64 * scale, FIT_MARGIN)
                 } else {
@@ -575,10 +545,10 @@ impl Encoder {
             // where no numeric codec took the block, it tries `refs` with zstd.
             let small_set = self.codec == Codec::Zstd
                 && taken == usize::MAX
-                && self.use_mask.is_none()
+                && self.choice.use_mask.is_none()
                 && super::refs::late_new(sample, esize)
                     .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
-            self.refs_est =
+            self.choice.refs_est =
                 small_set.then(|| best.0 as f64 * data.len() as f64 / sample.len() as f64);
         }
     }
@@ -618,20 +588,13 @@ impl Encoder {
             out.extend_from_slice(data);
             (Codec::None, Filter::None)
         } else {
-            self.use_pco = false;
-            self.pco_choice = None;
-            self.use_mask = None;
-            self.use_plane = None;
-            self.use_fit = None;
+            self.choice = BlockChoice::default();
             self.mask_prefix.clear();
-            self.plane_check = false;
-            self.refs_est = None;
-            self.probe_size = 0;
             let filter = self.choose_filter(e, data);
             let mut f = std::mem::take(&mut self.filtered);
             let mut c = std::mem::take(&mut self.scratch);
-            let numeric = self.kind.filter(|_| self.use_pco || self.thorough);
-            let plane = self.kind.zip(self.use_plane.take());
+            let numeric = self.kind.filter(|_| self.choice.use_pco || self.thorough);
+            let plane = self.kind.zip(self.choice.use_plane.take());
             // The `max` preset: lzma where a sample says it pays, instead of the block codec's
             // run when it surely does.
             let plan = if self.lzma_alt {
@@ -657,17 +620,17 @@ impl Encoder {
                 None => {
                     let fitted = self
                         .kind
-                        .zip(self.use_fit.take())
+                        .zip(self.choice.use_fit.take())
                         .and_then(|(k, (row, fill))| self.fit_block(k, row, fill, data, &mut c));
                     let masked = fitted.or_else(|| {
                         self.kind
-                            .zip(self.use_mask.take())
+                            .zip(self.choice.use_mask.take())
                             .and_then(|(k, choice)| self.mask_block(k, choice, data.len(), &mut c))
                     });
                     let numeric_result = match masked.or_else(|| {
                         plane.and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
                     }) {
-                        Some(_) if self.plane_check => {
+                        Some(_) if self.choice.plane_check => {
                             self.check_plane(e, filter, data, &mut f, &mut c)
                         }
                         Some(r) => Some(r),
@@ -704,6 +667,37 @@ impl Encoder {
         out[start..payload_at].copy_from_slice(&h.encode());
         Encoded::Frame(h)
     }
+}
+
+/// What the sample of the block being encoded chose beyond its filter, for the block's run:
+/// set by [`Encoder::choose_filter`] and its helpers, followed by [`Encoder::encode_block`],
+/// and reset to this default at the start of every block (one assignment).
+#[derive(Default)]
+pub(crate) struct BlockChoice {
+    /// Whether the block being encoded uses pco (its sample said so).
+    use_pco: bool,
+    /// What pco chose on the sample that set `use_pco`, for the block's run.
+    pco_choice: Option<super::pco::Choice>,
+    /// What pco chose on the sample of the block's elements other than its fill value, when
+    /// the sample said to set them apart (filter `mask`) for the block's run.
+    use_mask: Option<super::pco::Choice>,
+    /// `mask`'s estimated result on the block, when the sample chose it.
+    mask_est: f64,
+    /// The `plane` parameters when the block's sample chose plane with pco.
+    use_plane: Option<super::plane::Params>,
+    /// The row length and fill value when the block's sample chose `fit` with pco.
+    use_fit: Option<(usize, Option<u64>)>,
+    /// Whether the sample chose `plane` over the block codec (not over pco alone): then the
+    /// whole block checks that choice (see [`PLANE_MARGIN`]).
+    plane_check: bool,
+    /// Where the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no numeric
+    /// codec took the block, which then also tries `refs` with zstd (see
+    /// [`Encoder::plain_block`]): the block codec's result on the block estimated from the
+    /// sample's best filter with the probe level, scaled to the block's length.
+    pub(super) refs_est: Option<f64>,
+    /// The size the chosen filter got with the probe level on the judged sample (for thorough
+    /// encoders, the whole block); 0 when no filter was judged.
+    probe_size: usize,
 }
 
 /// What a sample says of lzma on a block (see [`Encoder::lzma_plan`]).

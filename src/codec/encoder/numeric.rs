@@ -7,7 +7,7 @@ use crate::format::{Codec, Filter};
 
 impl Encoder {
     /// Judges the `mask` filter on a block (default preset) whose elements include the fill
-    /// value `fill` (see [`crate::codec::mask::fill_of`]): sets [`Encoder::use_mask`] when pco on the
+    /// value `fill` (see [`crate::codec::mask::fill_of`]): sets `use_mask` when pco on the
     /// other elements plus the mask is estimated below the mask margin × the best filter's
     /// result with zstd, and below the result with `plane` or pco alone where the sample chose
     /// them (`judged`).
@@ -70,11 +70,11 @@ impl Encoder {
             // plane's or pco's result on the sample, scaled to the block, as before `mask`.
             let taken = judged.taken as f64 * data.len() as f64 / judged.len.max(1) as f64;
             if share < margin && pco < taken {
-                self.use_mask = Some(choice);
-                self.mask_est = pco;
-                self.use_pco = false;
-                self.use_plane = None;
-                self.plane_check = false;
+                self.choice.use_mask = Some(choice);
+                self.choice.mask_est = pco;
+                self.choice.use_pco = false;
+                self.choice.use_plane = None;
+                self.choice.plane_check = false;
             }
         }
         (self.mask_prefix, self.mask_rest, self.scratch) = (prefix, rest, c);
@@ -179,11 +179,11 @@ impl Encoder {
     /// Sets the block to use `fit` with pco (rows of `row`, the fill value `fill` set apart)
     /// instead of what the sample chose before.
     pub(super) fn take_fit(&mut self, row: usize, fill: Option<u64>) {
-        self.use_fit = Some((row, fill));
-        self.use_mask = None;
-        self.use_pco = false;
-        self.use_plane = None;
-        self.plane_check = false;
+        self.choice.use_fit = Some((row, fill));
+        self.choice.use_mask = None;
+        self.choice.use_pco = false;
+        self.choice.use_plane = None;
+        self.choice.plane_check = false;
     }
 
     /// Encodes the block `data` (numbers of `kind` in rows of `row`) with the `fit` predictor
@@ -229,7 +229,7 @@ impl Encoder {
         c.clear();
         let mut pco_filter = Filter::None;
         // As the sample chose (the default preset), or searching afresh (thorough encoders).
-        let done = match self.pco_choice.filter(|_| self.use_pco) {
+        let done = match self.choice.pco_choice.filter(|_| self.choice.use_pco) {
             Some(choice) => {
                 crate::codec::pco::compress_chosen(kind, data, crate::codec::pco::LEVEL, choice, c)
             }
@@ -294,14 +294,14 @@ impl Encoder {
         }
         // Thorough encoders: pco far below what the probe level made of the block is out of
         // reach of the block codec's level too; skip that (slow) run.
-        let sure = self.thorough && (c.len() as f64) < PCO_SURE * self.probe_size as f64;
-        if self.use_pco || sure {
+        let sure = self.thorough && (c.len() as f64) < PCO_SURE * self.choice.probe_size as f64;
+        if self.choice.use_pco || sure {
             return Some((Codec::Pco, pco_filter));
         }
         // Closer: estimate the block codec's result from its gain over the probe level on a
         // sample, and skip its run when pco is still clearly smaller. (The slow level hardly
         // ever does worse than the probe level: no estimate where pco loses to the latter.)
-        if self.thorough && (c.len() as f64) < PCO_LIKELY * self.probe_size as f64 {
+        if self.thorough && (c.len() as f64) < PCO_LIKELY * self.choice.probe_size as f64 {
             let est = self.estimate_slow(filter, data, kind.esize(), f);
             if est.is_some_and(|est| (c.len() as f64) < PCO_LIKELY * est) {
                 return Some((Codec::Pco, pco_filter));

@@ -54,6 +54,7 @@ impl Encoder {
         c: &mut Vec<u8>,
     ) -> (Codec, Filter) {
         let refs = match self
+            .choice
             .refs_est
             .and_then(|est| Some((est, self.refs_payload(data, esize, f)?)))
         {
@@ -170,7 +171,7 @@ impl Encoder {
         let refs = crate::codec::refs::supports(esize)
             && unit == Some(esize)
             && data.len().is_multiple_of(esize);
-        if n == 0 || 2 * n > data.len() || self.probe_size == 0 {
+        if n == 0 || 2 * n > data.len() || self.choice.probe_size == 0 {
             // Tried after the block codec; after `refs` too where values repeat.
             let repeats = unit
                 .and_then(|u| repeat_shares(data, u, u))
@@ -223,9 +224,9 @@ impl Encoder {
         };
         apply_filter_rows(filter, sample, esize, self.lorenzo_row(esize, n), f);
         let probe = size(self.probe.as_mut(), f).max(1) as f64;
-        let scale = self.probe_size as f64 / probe;
+        let scale = self.choice.probe_size as f64 / probe;
         let est = best as f64 * scale;
-        if best == usize::MAX || est >= LZMA_MARGIN * self.probe_size as f64 {
+        if best == usize::MAX || est >= LZMA_MARGIN * self.choice.probe_size as f64 {
             return None;
         }
         let slow = size(self.zstd.as_mut(), f) as f64 * scale;
@@ -394,7 +395,7 @@ impl Encoder {
         f: &mut Vec<u8>,
     ) -> Option<f64> {
         let n = GAIN_SAMPLE / esize * esize;
-        if self.probe_size == 0 || n == 0 || 2 * n > data.len() {
+        if self.choice.probe_size == 0 || n == 0 || 2 * n > data.len() {
             return None;
         }
         apply_filter_rows(filter, &data[..n], esize, self.lorenzo_row(esize, n), f);
@@ -410,7 +411,7 @@ impl Encoder {
         } else {
             f.len()
         };
-        Some(self.probe_size as f64 * slow as f64 / fast.max(1) as f64)
+        Some(self.choice.probe_size as f64 * slow as f64 / fast.max(1) as f64)
     }
 }
 

@@ -701,7 +701,10 @@ fn station_coordinates_take_refs_with_zstd_in_the_default_preset() {
         .encode_block_numeric(0, 0, 4, (Some(NumKind::F32), 0), &noise, &mut frame)
         .frame()
         .unwrap();
-    assert!(enc.refs_est.is_none() && h.filter != Filter::Refs, "{h:?}");
+    assert!(
+        enc.choice.refs_est.is_none() && h.filter != Filter::Refs,
+        "{h:?}"
+    );
     let (new, half) = crate::codec::refs::late_new(&noise[..32 << 10], 4).unwrap();
     assert!(new * REFS_LATE_NEW >= half, "{new} of {half}");
 }
