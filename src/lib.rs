@@ -112,6 +112,7 @@ mod atomic;
 pub mod cleanup;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod codec;
 pub mod collection;
 pub mod dump;
 pub mod error;
@@ -131,9 +132,9 @@ pub mod text;
 pub mod vars;
 mod verify;
 
+pub use codec::FilterMode;
 pub use collection::{pack_collection, verify_collection, CollectionOptions, CollectionReport};
 pub use error::{Error, HeaderError, Result};
-pub use format::codec::FilterMode;
 pub use io::ReadAt;
 pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
@@ -158,15 +159,15 @@ pub use verify::{verify, Damage, Problem, SharedError, VerifyReport};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::atomic::write_to_temp;
-    pub use crate::collection::batch::{pack_all, plan, Outcome, Plan, Shard};
-    pub use crate::collection::manifest;
-    pub use crate::format::codec::{
+    pub use crate::codec::pco::NumKind;
+    pub use crate::codec::{
         apply_filter, apply_lorenzo, context_payload, decode_payload, decode_payload_into,
         default_level, fit_payload, mask_payload, max_level, member_decode, member_encode,
         plane_payload, shuffle, undo_filter, undo_lorenzo, unshuffle, ConstantBlock, DecodeScratch,
         Encoded, Encoder,
     };
-    pub use crate::format::pco::NumKind;
+    pub use crate::collection::batch::{pack_all, plan, Outcome, Plan, Shard};
+    pub use crate::collection::manifest;
     pub use crate::format::streams::{streams, streams_with};
     pub use crate::nc3::slab::Pieces;
     pub use crate::pack::writer::Sink;

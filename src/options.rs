@@ -2,7 +2,7 @@
 //! progress callback they share, and the names of codecs, filters and filter modes (parsed with
 //! [`FromStr`], printed with [`Display`](fmt::Display)).
 
-use crate::format::codec::FilterMode;
+use crate::codec::FilterMode;
 use crate::format::{Codec, Filter};
 use std::fmt;
 use std::path::PathBuf;

@@ -393,7 +393,7 @@ pub fn scanned_constants(
         }
         payload.resize(h.stored_len as usize, 0);
         r.read_exact_at(&mut payload, off + FRAME_HEADER_LEN as u64)?;
-        let runs = crate::format::codec::decode_payload(&h, &payload, &mut table)
+        let runs = crate::codec::decode_payload(&h, &payload, &mut table)
             .map_err(crate::error::ConstantsError::from)
             .and_then(|()| ConstantRun::decode_all(&table));
         let runs = match runs {

@@ -73,7 +73,7 @@ pub enum LeadError {
 }
 
 /// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`]) or its
-/// payload ([`crate::format::codec::decode_payload`]).
+/// payload ([`crate::codec::decode_payload`]).
 ///
 /// ```
 /// use nc3pack::{error::FrameError, format::FrameHeader};

@@ -204,28 +204,8 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
-/// Whether this CPU has AVX2, FMA and BMI2 (the x86-64 CPUs with AVX2 have the other two), for
-/// the hot loops compiled a second time for them (`fit`, `plane`, `mask`: the same results,
-/// chosen at run time; std caches the answer).
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("bmi2")
-}
-
-pub(crate) mod codec;
-pub(crate) mod context;
 pub mod error;
-pub(crate) mod fit;
-pub(crate) mod lorenzo;
-pub(crate) mod lzma;
-pub(crate) mod mask;
-pub(crate) mod pco;
-pub(crate) mod plane;
-pub(crate) mod refs;
 pub(crate) mod streams;
-pub(crate) mod word;
 
 use self::error::{
     BlockSizesError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
@@ -919,7 +899,7 @@ impl ConstantRun {
 /// ```
 pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
     let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
-    let (codec, payload) = codec::compress_bytes(&runs, codec::CONSTANTS_LEVEL);
+    let (codec, payload) = crate::codec::compress_bytes(&runs, crate::codec::CONSTANTS_LEVEL);
     bytes_frame(CONSTANTS_ID, seq, runs.len(), codec, &payload)
 }
 
@@ -1132,7 +1112,7 @@ impl Footer {
 /// assert!(f.len() < 300);
 /// ```
 pub fn header_frame(header: &[u8]) -> Vec<u8> {
-    let (codec, payload) = codec::compress_bytes(header, codec::HEADER_LEVEL);
+    let (codec, payload) = crate::codec::compress_bytes(header, crate::codec::HEADER_LEVEL);
     bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
 }
 
@@ -1209,7 +1189,7 @@ impl BlockSizes {
     /// ```
     pub fn frame(&self, nvars: usize) -> Vec<u8> {
         let table: Vec<u8> = (0..nvars).flat_map(|v| self.var(v).to_le_bytes()).collect();
-        let (codec, payload) = codec::compress_bytes(&table, codec::CONSTANTS_LEVEL);
+        let (codec, payload) = crate::codec::compress_bytes(&table, crate::codec::CONSTANTS_LEVEL);
         bytes_frame(BLOCK_SIZES_ID, 0, table.len(), codec, &payload)
     }
 
@@ -1368,7 +1348,7 @@ mod tests {
             headers.push(h);
         }
         for h in &headers {
-            let fresh = zstd::bulk::compress(h, codec::HEADER_LEVEL).unwrap();
+            let fresh = zstd::bulk::compress(h, crate::codec::HEADER_LEVEL).unwrap();
             let frame = header_frame(h);
             let payload = &frame[FRAME_HEADER_LEN..];
             if fresh.len() < h.len() {

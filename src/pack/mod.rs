@@ -1,5 +1,5 @@
 //! Packing: netCDF-3 file in, .nc3z archive out (the bytes routed into blocks by
-//! [`crate::pack::route`], the blocks encoded by [`crate::format::codec`] on all cores and written as they
+//! [`crate::pack::route`], the blocks encoded by [`crate::codec`] on all cores and written as they
 //! finish).
 //!
 //! One pass over the input, in file order, with large sequential reads: every byte is hashed
@@ -19,9 +19,9 @@ mod var_plan;
 pub(crate) mod writer;
 
 use crate::atomic::Writeback;
+use crate::codec::pco::NumKind;
+use crate::codec::{Encoded, Encoder, FilterMode};
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
-use crate::format::codec::{Encoded, Encoder, FilterMode};
-use crate::format::pco::NumKind;
 use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
@@ -131,7 +131,7 @@ impl PackOptions {
     pub fn fast() -> Self {
         PackOptions {
             codec: Codec::Zstd,
-            level: crate::format::codec::default_level(Codec::Zstd),
+            level: crate::codec::default_level(Codec::Zstd),
             block_size: DEFAULT_BLOCK_SIZE,
             large_block_size: None,
             threads: crate::options::default_threads(),
@@ -159,7 +159,7 @@ impl PackOptions {
     pub fn max() -> Self {
         PackOptions {
             large_block_size: Some(MAX_PRESET_BLOCK_SIZE),
-            level: crate::format::codec::max_level(Codec::Zstd),
+            level: crate::codec::max_level(Codec::Zstd),
             thorough: true,
             fast_blocks: false,
             ..PackOptions::fast()
@@ -177,9 +177,9 @@ impl PackOptions {
     pub fn with_codec(mut self, codec: Codec) -> Self {
         self.codec = codec;
         self.level = if self.thorough {
-            crate::format::codec::max_level(codec)
+            crate::codec::max_level(codec)
         } else {
-            crate::format::codec::default_level(codec)
+            crate::codec::default_level(codec)
         };
         self
     }
@@ -317,7 +317,7 @@ impl PackOptions {
     /// [`Error::Option`] for a level outside the codec's range or a block size (or large
     /// block size) outside 8 B..=1 GiB.
     pub fn check(&self) -> Result<()> {
-        crate::format::codec::check_level(self.codec, self.level).map_err(OptionError::from)?;
+        crate::codec::check_level(self.codec, self.level).map_err(OptionError::from)?;
         for block_size in std::iter::once(self.block_size).chain(self.large_block_size) {
             if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&block_size) {
                 return Err(OptionError::BlockSize {

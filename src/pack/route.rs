@@ -590,7 +590,7 @@ impl<'e> Router<'e> {
             return Ok(());
         };
         let mut enc = Vec::with_capacity(m.len());
-        crate::format::codec::member_encode(self.open[s].esize, &m, &mut enc);
+        crate::codec::member_encode(self.open[s].esize, &m, &mut enc);
         let shared = self.shared_for(s);
         self.open[shared].seen += enc.len() as u64;
         self.fill(shared, &enc)

@@ -3,10 +3,10 @@
 //! [`PackOptions::vars`]) resolved against the header.
 
 use super::{EncoderKey, PackOptions};
+use crate::codec::Encoder;
 use crate::error::CodecError;
 use crate::error::{Error, OptionError, Result};
 use crate::format;
-use crate::format::codec::Encoder;
 use crate::nc3::Header;
 use std::path::Path;
 
@@ -94,18 +94,16 @@ pub(super) fn per_var(
             (Some(l), _) => l,
             (None, Some(c)) if c != opts.codec => {
                 if opts.thorough {
-                    crate::format::codec::max_level(c)
+                    crate::codec::max_level(c)
                 } else {
-                    crate::format::codec::default_level(c)
+                    crate::codec::default_level(c)
                 }
             }
             (None, _) => opts.level,
         };
-        crate::format::codec::check_level(codec, level).map_err(|source| {
-            OptionError::VarCodec {
-                var: header.var(v).name().to_string(),
-                source,
-            }
+        crate::codec::check_level(codec, level).map_err(|source| OptionError::VarCodec {
+            var: header.var(v).name().to_string(),
+            source,
         })?;
         let key = (
             codec,

@@ -13,8 +13,8 @@
 //! other frames have been written since the oldest run waiting, and at the end: a cut archive
 //! loses at most the constant blocks of its last 64 MiB, as it loses the frames after the cut.
 
+use crate::codec::Encoded;
 use crate::error::{Error, Result};
-use crate::format::codec::Encoded;
 use crate::format::streams::Stream;
 use crate::format::{
     self, Codec, ConstantRun, Footer, FrameHeader, IndexEntry, FLAG_LOST, FRAME_HEADER_LEN,
@@ -368,7 +368,7 @@ mod tests {
         sink.flush_constants(&mut out).unwrap();
         let h = FrameHeader::decode(&out).unwrap();
         let mut table = Vec::new();
-        crate::format::codec::decode_payload(&h, &out[FRAME_HEADER_LEN..], &mut table).unwrap();
+        crate::codec::decode_payload(&h, &out[FRAME_HEADER_LEN..], &mut table).unwrap();
         let runs: Vec<(u32, u64, u64)> = ConstantRun::decode_all(&table)
             .unwrap()
             .iter()

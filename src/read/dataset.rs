@@ -217,7 +217,7 @@ pub trait Dataset: Send + Sync {
     /// As [`Dataset::read_runs`].
     fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
         self.read_runs(v, runs, out)?;
-        crate::format::word::be_to_native(out, self.layout().vars[v].esize);
+        crate::codec::word::be_to_native(out, self.layout().vars[v].esize);
         Ok(())
     }
 

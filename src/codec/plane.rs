@@ -468,7 +468,7 @@ pub fn undo_be(src: &[u8], esize: usize, p: &Params, dst: &mut [u8]) {
     let mut words = vec![0u64; (n * esize).div_ceil(8)];
     let z = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..n * esize];
     z.copy_from_slice(&src[..n * esize]);
-    crate::format::word::be_to_native(z, esize);
+    crate::codec::word::be_to_native(z, esize);
     undo_into(z, esize, p, dst, false);
     dst[n * esize..].copy_from_slice(&src[n * esize..]);
 }

@@ -1,0 +1,348 @@
+//! The encoder's numeric paths: `mask`, `fit`, `plane` and pco.
+
+use super::*;
+use crate::codec::pco::pco_thorough;
+use crate::codec::pco::NumKind;
+use crate::format::{Codec, Filter};
+
+impl Encoder {
+    /// Judges the `mask` filter on a block (default preset) whose elements include the fill
+    /// value `fill` (see [`crate::codec::mask::fill_of`]): sets `use_mask` when pco on the
+    /// other elements plus the mask is estimated below the mask margin × the best filter's
+    /// result with zstd, and below the result with `plane` or pco alone where the sample chose
+    /// them (`judged`).
+    ///
+    /// The estimates are for the whole block, from a piece of the other elements as long as
+    /// the sample and from the same place (scaled). `mask`: pco on the piece in the block's
+    /// float mode `mode`, scaled to all the other elements, with pco's metadata and the mask
+    /// counted once. zstd: the sample's best 1-D filter and zstd on the same piece, scaled the
+    /// same way (and by what `lorenzo` gained on the sample, if it won), plus an element's
+    /// bytes wherever a run of fill values starts or ends. Against the sample's own zstd
+    /// result, where fill values cost little, `mask` was taken or not by where the sample fell:
+    /// a sample in a polar row's ice made zstd look twice as good.
+    pub(super) fn mask_sample(
+        &mut self,
+        kind: NumKind,
+        data: &[u8],
+        fill: u64,
+        judged: Judged,
+        mode: Option<crate::codec::pco::Mode>,
+    ) {
+        let e = kind.esize();
+        let (mut prefix, mut rest) = (
+            std::mem::take(&mut self.mask_prefix),
+            std::mem::take(&mut self.mask_rest),
+        );
+        prefix.clear();
+        let split = crate::codec::mask::apply(data, e, fill, &mut prefix, &mut rest);
+        let take = judged.len.min(rest.len()) / e * e;
+        let mut c = std::mem::take(&mut self.scratch);
+        c.clear();
+        let start = (judged.at as u128 * rest.len() as u128 / data.len().max(1) as u128) as usize;
+        let start = (start / e * e).min(rest.len() - take);
+        let piece = &rest[start..start + take];
+        let choice = split
+            .and_then(|split| Some((split, pco_sample(kind, piece, mode, &mut c)?)))
+            .filter(|_| take > 0 && !c.is_empty());
+        if let Some((split, choice)) = choice {
+            let (take_n, rest_n) = ((take / e) as f64, (rest.len() / e) as f64);
+            // pco's metadata and the mask once, the rest of pco's result scaled.
+            let meta = choice.meta().min(c.len()) as f64;
+            let pco = prefix.len() as f64 + meta + (c.len() as f64 - meta) * rest_n / take_n;
+            // The best filter with zstd on the same piece, scaled as pco's, plus what the fill
+            // values cost zstd where they start and end: an element's bytes at each.
+            let mut f = Vec::new();
+            apply_filter(judged.plain.1, piece, e, &mut f);
+            c.clear();
+            let zstd = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
+                c.len()
+            } else {
+                f.len()
+            };
+            let zstd = zstd as f64 * judged.best as f64 / judged.plain.0.max(1) as f64;
+            let zstd = zstd * rest_n / take_n + (2 * split.runs * e) as f64;
+            let margin = if choice.decimal() {
+                PCO_MARGIN_DECIMAL
+            } else {
+                MASK_MARGIN
+            };
+            let share = pco / zstd.max(1.0);
+            // plane's or pco's result on the sample, scaled to the block, as before `mask`.
+            let taken = judged.taken as f64 * data.len() as f64 / judged.len.max(1) as f64;
+            if share < margin && pco < taken {
+                self.choice.use_mask = Some(choice);
+                self.choice.mask_est = pco;
+                self.choice.use_pco = false;
+                self.choice.use_plane = None;
+                self.choice.plane_check = false;
+            }
+        }
+        (self.mask_prefix, self.mask_rest, self.scratch) = (prefix, rest, c);
+    }
+
+    /// Encodes the block (of `data_len` bytes) the `mask` filter split (see
+    /// [`Encoder::mask_sample`]) into `c`: its prefix, then pco on the other elements as
+    /// `choice` says. `None` (and `c` unspecified) when pco fails or the result is not smaller
+    /// than the block.
+    pub(super) fn mask_block(
+        &mut self,
+        kind: NumKind,
+        choice: crate::codec::pco::Choice,
+        data_len: usize,
+        c: &mut Vec<u8>,
+    ) -> Option<(Codec, Filter)> {
+        c.clear();
+        c.extend_from_slice(&self.mask_prefix);
+        let mut p = Vec::new();
+        let done = crate::codec::pco::compress_chosen(
+            kind,
+            &self.mask_rest,
+            crate::codec::pco::LEVEL,
+            choice,
+            &mut p,
+        );
+        (done && c.len() + p.len() < data_len).then(|| {
+            c.append(&mut p);
+            (Codec::Pco, Filter::Mask)
+        })
+    }
+
+    /// Estimates the `fit` filter's result on a block (default preset) of numbers of `kind` in
+    /// rows of `row`, its fill value `fill` (if any) set apart: fits the predictor to the
+    /// sample's elements (`window`, widened to hold about as many elements that are not the
+    /// fill) and the two rows before them, codes their residuals with pco and scales that to
+    /// the block's `others` elements that are not the fill, adding the prefix (with the fill
+    /// section in `mask_prefix`). With a fill value, also `mask`'s result estimated the same
+    /// way: pco (in the block's float mode `mode`) on the window's elements that are not the
+    /// fill. `None` when the sample has too few elements to fit or pco fails.
+    pub(super) fn fit_sample(
+        &mut self,
+        kind: NumKind,
+        data: &[u8],
+        row: usize,
+        (fill, others): (Option<u64>, usize),
+        window: std::ops::Range<usize>,
+        mode: Option<crate::codec::pco::Mode>,
+    ) -> Option<(f64, Option<f64>)> {
+        use crate::codec::fit;
+        let e = kind.esize();
+        let n = data.len() / e;
+        // A window with about as many elements that are not the fill as the sample has in all
+        // (pco's metadata, scaled from a few numbers, would swamp the estimate).
+        let len = (window.len() as u128 * n as u128 / others.max(1) as u128) as usize;
+        let len = len.clamp(window.len(), n);
+        let start = window.start.min(n - len);
+        let window = start..start + len;
+        let offsets = fit::offsets_for(row, n);
+        let reach = offsets.iter().map(|&o| o as usize).max().unwrap_or(1);
+        let from = window.start.saturating_sub(reach);
+        let region = &data[from * e..window.end * e];
+        let mut work = std::mem::take(&mut self.fit_work);
+        fit::load(region, e, kind.is_float(), fill, &mut work);
+        let p = fit::fit_loaded(e, kind.is_float(), &offsets, &work);
+        let window = window.start - from..window.end - from;
+        let m = fit::residuals(e, &p, window, &mut self.words, &mut work);
+        self.fit_work = work;
+        let mut c = std::mem::take(&mut self.scratch);
+        c.clear();
+        let coded = !p.taps.is_empty()
+            && m > 0
+            && crate::codec::pco::compress_residuals_native(
+                kind.unsigned(),
+                &self.words,
+                m,
+                crate::codec::pco::LEVEL,
+                &mut c,
+            );
+        let head = fit::HEAD + fit::TAP * p.taps.len() + self.mask_prefix.len();
+        let est = coded.then(|| head as f64 + c.len() as f64 * others as f64 / m as f64);
+        // With a fill value, what `mask` makes of the same elements: pco on those of the window
+        // that are not the fill (scattered fill values, as gaps in ship-track coverage, leave
+        // the predictor few whole neighbourhoods, and pco on the others alone can be smaller).
+        let mut piece = std::mem::take(&mut self.mask_rest);
+        let mask = fill.zip(est).and_then(|(f, _)| {
+            piece.clear();
+            let window = data[start * e..(start + len) * e].chunks_exact(e);
+            window
+                .filter(|x| crate::codec::mask::element(x) != f)
+                .for_each(|x| piece.extend_from_slice(x));
+            c.clear();
+            pco_sample(kind, &piece, mode, &mut c)?;
+            let meta = self.mask_prefix.len() as f64;
+            Some(meta + c.len() as f64 * others as f64 / (piece.len() / e).max(1) as f64)
+        });
+        self.mask_rest = piece;
+        self.scratch = c;
+        est.map(|est| (est, mask))
+    }
+
+    /// Sets the block to use `fit` with pco (rows of `row`, the fill value `fill` set apart)
+    /// instead of what the sample chose before.
+    pub(super) fn take_fit(&mut self, row: usize, fill: Option<u64>) {
+        self.choice.use_fit = Some((row, fill));
+        self.choice.use_mask = None;
+        self.choice.use_pco = false;
+        self.choice.use_plane = None;
+        self.choice.plane_check = false;
+    }
+
+    /// Encodes the block `data` (numbers of `kind` in rows of `row`) with the `fit` predictor
+    /// fitted to it and pco into `c`, the elements equal to `fill` set apart (the fill section
+    /// [`Encoder::fit_sample`] made, or made afresh). `None` (and `c` unspecified) when pco
+    /// fails or the result is not smaller than the block.
+    pub(super) fn fit_block(
+        &mut self,
+        kind: NumKind,
+        row: usize,
+        fill: Option<u64>,
+        data: &[u8],
+        c: &mut Vec<u8>,
+    ) -> Option<(Codec, Filter)> {
+        let mut work = std::mem::take(&mut self.fit_work);
+        let section = (!self.mask_prefix.is_empty()).then_some(self.mask_prefix.as_slice());
+        let r = fit_encode(
+            kind,
+            row,
+            fill,
+            section,
+            data,
+            &mut work,
+            &mut self.words,
+            c,
+        );
+        self.fit_work = work;
+        r
+    }
+
+    /// Encodes a numeric block with pco into `c` when that is the choice: always if the sample
+    /// chose it (`use_pco`), else (thorough encoders) when pco's result is smaller than the
+    /// block codec's after `filter`, which it then leaves in `c`. `None` when pco is not used:
+    /// the caller encodes as usual.
+    pub(super) fn pco_block(
+        &mut self,
+        kind: NumKind,
+        filter: Filter,
+        data: &[u8],
+        f: &mut Vec<u8>,
+        c: &mut Vec<u8>,
+    ) -> Option<(Codec, Filter)> {
+        c.clear();
+        let mut pco_filter = Filter::None;
+        // As the sample chose (the default preset), or searching afresh (thorough encoders).
+        let done = match self.choice.pco_choice.filter(|_| self.choice.use_pco) {
+            Some(choice) => {
+                crate::codec::pco::compress_chosen(kind, data, crate::codec::pco::LEVEL, choice, c)
+            }
+            None if self.thorough => pco_thorough(kind, data, self.block_mode, c),
+            None => crate::codec::pco::compress(kind, data, crate::codec::pco::LEVEL, c),
+        };
+        if !done || c.len() >= data.len() {
+            c.clear();
+        }
+        // Thorough encoders also try the 2-D predictor with pco on the whole block (two rows at
+        // least), kept where it is smaller than pco alone.
+        let row = self
+            .plane_row
+            .filter(|&r| self.thorough && 2 * r * kind.esize() <= data.len());
+        if let Some(row) = row {
+            let p = crate::codec::plane::choose(data, kind.esize(), row as u32, kind.is_float());
+            let mut r = Vec::new();
+            if plane_block(kind, &p, data, &mut self.words, &mut r).is_some()
+                && (c.is_empty() || r.len() < c.len())
+            {
+                *c = r;
+                pco_filter = Filter::Plane;
+            }
+        }
+        // And the block's fill values set apart (`mask`), kept where that is smaller still.
+        let fill = crate::codec::mask::fill_of(data, kind.esize()).filter(|_| self.thorough);
+        if let Some(fill) = fill {
+            let (mut m, mut rest) = (Vec::new(), Vec::new());
+            let mut p = Vec::new();
+            // The block's mode (found without runs of equal numbers: the fill values' too).
+            if crate::codec::mask::apply(data, kind.esize(), fill, &mut m, &mut rest).is_some()
+                && pco_thorough(kind, &rest, self.block_mode, &mut p)
+                && m.len() + p.len() < data.len()
+                && (c.is_empty() || m.len() + p.len() < c.len())
+            {
+                m.append(&mut p);
+                *c = m;
+                pco_filter = Filter::Mask;
+            }
+        }
+        // And the predictor fitted to the block (rows of two dimensions at least), kept where
+        // smaller still; not for floats pco takes as decimals or whole numbers.
+        let classic = self
+            .block_mode
+            .is_none_or(|m| m == crate::codec::pco::Mode::Classic);
+        let row = self
+            .plane_row
+            .filter(|_| self.thorough && classic && crate::codec::fit::supports(kind.esize()));
+        if let Some(row) = row {
+            let fill = crate::codec::mask::fill_of(data, kind.esize());
+            self.mask_prefix.clear();
+            let mut r = Vec::new();
+            if self.fit_block(kind, row, fill, data, &mut r).is_some()
+                && (c.is_empty() || r.len() < c.len())
+            {
+                *c = r;
+                pco_filter = Filter::Fit;
+            }
+        }
+        if c.is_empty() {
+            return None;
+        }
+        // Thorough encoders: pco far below what the probe level made of the block is out of
+        // reach of the block codec's level too; skip that (slow) run.
+        let sure = self.thorough && (c.len() as f64) < PCO_SURE * self.choice.probe_size as f64;
+        if self.choice.use_pco || sure {
+            return Some((Codec::Pco, pco_filter));
+        }
+        // Closer: estimate the block codec's result from its gain over the probe level on a
+        // sample, and skip its run when pco is still clearly smaller. (The slow level hardly
+        // ever does worse than the probe level: no estimate where pco loses to the latter.)
+        if self.thorough && (c.len() as f64) < PCO_LIKELY * self.choice.probe_size as f64 {
+            let est = self.estimate_slow(filter, data, kind.esize(), f);
+            if est.is_some_and(|est| (c.len() as f64) < PCO_LIKELY * est) {
+                return Some((Codec::Pco, pco_filter));
+            }
+        }
+        let prefix = self.apply_block_filter(filter, data, kind.esize(), f);
+        let mut other = Vec::new();
+        if c.len() > prefix.len() && self.compress(f, c.len() - prefix.len(), &mut other) {
+            other.splice(0..0, prefix);
+            *c = other;
+            Some((self.codec, filter))
+        } else {
+            Some((Codec::Pco, pco_filter))
+        }
+    }
+}
+
+/// Encodes a block of numbers of `kind` with the `plane` filter `p` and pco into `c` (the
+/// payload: prefix, then pco's file), using `words` for the residuals (handed to pco in native
+/// order); `None` (and `c` empty) when that is not smaller than the block.
+pub(crate) fn plane_block(
+    kind: NumKind,
+    p: &crate::codec::plane::Params,
+    data: &[u8],
+    words: &mut Vec<u64>,
+    c: &mut Vec<u8>,
+) -> Option<(Codec, Filter)> {
+    let n = crate::codec::plane::apply_native(data, kind.esize(), p, words);
+    c.clear();
+    c.extend_from_slice(&p.encode());
+    if crate::codec::pco::compress_residuals_native(
+        kind.unsigned(),
+        words,
+        n,
+        crate::codec::pco::LEVEL,
+        c,
+    ) && c.len() < data.len()
+    {
+        Some((Codec::Pco, Filter::Plane))
+    } else {
+        c.clear();
+        None
+    }
+}

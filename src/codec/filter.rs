@@ -1,0 +1,616 @@
+//! A block filter applied to, or undone on, a whole block: the dispatch over [`Filter`], the
+//! payload forms of the numeric filters, and the members of shared streams.
+
+use super::context;
+use super::pco::pco_sample;
+use super::shuffle::{
+    delta_shuffle, shuffle, unshuffle, unshuffle_into, unshuffle_undelta, unshuffle_undelta_into,
+};
+use crate::codec::pco::NumKind;
+use crate::codec::word::be_to_native;
+use crate::format::{Codec, Filter};
+
+/// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
+///
+/// ```
+/// use nc3pack::{__private::{apply_filter, undo_filter}, format::Filter};
+/// let data = [0, 10, 0, 11, 0, 13];
+/// let mut f = Vec::new();
+/// apply_filter(Filter::Delta, &data, 2, &mut f);
+/// // Elements 10, 11, 13 become 10, 1, 2, then the high and low bytes are shuffled apart.
+/// assert_eq!(f, [0, 0, 0, 10, 1, 2]);
+/// let mut back = Vec::new();
+/// undo_filter(Filter::Delta, &f, 2, &mut back);
+/// assert_eq!(back, data);
+///
+/// // Elements 10, 11, 9 become 10, 1, -2, zigzag-encoded 20, 2, 3, then shuffled.
+/// let data = [0, 10, 0, 11, 0, 9];
+/// apply_filter(Filter::ZigZagDelta, &data, 2, &mut f);
+/// assert_eq!(f, [0, 0, 0, 20, 2, 3]);
+/// undo_filter(Filter::ZigZagDelta, &f, 2, &mut back);
+/// assert_eq!(back, data);
+/// ```
+pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    match filter {
+        Filter::None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+        Filter::Shuffle => shuffle(data, esize, out),
+        Filter::ByteDelta => {
+            shuffle(data, esize, out);
+            let n = data.len() / esize.max(1);
+            for stream in out[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+                for i in (1..stream.len()).rev() {
+                    stream[i] = stream[i].wrapping_sub(stream[i - 1]);
+                }
+            }
+        }
+        Filter::Delta => delta_shuffle(data, esize, false, out),
+        Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
+        Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
+        Filter::Plane => super::plane::apply(data, esize, &whole_plane(data, esize), out),
+        Filter::Refs => apply_refs_whole(data, esize, out),
+        Filter::Mask => apply_mask_whole(data, esize, out),
+        Filter::Fit => apply_fit_whole(data, esize, out),
+    }
+}
+
+/// The `refs` filter as [`apply_filter`] gives it: the element count n and the table's entry
+/// count d (big-endian u32 each), then the filtered bytes (in a frame, the decoded length gives
+/// n, and the payload starts with d only). For an element size other than 4 or 8 (or more than
+/// `u32::MAX` elements), the bytes as they are.
+pub(crate) fn apply_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    let mut f = Vec::new();
+    match super::refs::apply(data, esize, &mut f) {
+        Some(d) => {
+            out.clear();
+            out.extend_from_slice(&((data.len() / esize) as u32).to_be_bytes());
+            out.extend_from_slice(&d.to_be_bytes());
+            out.append(&mut f);
+        }
+        None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+    }
+}
+
+/// Reverses [`apply_refs_whole`]; leaves `out` empty for bytes it cannot have made.
+pub(crate) fn undo_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    if !super::refs::supports(esize) {
+        out.extend_from_slice(data);
+        return;
+    }
+    let Some((head, rest)) = data.split_first_chunk::<8>() else {
+        return;
+    };
+    let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let d = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    // The trailing bytes: what is left of the filtered bytes after the refs and the table.
+    let Some(t) = super::refs::filtered_len(n * esize, esize, d as usize)
+        .and_then(|l| rest.len().checked_sub(l))
+        .filter(|&t| t < esize)
+    else {
+        return;
+    };
+    out.resize(n * esize + t, 0);
+    if super::refs::undo(rest, esize, d, out).is_err() {
+        out.clear();
+    }
+}
+
+/// The `mask` filter as [`apply_filter`] gives it: byte 1, the element count n (big-endian
+/// u32), the prefix (with the block's fill candidate, or its first element) and the other
+/// elements as they are; byte 0 and the bytes as they are for an element size other than 2,
+/// 4 or 8, a length that is not a whole number of elements, more than `u32::MAX` elements, or
+/// elements all equal.
+pub(crate) fn apply_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let n = data.len() / esize.max(1);
+    let fill =
+        super::mask::fill_of(data, esize).or_else(|| data.get(..esize).map(super::mask::element));
+    let whole = super::mask::supports(esize) && data.len().is_multiple_of(esize);
+    if let (true, Some(fill), Ok(count)) = (whole, fill, u32::try_from(n)) {
+        let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+        if super::mask::apply(data, esize, fill, &mut prefix, &mut rest)
+            .is_some_and(|s| s.others > 0)
+        {
+            out.push(1);
+            out.extend_from_slice(&count.to_be_bytes());
+            out.append(&mut prefix);
+            out.append(&mut rest);
+            return;
+        }
+    }
+    out.push(0);
+    out.extend_from_slice(data);
+}
+
+/// Reverses [`apply_mask_whole`]; leaves `out` empty for bytes it cannot have made.
+pub(crate) fn undo_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    match data.split_first() {
+        Some((0, rest)) => out.extend_from_slice(rest),
+        Some((1, rest)) => {
+            let Some((count, payload)) = rest.split_first_chunk::<4>() else {
+                return;
+            };
+            let n = u32::from_be_bytes(*count) as usize;
+            let mut bits = Vec::new();
+            let Ok((fill, m, others)) = super::mask::decode(payload, esize, n, &mut bits) else {
+                return;
+            };
+            if others.len() != m * esize {
+                return;
+            }
+            out.resize(n * esize, 0);
+            super::mask::undo_into(others, &bits, fill, esize, out, false);
+        }
+        _ => {}
+    }
+}
+
+/// The taps [`apply_filter`] gives the `fit` filter: the block as one row, so the two
+/// elements before the one before.
+pub(crate) const WHOLE_FIT_TAPS: [u32; 2] = [2, 3];
+
+/// The `fit` filter as [`apply_filter`] gives it: byte 1, the prefix (integers, no fill, the
+/// weights fitted for [`WHOLE_FIT_TAPS`]) and the zigzag residuals as big-endian numbers of
+/// the element size; byte 0 and the bytes as they are for an element size other than 2, 4 or
+/// 8, or a length that is not a whole number of elements.
+pub(crate) fn apply_fit_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    use super::fit;
+    out.clear();
+    if !fit::supports(esize) || !data.len().is_multiple_of(esize) {
+        out.push(0);
+        out.extend_from_slice(data);
+        return;
+    }
+    let mut work = fit::Work::default();
+    let p = fit::fit(data, esize, false, None, &WHOLE_FIT_TAPS, &mut work);
+    let mut words = Vec::new();
+    let m = fit::apply_native(data, esize, &p, None, &mut words, &mut work);
+    out.push(1);
+    p.encode(false, out);
+    for i in 0..m {
+        let z = match esize {
+            2 => u64::from(bytemuck::cast_slice::<u64, u16>(&words)[i]),
+            4 => u64::from(bytemuck::cast_slice::<u64, u32>(&words)[i]),
+            _ => words[i],
+        };
+        out.extend_from_slice(&z.to_be_bytes()[8 - esize..]);
+    }
+}
+
+/// Reverses [`apply_fit_whole`]; leaves `out` empty for bytes it cannot have made.
+pub(crate) fn undo_fit_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    use super::{fit, mask::element as mask_element};
+    out.clear();
+    match data.split_first() {
+        Some((0, rest)) => out.extend_from_slice(rest),
+        Some((1, rest)) if fit::supports(esize) => {
+            let Ok((p, false, z)) = fit::Params::decode(rest) else {
+                return;
+            };
+            if !z.len().is_multiple_of(esize) {
+                return;
+            }
+            // The residuals in native order, aligned for their type.
+            let mut words = vec![0u64; z.len().div_ceil(8)];
+            for (i, x) in z.chunks_exact(esize).enumerate() {
+                let u = mask_element(x);
+                match esize {
+                    2 => bytemuck::cast_slice_mut::<u64, u16>(&mut words)[i] = u as u16,
+                    4 => bytemuck::cast_slice_mut::<u64, u32>(&mut words)[i] = u as u32,
+                    _ => words[i] = u,
+                }
+            }
+            let native = &bytemuck::cast_slice::<u64, u8>(&words)[..z.len()];
+            out.resize(z.len(), 0);
+            fit::undo_into(
+                native,
+                esize,
+                &p,
+                None,
+                out,
+                false,
+                &mut fit::Work::default(),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The parameters [`apply_filter`] and [`undo_filter`] give the `plane` filter: the whole block
+/// as one row (so the left predictor), integers (blocks of variables use the variable's rows
+/// and a chosen predictor; see [`plane_payload`]).
+pub(crate) fn whole_plane(data: &[u8], esize: usize) -> super::plane::Params {
+    super::plane::Params {
+        row: u32::try_from(whole_row(data, esize)).unwrap_or(u32::MAX),
+        float: false,
+        pred: super::plane::PREDICTORS[3],
+    }
+}
+
+/// The payload of a `plane` frame (filter 6, codec pco) for `data`, numbers of `kind` in rows of
+/// `row` elements (at least 1; at most the block is used): the 9-byte prefix with the predictor
+/// of the writer's four that costs least on `data`, then the pco file of the residuals. `None`
+/// when pco cannot compress `data` (empty, or not whole elements).
+///
+/// ```
+/// use nc3pack::{__private::{decode_payload, plane_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // A 3 x 4 grid of int16 heights.
+/// let grid: Vec<i16> = (0..12).map(|i| 100 + 3 * (i % 4) + 5 * (i / 4)).collect();
+/// let data: Vec<u8> = grid.iter().flat_map(|x| x.to_be_bytes()).collect();
+/// let payload = plane_payload(&data, NumKind::I16, 4).unwrap();
+/// assert_eq!(&payload[..5], &[0, 0, 0, 4, 0]); // row length 4, map 0 (integers)
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 24, stream: 0, block: 0,
+///     codec: Codec::Pco, filter: Filter::Plane, esize: 2, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    let n = data.len() / e;
+    let row = u32::try_from(row.clamp(1, n.max(1))).unwrap_or(u32::MAX);
+    let p = super::plane::choose(data, e, row, kind.is_float());
+    let mut f = Vec::new();
+    super::plane::apply(data, e, &p, &mut f);
+    let mut out = p.encode().to_vec();
+    super::pco::compress_residuals(kind.unsigned(), &f, super::pco::LEVEL, &mut out).then_some(out)
+}
+
+/// The payload of a `mask` frame (filter 8, codec pco) for `data`, numbers of `kind`: the prefix
+/// for the block's fill value (see the format's filter 8) and the pco file of its other
+/// numbers. `None` when the block has no fill value (one at least 1 in 20 of its elements, in
+/// runs, and not all of them) or pco cannot compress the others.
+///
+/// ```
+/// use nc3pack::{__private::{decode_payload, mask_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // Temperatures in hundredths, land filled with -1e34.
+/// let temps: Vec<f32> = (0..400)
+///     .map(|i| if (i / 20) % 3 == 0 { -1e34 } else { (1500 + i % 37) as f32 * 0.01 })
+///     .collect();
+/// let data: Vec<u8> = temps.iter().flat_map(|x| x.to_be_bytes()).collect();
+/// let payload = mask_payload(&data, NumKind::F32).unwrap();
+/// assert_eq!(&payload[..4], &(-1e34f32).to_be_bytes()); // the fill element
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 1600, stream: 0, block: 0,
+///     codec: Codec::Pco, filter: Filter::Mask, esize: 4, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    let fill = super::mask::fill_of(data, e)?;
+    let (mut out, mut rest) = (Vec::new(), Vec::new());
+    super::mask::apply(data, e, fill, &mut out, &mut rest)?;
+    let mode = super::pco::block_float_mode(kind, &rest);
+    let mut p = Vec::new();
+    pco_sample(kind, &rest, mode, &mut p)?;
+    out.append(&mut p);
+    Some(out)
+}
+
+/// The payload of a `fit` frame (filter 9, codec pco) for `data`, numbers of `kind` in rows of
+/// `row` elements (at least 2; the block's length when shorter), as the writer makes it: the
+/// predictor fitted to the block on the element two back and five elements of each of the two
+/// rows before, the block's fill value (if it has one: see [`mask_payload`]) set apart. `None`
+/// when `data` is not whole elements of 2, 4 or 8 bytes, pco cannot compress the residuals, or
+/// the payload would not be smaller than `data`.
+///
+/// ```
+/// use nc3pack::{__private::{decode_payload, fit_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // A 40 x 50 grid of floats: a smooth field plus noise, a fill value over a "continent".
+/// let mut x = 1u32;
+/// let data: Vec<u8> = (0..2000)
+///     .flat_map(|i| {
+///         x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+///         let (r, c) = ((i / 50) as f32, (i % 50) as f32);
+///         let land = (10..20).contains(&(i / 50)) && c < 20.0;
+///         let t = 280.0 + r * 0.3 + (c * 0.2).sin() + (x >> 24) as f32 * 1e-3;
+///         (if land { 9.96921e36f32 } else { t }).to_be_bytes()
+///     })
+///     .collect();
+/// let payload = fit_payload(&data, NumKind::F32, 50).unwrap();
+/// assert_eq!(payload[..3], [1, 12, 1]); // floats, shift 12, a fill section
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 8000, stream: 0, block: 0,
+///     codec: Codec::Pco, filter: Filter::Fit, esize: 4, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn fit_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    if !super::fit::supports(e) || !data.len().is_multiple_of(e) {
+        return None;
+    }
+    let row = row.clamp(2, (data.len() / e).max(2));
+    let fill = super::mask::fill_of(data, e);
+    let (mut out, mut words) = (Vec::new(), Vec::new());
+    let mut work = super::fit::Work::default();
+    fit_encode(kind, row, fill, None, data, &mut work, &mut words, &mut out)?;
+    Some(out)
+}
+
+/// Encodes the block `data` (numbers of `kind` in rows of `row`) with the `fit` predictor
+/// fitted to it and pco into `c` (replacing it), the elements equal to `fill` set apart: the
+/// prefix, the fill section (`section` where the caller made it, else made here), pco's file.
+/// `None` (and `c` unspecified) when pco fails or the result is not smaller than the block.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_encode(
+    kind: NumKind,
+    row: usize,
+    fill: Option<u64>,
+    section: Option<&[u8]>,
+    data: &[u8],
+    work: &mut super::fit::Work,
+    words: &mut Vec<u64>,
+    c: &mut Vec<u8>,
+) -> Option<(Codec, Filter)> {
+    use super::fit;
+    let e = kind.esize();
+    let n = data.len() / e;
+    fit::load(data, e, kind.is_float(), fill, work);
+    let p = fit::fit_loaded(e, kind.is_float(), &fit::offsets_for(row, n), work);
+    let m = fit::residuals(e, &p, 0..n, words, work);
+    c.clear();
+    p.encode(fill.is_some(), c);
+    match (fill, section) {
+        (Some(_), Some(section)) => c.extend_from_slice(section),
+        (Some(f), None) => {
+            super::mask::section(data, e, f, c)?;
+        }
+        (None, _) => {}
+    }
+    let done =
+        super::pco::compress_residuals_native(kind.unsigned(), words, m, super::pco::LEVEL, c);
+    (done && c.len() < data.len()).then_some((Codec::Pco, Filter::Fit))
+}
+
+/// The payload of a `context` frame (codec 6, filter none) for `data`, numbers of `kind` in rows
+/// of `row` elements (at least 1; at most the block is used), with the predictor the `max`
+/// preset would choose. `None` when the codec cannot encode `data` (not whole elements) or its
+/// payload would not be smaller than `data`.
+///
+/// ```
+/// use nc3pack::{__private::{context_payload, decode_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// // A 40 x 50 grid of floats with noise.
+/// let mut x = 1u32;
+/// let data: Vec<u8> = (0..2000)
+///     .flat_map(|i| {
+///         x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+///         (280.0 + (i / 50) as f32 * 0.1 + (x >> 24) as f32 * 1e-3).to_be_bytes()
+///     })
+///     .collect();
+/// let payload = context_payload(&data, NumKind::F32, 50).unwrap();
+/// assert_eq!(&payload[2..6], &[0, 0, 0, 50]); // row length 50
+/// let h = FrameHeader {
+///     stored_len: payload.len() as u32, decoded_len: 8000, stream: 0, block: 0,
+///     codec: Codec::Context, filter: Filter::None, esize: 4, payload_crc: crc(&payload),
+/// };
+/// let mut back = Vec::new();
+/// decode_payload(&h, &payload, &mut back).unwrap();
+/// assert_eq!(back, data);
+/// ```
+pub fn context_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
+    let e = kind.esize();
+    let n = data.len() / e;
+    let mut out = Vec::new();
+    context::compress_best(
+        data,
+        e,
+        kind.is_float(),
+        row.clamp(1, n.max(1)),
+        data.len(),
+        &mut out,
+    )
+    .map(|_| out)
+}
+
+/// The row length [`apply_filter`] and [`undo_filter`] give the `lorenzo` filter: the whole
+/// block as one row (blocks of variables use the variable's rows; see [`apply_lorenzo`]).
+pub(crate) fn whole_row(data: &[u8], esize: usize) -> usize {
+    (data.len() / esize.max(1)).max(1)
+}
+
+/// Applies the `lorenzo` filter with rows of `row` elements (at least 1) to `data` (elements of
+/// `esize` bytes, 4 or 8; for another size the bytes are copied as they are) into `out`,
+/// replacing its contents. The frame payload is the row length as 4 big-endian bytes, then
+/// the codec's encoding of `out`.
+///
+/// ```
+/// use nc3pack::__private::{apply_lorenzo, undo_lorenzo};
+/// // A 2 x 2 block of floats 1, 2 / 3, 4: predictions 0, 1, 1 and 2 + 3 - 1.
+/// let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+/// let mut f = Vec::new();
+/// apply_lorenzo(&data, 4, 2, &mut f);
+/// let mut back = vec![0; f.len()];
+/// undo_lorenzo(&f, 4, 2, &mut back);
+/// assert_eq!(back, data);
+/// ```
+pub fn apply_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut Vec<u8>) {
+    super::lorenzo::apply(data, esize, row, out);
+}
+
+/// Reverses [`apply_lorenzo`] into `out`, which must be as long as `data` (big-endian
+/// elements).
+pub fn undo_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut [u8]) {
+    super::lorenzo::undo_into(data, esize, row, out, false);
+}
+
+/// Reverses [`apply_filter`].
+pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    match filter {
+        Filter::None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+        Filter::Shuffle => unshuffle(data, esize, out),
+        Filter::ByteDelta => {
+            let mut d = data.to_vec();
+            let n = data.len() / esize.max(1);
+            for stream in d[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+                for i in 1..stream.len() {
+                    stream[i] = stream[i].wrapping_add(stream[i - 1]);
+                }
+            }
+            unshuffle(&d, esize, out);
+        }
+        Filter::Delta => unshuffle_undelta(data, esize, false, out),
+        Filter::ZigZagDelta => unshuffle_undelta(data, esize, true, out),
+        Filter::Lorenzo => {
+            out.clear();
+            out.resize(data.len(), 0);
+            super::lorenzo::undo_into(data, esize, whole_row(data, esize), out, false);
+        }
+        Filter::Plane => {
+            out.clear();
+            out.resize(data.len(), 0);
+            super::plane::undo_be(data, esize, &whole_plane(data, esize), out);
+        }
+        Filter::Refs => undo_refs_whole(data, esize, out),
+        Filter::Mask => undo_mask_whole(data, esize, out),
+        Filter::Fit => undo_fit_whole(data, esize, out),
+    }
+}
+
+/// The filter each member of the shared stream is stored with: a small variable's bytes are
+/// filtered as a whole, with its own element size, before they join the shared stream (whose
+/// blocks then get a byte-wise filter of their own). Single-byte elements are stored as they are.
+pub const MEMBER_FILTER: Filter = Filter::ZigZagDelta;
+
+/// Encodes a member of the shared stream (elements of `esize` bytes) into `out`, replacing its
+/// contents: `MEMBER_FILTER` for multi-byte elements, a copy otherwise. Same length as `data`.
+///
+/// ```
+/// let mut enc = Vec::new();
+/// nc3pack::__private::member_encode(4, &[0, 0, 0, 5, 0, 0, 0, 6], &mut enc);
+/// let mut back = Vec::new();
+/// nc3pack::__private::member_decode(4, &enc, &mut back);
+/// assert_eq!(back, [0, 0, 0, 5, 0, 0, 0, 6]);
+/// ```
+pub fn member_encode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
+    let filter = if esize > 1 {
+        MEMBER_FILTER
+    } else {
+        Filter::None
+    };
+    apply_filter(filter, data, esize, out);
+}
+
+/// Reverses [`member_encode`].
+pub fn member_decode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
+    let filter = if esize > 1 {
+        MEMBER_FILTER
+    } else {
+        Filter::None
+    };
+    undo_filter(filter, data, esize, out);
+}
+
+/// How the encoder chooses a block's filter.
+///
+/// ```
+/// use nc3pack::{format::Filter, FilterMode};
+/// assert_eq!("auto".parse::<FilterMode>()?, FilterMode::Auto);
+/// assert_eq!("shuffle".parse::<FilterMode>()?, FilterMode::Fixed(Filter::Shuffle));
+/// assert!("fastest".parse::<FilterMode>().is_err());
+/// # Ok::<(), nc3pack::ParseNameError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterMode {
+    /// Per block, the filter that compresses best: judged on a 32 KiB sample with zstd level 1,
+    /// or (thorough encoders) on the whole block with zstd level 3.
+    Auto,
+    /// Always this filter.
+    Fixed(Filter),
+}
+
+/// Reverses [`apply_filter`] from `src` (which it may use as scratch space) into `dst` (the same
+/// length), elements of 2, 4 or 8 bytes in native order when `native`.
+pub(crate) fn undo_filter_into(
+    filter: Filter,
+    src: &mut [u8],
+    esize: usize,
+    row: usize,
+    dst: &mut [u8],
+    native: bool,
+) {
+    let swap = native && cfg!(target_endian = "little");
+    let n = src.len() / esize.max(1);
+    match filter {
+        Filter::Lorenzo => {
+            super::lorenzo::undo_into(src, esize, row, dst, native);
+            return;
+        }
+        // Decoded by `decode_plane`, `decode_refs`, `decode_mask` and `decode_fit` before the
+        // codec's generic paths: never here.
+        Filter::Plane | Filter::Refs | Filter::Mask | Filter::Fit | Filter::None => {
+            dst.copy_from_slice(src);
+            if native {
+                be_to_native(dst, esize);
+            }
+            return;
+        }
+        Filter::Shuffle => {}
+        Filter::ByteDelta => {
+            for stream in src[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+                for i in 1..stream.len() {
+                    stream[i] = stream[i].wrapping_add(stream[i - 1]);
+                }
+            }
+        }
+        Filter::Delta | Filter::ZigZagDelta => {
+            let zz = filter == Filter::ZigZagDelta;
+            let f = match (esize, zz, native) {
+                (2, false, false) => unshuffle_undelta_into::<u16, 2, false, false>,
+                (2, true, false) => unshuffle_undelta_into::<u16, 2, true, false>,
+                (2, false, true) => unshuffle_undelta_into::<u16, 2, false, true>,
+                (2, true, true) => unshuffle_undelta_into::<u16, 2, true, true>,
+                (4, false, false) => unshuffle_undelta_into::<u32, 4, false, false>,
+                (4, true, false) => unshuffle_undelta_into::<u32, 4, true, false>,
+                (4, false, true) => unshuffle_undelta_into::<u32, 4, false, true>,
+                (4, true, true) => unshuffle_undelta_into::<u32, 4, true, true>,
+                (8, false, false) => unshuffle_undelta_into::<u64, 8, false, false>,
+                (8, true, false) => unshuffle_undelta_into::<u64, 8, true, false>,
+                (8, false, true) => unshuffle_undelta_into::<u64, 8, false, true>,
+                (8, true, true) => unshuffle_undelta_into::<u64, 8, true, true>,
+                _ => {
+                    let mut prev = 0u8;
+                    for (x, &d) in dst.iter_mut().zip(src.iter()) {
+                        prev = prev.wrapping_add(d);
+                        *x = prev;
+                    }
+                    return;
+                }
+            };
+            f(src, dst, n);
+            dst[n * esize..].copy_from_slice(&src[n * esize..]);
+            return;
+        }
+    }
+    // Shuffle, and ByteDelta whose byte streams now hold their running sums.
+    match (esize, swap) {
+        (2, false) => unshuffle_into::<2, false>(src, dst, n),
+        (2, true) => unshuffle_into::<2, true>(src, dst, n),
+        (4, false) => unshuffle_into::<4, false>(src, dst, n),
+        (4, true) => unshuffle_into::<4, true>(src, dst, n),
+        (8, false) => unshuffle_into::<8, false>(src, dst, n),
+        (8, true) => unshuffle_into::<8, true>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
+        }
+    }
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}

@@ -1,0 +1,501 @@
+use super::*;
+
+fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// The filter as FORMAT.md states it, one element at a time in i128 (then wrapped), with
+/// the fill elements' working values carried: the residuals of the other elements.
+fn reference(data: &[u8], e: usize, p: &Params, fill: Option<u64>) -> Vec<u64> {
+    let bits = 8 * e as u32;
+    let n = data.len() / e;
+    let wrap = |x: i128| -> i128 {
+        let m = x.rem_euclid(1i128 << bits);
+        if m >= 1i128 << (bits - 1) {
+            m - (1i128 << bits)
+        } else {
+            m
+        }
+    };
+    let mut v = vec![0i128; n];
+    let mut out = Vec::new();
+    let r = p.taps.iter().map(|t| t.offset as usize).max().unwrap_or(1);
+    for i in 0..n {
+        let b = &data[i * e..i * e + e];
+        let u = b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x));
+        let mut m = wrap(i128::from(u));
+        if p.float && m < 0 {
+            m ^= (1i128 << (bits - 1)) - 1;
+        }
+        let prev = if i == 0 { 0 } else { v[i - 1] };
+        if fill == Some(u) {
+            v[i] = prev;
+            continue;
+        }
+        let pred = if i < r {
+            prev
+        } else {
+            let s: i128 = p
+                .taps
+                .iter()
+                .map(|t| i128::from(t.weight) * (v[i - t.offset as usize] - prev))
+                .sum();
+            // 64-bit two's complement, as the format says.
+            let s = s as i64 as i128;
+            let h = if p.shift > 0 {
+                1i128 << (p.shift - 1)
+            } else {
+                0
+            };
+            let s = ((s + h) as i64 as i128) >> p.shift;
+            wrap((prev + s) as i64 as i128)
+        };
+        v[i] = m;
+        let d = wrap(m - pred);
+        out.push(((d << 1) ^ (d >> 127)) as u64 & (u64::MAX >> (64 - bits)));
+    }
+    out
+}
+
+fn roundtrip(data: &[u8], e: usize, p: &Params, fill: Option<u64>) {
+    let mut work = Work::default();
+    let mut words = Vec::new();
+    let m = apply_native(data, e, p, fill, &mut words, &mut work);
+    let z: Vec<u64> = match e {
+        2 => bytemuck::cast_slice::<u64, u16>(&words)[..m]
+            .iter()
+            .map(|&x| u64::from(x))
+            .collect(),
+        4 => bytemuck::cast_slice::<u64, u32>(&words)[..m]
+            .iter()
+            .map(|&x| u64::from(x))
+            .collect(),
+        _ => words[..m].to_vec(),
+    };
+    assert!(
+        z == reference(data, e, p, fill),
+        "residuals differ: e {e} {p:?}"
+    );
+    // The version for any CPU, whichever `residuals` chose here.
+    let mut any_words = Vec::new();
+    let mut any_work = Work::default();
+    load(data, e, p.float, fill, &mut any_work);
+    let k = residuals_any::<false>(e, p, 0..data.len() / e, &mut any_words, &mut any_work);
+    assert!(
+        k == m && any_words == words,
+        "e {e} {p:?}: the portable residuals differ"
+    );
+    let n = data.len() / e;
+    let mut bits = vec![0u8; n.div_ceil(8)];
+    if let Some(f) = fill {
+        for i in 0..n {
+            let b = &data[i * e..i * e + e];
+            if b.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x)) == f {
+                bits[i / 8] |= 0x80 >> (i % 8);
+            }
+        }
+    }
+    let zb = &bytemuck::cast_slice::<u64, u8>(&words)[..m * e];
+    let mut out = vec![0u8; data.len()];
+    undo_into(
+        zb,
+        e,
+        p,
+        fill.map(|f| (f, &bits[..])),
+        &mut out,
+        false,
+        &mut work,
+    );
+    let bad = out.iter().zip(data).position(|(a, b)| a != b);
+    assert!(
+        bad.is_none(),
+        "e {e} {p:?} fill {fill:?}: first difference at byte {bad:?} of {}",
+        data.len()
+    );
+    // The version for any CPU, whichever `undo_into` chose here.
+    let mut any = vec![0u8; data.len()];
+    let bits_of = fill.map(|f| (f, &bits[..]));
+    undo_any::<false>(zb, e, p, bits_of, &mut any, false, &mut Work::default());
+    assert!(
+        any == data,
+        "e {e} {p:?} fill {fill:?}: the portable version differs"
+    );
+    let mut native = vec![0u8; data.len()];
+    undo_into(
+        zb,
+        e,
+        p,
+        fill.map(|f| (f, &bits[..])),
+        &mut native,
+        true,
+        &mut work,
+    );
+    for (a, b) in native.chunks_exact(e).zip(data.chunks_exact(e)) {
+        let mut b = b.to_vec();
+        if cfg!(target_endian = "little") {
+            b.reverse();
+        }
+        assert_eq!(a, &b[..]);
+    }
+    // Too few residuals: nothing claimed, no panic.
+    if m > 0 {
+        undo_into(
+            &zb[..(m - 1) * e],
+            e,
+            p,
+            fill.map(|f| (f, &bits[..])),
+            &mut out,
+            false,
+            &mut work,
+        );
+    }
+}
+
+#[test]
+fn the_filter_is_the_formula_and_undoes_itself_for_any_weights_and_fill() {
+    let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
+    for round in 0..300 {
+        let e = [2, 4, 8][round % 3];
+        let n = 1 + (rnd() % 3000) as usize;
+        let row = 1 + (rnd() % 70) as usize;
+        let smooth = round % 2 == 0;
+        let mut data = Vec::with_capacity(n * e);
+        let fill_word = rnd() >> (64 - 8 * e);
+        // Fill elements scattered, or in stretches (rows of land) of up to 300.
+        let land = 1 + (rnd() % 300) as usize;
+        let lands = round % 10 >= 5;
+        for i in 0..n {
+            let fill_here = if lands {
+                (i / land * 7919 + round) % 5 < 2
+            } else {
+                rnd().is_multiple_of(7)
+            };
+            let x = if fill_here && round % 5 != 0 {
+                fill_word
+            } else if smooth {
+                let (r, c) = ((i / row) as f64, (i % row) as f64);
+                let f = 1000.0 * (r * 0.1).sin() + 700.0 * (c * 0.2).cos() + (rnd() % 50) as f64;
+                match e {
+                    2 => f as i16 as u16 as u64,
+                    4 => u64::from((f as f32 + 3.0e5).to_bits()),
+                    _ => (f - 1.0e9).to_bits(),
+                }
+            } else {
+                rnd() >> (64 - 8 * e)
+            };
+            data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+        }
+        let k = (rnd() % 12) as usize;
+        let big = round % 4 == 1;
+        let taps = (0..k)
+            .map(|_| Tap {
+                offset: 2 + (rnd() % (2 * row as u64 + 3)) as u32,
+                weight: if big {
+                    rnd() as i16
+                } else {
+                    (rnd() % 2001) as i16 - 1000
+                },
+            })
+            .collect();
+        let p = Params {
+            float: round % 3 != 0,
+            shift: (rnd() % 16) as u8,
+            taps,
+        };
+        let fill = (round % 5 != 0).then_some(fill_word);
+        roundtrip(&data, e, &p, fill);
+        // And the weights the writer fits.
+        let fitted = fit(
+            &data,
+            e,
+            p.float,
+            fill,
+            &offsets_for(row, n),
+            &mut Work::default(),
+        );
+        roundtrip(&data, e, &fitted, fill);
+    }
+}
+
+#[test]
+fn the_runs_of_elements_that_are_not_the_fill_are_the_bitmap_s() {
+    let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
+    for round in 0..400 {
+        let n = (rnd() % 700) as usize;
+        // Bits in stretches of up to 150 (across bytes and words), or scattered; the
+        // bitmap sometimes short (nothing is the fill beyond it).
+        let stretch = 1 + (rnd() % 150) as usize;
+        let mut bits = vec![0u8; n.div_ceil(8) - (round % 7 == 0 && n > 8) as usize];
+        let mut fill = vec![false; n];
+        for (i, f) in fill.iter_mut().enumerate() {
+            let on = if round % 2 == 0 {
+                (i / stretch + round).is_multiple_of(3)
+            } else {
+                rnd().is_multiple_of(3)
+            };
+            if on && i / 8 < bits.len() {
+                bits[i / 8] |= 0x80 >> (i % 8);
+                *f = true;
+            }
+        }
+        let mut want = Vec::new();
+        let mut i = 0;
+        while i < n {
+            if fill[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < n && !fill[i] {
+                i += 1;
+            }
+            want.push((start, i));
+        }
+        let mut runs = vec![(9, 9)];
+        runs_of(&bits, n, &mut runs);
+        assert_eq!(runs, want, "round {round}: n {n}, stretch {stretch}");
+    }
+}
+
+#[test]
+fn one_tap_two_back_takes_the_decoder_s_short_paths_and_agrees_with_the_formula() {
+    // One near tap two back and a weights' sum of 2^q with q = s − 3 ..= s: the decoder's
+    // specialized paths (for q = s without the element before at all), on full-range
+    // words (the largest sums) and on a smooth field, with and without fill elements.
+    let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
+    for round in 0..96 {
+        let e = [2, 4][round % 2];
+        let shift = [3u8, 12, 15][(round / 2) % 3];
+        let q = shift - (round / 6 % 4) as u8;
+        let row = 9 + (rnd() % 40) as usize;
+        let n = 4 * row + (rnd() % 2000) as usize;
+        let fill_word = rnd() >> (64 - 8 * e);
+        let mut data = Vec::with_capacity(n * e);
+        for i in 0..n {
+            let x = if round % 3 == 2 && rnd().is_multiple_of(5) {
+                fill_word
+            } else if round % 4 < 2 {
+                rnd() >> (64 - 8 * e)
+            } else {
+                let f = 3000.0 * ((i / row) as f64 * 0.05).sin() + (rnd() % 300) as f64;
+                match e {
+                    2 => f as i16 as u16 as u64,
+                    _ => u64::from((f as f32).to_bits()),
+                }
+            };
+            data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+        }
+        let mut taps: Vec<Tap> = offsets_for(row, n)
+            .into_iter()
+            .map(|offset| Tap {
+                offset,
+                weight: (rnd() % 401) as i16 - 200,
+            })
+            .collect();
+        // What makes the sum 2^q, shared out over the taps.
+        let k = taps.len() as i64;
+        let need = (1i64 << q) - taps.iter().map(|t| i64::from(t.weight)).sum::<i64>();
+        for (j, t) in taps.iter_mut().enumerate() {
+            let share = need / k + if j == 0 { need % k } else { 0 };
+            t.weight = i16::try_from(i64::from(t.weight) + share).unwrap();
+        }
+        let p = Params {
+            float: round % 5 != 0,
+            shift,
+            taps,
+        };
+        assert_eq!(p.weight_sum(), 1 << q);
+        let fill = (round % 3 == 2).then_some(fill_word);
+        roundtrip(&data, e, &p, fill);
+        // A sum that is not a power of two (the path that multiplies by it), and the same
+        // weights for 8-byte elements (whose sums wrap: the formula's own path).
+        let mut other = p.clone();
+        other.taps[0].weight += 3;
+        roundtrip(&data, e, &other, fill);
+        let wide: Vec<u8> = data
+            .chunks_exact(e)
+            .flat_map(|c| {
+                let x = c.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+                (x.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes()
+            })
+            .collect();
+        roundtrip(&wide, 8, &p, None);
+    }
+}
+
+#[test]
+fn the_format_s_example() {
+    // design/FORMAT.md, filter 9: e = 2, map 0, shift 2, taps (3, 4) and (4, -2), the
+    // shorts 10, 12, 15, 11, -1, 14, 16, 13 with fill -1.
+    let data: Vec<u8> = [10i16, 12, 15, 11, -1, 14, 16, 13]
+        .iter()
+        .flat_map(|x| x.to_be_bytes())
+        .collect();
+    let p = Params {
+        float: false,
+        shift: 2,
+        taps: vec![
+            Tap {
+                offset: 3,
+                weight: 4,
+            },
+            Tap {
+                offset: 4,
+                weight: -2,
+            },
+        ],
+    };
+    let mut words = Vec::new();
+    let m = apply_native(&data, 2, &p, Some(0xFFFF), &mut words, &mut Work::default());
+    assert_eq!(
+        &bytemuck::cast_slice::<u64, u16>(&words)[..m],
+        [20, 4, 6, 7, 1, 10, 1]
+    );
+    let mut payload = Vec::new();
+    p.encode(true, &mut payload);
+    assert_eq!(
+        payload,
+        [0, 2, 1, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 4, 0xFF, 0xFE]
+    );
+    // The fill section as the example writes it (a raw zstd block), then the pco file.
+    payload.extend_from_slice(&[0xFF, 0xFF, 0, 0, 0, 10]);
+    payload.extend_from_slice(&[0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x01, 0x09, 0, 0, 0x08]);
+    let mut file = Vec::new();
+    let kind = crate::codec::pco::NumKind::I16.unsigned();
+    assert!(crate::codec::pco::compress_residuals_native(
+        kind, &words, m, 8, &mut file
+    ));
+    assert_eq!(file[..6], [0x70, 0x63, 0x6F, 0x21, 0x03, 0x07]);
+    payload.extend_from_slice(&file);
+    let h = crate::format::FrameHeader {
+        stored_len: payload.len() as u32,
+        decoded_len: 16,
+        stream: 0,
+        block: 0,
+        codec: crate::format::Codec::Pco,
+        filter: crate::format::Filter::Fit,
+        esize: 2,
+        payload_crc: crate::format::crc(&payload),
+    };
+    let mut back = Vec::new();
+    crate::codec::decode_payload(&h, &payload, &mut back).unwrap();
+    assert_eq!(back, data);
+}
+
+#[test]
+fn special_floats_come_back_bit_for_bit() {
+    let specials = [
+        0.0f32,
+        -0.0,
+        f32::NAN,
+        f32::from_bits(0x7FC0_1234),
+        f32::from_bits(0xFFFF_FFFF),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE / 4.0,
+        -f32::MIN_POSITIVE / 3.0,
+        f32::MAX,
+        f32::MIN,
+        9.96921e36,
+    ];
+    let data: Vec<u8> = (0..5000)
+        .flat_map(|i| {
+            let x = if i % 13 == 0 {
+                specials[i / 13 % specials.len()]
+            } else {
+                280.0 + (i as f32 * 0.01).sin()
+            };
+            x.to_be_bytes()
+        })
+        .collect();
+    let fill = u64::from(9.96921e36f32.to_bits());
+    let offsets = offsets_for(50, 5000);
+    for fill in [None, Some(fill)] {
+        let p = fit(&data, 4, true, fill, &offsets, &mut Work::default());
+        assert!(!p.taps.is_empty());
+        roundtrip(&data, 4, &p, fill);
+    }
+}
+
+#[test]
+fn the_fitted_weights_predict_a_noisy_field_better_than_one_neighbour() {
+    // A smooth field plus white noise: the fitted predictor averages the noise out over
+    // its neighbours, so its residuals are smaller than the difference to the left one.
+    let mut rnd = xorshift(7);
+    let (rows, w) = (60, 200);
+    let data: Vec<u8> = (0..rows * w)
+        .flat_map(|i| {
+            let (r, c) = ((i / w) as f32, (i % w) as f32);
+            let noise = ((rnd() % 2001) as f32 - 1000.0) * 2.5e-4;
+            (280.0 + 10.0 * (r * 0.05).sin() + 5.0 * (c * 0.03).cos() + noise).to_be_bytes()
+        })
+        .collect();
+    let mut work = Work::default();
+    let p = fit(&data, 4, true, None, &offsets_for(w, rows * w), &mut work);
+    assert!(p.taps.len() >= 8, "{p:?}");
+    let cost = |p: &Params, work: &mut Work| {
+        let mut words = Vec::new();
+        let m = apply_native(&data, 4, p, None, &mut words, work);
+        bytemuck::cast_slice::<u64, u32>(&words)[..m]
+            .iter()
+            .map(|&z| f64::from(z.max(1)).log2())
+            .sum::<f64>()
+    };
+    let left = Params {
+        float: true,
+        ..Params::default()
+    };
+    let (fitted, one) = (cost(&p, &mut work), cost(&left, &mut work));
+    assert!(fitted < one - 0.3 * (rows * w) as f64, "{fitted} {one}");
+}
+
+#[test]
+fn the_prefix_round_trips_and_bad_fields_are_named() {
+    let p = Params {
+        float: true,
+        shift: 12,
+        taps: vec![
+            Tap {
+                offset: 2,
+                weight: -300,
+            },
+            Tap {
+                offset: 722,
+                weight: 1200,
+            },
+        ],
+    };
+    let mut b = Vec::new();
+    p.encode(true, &mut b);
+    b.extend_from_slice(b"rest");
+    assert_eq!(
+        b[..16],
+        [1, 12, 1, 2, 0, 0, 0, 2, 0xFE, 0xD4, 0, 0, 2, 0xD2, 0x04, 0xB0]
+    );
+    let (q, fill, rest) = Params::decode(&b).unwrap();
+    assert_eq!((q, fill, rest), (p, true, &b"rest"[..]));
+    let bad = |bytes: &[u8]| Params::decode(bytes).unwrap_err().to_string();
+    assert!(bad(&[1, 12, 0]).contains("3 bytes"), "{}", bad(&[1, 12, 0]));
+    assert!(bad(&[2, 12, 0, 0]).contains("map byte 2"));
+    assert!(bad(&[1, 16, 0, 0]).contains("shift 16"));
+    assert!(bad(&[1, 12, 2, 0]).contains("flags"));
+    assert!(bad(&[1, 12, 0, 33]).contains("33 taps"));
+    assert!(bad(&[1, 12, 0, 1, 0, 0, 0, 2]).contains("10-byte"));
+    assert!(bad(&[1, 12, 0, 1, 0, 0, 0, 1, 0, 5]).contains("offset 1"));
+}
+
+#[test]
+fn offsets_reach_two_rows_back_and_stay_inside_the_block() {
+    assert_eq!(
+        offsets_for(720, 1 << 18),
+        vec![2, 718, 719, 720, 721, 722, 1438, 1439, 1440, 1441, 1442]
+    );
+    assert_eq!(offsets_for(2, 100), vec![2, 3, 4, 5, 6]);
+    assert_eq!(offsets_for(720, 2000), vec![2, 718, 719, 720, 721, 722]);
+    assert!(offsets_for(720, 3).is_empty());
+}

@@ -1,0 +1,109 @@
+//! Codecs and filters: turning a block of variable data into a frame payload and back.
+//!
+//! Encoding applies the filter (byte shuffle for multi-byte elements) and then the codec; if the
+//! result is not smaller than the input, the block is stored raw (codec `none`, filter `none`),
+//! so a stored payload is never larger than the block.
+
+//! Each codec (`zstd`, `deflate`, `lzma`, `pco`, `context`) and each filter (`shuffle` and the
+//! byte deltas, `lorenzo`, `plane`, `fit`, `mask`, `refs`) has its own file here; the wire ids
+//! that name them in a frame header are [`crate::format::Codec`] and [`crate::format::Filter`].
+//! [`encoder`] chooses a block's filter and codec (its thresholds are in [`tuning`]) and
+//! [`decode`] turns a frame payload back into the block.
+
+pub(crate) mod context;
+pub(crate) mod decode;
+pub(crate) mod deflate;
+pub(crate) mod encoder;
+pub(crate) mod filter;
+pub(crate) mod fit;
+pub(crate) mod lorenzo;
+pub(crate) mod lzma;
+pub(crate) mod mask;
+pub(crate) mod pco;
+pub(crate) mod plane;
+pub(crate) mod refs;
+pub(crate) mod shuffle;
+#[cfg(test)]
+mod tests;
+pub(crate) mod tuning;
+pub(crate) mod word;
+pub(crate) mod zstd;
+
+pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
+pub use encoder::{ConstantBlock, Encoded, Encoder};
+pub use filter::{
+    apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, member_decode,
+    member_encode, plane_payload, undo_filter, undo_lorenzo, FilterMode,
+};
+pub use shuffle::{shuffle, unshuffle};
+pub(crate) use zstd::{compress_bytes, CONSTANTS_LEVEL, HEADER_LEVEL};
+
+/// Whether this CPU has AVX2, FMA and BMI2 (the x86-64 CPUs with AVX2 have the other two), for
+/// the hot loops compiled a second time for them (`fit`, `plane`, `mask`: the same results,
+/// chosen at run time; std caches the answer).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("bmi2")
+}
+
+use crate::format::error::CodecError;
+use crate::format::Codec;
+
+/// The default compression level of a codec.
+///
+/// ```
+/// use nc3pack::{__private::default_level, format::Codec};
+/// assert_eq!(default_level(Codec::Zstd), 3);
+/// ```
+pub fn default_level(codec: Codec) -> i32 {
+    match codec {
+        Codec::Zstd => 3,
+        Codec::Deflate => 6,
+        Codec::Pco => pco::LEVEL as i32,
+        Codec::Lzma => lzma::DEFAULT_LEVEL,
+        Codec::None | Codec::Constant | Codec::Context => 0,
+    }
+}
+
+/// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
+///
+/// ```
+/// use nc3pack::{__private::max_level, format::Codec};
+/// assert_eq!(max_level(Codec::Zstd), 19);
+/// ```
+pub fn max_level(codec: Codec) -> i32 {
+    match codec {
+        Codec::Zstd => 19,
+        Codec::Deflate => 9,
+        Codec::Pco => 12,
+        Codec::Lzma => lzma::MAX_LEVEL,
+        Codec::None | Codec::Constant | Codec::Context => 0,
+    }
+}
+
+/// Checks a level for a codec.
+///
+/// # Errors
+///
+/// [`CodecError::Level`], naming the valid range.
+pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
+    let range = match codec {
+        Codec::Zstd => -7..=22,
+        Codec::Deflate => 0..=9,
+        Codec::Pco => 0..=12,
+        Codec::Lzma => 0..=lzma::MAX_LEVEL,
+        Codec::None | Codec::Constant | Codec::Context => 0..=0,
+    };
+    if range.contains(&level) {
+        Ok(())
+    } else {
+        Err(CodecError::Level {
+            codec,
+            level,
+            min: *range.start(),
+            max: *range.end(),
+        })
+    }
+}

@@ -1,0 +1,236 @@
+//! The byte shuffle and the byte delta filters (`shuffle`, `bytedelta`, `delta`, `zzdelta`):
+//! each byte of every element in a stream of its own, after a difference of neighbours.
+
+use crate::codec::word::{be_to_native, Word};
+
+/// Byte-shuffles `src` (elements of `esize` bytes) into `dst`: the first byte of every element,
+/// then the second byte of every element, and so on. A trailing partial element is copied as is.
+///
+/// ```
+/// let mut out = Vec::new();
+/// nc3pack::__private::shuffle(&[1, 2, 3, 4, 5, 6], 2, &mut out);
+/// assert_eq!(out, [1, 3, 5, 2, 4, 6]);
+/// ```
+pub fn shuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.resize(src.len(), 0);
+    let n = src.len() / esize.max(1);
+    match esize {
+        2 => shuffle_n::<2>(src, dst, n),
+        4 => shuffle_n::<4>(src, dst, n),
+        8 => shuffle_n::<8>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
+        }
+    }
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+pub(crate) fn shuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    let outs = streams_mut::<E>(dst, n);
+    for (i, e) in src[..n * E].chunks_exact(E).enumerate() {
+        for j in 0..E {
+            outs[j][i] = e[j];
+        }
+    }
+}
+
+/// The first `E` streams of `n` bytes of `dst`.
+pub(crate) fn streams_mut<const E: usize>(dst: &mut [u8], n: usize) -> [&mut [u8]; E] {
+    let mut rest = &mut dst[..n * E];
+    std::array::from_fn(|_| {
+        let (stream, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        stream
+    })
+}
+
+pub(crate) fn unshuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    if n == 0 {
+        return;
+    }
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, e) in dst[..n * E].chunks_exact_mut(E).enumerate() {
+        for j in 0..E {
+            e[j] = ins[j][i];
+        }
+    }
+}
+
+/// Reverses [`shuffle`].
+///
+/// ```
+/// let mut out = Vec::new();
+/// nc3pack::__private::unshuffle(&[1, 3, 5, 2, 4, 6], 2, &mut out);
+/// assert_eq!(out, [1, 2, 3, 4, 5, 6]);
+/// ```
+pub fn unshuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.resize(src.len(), 0);
+    let n = src.len() / esize.max(1);
+    match esize {
+        2 => unshuffle_n::<2>(src, dst, n),
+        4 => unshuffle_n::<4>(src, dst, n),
+        8 => unshuffle_n::<8>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
+        }
+    }
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// The `delta` filter (`zigzag` false) or the `zzdelta` filter (`zigzag` true) of `src` into
+/// `dst`. For elements of 2, 4 or 8 bytes: element differences, optionally zigzag-encoded, then
+/// shuffled, in one pass; a trailing partial element is copied as is. For any other element
+/// size: each byte replaced by its difference from the previous byte, without zigzag.
+pub(crate) fn delta_shuffle(src: &[u8], esize: usize, zigzag: bool, dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.resize(src.len(), 0);
+    let n = src.len() / esize.max(1);
+    let f = match (esize, zigzag) {
+        (2, false) => delta_shuffle_n::<u16, 2, false>,
+        (2, true) => delta_shuffle_n::<u16, 2, true>,
+        (4, false) => delta_shuffle_n::<u32, 4, false>,
+        (4, true) => delta_shuffle_n::<u32, 4, true>,
+        (8, false) => delta_shuffle_n::<u64, 8, false>,
+        (8, true) => delta_shuffle_n::<u64, 8, true>,
+        _ => {
+            let mut prev = 0u8;
+            for (d, &x) in dst.iter_mut().zip(src) {
+                *d = x.wrapping_sub(prev);
+                prev = x;
+            }
+            return;
+        }
+    };
+    f(src, dst, n);
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// Reverses [`delta_shuffle`].
+pub(crate) fn unshuffle_undelta(src: &[u8], esize: usize, zigzag: bool, dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.resize(src.len(), 0);
+    let n = src.len() / esize.max(1);
+    let f = match (esize, zigzag) {
+        (2, false) => unshuffle_undelta_n::<u16, 2, false>,
+        (2, true) => unshuffle_undelta_n::<u16, 2, true>,
+        (4, false) => unshuffle_undelta_n::<u32, 4, false>,
+        (4, true) => unshuffle_undelta_n::<u32, 4, true>,
+        (8, false) => unshuffle_undelta_n::<u64, 8, false>,
+        (8, true) => unshuffle_undelta_n::<u64, 8, true>,
+        _ => {
+            let mut prev = 0u8;
+            for (x, &d) in dst.iter_mut().zip(src) {
+                prev = prev.wrapping_add(d);
+                *x = prev;
+            }
+            return;
+        }
+    };
+    f(src, dst, n);
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// Delta (and with `ZIGZAG`, zigzag) encodes the first `n` elements of `src`, big-endian
+/// integers `W` of `E` bytes, and writes them shuffled into `dst`. (Native integer types let the
+/// compiler vectorize the loop.)
+pub(crate) fn delta_shuffle_n<W: Word, const E: usize, const ZIGZAG: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    const { assert!(std::mem::size_of::<W>() == E) };
+    let mut outs = streams_mut::<E>(dst, n);
+    let mut prev = W::ZERO;
+    for (i, e) in src[..n * E].chunks_exact(E).enumerate() {
+        let x = W::from_be(e);
+        let mut d = x.wrapping_sub(prev);
+        prev = x;
+        if ZIGZAG {
+            d = d.zigzag();
+        }
+        for (j, out) in outs.iter_mut().enumerate() {
+            out[i] = d.be_byte(j);
+        }
+    }
+}
+
+/// Reverses [`delta_shuffle_n`]: unshuffles (and un-zigzags) the first `n` elements in one
+/// pass, which the compiler vectorizes, then takes running sums.
+pub(crate) fn unshuffle_undelta_n<W: Word, const E: usize, const ZIGZAG: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    const { assert!(std::mem::size_of::<W>() == E) };
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, e) in dst[..n * E].chunks_exact_mut(E).enumerate() {
+        let d = W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i]));
+        if ZIGZAG {
+            d.unzigzag().put_be(e);
+        } else {
+            d.put_be(e);
+        }
+    }
+    let mut prev = W::ZERO;
+    for e in dst[..n * E].chunks_exact_mut(E) {
+        prev = prev.wrapping_add(W::from_be(e));
+        prev.put_be(e);
+    }
+}
+
+/// [`unshuffle_n`], writing each element's bytes reversed when `SWAP`.
+pub(crate) fn unshuffle_into<const E: usize, const SWAP: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    if n == 0 {
+        return;
+    }
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, e) in dst[..n * E].chunks_exact_mut(E).enumerate() {
+        for j in 0..E {
+            e[if SWAP { E - 1 - j } else { j }] = ins[j][i];
+        }
+    }
+}
+
+/// [`unshuffle_undelta_n`] into `dst`, elements in native order when `NATIVE` (big-endian
+/// otherwise). When `dst` is aligned for `W` (as the bytes of a `&mut [T]` of the element type
+/// are), it works on native words: one pass unshuffles and un-zigzags (vectorized), a second
+/// takes the running sums and stores them in the wanted order; otherwise it runs the big-endian
+/// passes of [`unshuffle_undelta_n`] and swaps after.
+pub(crate) fn unshuffle_undelta_into<
+    W: Word + bytemuck::Pod,
+    const E: usize,
+    const ZIGZAG: bool,
+    const NATIVE: bool,
+>(
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+) {
+    const { assert!(std::mem::size_of::<W>() == E) };
+    let Ok(words) = bytemuck::try_cast_slice_mut::<u8, W>(&mut dst[..n * E]) else {
+        unshuffle_undelta_n::<W, E, ZIGZAG>(src, dst, n);
+        if NATIVE {
+            be_to_native(&mut dst[..n * E], E);
+        }
+        return;
+    };
+    let words = &mut words[..n];
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for i in 0..n {
+        let d = W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i]));
+        words[i] = if ZIGZAG { d.unzigzag() } else { d };
+    }
+    let mut prev = W::ZERO;
+    for w in words {
+        prev = prev.wrapping_add(*w);
+        *w = if NATIVE { prev } else { prev.to_be() };
+    }
+}

@@ -1,0 +1,734 @@
+//! Reading blocks: the spans of a stream, a block's frame read, checked and decoded (into the
+//! caller's buffer or the cache), the shared streams' members, and the runs of a variable.
+
+use super::*;
+
+impl<R: ReadAt> Archive<R> {
+    /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
+    pub(super) fn refuse_lost(&self, s: usize, b: u64) -> Result<()> {
+        if self.entry(s, b).is_lost() {
+            return Err(self.block_error(s, b, BlockError::Lost));
+        }
+        Ok(())
+    }
+
+    pub(super) fn block_error(&self, s: usize, b: u64, source: BlockError) -> Error {
+        if let BlockError::Frame(FrameError::NoMemory { len }) = source {
+            return self.no_memory(s, b, len);
+        }
+        Error::Block {
+            path: self.path.clone(),
+            var: stream_name(&self.header, self.streams[s].id),
+            block: b,
+            offset: Some(self.entry(s, b))
+                .filter(|e| !e.is_constant())
+                .map_or(0, |e| e.offset),
+            source,
+        }
+    }
+
+    /// [`Error::NoMemory`] for `len` bytes needed for block `b` of stream `s`.
+    pub(super) fn no_memory(&self, s: usize, b: u64, len: u64) -> Error {
+        Error::NoMemory {
+            path: self.path.clone(),
+            var: self.stream_name(s),
+            block: b,
+            len,
+        }
+    }
+
+    /// A buffer of `len` zero bytes for block `b` of stream `s`, allocated fallibly: the length
+    /// comes from the archive, and the machine may not have it ([`Error::NoMemory`]).
+    pub(super) fn zeroed(&self, s: usize, b: u64, len: u64) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        let n = usize::try_from(len).map_err(|_| self.no_memory(s, b, len))?;
+        v.try_reserve_exact(n)
+            .map_err(|_| self.no_memory(s, b, len))?;
+        v.resize(n, 0);
+        Ok(v)
+    }
+
+    /// Reads the bytes `off..off + len` of stream `s` (more than one block) into `out`: the
+    /// threads take the blocks one at a time, and read, decode and copy each block straight
+    /// into its part of `out` (a whole block is decoded right there, with no copy; with
+    /// `native`, its elements in native byte order), so decoding and copying overlap and memory
+    /// holds one frame and one decompressed block per thread. Blocks go into the cache only when
+    /// the whole span fits in half of it (a larger read would only evict its own blocks, and
+    /// everything else), and whole blocks only if [`Archive::caches_whole_blocks`].
+    pub(super) fn read_span(
+        &self,
+        s: usize,
+        off: u64,
+        len: u64,
+        out: &mut [u8],
+        native: bool,
+    ) -> Result<()> {
+        let bb = self.streams[s].block_bytes;
+        let (first, last) = (off / bb, (off + len - 1) / bb);
+        self.plan_reads((first..=last).map(|b| (s, b)))?;
+        let mut parts: Vec<(u64, usize, &mut [u8])> =
+            Vec::with_capacity((last - first + 1) as usize);
+        let mut rest = out;
+        for b in first..=last {
+            let (from, to) = (off.max(b * bb), (off + len).min((b + 1) * bb));
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut((to - from) as usize);
+            parts.push((b, (from - b * bb) as usize, head));
+            rest = tail;
+        }
+        let keep = (last - first + 1) * bb <= self.cache.stats().budget / 2;
+        let threads = self.threads.min(parts.len()).max(1);
+        // The threads take the blocks in ascending order from one queue (so a thread slowed
+        // down by other work does not hold up the read); after an error no thread takes another
+        // block, and the error of the lowest block is the one reported (the blocks before it
+        // were all taken, so it is the first damaged block of the span, as a serial read finds).
+        let queue = std::sync::Mutex::new(parts.into_iter());
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        // Returns the error of the block that failed, if one did.
+        let work = || -> Option<(u64, Error)> {
+            let mut scratch = BlockScratch::default();
+            loop {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                // (A poisoned lock still holds a valid iterator.)
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                let (b, within, dst) = next?;
+                if let Err(e) = self.span_block(s, b, within, dst, keep, native, &mut scratch) {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Some((b, e));
+                }
+            }
+        };
+        std::thread::scope(|sc| {
+            let handles = (0..threads)
+                .map(|_| spawn_scoped(sc, "block decoder", work))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(spawn_err(&self.path))?;
+            let mut first: Option<(u64, Error)> = None;
+            for h in handles {
+                let r = h.join().map_err(|_| {
+                    Error::Internal(format!(
+                        "{}: a block decoder thread panicked decoding {}",
+                        self.path.display(),
+                        self.stream_name(s)
+                    ))
+                })?;
+                if let Some((b, e)) = r {
+                    if first.as_ref().is_none_or(|(fb, _)| b < *fb) {
+                        first = Some((b, e));
+                    }
+                }
+            }
+            first.map_or(Ok(()), |(_, e)| Err(e))
+        })
+    }
+
+    /// One block of [`Archive::read_span`]: the bytes from `within` of block `b` of stream `s`
+    /// into `dst`, from the cache or decoded (a whole block straight into `dst`), cached if
+    /// `keep` (a whole block only if [`Archive::caches_whole_blocks`] too).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn span_block(
+        &self,
+        s: usize,
+        b: u64,
+        within: usize,
+        dst: &mut [u8],
+        keep: bool,
+        native: bool,
+        scratch: &mut BlockScratch,
+    ) -> Result<()> {
+        let (id, esize) = (self.streams[s].id, self.streams[s].esize);
+        let whole = within == 0 && dst.len() as u64 == self.block_len(s, b);
+        let block = match self.cache.get((id, b)) {
+            Some(block) => block,
+            None if whole => {
+                self.decode_block_into(s, b, dst, scratch, native)?;
+                if keep && self.caches_whole_blocks() {
+                    if self.entry(s, b).is_constant() {
+                        self.cache.insert((id, b), self.constant(s, b));
+                        return Ok(());
+                    }
+                    let mut block = dst.to_vec();
+                    if native {
+                        // Back to the big-endian bytes the cache holds.
+                        be_to_native(&mut block, esize);
+                    }
+                    self.cache.insert((id, b), Arc::new(block));
+                }
+                return Ok(());
+            }
+            None => {
+                let block = self.load(s, b)?;
+                if keep {
+                    self.cache.insert((id, b), block.clone());
+                }
+                block
+            }
+        };
+        if !block.copy_to(within as u64, dst) {
+            return Err(self.shorter(s, b));
+        }
+        if native {
+            be_to_native(dst, esize);
+        }
+        Ok(())
+    }
+
+    /// Reads, checks and decodes block `b` of stream `s` (stream ids as in
+    /// [`Archive::stream_count`]), bypassing the cache.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-read_block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let block = a.read_block(temp, 0)?;
+    /// assert_eq!(block.len() as u64, a.stream_len(temp));
+    /// let original = std::fs::read("samples/obs_points.nc")?;
+    /// let begin = a.header().var(temp).begin() as usize;
+    /// assert_eq!(block[..4], original[begin..begin + 4]); // record 0's big-endian value
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::check_block`], a payload that does not decode to the block's length, and
+    /// [`Error::NoMemory`] when the block (a constant one too: it is built here) or its frame
+    /// does not fit in memory.
+    pub fn read_block(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        match self.load(s, b)? {
+            Block::Bytes(block) => Ok(Arc::unwrap_or_clone(block)),
+            Block::Constant { .. } => self.constant_bytes(s, b),
+        }
+    }
+
+    /// Block `b` of stream `s` as [`Archive::read_block`] reads it, bypassing the cache, but a
+    /// constant block as its element (not built).
+    pub(crate) fn load(&self, s: usize, b: u64) -> Result<Block> {
+        self.refuse_lost(s, b)?;
+        let e = *self.entry(s, b);
+        if e.is_constant() {
+            return Ok(self.constant(s, b));
+        }
+        let mut buf = self.zeroed(s, b, e.frame_len())?;
+        self.reader
+            .read_exact_at(&mut buf, e.offset)
+            .map_err(io_err(&self.path, "read"))?;
+        Ok(Block::Bytes(Arc::new(self.decode_frame(s, b, &buf)?)))
+    }
+
+    /// [`Error::Internal`]: block `b` of stream `s` is shorter than a read of it needs.
+    pub(super) fn shorter(&self, s: usize, b: u64) -> Error {
+        Error::Internal(format!(
+            "block {b} of {} is shorter than the layout says",
+            self.stream_name(s)
+        ))
+    }
+
+    /// [`Archive::read_block`] into `out` (exactly the block's length), with the same checks,
+    /// reusing `scratch`'s buffers; with `native`, elements in native byte order.
+    pub(super) fn decode_block_into(
+        &self,
+        s: usize,
+        b: u64,
+        out: &mut [u8],
+        scratch: &mut BlockScratch,
+        native: bool,
+    ) -> Result<()> {
+        let e = *self.entry(s, b);
+        if e.is_lost() {
+            return Err(self.block_error(s, b, BlockError::Lost));
+        }
+        let esize = self.streams[s].esize;
+        if e.is_constant() {
+            let mut value = e.constant_value(esize.clamp(1, 8));
+            if native {
+                be_to_native(&mut value, esize);
+            }
+            if value.is_empty() || !out.len().is_multiple_of(value.len()) {
+                return Err(Error::Internal(format!(
+                    "block {b} of {} is not a whole number of elements",
+                    self.stream_name(s)
+                )));
+            }
+            for c in out.chunks_exact_mut(value.len()) {
+                c.copy_from_slice(&value);
+            }
+            return Ok(());
+        }
+        let frame = &mut scratch.frame;
+        let frame_len = FRAME_HEADER_LEN + e.stored_len as usize;
+        frame
+            .try_reserve(frame_len.saturating_sub(frame.len()))
+            .map_err(|_| self.no_memory(s, b, frame_len as u64))?;
+        frame.resize(frame_len, 0);
+        self.reader
+            .read_exact_at(frame, e.offset)
+            .map_err(io_err(&self.path, "read"))?;
+        let h = self.check_frame_header(s, b, frame)?;
+        decode_payload_into(
+            &h,
+            &frame[FRAME_HEADER_LEN..],
+            out,
+            &mut scratch.codec,
+            native,
+        )
+        .map_err(|e| self.block_error(s, b, e.into()))
+    }
+
+    /// Tells the reader which frames the blocks `blocks` (as (stream, block)) will be read from,
+    /// in the order they will be read, leaving out blocks that are cached or need no frame: a
+    /// remote reader fetches them with a few coalesced requests instead of one per block.
+    pub(crate) fn plan_reads(&self, blocks: impl Iterator<Item = (usize, u64)>) -> Result<()> {
+        if !self.reader.wants_prefetch() {
+            return Ok(());
+        }
+        let ranges: Vec<(u64, u64)> = blocks
+            .filter(|&(s, b)| !self.cache.contains((self.streams[s].id, b)))
+            .map(|(s, b)| *self.entry(s, b))
+            .filter(|e| !e.is_constant() && !e.is_lost())
+            .map(|e| (e.offset, e.frame_len()))
+            .collect();
+        if ranges.len() < 2 {
+            return Ok(());
+        }
+        self.reader
+            .prefetch(&ranges)
+            .map_err(io_err(&self.path, "read"))
+    }
+
+    /// Decoded length of block `b` of stream `s`, as the layout says.
+    pub(super) fn block_len(&self, s: usize, b: u64) -> u64 {
+        self.streams[s].block_len(b)
+    }
+
+    /// A constant block, from its index entry alone, as its element and length (the block
+    /// length is a whole number of elements: a stream's blocks are whole elements, and its
+    /// length too).
+    pub(super) fn constant(&self, s: usize, b: u64) -> Block {
+        let esize = self.streams[s].esize.clamp(1, 8);
+        Block::constant(
+            &self.entry(s, b).constant_value(esize),
+            self.block_len(s, b),
+        )
+    }
+
+    /// A constant block built whole, allocated fallibly.
+    pub(super) fn constant_bytes(&self, s: usize, b: u64) -> Result<Vec<u8>> {
+        let block = self.constant(s, b);
+        let mut out = self.zeroed(s, b, block.len())?;
+        if !block.copy_to(0, &mut out) {
+            return Err(self.shorter(s, b));
+        }
+        Ok(out)
+    }
+
+    /// Checks a frame header against the index and the layout.
+    pub(super) fn check_frame_header(&self, s: usize, b: u64, frame: &[u8]) -> Result<FrameHeader> {
+        let st = &self.streams[s];
+        let e = self.entry(s, b);
+        let err = |e: BlockError| self.block_error(s, b, e);
+        let expect_len = self.block_len(s, b);
+        let h = FrameHeader::decode(frame).map_err(|e| err(e.into()))?;
+        if h.stream != st.id
+            || h.block != b
+            || h.stored_len != e.stored_len
+            || u64::from(h.decoded_len) != expect_len
+            || h.codec != e.codec
+            || h.filter != e.filter
+        {
+            return Err(err(BlockError::Mismatch {
+                stream: h.stream,
+                block: h.block,
+                stored: h.stored_len,
+                decoded: h.decoded_len,
+                expect_stream: st.id,
+                expect_block: b,
+                expect_stored: e.stored_len,
+                expect_decoded: expect_len,
+            }));
+        }
+        if usize::from(h.esize) != st.esize {
+            return Err(err(BlockError::ElementSize {
+                frame: h.esize,
+                stream: st.esize,
+            }));
+        }
+        Ok(h)
+    }
+
+    /// Checks and decodes the frame bytes of block `b` of stream `s`.
+    /// The output is allocated fallibly ([`Error::NoMemory`]), and decoded into in place.
+    pub(super) fn decode_frame(&self, s: usize, b: u64, frame: &[u8]) -> Result<Vec<u8>> {
+        let h = self.check_frame_header(s, b, frame)?;
+        let mut out = self.zeroed(s, b, u64::from(h.decoded_len))?;
+        let mut scratch = DecodeScratch::default();
+        decode_payload_into(
+            &h,
+            &frame[FRAME_HEADER_LEN..],
+            &mut out,
+            &mut scratch,
+            false,
+        )
+        .map_err(|e| self.block_error(s, b, e.into()))?;
+        Ok(out)
+    }
+
+    /// Decoded block `b` of stream `s`, from the cache or decoded (and then cached; a constant
+    /// block is cached as its element, and built for the caller).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-block", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let block = a.block(temp, 0)?;
+    /// assert_eq!(*block, a.read_block(temp, 0)?);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::read_block`].
+    pub fn block(&self, s: usize, b: u64) -> Result<Arc<Vec<u8>>> {
+        let mut got = self.fetch(s, &[b])?;
+        match got.pop() {
+            Some(Block::Bytes(block)) => Ok(block),
+            Some(Block::Constant { .. }) => Ok(Arc::new(self.constant_bytes(s, b)?)),
+            None => Err(Error::Internal(format!(
+                "block {b} of {} was not fetched",
+                self.stream_name(s)
+            ))),
+        }
+    }
+
+    /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the
+    /// others read with one I/O per run of adjacent frames and decoded on all threads; constant
+    /// blocks as their element, not built.
+    pub(super) fn fetch(&self, s: usize, blocks: &[u64]) -> Result<Vec<Block>> {
+        let id = self.streams[s].id;
+        let mut got: Vec<Option<Block>> = blocks.iter().map(|&b| self.cache.get((id, b))).collect();
+        // Constant blocks need no I/O.
+        for (i, &b) in blocks.iter().enumerate() {
+            if got[i].is_none() && self.entry(s, b).is_constant() {
+                let block = self.constant(s, b);
+                self.cache.insert((id, b), block.clone());
+                got[i] = Some(block);
+            }
+        }
+        let missing: Vec<usize> = (0..blocks.len()).filter(|&i| got[i].is_none()).collect();
+        if missing.len() == 1 {
+            let i = missing[0];
+            let block = self.load(s, blocks[i])?;
+            self.cache.insert((id, blocks[i]), block.clone());
+            got[i] = Some(block);
+        } else if !missing.is_empty() {
+            // Group misses whose frames are adjacent in the file into single reads.
+            let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
+            let mut end = u64::MAX;
+            for &i in &missing {
+                self.refuse_lost(s, blocks[i])?;
+                let e = self.entry(s, blocks[i]);
+                let frame_len = e.frame_len();
+                match groups.last_mut() {
+                    Some((start, members))
+                        if e.offset == end && end - *start + frame_len <= MAX_COALESCED_READ =>
+                    {
+                        members.push(i)
+                    }
+                    _ => groups.push((e.offset, vec![i])),
+                }
+                end = e.offset + frame_len;
+            }
+            self.plan_reads(missing.iter().map(|&i| (s, blocks[i])))?;
+            let mut frames: Vec<(usize, Vec<u8>)> = Vec::with_capacity(missing.len());
+            for (start, members) in groups {
+                let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
+                let len = last.offset + last.frame_len() - start;
+                let mut buf = self.zeroed(s, blocks[members[0]], len)?;
+                self.reader
+                    .read_exact_at(&mut buf, start)
+                    .map_err(io_err(&self.path, "read"))?;
+                for i in members {
+                    let e = self.entry(s, blocks[i]);
+                    let at = (e.offset - start) as usize;
+                    frames.push((i, buf[at..at + e.frame_len() as usize].to_vec()));
+                }
+            }
+            let threads = self.threads.min(frames.len()).max(1);
+            let chunk = frames.len().div_ceil(threads);
+            let decoded: Vec<Result<(usize, Vec<u8>)>> = std::thread::scope(|sc| {
+                // A thread that cannot start is an error; those started finish their part.
+                let handles = frames
+                    .chunks(chunk)
+                    .map(|part| {
+                        spawn_scoped(sc, "block decoder", move || {
+                            part.iter()
+                                .map(|(i, f)| self.decode_frame(s, blocks[*i], f).map(|d| (*i, d)))
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(spawn_err(&self.path))?;
+                // A decoder that panicked is a bug in nc3pack, not damage: say so.
+                let mut all = Vec::with_capacity(frames.len());
+                for h in handles {
+                    all.extend(h.join().map_err(|_| {
+                        Error::Internal(format!(
+                            "{}: a block decoder thread panicked decoding {}",
+                            self.path.display(),
+                            self.stream_name(s)
+                        ))
+                    })?);
+                }
+                Ok::<_, Error>(all)
+            })?;
+            for r in decoded {
+                let (i, d) = r?;
+                let block = Block::Bytes(Arc::new(d));
+                self.cache.insert((id, blocks[i]), block.clone());
+                got[i] = Some(block);
+            }
+        }
+        got.into_iter()
+            .enumerate()
+            .map(|(i, g)| {
+                g.ok_or_else(|| {
+                    Error::Internal(format!(
+                        "block {} of {} was not decoded",
+                        blocks[i],
+                        self.stream_name(s)
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The whole data of stream `s`, a member of a shared stream: its bytes are cut from the
+    /// shared stream's blocks and decoded, then cached like a block.
+    pub(crate) fn member_bytes(&self, s: usize) -> Result<Arc<Vec<u8>>> {
+        self.member_bytes_held(s, &mut HeldBlocks::default())
+    }
+
+    /// [`Archive::member_bytes`] for a reader that takes the members in their order in the
+    /// shared streams (as unpacking does): the shared blocks the last member used are kept in
+    /// `held` and reused, so that each shared block is decoded once even without a cache,
+    /// instead of once per member (which made unpacking and verifying an archive of many small
+    /// variables quadratic).
+    pub(crate) fn member_bytes_held(
+        &self,
+        s: usize,
+        held: &mut HeldBlocks,
+    ) -> Result<Arc<Vec<u8>>> {
+        let st = &self.streams[s];
+        let Some((sh, at)) = st.shared else {
+            return Err(Error::Internal(format!(
+                "{} is not in a shared stream",
+                self.stream_name(s)
+            )));
+        };
+        let key = (st.id, 0);
+        if let Some(Block::Bytes(b)) = self.cache.get(key) {
+            return Ok(b);
+        }
+        let bb = self.streams[sh].block_bytes;
+        let end = at + st.total;
+        let blocks: Vec<u64> = (at / bb..=(end - 1) / bb).collect();
+        let find = |b: u64| held.0.iter().find(|h| h.0 == sh && h.1 == b).map(|h| &h.2);
+        let missing: Vec<u64> = blocks
+            .iter()
+            .copied()
+            .filter(|&b| find(b).is_none())
+            .collect();
+        let mut fetched = self.fetch(sh, &missing)?.into_iter();
+        let got: Vec<Block> = blocks
+            .iter()
+            .map(|&b| find(b).cloned().or_else(|| fetched.next()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "block {} of {} was not fetched",
+                    blocks[0],
+                    self.stream_name(sh)
+                ))
+            })?;
+        held.0.retain(|h| h.0 != sh);
+        held.0
+            .extend(blocks.iter().zip(&got).map(|(&b, g)| (sh, b, g.clone())));
+        let mut enc = vec![0u8; st.total as usize];
+        let mut enc_at = 0usize;
+        for (&b, block) in blocks.iter().zip(&got) {
+            let from = at.max(b * bb) - b * bb;
+            let to = end.min(b * bb + block.len()) - b * bb;
+            let n = to.saturating_sub(from) as usize;
+            let part = enc.get_mut(enc_at..enc_at + n);
+            if to < from || !part.is_some_and(|part| block.copy_to(from, part)) {
+                return Err(self.block_error(sh, b, BlockError::Short));
+            }
+            enc_at += n;
+        }
+        if enc_at != enc.len() {
+            return Err(self.block_error(sh, blocks[blocks.len() - 1], BlockError::Short));
+        }
+        let mut out = Vec::with_capacity(enc.len());
+        crate::codec::member_decode(st.esize, &enc, &mut out);
+        let out = Arc::new(out);
+        self.cache.insert(key, Arc::clone(&out));
+        Ok(out)
+    }
+
+    /// Reads the whole materialized data of variable `v` as big-endian bytes (as stored in the
+    /// netCDF file, with records de-interleaved).
+    ///
+    /// ```
+    /// use nc3pack::Dataset;
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-read_var_bytes", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// let bytes = a.read_var_bytes(temp)?;
+    /// assert_eq!(bytes.len(), 20000 * 4);
+    /// let first: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[1]), None)?)?;
+    /// assert_eq!(f32::from_be_bytes(bytes[..4].try_into()?), first[0]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::read_block`], for any block of the variable.
+    pub fn read_var_bytes(&self, v: usize) -> Result<Vec<u8>> {
+        Dataset::read_var_bytes(self, v)
+    }
+}
+
+impl<R: ReadAt> Archive<R> {
+    /// [`Dataset::read_runs`] (`native` false) and [`Dataset::read_runs_native`] (true).
+    pub(super) fn runs_into(
+        &self,
+        v: usize,
+        runs: &[(u64, u64)],
+        out: &mut [u8],
+        native: bool,
+    ) -> Result<()> {
+        let esize = self.streams[v].esize;
+        if self.is_member(v) {
+            let data = self.member_bytes(v)?;
+            let mut out_at = 0usize;
+            for &(off, len) in runs {
+                let (off, len) = (off as usize, len as usize);
+                out[out_at..out_at + len].copy_from_slice(&data[off..off + len]);
+                out_at += len;
+            }
+            if native {
+                be_to_native(out, esize);
+            }
+            return Ok(());
+        }
+        let bb = self.streams[v].block_bytes;
+        if let [(off, len)] = *runs {
+            // (With one thread, only when whole blocks are not cached: otherwise the blocks are
+            // fetched, with one I/O per run of adjacent frames, and all cached.)
+            let spans = len > 0 && (off + len - 1) / bb > off / bb;
+            if spans && (self.threads > 1 || !self.caches_whole_blocks()) {
+                return self.read_span(v, off, len, out, native);
+            }
+        }
+        // One run inside one cached block (a small read, as nccopy's one record at a time):
+        // copied from the cache, nothing planned, fetched or allocated.
+        if let [(off, len)] = *runs {
+            let b = off / bb;
+            if len > 0 && (off + len - 1) / bb == b {
+                if let Some(block) = self.cache.get_held((self.streams[v].id, b)) {
+                    let piece = &mut out[..len as usize];
+                    if !block.copy_to(off - b * bb, piece) {
+                        return Err(self.shorter(v, b));
+                    }
+                    if native {
+                        be_to_native(piece, esize);
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        // A remote archive fetches the frames of the whole read with one request set.
+        let planned = runs
+            .iter()
+            .filter(|r| r.1 > 0)
+            .flat_map(|&(off, len)| off / bb..=(off + len - 1) / bb);
+        let mut last = None;
+        self.plan_reads(
+            planned
+                .filter(|&b| last.replace(b) != Some(b))
+                .map(|b| (v, b)),
+        )?;
+        // Blocks are needed in ascending order; fetch them a window at a time so a large read
+        // decodes in parallel while memory stays bounded.
+        let window = (self.threads * 4).max(8);
+        let mut out_at = 0usize;
+        let mut run_i = 0usize;
+        let mut run_done = 0u64; // bytes of runs[run_i] already copied
+        while run_i < runs.len() {
+            // Collect the next window of distinct blocks, starting where we are.
+            let mut blocks: Vec<u64> = Vec::with_capacity(window);
+            let (mut ri, mut rd) = (run_i, run_done);
+            while ri < runs.len() && blocks.len() < window {
+                let (off, len) = runs[ri];
+                let first = (off + rd) / bb;
+                let last = (off + len - 1) / bb;
+                for b in first..=last {
+                    if blocks.last() != Some(&b) {
+                        if blocks.len() == window {
+                            break;
+                        }
+                        blocks.push(b);
+                    }
+                }
+                ri += 1;
+                rd = 0;
+            }
+            let fetched = self.fetch(v, &blocks)?;
+            let (first_b, last_b) = (blocks[0], blocks[blocks.len() - 1]);
+            // Copy everything that falls in the fetched blocks.
+            while run_i < runs.len() {
+                let (off, len) = runs[run_i];
+                let pos = off + run_done;
+                let b = pos / bb;
+                if b > last_b || b < first_b {
+                    break;
+                }
+                let Ok(k) = blocks.binary_search(&b) else {
+                    break;
+                };
+                let block = &fetched[k];
+                let within = pos - b * bb;
+                let take = (len - run_done).min(block.len().saturating_sub(within)) as usize;
+                let piece = &mut out[out_at..out_at + take];
+                if take == 0 || !block.copy_to(within, piece) {
+                    return Err(self.shorter(v, b));
+                }
+                if native {
+                    be_to_native(piece, esize);
+                }
+                out_at += take;
+                run_done += take as u64;
+                if run_done == len {
+                    run_i += 1;
+                    run_done = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+}
