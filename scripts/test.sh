@@ -31,6 +31,9 @@ echo "== Rust tests"
 # The Rust tests that compare with netCDF-C through netCDF4-python use this environment's.
 NC3PACK_TEST_PYTHON="$venv/bin/python" cargo test --locked "$@"
 
+echo "== the vendored Pcodec fork (nc3pack-pco): its own tests"
+cargo test --locked -p nc3pack-pco
+
 echo "== netCDF-C plugin: unit tests, then Debian's ncdump, nccopy, ncks and a C program"
 cargo test --locked -p nc3pack-netcdf
 bash scripts/plugin-test.sh

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 /// assert_eq!(e.to_string(), "out.nc3z: output exists (use --force to overwrite)");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An operating-system I/O error on a file.
     #[error("{}: {op}: {source}", shown(path))]
@@ -224,6 +225,7 @@ pub enum Error {
 /// assert!(matches!(err, Error::Archive { part: "lead", source: ArchiveError::Lead(LeadError::Magic), .. }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ArchiveError {
     /// The lead.
     #[error(transparent)]
@@ -314,6 +316,7 @@ pub enum ArchiveError {
 /// assert!(matches!(BlockError::Lost, BlockError::Lost));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlockError {
     /// `reindex` found no intact frame for the block.
     #[error("block was lost (marked by reindex)")]
@@ -389,6 +392,7 @@ impl From<crate::nc3::error::FileError> for Error {
 /// );
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Refusal {
     /// The output exists and is not a regular file (nor a symbolic link).
     #[error("output is {kind}, not a regular file; refusing to replace it (even with --force)")]
@@ -487,6 +491,7 @@ pub enum Refusal {
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NothingFound {
     /// A directory (or an object-storage prefix) holds no `*.jsonl` manifest.
     #[error("no manifest found (no *.jsonl {} in this {})",
@@ -514,6 +519,7 @@ pub enum NothingFound {
 /// assert_eq!(NotDeleted::Changed.to_string(), "changed since it was packed");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NotDeleted {
     /// Symbolic links, pipes and devices are never deleted.
     #[error("not a regular file (symbolic links, pipes and devices are never deleted)")]
@@ -579,6 +585,7 @@ pub enum NotDeleted {
 /// assert_eq!(e.to_string(), "invalid option: block size 4 is outside 8..=1073741824 bytes");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OptionError {
     /// The codec level is out of range, or the codec cannot be set up.
     #[error(transparent)]
@@ -692,6 +699,7 @@ pub(crate) fn worker_err(
 /// assert!(e.to_string().starts_with("access denied (SignatureDoesNotMatch)"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RemoteError {
     /// The URL is malformed or of an unknown scheme.
     #[error("not a usable URL: {}", redact_url(why))]

@@ -96,6 +96,7 @@ pub struct Damage {
 /// assert_eq!(Problem::Block(BlockError::Lost).to_string(), "block was lost (marked by reindex)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Problem {
     /// An archive structure is damaged, as opening reports it.
     #[error(transparent)]
@@ -234,6 +235,7 @@ impl std::fmt::Display for Damage {
 /// assert_eq!(p.to_string(), "payload checksum mismatch (frame of stream 2 block 7)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScanProblem {
     /// An intact frame header whose payload's CRC does not match.
     #[error("payload checksum mismatch (frame of stream {stream} block {block})")]
@@ -279,6 +281,7 @@ pub enum ScanProblem {
 /// assert_eq!(p.to_string(), "a run of stream id 9 that has no blocks");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConstantsProblem {
     /// It decodes to more than a constants frame may hold.
     #[error("{decoded} bytes decoded is too large")]

@@ -43,6 +43,7 @@ impl HeaderError {
 /// assert_eq!((e.offset, e.what), (3, HeaderProblem::Version { version: 7 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderProblem {
     /// The file is shorter than the magic.
     #[error("magic: file is only {file_len} bytes long")]
@@ -204,6 +205,7 @@ pub enum HeaderProblem {
 /// assert_eq!(e.to_string(), "variables \"a\" and \"b\" overlap (begin 100 < 104)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LayoutError {
     /// A variable's size does not fit 64 bits.
     #[error("variable {var:?}: size overflows")]
@@ -381,6 +383,7 @@ pub enum LayoutError {
 /// assert_eq!(e.to_string(), "bad magic at byte 0: expected \"CDF\" then 1, 2 or 5, found bytes 504b0304");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NotNetcdf3 {
     /// The file has no bytes.
     #[error("the file is empty")]
@@ -417,6 +420,7 @@ fn hex(b: &[u8]) -> String {
 /// assert_eq!(nc3pack::Error::from(e).to_string(), "x.nc: not a netCDF-3 file: the file is empty");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileError {
     /// An I/O error reading the file.
     #[error("{}: {op}: {source}", path.display())]

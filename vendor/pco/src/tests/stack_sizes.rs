@@ -9,7 +9,7 @@ fn test_stack_sizes() {
   // Some of our structs get pretty large on the stack, so it's good to be
   // aware of that. Hopefully we can minimize this in the future.
 
-  assert_eq!(size_of::<ChunkLatentCompressor<u64>>(), 3264);
+  assert_eq!(size_of::<ChunkLatentCompressor<u64>>(), 6336); // 3264 in pco 1.1.0: the fork's encoder tables
   assert_eq!(size_of::<DynChunkLatentCompressor>(), 16);
   assert_eq!(size_of::<ChunkCompressor>(), 264);
 
