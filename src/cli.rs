@@ -4,8 +4,8 @@
 //!
 //! ```
 //! use clap::Parser;
-//! let cli = crate::cli::Cli::try_parse_from(["nc3pack", "unpack", "a.nc3z", "a.nc", "-f"]).unwrap();
-//! let crate::cli::Command::Unpack(u) = cli.command else { panic!() };
+//! let cli = nc3pack::cli::Cli::try_parse_from(["nc3pack", "unpack", "a.nc3z", "a.nc", "-f"]).unwrap();
+//! let nc3pack::cli::Command::Unpack(u) = cli.command else { panic!() };
 //! assert!(u.common.force);
 //! assert_eq!(u.output, std::path::Path::new("a.nc"));
 //! ```
@@ -321,10 +321,10 @@ fn copy_interval(s: &str) -> Result<std::time::Duration, String> {
 ///
 /// ```
 /// use clap::Parser;
-/// let args = crate::cli::arguments(["nc3pack", "a.nc", "a.nc3z"].map(Into::into).to_vec());
+/// let args = nc3pack::cli::arguments(["nc3pack", "a.nc", "a.nc3z"].map(Into::into).to_vec());
 /// assert_eq!(args, ["nc3pack", "pack", "a.nc", "a.nc3z"]);
-/// let cli = crate::cli::Cli::try_parse_from(args).unwrap();
-/// assert!(matches!(cli.command, crate::cli::Command::Pack(_)));
+/// let cli = nc3pack::cli::Cli::try_parse_from(args).unwrap();
+/// assert!(matches!(cli.command, nc3pack::cli::Command::Pack(_)));
 /// ```
 pub fn arguments(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let first_at = 1 + args.iter().skip(1).take_while(|a| *a == "--anon").count();
