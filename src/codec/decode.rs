@@ -1,6 +1,9 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
+use super::error::{
+    CodecError, ContextError, FitError, LorenzoError, MaskError, PlaneError, RefsError,
+};
 use super::filter::undo_filter_into;
 use crate::codec::word::be_to_native;
 use crate::format::error::FrameError;
@@ -72,11 +75,11 @@ pub(crate) fn decode_plane(
     pco: &mut super::pco::PcoScratch,
 ) -> Result<(), FrameError> {
     if h.codec != Codec::Pco {
-        return Err(FrameError::PlaneCodec { codec: h.codec });
+        return Err(PlaneError::Codec { codec: h.codec }.into());
     }
     let esize = usize::from(h.esize);
     if !super::plane::supports(esize) {
-        return Err(FrameError::PlaneElementSize { esize: h.esize });
+        return Err(PlaneError::ElementSize { esize: h.esize }.into());
     }
     let (params, payload) = super::plane::Params::decode(payload)?;
     let n = out.len();
@@ -131,20 +134,22 @@ pub(crate) fn decode_mask(
         h,
         out.len(),
         super::mask::supports,
-        |codec| FrameError::MaskCodec { codec },
-        |esize| FrameError::MaskElementSize { esize },
+        |codec| MaskError::Codec { codec }.into(),
+        |esize| MaskError::ElementSize { esize }.into(),
     )?;
     let n = out.len() / esize;
     let mut bits = std::mem::take(&mut scratch.bits);
-    let r = super::mask::decode(payload, esize, n, &mut bits).and_then(|(fill, m, pco)| {
-        // At most the block's decoded length, which the layout bounds.
-        let rest = &mut scratch.filtered;
-        rest.clear();
-        grow(rest, m * esize)?;
-        super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
-        super::mask::undo_into(rest, &bits, fill, esize, out, native);
-        Ok(())
-    });
+    let r = super::mask::decode(payload, esize, n, &mut bits)
+        .map_err(FrameError::from)
+        .and_then(|(fill, m, pco)| {
+            // At most the block's decoded length, which the layout bounds.
+            let rest = &mut scratch.filtered;
+            rest.clear();
+            grow(rest, m * esize)?;
+            super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
+            super::mask::undo_into(rest, &bits, fill, esize, out, native);
+            Ok(())
+        });
     scratch.bits = bits;
     r
 }
@@ -164,8 +169,8 @@ pub(crate) fn decode_fit(
         h,
         out.len(),
         super::fit::supports,
-        |codec| FrameError::FitCodec { codec },
-        |esize| FrameError::FitElementSize { esize },
+        |codec| FitError::Codec { codec }.into(),
+        |esize| FitError::ElementSize { esize }.into(),
     )?;
     let n = out.len() / esize;
     let (params, has_fill, rest) = super::fit::Params::decode(payload)?;
@@ -208,11 +213,11 @@ pub(crate) fn decode_refs(
         h.codec,
         Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
     ) {
-        return Err(FrameError::RefsCodec { codec: h.codec });
+        return Err(RefsError::Codec { codec: h.codec }.into());
     }
     let esize = usize::from(h.esize);
     if !refs::supports(esize) {
-        return Err(FrameError::RefsElementSize { esize: h.esize });
+        return Err(RefsError::FrameElementSize { esize: h.esize }.into());
     }
     if !out.len().is_multiple_of(esize) {
         return Err(FrameError::FilterElementSize {
@@ -221,24 +226,25 @@ pub(crate) fn decode_refs(
         });
     }
     let Some((count, payload)) = payload.split_first_chunk::<{ refs::PREFIX }>() else {
-        return Err(FrameError::RefsNoCount {
+        return Err(RefsError::NoCount {
             stored: h.stored_len,
-        });
+        }
+        .into());
     };
     let d = u32::from_be_bytes(*count);
     let n = out.len() / esize;
     // Bounded by the block's length before anything is allocated.
     let len = refs::filtered_len(out.len(), esize, d as usize)
         .filter(|_| d as usize <= n)
-        .ok_or(FrameError::Refs(crate::format::error::RefsError::Entries {
+        .ok_or(RefsError::Entries {
             entries: d as usize,
             elements: n,
-        }))?;
+        })?;
     // Grows once per thread, then reused: decompression overwrites all of it.
     grow(filtered, len)?;
     let f = &mut filtered[..len];
     decompress_into(h, payload, f, zstd_ctx)?;
-    refs::undo(f, esize, d, out).map_err(FrameError::Refs)?;
+    refs::undo(f, esize, d, out)?;
     if native {
         be_to_native(out, esize);
     }
@@ -256,15 +262,16 @@ pub(crate) fn split_row<'p>(
         return Ok((0, payload));
     }
     if !supports(usize::from(h.esize)) {
-        return Err(FrameError::LorenzoElementSize { esize: h.esize });
+        return Err(LorenzoError::ElementSize { esize: h.esize }.into());
     }
     let Some((prefix, rest)) = payload.split_first_chunk::<ROW_PREFIX>() else {
-        return Err(FrameError::LorenzoNoRow {
+        return Err(LorenzoError::NoRow {
             stored: h.stored_len,
-        });
+        }
+        .into());
     };
     match u32::from_be_bytes(*prefix) {
-        0 => Err(FrameError::LorenzoZeroRow),
+        0 => Err(LorenzoError::ZeroRow.into()),
         row => Ok((row as usize, rest)),
     }
 }
@@ -340,7 +347,8 @@ fn decode_checked_into(
     if h.codec == Codec::Pco {
         // Numbers decode in native order: the swap to big-endian, if any, is pco's last pass.
         check_pco_filter(h)?;
-        return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco);
+        return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco)
+            .map_err(FrameError::from);
     }
     if h.codec == Codec::Context {
         check_context_filter(h)?;
@@ -415,7 +423,7 @@ pub(crate) fn decompress_into(
             }
         }
         Codec::Zstd => {
-            let zerr = |e: std::io::Error| FrameError::Zstd(e.to_string());
+            let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
             let d = match zstd_ctx {
                 Some(d) => d,
                 None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
@@ -432,14 +440,15 @@ pub(crate) fn decompress_into(
             let mut dec = flate2::Decompress::new(false);
             let st = dec
                 .decompress(payload, out, flate2::FlushDecompress::Finish)
-                .map_err(|e| FrameError::Deflate(e.to_string()))?;
+                .map_err(|e| CodecError::Deflate(e.to_string()))?;
             if st != flate2::Status::StreamEnd
                 || dec.total_out() != n as u64
                 || dec.total_in() != payload.len() as u64
             {
-                return Err(FrameError::DeflateLength {
+                return Err(CodecError::DeflateLength {
                     decoded: h.decoded_len,
-                });
+                }
+                .into());
             }
         }
         Codec::Pco => {
@@ -460,7 +469,7 @@ pub(crate) fn check_context_filter(h: &FrameHeader) -> Result<(), FrameError> {
     if h.filter == Filter::None {
         Ok(())
     } else {
-        Err(FrameError::ContextFilter { filter: h.filter })
+        Err(ContextError::Filter { filter: h.filter }.into())
     }
 }
 
@@ -470,9 +479,10 @@ pub(crate) fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
     if h.filter == Filter::None {
         Ok(())
     } else {
-        Err(FrameError::Pco(format!(
+        Err(CodecError::Pco(format!(
             "filter {} with codec pco (pco frames have filter none, plane or mask)",
             h.filter.name()
-        )))
+        ))
+        .into())
     }
 }

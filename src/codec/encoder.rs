@@ -7,7 +7,7 @@ use super::pco::pco_sample;
 use super::tuning::*;
 use super::zstd::compress_zstd;
 use crate::codec::pco::NumKind;
-use crate::format::error::CodecError;
+use crate::codec::CodecError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 pub(crate) mod numeric;

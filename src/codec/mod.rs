@@ -14,6 +14,7 @@ pub(crate) mod context;
 pub(crate) mod decode;
 pub(crate) mod deflate;
 pub(crate) mod encoder;
+pub(crate) mod error;
 pub(crate) mod filter;
 pub(crate) mod fit;
 pub(crate) mod lorenzo;
@@ -31,6 +32,9 @@ pub(crate) mod zstd;
 
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
+pub use error::{
+    CodecError, ContextError, FitError, LorenzoError, LzmaError, MaskError, PlaneError, RefsError,
+};
 pub use filter::{
     apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, member_decode,
     member_encode, plane_payload, undo_filter, undo_lorenzo, FilterMode,
@@ -48,7 +52,6 @@ pub(crate) fn has_avx2() -> bool {
         && std::arch::is_x86_feature_detected!("bmi2")
 }
 
-use crate::format::error::CodecError;
 use crate::format::Codec;
 
 /// The default compression level of a codec.
