@@ -13,6 +13,9 @@
 //!
 //! It decodes at about a tenth of zstd's speed, so only the `max` preset writes it.
 
+use crate::format::error::FrameError;
+use crate::format::{Filter, FrameHeader};
+
 /// Bytes before the range coder's stream in a payload: the number type, the predictor, the row
 /// length (u32, big-endian) and the range coder stream's length (u32, big-endian).
 pub(crate) const PREFIX: usize = 10;
@@ -852,6 +855,32 @@ pub enum ContextError {
         /// Filter in the frame header.
         filter: crate::format::Filter,
     },
+}
+
+/// A `context` payload is the block itself: its frame has no filter.
+pub(crate) fn check_context_filter(h: &FrameHeader) -> Result<(), FrameError> {
+    if h.filter == Filter::None {
+        Ok(())
+    } else {
+        Err(ContextError::Filter { filter: h.filter }.into())
+    }
+}
+
+/// Codec `context`: the block's numbers, modelled and range coded.
+pub(crate) struct Context;
+
+impl super::block::BlockCodec for Context {
+    fn decompress_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut super::block::ZstdContext,
+    ) -> Result<(), FrameError> {
+        check_context_filter(h)?;
+        decompress_into(payload, usize::from(h.esize), out, false)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,8 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
-use super::error::{
-    CodecError, ContextError, FitError, LorenzoError, MaskError, PlaneError, RefsError,
-};
+use super::block::ZstdContext;
+use super::error::{FitError, LorenzoError, MaskError, PlaneError, RefsError};
 use super::filter::undo_filter_into;
 use crate::codec::word::be_to_native;
 use crate::format::error::FrameError;
@@ -346,12 +345,12 @@ fn decode_checked_into(
     let esize = usize::from(h.esize);
     if h.codec == Codec::Pco {
         // Numbers decode in native order: the swap to big-endian, if any, is pco's last pass.
-        check_pco_filter(h)?;
+        super::pco::check_pco_filter(h)?;
         return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco)
             .map_err(FrameError::from);
     }
     if h.codec == Codec::Context {
-        check_context_filter(h)?;
+        super::context::check_context_filter(h)?;
         return Ok(super::context::decompress_into(
             payload, esize, out, native,
         )?);
@@ -396,93 +395,7 @@ pub(crate) fn decompress_into(
     h: &FrameHeader,
     payload: &[u8],
     out: &mut [u8],
-    zstd_ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+    zstd_ctx: &mut ZstdContext,
 ) -> Result<(), FrameError> {
-    let n = out.len();
-    match h.codec {
-        Codec::None => {
-            if payload.len() != n {
-                return Err(FrameError::RawLength {
-                    got: payload.len(),
-                    decoded: h.decoded_len,
-                });
-            }
-            out.copy_from_slice(payload);
-        }
-        Codec::Constant => {
-            let e = usize::from(h.esize);
-            if e == 0 || payload.len() != e || !n.is_multiple_of(e) {
-                return Err(FrameError::Constant {
-                    decoded: h.decoded_len,
-                    value_len: payload.len(),
-                    esize: h.esize,
-                });
-            }
-            for c in out.chunks_exact_mut(e) {
-                c.copy_from_slice(payload);
-            }
-        }
-        Codec::Zstd => {
-            let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
-            let d = match zstd_ctx {
-                Some(d) => d,
-                None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
-            };
-            let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
-            if got != n {
-                return Err(FrameError::DecodedLength {
-                    got,
-                    decoded: h.decoded_len,
-                });
-            }
-        }
-        Codec::Deflate => {
-            let mut dec = flate2::Decompress::new(false);
-            let st = dec
-                .decompress(payload, out, flate2::FlushDecompress::Finish)
-                .map_err(|e| CodecError::Deflate(e.to_string()))?;
-            if st != flate2::Status::StreamEnd
-                || dec.total_out() != n as u64
-                || dec.total_in() != payload.len() as u64
-            {
-                return Err(CodecError::DeflateLength {
-                    decoded: h.decoded_len,
-                }
-                .into());
-            }
-        }
-        Codec::Pco => {
-            check_pco_filter(h)?;
-            super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default())?;
-        }
-        Codec::Lzma => super::lzma::decompress_into(payload, out)?,
-        Codec::Context => {
-            check_context_filter(h)?;
-            super::context::decompress_into(payload, usize::from(h.esize), out, false)?;
-        }
-    }
-    Ok(())
-}
-
-/// A `context` payload is the block itself: its frame has no filter.
-pub(crate) fn check_context_filter(h: &FrameHeader) -> Result<(), FrameError> {
-    if h.filter == Filter::None {
-        Ok(())
-    } else {
-        Err(ContextError::Filter { filter: h.filter }.into())
-    }
-}
-
-/// A pco payload without the `plane` filter (decoded before this check) is the block itself:
-/// its frame has no filter.
-pub(crate) fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
-    if h.filter == Filter::None {
-        Ok(())
-    } else {
-        Err(CodecError::Pco(format!(
-            "filter {} with codec pco (pco frames have filter none, plane or mask)",
-            h.filter.name()
-        ))
-        .into())
-    }
+    super::block::codec(h.codec).decompress_into(h, payload, out, zstd_ctx)
 }

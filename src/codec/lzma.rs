@@ -228,6 +228,40 @@ pub enum LzmaError {
     },
 }
 
+/// Codec `lzma`: one .xz stream.
+pub(crate) struct Lzma;
+
+impl super::block::BlockCodec for Lzma {
+    fn levels(&self) -> std::ops::RangeInclusive<i32> {
+        0..=MAX_LEVEL
+    }
+    fn default_level(&self) -> i32 {
+        DEFAULT_LEVEL
+    }
+    fn max_level(&self) -> i32 {
+        MAX_LEVEL
+    }
+    fn compress(
+        &self,
+        _zstd: super::block::ZstdCompressor<'_>,
+        level: i32,
+        input: &[u8],
+        limit: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        compress(input, level as u32, limit, out)
+    }
+    fn decompress_into(
+        &self,
+        _h: &crate::format::FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut super::block::ZstdContext,
+    ) -> Result<(), crate::format::error::FrameError> {
+        Ok(decompress_into(payload, out)?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,8 @@
 //! comes back unchanged. design/FORMAT.md specifies the payload.
 
 use super::error::CodecError;
+use crate::format::error::FrameError;
+use crate::format::{Filter, FrameHeader};
 use crate::nc3::NcType;
 use ::pco::standalone::{DecompressorItem, FileDecompressor};
 
@@ -699,6 +701,46 @@ pub(crate) fn pco_sample(
     match mode {
         Some(mode) => compress_choosing_in(kind, sample, LEVEL, mode, c),
         None => compress_choosing(kind, sample, LEVEL, c),
+    }
+}
+
+/// A pco payload without the `plane` filter (decoded before this check) is the block itself:
+/// its frame has no filter.
+pub(crate) fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
+    if h.filter == Filter::None {
+        Ok(())
+    } else {
+        Err(CodecError::Pco(format!(
+            "filter {} with codec pco (pco frames have filter none, plane or mask)",
+            h.filter.name()
+        ))
+        .into())
+    }
+}
+
+/// Codec `pco`: the block's numbers, compressed by pco.
+pub(crate) struct Pco;
+
+impl super::block::BlockCodec for Pco {
+    fn levels(&self) -> std::ops::RangeInclusive<i32> {
+        0..=12
+    }
+    fn default_level(&self) -> i32 {
+        LEVEL as i32
+    }
+    fn max_level(&self) -> i32 {
+        12
+    }
+    fn decompress_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut super::block::ZstdContext,
+    ) -> Result<(), FrameError> {
+        check_pco_filter(h)?;
+        decompress_into(h.esize, payload, out, false, &mut PcoScratch::default())?;
+        Ok(())
     }
 }
 
