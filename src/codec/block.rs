@@ -1,12 +1,13 @@
-//! The codec trait and its registry: every codec of a frame header's codec id implements
-//! [`BlockCodec`] in its own file, and [`codec`] maps the wire id to it. Adding a codec is its
-//! file with an implementation, one line in [`codec`], and its wire id in
-//! [`crate::format::Codec`] (and FORMAT.md).
+//! The codec and filter traits and their registries: every codec of a frame header's codec id
+//! implements [`BlockCodec`] in its own file, and [`codec`] maps the wire id to it; every filter
+//! implements [`BlockFilter`], and [`filter`] maps its wire id to it. Adding a codec is its file
+//! with an implementation, one line in [`codec`], and its wire id in [`crate::format::Codec`]
+//! (and FORMAT.md); a filter likewise, with [`filter`] and [`crate::format::Filter`].
 
 use std::ops::RangeInclusive;
 
 use crate::format::error::FrameError;
-use crate::format::{Codec, FrameHeader};
+use crate::format::{Codec, Filter, FrameHeader};
 
 /// The zstd decompression context a decoding thread keeps between frames (made at the first
 /// zstd frame).
@@ -68,5 +69,31 @@ pub(crate) fn codec(id: Codec) -> &'static dyn BlockCodec {
         Codec::Pco => &super::pco::Pco,
         Codec::Lzma => &super::lzma::Lzma,
         Codec::Context => &super::context::Context,
+    }
+}
+
+/// One filter, applied to and undone on a whole block (big-endian elements of `esize` bytes).
+pub(crate) trait BlockFilter: Sync {
+    /// Applies the filter to `data` into `out`, replacing its contents.
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
+    /// Reverses [`BlockFilter::apply`]: `data` is what it wrote, `out` (its contents replaced)
+    /// the block.
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
+}
+
+/// The filter of a wire id: the one place that names every filter.
+pub(crate) fn filter(id: Filter) -> &'static dyn BlockFilter {
+    use super::shuffle::{ByteDelta, Delta, NoFilter, Shuffle, ZigZagDelta};
+    match id {
+        Filter::None => &NoFilter,
+        Filter::Shuffle => &Shuffle,
+        Filter::ByteDelta => &ByteDelta,
+        Filter::Delta => &Delta,
+        Filter::ZigZagDelta => &ZigZagDelta,
+        Filter::Lorenzo => &super::lorenzo::Lorenzo,
+        Filter::Plane => &super::plane::Plane,
+        Filter::Refs => &super::refs::Refs,
+        Filter::Mask => &super::mask::Mask,
+        Filter::Fit => &super::fit::Fit,
     }
 }

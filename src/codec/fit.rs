@@ -1425,5 +1425,17 @@ pub enum FitError {
     },
 }
 
+/// Filter `fit`: each element less its prediction from fitted taps.
+pub(crate) struct Fit;
+
+impl super::block::BlockFilter for Fit {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::apply_fit_whole(data, esize, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::undo_fit_whole(data, esize, out);
+    }
+}
+
 #[cfg(test)]
 mod tests;

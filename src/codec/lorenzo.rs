@@ -168,6 +168,26 @@ pub enum LorenzoError {
     ZeroRow,
 }
 
+/// Filter `lorenzo`: each element less its prediction from its neighbours (one row for a whole block).
+pub(crate) struct Lorenzo;
+
+impl super::block::BlockFilter for Lorenzo {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        apply(data, esize, super::filter::whole_row(data, esize), out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(data.len(), 0);
+        undo_into(
+            data,
+            esize,
+            super::filter::whole_row(data, esize),
+            out,
+            false,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

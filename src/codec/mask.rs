@@ -448,6 +448,18 @@ pub enum MaskError {
     },
 }
 
+/// Filter `mask`: a bitmap of the fill elements, and the others.
+pub(crate) struct Mask;
+
+impl super::block::BlockFilter for Mask {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::apply_mask_whole(data, esize, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::undo_mask_whole(data, esize, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -516,6 +516,20 @@ pub enum PlaneError {
     },
 }
 
+/// Filter `plane`: each element less its fitted plane (the parameters of a whole block).
+pub(crate) struct Plane;
+
+impl super::block::BlockFilter for Plane {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        apply(data, esize, &super::filter::whole_plane(data, esize), out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(data.len(), 0);
+        undo_be(data, esize, &super::filter::whole_plane(data, esize), out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -289,6 +289,18 @@ pub enum RefsError {
     },
 }
 
+/// Filter `refs`: each element a reference into a table of the values seen.
+pub(crate) struct Refs;
+
+impl super::block::BlockFilter for Refs {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::apply_refs_whole(data, esize, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::undo_refs_whole(data, esize, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
