@@ -5,9 +5,11 @@
 //! bytes return the narrower [`HeaderError`]; the file-level functions wrap it in [`Error`] with
 //! the path.
 
+pub use crate::codec::{
+    CodecError, ContextError, FitError, LorenzoError, LzmaError, MaskError, PlaneError, RefsError,
+};
 pub use crate::format::error::{
-    BlockSizesError, CodecError, ConstantsError, EntryError, FooterError, FrameError, IndexError,
-    LeadError,
+    BlockSizesError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
 };
 pub use crate::nc3::error::{HeaderError, LayoutError};
 pub mod damage;

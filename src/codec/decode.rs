@@ -1,6 +1,8 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
+use super::block::ZstdContext;
+use super::error::{FitError, LorenzoError, MaskError, PlaneError, RefsError};
 use super::filter::undo_filter_into;
 use crate::codec::word::be_to_native;
 use crate::format::error::FrameError;
@@ -72,11 +74,11 @@ pub(crate) fn decode_plane(
     pco: &mut super::pco::PcoScratch,
 ) -> Result<(), FrameError> {
     if h.codec != Codec::Pco {
-        return Err(FrameError::PlaneCodec { codec: h.codec });
+        return Err(PlaneError::Codec { codec: h.codec }.into());
     }
     let esize = usize::from(h.esize);
     if !super::plane::supports(esize) {
-        return Err(FrameError::PlaneElementSize { esize: h.esize });
+        return Err(PlaneError::ElementSize { esize: h.esize }.into());
     }
     let (params, payload) = super::plane::Params::decode(payload)?;
     let n = out.len();
@@ -131,20 +133,22 @@ pub(crate) fn decode_mask(
         h,
         out.len(),
         super::mask::supports,
-        |codec| FrameError::MaskCodec { codec },
-        |esize| FrameError::MaskElementSize { esize },
+        |codec| MaskError::Codec { codec }.into(),
+        |esize| MaskError::ElementSize { esize }.into(),
     )?;
     let n = out.len() / esize;
     let mut bits = std::mem::take(&mut scratch.bits);
-    let r = super::mask::decode(payload, esize, n, &mut bits).and_then(|(fill, m, pco)| {
-        // At most the block's decoded length, which the layout bounds.
-        let rest = &mut scratch.filtered;
-        rest.clear();
-        grow(rest, m * esize)?;
-        super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
-        super::mask::undo_into(rest, &bits, fill, esize, out, native);
-        Ok(())
-    });
+    let r = super::mask::decode(payload, esize, n, &mut bits)
+        .map_err(FrameError::from)
+        .and_then(|(fill, m, pco)| {
+            // At most the block's decoded length, which the layout bounds.
+            let rest = &mut scratch.filtered;
+            rest.clear();
+            grow(rest, m * esize)?;
+            super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
+            super::mask::undo_into(rest, &bits, fill, esize, out, native);
+            Ok(())
+        });
     scratch.bits = bits;
     r
 }
@@ -164,8 +168,8 @@ pub(crate) fn decode_fit(
         h,
         out.len(),
         super::fit::supports,
-        |codec| FrameError::FitCodec { codec },
-        |esize| FrameError::FitElementSize { esize },
+        |codec| FitError::Codec { codec }.into(),
+        |esize| FitError::ElementSize { esize }.into(),
     )?;
     let n = out.len() / esize;
     let (params, has_fill, rest) = super::fit::Params::decode(payload)?;
@@ -208,11 +212,11 @@ pub(crate) fn decode_refs(
         h.codec,
         Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
     ) {
-        return Err(FrameError::RefsCodec { codec: h.codec });
+        return Err(RefsError::Codec { codec: h.codec }.into());
     }
     let esize = usize::from(h.esize);
     if !refs::supports(esize) {
-        return Err(FrameError::RefsElementSize { esize: h.esize });
+        return Err(RefsError::FrameElementSize { esize: h.esize }.into());
     }
     if !out.len().is_multiple_of(esize) {
         return Err(FrameError::FilterElementSize {
@@ -221,24 +225,25 @@ pub(crate) fn decode_refs(
         });
     }
     let Some((count, payload)) = payload.split_first_chunk::<{ refs::PREFIX }>() else {
-        return Err(FrameError::RefsNoCount {
+        return Err(RefsError::NoCount {
             stored: h.stored_len,
-        });
+        }
+        .into());
     };
     let d = u32::from_be_bytes(*count);
     let n = out.len() / esize;
     // Bounded by the block's length before anything is allocated.
     let len = refs::filtered_len(out.len(), esize, d as usize)
         .filter(|_| d as usize <= n)
-        .ok_or(FrameError::Refs(crate::format::error::RefsError::Entries {
+        .ok_or(RefsError::Entries {
             entries: d as usize,
             elements: n,
-        }))?;
+        })?;
     // Grows once per thread, then reused: decompression overwrites all of it.
     grow(filtered, len)?;
     let f = &mut filtered[..len];
     decompress_into(h, payload, f, zstd_ctx)?;
-    refs::undo(f, esize, d, out).map_err(FrameError::Refs)?;
+    refs::undo(f, esize, d, out)?;
     if native {
         be_to_native(out, esize);
     }
@@ -256,15 +261,16 @@ pub(crate) fn split_row<'p>(
         return Ok((0, payload));
     }
     if !supports(usize::from(h.esize)) {
-        return Err(FrameError::LorenzoElementSize { esize: h.esize });
+        return Err(LorenzoError::ElementSize { esize: h.esize }.into());
     }
     let Some((prefix, rest)) = payload.split_first_chunk::<ROW_PREFIX>() else {
-        return Err(FrameError::LorenzoNoRow {
+        return Err(LorenzoError::NoRow {
             stored: h.stored_len,
-        });
+        }
+        .into());
     };
     match u32::from_be_bytes(*prefix) {
-        0 => Err(FrameError::LorenzoZeroRow),
+        0 => Err(LorenzoError::ZeroRow.into()),
         row => Ok((row as usize, rest)),
     }
 }
@@ -339,11 +345,12 @@ fn decode_checked_into(
     let esize = usize::from(h.esize);
     if h.codec == Codec::Pco {
         // Numbers decode in native order: the swap to big-endian, if any, is pco's last pass.
-        check_pco_filter(h)?;
-        return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco);
+        super::pco::check_pco_filter(h)?;
+        return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco)
+            .map_err(FrameError::from);
     }
     if h.codec == Codec::Context {
-        check_context_filter(h)?;
+        super::context::check_context_filter(h)?;
         return Ok(super::context::decompress_into(
             payload, esize, out, native,
         )?);
@@ -388,91 +395,7 @@ pub(crate) fn decompress_into(
     h: &FrameHeader,
     payload: &[u8],
     out: &mut [u8],
-    zstd_ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+    zstd_ctx: &mut ZstdContext,
 ) -> Result<(), FrameError> {
-    let n = out.len();
-    match h.codec {
-        Codec::None => {
-            if payload.len() != n {
-                return Err(FrameError::RawLength {
-                    got: payload.len(),
-                    decoded: h.decoded_len,
-                });
-            }
-            out.copy_from_slice(payload);
-        }
-        Codec::Constant => {
-            let e = usize::from(h.esize);
-            if e == 0 || payload.len() != e || !n.is_multiple_of(e) {
-                return Err(FrameError::Constant {
-                    decoded: h.decoded_len,
-                    value_len: payload.len(),
-                    esize: h.esize,
-                });
-            }
-            for c in out.chunks_exact_mut(e) {
-                c.copy_from_slice(payload);
-            }
-        }
-        Codec::Zstd => {
-            let zerr = |e: std::io::Error| FrameError::Zstd(e.to_string());
-            let d = match zstd_ctx {
-                Some(d) => d,
-                None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
-            };
-            let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
-            if got != n {
-                return Err(FrameError::DecodedLength {
-                    got,
-                    decoded: h.decoded_len,
-                });
-            }
-        }
-        Codec::Deflate => {
-            let mut dec = flate2::Decompress::new(false);
-            let st = dec
-                .decompress(payload, out, flate2::FlushDecompress::Finish)
-                .map_err(|e| FrameError::Deflate(e.to_string()))?;
-            if st != flate2::Status::StreamEnd
-                || dec.total_out() != n as u64
-                || dec.total_in() != payload.len() as u64
-            {
-                return Err(FrameError::DeflateLength {
-                    decoded: h.decoded_len,
-                });
-            }
-        }
-        Codec::Pco => {
-            check_pco_filter(h)?;
-            super::pco::decompress_into(h.esize, payload, out, false, &mut Default::default())?;
-        }
-        Codec::Lzma => super::lzma::decompress_into(payload, out)?,
-        Codec::Context => {
-            check_context_filter(h)?;
-            super::context::decompress_into(payload, usize::from(h.esize), out, false)?;
-        }
-    }
-    Ok(())
-}
-
-/// A `context` payload is the block itself: its frame has no filter.
-pub(crate) fn check_context_filter(h: &FrameHeader) -> Result<(), FrameError> {
-    if h.filter == Filter::None {
-        Ok(())
-    } else {
-        Err(FrameError::ContextFilter { filter: h.filter })
-    }
-}
-
-/// A pco payload without the `plane` filter (decoded before this check) is the block itself:
-/// its frame has no filter.
-pub(crate) fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
-    if h.filter == Filter::None {
-        Ok(())
-    } else {
-        Err(FrameError::Pco(format!(
-            "filter {} with codec pco (pco frames have filter none, plane or mask)",
-            h.filter.name()
-        )))
-    }
+    super::block::codec(h.codec).decompress_into(h, payload, out, zstd_ctx)
 }

@@ -1,5 +1,10 @@
 //! The deflate codec (raw deflate, no zlib header).
 
+use super::block::{BlockCodec, ZstdCompressor, ZstdContext};
+use super::error::CodecError;
+use crate::format::error::FrameError;
+use crate::format::FrameHeader;
+
 pub(crate) fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
     let mut c = flate2::Compress::new(flate2::Compression::new(level as u32), false);
     let mut buf = Vec::with_capacity(limit.min(input.len() + input.len() / 100 + 1024));
@@ -9,5 +14,52 @@ pub(crate) fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut
             true
         }
         _ => false,
+    }
+}
+
+/// Codec `deflate`: one raw DEFLATE stream.
+pub(crate) struct Deflate;
+
+impl BlockCodec for Deflate {
+    fn levels(&self) -> std::ops::RangeInclusive<i32> {
+        0..=9
+    }
+    fn default_level(&self) -> i32 {
+        6
+    }
+    fn max_level(&self) -> i32 {
+        9
+    }
+    fn compress(
+        &self,
+        _zstd: ZstdCompressor<'_>,
+        level: i32,
+        input: &[u8],
+        limit: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        compress_deflate(level, input, limit, out)
+    }
+    fn decompress_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut ZstdContext,
+    ) -> Result<(), FrameError> {
+        let mut dec = flate2::Decompress::new(false);
+        let st = dec
+            .decompress(payload, out, flate2::FlushDecompress::Finish)
+            .map_err(|e| CodecError::Deflate(e.to_string()))?;
+        if st != flate2::Status::StreamEnd
+            || dec.total_out() != out.len() as u64
+            || dec.total_in() != payload.len() as u64
+        {
+            return Err(CodecError::DeflateLength {
+                decoded: h.decoded_len,
+            }
+            .into());
+        }
+        Ok(())
     }
 }

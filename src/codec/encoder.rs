@@ -1,13 +1,12 @@
 //! The block encoder: chooses a block's filter and codec and writes its frame.
 
 use super::check_level;
-use super::deflate::compress_deflate;
 use super::filter::{apply_filter, fit_encode, FilterMode};
 use super::pco::pco_sample;
 use super::tuning::*;
 use super::zstd::compress_zstd;
 use crate::codec::pco::NumKind;
-use crate::format::error::CodecError;
+use crate::codec::CodecError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 pub(crate) mod numeric;
@@ -280,13 +279,12 @@ impl Encoder {
         {
             self.codec_runs += 1;
         }
-        match self.codec {
-            Codec::Zstd if self.use_fast => compress_zstd(self.fast.as_mut(), input, limit, out),
-            Codec::Zstd => compress_zstd(self.zstd.as_mut(), input, limit, out),
-            Codec::Deflate => compress_deflate(self.level, input, limit, out),
-            Codec::Lzma => super::lzma::compress(input, self.level as u32, limit, out),
-            Codec::None | Codec::Constant | Codec::Pco | Codec::Context => false,
-        }
+        let zstd = if self.use_fast {
+            self.fast.as_mut()
+        } else {
+            self.zstd.as_mut()
+        };
+        super::block::codec(self.codec).compress(zstd, self.level, input, limit, out)
     }
 
     fn choose_filter(&mut self, esize: usize, data: &[u8]) -> Filter {

@@ -3,9 +3,7 @@
 
 use super::context;
 use super::pco::pco_sample;
-use super::shuffle::{
-    delta_shuffle, shuffle, unshuffle, unshuffle_into, unshuffle_undelta, unshuffle_undelta_into,
-};
+use super::shuffle::{unshuffle_into, unshuffle_undelta_into};
 use crate::codec::pco::NumKind;
 use crate::codec::word::be_to_native;
 use crate::format::{Codec, Filter};
@@ -31,29 +29,7 @@ use crate::format::{Codec, Filter};
 /// assert_eq!(back, data);
 /// ```
 pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-    match filter {
-        Filter::None => {
-            out.clear();
-            out.extend_from_slice(data);
-        }
-        Filter::Shuffle => shuffle(data, esize, out),
-        Filter::ByteDelta => {
-            shuffle(data, esize, out);
-            let n = data.len() / esize.max(1);
-            for stream in out[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
-                for i in (1..stream.len()).rev() {
-                    stream[i] = stream[i].wrapping_sub(stream[i - 1]);
-                }
-            }
-        }
-        Filter::Delta => delta_shuffle(data, esize, false, out),
-        Filter::ZigZagDelta => delta_shuffle(data, esize, true, out),
-        Filter::Lorenzo => super::lorenzo::apply(data, esize, whole_row(data, esize), out),
-        Filter::Plane => super::plane::apply(data, esize, &whole_plane(data, esize), out),
-        Filter::Refs => apply_refs_whole(data, esize, out),
-        Filter::Mask => apply_mask_whole(data, esize, out),
-        Filter::Fit => apply_fit_whole(data, esize, out),
-    }
+    super::block::filter(filter).apply(data, esize, out);
 }
 
 /// The `refs` filter as [`apply_filter`] gives it: the element count n and the table's entry
@@ -450,38 +426,7 @@ pub fn undo_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut [u8]) {
 
 /// Reverses [`apply_filter`].
 pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-    match filter {
-        Filter::None => {
-            out.clear();
-            out.extend_from_slice(data);
-        }
-        Filter::Shuffle => unshuffle(data, esize, out),
-        Filter::ByteDelta => {
-            let mut d = data.to_vec();
-            let n = data.len() / esize.max(1);
-            for stream in d[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
-                for i in 1..stream.len() {
-                    stream[i] = stream[i].wrapping_add(stream[i - 1]);
-                }
-            }
-            unshuffle(&d, esize, out);
-        }
-        Filter::Delta => unshuffle_undelta(data, esize, false, out),
-        Filter::ZigZagDelta => unshuffle_undelta(data, esize, true, out),
-        Filter::Lorenzo => {
-            out.clear();
-            out.resize(data.len(), 0);
-            super::lorenzo::undo_into(data, esize, whole_row(data, esize), out, false);
-        }
-        Filter::Plane => {
-            out.clear();
-            out.resize(data.len(), 0);
-            super::plane::undo_be(data, esize, &whole_plane(data, esize), out);
-        }
-        Filter::Refs => undo_refs_whole(data, esize, out),
-        Filter::Mask => undo_mask_whole(data, esize, out),
-        Filter::Fit => undo_fit_whole(data, esize, out),
-    }
+    super::block::filter(filter).undo(data, esize, out);
 }
 
 /// The filter each member of the shared stream is stored with: a small variable's bytes are

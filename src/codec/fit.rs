@@ -16,8 +16,6 @@
 //! ([`fit`]). One neighbour's difference (pco's delta, `plane`'s three fixed weightings) adds
 //! more of the noise to each residual.
 
-use crate::format::error::FrameError;
-
 /// Bytes of a `fit` prefix before its taps: map, shift, flags, tap count.
 pub(crate) const HEAD: usize = 4;
 
@@ -90,12 +88,12 @@ impl Params {
     ///
     /// # Errors
     ///
-    /// [`FrameError::FitPrefix`] for a payload too short for its head or taps,
-    /// [`FrameError::FitMap`], [`FrameError::FitShift`], [`FrameError::FitFlags`],
-    /// [`FrameError::FitTaps`] and [`FrameError::FitOffset`] for a field out of its range.
-    pub(crate) fn decode(payload: &[u8]) -> Result<(Params, bool, &[u8]), FrameError> {
+    /// [`FitError::Prefix`] for a payload too short for its head or taps,
+    /// [`FitError::Map`], [`FitError::Shift`], [`FitError::Flags`],
+    /// [`FitError::Taps`] and [`FitError::Offset`] for a field out of its range.
+    pub(crate) fn decode(payload: &[u8]) -> Result<(Params, bool, &[u8]), FitError> {
         let Some((head, rest)) = payload.split_first_chunk::<HEAD>() else {
-            return Err(FrameError::FitPrefix {
+            return Err(FitError::Prefix {
                 stored: payload.len(),
                 need: HEAD,
             });
@@ -103,21 +101,21 @@ impl Params {
         let float = match head[0] {
             0 => false,
             1 => true,
-            map => return Err(FrameError::FitMap { map }),
+            map => return Err(FitError::Map { map }),
         };
         let shift = head[1];
         if shift > MAX_SHIFT {
-            return Err(FrameError::FitShift { shift });
+            return Err(FitError::Shift { shift });
         }
         if head[2] & !FLAG_FILL != 0 {
-            return Err(FrameError::FitFlags { flags: head[2] });
+            return Err(FitError::Flags { flags: head[2] });
         }
         let k = usize::from(head[3]);
         if k > MAX_TAPS {
-            return Err(FrameError::FitTaps { count: head[3] });
+            return Err(FitError::Taps { count: head[3] });
         }
         let Some(taps) = rest.get(..k * TAP) else {
-            return Err(FrameError::FitPrefix {
+            return Err(FitError::Prefix {
                 stored: payload.len(),
                 need: HEAD + k * TAP,
             });
@@ -126,7 +124,7 @@ impl Params {
         for (tap, t) in taps.chunks_exact(TAP).enumerate() {
             let offset = u32::from_be_bytes([t[0], t[1], t[2], t[3]]);
             if offset < 2 {
-                return Err(FrameError::FitOffset { tap, offset });
+                return Err(FitError::Offset { tap, offset });
             }
             out.push(Tap {
                 offset,
@@ -1362,6 +1360,81 @@ fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
         .filter(|t| t.weight != 0)
         .collect();
     Params { float, shift, taps }
+}
+
+/// What is wrong with a `fit` frame.
+///
+/// ```
+/// use nc3pack::error::FitError;
+/// assert_eq!(FitError::Taps { count: 33 }.to_string(), "fit prefix with 33 taps (at most 32)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FitError {
+    /// A `fit` frame whose element size is not 2, 4 or 8.
+    #[error("fit filter with element size {esize} (it is defined for 2, 4 and 8)")]
+    ElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `fit` frame with a codec other than pco.
+    #[error("fit filter with codec {} (fit is defined with codec pco only)", codec.name())]
+    Codec {
+        /// Codec in the frame header.
+        codec: crate::format::Codec,
+    },
+    /// A `fit` frame whose payload is too short for its prefix (the head, then the taps its
+    /// head counts).
+    #[error("fit payload of {stored} bytes has no {need}-byte prefix (map, shift, flags, taps)")]
+    Prefix {
+        /// Stored (payload) length.
+        stored: usize,
+        /// The prefix's length as far as it was read.
+        need: usize,
+    },
+    /// A `fit` frame whose map byte is not 0 (integers) or 1 (floats).
+    #[error("fit map byte {map} (0 integers, 1 floats)")]
+    Map {
+        /// The map byte.
+        map: u8,
+    },
+    /// A `fit` frame whose shift exceeds 15.
+    #[error("fit shift {shift} (at most 15)")]
+    Shift {
+        /// The shift byte.
+        shift: u8,
+    },
+    /// A `fit` frame whose flags set a bit other than bit 0 (a fill section).
+    #[error("fit flags {flags:#04x} (only bit 0, a fill section, is defined)")]
+    Flags {
+        /// The flags byte.
+        flags: u8,
+    },
+    /// A `fit` frame with more than 32 taps.
+    #[error("fit prefix with {count} taps (at most 32)")]
+    Taps {
+        /// The tap count.
+        count: u8,
+    },
+    /// A `fit` tap whose offset is below 2.
+    #[error("fit tap {tap} has offset {offset} (at least 2)")]
+    Offset {
+        /// The tap's position in the prefix, from 0.
+        tap: usize,
+        /// Its offset.
+        offset: u32,
+    },
+}
+
+/// Filter `fit`: each element less its prediction from fitted taps.
+pub(crate) struct Fit;
+
+impl super::block::BlockFilter for Fit {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::apply_fit_whole(data, esize, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::undo_fit_whole(data, esize, out);
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! decodes several times slower than zstd, so only the `max` preset tries it (on a sample
 //! first), or `--codec lzma`. design/FORMAT.md specifies the payload.
 
-use crate::format::error::{FrameError, LzmaError};
+use super::error::CodecError;
 use liblzma::stream::{Action, Check, Filters, LzmaOptions, Status, Stream};
 
 /// The level of `--codec lzma` (xz's default preset).
@@ -124,9 +124,9 @@ fn compress_inner(
 ///
 /// # Errors
 ///
-/// [`FrameError::Lzma`] saying what is wrong.
-pub(crate) fn decompress_into(payload: &[u8], out: &mut [u8]) -> Result<(), FrameError> {
-    decompress_inner(payload, out).map_err(FrameError::Lzma)
+/// [`CodecError::Lzma`] saying what is wrong.
+pub(crate) fn decompress_into(payload: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+    decompress_inner(payload, out).map_err(CodecError::Lzma)
 }
 
 fn decompress_inner(payload: &[u8], out: &mut [u8]) -> Result<(), LzmaError> {
@@ -178,6 +178,90 @@ fn decompress_inner(payload: &[u8], out: &mut [u8]) -> Result<(), LzmaError> {
     Ok(())
 }
 
+/// What is wrong with an lzma (codec 5) payload.
+///
+/// ```
+/// use nc3pack::error::LzmaError;
+/// assert_eq!(
+///     LzmaError::Trailing { extra: 3 }.to_string(),
+///     "3 bytes follow the end of the .xz stream"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LzmaError {
+    /// liblzma refused the payload (its message: not an .xz stream, corrupt data, ...).
+    #[error("{0}")]
+    Xz(String),
+    /// The stream needs a dictionary larger than a block of this length allows.
+    #[error("the stream needs a dictionary larger than {limit} bytes (the most a block of its length may use)")]
+    Dictionary {
+        /// The largest dictionary allowed, in bytes.
+        limit: u64,
+    },
+    /// The payload ends before the stream does.
+    #[error("truncated .xz stream: the payload ends before the stream does ({got} of {decoded} bytes decoded)")]
+    Truncated {
+        /// Bytes decoded when the payload ran out.
+        got: usize,
+        /// Decoded length in the frame header.
+        decoded: usize,
+    },
+    /// The stream decodes to more bytes than the block has.
+    #[error("the .xz stream decodes to more than the frame's {decoded} bytes")]
+    TooLong {
+        /// Decoded length in the frame header.
+        decoded: usize,
+    },
+    /// The stream ends before the block is complete.
+    #[error("the .xz stream decodes to {got} bytes, the frame says {decoded}")]
+    Short {
+        /// Bytes decoded.
+        got: usize,
+        /// Decoded length in the frame header.
+        decoded: usize,
+    },
+    /// Bytes follow the end of the stream inside the payload.
+    #[error("{extra} bytes follow the end of the .xz stream")]
+    Trailing {
+        /// How many.
+        extra: usize,
+    },
+}
+
+/// Codec `lzma`: one .xz stream.
+pub(crate) struct Lzma;
+
+impl super::block::BlockCodec for Lzma {
+    fn levels(&self) -> std::ops::RangeInclusive<i32> {
+        0..=MAX_LEVEL
+    }
+    fn default_level(&self) -> i32 {
+        DEFAULT_LEVEL
+    }
+    fn max_level(&self) -> i32 {
+        MAX_LEVEL
+    }
+    fn compress(
+        &self,
+        _zstd: super::block::ZstdCompressor<'_>,
+        level: i32,
+        input: &[u8],
+        limit: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        compress(input, level as u32, limit, out)
+    }
+    fn decompress_into(
+        &self,
+        _h: &crate::format::FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut super::block::ZstdContext,
+    ) -> Result<(), crate::format::error::FrameError> {
+        Ok(decompress_into(payload, out)?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,24 +285,24 @@ mod tests {
         // One byte short of the block, one byte more, and with a byte after the stream.
         let mut short = [0u8; 12];
         let e = decompress_into(&XZ_HELLO, &mut short).unwrap_err();
-        assert_eq!(e, FrameError::Lzma(LzmaError::TooLong { decoded: 12 }));
+        assert_eq!(e, CodecError::Lzma(LzmaError::TooLong { decoded: 12 }));
         let mut long = [0u8; 14];
         let e = decompress_into(&XZ_HELLO, &mut long).unwrap_err();
         assert_eq!(
             e,
-            FrameError::Lzma(LzmaError::Short {
+            CodecError::Lzma(LzmaError::Short {
                 got: 13,
                 decoded: 14
             })
         );
         let e = decompress_into(&[&XZ_HELLO[..], &[0]].concat(), &mut out).unwrap_err();
-        assert_eq!(e, FrameError::Lzma(LzmaError::Trailing { extra: 1 }));
+        assert_eq!(e, CodecError::Lzma(LzmaError::Trailing { extra: 1 }));
         for cut in [1, 12, 30, 63] {
             let e = decompress_into(&XZ_HELLO[..cut], &mut out).unwrap_err();
             assert!(
                 matches!(
                     e,
-                    FrameError::Lzma(LzmaError::Truncated { .. } | LzmaError::Xz(_))
+                    CodecError::Lzma(LzmaError::Truncated { .. } | LzmaError::Xz(_))
                 ),
                 "{cut}: {e:?}"
             );

@@ -10,8 +10,6 @@
 //! break its deltas at every coastline and hide a decimal multiplier; the bitmap of a land mask
 //! costs zstd little.
 
-use crate::format::error::FrameError;
-
 /// Whether the filter is defined for elements of `esize` bytes (2, 4 or 8).
 pub(crate) fn supports(esize: usize) -> bool {
     matches!(esize, 2 | 4 | 8)
@@ -256,19 +254,19 @@ fn split_n<const E: usize>(data: &[u8], fill: u64, bits: &mut [u8], rest: &mut [
 ///
 /// # Errors
 ///
-/// [`FrameError::MaskPrefix`] when the payload is shorter than the fill element and the mask's
-/// length, [`FrameError::MaskLength`] when the mask runs past the payload,
-/// [`FrameError::MaskBits`] when it is not a zstd frame of ⌈n / 8⌉ bytes or sets a bit past
-/// element n − 1, [`FrameError::MaskAllFill`] when every element is the fill.
+/// [`MaskError::Prefix`] when the payload is shorter than the fill element and the mask's
+/// length, [`MaskError::Length`] when the mask runs past the payload,
+/// [`MaskError::Bits`] when it is not a zstd frame of ⌈n / 8⌉ bytes or sets a bit past
+/// element n − 1, [`MaskError::AllFill`] when every element is the fill.
 pub(crate) fn decode<'p>(
     payload: &'p [u8],
     esize: usize,
     n: usize,
     bits: &mut Vec<u8>,
-) -> Result<(u64, usize, &'p [u8]), FrameError> {
+) -> Result<(u64, usize, &'p [u8]), MaskError> {
     let e = esize.clamp(1, 8);
     if payload.len() < e + 4 {
-        return Err(FrameError::MaskPrefix {
+        return Err(MaskError::Prefix {
             stored: payload.len(),
         });
     }
@@ -276,7 +274,7 @@ pub(crate) fn decode<'p>(
     let len = u32::from_be_bytes([payload[e], payload[e + 1], payload[e + 2], payload[e + 3]]);
     let after = &payload[e + 4..];
     let Some(mask) = after.get(..len as usize) else {
-        return Err(FrameError::MaskLength {
+        return Err(MaskError::Length {
             len,
             stored: payload.len(),
         });
@@ -292,22 +290,19 @@ pub(crate) fn decode<'p>(
             max: want,
         },
     )
-    .map_err(|e| FrameError::MaskBits(e.to_string()))?;
+    .map_err(|e| MaskError::Bits(e.to_string()))?;
     if bits.len() != want {
-        return Err(FrameError::MaskBits(format!(
+        return Err(MaskError::Bits(format!(
             "{} bytes of bitmap for {n} elements (want {want})",
             bits.len()
         )));
     }
     if !n.is_multiple_of(8) && bits[want - 1] & (0xFF >> (n % 8)) != 0 {
-        return Err(FrameError::MaskBits(format!(
-            "bits set past element {}",
-            n - 1
-        )));
+        return Err(MaskError::Bits(format!("bits set past element {}", n - 1)));
     }
     let ones: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
     if ones >= n {
-        return Err(FrameError::MaskAllFill { n });
+        return Err(MaskError::AllFill { n });
     }
     Ok((fill, n - ones, &after[len as usize..]))
 }
@@ -400,6 +395,68 @@ fn undo_n<const E: usize>(rest: &[u8], bits: &[u8], fill: &[u8; 8], out: &mut [u
             x.copy_from_slice(src);
             r += E;
         }
+    }
+}
+
+/// What is wrong with a `mask` frame.
+///
+/// ```
+/// use nc3pack::error::MaskError;
+/// assert_eq!(
+///     MaskError::AllFill { n: 5 }.to_string(),
+///     "mask marks all 5 elements as the fill value"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MaskError {
+    /// A `mask` frame whose element size is not 2, 4 or 8.
+    #[error("mask filter with element size {esize} (it is defined for 2, 4 and 8)")]
+    ElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `mask` frame with a codec other than pco.
+    #[error("mask filter with codec {} (mask is defined with codec pco only)", codec.name())]
+    Codec {
+        /// Codec in the frame header.
+        codec: crate::format::Codec,
+    },
+    /// A `mask` frame whose payload is too short to hold the fill element and the mask's
+    /// length.
+    #[error("mask payload of {stored} bytes has no fill element and mask length")]
+    Prefix {
+        /// Stored (payload) length.
+        stored: usize,
+    },
+    /// A `mask` frame whose mask runs past the payload.
+    #[error("mask of {len} bytes runs past the payload of {stored} bytes")]
+    Length {
+        /// The mask's length in the prefix.
+        len: u32,
+        /// Stored (payload) length.
+        stored: usize,
+    },
+    /// A `mask` frame whose mask is not a zstd frame of the block's bitmap.
+    #[error("mask bitmap: {0}")]
+    Bits(String),
+    /// A `mask` frame whose bitmap marks every element as the fill (no frame needs that: such
+    /// a block is a constant block).
+    #[error("mask marks all {n} elements as the fill value")]
+    AllFill {
+        /// Elements in the block.
+        n: usize,
+    },
+}
+
+/// Filter `mask`: a bitmap of the fill elements, and the others.
+pub(crate) struct Mask;
+
+impl super::block::BlockFilter for Mask {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::apply_mask_whole(data, esize, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        super::filter::undo_mask_whole(data, esize, out);
     }
 }
 
@@ -598,17 +655,11 @@ mod tests {
     fn bad_prefixes_are_refused() {
         let mut bits = Vec::new();
         let err = |p: &[u8], n| decode(p, 4, n, &mut Vec::new()).unwrap_err();
-        assert!(matches!(
-            err(&[0; 7], 8),
-            FrameError::MaskPrefix { stored: 7 }
-        ));
+        assert!(matches!(err(&[0; 7], 8), MaskError::Prefix { stored: 7 }));
         let mut p = vec![0u8; 4];
         p.extend_from_slice(&100u32.to_be_bytes());
         p.extend_from_slice(&[1, 2, 3]);
-        assert!(matches!(
-            err(&p, 8),
-            FrameError::MaskLength { len: 100, .. }
-        ));
+        assert!(matches!(err(&p, 8), MaskError::Length { len: 100, .. }));
         let with = |bitmap: &[u8]| {
             let z = zstd::bulk::compress(bitmap, 3).unwrap();
             let mut p = vec![0u8; 4];
@@ -620,15 +671,12 @@ mod tests {
         let mut junk = vec![0u8; 4];
         junk.extend_from_slice(&2u32.to_be_bytes());
         junk.extend_from_slice(&[9, 9]);
-        assert!(matches!(err(&junk, 8), FrameError::MaskBits(_)));
-        assert!(matches!(err(&with(&[0, 0]), 8), FrameError::MaskBits(_)));
-        assert!(matches!(
-            err(&with(&[0b0000_0100]), 5),
-            FrameError::MaskBits(_)
-        ));
+        assert!(matches!(err(&junk, 8), MaskError::Bits(_)));
+        assert!(matches!(err(&with(&[0, 0]), 8), MaskError::Bits(_)));
+        assert!(matches!(err(&with(&[0b0000_0100]), 5), MaskError::Bits(_)));
         assert!(matches!(
             err(&with(&[0xF8]), 5),
-            FrameError::MaskAllFill { n: 5 }
+            MaskError::AllFill { n: 5 }
         ));
         let (f, m, _) = decode(&with(&[0b1010_0000]), 4, 5, &mut bits).unwrap();
         assert_eq!((f, m), (0, 3));

@@ -10,10 +10,12 @@
 //! [`encoder`] chooses a block's filter and codec (its thresholds are in [`tuning`]) and
 //! [`decode`] turns a frame payload back into the block.
 
+pub(crate) mod block;
 pub(crate) mod context;
 pub(crate) mod decode;
 pub(crate) mod deflate;
 pub(crate) mod encoder;
+pub(crate) mod error;
 pub(crate) mod filter;
 pub(crate) mod fit;
 pub(crate) mod lorenzo;
@@ -21,6 +23,7 @@ pub(crate) mod lzma;
 pub(crate) mod mask;
 pub(crate) mod pco;
 pub(crate) mod plane;
+pub(crate) mod raw;
 pub(crate) mod refs;
 pub(crate) mod shuffle;
 #[cfg(test)]
@@ -31,6 +34,9 @@ pub(crate) mod zstd;
 
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
+pub use error::{
+    CodecError, ContextError, FitError, LorenzoError, LzmaError, MaskError, PlaneError, RefsError,
+};
 pub use filter::{
     apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, member_decode,
     member_encode, plane_payload, undo_filter, undo_lorenzo, FilterMode,
@@ -48,7 +54,6 @@ pub(crate) fn has_avx2() -> bool {
         && std::arch::is_x86_feature_detected!("bmi2")
 }
 
-use crate::format::error::CodecError;
 use crate::format::Codec;
 
 /// The default compression level of a codec.
@@ -58,13 +63,7 @@ use crate::format::Codec;
 /// assert_eq!(default_level(Codec::Zstd), 3);
 /// ```
 pub fn default_level(codec: Codec) -> i32 {
-    match codec {
-        Codec::Zstd => 3,
-        Codec::Deflate => 6,
-        Codec::Pco => pco::LEVEL as i32,
-        Codec::Lzma => lzma::DEFAULT_LEVEL,
-        Codec::None | Codec::Constant | Codec::Context => 0,
-    }
+    block::codec(codec).default_level()
 }
 
 /// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
@@ -74,13 +73,7 @@ pub fn default_level(codec: Codec) -> i32 {
 /// assert_eq!(max_level(Codec::Zstd), 19);
 /// ```
 pub fn max_level(codec: Codec) -> i32 {
-    match codec {
-        Codec::Zstd => 19,
-        Codec::Deflate => 9,
-        Codec::Pco => 12,
-        Codec::Lzma => lzma::MAX_LEVEL,
-        Codec::None | Codec::Constant | Codec::Context => 0,
-    }
+    block::codec(codec).max_level()
 }
 
 /// Checks a level for a codec.
@@ -89,13 +82,7 @@ pub fn max_level(codec: Codec) -> i32 {
 ///
 /// [`CodecError::Level`], naming the valid range.
 pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
-    let range = match codec {
-        Codec::Zstd => -7..=22,
-        Codec::Deflate => 0..=9,
-        Codec::Pco => 0..=12,
-        Codec::Lzma => 0..=lzma::MAX_LEVEL,
-        Codec::None | Codec::Constant | Codec::Context => 0..=0,
-    };
+    let range = block::codec(codec).levels();
     if range.contains(&level) {
         Ok(())
     } else {

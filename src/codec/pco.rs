@@ -7,7 +7,9 @@
 //! integers by their bits, so every bit pattern (NaN payloads, -0.0, denormals, infinities)
 //! comes back unchanged. design/FORMAT.md specifies the payload.
 
+use super::error::CodecError;
 use crate::format::error::FrameError;
+use crate::format::{Filter, FrameHeader};
 use crate::nc3::NcType;
 use ::pco::standalone::{DecompressorItem, FileDecompressor};
 
@@ -458,14 +460,14 @@ pub(crate) struct PcoScratch {
 ///
 /// # Errors
 ///
-/// [`FrameError::Pco`] saying what is wrong.
+/// [`CodecError::Pco`] saying what is wrong.
 pub(crate) fn decompress_into(
     esize: u16,
     payload: &[u8],
     out: &mut [u8],
     native: bool,
     scratch: &mut PcoScratch,
-) -> Result<(), FrameError> {
+) -> Result<(), CodecError> {
     decompress_checked(esize, payload, out, native, scratch, false)
 }
 
@@ -474,14 +476,14 @@ pub(crate) fn decompress_into(
 ///
 /// # Errors
 ///
-/// [`FrameError::Pco`] saying what is wrong.
+/// [`CodecError::Pco`] saying what is wrong.
 pub(crate) fn decompress_residuals_into(
     esize: u16,
     payload: &[u8],
     out: &mut [u8],
     native: bool,
     scratch: &mut PcoScratch,
-) -> Result<(), FrameError> {
+) -> Result<(), CodecError> {
     decompress_checked(esize, payload, out, native, scratch, true)
 }
 
@@ -492,11 +494,11 @@ fn decompress_checked(
     native: bool,
     scratch: &mut PcoScratch,
     unsigned: bool,
-) -> Result<(), FrameError> {
-    let perr = |e: ::pco::errors::PcoError| FrameError::Pco(e.to_string());
+) -> Result<(), CodecError> {
+    let perr = |e: ::pco::errors::PcoError| CodecError::Pco(e.to_string());
     let e = usize::from(esize);
     if !matches!(e, 2 | 4 | 8) || !out.len().is_multiple_of(e) {
-        return Err(FrameError::Pco(format!(
+        return Err(CodecError::Pco(format!(
             "element size {esize} with {} decoded bytes (pco needs 2, 4 or 8 and whole elements)",
             out.len()
         )));
@@ -513,18 +515,18 @@ fn decompress_checked(
         1 | 3 | 5 => 4,
         2 | 4 | 6 => 8,
         b => {
-            return Err(FrameError::Pco(format!(
+            return Err(CodecError::Pco(format!(
                 "number type {b} is not one this format allows"
             )))
         }
     };
     if unsigned && !matches!(type_byte, 0 | 7 | 1 | 2) {
-        return Err(FrameError::Pco(format!(
+        return Err(CodecError::Pco(format!(
             "number type {type_byte} for plane residuals (they are u16, u32 or u64: 7, 1 or 2)"
         )));
     }
     if size != e {
-        return Err(FrameError::Pco(format!(
+        return Err(CodecError::Pco(format!(
             "number type {type_byte} has {size}-byte elements, the frame's element size is {esize}"
         )));
     }
@@ -546,7 +548,7 @@ fn decode_as<T: ::pco::data_types::Number + bytemuck::Pod>(
     out: &mut [u8],
     native: bool,
     scratch: &mut PcoScratch,
-) -> Result<(), FrameError> {
+) -> Result<(), CodecError> {
     let e = std::mem::size_of::<T>();
     let aligned = bytemuck::try_cast_slice_mut::<u8, T>(out).is_ok();
     if aligned {
@@ -590,8 +592,8 @@ fn decode_numbers<T: ::pco::data_types::Number>(
     mut src: &[u8],
     mut dst: &mut [T],
     post: &mut dyn FnMut(&mut [T]),
-) -> Result<(), FrameError> {
-    let perr = |e: ::pco::errors::PcoError| FrameError::Pco(e.to_string());
+) -> Result<(), CodecError> {
+    let perr = |e: ::pco::errors::PcoError| CodecError::Pco(e.to_string());
     let want = dst.len();
     // Every chunk holds at least one number and no more than what is left of `dst`, so this
     // ends after at most `want + 1` chunks.
@@ -600,7 +602,7 @@ fn decode_numbers<T: ::pco::data_types::Number>(
             DecompressorItem::Chunk(mut cd) => {
                 let k = cd.n();
                 if k == 0 || k > dst.len() {
-                    return Err(FrameError::Pco(format!(
+                    return Err(CodecError::Pco(format!(
                         "a chunk of {k} numbers after {} of {want}",
                         want - dst.len()
                     )));
@@ -613,7 +615,7 @@ fn decode_numbers<T: ::pco::data_types::Number>(
                     done += p.n_processed;
                     let last = done == k;
                     if p.n_processed != batch.len() || p.finished != last {
-                        return Err(FrameError::Pco(format!(
+                        return Err(CodecError::Pco(format!(
                             "a chunk of {k} numbers decoded {done}"
                         )));
                     }
@@ -624,13 +626,13 @@ fn decode_numbers<T: ::pco::data_types::Number>(
             }
             DecompressorItem::EndOfData(rest) => {
                 if !dst.is_empty() {
-                    return Err(FrameError::Pco(format!(
+                    return Err(CodecError::Pco(format!(
                         "{} numbers, the frame says {want}",
                         want - dst.len()
                     )));
                 }
                 if !rest.is_empty() {
-                    return Err(FrameError::Pco(format!(
+                    return Err(CodecError::Pco(format!(
                         "{} bytes after the end of the pco data",
                         rest.len()
                     )));
@@ -699,6 +701,46 @@ pub(crate) fn pco_sample(
     match mode {
         Some(mode) => compress_choosing_in(kind, sample, LEVEL, mode, c),
         None => compress_choosing(kind, sample, LEVEL, c),
+    }
+}
+
+/// A pco payload without the `plane` filter (decoded before this check) is the block itself:
+/// its frame has no filter.
+pub(crate) fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
+    if h.filter == Filter::None {
+        Ok(())
+    } else {
+        Err(CodecError::Pco(format!(
+            "filter {} with codec pco (pco frames have filter none, plane or mask)",
+            h.filter.name()
+        ))
+        .into())
+    }
+}
+
+/// Codec `pco`: the block's numbers, compressed by pco.
+pub(crate) struct Pco;
+
+impl super::block::BlockCodec for Pco {
+    fn levels(&self) -> std::ops::RangeInclusive<i32> {
+        0..=12
+    }
+    fn default_level(&self) -> i32 {
+        LEVEL as i32
+    }
+    fn max_level(&self) -> i32 {
+        12
+    }
+    fn decompress_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut super::block::ZstdContext,
+    ) -> Result<(), FrameError> {
+        check_pco_filter(h)?;
+        decompress_into(h.esize, payload, out, false, &mut PcoScratch::default())?;
+        Ok(())
     }
 }
 

@@ -10,8 +10,6 @@
 //! codes numbers). The frame's payload is a 9-byte prefix ([`Params::encode`]) followed by a
 //! pco file of those unsigned numbers.
 
-use crate::format::error::FrameError;
-
 /// Bytes of the prefix that starts a `plane` frame's payload: row length (4, big-endian), map,
 /// wL, wU, wUL, shift.
 pub const PREFIX: usize = 9;
@@ -80,24 +78,24 @@ impl Params {
     ///
     /// # Errors
     ///
-    /// The [`FrameError`] naming what is wrong.
-    pub fn decode(payload: &[u8]) -> Result<(Params, &[u8]), FrameError> {
+    /// The [`PlaneError`] naming what is wrong.
+    pub fn decode(payload: &[u8]) -> Result<(Params, &[u8]), PlaneError> {
         let Some((p, rest)) = payload.split_first_chunk::<PREFIX>() else {
-            return Err(FrameError::PlanePrefix {
+            return Err(PlaneError::Prefix {
                 stored: payload.len(),
             });
         };
         let row = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
         if row == 0 {
-            return Err(FrameError::PlaneZeroRow);
+            return Err(PlaneError::ZeroRow);
         }
         let float = match p[4] {
             0 => false,
             1 => true,
-            map => return Err(FrameError::PlaneMap { map }),
+            map => return Err(PlaneError::Map { map }),
         };
         if p[8] > MAX_SHIFT {
-            return Err(FrameError::PlaneShift { shift: p[8] });
+            return Err(PlaneError::Shift { shift: p[8] });
         }
         let pred = pred(p[5] as i8, p[6] as i8, p[7] as i8, p[8]);
         Ok((Params { row, float, pred }, rest))
@@ -471,6 +469,65 @@ pub fn undo_be(src: &[u8], esize: usize, p: &Params, dst: &mut [u8]) {
     crate::codec::word::be_to_native(z, esize);
     undo_into(z, esize, p, dst, false);
     dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// What is wrong with a `plane` frame.
+///
+/// ```
+/// use nc3pack::error::PlaneError;
+/// assert_eq!(PlaneError::Shift { shift: 7 }.to_string(), "plane shift 7 (at most 6)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlaneError {
+    /// A `plane` frame whose element size is not 2, 4 or 8.
+    #[error("plane filter with element size {esize} (it is defined for 2, 4 and 8)")]
+    ElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// A `plane` frame with a codec other than pco.
+    #[error("plane filter with codec {} (plane is defined with codec pco only)", codec.name())]
+    Codec {
+        /// Codec in the frame header.
+        codec: crate::format::Codec,
+    },
+    /// A `plane` frame whose payload is too short to hold the 9-byte prefix.
+    #[error(
+        "plane payload of {stored} bytes has no 9-byte prefix (row length, map, weights, shift)"
+    )]
+    Prefix {
+        /// Stored (payload) length.
+        stored: usize,
+    },
+    /// A `plane` frame whose row length is 0.
+    #[error("plane row length 0")]
+    ZeroRow,
+    /// A `plane` frame whose map byte is not 0 (integers) or 1 (floats).
+    #[error("plane map byte {map} (0 integers, 1 floats)")]
+    Map {
+        /// The map byte.
+        map: u8,
+    },
+    /// A `plane` frame whose shift exceeds 6.
+    #[error("plane shift {shift} (at most 6)")]
+    Shift {
+        /// The shift byte.
+        shift: u8,
+    },
+}
+
+/// Filter `plane`: each element less its fitted plane (the parameters of a whole block).
+pub(crate) struct Plane;
+
+impl super::block::BlockFilter for Plane {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        apply(data, esize, &super::filter::whole_plane(data, esize), out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(data.len(), 0);
+        undo_be(data, esize, &super::filter::whole_plane(data, esize), out);
+    }
 }
 
 #[cfg(test)]

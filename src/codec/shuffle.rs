@@ -234,3 +234,80 @@ pub(crate) fn unshuffle_undelta_into<
         *w = if NATIVE { prev } else { prev.to_be() };
     }
 }
+
+/// Filter `none`: the bytes as they are.
+pub(crate) struct NoFilter;
+
+impl super::block::BlockFilter for NoFilter {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        let _ = esize;
+        out.clear();
+        out.extend_from_slice(data);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        let _ = esize;
+        out.clear();
+        out.extend_from_slice(data);
+    }
+}
+
+/// Filter `shuffle`: the bytes of the elements grouped by position.
+pub(crate) struct Shuffle;
+
+impl super::block::BlockFilter for Shuffle {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        shuffle(data, esize, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        unshuffle(data, esize, out);
+    }
+}
+
+/// Filter `bytedelta`: shuffled, then each byte stream delta coded.
+pub(crate) struct ByteDelta;
+
+impl super::block::BlockFilter for ByteDelta {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        shuffle(data, esize, out);
+        let n = data.len() / esize.max(1);
+        for stream in out[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+            for i in (1..stream.len()).rev() {
+                stream[i] = stream[i].wrapping_sub(stream[i - 1]);
+            }
+        }
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        let mut d = data.to_vec();
+        let n = data.len() / esize.max(1);
+        for stream in d[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+            for i in 1..stream.len() {
+                stream[i] = stream[i].wrapping_add(stream[i - 1]);
+            }
+        }
+        unshuffle(&d, esize, out);
+    }
+}
+
+/// Filter `delta`: element deltas, then shuffled.
+pub(crate) struct Delta;
+
+impl super::block::BlockFilter for Delta {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        delta_shuffle(data, esize, false, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        unshuffle_undelta(data, esize, false, out);
+    }
+}
+
+/// Filter `zzdelta`: element deltas zigzag coded, then shuffled.
+pub(crate) struct ZigZagDelta;
+
+impl super::block::BlockFilter for ZigZagDelta {
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        delta_shuffle(data, esize, true, out);
+    }
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        unshuffle_undelta(data, esize, true, out);
+    }
+}

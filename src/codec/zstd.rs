@@ -1,6 +1,9 @@
 //! The zstd codec: block compression and the header and constants frames.
 
-use crate::format::Codec;
+use super::block::{BlockCodec, ZstdCompressor, ZstdContext};
+use super::error::CodecError;
+use crate::format::error::FrameError;
+use crate::format::{Codec, FrameHeader};
 
 /// Compresses into `out` if the result is smaller than `limit` bytes.
 pub(crate) fn compress_zstd(
@@ -64,4 +67,50 @@ pub(crate) fn zstd_if_smaller(data: &[u8], level: i32) -> Option<Vec<u8>> {
         }
         packed.ok().filter(|c| c.len() < data.len())
     })
+}
+
+/// Codec `zstd`: one zstd frame.
+pub(crate) struct Zstd;
+
+impl BlockCodec for Zstd {
+    fn levels(&self) -> std::ops::RangeInclusive<i32> {
+        -7..=22
+    }
+    fn default_level(&self) -> i32 {
+        3
+    }
+    fn max_level(&self) -> i32 {
+        19
+    }
+    fn compress(
+        &self,
+        zstd: ZstdCompressor<'_>,
+        _level: i32,
+        input: &[u8],
+        limit: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        compress_zstd(zstd, input, limit, out)
+    }
+    fn decompress_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        zstd_ctx: &mut ZstdContext,
+    ) -> Result<(), FrameError> {
+        let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
+        let d = match zstd_ctx {
+            Some(d) => d,
+            None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
+        };
+        let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
+        if got != out.len() {
+            return Err(FrameError::DecodedLength {
+                got,
+                decoded: h.decoded_len,
+            });
+        }
+        Ok(())
+    }
 }

@@ -569,7 +569,7 @@ fn corrupt_payload_is_reported() {
     assert!(
         matches!(
             e,
-            FrameError::Zstd(_) | FrameError::DecodedLength { decoded: 999, .. }
+            FrameError::Codec(CodecError::Zstd(_)) | FrameError::DecodedLength { decoded: 999, .. }
         ),
         "{e}"
     );
@@ -847,16 +847,20 @@ fn hostile_refs_frames_are_refused() {
     // No entry count; an element size or a codec refs does not go with.
     assert!(matches!(
         decode(&raw[..3], Codec::None, 4, 24),
-        Err(FrameError::RefsNoCount { .. })
+        Err(FrameError::Codec(CodecError::Refs(
+            RefsError::NoCount { .. }
+        )))
     ));
     assert!(matches!(
         decode(&raw, Codec::None, 2, 24),
-        Err(FrameError::RefsElementSize { esize: 2 })
+        Err(FrameError::Codec(CodecError::Refs(
+            RefsError::FrameElementSize { esize: 2 }
+        )))
     ));
     for codec in [Codec::Pco, Codec::Constant] {
         assert!(matches!(
             decode(&raw, codec, 4, 24),
-            Err(FrameError::RefsCodec { .. })
+            Err(FrameError::Codec(CodecError::Refs(RefsError::Codec { .. })))
         ));
     }
     // Not whole elements.
@@ -869,7 +873,9 @@ fn hostile_refs_frames_are_refused() {
     bad[..4].copy_from_slice(&u32::MAX.to_be_bytes());
     assert!(matches!(
         decode(&bad, Codec::None, 4, 24),
-        Err(FrameError::Refs(RefsError::Entries { .. }))
+        Err(FrameError::Codec(CodecError::Refs(
+            RefsError::Entries { .. }
+        )))
     ));
     for d in [2u32, 4] {
         bad[..4].copy_from_slice(&d.to_be_bytes());
@@ -881,7 +887,7 @@ fn hostile_refs_frames_are_refused() {
         z2.extend_from_slice(&z[4..]);
         assert!(matches!(
             decode(&z2, Codec::Lzma, 4, 24),
-            Err(FrameError::Lzma(_))
+            Err(FrameError::Codec(CodecError::Lzma(_)))
         ));
     }
     // A reference past the table's start (the third, last bytes at 3 n + 2 = 20).
@@ -889,11 +895,11 @@ fn hostile_refs_frames_are_refused() {
     bad[4 + 20] = 3;
     assert!(matches!(
         decode(&bad, Codec::None, 4, 24),
-        Err(FrameError::Refs(RefsError::Reference {
+        Err(FrameError::Codec(CodecError::Refs(RefsError::Reference {
             element: 2,
             reference: 3,
             entries: 2
-        }))
+        })))
     ));
     // The lzma stream of other filtered bytes: it decodes, and refs refuses them.
     let mut wrong = filtered.clone();
@@ -902,6 +908,8 @@ fn hostile_refs_frames_are_refused() {
     assert!(crate::codec::lzma::compress(&wrong, 6, usize::MAX, &mut z3));
     assert!(matches!(
         decode(&z3, Codec::Lzma, 4, 24),
-        Err(FrameError::Refs(RefsError::TableShort { entries: 3 }))
+        Err(FrameError::Codec(CodecError::Refs(RefsError::TableShort {
+            entries: 3
+        })))
     ));
 }

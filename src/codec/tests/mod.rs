@@ -10,7 +10,8 @@ use super::pco::{pco_thorough, NumKind, PCO_HALF_CHUNK};
 use super::shuffle::*;
 use super::tuning::*;
 use super::word::be_to_native;
-use crate::format::error::{FrameError, RefsError};
+use crate::codec::error::{CodecError, MaskError, RefsError};
+use crate::format::error::FrameError;
 use crate::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
 
 mod grids;
@@ -785,12 +786,16 @@ fn fill_values_are_set_apart_for_pco() {
         };
         assert!(matches!(
             decode_mask(&pco_only, payload, &mut native, false, &mut scratch),
-            Err(FrameError::MaskCodec { codec: Codec::Zstd })
+            Err(FrameError::Codec(CodecError::Mask(MaskError::Codec {
+                codec: Codec::Zstd
+            })))
         ));
         let three = FrameHeader { esize: 3, ..h };
         assert!(matches!(
             decode_mask(&three, payload, &mut native, false, &mut scratch),
-            Err(FrameError::MaskElementSize { esize: 3 })
+            Err(FrameError::Codec(CodecError::Mask(
+                MaskError::ElementSize { esize: 3 }
+            )))
         ));
         // A pco file of one number fewer than the bitmap leaves is refused.
         let mut bits = Vec::new();
