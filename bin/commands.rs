@@ -67,10 +67,10 @@ fn pack(a: PackArgs) -> anyhow::Result<()> {
     };
     let t = Instant::now();
     // An input URL is read as a stream, in one pass, as a pipe is.
-    let input_url = input.to_str().filter(|s| is_url(s));
+    let input_url = input.to_str().filter(|s| nc3pack::is_url(s));
     let remote = nc3pack::remote::default_options();
     let quiet = a.common.quiet;
-    if let Some(url) = output.to_str().filter(|s| is_url(s)) {
+    if let Some(url) = output.to_str().filter(|s| nc3pack::is_url(s)) {
         let s = match input_url {
             Some(from) => {
                 let stream = nc3pack::remote::open_stream(from, &remote)?;
@@ -399,13 +399,6 @@ fn warn_moved_outside(input: &str, s: &nc3pack::PackSummary, pb: Option<&Progres
 
 fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
-}
-
-/// Whether a path given on the command line is a URL (`s3://`, `http(s)://`, `file://`).
-fn is_url(s: &str) -> bool {
-    ["s3://", "http://", "https://", "file://"]
-        .iter()
-        .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.

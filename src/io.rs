@@ -1,5 +1,5 @@
 //! Positional reads: the one I/O primitive the readers need (a leaf: it imports nothing of the
-//! crate, so the netCDF-3 parser can read through it).
+//! crate, so the netCDF-3 parser can read through it), and what names a URL rather than a path.
 
 use std::io;
 
@@ -87,4 +87,18 @@ impl ReadAt for Vec<u8> {
     fn size(&self) -> io::Result<u64> {
         Ok(self.len() as u64)
     }
+}
+
+/// Whether `s` is a URL nc3pack reads or writes (`s3://`, `http://`, `https://`, `file://`, any
+/// case) rather than a local path.
+///
+/// ```
+/// assert!(nc3pack::is_url("S3://bucket/a.nc3z"));
+/// assert!(!nc3pack::is_url("s3:/bucket/a.nc3z"));
+/// assert!(!nc3pack::is_url("https://"));
+/// ```
+pub fn is_url(s: &str) -> bool {
+    ["s3://", "http://", "https://", "file://"]
+        .iter()
+        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
 }

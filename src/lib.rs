@@ -135,7 +135,7 @@ mod verify;
 pub use codec::FilterMode;
 pub use collection::{pack_collection, verify_collection, CollectionOptions, CollectionReport};
 pub use error::{Error, HeaderError, Result};
-pub use io::ReadAt;
+pub use io::{is_url, ReadAt};
 pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 

@@ -447,7 +447,7 @@ type Bucket = std::convert::Infallible;
 /// The object-store prefix `output` names, if it is a URL: checked (URL, credentials, bucket)
 /// before any work, and its uploaded manifests fetched.
 fn open_bucket(output: &Path, opts: &CollectionOptions) -> Result<Option<Bucket>> {
-    let Some(url) = output.to_str().filter(|s| is_url(s)) else {
+    let Some(url) = output.to_str().filter(|s| crate::io::is_url(s)) else {
         return Ok(None);
     };
     if opts.delete_input {
@@ -489,13 +489,6 @@ fn manifests(
         .clone()
         .unwrap_or_else(|| records.join(format!("manifest-{}.jsonl", opts.shard)));
     (vec![records], manifest)
-}
-
-/// Whether a path is a URL (`s3://`, `http(s)://`, `file://`).
-fn is_url(s: &str) -> bool {
-    ["s3://", "http://", "https://", "file://"]
-        .iter()
-        .any(|u| s.len() > u.len() && s[..u.len()].eq_ignore_ascii_case(u))
 }
 
 /// Files packed, skipped, ignored and finished; bytes in and out.

@@ -84,9 +84,9 @@ impl Input {
 pub(crate) fn open_input(path: &Path, op: &'static str) -> Result<Input> {
     match path.to_str() {
         #[cfg(feature = "remote")]
-        Some(s) if crate::remote::is_url(s) => open_url(s, &crate::remote::default_options(), op),
+        Some(s) if crate::io::is_url(s) => open_url(s, &crate::remote::default_options(), op),
         #[cfg(not(feature = "remote"))]
-        Some(s) if is_url_syntax(s) => Err(Error::Remote {
+        Some(s) if crate::io::is_url(s) => Err(Error::Remote {
             url: s.into(),
             source: crate::error::RemoteError::NotBuilt,
         }),
@@ -110,11 +110,4 @@ pub(crate) fn open_url(
         return open_seekable(&p, op).map(Input::File);
     }
     crate::remote::RemoteReader::open(url, opts).map(Input::Remote)
-}
-
-#[cfg(not(feature = "remote"))]
-fn is_url_syntax(s: &str) -> bool {
-    ["s3://", "http://", "https://", "file://"]
-        .iter()
-        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
 }

@@ -46,4 +46,4 @@ pub use reader::{RemoteReader, RequestStats, FRONT_BYTES, TAIL_BYTES};
 pub use stream::{open_stream, ObjectStream};
 pub(crate) use upload::check_upload_target;
 pub use upload::upload_file;
-pub(crate) use url::{file_url_path, is_url};
+pub(crate) use url::file_url_path;

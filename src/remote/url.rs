@@ -1,13 +1,6 @@
-//! Telling URLs from paths, and the local path of a `file://` URL.
+//! The local path of a `file://` URL (telling URLs from paths: [`crate::is_url`]).
 
 use crate::error::RemoteError;
-
-/// Whether `s` is a URL nc3pack reads (`s3://`, `http://`, `https://`, `file://`).
-pub(crate) fn is_url(s: &str) -> bool {
-    ["s3://", "http://", "https://", "file://"]
-        .iter()
-        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
-}
 
 /// The local path of a `file://` URL (`file:///abs/path` or `file://localhost/abs/path`,
 /// percent-decoded).
