@@ -13,7 +13,7 @@
 //!
 //! It decodes at about a tenth of zstd's speed, so only the `max` preset writes it.
 
-use crate::format::error::FrameError;
+use super::error::FrameError;
 use crate::format::{Filter, FrameHeader};
 
 /// Bytes before the range coder's stream in a payload: the number type, the predictor, the row

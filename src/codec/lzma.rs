@@ -257,7 +257,7 @@ impl super::block::BlockCodec for Lzma {
         payload: &[u8],
         out: &mut [u8],
         _zstd: &mut super::block::ZstdContext,
-    ) -> Result<(), crate::format::error::FrameError> {
+    ) -> Result<(), super::error::FrameError> {
         Ok(decompress_into(payload, out)?)
     }
 }

@@ -569,11 +569,11 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         (lead.file_len, lead.numrecs) = (l.file_len, l.numrecs);
     }
     w.write_all(&lead.encode()).map_err(werr)?;
-    let header_frame = format::header_frame(header_bytes);
+    let header_frame = crate::codec::header_frame(header_bytes);
     w.write_all(&header_frame).map_err(werr)?;
     let mut data_start = (LEAD_LEN + header_frame.len()) as u64;
     if block_sizes_frame {
-        let f = sizes.frame(header.var_count());
+        let f = crate::codec::block_sizes_frame(&sizes, header.var_count());
         w.write_all(&f).map_err(werr)?;
         data_start += f.len() as u64;
     }
