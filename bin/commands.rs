@@ -29,7 +29,7 @@ pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// `-j`, or the library's default (all cores).
 fn threads(j: Option<usize>) -> usize {
-    j.unwrap_or_else(|| UnpackOptions::default().threads)
+    j.unwrap_or_else(|| UnpackOptions::default().threads())
 }
 
 /// The packing options the arguments give.
@@ -249,8 +249,11 @@ fn verify(a: VerifyArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     };
-    let against = a.against.clone();
-    let r = nc3pack::verify(archive, &nc3pack::VerifyOptions { against, threads })?;
+    let mut opts = nc3pack::VerifyOptions::default().with_threads(threads);
+    if let Some(original) = against {
+        opts = opts.with_against(original);
+    }
+    let r = nc3pack::verify(archive, &opts)?;
     let lossy = nc3pack::Archive::open(archive)
         .ok()
         .and_then(|z| nc3pack::quantize::Lossy::of(z.header()));

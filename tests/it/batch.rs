@@ -203,10 +203,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
     .unwrap();
     assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
     assert_eq!(plan.len(), n);
-    let opts = nc3pack::PackOptions {
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_threads(2);
     let outcomes = std::sync::Mutex::new(vec![None; n]);
     nc3pack::__private::pack_all(&plan, &opts, &Default::default(), None, &|i, o| match o {
         nc3pack::__private::Outcome::Packed { summary, .. } => {
@@ -216,10 +213,7 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
     })
     .unwrap();
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
-    let per_file = nc3pack::PackOptions {
-        threads: 1,
-        ..opts.clone()
-    };
+    let per_file = opts.clone().with_threads(1);
     let single: Vec<Vec<u8>> = names
         .iter()
         .map(|name| {
@@ -315,10 +309,7 @@ fn batch(wrap: &[&str], args: &[&Path], out: &Path) -> (i32, String) {
 /// The archive `pack_file` writes for `input` with one thread (what each batch output must be).
 fn packed_alone(input: &Path, dir: &Path) -> Vec<u8> {
     let z = dir.join("alone.nc3z");
-    let opts = nc3pack::PackOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_threads(1);
     nc3pack::pack_file(input, &z, &opts.clone().with_force(true)).unwrap();
     std::fs::read(z).unwrap()
 }

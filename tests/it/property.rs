@@ -624,16 +624,14 @@ fn check(spec: &Spec) -> Result<(), String> {
     let orig = write_dataset(spec, &nc)?;
 
     let p = &spec.pack;
-    let opts = PackOptions {
-        codec: p.codec,
-        level: p.level,
-        block_size: p.block_size,
-        threads: p.threads,
-        filter: p.filter,
-        thorough: p.filter == FilterMode::Auto && p.block_size % 2 == 1,
-        fast_blocks: !p.block_size.is_multiple_of(3),
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_codec(p.codec)
+        .with_level(p.level)
+        .with_block_size(p.block_size)
+        .with_threads(p.threads)
+        .with_filter(p.filter)
+        .with_thorough(p.filter == FilterMode::Auto && p.block_size % 2 == 1)
+        .with_fast_blocks(!p.block_size.is_multiple_of(3));
     let summary = pack_file(&nc, &z, &opts).map_err(|e| format!("pack: {e}"))?;
     if summary.input_len != orig.len() as u64 {
         return Err(format!(
@@ -807,7 +805,7 @@ fn check_stream_input(
             ));
         }
         let (a, b) = (std::fs::read(&z), std::fs::read(&from_file));
-        if opts.threads == 1 && a.map_err(|e| e.to_string())? != b.map_err(|e| e.to_string())? {
+        if opts.threads() == 1 && a.map_err(|e| e.to_string())? != b.map_err(|e| e.to_string())? {
             return Err(format!(
                 "{what}: archive differs from the file's (cut at {cut})"
             ));

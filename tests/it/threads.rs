@@ -231,10 +231,7 @@ fn child(dir: &Path) {
     assert!(std::thread::Builder::new().spawn(|| ()).is_err());
     let input = sample("gridded_sst.nc");
     let archive = dir.join("a.nc3z");
-    let opts = nc3pack::PackOptions {
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_threads(2);
     let out = dir.join("out.nc3z");
     thread_error(
         nc3pack::pack_file(&input, &out, &opts).map(drop),
@@ -249,10 +246,7 @@ fn child(dir: &Path) {
         "pack_reader",
     );
     // With one thread, packing needs none.
-    let one = nc3pack::PackOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let one = nc3pack::PackOptions::default().with_threads(1);
     nc3pack::pack_file(&input, &out, &one).unwrap();
     std::fs::remove_file(&out).unwrap();
     let back = dir.join("back.nc");
