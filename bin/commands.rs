@@ -160,6 +160,10 @@ fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Resul
         .with_shard(a.shard.unwrap_or_default())
         .with_delete_input(a.delete_input);
     copts = copts.with_manifest_copy_every(a.manifest_copy_every);
+    // For bench/collection.sh only: packing without the manifest, to measure what it costs.
+    if std::env::var_os("NC3PACK_BENCH_NO_MANIFEST").is_some() {
+        copts = copts.with_write_manifest(false);
+    }
     copts = a.files_from.iter().fold(copts, |o, f| o.with_files_from(f));
     copts = a.root.iter().fold(copts, |o, r| o.with_root(r));
     copts = a.manifest.iter().fold(copts, |o, m| o.with_manifest(m));

@@ -759,6 +759,7 @@ fn decode_elements<const E: usize>(
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContextError {
     /// An element size other than 2, 4 or 8.
     #[error("context: element size {esize} (context is defined for 2, 4 and 8)")]

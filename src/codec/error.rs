@@ -26,6 +26,7 @@ pub use super::refs::RefsError;
 /// assert_eq!(e.to_string(), "fit shift 16 (at most 15)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CodecError {
     /// The level is outside the codec's range.
     #[error("level {level} is outside {min}..={max} for codec {}", codec.name())]
@@ -88,6 +89,7 @@ pub enum CodecError {
 /// assert_eq!(e.to_string(), "no frame sync magic");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// The frame header is damaged.
     #[error(transparent)]

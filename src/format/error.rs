@@ -14,6 +14,7 @@ use super::{Codec, Filter};
 /// assert_eq!(Lead::decode(&[0u8; 10]), Err(LeadError::TooShort { len: 10 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LeadError {
     /// Fewer bytes than a lead.
     #[error(
@@ -82,6 +83,7 @@ pub enum LeadError {
 /// assert_eq!(FrameHeader::decode(&[0u8; 36]), Err(FrameHeaderError::NoMagic));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrameHeaderError {
     /// Fewer bytes than a frame header.
     #[error("frame header is cut short")]
@@ -122,6 +124,7 @@ pub enum FrameHeaderError {
 /// assert_eq!(e.check(4), Err(EntryError::ConstantWithoutFlag));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EntryError {
     /// Codec constant, no payload, but not flagged constant.
     #[error("constant block entry without the constant flag")]
@@ -151,6 +154,7 @@ pub enum EntryError {
 /// assert_eq!(decode_index(b"N3ZX", 0), Err(IndexError::NoMagic));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexError {
     /// No index magic.
     #[error("no index magic")]
@@ -224,6 +228,7 @@ pub enum IndexError {
 /// assert_eq!(Footer::decode(&[0u8; 8]), Err(FooterError::Short));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FooterError {
     /// Fewer bytes than a footer.
     #[error("footer is cut short")]
@@ -266,6 +271,7 @@ pub enum FooterError {
 /// assert_eq!(ConstantRun::decode_all(&[0u8; 33]), Err(ConstantsError::Length { len: 33 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConstantsError {
     /// The decoded table is not whole run records.
     #[error(
@@ -319,6 +325,7 @@ pub enum ConstantsError {
 /// assert_eq!(BlockSizes::decode(&[1, 2, 3], 64), Err(BlockSizesError::Length { len: 3 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlockSizesError {
     /// The frame after the header frame is not a block sizes frame for this header.
     #[error("the lead says a block sizes frame follows the header frame, but the frame there has stream id {stream:#x}, block {block} and {decoded} decoded bytes (expected stream id 0xfffffff9, block 0, esize 1, codec none or zstd, no filter, and 4 bytes for each of the {nvars} variables)")]
@@ -359,6 +366,7 @@ pub enum BlockSizesError {
 /// assert_eq!(EndsError::TooShort { len: 9 }.to_string(), "9 bytes, too short for an archive");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EndsError {
     /// Opening, inspecting or reading the archive failed.
     #[error("{op}: {source}")]

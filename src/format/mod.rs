@@ -242,6 +242,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Codec {
     /// Stored as is.
     None = 0,
@@ -309,6 +310,7 @@ impl Codec {
 /// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Filter {
     /// No transform.
     None = 0,

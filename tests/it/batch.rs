@@ -1893,18 +1893,23 @@ fn a_quantized_batch_records_both_files_resumes_verifies_and_never_deletes() {
 /// The library refuses to quantize and delete inputs in one batch (the CLI's usage error),
 /// before any input is looked at.
 #[test]
-fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
-    use nc3pack::__private::{manifest::Done, pack_all, plan, Shard};
+fn pack_collection_refuses_to_delete_the_inputs_of_lossy_archives() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     populate(&input, &["g.nc".into()], "gridded_sst.nc");
     let out = dir.path().join("out");
-    let p = plan([Ok(input.clone())], &out, None, Shard::default()).unwrap();
-    let opts = nc3pack::PackOptions::default().with_quantize("sst=bitround:7".parse().unwrap());
-    let calls = std::sync::atomic::AtomicUsize::new(0);
-    let r = pack_all(&p, &opts, &Done::default(), Some(&|_| Ok(())), &|_, _| {
-        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    });
+    let pack = nc3pack::PackOptions::default().with_quantize("sst=bitround:7".parse().unwrap());
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let opts = nc3pack::CollectionOptions::default()
+        .with_pack(pack)
+        .with_delete_input(true)
+        .with_progress(move |e| {
+            if let nc3pack::collection::CollectionEvent::Finished { .. } = e {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    let r = nc3pack::pack_collection(&[&input], &out, &opts);
     assert!(
         matches!(
             r,
@@ -1914,8 +1919,32 @@ fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
         ),
         "{r:?}"
     );
-    assert_eq!(calls.into_inner(), 0);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 0);
     assert!(input.join("g.nc").exists() && !out.join("g.nc.nc3z").exists());
+}
+
+/// Without writing the manifest (what bench/collection.sh measures against), the files are
+/// packed and no line is recorded; by default each file packed gets its line.
+#[test]
+fn pack_collection_without_writing_the_manifest_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a.nc".into(), "b.nc".into()],
+        "classic_records.nc",
+    );
+    let bare = nc3pack::CollectionOptions::default().with_write_manifest(false);
+    let r = nc3pack::pack_collection(&[&input], &dir.path().join("bare"), &bare).unwrap();
+    assert!(r.is_ok() && r.packed == 2, "{r:?}");
+    assert!(dir.path().join("bare/a.nc.nc3z").exists());
+    let lines = std::fs::read_to_string(&r.manifest).unwrap_or_default();
+    assert_eq!(lines, "", "{}", r.manifest.display());
+    let opts = nc3pack::CollectionOptions::default();
+    let r = nc3pack::pack_collection(&[&input], &dir.path().join("out"), &opts).unwrap();
+    assert!(r.is_ok() && r.packed == 2, "{r:?}");
+    let statuses = statuses_of(&r.manifest);
+    assert_eq!(statuses.len(), 2, "{statuses:?}");
 }
 
 /// A run killed after renaming a quantized file's archive and before writing its manifest

@@ -7,7 +7,6 @@
 //! run more cases: `QUICKCHECK_TESTS=5000 cargo test --test it property`.
 
 use crate::roundtrip::Typed;
-use nc3pack::__private::default_level;
 use nc3pack::format::{Codec, Filter};
 use nc3pack::nc3::{NcType, Variant};
 use nc3pack::FilterMode;
@@ -311,9 +310,8 @@ impl Spec {
         let level = match codec {
             Codec::Zstd => r.range(-7, 9) as i32,
             Codec::Deflate => r.range(0, 9) as i32,
-            Codec::None | Codec::Constant | Codec::Pco | Codec::Lzma | Codec::Context => {
-                default_level(codec)
-            }
+            // The codec's default level (none's only level).
+            _ => PackOptions::fast().with_codec(codec).level(),
         };
         let block_size = match r.upto(2) {
             0 => r.range(8, 64),
