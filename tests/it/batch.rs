@@ -194,24 +194,25 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let plan = nc3pack::__private::plan(
-        [Ok(input.clone())],
-        &out,
-        None,
-        nc3pack::__private::Shard::default(),
-    )
-    .unwrap();
-    assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
-    assert_eq!(plan.len(), n);
     let opts = nc3pack::PackOptions::default().with_threads(2);
-    let outcomes = std::sync::Mutex::new(vec![None; n]);
-    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), None, &|i, o| match o {
-        nc3pack::__private::Outcome::Packed { summary, .. } => {
-            assert!(outcomes.lock().unwrap()[i].replace(summary).is_none());
-        }
-        o => panic!("{}: {o:?}", plan.input(i).display()),
-    })
-    .unwrap();
+    let outcomes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = outcomes.clone();
+    let collection = nc3pack::CollectionOptions::default()
+        .with_pack(opts.clone())
+        .with_write_manifest(false)
+        .with_progress(move |e| {
+            use nc3pack::collection::{CollectionEvent, FileOutcome};
+            if let CollectionEvent::Finished { input, outcome, .. } = e {
+                let FileOutcome::Packed { summary } = outcome else {
+                    panic!("{}: {outcome:?}", input.display())
+                };
+                seen.lock()
+                    .unwrap()
+                    .push((input.to_path_buf(), (*summary).clone()));
+            }
+        });
+    let r = nc3pack::pack_collection(&[&input], &out, &collection).unwrap();
+    assert!(r.is_ok() && r.packed == n, "{r:?}");
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
     let per_file = opts.clone().with_threads(1);
     let single: Vec<Vec<u8>> = names
@@ -222,10 +223,9 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
             std::fs::read(z).unwrap()
         })
         .collect();
-    let outcomes = outcomes.into_inner().unwrap();
-    for (i, summary) in outcomes.iter().enumerate() {
-        let summary = summary.as_ref().unwrap();
-        let input = plan.input(i);
+    let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
+    assert_eq!(outcomes.len(), n);
+    for (input, summary) in &outcomes {
         let k: usize = input
             .file_stem()
             .unwrap()
@@ -233,12 +233,9 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
             .unwrap()
             .parse()
             .unwrap();
-        let output = plan.output(i);
-        assert_eq!(
-            output,
-            out.join(input.strip_prefix(&input_real).unwrap())
-                .with_extension("nc.nc3z")
-        );
+        let output = out
+            .join(input.strip_prefix(&input_real).unwrap())
+            .with_extension("nc.nc3z");
         assert_eq!(
             std::fs::read(&output).unwrap(),
             single[k % names.len()],

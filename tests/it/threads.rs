@@ -269,23 +269,11 @@ fn child(dir: &Path) {
     a.set_threads(2);
     let sst = a.header().var_id("sst").unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
-    let plan = nc3pack::__private::plan(
-        [Ok(input.clone())],
-        &dir.join("batch"),
-        None,
-        Default::default(),
-    )
-    .unwrap();
+    let collection = nc3pack::CollectionOptions::default().with_pack(opts.clone().with_threads(2));
     thread_error(
-        nc3pack::__private::pack_all(
-            &plan,
-            &opts.clone().with_threads(2),
-            &Default::default(),
-            None,
-            &|_, _| {},
-        ),
+        nc3pack::pack_collection(&[&input], &dir.join("batch"), &collection).map(drop),
         &input,
-        "pack_all",
+        "pack_collection",
     );
     let r = nc3pack::__private::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
     assert!(
