@@ -40,7 +40,6 @@ use std::fmt::Display;
 /// assert!(matches!(Header::parse_prefix(b"CDF\x09", 100), Err(ParseError::Bad(_))));
 /// ```
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum ParseError {
     /// The prefix ended before the header did; parse again with at least this many bytes.
     NeedMore(u64),
