@@ -29,7 +29,7 @@ pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// `-j`, or the library's default (all cores).
 fn threads(j: Option<usize>) -> usize {
-    j.unwrap_or_else(|| UnpackOptions::default().threads)
+    j.unwrap_or_else(|| UnpackOptions::default().threads())
 }
 
 /// The packing options the arguments give.
@@ -160,6 +160,10 @@ fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Resul
         .with_shard(a.shard.unwrap_or_default())
         .with_delete_input(a.delete_input);
     copts = copts.with_manifest_copy_every(a.manifest_copy_every);
+    // For bench/collection.sh only: packing without the manifest, to measure what it costs.
+    if std::env::var_os("NC3PACK_BENCH_NO_MANIFEST").is_some() {
+        copts = copts.with_write_manifest(false);
+    }
     copts = a.files_from.iter().fold(copts, |o, f| o.with_files_from(f));
     copts = a.root.iter().fold(copts, |o, r| o.with_root(r));
     copts = a.manifest.iter().fold(copts, |o, m| o.with_manifest(m));
@@ -249,8 +253,11 @@ fn verify(a: VerifyArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     };
-    let against = a.against.clone();
-    let r = nc3pack::verify(archive, &nc3pack::VerifyOptions { against, threads })?;
+    let mut opts = nc3pack::VerifyOptions::default().with_threads(threads);
+    if let Some(original) = against {
+        opts = opts.with_against(original);
+    }
+    let r = nc3pack::verify(archive, &opts)?;
     let lossy = nc3pack::Archive::open(archive)
         .ok()
         .and_then(|z| nc3pack::quantize::Lossy::of(z.header()));

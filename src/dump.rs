@@ -26,6 +26,7 @@ use std::io::{self, Write};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// Like the data section of `ncdump -v`, as [`data_text`] prints it.
     Text,
@@ -53,6 +54,7 @@ const OUT_CHUNK: usize = 1 << 18;
 /// assert!(matches!(&e, SliceError::Write(w) if w.kind() == std::io::ErrorKind::BrokenPipe));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SliceError {
     /// Reading failed: no such variable, a selection that does not fit it, a damaged block, an
     /// I/O error on the file.

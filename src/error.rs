@@ -6,10 +6,12 @@
 //! the path.
 
 pub use crate::codec::{
-    CodecError, ContextError, FitError, LorenzoError, LzmaError, MaskError, PlaneError, RefsError,
+    CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,
+    RefsError,
 };
 pub use crate::format::error::{
-    BlockSizesError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
+    BlockSizesError, ConstantsError, EntryError, FooterError, FrameHeaderError, IndexError,
+    LeadError,
 };
 pub use crate::nc3::error::{HeaderError, LayoutError};
 pub mod damage;
@@ -310,6 +312,13 @@ pub enum ArchiveError {
     WouldNotOpen(Box<ArchiveError>),
 }
 
+/// A damaged frame header is a damaged frame.
+impl From<FrameHeaderError> for ArchiveError {
+    fn from(e: FrameHeaderError) -> ArchiveError {
+        ArchiveError::Frame(e.into())
+    }
+}
+
 /// What is wrong with a block, in [`Error::Block`] (which adds the stream, block and offset).
 ///
 /// ```
@@ -364,6 +373,13 @@ pub enum BlockError {
     /// A shared stream's block is shorter than its members need.
     #[error("block is shorter than the layout")]
     Short,
+}
+
+/// A damaged frame header is a damaged frame.
+impl From<FrameHeaderError> for BlockError {
+    fn from(e: FrameHeaderError) -> BlockError {
+        BlockError::Frame(e.into())
+    }
 }
 
 impl From<crate::vars::NoSuchVar> for Error {

@@ -156,6 +156,24 @@ pub use verify::{verify, Damage, Problem, SharedError, VerifyReport};
 
 /// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
 /// part of the public API: anything here may change or go in any release.
+/// Internals reachable from outside the crate for what the public API does not do and should
+/// not promise: not part of the API, may change in any release. The binary uses none of it.
+///
+/// - The codec kernels (`Encoder`, `decode_payload`, the filters' `*_payload` and
+///   `apply_`/`undo_` functions, `shuffle`, `member_*`, `NumKind`, the levels): the fuzz
+///   targets feed them hostile payloads one frame at a time, `benches/read.rs` times each
+///   decoder alone, and their doc examples run through here; the public way to a block is an
+///   [`Archive`].
+/// - `scan`, `scanned_constants`, `streams`/`streams_with`, `unpack_to`: the fuzz targets
+///   check the frame scan that `reindex` and `verify` run, on bytes in memory, and unpacking
+///   with a thread count into any writer.
+/// - `plan`, `pack_all`, `Outcome`, `Shard`, `manifest`: the steps of [`pack_collection`],
+///   with seams tests need to make a run fail or race deterministically (a record step that
+///   fails or changes an input between verification and deletion).
+/// - `pack_stream`, `Source`: packing into any writer, for tests of a writer that fails.
+/// - `ordered_map`, `WorkerError`: a test of a worker thread that cannot start.
+/// - The rest (`write_to_temp`, `Sink`, `bound_threads`, `SpawnError`, `BlockCache`, `Block`,
+///   `Pieces`, `open_seekable`, ...): crate helpers whose doc examples run through here.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::atomic::write_to_temp;

@@ -67,17 +67,17 @@ pub(crate) fn default_threads() -> usize {
 ///
 /// ```
 /// let opts = nc3pack::UnpackOptions::default().with_force(true).with_threads(2);
-/// assert!(opts.force);
-/// assert_eq!(opts.threads, 2);
+/// assert!(opts.force());
+/// assert_eq!(opts.threads(), 2);
 /// ```
 #[derive(Debug, Clone)]
 pub struct UnpackOptions {
     /// Overwrite the output if it exists.
-    pub force: bool,
+    pub(crate) force: bool,
     /// Decoder threads (bounded to 1..=1024); the default is the number of cores.
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Called with the output bytes written so far.
-    pub progress: Progress,
+    pub(crate) progress: Progress,
 }
 
 impl Default for UnpackOptions {
@@ -94,7 +94,7 @@ impl UnpackOptions {
     /// These options, overwriting the output if `force`.
     ///
     /// ```
-    /// assert!(nc3pack::UnpackOptions::default().with_force(true).force);
+    /// assert!(nc3pack::UnpackOptions::default().with_force(true).force());
     /// ```
     pub fn with_force(mut self, force: bool) -> Self {
         self.force = force;
@@ -104,7 +104,7 @@ impl UnpackOptions {
     /// These options with `threads` decoder threads.
     ///
     /// ```
-    /// assert_eq!(nc3pack::UnpackOptions::default().with_threads(1).threads, 1);
+    /// assert_eq!(nc3pack::UnpackOptions::default().with_threads(1).threads(), 1);
     /// ```
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
@@ -121,24 +121,52 @@ impl UnpackOptions {
         self.progress = Progress::new(f);
         self
     }
+
+    /// Whether an existing output is overwritten.
+    ///
+    /// ```
+    /// assert!(!nc3pack::UnpackOptions::default().force());
+    /// ```
+    pub fn force(&self) -> bool {
+        self.force
+    }
+
+    /// Decoder threads (bounded to 1..=1024 when unpacking); the default is the number of
+    /// cores.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::UnpackOptions::default().with_threads(4).threads(), 4);
+    /// ```
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The callback given the output bytes written so far.
+    ///
+    /// ```
+    /// nc3pack::UnpackOptions::default().progress().report(1); // no callback: nothing
+    /// ```
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
 }
 
 /// How to verify an archive (see [`crate::verify`]).
 ///
 /// ```
 /// let opts = nc3pack::VerifyOptions::default().with_against("sst.nc").with_threads(2);
-/// assert_eq!(opts.against.as_deref(), Some("sst.nc".as_ref()));
-/// assert_eq!(opts.threads, 2);
+/// assert_eq!(opts.against(), Some("sst.nc".as_ref()));
+/// assert_eq!(opts.threads(), 2);
 /// ```
 #[derive(Debug, Clone)]
 pub struct VerifyOptions {
     /// The original netCDF-3 file, if at hand: its hash is compared with the one the archive
     /// recorded ([`crate::VerifyReport::original_matches`]). It is read once, in order (it may
     /// be a pipe).
-    pub against: Option<PathBuf>,
+    pub(crate) against: Option<PathBuf>,
     /// Threads checking and decoding blocks (bounded to 1..=1024); the default is the number
     /// of cores.
-    pub threads: usize,
+    pub(crate) threads: usize,
 }
 
 impl Default for VerifyOptions {
@@ -155,7 +183,7 @@ impl VerifyOptions {
     ///
     /// ```
     /// let opts = nc3pack::VerifyOptions::default().with_against("/tmp/sst.nc");
-    /// assert!(opts.against.is_some());
+    /// assert!(opts.against().is_some());
     /// ```
     pub fn with_against(mut self, original: impl Into<PathBuf>) -> Self {
         self.against = Some(original.into());
@@ -165,11 +193,30 @@ impl VerifyOptions {
     /// These options with `threads` threads.
     ///
     /// ```
-    /// assert_eq!(nc3pack::VerifyOptions::default().with_threads(1).threads, 1);
+    /// assert_eq!(nc3pack::VerifyOptions::default().with_threads(1).threads(), 1);
     /// ```
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self
+    }
+
+    /// The original file the archive is compared with, if any.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::VerifyOptions::default().against(), None);
+    /// ```
+    pub fn against(&self) -> Option<&std::path::Path> {
+        self.against.as_deref()
+    }
+
+    /// Threads checking and decoding blocks (bounded to 1..=1024 when verifying); the default
+    /// is the number of cores.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::VerifyOptions::default().with_threads(2).threads(), 2);
+    /// ```
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 }
 
@@ -177,24 +224,33 @@ impl VerifyOptions {
 ///
 /// ```
 /// let opts = nc3pack::ReindexOptions::default().with_force(true);
-/// assert!(opts.force);
-/// assert!(!nc3pack::ReindexOptions::default().force);
+/// assert!(opts.force());
+/// assert!(!nc3pack::ReindexOptions::default().force());
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ReindexOptions {
     /// Overwrite the output if it exists.
-    pub force: bool,
+    pub(crate) force: bool,
 }
 
 impl ReindexOptions {
     /// These options, overwriting the output if `force`.
     ///
     /// ```
-    /// assert!(nc3pack::ReindexOptions::default().with_force(true).force);
+    /// assert!(nc3pack::ReindexOptions::default().with_force(true).force());
     /// ```
     pub fn with_force(mut self, force: bool) -> Self {
         self.force = force;
         self
+    }
+
+    /// Whether an existing output is overwritten.
+    ///
+    /// ```
+    /// assert!(!nc3pack::ReindexOptions::default().force());
+    /// ```
+    pub fn force(&self) -> bool {
+        self.force
     }
 }
 

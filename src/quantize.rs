@@ -42,6 +42,7 @@ pub const IMPLEMENTATION: &str = concat!("nc3pack version ", env!("CARGO_PKG_VER
 /// assert_eq!(Algorithm::GranularBitRound.cf_name(), "granular_bitround");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Algorithm {
     /// BitRound: keep NSB explicit mantissa bits (netCDF-C's `NC_QUANTIZE_BITROUND`).
     BitRound,
@@ -194,6 +195,7 @@ impl FromStr for QuantizeRule {
 /// assert!(e.to_string().contains("VARS=bitround:NSB"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum QuantizeError {
     /// The rule does not read as `VARS=bitround:NSB` or `VARS=granularbr:NSD`.
     #[error("--quantize {given:?}: expected VARS=bitround:NSB or VARS=granularbr:NSD")]

@@ -302,9 +302,9 @@ pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Res
             source,
         };
         let mut head = lead.encode().to_vec();
-        head.extend_from_slice(&format::header_frame(&hb));
+        head.extend_from_slice(&crate::codec::header_frame(&hb));
         if lead.block_sizes_frame {
-            head.extend_from_slice(&sizes.frame(header.var_count()));
+            head.extend_from_slice(&crate::codec::block_sizes_frame(&sizes, header.var_count()));
         }
         w.write_all(&head).map_err(io_err(output, "write"))?;
         let mut sink = Sink::new(head.len() as u64);
@@ -394,12 +394,12 @@ pub fn scanned_constants(
         payload.resize(h.stored_len as usize, 0);
         r.read_exact_at(&mut payload, off + FRAME_HEADER_LEN as u64)?;
         let runs = crate::codec::decode_payload(&h, &payload, &mut table)
-            .map_err(crate::error::ConstantsError::from)
-            .and_then(|()| ConstantRun::decode_all(&table));
+            .map_err(ConstantsProblem::Frame)
+            .and_then(|()| ConstantRun::decode_all(&table).map_err(ConstantsProblem::Damaged));
         let runs = match runs {
             Ok(runs) => runs,
-            Err(e) => {
-                bad(ConstantsProblem::Damaged(e));
+            Err(problem) => {
+                bad(problem);
                 continue;
             }
         };

@@ -22,6 +22,7 @@ use std::str::FromStr;
 /// assert!(matches!(e, VarParseError::UnknownKey { .. }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VarParseError {
     /// The variable list is empty, or one of its items is.
     #[error("{list:?}: empty variable name in the list (names are separated by commas; write \\, for a comma in a name)")]
@@ -396,6 +397,7 @@ fn split_last_colon(s: &str) -> Option<(&str, &str)> {
 
 /// What is wrong with a size given as text (see [`parse_size`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SizeError {
     /// No number where one was expected.
     #[error("{0:?} is not a size like 65536, 64KiB or 1MiB")]

@@ -941,21 +941,18 @@ pub fn pack_options(b0: u8, b1: u8) -> nc3pack::PackOptions {
         4 => FilterMode::Fixed(Filter::Delta),
         _ => FilterMode::Auto,
     };
-    let level = if b1 & 0x20 != 0 {
-        nc3pack::__private::max_level(codec)
+    // Bit 5: the `max` preset (its level for the codec, filters judged on whole blocks), else
+    // the `fast` one; the block size given replaces the presets' large blocks.
+    let preset = if b1 & 0x20 != 0 {
+        nc3pack::PackOptions::max()
     } else {
-        nc3pack::__private::default_level(codec)
+        nc3pack::PackOptions::fast()
     };
-    nc3pack::PackOptions {
-        codec,
-        level,
-        block_size: pack_block_size(b0),
-        threads: 1,
-        filter,
-        thorough: b1 & 0x20 != 0,
-        fast_blocks: b1 & 0x20 == 0,
-        ..nc3pack::PackOptions::default()
-    }
+    preset
+        .with_codec(codec)
+        .with_block_size(pack_block_size(b0))
+        .with_threads(1)
+        .with_filter(filter)
 }
 
 /// A reader that returns at most `chunk` bytes a read, as a pipe may.
@@ -1073,7 +1070,7 @@ pub fn exercise_pack(data: &[u8]) {
             if two_threads {
                 let _ = std::fs::remove_file(&from_reader);
                 let _ = std::fs::remove_file(&back);
-                let opts2 = nc3pack::PackOptions { threads: 2, ..opts };
+                let opts2 = opts.with_threads(2);
                 nc3pack::pack_reader(
                     ShortReads { data: input, chunk },
                     Path::new("-"),

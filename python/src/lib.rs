@@ -608,13 +608,12 @@ fn verify(
     threads: Option<usize>,
     storage_options: Option<StorageOptions>,
 ) -> PyResult<(Vec<DamageTuple>, u64, bool, Option<bool>)> {
-    let threads = threads_or_all(threads)?;
+    let mut opts = nc3pack::VerifyOptions::default().with_threads(threads_or_all(threads)?);
+    if let Some(original) = against {
+        opts = opts.with_against(original);
+    }
     let r = py
-        .detach(|| {
-            with_storage(&path, storage_options, || {
-                nc3pack::verify(&path, &nc3pack::VerifyOptions { against, threads })
-            })
-        })
+        .detach(|| with_storage(&path, storage_options, || nc3pack::verify(&path, &opts)))
         .map_err(to_py)?;
     let damage = r
         .damage

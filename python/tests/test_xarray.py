@@ -46,7 +46,7 @@ NETCDF_C_DIFFERS = {"streaming_numrecs.nc", "truncated_record.nc"}
 
 def open_both(original: Path, archive: Path, mode: dict[str, Any]) -> tuple[Any, Any]:
     """(reference, ours): datasets, or the exception type each open raised."""
-    out = []
+    out: list[Any] = []
     for path, engine in [(original, "netcdf4"), (archive, "nc3z")]:
         try:
             with warnings.catch_warnings():
@@ -185,7 +185,8 @@ def test_full_read_leaves_whole_blocks_out_of_the_cache(tmp_path: Path) -> None:
     nc3pack.pack(SAMPLES / "gridded_sst.nc", z, block_size=64 << 10)
     bb, nblocks = 64 << 10, math.ceil(24 * 180 * 360 * 4 / (64 << 10))
     with xr.open_dataset(SAMPLES / "gridded_sst.nc", engine="netcdf4") as ref:
-        for option in ({}, {"cache_whole_blocks": True}):
+        options: list[dict[str, Any]] = [{}, {"cache_whole_blocks": True}]
+        for option in options:
             kept = bool(option)
             with xr.open_dataset(z, engine="nc3z", **option) as ds:
                 store = backend_array(ds["sst"]).store

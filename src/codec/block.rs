@@ -6,7 +6,7 @@
 
 use std::ops::RangeInclusive;
 
-use crate::format::error::FrameError;
+use super::error::FrameError;
 use crate::format::{Codec, Filter, FrameHeader};
 
 /// The zstd decompression context a decoding thread keeps between frames (made at the first

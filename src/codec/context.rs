@@ -13,7 +13,7 @@
 //!
 //! It decodes at about a tenth of zstd's speed, so only the `max` preset writes it.
 
-use crate::format::error::FrameError;
+use super::error::FrameError;
 use crate::format::{Filter, FrameHeader};
 
 /// Bytes before the range coder's stream in a payload: the number type, the predictor, the row
@@ -759,6 +759,7 @@ fn decode_elements<const E: usize>(
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContextError {
     /// An element size other than 2, 4 or 8.
     #[error("context: element size {esize} (context is defined for 2, 4 and 8)")]

@@ -2,10 +2,10 @@
 //! buffer.
 
 use super::block::ZstdContext;
+use super::error::FrameError;
 use super::error::{FitError, LorenzoError, MaskError, PlaneError, RefsError};
 use super::filter::undo_filter_into;
 use crate::codec::word::be_to_native;
-use crate::format::error::FrameError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 /// Checks that `payload` is the `h.stored_len` bytes whose CRC the frame header records.

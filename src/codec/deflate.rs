@@ -2,7 +2,7 @@
 
 use super::block::{BlockCodec, ZstdCompressor, ZstdContext};
 use super::error::CodecError;
-use crate::format::error::FrameError;
+use super::error::FrameError;
 use crate::format::FrameHeader;
 
 pub(crate) fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {

@@ -1,8 +1,10 @@
 //! One error type for every codec and filter: [`CodecError`] wraps the error of each codec's
 //! and filter's own file (`FitError` in `fit.rs`, `MaskError` in `mask.rs`, ...), and
-//! [`crate::format::error::FrameError`] wraps it, transparently, as `FrameError::Codec`.
+//! [`FrameError`], what is wrong with a frame, wraps it, transparently, as `FrameError::Codec`,
+//! beside the wire format's [`FrameHeaderError`] (in `crate::format`, which knows nothing of
+//! codecs).
 
-use crate::format::error::FrameError;
+use crate::format::error::FrameHeaderError;
 use crate::format::Codec;
 
 pub use super::context::ContextError;
@@ -24,6 +26,7 @@ pub use super::refs::RefsError;
 /// assert_eq!(e.to_string(), "fit shift 16 (at most 15)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CodecError {
     /// The level is outside the codec's range.
     #[error("level {level} is outside {min}..={max} for codec {}", codec.name())]
@@ -74,6 +77,85 @@ pub enum CodecError {
     /// A `refs` frame that is wrong.
     #[error(transparent)]
     Refs(#[from] RefsError),
+}
+
+/// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`], as
+/// [`FrameError::Header`]) or its payload ([`crate::codec::decode_payload`]).
+///
+/// ```
+/// use nc3pack::{error::FrameError, format::{error::FrameHeaderError, FrameHeader}};
+/// let e = FrameError::from(FrameHeader::decode(&[0u8; 36]).unwrap_err());
+/// assert_eq!(e, FrameError::Header(FrameHeaderError::NoMagic));
+/// assert_eq!(e.to_string(), "no frame sync magic");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The frame header is damaged.
+    #[error(transparent)]
+    Header(#[from] FrameHeaderError),
+    /// The payload given is not as long as the frame header says.
+    #[error("payload is {got} bytes, the frame says {stored}")]
+    PayloadLength {
+        /// Bytes given.
+        got: usize,
+        /// Stored length in the frame header.
+        stored: u32,
+    },
+    /// The payload's CRC does not match.
+    #[error("payload checksum mismatch")]
+    PayloadChecksum,
+    /// A raw (codec none) payload whose length is not the decoded length.
+    #[error("raw payload is {got} bytes, the frame says {decoded} decoded")]
+    RawLength {
+        /// Payload length.
+        got: usize,
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// A constant payload that is not one element of a length dividing the block.
+    #[error(
+        "constant block of {decoded} bytes with a {value_len}-byte value and element size {esize}"
+    )]
+    Constant {
+        /// Decoded length in the frame header.
+        decoded: u32,
+        /// Payload length.
+        value_len: usize,
+        /// Element size in the frame header.
+        esize: u16,
+    },
+    /// The payload decoded to another length than the frame says.
+    #[error("decoded to {got} bytes, the frame says {decoded}")]
+    DecodedLength {
+        /// Bytes decoded.
+        got: usize,
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// A filtered block whose length is not whole elements.
+    #[error("filter element size {esize} does not divide the block length {decoded}")]
+    FilterElementSize {
+        /// Element size in the frame header.
+        esize: u16,
+        /// Decoded length in the frame header.
+        decoded: u32,
+    },
+    /// A codec or filter refuses the payload (its own error, see [`CodecError`]).
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// A buffer of `len` bytes that decoding the frame needs cannot be allocated.
+    #[error("cannot allocate {len} bytes of memory to decode the frame")]
+    NoMemory {
+        /// Bytes asked for.
+        len: u64,
+    },
+    /// The netCDF header frame's decoded length cannot be allocated.
+    #[error("cannot allocate {len} bytes of memory for the header")]
+    HeaderNoMemory {
+        /// Decoded length in the frame header.
+        len: u32,
+    },
 }
 
 /// `?` from a codec's own error straight to a [`FrameError`] (through [`CodecError`]).

@@ -473,6 +473,7 @@ pub fn member_decode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
 /// # Ok::<(), nc3pack::ParseNameError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FilterMode {
     /// Per block, the filter that compresses best: judged on a 32 KiB sample with zstd level 1,
     /// or (thorough encoders) on the whole block with zstd level 3.

@@ -1369,6 +1369,7 @@ fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
 /// assert_eq!(FitError::Taps { count: 33 }.to_string(), "fit prefix with 33 taps (at most 32)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FitError {
     /// A `fit` frame whose element size is not 2, 4 or 8.
     #[error("fit filter with element size {esize} (it is defined for 2, 4 and 8)")]

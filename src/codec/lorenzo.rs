@@ -150,6 +150,7 @@ fn undo_n<W: Word + bytemuck::Pod, const E: usize, const NATIVE: bool>(
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LorenzoError {
     /// A `lorenzo` frame whose element size is not 4 or 8.
     #[error("lorenzo filter with element size {esize} (it is defined for 4 and 8)")]

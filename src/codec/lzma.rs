@@ -188,6 +188,7 @@ fn decompress_inner(payload: &[u8], out: &mut [u8]) -> Result<(), LzmaError> {
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LzmaError {
     /// liblzma refused the payload (its message: not an .xz stream, corrupt data, ...).
     #[error("{0}")]
@@ -257,7 +258,7 @@ impl super::block::BlockCodec for Lzma {
         payload: &[u8],
         out: &mut [u8],
         _zstd: &mut super::block::ZstdContext,
-    ) -> Result<(), crate::format::error::FrameError> {
+    ) -> Result<(), super::error::FrameError> {
         Ok(decompress_into(payload, out)?)
     }
 }

@@ -408,6 +408,7 @@ fn undo_n<const E: usize>(rest: &[u8], bits: &[u8], fill: &[u8; 8], out: &mut [u
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MaskError {
     /// A `mask` frame whose element size is not 2, 4 or 8.
     #[error("mask filter with element size {esize} (it is defined for 2, 4 and 8)")]

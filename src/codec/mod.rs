@@ -35,14 +35,15 @@ pub(crate) mod zstd;
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
 pub use error::{
-    CodecError, ContextError, FitError, LorenzoError, LzmaError, MaskError, PlaneError, RefsError,
+    CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,
+    RefsError,
 };
 pub use filter::{
     apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, member_decode,
     member_encode, plane_payload, undo_filter, undo_lorenzo, FilterMode,
 };
 pub use shuffle::{shuffle, unshuffle};
-pub(crate) use zstd::{compress_bytes, CONSTANTS_LEVEL, HEADER_LEVEL};
+pub(crate) use zstd::{block_sizes_frame, constants_frame, header_frame};
 
 /// Whether this CPU has AVX2, FMA and BMI2 (the x86-64 CPUs with AVX2 have the other two), for
 /// the hot loops compiled a second time for them (`fit`, `plane`, `mask`: the same results,

@@ -8,7 +8,7 @@
 //! comes back unchanged. design/FORMAT.md specifies the payload.
 
 use super::error::CodecError;
-use crate::format::error::FrameError;
+use super::error::FrameError;
 use crate::format::{Filter, FrameHeader};
 use crate::nc3::NcType;
 use ::pco::standalone::{DecompressorItem, FileDecompressor};

@@ -478,6 +478,7 @@ pub fn undo_be(src: &[u8], esize: usize, p: &Params, dst: &mut [u8]) {
 /// assert_eq!(PlaneError::Shift { shift: 7 }.to_string(), "plane shift 7 (at most 6)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlaneError {
     /// A `plane` frame whose element size is not 2, 4 or 8.
     #[error("plane filter with element size {esize} (it is defined for 2, 4 and 8)")]

@@ -2,7 +2,7 @@
 //! payload is one element, repeated to fill the block).
 
 use super::block::{BlockCodec, ZstdContext};
-use crate::format::error::FrameError;
+use super::error::FrameError;
 use crate::format::FrameHeader;
 
 /// Codec `none`: the payload is the block's bytes.

@@ -215,6 +215,7 @@ pub(crate) fn undo(src: &[u8], esize: usize, d: u32, out: &mut [u8]) -> Result<(
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RefsError {
     /// An element size other than 4 or 8.
     #[error("refs: element size {esize} (refs is defined for 4 and 8)")]

@@ -1,9 +1,11 @@
 //! The zstd codec: block compression and the header and constants frames.
 
 use super::block::{BlockCodec, ZstdCompressor, ZstdContext};
-use super::error::CodecError;
-use crate::format::error::FrameError;
-use crate::format::{Codec, FrameHeader};
+use super::error::{CodecError, FrameError};
+use crate::format::{
+    bytes_frame, BlockSizes, Codec, ConstantRun, FrameHeader, BLOCK_SIZES_ID, CONSTANTS_ID,
+    HEADER_ID,
+};
 
 /// Compresses into `out` if the result is smaller than `limit` bytes.
 pub(crate) fn compress_zstd(
@@ -46,6 +48,31 @@ pub(crate) fn compress_bytes(data: &[u8], level: i32) -> (Codec, std::borrow::Co
         Some(c) => (Codec::Zstd, std::borrow::Cow::Owned(c)),
         None => (Codec::None, std::borrow::Cow::Borrowed(data)),
     }
+}
+
+/// The header frame: the original netCDF-3 header, zstd-compressed (level 19) when that is
+/// smaller, else raw.
+pub(crate) fn header_frame(header: &[u8]) -> Vec<u8> {
+    let (codec, payload) = compress_bytes(header, HEADER_LEVEL);
+    bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
+}
+
+/// A constants frame: the runs `runs` (at most [`crate::format::MAX_RUNS_PER_FRAME`]) as a
+/// frame of stream [`CONSTANTS_ID`] and block `seq`, zstd-compressed (level 3) when that is
+/// smaller.
+pub(crate) fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
+    let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+    let (codec, payload) = compress_bytes(&runs, CONSTANTS_LEVEL);
+    bytes_frame(CONSTANTS_ID, seq, runs.len(), codec, &payload)
+}
+
+/// The block sizes frame for `nvars` variables: stream [`BLOCK_SIZES_ID`], block 0, esize 1,
+/// filter none, whose decoded payload is [`BlockSizes::table`], zstd (level 3) when that is
+/// smaller, else stored.
+pub(crate) fn block_sizes_frame(sizes: &BlockSizes, nvars: usize) -> Vec<u8> {
+    let table = sizes.table(nvars);
+    let (codec, payload) = compress_bytes(&table, CONSTANTS_LEVEL);
+    bytes_frame(BLOCK_SIZES_ID, 0, table.len(), codec, &payload)
 }
 
 /// `data` compressed by zstd at `level` if that is smaller than `data`; `None` if not, or on
@@ -112,5 +139,89 @@ impl BlockCodec for Zstd {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{FRAME_HEADER_LEN, RUN_LEN};
+
+    #[test]
+    fn header_and_constants_frames_from_a_reused_context_match_a_fresh_one() {
+        // Headers of varied sizes and contents, large ones before small ones, in one thread (so
+        // one reused context per level): each frame must hold the bytes a fresh context makes.
+        let mut headers: Vec<Vec<u8>> = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let text = b"CDF\x01time value status units seconds";
+        for &len in &[300usize, 200_000, 40, 5_000, 70_000, 1, 300, 0, 12_345, 300] {
+            let h = (0..len)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Mostly repetitive text with some noise, so that zstd finds matches.
+                    if x.is_multiple_of(5) {
+                        x as u8
+                    } else {
+                        text[i % text.len()]
+                    }
+                })
+                .collect();
+            headers.push(h);
+        }
+        for h in &headers {
+            let fresh = zstd::bulk::compress(h, HEADER_LEVEL).unwrap();
+            let frame = header_frame(h);
+            let payload = &frame[FRAME_HEADER_LEN..];
+            if fresh.len() < h.len() {
+                assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
+            } else {
+                assert_eq!(payload, &h[..], "header of {} bytes", h.len());
+            }
+            // The same bytes as the runs of a constants frame (whole 32-byte records), at the
+            // constants frames' level, interleaved with the headers.
+            let runs: Vec<ConstantRun> = h
+                .chunks_exact(RUN_LEN)
+                .map(|r| ConstantRun {
+                    stream: u32::from_le_bytes(r[0..4].try_into().unwrap()),
+                    first: u64::from_le_bytes(r[8..16].try_into().unwrap()) >> 1,
+                    count: 1,
+                    value: r[24..32].try_into().unwrap(),
+                })
+                .collect();
+            let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
+            let fresh = zstd::bulk::compress(&table, 3).unwrap();
+            let frame = constants_frame(7, &runs);
+            let payload = &frame[FRAME_HEADER_LEN..];
+            if fresh.len() < table.len() {
+                assert_eq!(payload, &fresh[..], "runs of {} bytes", table.len());
+            } else {
+                assert_eq!(payload, &table[..], "runs of {} bytes", table.len());
+            }
+        }
+    }
+
+    #[test]
+    fn the_bytes_frames_have_their_stream_block_and_decoded_length() {
+        let h = FrameHeader::decode(&header_frame(&[b'C'; 300])).unwrap();
+        assert_eq!((h.stream, h.block, h.decoded_len), (HEADER_ID, 0, 300));
+        assert!(h.codec == Codec::Zstd && h.stored_len < 300);
+        let runs = [ConstantRun {
+            stream: 0,
+            first: 0,
+            count: 9,
+            value: [0; 8],
+        }];
+        let h = FrameHeader::decode(&constants_frame(2, &runs)).unwrap();
+        assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
+        let sizes = BlockSizes {
+            default: 1 << 20,
+            vars: vec![65536, 1 << 20],
+        };
+        let f = block_sizes_frame(&sizes, 2);
+        let h = FrameHeader::decode(&f).unwrap();
+        assert_eq!((h.stream, h.block, h.decoded_len), (BLOCK_SIZES_ID, 0, 8));
+        assert_eq!(BlockSizes::check_frame(&h, 2), Ok(()));
     }
 }

@@ -587,6 +587,7 @@ pub enum Outcome {
 /// assert_eq!(Kept::SymbolicLink.to_string(), "a symbolic link: never deleted (nor its target)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Kept {
     /// The input is a symbolic link.
     #[error("a symbolic link: never deleted (nor its target)")]

@@ -125,6 +125,7 @@ pub struct CollectionOptions {
     manifest: Option<PathBuf>,
     delete_input: bool,
     copy_every: Duration,
+    write_manifest: bool,
     progress: Option<Arc<EventFn>>,
     #[cfg(feature = "remote")]
     remote: Option<crate::remote::RemoteOptions>,
@@ -140,6 +141,7 @@ impl Default for CollectionOptions {
             manifest: None,
             delete_input: false,
             copy_every: Duration::from_secs(30),
+            write_manifest: true,
             progress: None,
             #[cfg(feature = "remote")]
             remote: None,
@@ -157,6 +159,7 @@ impl std::fmt::Debug for CollectionOptions {
             .field("manifest", &self.manifest)
             .field("delete_input", &self.delete_input)
             .field("copy_every", &self.copy_every)
+            .field("write_manifest", &self.write_manifest)
             .field("progress", &self.progress.as_ref().map(|_| "callback"))
             .finish_non_exhaustive()
     }
@@ -258,6 +261,19 @@ impl CollectionOptions {
     /// ```
     pub fn with_manifest_copy_every(mut self, every: Duration) -> Self {
         self.copy_every = every;
+        self
+    }
+
+    /// Whether each file packed is recorded in the manifest (`true`, the default). `false` is
+    /// for measuring what the manifest costs (bench/collection.sh): no line is written (nor,
+    /// with an S3 output, copied to the bucket), so a rerun finds nothing recorded.
+    ///
+    /// ```
+    /// let o = nc3pack::collection::CollectionOptions::default().with_write_manifest(false);
+    /// # let _ = o;
+    /// ```
+    pub fn with_write_manifest(mut self, write: bool) -> Self {
+        self.write_manifest = write;
         self
     }
 
@@ -423,8 +439,7 @@ pub fn pack_collection<P: AsRef<Path>>(
         opts,
         manifest: Manifest::new(&manifest_path),
         bucket: bucket.as_ref(),
-        // For bench/collection.sh only: measures packing without the manifest (see there).
-        no_manifest: std::env::var_os("NC3PACK_BENCH_NO_MANIFEST").is_some(),
+        no_manifest: !opts.write_manifest,
         counts: Default::default(),
         failures: Mutex::new(Vec::new()),
         write_error: Mutex::new(None),

@@ -289,7 +289,10 @@ pub enum ConstantsProblem {
         /// Decoded length in the frame header.
         decoded: u32,
     },
-    /// Its payload or its runs are damaged.
+    /// Its frame (header or payload) is damaged.
+    #[error(transparent)]
+    Frame(#[from] crate::error::FrameError),
+    /// Its runs are damaged.
     #[error(transparent)]
     Damaged(#[from] crate::error::ConstantsError),
     /// A run of a stream id that has no blocks.

@@ -1,11 +1,11 @@
-//! Errors of the archive format's structures: what is wrong with a lead, a frame, an index
-//! entry or section, a footer or a constants frame. What a codec or filter refuses is its own
-//! error, wrapped by [`CodecError`] (in `crate::codec`), which a frame's error carries as
-//! [`FrameError::Codec`]. Pure values (no path, no I/O): [`crate::Error`] adds the file and the
-//! part.
+//! Errors of the archive format's structures: what is wrong with a lead, a frame header, an
+//! index entry or section, a footer or a constants frame. They know nothing of codecs: what is
+//! wrong with a frame's payload, and what a codec or filter refuses, is
+//! [`FrameError`](crate::error::FrameError) (in `crate::codec`, which wraps a
+//! [`FrameHeaderError`] too). Pure values (no path, no I/O): [`crate::Error`] adds the file and
+//! the part.
 
 use super::{Codec, Filter};
-use crate::codec::CodecError;
 
 /// What is wrong with an archive's lead ([`crate::format::Lead::decode`]).
 ///
@@ -14,6 +14,7 @@ use crate::codec::CodecError;
 /// assert_eq!(Lead::decode(&[0u8; 10]), Err(LeadError::TooShort { len: 10 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LeadError {
     /// Fewer bytes than a lead.
     #[error(
@@ -75,15 +76,15 @@ pub enum LeadError {
     },
 }
 
-/// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`]) or its
-/// payload ([`crate::codec::decode_payload`]).
+/// What is wrong with a frame header ([`crate::format::FrameHeader::decode`]).
 ///
 /// ```
-/// use nc3pack::{error::FrameError, format::FrameHeader};
-/// assert_eq!(FrameHeader::decode(&[0u8; 36]), Err(FrameError::NoMagic));
+/// use nc3pack::format::{error::FrameHeaderError, FrameHeader};
+/// assert_eq!(FrameHeader::decode(&[0u8; 36]), Err(FrameHeaderError::NoMagic));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FrameError {
+#[non_exhaustive]
+pub enum FrameHeaderError {
     /// Fewer bytes than a frame header.
     #[error("frame header is cut short")]
     Short,
@@ -113,68 +114,6 @@ pub enum FrameError {
         /// Decoded length.
         decoded: u32,
     },
-    /// The payload given is not as long as the frame header says.
-    #[error("payload is {got} bytes, the frame says {stored}")]
-    PayloadLength {
-        /// Bytes given.
-        got: usize,
-        /// Stored length in the frame header.
-        stored: u32,
-    },
-    /// The payload's CRC does not match.
-    #[error("payload checksum mismatch")]
-    PayloadChecksum,
-    /// A raw (codec none) payload whose length is not the decoded length.
-    #[error("raw payload is {got} bytes, the frame says {decoded} decoded")]
-    RawLength {
-        /// Payload length.
-        got: usize,
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// A constant payload that is not one element of a length dividing the block.
-    #[error(
-        "constant block of {decoded} bytes with a {value_len}-byte value and element size {esize}"
-    )]
-    Constant {
-        /// Decoded length in the frame header.
-        decoded: u32,
-        /// Payload length.
-        value_len: usize,
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// The payload decoded to another length than the frame says.
-    #[error("decoded to {got} bytes, the frame says {decoded}")]
-    DecodedLength {
-        /// Bytes decoded.
-        got: usize,
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// A filtered block whose length is not whole elements.
-    #[error("filter element size {esize} does not divide the block length {decoded}")]
-    FilterElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-        /// Decoded length in the frame header.
-        decoded: u32,
-    },
-    /// A codec or filter refuses the payload (its own error, see [`CodecError`]).
-    #[error(transparent)]
-    Codec(#[from] CodecError),
-    /// A buffer of `len` bytes that decoding the frame needs cannot be allocated.
-    #[error("cannot allocate {len} bytes of memory to decode the frame")]
-    NoMemory {
-        /// Bytes asked for.
-        len: u64,
-    },
-    /// The netCDF header frame's decoded length cannot be allocated.
-    #[error("cannot allocate {len} bytes of memory for the header")]
-    HeaderNoMemory {
-        /// Decoded length in the frame header.
-        len: u32,
-    },
 }
 
 /// What is wrong with one index entry ([`crate::format::IndexEntry::check`]).
@@ -185,6 +124,7 @@ pub enum FrameError {
 /// assert_eq!(e.check(4), Err(EntryError::ConstantWithoutFlag));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EntryError {
     /// Codec constant, no payload, but not flagged constant.
     #[error("constant block entry without the constant flag")]
@@ -214,6 +154,7 @@ pub enum EntryError {
 /// assert_eq!(decode_index(b"N3ZX", 0), Err(IndexError::NoMagic));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexError {
     /// No index magic.
     #[error("no index magic")]
@@ -287,6 +228,7 @@ pub enum IndexError {
 /// assert_eq!(Footer::decode(&[0u8; 8]), Err(FooterError::Short));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FooterError {
     /// Fewer bytes than a footer.
     #[error("footer is cut short")]
@@ -329,6 +271,7 @@ pub enum FooterError {
 /// assert_eq!(ConstantRun::decode_all(&[0u8; 33]), Err(ConstantsError::Length { len: 33 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConstantsError {
     /// The decoded table is not whole run records.
     #[error(
@@ -373,9 +316,6 @@ pub enum ConstantsError {
         /// Codec in the index entry.
         expect_codec: Codec,
     },
-    /// The frame itself is damaged.
-    #[error(transparent)]
-    Frame(#[from] FrameError),
 }
 
 /// What is wrong with a block sizes frame (format 1.1, [`crate::format::BlockSizes`]).
@@ -385,6 +325,7 @@ pub enum ConstantsError {
 /// assert_eq!(BlockSizes::decode(&[1, 2, 3], 64), Err(BlockSizesError::Length { len: 3 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlockSizesError {
     /// The frame after the header frame is not a block sizes frame for this header.
     #[error("the lead says a block sizes frame follows the header frame, but the frame there has stream id {stream:#x}, block {block} and {decoded} decoded bytes (expected stream id 0xfffffff9, block 0, esize 1, codec none or zstd, no filter, and 4 bytes for each of the {nvars} variables)")]
@@ -425,6 +366,7 @@ pub enum BlockSizesError {
 /// assert_eq!(EndsError::TooShort { len: 9 }.to_string(), "9 bytes, too short for an archive");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EndsError {
     /// Opening, inspecting or reading the archive failed.
     #[error("{op}: {source}")]

@@ -208,7 +208,8 @@ pub mod error;
 pub(crate) mod streams;
 
 use self::error::{
-    BlockSizesError, ConstantsError, EntryError, FooterError, FrameError, IndexError, LeadError,
+    BlockSizesError, ConstantsError, EntryError, FooterError, FrameHeaderError, IndexError,
+    LeadError,
 };
 
 /// CRC32C of `b`.
@@ -241,6 +242,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Codec {
     /// Stored as is.
     None = 0,
@@ -308,6 +310,7 @@ impl Codec {
 /// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Filter {
     /// No transform.
     None = 0,
@@ -588,19 +591,19 @@ impl FrameHeader {
     ///
     /// # Errors
     ///
-    /// A [`FrameError`] saying what is wrong.
-    pub fn decode(b: &[u8]) -> Result<FrameHeader, FrameError> {
+    /// A [`FrameHeaderError`] saying what is wrong.
+    pub fn decode(b: &[u8]) -> Result<FrameHeader, FrameHeaderError> {
         if b.len() < FRAME_HEADER_LEN {
-            return Err(FrameError::Short);
+            return Err(FrameHeaderError::Short);
         }
         if b[0..4] != FRAME_MAGIC {
-            return Err(FrameError::NoMagic);
+            return Err(FrameHeaderError::NoMagic);
         }
         if crc(&b[..32]) != u32_at(b, 32) {
-            return Err(FrameError::HeaderChecksum);
+            return Err(FrameHeaderError::HeaderChecksum);
         }
-        let codec = Codec::from_id(b[24]).ok_or(FrameError::UnknownCodec { id: b[24] })?;
-        let filter = Filter::from_id(b[25]).ok_or(FrameError::UnknownFilter { id: b[25] })?;
+        let codec = Codec::from_id(b[24]).ok_or(FrameHeaderError::UnknownCodec { id: b[24] })?;
+        let filter = Filter::from_id(b[25]).ok_or(FrameHeaderError::UnknownFilter { id: b[25] })?;
         let h = FrameHeader {
             stored_len: u32_at(b, 4),
             decoded_len: u32_at(b, 8),
@@ -612,7 +615,7 @@ impl FrameHeader {
             payload_crc: u32_at(b, 28),
         };
         if h.stored_len > h.decoded_len {
-            return Err(FrameError::LengthMismatch {
+            return Err(FrameHeaderError::LengthMismatch {
                 stored: h.stored_len,
                 decoded: h.decoded_len,
             });
@@ -887,24 +890,8 @@ impl ConstantRun {
     }
 }
 
-/// A constants frame: the runs `runs` (at most [`MAX_RUNS_PER_FRAME`]) as a frame of stream
-/// [`CONSTANTS_ID`] and block `seq`, zstd-compressed when that is smaller.
-///
-/// ```
-/// use nc3pack::format::{constants_frame, ConstantRun, FrameHeader, CONSTANTS_ID};
-/// let runs = [ConstantRun { stream: 0, first: 0, count: 9, value: [0; 8] }];
-/// let f = constants_frame(2, &runs);
-/// let h = FrameHeader::decode(&f).unwrap();
-/// assert_eq!((h.stream, h.block, h.decoded_len), (CONSTANTS_ID, 2, 32));
-/// ```
-pub fn constants_frame(seq: u64, runs: &[ConstantRun]) -> Vec<u8> {
-    let runs: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
-    let (codec, payload) = crate::codec::compress_bytes(&runs, crate::codec::CONSTANTS_LEVEL);
-    bytes_frame(CONSTANTS_ID, seq, runs.len(), codec, &payload)
-}
-
-/// Whether a constants frame may have this codec and filter: none or zstd, no filter, as
-/// [`constants_frame`] writes it.
+/// Whether a constants frame may have this codec and filter: none or zstd, no filter, as the
+/// packer writes it.
 ///
 /// ```
 /// use nc3pack::format::{is_constants_codec, Codec, Filter};
@@ -916,8 +903,18 @@ pub fn is_constants_codec(codec: Codec, filter: Filter) -> bool {
 }
 
 /// A frame of bytes (esize 1, no filter) of stream id `stream`, block `block`: `payload`, which
-/// `codec` decodes to `decoded_len` bytes.
-fn bytes_frame(
+/// `codec` decodes to `decoded_len` bytes. The header frame, the constants frames and the block
+/// sizes frame are such frames (their payload compressed by `codec`, which this module knows
+/// nothing of).
+///
+/// ```
+/// use nc3pack::format::{bytes_frame, Codec, FrameHeader, FRAME_HEADER_LEN, HEADER_ID};
+/// let f = bytes_frame(HEADER_ID, 0, 3, Codec::None, b"CDF");
+/// let h = FrameHeader::decode(&f).unwrap();
+/// assert_eq!((h.stream, h.stored_len, h.decoded_len), (HEADER_ID, 3, 3));
+/// assert_eq!(&f[FRAME_HEADER_LEN..], b"CDF");
+/// ```
+pub fn bytes_frame(
     stream: u32,
     block: u64,
     decoded_len: usize,
@@ -1103,19 +1100,6 @@ impl Footer {
     }
 }
 
-/// The header frame: the original netCDF-3 header, zstd-compressed (level 19) when that is
-/// smaller, else raw.
-///
-/// ```
-/// let h = vec![b'C'; 300];
-/// let f = nc3pack::format::header_frame(&h);
-/// assert!(f.len() < 300);
-/// ```
-pub fn header_frame(header: &[u8]) -> Vec<u8> {
-    let (codec, payload) = crate::codec::compress_bytes(header, crate::codec::HEADER_LEVEL);
-    bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
-}
-
 /// Frame stream id of the block sizes frame (format 1.1), right after the header frame when the
 /// lead has [`LEAD_FLAG_BLOCK_SIZES`].
 ///
@@ -1177,29 +1161,28 @@ impl BlockSizes {
         self.vars.iter().all(|&b| b == self.default)
     }
 
-    /// The block sizes frame for `nvars` variables: stream [`BLOCK_SIZES_ID`], block 0, esize
-    /// 1, filter none, whose decoded payload is `nvars` little-endian u32 block sizes, zstd
-    /// (level 3) when that is smaller, else stored.
+    /// The decoded payload of the block sizes frame for `nvars` variables (stream
+    /// [`BLOCK_SIZES_ID`], block 0, esize 1, filter none, codec none or zstd): `nvars`
+    /// little-endian u32 block sizes; [`BlockSizes::decode`] reads it back.
     ///
     /// ```
-    /// use nc3pack::format::{BlockSizes, FrameHeader, BLOCK_SIZES_ID};
-    /// let f = BlockSizes { default: 1 << 20, vars: vec![65536, 1 << 20] }.frame(2);
-    /// let h = FrameHeader::decode(&f).unwrap();
-    /// assert_eq!((h.stream, h.block, h.decoded_len), (BLOCK_SIZES_ID, 0, 8));
+    /// use nc3pack::format::BlockSizes;
+    /// let s = BlockSizes { default: 1 << 20, vars: vec![65536] };
+    /// let table = s.table(2);
+    /// assert_eq!(table.len(), 8);
+    /// assert_eq!(BlockSizes::decode(&table, 1 << 20).unwrap().vars, vec![65536, 1 << 20]);
     /// ```
-    pub fn frame(&self, nvars: usize) -> Vec<u8> {
-        let table: Vec<u8> = (0..nvars).flat_map(|v| self.var(v).to_le_bytes()).collect();
-        let (codec, payload) = crate::codec::compress_bytes(&table, crate::codec::CONSTANTS_LEVEL);
-        bytes_frame(BLOCK_SIZES_ID, 0, table.len(), codec, &payload)
+    pub fn table(&self, nvars: usize) -> Vec<u8> {
+        (0..nvars).flat_map(|v| self.var(v).to_le_bytes()).collect()
     }
 
     /// Checks a block sizes frame's header for `nvars` variables (before its payload is read):
-    /// stream, block, element size, codec, filter and decoded length as [`BlockSizes::frame`]
-    /// writes them.
+    /// stream, block, element size, codec, filter and decoded length as the packer writes them.
     ///
     /// ```
-    /// use nc3pack::format::{BlockSizes, FrameHeader};
-    /// let f = BlockSizes { default: 64, vars: vec![8] }.frame(1);
+    /// use nc3pack::format::{bytes_frame, BlockSizes, Codec, FrameHeader, BLOCK_SIZES_ID};
+    /// let table = BlockSizes { default: 64, vars: vec![8] }.table(1);
+    /// let f = bytes_frame(BLOCK_SIZES_ID, 0, table.len(), Codec::None, &table);
     /// let h = FrameHeader::decode(&f).unwrap();
     /// assert!(BlockSizes::check_frame(&h, 1).is_ok());
     /// assert!(BlockSizes::check_frame(&h, 2).is_err());
@@ -1325,61 +1308,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_and_constants_frames_from_a_reused_context_match_a_fresh_one() {
-        // Headers of varied sizes and contents, large ones before small ones, in one thread (so
-        // one reused context per level): each frame must hold the bytes a fresh context makes.
-        let mut headers: Vec<Vec<u8>> = Vec::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let text = b"CDF\x01time value status units seconds";
-        for &len in &[300usize, 200_000, 40, 5_000, 70_000, 1, 300, 0, 12_345, 300] {
-            let h = (0..len)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    // Mostly repetitive text with some noise, so that zstd finds matches.
-                    if x.is_multiple_of(5) {
-                        x as u8
-                    } else {
-                        text[i % text.len()]
-                    }
-                })
-                .collect();
-            headers.push(h);
-        }
-        for h in &headers {
-            let fresh = zstd::bulk::compress(h, crate::codec::HEADER_LEVEL).unwrap();
-            let frame = header_frame(h);
-            let payload = &frame[FRAME_HEADER_LEN..];
-            if fresh.len() < h.len() {
-                assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
-            } else {
-                assert_eq!(payload, &h[..], "header of {} bytes", h.len());
-            }
-            // The same bytes as the runs of a constants frame (whole 32-byte records), at the
-            // constants frames' level, interleaved with the headers.
-            let runs: Vec<ConstantRun> = h
-                .chunks_exact(RUN_LEN)
-                .map(|r| ConstantRun {
-                    stream: u32_at(r, 0),
-                    first: u64_at(r, 8) >> 1,
-                    count: 1,
-                    value: r[24..32].try_into().unwrap(),
-                })
-                .collect();
-            let table: Vec<u8> = runs.iter().flat_map(|r| r.encode()).collect();
-            let fresh = zstd::bulk::compress(&table, 3).unwrap();
-            let frame = constants_frame(7, &runs);
-            let payload = &frame[FRAME_HEADER_LEN..];
-            if fresh.len() < table.len() {
-                assert_eq!(payload, &fresh[..], "runs of {} bytes", table.len());
-            } else {
-                assert_eq!(payload, &table[..], "runs of {} bytes", table.len());
-            }
-        }
-    }
-
-    #[test]
     fn crc32c_check_value_matches_the_spec() {
         // The standard check value of CRC-32C (iSCSI), as design/FORMAT.md states.
         assert_eq!(crc(b"123456789"), 0xE306_9283);
@@ -1423,7 +1351,7 @@ mod tests {
         };
         assert_eq!(
             FrameHeader::decode(&h.encode()),
-            Err(FrameError::LengthMismatch {
+            Err(FrameHeaderError::LengthMismatch {
                 stored: 5,
                 decoded: 4
             })

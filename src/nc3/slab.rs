@@ -10,6 +10,7 @@
 /// assert_eq!(e.to_string(), "dimension 1: start 2 + (count 3 - 1) * stride 1 is beyond its length 4");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SlabError {
     /// A start, count or stride vector does not have one entry per dimension.
     #[error("{what} has {got} entries, the variable has {rank} dimensions")]

@@ -144,6 +144,7 @@ pub struct VarPlace {
 /// assert!(h.encode().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// A variable names a dimension that does not exist.
     #[error("variable {var:?} uses dimension id {dim}, but there are {count} dimensions")]

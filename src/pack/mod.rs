@@ -39,7 +39,7 @@ use var_plan::{per_var, EncoderPlan};
 /// Default nominal block size: 1 MiB of decoded data.
 ///
 /// ```
-/// assert_eq!(nc3pack::PackOptions::default().block_size, nc3pack::DEFAULT_BLOCK_SIZE);
+/// assert_eq!(nc3pack::PackOptions::default().block_size(), nc3pack::DEFAULT_BLOCK_SIZE);
 /// ```
 pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
 
@@ -48,7 +48,7 @@ pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 20;
 /// [`PackOptions::large_block_size`]).
 ///
 /// ```
-/// assert_eq!(nc3pack::PackOptions::max().large_block_size, Some(nc3pack::MAX_PRESET_BLOCK_SIZE));
+/// assert_eq!(nc3pack::PackOptions::max().large_block_size(), Some(nc3pack::MAX_PRESET_BLOCK_SIZE));
 /// ```
 pub const MAX_PRESET_BLOCK_SIZE: u32 = 8 << 20;
 
@@ -69,49 +69,49 @@ pub const LARGE_RECORD_BLOCKS_MAX: u64 = 256 << 20;
 /// ```
 /// use nc3pack::{format::Codec, PackOptions};
 /// let opts = PackOptions::default();
-/// assert_eq!(opts.block_size, 1 << 20);
-/// assert_eq!(opts.codec, Codec::Zstd);
+/// assert_eq!(opts.block_size(), 1 << 20);
+/// assert_eq!(opts.codec(), Codec::Zstd);
 /// let opts = PackOptions::max().with_codec(Codec::Deflate).with_threads(2).with_force(true);
-/// assert_eq!((opts.level, opts.threads, opts.force), (9, 2, true));
+/// assert_eq!((opts.level(), opts.threads(), opts.force()), (9, 2, true));
 /// ```
 #[derive(Debug, Clone)]
 pub struct PackOptions {
     /// Codec for every block (blocks that do not shrink are stored raw).
-    pub codec: Codec,
+    pub(crate) codec: Codec,
     /// Codec level.
-    pub level: i32,
+    pub(crate) level: i32,
     /// Nominal block size in bytes of decoded data.
-    pub block_size: u32,
+    pub(crate) block_size: u32,
     /// Larger blocks for large variables (the `max` preset: 8 MiB, see
     /// [`MAX_PRESET_BLOCK_SIZE`]): every variable larger than `block_size` without a block
     /// size of its own in [`PackOptions::vars`] gets blocks of this many bytes, record
     /// variables only while one such block each takes at most [`LARGE_RECORD_BLOCKS_MAX`] in
     /// all. `None` (the default, and after [`PackOptions::with_block_size`]): `block_size`.
-    pub large_block_size: Option<u32>,
+    pub(crate) large_block_size: Option<u32>,
     /// Encoder threads (bounded to `1..=1024`); the default is the number of cores.
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// How each block's filter is chosen.
-    pub filter: FilterMode,
+    pub(crate) filter: FilterMode,
     /// Judge filters on whole blocks with the real codec (the `max` preset) instead of a sample.
-    pub thorough: bool,
+    pub(crate) thorough: bool,
     /// Let each block use zstd level 1 when `level` does not pay on its sample (the `fast`
     /// preset).
-    pub fast_blocks: bool,
+    pub(crate) fast_blocks: bool,
     /// Let blocks of 16-, 32- and 64-bit numbers use the pco codec where it compresses better
     /// (on by default; only with `filter` [`FilterMode::Auto`] and a codec other than none).
     /// Archives without pco blocks are the ones earlier versions wrote, readable by them.
-    pub pco: bool,
+    pub(crate) pco: bool,
     /// Overwrite the output if it exists.
-    pub force: bool,
+    pub(crate) force: bool,
     /// Called with the input bytes read so far.
-    pub progress: crate::Progress,
+    pub(crate) progress: crate::Progress,
     /// Per-variable settings (block size, codec, level, filter), in order: later rules override
     /// earlier ones, key by key (see [`crate::vars`]). A variable small enough to share a block
     /// with others (see design/FORMAT.md, Layout) is stored with the archive-wide settings.
-    pub vars: Vec<crate::vars::VarRule>,
+    pub(crate) vars: Vec<crate::vars::VarRule>,
     /// Lossy quantization of the named `float`/`double` variables (empty: lossless, the
     /// default). See [`PackOptions::with_quantize`].
-    pub quantize: Vec<crate::quantize::QuantizeRule>,
+    pub(crate) quantize: Vec<crate::quantize::QuantizeRule>,
 }
 
 impl Default for PackOptions {
@@ -126,7 +126,7 @@ impl PackOptions {
     ///
     /// ```
     /// let fast = nc3pack::PackOptions::fast();
-    /// assert_eq!((fast.level, fast.thorough, fast.fast_blocks), (3, false, true));
+    /// assert_eq!((fast.level(), fast.thorough(), fast.fast_blocks()), (3, false, true));
     /// ```
     pub fn fast() -> Self {
         PackOptions {
@@ -153,8 +153,8 @@ impl PackOptions {
     ///
     /// ```
     /// let max = nc3pack::PackOptions::max();
-    /// assert_eq!((max.level, max.thorough, max.fast_blocks), (19, true, false));
-    /// assert_eq!(max.large_block_size, Some(8 << 20));
+    /// assert_eq!((max.level(), max.thorough(), max.fast_blocks()), (19, true, false));
+    /// assert_eq!(max.large_block_size(), Some(8 << 20));
     /// ```
     pub fn max() -> Self {
         PackOptions {
@@ -171,8 +171,8 @@ impl PackOptions {
     ///
     /// ```
     /// use nc3pack::{format::Codec, PackOptions};
-    /// assert_eq!(PackOptions::fast().with_codec(Codec::Deflate).level, 6);
-    /// assert_eq!(PackOptions::max().with_codec(Codec::Deflate).level, 9);
+    /// assert_eq!(PackOptions::fast().with_codec(Codec::Deflate).level(), 6);
+    /// assert_eq!(PackOptions::max().with_codec(Codec::Deflate).level(), 9);
     /// ```
     pub fn with_codec(mut self, codec: Codec) -> Self {
         self.codec = codec;
@@ -188,7 +188,7 @@ impl PackOptions {
     ///
     /// ```
     /// let o = nc3pack::PackOptions::fast().with_level(5);
-    /// assert_eq!((o.level, o.fast_blocks), (5, false));
+    /// assert_eq!((o.level(), o.fast_blocks()), (5, false));
     /// ```
     pub fn with_level(mut self, level: i32) -> Self {
         self.level = level;
@@ -199,10 +199,34 @@ impl PackOptions {
     /// These options with the pco codec allowed for numeric blocks (`true`, the default) or not.
     ///
     /// ```
-    /// assert!(!nc3pack::PackOptions::max().with_pco(false).pco);
+    /// assert!(!nc3pack::PackOptions::max().with_pco(false).pco());
     /// ```
     pub fn with_pco(mut self, on: bool) -> Self {
         self.pco = on;
+        self
+    }
+
+    /// These options judging each block's filter on the whole block with the real codec
+    /// (`true`, as the `max` preset does) or on a sample (`false`); the level is left as it is.
+    ///
+    /// ```
+    /// let o = nc3pack::PackOptions::fast().with_thorough(true);
+    /// assert!(o.thorough());
+    /// assert_eq!(o.level(), 3);
+    /// ```
+    pub fn with_thorough(mut self, thorough: bool) -> Self {
+        self.thorough = thorough;
+        self
+    }
+
+    /// These options letting each block use zstd level 1 when the level does not pay on its
+    /// sample (`true`, as the `fast` preset does) or not.
+    ///
+    /// ```
+    /// assert!(!nc3pack::PackOptions::fast().with_fast_blocks(false).fast_blocks());
+    /// ```
+    pub fn with_fast_blocks(mut self, on: bool) -> Self {
+        self.fast_blocks = on;
         self
     }
 
@@ -211,7 +235,7 @@ impl PackOptions {
     ///
     /// ```
     /// let o = nc3pack::PackOptions::max().with_block_size(65536);
-    /// assert_eq!((o.block_size, o.large_block_size), (65536, None));
+    /// assert_eq!((o.block_size(), o.large_block_size()), (65536, None));
     /// ```
     pub fn with_block_size(mut self, block_size: u32) -> Self {
         self.block_size = block_size;
@@ -224,7 +248,7 @@ impl PackOptions {
     /// ```
     /// use nc3pack::{format::Filter, FilterMode};
     /// let o = nc3pack::PackOptions::fast().with_filter(FilterMode::Fixed(Filter::None));
-    /// assert_eq!(o.filter.to_string(), "none");
+    /// assert_eq!(o.filter().to_string(), "none");
     /// ```
     pub fn with_filter(mut self, filter: FilterMode) -> Self {
         self.filter = filter;
@@ -234,7 +258,7 @@ impl PackOptions {
     /// These options with `threads` encoder threads.
     ///
     /// ```
-    /// assert_eq!(nc3pack::PackOptions::fast().with_threads(1).threads, 1);
+    /// assert_eq!(nc3pack::PackOptions::fast().with_threads(1).threads(), 1);
     /// ```
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
@@ -244,7 +268,7 @@ impl PackOptions {
     /// These options, overwriting the output if `force`.
     ///
     /// ```
-    /// assert!(nc3pack::PackOptions::fast().with_force(true).force);
+    /// assert!(nc3pack::PackOptions::fast().with_force(true).force());
     /// ```
     pub fn with_force(mut self, force: bool) -> Self {
         self.force = force;
@@ -269,7 +293,7 @@ impl PackOptions {
     /// let o = PackOptions::fast()
     ///     .with_var("u,v:block-size=64KiB".parse::<VarRule>()?)
     ///     .with_var("time*:codec=none".parse::<VarRule>()?);
-    /// assert_eq!(o.vars.len(), 2);
+    /// assert_eq!(o.vars().len(), 2);
     /// # Ok::<(), nc3pack::vars::VarParseError>(())
     /// ```
     ///
@@ -291,7 +315,7 @@ impl PackOptions {
     /// let o = nc3pack::PackOptions::fast()
     ///     .with_quantize("t*,u=bitround:10".parse().unwrap())
     ///     .with_quantize("p=granularbr:4".parse().unwrap());
-    /// assert_eq!(o.quantize.len(), 2);
+    /// assert_eq!(o.quantize().len(), 2);
     /// ```
     ///
     /// # Errors
@@ -329,6 +353,141 @@ impl PackOptions {
             }
         }
         Ok(())
+    }
+}
+
+/// Read access: each option as set (the getters are named as the options).
+impl PackOptions {
+    /// Codec for every block (blocks that do not shrink are stored raw).
+    ///
+    /// ```
+    /// use nc3pack::{format::Codec, PackOptions};
+    /// assert_eq!(PackOptions::fast().with_codec(Codec::Lzma).codec(), Codec::Lzma);
+    /// ```
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
+    /// Codec level (checked when packing: [`PackOptions::check`]).
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::PackOptions::max().level(), 19);
+    /// ```
+    pub fn level(&self) -> i32 {
+        self.level
+    }
+
+    /// Nominal block size in bytes of decoded data.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::PackOptions::fast().with_block_size(4096).block_size(), 4096);
+    /// ```
+    pub fn block_size(&self) -> u32 {
+        self.block_size
+    }
+
+    /// The block size of variables larger than [`PackOptions::block_size`] without one of
+    /// their own (the `max` preset: [`MAX_PRESET_BLOCK_SIZE`]; record variables only while one
+    /// such block each takes at most [`LARGE_RECORD_BLOCKS_MAX`] in all); `None`: the block
+    /// size. [`PackOptions::with_block_size`] resets it.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::PackOptions::fast().large_block_size(), None);
+    /// assert_eq!(nc3pack::PackOptions::max().large_block_size(), Some(8 << 20));
+    /// ```
+    pub fn large_block_size(&self) -> Option<u32> {
+        self.large_block_size
+    }
+
+    /// Encoder threads (bounded to `1..=1024` when packing); the default is the number of
+    /// cores.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::PackOptions::fast().with_threads(3).threads(), 3);
+    /// ```
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// How each block's filter is chosen.
+    ///
+    /// ```
+    /// use nc3pack::{FilterMode, PackOptions};
+    /// assert_eq!(PackOptions::fast().filter(), FilterMode::Auto);
+    /// ```
+    pub fn filter(&self) -> FilterMode {
+        self.filter
+    }
+
+    /// Whether filters are judged on whole blocks with the real codec (the `max` preset)
+    /// instead of a sample.
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::max().thorough());
+    /// ```
+    pub fn thorough(&self) -> bool {
+        self.thorough
+    }
+
+    /// Whether a block may use zstd level 1 when the level does not pay on its sample (the
+    /// `fast` preset; off after [`PackOptions::with_level`]).
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::fast().fast_blocks());
+    /// assert!(!nc3pack::PackOptions::fast().with_level(3).fast_blocks());
+    /// ```
+    pub fn fast_blocks(&self) -> bool {
+        self.fast_blocks
+    }
+
+    /// Whether blocks of 16-, 32- and 64-bit numbers may use the pco codec (on by default; only
+    /// with [`FilterMode::Auto`] and a codec other than none).
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::fast().pco());
+    /// ```
+    pub fn pco(&self) -> bool {
+        self.pco
+    }
+
+    /// Whether an existing output is overwritten.
+    ///
+    /// ```
+    /// assert!(!nc3pack::PackOptions::fast().force());
+    /// ```
+    pub fn force(&self) -> bool {
+        self.force
+    }
+
+    /// The callback given the input bytes read so far ([`PackOptions::with_progress`]).
+    ///
+    /// ```
+    /// let o = nc3pack::PackOptions::fast().with_progress(|n| eprintln!("{n}"));
+    /// o.progress().report(10); // prints 10
+    /// ```
+    pub fn progress(&self) -> &crate::Progress {
+        &self.progress
+    }
+
+    /// The per-variable rules, in the order given ([`PackOptions::with_var`]).
+    ///
+    /// ```
+    /// let o = nc3pack::PackOptions::fast().with_var("t:codec=none".parse()?);
+    /// assert_eq!(o.vars()[0].to_string(), "t:codec=none");
+    /// # Ok::<(), nc3pack::vars::VarParseError>(())
+    /// ```
+    pub fn vars(&self) -> &[crate::vars::VarRule] {
+        &self.vars
+    }
+
+    /// The quantization rules, in the order given ([`PackOptions::with_quantize`]; empty:
+    /// lossless).
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::fast().quantize().is_empty());
+    /// ```
+    pub fn quantize(&self) -> &[crate::quantize::QuantizeRule] {
+        &self.quantize
     }
 }
 
@@ -569,11 +728,11 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
         (lead.file_len, lead.numrecs) = (l.file_len, l.numrecs);
     }
     w.write_all(&lead.encode()).map_err(werr)?;
-    let header_frame = format::header_frame(header_bytes);
+    let header_frame = crate::codec::header_frame(header_bytes);
     w.write_all(&header_frame).map_err(werr)?;
     let mut data_start = (LEAD_LEN + header_frame.len()) as u64;
     if block_sizes_frame {
-        let f = sizes.frame(header.var_count());
+        let f = crate::codec::block_sizes_frame(&sizes, header.var_count());
         w.write_all(&f).map_err(werr)?;
         data_start += f.len() as u64;
     }

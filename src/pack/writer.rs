@@ -185,7 +185,7 @@ impl Sink {
             }
             merge
         });
-        let frame = format::constants_frame(self.constants_frames.len() as u64, &self.runs);
+        let frame = crate::codec::constants_frame(self.constants_frames.len() as u64, &self.runs);
         w.write_all(&frame)?;
         let stored_len = (frame.len() - FRAME_HEADER_LEN) as u32;
         let codec = FrameHeader::decode(&frame).map_or(Codec::None, |h| h.codec);

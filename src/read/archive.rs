@@ -650,16 +650,16 @@ impl<R: ReadAt> Archive<R> {
     /// A read error, or a constants frame whose header, checksum or runs are damaged (naming
     /// the frame).
     pub fn constant_runs(&self, k: usize) -> Result<Vec<format::ConstantRun>> {
-        let bad = |e: ConstantsError| Error::Archive {
+        let bad = |source: ArchiveError| Error::Archive {
             path: self.path.clone(),
             part: "constants frame",
             offset: self.constants_frames.get(k).map_or(0, |e| e.offset),
-            source: e.into(),
+            source,
         };
         let e = *self
             .constants_frames
             .get(k)
-            .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }))?;
+            .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }.into()))?;
         let mut buf = vec![0u8; e.frame_len() as usize];
         self.reader
             .read_exact_at(&mut buf, e.offset)
@@ -683,11 +683,12 @@ impl<R: ReadAt> Archive<R> {
                 expect_stored: e.stored_len,
                 max,
                 expect_codec: e.codec,
-            }));
+            }
+            .into()));
         }
         let mut table = Vec::new();
         decode_payload(&h, &buf[FRAME_HEADER_LEN..], &mut table).map_err(|e| bad(e.into()))?;
-        format::ConstantRun::decode_all(&table).map_err(bad)
+        format::ConstantRun::decode_all(&table).map_err(|e| bad(e.into()))
     }
 
     /// Offset of the index section.

@@ -16,6 +16,7 @@ use std::path::Path;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Input {
     /// A local file (a path, or a `file://` URL).
     File(std::fs::File),

@@ -194,32 +194,27 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
         }
     }
     let out = dir.path().join("out");
-    let plan = nc3pack::__private::plan(
-        [Ok(input.clone())],
-        &out,
-        None,
-        nc3pack::__private::Shard::default(),
-    )
-    .unwrap();
-    assert!(plan.unreadable.is_empty(), "{:?}", plan.unreadable);
-    assert_eq!(plan.len(), n);
-    let opts = nc3pack::PackOptions {
-        threads: 2,
-        ..Default::default()
-    };
-    let outcomes = std::sync::Mutex::new(vec![None; n]);
-    nc3pack::__private::pack_all(&plan, &opts, &Default::default(), None, &|i, o| match o {
-        nc3pack::__private::Outcome::Packed { summary, .. } => {
-            assert!(outcomes.lock().unwrap()[i].replace(summary).is_none());
-        }
-        o => panic!("{}: {o:?}", plan.input(i).display()),
-    })
-    .unwrap();
+    let opts = nc3pack::PackOptions::default().with_threads(2);
+    let outcomes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = outcomes.clone();
+    let collection = nc3pack::CollectionOptions::default()
+        .with_pack(opts.clone())
+        .with_write_manifest(false)
+        .with_progress(move |e| {
+            use nc3pack::collection::{CollectionEvent, FileOutcome};
+            if let CollectionEvent::Finished { input, outcome, .. } = e {
+                let FileOutcome::Packed { summary } = outcome else {
+                    panic!("{}: {outcome:?}", input.display())
+                };
+                seen.lock()
+                    .unwrap()
+                    .push((input.to_path_buf(), (*summary).clone()));
+            }
+        });
+    let r = nc3pack::pack_collection(&[&input], &out, &collection).unwrap();
+    assert!(r.is_ok() && r.packed == n, "{r:?}");
     // What `pack_file` writes for each sample (the archive does not depend on the file's name).
-    let per_file = nc3pack::PackOptions {
-        threads: 1,
-        ..opts.clone()
-    };
+    let per_file = opts.clone().with_threads(1);
     let single: Vec<Vec<u8>> = names
         .iter()
         .map(|name| {
@@ -228,10 +223,9 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
             std::fs::read(z).unwrap()
         })
         .collect();
-    let outcomes = outcomes.into_inner().unwrap();
-    for (i, summary) in outcomes.iter().enumerate() {
-        let summary = summary.as_ref().unwrap();
-        let input = plan.input(i);
+    let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
+    assert_eq!(outcomes.len(), n);
+    for (input, summary) in &outcomes {
         let k: usize = input
             .file_stem()
             .unwrap()
@@ -239,12 +233,9 @@ fn a_batch_of_several_commit_groups_writes_every_archive_as_a_single_pack_would(
             .unwrap()
             .parse()
             .unwrap();
-        let output = plan.output(i);
-        assert_eq!(
-            output,
-            out.join(input.strip_prefix(&input_real).unwrap())
-                .with_extension("nc.nc3z")
-        );
+        let output = out
+            .join(input.strip_prefix(&input_real).unwrap())
+            .with_extension("nc.nc3z");
         assert_eq!(
             std::fs::read(&output).unwrap(),
             single[k % names.len()],
@@ -315,10 +306,7 @@ fn batch(wrap: &[&str], args: &[&Path], out: &Path) -> (i32, String) {
 /// The archive `pack_file` writes for `input` with one thread (what each batch output must be).
 fn packed_alone(input: &Path, dir: &Path) -> Vec<u8> {
     let z = dir.join("alone.nc3z");
-    let opts = nc3pack::PackOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_threads(1);
     nc3pack::pack_file(input, &z, &opts.clone().with_force(true)).unwrap();
     std::fs::read(z).unwrap()
 }
@@ -1902,18 +1890,23 @@ fn a_quantized_batch_records_both_files_resumes_verifies_and_never_deletes() {
 /// The library refuses to quantize and delete inputs in one batch (the CLI's usage error),
 /// before any input is looked at.
 #[test]
-fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
-    use nc3pack::__private::{manifest::Done, pack_all, plan, Shard};
+fn pack_collection_refuses_to_delete_the_inputs_of_lossy_archives() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     populate(&input, &["g.nc".into()], "gridded_sst.nc");
     let out = dir.path().join("out");
-    let p = plan([Ok(input.clone())], &out, None, Shard::default()).unwrap();
-    let opts = nc3pack::PackOptions::default().with_quantize("sst=bitround:7".parse().unwrap());
-    let calls = std::sync::atomic::AtomicUsize::new(0);
-    let r = pack_all(&p, &opts, &Done::default(), Some(&|_| Ok(())), &|_, _| {
-        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    });
+    let pack = nc3pack::PackOptions::default().with_quantize("sst=bitround:7".parse().unwrap());
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let opts = nc3pack::CollectionOptions::default()
+        .with_pack(pack)
+        .with_delete_input(true)
+        .with_progress(move |e| {
+            if let nc3pack::collection::CollectionEvent::Finished { .. } = e {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    let r = nc3pack::pack_collection(&[&input], &out, &opts);
     assert!(
         matches!(
             r,
@@ -1923,8 +1916,32 @@ fn pack_all_refuses_to_delete_the_inputs_of_lossy_archives() {
         ),
         "{r:?}"
     );
-    assert_eq!(calls.into_inner(), 0);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 0);
     assert!(input.join("g.nc").exists() && !out.join("g.nc.nc3z").exists());
+}
+
+/// Without writing the manifest (what bench/collection.sh measures against), the files are
+/// packed and no line is recorded; by default each file packed gets its line.
+#[test]
+fn pack_collection_without_writing_the_manifest_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    populate(
+        &input,
+        &["a.nc".into(), "b.nc".into()],
+        "classic_records.nc",
+    );
+    let bare = nc3pack::CollectionOptions::default().with_write_manifest(false);
+    let r = nc3pack::pack_collection(&[&input], &dir.path().join("bare"), &bare).unwrap();
+    assert!(r.is_ok() && r.packed == 2, "{r:?}");
+    assert!(dir.path().join("bare/a.nc.nc3z").exists());
+    let lines = std::fs::read_to_string(&r.manifest).unwrap_or_default();
+    assert_eq!(lines, "", "{}", r.manifest.display());
+    let opts = nc3pack::CollectionOptions::default();
+    let r = nc3pack::pack_collection(&[&input], &dir.path().join("out"), &opts).unwrap();
+    assert!(r.is_ok() && r.packed == 2, "{r:?}");
+    let statuses = statuses_of(&r.manifest);
+    assert_eq!(statuses.len(), 2, "{statuses:?}");
 }
 
 /// A run killed after renaming a quantized file's archive and before writing its manifest

@@ -48,11 +48,9 @@ fn value(x: f32) -> [u8; 8] {
 
 fn pack(nc: &Path, threads: usize, block_size: u32) -> PathBuf {
     let z = nc.with_extension(format!("{threads}.nc3z"));
-    let opts = PackOptions {
-        block_size,
-        threads,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_block_size(block_size)
+        .with_threads(threads);
     pack_file(nc, &z, &opts.clone().with_force(true)).unwrap();
     z
 }

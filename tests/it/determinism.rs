@@ -54,11 +54,9 @@ fn archives_are_identical_for_every_thread_count_and_from_a_pipe() {
     assert!(std::fs::metadata(&nc).unwrap().len() > 4 << 20);
     let pack = |threads: usize, pipe: bool| {
         let out = dir.path().join(format!("j{threads}{pipe}.nc3z"));
-        let opts = PackOptions {
-            block_size: 32 << 10,
-            threads,
-            ..PackOptions::default()
-        };
+        let opts = PackOptions::default()
+            .with_block_size(32 << 10)
+            .with_threads(threads);
         if pipe {
             let f = std::fs::File::open(&nc).unwrap();
             nc3pack::pack_reader(f, &nc, &out, &opts.clone().with_force(true)).unwrap();

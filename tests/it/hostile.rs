@@ -76,11 +76,7 @@ fn frame_offset(b: &[u8], i: usize) -> usize {
 fn base_archive() -> Vec<u8> {
     let dir = temp_dir();
     let z = dir.path().join("base.nc3z");
-    let opts = PackOptions {
-        block_size: 16,
-        threads: 1,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default().with_block_size(16).with_threads(1);
     pack_file(&sample("classic_records.nc"), &z, &opts).unwrap();
     std::fs::read(z).unwrap()
 }
@@ -276,13 +272,11 @@ fn fix_payload_crc(b: &mut [u8], f: usize) {
 fn base_archive_1_1() -> Vec<u8> {
     let dir = temp_dir();
     let z = dir.path().join("base11.nc3z");
-    let opts = PackOptions {
-        block_size: 16,
-        threads: 1,
-        ..PackOptions::default()
-    }
-    .with_var("f3:block-size=8".parse().unwrap())
-    .with_var("d:block-size=24".parse().unwrap());
+    let opts = PackOptions::default()
+        .with_block_size(16)
+        .with_threads(1)
+        .with_var("f3:block-size=8".parse().unwrap())
+        .with_var("d:block-size=24".parse().unwrap());
     pack_file(&sample("classic_records.nc"), &z, &opts).unwrap();
     std::fs::read(z).unwrap()
 }

@@ -20,10 +20,7 @@ fn roundtrip(bytes: &[u8]) -> u64 {
         dir.path().join("back.nc"),
     );
     std::fs::write(&nc, bytes).unwrap();
-    let opts = PackOptions {
-        block_size: 16,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default().with_block_size(16);
     pack_file(&nc, &z, &opts).unwrap();
     unpack_file(
         &z,

@@ -59,10 +59,7 @@ fn run(args: &[&OsStr], stdin: Option<&[u8]>) -> (i32, String, String) {
 /// What `pack_file` writes for a regular file with one thread.
 fn packed_from_file(input: &Path, dir: &Path) -> Vec<u8> {
     let z = dir.join("from_file.nc3z");
-    let opts = nc3pack::PackOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_threads(1);
     nc3pack::pack_file(input, &z, &opts.clone().with_force(true)).unwrap();
     std::fs::read(z).unwrap()
 }
@@ -71,10 +68,7 @@ fn packed_from_file(input: &Path, dir: &Path) -> Vec<u8> {
 fn a_fifo_or_dev_stdin_given_as_input_packs_to_the_archive_of_the_file() {
     let dir = temp_dir();
     let d = dir.path();
-    let one = nc3pack::PackOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let one = nc3pack::PackOptions::default().with_threads(1);
     for name in [
         "gridded_sst.nc",
         "classic_records.nc",

@@ -7,7 +7,6 @@
 //! run more cases: `QUICKCHECK_TESTS=5000 cargo test --test it property`.
 
 use crate::roundtrip::Typed;
-use nc3pack::__private::default_level;
 use nc3pack::format::{Codec, Filter};
 use nc3pack::nc3::{NcType, Variant};
 use nc3pack::FilterMode;
@@ -311,9 +310,8 @@ impl Spec {
         let level = match codec {
             Codec::Zstd => r.range(-7, 9) as i32,
             Codec::Deflate => r.range(0, 9) as i32,
-            Codec::None | Codec::Constant | Codec::Pco | Codec::Lzma | Codec::Context => {
-                default_level(codec)
-            }
+            // The codec's default level (none's only level).
+            _ => PackOptions::fast().with_codec(codec).level(),
         };
         let block_size = match r.upto(2) {
             0 => r.range(8, 64),
@@ -624,16 +622,14 @@ fn check(spec: &Spec) -> Result<(), String> {
     let orig = write_dataset(spec, &nc)?;
 
     let p = &spec.pack;
-    let opts = PackOptions {
-        codec: p.codec,
-        level: p.level,
-        block_size: p.block_size,
-        threads: p.threads,
-        filter: p.filter,
-        thorough: p.filter == FilterMode::Auto && p.block_size % 2 == 1,
-        fast_blocks: !p.block_size.is_multiple_of(3),
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_codec(p.codec)
+        .with_level(p.level)
+        .with_block_size(p.block_size)
+        .with_threads(p.threads)
+        .with_filter(p.filter)
+        .with_thorough(p.filter == FilterMode::Auto && p.block_size % 2 == 1)
+        .with_fast_blocks(!p.block_size.is_multiple_of(3));
     let summary = pack_file(&nc, &z, &opts).map_err(|e| format!("pack: {e}"))?;
     if summary.input_len != orig.len() as u64 {
         return Err(format!(
@@ -807,7 +803,7 @@ fn check_stream_input(
             ));
         }
         let (a, b) = (std::fs::read(&z), std::fs::read(&from_file));
-        if opts.threads == 1 && a.map_err(|e| e.to_string())? != b.map_err(|e| e.to_string())? {
+        if opts.threads() == 1 && a.map_err(|e| e.to_string())? != b.map_err(|e| e.to_string())? {
             return Err(format!(
                 "{what}: archive differs from the file's (cut at {cut})"
             ));

@@ -10,7 +10,6 @@
 //!   output formats.
 
 use crate::util::{sample, temp_dir, BIN};
-use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::Values;
 use nc3pack::{pack_file, Archive, Error, Hyperslab, PackOptions, SlabError};
@@ -27,16 +26,13 @@ fn golden(name: &str) -> PathBuf {
 }
 
 fn pack_with(input: &Path, output: &Path, codec: Codec, block_size: u32, threads: usize) {
-    let opts = PackOptions {
-        codec,
-        level: default_level(codec),
-        block_size,
-        threads,
-        filter: crate::filters(true),
-        thorough: false,
-        fast_blocks: threads == 1,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_codec(codec)
+        .with_block_size(block_size)
+        .with_threads(threads)
+        .with_filter(crate::filters(true))
+        .with_thorough(false)
+        .with_fast_blocks(threads == 1);
     pack_file(input, output, &opts).unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
 }
 
@@ -500,16 +496,13 @@ fn hyperslab_reads_match_netcdf3(case: Case) {
         );
     }
 
-    let opts = PackOptions {
-        codec: case.codec,
-        level: default_level(case.codec),
-        block_size: case.block_size,
-        threads: case.pack_threads,
-        filter: crate::filters(case.shuffle),
-        thorough: case.shuffle && case.block_size % 2 == 1,
-        fast_blocks: !case.block_size.is_multiple_of(3),
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_codec(case.codec)
+        .with_block_size(case.block_size)
+        .with_threads(case.pack_threads)
+        .with_filter(crate::filters(case.shuffle))
+        .with_thorough(case.shuffle && case.block_size % 2 == 1)
+        .with_fast_blocks(!case.block_size.is_multiple_of(3));
     pack_file(&nc, &z, &opts).unwrap();
 
     let mut archive = Archive::open(&z).unwrap();
@@ -2162,10 +2155,7 @@ fn single_block_reads_go_through_the_cache() {
     let dir = temp_dir();
     let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/gridded_sst.nc");
     let z = dir.path().join("g.nc3z");
-    let opts = PackOptions {
-        block_size: 64 << 10,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default().with_block_size(64 << 10);
     nc3pack::pack_file(&nc, &z, &opts).unwrap();
     let a = Archive::open(&z).unwrap();
     let s = a.header().var_id("sst").unwrap();

@@ -11,10 +11,7 @@ use std::path::{Path, PathBuf};
 /// Packs `name` with small blocks (so there are many frames) into `dir`; returns the path.
 fn packed(dir: &Path, name: &str, block_size: u32) -> PathBuf {
     let out = dir.join(format!("{name}.nc3z"));
-    let opts = PackOptions {
-        block_size,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default().with_block_size(block_size);
     pack_file(&sample(name), &out, &opts.clone().with_force(true)).unwrap();
     out
 }
@@ -254,13 +251,10 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     use nc3pack::format::{Codec, FrameHeader};
     let dir = temp_dir();
     let out = dir.path().join("none.nc3z");
-    let opts = PackOptions {
-        codec: Codec::None,
-        level: 0,
-        block_size: 64,
-        filter: crate::filters(false),
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_codec(Codec::None)
+        .with_block_size(64)
+        .with_filter(crate::filters(false));
     let nc = sample("classic_records.nc");
     pack_file(&nc, &out, &opts.clone().with_force(true)).unwrap();
     let a = Archive::open(&out).unwrap();

@@ -5,7 +5,6 @@
 //! and the archive keeps the original header verbatim.
 
 use crate::util::{samples_dir, temp_dir};
-use nc3pack::__private::default_level;
 use nc3pack::format::Codec;
 use nc3pack::nc3::{NcType, Values};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
@@ -184,16 +183,13 @@ fn block_sizes(file_len: u64) -> &'static [u32] {
 }
 
 fn opts(codec: Codec, block_size: u32, shuffle: bool, threads: usize) -> PackOptions {
-    PackOptions {
-        codec,
-        level: default_level(codec),
-        block_size,
-        threads,
-        filter: crate::filters(shuffle),
-        thorough: shuffle && threads == 2,
-        fast_blocks: threads == 1,
-        ..PackOptions::default()
-    }
+    PackOptions::default()
+        .with_codec(codec)
+        .with_block_size(block_size)
+        .with_threads(threads)
+        .with_filter(crate::filters(shuffle))
+        .with_thorough(shuffle && threads == 2)
+        .with_fast_blocks(threads == 1)
 }
 
 /// Packs `input` into `dir/NAME`, returning the archive's path.
@@ -201,9 +197,9 @@ fn pack(input: &Path, dir: &Path, o: &PackOptions) -> PathBuf {
     let z = dir.join(format!(
         "{}.{:?}.{}.{}.nc3z",
         name(input),
-        o.codec,
-        o.block_size,
-        o.thorough
+        o.codec(),
+        o.block_size(),
+        o.thorough()
     ));
     let s = pack_file(input, &z, o)
         .unwrap_or_else(|e| panic!("pack {} with {o:?}: {e}", input.display()));
@@ -710,10 +706,7 @@ fn a_stream_cut_inside_a_record_too_large_to_buffer_is_refused_and_the_file_pack
     bytes.extend((0..1024u32).flat_map(|i| (i as f32 * 0.5).to_be_bytes()));
     let nc = dir.path().join("cut.nc");
     std::fs::write(&nc, &bytes).unwrap();
-    let o = PackOptions {
-        threads: 1,
-        ..PackOptions::default()
-    };
+    let o = PackOptions::default().with_threads(1);
 
     let streamed = dir.path().join("stream.nc3z");
     let err = nc3pack::pack_reader(&bytes[..], "-".as_ref(), &streamed, &o).unwrap_err();
@@ -761,11 +754,7 @@ fn records_routed_in_chunks_match_the_written_values_and_the_pipe() {
     w.write_var_i8("code", &code).unwrap();
     w.close().unwrap();
     let bytes = std::fs::read(&nc).unwrap();
-    let o = PackOptions {
-        threads: 1,
-        block_size: 4096,
-        ..PackOptions::default()
-    };
+    let o = PackOptions::default().with_block_size(4096).with_threads(1);
     let z = dir.path().join("file.nc3z");
     pack_file(&nc, &z, &o).unwrap();
     let a = Archive::open(&z).unwrap();
@@ -862,10 +851,7 @@ fn a_file_shorter_than_its_layout_is_an_error() {
             &header,
             &header_bytes,
             nc3pack::__private::Source::File(&layout),
-            &PackOptions {
-                threads: 1,
-                ..PackOptions::default()
-            },
+            &PackOptions::default().with_threads(1),
             &mut out,
             "out.nc3z".as_ref(),
             &|_| {},

@@ -46,10 +46,7 @@ fn assert_write_failures_reported(name: &str, block_size: u32, limits: &[u64]) {
     let (header, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
     for &limit in limits {
         let mut w = FailAfter { written: 0, limit };
-        let opts = PackOptions {
-            block_size,
-            ..PackOptions::default()
-        };
+        let opts = PackOptions::default().with_block_size(block_size);
         let r = pack_stream(
             std::fs::File::open(&input).unwrap(),
             &input,

@@ -49,11 +49,9 @@ fn pack_and_check(nc: &Path, block_size: u32, truth: &[(&str, Vec<u8>)]) -> Arch
     let dir = nc.parent().unwrap();
     let z = dir.join(format!("{block_size}.nc3z"));
     // One thread: frames are written in the order blocks complete, which the cut test relies on.
-    let opts = PackOptions {
-        block_size,
-        threads: 1,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_block_size(block_size)
+        .with_threads(1);
     pack_file(nc, &z, &opts.clone().with_force(true)).unwrap();
     let back = dir.join("back.nc");
     unpack_file(

@@ -289,10 +289,7 @@ fn an_allocation_failure_removes_the_temporary_file() {
     let big = dir.path().join("big.nc");
     write_big(&big, 48);
     let archive = dir.path().join("big.nc3z");
-    let opts = nc3pack::PackOptions {
-        block_size: 64 << 20,
-        ..nc3pack::PackOptions::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_block_size(64 << 20);
     nc3pack::pack_file(&big, &archive, &opts).unwrap();
     let original = std::fs::read(&big).unwrap();
     std::fs::remove_file(&big).unwrap();

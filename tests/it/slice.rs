@@ -18,12 +18,10 @@ use std::process::{Command, Stdio};
 
 /// Packs with small blocks, so that pieces and blocks cut the data at different places.
 fn pack_small_blocks(input: &Path, output: &Path) {
-    let opts = PackOptions {
-        codec: Codec::Zstd,
-        block_size: 96,
-        threads: 2,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_codec(Codec::Zstd)
+        .with_block_size(96)
+        .with_threads(2);
     pack_file(input, output, &opts).unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
 }
 
@@ -537,10 +535,7 @@ fn slicing_a_large_variable_keeps_memory_bounded() {
     let shape = [96u32, 1024, 1024];
     sparse_float_file(&nc, shape);
     let z = dir.path().join("big.nc3z");
-    let opts = PackOptions {
-        level: 1,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default().with_level(1);
     pack_file(&nc, &z, &opts).unwrap();
     let values = |c: [u32; 3]| c.iter().map(|&x| u64::from(x)).product::<u64>();
     for file in [&nc, &z] {

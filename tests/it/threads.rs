@@ -231,10 +231,7 @@ fn child(dir: &Path) {
     assert!(std::thread::Builder::new().spawn(|| ()).is_err());
     let input = sample("gridded_sst.nc");
     let archive = dir.join("a.nc3z");
-    let opts = nc3pack::PackOptions {
-        threads: 2,
-        ..Default::default()
-    };
+    let opts = nc3pack::PackOptions::default().with_threads(2);
     let out = dir.join("out.nc3z");
     thread_error(
         nc3pack::pack_file(&input, &out, &opts).map(drop),
@@ -249,10 +246,7 @@ fn child(dir: &Path) {
         "pack_reader",
     );
     // With one thread, packing needs none.
-    let one = nc3pack::PackOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let one = nc3pack::PackOptions::default().with_threads(1);
     nc3pack::pack_file(&input, &out, &one).unwrap();
     std::fs::remove_file(&out).unwrap();
     let back = dir.join("back.nc");
@@ -275,23 +269,11 @@ fn child(dir: &Path) {
     a.set_threads(2);
     let sst = a.header().var_id("sst").unwrap();
     thread_error(a.read_var_bytes(sst).map(drop), &archive, "read_var_bytes");
-    let plan = nc3pack::__private::plan(
-        [Ok(input.clone())],
-        &dir.join("batch"),
-        None,
-        Default::default(),
-    )
-    .unwrap();
+    let collection = nc3pack::CollectionOptions::default().with_pack(opts.clone().with_threads(2));
     thread_error(
-        nc3pack::__private::pack_all(
-            &plan,
-            &opts.clone().with_threads(2),
-            &Default::default(),
-            None,
-            &|_, _| {},
-        ),
+        nc3pack::pack_collection(&[&input], &dir.join("batch"), &collection).map(drop),
         &input,
-        "pack_all",
+        "pack_collection",
     );
     let r = nc3pack::__private::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
     assert!(

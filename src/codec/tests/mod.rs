@@ -10,8 +10,8 @@ use super::pco::{pco_thorough, NumKind, PCO_HALF_CHUNK};
 use super::shuffle::*;
 use super::tuning::*;
 use super::word::be_to_native;
+use crate::codec::error::FrameError;
 use crate::codec::error::{CodecError, MaskError, RefsError};
-use crate::format::error::FrameError;
 use crate::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
 
 mod grids;

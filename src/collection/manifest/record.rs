@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 /// What became of one input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Status {
     /// Packed by this run (or found packed with no line yet: a run killed between renaming
     /// the archive and writing its line).

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 /// What is wrong with one archive (or input) of a collection, in
 /// [`VerifyCollectionReport::failures`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CollectionProblem {
     /// The name's last manifest entry is a failure (its recorded error).
     #[error("not packed: {0}")]

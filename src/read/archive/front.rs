@@ -85,7 +85,7 @@ fn read_block_sizes<R: ReadAt>(
     };
     let mut fh = [0u8; FRAME_HEADER_LEN];
     if at + FRAME_HEADER_LEN as u64 > len {
-        return Err(bad(FrameError::Short.into()));
+        return Err(bad(crate::error::FrameHeaderError::Short.into()));
     }
     reader
         .read_exact_at(&mut fh, at)
@@ -94,7 +94,7 @@ fn read_block_sizes<R: ReadAt>(
     format::BlockSizes::check_frame(&h, header.var_count()).map_err(|e| bad(e.into()))?;
     let end = at + (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
     if end > len {
-        return Err(bad(FrameError::Short.into()));
+        return Err(bad(crate::error::FrameHeaderError::Short.into()));
     }
     let mut payload = vec![0u8; h.stored_len as usize];
     reader
