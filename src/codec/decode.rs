@@ -88,7 +88,7 @@ pub(crate) fn pco_filter_esize(
 
 /// Per-thread state of [`decode_payload_into`]: a zstd context and the buffers a payload is
 /// decoded through, reused from block to block. A new one takes the space a dropped one left
-/// (kept process-wide, a few of them, up to [`KEEP_SPACE`] each and [`KEEP_ALL`] in all), so
+/// (kept process-wide, a few of them, up to 48 MiB each and 64 MiB in all), so
 /// that threads which come and go, or calls that make one per block, do not allocate and
 /// first touch their buffers again at every block.
 pub struct DecodeScratch {
