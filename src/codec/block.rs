@@ -6,7 +6,9 @@
 
 use std::ops::RangeInclusive;
 
+pub(crate) use super::decode::Space;
 use super::error::FrameError;
+use crate::codec::word::be_to_native;
 use crate::format::{Codec, Filter, FrameHeader};
 
 /// The zstd decompression context a decoding thread keeps between frames (made at the first
@@ -57,6 +59,33 @@ pub(crate) trait BlockCodec: Sync {
         out: &mut [u8],
         zstd: &mut ZstdContext,
     ) -> Result<(), FrameError>;
+    /// Whether the codec decodes a frame's numbers itself (pco, context): it then checks the
+    /// frame's filter in [`BlockCodec::decode_into`], and no filter is undone after it.
+    fn decodes_numbers(&self) -> bool {
+        false
+    }
+    /// Decodes `payload` of the frame `h` (with filter `none`, or any filter for a codec that
+    /// [`BlockCodec::decodes_numbers`]) into `out` (`h.decoded_len` bytes), elements of 2, 4
+    /// or 8 bytes in native order when `native`, reusing `space`: by default,
+    /// [`BlockCodec::decompress_into`] and a byte swap.
+    ///
+    /// # Errors
+    ///
+    /// A [`FrameError`] saying what is wrong with the payload.
+    fn decode_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        self.decompress_into(h, payload, out, &mut space.zstd)?;
+        if native {
+            be_to_native(out, usize::from(h.esize));
+        }
+        Ok(())
+    }
 }
 
 /// The codec of a wire id: the one place that names every codec.
@@ -72,13 +101,43 @@ pub(crate) fn codec(id: Codec) -> &'static dyn BlockCodec {
     }
 }
 
-/// One filter, applied to and undone on a whole block (big-endian elements of `esize` bytes).
+/// One filter: applied to and undone on a whole block (big-endian elements of `esize` bytes),
+/// and undone on a frame's payload.
 pub(crate) trait BlockFilter: Sync {
     /// Applies the filter to `data` into `out`, replacing its contents.
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
     /// Reverses [`BlockFilter::apply`]: `data` is what it wrote, `out` (its contents replaced)
     /// the block.
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
+    /// Decodes the payload of a frame `h` with this filter (its CRC checked) into `out`
+    /// (`h.decoded_len` bytes, checked), elements of 2, 4 or 8 bytes in native order when
+    /// `native`, reusing `space`. By default the codec's output goes to `space` and
+    /// [`BlockFilter::undo_into`] turns it into `out` (see [`super::decode::codec_then_undo`]).
+    ///
+    /// # Errors
+    ///
+    /// A [`FrameError`] saying what is wrong with the payload.
+    fn decode_frame(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        super::decode::codec_then_undo(self, h, payload, 0, out, native, space)
+    }
+    /// Reverses the filter on a frame's decompressed payload `src` (which it may use as
+    /// scratch space) into `dst` (the same length), `row` being the row length the frame
+    /// gives (lorenzo's; 0 for the others), elements of 2, 4 or 8 bytes in native order when
+    /// `native`. By default a copy.
+    fn undo_into(&self, src: &mut [u8], esize: usize, row: usize, dst: &mut [u8], native: bool) {
+        let _ = row;
+        dst.copy_from_slice(src);
+        if native {
+            be_to_native(dst, esize);
+        }
+    }
 }
 
 /// The filter of a wire id: the one place that names every filter.

@@ -882,6 +882,21 @@ impl super::block::BlockCodec for Context {
         decompress_into(payload, usize::from(h.esize), out, false)?;
         Ok(())
     }
+    fn decodes_numbers(&self) -> bool {
+        true
+    }
+    fn decode_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        _space: &mut super::block::Space,
+    ) -> Result<(), FrameError> {
+        check_context_filter(h)?;
+        decompress_into(payload, usize::from(h.esize), out, native)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

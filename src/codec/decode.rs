@@ -1,12 +1,9 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
-use super::block::ZstdContext;
+use super::block::{BlockFilter, ZstdContext};
 use super::error::FrameError;
-use super::error::{FitError, LorenzoError, MaskError, PlaneError, RefsError};
-use super::filter::undo_filter_into;
-use crate::codec::word::be_to_native;
-use crate::format::{crc, Codec, Filter, FrameHeader};
+use crate::format::{crc, Codec, FrameHeader};
 
 /// Checks that `payload` is the `h.stored_len` bytes whose CRC the frame header records.
 pub(crate) fn check_payload(h: &FrameHeader, payload: &[u8]) -> Result<(), FrameError> {
@@ -62,35 +59,6 @@ pub fn decode_payload(
     r
 }
 
-/// Decodes the payload of a `plane` frame (after its CRC check) into `out` (`h.decoded_len`
-/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's
-/// unsigned residuals in native order into `words` and rebuilds the elements from them.
-pub(crate) fn decode_plane(
-    h: &FrameHeader,
-    payload: &[u8],
-    out: &mut [u8],
-    native: bool,
-    words: &mut Vec<u64>,
-    pco: &mut super::pco::PcoScratch,
-) -> Result<(), FrameError> {
-    if h.codec != Codec::Pco {
-        return Err(PlaneError::Codec { codec: h.codec }.into());
-    }
-    let esize = usize::from(h.esize);
-    if !super::plane::supports(esize) {
-        return Err(PlaneError::ElementSize { esize: h.esize }.into());
-    }
-    let (params, payload) = super::plane::Params::decode(payload)?;
-    let n = out.len();
-    // The output's size is the frame's decoded length, already bounded by the layout; the
-    // buffer grows once per thread, and pco overwrites all of it.
-    grow(words, n.div_ceil(8))?;
-    let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..n];
-    super::pco::decompress_residuals_into(h.esize, payload, z, true, pco)?;
-    super::plane::undo_into(z, esize, &params, out, native);
-    Ok(())
-}
-
 /// The element size of a frame whose filter goes with codec pco only and elements of the sizes
 /// `supports` allows (`mask`, `fit`), decoding to `len` bytes: the filter's own error (from
 /// `codec` or `size`) for another codec or element size, and [`FrameError::FilterElementSize`]
@@ -118,176 +86,97 @@ pub(crate) fn pco_filter_esize(
     Ok(esize)
 }
 
-/// Decodes the payload of a `mask` frame (after its CRC check) into `out` (`h.decoded_len`
-/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's numbers
-/// (exactly as many as the bitmap leaves, in native order when `native`) into the scratch
-/// space and puts them and the fill element in place.
-pub(crate) fn decode_mask(
-    h: &FrameHeader,
-    payload: &[u8],
-    out: &mut [u8],
-    native: bool,
-    scratch: &mut DecodeScratch,
-) -> Result<(), FrameError> {
-    let esize = pco_filter_esize(
-        h,
-        out.len(),
-        super::mask::supports,
-        |codec| MaskError::Codec { codec }.into(),
-        |esize| MaskError::ElementSize { esize }.into(),
-    )?;
-    let n = out.len() / esize;
-    let mut bits = std::mem::take(&mut scratch.bits);
-    let r = super::mask::decode(payload, esize, n, &mut bits)
-        .map_err(FrameError::from)
-        .and_then(|(fill, m, pco)| {
-            // At most the block's decoded length, which the layout bounds.
-            let rest = &mut scratch.filtered;
-            rest.clear();
-            grow(rest, m * esize)?;
-            super::pco::decompress_into(h.esize, pco, rest, native, &mut scratch.pco)?;
-            super::mask::undo_into(rest, &bits, fill, esize, out, native);
-            Ok(())
-        });
-    scratch.bits = bits;
-    r
-}
-
-/// Decodes the payload of a `fit` frame (after its CRC check) into `out` (`h.decoded_len`
-/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's
-/// residuals (exactly one per element the bitmap does not mark, or per element without one)
-/// into the scratch space and rebuilds the elements from them.
-pub(crate) fn decode_fit(
-    h: &FrameHeader,
-    payload: &[u8],
-    out: &mut [u8],
-    native: bool,
-    scratch: &mut DecodeScratch,
-) -> Result<(), FrameError> {
-    let esize = pco_filter_esize(
-        h,
-        out.len(),
-        super::fit::supports,
-        |codec| FitError::Codec { codec }.into(),
-        |esize| FitError::ElementSize { esize }.into(),
-    )?;
-    let n = out.len() / esize;
-    let (params, has_fill, rest) = super::fit::Params::decode(payload)?;
-    let mut bits = std::mem::take(&mut scratch.bits);
-    let r = (|| {
-        let (fill, m, pco) = if has_fill {
-            let (fill, m, pco) = super::mask::decode(rest, esize, n, &mut bits)?;
-            (Some(fill), m, pco)
-        } else {
-            (None, n, rest)
-        };
-        // At most the block's decoded length, which the layout bounds; pco overwrites it all.
-        let words = &mut scratch.words;
-        grow(words, (m * esize).div_ceil(8))?;
-        let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..m * esize];
-        super::pco::decompress_residuals_into(h.esize, pco, z, true, &mut scratch.pco)?;
-        let fill = fill.map(|f| (f, &bits[..]));
-        super::fit::undo_into(z, esize, &params, fill, out, native, &mut scratch.fit);
-        Ok(())
-    })();
-    scratch.bits = bits;
-    r
-}
-
-/// Decodes the payload of a `refs` frame (after its CRC check) into `out` (`h.decoded_len`
-/// bytes): checks the codec, the element size and the table's entry count, decodes the codec's
-/// data into `filtered` (exactly the length the count and the block's length give, at most
-/// 1.5 times the block's for 8-byte elements, twice for 4-byte ones) and rebuilds the elements
-/// from it, in native order when `native`.
-pub(crate) fn decode_refs(
-    h: &FrameHeader,
-    payload: &[u8],
-    out: &mut [u8],
-    native: bool,
-    filtered: &mut Vec<u8>,
-    zstd_ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
-) -> Result<(), FrameError> {
-    use super::refs;
-    if !matches!(
-        h.codec,
-        Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
-    ) {
-        return Err(RefsError::Codec { codec: h.codec }.into());
-    }
-    let esize = usize::from(h.esize);
-    if !refs::supports(esize) {
-        return Err(RefsError::FrameElementSize { esize: h.esize }.into());
-    }
-    if !out.len().is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
-    let Some((count, payload)) = payload.split_first_chunk::<{ refs::PREFIX }>() else {
-        return Err(RefsError::NoCount {
-            stored: h.stored_len,
-        }
-        .into());
-    };
-    let d = u32::from_be_bytes(*count);
-    let n = out.len() / esize;
-    // Bounded by the block's length before anything is allocated.
-    let len = refs::filtered_len(out.len(), esize, d as usize)
-        .filter(|_| d as usize <= n)
-        .ok_or(RefsError::Entries {
-            entries: d as usize,
-            elements: n,
-        })?;
-    // Grows once per thread, then reused: decompression overwrites all of it.
-    grow(filtered, len)?;
-    let f = &mut filtered[..len];
-    decompress_into(h, payload, f, zstd_ctx)?;
-    refs::undo(f, esize, d, out)?;
-    if native {
-        be_to_native(out, esize);
-    }
-    Ok(())
-}
-
-/// The row length that starts the payload of a `lorenzo` frame, and the codec's part of the
-/// payload after it; for any other filter, 0 and the whole payload.
-pub(crate) fn split_row<'p>(
-    h: &FrameHeader,
-    payload: &'p [u8],
-) -> Result<(usize, &'p [u8]), FrameError> {
-    use super::lorenzo::{supports, ROW_PREFIX};
-    if h.filter != Filter::Lorenzo {
-        return Ok((0, payload));
-    }
-    if !supports(usize::from(h.esize)) {
-        return Err(LorenzoError::ElementSize { esize: h.esize }.into());
-    }
-    let Some((prefix, rest)) = payload.split_first_chunk::<ROW_PREFIX>() else {
-        return Err(LorenzoError::NoRow {
-            stored: h.stored_len,
-        }
-        .into());
-    };
-    match u32::from_be_bytes(*prefix) {
-        0 => Err(LorenzoError::ZeroRow.into()),
-        row => Ok((row as usize, rest)),
-    }
-}
-
-/// Per-thread state of [`decode_payload_into`]: a zstd context and the buffer a filtered
-/// payload is decompressed into, both reused from block to block.
-#[derive(Default)]
+/// Per-thread state of [`decode_payload_into`]: a zstd context and the buffers a payload is
+/// decoded through, reused from block to block. A new one takes the space a dropped one left
+/// (kept process-wide, a few of them, up to 48 MiB each and 64 MiB in all), so
+/// that threads which come and go, or calls that make one per block, do not allocate and
+/// first touch their buffers again at every block.
 pub struct DecodeScratch {
-    zstd: Option<zstd::bulk::Decompressor<'static>>,
-    filtered: Vec<u8>,
-    pco: super::pco::PcoScratch,
+    space: Space,
+}
+
+/// The most one kept decoding space may hold (blocks of up to about 16 MiB).
+pub(crate) const KEEP_SPACE: usize = 48 << 20;
+
+/// The most the kept decoding spaces may hold in all.
+pub(crate) const KEEP_ALL: usize = 64 << 20;
+
+/// The decoding spaces dropped [`DecodeScratch`]es left, for the next ones.
+static KEPT: std::sync::Mutex<Vec<Space>> = std::sync::Mutex::new(Vec::new());
+
+impl Default for DecodeScratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DecodeScratch {
+    /// A decoding space: one a dropped one left if there is one, else a new (empty) one.
+    ///
+    /// ```
+    /// use nc3pack::{FilterMode, __private::{DecodeScratch, Encoder, decode_payload_into}, format::{Codec, FRAME_HEADER_LEN}};
+    /// let data: Vec<u8> = (0..1000u32).flat_map(|i| (i / 7).to_be_bytes()).collect();
+    /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)?;
+    /// let mut frame = Vec::new();
+    /// let h = enc.encode_block(0, 0, 4, &data, &mut frame).frame().unwrap();
+    /// let mut scratch = DecodeScratch::new();
+    /// let mut out = vec![0; data.len()];
+    /// decode_payload_into(&h, &frame[FRAME_HEADER_LEN..], &mut out, &mut scratch, false)?;
+    /// assert_eq!(out, data);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new() -> Self {
+        // (A poisoned lock still holds valid spaces.)
+        let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        DecodeScratch {
+            space: kept.unwrap_or_default(),
+        }
+    }
+}
+
+impl Drop for DecodeScratch {
+    fn drop(&mut self) {
+        let space = std::mem::take(&mut self.space);
+        keep(&mut KEPT.lock().unwrap_or_else(|p| p.into_inner()), space);
+    }
+}
+
+/// Adds `space` to the kept spaces `kept` unless it holds nothing, more than [`KEEP_SPACE`],
+/// or more than the room [`KEEP_ALL`] leaves (it is then freed).
+fn keep(kept: &mut Vec<Space>, space: Space) {
+    let held = space.held();
+    if held > 0
+        && held <= KEEP_SPACE
+        && kept.iter().map(Space::held).sum::<usize>() + held <= KEEP_ALL
+    {
+        kept.push(space);
+    }
+}
+
+/// The buffers of a [`DecodeScratch`].
+#[derive(Default)]
+pub(crate) struct Space {
+    pub(crate) zstd: Option<zstd::bulk::Decompressor<'static>>,
+    pub(crate) filtered: Vec<u8>,
+    pub(crate) pco: super::pco::PcoScratch,
     /// The residuals of a `plane` frame, as native numbers (aligned).
-    words: Vec<u64>,
+    pub(crate) words: Vec<u64>,
     /// The bitmap of a `mask` or `fit` frame.
-    bits: Vec<u8>,
+    pub(crate) bits: Vec<u8>,
     /// The working values of a `fit` frame.
-    fit: super::fit::Work,
+    pub(crate) fit: super::fit::Work,
+}
+
+impl Space {
+    /// The bytes its buffers hold (their capacity; a zstd context counts as 1).
+    fn held(&self) -> usize {
+        self.filtered.capacity()
+            + self.bits.capacity()
+            + 8 * self.words.capacity()
+            + self.pco.held()
+            + self.fit.held()
+            + usize::from(self.zstd.is_some())
+    }
 }
 
 /// As [`decode_payload`], with the same checks, but into `out`, which must be exactly
@@ -320,48 +209,36 @@ fn decode_checked_into(
     scratch: &mut DecodeScratch,
     native: bool,
 ) -> Result<(), FrameError> {
-    let n = h.decoded_len as usize;
-    if out.len() != n {
+    if out.len() != h.decoded_len as usize {
         return Err(FrameError::DecodedLength {
             got: out.len(),
             decoded: h.decoded_len,
         });
     }
-    if h.filter == Filter::Plane {
-        let s = &mut *scratch;
-        return decode_plane(h, payload, out, native, &mut s.words, &mut s.pco);
+    super::block::filter(h.filter).decode_frame(h, payload, out, native, &mut scratch.space)
+}
+
+/// The decoding of a frame with filter `f` whose codec decompresses bytes that `f` then turns
+/// into the block (the default of [`BlockFilter::decode_frame`]): the codec's output goes to
+/// `space.filtered` and [`BlockFilter::undo_into`] (with the frame's row length `row`) makes
+/// `out` of it. A codec that decodes numbers itself (pco, context) decodes straight into `out`
+/// instead, refusing a filter other than `none`.
+pub(crate) fn codec_then_undo<F: BlockFilter + ?Sized>(
+    f: &F,
+    h: &FrameHeader,
+    payload: &[u8],
+    row: usize,
+    out: &mut [u8],
+    native: bool,
+    space: &mut Space,
+) -> Result<(), FrameError> {
+    let codec = super::block::codec(h.codec);
+    if codec.decodes_numbers() {
+        // Numbers decode in native order: the swap to big-endian, if any, is the codec's last
+        // pass.
+        return codec.decode_into(h, payload, out, native, space);
     }
-    if h.filter == Filter::Refs {
-        let s = &mut *scratch;
-        return decode_refs(h, payload, out, native, &mut s.filtered, &mut s.zstd);
-    }
-    if h.filter == Filter::Mask {
-        return decode_mask(h, payload, out, native, scratch);
-    }
-    if h.filter == Filter::Fit {
-        return decode_fit(h, payload, out, native, scratch);
-    }
-    let (row, payload) = split_row(h, payload)?;
-    let esize = usize::from(h.esize);
-    if h.codec == Codec::Pco {
-        // Numbers decode in native order: the swap to big-endian, if any, is pco's last pass.
-        super::pco::check_pco_filter(h)?;
-        return super::pco::decompress_into(h.esize, payload, out, native, &mut scratch.pco)
-            .map_err(FrameError::from);
-    }
-    if h.codec == Codec::Context {
-        super::context::check_context_filter(h)?;
-        return Ok(super::context::decompress_into(
-            payload, esize, out, native,
-        )?);
-    }
-    if h.filter == Filter::None {
-        decompress_into(h, payload, out, &mut scratch.zstd)?;
-        if native {
-            be_to_native(out, esize);
-        }
-        return Ok(());
-    }
+    let (esize, n) = (usize::from(h.esize), out.len());
     if esize == 0 || !n.is_multiple_of(esize) {
         return Err(FrameError::FilterElementSize {
             esize: h.esize,
@@ -369,10 +246,10 @@ fn decode_checked_into(
         });
     }
     // Grows once per thread, then reused: decompression overwrites all of it.
-    grow(&mut scratch.filtered, n)?;
-    let filtered = &mut scratch.filtered[..n];
-    decompress_into(h, payload, filtered, &mut scratch.zstd)?;
-    undo_filter_into(h.filter, filtered, esize, row, out, native);
+    grow(&mut space.filtered, n)?;
+    let filtered = &mut space.filtered[..n];
+    codec.decompress_into(h, payload, filtered, &mut space.zstd)?;
+    f.undo_into(filtered, esize, row, out, native);
     Ok(())
 }
 
@@ -398,4 +275,42 @@ pub(crate) fn decompress_into(
     zstd_ctx: &mut ZstdContext,
 ) -> Result<(), FrameError> {
     super::block::codec(h.codec).decompress_into(h, payload, out, zstd_ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A space holding `bytes` in its buffer of filtered bytes.
+    fn holding(bytes: usize) -> Space {
+        let mut s = Space::default();
+        s.filtered.reserve_exact(bytes);
+        s
+    }
+
+    #[test]
+    fn kept_spaces_are_bounded_one_by_one_and_in_all() {
+        let mut kept = Vec::new();
+        keep(&mut kept, Space::default());
+        assert!(kept.is_empty(), "an empty space is not kept");
+        keep(&mut kept, holding(KEEP_SPACE + 1));
+        assert!(kept.is_empty(), "a space over the bound is freed");
+        let each = KEEP_ALL / 4;
+        for _ in 0..6 {
+            keep(&mut kept, holding(each));
+        }
+        assert_eq!(kept.len(), 4);
+        assert!(kept.iter().map(Space::held).sum::<usize>() <= KEEP_ALL);
+    }
+
+    /// A decoding space a dropped scratch left serves the next one, whatever it decoded.
+    #[test]
+    fn a_scratch_reuses_a_dropped_one_s_space() {
+        let mut s = DecodeScratch::new();
+        s.space.filtered.reserve_exact(4096);
+        drop(s);
+        // (Other tests may take the kept space first; one of a few tries gets a kept one.)
+        let got = (0..8).any(|_| DecodeScratch::new().space.held() > 0);
+        assert!(got, "no kept space was handed out");
+    }
 }

@@ -3,9 +3,7 @@
 
 use super::context;
 use super::pco::pco_sample;
-use super::shuffle::{unshuffle_into, unshuffle_undelta_into};
 use crate::codec::pco::NumKind;
-use crate::codec::word::be_to_native;
 use crate::format::{Codec, Filter};
 
 /// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
@@ -480,83 +478,4 @@ pub enum FilterMode {
     Auto,
     /// Always this filter.
     Fixed(Filter),
-}
-
-/// Reverses [`apply_filter`] from `src` (which it may use as scratch space) into `dst` (the same
-/// length), elements of 2, 4 or 8 bytes in native order when `native`.
-pub(crate) fn undo_filter_into(
-    filter: Filter,
-    src: &mut [u8],
-    esize: usize,
-    row: usize,
-    dst: &mut [u8],
-    native: bool,
-) {
-    let swap = native && cfg!(target_endian = "little");
-    let n = src.len() / esize.max(1);
-    match filter {
-        Filter::Lorenzo => {
-            super::lorenzo::undo_into(src, esize, row, dst, native);
-            return;
-        }
-        // Decoded by `decode_plane`, `decode_refs`, `decode_mask` and `decode_fit` before the
-        // codec's generic paths: never here.
-        Filter::Plane | Filter::Refs | Filter::Mask | Filter::Fit | Filter::None => {
-            dst.copy_from_slice(src);
-            if native {
-                be_to_native(dst, esize);
-            }
-            return;
-        }
-        Filter::Shuffle => {}
-        Filter::ByteDelta => {
-            for stream in src[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
-                for i in 1..stream.len() {
-                    stream[i] = stream[i].wrapping_add(stream[i - 1]);
-                }
-            }
-        }
-        Filter::Delta | Filter::ZigZagDelta => {
-            let zz = filter == Filter::ZigZagDelta;
-            let f = match (esize, zz, native) {
-                (2, false, false) => unshuffle_undelta_into::<u16, 2, false, false>,
-                (2, true, false) => unshuffle_undelta_into::<u16, 2, true, false>,
-                (2, false, true) => unshuffle_undelta_into::<u16, 2, false, true>,
-                (2, true, true) => unshuffle_undelta_into::<u16, 2, true, true>,
-                (4, false, false) => unshuffle_undelta_into::<u32, 4, false, false>,
-                (4, true, false) => unshuffle_undelta_into::<u32, 4, true, false>,
-                (4, false, true) => unshuffle_undelta_into::<u32, 4, false, true>,
-                (4, true, true) => unshuffle_undelta_into::<u32, 4, true, true>,
-                (8, false, false) => unshuffle_undelta_into::<u64, 8, false, false>,
-                (8, true, false) => unshuffle_undelta_into::<u64, 8, true, false>,
-                (8, false, true) => unshuffle_undelta_into::<u64, 8, false, true>,
-                (8, true, true) => unshuffle_undelta_into::<u64, 8, true, true>,
-                _ => {
-                    let mut prev = 0u8;
-                    for (x, &d) in dst.iter_mut().zip(src.iter()) {
-                        prev = prev.wrapping_add(d);
-                        *x = prev;
-                    }
-                    return;
-                }
-            };
-            f(src, dst, n);
-            dst[n * esize..].copy_from_slice(&src[n * esize..]);
-            return;
-        }
-    }
-    // Shuffle, and ByteDelta whose byte streams now hold their running sums.
-    match (esize, swap) {
-        (2, false) => unshuffle_into::<2, false>(src, dst, n),
-        (2, true) => unshuffle_into::<2, true>(src, dst, n),
-        (4, false) => unshuffle_into::<4, false>(src, dst, n),
-        (4, true) => unshuffle_into::<4, true>(src, dst, n),
-        (8, false) => unshuffle_into::<8, false>(src, dst, n),
-        (8, true) => unshuffle_into::<8, true>(src, dst, n),
-        _ => {
-            dst.copy_from_slice(src);
-            return;
-        }
-    }
-    dst[n * esize..].copy_from_slice(&src[n * esize..]);
 }

@@ -10,6 +10,10 @@
 //! is byte-shuffled. The frame's payload is w as a 4-byte big-endian integer followed by the
 //! codec's encoding of those filtered bytes.
 
+use super::block::Space;
+use crate::codec::error::FrameError;
+use crate::format::FrameHeader;
+
 use super::word::Word;
 
 /// Bytes of the row length that start a `lorenzo` frame's payload.
@@ -186,6 +190,40 @@ impl super::block::BlockFilter for Lorenzo {
             out,
             false,
         );
+    }
+    /// The row length that starts the payload (its checks), then the codec's decoding and the
+    /// filter undone with it.
+    fn decode_frame(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        let (row, payload) = split_row(h, payload)?;
+        super::decode::codec_then_undo(self, h, payload, row, out, native, space)
+    }
+    fn undo_into(&self, src: &mut [u8], esize: usize, row: usize, dst: &mut [u8], native: bool) {
+        undo_into(src, esize, row, dst, native);
+    }
+}
+
+/// The row length that starts the payload of a `lorenzo` frame `h`, and the codec's part of
+/// the payload after it.
+fn split_row<'p>(h: &FrameHeader, payload: &'p [u8]) -> Result<(usize, &'p [u8]), FrameError> {
+    if !supports(usize::from(h.esize)) {
+        return Err(LorenzoError::ElementSize { esize: h.esize }.into());
+    }
+    let Some((prefix, rest)) = payload.split_first_chunk::<ROW_PREFIX>() else {
+        return Err(LorenzoError::NoRow {
+            stored: h.stored_len,
+        }
+        .into());
+    };
+    match u32::from_be_bytes(*prefix) {
+        0 => Err(LorenzoError::ZeroRow.into()),
+        row => Ok((row as usize, rest)),
     }
 }
 

@@ -10,6 +10,11 @@
 //! break its deltas at every coastline and hide a decimal multiplier; the bitmap of a land mask
 //! costs zstd little.
 
+use super::block::Space;
+use super::decode::{grow, pco_filter_esize};
+use crate::codec::error::FrameError;
+use crate::format::FrameHeader;
+
 /// Whether the filter is defined for elements of `esize` bytes (2, 4 or 8).
 pub(crate) fn supports(esize: usize) -> bool {
     matches!(esize, 2 | 4 | 8)
@@ -458,6 +463,40 @@ impl super::block::BlockFilter for Mask {
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         super::filter::undo_mask_whole(data, esize, out);
+    }
+    /// Checks the codec (pco only), the element size and the prefix, decodes pco's numbers
+    /// (exactly as many as the bitmap leaves, in native order when `native`) into
+    /// `space.filtered` and puts them and the fill element in place.
+    fn decode_frame(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        let esize = pco_filter_esize(
+            h,
+            out.len(),
+            supports,
+            |codec| MaskError::Codec { codec }.into(),
+            |esize| MaskError::ElementSize { esize }.into(),
+        )?;
+        let n = out.len() / esize;
+        let mut bits = std::mem::take(&mut space.bits);
+        let r = decode(payload, esize, n, &mut bits)
+            .map_err(FrameError::from)
+            .and_then(|(fill, m, pco)| {
+                // At most the block's decoded length, which the layout bounds; grows once per
+                // thread, then reused: pco overwrites all of it.
+                grow(&mut space.filtered, m * esize)?;
+                let rest = &mut space.filtered[..m * esize];
+                super::pco::decompress_into(h.esize, pco, rest, native, &mut space.pco)?;
+                undo_into(rest, &bits, fill, esize, out, native);
+                Ok(())
+            });
+        space.bits = bits;
+        r
     }
 }
 

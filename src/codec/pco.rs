@@ -453,6 +453,13 @@ pub(crate) struct PcoScratch {
     words: Vec<u64>,
 }
 
+impl PcoScratch {
+    /// The bytes its buffer holds.
+    pub(crate) fn held(&self) -> usize {
+        8 * self.words.capacity()
+    }
+}
+
 /// Decodes a pco payload into `out` (exactly the block's decoded length): elements of
 /// `esize` bytes, big-endian, or in native order when `native`. Checks that the payload is one
 /// standalone pco file of a number type of `esize` bytes (one of [`NumKind`]'s) holding exactly
@@ -740,6 +747,21 @@ impl super::block::BlockCodec for Pco {
     ) -> Result<(), FrameError> {
         check_pco_filter(h)?;
         decompress_into(h.esize, payload, out, false, &mut PcoScratch::default())?;
+        Ok(())
+    }
+    fn decodes_numbers(&self) -> bool {
+        true
+    }
+    fn decode_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut super::block::Space,
+    ) -> Result<(), FrameError> {
+        check_pco_filter(h)?;
+        decompress_into(h.esize, payload, out, native, &mut space.pco)?;
         Ok(())
     }
 }

@@ -10,6 +10,11 @@
 //! codes numbers). The frame's payload is a 9-byte prefix ([`Params::encode`]) followed by a
 //! pco file of those unsigned numbers.
 
+use super::block::Space;
+use super::decode::grow;
+use crate::codec::error::FrameError;
+use crate::format::{Codec, FrameHeader};
+
 /// Bytes of the prefix that starts a `plane` frame's payload: row length (4, big-endian), map,
 /// wL, wU, wUL, shift.
 pub const PREFIX: usize = 9;
@@ -528,6 +533,33 @@ impl super::block::BlockFilter for Plane {
         out.clear();
         out.resize(data.len(), 0);
         undo_be(data, esize, &super::filter::whole_plane(data, esize), out);
+    }
+    /// Checks the codec (pco only), the element size and the prefix, decodes pco's unsigned
+    /// residuals in native order into `space.words` and rebuilds the elements from them.
+    fn decode_frame(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        if h.codec != Codec::Pco {
+            return Err(PlaneError::Codec { codec: h.codec }.into());
+        }
+        let esize = usize::from(h.esize);
+        if !supports(esize) {
+            return Err(PlaneError::ElementSize { esize: h.esize }.into());
+        }
+        let (params, payload) = Params::decode(payload)?;
+        let n = out.len();
+        // The output's size is the frame's decoded length, already bounded by the layout; the
+        // buffer grows once per thread, and pco overwrites all of it.
+        grow(&mut space.words, n.div_ceil(8))?;
+        let z = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut space.words)[..n];
+        super::pco::decompress_residuals_into(h.esize, payload, z, true, &mut space.pco)?;
+        undo_into(z, esize, &params, out, native);
+        Ok(())
     }
 }
 

@@ -10,6 +10,12 @@
 //! mesh, shared by the cells around each vertex, megabytes apart in the cell order) become
 //! small numbers that LZMA codes better than matches at long distances.
 
+use super::block::Space;
+use super::decode::{decompress_into, grow};
+use super::word::be_to_native;
+use crate::codec::error::FrameError;
+use crate::format::{Codec, FrameHeader};
+
 /// Bytes before the codec's data in a `refs` frame's payload: the table's entry count d, as a
 /// big-endian u32.
 pub(crate) const PREFIX: usize = 4;
@@ -299,6 +305,59 @@ impl super::block::BlockFilter for Refs {
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         super::filter::undo_refs_whole(data, esize, out);
+    }
+    /// Checks the codec, the element size and the table's entry count, decodes the codec's
+    /// data into `space.filtered` (exactly the length the count and the block's length give,
+    /// at most 1.5 times the block's for 8-byte elements, twice for 4-byte ones) and rebuilds
+    /// the elements from it, in native order when `native`.
+    fn decode_frame(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        if !matches!(
+            h.codec,
+            Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
+        ) {
+            return Err(RefsError::Codec { codec: h.codec }.into());
+        }
+        let esize = usize::from(h.esize);
+        if !supports(esize) {
+            return Err(RefsError::FrameElementSize { esize: h.esize }.into());
+        }
+        if !out.len().is_multiple_of(esize) {
+            return Err(FrameError::FilterElementSize {
+                esize: h.esize,
+                decoded: h.decoded_len,
+            });
+        }
+        let Some((count, payload)) = payload.split_first_chunk::<PREFIX>() else {
+            return Err(RefsError::NoCount {
+                stored: h.stored_len,
+            }
+            .into());
+        };
+        let d = u32::from_be_bytes(*count);
+        let n = out.len() / esize;
+        // Bounded by the block's length before anything is allocated.
+        let len = filtered_len(out.len(), esize, d as usize)
+            .filter(|_| d as usize <= n)
+            .ok_or(RefsError::Entries {
+                entries: d as usize,
+                elements: n,
+            })?;
+        // Grows once per thread, then reused: decompression overwrites all of it.
+        grow(&mut space.filtered, len)?;
+        let f = &mut space.filtered[..len];
+        decompress_into(h, payload, f, &mut space.zstd)?;
+        undo(f, esize, d, out)?;
+        if native {
+            be_to_native(out, esize);
+        }
+        Ok(())
     }
 }
 

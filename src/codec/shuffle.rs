@@ -1,7 +1,10 @@
 //! The byte shuffle and the byte delta filters (`shuffle`, `bytedelta`, `delta`, `zzdelta`):
 //! each byte of every element in a stream of its own, after a difference of neighbours.
 
+use super::block::Space;
 use crate::codec::word::{be_to_native, Word};
+use crate::codec::error::FrameError;
+use crate::format::FrameHeader;
 
 /// Byte-shuffles `src` (elements of `esize` bytes) into `dst`: the first byte of every element,
 /// then the second byte of every element, and so on. A trailing partial element is copied as is.
@@ -249,6 +252,17 @@ impl super::block::BlockFilter for NoFilter {
         out.clear();
         out.extend_from_slice(data);
     }
+    /// The codec's decoding, straight into `out`.
+    fn decode_frame(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        native: bool,
+        space: &mut Space,
+    ) -> Result<(), FrameError> {
+        super::block::codec(h.codec).decode_into(h, payload, out, native, space)
+    }
 }
 
 /// Filter `shuffle`: the bytes of the elements grouped by position.
@@ -260,6 +274,9 @@ impl super::block::BlockFilter for Shuffle {
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         unshuffle(data, esize, out);
+    }
+    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+        unshuffle_native(src, esize, dst, native);
     }
 }
 
@@ -286,6 +303,16 @@ impl super::block::BlockFilter for ByteDelta {
         }
         unshuffle(&d, esize, out);
     }
+    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+        // The byte streams' running sums in place, then unshuffled.
+        let n = src.len() / esize.max(1);
+        for stream in src[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
+            for i in 1..stream.len() {
+                stream[i] = stream[i].wrapping_add(stream[i - 1]);
+            }
+        }
+        unshuffle_native(src, esize, dst, native);
+    }
 }
 
 /// Filter `delta`: element deltas, then shuffled.
@@ -297,6 +324,9 @@ impl super::block::BlockFilter for Delta {
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         unshuffle_undelta(data, esize, false, out);
+    }
+    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+        unshuffle_undelta_native::<false>(src, esize, dst, native);
     }
 }
 
@@ -310,4 +340,57 @@ impl super::block::BlockFilter for ZigZagDelta {
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         unshuffle_undelta(data, esize, true, out);
     }
+    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+        unshuffle_undelta_native::<true>(src, esize, dst, native);
+    }
+}
+
+/// Unshuffles `src` (elements of `esize` bytes) into `dst` (the same length), elements of 2,
+/// 4 or 8 bytes in native order when `native`; trailing bytes of a partial element copied.
+fn unshuffle_native(src: &[u8], esize: usize, dst: &mut [u8], native: bool) {
+    let swap = native && cfg!(target_endian = "little");
+    let n = src.len() / esize.max(1);
+    match (esize, swap) {
+        (2, false) => unshuffle_into::<2, false>(src, dst, n),
+        (2, true) => unshuffle_into::<2, true>(src, dst, n),
+        (4, false) => unshuffle_into::<4, false>(src, dst, n),
+        (4, true) => unshuffle_into::<4, true>(src, dst, n),
+        (8, false) => unshuffle_into::<8, false>(src, dst, n),
+        (8, true) => unshuffle_into::<8, true>(src, dst, n),
+        _ => {
+            dst.copy_from_slice(src);
+            return;
+        }
+    }
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
+}
+
+/// Reverses `delta` (`ZZ`: `zzdelta`) from `src` into `dst` (the same length), elements of 2,
+/// 4 or 8 bytes in native order when `native`; other element sizes are single bytes delta
+/// coded.
+fn unshuffle_undelta_native<const ZZ: bool>(
+    src: &[u8],
+    esize: usize,
+    dst: &mut [u8],
+    native: bool,
+) {
+    let n = src.len() / esize.max(1);
+    let f = match (esize, native) {
+        (2, false) => unshuffle_undelta_into::<u16, 2, ZZ, false>,
+        (2, true) => unshuffle_undelta_into::<u16, 2, ZZ, true>,
+        (4, false) => unshuffle_undelta_into::<u32, 4, ZZ, false>,
+        (4, true) => unshuffle_undelta_into::<u32, 4, ZZ, true>,
+        (8, false) => unshuffle_undelta_into::<u64, 8, ZZ, false>,
+        (8, true) => unshuffle_undelta_into::<u64, 8, ZZ, true>,
+        _ => {
+            let mut prev = 0u8;
+            for (x, &d) in dst.iter_mut().zip(src.iter()) {
+                prev = prev.wrapping_add(d);
+                *x = prev;
+            }
+            return;
+        }
+    };
+    f(src, dst, n);
+    dst[n * esize..].copy_from_slice(&src[n * esize..]);
 }

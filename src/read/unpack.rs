@@ -234,6 +234,9 @@ fn block_order<R: ReadAt>(archive: &Archive<R>) -> Vec<(usize, u64)> {
     order
 }
 
+/// The writer's buffer for small pieces: what is at least this long is written directly.
+const WRITE_BUFFER: usize = 256 << 10;
+
 /// The writer: the original file's bytes to `out` (named `out_path` in errors), from the
 /// blocks decoded ahead on `rx`; returns their hash.
 fn write_file<R: ReadAt, W: Write>(
@@ -243,8 +246,11 @@ fn write_file<R: ReadAt, W: Write>(
     out_path: &Path,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u128> {
+    // Small pieces (headers, small variables, padding) are gathered; a block's bytes (and a
+    // chunk of records) are at least this long and go to the file as they are, not copied
+    // through the buffer first.
     let mut w = BufWriter::with_capacity(
-        4 << 20,
+        WRITE_BUFFER,
         HashingWriter {
             inner: out,
             hash: Xxh3::new(),

@@ -1,3 +1,4 @@
+use super::undo::{undo_any, window_len};
 use super::*;
 
 fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
@@ -498,4 +499,71 @@ fn offsets_reach_two_rows_back_and_stay_inside_the_block() {
     assert_eq!(offsets_for(2, 100), vec![2, 3, 4, 5, 6]);
     assert_eq!(offsets_for(720, 2000), vec![2, 718, 719, 720, 721, 722]);
     assert!(offsets_for(720, 3).is_empty());
+}
+
+/// Blocks longer than the decoder's window of working values (see `window_len`): the values
+/// before the taps' reach are written out and the window moves on several times in a block,
+/// for every element size, with and without a fill value, long and short rows, and one
+/// `Work` kept across blocks of different lengths (as a decoding thread keeps it).
+#[test]
+fn blocks_longer_than_the_window_round_trip() {
+    let mut rnd = xorshift(0xD1B5_4A32_D192_ED03);
+    for round in 0..18 {
+        let e = [2, 4, 8][round % 3];
+        let row = [1440, 37, 700][(round / 3) % 3];
+        let n = 20_000 + (rnd() % 30_000) as usize;
+        let fill_word = rnd() >> (64 - 8 * e);
+        let mut data = Vec::with_capacity(n * e);
+        for i in 0..n {
+            // Rows of land (fill) in some rounds, none in others.
+            let land = round % 2 == 1 && (i / 3000 + i % row / 200).is_multiple_of(3);
+            let (r, c) = ((i / row) as f64, (i % row) as f64);
+            let f = 1000.0 * (r * 0.05).sin() + 700.0 * (c * 0.01).cos() + (rnd() % 50) as f64;
+            let x = match (land, e) {
+                (true, _) => fill_word,
+                (false, 2) => f as i16 as u16 as u64,
+                (false, 4) => u64::from((f as f32 + 3.0e5).to_bits()),
+                (false, _) => (f - 1.0e9).to_bits(),
+            };
+            data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+        }
+        let fill = (round % 2 == 1).then_some(fill_word);
+        let p = fit(
+            &data,
+            e,
+            round % 4 != 0,
+            fill,
+            &offsets_for(row, n),
+            &mut Work::default(),
+        );
+        assert!(
+            window_len(&p, n) < n,
+            "round {round}: one window holds the block"
+        );
+        roundtrip(&data, e, &p, fill);
+        // A far tap alone, and near taps only.
+        for taps in [
+            vec![Tap {
+                offset: 2 * row as u32 + 2,
+                weight: 4096,
+            }],
+            vec![
+                Tap {
+                    offset: 2,
+                    weight: 3000,
+                },
+                Tap {
+                    offset: 5,
+                    weight: 1096,
+                },
+            ],
+        ] {
+            let p = Params {
+                float: false,
+                shift: 12,
+                taps,
+            };
+            roundtrip(&data, e, &p, fill);
+        }
+    }
 }

@@ -785,14 +785,14 @@ fn fill_values_are_set_apart_for_pco() {
             ..h
         };
         assert!(matches!(
-            decode_mask(&pco_only, payload, &mut native, false, &mut scratch),
+            decode_payload_into(&pco_only, payload, &mut native, &mut scratch, false),
             Err(FrameError::Codec(CodecError::Mask(MaskError::Codec {
                 codec: Codec::Zstd
             })))
         ));
         let three = FrameHeader { esize: 3, ..h };
         assert!(matches!(
-            decode_mask(&three, payload, &mut native, false, &mut scratch),
+            decode_payload_into(&three, payload, &mut native, &mut scratch, false),
             Err(FrameError::Codec(CodecError::Mask(
                 MaskError::ElementSize { esize: 3 }
             )))
@@ -809,7 +809,16 @@ fn fill_values_are_set_apart_for_pco() {
             r
         };
         shorter.extend_from_slice(&pco_f32(&rest[4..]));
-        assert!(decode_mask(&h, &shorter, &mut native, false, &mut scratch).is_err());
+        let short = FrameHeader {
+            stored_len: shorter.len() as u32,
+            payload_crc: crc(&shorter),
+            ..h
+        };
+        let e = decode_payload_into(&short, &shorter, &mut native, &mut scratch, false);
+        assert!(
+            matches!(e, Err(FrameError::Codec(CodecError::Pco(_)))),
+            "{e:?}"
+        );
     }
 }
 

@@ -1,0 +1,682 @@
+//! The decoder of the `fit` filter: a block rebuilt from its residuals, element by element
+//! (the near taps) on sums over stretches of elements (the far taps), the working values held
+//! a window at a time.
+
+use super::{
+    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, NEAR, STRETCH,
+};
+use crate::codec::block::Space;
+use crate::codec::decode::{grow, pco_filter_esize};
+use crate::codec::error::FitError;
+use crate::codec::error::FrameError;
+use crate::format::FrameHeader;
+
+/// Decodes the payload of a `fit` frame (after its CRC check) into `out` (`h.decoded_len`
+/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's
+/// residuals (exactly one per element the bitmap does not mark, or per element without one)
+/// into `space.words` and rebuilds the elements from them.
+pub(super) fn decode_frame(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    space: &mut Space,
+) -> Result<(), FrameError> {
+    let esize = pco_filter_esize(
+        h,
+        out.len(),
+        supports,
+        |codec| FitError::Codec { codec }.into(),
+        |esize| FitError::ElementSize { esize }.into(),
+    )?;
+    let n = out.len() / esize;
+    let (params, has_fill, rest) = Params::decode(payload)?;
+    let mut bits = std::mem::take(&mut space.bits);
+    let r = (|| {
+        let (fill, m, pco) = if has_fill {
+            let (fill, m, pco) = crate::codec::mask::decode(rest, esize, n, &mut bits)?;
+            (Some(fill), m, pco)
+        } else {
+            (None, n, rest)
+        };
+        // At most the block's decoded length, which the layout bounds; pco overwrites it all.
+        let words = &mut space.words;
+        grow(words, (m * esize).div_ceil(8))?;
+        let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..m * esize];
+        crate::codec::pco::decompress_residuals_into(h.esize, pco, z, true, &mut space.pco)?;
+        let fill = fill.map(|f| (f, &bits[..]));
+        undo_into(z, esize, &params, fill, out, native, &mut space.fit);
+        Ok(())
+    })();
+    space.bits = bits;
+    r
+}
+
+/// Rebuilds a block into `out` (n elements of `esize` bytes: 2, 4 or 8) from the residuals in
+/// `z` (native numbers of `esize` bytes, one per element that is not the fill, aligned for
+/// their type), the predictor and, when the block has one, its fill element and bitmap; `out`
+/// is big-endian, or in native order when `native`. Writes nothing for another element size or
+/// a misaligned `z`, and stops early (leaving the rest of `out` as it was) when `z` holds too
+/// few residuals — the caller checks their count against the bitmap first.
+pub(crate) fn undo_into(
+    z: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::codec::has_avx2() {
+        // SAFETY: this CPU has the instructions `undo_avx2` is compiled for.
+        unsafe { undo_avx2(z, esize, p, fill, out, native, work) };
+        return;
+    }
+    undo_any::<false>(z, esize, p, fill, out, native, work);
+}
+
+/// [`undo_into`] compiled for CPUs with AVX2, FMA and BMI2: four sums a vector instruction
+/// (a multiplication and an addition in one: the same exact sums), byte swaps in one shuffle,
+/// shifts by a register without its count in `cl`. Same results.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,fma")]
+fn undo_avx2(
+    z: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    undo_any::<true>(z, esize, p, fill, out, native, work);
+}
+
+/// [`undo_into`] for any CPU (inlined into the versions for particular ones).
+#[inline(always)]
+pub(super) fn undo_any<const FMA: bool>(
+    z: &[u8],
+    esize: usize,
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    match esize {
+        2 => {
+            if let Ok(z) = bytemuck::try_cast_slice::<u8, u16>(z) {
+                undo_e::<u16, 2, FMA>(z, p, fill, out, native, work);
+            }
+        }
+        4 => {
+            if let Ok(z) = bytemuck::try_cast_slice::<u8, u32>(z) {
+                undo_e::<u32, 4, FMA>(z, p, fill, out, native, work);
+            }
+        }
+        8 => {
+            if let Ok(z) = bytemuck::try_cast_slice::<u8, u64>(z) {
+                undo_e::<u64, 8, FMA>(z, p, fill, out, native, work);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[inline(always)]
+fn undo_e<L: Lane, const E: usize, const FMA: bool>(
+    z: &[L],
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+) {
+    if E <= 4 {
+        let mut v = std::mem::take(&mut work.vf);
+        undo_in::<L, f64, E, FMA>(z, p, fill, out, native, work, &mut v);
+        work.vf = v;
+    } else {
+        let mut v = std::mem::take(&mut work.v);
+        undo_in::<L, i64, E, FMA>(z, p, fill, out, native, work, &mut v);
+        work.v = v;
+    }
+}
+
+/// [`undo_e`] with the working values in `v` (see [`Slot`]).
+#[inline(always)]
+fn undo_in<L: Lane, S: Slot, const E: usize, const FMA: bool>(
+    z: &[L],
+    p: &Params,
+    fill: Option<(u64, &[u8])>,
+    out: &mut [u8],
+    native: bool,
+    work: &mut Work,
+    v: &mut Vec<S>,
+) {
+    let n = out.len() / E;
+    // The working values are held a window at a time (see `window_len`): every element of
+    // the window is written before anything reads it (the taps reach back only), so the
+    // buffer, grown once per thread, needs no clearing.
+    let w = window_len(p, n);
+    if v.len() < w {
+        v.resize(w, S::default());
+    }
+    let v = &mut v[..w];
+    // Each finished stretch of working values through the map (vectorized) into `out`.
+    let float = p.float;
+    let mut put = |vals: &[S], from: usize| {
+        let o = &mut out[from * E..(from + vals.len()) * E];
+        match (native, float) {
+            (true, true) => write::<S, E, true, true>(vals, o),
+            (true, false) => write::<S, E, true, false>(vals, o),
+            (false, true) => write::<S, E, false, true>(vals, o),
+            (false, false) => write::<S, E, false, false>(vals, o),
+        }
+    };
+    let done = match fill {
+        Some((_, bits)) => rebuild::<L, S, E, true, FMA>(z, p, bits, n, v, &mut put, work),
+        None => rebuild::<L, S, E, false, FMA>(z, p, &[], n, v, &mut put, work),
+    };
+    if !done {
+        return;
+    }
+    // Then the fill elements over them.
+    if let Some((f, _)) = fill {
+        let mut b = f.to_be_bytes();
+        if native && cfg!(target_endian = "little") {
+            b = f.to_le_bytes();
+            b.copy_within(0..E, 8 - E);
+        }
+        let f = &b[8 - E..];
+        // Between the runs of elements that are not the fill (`rebuild` found them).
+        let mut i = 0;
+        for &(start, end) in work.runs.iter().chain([(n, n)].iter()) {
+            for o in out[i * E..start * E].chunks_exact_mut(E) {
+                o.copy_from_slice(f);
+            }
+            i = end;
+        }
+    }
+}
+
+/// How the decoder holds the working values it rebuilds: as exact f64 for elements of at most
+/// 4 bytes (the far taps' sums read them as they are, see [`exact`]), as i64 for 8-byte ones.
+trait Slot: Copy + Default {
+    /// A working value as held.
+    fn put(x: i64) -> Self;
+    /// A held working value.
+    fn get(self) -> i64;
+    /// The held values as the far taps' sums read them (f64 only; empty for i64).
+    fn floats(v: &[Self]) -> &[f64];
+}
+
+impl Slot for f64 {
+    #[inline(always)]
+    fn put(x: i64) -> f64 {
+        x as f64
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        exact(self)
+    }
+    fn floats(v: &[f64]) -> &[f64] {
+        v
+    }
+}
+
+impl Slot for i64 {
+    #[inline(always)]
+    fn put(x: i64) -> i64 {
+        x
+    }
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self
+    }
+    fn floats(_: &[i64]) -> &[f64] {
+        &[]
+    }
+}
+
+/// The working values `v` into `out` as elements of `E` bytes: through the order map when
+/// `FLOAT`, in native byte order when `NATIVE`, else big-endian.
+#[inline(always)]
+fn write<S: Slot, const E: usize, const NATIVE: bool, const FLOAT: bool>(v: &[S], out: &mut [u8]) {
+    for (&x, o) in v.iter().zip(out.chunks_exact_mut(E)) {
+        let u = map::<E>(x.get(), FLOAT) as u64;
+        if NATIVE && cfg!(target_endian = "little") {
+            o.copy_from_slice(&u.to_le_bytes()[..E]);
+        } else {
+            o.copy_from_slice(&u.to_be_bytes()[8 - E..]);
+        }
+    }
+}
+
+/// The residuals of a block as the decoder reads them, element by element.
+trait Residuals: Sized {
+    /// The residual of element i (0 for a fill element).
+    fn at(&self, i: usize) -> i64;
+    /// Whether element i is the fill.
+    fn fill(&self, i: usize) -> bool;
+    /// Elements `at..at + len` (element i of the part is element at + i).
+    fn part(&self, at: usize, len: usize) -> Self;
+}
+
+/// A stretch of elements with fewer than one run of elements that are not the fill in this
+/// many is rebuilt a run at a time.
+const FEW_RUNS: usize = 16;
+
+/// Residuals already added into the sums the serial loops read, of elements none of which is
+/// the fill: 0 for every element.
+struct Zeros;
+
+impl Residuals for Zeros {
+    #[inline(always)]
+    fn at(&self, _: usize) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn fill(&self, _: usize) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn part(&self, _: usize, _: usize) -> Self {
+        Zeros
+    }
+}
+
+/// Residuals `R` already added into the sums the serial loops read: 0 for every element, with
+/// the fill flags of `R`.
+struct Folded<R>(R);
+
+impl<R: Residuals> Residuals for Folded<R> {
+    #[inline(always)]
+    fn at(&self, _: usize) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn fill(&self, i: usize) -> bool {
+        self.0.fill(i)
+    }
+    #[inline(always)]
+    fn part(&self, at: usize, len: usize) -> Self {
+        Folded(self.0.part(at, len))
+    }
+}
+
+/// A block without a fill value: every element has its residual, read as it is needed.
+struct Dense<'a, L>(&'a [L]);
+
+impl<L: Lane> Residuals for Dense<'_, L> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> i64 {
+        unzigzag(self.0[i].to_z())
+    }
+    #[inline(always)]
+    fn fill(&self, _: usize) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn part(&self, at: usize, len: usize) -> Self {
+        Dense(&self.0[at..at + len])
+    }
+}
+
+/// A block with a fill value: each element's residual laid out beforehand (0 at the fill
+/// elements) with its flag.
+struct Spread<'a> {
+    d: &'a [i64],
+    fills: &'a [bool],
+}
+
+impl Residuals for Spread<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> i64 {
+        self.d[i]
+    }
+    #[inline(always)]
+    fn fill(&self, i: usize) -> bool {
+        self.fills[i]
+    }
+    #[inline(always)]
+    fn part(&self, at: usize, len: usize) -> Self {
+        Spread {
+            d: &self.d[at..at + len],
+            fills: &self.fills[at..at + len],
+        }
+    }
+}
+
+/// How many working values the decoder holds at once for a block of `n` elements: the whole
+/// block when it is short, else a window of four times the taps' reach and a stretch, so
+/// that the values stay in the CPU's cache and the memory a decoding thread touches does not
+/// grow with the block (the values before the reach are written out as the window fills).
+pub(super) fn window_len(p: &Params, n: usize) -> usize {
+    n.min(4 * (p.reach().max(2) + STRETCH))
+}
+
+/// The working values of the `n` elements of a block from the residuals `z`, a window `v` at
+/// a time, each finished part handed to `put` with the index of its first element; false
+/// (and nothing handed over) when `z` runs out first. `FILL`: whether `bits` marks fill
+/// elements.
+#[inline(always)]
+fn rebuild<L: Lane, S: Slot, const E: usize, const FILL: bool, const FMA: bool>(
+    z: &[L],
+    p: &Params,
+    bits: &[u8],
+    n: usize,
+    v: &mut [S],
+    put: &mut impl FnMut(&[S], usize),
+    work: &mut Work,
+) -> bool {
+    if !FILL {
+        if z.len() < n {
+            return false;
+        }
+        rebuild_with::<S, E, FMA>(&Dense(&z[..n]), None, p, n, v, put, work);
+        return true;
+    }
+    // The residuals in place (0 at the fill elements, flagged in `fills`), checked to be
+    // enough before anything is rebuilt: a run of elements that are not the fill at a time.
+    let mut d = std::mem::take(&mut work.pred);
+    let mut fills = std::mem::take(&mut work.fills);
+    let mut runs = std::mem::take(&mut work.runs);
+    runs_of(bits, n, &mut runs);
+    let enough = runs.iter().map(|(s, e)| e - s).sum::<usize>() <= z.len();
+    if enough {
+        // Every element is written: no clearing.
+        d.resize(n, 0);
+        fills.resize(n, false);
+        let (mut i, mut zs) = (0, z.iter());
+        for &(start, end) in runs.iter().chain([(n, n)].iter()) {
+            d[i..start].fill(0);
+            fills[i..start].fill(true);
+            fills[start..end].fill(false);
+            for (x, z) in d[start..end].iter_mut().zip(&mut zs) {
+                *x = unzigzag(z.to_z());
+            }
+            i = end;
+        }
+        let res = Spread {
+            d: &d,
+            fills: &fills,
+        };
+        rebuild_with::<S, E, FMA>(&res, Some(&runs), p, n, v, put, work);
+    }
+    work.pred = d;
+    work.fills = fills;
+    work.runs = runs;
+    enough
+}
+
+/// The working values of the `n` elements of a block from residuals `res` (one for each
+/// element), `runs` being those of the elements that are not the fill, for a block with a fill
+/// value: held in the window `v` (at least the block, or the taps' reach and a stretch long),
+/// whose element j is element `base` + j of the block; when a stretch does not fit, the values
+/// before the reach go to `put` and the reach's move to the window's start.
+#[inline(always)]
+fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
+    res: &impl Residuals,
+    runs: Option<&[(usize, usize)]>,
+    p: &Params,
+    n: usize,
+    v: &mut [S],
+    put: &mut impl FnMut(&[S], usize),
+    work: &mut Work,
+) {
+    let mut prev = 0i64;
+    let r = p.reach().min(n);
+    // Up to the reach: the element before is the prediction.
+    for (i, x) in v[..r].iter_mut().enumerate() {
+        if !res.fill(i) {
+            prev = wrap::<E>(prev.wrapping_add(res.at(i)));
+        }
+        *x = S::put(prev);
+    }
+    if r >= n {
+        put(&v[..n], 0);
+        return;
+    }
+    // The values the next stretch may read: the reach, and two back for `two_back`.
+    let keep = p.reach().max(2);
+    let mut base = 0;
+    let (half, shift, sum_w) = (p.half(), p.shift, p.weight_sum());
+    let near: Vec<Tap> = p.taps.iter().copied().filter(|t| t.offset < NEAR).collect();
+    let far: Vec<Tap> = p
+        .taps
+        .iter()
+        .copied()
+        .filter(|t| t.offset >= NEAR)
+        .collect();
+    // A stretch of elements no far tap reaches into: its far sums are known before it starts.
+    let stretch = far
+        .iter()
+        .map(|t| t.offset as usize)
+        .min()
+        .unwrap_or(STRETCH)
+        .min(STRETCH);
+    // The writer's predictors: one near tap two back, its shift, and a power of two 2^q
+    // (q ≤ s) for the weights' sum. Then (t − 2^q·a) / 2^s rounded down is
+    // ((t div 2^q) − a) / 2^(s−q) rounded down (both floors of the same number), so the
+    // serial path has no multiplication by the sum, and none of a at all when q = s. The
+    // sums have no room to wrap only for elements of at most 4 bytes.
+    let pow = (E <= 4 && sum_w > 0 && sum_w.count_ones() == 1)
+        .then(|| sum_w.trailing_zeros())
+        .filter(|&q| q <= u32::from(shift));
+    let two_back = match near.as_slice() {
+        [t] if t.offset == 2 => Some(i64::from(t.weight)),
+        _ => None,
+    };
+    let (acc, g) = (&mut work.acc, &mut work.acc64);
+    let mut at = r;
+    let mut run = 0;
+    while at < n {
+        let len = stretch.min(n - at);
+        if at + len - base > v.len() {
+            let from = at - keep.min(at);
+            put(&v[..from - base], base);
+            v.copy_within(from - base..at - base, 0);
+            base = from;
+        }
+        let vat = at - base;
+        // The far taps' weighted sum for each element of the stretch (exact, as in
+        // `predict`), plus the rounding term.
+        if E <= 4 {
+            // With each element's residual times 2^s in its sum (vectorized here, not in
+            // the serial loop): dᵢ + ⌊t / 2^s⌋ is ⌊(t + dᵢ·2^s) / 2^s⌋, and no sum wraps
+            // (|t| < 2^52: at most 32 weights of 2^15 times values of 2^31, plus 2^31·2^15).
+            far_sums::<FMA>(&far, S::floats(v), vat, len, half as f64, acc);
+            let part = res.part(at, len);
+            // Every element of g is written: no clearing (the stretches have one length but
+            // the last).
+            g.resize(len, 0);
+            for (j, (x, &a)) in g.iter_mut().zip(acc.iter()).enumerate() {
+                *x = exact(a) + (part.at(j) << shift);
+            }
+            let end = at + len;
+            // The runs of the stretch (from the first that ends after it starts), if few:
+            // rows of land, say.
+            let few = runs.and_then(|runs| {
+                while run < runs.len() && runs[run].1 <= at {
+                    run += 1;
+                }
+                let here = runs[run..].iter().take_while(|r| r.0 < end).count();
+                (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
+            });
+            match few {
+                // The fill elements between the runs copy the one before, and the runs have
+                // no fill element to check.
+                Some(few) => {
+                    let mut i = at;
+                    for &(s, e) in few.iter().chain([(end, end)].iter()) {
+                        let (s, e) = (s.max(i), e.min(end));
+                        let a = v[i - 1 - base];
+                        v[i - base..s - base].fill(a);
+                        if e > s {
+                            let part = Serial {
+                                g: &g[s - at..],
+                                res: &Zeros,
+                                sum_w,
+                                base,
+                            };
+                            serial::<_, S, E>(&part, two_back, pow, &near, shift, v, s, e - s);
+                        }
+                        i = e;
+                    }
+                }
+                None => {
+                    let all = Serial {
+                        g,
+                        res: &Folded(res.part(0, n)),
+                        sum_w,
+                        base,
+                    };
+                    serial::<_, S, E>(&all, two_back, pow, &near, shift, v, at, len);
+                }
+            }
+        } else {
+            g.clear();
+            g.resize(len, half);
+            for t in &far {
+                let (c, o) = (i64::from(t.weight), t.offset as usize);
+                for (a, x) in g.iter_mut().zip(&v[vat - o..vat - o + len]) {
+                    *a = a.wrapping_add(c.wrapping_mul(x.get()));
+                }
+            }
+            let all = Serial {
+                g,
+                res,
+                sum_w,
+                base,
+            };
+            serial::<_, S, E>(&all, two_back, pow, &near, shift, v, at, len);
+        }
+        at += len;
+    }
+    put(&v[..n - base], base);
+}
+
+/// The stretch of `len` elements from `at` one at a time, by the shortest of [`Serial`]'s
+/// paths for the predictor: `two_back` the weight of its one near tap two back, if that is all
+/// it has, `pow` the weights' sum's power of two when it is one (at most the shift).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn serial<R: Residuals, S: Slot, const E: usize>(
+    s: &Serial<'_, R>,
+    two_back: Option<i64>,
+    pow: Option<u32>,
+    near: &[Tap],
+    shift: u8,
+    v: &mut [S],
+    at: usize,
+    len: usize,
+) {
+    match (two_back, pow.map(|q| u32::from(shift) - q)) {
+        (Some(c), Some(0)) => s.two_back::<S, E, 0>(c, shift, v, at, len),
+        (Some(c), Some(1)) => s.two_back::<S, E, 1>(c, shift - 1, v, at, len),
+        (Some(c), Some(2)) => s.two_back::<S, E, 2>(c, shift - 2, v, at, len),
+        (Some(c), Some(3)) => s.two_back::<S, E, 3>(c, shift - 3, v, at, len),
+        (Some(c), _) => s.two_back_times::<S, E>(c, shift, v, at, len),
+        _ => s.any::<S, E>(near, shift, v, at, len),
+    }
+}
+
+/// A stretch of elements to rebuild one at a time: the far taps' sums plus the rounding term
+/// (`g`), the residuals and the weights' sum.
+struct Serial<'a, R> {
+    g: &'a [i64],
+    res: &'a R,
+    sum_w: i64,
+    /// The element of the block that element 0 of the working values' window is.
+    base: usize,
+}
+
+impl<R: Residuals> Serial<'_, R> {
+    /// The stretch of `len` elements from element `at` of the block (of the window `v`, from
+    /// its element `at - base`), with one near tap of weight
+    /// `c` two back, the weights' sum 2^q and the shift q + `K` (`q` given): vᵢ is
+    /// vᵢ₋₁ + dᵢ + ⌊(⌊t / 2^q⌋ − vᵢ₋₁) / 2^K⌋ wrapped, t being the taps' sum (two back and
+    /// far) plus the rounding term; for `K` = 0, dᵢ + ⌊t / 2^q⌋ (vᵢ₋₁ cancels out). Only
+    /// for elements of at most 4 bytes, whose sums cannot wrap.
+    #[inline(always)]
+    fn two_back<S: Slot, const E: usize, const K: u32>(
+        &self,
+        c: i64,
+        q: u8,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) {
+        let va = at - self.base;
+        let (mut a, mut b) = (v[va - 1].get(), v[va - 2].get());
+        let q = u32::from(q);
+        let res = self.res.part(at, len);
+        for (k, (x, &g)) in v[va..va + len].iter_mut().zip(&self.g[..len]).enumerate() {
+            let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
+            let d = res.at(k);
+            // vᵢ₋₁ + ⌊(t − vᵢ₋₁) / 2^K⌋ is ⌊(t + (2^K − 1)·vᵢ₋₁) / 2^K⌋: one step less
+            // after vᵢ₋₁ (a multiplication by 3 or 7 is an address computation).
+            let y = wrap::<E>(d.wrapping_add(t.wrapping_add(((1 << K) - 1) * a) >> K));
+            let y = if res.fill(k) { a } else { y };
+            *x = S::put(y);
+            (a, b) = (y, a);
+        }
+    }
+
+    /// One near tap of weight `c` two back, any weights' sum W and shift s: vᵢ is
+    /// vᵢ₋₁ + dᵢ + ⌊(t − W·vᵢ₋₁) / 2^s⌋ wrapped once (t as in `two_back`), with the two
+    /// elements before in registers.
+    #[inline(always)]
+    fn two_back_times<S: Slot, const E: usize>(
+        &self,
+        c: i64,
+        shift: u8,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) {
+        let va = at - self.base;
+        let (mut a, mut b) = (v[va - 1].get(), v[va - 2].get());
+        let (w, shift) = (self.sum_w, u32::from(shift));
+        let res = self.res.part(at, len);
+        for (k, (x, &g)) in v[va..va + len].iter_mut().zip(&self.g[..len]).enumerate() {
+            let t = g.wrapping_add(c.wrapping_mul(b));
+            let y = wrap::<E>(
+                a.wrapping_add(res.at(k))
+                    .wrapping_add(t.wrapping_sub(w.wrapping_mul(a)) >> shift),
+            );
+            let y = if res.fill(k) { a } else { y };
+            *x = S::put(y);
+            (a, b) = (y, a);
+        }
+    }
+
+    /// Any near taps, any shift: element i is vᵢ₋₁ + dᵢ + ⌊(t − W·vᵢ₋₁) / 2^s⌋ wrapped once,
+    /// or vᵢ₋₁ for a fill element, W being the weights' sum and t as in `two_back`.
+    #[inline(always)]
+    fn any<S: Slot, const E: usize>(
+        &self,
+        near: &[Tap],
+        shift: u8,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) {
+        let w = self.sum_w;
+        for k in 0..len {
+            // Element i of the block, element j of the window.
+            let (i, j) = (at + k, at + k - self.base);
+            let t = near.iter().fold(self.g[k], |s, t| {
+                s.wrapping_add(i64::from(t.weight).wrapping_mul(v[j - t.offset as usize].get()))
+            });
+            let a = v[j - 1].get();
+            let y = wrap::<E>(
+                a.wrapping_add(self.res.at(i))
+                    .wrapping_add(t.wrapping_sub(w.wrapping_mul(a)) >> shift),
+            );
+            v[j] = S::put(if self.res.fill(i) { a } else { y });
+        }
+    }
+}
