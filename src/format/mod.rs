@@ -204,6 +204,7 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
+pub mod compact;
 pub mod error;
 pub(crate) mod streams;
 
