@@ -55,6 +55,14 @@ pub const COMPACT_MAX: u64 = 1 << 20;
 /// ```
 pub const COMPACT_FOOTER_LEN: usize = 12;
 
+/// The shortest compact archive: a compact lead (13 bytes, four one-byte varints, the hash and
+/// its CRC) and a compact footer.
+///
+/// ```
+/// assert_eq!(nc3pack::format::compact::COMPACT_MIN_LEN, 49);
+/// ```
+pub const COMPACT_MIN_LEN: u64 = 13 + 4 + 16 + 4 + COMPACT_FOOTER_LEN as u64;
+
 /// The first four bytes of every Zstandard frame, left out of compact zstd payloads.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
@@ -220,16 +228,11 @@ pub fn encode_lead(lead: &Lead) -> Vec<u8> {
 ///
 /// ```
 /// use nc3pack::format::compact;
-/// let dir = std::env::temp_dir().join(format!("nc3pack-compact-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir)?;
-/// let z = dir.join("x.nc3z");
-/// let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
-/// nc3pack::pack_file("samples/scalars.nc".as_ref(), &z, &opts)?;
-/// let small = std::fs::read(&z)?; // compact already: a small file
-/// let full = compact::expand(&small)?;
-/// assert!(full.len() > small.len());
-/// assert_eq!(compact::compact(&full), Some(small));
-/// # std::fs::remove_dir_all(&dir).ok();
+/// let full = std::fs::read("samples/archives_1_0/truncated_record.nc3z")?;
+/// let small = compact::compact(&full).unwrap();
+/// assert_eq!((full.len(), small.len()), (299, 175));
+/// assert_eq!(compact::expand(&small)?, full);
+/// assert_eq!(compact::compact(&small), None); // not a full archive
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn compact(full: &[u8]) -> Option<Vec<u8>> {
@@ -571,6 +574,22 @@ impl<R: ReadAt> Expanded<R> {
             Expanded::Memory(_, len) => Ok(*len),
         }
     }
+}
+
+/// [`Expanded::new`] with the error of opening an archive: a compact lead that does not decode
+/// is [`crate::Error::Archive`] naming the lead, an I/O error names `path`.
+pub(crate) fn open_expanded<R: ReadAt>(r: R, path: &std::path::Path) -> crate::Result<Expanded<R>> {
+    Expanded::new(r).map_err(
+        |e| match e.get_ref().and_then(|e| e.downcast_ref::<LeadError>()) {
+            Some(lead) => crate::Error::Archive {
+                path: path.to_path_buf(),
+                part: "lead",
+                offset: 0,
+                source: lead.clone().into(),
+            },
+            None => crate::error::io_err(path, "read")(e),
+        },
+    )
 }
 
 impl<R: ReadAt> ReadAt for Expanded<R> {

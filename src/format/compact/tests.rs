@@ -137,3 +137,46 @@ fn varints_round_trip_and_overlong_ones_are_refused() {
     };
     assert_eq!(c.varint(), None);
 }
+
+/// The worked example of design/FORMAT.md ("The compact form"): the 1.0 archive
+/// samples/archives_1_0/truncated_record.nc3z (299 bytes) in the compact form (175 bytes).
+#[test]
+fn the_worked_example_of_the_format_spec_has_these_bytes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let full = std::fs::read(dir.join("samples/archives_1_0/truncated_record.nc3z")).unwrap();
+    let small = compact(&full).unwrap();
+    let hex = |b: &[u8]| {
+        b.iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(small.len(), 175, "{}", hex(&small));
+    // The lead: magic, version 1.2, flags 2 (compact), file_len 170, numrecs 1, header_len 156,
+    // block_size 1048576, the hash, the CRC.
+    assert_eq!(
+        hex(&small[..41]),
+        "89 4e 43 33 5a 0d 0a 1a 01 00 02 00 02 aa 01 01 9c 01 80 80 40 \
+         7f e9 80 72 93 00 16 ab c4 18 3d 3d 6d 9d a8 ad 37 69 2f a2"
+            .replace("  ", "")
+    );
+    assert_eq!(crc(&small[..37]).to_le_bytes(), small[37..41]);
+    // The header frame: stored_len 85, decoded_len 156, stream 0xFFFFFFFD + 8 = 5, block 0,
+    // codec 1, filter 0, esize 1, then its 81 payload bytes (the zstd frame without its magic).
+    assert_eq!(hex(&small[41..49]), "55 9c 01 05 00 01 00 01");
+    assert_eq!(small[49..130], full[100 + 4..100 + 85]);
+    assert_eq!(crc(&small[41..130]).to_le_bytes(), small[130..134]);
+    // The late shared stream's frame: 14 bytes stored raw, stream 0xFFFFFFFB + 8 = 3.
+    assert_eq!(hex(&small[134..141]), "0e 0e 03 00 00 00 01");
+    assert_eq!(small[141..155], full[185 + 36..185 + 36 + 14]);
+    assert_eq!(crc(&small[134..155]).to_le_bytes(), small[155..159]);
+    // The index: 1 block entry, 0 constants frames; the entry: frame number 1. The footer.
+    assert_eq!(
+        hex(&small[159..175]),
+        format!(
+            "01 00 00 01 04 00 00 00 {} 4e 33 5a ef",
+            hex(&crc(&small[159..167]).to_le_bytes())
+        )
+    );
+    assert_eq!(expand(&small).unwrap(), full);
+}
