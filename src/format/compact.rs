@@ -157,8 +157,8 @@ fn compact_lead(lead: &Lead) -> Vec<u8> {
 /// use nc3pack::format::{compact, Lead};
 /// let lead = Lead { file_len: 700, numrecs: 21, header_len: 352, block_size: 1 << 20, hash: 9, block_sizes_frame: false };
 /// let b = compact::encode_lead(&lead);
-/// assert_eq!(b.len(), 42);
-/// assert_eq!(compact::decode_lead(&b), Ok((lead, 42)));
+/// assert_eq!(b.len(), 41);
+/// assert_eq!(compact::decode_lead(&b), Ok((lead, 41)));
 /// ```
 ///
 /// # Errors
