@@ -9,12 +9,12 @@
 //! index, the whole-file hash) applies unchanged; offsets in its messages are those of the full
 //! form. `design/FORMAT.md` ("The compact form") is the byte-level specification.
 
+use super::error::LeadError;
 use super::{
     crc, Codec, Filter, Footer, FrameHeader, IndexEntry, Lead, FLAG_CONSTANT, FLAG_LOST,
     FOOTER_LEN, FOOTER_MAGIC, FRAME_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_HEADER_LEN, INDEX_MAGIC,
     LEAD_LEN, LEAD_MAGIC, VERSION_MAJOR,
 };
-use crate::error::LeadError;
 use crate::io::ReadAt;
 use std::io;
 
@@ -574,22 +574,6 @@ impl<R: ReadAt> Expanded<R> {
             Expanded::Memory(_, len) => Ok(*len),
         }
     }
-}
-
-/// [`Expanded::new`] with the error of opening an archive: a compact lead that does not decode
-/// is [`crate::Error::Archive`] naming the lead, an I/O error names `path`.
-pub(crate) fn open_expanded<R: ReadAt>(r: R, path: &std::path::Path) -> crate::Result<Expanded<R>> {
-    Expanded::new(r).map_err(
-        |e| match e.get_ref().and_then(|e| e.downcast_ref::<LeadError>()) {
-            Some(lead) => crate::Error::Archive {
-                path: path.to_path_buf(),
-                part: "lead",
-                offset: 0,
-                source: lead.clone().into(),
-            },
-            None => crate::error::io_err(path, "read")(e),
-        },
-    )
 }
 
 impl<R: ReadAt> ReadAt for Expanded<R> {

@@ -146,7 +146,7 @@ impl<R: ReadAt> Archive<R> {
             offset,
             source,
         };
-        let reader = format::compact::open_expanded(reader, path)?;
+        let reader = crate::read::open_expanded(reader, path)?;
         let len = reader.size().map_err(io_err(path, "stat"))?;
         let (lead, hb, header, sizes, data_start) = read_front(&reader, path, len)?;
         // The header keeps its own copy of these bytes.
