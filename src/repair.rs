@@ -264,6 +264,7 @@ pub struct ReindexReport {
 pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Result<ReindexReport> {
     let force = opts.force;
     let f = crate::read::open_seekable(input, "reindex")?;
+    let f = crate::read::open_expanded(f, input)?;
     let len = f.size().map_err(io_err(input, "stat"))?;
     let (lead, hb, header, sizes, layout, start) = read_front_layout(&f, input, len)?;
     // The lead is copied to the output as it is: one whose record count the writer would not

@@ -74,6 +74,15 @@ pub enum LeadError {
         /// The original file length stored.
         file_len: u64,
     },
+    /// A compact archive (format 1.2) longer than a reader expands in memory.
+    #[error(
+        "compact archive of {len} bytes is longer than {} bytes, the most a compact archive may be",
+        super::compact::COMPACT_MAX
+    )]
+    CompactTooLong {
+        /// The archive's length.
+        len: u64,
+    },
 }
 
 /// What is wrong with a frame header ([`crate::format::FrameHeader::decode`]).

@@ -204,6 +204,7 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
+pub mod compact;
 pub mod error;
 pub(crate) mod streams;
 
@@ -1283,11 +1284,32 @@ pub(crate) fn check_decoded(
     size: u64,
     hash: Option<u128>,
 ) -> Result<u128, error::EndsError> {
-    let lead = Lead::decode(lead).map_err(error::EndsError::Lead)?;
-    let foot = Footer::decode(foot).map_err(error::EndsError::Footer)?;
-    if foot.index_offset.checked_add(foot.index_len) != Some(len - FOOTER_LEN as u64) {
-        return Err(error::EndsError::IndexEnd);
-    }
+    let lead = if compact::is_compact(lead) {
+        // The compact form: its lead, and a footer whose index lies after the lead.
+        let (lead, lead_len) = compact::decode_lead(lead).map_err(error::EndsError::Lead)?;
+        let f = foot
+            .len()
+            .checked_sub(compact::COMPACT_FOOTER_LEN)
+            .ok_or(error::EndsError::Footer(FooterError::Short))?;
+        if foot[f + 8..] != FOOTER_MAGIC {
+            return Err(error::EndsError::Footer(FooterError::NoMagic));
+        }
+        let index_len = u64::from(u32_at(foot, f));
+        if (lead_len + compact::COMPACT_FOOTER_LEN) as u64 + index_len > len {
+            return Err(error::EndsError::IndexEnd);
+        }
+        lead
+    } else {
+        if len < (LEAD_LEN + FOOTER_LEN) as u64 {
+            return Err(error::EndsError::TooShort { len });
+        }
+        let lead = Lead::decode(lead).map_err(error::EndsError::Lead)?;
+        let foot = Footer::decode(foot).map_err(error::EndsError::Footer)?;
+        if foot.index_offset.checked_add(foot.index_len) != Some(len - FOOTER_LEN as u64) {
+            return Err(error::EndsError::IndexEnd);
+        }
+        lead
+    };
     if lead.file_len != size {
         return Err(error::EndsError::Size {
             restores: lead.file_len,

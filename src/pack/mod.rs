@@ -694,8 +694,71 @@ fn stream_to_temp<R: Read>(
 
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given header (and
 /// its bytes), into `out` (positioned at 0). `input` and `out_path` name the files in errors.
+///
+/// With the environment variable `NC3PACK_COMPACT=1` (for now: see `design/FORMAT.md`, "The
+/// compact form"), a file of at most [`format::compact::COMPACT_FILE_MAX`] bytes read from a
+/// file (of known length) is packed in memory and written in the compact form (format 1.2) with
+/// one write; any other, and every file without it, in the full form.
 #[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
 pub fn pack_stream<R: Read, W: Write + Seek + Send>(
+    reader: R,
+    input: &Path,
+    header: &Header,
+    header_bytes: &[u8],
+    source: Source<'_>,
+    opts: &PackOptions,
+    out: &mut W,
+    out_path: &Path,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackSummary> {
+    let tiny = std::env::var_os("NC3PACK_COMPACT").is_some_and(|v| v == "1")
+        && matches!(source, Source::File(l) if l.file_len <= format::compact::COMPACT_FILE_MAX);
+    if !tiny {
+        return pack_full(
+            reader,
+            input,
+            header,
+            header_bytes,
+            source,
+            opts,
+            out,
+            out_path,
+            progress,
+        );
+    }
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let summary = pack_full(
+        reader,
+        input,
+        header,
+        header_bytes,
+        source,
+        opts,
+        &mut buf,
+        out_path,
+        progress,
+    )?;
+    let full = buf.into_inner();
+    // Written compact only when it reads back as the archive just made (it always should).
+    let bytes = format::compact::compact(&full)
+        .filter(|c| format::compact::expand(c).is_ok_and(|e| e == full))
+        .unwrap_or(full);
+    let werr = |e: std::io::Error| Error::Io {
+        path: out_path.to_path_buf(),
+        op: "write",
+        source: e,
+    };
+    out.write_all(&bytes).map_err(werr)?;
+    out.flush().map_err(werr)?;
+    Ok(PackSummary {
+        output_len: bytes.len() as u64,
+        ..summary
+    })
+}
+
+/// [`pack_stream`] in the full form.
+#[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
+fn pack_full<R: Read, W: Write + Seek + Send>(
     reader: R,
     input: &Path,
     header: &Header,

@@ -51,7 +51,8 @@ const MAX_COALESCED_READ: u64 = 16 << 20;
 /// ```
 pub struct Archive<R: ReadAt = Input> {
     path: PathBuf,
-    reader: R,
+    /// The source; a compact archive (format 1.2) expanded in memory.
+    reader: format::compact::Expanded<R>,
     lead: Lead,
     /// The header, which holds its bytes.
     header: Header,
@@ -139,13 +140,14 @@ impl<R: ReadAt> Archive<R> {
     /// As [`Archive::open`]: a read error, or a damaged, truncated or inconsistent lead, header
     /// frame, footer or index, named with `path`.
     pub fn from_reader(reader: R, path: &Path) -> Result<Self> {
-        let len = reader.size().map_err(io_err(path, "stat"))?;
         let bad = |part: &'static str, offset: u64, source: ArchiveError| Error::Archive {
             path: path.to_path_buf(),
             part,
             offset,
             source,
         };
+        let reader = crate::read::open_expanded(reader, path)?;
+        let len = reader.size().map_err(io_err(path, "stat"))?;
         let (lead, hb, header, sizes, data_start) = read_front(&reader, path, len)?;
         // The header keeps its own copy of these bytes.
         drop(hb);
@@ -377,7 +379,8 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn len(&self) -> u64 {
-        self.len
+        // A compact archive's own length, not that of the full form it reads as.
+        self.reader.stored_len().unwrap_or(self.len)
     }
 
     /// Whether the archive is empty (never true for an archive that opened).

@@ -107,3 +107,25 @@ pub fn open_seekable(path: &Path, op: &'static str) -> Result<std::fs::File> {
         op,
     })
 }
+
+/// [`crate::format::compact::Expanded::new`] with the error of opening an archive: a compact lead that does not decode
+/// is [`crate::Error::Archive`] naming the lead, an I/O error names `path`.
+pub(crate) fn open_expanded<R: ReadAt>(
+    r: R,
+    path: &Path,
+) -> Result<crate::format::compact::Expanded<R>> {
+    crate::format::compact::Expanded::new(r).map_err(|e| {
+        match e
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<crate::error::LeadError>())
+        {
+            Some(lead) => crate::Error::Archive {
+                path: path.to_path_buf(),
+                part: "lead",
+                offset: 0,
+                source: lead.clone().into(),
+            },
+            None => io_err(path, "read")(e),
+        }
+    })
+}

@@ -376,10 +376,12 @@ async fn object_ends_async(
     if let Some(len) = len.filter(|&l| l != n) {
         return Err(EndsError::Length { recorded: len });
     }
-    if n < (LEAD_LEN + FOOTER_LEN) as u64 {
+    if n < crate::format::compact::COMPACT_MIN_LEN {
         return Err(EndsError::TooShort { len: n });
     }
-    if lead.len() != LEAD_LEN || foot.len() != FOOTER_LEN {
+    // A compact archive (format 1.2) may be shorter than a full lead and footer.
+    if lead.len() as u64 != n.min(LEAD_LEN as u64) || foot.len() as u64 != n.min(FOOTER_LEN as u64)
+    {
         return Err(EndsError::Length { recorded: n });
     }
     let h = crate::format::check_decoded(&lead, &foot, n, size, hash)?;

@@ -2,6 +2,7 @@
 
 mod batch;
 mod cli;
+mod compact;
 mod constants;
 mod context;
 mod delete;

@@ -31,23 +31,29 @@ pub fn check_ends(archive: &Path, size: u64, hash: Option<u128>) -> Result<(u64,
         return Err(EndsError::NotRegularFile);
     }
     let len = meta.len();
-    if len < (LEAD_LEN + FOOTER_LEN) as u64 {
+    if len < MIN_LEN {
         return Err(EndsError::TooShort { len });
     }
+    // A compact archive (format 1.2) may be shorter than a full lead and footer.
     let mut lead = [0u8; LEAD_LEN];
-    f.read_exact_at(&mut lead, 0).map_err(|e| EndsError::Io {
+    let lead = &mut lead[..LEAD_LEN.min(len as usize)];
+    f.read_exact_at(lead, 0).map_err(|e| EndsError::Io {
         op: "read",
         source: e,
     })?;
     let mut foot = [0u8; FOOTER_LEN];
-    f.read_exact_at(&mut foot, len - FOOTER_LEN as u64)
+    let foot = &mut foot[..FOOTER_LEN.min(len as usize)];
+    f.read_exact_at(foot, len - foot.len() as u64)
         .map_err(|e| EndsError::Io {
             op: "read",
             source: e,
         })?;
-    let hash = check_decoded(&lead, &foot, len, size, hash)?;
+    let hash = check_decoded(lead, foot, len, size, hash)?;
     Ok((len, hash))
 }
+
+/// The shortest archive: a compact one (format 1.2) of a lead and a footer.
+const MIN_LEN: u64 = crate::format::compact::COMPACT_MIN_LEN;
 
 /// Archives up to this length are read whole, in one read, by [`check_recorded_ends`].
 pub(super) const WHOLE_READ: u64 = 16 << 10;
@@ -90,7 +96,7 @@ pub(crate) fn check_recorded_ends_of(
     hash: Option<u128>,
     buf: &mut Vec<u8>,
 ) -> Result<u128, EndsError> {
-    if len < (LEAD_LEN + FOOTER_LEN) as u64 {
+    if len < MIN_LEN {
         return Err(EndsError::TooShort { len });
     }
     let f = open()?;
@@ -106,8 +112,8 @@ pub(crate) fn check_recorded_ends_of(
         }
         let end = len as usize;
         return check_decoded(
-            &buf[..LEAD_LEN],
-            &buf[end - FOOTER_LEN..end],
+            &buf[..LEAD_LEN.min(end)],
+            &buf[end.saturating_sub(FOOTER_LEN)..end],
             len,
             size,
             hash,

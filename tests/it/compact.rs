@@ -1,0 +1,154 @@
+//! The compact form (format 1.2) of small files' archives: written with `NC3PACK_COMPACT=1`,
+//! read, verified, reindexed and checked by a collection's rerun as the full form is.
+
+use crate::util::{sample, samples_dir, temp_dir, BIN};
+use nc3pack::format::compact;
+use std::process::Command;
+
+/// The samples of at most 16 KiB.
+/// Runs `nc3pack ARGS` (compact when `compact`) and checks its exit code; returns its stderr.
+fn run(args: &[&std::ffi::OsStr], compact: bool, code: i32) -> String {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    if compact {
+        c.env("NC3PACK_COMPACT", "1");
+    }
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "nc3pack {args:?}: {err}");
+    err
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+fn small_samples() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(samples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "nc"))
+        .filter(|p| std::fs::metadata(p).unwrap().len() <= compact::COMPACT_FILE_MAX)
+        .collect();
+    v.sort();
+    assert!(v.len() >= 15, "{v:?}");
+    v
+}
+
+#[test]
+fn small_files_pack_compact_and_unpack_verify_and_reindex_byte_identical() {
+    let dir = temp_dir();
+    for nc in small_samples() {
+        let (full, small) = (dir.path().join("full.nc3z"), dir.path().join("small.nc3z"));
+        let pack = [os("pack"), os("-q"), os("-f"), os("-j1"), nc.as_ref()];
+        run(&[&pack[..], &[full.as_ref()]].concat(), false, 0);
+        run(&[&pack[..], &[small.as_ref()]].concat(), true, 0);
+        let (fb, sb) = (
+            std::fs::read(&full).unwrap(),
+            std::fs::read(&small).unwrap(),
+        );
+        assert!(compact::is_compact(&sb), "{}", nc.display());
+        assert!(!compact::is_compact(&fb), "{}", nc.display());
+        // The compact archive is the full one, each structure in fewer bytes.
+        assert_eq!(compact::expand(&sb).unwrap(), fb, "{}", nc.display());
+        assert!(
+            sb.len() + 80 <= fb.len(),
+            "{}: {} -> {}",
+            nc.display(),
+            fb.len(),
+            sb.len()
+        );
+        let out = dir.path().join("out.nc");
+        run(
+            &[
+                os("unpack"),
+                os("-q"),
+                os("-f"),
+                small.as_ref(),
+                out.as_ref(),
+            ],
+            false,
+            0,
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&nc).unwrap());
+        run(&[os("verify"), small.as_ref()], false, 0);
+        let a = nc3pack::Archive::open(&small).unwrap();
+        assert_eq!(a.len(), sb.len() as u64);
+        // Reindexing a compact archive writes its full form.
+        let re = dir.path().join("re.nc3z");
+        run(
+            &[os("reindex"), os("-f"), small.as_ref(), re.as_ref()],
+            false,
+            0,
+        );
+        assert_eq!(std::fs::read(&re).unwrap(), fb, "{}", nc.display());
+    }
+}
+
+#[test]
+fn a_flipped_byte_in_a_compact_archive_is_damage_that_verify_and_unpack_report() {
+    let dir = temp_dir();
+    let z = dir.path().join("x.nc3z");
+    let nc = sample("classic_records.nc");
+    run(
+        &[
+            os("pack"),
+            os("-q"),
+            os("-f"),
+            os("-j1"),
+            nc.as_ref(),
+            z.as_ref(),
+        ],
+        true,
+        0,
+    );
+    let good = std::fs::read(&z).unwrap();
+    let out = dir.path().join("out.nc");
+    // Every 7th byte past the magic and version: each flip is found, none restores wrong data.
+    for at in (12..good.len()).step_by(7) {
+        let mut bad = good.clone();
+        bad[at] ^= 0x04;
+        std::fs::write(&z, &bad).unwrap();
+        run(&[os("verify"), z.as_ref()], false, 1);
+        run(
+            &[os("unpack"), os("-q"), os("-f"), z.as_ref(), out.as_ref()],
+            false,
+            1,
+        );
+        assert!(!out.exists(), "byte {at}: a partial output was left");
+    }
+}
+
+#[test]
+fn a_collection_rerun_trusts_compact_archives_and_repacks_a_damaged_one() {
+    let dir = temp_dir();
+    let (src, dst) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::create_dir_all(&src).unwrap();
+    for name in ["scalars.nc", "fill_values.nc", "no_variables.nc"] {
+        std::fs::copy(sample(name), src.join(name)).unwrap();
+    }
+    let pack = || {
+        run(
+            &[
+                os("pack"),
+                os("-q"),
+                os("-j1"),
+                src.as_ref(),
+                os("-o"),
+                dst.as_ref(),
+            ],
+            true,
+            0,
+        )
+    };
+    pack();
+    let z = dst.join("scalars.nc.nc3z");
+    let first = std::fs::read(&z).unwrap();
+    assert!(compact::is_compact(&first));
+    let stderr = pack();
+    assert_eq!(std::fs::read(&z).unwrap(), first, "{stderr}");
+    // A cut archive fails the cheap check of its ends and is packed again.
+    std::fs::write(&z, &first[..first.len() - 3]).unwrap();
+    pack();
+    assert_eq!(std::fs::read(&z).unwrap(), first);
+}
