@@ -20,7 +20,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 const REMEMBERED: usize = 8;
 
 /// Decoded bytes held ahead of the readers, at most (but always at least two blocks).
-const AHEAD_BYTES: u64 = 16 << 20;
+const AHEAD_BYTES: u64 = 8 << 20;
 
 /// Blocks held ahead of the readers, at most.
 const AHEAD_BLOCKS: u64 = 64;
