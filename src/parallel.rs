@@ -1,8 +1,10 @@
 //! An ordered parallel map with bounded look-ahead, for decoding blocks in the order a consumer
-//! needs them while other threads decode the next ones.
+//! needs them while other threads decode the next ones; and the process's pool of reading
+//! threads, started when a read first needs it, which readers share.
 
 use std::collections::HashMap;
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
 
 /// The most threads nc3pack starts for one operation: the command line's `-j` accepts
@@ -69,6 +71,213 @@ pub(crate) fn spawn_scoped<'scope, 'env, T: Send + 'scope>(
     std::thread::Builder::new()
         .spawn_scoped(scope, f)
         .map_err(|source| SpawnError { role, source })
+}
+
+/// The machine's cores (as [`std::thread::available_parallelism`] says, bounded by
+/// [`bound_threads`]), looked up once per process: the lookup reads several files (cgroup
+/// limits), too slow to repeat on every open.
+pub(crate) fn default_threads() -> usize {
+    static CORES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    match CORES.load(Ordering::Relaxed) {
+        0 => {
+            let n = bound_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
+            CORES.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
+}
+
+/// A job for the [`pool`]'s threads.
+enum Job {
+    /// Help with a [`Shared`] run of work, if it is still open.
+    Help(Arc<Shared>),
+    /// Run this.
+    Run(Box<dyn FnOnce() + Send>),
+}
+
+/// Work shared by a calling thread and the pool's helpers ([`with_helpers`]).
+struct Shared {
+    /// The work, borrowed from the calling thread's stack: a helper calls it only while
+    /// `state.open`, registered in `state.running`, and the calling thread does not return
+    /// (and so the borrow does not end) before it has closed `state` and `running` is 0.
+    work: *const (dyn Fn() + Sync + 'static),
+    state: Mutex<SharedState>,
+    done: Condvar,
+}
+
+struct SharedState {
+    open: bool,
+    running: usize,
+    panicked: bool,
+}
+
+// SAFETY: `work` points to a `Fn + Sync` that outlives every call made through it (see
+// `Shared::work`); the rest is Send + Sync.
+unsafe impl Send for Shared {}
+// SAFETY: as for Send.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A helper's part: runs the work if the calling thread has not closed it yet.
+    fn help(&self) {
+        {
+            let mut st = self.lock();
+            if !st.open {
+                return;
+            }
+            st.running += 1;
+        }
+        // SAFETY: open, and counted in `running`: the calling thread waits for this call.
+        let work = unsafe { &*self.work };
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_ok();
+        let mut st = self.lock();
+        st.running -= 1;
+        st.panicked |= !ok;
+        drop(st);
+        self.done.notify_all();
+    }
+}
+
+/// The pool of one process: its job queue, and the process it was started in.
+struct Pool {
+    pid: u32,
+    jobs: Mutex<std::collections::VecDeque<Job>>,
+    ready: Condvar,
+    /// Threads started (set once they are).
+    threads: std::sync::atomic::AtomicUsize,
+}
+
+impl Pool {
+    fn push(&self, job: Job) {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(job);
+        self.ready.notify_one();
+    }
+
+    /// A pool thread: runs jobs for ever.
+    fn serve(&self) {
+        loop {
+            let job = {
+                let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    match jobs.pop_front() {
+                        Some(job) => break job,
+                        None => jobs = self.ready.wait(jobs).unwrap_or_else(|p| p.into_inner()),
+                    }
+                }
+            };
+            match job {
+                Job::Help(shared) => shared.help(),
+                Job::Run(f) => {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+                }
+            }
+        }
+    }
+}
+
+/// The pool, once started: a pointer to a [`Pool`] that is never freed (its threads run for
+/// the life of the process). No lock: a process forked while another thread held one would
+/// never get it back.
+static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The process's pool of reading threads (as many as the machine has cores), started on first
+/// use; `None` when no thread can be started (then the caller does the work alone).
+///
+/// A child of `fork()` (a Python multiprocessing or dask worker) has none of its parent's
+/// threads: it starts a pool of its own on first use and never touches the parent's.
+fn pool() -> Option<&'static Pool> {
+    let pid = std::process::id();
+    let cur = POOL.load(Ordering::Acquire);
+    // SAFETY: a non-null POOL points to a Pool leaked below, never freed.
+    if let Some(p) = unsafe { cur.as_ref() } {
+        if p.pid == pid {
+            return (p.threads.load(Ordering::Acquire) > 0).then_some(p);
+        }
+    }
+    let new: &'static mut Pool = Box::leak(Box::new(Pool {
+        pid,
+        jobs: Mutex::new(std::collections::VecDeque::new()),
+        ready: Condvar::new(),
+        threads: std::sync::atomic::AtomicUsize::new(0),
+    }));
+    let new_ptr: *mut Pool = new;
+    if let Err(other) = POOL.compare_exchange(cur, new_ptr, Ordering::AcqRel, Ordering::Acquire) {
+        // Another thread started one first: use it (this one, never published, stays unused).
+        // SAFETY: as above.
+        return unsafe { other.as_ref() }
+            .filter(|p| p.pid == pid && p.threads.load(Ordering::Acquire) > 0);
+    }
+    // Published: start its threads. (The parent's pool, after a fork, is left alone.) Until
+    // they are counted, other threads see none and work alone.
+    // SAFETY: `new_ptr` is leaked, never freed.
+    let p: &'static Pool = unsafe { &*new_ptr };
+    let mut started = 0;
+    for i in 0..default_threads() {
+        let spawned = std::thread::Builder::new()
+            .name(format!("nc3pack reader {i}"))
+            .spawn(move || p.serve());
+        if spawned.is_err() {
+            break;
+        }
+        started += 1;
+    }
+    p.threads.store(started, Ordering::Release);
+    (started > 0).then_some(p)
+}
+
+/// Runs `work` on the calling thread and, at the same time, on up to `helpers` threads of the
+/// process's pool of reading threads (started on first use), and returns once every run has
+/// returned. `work` takes its items from a queue it shares with the other runs, so the result
+/// does not depend on how many helpers take part: a helper that gets to it after the calling
+/// thread has finished does not run it at all, and with `helpers` 0 or no pool the calling
+/// thread does it all (and no pool is started). A panic in a run is caught; the result is
+/// false if one happened.
+pub(crate) fn with_helpers(helpers: usize, work: &(dyn Fn() + Sync)) -> bool {
+    let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_ok();
+    let pool = if helpers > 0 { pool() } else { None };
+    let Some(pool) = pool else {
+        return run();
+    };
+    // SAFETY: only the lifetime is erased; this function does not return before no helper
+    // can call `work` any more (see `Shared::work`).
+    let work: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(work) };
+    let shared = Arc::new(Shared {
+        work,
+        state: Mutex::new(SharedState {
+            open: true,
+            running: 0,
+            panicked: false,
+        }),
+        done: Condvar::new(),
+    });
+    for _ in 0..helpers.min(pool.threads.load(Ordering::Acquire)) {
+        pool.push(Job::Help(Arc::clone(&shared)));
+    }
+    let ok = run();
+    let mut st = shared.lock();
+    st.open = false;
+    while st.running > 0 {
+        st = shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+    }
+    ok && !st.panicked
+}
+
+/// Runs `job` later on a thread of the process's pool of reading threads, catching its
+/// panics; false (and `job` dropped, not run) when there is no pool.
+pub(crate) fn spawn(job: impl FnOnce() + Send + 'static) -> bool {
+    let Some(pool) = pool() else {
+        return false;
+    };
+    pool.push(Job::Run(Box::new(job)));
+    true
 }
 
 struct State<R> {

@@ -1005,11 +1005,13 @@ pub fn decode_index(
             constants_frames,
         });
     }
-    let all: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
+    // One vector, cut in two (no copy of the block entries: opening an archive of many
+    // blocks allocates and touches their entries once).
+    let mut blocks: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
         .chunks_exact(INDEX_ENTRY_LEN)
         .map(IndexEntry::decode)
         .collect::<Result<_, _>>()?;
-    let (blocks, constants_frames) = all.split_at(n as usize);
+    let constants_frames = blocks.split_off(n as usize);
     if let Some(t) = constants_frames
         .iter()
         .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
@@ -1020,7 +1022,7 @@ pub fn decode_index(
             filter: t.filter,
         });
     }
-    Ok((blocks.to_vec(), constants_frames.to_vec()))
+    Ok((blocks, constants_frames))
 }
 
 /// The archive's fixed-size last structure.

@@ -3,8 +3,8 @@
 use crate::codec::word::be_to_native;
 use crate::codec::{decode_payload, decode_payload_into, DecodeScratch};
 use crate::error::{
-    io_err, spawn_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError,
-    FrameError, IndexError, Result,
+    io_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError, FrameError,
+    IndexError, Result,
 };
 use crate::format::streams::{streams_with, Stream};
 use crate::format::{
@@ -13,13 +13,13 @@ use crate::format::{
 use crate::io::ReadAt;
 use crate::nc3::slab::Hyperslab;
 use crate::nc3::{Header, Layout};
-use crate::parallel::spawn_scoped;
 use crate::read::cache::{Block, BlockCache, CacheStats};
 use crate::read::dataset::Dataset;
 use crate::read::Input;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod ahead;
 mod blocks;
 mod front;
 
@@ -70,7 +70,11 @@ pub struct Archive<R: ReadAt = Input> {
     /// Whether blocks a read decodes whole straight into its output are cached too
     /// ([`Archive::set_cache_whole_blocks`]).
     cache_whole: std::sync::atomic::AtomicBool,
+    /// Threads a large read decodes on; 0: as many as the machine has cores (looked up when a
+    /// read first needs it, not at open).
     threads: usize,
+    /// Where the last reads of each stream ended: which reads are sequential.
+    ahead: ahead::Ahead,
 }
 
 impl Archive<Input> {
@@ -93,7 +97,22 @@ impl Archive<Input> {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = crate::read::input::open_input(path, "reading an archive")?;
-        Archive::from_reader(f, path)
+        Archive::from_input(f, path)
+    }
+
+    /// [`Archive::from_reader`] for an [`Input`]: a local file's frames can also be read by
+    /// the pool's threads (decoding ahead of a sequential reader).
+    pub(crate) fn from_input(f: Input, path: &Path) -> Result<Self> {
+        let fd = match &f {
+            Input::File(f) => Some(std::os::fd::AsRawFd::as_raw_fd(f)),
+            #[cfg(feature = "remote")]
+            Input::Remote(_) => None,
+        };
+        let mut a = Archive::from_reader(f, path)?;
+        if let Some(fd) = fd {
+            a.ahead.set_fd(fd);
+        }
+        Ok(a)
     }
 
     /// Opens the archive at a URL with explicit options (credentials, endpoint, anonymous
@@ -250,9 +269,8 @@ impl<R: ReadAt> Archive<R> {
             data_start,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
             cache_whole: std::sync::atomic::AtomicBool::new(true),
-            threads: crate::parallel::bound_threads(
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            ),
+            threads: 0,
+            ahead: ahead::Ahead::default(),
         })
     }
 
@@ -943,6 +961,14 @@ impl<R: ReadAt> Archive<R> {
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = crate::parallel::bound_threads(threads);
     }
+
+    /// Threads a large read decodes on: [`Archive::set_threads`]'s, or the machine's cores.
+    fn threads(&self) -> usize {
+        match self.threads {
+            0 => crate::parallel::default_threads(),
+            n => n,
+        }
+    }
 }
 
 impl<R: ReadAt> Dataset for Archive<R> {
@@ -991,6 +1017,21 @@ impl<R: ReadAt> Dataset for Archive<R> {
 struct BlockScratch {
     frame: Vec<u8>,
     codec: DecodeScratch,
+}
+
+thread_local! {
+    /// This thread's [`BlockScratch`], kept from read to read: no frame buffer or decoder
+    /// context is allocated (and its pages faulted in) per block or per read.
+    static SCRATCH: std::cell::Cell<BlockScratch> = std::cell::Cell::new(BlockScratch::default());
+}
+
+/// Runs `f` with this thread's [`BlockScratch`] (a fresh one if it is in use further up the
+/// stack, or the thread is exiting).
+fn with_scratch<T>(f: impl FnOnce(&mut BlockScratch) -> T) -> T {
+    let mut scratch = SCRATCH.try_with(|c| c.take()).unwrap_or_default();
+    let out = f(&mut scratch);
+    let _ = SCRATCH.try_with(|c| c.set(scratch));
+    out
 }
 
 /// Decoded blocks of the shared streams that [`Archive::member_bytes_held`] keeps between calls:

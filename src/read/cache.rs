@@ -287,6 +287,14 @@ impl BlockCache {
         g.lru.put(key, block);
     }
 
+    /// Drops a block if it is held (not counted as an eviction).
+    pub(crate) fn remove(&self, key: BlockKey) {
+        let mut g = self.lock();
+        if let Some(old) = g.lru.pop(&key) {
+            g.stats.bytes -= old.held_bytes();
+        }
+    }
+
     /// Changes the budget, evicting as needed.
     pub fn set_budget(&self, budget: u64) {
         let mut g = self.lock();

@@ -48,7 +48,7 @@ pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
     let f = crate::read::input::open_input(path, "random access")?;
     if is_archive(&f) {
-        Ok(Box::new(Archive::from_reader(f, path)?))
+        Ok(Box::new(Archive::from_input(f, path)?))
     } else {
         Ok(Box::new(NcFile::from_reader(f, path)?))
     }

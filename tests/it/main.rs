@@ -1,5 +1,6 @@
 //! Integration tests, one target: each module covers one area.
 
+mod ahead;
 mod batch;
 mod cli;
 mod compact;

@@ -54,7 +54,10 @@ impl<R: ReadAt> Archive<R> {
     /// `native`, its elements in native byte order), so decoding and copying overlap and memory
     /// holds one frame and one decompressed block per thread. Blocks go into the cache only when
     /// the whole span fits in half of it (a larger read would only evict its own blocks, and
-    /// everything else), and whole blocks only if [`Archive::caches_whole_blocks`].
+    /// everything else), and whole blocks only if [`Archive::caches_whole_blocks`]; a
+    /// `sequential` read (one that continues the last read of `s`: a scan, which does not come
+    /// back to its blocks) caches none, and holds its last block, partly read, for the next
+    /// read ([`Archive::decode_ahead`]). The threads are the calling one and the pool's helpers.
     pub(super) fn read_span(
         &self,
         s: usize,
@@ -62,6 +65,7 @@ impl<R: ReadAt> Archive<R> {
         len: u64,
         out: &mut [u8],
         native: bool,
+        sequential: bool,
     ) -> Result<()> {
         let bb = self.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
@@ -75,57 +79,55 @@ impl<R: ReadAt> Archive<R> {
             parts.push((b, (from - b * bb) as usize, head));
             rest = tail;
         }
-        let keep = (last - first + 1) * bb <= self.cache.stats().budget / 2;
-        let threads = self.threads.min(parts.len()).max(1);
-        // The threads take the blocks in ascending order from one queue (so a thread slowed
-        // down by other work does not hold up the read); after an error no thread takes another
-        // block, and the error of the lowest block is the one reported (the blocks before it
-        // were all taken, so it is the first damaged block of the span, as a serial read finds).
+        let fits = (last - first + 1) * bb <= self.cache.stats().budget / 2;
+        let keep = Keep {
+            partial: fits && !sequential,
+            whole: fits && !sequential && self.caches_whole_blocks(),
+            carry: sequential,
+        };
+        let helpers = self.threads().min(parts.len()).max(1) - 1;
+        // The calling thread and the pool's helpers take the blocks in ascending order from
+        // one queue (so a thread slowed down by other work does not hold up the read); after
+        // an error no thread takes another block, and the error of the lowest block is the one
+        // reported (the blocks before it were all taken, so it is the first damaged block of
+        // the span, as a serial read finds).
         let queue = std::sync::Mutex::new(parts.into_iter());
         let failed = std::sync::atomic::AtomicBool::new(false);
-        // Returns the error of the block that failed, if one did.
-        let work = || -> Option<(u64, Error)> {
-            let mut scratch = BlockScratch::default();
-            loop {
+        let first_err: std::sync::Mutex<Option<(u64, Error)>> = std::sync::Mutex::new(None);
+        let work = || {
+            with_scratch(|scratch| loop {
                 if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                    return None;
+                    return;
                 }
                 // (A poisoned lock still holds a valid iterator.)
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                let (b, within, dst) = next?;
-                if let Err(e) = self.span_block(s, b, within, dst, keep, native, &mut scratch) {
+                let Some((b, within, dst)) = next else {
+                    return;
+                };
+                if let Err(e) = self.span_block(s, b, within, dst, keep, native, scratch) {
                     failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    return Some((b, e));
-                }
-            }
-        };
-        std::thread::scope(|sc| {
-            let handles = (0..threads)
-                .map(|_| spawn_scoped(sc, "block decoder", work))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(spawn_err(&self.path))?;
-            let mut first: Option<(u64, Error)> = None;
-            for h in handles {
-                let r = h.join().map_err(|_| {
-                    Error::Internal(format!(
-                        "{}: a block decoder thread panicked decoding {}",
-                        self.path.display(),
-                        self.stream_name(s)
-                    ))
-                })?;
-                if let Some((b, e)) = r {
+                    let mut first = first_err.lock().unwrap_or_else(|p| p.into_inner());
                     if first.as_ref().is_none_or(|(fb, _)| b < *fb) {
-                        first = Some((b, e));
+                        *first = Some((b, e));
                     }
+                    return;
                 }
-            }
-            first.map_or(Ok(()), |(_, e)| Err(e))
-        })
+            })
+        };
+        if !crate::parallel::with_helpers(helpers, &work) {
+            return Err(Error::Internal(format!(
+                "{}: a block decoder panicked decoding {}",
+                self.path.display(),
+                self.stream_name(s)
+            )));
+        }
+        let first = first_err.into_inner().unwrap_or_else(|p| p.into_inner());
+        first.map_or(Ok(()), |(_, e)| Err(e))
     }
 
     /// One block of [`Archive::read_span`]: the bytes from `within` of block `b` of stream `s`
-    /// into `dst`, from the cache or decoded (a whole block straight into `dst`), cached if
-    /// `keep` (a whole block only if [`Archive::caches_whole_blocks`] too).
+    /// into `dst`, from the cache or decoded (a whole block straight into `dst`), kept as
+    /// `keep` says.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn span_block(
         &self,
@@ -133,7 +135,7 @@ impl<R: ReadAt> Archive<R> {
         b: u64,
         within: usize,
         dst: &mut [u8],
-        keep: bool,
+        keep: Keep,
         native: bool,
         scratch: &mut BlockScratch,
     ) -> Result<()> {
@@ -142,8 +144,11 @@ impl<R: ReadAt> Archive<R> {
         let block = match self.cache.get((id, b)) {
             Some(block) => block,
             None if whole => {
+                if self.ahead_into(s, b, dst, native, scratch)? {
+                    return Ok(());
+                }
                 self.decode_block_into(s, b, dst, scratch, native)?;
-                if keep && self.caches_whole_blocks() {
+                if keep.whole {
                     if self.entry(s, b).is_constant() {
                         self.cache.insert((id, b), self.constant(s, b));
                         return Ok(());
@@ -158,11 +163,22 @@ impl<R: ReadAt> Archive<R> {
                 return Ok(());
             }
             None => {
-                let block = self.load(s, b)?;
-                if keep {
-                    self.cache.insert((id, b), block.clone());
+                let block = self.load_with(s, b, scratch)?;
+                if !block.copy_to(within as u64, dst) {
+                    return Err(self.shorter(s, b));
                 }
-                block
+                if native {
+                    be_to_native(dst, esize);
+                }
+                if keep.partial {
+                    self.cache.insert((id, b), block);
+                } else if keep.carry && within == 0 {
+                    // The last block of a sequential read: the next read starts in it.
+                    if let Block::Bytes(bytes) = block {
+                        self.ahead.hold(s, b, Arc::unwrap_or_clone(bytes));
+                    }
+                }
+                return Ok(());
             }
         };
         if !block.copy_to(within as u64, dst) {
@@ -209,16 +225,47 @@ impl<R: ReadAt> Archive<R> {
     /// Block `b` of stream `s` as [`Archive::read_block`] reads it, bypassing the cache, but a
     /// constant block as its element (not built).
     pub(crate) fn load(&self, s: usize, b: u64) -> Result<Block> {
+        with_scratch(|scratch| self.load_with(s, b, scratch))
+    }
+
+    /// [`Archive::load`] with this thread's reused buffers: the frame is read into
+    /// `scratch.frame`, and only the decoded block is allocated.
+    pub(super) fn load_with(&self, s: usize, b: u64, scratch: &mut BlockScratch) -> Result<Block> {
         self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
         if e.is_constant() {
             return Ok(self.constant(s, b));
         }
-        let mut buf = self.zeroed(s, b, e.frame_len())?;
+        if let Some(block) = self.ahead_block(s, b, scratch)? {
+            return Ok(block);
+        }
+        let frame = self.read_frame(s, b, &mut scratch.frame)?;
+        Ok(Block::Bytes(Arc::new(self.decode_frame(
+            s,
+            b,
+            frame,
+            &mut scratch.codec,
+        )?)))
+    }
+
+    /// Reads the frame of block `b` of stream `s` (not constant) into `buf`, reused: grown
+    /// fallibly to the frame's length ([`Error::NoMemory`]); returns the frame's bytes.
+    pub(super) fn read_frame<'a>(
+        &self,
+        s: usize,
+        b: u64,
+        buf: &'a mut Vec<u8>,
+    ) -> Result<&'a [u8]> {
+        let e = *self.entry(s, b);
+        let frame_len = e.frame_len();
+        let n = usize::try_from(frame_len).map_err(|_| self.no_memory(s, b, frame_len))?;
+        buf.try_reserve(n.saturating_sub(buf.len()))
+            .map_err(|_| self.no_memory(s, b, frame_len))?;
+        buf.resize(n, 0);
         self.reader
-            .read_exact_at(&mut buf, e.offset)
+            .read_exact_at(buf, e.offset)
             .map_err(io_err(&self.path, "read"))?;
-        Ok(Block::Bytes(Arc::new(self.decode_frame(s, b, &buf)?)))
+        Ok(buf)
     }
 
     /// [`Error::Internal`]: block `b` of stream `s` is shorter than a read of it needs.
@@ -260,15 +307,7 @@ impl<R: ReadAt> Archive<R> {
             }
             return Ok(());
         }
-        let frame = &mut scratch.frame;
-        let frame_len = FRAME_HEADER_LEN + e.stored_len as usize;
-        frame
-            .try_reserve(frame_len.saturating_sub(frame.len()))
-            .map_err(|_| self.no_memory(s, b, frame_len as u64))?;
-        frame.resize(frame_len, 0);
-        self.reader
-            .read_exact_at(frame, e.offset)
-            .map_err(io_err(&self.path, "read"))?;
+        let frame = self.read_frame(s, b, &mut scratch.frame)?;
         let h = self.check_frame_header(s, b, frame)?;
         decode_payload_into(
             &h,
@@ -363,18 +402,17 @@ impl<R: ReadAt> Archive<R> {
 
     /// Checks and decodes the frame bytes of block `b` of stream `s`.
     /// The output is allocated fallibly ([`Error::NoMemory`]), and decoded into in place.
-    pub(super) fn decode_frame(&self, s: usize, b: u64, frame: &[u8]) -> Result<Vec<u8>> {
+    pub(super) fn decode_frame(
+        &self,
+        s: usize,
+        b: u64,
+        frame: &[u8],
+        scratch: &mut DecodeScratch,
+    ) -> Result<Vec<u8>> {
         let h = self.check_frame_header(s, b, frame)?;
         let mut out = self.zeroed(s, b, u64::from(h.decoded_len))?;
-        let mut scratch = DecodeScratch::default();
-        decode_payload_into(
-            &h,
-            &frame[FRAME_HEADER_LEN..],
-            &mut out,
-            &mut scratch,
-            false,
-        )
-        .map_err(|e| self.block_error(s, b, e.into()))?;
+        decode_payload_into(&h, &frame[FRAME_HEADER_LEN..], &mut out, scratch, false)
+            .map_err(|e| self.block_error(s, b, e.into()))?;
         Ok(out)
     }
 
@@ -424,6 +462,18 @@ impl<R: ReadAt> Archive<R> {
                 got[i] = Some(block);
             }
         }
+        // Blocks decoded ahead of a sequential reader need no I/O either.
+        with_scratch(|scratch| {
+            for (i, &b) in blocks.iter().enumerate() {
+                if got[i].is_none() {
+                    if let Some(block) = self.ahead_block(s, b, scratch)? {
+                        self.cache.insert((id, b), block.clone());
+                        got[i] = Some(block);
+                    }
+                }
+            }
+            Ok::<_, Error>(())
+        })?;
         let missing: Vec<usize> = (0..blocks.len()).filter(|&i| got[i].is_none()).collect();
         if missing.len() == 1 {
             let i = missing[0];
@@ -449,7 +499,9 @@ impl<R: ReadAt> Archive<R> {
                 end = e.offset + frame_len;
             }
             self.plan_reads(missing.iter().map(|&i| (s, blocks[i])))?;
-            let mut frames: Vec<(usize, Vec<u8>)> = Vec::with_capacity(missing.len());
+            // One buffer per run of adjacent frames; the frames are decoded from it in place.
+            let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(groups.len());
+            let mut frames: Vec<(usize, usize, usize, usize)> = Vec::with_capacity(missing.len());
             for (start, members) in groups {
                 let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
                 let len = last.offset + last.frame_len() - start;
@@ -460,39 +512,44 @@ impl<R: ReadAt> Archive<R> {
                 for i in members {
                     let e = self.entry(s, blocks[i]);
                     let at = (e.offset - start) as usize;
-                    frames.push((i, buf[at..at + e.frame_len() as usize].to_vec()));
+                    frames.push((i, bufs.len(), at, e.frame_len() as usize));
                 }
+                bufs.push(buf);
             }
-            let threads = self.threads.min(frames.len()).max(1);
-            let chunk = frames.len().div_ceil(threads);
-            let decoded: Vec<Result<(usize, Vec<u8>)>> = std::thread::scope(|sc| {
-                // A thread that cannot start is an error; those started finish their part.
-                let handles = frames
-                    .chunks(chunk)
-                    .map(|part| {
-                        spawn_scoped(sc, "block decoder", move || {
-                            part.iter()
-                                .map(|(i, f)| self.decode_frame(s, blocks[*i], f).map(|d| (*i, d)))
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(spawn_err(&self.path))?;
+            // The calling thread and the pool's helpers take the frames from one queue.
+            let queue = std::sync::Mutex::new(frames.iter());
+            let done: std::sync::Mutex<Vec<(usize, Result<Vec<u8>>)>> =
+                std::sync::Mutex::new(Vec::with_capacity(frames.len()));
+            let work = || {
+                with_scratch(|scratch| loop {
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some(&(i, g, at, len)) = next else {
+                        return;
+                    };
+                    let frame = &bufs[g][at..at + len];
+                    let r = self.decode_frame(s, blocks[i], frame, &mut scratch.codec);
+                    let failed = r.is_err();
+                    done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r));
+                    if failed {
+                        return;
+                    }
+                })
+            };
+            let helpers = self.threads().min(frames.len()).max(1) - 1;
+            if !crate::parallel::with_helpers(helpers, &work) {
                 // A decoder that panicked is a bug in nc3pack, not damage: say so.
-                let mut all = Vec::with_capacity(frames.len());
-                for h in handles {
-                    all.extend(h.join().map_err(|_| {
-                        Error::Internal(format!(
-                            "{}: a block decoder thread panicked decoding {}",
-                            self.path.display(),
-                            self.stream_name(s)
-                        ))
-                    })?);
-                }
-                Ok::<_, Error>(all)
-            })?;
-            for r in decoded {
-                let (i, d) = r?;
+                return Err(Error::Internal(format!(
+                    "{}: a block decoder panicked decoding {}",
+                    self.path.display(),
+                    self.stream_name(s)
+                )));
+            }
+            let mut decoded = done.into_inner().unwrap_or_else(|p| p.into_inner());
+            // In block order: the error reported is the lowest block's, as a serial read's
+            // (every frame before a failed one was taken, so decoded, before it failed).
+            decoded.sort_by_key(|r| r.0);
+            for (i, r) in decoded {
+                let d = r?;
                 let block = Block::Bytes(Arc::new(d));
                 self.cache.insert((id, blocks[i]), block.clone());
                 got[i] = Some(block);
@@ -613,6 +670,17 @@ impl<R: ReadAt> Archive<R> {
     }
 }
 
+/// What a read of a span keeps of the blocks it decodes ([`Archive::span_block`]).
+#[derive(Clone, Copy)]
+pub(super) struct Keep {
+    /// Cache the blocks it reads part of.
+    partial: bool,
+    /// Cache the blocks it reads whole.
+    whole: bool,
+    /// Hold the last block, read in part, for the next read (a sequential reader's).
+    carry: bool,
+}
+
 impl<R: ReadAt> Archive<R> {
     /// [`Dataset::read_runs`] (`native` false) and [`Dataset::read_runs_native`] (true).
     pub(super) fn runs_into(
@@ -621,6 +689,38 @@ impl<R: ReadAt> Archive<R> {
         runs: &[(u64, u64)],
         out: &mut [u8],
         native: bool,
+    ) -> Result<()> {
+        // A read of one run that starts where the last one of `v` ended: decode what follows
+        // it while the caller works on this one.
+        let sequential = match *runs {
+            [(off, len)] if len > 0 && !self.is_member(v) => {
+                self.ahead.follows(v, off, len).then_some((off, len))
+            }
+            _ => None,
+        };
+        if let Some((off, _)) = sequential {
+            // The block before this read's: a sequential reader is done with it.
+            let (id, bb) = (self.streams[v].id, self.streams[v].block_bytes);
+            if off / bb > 0 {
+                self.cache.remove((id, off / bb - 1));
+            }
+        }
+        self.runs_now(v, runs, out, native, sequential.is_some())?;
+        if let Some((off, len)) = sequential {
+            self.decode_ahead(v, off + len, len);
+        }
+        Ok(())
+    }
+
+    /// [`Archive::runs_into`] without decoding ahead; `sequential`: the read continues the
+    /// last one of `v`.
+    fn runs_now(
+        &self,
+        v: usize,
+        runs: &[(u64, u64)],
+        out: &mut [u8],
+        native: bool,
+        sequential: bool,
     ) -> Result<()> {
         let esize = self.streams[v].esize;
         if self.is_member(v) {
@@ -638,11 +738,12 @@ impl<R: ReadAt> Archive<R> {
         }
         let bb = self.streams[v].block_bytes;
         if let [(off, len)] = *runs {
-            // (With one thread, only when whole blocks are not cached: otherwise the blocks are
-            // fetched, with one I/O per run of adjacent frames, and all cached.)
+            // (With one thread, only when whole blocks are not cached, or the read is
+            // sequential: otherwise the blocks are fetched, with one I/O per run of adjacent
+            // frames, and all cached.)
             let spans = len > 0 && (off + len - 1) / bb > off / bb;
-            if spans && (self.threads > 1 || !self.caches_whole_blocks()) {
-                return self.read_span(v, off, len, out, native);
+            if spans && (self.threads() > 1 || !self.caches_whole_blocks() || sequential) {
+                return self.read_span(v, off, len, out, native, sequential);
             }
         }
         // One run inside one cached block (a small read, as nccopy's one record at a time):
@@ -675,7 +776,7 @@ impl<R: ReadAt> Archive<R> {
         )?;
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
-        let window = (self.threads * 4).max(8);
+        let window = (self.threads() * 4).max(8);
         let mut out_at = 0usize;
         let mut run_i = 0usize;
         let mut run_done = 0u64; // bytes of runs[run_i] already copied

@@ -1,0 +1,455 @@
+//! Sequential readers and decode-ahead: a tool that reads a variable in consecutive slabs
+//! (nccopy, ncdump, xarray and dask, `nc3pack slice` in pieces) gets the blocks after each slab
+//! decoded on the pool's threads while it works on the slab, and finds them ready next time.
+//!
+//! A read that starts where the last read of its stream ended is sequential. After it, the
+//! blocks that follow it (two reads' worth, at least two per thread, within [`AHEAD_BYTES`])
+//! are read and decoded in the background into buffers held here, outside the block cache (a
+//! scan would only churn it): a local file's frames by the pool's threads themselves, through a
+//! duplicate of its descriptor; another reader's frames on the calling thread. The reads that
+//! follow take them from here: decoded, or, if no thread has started on one yet, its frame
+//! (when it was read already), decoded there and then. A block whose background decoding failed is read again the usual
+//! way, which reports the damage. Memory: at most [`AHEAD_BYTES`] of decoded blocks (and their
+//! frames), plus a few buffers kept for reuse.
+
+use super::*;
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+
+/// Streams whose last read end is remembered.
+const REMEMBERED: usize = 8;
+
+/// Decoded bytes held ahead of the readers, at most (but always at least two blocks).
+const AHEAD_BYTES: u64 = 8 << 20;
+
+/// Blocks held ahead of the readers, at most.
+const AHEAD_BLOCKS: u64 = 64;
+
+/// Buffers kept for reuse, at most, of each kind (decoded blocks, frames).
+const KEPT_BUFFERS: usize = 8;
+
+/// Where the last reads of the most recently read streams ended, and the blocks decoded ahead.
+///
+/// In a child of `fork()` (a dask or multiprocessing worker that inherited an open archive)
+/// none of it is used: a thread of the parent may have held its lock at the fork, and the
+/// blocks the parent's threads were decoding will never be ready there. Such a child reads
+/// without decoding ahead (with the pool of threads of its own otherwise).
+pub(super) struct Ahead {
+    /// The process that opened the archive.
+    pid: u32,
+    /// (stream, end of its last read), most recent last.
+    ends: Mutex<Vec<(usize, u64)>>,
+    store: Arc<Store>,
+    /// The descriptor of the archive's file, when it is a local file (the archive's reader
+    /// owns it, and outlives every use of it here).
+    fd: Option<std::os::fd::RawFd>,
+    /// A duplicate of `fd` for the pool's threads, made when first needed (`None` if it cannot
+    /// be made).
+    file: OnceLock<Option<Arc<std::fs::File>>>,
+}
+
+/// Blocks decoded ahead, by (stream, block), shared with the jobs that decode them.
+#[derive(Default)]
+struct Store {
+    state: Mutex<StoreState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct StoreState {
+    /// Each block's decoded length, and its state.
+    slots: HashMap<(usize, u64), (u64, Slot)>,
+    /// Decoded bytes of the blocks in `slots`.
+    bytes: u64,
+    /// Buffers to reuse: decoded blocks and frames.
+    blocks: Vec<Vec<u8>>,
+    frames: Vec<Vec<u8>>,
+}
+
+enum Slot {
+    /// No thread has started on it; its frame, read and checked, if it was read already.
+    Queued(Option<(FrameHeader, Vec<u8>)>),
+    /// A thread is decoding it.
+    Running,
+    /// Decoded (big-endian).
+    Done(Vec<u8>),
+    /// The background decoding failed: the reader reads the block the usual way.
+    Failed,
+}
+
+/// What [`Ahead::take`] found for a block.
+pub(super) enum Taken {
+    /// The block, decoded (big-endian): give the buffer back with [`Ahead::give_back`].
+    Decoded(Vec<u8>),
+    /// Its frame, read and checked, still to decode.
+    Frame(FrameHeader, Vec<u8>),
+    /// Nothing.
+    Nothing,
+}
+
+impl Store {
+    fn lock(&self) -> MutexGuard<'_, StoreState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A background job: decodes the block at `key` if no reader has taken it, reading its
+    /// frame first (with `read`: from `file`, and checked as [`Expect`] says) if it was not.
+    fn decode(&self, key: (usize, u64), len: usize, read: Option<(Arc<std::fs::File>, Expect)>) {
+        let (frame, spare, mut out) = {
+            let mut st = self.lock();
+            let Some((_, slot @ Slot::Queued(_))) = st.slots.get_mut(&key) else {
+                return;
+            };
+            let Slot::Queued(frame) = std::mem::replace(slot, Slot::Running) else {
+                return;
+            };
+            let spare = st.frames.pop().unwrap_or_default();
+            (frame, spare, st.blocks.pop().unwrap_or_default())
+        };
+        let frame = match (frame, read) {
+            (Some(frame), _) => Some(frame),
+            (None, Some((file, expect))) => {
+                let mut buf = spare;
+                expect.read(&file, &mut buf).map(|h| (h, buf))
+            }
+            (None, None) => None,
+        };
+        let ok = frame.as_ref().is_some_and(|(h, frame)| {
+            out.try_reserve(len.saturating_sub(out.len())).is_ok() && {
+                out.resize(len, 0);
+                with_scratch(|scratch| {
+                    decode_payload_into(
+                        h,
+                        &frame[FRAME_HEADER_LEN..],
+                        &mut out,
+                        &mut scratch.codec,
+                        false,
+                    )
+                })
+                .is_ok()
+            }
+        });
+        let mut st = self.lock();
+        if let Some((_, frame)) = frame {
+            keep(&mut st.frames, frame);
+        }
+        if let Some((_, slot)) = st.slots.get_mut(&key) {
+            *slot = if ok { Slot::Done(out) } else { Slot::Failed };
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+}
+
+/// What the frame of a block must be, for a pool thread that reads it: where it is and what
+/// its header must say (as [`Archive::check_frame_header`] checks it).
+struct Expect {
+    entry: IndexEntry,
+    stream: u32,
+    block: u64,
+    decoded: u64,
+    esize: usize,
+}
+
+impl Expect {
+    /// Reads the frame into `buf` (reused); its header if it agrees, `None` if it cannot be
+    /// read or disagrees (the reader then reads it the usual way, and reports what is wrong).
+    fn read(&self, file: &std::fs::File, buf: &mut Vec<u8>) -> Option<FrameHeader> {
+        let n = usize::try_from(self.entry.frame_len()).ok()?;
+        buf.try_reserve(n.saturating_sub(buf.len())).ok()?;
+        buf.resize(n, 0);
+        ReadAt::read_exact_at(file, buf, self.entry.offset).ok()?;
+        let h = FrameHeader::decode(buf).ok()?;
+        let e = &self.entry;
+        (h.stream == self.stream
+            && h.block == self.block
+            && h.stored_len == e.stored_len
+            && u64::from(h.decoded_len) == self.decoded
+            && h.codec == e.codec
+            && h.filter == e.filter
+            && usize::from(h.esize) == self.esize)
+            .then_some(h)
+    }
+}
+
+/// Drops what no reader will take: the blocks of stream `s` before `first` (a sequential
+/// reader of `s` is past them), then, if `n` more bytes would not fit in `max_bytes`, those of
+/// the streams not in `recent` (readers that stopped) — but not the ones a thread is
+/// decoding.
+fn make_room(st: &mut StoreState, s: usize, first: u64, n: u64, max_bytes: u64, recent: &[usize]) {
+    let idle = |slot: &Slot| !matches!(slot, Slot::Running);
+    let before = st.slots.len();
+    st.slots
+        .retain(|&(ks, kb), (_, slot)| !(ks == s && kb < first && idle(slot)));
+    if st.bytes + n > max_bytes {
+        st.slots
+            .retain(|&(ks, _), (_, slot)| recent.contains(&ks) || !idle(slot));
+    }
+    if st.slots.len() != before {
+        st.bytes = st.slots.values().map(|(n, _)| n).sum();
+    }
+}
+
+/// Keeps `buf` in `list` for reuse, if there is room.
+fn keep(list: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
+    if list.len() < KEPT_BUFFERS && buf.capacity() > 0 {
+        list.push(buf);
+    }
+}
+
+impl Default for Ahead {
+    fn default() -> Ahead {
+        Ahead {
+            pid: std::process::id(),
+            ends: Mutex::default(),
+            store: Arc::default(),
+            fd: None,
+            file: OnceLock::new(),
+        }
+    }
+}
+
+impl Ahead {
+    /// Whether this is the process that opened the archive (not a child of `fork()`).
+    fn here(&self) -> bool {
+        std::process::id() == self.pid
+    }
+
+    /// Records a read of `len` bytes from `off` of stream `s`, and says whether it starts
+    /// where the last read of `s` ended: part of a sequential scan, whose blocks will not be
+    /// read again. Always false in a child of `fork()`.
+    pub(super) fn follows(&self, s: usize, off: u64, len: u64) -> bool {
+        if !self.here() {
+            return false;
+        }
+        let mut ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        let at = ends.iter().position(|e| e.0 == s);
+        let follows = at.is_some_and(|i| ends[i].1 == off);
+        if let Some(i) = at {
+            ends.remove(i);
+        } else if ends.len() == REMEMBERED {
+            ends.remove(0);
+        }
+        ends.push((s, off.saturating_add(len)));
+        follows
+    }
+
+    /// The streams read most recently.
+    fn recent(&self) -> Vec<usize> {
+        let ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        ends.iter().map(|e| e.0).collect()
+    }
+
+    /// Takes block `b` of stream `s` if it is held here, decoded or as its frame; waits for
+    /// it if a thread is decoding it.
+    pub(super) fn take(&self, s: usize, b: u64) -> Taken {
+        if !self.here() {
+            return Taken::Nothing;
+        }
+        let store = &self.store;
+        let mut st = store.lock();
+        loop {
+            match st.slots.get(&(s, b)) {
+                None => return Taken::Nothing,
+                Some((_, Slot::Running)) => {
+                    st = store.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                Some(_) => break,
+            }
+        }
+        let Some((n, slot)) = st.slots.remove(&(s, b)) else {
+            return Taken::Nothing;
+        };
+        st.bytes -= n;
+        match slot {
+            Slot::Done(block) => Taken::Decoded(block),
+            Slot::Queued(Some((h, frame))) => Taken::Frame(h, frame),
+            Slot::Queued(None) | Slot::Running | Slot::Failed => Taken::Nothing,
+        }
+    }
+
+    /// Notes that the archive's reader is the local file with descriptor `fd`, which the
+    /// pool's threads may read frames from (through a duplicate, made when first needed).
+    pub(super) fn set_fd(&mut self, fd: std::os::fd::RawFd) {
+        self.fd = Some(fd);
+    }
+
+    /// The duplicate of the archive's file descriptor for the pool's threads.
+    fn file(&self) -> Option<Arc<std::fs::File>> {
+        self.file
+            .get_or_init(|| {
+                let fd = self.fd?;
+                // SAFETY: `fd` is the descriptor of the archive's reader, open while the
+                // archive (which holds this) is; it is only borrowed to be duplicated.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+                fd.try_clone_to_owned().ok().map(|fd| Arc::new(fd.into()))
+            })
+            .clone()
+    }
+
+    /// Holds block `b` of stream `s`, decoded (big-endian), for the next read: the block a
+    /// sequential read ended inside.
+    pub(super) fn hold(&self, s: usize, b: u64, block: Vec<u8>) {
+        if !self.here() {
+            return;
+        }
+        let mut st = self.store.lock();
+        let n = block.len() as u64;
+        if let Some((old, _)) = st.slots.insert((s, b), (n, Slot::Done(block))) {
+            st.bytes -= old;
+        }
+        st.bytes += n;
+    }
+
+    /// Gives back a buffer [`Ahead::take`] returned, for reuse.
+    pub(super) fn give_back(&self, block: Vec<u8>) {
+        keep(&mut self.store.lock().blocks, block);
+    }
+
+    /// Gives back a frame buffer [`Ahead::take`] returned, for reuse.
+    pub(super) fn give_back_frame(&self, frame: Vec<u8>) {
+        keep(&mut self.store.lock().frames, frame);
+    }
+}
+
+impl<R: ReadAt> Archive<R> {
+    /// After a sequential read of stream `s` that ended at byte `end` and was `len` bytes
+    /// long: reads the frames of the blocks from the one holding `end` on (those not cached
+    /// or held already, twice as many as the read covered and at least two per thread, within
+    /// [`AHEAD_BYTES`] and [`AHEAD_BLOCKS`]) and has the pool's threads decode them. Does
+    /// nothing with one thread, for a remote archive (its reader fetches ahead on its own),
+    /// or when a frame cannot be read or is damaged (the read of that block will say so).
+    pub(super) fn decode_ahead(&self, s: usize, end: u64, len: u64) {
+        let threads = self.threads() as u64;
+        let st = &self.streams[s];
+        let (id, bb) = (st.id, st.block_bytes);
+        if threads < 2 || self.reader.wants_prefetch() || st.shared.is_some() || end >= st.total {
+            return;
+        }
+        let max_bytes = AHEAD_BYTES.max(2 * bb);
+        // Two reads' worth (so that the pool's threads are still busy when the next read
+        // comes), at least two blocks per thread.
+        let want = len.saturating_mul(2).max(2 * threads * bb).min(max_bytes);
+        let (first, last) = (end / bb, ((end + want - 1) / bb).min(st.blocks() - 1));
+        let store = &self.ahead.store;
+        let file = self.ahead.file();
+        let recent = self.ahead.recent();
+        for b in first..=last {
+            let e = *self.entry(s, b);
+            let n = self.block_len(s, b);
+            if e.is_constant() || e.is_lost() || self.cache.contains((id, b)) {
+                continue;
+            }
+            {
+                let mut g = store.lock();
+                if g.slots.contains_key(&(s, b)) {
+                    continue;
+                }
+                make_room(&mut g, s, first, n, max_bytes, &recent);
+                if g.bytes + n > max_bytes || g.slots.len() as u64 >= AHEAD_BLOCKS {
+                    return;
+                }
+            }
+            let (frame, read) = match &file {
+                // A pool thread reads the frame.
+                Some(file) => {
+                    let expect = Expect {
+                        entry: e,
+                        stream: id,
+                        block: b,
+                        decoded: n,
+                        esize: st.esize,
+                    };
+                    (None, Some((Arc::clone(file), expect)))
+                }
+                // This thread reads it.
+                None => {
+                    let mut frame = store.lock().frames.pop().unwrap_or_default();
+                    let Ok(bytes) = self.read_frame(s, b, &mut frame) else {
+                        return;
+                    };
+                    let Ok(h) = self.check_frame_header(s, b, bytes) else {
+                        return;
+                    };
+                    (Some((h, frame)), None)
+                }
+            };
+            {
+                let mut g = store.lock();
+                g.bytes += n;
+                g.slots.insert((s, b), (n, Slot::Queued(frame)));
+            }
+            let job_store = Arc::clone(store);
+            if !crate::parallel::spawn(move || job_store.decode((s, b), n as usize, read)) {
+                // No pool: the reader reads the block itself.
+                return;
+            }
+        }
+    }
+
+    /// Block `b` of stream `s` from what [`Archive::decode_ahead`] holds, into `dst` (the whole
+    /// block; with `native`, in native byte order); false if it holds nothing for it.
+    pub(super) fn ahead_into(
+        &self,
+        s: usize,
+        b: u64,
+        dst: &mut [u8],
+        native: bool,
+        scratch: &mut BlockScratch,
+    ) -> Result<bool> {
+        match self.ahead.take(s, b) {
+            Taken::Nothing => Ok(false),
+            Taken::Decoded(block) => {
+                if block.len() != dst.len() {
+                    self.ahead.give_back(block);
+                    return Err(self.shorter(s, b));
+                }
+                dst.copy_from_slice(&block);
+                self.ahead.give_back(block);
+                if native {
+                    be_to_native(dst, self.streams[s].esize);
+                }
+                Ok(true)
+            }
+            Taken::Frame(h, frame) => {
+                let r = decode_payload_into(
+                    &h,
+                    &frame[FRAME_HEADER_LEN..],
+                    dst,
+                    &mut scratch.codec,
+                    native,
+                );
+                self.ahead.give_back_frame(frame);
+                r.map_err(|e| self.block_error(s, b, e.into()))?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Block `b` of stream `s` from what [`Archive::decode_ahead`] holds, as a block to cache;
+    /// `None` if it holds nothing for it.
+    pub(super) fn ahead_block(
+        &self,
+        s: usize,
+        b: u64,
+        scratch: &mut BlockScratch,
+    ) -> Result<Option<Block>> {
+        match self.ahead.take(s, b) {
+            Taken::Nothing => Ok(None),
+            Taken::Decoded(block) => Ok(Some(Block::Bytes(Arc::new(block)))),
+            Taken::Frame(h, frame) => {
+                let mut out = self.zeroed(s, b, u64::from(h.decoded_len))?;
+                let r = decode_payload_into(
+                    &h,
+                    &frame[FRAME_HEADER_LEN..],
+                    &mut out,
+                    &mut scratch.codec,
+                    false,
+                );
+                self.ahead.give_back_frame(frame);
+                r.map_err(|e| self.block_error(s, b, e.into()))?;
+                Ok(Some(Block::Bytes(Arc::new(out))))
+            }
+        }
+    }
+}
