@@ -10,11 +10,9 @@ use std::path::{Path, PathBuf};
 /// `gridded_sst.nc` (sst: 24 x 180 x 360 floats) packed with blocks of 64 KiB.
 fn packed(dir: &Path) -> PathBuf {
     let z = dir.join("sst.nc3z");
-    let opts = PackOptions {
-        block_size: 64 << 10,
-        threads: 2,
-        ..PackOptions::default()
-    };
+    let opts = PackOptions::default()
+        .with_block_size(64 << 10)
+        .with_threads(2);
     pack_file(&sample("gridded_sst.nc"), &z, &opts).unwrap();
     z
 }
