@@ -129,3 +129,16 @@ pub(crate) const FIT_SURE: f64 = 0.95;
 /// level (zstd 3) on the whole block: zstd 19 makes numeric blocks 1-5 % smaller than zstd 3
 /// after the same filter, and that run takes most of the `max` preset's time.
 pub(crate) const PCO_SURE: f64 = 0.85;
+
+/// With blocks smaller than this (a variable's `block-size` setting), the default preset judges
+/// the trials (filters, pco, `plane`, `mask`, `fit`) on one block and has the next blocks of the
+/// variable, up to this many bytes in all, take the same plan (see [`Encoder::encode_shared`]):
+/// the trials run on a sample of up to [`FILTER_SAMPLE`] bytes whatever the block's size, half
+/// of a 64 KiB block, so small blocks would pay them many times over. Trials then run about as
+/// often per byte as with the default 1 MiB blocks.
+pub(crate) const TRIAL_SPAN: u64 = 1 << 20;
+
+/// A block that takes the plan of an earlier block (see [`TRIAL_SPAN`]) has the next block judge
+/// afresh when its payload is larger than this many times the judged block's (per byte): the
+/// data changed, and the plan may no longer be the best.
+pub(crate) const TRIAL_DRIFT: f64 = 1.03;
