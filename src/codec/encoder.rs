@@ -70,6 +70,9 @@ pub struct Encoder {
     /// Whether the last block's `plane` choice went to [`Encoder::check_plane`] (for tests).
     #[cfg(test)]
     pub(super) plane_checked: bool,
+    /// Blocks judged (their plan chosen rather than taken from a run's: for tests).
+    #[cfg(test)]
+    pub(super) judged: usize,
     /// The plan of the last block encoded (for tests).
     #[cfg(test)]
     pub(super) last_plan: Option<Plan>,
@@ -125,6 +128,8 @@ impl Encoder {
             codec_runs: 0,
             #[cfg(test)]
             plane_checked: false,
+            #[cfg(test)]
+            judged: 0,
         })
     }
 
@@ -307,6 +312,10 @@ impl Encoder {
     /// the block codec. Thorough encoders then search on the whole block (their lzma plan
     /// made here).
     fn choose(&mut self, esize: usize, data: &[u8]) -> Plan {
+        #[cfg(test)]
+        {
+            self.judged += 1;
+        }
         let cands = self.candidates(esize);
         let fixed = match self.mode {
             // The 2-D predictor is for the rows of float variables of 2+ dimensions (see

@@ -263,3 +263,95 @@ impl Encoder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{decode_payload, FilterMode};
+    use crate::format::{FrameHeader, FRAME_HEADER_LEN};
+
+    /// Rows of 1440 floats: a smooth field plus a little noise, offset by `at` rows; `noisy`
+    /// makes it all noise.
+    fn field(rows: usize, at: usize, noisy: bool) -> Vec<u8> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ at as u64;
+        (0..rows * 1440)
+            .flat_map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let (r, c) = ((i / 1440 + at) as f32, (i % 1440) as f32);
+                let noise = (x >> 40) as f32 / (1u64 << 24) as f32;
+                let v = if noisy {
+                    noise * 1000.0
+                } else {
+                    280.0 + 20.0 * (r * 0.01).sin() * (c * 0.005).cos() + noise * 0.1
+                };
+                v.to_be_bytes()
+            })
+            .collect()
+    }
+
+    /// Encodes `blocks` as one run with `enc`, checks that every frame decodes to its block,
+    /// and returns the payloads' total length.
+    fn encode_run(enc: &mut Encoder, blocks: &[Vec<u8>]) -> usize {
+        let mut shared = Shared::default();
+        let mut total = 0;
+        for (i, data) in blocks.iter().enumerate() {
+            let mut frame = Vec::new();
+            let kind = (Some(NumKind::F32), 1440);
+            let done = enc.encode_shared(0, i as u64, 4, kind, data, &mut frame, &mut shared);
+            let h = done.frame().unwrap();
+            let h2 = FrameHeader::decode(&frame).unwrap();
+            assert_eq!(h, h2);
+            let mut back = Vec::new();
+            decode_payload(&h, &frame[FRAME_HEADER_LEN..], &mut back).unwrap();
+            assert_eq!(&back, data, "block {i}");
+            total += frame.len() - FRAME_HEADER_LEN;
+        }
+        total
+    }
+
+    fn encoder() -> Encoder {
+        Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)
+            .unwrap()
+            .numeric(true)
+    }
+
+    #[test]
+    fn a_run_of_small_blocks_judges_its_first_and_shares_the_plan() {
+        // Sixteen blocks of eleven rows (62 KiB) of one smooth field.
+        let blocks: Vec<Vec<u8>> = (0..16).map(|b| field(11, 11 * b, false)).collect();
+        let mut enc = encoder();
+        let shared = encode_run(&mut enc, &blocks);
+        assert_eq!(enc.judged, 1, "blocks judged in a run of alike blocks");
+        // Within a percent of judging every block.
+        let mut alone = encoder();
+        let mut each = 0;
+        for (i, data) in blocks.iter().enumerate() {
+            let mut frame = Vec::new();
+            let kind = (Some(NumKind::F32), 1440);
+            alone.encode_block_numeric(0, i as u64, 4, kind, data, &mut frame);
+            each += frame.len() - FRAME_HEADER_LEN;
+        }
+        assert_eq!(alone.judged, 16);
+        assert!(
+            (shared as f64) < 1.01 * each as f64,
+            "{shared} against {each}"
+        );
+    }
+
+    #[test]
+    fn a_run_judges_again_where_its_blocks_drift() {
+        // Four smooth blocks, then noise: the first noisy block takes the smooth plan and drifts
+        // far above it, and the next is judged afresh; a shorter last block is judged too.
+        let mut blocks: Vec<Vec<u8>> = (0..4).map(|b| field(11, 11 * b, false)).collect();
+        blocks.extend((4..8).map(|b| field(11, 11 * b, true)));
+        blocks.push(field(3, 88, true));
+        let mut enc = encoder();
+        encode_run(&mut enc, &blocks);
+        assert_eq!(
+            enc.judged, 3,
+            "the first, the one after the drift, the short last one"
+        );
+    }
+}
