@@ -698,7 +698,12 @@ impl Encoder {
             (Codec::None, Filter::None)
         } else {
             self.mask_prefix.clear();
-            let taken = shared.as_deref().and_then(|s| self.take_shared(s, e, data));
+            // The block's fill value, which a shared plan must have been judged with.
+            let fill = shared.as_ref().map(|_| super::mask::fill_of(data, e));
+            let taken = shared
+                .as_deref()
+                .zip(fill)
+                .and_then(|(s, fill)| self.take_shared(s, e, fill, data));
             let plan = match taken {
                 Some(plan) => plan,
                 None => self.choose(e, data),
@@ -710,7 +715,7 @@ impl Encoder {
             let mut c = std::mem::take(&mut self.scratch);
             let result = self.execute(&plan, e, data, &mut c);
             if let Some(s) = shared {
-                s.update(plan, taken.is_some(), data.len(), c.len());
+                s.update(plan, taken.is_some(), (data.len(), fill.flatten()), c.len());
             }
             out.extend_from_slice(&c);
             self.scratch = c;

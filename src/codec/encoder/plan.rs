@@ -182,13 +182,30 @@ fn pco_chosen(
     }
 }
 
-/// The plan a run of blocks of one variable shares (see [`TRIAL_SPAN`],
-/// [`Encoder::encode_shared`]): the last judged block's, with that block's length and its
-/// payload's length per byte. A new run starts with [`Shared::default`], so what a block takes
-/// depends only on the blocks before it in its run.
+/// The plans a run of blocks of one variable shares (see [`TRIAL_SPAN`],
+/// [`Encoder::encode_shared`]): the last judged block's for each fill value (the blocks of a
+/// field with patches of fill values have some or none, and take the plan judged on a block
+/// like them), up to [`SHARED_FILLS`] of them. A new run starts with [`Shared::default`], so
+/// what a block takes depends only on the blocks before it in its run.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
-    judged: Option<(Plan, usize, f64)>,
+    judged: Vec<Judged>,
+}
+
+/// The most fill values (`None` counted) whose plans a run keeps (see [`Shared`]).
+const SHARED_FILLS: usize = 4;
+
+/// A judged block of a run (see [`Shared`]).
+#[derive(Debug, Clone, Copy)]
+struct Judged {
+    /// Its plan.
+    plan: Plan,
+    /// Its length.
+    len: usize,
+    /// Its fill value (see [`crate::codec::mask::fill_of`]).
+    fill: Option<u64>,
+    /// Its payload's length per byte of the block.
+    rate: f64,
 }
 
 impl Shared {
@@ -196,16 +213,31 @@ impl Shared {
     /// keeps a judged block's plan for the next blocks (not a thorough one, which judges every
     /// block whole), and drops a taken plan whose payload grew past [`TRIAL_DRIFT`] times the
     /// judged block's, so that the next block is judged afresh.
-    pub(super) fn update(&mut self, plan: Plan, taken: bool, len: usize, payload: usize) {
+    pub(super) fn update(
+        &mut self,
+        plan: Plan,
+        taken: bool,
+        (len, fill): (usize, Option<u64>),
+        payload: usize,
+    ) {
         let rate = payload as f64 / len.max(1) as f64;
+        let at = self.judged.iter().position(|j| j.fill == fill);
         if !taken {
-            let shareable = !matches!(plan.path, Path::Thorough { .. });
-            self.judged = shareable.then_some((plan, len, rate));
-        } else if self
-            .judged
-            .is_some_and(|(_, _, judged)| rate > TRIAL_DRIFT * judged)
-        {
-            self.judged = None;
+            if let Some(at) = at {
+                self.judged.remove(at);
+            } else if self.judged.len() >= SHARED_FILLS {
+                self.judged.remove(0);
+            }
+            if !matches!(plan.path, Path::Thorough { .. }) {
+                self.judged.push(Judged {
+                    plan,
+                    len,
+                    fill,
+                    rate,
+                });
+            }
+        } else if let Some(at) = at.filter(|&at| rate > TRIAL_DRIFT * self.judged[at].rate) {
+            self.judged.remove(at);
         }
     }
 }
@@ -233,33 +265,30 @@ impl Encoder {
     }
 
     /// The plan `shared` holds, where the block `data` (elements of `esize` bytes) may take it:
-    /// as long as the judged block, its fill value the one `mask` or `fit` sets apart (whose
-    /// fill section `mask` then needs in `mask_prefix` and `mask_rest`, made here).
+    /// as long as the judged block and with the same fill value `fill` (see
+    /// [`crate::codec::mask::fill_of`]: a block with fill values where the judged one had none
+    /// may be `mask`'s). `mask` then needs the block's fill section in `mask_prefix` and
+    /// `mask_rest`, made here.
     pub(super) fn take_shared(
         &mut self,
         shared: &Shared,
         esize: usize,
+        fill: Option<u64>,
         data: &[u8],
     ) -> Option<Plan> {
-        let (plan, len, _) = shared.judged?;
+        let Judged { plan, len, .. } = *shared.judged.iter().find(|j| j.fill == fill)?;
         if len != data.len() {
             return None;
         }
         match plan.path {
             Path::Thorough { .. } => None,
             Path::Mask { fill, .. } => {
-                if crate::codec::mask::fill_of(data, esize) != Some(fill) {
-                    return None;
-                }
                 let (prefix, rest) = (&mut self.mask_prefix, &mut self.mask_rest);
                 prefix.clear();
                 crate::codec::mask::apply(data, esize, fill, prefix, rest)?;
                 Some(plan)
             }
-            Path::Fit { fill, .. } => {
-                (crate::codec::mask::fill_of(data, esize) == fill).then_some(plan)
-            }
-            Path::Plain | Path::Pco { .. } | Path::Plane { .. } => Some(plan),
+            Path::Plain | Path::Pco { .. } | Path::Plane { .. } | Path::Fit { .. } => Some(plan),
         }
     }
 }
