@@ -143,6 +143,12 @@ pub(crate) const TRIAL_SPAN: u64 = 2 << 20;
 /// are judged one by one.
 pub(crate) const SHARED_BLOCK_MAX: u64 = 512 << 10;
 
+/// The smallest blocks that share plans in runs (see [`TRIAL_SPAN`]). Smaller ones are judged
+/// one by one, as before runs: their trials run on the whole block, and the format 1.0
+/// reference archives packed with 48- and 64-byte blocks (samples/archives_1_0, checked byte
+/// for byte by the tests) keep their bytes.
+pub(crate) const SHARED_BLOCK_MIN: u64 = 4 << 10;
+
 /// A block that takes the plan of an earlier block (see [`TRIAL_SPAN`]) has the next block judge
 /// afresh when its payload is larger than this many times the judged block's (per byte): the
 /// data changed, and the plan may no longer be the best.

@@ -1,5 +1,5 @@
-//! Runs of small blocks: consecutive blocks of a variable whose blocks are at most
-//! [`SHARED_BLOCK_MAX`] bytes go to one encoder together, which judges the first and has the next ones take
+//! Runs of small blocks: consecutive blocks of a variable whose blocks are from
+//! [`SHARED_BLOCK_MIN`] to [`SHARED_BLOCK_MAX`] bytes go to one encoder together, which judges the first and has the next ones take
 //! its plan (see [`Encoder::encode_shared`]). A run is cut by the blocks' numbers only (the
 //! `n`-th run of a stream holds its blocks `n * len` to `n * len + len - 1`), so the archive's
 //! bytes do not depend on the thread count.
@@ -8,14 +8,14 @@ use super::route::RoutedBlock;
 use super::var_plan::EncoderPlan;
 use crate::codec::encoder::Shared;
 use crate::codec::pco::NumKind;
-use crate::codec::tuning::{SHARED_BLOCK_MAX, TRIAL_SPAN};
+use crate::codec::tuning::{SHARED_BLOCK_MAX, SHARED_BLOCK_MIN, TRIAL_SPAN};
 use crate::codec::{Encoded, Encoder};
 
 /// How many blocks a run of the stream whose blocks are `block_bytes` long holds: 1 (each block
-/// judged, as with the default block size) unless its blocks are at most [`SHARED_BLOCK_MAX`]
-/// and its encoder shares plans (`shares`).
+/// judged, as with the default block size) unless its blocks are from [`SHARED_BLOCK_MIN`] to
+/// [`SHARED_BLOCK_MAX`] bytes and its encoder shares plans (`shares`).
 pub(super) fn run_len(block_bytes: u64, shares: bool) -> usize {
-    if shares && block_bytes <= SHARED_BLOCK_MAX {
+    if shares && (SHARED_BLOCK_MIN..=SHARED_BLOCK_MAX).contains(&block_bytes) {
         usize::try_from(TRIAL_SPAN / block_bytes.max(1))
             .unwrap_or(1)
             .max(1)
