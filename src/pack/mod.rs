@@ -13,8 +13,8 @@
 
 pub(crate) mod lossy;
 pub(crate) mod route;
-#[cfg(feature = "remote")]
 mod runs;
+#[cfg(feature = "remote")]
 mod upload;
 mod var_plan;
 pub(crate) mod writer;
