@@ -10,10 +10,11 @@ use crate::codec::CodecError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 pub(crate) mod numeric;
+pub(crate) mod plan;
 pub(crate) mod repeats;
 pub(crate) mod whole;
 
-use numeric::plane_block;
+pub(crate) use plan::{Path, Plan, Shared};
 
 /// A reusable block encoder (one per thread): holds the codec contexts and scratch space.
 ///
@@ -38,7 +39,7 @@ pub struct Encoder {
     probe: Option<zstd::bulk::Compressor<'static>>,
     /// A zstd level 1 context, when blocks may use it (see [`Encoder::fast_blocks`]).
     fast: Option<zstd::bulk::Compressor<'static>>,
-    /// Whether the block being encoded uses `fast`.
+    /// Whether the plan being executed uses `fast` (set from [`Plan::fast`] as it starts).
     use_fast: bool,
     filtered: Vec<u8>,
     scratch: Vec<u8>,
@@ -48,9 +49,6 @@ pub struct Encoder {
     pco: bool,
     /// The number type of the block being encoded, when it is numeric.
     kind: Option<NumKind>,
-    /// For thorough encoders, the float mode found over the block being encoded (see
-    /// `pco::block_float_mode`).
-    block_mode: Option<super::pco::Mode>,
     /// The `mask` prefix of the block being encoded (see [`super::mask::apply`]).
     mask_prefix: Vec<u8>,
     /// The block's elements other than its fill value (see [`super::mask::apply`]).
@@ -72,8 +70,12 @@ pub struct Encoder {
     /// Whether the last block's `plane` choice went to [`Encoder::check_plane`] (for tests).
     #[cfg(test)]
     pub(super) plane_checked: bool,
-    /// What the sample of the block being encoded chose, beyond its filter.
-    pub(super) choice: BlockChoice,
+    /// Blocks judged (their plan chosen rather than taken from a run's: for tests).
+    #[cfg(test)]
+    pub(super) judged: usize,
+    /// The plan of the last block encoded (for tests).
+    #[cfg(test)]
+    pub(super) last_plan: Option<Plan>,
 }
 
 impl Encoder {
@@ -114,18 +116,20 @@ impl Encoder {
             words: Vec::new(),
             pco: false,
             kind: None,
-            block_mode: None,
             mask_prefix: Vec::new(),
             mask_rest: Vec::new(),
             row: None,
             plane_row: None,
             fit_work: super::fit::Work::default(),
             lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
-            choice: BlockChoice::default(),
+            #[cfg(test)]
+            last_plan: None,
             #[cfg(test)]
             codec_runs: 0,
             #[cfg(test)]
             plane_checked: false,
+            #[cfg(test)]
+            judged: 0,
         })
     }
 
@@ -221,6 +225,22 @@ impl Encoder {
         data: &[u8],
         out: &mut Vec<u8>,
     ) -> Encoded {
+        self.encode_numeric(stream, block, esize, (kind, row), data, out, None)
+    }
+
+    /// [`Encoder::encode_block_numeric`], taking the plan `shared` holds where it may (see
+    /// [`Encoder::encode_shared`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn encode_numeric(
+        &mut self,
+        stream: u32,
+        block: u64,
+        esize: usize,
+        (kind, row): (Option<NumKind>, usize),
+        data: &[u8],
+        out: &mut Vec<u8>,
+        shared: Option<&mut Shared>,
+    ) -> Encoded {
         let whole = esize > 0 && data.len().is_multiple_of(esize);
         self.row = kind
             .filter(|k| {
@@ -242,7 +262,7 @@ impl Encoder {
             .and_then(|_| u32::try_from(row).ok())
             .filter(|&r| r >= 2)
             .map(|r| r as usize);
-        let done = self.encode_block(stream, block, esize, data, out);
+        let done = self.encode_with(stream, block, esize, data, out, shared);
         self.kind = None;
         self.row = None;
         self.plane_row = None;
@@ -287,9 +307,17 @@ impl Encoder {
         super::block::codec(self.codec).compress(zstd, self.level, input, limit, out)
     }
 
-    fn choose_filter(&mut self, esize: usize, data: &[u8]) -> Filter {
+    /// The block's plan: its filter and the path its bytes take (see [`Plan`]). In the `auto`
+    /// mode, judged on the block (see [`Encoder::choose_auto`]); else the fixed filter with
+    /// the block codec. Thorough encoders then search on the whole block (their lzma plan
+    /// made here).
+    fn choose(&mut self, esize: usize, data: &[u8]) -> Plan {
+        #[cfg(test)]
+        {
+            self.judged += 1;
+        }
         let cands = self.candidates(esize);
-        match self.mode {
+        let fixed = match self.mode {
             // The 2-D predictor is for the rows of float variables of 2+ dimensions (see
             // `encode_block_numeric`); other blocks take the 1-D difference instead.
             FilterMode::Fixed(Filter::Lorenzo)
@@ -311,7 +339,42 @@ impl Encoder {
             }
             FilterMode::Fixed(f) => f,
             FilterMode::Auto if cands.len() == 1 => cands[0],
-            FilterMode::Auto => self.choose_auto(esize, data, cands),
+            FilterMode::Auto => return self.choose_auto(esize, data, cands),
+        };
+        let plan = Plan {
+            filter: fixed,
+            fast: false,
+            refs_est: None,
+            path: Path::Plain,
+        };
+        self.thorough_plan(plan, esize, data, 0)
+    }
+
+    /// A thorough encoder's plan after its filter (`plan`) and the probe level's result on the
+    /// block with it (`probe_size`, 0 when not judged): the search on the whole block
+    /// ([`Path::Thorough`]), with lzma's plan where lzma may be tried.
+    fn thorough_plan(&mut self, plan: Plan, esize: usize, data: &[u8], probe_size: usize) -> Plan {
+        if !self.thorough {
+            return plan;
+        }
+        let mut f = std::mem::take(&mut self.filtered);
+        let lzma = if self.lzma_alt {
+            self.lzma_plan(plan.filter, data, esize, probe_size, &mut f)
+        } else {
+            None
+        };
+        self.filtered = f;
+        let block_mode = self
+            .kind
+            .filter(|k| k.is_float())
+            .and_then(|k| super::pco::block_float_mode(k, data));
+        Plan {
+            path: Path::Thorough {
+                probe_size,
+                lzma,
+                block_mode,
+            },
+            ..plan
         }
     }
 
@@ -319,7 +382,7 @@ impl Encoder {
     /// rows) judged with zstd at the probe level on a sample of the block (the whole block for
     /// thorough encoders), then the numeric codecs for a block of numbers (see
     /// [`Encoder::judge_numeric`]), and the level for fast blocks.
-    fn choose_auto(&mut self, esize: usize, data: &[u8], cands: &'static [Filter]) -> Filter {
+    fn choose_auto(&mut self, esize: usize, data: &[u8], cands: &'static [Filter]) -> Plan {
         let sample = if self.thorough {
             data.len()
         } else {
@@ -352,16 +415,20 @@ impl Encoder {
                 best = (size, Filter::Lorenzo);
             }
         }
-        if let Some(kind) = self.kind.filter(|_| !self.thorough) {
-            let probed = Probed {
-                esize,
-                at,
-                sample,
-                best,
-                plain,
-            };
-            self.judge_numeric(kind, data, &probed, &mut f, &mut c);
-        }
+        let (path, refs_est) = match self.kind.filter(|_| !self.thorough) {
+            Some(kind) => {
+                let probed = Probed {
+                    esize,
+                    at,
+                    sample,
+                    best,
+                    plain,
+                };
+                self.judge_numeric(kind, data, &probed, &mut f, &mut c)
+            }
+            None => (Path::Plain, None),
+        };
+        let mut fast = false;
         if self.fast.is_some() {
             // The probe is the fast level: does the block's level pay on the sample?
             let row = self.lorenzo_row(esize, sample.len());
@@ -372,11 +439,16 @@ impl Encoder {
             } else {
                 f.len()
             };
-            self.use_fast = slow as f64 >= FAST_ENOUGH * best.0 as f64;
+            fast = slow as f64 >= FAST_ENOUGH * best.0 as f64;
         }
         (self.filtered, self.scratch) = (f, c);
-        self.choice.probe_size = best.0;
-        best.1
+        let plan = Plan {
+            filter: best.1,
+            fast,
+            refs_est,
+            path,
+        };
+        self.thorough_plan(plan, esize, data, best.0)
     }
 
     /// The candidate filter whose result on `sample` with zstd at the probe level is smallest,
@@ -407,9 +479,9 @@ impl Encoder {
 
     /// The numeric codecs' trials on a block of numbers of `kind` (default preset), after the
     /// filters' probe on its sample (`p`): `fit`, pco, `plane`, `mask` and `refs`, each judged
-    /// against zstd's estimated result; sets the encoder's per-block choices (`use_pco`,
-    /// `use_plane`, `use_mask`, `use_fit`, `refs_est`, ...) that [`Encoder::encode_block`]
-    /// then follows. `f` and `c` are scratch space.
+    /// against zstd's estimated result. Returns the path the block takes and, where its values
+    /// come from a small set, the estimate that has the block codec's path try `refs` (see
+    /// [`Plan::refs_est`]). `f` and `c` are scratch space.
     fn judge_numeric(
         &mut self,
         kind: NumKind,
@@ -417,7 +489,7 @@ impl Encoder {
         p: &Probed<'_>,
         f: &mut Vec<u8>,
         c: &mut Vec<u8>,
-    ) {
+    ) -> (Path, Option<f64>) {
         let Probed {
             esize,
             at,
@@ -433,6 +505,119 @@ impl Encoder {
         // (`mask`, below) instead of pco on all of them, which the fill values cost
         // dearly; integers try both (a flag's most common value is no fill).
         let fill = super::mask::fill_of(data, esize);
+        let scale = data.len() as f64 / sample.len() as f64;
+        let (fit, zstd_est) = self.judge_fit(kind, data, p, fill, block_mode);
+        // Clearly below zstd, and below mask where the block has a fill value.
+        let sure = kind.is_float()
+            && fit.is_some_and(|(_, est, mask)| {
+                est < FIT_SURE * zstd_est && mask.is_none_or(|mask| est < FIT_MARGIN * mask)
+            });
+        let fit = fit.map(|(row, est, _)| (row, est));
+        if let Some((row, _)) = fit.filter(|_| sure) {
+            return (Path::Fit { kind, row, fill }, None);
+        }
+        let pco_choice = match fill {
+            Some(_) if kind.is_float() => None,
+            _ => pco_sample(kind, sample, block_mode, c),
+        };
+        let margin = if pco_choice.is_some_and(|ch| ch.decimal()) {
+            PCO_MARGIN_DECIMAL
+        } else {
+            PCO_MARGIN
+        };
+        let pco_path = pco_choice.map(|choice| Path::Pco { kind, choice });
+        let mut path = pco_path
+            .filter(|_| (c.len() as f64) < margin * best.0 as f64)
+            .unwrap_or(Path::Plain);
+        let pco_size = if pco_choice.is_some() {
+            c.len()
+        } else {
+            usize::MAX
+        };
+        // The 2-D predictor with pco, on at least two rows.
+        if let Some(row) = self.plane_row.filter(|&r| 2 * r * esize <= sample.len()) {
+            let p = super::plane::choose(sample, esize, row as u32, kind.is_float());
+            super::plane::apply(sample, esize, &p, f);
+            c.clear();
+            if super::pco::compress_residuals(kind.unsigned(), f, super::pco::LEVEL, c) {
+                let size = c.len() + super::plane::PREFIX;
+                if (size as f64) < PLANE_MARGIN * best.0 as f64 {
+                    // pco alone where it does as well (it decodes faster).
+                    let check = !matches!(path, Path::Pco { .. });
+                    path = match pco_path {
+                        Some(pco) if pco_size <= size => pco,
+                        _ => Path::Plane {
+                            kind,
+                            params: p,
+                            check,
+                        },
+                    };
+                }
+            }
+        }
+        let taken = match path {
+            Path::Plane { .. } => c.len() + super::plane::PREFIX,
+            Path::Pco { .. } => pco_size,
+            _ => usize::MAX,
+        };
+        let mut mask_est = None;
+        if let Some(fill) = fill {
+            let judged = Judged {
+                at,
+                len: sample.len(),
+                best: best.0,
+                plain,
+                taken,
+            };
+            if let Some((choice, est)) = self.mask_sample(kind, data, fill, judged, block_mode) {
+                path = Path::Mask { kind, choice, fill };
+                mask_est = Some(est);
+            }
+        }
+        // The fitted predictor where it beats what the sample chose.
+        if let Some((row, est)) = fit {
+            // Against pco's choices (as dear to pack and to read) by a small
+            // margin; against zstd by the margin that takes it first.
+            let (chosen, margin) = match mask_est {
+                Some(m) => (m, FIT_MARGIN),
+                None if taken != usize::MAX => (taken as f64 * scale, FIT_MARGIN),
+                None => (zstd_est, FIT_SURE),
+            };
+            if est < margin * chosen {
+                path = Path::Fit { kind, row, fill };
+            }
+        }
+        // Values from a small set (the coordinates of stations reporting in cycles):
+        // where no numeric codec took the block, it tries `refs` with zstd.
+        let small_set = self.codec == Codec::Zstd
+            && taken == usize::MAX
+            && !matches!(path, Path::Mask { .. })
+            && super::refs::late_new(sample, esize)
+                .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
+        let refs_est = small_set.then(|| best.0 as f64 * data.len() as f64 / sample.len() as f64);
+        (path, refs_est)
+    }
+
+    /// The `fit` trial of [`Encoder::judge_numeric`]: where the block (of a variable of two
+    /// dimensions or more, floats not in a decimal mode) may use it, its row length, estimated
+    /// result and, with a fill value `fill`, `mask`'s (see [`Encoder::fit_sample`]); and
+    /// zstd's result on the block estimated from the sample's. Leaves the block's fill section
+    /// in `mask_prefix`.
+    fn judge_fit(
+        &mut self,
+        kind: NumKind,
+        data: &[u8],
+        p: &Probed<'_>,
+        fill: Option<u64>,
+        block_mode: Option<super::pco::Mode>,
+    ) -> (Option<(usize, f64, Option<f64>)>, f64) {
+        let Probed {
+            esize,
+            at,
+            sample,
+            best,
+            ..
+        } = *p;
         // A predictor fitted to the block, on rows of a variable of at least two
         // dimensions (not for floats pco takes as decimals or whole numbers, whose
         // multiplier the residuals lose): tried first, as where it is clearly
@@ -472,83 +657,7 @@ impl Encoder {
                 self.fit_sample(kind, data, row, (fill, others), window, block_mode)?;
             Some((row, est, mask))
         });
-        // Clearly below zstd, and below mask where the block has a fill value.
-        let sure = kind.is_float()
-            && fit.is_some_and(|(_, est, mask)| {
-                est < FIT_SURE * zstd_est && mask.is_none_or(|mask| est < FIT_MARGIN * mask)
-            });
-        let fit = fit.map(|(row, est, _)| (row, est));
-        if let Some((row, _)) = fit.filter(|_| sure) {
-            self.take_fit(row, fill);
-        } else {
-            self.choice.pco_choice = match fill {
-                Some(_) if kind.is_float() => None,
-                _ => pco_sample(kind, sample, block_mode, c),
-            };
-            let pco = self.choice.pco_choice.is_some();
-            let decimal = self.choice.pco_choice.is_some_and(|ch| ch.decimal());
-            let margin = if decimal {
-                PCO_MARGIN_DECIMAL
-            } else {
-                PCO_MARGIN
-            };
-            self.choice.use_pco = pco && (c.len() as f64) < margin * best.0 as f64;
-            let pco_size = if pco { c.len() } else { usize::MAX };
-            // The 2-D predictor with pco, on at least two rows.
-            if let Some(row) = self.plane_row.filter(|&r| 2 * r * esize <= sample.len()) {
-                let p = super::plane::choose(sample, esize, row as u32, kind.is_float());
-                super::plane::apply(sample, esize, &p, f);
-                c.clear();
-                if super::pco::compress_residuals(kind.unsigned(), f, super::pco::LEVEL, c) {
-                    let size = c.len() + super::plane::PREFIX;
-                    if (size as f64) < PLANE_MARGIN * best.0 as f64 {
-                        // pco alone where it does as well (it decodes faster).
-                        self.choice.plane_check = !self.choice.use_pco;
-                        self.choice.use_pco = pco_size <= size;
-                        self.choice.use_plane = Some(p).filter(|_| pco_size > size);
-                    }
-                }
-            }
-            let taken = match (self.choice.use_plane.is_some(), self.choice.use_pco) {
-                (true, _) => c.len() + super::plane::PREFIX,
-                (false, true) => pco_size,
-                (false, false) => usize::MAX,
-            };
-            if let Some(fill) = fill {
-                let judged = Judged {
-                    at,
-                    len: sample.len(),
-                    best: best.0,
-                    plain,
-                    taken,
-                };
-                self.mask_sample(kind, data, fill, judged, block_mode);
-            }
-            // The fitted predictor where it beats what the sample chose.
-            if let Some((row, est)) = fit {
-                // Against pco's choices (as dear to pack and to read) by a small
-                // margin; against zstd by the margin that takes it first.
-                let (chosen, margin) = if self.choice.use_mask.is_some() {
-                    (self.choice.mask_est, FIT_MARGIN)
-                } else if taken != usize::MAX {
-                    (taken as f64 * scale, FIT_MARGIN)
-                } else {
-                    (zstd_est, FIT_SURE)
-                };
-                if est < margin * chosen {
-                    self.take_fit(row, fill);
-                }
-            }
-            // Values from a small set (the coordinates of stations reporting in cycles):
-            // where no numeric codec took the block, it tries `refs` with zstd.
-            let small_set = self.codec == Codec::Zstd
-                && taken == usize::MAX
-                && self.choice.use_mask.is_none()
-                && super::refs::late_new(sample, esize)
-                    .is_some_and(|(new, half)| new * REFS_LATE_NEW < half);
-            self.choice.refs_est =
-                small_set.then(|| best.0 as f64 * data.len() as f64 / sample.len() as f64);
-        }
+        (fit, zstd_est)
     }
     /// Encodes block `block` of the stream with frame stream id `stream` (elements of `esize`
     /// bytes). Unless the codec is `none`, a block of identical elements (of 1 to 8 bytes) is
@@ -563,22 +672,24 @@ impl Encoder {
         data: &[u8],
         out: &mut Vec<u8>,
     ) -> Encoded {
-        let e = esize.max(1);
-        if self.codec != Codec::None
-            && (1..=8).contains(&esize)
-            && data.len() >= 2 * e
-            && data.len().is_multiple_of(e)
-            && data.chunks_exact(e).all(|c| c == &data[..e])
-        {
-            let mut value = [0u8; 8];
-            value[..e].copy_from_slice(&data[..e]);
-            return Encoded::Constant(ConstantBlock {
-                stream,
-                block,
-                esize: e as u8,
-                value,
-            });
+        self.encode_with(stream, block, esize, data, out, None)
+    }
+
+    /// [`Encoder::encode_block`], taking the plan `shared` holds where it may, else judging the
+    /// block and leaving its plan there (see [`Encoder::encode_shared`]).
+    fn encode_with(
+        &mut self,
+        stream: u32,
+        block: u64,
+        esize: usize,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        shared: Option<&mut Shared>,
+    ) -> Encoded {
+        if let Some(c) = self.constant(stream, block, esize, data) {
+            return Encoded::Constant(c);
         }
+        let e = esize.max(1);
         let start = out.len();
         out.resize(start + crate::format::FRAME_HEADER_LEN, 0);
         let payload_at = out.len();
@@ -586,69 +697,28 @@ impl Encoder {
             out.extend_from_slice(data);
             (Codec::None, Filter::None)
         } else {
-            self.choice = BlockChoice::default();
             self.mask_prefix.clear();
-            let filter = self.choose_filter(e, data);
-            let mut f = std::mem::take(&mut self.filtered);
+            // The block's fill value, which a shared plan must have been judged with.
+            let fill = shared.as_ref().map(|_| super::mask::fill_of(data, e));
+            let taken = shared
+                .as_deref()
+                .zip(fill)
+                .and_then(|(s, fill)| self.take_shared(s, e, fill, data));
+            let plan = match taken {
+                Some(plan) => plan,
+                None => self.choose(e, data),
+            };
+            #[cfg(test)]
+            {
+                self.last_plan = Some(plan);
+            }
             let mut c = std::mem::take(&mut self.scratch);
-            let numeric = self.kind.filter(|_| self.choice.use_pco || self.thorough);
-            let plane = self.kind.zip(self.choice.use_plane.take());
-            // The `max` preset: lzma where a sample says it pays, instead of the block codec's
-            // run when it surely does.
-            let plan = if self.lzma_alt {
-                self.lzma_plan(filter, data, e, &mut f)
-            } else {
-                None
-            };
-            self.block_mode = numeric
-                .filter(|k| self.thorough && k.is_float())
-                .and_then(|k| super::pco::block_float_mode(k, data));
-            // Not before `plane` has been tried: lzma must beat its result, known only after.
-            // Nor before pco has been tried on floats it takes as decimals or whole numbers:
-            // there pco in the block's mode is often far below what lzma's sample promises
-            // (ocean_atlas_subset's temperatures among fill values: 5 % smaller and 3× faster).
-            let decimal = self
-                .block_mode
-                .is_some_and(|m| m != super::pco::Mode::Classic);
-            let sure = plan
-                .filter(|p| p.sure() && plane.is_none() && !decimal)
-                .and_then(|p| self.lzma_sure(p, data, e, &mut f, &mut c));
-            let result = match sure {
-                Some(r) => self.context_block(data, e, r, &mut c),
-                None => {
-                    let fitted = self
-                        .kind
-                        .zip(self.choice.use_fit.take())
-                        .and_then(|(k, (row, fill))| self.fit_block(k, row, fill, data, &mut c));
-                    let masked = fitted.or_else(|| {
-                        self.kind
-                            .zip(self.choice.use_mask.take())
-                            .and_then(|(k, choice)| self.mask_block(k, choice, data.len(), &mut c))
-                    });
-                    let numeric_result = match masked.or_else(|| {
-                        plane.and_then(|(k, p)| plane_block(k, &p, data, &mut self.words, &mut c))
-                    }) {
-                        Some(_) if self.choice.plane_check => {
-                            self.check_plane(e, filter, data, &mut f, &mut c)
-                        }
-                        Some(r) => Some(r),
-                        None => {
-                            numeric.and_then(|k| self.pco_block(k, filter, data, &mut f, &mut c))
-                        }
-                    };
-                    let result = match numeric_result {
-                        Some(r) => r,
-                        None => self.plain_block(filter, data, e, &mut f, &mut c),
-                    };
-                    let result = self.context_block(data, e, result, &mut c);
-                    match plan {
-                        Some(p) => self.lzma_block(p, data, e, result, &mut f, &mut c),
-                        None => self.lzma_after_context(data, e, result, &mut f, &mut c),
-                    }
-                }
-            };
+            let result = self.execute(&plan, e, data, &mut c);
+            if let Some(s) = shared {
+                s.update(plan, taken.is_some(), (data.len(), fill.flatten()), c.len());
+            }
             out.extend_from_slice(&c);
-            (self.filtered, self.scratch) = (f, c);
+            self.scratch = c;
             result
         };
         let payload = &out[payload_at..];
@@ -665,37 +735,34 @@ impl Encoder {
         out[start..payload_at].copy_from_slice(&h.encode());
         Encoded::Frame(h)
     }
-}
 
-/// What the sample of the block being encoded chose beyond its filter, for the block's run:
-/// set by [`Encoder::choose_filter`] and its helpers, followed by [`Encoder::encode_block`],
-/// and reset to this default at the start of every block (one assignment).
-#[derive(Default)]
-pub(crate) struct BlockChoice {
-    /// Whether the block being encoded uses pco (its sample said so).
-    use_pco: bool,
-    /// What pco chose on the sample that set `use_pco`, for the block's run.
-    pco_choice: Option<super::pco::Choice>,
-    /// What pco chose on the sample of the block's elements other than its fill value, when
-    /// the sample said to set them apart (filter `mask`) for the block's run.
-    use_mask: Option<super::pco::Choice>,
-    /// `mask`'s estimated result on the block, when the sample chose it.
-    mask_est: f64,
-    /// The `plane` parameters when the block's sample chose plane with pco.
-    use_plane: Option<super::plane::Params>,
-    /// The row length and fill value when the block's sample chose `fit` with pco.
-    use_fit: Option<(usize, Option<u64>)>,
-    /// Whether the sample chose `plane` over the block codec (not over pco alone): then the
-    /// whole block checks that choice (see [`PLANE_MARGIN`]).
-    plane_check: bool,
-    /// Where the sample's values come from a small set (see [`REFS_LATE_NEW`]) and no numeric
-    /// codec took the block, which then also tries `refs` with zstd (see
-    /// [`Encoder::plain_block`]): the block codec's result on the block estimated from the
-    /// sample's best filter with the probe level, scaled to the block's length.
-    pub(super) refs_est: Option<f64>,
-    /// The size the chosen filter got with the probe level on the judged sample (for thorough
-    /// encoders, the whole block); 0 when no filter was judged.
-    probe_size: usize,
+    /// The block as a [`ConstantBlock`] when the codec is not `none` and its elements (of 1 to
+    /// 8 bytes, at least two) are all the same.
+    fn constant(
+        &self,
+        stream: u32,
+        block: u64,
+        esize: usize,
+        data: &[u8],
+    ) -> Option<ConstantBlock> {
+        let e = esize.max(1);
+        if self.codec != Codec::None
+            && (1..=8).contains(&esize)
+            && data.len() >= 2 * e
+            && data.len().is_multiple_of(e)
+            && data.chunks_exact(e).all(|c| c == &data[..e])
+        {
+            let mut value = [0u8; 8];
+            value[..e].copy_from_slice(&data[..e]);
+            return Some(ConstantBlock {
+                stream,
+                block,
+                esize: e as u8,
+                value,
+            });
+        }
+        None
+    }
 }
 
 /// What a sample says of lzma on a block (see [`Encoder::lzma_plan`]).

@@ -13,6 +13,7 @@
 
 pub(crate) mod lossy;
 pub(crate) mod route;
+mod runs;
 #[cfg(feature = "remote")]
 mod upload;
 mod var_plan;
@@ -20,7 +21,7 @@ pub(crate) mod writer;
 
 use crate::atomic::Writeback;
 use crate::codec::pco::NumKind;
-use crate::codec::{Encoded, Encoder, FilterMode};
+use crate::codec::{Encoder, FilterMode};
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
 use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
@@ -905,39 +906,42 @@ impl Blocks<'_> {
             ..
         } = *self;
         let mut sink = Sink::new(data_start);
-        let mut frame = Vec::new();
         let mut write_err = None;
         let mut others = plan.others();
+        let mut runs = runs::Runs::default();
         let routed = with_encoder(opts, |enc| {
-            route(
+            let mut encode = |run: runs::Run| {
+                let Some(id) = run.first().map(|b| b.id) else {
+                    return Ok(());
+                };
+                let enc = match plan.key_of(id) {
+                    0 => &mut *enc,
+                    k => others.get(plan, k)?,
+                };
+                for (stream, done, frame) in runs::encode_run(enc, kinds, run) {
+                    if let Err(e) = sink.encoded(&mut w, stream, &done, &frame) {
+                        write_err = Some(e);
+                        return Err(Error::Internal("write failed".into()));
+                    }
+                }
+                Ok(())
+            };
+            let routed = route(
                 reader,
                 input,
                 header,
                 source,
                 sizes,
                 progress,
-                &mut |job: RoutedBlock| {
-                    frame.clear();
-                    let enc = match plan.key_of(job.id) {
-                        0 => &mut *enc,
-                        k => others.get(plan, k)?,
-                    };
-                    let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
-                    let done = enc.encode_block_numeric(
-                        job.id,
-                        job.block,
-                        job.esize,
-                        (kind, row),
-                        &job.data,
-                        &mut frame,
-                    );
-                    if let Err(e) = sink.encoded(&mut w, job.stream, &done, &frame) {
-                        write_err = Some(e);
-                        return Err(Error::Internal("write failed".into()));
-                    }
-                    Ok(())
+                &mut |job: RoutedBlock| match runs.push(job, plan) {
+                    Some(run) => encode(run),
+                    None => Ok(()),
                 },
-            )
+            )?;
+            for run in std::mem::take(&mut runs).rest() {
+                encode(run)?;
+            }
+            Ok::<_, Error>(routed)
         })?;
         if let Some(e) = write_err {
             return Err(self.werr(e));
@@ -965,7 +969,7 @@ impl Blocks<'_> {
             progress,
             ..
         } = *self;
-        let (job_tx, job_rx) = sync_channel::<(u64, RoutedBlock)>(threads * 2);
+        let (job_tx, job_rx) = sync_channel::<(u64, runs::Run)>(threads * 2);
         let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let window = Window::new(threads as u64 * 4 + 2);
@@ -991,14 +995,32 @@ impl Blocks<'_> {
             .map_err(spawn_err(input))?;
             let stopped = || Error::Internal("encoder threads stopped".into());
             let mut seq = 0u64;
-            let read_result = route(reader, input, header, source, sizes, progress, &mut |job| {
+            let mut send = |run: runs::Run| {
                 if !window.enter(seq) {
                     return Err(stopped());
                 }
-                job_tx.send((seq, job)).map_err(|_| stopped())?;
+                job_tx.send((seq, run)).map_err(|_| stopped())?;
                 seq += 1;
                 Ok(())
-            });
+            };
+            let mut runs = runs::Runs::default();
+            let read_result =
+                route(
+                    reader,
+                    input,
+                    header,
+                    source,
+                    sizes,
+                    progress,
+                    &mut |job| match runs.push(job, plan) {
+                        Some(run) => send(run),
+                        None => Ok(()),
+                    },
+                )
+                .and_then(|routed| {
+                    runs.rest().try_for_each(&mut send)?;
+                    Ok(routed)
+                });
             drop(job_tx);
             Ok::<_, Error>((read_result, writer.join()))
         })?;
@@ -1043,11 +1065,10 @@ fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
 }
 
 struct Done {
-    /// Position of the block in routing order.
+    /// Position of the run in routing order.
     seq: u64,
-    stream: usize,
-    encoded: Encoded,
-    frame: Vec<u8>,
+    /// The run's blocks, encoded.
+    blocks: Vec<runs::EncodedBlock>,
 }
 
 /// The length of a variable's innermost dimension when it has two or more dimensions (its rows
@@ -1060,7 +1081,7 @@ fn row_length(v: crate::nc3::Var<'_>) -> usize {
 }
 
 fn encode_worker(
-    rx: Arc<Mutex<Receiver<(u64, RoutedBlock)>>>,
+    rx: Arc<Mutex<Receiver<(u64, runs::Run)>>>,
     tx: std::sync::mpsc::SyncSender<Done>,
     opts: &PackOptions,
     plan: &EncoderPlan,
@@ -1075,33 +1096,19 @@ fn encode_worker(
             Ok(rx) => rx.recv(),
             Err(_) => return,
         };
-        let Ok((seq, job)) = job else { return };
-        let mut frame = Vec::with_capacity(job.data.len() / 2 + FRAME_HEADER_LEN);
-        let enc = match plan.key_of(job.id) {
+        let Ok((seq, run)) = job else { return };
+        let Some(id) = run.first().map(|b| b.id) else {
+            return;
+        };
+        let enc = match plan.key_of(id) {
             0 => &mut default,
             k => match others.get(plan, k) {
                 Ok(e) => e,
                 Err(_) => return,
             },
         };
-        let (kind, row) = kinds.get(job.id as usize).copied().unwrap_or_default();
-        let encoded = enc.encode_block_numeric(
-            job.id,
-            job.block,
-            job.esize,
-            (kind, row),
-            &job.data,
-            &mut frame,
-        );
-        if tx
-            .send(Done {
-                seq,
-                stream: job.stream,
-                encoded,
-                frame,
-            })
-            .is_err()
-        {
+        let blocks = runs::encode_run(enc, kinds, run);
+        if tx.send(Done { seq, blocks }).is_err() {
             return;
         }
     }
@@ -1122,7 +1129,9 @@ fn write_frames<W: Write>(
     for done in rx {
         early.insert(done.seq, done);
         while let Some(done) = early.remove(&next) {
-            sink.encoded(w, done.stream, &done.encoded, &done.frame)?;
+            for (stream, encoded, frame) in &done.blocks {
+                sink.encoded(w, *stream, encoded, frame)?;
+            }
             next += 1;
             window.advance(next);
         }

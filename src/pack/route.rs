@@ -34,6 +34,8 @@ pub(crate) struct RoutedBlock {
     pub block: u64,
     /// Element size for the filters.
     pub esize: usize,
+    /// The length of the stream's blocks (the last may be shorter).
+    pub block_bytes: u64,
     /// The block's bytes.
     pub data: Vec<u8>,
 }
@@ -630,6 +632,7 @@ impl<'e> Router<'e> {
             id: o.id,
             block,
             esize: o.esize,
+            block_bytes: o.block_bytes,
             data,
         })
     }

@@ -42,6 +42,13 @@ impl EncoderPlan {
         self.of_var.get(id as usize).copied().unwrap_or(0)
     }
 
+    /// Whether the encoder of the blocks of frame stream `id` may share its plans across a run
+    /// of small blocks (see [`super::runs`]): filters chosen per block by a fast encoder.
+    pub(super) fn shares(&self, id: u32) -> bool {
+        let (codec, _, filter, thorough, _, _) = self.keys[self.key_of(id)];
+        codec != crate::format::Codec::None && filter == crate::codec::FilterMode::Auto && !thorough
+    }
+
     /// Encoders for the keys but the first, made when first used.
     pub(super) fn others(&self) -> OtherEncoders {
         OtherEncoders((0..self.keys.len()).map(|_| None).collect())

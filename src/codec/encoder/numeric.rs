@@ -7,7 +7,8 @@ use crate::format::{Codec, Filter};
 
 impl Encoder {
     /// Judges the `mask` filter on a block (default preset) whose elements include the fill
-    /// value `fill` (see [`crate::codec::mask::fill_of`]): sets `use_mask` when pco on the
+    /// value `fill` (see [`crate::codec::mask::fill_of`]): what pco chose on the other
+    /// elements' sample and `mask`'s estimated result on the block, when pco on the
     /// other elements plus the mask is estimated below the mask margin × the best filter's
     /// result with zstd, and below the result with `plane` or pco alone where the sample chose
     /// them (`judged`).
@@ -27,8 +28,9 @@ impl Encoder {
         fill: u64,
         judged: Judged,
         mode: Option<crate::codec::pco::Mode>,
-    ) {
+    ) -> Option<(crate::codec::pco::Choice, f64)> {
         let e = kind.esize();
+        let mut taken_mask = None;
         let (mut prefix, mut rest) = (
             std::mem::take(&mut self.mask_prefix),
             std::mem::take(&mut self.mask_rest),
@@ -70,14 +72,11 @@ impl Encoder {
             // plane's or pco's result on the sample, scaled to the block, as before `mask`.
             let taken = judged.taken as f64 * data.len() as f64 / judged.len.max(1) as f64;
             if share < margin && pco < taken {
-                self.choice.use_mask = Some(choice);
-                self.choice.mask_est = pco;
-                self.choice.use_pco = false;
-                self.choice.use_plane = None;
-                self.choice.plane_check = false;
+                taken_mask = Some((choice, pco));
             }
         }
         (self.mask_prefix, self.mask_rest, self.scratch) = (prefix, rest, c);
+        taken_mask
     }
 
     /// Encodes the block (of `data_len` bytes) the `mask` filter split (see
@@ -176,16 +175,6 @@ impl Encoder {
         est.map(|est| (est, mask))
     }
 
-    /// Sets the block to use `fit` with pco (rows of `row`, the fill value `fill` set apart)
-    /// instead of what the sample chose before.
-    pub(super) fn take_fit(&mut self, row: usize, fill: Option<u64>) {
-        self.choice.use_fit = Some((row, fill));
-        self.choice.use_mask = None;
-        self.choice.use_pco = false;
-        self.choice.use_plane = None;
-        self.choice.plane_check = false;
-    }
-
     /// Encodes the block `data` (numbers of `kind` in rows of `row`) with the `fit` predictor
     /// fitted to it and pco into `c`, the elements equal to `fill` set apart (the fill section
     /// [`Encoder::fit_sample`] made, or made afresh). `None` (and `c` unspecified) when pco
@@ -214,28 +203,23 @@ impl Encoder {
         r
     }
 
-    /// Encodes a numeric block with pco into `c` when that is the choice: always if the sample
-    /// chose it (`use_pco`), else (thorough encoders) when pco's result is smaller than the
-    /// block codec's after `filter`, which it then leaves in `c`. `None` when pco is not used:
-    /// the caller encodes as usual.
+    /// Thorough encoders: encodes a numeric block with pco into `c` (alone, or after `plane`,
+    /// `mask` or `fit`, whichever is smallest) when that is smaller than the block codec's
+    /// result after `filter`, which it then leaves in `c`. `probe_size` is the probe level's
+    /// result on the block (0: not judged), `block_mode` the float mode pco finds over it.
+    /// `None` when pco is not used: the caller encodes as usual.
     pub(super) fn pco_block(
         &mut self,
         kind: NumKind,
         filter: Filter,
+        (probe_size, block_mode): (usize, Option<crate::codec::pco::Mode>),
         data: &[u8],
         f: &mut Vec<u8>,
         c: &mut Vec<u8>,
     ) -> Option<(Codec, Filter)> {
         c.clear();
         let mut pco_filter = Filter::None;
-        // As the sample chose (the default preset), or searching afresh (thorough encoders).
-        let done = match self.choice.pco_choice.filter(|_| self.choice.use_pco) {
-            Some(choice) => {
-                crate::codec::pco::compress_chosen(kind, data, crate::codec::pco::LEVEL, choice, c)
-            }
-            None if self.thorough => pco_thorough(kind, data, self.block_mode, c),
-            None => crate::codec::pco::compress(kind, data, crate::codec::pco::LEVEL, c),
-        };
+        let done = pco_thorough(kind, data, block_mode, c);
         if !done || c.len() >= data.len() {
             c.clear();
         }
@@ -261,7 +245,7 @@ impl Encoder {
             let mut p = Vec::new();
             // The block's mode (found without runs of equal numbers: the fill values' too).
             if crate::codec::mask::apply(data, kind.esize(), fill, &mut m, &mut rest).is_some()
-                && pco_thorough(kind, &rest, self.block_mode, &mut p)
+                && pco_thorough(kind, &rest, block_mode, &mut p)
                 && m.len() + p.len() < data.len()
                 && (c.is_empty() || m.len() + p.len() < c.len())
             {
@@ -272,9 +256,7 @@ impl Encoder {
         }
         // And the predictor fitted to the block (rows of two dimensions at least), kept where
         // smaller still; not for floats pco takes as decimals or whole numbers.
-        let classic = self
-            .block_mode
-            .is_none_or(|m| m == crate::codec::pco::Mode::Classic);
+        let classic = block_mode.is_none_or(|m| m == crate::codec::pco::Mode::Classic);
         let row = self
             .plane_row
             .filter(|_| self.thorough && classic && crate::codec::fit::supports(kind.esize()));
@@ -294,15 +276,15 @@ impl Encoder {
         }
         // Thorough encoders: pco far below what the probe level made of the block is out of
         // reach of the block codec's level too; skip that (slow) run.
-        let sure = self.thorough && (c.len() as f64) < PCO_SURE * self.choice.probe_size as f64;
-        if self.choice.use_pco || sure {
+        let sure = self.thorough && (c.len() as f64) < PCO_SURE * probe_size as f64;
+        if sure {
             return Some((Codec::Pco, pco_filter));
         }
         // Closer: estimate the block codec's result from its gain over the probe level on a
         // sample, and skip its run when pco is still clearly smaller. (The slow level hardly
         // ever does worse than the probe level: no estimate where pco loses to the latter.)
-        if self.thorough && (c.len() as f64) < PCO_LIKELY * self.choice.probe_size as f64 {
-            let est = self.estimate_slow(filter, data, kind.esize(), f);
+        if self.thorough && (c.len() as f64) < PCO_LIKELY * probe_size as f64 {
+            let est = self.estimate_slow(filter, data, kind.esize(), probe_size, f);
             if est.is_some_and(|est| (c.len() as f64) < PCO_LIKELY * est) {
                 return Some((Codec::Pco, pco_filter));
             }

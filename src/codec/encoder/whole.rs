@@ -48,16 +48,13 @@ impl Encoder {
     pub(super) fn plain_block(
         &mut self,
         filter: Filter,
+        refs_est: Option<f64>,
         data: &[u8],
         esize: usize,
         f: &mut Vec<u8>,
         c: &mut Vec<u8>,
     ) -> (Codec, Filter) {
-        let refs = match self
-            .choice
-            .refs_est
-            .and_then(|est| Some((est, self.refs_payload(data, esize, f)?)))
-        {
+        let refs = match refs_est.and_then(|est| Some((est, self.refs_payload(data, esize, f)?))) {
             Some((est, z)) if (z.len() as f64) < REFS_SURE * est => {
                 *c = z;
                 return (self.codec, Filter::Refs);
@@ -152,6 +149,7 @@ impl Encoder {
         filter: Filter,
         data: &[u8],
         esize: usize,
+        probe_size: usize,
         f: &mut Vec<u8>,
     ) -> Option<LzmaPlan> {
         use crate::codec::lzma;
@@ -171,7 +169,7 @@ impl Encoder {
         let refs = crate::codec::refs::supports(esize)
             && unit == Some(esize)
             && data.len().is_multiple_of(esize);
-        if n == 0 || 2 * n > data.len() || self.choice.probe_size == 0 {
+        if n == 0 || 2 * n > data.len() || probe_size == 0 {
             // Tried after the block codec; after `refs` too where values repeat.
             let repeats = unit
                 .and_then(|u| repeat_shares(data, u, u))
@@ -224,9 +222,9 @@ impl Encoder {
         };
         apply_filter_rows(filter, sample, esize, self.lorenzo_row(esize, n), f);
         let probe = size(self.probe.as_mut(), f).max(1) as f64;
-        let scale = self.choice.probe_size as f64 / probe;
+        let scale = probe_size as f64 / probe;
         let est = best as f64 * scale;
-        if best == usize::MAX || est >= LZMA_MARGIN * self.choice.probe_size as f64 {
+        if best == usize::MAX || est >= LZMA_MARGIN * probe_size as f64 {
             return None;
         }
         let slow = size(self.zstd.as_mut(), f) as f64 * scale;
@@ -392,10 +390,11 @@ impl Encoder {
         filter: Filter,
         data: &[u8],
         esize: usize,
+        probe_size: usize,
         f: &mut Vec<u8>,
     ) -> Option<f64> {
         let n = GAIN_SAMPLE / esize * esize;
-        if self.choice.probe_size == 0 || n == 0 || 2 * n > data.len() {
+        if probe_size == 0 || n == 0 || 2 * n > data.len() {
             return None;
         }
         apply_filter_rows(filter, &data[..n], esize, self.lorenzo_row(esize, n), f);
@@ -411,7 +410,7 @@ impl Encoder {
         } else {
             f.len()
         };
-        Some(self.choice.probe_size as f64 * slow as f64 / fast.max(1) as f64)
+        Some(probe_size as f64 * slow as f64 / fast.max(1) as f64)
     }
 }
 

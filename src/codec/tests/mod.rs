@@ -703,7 +703,7 @@ fn station_coordinates_take_refs_with_zstd_in_the_default_preset() {
         .frame()
         .unwrap();
     assert!(
-        enc.choice.refs_est.is_none() && h.filter != Filter::Refs,
+        enc.last_plan.is_some_and(|p| p.refs_est.is_none()) && h.filter != Filter::Refs,
         "{h:?}"
     );
     let (new, half) = crate::codec::refs::late_new(&noise[..32 << 10], 4).unwrap();
