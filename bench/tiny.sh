@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tiny real files: every netCDF-3 file under 16 KiB (by magic, any name) that other projects
 # ship as sample or test data, packed one by one by nc3pack (default and --level max, each in
-# the full form and in the compact form of format 1.2, NC3PACK_COMPACT=1),
+# the full form and in the compact form of format 1.2, `pack --compact`),
 # `xz -6`, `zstd -19` and `zstd -3`: each tool's total, the number of files each tool makes
 # smallest (ties count for every tool that ties), and a check that every nc3pack archive
 # unpacks byte-identical.
@@ -84,10 +84,10 @@ trap 'rm -rf "$OUT"' EXIT
 TOOLS=("nc3pack default" "nc3pack max" "nc3pack compact" "nc3pack max compact" "xz -6" "zstd -19" "zstd -3")
 pack() { # pack TOOL IN OUT
   case $1 in
-    "nc3pack default") NC3PACK_COMPACT=0 "$BIN" pack -q -f "$2" "$3" ;;
-    "nc3pack max") NC3PACK_COMPACT=0 "$BIN" pack -q -f --level max "$2" "$3" ;;
-    "nc3pack compact") NC3PACK_COMPACT=1 "$BIN" pack -q -f "$2" "$3" ;;
-    "nc3pack max compact") NC3PACK_COMPACT=1 "$BIN" pack -q -f --level max "$2" "$3" ;;
+    "nc3pack default") "$BIN" pack -q -f "$2" "$3" ;;
+    "nc3pack max") "$BIN" pack -q -f --level max "$2" "$3" ;;
+    "nc3pack compact") "$BIN" pack -q -f --compact "$2" "$3" ;;
+    "nc3pack max compact") "$BIN" pack -q -f --compact --level max "$2" "$3" ;;
     "xz -6") xz -6 -c -- "$2" >"$3" ;;
     "zstd -19") zstd -q -19 -c -- "$2" >"$3" ;;
     "zstd -3") zstd -q -3 -c -- "$2" >"$3" ;;

@@ -2,8 +2,8 @@
 //! each byte of every element in a stream of its own, after a difference of neighbours.
 
 use super::block::Space;
-use crate::codec::word::{be_to_native, Word};
 use crate::codec::error::FrameError;
+use crate::codec::word::{be_to_native, Word};
 use crate::format::FrameHeader;
 
 /// Byte-shuffles `src` (elements of `esize` bytes) into `dst`: the first byte of every element,

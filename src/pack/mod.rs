@@ -113,6 +113,10 @@ pub struct PackOptions {
     /// Lossy quantization of the named `float`/`double` variables (empty: lossless, the
     /// default). See [`PackOptions::with_quantize`].
     pub(crate) quantize: Vec<crate::quantize::QuantizeRule>,
+    /// Write the archive of a small file (at most [`format::compact::COMPACT_FILE_MAX`] bytes,
+    /// read from a file) in the compact form (format 1.2; off by default: older readers
+    /// refuse it). See [`PackOptions::with_compact`].
+    pub(crate) compact: bool,
 }
 
 impl Default for PackOptions {
@@ -144,6 +148,7 @@ impl PackOptions {
             progress: crate::Progress::default(),
             vars: Vec::new(),
             quantize: Vec::new(),
+            compact: false,
         }
     }
 
@@ -274,6 +279,32 @@ impl PackOptions {
     pub fn with_force(mut self, force: bool) -> Self {
         self.force = force;
         self
+    }
+
+    /// These options, writing the archive of a file of at most
+    /// [`format::compact::COMPACT_FILE_MAX`] bytes (16 KiB) in the compact form if `compact`:
+    /// the same frames, index and hashes with every field in as few bytes as its value needs,
+    /// about 125 bytes smaller (design/FORMAT.md, "The compact form"; format 1.2, which
+    /// nc3pack versions before it refuse). Larger files, and inputs read as a stream, are
+    /// written in the full form.
+    ///
+    /// ```
+    /// assert!(nc3pack::PackOptions::fast().with_compact(true).compact());
+    /// assert!(!nc3pack::PackOptions::default().compact());
+    /// ```
+    pub fn with_compact(mut self, compact: bool) -> Self {
+        self.compact = compact;
+        self
+    }
+
+    /// Whether the archives of small files are written in the compact form
+    /// ([`PackOptions::with_compact`]).
+    ///
+    /// ```
+    /// assert!(!nc3pack::PackOptions::max().compact());
+    /// ```
+    pub fn compact(&self) -> bool {
+        self.compact
     }
 
     /// These options, reporting the input bytes read so far to `f`.
@@ -696,10 +727,10 @@ fn stream_to_temp<R: Read>(
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given header (and
 /// its bytes), into `out` (positioned at 0). `input` and `out_path` name the files in errors.
 ///
-/// With the environment variable `NC3PACK_COMPACT=1` (for now: see `design/FORMAT.md`, "The
-/// compact form"), a file of at most [`format::compact::COMPACT_FILE_MAX`] bytes read from a
-/// file (of known length) is packed in memory and written in the compact form (format 1.2) with
-/// one write; any other, and every file without it, in the full form.
+/// With [`PackOptions::with_compact`] (see `design/FORMAT.md`, "The compact form"), a file of at
+/// most [`format::compact::COMPACT_FILE_MAX`] bytes read from a file (of known length) is packed
+/// in memory and written in the compact form (format 1.2) with one write; any other, and every
+/// file without it, in the full form.
 #[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
 pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     reader: R,
@@ -712,7 +743,7 @@ pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     out_path: &Path,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
-    let tiny = std::env::var_os("NC3PACK_COMPACT").is_some_and(|v| v == "1")
+    let tiny = opts.compact
         && matches!(source, Source::File(l) if l.file_len <= format::compact::COMPACT_FILE_MAX);
     if !tiny {
         return pack_full(

@@ -1,18 +1,19 @@
-//! The compact form (format 1.2) of small files' archives: written with `NC3PACK_COMPACT=1`,
+//! The compact form (format 1.2) of small files' archives: written with `pack --compact`,
 //! read, verified, reindexed and checked by a collection's rerun as the full form is.
 
 use crate::util::{sample, samples_dir, temp_dir, BIN};
 use nc3pack::format::compact;
 use std::process::Command;
 
-/// The samples of at most 16 KiB.
-/// Runs `nc3pack ARGS` (compact when `compact`) and checks its exit code; returns its stderr.
+/// Runs `nc3pack ARGS` (with `--compact` after the command when `compact`) and checks its
+/// exit code; returns its stderr.
 fn run(args: &[&std::ffi::OsStr], compact: bool, code: i32) -> String {
     let mut c = Command::new(BIN);
-    c.args(args);
+    c.args(&args[..1]);
     if compact {
-        c.env("NC3PACK_COMPACT", "1");
+        c.arg("--compact");
     }
+    c.args(&args[1..]);
     let o = c.output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(code), "nc3pack {args:?}: {err}");
@@ -23,6 +24,7 @@ fn os(s: &str) -> &std::ffi::OsStr {
     s.as_ref()
 }
 
+/// The samples of at most 16 KiB.
 fn small_samples() -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(samples_dir())
         .unwrap()
