@@ -38,6 +38,9 @@ pub(crate) struct RoutedBlock {
     pub block_bytes: u64,
     /// The block's bytes.
     pub data: Vec<u8>,
+    /// Whether it is the last block of a stream of known length (a fixed-size variable's, or
+    /// a shared stream's): the stream's run of blocks ends with it.
+    pub last: bool,
 }
 
 /// A reader that hashes everything read through it.
@@ -627,6 +630,9 @@ impl<'e> Router<'e> {
         o.limit = 0;
         let block = o.next_block;
         o.next_block += 1;
+        let last = o
+            .total
+            .is_some_and(|t| o.next_block.saturating_mul(o.block_bytes) >= t);
         (self.emit)(RoutedBlock {
             stream: s,
             id: o.id,
@@ -634,6 +640,7 @@ impl<'e> Router<'e> {
             esize: o.esize,
             block_bytes: o.block_bytes,
             data,
+            last,
         })
     }
 

@@ -32,7 +32,10 @@ pub(super) struct Runs {
 
 impl Runs {
     /// Takes the next routed block; returns a complete run (a lone block where its stream's
-    /// runs hold one).
+    /// runs hold one). A stream's last block ends its run, so that a fixed-size variable's
+    /// frames (and the shared streams', which hold the small variables) are written where its
+    /// bytes end in the input, not after everything else: an archive cut short keeps the
+    /// variables stored before the cut.
     pub(super) fn push(&mut self, block: RoutedBlock, plan: &EncoderPlan) -> Option<Run> {
         let len = run_len(block.block_bytes, plan.shares(block.id));
         if len <= 1 {
@@ -42,9 +45,10 @@ impl Runs {
         if self.open.len() <= s {
             self.open.resize_with(s + 1, Vec::new);
         }
+        let last = block.last;
         let run = &mut self.open[s];
         run.push(block);
-        (run.len() >= len).then(|| std::mem::take(run))
+        (last || run.len() >= len).then(|| std::mem::take(run))
     }
 
     /// The runs left open at the end of the input, in stream order.
