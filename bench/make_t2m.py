@@ -24,18 +24,7 @@ try:
 except ImportError:  # pragma: no cover
     sys.exit("make_t2m.py needs the netCDF4 module: pip install netCDF4 numpy")
 
-
-def smooth_noise(rng, shape, scale):
-    """Gaussian random field of correlation length ~`scale` cells, zero mean, unit variance."""
-    ny, nx = shape
-    white = rng.standard_normal(shape)
-    ky = np.fft.fftfreq(ny)[:, None]
-    kx = np.fft.rfftfreq(nx)[None, :]
-    filt = np.exp(-((ky**2 + kx**2) * (np.pi * scale) ** 2))
-    f = np.fft.irfft2(np.fft.rfft2(white) * filt, s=shape)
-    f -= f.mean()
-    f /= f.std()
-    return f
+from make_corpus import smooth_noise  # bench/make_corpus.py, beside this script
 
 
 def main() -> None:
