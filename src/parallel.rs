@@ -88,6 +88,39 @@ pub(crate) fn default_threads() -> usize {
     }
 }
 
+/// The id of this process, as [`std::process::id`] says, without a system call each time:
+/// looked up once, and again in a child of `fork()` (a handler registered with
+/// `pthread_atfork` forgets it there). Readers ask on every read whether they are still in the
+/// process that opened the archive; a system call per read was a third of nccopy's time on an
+/// archive of many small records.
+pub(crate) fn process_id() -> u32 {
+    use std::sync::atomic::AtomicU32;
+    static PID: AtomicU32 = AtomicU32::new(0);
+    static ATFORK: std::sync::Once = std::sync::Once::new();
+    extern "C" fn forget() {
+        PID.store(0, Ordering::Relaxed);
+    }
+    match PID.load(Ordering::Relaxed) {
+        0 => {
+            // Registered before the id is kept, so that a fork after this call is seen. If it
+            // cannot be registered, the id is not kept: asked for each time.
+            ATFORK.call_once(|| {
+                // SAFETY: `forget` only stores to an atomic, safe in a child of fork().
+                if unsafe { libc::pthread_atfork(None, None, Some(forget)) } != 0 {
+                    PID.store(u32::MAX, Ordering::Relaxed);
+                }
+            });
+            let pid = std::process::id();
+            if PID.load(Ordering::Relaxed) != u32::MAX {
+                PID.store(pid, Ordering::Relaxed);
+            }
+            pid
+        }
+        u32::MAX => std::process::id(),
+        pid => pid,
+    }
+}
+
 /// A job for the [`pool`]'s threads.
 enum Job {
     /// Help with a [`Shared`] run of work, if it is still open.
@@ -194,7 +227,7 @@ static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 /// A child of `fork()` (a Python multiprocessing or dask worker) has none of its parent's
 /// threads: it starts a pool of its own on first use and never touches the parent's.
 fn pool() -> Option<&'static Pool> {
-    let pid = std::process::id();
+    let pid = process_id();
     let cur = POOL.load(Ordering::Acquire);
     // SAFETY: a non-null POOL points to a Pool leaked below, never freed.
     if let Some(p) = unsafe { cur.as_ref() } {
@@ -397,6 +430,30 @@ pub fn ordered_map<T: Sync, R: Send, E: From<WorkerError>>(
 
 #[cfg(test)]
 mod tests {
+    /// The id kept by `process_id` is this process's, and a child of `fork()` gets its own
+    /// (not the parent's, which would have it use the parent's pool of threads).
+    #[test]
+    fn a_forked_child_knows_its_own_id() {
+        let parent = super::process_id();
+        assert_eq!(parent, std::process::id());
+        // SAFETY: the child only asks for its id, then leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let id = super::process_id();
+            // SAFETY: getpid and _exit are safe in a child of fork().
+            let ok = id != parent && id == unsafe { libc::getpid() } as u32;
+            unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child saw its parent's id: status {status:#x}"
+        );
+    }
+
     #[derive(Debug, PartialEq)]
     enum Stop {
         Stop,

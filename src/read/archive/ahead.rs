@@ -200,7 +200,7 @@ fn keep(list: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
 impl Default for Ahead {
     fn default() -> Ahead {
         Ahead {
-            pid: std::process::id(),
+            pid: crate::parallel::process_id(),
             ends: Mutex::default(),
             store: Arc::default(),
             fd: None,
@@ -212,7 +212,7 @@ impl Default for Ahead {
 impl Ahead {
     /// Whether this is the process that opened the archive (not a child of `fork()`).
     fn here(&self) -> bool {
-        std::process::id() == self.pid
+        crate::parallel::process_id() == self.pid
     }
 
     /// Records a read of `len` bytes from `off` of stream `s`, and says whether it starts
