@@ -399,6 +399,10 @@ pub fn pack_collection<P: AsRef<Path>>(
     if inputs.is_empty() && opts.files_from.is_none() {
         return Err(OptionError::BatchInputs.into());
     }
+    // Refused before anything is looked at or made (`pack_all` refuses it too).
+    if opts.delete_input && !opts.pack.quantize().is_empty() {
+        return Err(OptionError::DeleteInputLossy.into());
+    }
     let bucket = open_bucket(output, opts)?;
     #[cfg(feature = "remote")]
     let out_dir = bucket
