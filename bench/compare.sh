@@ -511,6 +511,11 @@ else
   verdict 0 "batch of $(commas "$ntiny") tiny files ≥ 2,000 files/s: the run failed"
 fi
 out ""
+out "Targets checked by the other scripts (too long to run here):"
+out "- \`bench/reads.py\`: whole-variable \`slice\` ≥ \`unpack\` of the same archive and ≥ 3 × \`zstd -d\`'s speed; unpack to a file ≥ 1.5 × \`zstd -d\` to a file; a cold open + one value ≤ 1.5 × the original's time; a 100-value time series with 64 KiB blocks ≤ 3 × the original's; packing with 64 KiB blocks ≤ 1.5 × the default pack time; one pack process per tiny file ≤ 1.5 × \`zstd -3\`'s."
+out "- \`bench/tiny.sh\`: over real netCDF-3 files of at most 16 KiB, nc3pack's total ≤ \`xz -6\`'s."
+out "- \`bench/plugin.sh\`: through netCDF-C, a full-variable read of an archive ≥ 0.7 × the original's speed and faster than an \`nccopy -k nc4 -d5 -s\` copy's; \`nccopy -k classic\` of an archive ≤ 1.5 × the original's time."
+out ""
 out "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; above $(nproc) means the benchmark shared the cores)."
 out ""
 out "$PASSN passed, $FAILN failed, $SKIPN skipped. nc3pack round trips: $([ $ERRORS = 0 ] && echo "all byte-identical" || echo "$ERRORS ERRORS"). Total benchmark time $(($(date +%s) - T0)) s."
