@@ -20,6 +20,8 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
 
+mod output;
+
 /// Restores the original file from the archive `input` into `output`, atomically (see
 /// [`crate::pack_file`]), after checking the restored bytes against the recorded hash. Returns
 /// the number of bytes written. An existing `output` is refused unless `opts.force`;
@@ -42,11 +44,14 @@ use xxhash_rust::xxh3::Xxh3;
 pub fn unpack_file(input: &Path, output: &Path, opts: &crate::UnpackOptions) -> Result<u64> {
     let archive = open_complete(input)?;
     let progress = |n: u64| opts.progress.report(n);
+    let len = archive.layout().file_len;
     crate::atomic::write_atomically(output, opts.force, Some(input), |f| {
-        let out = crate::atomic::Writeback::new(f);
-        let hash = unpack_to(&archive, out, output, opts.threads, &progress)?;
+        output::reserve(f, len, output)?;
+        let hash = output::write_with(f, output, |out| {
+            unpack_to(&archive, out, output, opts.threads, &progress)
+        })?;
         check_hash(&archive, input, hash)?;
-        Ok(archive.layout().file_len)
+        Ok(len)
     })
 }
 
