@@ -6,7 +6,8 @@
 //! element, its bytes made a piece at a time as they are written). Small records are written a
 //! chunk of records at a time, each variable's slabs scattered in bulk (the reverse of packing).
 //! The output is hashed as it is written and compared with the hash recorded at pack time before
-//! it is renamed into place.
+//! it is renamed into place. A file's space is reserved first and its bytes go to the disk with
+//! direct I/O, written by I/O threads while the decoders go on ([`output`]).
 
 use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
