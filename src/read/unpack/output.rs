@@ -302,7 +302,10 @@ impl Write for Direct<'_> {
             // A tail that is not whole pages goes through the page cache: direct I/O takes
             // whole pages only, and the file is not to be longer than its bytes.
             #[cfg(target_os = "linux")]
-            if self.cur.len % ALIGN != 0 && is_direct(self.file) && !set_direct(self.file, false) {
+            if !self.cur.len.is_multiple_of(ALIGN)
+                && is_direct(self.file)
+                && !set_direct(self.file, false)
+            {
                 return Err(io::Error::other("cannot turn direct I/O off for the tail"));
             }
             write_at(self.file, self.cur.bytes(), self.pos)?;
