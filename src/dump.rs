@@ -8,7 +8,7 @@
 
 use crate::nc3::slab::Hyperslab;
 use crate::nc3::{NcType, Values};
-use crate::read::{Dataset, Element};
+use crate::read::Dataset;
 use serde_json::{json, Value};
 use std::io::{self, Write};
 
@@ -149,9 +149,10 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
     for piece in slab.pieces(per) {
         let n = piece.len() as usize * esize;
         let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..n];
-        ds.read_raw_into(v, &piece, bytes)?;
-        w.put(Piece::from_be_in_place(t, bytes))
-            .map_err(SliceError::Write)?;
+        // Native order straight from the source: an archive's decoding threads swap each
+        // block's bytes as they decode it, not this thread afterwards.
+        ds.read_native_into(v, &piece, bytes)?;
+        w.put(Piece::native(t, bytes)).map_err(SliceError::Write)?;
     }
     w.finish().map_err(SliceError::Write)?;
     Ok(())
@@ -258,26 +259,22 @@ impl<'a> Piece<'a> {
         }
     }
 
-    /// Converts big-endian values of type `t` to native order in place. `bytes` must be
-    /// aligned for `t` and hold whole values.
-    fn from_be_in_place(t: NcType, bytes: &'a mut [u8]) -> Piece<'a> {
-        fn native<T: Element>(b: &mut [u8]) -> &[T] {
-            let xs: &mut [T] = bytemuck::cast_slice_mut(b);
-            T::from_be_in_place(xs);
-            xs
-        }
+    /// Views values of type `t` already in native order. `bytes` must be aligned for `t` and
+    /// hold whole values.
+    fn native(t: NcType, bytes: &'a [u8]) -> Piece<'a> {
+        use bytemuck::cast_slice as c;
         match t {
-            NcType::Byte => Piece::Byte(bytemuck::cast_slice(bytes)),
+            NcType::Byte => Piece::Byte(c(bytes)),
             NcType::Char => Piece::Char(bytes),
             NcType::UByte => Piece::UByte(bytes),
-            NcType::Short => Piece::Short(native(bytes)),
-            NcType::UShort => Piece::UShort(native(bytes)),
-            NcType::Int => Piece::Int(native(bytes)),
-            NcType::UInt => Piece::UInt(native(bytes)),
-            NcType::Int64 => Piece::Int64(native(bytes)),
-            NcType::UInt64 => Piece::UInt64(native(bytes)),
-            NcType::Float => Piece::Float(native(bytes)),
-            NcType::Double => Piece::Double(native(bytes)),
+            NcType::Short => Piece::Short(c(bytes)),
+            NcType::UShort => Piece::UShort(c(bytes)),
+            NcType::Int => Piece::Int(c(bytes)),
+            NcType::UInt => Piece::UInt(c(bytes)),
+            NcType::Int64 => Piece::Int64(c(bytes)),
+            NcType::UInt64 => Piece::UInt64(c(bytes)),
+            NcType::Float => Piece::Float(c(bytes)),
+            NcType::Double => Piece::Double(c(bytes)),
         }
     }
 

@@ -98,14 +98,118 @@ fn swap_n<W: Word + bytemuck::Pod, const E: usize>(bytes: &mut [u8]) {
     // Aligned whole words (the usual case: a numpy array or a Vec of the element type) swap as
     // integers, which the compiler vectorizes; anything else byte by byte.
     match bytemuck::try_cast_slice_mut::<u8, W>(bytes) {
-        Ok(words) => {
-            for w in words {
-                *w = w.swap();
-            }
-        }
+        Ok(words) => swap_words(words),
         Err(_) => {
             for c in bytes.chunks_exact_mut(E) {
                 c.reverse();
+            }
+        }
+    }
+}
+
+/// Swaps the bytes of every word: with AVX2 where the CPU has it (one shuffle per 32 bytes,
+/// about twice the speed of the baseline's shifts).
+fn swap_words<W: Word>(words: &mut [W]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() {
+        // SAFETY: this CPU has the instructions `swap_words_avx2` is compiled for.
+        unsafe { swap_words_avx2(words) };
+        return;
+    }
+    swap_words_any(words);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,fma")]
+fn swap_words_avx2<W: Word>(words: &mut [W]) {
+    swap_words_any(words);
+}
+
+#[inline(always)]
+fn swap_words_any<W: Word>(words: &mut [W]) {
+    for w in words {
+        *w = w.swap();
+    }
+}
+
+/// Copies big-endian elements of `esize` bytes (2, 4 or 8; other sizes are copied as they are)
+/// from `src` into `dst` (the same length) in native byte order: one pass over the bytes
+/// instead of a copy and then a swap.
+pub(crate) fn copy_be_to_native(src: &[u8], dst: &mut [u8], esize: usize) {
+    if cfg!(target_endian = "big") {
+        dst.copy_from_slice(src);
+        return;
+    }
+    match esize {
+        2 => copy_swap_n::<u16>(src, dst, esize),
+        4 => copy_swap_n::<u32>(src, dst, esize),
+        8 => copy_swap_n::<u64>(src, dst, esize),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+fn copy_swap_n<W: Word + bytemuck::Pod>(src: &[u8], dst: &mut [u8], esize: usize) {
+    match (
+        bytemuck::try_cast_slice::<u8, W>(src),
+        bytemuck::try_cast_slice_mut::<u8, W>(dst),
+    ) {
+        (Ok(from), Ok(to)) if from.len() == to.len() => copy_swap_words(from, to),
+        _ => {
+            dst.copy_from_slice(src);
+            be_to_native(dst, esize);
+        }
+    }
+}
+
+/// `to[i] = from[i].swap()`, with AVX2 where the CPU has it.
+fn copy_swap_words<W: Word>(from: &[W], to: &mut [W]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() {
+        // SAFETY: this CPU has the instructions `copy_swap_words_avx2` is compiled for.
+        unsafe { copy_swap_words_avx2(from, to) };
+        return;
+    }
+    copy_swap_words_any(from, to);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,fma")]
+fn copy_swap_words_avx2<W: Word>(from: &[W], to: &mut [W]) {
+    copy_swap_words_any(from, to);
+}
+
+#[inline(always)]
+fn copy_swap_words_any<W: Word>(from: &[W], to: &mut [W]) {
+    for (t, f) in to.iter_mut().zip(from) {
+        *t = f.swap();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fused copy gives what a copy and then the swap in place give, for every element
+    /// size, aligned and not (a byte off), whole numbers of elements of odd counts.
+    #[test]
+    fn copy_be_to_native_is_a_copy_then_a_swap() {
+        let words: Vec<u64> = (0..1001u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let all: &[u8] = bytemuck::cast_slice(&words);
+        for esize in [1, 2, 3, 4, 8] {
+            for (from, to_off) in [(0, 0), (1, 0), (0, 1), (8, 8)] {
+                let n = (all.len() - 16) / esize * esize - esize;
+                let src = &all[from..from + n];
+                let mut want = src.to_vec();
+                be_to_native(&mut want, esize);
+                let mut space = vec![0u64; n.div_ceil(8) + 2];
+                let dst = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut space)[to_off..to_off + n];
+                copy_be_to_native(src, dst, esize);
+                assert!(
+                    dst == want.as_slice(),
+                    "esize {esize}, offsets {from} {to_off}"
+                );
             }
         }
     }

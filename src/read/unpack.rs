@@ -6,7 +6,8 @@
 //! element, its bytes made a piece at a time as they are written). Small records are written a
 //! chunk of records at a time, each variable's slabs scattered in bulk (the reverse of packing).
 //! The output is hashed as it is written and compared with the hash recorded at pack time before
-//! it is renamed into place.
+//! it is renamed into place. A file's space is reserved first and its bytes go to the disk with
+//! direct I/O, written by I/O threads while the decoders go on ([`output`]).
 
 use crate::error::{io_err, spawn_err, BlockError, Error, Result};
 use crate::io::ReadAt;
@@ -19,6 +20,8 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3;
+
+mod output;
 
 /// Restores the original file from the archive `input` into `output`, atomically (see
 /// [`crate::pack_file`]), after checking the restored bytes against the recorded hash. Returns
@@ -42,11 +45,14 @@ use xxhash_rust::xxh3::Xxh3;
 pub fn unpack_file(input: &Path, output: &Path, opts: &crate::UnpackOptions) -> Result<u64> {
     let archive = open_complete(input)?;
     let progress = |n: u64| opts.progress.report(n);
+    let len = archive.layout().file_len;
     crate::atomic::write_atomically(output, opts.force, Some(input), |f| {
-        let out = crate::atomic::Writeback::new(f);
-        let hash = unpack_to(&archive, out, output, opts.threads, &progress)?;
+        output::reserve(f, len, output)?;
+        let hash = output::write_with(f, output, |out| {
+            unpack_to(&archive, out, output, opts.threads, &progress)
+        })?;
         check_hash(&archive, input, hash)?;
-        Ok(archive.layout().file_len)
+        Ok(len)
     })
 }
 

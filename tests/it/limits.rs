@@ -800,3 +800,45 @@ fn a_block_too_large_for_memory_is_an_error_not_an_abort(dir: &Path, z: &Path) {
         "{out}"
     );
 }
+
+/// Unpacking into a file longer than the process may make (`ulimit -f`, with SIGXFSZ ignored so
+/// that the write past the limit fails with EFBIG) fails after many blocks and a few chunks
+/// were written, with a one-line error naming the output, and leaves neither the output nor a
+/// temporary file; without the limit the same unpack restores the original.
+#[test]
+fn unpack_past_a_file_size_limit_fails_and_leaves_nothing() {
+    let dir = temp_dir();
+    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/gridded_sst.nc");
+    let archive = dir.path().join("sst.nc3z");
+    let pack = [
+        OsStr::new("pack"),
+        OsStr::new("-q"),
+        OsStr::new("--block-size"),
+        OsStr::new("64KiB"),
+        nc.as_os_str(),
+        archive.as_os_str(),
+    ];
+    let (code, _, err) = run(&pack, None);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("sst.nc");
+    let unpack = [
+        OsStr::new("unpack"),
+        OsStr::new("-q"),
+        archive.as_os_str(),
+        out.as_os_str(),
+    ];
+    // 4096 blocks of 512 bytes (dash) or 1 KiB (bash): 2 or 4 MiB of the 6.2 MB original.
+    let (code, _, err) = run_under("trap '' XFSZ && ulimit -f 4096", &unpack);
+    assert_eq!(code, Some(1), "{err}");
+    assert_one_line(&err, &out.to_string_lossy());
+    assert!(err.contains("too large"), "{err}");
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["sst.nc3z"], "the failed unpack left files behind");
+    let (code, _, err) = run_under("true", &unpack);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&nc).unwrap());
+}

@@ -404,11 +404,12 @@ impl<R: ReadAt> Archive<R> {
                     self.ahead.give_back(block);
                     return Err(self.shorter(s, b));
                 }
-                dst.copy_from_slice(&block);
-                self.ahead.give_back(block);
                 if native {
-                    be_to_native(dst, self.streams[s].esize);
+                    crate::codec::word::copy_be_to_native(&block, dst, self.streams[s].esize);
+                } else {
+                    dst.copy_from_slice(&block);
                 }
+                self.ahead.give_back(block);
                 Ok(true)
             }
             Taken::Frame(h, frame) => {
