@@ -6,8 +6,10 @@
 //! copied into it by the writing thread (about as much system time as decoding it took user
 //! time, on the cores the decoders need), then written to the disk by the kernel. Written
 //! directly, the bytes go from a few aligned chunks of memory to the disk, the threads waiting
-//! on the disk and not on a core. A file system that refuses direct I/O (the flag, or a write
-//! with it) is written through the page cache instead, as before: same bytes, same sync.
+//! on the disk and not on a core. Only files on a local disk's file system (ext4, XFS, btrfs)
+//! are written directly; on other file systems (network and cluster ones among them), and where
+//! direct I/O is refused (the flag, or a write with it), the file is written through the page
+//! cache instead, as before: same bytes, same sync.
 
 use crate::error::{io_err, Result};
 use std::fs::File;
@@ -63,6 +65,27 @@ pub(super) fn reserve(file: &File, len: u64, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether `file` lives on a local disk file system where direct I/O is well trodden (ext4,
+/// XFS, btrfs). Elsewhere (NFS, Lustre, GPFS, CIFS, FUSE, tmpfs) a direct write may be
+/// synchronous over the network, or emulated, or refused: such files are written through the
+/// page cache, as `cp` and `zstd -d` write them.
+#[cfg(target_os = "linux")]
+fn on_local_disk(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    const EXT4: i64 = 0xEF53;
+    const XFS: i64 = 0x5846_5342;
+    const BTRFS: i64 = 0x9123_683E;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: a valid descriptor and room for one statfs, which fstatfs fills on success.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: filled, as fstatfs returned 0. (`f_type`'s integer type differs by platform.)
+    #[allow(clippy::unnecessary_cast)]
+    let kind = unsafe { st.assume_init() }.f_type as i64;
+    matches!(kind, EXT4 | XFS | BTRFS)
+}
+
 /// Whether `file` is written with direct I/O now.
 #[cfg(target_os = "linux")]
 fn is_direct(file: &File) -> bool {
@@ -107,7 +130,7 @@ pub(super) fn write_with<T>(
     write: impl FnOnce(Output<'_>) -> Result<T>,
 ) -> Result<T> {
     #[cfg(target_os = "linux")]
-    if set_direct(file, true) {
+    if on_local_disk(file) && set_direct(file, true) {
         let file: &File = file;
         let (jobs_tx, jobs_rx) = sync_channel::<(Chunk, u64)>(CHUNKS);
         let (done_tx, done_rx) = sync_channel::<io::Result<Chunk>>(CHUNKS);
@@ -321,6 +344,33 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use std::io::Read;
+
+    /// A file on tmpfs (where `/dev/shm` is one) is not on a local disk: it is written through
+    /// the page cache; a file in the temporary directory is on whatever that is.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn only_local_disk_file_systems_are_written_directly() {
+        let shm = Path::new("/dev/shm");
+        let is_tmpfs = std::process::Command::new("stat")
+            .args(["-f", "-c", "%T", "/dev/shm"])
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"tmpfs"));
+        if is_tmpfs {
+            let dir = tempfile::tempdir_in(shm).unwrap();
+            let file = File::create_new(dir.path().join("out.nc")).unwrap();
+            assert!(!on_local_disk(&file));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create_new(dir.path().join("out.nc")).unwrap();
+        let kind = std::process::Command::new("stat")
+            .args(["-f", "-c", "%T"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let kind = String::from_utf8_lossy(&kind.stdout);
+        let local = ["ext2/ext3", "xfs", "btrfs"].contains(&kind.trim());
+        assert_eq!(on_local_disk(&file), local, "{kind}");
+    }
 
     /// Writes `pieces` through [`write_with`] into a new file in a temporary directory and
     /// returns the file's bytes and what was written.
