@@ -2,8 +2,10 @@
 //! the runs are cut at block boundaries and grouped by block, and the blocks are decoded on the
 //! calling thread and the pool's helpers at once. A block the read takes only a little of,
 //! in a read that decodes many blocks, is decoded into a buffer this thread reuses and not
-//! cached: caching it would cost a fresh allocation (its pages faulted in, as long as decoding
-//! it) per block, and would evict blocks that are read again.
+//! cached the first time: caching it would cost a fresh allocation (its pages faulted in, as
+//! long as decoding it) per block, for blocks a one-off time series never reads again. A block
+//! read this way a second time ([`BlockCache::admit`]: a repeated series, the series of a
+//! neighbouring point, the next tile of a tiled read) is cached.
 
 use super::*;
 use std::cell::Cell;
@@ -98,7 +100,9 @@ impl<R: ReadAt> Archive<R> {
                 };
                 let b = group[0].b;
                 let taken: u64 = group.iter().map(|p| p.dst.len() as u64).sum();
-                let sparse = many && taken * SPARSE_SHARE < self.block_len(s, b);
+                let sparse = many
+                    && taken * SPARSE_SHARE < self.block_len(s, b)
+                    && !self.cache.admit((id, b));
                 let r = if sparse {
                     self.sparse_block(s, b, group, native, scratch)
                 } else {
