@@ -8,8 +8,10 @@
 //!
 //! When the cache does not help: reads that touch every block once (a full-variable read, a
 //! sequential scan) only churn it, and reads of a time series across the record dimension touch
-//! one block per record — with a budget smaller than those blocks, each repeat decodes them again.
-//! Size the budget to the working set of blocks you revisit.
+//! one block per record, of which they take one value: such a block is cached only when it is
+//! read that way a second time (`BlockCache::admit`), and with a budget smaller than those
+//! blocks each repeat decodes them again. Size the budget to the working set of blocks you
+//! revisit.
 
 use lru::LruCache;
 use std::sync::{Arc, Mutex, MutexGuard};
