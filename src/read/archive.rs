@@ -22,6 +22,7 @@ use std::sync::Arc;
 mod ahead;
 mod blocks;
 mod front;
+mod scattered;
 
 pub(crate) use front::{check_front, read_front};
 

@@ -8,8 +8,10 @@
 //!
 //! When the cache does not help: reads that touch every block once (a full-variable read, a
 //! sequential scan) only churn it, and reads of a time series across the record dimension touch
-//! one block per record — with a budget smaller than those blocks, each repeat decodes them again.
-//! Size the budget to the working set of blocks you revisit.
+//! one block per record, of which they take one value: such a block is cached only when it is
+//! read that way a second time (`BlockCache::admit`), and with a budget smaller than those
+//! blocks each repeat decodes them again. Size the budget to the working set of blocks you
+//! revisit.
 
 use lru::LruCache;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -198,7 +200,14 @@ pub struct CacheStats {
 struct Inner {
     lru: LruCache<BlockKey, Block>,
     stats: CacheStats,
+    /// Blocks read without being cached ([`BlockCache::admit`]), most recent last, at most
+    /// [`GHOSTS`].
+    ghosts: LruCache<BlockKey, ()>,
 }
+
+/// Blocks read without being cached that the cache remembers, at most: a block read again
+/// while it is remembered is cached.
+const GHOSTS: usize = 4096;
 
 /// A byte-bounded LRU cache of decoded blocks, safe to share between threads.
 ///
@@ -223,6 +232,7 @@ impl BlockCache {
         BlockCache {
             inner: Mutex::new(Inner {
                 lru: LruCache::unbounded(),
+                ghosts: LruCache::unbounded(),
                 stats: CacheStats {
                     budget,
                     ..CacheStats::default()
@@ -287,6 +297,27 @@ impl BlockCache {
         g.lru.put(key, block);
     }
 
+    /// Whether a reader that needs only a little of a block it does not find here should
+    /// cache it after decoding it: true if the block was passed over this way recently (a
+    /// block read a second time is likely to be read again), false the first time (it is then
+    /// remembered) or when the budget is 0. A read of one value of each of many blocks (a time
+    /// series) then decodes them without allocating and caching each, and a repeated or
+    /// neighbouring read caches them.
+    pub(crate) fn admit(&self, key: BlockKey) -> bool {
+        let mut g = self.lock();
+        if g.stats.budget == 0 {
+            return false;
+        }
+        if g.ghosts.pop(&key).is_some() {
+            return true;
+        }
+        if g.ghosts.len() >= GHOSTS {
+            g.ghosts.pop_lru();
+        }
+        g.ghosts.put(key, ());
+        false
+    }
+
     /// Drops a block if it is held (not counted as an eviction).
     pub(crate) fn remove(&self, key: BlockKey) {
         let mut g = self.lock();
@@ -323,6 +354,7 @@ impl BlockCache {
     pub fn clear(&self) {
         let mut g = self.lock();
         g.lru.clear();
+        g.ghosts.clear();
         g.stats = CacheStats {
             budget: g.stats.budget,
             ..CacheStats::default()
@@ -354,6 +386,27 @@ mod tests {
         assert_eq!(c.stats().bytes, 0);
         c.insert((1, 6), Arc::new(vec![0; 1]));
         assert_eq!(c.stats().entries, 0);
+    }
+
+    #[test]
+    fn a_block_is_admitted_when_passed_over_a_second_time() {
+        let c = BlockCache::new(100);
+        assert!(!c.admit((1, 0)));
+        assert!(!c.admit((1, 1)));
+        assert!(c.admit((1, 0)));
+        // Admitted once: forgotten, as clear() forgets every block.
+        assert!(!c.admit((1, 0)));
+        c.clear();
+        assert!(!c.admit((1, 1)));
+        // At most GHOSTS blocks are remembered, the oldest forgotten first.
+        for b in 0..GHOSTS as u64 {
+            assert!(!c.admit((2, b)));
+        }
+        assert!(c.admit((2, 1)));
+        assert!(!c.admit((1, 1)), "forgotten: the oldest");
+        // No budget, nothing to admit to.
+        c.set_budget(0);
+        assert!(!c.admit((3, 0)) && !c.admit((3, 0)));
     }
 
     #[test]

@@ -1175,8 +1175,12 @@ fn damage_in_a_large_read_is_reported_like_a_read_of_the_block() {
         Hyperslab::all(&shape),
         Hyperslab::new(&shape, &[2, 0, 0], &[20, 180, 360], &[1, 1, 1]).unwrap(),
         Hyperslab::new(&shape, &[0, 0, 7], &[20, 180, 353], &[1, 1, 1]).unwrap(),
+        // A time series through block 9 (record 2, row 49, column 216): one value of each of
+        // 24 blocks.
+        Hyperslab::new(&shape, &[0, 49, 216], &[24, 1, 1], &[1, 1, 1]).unwrap(),
     ];
     let plane = 180 * 360 * 4;
+    assert_eq!((2 * plane + (49 * 360 + 216) * 4) / (64 << 10), 9);
     assert!(
         bb == 64 << 10 && (2 * plane) % bb != 0 && (2 * plane) / bb < b,
         "plane 2 starts inside a block before block {b}"
@@ -1351,6 +1355,67 @@ fn large_read_can_leave_the_blocks_it_covers_whole_out_of_the_cache() {
         assert_eq!(be, want);
         assert_eq!(a.cache_stats().entries, cached);
     }
+}
+
+/// A time series (one value of each record, so one value of each of many blocks) reads the
+/// original's values on one thread or more, with the default cache budget and one that holds a
+/// single block, big-endian or native. The blocks it takes one value of are decoded into a
+/// reused buffer and not cached the first time (each would cost a fresh allocation), but are
+/// the second time; cached blocks are used, and a series of few blocks is cached at once.
+#[test]
+fn time_series_of_many_blocks_matches_the_original_and_caches_blocks_read_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let z = packed_sst(dir.path());
+    let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
+    let shape = [24u64, 180, 360];
+    let series_at =
+        |y: u64, x: u64| Hyperslab::new(&shape, &[0, y, x], &[24, 1, 1], &[1, 1, 1]).unwrap();
+    for threads in [1, 3] {
+        for budget in [nc3pack::DEFAULT_CACHE_BYTES, 64 << 10] {
+            let mut a = Archive::open(&z).unwrap();
+            a.set_threads(threads);
+            a.set_cache_budget(budget);
+            let ctx = format!("{threads} threads, budget {budget}");
+            // Once: nothing cached.
+            let series = series_at(49, 216);
+            let want: Vec<f32> = nc.read("sst", &series).unwrap();
+            assert_eq!(a.read::<f32>("sst", &series).unwrap(), want, "{ctx}");
+            let s = a.cache_stats();
+            assert_eq!((s.hits, s.misses, s.entries), (0, 24, 0), "{ctx}: {s:?}");
+            // Again, in every way of reading (and other points, every other record): the
+            // same values, and the blocks read twice are cached, as the budget allows.
+            for (y, x) in [(49, 216), (0, 0), (90, 180), (179, 359)] {
+                let series = series_at(y, x);
+                let want: Vec<f32> = nc.read("sst", &series).unwrap();
+                check_slab(&a, "sst", &series, &want, &ctx);
+                let strided = Hyperslab::new(&shape, &[1, y, x], &[12, 1, 1], &[2, 1, 1]).unwrap();
+                let want: Vec<f32> = nc.read("sst", &strided).unwrap();
+                check_slab(&a, "sst", &strided, &want, &ctx);
+            }
+            let s = a.cache_stats();
+            if budget == nc3pack::DEFAULT_CACHE_BYTES {
+                assert!(s.entries >= 24 && s.hits > 0, "{ctx}: {s:?}");
+            } else {
+                assert!(s.entries <= 1, "{ctx}: {s:?}");
+            }
+        }
+    }
+    // A block already cached is copied from; a series of a few blocks is cached at once.
+    let a = Archive::open(&z).unwrap();
+    let few = Hyperslab::new(&shape, &[0, 49, 216], &[3, 1, 1], &[1, 1, 1]).unwrap();
+    let want: Vec<f32> = nc.read("sst", &few).unwrap();
+    assert_eq!(a.read::<f32>("sst", &few).unwrap(), want);
+    let s = a.cache_stats();
+    assert_eq!((s.hits, s.misses, s.entries), (0, 3, 3), "{s:?}");
+    let series = series_at(49, 216);
+    let want: Vec<f32> = nc.read("sst", &series).unwrap();
+    assert_eq!(a.read::<f32>("sst", &series).unwrap(), want);
+    let t = a.cache_stats();
+    assert_eq!(
+        (t.hits - s.hits, t.misses - s.misses, t.entries),
+        (3, 21, 3),
+        "{t:?}"
+    );
 }
 
 #[test]

@@ -774,6 +774,9 @@ impl<R: ReadAt> Archive<R> {
                 .filter(|&b| last.replace(b) != Some(b))
                 .map(|b| (v, b)),
         )?;
+        if runs.len() > 1 {
+            return self.read_scattered(v, runs, out, native);
+        }
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
         let window = (self.threads() * 4).max(8);
