@@ -32,6 +32,7 @@ pub(crate) mod tuning;
 pub(crate) mod word;
 pub(crate) mod zstd;
 
+pub(crate) use decode::decode_payload_part;
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
 pub use error::{
