@@ -288,9 +288,57 @@ pub(crate) fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) -> Result<(), F
             .map_err(|_| FrameError::NoMemory {
                 len: n.saturating_mul(std::mem::size_of::<T>()) as u64,
             })?;
+        prefault(v, n);
         v.resize(n, T::default());
     }
     Ok(())
+}
+
+/// Spare capacity below which [`prefault`] does nothing: a few pages fault in cheaply.
+const PREFAULT_MIN: usize = 64 << 10;
+
+/// Has the system map the pages of `v`'s spare capacity up to element `upto` (when that is at
+/// least [`PREFAULT_MIN`] bytes) now, with one call, instead of one page fault per page when they are first written: a
+/// fresh buffer for a block of 1 MiB costs 256 faults, most of a cold one-value read's system
+/// time. Pages already mapped stay as they are; the contents do not change. Linux (5.14 and
+/// later) only; elsewhere, or when the call fails, the pages fault in as they are written.
+/// True when the pages were mapped.
+pub(crate) fn prefault<T>(v: &mut Vec<T>, upto: usize) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let want = upto.saturating_sub(v.len());
+        let spare = v.spare_capacity_mut();
+        let keep = want.min(spare.len());
+        let spare = &mut spare[..keep];
+        let bytes = std::mem::size_of_val(spare);
+        if bytes < PREFAULT_MIN {
+            return false;
+        }
+        let page = page_size();
+        let start = spare.as_mut_ptr() as usize;
+        let (lo, hi) = (start.next_multiple_of(page), (start + bytes) / page * page);
+        // SAFETY: [lo, hi) lies within `v`'s allocation, owned here; MADV_POPULATE_WRITE
+        // only maps its pages (as a write would), changing no byte of it.
+        hi > lo
+            && unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE) }
+                == 0
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (v, upto);
+        false
+    }
+}
+
+/// The system's page size (4096 if it cannot be known), looked up once.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf only reads a system value.
+    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    })
 }
 
 /// Decompresses `payload` (codec `h.codec`) into `out`, checking that it fills `out` exactly
@@ -339,5 +387,41 @@ mod tests {
         for _ in 0..8 {
             assert_eq!(DecodeScratch::new().held(), 0, "a new scratch starts empty");
         }
+    }
+
+    /// This thread's minor page faults so far.
+    #[cfg(target_os = "linux")]
+    fn thread_faults() -> i64 {
+        // SAFETY: getrusage writes the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) }, 0);
+        u.ru_minflt
+    }
+
+    /// A buffer grown for decoding has its pages mapped at once: writing all of it then
+    /// takes almost no page faults (it took one per page), and what it held is kept.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn grown_buffers_are_mapped_in_one_call() {
+        let mut v: Vec<u8> = vec![7; 100];
+        let n = 4 << 20;
+        grow(&mut v, n).unwrap();
+        assert_eq!(v.len(), n);
+        assert!(v[..100].iter().all(|&b| b == 7) && v[100..].iter().all(|&b| b == 0));
+        // A fresh buffer, prefaulted, then written whole.
+        let mut w: Vec<u8> = Vec::with_capacity(n);
+        let mapped = prefault(&mut w, n);
+        let before = thread_faults();
+        w.resize(n, 1);
+        let faults = thread_faults() - before;
+        assert!(w.iter().all(|&b| b == 1));
+        if mapped {
+            assert!(
+                faults < 64,
+                "{faults} page faults writing a prefaulted 4 MiB buffer"
+            );
+        }
+        // Too small to bother: nothing done.
+        assert!(!prefault(&mut Vec::<u8>::with_capacity(4096), 4096));
     }
 }

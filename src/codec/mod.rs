@@ -32,8 +32,8 @@ pub(crate) mod tuning;
 pub(crate) mod word;
 pub(crate) mod zstd;
 
-pub(crate) use decode::decode_payload_part;
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
+pub(crate) use decode::{decode_payload_part, prefault};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
 pub use error::{
     CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,

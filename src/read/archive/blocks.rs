@@ -44,6 +44,7 @@ impl<R: ReadAt> Archive<R> {
         let n = usize::try_from(len).map_err(|_| self.no_memory(s, b, len))?;
         v.try_reserve_exact(n)
             .map_err(|_| self.no_memory(s, b, len))?;
+        crate::codec::prefault(&mut v, n);
         v.resize(n, 0);
         Ok(v)
     }
@@ -265,6 +266,9 @@ impl<R: ReadAt> Archive<R> {
         let n = usize::try_from(frame_len).map_err(|_| self.no_memory(s, b, frame_len))?;
         buf.try_reserve(n.saturating_sub(buf.len()))
             .map_err(|_| self.no_memory(s, b, frame_len))?;
+        if buf.len() < n {
+            crate::codec::prefault(buf, n);
+        }
         buf.resize(n, 0);
         self.reader
             .read_exact_at(buf, e.offset)
