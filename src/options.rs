@@ -58,9 +58,10 @@ impl fmt::Debug for Progress {
     }
 }
 
-/// The number of cores (at least 1), bounded as thread counts are.
+/// The number of cores (at least 1), bounded as thread counts are: looked up once per
+/// process ([`crate::parallel::default_threads`]).
 pub(crate) fn default_threads() -> usize {
-    crate::parallel::bound_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    crate::parallel::default_threads()
 }
 
 /// How to unpack (see [`crate::unpack_file`]).

@@ -138,6 +138,21 @@ pub(crate) trait BlockFilter: Sync {
             be_to_native(dst, esize);
         }
     }
+    /// Reverses the filter on the bytes `from..from + dst.len()` of the block only (big-endian
+    /// elements) from a frame's whole decompressed payload `src` (the filter's bytes of a
+    /// block with elements of `esize` bytes, `from + dst.len() <= src.len()`): a small read
+    /// then needs no buffer for the whole block. False, `dst` untouched, for a filter that
+    /// cannot (the block is then decoded whole). By default false.
+    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        let _ = (src, esize, from, dst);
+        false
+    }
+    /// Whether [`BlockFilter::undo_part`] may succeed: the filter decodes its frames as the
+    /// codec's bytes then the filter undone (or, `none`, the codec's bytes as they are), and
+    /// undoes a part of a block. By default false.
+    fn undoes_part(&self) -> bool {
+        false
+    }
 }
 
 /// The filter of a wire id: the one place that names every filter.

@@ -59,6 +59,61 @@ pub fn decode_payload(
     r
 }
 
+/// Checks a frame payload's CRC and decodes only the bytes `from..from + dst.len()` of its
+/// block into `dst`, big-endian, with the checks of [`decode_payload_into`] (the codec's output
+/// is the frame's whole decoded length): for a small read, which then needs no buffer of its
+/// own for the whole block. A frame whose codec decompresses bytes that a filter of the
+/// shuffle family (or none) turns into the block is decompressed into `scratch` and only the
+/// part is unfiltered; any other is decoded whole into `scratch` and the part copied.
+///
+/// # Errors
+///
+/// As [`decode_payload_into`]; [`FrameError::DecodedLength`] when the part ends after the
+/// block.
+pub(crate) fn decode_payload_part(
+    h: &FrameHeader,
+    payload: &[u8],
+    from: usize,
+    dst: &mut [u8],
+    scratch: &mut DecodeScratch,
+) -> Result<(), FrameError> {
+    check_payload(h, payload)?;
+    let n = h.decoded_len as usize;
+    let end = from.saturating_add(dst.len());
+    if end > n {
+        return Err(FrameError::DecodedLength {
+            got: end,
+            decoded: h.decoded_len,
+        });
+    }
+    let space = &mut scratch.space;
+    let (f, codec) = (super::block::filter(h.filter), super::block::codec(h.codec));
+    if f.undoes_part() && !codec.decodes_numbers() {
+        let esize = usize::from(h.esize);
+        // The checks of `codec_then_undo` (filter `none` decodes without them).
+        if h.filter != crate::format::Filter::None && (esize == 0 || !n.is_multiple_of(esize)) {
+            return Err(FrameError::FilterElementSize {
+                esize: h.esize,
+                decoded: h.decoded_len,
+            });
+        }
+        grow(&mut space.filtered, n)?;
+        let filtered = &mut space.filtered[..n];
+        codec.decompress_into(h, payload, filtered, &mut space.zstd)?;
+        if f.undo_part(filtered, esize, from, dst) {
+            return Ok(());
+        }
+    }
+    let mut block = std::mem::take(&mut space.block);
+    let r = grow(&mut block, n)
+        .and_then(|()| f.decode_frame(h, payload, &mut block[..n], false, space));
+    if r.is_ok() {
+        dst.copy_from_slice(&block[from..end]);
+    }
+    space.block = block;
+    r
+}
+
 /// The element size of a frame whose filter goes with codec pco only and elements of the sizes
 /// `supports` allows (`mask`, `fit`), decoding to `len` bytes: the filter's own error (from
 /// `codec` or `size`) for another codec or element size, and [`FrameError::FilterElementSize`]
@@ -87,31 +142,16 @@ pub(crate) fn pco_filter_esize(
 }
 
 /// Per-thread state of [`decode_payload_into`]: a zstd context and the buffers a payload is
-/// decoded through, reused from block to block. A new one takes the space a dropped one left
-/// (kept process-wide, a few of them, up to 48 MiB each and 64 MiB in all), so
-/// that threads which come and go, or calls that make one per block, do not allocate and
-/// first touch their buffers again at every block.
+/// decoded through, reused from block to block by the thread that holds it (a reading thread
+/// keeps one for its life: the archive's per-thread scratch). Its memory is that of the
+/// largest block it decoded, and is freed with it: nothing is kept process-wide.
+#[derive(Default)]
 pub struct DecodeScratch {
     space: Space,
 }
 
-/// The most one kept decoding space may hold (blocks of up to about 16 MiB).
-pub(crate) const KEEP_SPACE: usize = 48 << 20;
-
-/// The most the kept decoding spaces may hold in all.
-pub(crate) const KEEP_ALL: usize = 64 << 20;
-
-/// The decoding spaces dropped [`DecodeScratch`]es left, for the next ones.
-static KEPT: std::sync::Mutex<Vec<Space>> = std::sync::Mutex::new(Vec::new());
-
-impl Default for DecodeScratch {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl DecodeScratch {
-    /// A decoding space: one a dropped one left if there is one, else a new (empty) one.
+    /// An empty decoding space (it grows with the first blocks it decodes).
     ///
     /// ```
     /// use nc3pack::{FilterMode, __private::{DecodeScratch, Encoder, decode_payload_into}, format::{Codec, FRAME_HEADER_LEN}};
@@ -126,30 +166,13 @@ impl DecodeScratch {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new() -> Self {
-        // (A poisoned lock still holds valid spaces.)
-        let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        DecodeScratch {
-            space: kept.unwrap_or_default(),
-        }
+        Self::default()
     }
-}
 
-impl Drop for DecodeScratch {
-    fn drop(&mut self) {
-        let space = std::mem::take(&mut self.space);
-        keep(&mut KEPT.lock().unwrap_or_else(|p| p.into_inner()), space);
-    }
-}
-
-/// Adds `space` to the kept spaces `kept` unless it holds nothing, more than [`KEEP_SPACE`],
-/// or more than the room [`KEEP_ALL`] leaves (it is then freed).
-fn keep(kept: &mut Vec<Space>, space: Space) {
-    let held = space.held();
-    if held > 0
-        && held <= KEEP_SPACE
-        && kept.iter().map(Space::held).sum::<usize>() + held <= KEEP_ALL
-    {
-        kept.push(space);
+    /// The bytes its buffers hold.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.space.held()
     }
 }
 
@@ -165,12 +188,16 @@ pub(crate) struct Space {
     pub(crate) bits: Vec<u8>,
     /// The working values of a `fit` frame.
     pub(crate) fit: super::fit::Work,
+    /// A whole block, for [`decode_payload_part`] with a filter that does not undo a part.
+    pub(crate) block: Vec<u8>,
 }
 
 impl Space {
     /// The bytes its buffers hold (their capacity; a zstd context counts as 1).
+    #[cfg(test)]
     fn held(&self) -> usize {
         self.filtered.capacity()
+            + self.block.capacity()
             + self.bits.capacity()
             + 8 * self.words.capacity()
             + self.pco.held()
@@ -261,9 +288,57 @@ pub(crate) fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) -> Result<(), F
             .map_err(|_| FrameError::NoMemory {
                 len: n.saturating_mul(std::mem::size_of::<T>()) as u64,
             })?;
+        prefault(v, n);
         v.resize(n, T::default());
     }
     Ok(())
+}
+
+/// Spare capacity below which [`prefault`] does nothing: a few pages fault in cheaply.
+const PREFAULT_MIN: usize = 64 << 10;
+
+/// Has the system map the pages of `v`'s spare capacity up to element `upto` (when that is at
+/// least [`PREFAULT_MIN`] bytes) now, with one call, instead of one page fault per page when they are first written: a
+/// fresh buffer for a block of 1 MiB costs 256 faults, most of a cold one-value read's system
+/// time. Pages already mapped stay as they are; the contents do not change. Linux (5.14 and
+/// later) only; elsewhere, or when the call fails, the pages fault in as they are written.
+/// True when the pages were mapped.
+pub(crate) fn prefault<T>(v: &mut Vec<T>, upto: usize) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let want = upto.saturating_sub(v.len());
+        let spare = v.spare_capacity_mut();
+        let keep = want.min(spare.len());
+        let spare = &mut spare[..keep];
+        let bytes = std::mem::size_of_val(spare);
+        if bytes < PREFAULT_MIN {
+            return false;
+        }
+        let page = page_size();
+        let start = spare.as_mut_ptr() as usize;
+        let (lo, hi) = (start.next_multiple_of(page), (start + bytes) / page * page);
+        // SAFETY: [lo, hi) lies within `v`'s allocation, owned here; MADV_POPULATE_WRITE
+        // only maps its pages (as a write would), changing no byte of it.
+        hi > lo
+            && unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE) }
+                == 0
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (v, upto);
+        false
+    }
+}
+
+/// The system's page size (4096 if it cannot be known), looked up once.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf only reads a system value.
+    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    })
 }
 
 /// Decompresses `payload` (codec `h.codec`) into `out`, checking that it fills `out` exactly
@@ -281,36 +356,72 @@ pub(crate) fn decompress_into(
 mod tests {
     use super::*;
 
-    /// A space holding `bytes` in its buffer of filtered bytes.
-    fn holding(bytes: usize) -> Space {
-        let mut s = Space::default();
-        s.filtered.reserve_exact(bytes);
-        s
-    }
-
+    /// A scratch's space is its own: a new one starts empty whatever others held and
+    /// dropped (no store shared by the process), and one keeps its buffers from block to
+    /// block.
     #[test]
-    fn kept_spaces_are_bounded_one_by_one_and_in_all() {
-        let mut kept = Vec::new();
-        keep(&mut kept, Space::default());
-        assert!(kept.is_empty(), "an empty space is not kept");
-        keep(&mut kept, holding(KEEP_SPACE + 1));
-        assert!(kept.is_empty(), "a space over the bound is freed");
-        let each = KEEP_ALL / 4;
-        for _ in 0..6 {
-            keep(&mut kept, holding(each));
-        }
-        assert_eq!(kept.len(), 4);
-        assert!(kept.iter().map(Space::held).sum::<usize>() <= KEEP_ALL);
-    }
-
-    /// A decoding space a dropped scratch left serves the next one, whatever it decoded.
-    #[test]
-    fn a_scratch_reuses_a_dropped_one_s_space() {
+    fn a_scratch_keeps_its_own_space_and_a_new_one_starts_empty() {
+        let data: Vec<u8> = (0..50_000u32).flat_map(|i| (i / 7).to_be_bytes()).collect();
+        let mut enc = crate::codec::Encoder::new(
+            Codec::Zstd,
+            3,
+            crate::FilterMode::Fixed(crate::format::Filter::Shuffle),
+            false,
+        )
+        .unwrap();
+        let mut frame = Vec::new();
+        let h = enc
+            .encode_block(0, 0, 4, &data, &mut frame)
+            .frame()
+            .unwrap();
+        let payload = &frame[crate::format::FRAME_HEADER_LEN..];
+        let mut out = vec![0u8; data.len()];
         let mut s = DecodeScratch::new();
-        s.space.filtered.reserve_exact(4096);
+        decode_payload_into(&h, payload, &mut out, &mut s, false).unwrap();
+        assert_eq!(out, data);
+        let held = s.held();
+        assert!(held >= data.len(), "the filtered bytes are kept: {held}");
+        decode_payload_into(&h, payload, &mut out, &mut s, false).unwrap();
+        assert_eq!(s.held(), held, "reused, not grown again");
         drop(s);
-        // (Other tests may take the kept space first; one of a few tries gets a kept one.)
-        let got = (0..8).any(|_| DecodeScratch::new().space.held() > 0);
-        assert!(got, "no kept space was handed out");
+        for _ in 0..8 {
+            assert_eq!(DecodeScratch::new().held(), 0, "a new scratch starts empty");
+        }
+    }
+
+    /// This thread's minor page faults so far.
+    #[cfg(target_os = "linux")]
+    fn thread_faults() -> i64 {
+        // SAFETY: getrusage writes the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) }, 0);
+        u.ru_minflt
+    }
+
+    /// A buffer grown for decoding has its pages mapped at once: writing all of it then
+    /// takes almost no page faults (it took one per page), and what it held is kept.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn grown_buffers_are_mapped_in_one_call() {
+        let mut v: Vec<u8> = vec![7; 100];
+        let n = 4 << 20;
+        grow(&mut v, n).unwrap();
+        assert_eq!(v.len(), n);
+        assert!(v[..100].iter().all(|&b| b == 7) && v[100..].iter().all(|&b| b == 0));
+        // A fresh buffer, prefaulted, then written whole.
+        let mut w: Vec<u8> = Vec::with_capacity(n);
+        let mapped = prefault(&mut w, n);
+        let before = thread_faults();
+        w.resize(n, 1);
+        let faults = thread_faults() - before;
+        assert!(w.iter().all(|&b| b == 1));
+        if mapped {
+            assert!(
+                faults < 64,
+                "{faults} page faults writing a prefaulted 4 MiB buffer"
+            );
+        }
+        // Too small to bother: nothing done.
+        assert!(!prefault(&mut Vec::<u8>::with_capacity(4096), 4096));
     }
 }

@@ -201,6 +201,7 @@ pub(crate) struct Work {
 
 impl Work {
     /// The bytes its buffers hold.
+    #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         8 * (self.v.capacity()
             + self.vf.capacity()

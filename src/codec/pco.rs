@@ -455,6 +455,7 @@ pub(crate) struct PcoScratch {
 
 impl PcoScratch {
     /// The bytes its buffer holds.
+    #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         8 * self.words.capacity()
     }

@@ -299,6 +299,16 @@ impl super::block::BlockFilter for NoFilter {
     ) -> Result<(), FrameError> {
         super::block::codec(h.codec).decode_into(h, payload, out, native, space)
     }
+    fn undoes_part(&self) -> bool {
+        true
+    }
+    fn undo_part(&self, src: &[u8], _: usize, from: usize, dst: &mut [u8]) -> bool {
+        let Some(part) = src.get(from..from + dst.len()) else {
+            return false;
+        };
+        dst.copy_from_slice(part);
+        true
+    }
 }
 
 /// Filter `shuffle`: the bytes of the elements grouped by position.
@@ -313,6 +323,12 @@ impl super::block::BlockFilter for Shuffle {
     }
     fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
         unshuffle_native(src, esize, dst, native);
+    }
+    fn undoes_part(&self) -> bool {
+        true
+    }
+    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, esize, from, dst, Part::Shuffle)
     }
 }
 
@@ -349,6 +365,12 @@ impl super::block::BlockFilter for ByteDelta {
         }
         unshuffle_native(src, esize, dst, native);
     }
+    fn undoes_part(&self) -> bool {
+        true
+    }
+    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, esize, from, dst, Part::ByteDelta)
+    }
 }
 
 /// Filter `delta`: element deltas, then shuffled.
@@ -363,6 +385,12 @@ impl super::block::BlockFilter for Delta {
     }
     fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
         unshuffle_undelta_native::<false>(src, esize, dst, native);
+    }
+    fn undoes_part(&self) -> bool {
+        true
+    }
+    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, esize, from, dst, Part::Delta { zigzag: false })
     }
 }
 
@@ -379,6 +407,151 @@ impl super::block::BlockFilter for ZigZagDelta {
     fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
         unshuffle_undelta_native::<true>(src, esize, dst, native);
     }
+    fn undoes_part(&self) -> bool {
+        true
+    }
+    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, esize, from, dst, Part::Delta { zigzag: true })
+    }
+}
+
+/// The sum (wrapping; each zigzag decoded when `ZZ`) of the first `upto` element deltas of the
+/// shuffled block `src` of `n` elements of `E` bytes, as big-endian bytes (the first `E`):
+/// element `upto - 1` of the block under `delta` (`zzdelta`). One pass the compiler
+/// vectorizes, as [`unshuffle_undelta_into`]'s.
+fn delta_prefix<W: Word, const E: usize, const ZZ: bool>(
+    src: &[u8],
+    n: usize,
+    upto: usize,
+) -> [u8; 8] {
+    let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..j * n + upto]);
+    let mut sum = W::ZERO;
+    // (Indexing the `E` streams at `i`, as `unshuffle_undelta_into` does.)
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..upto {
+        let d = W::from_be(&std::array::from_fn::<u8, E, _>(|j| ins[j][i]));
+        sum = sum.wrapping_add(if ZZ { d.unzigzag() } else { d });
+    }
+    let mut out = [0u8; 8];
+    sum.put_be(&mut out[..E]);
+    out
+}
+
+/// The filters [`part`] reverses on a part of a block.
+#[derive(Clone, Copy)]
+enum Part {
+    Shuffle,
+    ByteDelta,
+    Delta { zigzag: bool },
+}
+
+/// The bytes `from..from + dst.len()` (within `src`) of the block whose filter `f` made `src`,
+/// big-endian, as the filter's `undo_into` would give them: element `i` from the `i`th byte
+/// of each of the `esize` byte streams (a running sum over the streams' or the elements'
+/// first `i + 1` values for the delta filters, so only the part up to the last element asked
+/// for is read), the bytes after the last whole element as they are. Element sizes other than
+/// 1, 2, 4 and 8 (which the filters' `undo_into` treat as single bytes) are left to the whole
+/// block's decoding: false.
+fn part(src: &[u8], esize: usize, from: usize, dst: &mut [u8], f: Part) -> bool {
+    let end = from + dst.len();
+    if end > src.len() || !matches!(esize, 1 | 2 | 4 | 8) {
+        return false;
+    }
+    if dst.is_empty() {
+        return true;
+    }
+    if esize == 1 {
+        // One byte stream: a shuffle is a copy, both deltas a running sum of the bytes.
+        match f {
+            Part::Shuffle => dst.copy_from_slice(&src[from..end]),
+            Part::ByteDelta | Part::Delta { .. } => {
+                let mut prev = src[..from].iter().fold(0u8, |a, &d| a.wrapping_add(d));
+                for (x, &d) in dst.iter_mut().zip(&src[from..end]) {
+                    prev = prev.wrapping_add(d);
+                    *x = prev;
+                }
+            }
+        }
+        return true;
+    }
+    let n = src.len() / esize;
+    let whole = n * esize;
+    // Elements `first..=last` hold the part's bytes before `whole`.
+    let (first, last) = (from / esize, (end.min(whole).max(from + 1) - 1) / esize);
+    let mask = if esize == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * esize)) - 1
+    };
+    // The running values before element `first`: one per byte stream (bytedelta) or the
+    // element's (delta).
+    let upto = first.min(n);
+    let mut sums = [0u8; 8];
+    let mut prev = 0u64;
+    match f {
+        Part::Shuffle => {}
+        Part::ByteDelta => {
+            for (j, sum) in sums[..esize].iter_mut().enumerate() {
+                *sum = src[j * n..j * n + upto]
+                    .iter()
+                    .fold(0u8, |a, &d| a.wrapping_add(d));
+            }
+        }
+        Part::Delta { zigzag } => {
+            let sum = match (esize, zigzag) {
+                (2, false) => delta_prefix::<u16, 2, false>(src, n, upto),
+                (2, true) => delta_prefix::<u16, 2, true>(src, n, upto),
+                (4, false) => delta_prefix::<u32, 4, false>(src, n, upto),
+                (4, true) => delta_prefix::<u32, 4, true>(src, n, upto),
+                (8, false) => delta_prefix::<u64, 8, false>(src, n, upto),
+                _ => delta_prefix::<u64, 8, true>(src, n, upto),
+            };
+            prev = sum[..esize]
+                .iter()
+                .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+        }
+    }
+    for i in first..=last.min(n.saturating_sub(1)) {
+        if from >= whole {
+            break;
+        }
+        let mut bytes = [0u8; 8];
+        for (j, b) in bytes[..esize].iter_mut().enumerate() {
+            *b = src[j * n + i];
+        }
+        match f {
+            Part::Shuffle => {}
+            Part::ByteDelta => {
+                for j in 0..esize {
+                    sums[j] = sums[j].wrapping_add(bytes[j]);
+                }
+                bytes = sums;
+            }
+            Part::Delta { zigzag } => {
+                let mut d = bytes[..esize]
+                    .iter()
+                    .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+                if zigzag {
+                    d = ((d >> 1) ^ (d & 1).wrapping_neg()) & mask;
+                }
+                prev = prev.wrapping_add(d) & mask;
+                for (j, b) in bytes[..esize].iter_mut().enumerate() {
+                    *b = (prev >> (8 * (esize - 1 - j))) as u8;
+                }
+            }
+        }
+        // This element's bytes that fall in the part.
+        let (lo, hi) = ((i * esize).max(from), ((i + 1) * esize).min(end));
+        for p in lo..hi {
+            dst[p - from] = bytes[p - i * esize];
+        }
+    }
+    // The bytes after the last whole element, as they are.
+    if end > whole {
+        let lo = from.max(whole);
+        dst[lo - from..].copy_from_slice(&src[lo..end]);
+    }
+    true
 }
 
 /// Unshuffles `src` (elements of `esize` bytes) into `dst` (the same length), elements of 2,

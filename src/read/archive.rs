@@ -1,7 +1,7 @@
 //! Reading archives: open, check the structures, locate and decode blocks.
 
 use crate::codec::word::be_to_native;
-use crate::codec::{decode_payload, decode_payload_into, DecodeScratch};
+use crate::codec::{decode_payload, decode_payload_into, decode_payload_part, DecodeScratch};
 use crate::error::{
     io_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError, FrameError,
     IndexError, Result,
@@ -71,12 +71,21 @@ pub struct Archive<R: ReadAt = Input> {
     /// Whether blocks a read decodes whole straight into its output are cached too
     /// ([`Archive::set_cache_whole_blocks`]).
     cache_whole: std::sync::atomic::AtomicBool,
+    /// Whether the first small read of a block caches it
+    /// ([`Archive::set_cache_first_small_reads`]).
+    cache_first: std::sync::atomic::AtomicBool,
     /// Threads a large read decodes on; 0: as many as the machine has cores (looked up when a
     /// read first needs it, not at open).
     threads: usize,
     /// Where the last reads of each stream ended: which reads are sequential.
     ahead: ahead::Ahead,
+    /// The last blocks a small read decoded only a part of ([`Archive::read_part`]): the
+    /// next small read of one of them decodes it whole and caches it.
+    parted: std::sync::Mutex<std::collections::VecDeque<crate::read::cache::BlockKey>>,
 }
+
+/// How many blocks [`Archive::read_part`] remembers.
+const PARTED: usize = 64;
 
 impl Archive<Input> {
     /// Opens the archive at `path`: a file, or a URL (`s3://BUCKET/KEY`, `http(s)://...`,
@@ -270,8 +279,10 @@ impl<R: ReadAt> Archive<R> {
             data_start,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
             cache_whole: std::sync::atomic::AtomicBool::new(true),
+            cache_first: std::sync::atomic::AtomicBool::new(false),
             threads: 0,
             ahead: ahead::Ahead::default(),
+            parted: std::sync::Mutex::default(),
         })
     }
 
@@ -927,6 +938,45 @@ impl<R: ReadAt> Archive<R> {
     pub fn set_cache_whole_blocks(&self, on: bool) {
         self.cache_whole
             .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Sets whether the first small read of a block (less than the block, inside it) caches
+    /// the block (off by default).
+    ///
+    /// Off, such a read of a block that is not cached decodes only the bytes it asks for and
+    /// does not keep the block: a cold open that reads a few values pays for no decoded copy
+    /// of their blocks. The next small read of the same block (among the last 64 blocks read
+    /// that way) decodes it whole and caches it, so values read again and again come from the
+    /// cache from their second read on. On, the first small read caches the block, as every
+    /// other read does. Misses and hits are counted either way ([`Archive::cache_stats`]).
+    ///
+    /// ```no_run
+    /// use nc3pack::Dataset;
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// let one = a.slab("sst", Some(&[0, 10, 20]), Some(&[1, 1, 1]), None)?;
+    /// a.read::<f32>("sst", &one)?;
+    /// assert_eq!(a.cache_stats().entries, 0); // its block decoded in part, not kept
+    /// a.set_cache_first_small_reads(true);
+    /// let other = a.slab("sst", Some(&[5, 10, 20]), Some(&[1, 1, 1]), None)?;
+    /// a.read::<f32>("sst", &other)?;
+    /// assert_eq!(a.cache_stats().entries, 1);
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn set_cache_first_small_reads(&self, on: bool) {
+        self.cache_first
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the first small read of a block caches it
+    /// ([`Archive::set_cache_first_small_reads`]).
+    ///
+    /// ```no_run
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// assert!(!a.caches_first_small_reads());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn caches_first_small_reads(&self) -> bool {
+        self.cache_first.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether a large read also caches the blocks it covers whole

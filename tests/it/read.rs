@@ -1246,11 +1246,79 @@ fn element_in_block(a: &Archive, b: u64, k: u64) -> Hyperslab {
     .unwrap()
 }
 
+/// A first small read of a block decodes only its part and does not cache the block; the
+/// second caches it, and the next ones are hits. The values are the file's every time
+/// (elements at the start, middle and end of blocks, and a few across elements).
+#[test]
+fn a_first_small_read_decodes_its_part_and_the_second_caches_the_block() {
+    let dir = temp_dir();
+    let z = packed_sst(dir.path());
+    let a = Archive::open(&z).unwrap();
+    assert!(!a.caches_first_small_reads());
+    let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
+    let (v, bb, blocks) = sst_blocks(&a);
+    let shape = a.layout().vars[v].shape.clone();
+    for b in [0, 17, blocks / 2, blocks - 1] {
+        if a.entry(v, b).is_constant() {
+            continue;
+        }
+        let per_block = bb.min(a.stream_len(v) - b * bb) / 4;
+        // (Not one element after the last read's: that is a sequential scan, read otherwise.)
+        for k in [0, 2, per_block / 2, per_block - 1] {
+            let slab = element_in_block(&a, b, k);
+            let want = nc.read::<f32>("sst", &slab).unwrap();
+            let s = a.cache_stats();
+            assert_eq!(
+                a.read::<f32>("sst", &slab).unwrap(),
+                want,
+                "block {b} + {k}"
+            );
+            let t = a.cache_stats();
+            assert_eq!(
+                (t.misses - s.misses, t.entries),
+                (1, s.entries),
+                "block {b}: {t:?}"
+            );
+            // Read again: decoded whole and cached; then from the cache.
+            assert_eq!(a.read::<f32>("sst", &slab).unwrap(), want);
+            let u = a.cache_stats();
+            assert_eq!(
+                (u.misses - t.misses, u.entries),
+                (1, t.entries + 1),
+                "{u:?}"
+            );
+            assert_eq!(a.read::<f32>("sst", &slab).unwrap(), want);
+            assert_eq!(a.cache_stats().hits, u.hits + 1);
+            a.clear_cache();
+        }
+    }
+    // A few values across elements of one row, in native and big-endian order.
+    let row = Hyperslab::new(&shape, &[3, 7, 11], &[1, 1, 9], &[1, 1, 1]).unwrap();
+    let want = nc.read::<f32>("sst", &row).unwrap();
+    assert_eq!(a.read::<f32>("sst", &row).unwrap(), want);
+    assert_eq!(a.cache_stats().entries, 0);
+    let mut raw = vec![0u8; 36];
+    a.read_raw_into(v, &row, &mut raw).unwrap();
+    let be: Vec<f32> = raw
+        .chunks_exact(4)
+        .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(be, want);
+    assert_eq!(
+        a.cache_stats().entries,
+        1,
+        "the block's second small read caches it"
+    );
+    assert!(bb > 36);
+}
+
 #[test]
 fn cache_repeated_read_hits() {
     let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
+    // The cache's own policy: a block cached from its first small read.
+    a.set_cache_first_small_reads(true);
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
     let (_, bb, blocks) = sst_blocks(&a);
     assert_eq!(bb, 64 << 10);
@@ -1423,6 +1491,8 @@ fn cache_stays_within_budget_and_counts_evictions() {
     let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
+    // The cache's own policy: a block cached from its first small read.
+    a.set_cache_first_small_reads(true);
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
     let (_, bb, blocks) = sst_blocks(&a);
     let n = 3;
@@ -1526,6 +1596,8 @@ fn cache_evicts_least_recently_used() {
     let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
+    // The cache's own policy: a block cached from its first small read.
+    a.set_cache_first_small_reads(true);
     let (_, bb, _) = sst_blocks(&a);
     a.set_cache_budget(2 * bb);
     let (ba, bb_, bc) = (10, 40, 70);
@@ -1562,6 +1634,8 @@ fn cache_budget_zero_disables_caching() {
     let dir = temp_dir();
     let z = packed_sst(dir.path());
     let a = Archive::open(&z).unwrap();
+    // The cache's own policy: a block cached from its first small read.
+    a.set_cache_first_small_reads(true);
     let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
     a.read::<f32>("sst", &element_in_block(&a, 5, 0)).unwrap();
     assert_eq!(a.cache_stats().entries, 1);

@@ -309,6 +309,7 @@ fn decoding_into_a_slice_matches_decode_payload() {
                             assert_eq!(out, &expect[..], "{ctx} at {at} native {order}");
                         }
                     }
+                    parts_match(&h, payload, data, &mut scratch);
                     // Damage: the same error as decode_payload, and a wrong-length output.
                     let mut bad = payload.to_vec();
                     let mid = bad.len() / 2;
@@ -316,6 +317,11 @@ fn decoding_into_a_slice_matches_decode_payload() {
                     let mut out = vec![0u8; data.len()];
                     assert_eq!(
                         decode_payload_into(&h, &bad, &mut out, &mut scratch, true),
+                        decode_payload(&h, &bad, &mut Vec::new()),
+                        "{ctx}"
+                    );
+                    assert_eq!(
+                        decode_payload_part(&h, &bad, 1, &mut out[..3], &mut scratch),
                         decode_payload(&h, &bad, &mut Vec::new()),
                         "{ctx}"
                     );
@@ -1117,13 +1123,48 @@ fn pco_frames_with_a_filter_or_a_wrong_length_are_refused() {
     }
 }
 
+/// Checks that [`decode_payload_part`] gives the bytes of `data` (the frame's block) it is
+/// asked for: single bytes and elements, parts across elements, at the start, the middle and
+/// the end of the block; and refuses a part that ends after the block.
+fn parts_match(h: &FrameHeader, payload: &[u8], data: &[u8], scratch: &mut DecodeScratch) {
+    let n = data.len();
+    let e = usize::from(h.esize).max(1);
+    let ctx = format!("{:?}/{:?} esize {e} of {n} bytes", h.codec, h.filter);
+    for len in [1, e, e + 3, 3 * e, 100, n / 2, n] {
+        for from in [
+            0,
+            1,
+            e,
+            e + 1,
+            n / 3,
+            n / 2 + 1,
+            n.saturating_sub(len + 1),
+            n - len.min(n),
+        ] {
+            let len = len.min(n - from.min(n));
+            let from = from.min(n - len);
+            let mut got = vec![0xa5u8; len];
+            decode_payload_part(h, payload, from, &mut got, scratch).unwrap();
+            assert!(got == data[from..from + len], "{ctx}: {from}+{len}");
+        }
+    }
+    let mut two = [0u8; 2];
+    assert!(matches!(
+        decode_payload_part(h, payload, n - 1, &mut two, scratch),
+        Err(FrameError::DecodedLength { .. })
+    ));
+}
+
 /// Decodes a frame every way (into a vector; into aligned and unaligned slices, big-endian
-/// and native) and checks each against `data`.
+/// and native; parts of it) and checks each against `data`.
 fn decodes_every_way(h: &FrameHeader, payload: &[u8], data: &[u8]) {
     let e = usize::from(h.esize);
     let mut out = Vec::new();
     decode_payload(h, payload, &mut out).unwrap();
     assert!(out == data);
+    if !data.is_empty() {
+        parts_match(h, payload, data, &mut DecodeScratch::default());
+    }
     let mut native = data.to_vec();
     be_to_native(&mut native, e);
     let mut words = vec![0u64; data.len() / 8 + 2];

@@ -44,6 +44,7 @@ impl<R: ReadAt> Archive<R> {
         let n = usize::try_from(len).map_err(|_| self.no_memory(s, b, len))?;
         v.try_reserve_exact(n)
             .map_err(|_| self.no_memory(s, b, len))?;
+        crate::codec::prefault(&mut v, n);
         v.resize(n, 0);
         Ok(v)
     }
@@ -85,7 +86,11 @@ impl<R: ReadAt> Archive<R> {
             whole: fits && !sequential && self.caches_whole_blocks(),
             carry: sequential,
         };
-        let helpers = self.threads().min(parts.len()).max(1) - 1;
+        // (A one-block read does not look up the machine's cores.)
+        let helpers = match parts.len() {
+            0 | 1 => 0,
+            n => self.threads().min(n) - 1,
+        };
         // The calling thread and the pool's helpers take the blocks in ascending order from
         // one queue (so a thread slowed down by other work does not hold up the read); after
         // an error no thread takes another block, and the error of the lowest block is the one
@@ -261,6 +266,9 @@ impl<R: ReadAt> Archive<R> {
         let n = usize::try_from(frame_len).map_err(|_| self.no_memory(s, b, frame_len))?;
         buf.try_reserve(n.saturating_sub(buf.len()))
             .map_err(|_| self.no_memory(s, b, frame_len))?;
+        if buf.len() < n {
+            crate::codec::prefault(buf, n);
+        }
         buf.resize(n, 0);
         self.reader
             .read_exact_at(buf, e.offset)
@@ -317,6 +325,63 @@ impl<R: ReadAt> Archive<R> {
             native,
         )
         .map_err(|e| self.block_error(s, b, e.into()))
+    }
+
+    /// A read of the bytes `within..within + dst.len()` of block `b` of stream `s`, less than
+    /// the block: when the block is neither cached nor decoded ahead, not constant or lost,
+    /// and no such read of it came among the last [`PARTED`] blocks read in part (or the cache
+    /// could not keep it anyway; [`Archive::set_cache_first_small_reads`] off), decodes only
+    /// that part, big-endian, into `dst` without
+    /// caching the block, and returns true. A later small read of the block decodes it whole
+    /// and caches it, so a block read once costs no whole decoded copy, and one read again and
+    /// again is decoded once more. False (nothing read) when it is not such a read.
+    pub(super) fn read_part(&self, s: usize, b: u64, within: u64, dst: &mut [u8]) -> Result<bool> {
+        let (id, n) = (self.streams[s].id, self.block_len(s, b));
+        let e = *self.entry(s, b);
+        if e.is_constant() || e.is_lost() || dst.len() as u64 >= n {
+            return Ok(false);
+        }
+        if n <= self.cache.stats().budget {
+            if self.caches_first_small_reads() {
+                return Ok(false);
+            }
+            let mut parted = self.parted.lock().unwrap_or_else(|p| p.into_inner());
+            if parted.contains(&(id, b)) {
+                parted.retain(|&k| k != (id, b));
+                return Ok(false);
+            }
+            if parted.len() == PARTED {
+                parted.pop_front();
+            }
+            parted.push_back((id, b));
+        }
+        // (Counts the miss; another thread may have cached it since.)
+        if let Some(block) = self.cache.get((id, b)) {
+            if !block.copy_to(within, dst) {
+                return Err(self.shorter(s, b));
+            }
+            return Ok(true);
+        }
+        with_scratch(|scratch| {
+            if let Some(block) = self.ahead_block(s, b, scratch)? {
+                if !block.copy_to(within, dst) {
+                    return Err(self.shorter(s, b));
+                }
+                self.cache.insert((id, b), block);
+                return Ok(true);
+            }
+            let frame = self.read_frame(s, b, &mut scratch.frame)?;
+            let h = self.check_frame_header(s, b, frame)?;
+            decode_payload_part(
+                &h,
+                &frame[FRAME_HEADER_LEN..],
+                within as usize,
+                dst,
+                &mut scratch.codec,
+            )
+            .map_err(|e| self.block_error(s, b, e.into()))?;
+            Ok(true)
+        })
     }
 
     /// Tells the reader which frames the blocks `blocks` (as (stream, block)) will be read from,
@@ -761,6 +826,14 @@ impl<R: ReadAt> Archive<R> {
                     }
                     return Ok(());
                 }
+                // Not cached: a first small read of the block decodes only its part.
+                let piece = &mut out[..len as usize];
+                if !sequential && self.read_part(v, b, off - b * bb, piece)? {
+                    if native {
+                        be_to_native(piece, esize);
+                    }
+                    return Ok(());
+                }
             }
         }
         // A remote archive fetches the frames of the whole read with one request set.
@@ -779,7 +852,15 @@ impl<R: ReadAt> Archive<R> {
         }
         // Blocks are needed in ascending order; fetch them a window at a time so a large read
         // decodes in parallel while memory stays bounded.
-        let window = (self.threads() * 4).max(8);
+        // (A read of a few blocks does not look up the machine's cores.)
+        let blocks_read = match (runs.first(), runs.last()) {
+            (Some(&(a, _)), Some(&(z, n))) => (z + n).div_ceil(bb).saturating_sub(a / bb),
+            _ => 0,
+        };
+        let window = match blocks_read {
+            0..=8 => 8,
+            _ => (self.threads() * 4).max(8),
+        };
         let mut out_at = 0usize;
         let mut run_i = 0usize;
         let mut run_done = 0u64; // bytes of runs[run_i] already copied
