@@ -117,46 +117,73 @@ fn set_direct(file: &File, on: bool) -> bool {
 
 /// Writes `file` (named `path` in errors) from its start with what `write` writes to the
 /// writer it is given, and returns what `write` returns once every byte is in the file (not
-/// yet synced): with direct I/O where the file system takes it, through the page cache
-/// otherwise.
+/// yet synced): with direct I/O where the file system takes it and an I/O thread can start,
+/// through the page cache otherwise.
 ///
 /// # Errors
 ///
-/// What `write` returns (a write error of the file among them: the writer reports it), or
-/// [`Error::Thread`] when an I/O thread cannot be started.
+/// What `write` returns (a write error of the file among them: the writer reports it).
 pub(super) fn write_with<T>(
     file: &mut File,
     path: &Path,
     write: impl FnOnce(Output<'_>) -> Result<T>,
 ) -> Result<T> {
     #[cfg(target_os = "linux")]
-    if on_local_disk(file) && set_direct(file, true) {
-        let file: &File = file;
-        let (jobs_tx, jobs_rx) = sync_channel::<(Chunk, u64)>(CHUNKS);
-        let (done_tx, done_rx) = sync_channel::<io::Result<Chunk>>(CHUNKS);
-        let jobs_rx = Mutex::new(jobs_rx);
-        return std::thread::scope(|sc| {
-            for _ in 0..IO_THREADS {
-                let (jobs, done) = (&jobs_rx, done_tx.clone());
-                crate::parallel::spawn_scoped(sc, "file writer", move || {
-                    write_chunks(file, jobs, &done)
-                })
-                .map_err(crate::error::spawn_err(path))?;
+    let write = if on_local_disk(file) && set_direct(file, true) {
+        match write_direct(file, write) {
+            Ok(done) => return done,
+            // No I/O thread could start: the page cache, on this thread.
+            Err(write) => {
+                if !set_direct(file, false) {
+                    return Err(io_err(path, "write")(io::Error::other(
+                        "cannot turn direct I/O off",
+                    )));
+                }
+                write
             }
-            drop(done_tx);
-            // The threads stop once `jobs_tx` is gone: when `write` drops its writer.
-            write(Output::Direct(Direct {
-                file,
-                cur: Chunk::new(),
-                pos: 0,
-                made: 1,
-                in_flight: 0,
-                jobs: jobs_tx,
-                done: done_rx,
-            }))
-        });
-    }
+        }
+    } else {
+        write
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
     write(Output::Buffered(crate::atomic::Writeback::new(file)))
+}
+
+/// [`write_with`] with direct I/O (already on for `file`), written by up to [`IO_THREADS`]
+/// threads; `write` given back if none can start.
+#[cfg(target_os = "linux")]
+fn write_direct<T, W: FnOnce(Output<'_>) -> Result<T>>(
+    file: &File,
+    write: W,
+) -> std::result::Result<Result<T>, W> {
+    let (jobs_tx, jobs_rx) = sync_channel::<(Chunk, u64)>(CHUNKS);
+    let (done_tx, done_rx) = sync_channel::<io::Result<Chunk>>(CHUNKS);
+    let jobs_rx = Mutex::new(jobs_rx);
+    std::thread::scope(|sc| {
+        let mut started = 0;
+        for _ in 0..IO_THREADS {
+            let (jobs, done) = (&jobs_rx, done_tx.clone());
+            let spawned = crate::parallel::spawn_scoped(sc, "file writer", move || {
+                write_chunks(file, jobs, &done)
+            });
+            started += usize::from(spawned.is_ok());
+        }
+        drop(done_tx);
+        if started == 0 {
+            return Err(write);
+        }
+        // The threads stop once `jobs_tx` is gone: when `write` drops its writer.
+        Ok(write(Output::Direct(Direct {
+            file,
+            cur: Chunk::new(),
+            pos: 0,
+            made: 1,
+            in_flight: 0,
+            jobs: jobs_tx,
+            done: done_rx,
+        })))
+    })
 }
 
 /// An I/O thread: writes the chunks `jobs` hands it where they go, and gives each back on
