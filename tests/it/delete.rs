@@ -349,6 +349,14 @@ fn an_input_renamed_over_during_the_run_is_deleted_only_if_its_archive_holds_it(
                 assert_eq!(restored(&out.join(format!("{n}.nc3z"))), original, "{n}");
             }
         }
+        // Nothing is left moved aside (an original is moved aside, then unlinked or put back).
+        for e in std::fs::read_dir(&input).unwrap() {
+            let name = e.unwrap().file_name();
+            assert!(
+                !name.to_string_lossy().starts_with(".nc3pack-deleting"),
+                "trial {trial}: {name:?} left"
+            );
+        }
     }
 }
 

@@ -242,8 +242,10 @@ fn check_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) 
 /// opened (not following a symbolic link) and read whole, its bytes must be `size` long and
 /// hash (xxh3-128) to `hash`, its change time, size and modification time must be the same
 /// after the read as before it (nothing wrote to it meanwhile), and the path must still name
-/// that file (same device, inode and change time: not renamed over) right before it is
-/// unlinked. A file's change time cannot be set back by a user, unlike its modification time.
+/// that file (same device, inode and change time: not renamed over). It is then moved aside
+/// under a private name and unlinked there only if it is still that file (a file renamed over
+/// the path between the check and the move is put back). A file's change time cannot be set
+/// back by a user, unlike its modification time.
 ///
 /// # Errors
 ///
@@ -285,7 +287,36 @@ fn delete_if_unchanged(input: &Path, size: u64, hash: u128) -> Result<()> {
         Ok(_) => return Err(kept(NotDeleted::Replaced)),
         Err(e) => return Err(io_err(input, "stat")(e)),
     }
-    std::fs::remove_file(input).map_err(io_err(input, "delete"))
+    // Not unlinked by its name: a file renamed over the path right after the check above
+    // would be the one deleted. The file is moved aside under a name of its own, atomically,
+    // and unlinked there only if it is the file that was read (same device and inode).
+    let aside = aside_name(input);
+    std::fs::rename(input, &aside).map_err(io_err(input, "delete"))?;
+    let moved = std::fs::symlink_metadata(&aside).map_err(io_err(input, "stat"))?;
+    if (moved.dev(), moved.ino()) == (before.dev(), before.ino()) {
+        return std::fs::remove_file(&aside).map_err(io_err(input, "delete"));
+    }
+    // Another file was renamed over the path in between, and moved aside instead: put it
+    // back without replacing a newer one (a hard link fails if the path is taken). If the path
+    // is taken, a newer file replaced the one moved aside, as the rename over the path would
+    // have: it goes, as it would have gone.
+    match std::fs::hard_link(&aside, input) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => std::fs::rename(&aside, input).map_err(io_err(input, "restore"))?,
+    }
+    let _ = std::fs::remove_file(&aside);
+    Err(kept(NotDeleted::Replaced))
+}
+
+/// A name next to `input` for moving it aside before it is deleted: hidden, and unique to
+/// this process and call.
+fn aside_name(input: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let name = format!(".nc3pack-deleting-{}-{n}", crate::parallel::process_id());
+    input.with_file_name(name)
 }
 
 /// Calls `f` with each of `items` on up to `threads` threads (this one included: fewer if some
