@@ -46,7 +46,7 @@ fn pack_options(a: &PackArgs) -> PackOptions {
     }
     .with_filter(a.filter)
     .with_pco(!a.no_pco)
-    .with_compact(a.compact)
+    .with_compact(!a.no_compact)
     .with_threads(threads(a.common.threads))
     .with_force(a.common.force);
     let opts = a.vars.iter().cloned().fold(opts, PackOptions::with_var);

@@ -113,9 +113,9 @@ pub struct PackOptions {
     /// Lossy quantization of the named `float`/`double` variables (empty: lossless, the
     /// default). See [`PackOptions::with_quantize`].
     pub(crate) quantize: Vec<crate::quantize::QuantizeRule>,
-    /// Write the archive of a small file (at most [`format::compact::COMPACT_FILE_MAX`] bytes,
-    /// read from a file) in the compact form (format 1.2; off by default: older readers
-    /// refuse it). See [`PackOptions::with_compact`].
+    /// Write the archive of a small file (at most [`format::compact::COMPACT_FILE_MAX`] bytes)
+    /// in the compact form (format 1.2; on by default; nc3pack versions before 1.2 refuse it).
+    /// See [`PackOptions::with_compact`].
     pub(crate) compact: bool,
 }
 
@@ -148,7 +148,7 @@ impl PackOptions {
             progress: crate::Progress::default(),
             vars: Vec::new(),
             quantize: Vec::new(),
-            compact: false,
+            compact: true,
         }
     }
 
@@ -706,7 +706,33 @@ fn stream_to_temp<R: Read>(
             },
         ));
     }
-    let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
+    let (header, mut prefix) = nc3::read_header_stream(&mut reader, input)?;
+    // A stream of at most COMPACT_FILE_MAX bytes is read whole and packed as the file of its
+    // bytes: the archive is the one `pack_file` makes of them (compact, if it is on).
+    let small = format::compact::COMPACT_FILE_MAX;
+    if prefix.len() as u64 <= small {
+        let more = small + 1 - prefix.len() as u64;
+        (&mut reader)
+            .take(more)
+            .read_to_end(&mut prefix)
+            .map_err(io_err(input, "read"))?;
+    }
+    if prefix.len() as u64 <= small {
+        let (header, header_bytes, layout) = nc3::open(&prefix, input)?;
+        return crate::atomic::write_to_temp(output, force, None, sync, |out| {
+            pack_stream(
+                &prefix[..],
+                input,
+                &header,
+                &header_bytes,
+                Source::File(&layout),
+                opts,
+                &mut Writeback::new(out),
+                output,
+                progress,
+            )
+        });
+    }
     let header_bytes = prefix[..header.len() as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);
     crate::atomic::write_to_temp(output, force, None, sync, |out| {
@@ -806,7 +832,11 @@ fn pack_full<R: Read, W: Write + Seek + Send>(
         op: "write",
         source: e,
     };
-    let (sizes, plan) = per_var(opts, header, input)?;
+    let file_len = match source {
+        Source::File(l) => Some(l.file_len),
+        Source::Stream => None,
+    };
+    let (sizes, plan) = per_var(opts, header, input, file_len)?;
     let block_sizes_frame = !sizes.is_uniform();
     let mut w = BufWriter::with_capacity(1 << 20, out);
     // The lead is rewritten at the end, when the hash (and for a stream the length and record

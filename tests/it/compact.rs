@@ -1,5 +1,6 @@
-//! The compact form (format 1.2) of small files' archives: written with `pack --compact`,
-//! read, verified, reindexed and checked by a collection's rerun as the full form is.
+//! The compact form (format 1.2) of small files' archives: written by default (`pack
+//! --no-compact` writes the full form), read, verified, reindexed and checked by a collection's
+//! rerun as the full form is.
 
 use crate::util::{sample, samples_dir, temp_dir, BIN};
 use nc3pack::format::compact;
@@ -38,17 +39,25 @@ fn small_samples() -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn small_files_pack_compact_and_unpack_verify_and_reindex_byte_identical() {
+fn small_files_pack_compact_by_default_and_unpack_verify_and_reindex_byte_identical() {
     let dir = temp_dir();
     for nc in small_samples() {
         let (full, small) = (dir.path().join("full.nc3z"), dir.path().join("small.nc3z"));
+        let flagged = dir.path().join("flagged.nc3z");
         let pack = [os("pack"), os("-q"), os("-f"), os("-j1"), nc.as_ref()];
-        run(&[&pack[..], &[full.as_ref()]].concat(), false, 0);
-        run(&[&pack[..], &[small.as_ref()]].concat(), true, 0);
+        run(
+            &[&pack[..], &[os("--no-compact"), full.as_ref()]].concat(),
+            false,
+            0,
+        );
+        run(&[&pack[..], &[small.as_ref()]].concat(), false, 0);
+        run(&[&pack[..], &[flagged.as_ref()]].concat(), true, 0);
         let (fb, sb) = (
             std::fs::read(&full).unwrap(),
             std::fs::read(&small).unwrap(),
         );
+        // `--compact` (the default) changes nothing.
+        assert_eq!(std::fs::read(&flagged).unwrap(), sb, "{}", nc.display());
         assert!(compact::is_compact(&sb), "{}", nc.display());
         assert!(!compact::is_compact(&fb), "{}", nc.display());
         // The compact archive is the full one, each structure in fewer bytes.
@@ -153,4 +162,117 @@ fn a_collection_rerun_trusts_compact_archives_and_repacks_a_damaged_one() {
     std::fs::write(&z, &first[..first.len() - 3]).unwrap();
     pack();
     assert_eq!(std::fs::read(&z).unwrap(), first);
+}
+
+/// Packs `nc` with `args` after `pack -q -f -j1` from the file and from standard input (a
+/// pipe); returns both archives.
+fn from_file_and_pipe(
+    nc: &std::path::Path,
+    args: &[&str],
+    dir: &std::path::Path,
+) -> (Vec<u8>, Vec<u8>) {
+    let (f, p) = (dir.join("file.nc3z"), dir.join("pipe.nc3z"));
+    let base = ["pack", "-q", "-f", "-j1"];
+    let o = Command::new(BIN)
+        .args(base)
+        .args(args)
+        .arg(nc)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(BIN)
+        .args(base)
+        .args(args)
+        .arg("-")
+        .arg(&p)
+        .stdin(std::fs::File::open(nc).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (std::fs::read(f).unwrap(), std::fs::read(p).unwrap())
+}
+
+#[test]
+fn a_small_file_from_a_pipe_packs_to_the_compact_archive_of_the_file() {
+    let dir = temp_dir();
+    for nc in small_samples() {
+        for args in [&[][..], &["--level", "max"][..], &["--no-compact"][..]] {
+            let (file, pipe) = from_file_and_pipe(&nc, args, dir.path());
+            assert!(
+                pipe == file,
+                "{} {args:?}: the pipe's archive differs",
+                nc.display()
+            );
+            assert_eq!(
+                compact::is_compact(&pipe),
+                args != ["--no-compact"],
+                "{}",
+                nc.display()
+            );
+        }
+    }
+    // A file just over the limit is written in the full form from both.
+    let big = sample("gridded_sst.nc");
+    assert!(std::fs::metadata(&big).unwrap().len() > compact::COMPACT_FILE_MAX);
+    let (file, pipe) = from_file_and_pipe(&big, &[], dir.path());
+    assert!(pipe == file && !compact::is_compact(&file));
+}
+
+#[test]
+fn info_names_the_format_version_of_a_compact_archive() {
+    let dir = temp_dir();
+    let z = dir.path().join("x.nc3z");
+    let nc = sample("classic_records.nc");
+    for (flag, version) in [("--compact", "1.2"), ("--no-compact", "1.0")] {
+        let pack = [
+            os("pack"),
+            os("-q"),
+            os("-f"),
+            os(flag),
+            nc.as_ref(),
+            z.as_ref(),
+        ];
+        run(&pack, false, 0);
+        let o = Command::new(BIN).arg("info").arg(&z).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains(&format!("// nc3z archive (format {version}):")),
+            "{flag}: {text}"
+        );
+        let o = Command::new(BIN)
+            .args(["info", "--json"])
+            .arg(&z)
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(json["archive"]["format_version"], version, "{flag}");
+    }
+}
+
+/// The `max` preset's 8 MiB blocks for record variables change nothing in a file smaller than a
+/// block: its small files' archives have no block sizes frame (format 1.1), and read the same.
+#[test]
+fn the_max_preset_writes_no_block_sizes_frame_for_a_small_file() {
+    let dir = temp_dir();
+    let mut with_records = 0;
+    for nc in small_samples() {
+        let z = dir.path().join("max.nc3z");
+        let opts = nc3pack::PackOptions::max().with_threads(1).with_force(true);
+        nc3pack::pack_file(&nc, &z, &opts).unwrap();
+        let full = compact::expand(&std::fs::read(&z).unwrap()).unwrap();
+        assert_eq!(full[12] & 1, 0, "{}: a block sizes frame", nc.display());
+        let a = nc3pack::Archive::open(&z).unwrap();
+        with_records += usize::from(a.layout().numrecs > 0);
+        let back = dir.path().join("back.nc");
+        let u = nc3pack::UnpackOptions::default()
+            .with_threads(1)
+            .with_force(true);
+        nc3pack::unpack_file(&z, &back, &u).unwrap();
+        assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&nc).unwrap());
+    }
+    assert!(
+        with_records >= 3,
+        "{with_records} small samples with records"
+    );
 }
