@@ -282,15 +282,16 @@ impl PackOptions {
     }
 
     /// These options, writing the archive of a file of at most
-    /// [`format::compact::COMPACT_FILE_MAX`] bytes (16 KiB) in the compact form if `compact`:
-    /// the same frames, index and hashes with every field in as few bytes as its value needs,
-    /// about 125 bytes smaller (design/FORMAT.md, "The compact form"; format 1.2, which
-    /// nc3pack versions before it refuse). Larger files, and inputs read as a stream, are
-    /// written in the full form.
+    /// [`format::compact::COMPACT_FILE_MAX`] bytes (16 KiB) in the compact form if `compact`
+    /// (the default): the same frames, index and hashes with every field in as few bytes as
+    /// its value needs, about 125 bytes smaller (design/FORMAT.md, "The compact form"; format
+    /// 1.2, which nc3pack versions before it refuse). With `false`, or for larger files, the
+    /// full form. A stream (a pipe) of at most 16 KiB is read whole and packed as the file of
+    /// its bytes.
     ///
     /// ```
-    /// assert!(nc3pack::PackOptions::fast().with_compact(true).compact());
-    /// assert!(!nc3pack::PackOptions::default().compact());
+    /// assert!(nc3pack::PackOptions::default().compact());
+    /// assert!(!nc3pack::PackOptions::fast().with_compact(false).compact());
     /// ```
     pub fn with_compact(mut self, compact: bool) -> Self {
         self.compact = compact;
@@ -301,7 +302,7 @@ impl PackOptions {
     /// ([`PackOptions::with_compact`]).
     ///
     /// ```
-    /// assert!(!nc3pack::PackOptions::max().compact());
+    /// assert!(nc3pack::PackOptions::max().compact());
     /// ```
     pub fn compact(&self) -> bool {
         self.compact
@@ -753,10 +754,10 @@ fn stream_to_temp<R: Read>(
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given header (and
 /// its bytes), into `out` (positioned at 0). `input` and `out_path` name the files in errors.
 ///
-/// With [`PackOptions::with_compact`] (see `design/FORMAT.md`, "The compact form"), a file of at
-/// most [`format::compact::COMPACT_FILE_MAX`] bytes read from a file (of known length) is packed
-/// in memory and written in the compact form (format 1.2) with one write; any other, and every
-/// file without it, in the full form.
+/// With [`PackOptions::with_compact`] (the default; see `design/FORMAT.md`, "The compact
+/// form"), a file of at most [`format::compact::COMPACT_FILE_MAX`] bytes of known length
+/// ([`Source::File`]) is packed in memory and written in the compact form (format 1.2) with one
+/// write; any other, and every file with `with_compact(false)`, in the full form.
 #[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
 pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     reader: R,
