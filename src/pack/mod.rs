@@ -719,7 +719,7 @@ fn stream_to_temp<R: Read>(
             .map_err(io_err(input, "read"))?;
     }
     if prefix.len() as u64 <= small {
-        let (header, header_bytes, layout) = nc3::open(&prefix, input)?;
+        let (header, header_bytes, layout) = nc3::open(&prefix, input).map_err(input_ends)?;
         return crate::atomic::write_to_temp(output, force, None, sync, |out| {
             pack_stream(
                 &prefix[..],
@@ -749,6 +749,33 @@ fn stream_to_temp<R: Read>(
             progress,
         )
     })
+}
+
+/// A small stream's layout error in a stream's words: a fixed variable that extends past the
+/// end of the input (of the bytes a pipe held), not of a file.
+fn input_ends(e: nc3::error::FileError) -> nc3::error::FileError {
+    use nc3::error::{FileError, LayoutError};
+    match e {
+        FileError::Layout {
+            path,
+            source:
+                LayoutError::PastEnd {
+                    var,
+                    begin,
+                    end,
+                    file_len,
+                },
+        } => FileError::Layout {
+            path,
+            source: LayoutError::InputPastEnd {
+                var,
+                begin,
+                end,
+                len: file_len,
+            },
+        },
+        e => e,
+    }
 }
 
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given header (and
