@@ -33,8 +33,8 @@ pub const COMPACT_MINOR: u16 = 2;
 /// ```
 pub const FLAG_COMPACT: u8 = 2;
 
-/// The writer writes the compact form for an original file of at most this many bytes (of a
-/// known length: read from a file, not a stream).
+/// The writer writes the compact form (by default) for an original file of at most this many
+/// bytes; a stream no longer than this is read whole and packed as the file of its bytes.
 ///
 /// ```
 /// assert_eq!(nc3pack::format::compact::COMPACT_FILE_MAX, 16 << 10);
