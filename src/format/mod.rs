@@ -260,6 +260,10 @@ pub enum Codec {
     /// Numbers of 2, 4 or 8 bytes as prediction residuals in an adaptive range coder whose
     /// probabilities depend on the neighbouring residuals' sizes (numeric blocks only).
     Context = 6,
+    /// Zstandard frame compressed with the built-in header dictionary (raw content, 2,672
+    /// bytes of netCDF-3-encoded CF names and values; design/FORMAT.md, "The header
+    /// dictionary"): the header frame of a compact archive only.
+    ZstdDict = 7,
 }
 
 impl Codec {
@@ -279,6 +283,7 @@ impl Codec {
             4 => Some(Codec::Pco),
             5 => Some(Codec::Lzma),
             6 => Some(Codec::Context),
+            7 => Some(Codec::ZstdDict),
             _ => None,
         }
     }
@@ -299,6 +304,7 @@ impl Codec {
             Codec::Pco => "pco",
             Codec::Lzma => "lzma",
             Codec::Context => "context",
+            Codec::ZstdDict => "zstd-dict",
         }
     }
 }

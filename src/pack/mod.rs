@@ -881,7 +881,12 @@ fn pack_full<R: Read, W: Write + Seek + Send>(
         (lead.file_len, lead.numrecs) = (l.file_len, l.numrecs);
     }
     w.write_all(&lead.encode()).map_err(werr)?;
-    let header_frame = crate::codec::header_frame(header_bytes);
+    // The archive of a small file is written in the compact form (`pack_stream`): its header
+    // frame may use the header dictionary (codec 7, which only the compact form's writer
+    // uses), so that every other archive keeps its bytes.
+    let compact = opts.compact
+        && matches!(source, Source::File(l) if l.file_len <= format::compact::COMPACT_FILE_MAX);
+    let header_frame = crate::codec::header_frame(header_bytes, compact);
     w.write_all(&header_frame).map_err(werr)?;
     let mut data_start = (LEAD_LEN + header_frame.len()) as u64;
     if block_sizes_frame {

@@ -364,6 +364,17 @@ impl<R: ReadAt> Archive<R> {
         matches!(self.reader, format::compact::Expanded::Memory(..))
     }
 
+    /// Whether the header frame is compressed with the header dictionary (codec 7, format 1.3
+    /// in the compact form).
+    pub(crate) fn header_dict(&self) -> bool {
+        let mut b = [0u8; format::FRAME_HEADER_LEN];
+        self.reader
+            .read_exact_at(&mut b, format::LEAD_LEN as u64)
+            .ok()
+            .and_then(|()| format::FrameHeader::decode(&b).ok())
+            .is_some_and(|h| h.codec == format::Codec::ZstdDict)
+    }
+
     /// The nominal block size of each stream: the lead's, or per variable (format 1.1).
     ///
     /// ```

@@ -3,8 +3,31 @@
 //! rerun as the full form is.
 
 use crate::util::{sample, samples_dir, temp_dir, BIN};
-use nc3pack::format::compact;
+use nc3pack::format::{
+    compact, Codec, Footer, FrameHeader, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
+};
 use std::process::Command;
+
+/// The header frame of the full archive `b`.
+fn header_frame(b: &[u8]) -> FrameHeader {
+    FrameHeader::decode(&b[LEAD_LEN..]).unwrap()
+}
+
+/// The bytes of the full archive `b` from the end of its header frame to its index: the frames
+/// after the header frame.
+fn after_header(b: &[u8]) -> &[u8] {
+    let end = LEAD_LEN + FRAME_HEADER_LEN + header_frame(b).stored_len as usize;
+    let f = Footer::decode(&b[b.len() - FOOTER_LEN..]).unwrap();
+    &b[end..f.index_offset as usize]
+}
+
+/// The `ncdump` of `nc` without its first line (which names the file).
+fn ncdump(nc: &std::path::Path) -> String {
+    let o = Command::new("ncdump").arg(nc).output().unwrap();
+    assert!(o.status.success(), "ncdump {}", nc.display());
+    let text = String::from_utf8(o.stdout).unwrap();
+    text.split_once('\n').unwrap().1.to_string()
+}
 
 /// Runs `nc3pack ARGS` (with `--compact` after the command when `compact`) and checks its
 /// exit code; returns its stderr.
@@ -41,6 +64,7 @@ fn small_samples() -> Vec<std::path::PathBuf> {
 #[test]
 fn small_files_pack_compact_by_default_and_unpack_verify_and_reindex_byte_identical() {
     let dir = temp_dir();
+    let mut dict = 0;
     for nc in small_samples() {
         let (full, small) = (dir.path().join("full.nc3z"), dir.path().join("small.nc3z"));
         let flagged = dir.path().join("flagged.nc3z");
@@ -60,8 +84,35 @@ fn small_files_pack_compact_by_default_and_unpack_verify_and_reindex_byte_identi
         assert_eq!(std::fs::read(&flagged).unwrap(), sb, "{}", nc.display());
         assert!(compact::is_compact(&sb), "{}", nc.display());
         assert!(!compact::is_compact(&fb), "{}", nc.display());
-        // The compact archive is the full one, each structure in fewer bytes.
-        assert_eq!(compact::expand(&sb).unwrap(), fb, "{}", nc.display());
+        // The compact archive is a full one, each structure in fewer bytes: the `--no-compact`
+        // archive but for the header frame, which may use the header dictionary (codec 7,
+        // format 1.3), and the offsets after it.
+        let ex = compact::expand(&sb).unwrap();
+        assert_eq!(
+            compact::compact(&ex).as_deref(),
+            Some(&sb[..]),
+            "{}",
+            nc.display()
+        );
+        assert_eq!(after_header(&ex), after_header(&fb), "{}", nc.display());
+        if header_frame(&ex).codec == Codec::ZstdDict {
+            dict += 1;
+            assert_eq!(
+                &sb[10..13],
+                &[3, 0, 6],
+                "{}: version 1.3, flags",
+                nc.display()
+            );
+            assert!(header_frame(&ex).stored_len < header_frame(&fb).stored_len);
+        } else {
+            assert_eq!(ex, fb, "{}", nc.display());
+            assert_eq!(
+                &sb[10..13],
+                &[2, 0, 2],
+                "{}: version 1.2, flags",
+                nc.display()
+            );
+        }
         assert!(
             sb.len() + 80 <= fb.len(),
             "{}: {} -> {}",
@@ -82,6 +133,7 @@ fn small_files_pack_compact_by_default_and_unpack_verify_and_reindex_byte_identi
             0,
         );
         assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&nc).unwrap());
+        assert_eq!(ncdump(&out), ncdump(&nc), "{}", nc.display());
         run(&[os("verify"), small.as_ref()], false, 0);
         let a = nc3pack::Archive::open(&small).unwrap();
         assert_eq!(a.len(), sb.len() as u64);
@@ -92,8 +144,11 @@ fn small_files_pack_compact_by_default_and_unpack_verify_and_reindex_byte_identi
             false,
             0,
         );
+        // (It writes the header frame again, without the header dictionary.)
         assert_eq!(std::fs::read(&re).unwrap(), fb, "{}", nc.display());
     }
+    // Most small samples' headers are smaller with the header dictionary.
+    assert!(dict >= 10, "{dict} archives with the header dictionary");
 }
 
 #[test]
@@ -224,7 +279,8 @@ fn info_names_the_format_version_of_a_compact_archive() {
     let dir = temp_dir();
     let z = dir.path().join("x.nc3z");
     let nc = sample("classic_records.nc");
-    for (flag, version) in [("--compact", "1.2"), ("--no-compact", "1.0")] {
+    // classic_records.nc's header is smaller with the header dictionary: format 1.3.
+    for (flag, version) in [("--compact", "1.3"), ("--no-compact", "1.0")] {
         let pack = [
             os("pack"),
             os("-q"),
@@ -275,4 +331,88 @@ fn the_max_preset_writes_no_block_sizes_frame_for_a_small_file() {
         with_records >= 3,
         "{with_records} small samples with records"
     );
+}
+
+/// Reads a varint of a compact frame at `*at`.
+fn varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0;
+    for i in 0..10 {
+        let byte = b[*at];
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            break;
+        }
+    }
+    v
+}
+
+/// A compact archive whose header frame uses the header dictionary, damaged in that frame's
+/// payload (with its checksum fixed, so that only decoding finds it, and without), or with a
+/// lead that says version 1.2 (as a reader of 1.2 sees it): every reading command refuses it
+/// with exit code 1, naming the file and what is wrong, and leaves no output.
+#[test]
+fn a_damaged_header_dictionary_frame_is_refused_naming_the_file_and_what_is_wrong() {
+    let dir = temp_dir();
+    let z = dir.path().join("dict.nc3z");
+    let nc = sample("classic_records.nc");
+    run(
+        &[os("pack"), os("-q"), os("-f"), nc.as_ref(), z.as_ref()],
+        false,
+        0,
+    );
+    let good = std::fs::read(&z).unwrap();
+    let (_, lead_len) = compact::decode_lead(&good).unwrap();
+    let mut at = lead_len;
+    let stored = varint(&good, &mut at) as usize;
+    let decoded = varint(&good, &mut at);
+    let (code, block) = (varint(&good, &mut at), varint(&good, &mut at));
+    assert_eq!((code, block, good[at]), (5, 0, Codec::ZstdDict as u8));
+    at += 2;
+    assert_eq!(varint(&good, &mut at), 1);
+    // The payload (without the zstd magic) and the frame's CRC32C.
+    let (payload, end) = (at, at + stored - 4);
+    assert!(decoded > stored as u64);
+    let fix_crc = |b: &mut Vec<u8>| {
+        let c = nc3pack::format::crc(&b[lead_len..end]);
+        b[end..end + 4].copy_from_slice(&c.to_le_bytes());
+    };
+    let out = dir.path().join("out.nc");
+    let check = |bad: &[u8], what: &str| {
+        std::fs::write(&z, bad).unwrap();
+        for cmd in ["unpack", "verify", "info"] {
+            let mut args = vec![os(cmd), z.as_ref()];
+            if cmd == "unpack" {
+                args.push(out.as_ref());
+            }
+            let o = Command::new(BIN).args(&args).output().unwrap();
+            // verify reports on standard output, the others on standard error.
+            let err = String::from_utf8_lossy(&[o.stdout, o.stderr].concat()).into_owned();
+            assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+            assert!(
+                err.contains(&z.display().to_string()) && err.contains(what),
+                "{cmd}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{cmd}: {err}");
+            assert!(!out.exists(), "{cmd}: a partial output was left");
+        }
+    };
+    // Damage the checksum finds.
+    let mut bad = good.clone();
+    bad[payload + (end - payload) / 2] ^= 0x10;
+    check(&bad, "netCDF header");
+    // Damage only decoding finds: the frame's checksum made to match.
+    for k in [0, (end - payload) / 2, end - payload - 1] {
+        let mut bad = good.clone();
+        bad[payload + k] ^= 0xff;
+        fix_crc(&mut bad);
+        check(&bad, "netCDF header");
+    }
+    // A lead of version 1.2 with the header dictionary's flag (a 1.2 reader knows no such
+    // flag and refuses the archive at its lead).
+    let mut bad = good.clone();
+    bad[10] = 2;
+    let c = nc3pack::format::crc(&bad[..lead_len - 4]);
+    bad[lead_len - 4..lead_len].copy_from_slice(&c.to_le_bytes());
+    check(&bad, "unknown flags 0x6 in a version 1.2 lead");
 }
