@@ -684,12 +684,14 @@ impl IndexEntry {
     ///
     /// # Errors
     ///
-    /// [`IndexError::UnknownCodec`] or [`IndexError::UnknownFilter`].
+    /// [`IndexError::UnknownCodec`] (also for codec 7, [`Codec::ZstdDict`], which only the
+    /// header frame, never indexed, may have) or [`IndexError::UnknownFilter`].
     pub fn decode(b: &[u8]) -> Result<IndexEntry, IndexError> {
+        let codec = Codec::from_id(b[12]).filter(|c| *c != Codec::ZstdDict);
         Ok(IndexEntry {
             offset: u64_at(b, 0),
             stored_len: u32_at(b, 8),
-            codec: Codec::from_id(b[12]).ok_or(IndexError::UnknownCodec { id: b[12] })?,
+            codec: codec.ok_or(IndexError::UnknownCodec { id: b[12] })?,
             filter: Filter::from_id(b[13]).ok_or(IndexError::UnknownFilter { id: b[13] })?,
             flags: u16_at(b, 14),
         })

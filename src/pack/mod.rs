@@ -114,7 +114,8 @@ pub struct PackOptions {
     /// default). See [`PackOptions::with_quantize`].
     pub(crate) quantize: Vec<crate::quantize::QuantizeRule>,
     /// Write the archive of a small file (at most [`format::compact::COMPACT_FILE_MAX`] bytes)
-    /// in the compact form (format 1.2; on by default; nc3pack versions before 1.2 refuse it).
+    /// in the compact form (format 1.2, or 1.3 where the header frame is smaller with the
+    /// header dictionary; on by default; nc3pack versions before 1.2 refuse it).
     /// See [`PackOptions::with_compact`].
     pub(crate) compact: bool,
 }
