@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tiny real files: every netCDF-3 file under 16 KiB (by magic, any name) that other projects
 # ship as sample or test data, packed one by one by nc3pack (default and --level max, each in
-# the full form and in the compact form of format 1.2, `pack --compact`),
+# the compact form of format 1.2, the default for such files, and in the full form, `pack
+# --no-compact`),
 # `xz -6`, `zstd -19` and `zstd -3`: each tool's total, the number of files each tool makes
 # smallest (ties count for every tool that ties), and a check that every nc3pack archive
 # unpacks byte-identical.
@@ -81,13 +82,13 @@ mapfile -t FILES < <(find "$DIR/files" ${EXTRA:+"$DIR/extra"} -type f | sort)
 
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-TOOLS=("nc3pack default" "nc3pack max" "nc3pack compact" "nc3pack max compact" "xz -6" "zstd -19" "zstd -3")
+TOOLS=("nc3pack default" "nc3pack max" "nc3pack full" "nc3pack max full" "xz -6" "zstd -19" "zstd -3")
 pack() { # pack TOOL IN OUT
   case $1 in
     "nc3pack default") "$BIN" pack -q -f "$2" "$3" ;;
     "nc3pack max") "$BIN" pack -q -f --level max "$2" "$3" ;;
-    "nc3pack compact") "$BIN" pack -q -f --compact "$2" "$3" ;;
-    "nc3pack max compact") "$BIN" pack -q -f --compact --level max "$2" "$3" ;;
+    "nc3pack full") "$BIN" pack -q -f --no-compact "$2" "$3" ;;
+    "nc3pack max full") "$BIN" pack -q -f --no-compact --level max "$2" "$3" ;;
     "xz -6") xz -6 -c -- "$2" >"$3" ;;
     "zstd -19") zstd -q -19 -c -- "$2" >"$3" ;;
     "zstd -3") zstd -q -3 -c -- "$2" >"$3" ;;

@@ -46,7 +46,7 @@ fn pack_options(a: &PackArgs) -> PackOptions {
     }
     .with_filter(a.filter)
     .with_pco(!a.no_pco)
-    .with_compact(a.compact)
+    .with_compact(!a.no_compact)
     .with_threads(threads(a.common.threads))
     .with_force(a.common.force);
     let opts = a.vars.iter().cloned().fold(opts, PackOptions::with_var);
@@ -95,12 +95,11 @@ fn pack(a: PackArgs) -> anyhow::Result<()> {
         shown(input)
     };
     // A pipe given as a path (`<(...)`, /dev/stdin, a FIFO) is read as a stream too.
-    let pb = if stdin || input_url.is_some() {
-        stream_spinner(quiet, if stdin { "standard input" } else { &name })
-    } else if std::fs::metadata(input).is_ok_and(|m| !m.is_file()) {
-        stream_spinner(quiet, &input.display().to_string())
-    } else {
-        progress_bar(file_len(input), quiet, "packing")
+    let meta = (!stdin && input_url.is_none()).then(|| std::fs::metadata(input));
+    let pb = match meta {
+        None => stream_spinner(quiet, if stdin { "standard input" } else { &name }),
+        Some(Ok(m)) if !m.is_file() => stream_spinner(quiet, &input.display().to_string()),
+        Some(m) => progress_bar(m.map_or(0, |m| m.len()), quiet, "packing"),
     };
     let opts = match pb.clone() {
         Some(pb) => opts.with_progress(move |n| {

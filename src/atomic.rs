@@ -40,8 +40,9 @@ impl Pending {
             output,
             force,
         } = self;
-        // Checked again here: a batch renames long after it checked.
-        if let Err(e) = check_output(&output, force) {
+        // Checked again here: a batch renames long after it checked (the name's length was
+        // checked when the temporary file was made).
+        if let Err(e) = check_existing(&output, force) {
             drop(tmp);
             drop(registered);
             return Err(e);
@@ -86,8 +87,7 @@ fn name_max(dir: &Path) -> usize {
 /// device, FIFO or socket: renaming over it would replace it, e.g. `/dev/null`), with or without
 /// `force`; and an existing regular file or symbolic link unless `force`. A symbolic link is
 /// replaced itself, never what it points to (as gzip does).
-fn check_output(output: &Path, force: bool) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
+fn check_output(output: &Path, force: bool) -> Result<Option<std::fs::Metadata>> {
     // A name the filesystem cannot hold fails now, not at the rename after all the work.
     if let Some(name) = output.file_name() {
         let max = name_max(output.parent().unwrap_or(Path::new(".")));
@@ -101,8 +101,15 @@ fn check_output(output: &Path, force: bool) -> Result<()> {
             });
         }
     }
+    check_existing(output, force)
+}
+
+/// [`check_output`] but for the name's length; returns the output's own metadata (not
+/// following a symbolic link), if it exists.
+fn check_existing(output: &Path, force: bool) -> Result<Option<std::fs::Metadata>> {
+    use std::os::unix::fs::FileTypeExt;
     let Ok(meta) = std::fs::symlink_metadata(output) else {
-        return Ok(());
+        return Ok(None);
     };
     let t = meta.file_type();
     let kind = if t.is_dir() {
@@ -116,7 +123,7 @@ fn check_output(output: &Path, force: bool) -> Result<()> {
     } else if t.is_socket() {
         "a socket"
     } else if force {
-        return Ok(());
+        return Ok(Some(meta));
     } else {
         return Err(Error::OutputExists {
             path: output.to_path_buf(),
@@ -158,9 +165,17 @@ pub fn write_to_temp<T>(
     write: impl FnOnce(&mut File) -> Result<T>,
 ) -> Result<(Pending, T)> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-    check_output(output, force)?;
-    if let Some(protect) = protect {
-        if is_same_file(output, protect) {
+    let existing = check_output(output, force)?;
+    // The input's metadata, once: to refuse writing over it, and for its permission bits.
+    let protect_meta = protect.and_then(|p| std::fs::metadata(p).ok());
+    if let Some(input) = &protect_meta {
+        // The output as it resolves (through a symbolic link); none when it does not exist.
+        let out = match existing {
+            Some(m) if !m.file_type().is_symlink() => Some(m),
+            Some(_) => std::fs::metadata(output).ok(),
+            None => None,
+        };
+        if out.is_some_and(|o| o.dev() == input.dev() && o.ino() == input.ino()) {
             return Err(Error::Refused {
                 path: output.to_path_buf(),
                 what: crate::error::Refusal::IsInput,
@@ -192,7 +207,7 @@ pub fn write_to_temp<T>(
             Ok(f)
         })
         .map_err(io_err(output, "create temporary file"))?;
-    if let Some(meta) = protect.and_then(|p| std::fs::metadata(p).ok()) {
+    if let Some(meta) = protect_meta {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o777))
             .map_err(io_err(output, "set permissions"))?;
@@ -322,14 +337,6 @@ fn sync_dir(path: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(dir, "sync directory"))
-}
-
-fn is_same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

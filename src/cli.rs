@@ -191,11 +191,15 @@ pub struct PackArgs {
     /// other elements, with the fill values' places in a bitmap: the mask filter).
     #[arg(long)]
     pub no_pco: bool,
-    /// Write the archives of files of at most 16 KiB in the compact form (format 1.2: the same
-    /// frames, index and hashes in about 125 fewer bytes; nc3pack versions before 1.2 cannot
-    /// read them).
-    #[arg(long)]
+    /// Write the archives of files of at most 16 KiB in the compact form (the default: format
+    /// 1.2, the same frames, index and hashes in about 125 fewer bytes; 1.3 where the header
+    /// is smaller with the built-in dictionary of CF names).
+    #[arg(long, overrides_with = "no_compact")]
     pub compact: bool,
+    /// Write every archive in the full form, which nc3pack versions before 1.2 read too
+    /// (by default the archives of files of at most 16 KiB are written in the compact form).
+    #[arg(long, overrides_with = "compact")]
+    pub no_compact: bool,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes [default: 1MiB; with
     /// `--level max`, 8MiB for variables over 1 MiB].
     #[arg(long, value_parser = crate::vars::parse_size)]

@@ -486,7 +486,7 @@ impl serde_core::Serialize for ValuesJson<'_> {
 
 /// An archive's sizes and streams, in [`Info::archive`]; JSON `{"archive_bytes", "block_size",
 /// "blocks", "blocks_by_method", "constant_blocks", "constants_frame_bytes", "constants_frames",
-/// "format_version" ("1.0" or "1.1"), "original_bytes",
+/// "format_version" ("1.0", "1.1", "1.2" or "1.3"), "original_bytes",
 /// "original_hash_xxh3_128" (32 hex digits), "ratio", "stored_block_bytes", "streams"}`.
 ///
 /// ```
@@ -517,7 +517,8 @@ pub struct ArchiveInfo<'a> {
     /// The nominal block size (the lead's; with per-variable block sizes, that of the
     /// variables without one of their own, the residual and shared streams).
     pub block_size: u32,
-    /// The archive format's version: "1.0", or "1.1" with per-variable block sizes.
+    /// The archive format's version: "1.0", "1.1" with per-variable block sizes, "1.2" in
+    /// the compact form, "1.3" in the compact form with the header dictionary.
     pub format_version: &'static str,
     /// Blocks of all streams.
     pub blocks: u64,
@@ -542,7 +543,11 @@ impl<'a> ArchiveInfo<'a> {
             original_bytes: a.layout().file_len,
             ratio: ratio(a.layout().file_len, a.len()),
             block_size: a.lead().block_size,
-            format_version: if a.lead().block_sizes_frame {
+            format_version: if a.is_compact() && a.header_dict() {
+                "1.3"
+            } else if a.is_compact() {
+                "1.2"
+            } else if a.lead().block_sizes_frame {
                 "1.1"
             } else {
                 "1.0"

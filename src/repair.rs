@@ -303,7 +303,7 @@ pub fn reindex(input: &Path, output: &Path, opts: &crate::ReindexOptions) -> Res
             source,
         };
         let mut head = lead.encode().to_vec();
-        head.extend_from_slice(&crate::codec::header_frame(&hb));
+        head.extend_from_slice(&crate::codec::header_frame(&hb, false));
         if lead.block_sizes_frame {
             head.extend_from_slice(&crate::codec::block_sizes_frame(&sizes, header.var_count()));
         }

@@ -98,6 +98,7 @@ pub(crate) fn codec(id: Codec) -> &'static dyn BlockCodec {
         Codec::Pco => &super::pco::Pco,
         Codec::Lzma => &super::lzma::Lzma,
         Codec::Context => &super::context::Context,
+        Codec::ZstdDict => &super::zstd::ZstdDict,
     }
 }
 

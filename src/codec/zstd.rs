@@ -50,10 +50,32 @@ pub(crate) fn compress_bytes(data: &[u8], level: i32) -> (Codec, std::borrow::Co
     }
 }
 
+/// The header dictionary: a zstd raw-content dictionary of 2,672 bytes, the netCDF-3 header
+/// encoding (names and attributes as a header stores them, big-endian counts and padding) of
+/// common CF names and values (`Conventions`, `units`, `calendar`, `_FillValue`, the
+/// time/lat/lon/level dimensions and coordinate variables with their `units`, `long_name`,
+/// `standard_name` and `axis`, common standard names), built from those names only (no
+/// measured file) by `bench/header_dict.py --dict-out src/codec/header_dict.bin`. Its bytes
+/// are part of the format (codec 7, design/FORMAT.md, "The header dictionary") and never
+/// change: a test checks their XXH3-64.
+pub(crate) const HEADER_DICT: &[u8] = include_bytes!("header_dict.bin");
+
+/// `header` compressed by zstd at [`HEADER_LEVEL`] with [`HEADER_DICT`]; `None` on failure.
+fn compress_with_dict(header: &[u8]) -> Option<Vec<u8>> {
+    let mut c = zstd::bulk::Compressor::with_dictionary(HEADER_LEVEL, HEADER_DICT).ok()?;
+    c.compress(header).ok()
+}
+
 /// The header frame: the original netCDF-3 header, zstd-compressed (level 19) when that is
-/// smaller, else raw.
-pub(crate) fn header_frame(header: &[u8]) -> Vec<u8> {
+/// smaller, else raw. With `dict` (the compact form), zstd with the header dictionary
+/// ([`Codec::ZstdDict`]) when that is smaller still.
+pub(crate) fn header_frame(header: &[u8], dict: bool) -> Vec<u8> {
     let (codec, payload) = compress_bytes(header, HEADER_LEVEL);
+    if dict {
+        if let Some(d) = compress_with_dict(header).filter(|d| d.len() < payload.len()) {
+            return bytes_frame(HEADER_ID, 0, header.len(), Codec::ZstdDict, &d);
+        }
+    }
     bytes_frame(HEADER_ID, 0, header.len(), codec, &payload)
 }
 
@@ -142,6 +164,31 @@ impl BlockCodec for Zstd {
     }
 }
 
+/// Codec `zstd-dict`: one zstd frame compressed with [`HEADER_DICT`] (the header frame of a
+/// compact archive). The encoder never chooses it for a block: [`header_frame`] makes it.
+pub(crate) struct ZstdDict;
+
+impl BlockCodec for ZstdDict {
+    fn decompress_into(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        _zstd: &mut ZstdContext,
+    ) -> Result<(), FrameError> {
+        let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
+        let mut d = zstd::bulk::Decompressor::with_dictionary(HEADER_DICT).map_err(zerr)?;
+        let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
+        if got != out.len() {
+            return Err(FrameError::DecodedLength {
+                got,
+                decoded: h.decoded_len,
+            });
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,7 +219,7 @@ mod tests {
         }
         for h in &headers {
             let fresh = zstd::bulk::compress(h, HEADER_LEVEL).unwrap();
-            let frame = header_frame(h);
+            let frame = header_frame(h, false);
             let payload = &frame[FRAME_HEADER_LEN..];
             if fresh.len() < h.len() {
                 assert_eq!(payload, &fresh[..], "header of {} bytes", h.len());
@@ -204,7 +251,7 @@ mod tests {
 
     #[test]
     fn the_bytes_frames_have_their_stream_block_and_decoded_length() {
-        let h = FrameHeader::decode(&header_frame(&[b'C'; 300])).unwrap();
+        let h = FrameHeader::decode(&header_frame(&[b'C'; 300], false)).unwrap();
         assert_eq!((h.stream, h.block, h.decoded_len), (HEADER_ID, 0, 300));
         assert!(h.codec == Codec::Zstd && h.stored_len < 300);
         let runs = [ConstantRun {
@@ -223,5 +270,41 @@ mod tests {
         let h = FrameHeader::decode(&f).unwrap();
         assert_eq!((h.stream, h.block, h.decoded_len), (BLOCK_SIZES_ID, 0, 8));
         assert_eq!(BlockSizes::check_frame(&h, 2), Ok(()));
+    }
+
+    /// The header dictionary is part of the format: its bytes never change.
+    #[test]
+    fn the_header_dictionary_has_its_fixed_bytes() {
+        assert_eq!(HEADER_DICT.len(), 2672);
+        assert_eq!(
+            xxhash_rust::xxh3::xxh3_64(HEADER_DICT),
+            0x7bc6_c1a2_77cd_decf,
+            "the header dictionary changed: archives of format 1.3 would not decode"
+        );
+    }
+
+    #[test]
+    fn a_header_dictionary_frame_decodes_to_the_header_and_is_never_larger() {
+        let file = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/samples/classic_records.nc"
+        ))
+        .unwrap();
+        let parsed = crate::nc3::Header::parse(&file, file.len() as u64).unwrap();
+        let header = parsed.bytes();
+        let plain = header_frame(header, false);
+        let with = header_frame(header, true);
+        let h = FrameHeader::decode(&with).unwrap();
+        assert_eq!((h.stream, h.codec), (HEADER_ID, Codec::ZstdDict));
+        assert!(with.len() < plain.len(), "{} {}", with.len(), plain.len());
+        let mut out = Vec::new();
+        crate::codec::decode_payload(&h, &with[FRAME_HEADER_LEN..], &mut out).unwrap();
+        assert_eq!(out, header);
+        // Without the dictionary the payload does not decode.
+        assert!(zstd::bulk::decompress(&with[FRAME_HEADER_LEN..], header.len()).is_err());
+        // Where the dictionary does not help, the frame is the one without it.
+        for h in [&b"CDF\x01"[..], &[7u8; 300][..], b""] {
+            assert_eq!(header_frame(h, true), header_frame(h, false));
+        }
     }
 }

@@ -33,8 +33,25 @@ pub const COMPACT_MINOR: u16 = 2;
 /// ```
 pub const FLAG_COMPACT: u8 = 2;
 
-/// The writer writes the compact form for an original file of at most this many bytes (of a
-/// known length: read from a file, not a stream).
+/// Minor version of a compact lead whose header frame uses the header dictionary (codec 7,
+/// [`Codec::ZstdDict`]; flag [`FLAG_HEADER_DICT`]).
+///
+/// ```
+/// assert_eq!(nc3pack::format::compact::DICT_MINOR, 3);
+/// ```
+pub const DICT_MINOR: u16 = 3;
+
+/// Flag bit of a compact lead's flags byte (format 1.3): the header frame is compressed with
+/// the header dictionary (codec 7). A 1.2 reader refuses the archive at its lead (a flag it
+/// does not know).
+///
+/// ```
+/// assert_eq!(nc3pack::format::compact::FLAG_HEADER_DICT, 4);
+/// ```
+pub const FLAG_HEADER_DICT: u8 = 4;
+
+/// The writer writes the compact form (by default) for an original file of at most this many
+/// bytes; a stream no longer than this is read whole and packed as the file of its bytes.
 ///
 /// ```
 /// assert_eq!(nc3pack::format::compact::COMPACT_FILE_MAX, 16 << 10);
@@ -134,12 +151,22 @@ fn stream_code(id: u32) -> u64 {
     u64::from(id.wrapping_add(8))
 }
 
-fn compact_lead(lead: &Lead) -> Vec<u8> {
+/// Whether a frame's payload is a Zstandard frame (stored without its magic in the compact form).
+fn is_zstd(codec: Codec) -> bool {
+    matches!(codec, Codec::Zstd | Codec::ZstdDict)
+}
+
+fn compact_lead(lead: &Lead, dict: bool) -> Vec<u8> {
     let mut b = Vec::with_capacity(48);
     b.extend_from_slice(&LEAD_MAGIC);
     b.extend_from_slice(&VERSION_MAJOR.to_le_bytes());
-    b.extend_from_slice(&COMPACT_MINOR.to_le_bytes());
-    b.push(FLAG_COMPACT | u8::from(lead.block_sizes_frame));
+    let (minor, flag) = if dict {
+        (DICT_MINOR, FLAG_HEADER_DICT)
+    } else {
+        (COMPACT_MINOR, 0)
+    };
+    b.extend_from_slice(&minor.to_le_bytes());
+    b.push(FLAG_COMPACT | flag | u8::from(lead.block_sizes_frame));
     put_varint(&mut b, lead.file_len);
     put_varint(&mut b, lead.numrecs);
     put_varint(&mut b, lead.header_len);
@@ -178,7 +205,12 @@ pub fn decode_lead(b: &[u8]) -> Result<(Lead, usize), LeadError> {
         return Err(LeadError::Version { major, minor });
     }
     let flags = b[12];
-    if minor < COMPACT_MINOR || flags & FLAG_COMPACT == 0 || flags & !(FLAG_COMPACT | 1) != 0 {
+    let dict = flags & FLAG_HEADER_DICT != 0;
+    if minor < COMPACT_MINOR
+        || flags & FLAG_COMPACT == 0
+        || flags & !(FLAG_COMPACT | FLAG_HEADER_DICT | 1) != 0
+        || (dict && minor < DICT_MINOR)
+    {
         return Err(LeadError::Flags {
             flags: u32::from(flags),
             minor,
@@ -211,7 +243,8 @@ pub fn decode_lead(b: &[u8]) -> Result<(Lead, usize), LeadError> {
     Ok((lead, end + 4))
 }
 
-/// Encodes `lead` as a compact lead (format 1.2).
+/// Encodes `lead` as a compact lead (format 1.2; the lead of an archive whose header frame
+/// does not use the header dictionary).
 ///
 /// ```
 /// use nc3pack::format::{compact, Lead};
@@ -219,7 +252,7 @@ pub fn decode_lead(b: &[u8]) -> Result<(Lead, usize), LeadError> {
 /// assert_eq!(&compact::encode_lead(&lead)[8..13], &[1, 0, 2, 0, 2]);
 /// ```
 pub fn encode_lead(lead: &Lead) -> Vec<u8> {
-    compact_lead(lead)
+    compact_lead(lead, false)
 }
 
 /// The compact form of the full archive `full`, or `None` when `full` is not an archive this
@@ -246,7 +279,11 @@ pub fn compact(full: &[u8]) -> Option<Vec<u8>> {
     if crc(index) != foot.index_crc {
         return None;
     }
-    let mut out = compact_lead(&lead);
+    // Format 1.3 when the header frame uses the header dictionary.
+    let dict = FrameHeader::decode(full.get(LEAD_LEN..)?)
+        .ok()
+        .is_some_and(|h| h.stream == super::HEADER_ID && h.codec == Codec::ZstdDict);
+    let mut out = compact_lead(&lead, dict);
     // The frames, in archive order; their offsets, to match the index entries with.
     let mut offsets = Vec::new();
     let mut at = LEAD_LEN;
@@ -268,7 +305,7 @@ pub fn compact(full: &[u8]) -> Option<Vec<u8>> {
         out.push(h.codec as u8);
         out.push(h.filter as u8);
         put_varint(&mut out, u64::from(h.esize));
-        if h.codec == Codec::Zstd {
+        if is_zstd(h.codec) {
             out.extend_from_slice(payload.strip_prefix(&ZSTD_MAGIC)?);
         } else {
             out.extend_from_slice(payload);
@@ -391,7 +428,7 @@ pub fn expand(b: &[u8]) -> Result<Vec<u8>, LeadError> {
             break;
         }
         let mut full = Vec::with_capacity(payload.len() + 4);
-        if h.codec == Codec::Zstd {
+        if is_zstd(h.codec) {
             full.extend_from_slice(&ZSTD_MAGIC);
         }
         full.extend_from_slice(payload);
@@ -448,7 +485,7 @@ fn compact_frame<'a>(c: &mut Cur<'a>) -> Option<(FrameHeader, &'a [u8])> {
         esize,
         payload_crc: 0,
     };
-    let n = if h.codec == Codec::Zstd {
+    let n = if is_zstd(h.codec) {
         (stored_len as usize).checked_sub(4)?
     } else {
         stored_len as usize

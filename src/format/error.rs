@@ -43,7 +43,7 @@ pub enum LeadError {
         minor: u16,
     },
     /// Flags this reader does not know are set (or the block sizes flag in a 1.0 lead).
-    #[error("unknown flags {flags:#x} in a version 1.{minor} lead (this nc3pack knows flag 0x1, block sizes, from version 1.1)")]
+    #[error("unknown flags {flags:#x} in a version 1.{minor} lead (this nc3pack knows flag 0x1, block sizes, from version 1.1; in a compact lead 0x2, compact, from 1.2, and 0x4, header dictionary, from 1.3)")]
     Flags {
         /// The flags stored.
         flags: u32,

@@ -260,6 +260,10 @@ pub enum Codec {
     /// Numbers of 2, 4 or 8 bytes as prediction residuals in an adaptive range coder whose
     /// probabilities depend on the neighbouring residuals' sizes (numeric blocks only).
     Context = 6,
+    /// Zstandard frame compressed with the built-in header dictionary (raw content, 2,672
+    /// bytes of netCDF-3-encoded CF names and values; design/FORMAT.md, "The header
+    /// dictionary"): the header frame of a compact archive only.
+    ZstdDict = 7,
 }
 
 impl Codec {
@@ -279,6 +283,7 @@ impl Codec {
             4 => Some(Codec::Pco),
             5 => Some(Codec::Lzma),
             6 => Some(Codec::Context),
+            7 => Some(Codec::ZstdDict),
             _ => None,
         }
     }
@@ -299,6 +304,7 @@ impl Codec {
             Codec::Pco => "pco",
             Codec::Lzma => "lzma",
             Codec::Context => "context",
+            Codec::ZstdDict => "zstd-dict",
         }
     }
 }
@@ -678,12 +684,14 @@ impl IndexEntry {
     ///
     /// # Errors
     ///
-    /// [`IndexError::UnknownCodec`] or [`IndexError::UnknownFilter`].
+    /// [`IndexError::UnknownCodec`] (also for codec 7, [`Codec::ZstdDict`], which only the
+    /// header frame, never indexed, may have) or [`IndexError::UnknownFilter`].
     pub fn decode(b: &[u8]) -> Result<IndexEntry, IndexError> {
+        let codec = Codec::from_id(b[12]).filter(|c| *c != Codec::ZstdDict);
         Ok(IndexEntry {
             offset: u64_at(b, 0),
             stored_len: u32_at(b, 8),
-            codec: Codec::from_id(b[12]).ok_or(IndexError::UnknownCodec { id: b[12] })?,
+            codec: codec.ok_or(IndexError::UnknownCodec { id: b[12] })?,
             filter: Filter::from_id(b[13]).ok_or(IndexError::UnknownFilter { id: b[13] })?,
             flags: u16_at(b, 14),
         })

@@ -113,9 +113,10 @@ pub struct PackOptions {
     /// Lossy quantization of the named `float`/`double` variables (empty: lossless, the
     /// default). See [`PackOptions::with_quantize`].
     pub(crate) quantize: Vec<crate::quantize::QuantizeRule>,
-    /// Write the archive of a small file (at most [`format::compact::COMPACT_FILE_MAX`] bytes,
-    /// read from a file) in the compact form (format 1.2; off by default: older readers
-    /// refuse it). See [`PackOptions::with_compact`].
+    /// Write the archive of a small file (at most [`format::compact::COMPACT_FILE_MAX`] bytes)
+    /// in the compact form (format 1.2, or 1.3 where the header frame is smaller with the
+    /// header dictionary; on by default; nc3pack versions before 1.2 refuse it).
+    /// See [`PackOptions::with_compact`].
     pub(crate) compact: bool,
 }
 
@@ -148,7 +149,7 @@ impl PackOptions {
             progress: crate::Progress::default(),
             vars: Vec::new(),
             quantize: Vec::new(),
-            compact: false,
+            compact: true,
         }
     }
 
@@ -282,15 +283,16 @@ impl PackOptions {
     }
 
     /// These options, writing the archive of a file of at most
-    /// [`format::compact::COMPACT_FILE_MAX`] bytes (16 KiB) in the compact form if `compact`:
-    /// the same frames, index and hashes with every field in as few bytes as its value needs,
-    /// about 125 bytes smaller (design/FORMAT.md, "The compact form"; format 1.2, which
-    /// nc3pack versions before it refuse). Larger files, and inputs read as a stream, are
-    /// written in the full form.
+    /// [`format::compact::COMPACT_FILE_MAX`] bytes (16 KiB) in the compact form if `compact`
+    /// (the default): the same frames, index and hashes with every field in as few bytes as
+    /// its value needs, about 125 bytes smaller (design/FORMAT.md, "The compact form"; format
+    /// 1.2, which nc3pack versions before it refuse). With `false`, or for larger files, the
+    /// full form. A stream (a pipe) of at most 16 KiB is read whole and packed as the file of
+    /// its bytes.
     ///
     /// ```
-    /// assert!(nc3pack::PackOptions::fast().with_compact(true).compact());
-    /// assert!(!nc3pack::PackOptions::default().compact());
+    /// assert!(nc3pack::PackOptions::default().compact());
+    /// assert!(!nc3pack::PackOptions::fast().with_compact(false).compact());
     /// ```
     pub fn with_compact(mut self, compact: bool) -> Self {
         self.compact = compact;
@@ -301,7 +303,7 @@ impl PackOptions {
     /// ([`PackOptions::with_compact`]).
     ///
     /// ```
-    /// assert!(!nc3pack::PackOptions::max().compact());
+    /// assert!(nc3pack::PackOptions::max().compact());
     /// ```
     pub fn compact(&self) -> bool {
         self.compact
@@ -706,7 +708,33 @@ fn stream_to_temp<R: Read>(
             },
         ));
     }
-    let (header, prefix) = nc3::read_header_stream(&mut reader, input)?;
+    let (header, mut prefix) = nc3::read_header_stream(&mut reader, input)?;
+    // A stream of at most COMPACT_FILE_MAX bytes is read whole and packed as the file of its
+    // bytes: the archive is the one `pack_file` makes of them (compact, if it is on).
+    let small = format::compact::COMPACT_FILE_MAX;
+    if prefix.len() as u64 <= small {
+        let more = small + 1 - prefix.len() as u64;
+        (&mut reader)
+            .take(more)
+            .read_to_end(&mut prefix)
+            .map_err(io_err(input, "read"))?;
+    }
+    if prefix.len() as u64 <= small {
+        let (header, header_bytes, layout) = nc3::open(&prefix, input).map_err(input_ends)?;
+        return crate::atomic::write_to_temp(output, force, None, sync, |out| {
+            pack_stream(
+                &prefix[..],
+                input,
+                &header,
+                &header_bytes,
+                Source::File(&layout),
+                opts,
+                &mut Writeback::new(out),
+                output,
+                progress,
+            )
+        });
+    }
     let header_bytes = prefix[..header.len() as usize].to_vec();
     let reader = std::io::Cursor::new(prefix).chain(reader);
     crate::atomic::write_to_temp(output, force, None, sync, |out| {
@@ -724,13 +752,40 @@ fn stream_to_temp<R: Read>(
     })
 }
 
+/// A small stream's layout error in a stream's words: a fixed variable that extends past the
+/// end of the input (of the bytes a pipe held), not of a file.
+fn input_ends(e: nc3::error::FileError) -> nc3::error::FileError {
+    use nc3::error::{FileError, LayoutError};
+    match e {
+        FileError::Layout {
+            path,
+            source:
+                LayoutError::PastEnd {
+                    var,
+                    begin,
+                    end,
+                    file_len,
+                },
+        } => FileError::Layout {
+            path,
+            source: LayoutError::InputPastEnd {
+                var,
+                begin,
+                end,
+                len: file_len,
+            },
+        },
+        e => e,
+    }
+}
+
 /// Packs from `reader`, positioned at the start of a netCDF-3 file with the given header (and
 /// its bytes), into `out` (positioned at 0). `input` and `out_path` name the files in errors.
 ///
-/// With [`PackOptions::with_compact`] (see `design/FORMAT.md`, "The compact form"), a file of at
-/// most [`format::compact::COMPACT_FILE_MAX`] bytes read from a file (of known length) is packed
-/// in memory and written in the compact form (format 1.2) with one write; any other, and every
-/// file without it, in the full form.
+/// With [`PackOptions::with_compact`] (the default; see `design/FORMAT.md`, "The compact
+/// form"), a file of at most [`format::compact::COMPACT_FILE_MAX`] bytes of known length
+/// ([`Source::File`]) is packed in memory and written in the compact form (format 1.2) with one
+/// write; any other, and every file with `with_compact(false)`, in the full form.
 #[allow(clippy::too_many_arguments)] // each argument is a distinct input of the pipeline
 pub fn pack_stream<R: Read, W: Write + Seek + Send>(
     reader: R,
@@ -806,7 +861,11 @@ fn pack_full<R: Read, W: Write + Seek + Send>(
         op: "write",
         source: e,
     };
-    let (sizes, plan) = per_var(opts, header, input)?;
+    let file_len = match source {
+        Source::File(l) => Some(l.file_len),
+        Source::Stream => None,
+    };
+    let (sizes, plan) = per_var(opts, header, input, file_len)?;
     let block_sizes_frame = !sizes.is_uniform();
     let mut w = BufWriter::with_capacity(1 << 20, out);
     // The lead is rewritten at the end, when the hash (and for a stream the length and record
@@ -823,7 +882,12 @@ fn pack_full<R: Read, W: Write + Seek + Send>(
         (lead.file_len, lead.numrecs) = (l.file_len, l.numrecs);
     }
     w.write_all(&lead.encode()).map_err(werr)?;
-    let header_frame = crate::codec::header_frame(header_bytes);
+    // The archive of a small file is written in the compact form (`pack_stream`): its header
+    // frame may use the header dictionary (codec 7, which only the compact form's writer
+    // uses), so that every other archive keeps its bytes.
+    let compact = opts.compact
+        && matches!(source, Source::File(l) if l.file_len <= format::compact::COMPACT_FILE_MAX);
+    let header_frame = crate::codec::header_frame(header_bytes, compact);
     w.write_all(&header_frame).map_err(werr)?;
     let mut data_start = (LEAD_LEN + header_frame.len()) as u64;
     if block_sizes_frame {

@@ -68,11 +68,13 @@ impl OtherEncoders {
     }
 }
 
-/// The block sizes and encoders of `header`'s variables under `opts.vars`.
+/// The block sizes and encoders of `header`'s variables under `opts.vars`, for an input of
+/// `file_len` bytes if its length is known.
 pub(super) fn per_var(
     opts: &PackOptions,
     header: &Header,
     input: &Path,
+    file_len: Option<u64>,
 ) -> Result<(format::BlockSizes, EncoderPlan)> {
     let mut settings = crate::vars::resolve(&opts.vars, header, input)?;
     let mut plan = EncoderPlan {
@@ -80,7 +82,16 @@ pub(super) fn per_var(
         of_var: Vec::new(),
     };
     let mut sizes = format::BlockSizes::uniform(opts.block_size);
-    let large = large_blocks(opts, header, &settings);
+    // In a file of at most the nominal block size every stream is one block whatever its
+    // block size, so large blocks would change nothing but add a block sizes frame: a small
+    // file (one a stream is read whole, so that a pipe gives the file's archive) gets none.
+    let small = file_len
+        .is_some_and(|n| n <= format::compact::COMPACT_FILE_MAX.min(u64::from(opts.block_size)));
+    let large = if small {
+        Vec::new()
+    } else {
+        large_blocks(opts, header, &settings)
+    };
     if large.is_empty()
         && settings
             .iter()

@@ -357,6 +357,36 @@ impl<R: ReadAt> Archive<R> {
         &self.lead
     }
 
+    /// Whether the archive is stored in the compact form (format 1.2; it reads as the full
+    /// form it expands to).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-is_compact", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let z = dir.join("empty_attrs.nc3z");
+    /// let opts = nc3pack::PackOptions::default().with_force(true);
+    /// nc3pack::pack_file("samples/empty_attrs.nc".as_ref(), &z, &opts)?;
+    /// assert!(nc3pack::Archive::open(&z)?.is_compact()); // a small file: compact by default
+    /// nc3pack::pack_file("samples/empty_attrs.nc".as_ref(), &z, &opts.with_compact(false))?;
+    /// assert!(!nc3pack::Archive::open(&z)?.is_compact());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_compact(&self) -> bool {
+        matches!(self.reader, format::compact::Expanded::Memory(..))
+    }
+
+    /// Whether the header frame is compressed with the header dictionary (codec 7, format 1.3
+    /// in the compact form).
+    pub(crate) fn header_dict(&self) -> bool {
+        let mut b = [0u8; format::FRAME_HEADER_LEN];
+        self.reader
+            .read_exact_at(&mut b, format::LEAD_LEN as u64)
+            .ok()
+            .and_then(|()| format::FrameHeader::decode(&b).ok())
+            .is_some_and(|h| h.codec == format::Codec::ZstdDict)
+    }
+
     /// The nominal block size of each stream: the lead's, or per variable (format 1.1).
     ///
     /// ```

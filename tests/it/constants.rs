@@ -48,7 +48,9 @@ fn value(x: f32) -> [u8; 8] {
 
 fn pack(nc: &Path, threads: usize, block_size: u32) -> PathBuf {
     let z = nc.with_extension(format!("{threads}.nc3z"));
+    // The full form: these tests read and patch its index and frames at their offsets.
     let opts = PackOptions::default()
+        .with_compact(false)
         .with_block_size(block_size)
         .with_threads(threads);
     pack_file(nc, &z, &opts.clone().with_force(true)).unwrap();

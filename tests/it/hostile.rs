@@ -76,7 +76,10 @@ fn frame_offset(b: &[u8], i: usize) -> usize {
 fn base_archive() -> Vec<u8> {
     let dir = temp_dir();
     let z = dir.path().join("base.nc3z");
-    let opts = PackOptions::default().with_block_size(16).with_threads(1);
+    let opts = PackOptions::default()
+        .with_compact(false)
+        .with_block_size(16)
+        .with_threads(1);
     pack_file(&sample("classic_records.nc"), &z, &opts).unwrap();
     std::fs::read(z).unwrap()
 }
@@ -86,7 +89,7 @@ fn base_archive() -> Vec<u8> {
 fn pco_archive() -> (Vec<u8>, usize) {
     let dir = temp_dir();
     let z = dir.path().join("pco.nc3z");
-    let opts = PackOptions::default().with_threads(1);
+    let opts = PackOptions::default().with_compact(false).with_threads(1);
     pack_file(&sample("obs_points.nc"), &z, &opts).unwrap();
     let b = std::fs::read(z).unwrap();
     let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
@@ -120,6 +123,7 @@ fn lzma_archive() -> (Vec<u8>, usize) {
     w.close().unwrap();
     let z = dir.path().join("text.nc3z");
     let opts = PackOptions::default()
+        .with_compact(false)
         .with_codec(nc3pack::format::Codec::Lzma)
         .with_threads(1);
     pack_file(&nc, &z, &opts).unwrap();
@@ -189,25 +193,34 @@ fn archive_with_filter(
 /// The grid of tests/it/lorenzo.rs packed in 8 KiB blocks without pco, and the first stream
 /// whose block 0 is a lorenzo frame (filter 5).
 fn lorenzo_archive() -> (Vec<u8>, usize) {
-    let opts = PackOptions::default().with_block_size(8192).with_pco(false);
+    let opts = PackOptions::default()
+        .with_compact(false)
+        .with_block_size(8192)
+        .with_pco(false);
     archive_with_filter(crate::lorenzo::grid_file, opts, 5, "the lorenzo grid")
 }
 /// The grid of tests/it/plane.rs packed in 16 KiB blocks, and the first stream whose block 0 is
 /// a plane frame (filter 6, codec pco).
 fn plane_archive() -> (Vec<u8>, usize) {
-    let opts = PackOptions::default().with_block_size(16 << 10);
+    let opts = PackOptions::default()
+        .with_compact(false)
+        .with_block_size(16 << 10);
     archive_with_filter(crate::plane::grid_file, opts, 6, "the plane grid")
 }
 /// The ocean file of tests/it/mask.rs packed in 16 KiB blocks, and the first stream whose
 /// block 0 is a mask frame (filter 8, codec pco).
 fn mask_archive() -> (Vec<u8>, usize) {
-    let opts = PackOptions::default().with_block_size(16 << 10);
+    let opts = PackOptions::default()
+        .with_compact(false)
+        .with_block_size(16 << 10);
     archive_with_filter(crate::mask::ocean_file, opts, 8, "the ocean file")
 }
 /// The noisy fields of tests/it/fit.rs packed in 16 KiB blocks, and the first stream whose
 /// block 0 is a fit frame (filter 9, codec pco).
 fn fit_archive() -> (Vec<u8>, usize) {
-    let opts = PackOptions::default().with_block_size(16 << 10);
+    let opts = PackOptions::default()
+        .with_compact(false)
+        .with_block_size(16 << 10);
     archive_with_filter(crate::fit::field_file, opts, 9, "the noisy fields")
 }
 /// A small mesh (see `refs::mesh_file`) packed with the `max` preset, and the stream of its
@@ -217,7 +230,12 @@ fn refs_archive() -> (Vec<u8>, usize) {
     let nc = dir.path().join("mesh.nc");
     crate::refs::mesh_file(&nc, 40, 30);
     let z = dir.path().join("mesh.nc3z");
-    pack_file(&nc, &z, &PackOptions::max().with_threads(1)).unwrap();
+    pack_file(
+        &nc,
+        &z,
+        &PackOptions::max().with_compact(false).with_threads(1),
+    )
+    .unwrap();
     let b = std::fs::read(z).unwrap();
     let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
     let s = a.var_id("clon_vertices").unwrap();
@@ -231,7 +249,12 @@ fn context_archive() -> (Vec<u8>, usize) {
     let nc = dir.path().join("field.nc");
     crate::context::field_file(&nc, 90, 180);
     let z = dir.path().join("field.nc3z");
-    pack_file(&nc, &z, &PackOptions::max().with_threads(1)).unwrap();
+    pack_file(
+        &nc,
+        &z,
+        &PackOptions::max().with_compact(false).with_threads(1),
+    )
+    .unwrap();
     let b = std::fs::read(z).unwrap();
     let a = Archive::from_reader(b.clone(), Path::new("x")).unwrap();
     let s = (0..a.stream_count())
@@ -273,6 +296,7 @@ fn base_archive_1_1() -> Vec<u8> {
     let dir = temp_dir();
     let z = dir.path().join("base11.nc3z");
     let opts = PackOptions::default()
+        .with_compact(false)
         .with_block_size(16)
         .with_threads(1)
         .with_var("f3:block-size=8".parse().unwrap())

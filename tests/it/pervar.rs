@@ -162,7 +162,11 @@ fn archives_without_per_variable_block_sizes_are_unchanged() {
         };
         let orig: PathBuf = sample(&format!("{name}.nc"));
         let want = std::fs::read(&p).unwrap();
-        let base = PackOptions::fast().with_block_size(bs).with_pco(false);
+        // The full form: the archives of format 1.0 it keeps byte for byte.
+        let base = PackOptions::fast()
+            .with_block_size(bs)
+            .with_pco(false)
+            .with_compact(false);
         for opts in [
             base.clone().with_threads(1),
             base.clone().with_threads(3),

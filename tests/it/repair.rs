@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 /// Packs `name` with small blocks (so there are many frames) into `dir`; returns the path.
 fn packed(dir: &Path, name: &str, block_size: u32) -> PathBuf {
     let out = dir.join(format!("{name}.nc3z"));
-    let opts = PackOptions::default().with_block_size(block_size);
+    // The full form: repair's tests cut and damage its frames and index at their offsets.
+    let opts = PackOptions::default()
+        .with_compact(false)
+        .with_block_size(block_size);
     pack_file(&sample(name), &out, &opts.clone().with_force(true)).unwrap();
     out
 }
@@ -252,6 +255,7 @@ fn a_frame_whose_element_size_is_not_its_streams_is_damage() {
     let dir = temp_dir();
     let out = dir.path().join("none.nc3z");
     let opts = PackOptions::default()
+        .with_compact(false)
         .with_codec(Codec::None)
         .with_block_size(64)
         .with_filter(crate::filters(false));

@@ -703,7 +703,9 @@ fn a_stream_cut_inside_a_record_too_large_to_buffer_is_refused_and_the_file_pack
     let begin = h.len() as u32 + 4;
     h.extend_from_slice(&begin.to_be_bytes());
     let mut bytes = h;
-    bytes.extend((0..1024u32).flat_map(|i| (i as f32 * 0.5).to_be_bytes()));
+    // More than 16 KiB: a stream of at most 16 KiB is read whole and packed as the file.
+    bytes.extend((0..8192u32).flat_map(|i| (i as f32 * 0.5).to_be_bytes()));
+    assert!(bytes.len() as u64 > nc3pack::format::compact::COMPACT_FILE_MAX);
     let nc = dir.path().join("cut.nc");
     std::fs::write(&nc, &bytes).unwrap();
     let o = PackOptions::default().with_threads(1);
@@ -728,6 +730,13 @@ fn a_stream_cut_inside_a_record_too_large_to_buffer_is_refused_and_the_file_pack
     let back = dir.path().join("back.nc");
     unpack_file(&z, &back, &nc3pack::UnpackOptions::default()).unwrap();
     assert!(std::fs::read(&back).unwrap() == bytes);
+
+    // The same cut at 4 KiB: a stream that small is held whole and packs as its file does.
+    let small = &bytes[..4096];
+    std::fs::write(&nc, small).unwrap();
+    pack_file(&nc, &z, &o.clone().with_force(true)).unwrap();
+    nc3pack::pack_reader(small, "-".as_ref(), &streamed, &o).unwrap();
+    assert!(std::fs::read(&streamed).unwrap() == std::fs::read(&z).unwrap());
 }
 
 #[test]

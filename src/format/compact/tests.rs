@@ -180,3 +180,53 @@ fn the_worked_example_of_the_format_spec_has_these_bytes() {
     );
     assert_eq!(expand(&small).unwrap(), full);
 }
+
+#[test]
+fn the_worked_example_of_the_header_dictionary_has_these_bytes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let z = dir.path().join("t.nc3z");
+    let opts = crate::PackOptions::default().with_threads(1);
+    crate::pack_file(&root.join("samples/truncated_record.nc"), &z, &opts).unwrap();
+    let small = std::fs::read(&z).unwrap();
+    let hex = |b: &[u8]| {
+        b.iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(small.len(), 162, "{}", hex(&small));
+    // The lead: version 1.3, flags 6 (compact, header dictionary), then as in format 1.2.
+    assert_eq!(
+        hex(&small[..41]),
+        "89 4e 43 33 5a 0d 0a 1a 01 00 03 00 06 aa 01 01 9c 01 80 80 40 \
+         7f e9 80 72 93 00 16 ab c4 18 3d 3d 6d 9d a8 ad e3 d5 c2 44"
+            .replace("  ", "")
+    );
+    // The header frame: stored_len 72, decoded_len 156, code 5, block 0, codec 7, filter 0,
+    // esize 1, then the zstd frame without its magic: no dictionary id (a raw-content
+    // dictionary), the content size 156, one compressed block of 63 bytes.
+    assert_eq!(
+        hex(&small[41..58]),
+        "48 9c 01 05 00 07 00 01 20 9c fd 01 00 c8 43 44 46"
+    );
+    assert_eq!(hex(&small[117..121]), "ba b2 ca 6c");
+    assert_eq!(crc(&small[41..117]).to_le_bytes(), small[117..121]);
+    // The late shared stream's frame, the index and the footer: as in format 1.2.
+    assert_eq!(hex(&small[121..128]), "0e 0e 03 00 00 00 01");
+    assert_eq!(
+        hex(&small[142..162]),
+        "2a 36 32 01 01 00 00 01 04 00 00 00 f2 91 27 86 4e 33 5a ef"
+    );
+    // Its full form: the header frame with codec 7, which decodes to the header.
+    let full = expand(&small).unwrap();
+    let h = FrameHeader::decode(&full[LEAD_LEN..]).unwrap();
+    assert_eq!((h.codec, h.stored_len), (Codec::ZstdDict, 72));
+    let payload = &full[LEAD_LEN + FRAME_HEADER_LEN..][..72];
+    assert_eq!(payload[..4], ZSTD_MAGIC);
+    let mut header = Vec::new();
+    crate::codec::decode_payload(&h, payload, &mut header).unwrap();
+    let nc = std::fs::read(root.join("samples/truncated_record.nc")).unwrap();
+    assert_eq!(header, nc[..156]);
+    assert_eq!(compact(&full).as_deref(), Some(&small[..]));
+}
