@@ -47,7 +47,7 @@ trap 'rm -rf "$sdist_dir"' EXIT
     exit 1
 }
 listing=$(tar tzf "$sdist_dir"/nc3pack-*.tar.gz)
-for f in vendor/pco/Cargo.toml vendor/pco/src/lib.rs vendor/pco/LICENSE; do
+for f in vendor/pco/Cargo.toml vendor/pco/src/lib.rs vendor/pco/LICENSE src/codec/header_dict.bin; do
     if ! grep -qx "nc3pack-[^/]*/$f" <<<"$listing"; then
         echo "scripts/test.sh: the Python sdist lacks $f" >&2
         exit 1
