@@ -912,10 +912,11 @@ impl<R: ReadAt> Archive<R> {
     /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
     /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
     /// let slab = a.slab("temp", Some(&[0]), Some(&[10]), None)?;
-    /// let _: Vec<f32> = a.read("temp", &slab)?;
-    /// let _: Vec<f32> = a.read("temp", &slab)?;
+    /// let _: Vec<f32> = a.read("temp", &slab)?; // a first small read: its part, nothing kept
+    /// let _: Vec<f32> = a.read("temp", &slab)?; // the second: the block decoded and kept
+    /// let _: Vec<f32> = a.read("temp", &slab)?; // from the cache
     /// let stats = a.cache_stats();
-    /// assert_eq!((stats.misses, stats.hits), (1, 1));
+    /// assert_eq!((stats.misses, stats.hits), (2, 1));
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -174,9 +174,11 @@ impl From<Arc<Vec<u8>>> for Block {
 /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
 /// use nc3pack::{CacheStats, Dataset};
 /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
-/// let _: Vec<f32> = a.read("temp", &a.slab("temp", Some(&[0]), Some(&[5]), None)?)?;
+/// let slab = a.slab("temp", Some(&[0]), Some(&[5]), None)?;
+/// let _: Vec<f32> = a.read("temp", &slab)?; // a first small read: its part, nothing kept
+/// let _: Vec<f32> = a.read("temp", &slab)?; // the second: the block decoded and kept
 /// let CacheStats { hits, misses, entries, budget, .. } = a.cache_stats();
-/// assert_eq!((hits, misses, entries), (0, 1, 1)); // one block decoded and kept
+/// assert_eq!((hits, misses, entries), (0, 2, 1));
 /// assert_eq!(budget, nc3pack::DEFAULT_CACHE_BYTES);
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
