@@ -79,13 +79,7 @@ pub struct Archive<R: ReadAt = Input> {
     threads: usize,
     /// Where the last reads of each stream ended: which reads are sequential.
     ahead: ahead::Ahead,
-    /// The last blocks a small read decoded only a part of ([`Archive::read_part`]): the
-    /// next small read of one of them decodes it whole and caches it.
-    parted: std::sync::Mutex<std::collections::VecDeque<crate::read::cache::BlockKey>>,
 }
-
-/// How many blocks [`Archive::read_part`] remembers.
-const PARTED: usize = 64;
 
 impl Archive<Input> {
     /// Opens the archive at `path`: a file, or a URL (`s3://BUCKET/KEY`, `http(s)://...`,
@@ -282,7 +276,6 @@ impl<R: ReadAt> Archive<R> {
             cache_first: std::sync::atomic::AtomicBool::new(false),
             threads: 0,
             ahead: ahead::Ahead::default(),
-            parted: std::sync::Mutex::default(),
         })
     }
 
@@ -976,8 +969,8 @@ impl<R: ReadAt> Archive<R> {
     ///
     /// Off, such a read of a block that is not cached decodes only the bytes it asks for and
     /// does not keep the block: a cold open that reads a few values pays for no decoded copy
-    /// of their blocks. The next small read of the same block (among the last 64 blocks read
-    /// that way) decodes it whole and caches it, so values read again and again come from the
+    /// of their blocks. The next small read of the same block (the cache remembers the last
+    /// 4,096 blocks read in part) decodes it whole and caches it, so values read again and again come from the
     /// cache from their second read on. On, the first small read caches the block, as every
     /// other read does. Misses and hits are counted either way ([`Archive::cache_stats`]).
     ///

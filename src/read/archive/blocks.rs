@@ -329,10 +329,9 @@ impl<R: ReadAt> Archive<R> {
 
     /// A read of the bytes `within..within + dst.len()` of block `b` of stream `s`, less than
     /// the block: when the block is neither cached nor decoded ahead, not constant or lost,
-    /// and no such read of it came among the last [`PARTED`] blocks read in part (or the cache
-    /// could not keep it anyway; [`Archive::set_cache_first_small_reads`] off), decodes only
-    /// that part, big-endian, into `dst` without
-    /// caching the block, and returns true. A later small read of the block decodes it whole
+    /// and no such read of it came recently ([`crate::read::cache::BlockCache::admit`]; or the
+    /// cache could not keep it anyway; [`Archive::set_cache_first_small_reads`] off), decodes
+    /// only that part, big-endian, into `dst` without caching the block, and returns true. A later small read of the block decodes it whole
     /// and caches it, so a block read once costs no whole decoded copy, and one read again and
     /// again is decoded once more. False (nothing read) when it is not such a read.
     pub(super) fn read_part(&self, s: usize, b: u64, within: u64, dst: &mut [u8]) -> Result<bool> {
@@ -341,19 +340,11 @@ impl<R: ReadAt> Archive<R> {
         if e.is_constant() || e.is_lost() || dst.len() as u64 >= n {
             return Ok(false);
         }
-        if n <= self.cache.stats().budget {
-            if self.caches_first_small_reads() {
-                return Ok(false);
-            }
-            let mut parted = self.parted.lock().unwrap_or_else(|p| p.into_inner());
-            if parted.contains(&(id, b)) {
-                parted.retain(|&k| k != (id, b));
-                return Ok(false);
-            }
-            if parted.len() == PARTED {
-                parted.pop_front();
-            }
-            parted.push_back((id, b));
+        // The cache remembers the blocks read in part, as those a scattered read passes over.
+        if n <= self.cache.stats().budget
+            && (self.caches_first_small_reads() || self.cache.admit((id, b)))
+        {
+            return Ok(false);
         }
         // (Counts the miss; another thread may have cached it since.)
         if let Some(block) = self.cache.get((id, b)) {
