@@ -140,13 +140,22 @@ pub(crate) trait BlockFilter: Sync {
         }
     }
     /// Reverses the filter on the bytes `from..from + dst.len()` of the block only (big-endian
-    /// elements) from a frame's whole decompressed payload `src` (the filter's bytes of a
-    /// block with elements of `esize` bytes, `from + dst.len() <= src.len()`): a small read
-    /// then needs no buffer for the whole block. False, `dst` untouched, for a filter that
-    /// cannot (the block is then decoded whole). By default false.
-    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
-        let _ = (src, esize, from, dst);
+    /// elements) from the start of a frame's decompressed payload `src`: the filter's bytes of
+    /// a block of `len` bytes with elements of `esize` bytes, of which `src` holds at least
+    /// the first [`BlockFilter::part_needs`] (`from + dst.len() <= len`). A small read then
+    /// needs no buffer for the whole block, and its codec can stop early. False, `dst`
+    /// untouched, for a filter that cannot (the block is then decoded whole) or a `src` too
+    /// short. By default false.
+    fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        let _ = (src, len, esize, from, dst);
         false
+    }
+    /// How many bytes from the start of the decompressed payload [`BlockFilter::undo_part`]
+    /// reads to give the block's bytes before `end`, of a block of `len` bytes with elements
+    /// of `esize` bytes. By default all of them.
+    fn part_needs(&self, len: usize, esize: usize, end: usize) -> usize {
+        let _ = (esize, end);
+        len
     }
     /// Whether [`BlockFilter::undo_part`] may succeed: the filter decodes its frames as the
     /// codec's bytes then the filter undone (or, `none`, the codec's bytes as they are), and

@@ -2,6 +2,7 @@
 //! buffer.
 
 use super::block::{BlockFilter, ZstdContext};
+use super::error::CodecError;
 use super::error::FrameError;
 use crate::format::{crc, Codec, FrameHeader};
 
@@ -100,7 +101,7 @@ pub(crate) fn decode_payload_part(
         grow(&mut space.filtered, n)?;
         let filtered = &mut space.filtered[..n];
         codec.decompress_into(h, payload, filtered, &mut space.zstd)?;
-        if f.undo_part(filtered, esize, from, dst) {
+        if f.undo_part(filtered, n, esize, from, dst) {
             return Ok(());
         }
     }
@@ -112,6 +113,203 @@ pub(crate) fn decode_payload_part(
     }
     space.block = block;
     r
+}
+
+/// A small read's decoding of a zstd frame, fed its payload a piece at a time as it is read:
+/// [`decode_payload_part`] without a buffer for the whole payload, and whose codec stops once
+/// it has decompressed the bytes the part needs ([`BlockFilter::part_needs`]: the start of
+/// each byte stream of a shuffled block); the rest of the payload is only checksummed. The
+/// decompressed bytes go straight into the scratch space's buffer (zstd's stable output
+/// buffer), so a cold read touches as little new memory as it can.
+pub(crate) struct PartDecoder<'a> {
+    h: FrameHeader,
+    f: &'static dyn BlockFilter,
+    from: usize,
+    len: usize,
+    /// Decompressed bytes the part needs.
+    need: usize,
+    crc: u32,
+    fed: usize,
+    /// The codec stopped: it has what the part needs, or failed (`failed`).
+    stopped: bool,
+    /// The zstd frame ended.
+    ended: bool,
+    failed: Option<FrameError>,
+    space: &'a mut Space,
+}
+
+/// The error of a zstd payload with bytes after its frame (as the whole-frame decoding,
+/// which reads them as another frame, fails on them).
+fn trailing() -> FrameError {
+    CodecError::Zstd("bytes after the end of the zstd frame".into()).into()
+}
+
+impl<'a> PartDecoder<'a> {
+    /// A decoder of the bytes `from..from + len` of the block of frame `h` (its header
+    /// checked), or None when the frame's codec is not zstd or its filter cannot undo a part
+    /// (the caller then decodes the frame whole).
+    ///
+    /// # Errors
+    ///
+    /// [`FrameError::DecodedLength`] when the part ends after the block,
+    /// [`FrameError::FilterElementSize`] for a filtered block that is not whole elements,
+    /// [`FrameError::NoMemory`] and [`CodecError::Zstd`] when the buffer or the zstd context
+    /// cannot be made.
+    pub(crate) fn new(
+        h: &FrameHeader,
+        from: usize,
+        len: usize,
+        scratch: &'a mut DecodeScratch,
+    ) -> Result<Option<Self>, FrameError> {
+        let f = super::block::filter(h.filter);
+        if h.codec != Codec::Zstd || !f.undoes_part() {
+            return Ok(None);
+        }
+        let n = h.decoded_len as usize;
+        let end = from.saturating_add(len);
+        if end > n {
+            return Err(FrameError::DecodedLength {
+                got: end,
+                decoded: h.decoded_len,
+            });
+        }
+        let esize = usize::from(h.esize);
+        // The checks of `codec_then_undo` (filter `none` decodes without them).
+        if h.filter != crate::format::Filter::None && (esize == 0 || !n.is_multiple_of(esize)) {
+            return Err(FrameError::FilterElementSize {
+                esize: h.esize,
+                decoded: h.decoded_len,
+            });
+        }
+        let space = &mut scratch.space;
+        // The output buffer: room for the whole block (zstd checks the frame's content size
+        // against it), nothing written yet: no page after the part's needs is touched.
+        space.filtered.clear();
+        space
+            .filtered
+            .try_reserve_exact(n)
+            .map_err(|_| FrameError::NoMemory { len: n as u64 })?;
+        let zerr =
+            |code: usize| CodecError::Zstd(zstd::zstd_safe::get_error_name(code).to_string());
+        let d = match &mut space.stream {
+            Some(d) => d,
+            None => {
+                let mut d = zstd::zstd_safe::DCtx::try_create()
+                    .ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?;
+                d.set_parameter(zstd::zstd_safe::DParameter::StableOutBuffer(true))
+                    .map_err(zerr)?;
+                space.stream.insert(d)
+            }
+        };
+        d.reset(zstd::zstd_safe::ResetDirective::SessionOnly)
+            .map_err(zerr)?;
+        let need = f.part_needs(n, esize, end);
+        // The pages zstd will write, mapped with one call (not those after the part's needs).
+        prefault(&mut space.filtered, need);
+        Ok(Some(PartDecoder {
+            h: *h,
+            f,
+            from,
+            len,
+            need,
+            crc: 0,
+            fed: 0,
+            stopped: false,
+            ended: false,
+            failed: None,
+            space,
+        }))
+    }
+
+    /// Takes the next `piece` of the payload: checksums it and, until the codec has what the
+    /// part needs, decompresses it.
+    pub(crate) fn feed(&mut self, piece: &[u8]) {
+        self.crc = crc32c::crc32c_append(self.crc, piece);
+        self.fed += piece.len();
+        if self.ended && !piece.is_empty() && self.failed.is_none() {
+            self.failed = Some(trailing());
+        }
+        if self.stopped {
+            return;
+        }
+        let Some(d) = self.space.stream.as_mut() else {
+            self.stopped = true;
+            return;
+        };
+        let n = self.h.decoded_len as usize;
+        let mut input = zstd::zstd_safe::InBuffer::around(piece);
+        // Each call decodes a zstd block or takes input; bounded by the piece's length.
+        for _ in 0..=piece.len() {
+            // The same buffer at each call, at the position zstd left it (a stable buffer).
+            let pos = self.space.filtered.len();
+            let mut out = zstd::zstd_safe::OutBuffer::around_pos(&mut self.space.filtered, pos);
+            let r = d.decompress_stream(&mut out, &mut input);
+            let got = self.space.filtered.len();
+            match r {
+                Err(code) => {
+                    let e = CodecError::Zstd(zstd::zstd_safe::get_error_name(code).to_string());
+                    self.failed = Some(e.into());
+                }
+                // The frame ended: it must be the whole block, and the whole payload.
+                Ok(0) => {
+                    self.ended = true;
+                    if got != n {
+                        self.failed = Some(FrameError::DecodedLength {
+                            got,
+                            decoded: self.h.decoded_len,
+                        });
+                    } else if input.pos() < piece.len() {
+                        self.failed = Some(trailing());
+                    }
+                }
+                Ok(_) if got < self.need && input.pos() < piece.len() => continue,
+                Ok(_) => {}
+            }
+            self.stopped = self.failed.is_some() || self.ended || got >= self.need;
+            return;
+        }
+    }
+
+    /// The part into `dst` (`len` bytes), once the whole payload was fed: false (nothing
+    /// written) when the filter cannot undo this part, which the caller then decodes whole.
+    ///
+    /// # Errors
+    ///
+    /// [`FrameError::PayloadLength`] when the pieces fed are not the frame's payload,
+    /// [`FrameError::PayloadChecksum`] when they fail its CRC (whatever the codec said), else
+    /// the codec's error, or [`FrameError::DecodedLength`] when the frame decompressed to
+    /// fewer bytes than the part needs.
+    pub(crate) fn finish(self, dst: &mut [u8]) -> Result<bool, FrameError> {
+        if self.fed != self.h.stored_len as usize {
+            return Err(FrameError::PayloadLength {
+                got: self.fed,
+                stored: self.h.stored_len,
+            });
+        }
+        if self.crc != self.h.payload_crc {
+            return Err(FrameError::PayloadChecksum);
+        }
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let got = &self.space.filtered[..];
+        if got.len() < self.need {
+            return Err(FrameError::DecodedLength {
+                got: got.len(),
+                decoded: self.h.decoded_len,
+            });
+        }
+        if dst.len() != self.len {
+            return Err(FrameError::DecodedLength {
+                got: dst.len(),
+                decoded: self.h.decoded_len,
+            });
+        }
+        let n = self.h.decoded_len as usize;
+        Ok(self
+            .f
+            .undo_part(got, n, usize::from(self.h.esize), self.from, dst))
+    }
 }
 
 /// The element size of a frame whose filter goes with codec pco only and elements of the sizes
@@ -190,6 +388,8 @@ pub(crate) struct Space {
     pub(crate) fit: super::fit::Work,
     /// A whole block, for [`decode_payload_part`] with a filter that does not undo a part.
     pub(crate) block: Vec<u8>,
+    /// The streaming zstd context of [`PartDecoder`] (its output buffer stable: `filtered`).
+    pub(crate) stream: Option<zstd::zstd_safe::DCtx<'static>>,
 }
 
 impl Space {

@@ -33,7 +33,7 @@ pub(crate) mod word;
 pub(crate) mod zstd;
 
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
-pub(crate) use decode::{decode_payload_part, prefault};
+pub(crate) use decode::{decode_payload_part, prefault, PartDecoder};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
 pub use error::{
     CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,

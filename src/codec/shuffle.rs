@@ -302,12 +302,18 @@ impl super::block::BlockFilter for NoFilter {
     fn undoes_part(&self) -> bool {
         true
     }
-    fn undo_part(&self, src: &[u8], _: usize, from: usize, dst: &mut [u8]) -> bool {
-        let Some(part) = src.get(from..from + dst.len()) else {
+    fn undo_part(&self, src: &[u8], len: usize, _: usize, from: usize, dst: &mut [u8]) -> bool {
+        let Some(part) = src
+            .get(from..from + dst.len())
+            .filter(|_| from + dst.len() <= len)
+        else {
             return false;
         };
         dst.copy_from_slice(part);
         true
+    }
+    fn part_needs(&self, _: usize, _: usize, end: usize) -> usize {
+        end
     }
 }
 
@@ -327,8 +333,11 @@ impl super::block::BlockFilter for Shuffle {
     fn undoes_part(&self) -> bool {
         true
     }
-    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
-        part(src, esize, from, dst, Part::Shuffle)
+    fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, len, esize, from, dst, Part::Shuffle)
+    }
+    fn part_needs(&self, len: usize, esize: usize, end: usize) -> usize {
+        part_needs(len, esize, end)
     }
 }
 
@@ -368,8 +377,11 @@ impl super::block::BlockFilter for ByteDelta {
     fn undoes_part(&self) -> bool {
         true
     }
-    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
-        part(src, esize, from, dst, Part::ByteDelta)
+    fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, len, esize, from, dst, Part::ByteDelta)
+    }
+    fn part_needs(&self, len: usize, esize: usize, end: usize) -> usize {
+        part_needs(len, esize, end)
     }
 }
 
@@ -389,8 +401,11 @@ impl super::block::BlockFilter for Delta {
     fn undoes_part(&self) -> bool {
         true
     }
-    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
-        part(src, esize, from, dst, Part::Delta { zigzag: false })
+    fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, len, esize, from, dst, Part::Delta { zigzag: false })
+    }
+    fn part_needs(&self, len: usize, esize: usize, end: usize) -> usize {
+        part_needs(len, esize, end)
     }
 }
 
@@ -410,8 +425,11 @@ impl super::block::BlockFilter for ZigZagDelta {
     fn undoes_part(&self) -> bool {
         true
     }
-    fn undo_part(&self, src: &[u8], esize: usize, from: usize, dst: &mut [u8]) -> bool {
-        part(src, esize, from, dst, Part::Delta { zigzag: true })
+    fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
+        part(src, len, esize, from, dst, Part::Delta { zigzag: true })
+    }
+    fn part_needs(&self, len: usize, esize: usize, end: usize) -> usize {
+        part_needs(len, esize, end)
     }
 }
 
@@ -445,16 +463,37 @@ enum Part {
     Delta { zigzag: bool },
 }
 
-/// The bytes `from..from + dst.len()` (within `src`) of the block whose filter `f` made `src`,
-/// big-endian, as the filter's `undo_into` would give them: element `i` from the `i`th byte
-/// of each of the `esize` byte streams (a running sum over the streams' or the elements'
-/// first `i + 1` values for the delta filters, so only the part up to the last element asked
-/// for is read), the bytes after the last whole element as they are. Element sizes other than
-/// 1, 2, 4 and 8 (which the filters' `undo_into` treat as single bytes) are left to the whole
-/// block's decoding: false.
-fn part(src: &[u8], esize: usize, from: usize, dst: &mut [u8], f: Part) -> bool {
+/// How many bytes from the start of a shuffled block's filter bytes (`len` bytes, elements of
+/// `esize` bytes) [`part`] reads to give the block's bytes before `end`: the first `last + 1`
+/// bytes of each byte stream, `last` being the last element the part touches, so always some
+/// of the last stream (the bytes after the last whole element, where the part reaches them,
+/// lie after the streams). All of them for an element size [`part`] leaves to the whole block.
+fn part_needs(len: usize, esize: usize, end: usize) -> usize {
+    if !matches!(esize, 1 | 2 | 4 | 8) {
+        return len;
+    }
+    if esize == 1 || end == 0 {
+        return end.min(len);
+    }
+    let n = len / esize;
+    let whole = n * esize;
+    if end > whole {
+        return end.min(len);
+    }
+    (esize - 1) * n + (end - 1) / esize + 1
+}
+
+/// The bytes `from..from + dst.len()` of the block of `len` bytes whose filter `f` made `src`
+/// (the start of the filter's bytes, at least [`part_needs`] of them), big-endian, as the
+/// filter's `undo_into` would give them: element `i` from the `i`th byte of each of the
+/// `esize` byte streams (a running sum over the streams' or the elements' first `i + 1`
+/// values for the delta filters, so only the part up to the last element asked for is read),
+/// the bytes after the last whole element as they are. Element sizes other than 1, 2, 4 and 8
+/// (which the filters' `undo_into` treat as single bytes), a part past `len` and a `src` too
+/// short are left to the whole block's decoding: false.
+fn part(src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8], f: Part) -> bool {
     let end = from + dst.len();
-    if end > src.len() || !matches!(esize, 1 | 2 | 4 | 8) {
+    if end > len || !matches!(esize, 1 | 2 | 4 | 8) || src.len() < part_needs(len, esize, end) {
         return false;
     }
     if dst.is_empty() {
@@ -474,7 +513,7 @@ fn part(src: &[u8], esize: usize, from: usize, dst: &mut [u8], f: Part) -> bool 
         }
         return true;
     }
-    let n = src.len() / esize;
+    let n = len / esize;
     let whole = n * esize;
     // Elements `first..=last` hold the part's bytes before `whole`.
     let (first, last) = (from / esize, (end.min(whole).max(from + 1) - 1) / esize);

@@ -1312,6 +1312,102 @@ fn a_first_small_read_decodes_its_part_and_the_second_caches_the_block() {
     assert!(bb > 36);
 }
 
+/// A first small read of a block whose frame is big (1 MiB blocks, zstd with a filter of the
+/// shuffle family: the frame is read a piece at a time and zstd stops once it has what the
+/// part needs) gives the file's values at the start, middle and end of the block, keeps
+/// nothing, and still checks the whole frame: damage in the frame's last byte, after all that
+/// a read of the block's first element needs, or in its header, is reported as a read of the
+/// whole block reports it.
+#[test]
+fn a_first_small_read_of_a_big_frame_checks_all_of_it() {
+    use nc3pack::format::Filter;
+    let dir = temp_dir();
+    for f in [Filter::ZigZagDelta, Filter::ByteDelta, Filter::None] {
+        let z = dir.path().join(format!("sst-1m-{f:?}.nc3z"));
+        let opts = PackOptions::default()
+            .with_codec(Codec::Zstd)
+            .with_block_size(1 << 20)
+            .with_filter(nc3pack::FilterMode::Fixed(f));
+        pack_file(&sample("gridded_sst.nc"), &z, &opts).unwrap();
+        big_frames_read_in_part(&z, f);
+    }
+}
+
+/// [`a_first_small_read_of_a_big_frame_checks_all_of_it`] on the archive `z`, whose blocks of
+/// `sst` are zstd frames with filter `f`.
+fn big_frames_read_in_part(z: &Path, f: nc3pack::format::Filter) {
+    use nc3pack::format::Filter;
+    let a = Archive::open(z).unwrap();
+    let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
+    let (v, bb, blocks) = sst_blocks(&a);
+    assert_eq!(bb, 1 << 20);
+    let big = (0..blocks)
+        .filter(|&b| {
+            let e = a.entry(v, b);
+            !e.is_constant()
+                && e.codec == Codec::Zstd
+                && e.frame_len() >= 64 << 10
+                && matches!(
+                    e.filter,
+                    Filter::None
+                        | Filter::Shuffle
+                        | Filter::ByteDelta
+                        | Filter::Delta
+                        | Filter::ZigZagDelta
+                )
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        big.len() >= 2,
+        "the test needs big zstd frames with {f:?}: {big:?}"
+    );
+    for &b in &big {
+        let per_block = bb.min(a.stream_len(v) - b * bb) / 4;
+        // (Not one element after the last read's: that is a sequential scan, read otherwise.)
+        for k in [2, per_block - 1, 0, per_block / 2] {
+            let slab = element_in_block(&a, b, k);
+            let want = nc.read::<f32>("sst", &slab).unwrap();
+            assert_eq!(
+                a.read::<f32>("sst", &slab).unwrap(),
+                want,
+                "block {b} + {k}"
+            );
+            assert_eq!(a.cache_stats().entries, 0, "block {b} + {k}");
+            a.clear_cache();
+        }
+    }
+    let b = big[0];
+    let e = *a.entry(v, b);
+    let first = element_in_block(&a, b, 0);
+    drop(a);
+    let pristine = std::fs::read(z).unwrap();
+    for (what, at) in [
+        ("the payload's last byte", e.offset + e.frame_len() - 1),
+        (
+            "the payload's first byte",
+            e.offset + nc3pack::format::FRAME_HEADER_LEN as u64,
+        ),
+        ("the frame header", e.offset + 9),
+    ] {
+        let mut bytes = pristine.clone();
+        bytes[at as usize] ^= 0x10;
+        std::fs::write(z, &bytes).unwrap();
+        let want = Archive::open(z)
+            .unwrap()
+            .read_block(v, b)
+            .expect_err("the damaged block must not read")
+            .to_string();
+        assert!(want.contains(&format!("block {b} ")), "{want}");
+        let a = Archive::open(z).unwrap();
+        let got = a.read::<f32>("sst", &first).expect_err(what);
+        assert!(
+            matches!(got, Error::Block { block, .. } if block == b),
+            "{what}: {got}"
+        );
+        assert_eq!(got.to_string(), want, "{what}");
+    }
+}
+
 #[test]
 fn cache_repeated_read_hits() {
     let dir = temp_dir();

@@ -325,6 +325,19 @@ fn decoding_into_a_slice_matches_decode_payload() {
                         decode_payload(&h, &bad, &mut Vec::new()),
                         "{ctx}"
                     );
+                    // Streamed: damage anywhere, even after what the part needs, fails the
+                    // CRC; a payload cut short is refused.
+                    for at in [mid, bad.len() - 1] {
+                        let mut bad = payload.to_vec();
+                        bad[at] ^= 4;
+                        if let Some(r) = streamed_part(&h, &bad, 0, 1, 4096, &mut scratch) {
+                            assert_eq!(r, Err(FrameError::PayloadChecksum), "{ctx} at {at}");
+                        }
+                    }
+                    let cut = &payload[..payload.len() - 1];
+                    if let Some(r) = streamed_part(&h, cut, 0, 1, 4096, &mut scratch) {
+                        assert!(matches!(r, Err(FrameError::PayloadLength { .. })), "{ctx}");
+                    }
                     let mut short = vec![0u8; data.len() - 1];
                     assert!(
                         decode_payload_into(&h, payload, &mut short, &mut scratch, false).is_err(),
@@ -1123,6 +1136,29 @@ fn pco_frames_with_a_filter_or_a_wrong_length_are_refused() {
     }
 }
 
+/// The part `from..from + len` of the block of frame `h` by a [`PartDecoder`] fed `payload`
+/// in pieces of `piece` bytes: None when the frame is not one it decodes, `Ok(None)` when its
+/// filter leaves the part to the whole block's decoding.
+fn streamed_part(
+    h: &FrameHeader,
+    payload: &[u8],
+    from: usize,
+    len: usize,
+    piece: usize,
+    scratch: &mut DecodeScratch,
+) -> Option<Result<Option<Vec<u8>>, FrameError>> {
+    let mut d = match PartDecoder::new(h, from, len, scratch) {
+        Ok(Some(d)) => d,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+    };
+    for p in payload.chunks(piece) {
+        d.feed(p);
+    }
+    let mut got = vec![0x5au8; len];
+    Some(d.finish(&mut got).map(|done| done.then_some(got)))
+}
+
 /// Checks that [`decode_payload_part`] gives the bytes of `data` (the frame's block) it is
 /// asked for: single bytes and elements, parts across elements, at the start, the middle and
 /// the end of the block; and refuses a part that ends after the block.
@@ -1146,6 +1182,19 @@ fn parts_match(h: &FrameHeader, payload: &[u8], data: &[u8], scratch: &mut Decod
             let mut got = vec![0xa5u8; len];
             decode_payload_part(h, payload, from, &mut got, scratch).unwrap();
             assert!(got == data[from..from + len], "{ctx}: {from}+{len}");
+            // Streamed, the payload a piece at a time (zstd frames only).
+            for piece in [1, 13, 4096, payload.len().max(1)] {
+                if piece == 1 && payload.len() > 4096 {
+                    continue;
+                }
+                if let Some(r) = streamed_part(h, payload, from, len, piece, scratch) {
+                    assert_eq!(
+                        r,
+                        Ok(Some(data[from..from + len].to_vec())),
+                        "{ctx}: {from}+{len} by {piece}"
+                    );
+                }
+            }
         }
     }
     let mut two = [0u8; 2];
@@ -1187,5 +1236,73 @@ fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
         x ^= x >> 7;
         x ^= x << 17;
         x
+    }
+}
+
+/// A small read of a block of several zstd blocks (1 MiB: eight of them), streamed in pieces
+/// of the size the archive reads and of an odd size: every part it is asked for, at the start,
+/// the middle and the end of the block, for each filter of the shuffle family and element
+/// size, matches the block; damage in the last byte of the payload, after all that a part at
+/// the block's start needs, fails the CRC; a frame that says it decodes to more than it does
+/// is refused.
+#[test]
+fn a_part_of_a_big_zstd_frame_streamed_matches_its_block() {
+    let mut next = xorshift(11);
+    for esize in [2usize, 4, 8] {
+        let n = (1 << 20) / esize;
+        let data: Vec<u8> = (0..n as u64)
+            .flat_map(|i| {
+                let v = ((i % 1440) * 37 + (i / 1440) * 11) << 4 | (next() & 0xf);
+                v.to_be_bytes()[8 - esize..].to_vec()
+            })
+            .collect();
+        for f in [
+            Filter::None,
+            Filter::Shuffle,
+            Filter::ByteDelta,
+            Filter::Delta,
+            Filter::ZigZagDelta,
+        ] {
+            let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Fixed(f), false).unwrap();
+            let mut frame = Vec::new();
+            let h = encode_any(&mut enc, esize, &data, &mut frame);
+            assert_eq!((h.codec, h.filter), (Codec::Zstd, f));
+            let payload = &frame[FRAME_HEADER_LEN..];
+            let ctx = format!("{f:?} esize {esize}");
+            let mut scratch = DecodeScratch::default();
+            let len = data.len();
+            for (from, part) in [
+                (0, 4),
+                (esize, 1),
+                (len / 3, 3 * esize),
+                (len / 2 + 1, 5),
+                (len - 4, 4),
+            ] {
+                for piece in [64 << 10, 1000] {
+                    let got = streamed_part(&h, payload, from, part, piece, &mut scratch);
+                    assert_eq!(
+                        got,
+                        Some(Ok(Some(data[from..from + part].to_vec()))),
+                        "{ctx}: {from}+{part} by {piece}"
+                    );
+                }
+            }
+            let mut bad = payload.to_vec();
+            *bad.last_mut().unwrap() ^= 1;
+            let got = streamed_part(&h, &bad, 0, 4, 64 << 10, &mut scratch);
+            assert_eq!(got, Some(Err(FrameError::PayloadChecksum)), "{ctx}");
+            let lying = FrameHeader {
+                decoded_len: h.decoded_len + 8 * esize as u32,
+                ..h
+            };
+            let got = streamed_part(&lying, payload, len, 4, 64 << 10, &mut scratch);
+            assert!(
+                matches!(
+                    got,
+                    Some(Err(FrameError::DecodedLength { .. } | FrameError::Codec(_)))
+                ),
+                "{ctx}: {got:?}"
+            );
+        }
     }
 }

@@ -2,6 +2,15 @@
 //! caller's buffer or the cache), the shared streams' members, and the runs of a variable.
 
 use super::*;
+use crate::codec::PartDecoder;
+use crate::format::Codec;
+
+/// Frames of at least this many bytes (header and payload) are read a piece at a time by a
+/// small read that decodes a part of their block ([`Archive::read_part`]).
+const STREAMED_MIN: u64 = 64 << 10;
+
+/// The piece of a frame such a read reads at once.
+const STREAMED_PIECE: usize = 64 << 10;
 
 impl<R: ReadAt> Archive<R> {
     /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
@@ -361,6 +370,9 @@ impl<R: ReadAt> Archive<R> {
                 self.cache.insert((id, b), block);
                 return Ok(true);
             }
+            if self.read_part_streamed(s, b, within as usize, dst, scratch)? {
+                return Ok(true);
+            }
             let frame = self.read_frame(s, b, &mut scratch.frame)?;
             let h = self.check_frame_header(s, b, frame)?;
             decode_payload_part(
@@ -373,6 +385,58 @@ impl<R: ReadAt> Archive<R> {
             .map_err(|e| self.block_error(s, b, e.into()))?;
             Ok(true)
         })
+    }
+
+    /// [`Archive::read_part`]'s decoding of a zstd frame of a local archive of at least
+    /// [`STREAMED_MIN`] bytes whose filter undoes a part ([`PartDecoder`]): the frame is read
+    /// a piece of [`STREAMED_PIECE`] bytes at a time into `scratch`'s frame buffer, and zstd
+    /// stops once it has what the part needs, so a cold small read touches about one block
+    /// of new memory instead of a block and a frame. The rest of the frame is read for its
+    /// CRC only. False (nothing written) for another frame, which the caller reads whole.
+    fn read_part_streamed(
+        &self,
+        s: usize,
+        b: u64,
+        within: usize,
+        dst: &mut [u8],
+        scratch: &mut BlockScratch,
+    ) -> Result<bool> {
+        let e = *self.entry(s, b);
+        if e.codec != Codec::Zstd
+            || e.frame_len() < STREAMED_MIN
+            || self.reader.wants_prefetch()
+            || !crate::codec::block::filter(e.filter).undoes_part()
+        {
+            return Ok(false);
+        }
+        let mut head = [0u8; FRAME_HEADER_LEN];
+        self.reader
+            .read_exact_at(&mut head, e.offset)
+            .map_err(io_err(&self.path, "read"))?;
+        let h = self.check_frame_header(s, b, &head)?;
+        let err = |e: crate::codec::FrameError| self.block_error(s, b, e.into());
+        let Some(mut d) =
+            PartDecoder::new(&h, within, dst.len(), &mut scratch.codec).map_err(err)?
+        else {
+            return Ok(false);
+        };
+        let stored = u64::from(h.stored_len);
+        let piece = &mut scratch.frame;
+        let want = STREAMED_PIECE.min(h.stored_len as usize);
+        piece
+            .try_reserve(want.saturating_sub(piece.len()))
+            .map_err(|_| self.no_memory(s, b, want as u64))?;
+        piece.resize(want.max(piece.len()), 0);
+        let mut at = 0u64;
+        while at < stored {
+            let k = (stored - at).min(piece.len() as u64) as usize;
+            self.reader
+                .read_exact_at(&mut piece[..k], e.offset + FRAME_HEADER_LEN as u64 + at)
+                .map_err(io_err(&self.path, "read"))?;
+            d.feed(&piece[..k]);
+            at += k as u64;
+        }
+        d.finish(dst).map_err(err)
     }
 
     /// Tells the reader which frames the blocks `blocks` (as (stream, block)) will be read from,
