@@ -47,8 +47,12 @@ fn pack_options(a: &PackArgs) -> PackOptions {
     .with_filter(a.filter)
     .with_pco(!a.no_pco)
     .with_compact(!a.no_compact)
-    .with_threads(threads(a.common.threads))
     .with_force(a.common.force);
+    // Without `-j`, the library's default: the cores, looked up only if the file needs them.
+    let opts = match a.common.threads {
+        Some(j) => opts.with_threads(j),
+        None => opts,
+    };
     let opts = a.vars.iter().cloned().fold(opts, PackOptions::with_var);
     a.quantize
         .iter()

@@ -1,9 +1,6 @@
 //! The nc3pack command line: parses arguments ([`nc3pack::cli`]) and calls the library
 //! (`commands`: one function per command).
 
-use clap::Parser;
-use nc3pack::cli::{arguments, Cli};
-
 mod commands;
 
 /// glibc's allocator, left to itself, returns the memory of each block's buffers (several MiB
@@ -22,13 +19,12 @@ fn tune_allocator() {
 
 fn main() {
     tune_allocator();
-    let args = arguments(std::env::args_os().collect());
     // Ctrl-C, SIGTERM, SIGHUP and an allocation failure remove the temporary outputs.
     if let Err(e) = nc3pack::cleanup::install_signal_handlers() {
         eprintln!("nc3pack: cannot install signal handlers: {e}");
         std::process::exit(1);
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match nc3pack::cli::parse(std::env::args_os().collect()) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -37,8 +37,10 @@ pub struct Encoder {
     thorough: bool,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     probe: Option<zstd::bulk::Compressor<'static>>,
-    /// A zstd level 1 context, when blocks may use it (see [`Encoder::fast_blocks`]).
-    fast: Option<zstd::bulk::Compressor<'static>>,
+    /// Whether blocks may use zstd level 1 (see [`Encoder::fast_blocks`]): then `probe` is
+    /// that level's context (filters are judged at level 1 when not thorough), and such blocks
+    /// are compressed with it. One context less to set up per encoder, the same frames.
+    fast: bool,
     /// Whether the plan being executed uses `fast` (set from [`Plan::fast`] as it starts).
     use_fast: bool,
     filtered: Vec<u8>,
@@ -109,7 +111,7 @@ impl Encoder {
             } else {
                 None
             },
-            fast: None,
+            fast: false,
             use_fast: false,
             filtered: Vec::new(),
             scratch: Vec::new(),
@@ -153,14 +155,15 @@ impl Encoder {
     ///
     /// # Errors
     ///
-    /// [`CodecError::Zstd`] when zstd cannot make the level 1 context.
+    /// None now: the level 1 context is the probe's, made with the encoder. (Kept for callers
+    /// that handled [`CodecError::Zstd`] when this made a context of its own.)
     pub fn fast_blocks(mut self, on: bool) -> Result<Encoder, CodecError> {
-        self.fast =
-            if on && self.codec == Codec::Zstd && self.mode == FilterMode::Auto && !self.thorough {
-                Some(zstd::bulk::Compressor::new(1).map_err(|e| CodecError::Zstd(e.to_string()))?)
-            } else {
-                None
-            };
+        // The probe's level (1 when not thorough) is the fast level.
+        self.fast = on
+            && self.codec == Codec::Zstd
+            && self.mode == FilterMode::Auto
+            && !self.thorough
+            && self.probe.is_some();
         Ok(self)
     }
 
@@ -300,7 +303,7 @@ impl Encoder {
             self.codec_runs += 1;
         }
         let zstd = if self.use_fast {
-            self.fast.as_mut()
+            self.probe.as_mut().filter(|_| self.fast)
         } else {
             self.zstd.as_mut()
         };
@@ -429,7 +432,7 @@ impl Encoder {
             None => (Path::Plain, None),
         };
         let mut fast = false;
-        if self.fast.is_some() {
+        if self.fast {
             // The probe is the fast level: does the block's level pay on the sample?
             let row = self.lorenzo_row(esize, sample.len());
             apply_filter_rows(best.1, sample, esize, row, &mut f);

@@ -1120,9 +1120,9 @@ pub fn pack_all(
         None => on_done(i, o),
     };
     let finish = &finish;
-    let (threads, force) = (opts.threads, opts.force);
+    let (threads, force) = (opts.threads(), opts.force);
     let per_file = PackOptions {
-        threads: 1,
+        threads: Some(1),
         progress: crate::Progress::default(),
         ..opts.clone()
     };

@@ -186,7 +186,7 @@ impl CollectionOptions {
     /// # let _ = o;
     /// ```
     pub fn with_threads(mut self, threads: usize) -> Self {
-        self.pack.threads = threads;
+        self.pack.threads = Some(threads);
         self
     }
 

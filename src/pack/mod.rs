@@ -89,8 +89,10 @@ pub struct PackOptions {
     /// variables only while one such block each takes at most [`LARGE_RECORD_BLOCKS_MAX`] in
     /// all. `None` (the default, and after [`PackOptions::with_block_size`]): `block_size`.
     pub(crate) large_block_size: Option<u32>,
-    /// Encoder threads (bounded to `1..=1024`); the default is the number of cores.
-    pub(crate) threads: usize,
+    /// Encoder threads (bounded to `1..=1024`); `None`: the number of cores, looked up only
+    /// when a file needs more than one thread (the lookup reads several files, a noticeable
+    /// part of packing one tiny file).
+    pub(crate) threads: Option<usize>,
     /// How each block's filter is chosen.
     pub(crate) filter: FilterMode,
     /// Judge filters on whole blocks with the real codec (the `max` preset) instead of a sample.
@@ -140,7 +142,7 @@ impl PackOptions {
             level: crate::codec::default_level(Codec::Zstd),
             block_size: DEFAULT_BLOCK_SIZE,
             large_block_size: None,
-            threads: crate::options::default_threads(),
+            threads: None,
             filter: FilterMode::Auto,
             thorough: false,
             fast_blocks: true,
@@ -268,7 +270,7 @@ impl PackOptions {
     /// assert_eq!(nc3pack::PackOptions::fast().with_threads(1).threads(), 1);
     /// ```
     pub fn with_threads(mut self, threads: usize) -> Self {
-        self.threads = threads;
+        self.threads = Some(threads);
         self
     }
 
@@ -440,7 +442,7 @@ impl PackOptions {
     /// assert_eq!(nc3pack::PackOptions::fast().with_threads(3).threads(), 3);
     /// ```
     pub fn threads(&self) -> usize {
-        self.threads
+        self.threads.unwrap_or_else(crate::options::default_threads)
     }
 
     /// How each block's filter is chosen.
@@ -904,8 +906,14 @@ fn pack_full<R: Read, W: Write + Seek + Send>(
         .map(|v| (NumKind::of(v.nc_type()), row_length(v)))
         .collect();
     let kinds = &kinds[..];
-    let threads = crate::parallel::bound_threads(opts.threads);
-    let inline = threads == 1 || matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
+    // A small file is encoded in this thread: the cores are not even looked up.
+    let small = matches!(source, Source::File(l) if l.file_len <= INLINE_MAX);
+    let threads = if small {
+        1
+    } else {
+        crate::parallel::bound_threads(opts.threads())
+    };
+    let inline = threads == 1;
     let blocks = Blocks {
         input,
         header,

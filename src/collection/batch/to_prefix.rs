@@ -139,7 +139,7 @@ pub fn pack_all_to_prefix(
     on_done: &(dyn Fn(usize, Outcome) + Sync),
 ) -> Result<()> {
     let per_file = PackOptions {
-        threads: 1,
+        threads: Some(1),
         progress: crate::Progress::default(),
         ..opts.clone()
     };
@@ -214,7 +214,7 @@ pub fn pack_all_to_prefix(
             }
         }
     };
-    let threads = crate::parallel::bound_threads(opts.threads).min(plan.len().max(1));
+    let threads = crate::parallel::bound_threads(opts.threads()).min(plan.len().max(1));
     std::thread::scope(|s| {
         for _ in 1..threads {
             if crate::parallel::spawn_scoped(s, "batch uploader", work).is_err() {
