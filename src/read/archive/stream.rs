@@ -71,6 +71,8 @@ impl<R: ReadAt> Archive<R> {
             return default(put);
         }
         let blocks: Vec<u64> = (first..=last).collect();
+        // A remote archive fetches the frames with a few requests, in the order they are read.
+        self.plan_reads(blocks.iter().map(|&b| (v, b)))?;
         // Buffers handed back by the caller, for reuse (u64 storage: aligned for any element
         // type). At most one per block in flight is ever made.
         let free: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
