@@ -236,7 +236,8 @@ pub(crate) fn unshuffle_undelta_into<
 }
 
 /// [`undelta_words`] compiled for CPUs with AVX2 (the byte gathering of the first pass in
-/// wider vectors; 4-byte words in one pass, [`undelta_u32_avx2`]). Same results.
+/// wider vectors; 2- and 4-byte words in one pass, [`undelta_u16_avx2`], [`undelta_u32_avx2`]).
+/// Same results.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2,fma")]
 fn undelta_words_avx2<
@@ -248,10 +249,75 @@ fn undelta_words_avx2<
     src: &[u8],
     words: &mut [W],
 ) {
-    // (4-byte words are u32 or i32: always cast.)
+    // (2- and 4-byte words are u16, i16, u32 or i32: always cast.)
+    if E == 2 {
+        if let Ok(w) = bytemuck::try_cast_slice_mut::<W, u16>(words) {
+            return undelta_u16_avx2::<ZIGZAG, NATIVE>(src, w);
+        }
+    }
     match bytemuck::try_cast_slice_mut::<W, u32>(words) {
         Ok(w) if E == 4 => undelta_u32_avx2::<ZIGZAG, NATIVE>(src, w),
         _ => undelta_words::<W, E, ZIGZAG, NATIVE>(src, words),
+    }
+}
+
+/// [`undelta_words`] for 2-byte words in one pass, sixteen words a vector, as
+/// [`undelta_u32_avx2`] does with 4-byte ones (the sums within a vector in four steps).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn undelta_u16_avx2<const ZIGZAG: bool, const NATIVE: bool>(src: &[u8], words: &mut [u16]) {
+    use std::arch::x86_64::*;
+    let n = words.len();
+    let ins: [&[u8]; 2] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    // Reverses the bytes of each 2-byte word.
+    let swap = _mm256_setr_epi8(
+        1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10,
+        13, 12, 15, 14,
+    );
+    // The last word of each half, in every word of that half.
+    let last_word = _mm256_setr_epi8(
+        14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14,
+        15, 14, 15, 14, 15, 14, 15, 14, 15,
+    );
+    let (one, zero) = (_mm256_set1_epi16(1), _mm256_setzero_si256());
+    let mut before = zero;
+    let mut chunks = words.chunks_exact_mut(16);
+    for (k, c) in (&mut chunks).enumerate() {
+        let at = k * 16;
+        // Bytes at..at + 16 of plane j, one a word.
+        let plane = |j: usize| {
+            let b: [u8; 16] = ins[j][at..at + 16].try_into().unwrap_or_default();
+            _mm256_cvtepu8_epi16(bytemuck::cast::<[u8; 16], __m128i>(b))
+        };
+        let mut x = _mm256_or_si256(_mm256_slli_epi16::<8>(plane(0)), plane(1));
+        if ZIGZAG {
+            let sign = _mm256_sub_epi16(zero, _mm256_and_si256(x, one));
+            x = _mm256_xor_si256(_mm256_srli_epi16::<1>(x), sign);
+        }
+        // Sums within each half, then the lower half's total added to the upper half.
+        x = _mm256_add_epi16(x, _mm256_slli_si256::<2>(x));
+        x = _mm256_add_epi16(x, _mm256_slli_si256::<4>(x));
+        x = _mm256_add_epi16(x, _mm256_slli_si256::<8>(x));
+        let ends = _mm256_shuffle_epi8(x, last_word);
+        x = _mm256_add_epi16(x, _mm256_permute2x128_si256::<0x08>(ends, ends));
+        let total = _mm256_shuffle_epi8(_mm256_permute2x128_si256::<0x11>(x, x), last_word);
+        x = _mm256_add_epi16(x, before);
+        // Off the dependency chain: only this addition links one vector to the next.
+        before = _mm256_add_epi16(before, total);
+        if !NATIVE {
+            x = _mm256_shuffle_epi8(x, swap);
+        }
+        let y: [u16; 16] = bytemuck::cast(x);
+        c.copy_from_slice(&y);
+    }
+    let mut prev = _mm256_extract_epi16::<0>(before) as u16;
+    let rest = chunks.into_remainder();
+    let from = n - rest.len();
+    for (i, w) in rest.iter_mut().enumerate() {
+        let d = u16::from_be_bytes([ins[0][from + i], ins[1][from + i]]);
+        let d = if ZIGZAG { d.unzigzag() } else { d };
+        prev = prev.wrapping_add(d);
+        *w = if NATIVE { prev } else { prev.to_be() };
     }
 }
 
@@ -682,52 +748,61 @@ fn unshuffle_undelta_native<const ZZ: bool>(
 mod tests {
     use super::*;
 
-    /// The running sums of 4-byte words, whichever way the CPU takes them (eight a vector with
-    /// AVX2, one at a time otherwise), equal the one-at-a-time big-endian passes: every count
-    /// of words around the vector's and the pieces' lengths, zigzag or not, native or
-    /// big-endian, on planes of random bytes (sums that wrap included).
-    #[test]
-    fn undelta_of_4_byte_words_equals_the_serial_passes() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    /// The running sums of `E`-byte words `W` as [`unshuffle_undelta_into`] takes them (with
+    /// AVX2, 4- and 2-byte words eight or sixteen a vector; otherwise one at a time) equal the
+    /// one-at-a-time big-endian passes: every count of words around the vectors' and the
+    /// pieces' lengths, zigzag or not, native or big-endian, on planes of random bytes (sums
+    /// that wrap included).
+    fn undelta_equals_the_serial_passes<W: Word + bytemuck::Pod, const E: usize>(mut x: u64) {
         let mut bytes = || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x as u8
         };
-        let counts = (0..40).chain([255, 256, 257, UNDELTA_PIECE + 9, 3 * UNDELTA_PIECE]);
+        type Undelta = fn(&[u8], &mut [u8], usize);
+        let ways: [(Undelta, bool, bool); 4] = [
+            (unshuffle_undelta_into::<W, E, true, true>, true, true),
+            (unshuffle_undelta_into::<W, E, true, false>, true, false),
+            (unshuffle_undelta_into::<W, E, false, true>, false, true),
+            (unshuffle_undelta_into::<W, E, false, false>, false, false),
+        ];
+        let counts = (0..70).chain([255, 256, 257, UNDELTA_PIECE + 9, 3 * UNDELTA_PIECE]);
         for n in counts {
-            let src: Vec<u8> = (0..n * 4).map(|_| bytes()).collect();
-            let mut want_zz = vec![0u8; n * 4];
-            unshuffle_undelta_n::<u32, 4, true>(&src, &mut want_zz, n);
-            let mut want_plain = vec![0u8; n * 4];
-            unshuffle_undelta_n::<u32, 4, false>(&src, &mut want_plain, n);
-            let check = |f: fn(&[u8], &mut [u8], usize), want: &[u8], native: bool| {
-                let mut words = vec![0u32; n];
-                let got = bytemuck::cast_slice_mut::<u32, u8>(&mut words);
-                f(&src, got, n);
-                let mut want = want.to_vec();
-                if native {
-                    be_to_native(&mut want, 4);
+            let src: Vec<u8> = (0..n * E).map(|_| bytes()).collect();
+            for (f, zigzag, native) in ways {
+                let mut want = vec![0u8; n * E];
+                if zigzag {
+                    unshuffle_undelta_n::<W, E, true>(&src, &mut want, n);
+                } else {
+                    unshuffle_undelta_n::<W, E, false>(&src, &mut want, n);
                 }
-                assert!(got == want.as_slice(), "{n} words, native {native}");
-            };
-            check(unshuffle_undelta_into::<u32, 4, true, true>, &want_zz, true);
-            check(
-                unshuffle_undelta_into::<u32, 4, true, false>,
-                &want_zz,
-                false,
-            );
-            check(
-                unshuffle_undelta_into::<u32, 4, false, true>,
-                &want_plain,
-                true,
-            );
-            check(
-                unshuffle_undelta_into::<u32, 4, false, false>,
-                &want_plain,
-                false,
-            );
+                if native {
+                    be_to_native(&mut want, E);
+                }
+                let mut words = vec![W::zeroed(); n];
+                let got = bytemuck::cast_slice_mut::<W, u8>(&mut words);
+                f(&src, got, n);
+                assert!(
+                    got == want.as_slice(),
+                    "{E}-byte words: {n}, zigzag {zigzag}, native {native}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn undelta_of_4_byte_words_equals_the_serial_passes() {
+        undelta_equals_the_serial_passes::<u32, 4>(0x9E37_79B9_7F4A_7C15);
+    }
+
+    #[test]
+    fn undelta_of_2_byte_words_equals_the_serial_passes() {
+        undelta_equals_the_serial_passes::<u16, 2>(0x2545_F491_4F6C_DD1D);
+    }
+
+    #[test]
+    fn undelta_of_8_byte_words_equals_the_serial_passes() {
+        undelta_equals_the_serial_passes::<u64, 8>(0xD1B5_4A32_D192_ED03);
     }
 }
