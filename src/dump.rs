@@ -144,15 +144,33 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
     }
     let mut w = Writer::new(out, format, var, slab.count());
     w.begin().map_err(SliceError::Write)?;
-    // u64 storage: the bytes are aligned for viewing as any element type.
-    let mut buf = vec![0u64; (slab.len().min(per) as usize * esize).div_ceil(8)];
-    for piece in slab.pieces(per) {
-        let n = piece.len() as usize * esize;
-        let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..n];
-        // Native order straight from the source: an archive's decoding threads swap each
-        // block's bytes as they decode it, not this thread afterwards.
-        ds.read_native_into(v, &piece, bytes)?;
-        w.put(Piece::native(t, bytes)).map_err(SliceError::Write)?;
+    // Native order straight from the source: an archive's decoding threads swap each block's
+    // bytes as they decode it, and hand over their own buffers, not this thread afterwards.
+    let mut failed = None;
+    // A source that hands over pieces not aligned for the element type: copied into this.
+    let mut aligned: Vec<u64> = Vec::new();
+    ds.read_native_pieces(v, slab, piece_bytes, &mut |bytes| {
+        let bytes = if bytes.as_ptr().align_offset(esize) == 0 {
+            bytes
+        } else {
+            aligned.clear();
+            aligned.resize(bytes.len().div_ceil(8), 0);
+            let copy = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut aligned)[..bytes.len()];
+            copy.copy_from_slice(bytes);
+            copy
+        };
+        // (Whole elements only: a source's pieces are.)
+        let whole = &bytes[..bytes.len() / esize * esize];
+        match w.put(Piece::native(t, whole)) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(SliceError::Write(e));
     }
     w.finish().map_err(SliceError::Write)?;
     Ok(())

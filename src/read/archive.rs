@@ -23,6 +23,7 @@ mod ahead;
 mod blocks;
 mod front;
 mod scattered;
+mod stream;
 
 pub(crate) use front::{check_front, read_front};
 
@@ -1063,6 +1064,16 @@ impl<R: ReadAt> Dataset for Archive<R> {
 
     fn read_runs_native(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
         self.runs_into(v, runs, out, true)
+    }
+
+    fn read_native_pieces(
+        &self,
+        v: usize,
+        slab: &Hyperslab,
+        piece_bytes: usize,
+        put: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        self.native_pieces(v, slab, piece_bytes, put)
     }
 
     fn plan_slab(&self, v: usize, slab: &Hyperslab) -> Result<()> {

@@ -244,6 +244,46 @@ pub trait Dataset: Send + Sync {
         Ok(())
     }
 
+    /// Reads the hyperslab `slab` of variable `v` in native byte order (as
+    /// [`Dataset::read_native_into`] does) and hands it to `put` in order, a piece at a time:
+    /// each piece is whole elements, aligned for the element type, and the pieces make up the
+    /// selection. `put` returns false to stop the read (which then returns `Ok`). Memory stays
+    /// a few pieces however large the selection. By default the pieces are at most
+    /// `piece_bytes` (at least one element), read one after the other into one buffer; an
+    /// archive hands a selection of one run of bytes over several blocks block by block, as its
+    /// threads decode them (into buffers of their own, in native order: no copy).
+    ///
+    /// ```
+    /// use nc3pack::{Dataset, Hyperslab};
+    /// let ds = nc3pack::open("samples/classic_records.nc")?;
+    /// let v = ds.var_id("s3")?;
+    /// let slab = Hyperslab::all(&ds.layout().vars[v].shape);
+    /// let mut got = Vec::new();
+    /// ds.read_native_pieces(v, &slab, 4, &mut |piece| {
+    ///     got.extend_from_slice(piece);
+    ///     true
+    /// })?;
+    /// let mut whole = vec![0u8; got.len()];
+    /// ds.read_native_into(v, &slab, &mut whole)?;
+    /// assert_eq!(got, whole);
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Dataset::read_raw_into`] (but for the buffer's length): a hyperslab that does not
+    /// fit the variable, a read error, or (an archive) a damaged or lost block; pieces before
+    /// the failing one may have been handed over.
+    fn read_native_pieces(
+        &self,
+        v: usize,
+        slab: &Hyperslab,
+        piece_bytes: usize,
+        put: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        read_pieces(self, v, slab, piece_bytes, put)
+    }
+
     /// The dimensions, the record dimension with its number of records.
     ///
     /// ```no_run
@@ -582,6 +622,33 @@ fn read_slab<D: Dataset + ?Sized>(
     Ok(())
 }
 
+/// [`Dataset::read_native_pieces`] the default way: pieces of at most `piece_bytes` (at least
+/// one element), read one after the other into one buffer (u64 storage: aligned for any
+/// element type).
+pub(crate) fn read_pieces<D: Dataset + ?Sized>(
+    ds: &D,
+    v: usize,
+    slab: &Hyperslab,
+    piece_bytes: usize,
+    put: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<()> {
+    let lv = &ds.layout().vars[v];
+    let slab = Hyperslab::new(&lv.shape, slab.start(), slab.count(), slab.stride())
+        .map_err(|e| ds.slab_error(ds.header().var(v).name(), e))?;
+    let esize = lv.esize.max(1);
+    let per = (piece_bytes / esize).max(1) as u64;
+    let mut buf = vec![0u64; (slab.len().min(per) as usize * esize).div_ceil(8)];
+    for piece in slab.pieces(per) {
+        let n = piece.len() as usize * esize;
+        let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..n];
+        ds.read_native_into(v, &piece, bytes)?;
+        if !put(bytes) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 impl Dataset for Box<dyn Dataset> {
     fn path(&self) -> &Path {
         (**self).path()
@@ -600,5 +667,14 @@ impl Dataset for Box<dyn Dataset> {
     }
     fn plan_slab(&self, v: usize, slab: &Hyperslab) -> Result<()> {
         (**self).plan_slab(v, slab)
+    }
+    fn read_native_pieces(
+        &self,
+        v: usize,
+        slab: &Hyperslab,
+        piece_bytes: usize,
+        put: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        (**self).read_native_pieces(v, slab, piece_bytes, put)
     }
 }

@@ -144,3 +144,125 @@ fn a_forked_child_reads_in_parallel() {
         "the child failed or hung: status {status:#x}"
     );
 }
+
+/// `sst`'s selection `slab` through [`Dataset::read_native_pieces`] (pieces of at most 1000
+/// bytes the default way): the pieces, each checked to be whole aligned floats.
+fn pieces(a: &Archive, slab: &Hyperslab) -> Vec<Vec<u8>> {
+    let v = a.var_id("sst").unwrap();
+    let mut got = Vec::new();
+    a.read_native_pieces(v, slab, 1000, &mut |p| {
+        assert!(
+            p.len() % 4 == 0 && p.as_ptr().align_offset(4) == 0,
+            "{}",
+            p.len()
+        );
+        got.push(p.to_vec());
+        true
+    })
+    .unwrap();
+    got
+}
+
+/// A large selection of one run of bytes (the whole variable, consecutive planes that start
+/// and end inside blocks) is handed over block by block on two threads: every piece but the
+/// first and the last is a whole block, none goes into the cache, and the values are the
+/// original's. With one thread, or a selection of several runs or a few blocks, the pieces
+/// are at most the size asked for. The values are the same every way.
+#[test]
+fn a_large_selection_is_handed_over_block_by_block() {
+    let dir = temp_dir();
+    let z = packed(dir.path());
+    let nc = NcFile::open(sample("gridded_sst.nc")).unwrap();
+    let v = nc.var_id("sst").unwrap();
+    let shape = [24u64, 180, 360];
+    let bb = 64 << 10;
+    let slabs = [
+        (Hyperslab::all(&shape), true),
+        (
+            Hyperslab::new(&shape, &[3, 0, 0], &[7, 180, 360], &[1, 1, 1]).unwrap(),
+            true,
+        ),
+        (
+            Hyperslab::new(&shape, &[3, 0, 0], &[1, 50, 360], &[1, 1, 1]).unwrap(),
+            false,
+        ),
+        (
+            Hyperslab::new(&shape, &[0, 5, 0], &[24, 100, 360], &[1, 1, 1]).unwrap(),
+            false,
+        ),
+    ];
+    for threads in [1, 2] {
+        for (slab, one_run) in &slabs {
+            let mut want = vec![0u8; slab.len() as usize * 4];
+            nc.read_native_into(v, slab, &mut want).unwrap();
+            let mut a = Archive::open(&z).unwrap();
+            a.set_threads(threads);
+            let got = pieces(&a, slab);
+            let ctx = format!("{threads} threads, {slab:?}");
+            assert!(got.concat() == want, "{ctx}");
+            if threads == 2 && *one_run {
+                assert!(got.len() > 2, "{ctx}");
+                let inner = &got[1..got.len() - 1];
+                assert!(inner.iter().all(|p| p.len() == bb), "{ctx}");
+                assert_eq!(a.cache_stats().entries, 0, "{ctx}");
+            } else {
+                assert!(got.iter().all(|p| p.len() <= 1000), "{ctx}");
+            }
+        }
+    }
+}
+
+/// A reader that stops taking pieces stops the read: no piece is handed over after it said
+/// so, and the read is not an error.
+#[test]
+fn a_reader_that_stops_gets_no_more_pieces() {
+    let dir = temp_dir();
+    let z = packed(dir.path());
+    let mut a = Archive::open(&z).unwrap();
+    a.set_threads(2);
+    let v = a.var_id("sst").unwrap();
+    let slab = a.slab("sst", None, None, None).unwrap();
+    let mut calls = 0;
+    a.read_native_pieces(v, &slab, 1000, &mut |_| {
+        calls += 1;
+        calls < 3
+    })
+    .unwrap();
+    assert_eq!(calls, 3);
+}
+
+/// A damaged block in a selection handed over block by block: the blocks before it are handed
+/// over, then the read fails naming that block, as a read of the block alone does.
+#[test]
+fn a_damaged_block_in_a_large_selection_fails_the_read_there() {
+    let dir = temp_dir();
+    let z = packed(dir.path());
+    let a = Archive::open(&z).unwrap();
+    let v = a.var_id("sst").unwrap();
+    let bb = a.block_bytes(v);
+    let b = 30;
+    let e = *a.entry(v, b);
+    assert!(!e.is_constant(), "block {b} must have a frame");
+    drop(a);
+    let mut bytes = std::fs::read(&z).unwrap();
+    bytes[(e.offset + nc3pack::format::FRAME_HEADER_LEN as u64 + 3) as usize] ^= 0x20;
+    std::fs::write(&z, &bytes).unwrap();
+    let want = Archive::open(&z)
+        .unwrap()
+        .read_block(v, b)
+        .expect_err("the damaged block must not read")
+        .to_string();
+    let mut a = Archive::open(&z).unwrap();
+    a.set_threads(2);
+    let slab = a.slab("sst", None, None, None).unwrap();
+    let mut handed = 0u64;
+    let e = a
+        .read_native_pieces(v, &slab, 1000, &mut |p| {
+            handed += p.len() as u64;
+            true
+        })
+        .expect_err("a damaged block must fail the read");
+    assert!(matches!(e, Error::Block { block: 30, .. }), "{e}");
+    assert_eq!(e.to_string(), want);
+    assert_eq!(handed, b * bb);
+}
