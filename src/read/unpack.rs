@@ -18,7 +18,7 @@ use crate::read::cache::{fill_pattern, Block};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use xxhash_rust::xxh3::Xxh3;
 
 mod output;
@@ -128,16 +128,23 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     archive.plan_reads(order.iter().copied())?;
     let (tx, rx) = sync_channel::<Result<Block>>(1);
     let threads = crate::parallel::bound_threads(threads);
+    // The buffers of blocks written out, handed back to the decoders: no new zeroed buffer a
+    // block (zeroing them was an eighth of unpacking's CPU).
+    let pool = Pool {
+        free: Mutex::new(Vec::new()),
+        keep: 2 * threads + 4,
+    };
     std::thread::scope(|sc| {
+        let pool = &pool;
         let writer = spawn_scoped(sc, "file writer", move || {
-            write_file(archive, &rx, out, out_path, progress)
+            write_file(archive, &rx, out, out_path, progress, pool)
         })
         .map_err(spawn_err(archive.path()))?;
         let decode = crate::parallel::ordered_map(
             &order,
             threads,
             threads * 2,
-            |&(s, b)| archive.load(s, b),
+            |&(s, b)| archive.load_reusing(s, b, pool.take()),
             |_, r| {
                 let failed = r.is_err();
                 tx.send(r).map_err(|_| Stop::Failed)?;
@@ -163,6 +170,33 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             _ => written,
         }
     })
+}
+
+/// Decoded blocks' buffers the writer is done with, for the decoders to decode the next
+/// blocks into: at most `keep` of them (about as many as are in flight at once).
+struct Pool {
+    free: Mutex<Vec<Vec<u8>>>,
+    keep: usize,
+}
+
+impl Pool {
+    /// A buffer handed back, if there is one.
+    fn take(&self) -> Option<Vec<u8>> {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).pop()
+    }
+
+    /// Hands back the buffer of `block` when no one else holds it (a shared or cached block is
+    /// left alone) and fewer than `keep` are waiting.
+    fn give(&self, block: Block) {
+        if let Block::Bytes(bytes) = block {
+            if let Ok(v) = Arc::try_unwrap(bytes) {
+                let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+                if free.len() < self.keep && !v.is_empty() {
+                    free.push(v);
+                }
+            }
+        }
+    }
 }
 
 /// What the original file is made of, in file order, as unpacking writes it ([`walk_file`]).
@@ -251,6 +285,7 @@ fn write_file<R: ReadAt, W: Write>(
     out: W,
     out_path: &Path,
     progress: &(dyn Fn(u64) + Sync),
+    pool: &Pool,
 ) -> Result<u128> {
     // Small pieces (headers, small variables, padding) are gathered; a block's bytes (and a
     // chunk of records) are at least this long and go to the file as they are, not copied
@@ -271,6 +306,7 @@ fn write_file<R: ReadAt, W: Write>(
         held: HeldBlocks::default(),
         done: Arc::default(),
         pattern: Vec::new(),
+        pool,
     };
     let mut last_report = 0u64;
     let mut chunk = Vec::new();
@@ -335,6 +371,8 @@ struct Sources<'a, R: ReadAt> {
     done: Arc<Vec<u8>>,
     /// The bytes of a constant block, at most [`PATTERN_BYTES`] at a time.
     pattern: Vec<u8>,
+    /// Where the buffers of the blocks used up go back to the decoders.
+    pool: &'a Pool,
 }
 
 impl<R: ReadAt> Sources<'_, R> {
@@ -365,7 +403,8 @@ impl<R: ReadAt> Sources<'_, R> {
             // last one of a stream, never), so that what is held stays bounded by the streams
             // in use, not by all the streams of the file.
             if let Block::Bytes(bytes) = std::mem::take(buf) {
-                self.done = bytes;
+                let old = std::mem::replace(&mut self.done, bytes);
+                self.pool.give(Block::Bytes(old));
             }
             *pos = 0;
             return Ok(&self.done[self.done.len() - left as usize..]);
@@ -451,7 +490,8 @@ impl<R: ReadAt> Sources<'_, R> {
             }
             *pos += (n * len) as u64;
             if *pos == buf.len() {
-                (*buf, *pos) = (Block::default(), 0);
+                self.pool.give(std::mem::take(buf));
+                *pos = 0;
             }
             at += n * stride;
             count -= n;

@@ -177,7 +177,7 @@ impl<R: ReadAt> Archive<R> {
                 return Ok(());
             }
             None => {
-                let block = self.load_with(s, b, scratch)?;
+                let block = self.load_with(s, b, scratch, None)?;
                 if !block.copy_to(within as u64, dst) {
                     return Err(self.shorter(s, b));
                 }
@@ -239,12 +239,26 @@ impl<R: ReadAt> Archive<R> {
     /// Block `b` of stream `s` as [`Archive::read_block`] reads it, bypassing the cache, but a
     /// constant block as its element (not built).
     pub(crate) fn load(&self, s: usize, b: u64) -> Result<Block> {
-        with_scratch(|scratch| self.load_with(s, b, scratch))
+        with_scratch(|scratch| self.load_with(s, b, scratch, None))
+    }
+
+    /// [`Archive::load`], a block that needs decoding decoded into `reuse` (a buffer of an
+    /// earlier block, handed back: its bytes are overwritten, and it is not cleared first)
+    /// instead of a new zeroed buffer: unpacking a file reuses a few buffers for all its
+    /// blocks.
+    pub(crate) fn load_reusing(&self, s: usize, b: u64, reuse: Option<Vec<u8>>) -> Result<Block> {
+        with_scratch(|scratch| self.load_with(s, b, scratch, reuse))
     }
 
     /// [`Archive::load`] with this thread's reused buffers: the frame is read into
     /// `scratch.frame`, and only the decoded block is allocated.
-    pub(super) fn load_with(&self, s: usize, b: u64, scratch: &mut BlockScratch) -> Result<Block> {
+    pub(super) fn load_with(
+        &self,
+        s: usize,
+        b: u64,
+        scratch: &mut BlockScratch,
+        reuse: Option<Vec<u8>>,
+    ) -> Result<Block> {
         self.refuse_lost(s, b)?;
         let e = *self.entry(s, b);
         if e.is_constant() {
@@ -254,11 +268,12 @@ impl<R: ReadAt> Archive<R> {
             return Ok(block);
         }
         let frame = self.read_frame(s, b, &mut scratch.frame)?;
-        Ok(Block::Bytes(Arc::new(self.decode_frame(
+        Ok(Block::Bytes(Arc::new(self.decode_frame_reusing(
             s,
             b,
             frame,
             &mut scratch.codec,
+            reuse,
         )?)))
     }
 
@@ -529,8 +544,32 @@ impl<R: ReadAt> Archive<R> {
         frame: &[u8],
         scratch: &mut DecodeScratch,
     ) -> Result<Vec<u8>> {
+        self.decode_frame_reusing(s, b, frame, scratch, None)
+    }
+
+    /// [`Archive::decode_frame`] into `reuse` when given (its bytes overwritten: every byte of
+    /// a block is decoded), grown fallibly to the block's length when shorter.
+    fn decode_frame_reusing(
+        &self,
+        s: usize,
+        b: u64,
+        frame: &[u8],
+        scratch: &mut DecodeScratch,
+        reuse: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>> {
         let h = self.check_frame_header(s, b, frame)?;
-        let mut out = self.zeroed(s, b, u64::from(h.decoded_len))?;
+        let n = u64::from(h.decoded_len);
+        let mut out = match reuse {
+            Some(mut v) => {
+                let len = usize::try_from(n).map_err(|_| self.no_memory(s, b, n))?;
+                v.truncate(len);
+                v.try_reserve_exact(len - v.len())
+                    .map_err(|_| self.no_memory(s, b, n))?;
+                v.resize(len, 0);
+                v
+            }
+            None => self.zeroed(s, b, n)?,
+        };
         decode_payload_into(&h, &frame[FRAME_HEADER_LEN..], &mut out, scratch, false)
             .map_err(|e| self.block_error(s, b, e.into()))?;
         Ok(out)

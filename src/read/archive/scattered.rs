@@ -106,7 +106,7 @@ impl<R: ReadAt> Archive<R> {
                 let r = if sparse {
                     self.sparse_block(s, b, group, native, scratch)
                 } else {
-                    self.load_with(s, b, scratch).and_then(|block| {
+                    self.load_with(s, b, scratch, None).and_then(|block| {
                         copy(&block, group)?;
                         self.cache.insert((id, b), block);
                         Ok(())
