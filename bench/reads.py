@@ -287,29 +287,13 @@ def main() -> None:
     log("cold open and time series")
     mid = f"{a.records // 2},360,720"
     ts_count = min(100, a.records)
-    cold = {
-        f"archive, {k} blocks": [
-            binp,
-            "slice",
-            str(p),
-            VAR,
-            "--start",
-            mid,
-            "--count",
-            "1,1,1",
-        ]
-        for k, p in arch.items()
-    }
-    cold["original"] = [
-        binp,
-        "slice",
-        str(orig),
-        VAR,
-        "--start",
-        mid,
-        "--count",
-        "1,1,1",
-    ]
+
+    def point(path: Path, start: str, count: str) -> list[str]:
+        """`nc3pack slice` of the values from `start` (count `count`) of t2m in `path`."""
+        return [binp, "slice", str(path), VAR, "--start", start, "--count", count]
+
+    cold = {f"archive, {k} blocks": point(p, mid, "1,1,1") for k, p in arch.items()}
+    cold["original"] = point(orig, mid, "1,1,1")
     cold["--version"] = [binp, "--version"]
     one = bench(cold, runs=small_runs, warmup=3)
     o1 = one["original"].wall
@@ -340,28 +324,10 @@ def main() -> None:
     )
 
     series = {
-        f"archive, {k} blocks": [
-            binp,
-            "slice",
-            str(p),
-            VAR,
-            "--start",
-            "0,360,720",
-            "--count",
-            f"{ts_count},1,1",
-        ]
+        f"archive, {k} blocks": point(p, "0,360,720", f"{ts_count},1,1")
         for k, p in arch.items()
     }
-    series["original"] = [
-        binp,
-        "slice",
-        str(orig),
-        VAR,
-        "--start",
-        "0,360,720",
-        "--count",
-        f"{ts_count},1,1",
-    ]
+    series["original"] = point(orig, "0,360,720", f"{ts_count},1,1")
     ts = bench(series, runs=small_runs, warmup=2)
     o = ts["original"].wall
     rows = []

@@ -81,23 +81,11 @@ pub(crate) fn decode_payload_part(
     check_payload(h, payload)?;
     let n = h.decoded_len as usize;
     let end = from.saturating_add(dst.len());
-    if end > n {
-        return Err(FrameError::DecodedLength {
-            got: end,
-            decoded: h.decoded_len,
-        });
-    }
+    check_part_end(h, end)?;
     let space = &mut scratch.space;
     let (f, codec) = (super::block::filter(h.filter), super::block::codec(h.codec));
     if f.undoes_part() && !codec.decodes_numbers() {
-        let esize = usize::from(h.esize);
-        // The checks of `codec_then_undo` (filter `none` decodes without them).
-        if h.filter != crate::format::Filter::None && (esize == 0 || !n.is_multiple_of(esize)) {
-            return Err(FrameError::FilterElementSize {
-                esize: h.esize,
-                decoded: h.decoded_len,
-            });
-        }
+        let esize = check_filter_esize(h)?;
         grow(&mut space.filtered, n)?;
         let filtered = &mut space.filtered[..n];
         codec.decompress_into(h, payload, filtered, &mut space.zstd)?;
@@ -115,6 +103,32 @@ pub(crate) fn decode_payload_part(
     r
 }
 
+/// [`FrameError::DecodedLength`] when a part ending at `end` ends after the block of frame `h`.
+fn check_part_end(h: &FrameHeader, end: usize) -> Result<(), FrameError> {
+    if end > h.decoded_len as usize {
+        return Err(FrameError::DecodedLength {
+            got: end,
+            decoded: h.decoded_len,
+        });
+    }
+    Ok(())
+}
+
+/// The element size of frame `h`, with the checks of `codec_then_undo` (filter `none`
+/// decodes without them): [`FrameError::FilterElementSize`] for a filtered block that is not
+/// whole elements.
+fn check_filter_esize(h: &FrameHeader) -> Result<usize, FrameError> {
+    let esize = usize::from(h.esize);
+    let n = h.decoded_len as usize;
+    if h.filter != crate::format::Filter::None && (esize == 0 || !n.is_multiple_of(esize)) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    Ok(esize)
+}
+
 /// A small read's decoding of a zstd frame, fed its payload a piece at a time as it is read:
 /// [`decode_payload_part`] without a buffer for the whole payload, and whose codec stops once
 /// it has decompressed the bytes the part needs ([`BlockFilter::part_needs`]: the start of
@@ -130,8 +144,6 @@ pub(crate) struct PartDecoder<'a> {
     need: usize,
     crc: u32,
     fed: usize,
-    /// The codec stopped: it has what the part needs, or failed (`failed`).
-    stopped: bool,
     /// The zstd frame ended.
     ended: bool,
     failed: Option<FrameError>,
@@ -167,20 +179,8 @@ impl<'a> PartDecoder<'a> {
         }
         let n = h.decoded_len as usize;
         let end = from.saturating_add(len);
-        if end > n {
-            return Err(FrameError::DecodedLength {
-                got: end,
-                decoded: h.decoded_len,
-            });
-        }
-        let esize = usize::from(h.esize);
-        // The checks of `codec_then_undo` (filter `none` decodes without them).
-        if h.filter != crate::format::Filter::None && (esize == 0 || !n.is_multiple_of(esize)) {
-            return Err(FrameError::FilterElementSize {
-                esize: h.esize,
-                decoded: h.decoded_len,
-            });
-        }
+        check_part_end(h, end)?;
+        let esize = check_filter_esize(h)?;
         let space = &mut scratch.space;
         // The output buffer: room for the whole block (zstd checks the frame's content size
         // against it), nothing written yet: no page after the part's needs is touched.
@@ -214,7 +214,6 @@ impl<'a> PartDecoder<'a> {
             need,
             crc: 0,
             fed: 0,
-            stopped: false,
             ended: false,
             failed: None,
             space,
@@ -229,11 +228,12 @@ impl<'a> PartDecoder<'a> {
         if self.ended && !piece.is_empty() && self.failed.is_none() {
             self.failed = Some(trailing());
         }
-        if self.stopped {
+        // The codec stopped: it has what the part needs, the frame ended, or it failed.
+        if self.failed.is_some() || self.ended || self.space.filtered.len() >= self.need {
             return;
         }
         let Some(d) = self.space.stream.as_mut() else {
-            self.stopped = true;
+            self.failed = Some(CodecError::Zstd("no zstd context".into()).into());
             return;
         };
         let n = self.h.decoded_len as usize;
@@ -265,7 +265,6 @@ impl<'a> PartDecoder<'a> {
                 Ok(_) if got < self.need && input.pos() < piece.len() => continue,
                 Ok(_) => {}
             }
-            self.stopped = self.failed.is_some() || self.ended || got >= self.need;
             return;
         }
     }

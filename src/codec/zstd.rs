@@ -171,15 +171,27 @@ impl BlockCodec for Zstd {
             Some(d) => d,
             None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
         };
-        let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
-        if got != out.len() {
-            return Err(FrameError::DecodedLength {
-                got,
-                decoded: h.decoded_len,
-            });
-        }
-        Ok(())
+        decompress_with(d, h, payload, out)
     }
+}
+
+/// `payload` (one zstd frame) decompressed by `d` into `out`, which it must fill exactly.
+fn decompress_with(
+    d: &mut zstd::bulk::Decompressor<'_>,
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+) -> Result<(), FrameError> {
+    let got = d
+        .decompress_to_buffer(payload, out)
+        .map_err(|e| CodecError::Zstd(e.to_string()))?;
+    if got != out.len() {
+        return Err(FrameError::DecodedLength {
+            got,
+            decoded: h.decoded_len,
+        });
+    }
+    Ok(())
 }
 
 /// Codec `zstd-dict`: one zstd frame compressed with [`HEADER_DICT`] (the header frame of a
@@ -196,14 +208,7 @@ impl BlockCodec for ZstdDict {
     ) -> Result<(), FrameError> {
         let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
         let mut d = zstd::bulk::Decompressor::with_dictionary(HEADER_DICT).map_err(zerr)?;
-        let got = d.decompress_to_buffer(payload, out).map_err(zerr)?;
-        if got != out.len() {
-            return Err(FrameError::DecodedLength {
-                got,
-                decoded: h.decoded_len,
-            });
-        }
-        Ok(())
+        decompress_with(&mut d, h, payload, out)
     }
 }
 

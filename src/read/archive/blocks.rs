@@ -100,12 +100,35 @@ impl<R: ReadAt> Archive<R> {
             0 | 1 => 0,
             n => self.threads().min(n) - 1,
         };
-        // The calling thread and the pool's helpers take the blocks in ascending order from
-        // one queue (so a thread slowed down by other work does not hold up the read); after
-        // an error no thread takes another block, and the error of the lowest block is the one
-        // reported (the blocks before it were all taken, so it is the first damaged block of
-        // the span, as a serial read finds).
-        let queue = std::sync::Mutex::new(parts.into_iter());
+        // The error reported is the first damaged block's, as a serial read finds.
+        self.on_threads(
+            s,
+            parts,
+            helpers,
+            |p| p.0,
+            |(b, within, dst), scratch| self.span_block(s, b, within, dst, keep, native, scratch),
+        )
+    }
+
+    /// Runs `step` on each of `items` (one block's work each, of stream `s`, in ascending
+    /// block order; `block` says which) on the calling thread and `helpers` of the pool, each
+    /// with its thread's scratch: the threads take the items in order from one queue (so a
+    /// thread slowed down by other work does not hold up the rest); after an error no thread
+    /// takes another, and the error of the lowest block is the one returned (the items before
+    /// it were all taken, so it is the first damaged block, as a serial read finds).
+    ///
+    /// # Errors
+    ///
+    /// The first failing block's error, or [`Error::Internal`] when a thread panicked.
+    pub(super) fn on_threads<T: Send>(
+        &self,
+        s: usize,
+        items: Vec<T>,
+        helpers: usize,
+        block: impl Fn(&T) -> u64 + Sync,
+        step: impl Fn(T, &mut BlockScratch) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let queue = std::sync::Mutex::new(items.into_iter());
         let failed = std::sync::atomic::AtomicBool::new(false);
         let first_err: std::sync::Mutex<Option<(u64, Error)>> = std::sync::Mutex::new(None);
         let work = || {
@@ -115,10 +138,11 @@ impl<R: ReadAt> Archive<R> {
                 }
                 // (A poisoned lock still holds a valid iterator.)
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                let Some((b, within, dst)) = next else {
+                let Some(item) = next else {
                     return;
                 };
-                if let Err(e) = self.span_block(s, b, within, dst, keep, native, scratch) {
+                let b = block(&item);
+                if let Err(e) = step(item, scratch) {
                     failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     let mut first = first_err.lock().unwrap_or_else(|p| p.into_inner());
                     if first.as_ref().is_none_or(|(fb, _)| b < *fb) {

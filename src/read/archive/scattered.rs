@@ -85,25 +85,18 @@ impl<R: ReadAt> Archive<R> {
         }
         let many = todo.len() > FEW_BLOCKS;
         let helpers = self.threads().min(todo.len()).max(1) - 1;
-        let queue = std::sync::Mutex::new(todo.into_iter());
-        let failed = std::sync::atomic::AtomicBool::new(false);
-        let first_err: std::sync::Mutex<Option<(u64, Error)>> = std::sync::Mutex::new(None);
-        let work = || {
-            with_scratch(|scratch| loop {
-                if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                    return;
-                }
-                // (A poisoned lock still holds a valid iterator.)
-                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                let Some(group) = next else {
-                    return;
-                };
+        self.on_threads(
+            s,
+            todo,
+            helpers,
+            |group| group[0].b,
+            |group, scratch| {
                 let b = group[0].b;
                 let taken: u64 = group.iter().map(|p| p.dst.len() as u64).sum();
                 let sparse = many
                     && taken * SPARSE_SHARE < self.block_len(s, b)
                     && !self.cache.admit((id, b));
-                let r = if sparse {
+                if sparse {
                     self.sparse_block(s, b, group, native, scratch)
                 } else {
                     self.load_with(s, b, scratch, None).and_then(|block| {
@@ -111,26 +104,9 @@ impl<R: ReadAt> Archive<R> {
                         self.cache.insert((id, b), block);
                         Ok(())
                     })
-                };
-                if let Err(e) = r {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    let mut first = first_err.lock().unwrap_or_else(|p| p.into_inner());
-                    if first.as_ref().is_none_or(|(fb, _)| b < *fb) {
-                        *first = Some((b, e));
-                    }
-                    return;
                 }
-            })
-        };
-        if !crate::parallel::with_helpers(helpers, &work) {
-            return Err(Error::Internal(format!(
-                "{}: a block decoder panicked decoding {}",
-                self.path.display(),
-                self.stream_name(s)
-            )));
-        }
-        let first = first_err.into_inner().unwrap_or_else(|p| p.into_inner());
-        first.map_or(Ok(()), |(_, e)| Err(e))
+            },
+        )
     }
 
     /// Block `b` of stream `s` for the pieces `group`, not cached: taken from what
