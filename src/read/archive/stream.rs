@@ -43,11 +43,10 @@ impl<R: ReadAt> Archive<R> {
         let default = |put: &mut dyn FnMut(&[u8]) -> bool| {
             crate::read::dataset::read_pieces(self, v, slab, piece_bytes, put)
         };
-        let threads = self.threads();
         let Some(lv) = self.layout.vars.get(v) else {
             return default(put);
         };
-        if threads < 2 || self.is_member(v) {
+        if self.is_member(v) {
             return default(put);
         }
         let Ok(slab) = Hyperslab::new(&lv.shape, slab.start(), slab.count(), slab.stride()) else {
@@ -68,6 +67,11 @@ impl<R: ReadAt> Archive<R> {
         };
         let (first, last) = (off / bb, (off + len - 1) / bb);
         if last - first + 1 < MIN_BLOCKS {
+            return default(put);
+        }
+        // (The core count only now: a small read never looks it up.)
+        let threads = self.threads();
+        if threads < 2 {
             return default(put);
         }
         let blocks: Vec<u64> = (first..=last).collect();
