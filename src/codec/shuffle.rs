@@ -582,6 +582,22 @@ fn delta_prefix<W: Word, const E: usize, const ZZ: bool>(
     n: usize,
     upto: usize,
 ) -> [u8; 8] {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() {
+        let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..j * n + upto]);
+        // SAFETY: this CPU has the instructions `plane_sums_avx2` is compiled for.
+        let sums = unsafe { plane_sums_avx2::<E>(&ins) };
+        return sums.delta_sum::<ZZ>();
+    }
+    delta_prefix_serial::<W, E, ZZ>(src, n, upto)
+}
+
+/// [`delta_prefix`] one element at a time.
+fn delta_prefix_serial<W: Word, const E: usize, const ZZ: bool>(
+    src: &[u8],
+    n: usize,
+    upto: usize,
+) -> [u8; 8] {
     let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..j * n + upto]);
     let mut sum = W::ZERO;
     // (Indexing the `E` streams at `i`, as `unshuffle_undelta_into` does.)
@@ -593,6 +609,97 @@ fn delta_prefix<W: Word, const E: usize, const ZZ: bool>(
     let mut out = [0u8; 8];
     sum.put_be(&mut out[..E]);
     out
+}
+
+/// The sums of each byte stream of a shuffled block's first elements, split by whether the
+/// element is odd (the low bit of its last, least significant, byte): enough for the sum of
+/// the elements as numbers, with or without zigzag decoding ([`PlaneSums::delta_sum`]),
+/// without putting one element together.
+struct PlaneSums<const E: usize> {
+    /// Stream j's bytes of the even elements, summed.
+    even: [u64; E],
+    /// Stream j's bytes of the odd elements, summed.
+    odd: [u64; E],
+    /// How many elements are odd.
+    odds: u64,
+}
+
+impl<const E: usize> PlaneSums<E> {
+    /// The wrapping sum of the elements (each zigzag decoded when `ZZ`), as big-endian bytes
+    /// (the first `E`), as [`delta_prefix_serial`] gives it.
+    ///
+    /// An element d is Σⱼ bⱼ·2^(8(E−1−j)) over its bytes, so the sums of the even elements
+    /// (Dₑ) and of the odd ones (Dₒ) follow from the streams' sums, exactly (below 2^104).
+    /// Zigzag decoding takes d to d/2 for an even d and to −(d−1)/2 − 1 for an odd one, so the
+    /// decoded elements sum to (Dₑ − Dₒ − k)/2, k being the count of odd elements (an even
+    /// number: exact). Reduced modulo 2^(8E), that is the wrapping sum.
+    fn delta_sum<const ZZ: bool>(&self) -> [u8; 8] {
+        let value = |s: &[u64; E]| -> i128 {
+            s.iter()
+                .enumerate()
+                .map(|(j, &x)| i128::from(x) << (8 * (E - 1 - j)))
+                .sum()
+        };
+        let (de, dodd) = (value(&self.even), value(&self.odd));
+        let total = if ZZ {
+            (de - dodd - i128::from(self.odds)) / 2
+        } else {
+            de + dodd
+        };
+        let mut out = [0u8; 8];
+        out[..E].copy_from_slice(&(total as u64).to_be_bytes()[8 - E..]);
+        out
+    }
+}
+
+/// [`PlaneSums`] of the first `ins[0].len()` elements of the `E` byte streams `ins` (all as
+/// long), 32 elements a vector: a mask of the odd elements from the last stream, then each
+/// stream's bytes summed under the mask and outside it (sums of absolute differences from
+/// zero: eight bytes into each 64-bit lane).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn plane_sums_avx2<const E: usize>(ins: &[&[u8]; E]) -> PlaneSums<E> {
+    use std::arch::x86_64::*;
+    let upto = ins.iter().map(|s| s.len()).min().unwrap_or(0);
+    let (one, zero) = (_mm256_set1_epi8(1), _mm256_setzero_si256());
+    let mut even = [zero; E];
+    let mut odd = [zero; E];
+    let mut odds = zero;
+    let load = |s: &[u8], at: usize| {
+        let b: [u8; 32] = s[at..at + 32].try_into().unwrap_or([0; 32]);
+        bytemuck::cast::<[u8; 32], __m256i>(b)
+    };
+    let whole = upto / 32 * 32;
+    for at in (0..whole).step_by(32) {
+        let m = _mm256_cmpeq_epi8(_mm256_and_si256(load(ins[E - 1], at), one), one);
+        odds = _mm256_add_epi64(odds, _mm256_sad_epu8(_mm256_and_si256(m, one), zero));
+        for j in 0..E {
+            let b = load(ins[j], at);
+            even[j] = _mm256_add_epi64(even[j], _mm256_sad_epu8(_mm256_andnot_si256(m, b), zero));
+            odd[j] = _mm256_add_epi64(odd[j], _mm256_sad_epu8(_mm256_and_si256(m, b), zero));
+        }
+    }
+    let lanes = |v: __m256i| bytemuck::cast::<__m256i, [u64; 4]>(v).iter().sum::<u64>();
+    let mut sums = PlaneSums {
+        even: std::array::from_fn(|j| lanes(even[j])),
+        odd: std::array::from_fn(|j| lanes(odd[j])),
+        odds: lanes(odds),
+    };
+    // (Indexing the `E` streams at `i`.)
+    #[allow(clippy::needless_range_loop)]
+    for i in whole..upto {
+        let is_odd = ins[E - 1][i] & 1 == 1;
+        sums.odds += u64::from(is_odd);
+        for j in 0..E {
+            let s = if is_odd {
+                &mut sums.odd
+            } else {
+                &mut sums.even
+            };
+            s[j] += u64::from(ins[j][i]);
+        }
+    }
+    sums
 }
 
 /// The filters [`part`] reverses on a part of a block.
@@ -827,6 +934,43 @@ mod tests {
                     "{E}-byte words: {n}, zigzag {zigzag}, native {native}"
                 );
             }
+        }
+    }
+
+    /// The prefix sums of a delta (and zigzag delta) block from its streams' sums (AVX2, when
+    /// this CPU has it) equal the one-at-a-time sums: every element size, lengths around the
+    /// vectors' 32, random bytes (sums that wrap, odd and even elements) and all-0xFF bytes
+    /// (the largest sums).
+    #[test]
+    fn delta_prefix_equals_the_serial_sums() {
+        fn check<W: Word, const E: usize>(src: &[u8], n: usize) {
+            for upto in [0, 1, 2, 31, 32, 33, 63, 64, 65, 100, n - 1, n] {
+                assert_eq!(
+                    delta_prefix::<W, E, true>(src, n, upto),
+                    delta_prefix_serial::<W, E, true>(src, n, upto),
+                    "E={E} zigzag upto={upto}"
+                );
+                assert_eq!(
+                    delta_prefix::<W, E, false>(src, n, upto),
+                    delta_prefix_serial::<W, E, false>(src, n, upto),
+                    "E={E} upto={upto}"
+                );
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let n = 1000;
+        let random: Vec<u8> = (0..8 * n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        for src in [random, vec![0xFF; 8 * n]] {
+            check::<u16, 2>(&src[..2 * n], n);
+            check::<u32, 4>(&src[..4 * n], n);
+            check::<u64, 8>(&src, n);
         }
     }
 
