@@ -4,6 +4,7 @@
 use super::block::{BlockFilter, ZstdContext};
 use super::error::CodecError;
 use super::error::FrameError;
+use super::pages::{prefault, PageBuf};
 use crate::format::{crc, Codec, FrameHeader};
 
 /// Checks that `payload` is the `h.stored_len` bytes whose CRC the frame header records.
@@ -129,12 +130,14 @@ fn check_filter_esize(h: &FrameHeader) -> Result<usize, FrameError> {
     Ok(esize)
 }
 
-/// A small read's decoding of a zstd frame, fed its payload a piece at a time as it is read:
-/// [`decode_payload_part`] without a buffer for the whole payload, and whose codec stops once
-/// it has decompressed the bytes the part needs ([`BlockFilter::part_needs`]: the start of
-/// each byte stream of a shuffled block); the rest of the payload is only checksummed. The
-/// decompressed bytes go straight into the scratch space's buffer (zstd's stable output
-/// buffer), so a cold read touches as little new memory as it can.
+/// A small read's decoding of a zstd frame: [`decode_payload_part`], with the payload read
+/// (by the caller, into [`PartDecoder::payload_mut`]) into the same buffer the block is
+/// decompressed into, and zstd stopped once it has the bytes the part needs
+/// ([`BlockFilter::part_needs`]: the start of each byte stream of a shuffled block); the rest
+/// of the payload is only checksummed. The buffer ([`PageBuf`]) is one huge page for a block
+/// of up to about 1 MiB where the system gives one, and is kept for the next such read, so a
+/// cold read maps little new memory, and zstd decodes each of its blocks from the payload
+/// where it lies, with no buffer of its own.
 pub(crate) struct PartDecoder<'a> {
     h: FrameHeader,
     f: &'static dyn BlockFilter,
@@ -142,18 +145,9 @@ pub(crate) struct PartDecoder<'a> {
     len: usize,
     /// Decompressed bytes the part needs.
     need: usize,
-    crc: u32,
-    fed: usize,
-    /// The zstd frame ended.
-    ended: bool,
-    failed: Option<FrameError>,
+    /// Where the payload starts in the buffer (after room for the block).
+    at: usize,
     space: &'a mut Space,
-}
-
-/// The error of a zstd payload with bytes after its frame (as the whole-frame decoding,
-/// which reads them as another frame, fails on them).
-fn trailing() -> FrameError {
-    CodecError::Zstd("bytes after the end of the zstd frame".into()).into()
 }
 
 impl<'a> PartDecoder<'a> {
@@ -182,119 +176,91 @@ impl<'a> PartDecoder<'a> {
         check_part_end(h, end)?;
         let esize = check_filter_esize(h)?;
         let space = &mut scratch.space;
-        // The output buffer: room for the whole block (zstd checks the frame's content size
-        // against it), nothing written yet: no page after the part's needs is touched.
-        space.filtered.clear();
-        space
-            .filtered
-            .try_reserve_exact(n)
-            .map_err(|_| FrameError::NoMemory { len: n as u64 })?;
-        let zerr =
-            |code: usize| CodecError::Zstd(zstd::zstd_safe::get_error_name(code).to_string());
-        let d = match &mut space.stream {
-            Some(d) => d,
-            None => {
-                let mut d = zstd::zstd_safe::DCtx::try_create()
-                    .ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?;
-                d.set_parameter(zstd::zstd_safe::DParameter::StableOutBuffer(true))
-                    .map_err(zerr)?;
-                space.stream.insert(d)
-            }
-        };
-        d.reset(zstd::zstd_safe::ResetDirective::SessionOnly)
-            .map_err(zerr)?;
+        // Room for the whole block (zstd refuses to write more), then the payload.
+        let at = n.next_multiple_of(64);
+        let stored = h.stored_len as usize;
+        let want = at.saturating_add(stored);
+        if space.part.as_ref().is_none_or(|p| p.len() < want) {
+            // (The old buffer freed first.)
+            space.part = None;
+            let buf = PageBuf::new(want).ok_or(FrameError::NoMemory { len: want as u64 })?;
+            space.part = Some(buf);
+        }
+        if space.blocks.is_none() {
+            let d = super::zstd::BlockDCtx::new()
+                .ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?;
+            space.blocks = Some(d);
+        }
         let need = f.part_needs(n, esize, end);
-        // The pages zstd will write, mapped with one call (not those after the part's needs).
-        prefault(&mut space.filtered, need);
+        // The pages zstd and the read will write, mapped with one call each (not those of the
+        // block after the part's needs).
+        if let Some(p) = &mut space.part {
+            p.prefault(0, need);
+            p.prefault(at, at + stored);
+        }
         Ok(Some(PartDecoder {
             h: *h,
             f,
             from,
             len,
             need,
-            crc: 0,
-            fed: 0,
-            ended: false,
-            failed: None,
+            at,
             space,
         }))
     }
 
-    /// Takes the next `piece` of the payload: checksums it and, until the codec has what the
-    /// part needs, decompresses it.
-    pub(crate) fn feed(&mut self, piece: &[u8]) {
-        self.crc = crc32c::crc32c_append(self.crc, piece);
-        self.fed += piece.len();
-        if self.ended && !piece.is_empty() && self.failed.is_none() {
-            self.failed = Some(trailing());
-        }
-        // The codec stopped: it has what the part needs, the frame ended, or it failed.
-        if self.failed.is_some() || self.ended || self.space.filtered.len() >= self.need {
-            return;
-        }
-        let Some(d) = self.space.stream.as_mut() else {
-            self.failed = Some(CodecError::Zstd("no zstd context".into()).into());
-            return;
-        };
-        let n = self.h.decoded_len as usize;
-        let mut input = zstd::zstd_safe::InBuffer::around(piece);
-        // Each call decodes a zstd block or takes input; bounded by the piece's length.
-        for _ in 0..=piece.len() {
-            // The same buffer at each call, at the position zstd left it (a stable buffer).
-            let pos = self.space.filtered.len();
-            let mut out = zstd::zstd_safe::OutBuffer::around_pos(&mut self.space.filtered, pos);
-            let r = d.decompress_stream(&mut out, &mut input);
-            let got = self.space.filtered.len();
-            match r {
-                Err(code) => {
-                    let e = CodecError::Zstd(zstd::zstd_safe::get_error_name(code).to_string());
-                    self.failed = Some(e.into());
-                }
-                // The frame ended: it must be the whole block, and the whole payload.
-                Ok(0) => {
-                    self.ended = true;
-                    if got != n {
-                        self.failed = Some(FrameError::DecodedLength {
-                            got,
-                            decoded: self.h.decoded_len,
-                        });
-                    } else if input.pos() < piece.len() {
-                        self.failed = Some(trailing());
-                    }
-                }
-                Ok(_) if got < self.need && input.pos() < piece.len() => continue,
-                Ok(_) => {}
-            }
-            return;
+    /// Where the caller reads the frame's payload (`h.stored_len` bytes).
+    pub(crate) fn payload_mut(&mut self) -> &mut [u8] {
+        let (at, stored) = (self.at, self.h.stored_len as usize);
+        match &mut self.space.part {
+            Some(p) => &mut p[at..at + stored],
+            None => &mut [],
         }
     }
 
-    /// The part into `dst` (`len` bytes), once the whole payload was fed: false (nothing
-    /// written) when the filter cannot undo this part, which the caller then decodes whole.
+    /// The part into `dst` (`len` bytes), once the payload was read: false (nothing written)
+    /// when the filter cannot undo this part, which the caller then decodes whole.
     ///
     /// # Errors
     ///
-    /// [`FrameError::PayloadLength`] when the pieces fed are not the frame's payload,
-    /// [`FrameError::PayloadChecksum`] when they fail its CRC (whatever the codec said), else
-    /// the codec's error, or [`FrameError::DecodedLength`] when the frame decompressed to
-    /// fewer bytes than the part needs.
+    /// [`FrameError::PayloadChecksum`] when the payload fails its CRC (whatever the codec
+    /// would say), else the codec's error, or [`FrameError::DecodedLength`] when the frame
+    /// decompresses to another length than the block's (found when it ends before the part's
+    /// needs).
     pub(crate) fn finish(self, dst: &mut [u8]) -> Result<bool, FrameError> {
-        if self.fed != self.h.stored_len as usize {
-            return Err(FrameError::PayloadLength {
-                got: self.fed,
-                stored: self.h.stored_len,
-            });
-        }
-        if self.crc != self.h.payload_crc {
+        let (n, at, stored) = (
+            self.h.decoded_len as usize,
+            self.at,
+            self.h.stored_len as usize,
+        );
+        let (Some(buf), Some(d)) = (self.space.part.as_mut(), self.space.blocks.as_mut()) else {
+            return Err(CodecError::Zstd("no zstd context".into()).into());
+        };
+        let (out, rest) = buf.split_at_mut(at);
+        let payload = &rest[..stored];
+        if crc(payload) != self.h.payload_crc {
             return Err(FrameError::PayloadChecksum);
         }
-        if let Some(e) = self.failed {
-            return Err(e);
+        let out = &mut out[..n];
+        let (got, read) = d.decompress_upto(payload, out, self.need)?;
+        // A frame that ended must be the whole block, and the whole payload (the whole-frame
+        // decoding reads bytes after it as another frame, and fails on them).
+        if d.ended() {
+            if got != n {
+                return Err(FrameError::DecodedLength {
+                    got,
+                    decoded: self.h.decoded_len,
+                });
+            }
+            if read < stored {
+                return Err(
+                    CodecError::Zstd("bytes after the end of the zstd frame".into()).into(),
+                );
+            }
         }
-        let got = &self.space.filtered[..];
-        if got.len() < self.need {
+        if got < self.need {
             return Err(FrameError::DecodedLength {
-                got: got.len(),
+                got,
                 decoded: self.h.decoded_len,
             });
         }
@@ -304,10 +270,8 @@ impl<'a> PartDecoder<'a> {
                 decoded: self.h.decoded_len,
             });
         }
-        let n = self.h.decoded_len as usize;
-        Ok(self
-            .f
-            .undo_part(got, n, usize::from(self.h.esize), self.from, dst))
+        let esize = usize::from(self.h.esize);
+        Ok(self.f.undo_part(&out[..got], n, esize, self.from, dst))
     }
 }
 
@@ -387,8 +351,10 @@ pub(crate) struct Space {
     pub(crate) fit: super::fit::Work,
     /// A whole block, for [`decode_payload_part`] with a filter that does not undo a part.
     pub(crate) block: Vec<u8>,
-    /// The streaming zstd context of [`PartDecoder`] (its output buffer stable: `filtered`).
-    pub(crate) stream: Option<zstd::zstd_safe::DCtx<'static>>,
+    /// The zstd context of [`PartDecoder`].
+    pub(crate) blocks: Option<super::zstd::BlockDCtx>,
+    /// The buffer of [`PartDecoder`]: the block decompressed, then the payload.
+    pub(crate) part: Option<PageBuf>,
 }
 
 impl Space {
@@ -402,6 +368,7 @@ impl Space {
             + self.pco.held()
             + self.fit.held()
             + usize::from(self.zstd.is_some())
+            + self.part.as_ref().map_or(0, |p| p.len())
     }
 }
 
@@ -491,53 +458,6 @@ pub(crate) fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) -> Result<(), F
         v.resize(n, T::default());
     }
     Ok(())
-}
-
-/// Spare capacity below which [`prefault`] does nothing: a few pages fault in cheaply.
-const PREFAULT_MIN: usize = 64 << 10;
-
-/// Has the system map the pages of `v`'s spare capacity up to element `upto` (when that is at
-/// least [`PREFAULT_MIN`] bytes) now, with one call, instead of one page fault per page when they are first written: a
-/// fresh buffer for a block of 1 MiB costs 256 faults, most of a cold one-value read's system
-/// time. Pages already mapped stay as they are; the contents do not change. Linux (5.14 and
-/// later) only; elsewhere, or when the call fails, the pages fault in as they are written.
-/// True when the pages were mapped.
-pub(crate) fn prefault<T>(v: &mut Vec<T>, upto: usize) -> bool {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        let want = upto.saturating_sub(v.len());
-        let spare = v.spare_capacity_mut();
-        let keep = want.min(spare.len());
-        let spare = &mut spare[..keep];
-        let bytes = std::mem::size_of_val(spare);
-        if bytes < PREFAULT_MIN {
-            return false;
-        }
-        let page = page_size();
-        let start = spare.as_mut_ptr() as usize;
-        let (lo, hi) = (start.next_multiple_of(page), (start + bytes) / page * page);
-        // SAFETY: [lo, hi) lies within `v`'s allocation, owned here; MADV_POPULATE_WRITE
-        // only maps its pages (as a write would), changing no byte of it.
-        hi > lo
-            && unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE) }
-                == 0
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        let _ = (v, upto);
-        false
-    }
-}
-
-/// The system's page size (4096 if it cannot be known), looked up once.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn page_size() -> usize {
-    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // SAFETY: sysconf only reads a system value.
-    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-        n if n > 0 => n as usize,
-        _ => 4096,
-    })
 }
 
 /// Decompresses `payload` (codec `h.codec`) into `out`, checking that it fills `out` exactly

@@ -21,6 +21,7 @@ pub(crate) mod fit;
 pub(crate) mod lorenzo;
 pub(crate) mod lzma;
 pub(crate) mod mask;
+pub(crate) mod pages;
 pub(crate) mod pco;
 pub(crate) mod plane;
 pub(crate) mod raw;
@@ -33,7 +34,7 @@ pub(crate) mod word;
 pub(crate) mod zstd;
 
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
-pub(crate) use decode::{decode_payload_part, prefault, PartDecoder};
+pub(crate) use decode::{decode_payload_part, PartDecoder};
 pub use encoder::{ConstantBlock, Encoded, Encoder};
 pub use error::{
     CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,
@@ -43,6 +44,7 @@ pub use filter::{
     apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, member_decode,
     member_encode, plane_payload, undo_filter, undo_lorenzo, FilterMode,
 };
+pub(crate) use pages::prefault;
 pub use shuffle::{shuffle, unshuffle};
 pub(crate) use zstd::{block_sizes_frame, constants_frame, header_frame};
 

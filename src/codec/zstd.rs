@@ -212,6 +212,98 @@ impl BlockCodec for ZstdDict {
     }
 }
 
+/// A zstd context for decompressing a frame a zstd block at a time, each straight from the
+/// frame's bytes into the block's buffer (zstd's buffer-less streaming: no input or window
+/// buffer of its own), so that a small read stops once it has the bytes it needs.
+pub(crate) struct BlockDCtx(std::ptr::NonNull<zstd::zstd_safe::zstd_sys::ZSTD_DCtx>);
+
+// SAFETY: the context is owned here and used through `&mut self` only.
+unsafe impl Send for BlockDCtx {}
+
+/// zstd's result `r` as a count, or its error name.
+fn zstd_result(r: usize) -> Result<usize, CodecError> {
+    // SAFETY: ZSTD_isError only reads its argument.
+    if unsafe { zstd::zstd_safe::zstd_sys::ZSTD_isError(r) } != 0 {
+        return Err(CodecError::Zstd(
+            zstd::zstd_safe::get_error_name(r).to_string(),
+        ));
+    }
+    Ok(r)
+}
+
+impl BlockDCtx {
+    /// A new context, or None when zstd cannot make one.
+    pub(crate) fn new() -> Option<BlockDCtx> {
+        // SAFETY: makes a context owned by the result (freed in `drop`).
+        std::ptr::NonNull::new(unsafe { zstd::zstd_safe::zstd_sys::ZSTD_createDCtx() })
+            .map(BlockDCtx)
+    }
+
+    /// Decompresses the zstd frame at the start of `src` into `dst`, one zstd block at a time,
+    /// until it has written at least `want` bytes or the frame ends: the bytes written and
+    /// those of `src` read. Each zstd block is decoded from `src` where it lies, into `dst`
+    /// after the one before (which it may copy from).
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError::Zstd`] for a damaged frame, one cut short by the end of `src`, or one
+    /// that decodes to more than `dst` holds.
+    pub(crate) fn decompress_upto(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        want: usize,
+    ) -> Result<(usize, usize), CodecError> {
+        use zstd::zstd_safe::zstd_sys as z;
+        let ctx = self.0.as_ptr();
+        // SAFETY: resets the context owned here.
+        zstd_result(unsafe { z::ZSTD_decompressBegin(ctx) })?;
+        let (mut read, mut wrote) = (0usize, 0usize);
+        // One step reads a frame header or a zstd block (at least one byte each): bounded by
+        // the source's length.
+        for _ in 0..=src.len() {
+            // SAFETY: reads the context's state.
+            let k = unsafe { z::ZSTD_nextSrcSizeToDecompress(ctx) };
+            if k == 0 || wrote >= want {
+                break;
+            }
+            if k > src.len() - read {
+                return Err(CodecError::Zstd("the zstd frame is cut short".into()));
+            }
+            // SAFETY: zstd reads the `k` bytes of `src` at `read` and writes at most
+            // `dst.len() - wrote` bytes at `dst`'s byte `wrote`, reading back from the bytes
+            // it wrote before (the pointer is derived from all of `dst`).
+            let n = zstd_result(unsafe {
+                z::ZSTD_decompressContinue(
+                    ctx,
+                    dst.as_mut_ptr().add(wrote).cast(),
+                    dst.len() - wrote,
+                    src.as_ptr().add(read).cast(),
+                    k,
+                )
+            })?;
+            read += k;
+            wrote += n;
+        }
+        Ok((wrote, read))
+    }
+
+    /// Whether the last [`BlockDCtx::decompress_upto`] reached the end of its frame.
+    pub(crate) fn ended(&mut self) -> bool {
+        // SAFETY: reads the context's state.
+        unsafe { zstd::zstd_safe::zstd_sys::ZSTD_nextSrcSizeToDecompress(self.0.as_ptr()) == 0 }
+    }
+}
+
+impl Drop for BlockDCtx {
+    fn drop(&mut self) {
+        // SAFETY: the context made in `new`, freed once.
+        unsafe {
+            zstd::zstd_safe::zstd_sys::ZSTD_freeDCtx(self.0.as_ptr());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

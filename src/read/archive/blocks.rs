@@ -5,12 +5,9 @@ use super::*;
 use crate::codec::PartDecoder;
 use crate::format::Codec;
 
-/// Frames of at least this many bytes (header and payload) are read a piece at a time by a
-/// small read that decodes a part of their block ([`Archive::read_part`]).
+/// Frames of at least this many bytes (header and payload) are decoded only as far as a
+/// small read of a part of their block needs ([`Archive::read_part`]).
 const STREAMED_MIN: u64 = 64 << 10;
-
-/// The piece of a frame such a read reads at once.
-const STREAMED_PIECE: usize = 64 << 10;
 
 impl<R: ReadAt> Archive<R> {
     /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
@@ -427,11 +424,11 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// [`Archive::read_part`]'s decoding of a zstd frame of a local archive of at least
-    /// [`STREAMED_MIN`] bytes whose filter undoes a part ([`PartDecoder`]): the frame is read
-    /// a piece of [`STREAMED_PIECE`] bytes at a time into `scratch`'s frame buffer, and zstd
-    /// stops once it has what the part needs, so a cold small read touches about one block
-    /// of new memory instead of a block and a frame. The rest of the frame is read for its
-    /// CRC only. False (nothing written) for another frame, which the caller reads whole.
+    /// [`STREAMED_MIN`] bytes whose filter undoes a part ([`PartDecoder`]): the payload is read
+    /// into the buffer the block is decompressed into, and zstd stops once it has what the
+    /// part needs, so a cold small read maps about one block of new memory, in one huge page
+    /// where the system gives it. The rest of the frame is read for its CRC only. False
+    /// (nothing written) for another frame, which the caller reads whole.
     fn read_part_streamed(
         &self,
         s: usize,
@@ -459,22 +456,9 @@ impl<R: ReadAt> Archive<R> {
         else {
             return Ok(false);
         };
-        let stored = u64::from(h.stored_len);
-        let piece = &mut scratch.frame;
-        let want = STREAMED_PIECE.min(h.stored_len as usize);
-        piece
-            .try_reserve(want.saturating_sub(piece.len()))
-            .map_err(|_| self.no_memory(s, b, want as u64))?;
-        piece.resize(want.max(piece.len()), 0);
-        let mut at = 0u64;
-        while at < stored {
-            let k = (stored - at).min(piece.len() as u64) as usize;
-            self.reader
-                .read_exact_at(&mut piece[..k], e.offset + FRAME_HEADER_LEN as u64 + at)
-                .map_err(io_err(&self.path, "read"))?;
-            d.feed(&piece[..k]);
-            at += k as u64;
-        }
+        self.reader
+            .read_exact_at(d.payload_mut(), e.offset + FRAME_HEADER_LEN as u64)
+            .map_err(io_err(&self.path, "read"))?;
         d.finish(dst).map_err(err)
     }
 
