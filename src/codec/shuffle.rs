@@ -321,10 +321,12 @@ fn undelta_u16_avx2<const ZIGZAG: bool, const NATIVE: bool>(src: &[u8], words: &
     }
 }
 
-/// [`undelta_words`] for 4-byte words in one pass, eight words a vector: gathered from the
-/// four byte planes, un-zigzagged, summed within the vector in three steps, then the total
-/// before it added (each stored native, or big-endian). The wrapping sums are those of the
-/// one-at-a-time loop (addition modulo 2^32 is associative).
+/// [`undelta_words`] for 4-byte words in one pass, 32 words at a time: 32 bytes of each of
+/// the four byte planes interleaved into words by byte and then 16-bit unpacks (within each
+/// 128-bit lane, so each vector holds two runs of four consecutive words), un-zigzagged,
+/// summed within each run of four, then each run given the total of the runs before it (each
+/// stored native, or big-endian). The wrapping sums are those of the one-at-a-time loop
+/// (addition modulo 2^32 is associative).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn undelta_u32_avx2<const ZIGZAG: bool, const NATIVE: bool>(src: &[u8], words: &mut [u32]) {
@@ -336,43 +338,68 @@ fn undelta_u32_avx2<const ZIGZAG: bool, const NATIVE: bool>(src: &[u8], words: &
         3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8,
         15, 14, 13, 12,
     );
-    let (last, one, zero) = (
-        _mm256_set1_epi32(7),
-        _mm256_set1_epi32(1),
-        _mm256_setzero_si256(),
-    );
+    let (one, zero) = (_mm256_set1_epi32(1), _mm256_setzero_si256());
+    let load = |j: usize, at: usize| {
+        let b: [u8; 32] = ins[j][at..at + 32].try_into().unwrap_or([0; 32]);
+        bytemuck::cast::<[u8; 32], __m256i>(b)
+    };
+    // The running total before the next words, in every word.
     let mut before = zero;
-    let mut chunks = words.chunks_exact_mut(8);
+    let mut chunks = words.chunks_exact_mut(32);
     for (k, c) in (&mut chunks).enumerate() {
-        let at = k * 8;
-        // Bytes at..at + 8 of plane j, one a word.
-        let plane = |j: usize| {
-            let b: [u8; 8] = ins[j][at..at + 8].try_into().unwrap_or_default();
-            _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(i64::from_le_bytes(b)))
-        };
-        let hi = _mm256_or_si256(
-            _mm256_slli_epi32::<24>(plane(0)),
-            _mm256_slli_epi32::<16>(plane(1)),
+        let at = k * 32;
+        let (p0, p1, p2, p3) = (load(0, at), load(1, at), load(2, at), load(3, at));
+        // Big-endian words: byte 3 (plane 3) lowest. Within each lane: the low and high
+        // 8 bytes of the planes' 16.
+        let (lo32, hi32) = (_mm256_unpacklo_epi8(p3, p2), _mm256_unpackhi_epi8(p3, p2));
+        let (lo10, hi10) = (_mm256_unpacklo_epi8(p1, p0), _mm256_unpackhi_epi8(p1, p0));
+        // Words 0-3 and 16-19, 4-7 and 20-23, 8-11 and 24-27, 12-15 and 28-31.
+        let mut v = [
+            _mm256_unpacklo_epi16(lo32, lo10),
+            _mm256_unpackhi_epi16(lo32, lo10),
+            _mm256_unpacklo_epi16(hi32, hi10),
+            _mm256_unpackhi_epi16(hi32, hi10),
+        ];
+        for x in &mut v {
+            if ZIGZAG {
+                let sign = _mm256_sub_epi32(zero, _mm256_and_si256(*x, one));
+                *x = _mm256_xor_si256(_mm256_srli_epi32::<1>(*x), sign);
+            }
+            // Sums within each run of four.
+            *x = _mm256_add_epi32(*x, _mm256_slli_si256::<4>(*x));
+            *x = _mm256_add_epi32(*x, _mm256_slli_si256::<8>(*x));
+        }
+        // Each run's total, in its four words.
+        let t = v.map(|x| _mm256_shuffle_epi32::<0xFF>(x));
+        // The first 16 words' total, for the upper lanes (the words 16-31).
+        let lanes = _mm256_add_epi32(_mm256_add_epi32(t[0], t[1]), _mm256_add_epi32(t[2], t[3]));
+        let base = _mm256_add_epi32(before, _mm256_permute2x128_si256::<0x08>(lanes, lanes));
+        let c1 = _mm256_add_epi32(base, t[0]);
+        let c2 = _mm256_add_epi32(c1, t[1]);
+        let c3 = _mm256_add_epi32(c2, t[2]);
+        v = [
+            _mm256_add_epi32(v[0], base),
+            _mm256_add_epi32(v[1], c1),
+            _mm256_add_epi32(v[2], c2),
+            _mm256_add_epi32(v[3], c3),
+        ];
+        // Off the chain of sums within the vectors: only this addition links one piece to the
+        // next (both lanes' totals, in every word).
+        before = _mm256_add_epi32(
+            before,
+            _mm256_add_epi32(lanes, _mm256_permute2x128_si256::<0x01>(lanes, lanes)),
         );
-        let lo = _mm256_or_si256(_mm256_slli_epi32::<8>(plane(2)), plane(3));
-        let mut x = _mm256_or_si256(hi, lo);
-        if ZIGZAG {
-            let sign = _mm256_sub_epi32(zero, _mm256_and_si256(x, one));
-            x = _mm256_xor_si256(_mm256_srli_epi32::<1>(x), sign);
-        }
-        // Sums within each half, then the lower half's total added to the upper half.
-        x = _mm256_add_epi32(x, _mm256_slli_si256::<4>(x));
-        x = _mm256_add_epi32(x, _mm256_slli_si256::<8>(x));
-        let low = _mm256_shuffle_epi32::<0xFF>(x);
-        x = _mm256_add_epi32(x, _mm256_permute2x128_si256::<0x08>(low, low));
-        let total = _mm256_permutevar8x32_epi32(x, last);
-        x = _mm256_add_epi32(x, before);
-        // Off the dependency chain: only this addition links one vector to the next.
-        before = _mm256_add_epi32(before, total);
         if !NATIVE {
-            x = _mm256_shuffle_epi8(x, swap);
+            v = v.map(|x| _mm256_shuffle_epi8(x, swap));
         }
-        let y: [u32; 8] = bytemuck::cast(x);
+        // Words in order: the lower lanes, then the upper ones.
+        let out = [
+            _mm256_permute2x128_si256::<0x20>(v[0], v[1]),
+            _mm256_permute2x128_si256::<0x20>(v[2], v[3]),
+            _mm256_permute2x128_si256::<0x31>(v[0], v[1]),
+            _mm256_permute2x128_si256::<0x31>(v[2], v[3]),
+        ];
+        let y: [u32; 32] = bytemuck::cast(out);
         c.copy_from_slice(&y);
     }
     let mut prev = _mm256_extract_epi32::<0>(before) as u32;
