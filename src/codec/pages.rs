@@ -73,9 +73,9 @@ pub(crate) struct PageBuf {
     #[cfg(not(unix))]
     mem: Box<[u8]>,
     len: usize,
-    /// The bytes mapped from `ptr` (`len`, or whole huge pages).
+    /// The map `ptr` lies in: its start and length.
     #[cfg(unix)]
-    mapped: usize,
+    map: (*mut libc::c_void, usize),
 }
 
 // SAFETY: a PageBuf owns its memory, as a Box<[u8]> does.
@@ -88,7 +88,7 @@ impl PageBuf {
     pub(crate) fn new(len: usize) -> Option<PageBuf> {
         let len = len.max(1);
         let huge = len >= HUGE_MIN;
-        // Whole huge pages and one more, to cut an aligned start from.
+        // Whole huge pages and one more, to start at a 2 MiB boundary.
         let map = if huge {
             len.checked_next_multiple_of(HUGE)?.checked_add(HUGE)?
         } else {
@@ -108,34 +108,23 @@ impl PageBuf {
         if p == libc::MAP_FAILED {
             return None;
         }
-        let (mut start, mut mapped) = (p as usize, map);
+        let mut start = p as usize;
         if huge {
-            // Whole huge pages: the system gives one only to an aligned 2 MiB of a map.
+            // The system gives a huge page only to an aligned 2 MiB of a map: the buffer starts
+            // at the first boundary (the map's parts before and after it are never touched, so
+            // they take no memory, and are left in place: cutting them off costs more).
             start = start.next_multiple_of(HUGE);
-            mapped = len.next_multiple_of(HUGE);
-            let end = start + mapped;
-            // SAFETY: the parts of the map before `start` and after `end` (page aligned, both
-            // within the map: `len` rounded up to 2 MiB from a 2 MiB boundary in the first
-            // 2 MiB of it) are unmapped; nothing uses them.
-            unsafe {
-                if start > p as usize {
-                    libc::munmap(p, start - p as usize);
-                }
-                if p as usize + map > end {
-                    libc::munmap(end as *mut libc::c_void, p as usize + map - end);
-                }
-            }
             #[cfg(any(target_os = "linux", target_os = "android"))]
             // SAFETY: the range is this map; MADV_HUGEPAGE changes no byte, only how its
             // pages are mapped when first written (an error leaves them ordinary).
             unsafe {
-                libc::madvise(start as *mut libc::c_void, mapped, libc::MADV_HUGEPAGE);
+                libc::madvise(p, map, libc::MADV_HUGEPAGE);
             }
         }
         Some(PageBuf {
             ptr: std::ptr::NonNull::new(start as *mut u8)?,
             len,
-            mapped,
+            map: (p, map),
         })
     }
 
@@ -201,9 +190,9 @@ impl std::ops::DerefMut for PageBuf {
 #[cfg(unix)]
 impl Drop for PageBuf {
     fn drop(&mut self) {
-        // SAFETY: the map made in `new` (its kept part).
+        // SAFETY: the map made in `new`.
         unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.mapped);
+            libc::munmap(self.map.0, self.map.1);
         }
     }
 }
