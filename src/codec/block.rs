@@ -12,8 +12,8 @@ use crate::codec::word::be_to_native;
 use crate::format::{Codec, Filter, FrameHeader};
 
 /// The zstd decompression context a decoding thread keeps between frames (made at the first
-/// zstd frame).
-pub(crate) type ZstdContext = Option<zstd::bulk::Decompressor<'static>>;
+/// zstd frame, header frames and small reads' frames included).
+pub(crate) type ZstdContext = Option<super::zstd::ZstdDCtx>;
 
 /// The zstd compression context an encoder keeps (`None` when the encoder's codec is not zstd).
 pub(crate) type ZstdCompressor<'a> = Option<&'a mut zstd::bulk::Compressor<'static>>;

@@ -51,10 +51,20 @@ pub fn decode_payload(
     payload: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), FrameError> {
+    decode_payload_with(h, payload, out, &mut DecodeScratch::default())
+}
+
+/// [`decode_payload`] through `scratch` (its zstd context and buffers).
+pub(crate) fn decode_payload_with(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+    scratch: &mut DecodeScratch,
+) -> Result<(), FrameError> {
     check_payload(h, payload)?;
     out.clear();
     let r = grow(out, h.decoded_len as usize)
-        .and_then(|()| decode_checked_into(h, payload, out, &mut DecodeScratch::default(), false));
+        .and_then(|()| decode_checked_into(h, payload, out, scratch, false));
     if r.is_err() {
         out.clear();
     }
@@ -186,10 +196,10 @@ impl<'a> PartDecoder<'a> {
             let buf = PageBuf::new(want).ok_or(FrameError::NoMemory { len: want as u64 })?;
             space.part = Some(buf);
         }
-        if space.blocks.is_none() {
-            let d = super::zstd::BlockDCtx::new()
+        if space.zstd.is_none() {
+            let d = super::zstd::ZstdDCtx::new()
                 .ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?;
-            space.blocks = Some(d);
+            space.zstd = Some(d);
         }
         let need = f.part_needs(n, esize, end);
         // The pages zstd and the read will write, mapped with one call each (not those of the
@@ -233,7 +243,7 @@ impl<'a> PartDecoder<'a> {
             self.at,
             self.h.stored_len as usize,
         );
-        let (Some(buf), Some(d)) = (self.space.part.as_mut(), self.space.blocks.as_mut()) else {
+        let (Some(buf), Some(d)) = (self.space.part.as_mut(), self.space.zstd.as_mut()) else {
             return Err(CodecError::Zstd("no zstd context".into()).into());
         };
         let (out, rest) = buf.split_at_mut(at);
@@ -340,7 +350,8 @@ impl DecodeScratch {
 /// The buffers of a [`DecodeScratch`].
 #[derive(Default)]
 pub(crate) struct Space {
-    pub(crate) zstd: Option<zstd::bulk::Decompressor<'static>>,
+    /// The zstd context of every zstd frame (whole or [`PartDecoder`]'s).
+    pub(crate) zstd: ZstdContext,
     pub(crate) filtered: Vec<u8>,
     pub(crate) pco: super::pco::PcoScratch,
     /// The residuals of a `plane` frame, as native numbers (aligned).
@@ -351,8 +362,6 @@ pub(crate) struct Space {
     pub(crate) fit: super::fit::Work,
     /// A whole block, for [`decode_payload_part`] with a filter that does not undo a part.
     pub(crate) block: Vec<u8>,
-    /// The zstd context of [`PartDecoder`].
-    pub(crate) blocks: Option<super::zstd::BlockDCtx>,
     /// The buffer of [`PartDecoder`]: the block decompressed, then the payload.
     pub(crate) part: Option<PageBuf>,
 }

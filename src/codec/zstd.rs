@@ -166,25 +166,26 @@ impl BlockCodec for Zstd {
         out: &mut [u8],
         zstd_ctx: &mut ZstdContext,
     ) -> Result<(), FrameError> {
-        let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
-        let d = match zstd_ctx {
-            Some(d) => d,
-            None => zstd_ctx.insert(zstd::bulk::Decompressor::new().map_err(zerr)?),
-        };
-        decompress_with(d, h, payload, out)
+        decompress_with(zstd_ctx, h, payload, out, None)
     }
 }
 
-/// `payload` (one zstd frame) decompressed by `d` into `out`, which it must fill exactly.
+/// `payload` (zstd frames; compressed with `dict`, if given) decompressed by the context
+/// `ctx` (made if it is not yet) into `out`, which it must fill exactly.
 fn decompress_with(
-    d: &mut zstd::bulk::Decompressor<'_>,
+    ctx: &mut ZstdContext,
     h: &FrameHeader,
     payload: &[u8],
     out: &mut [u8],
+    dict: Option<&[u8]>,
 ) -> Result<(), FrameError> {
-    let got = d
-        .decompress_to_buffer(payload, out)
-        .map_err(|e| CodecError::Zstd(e.to_string()))?;
+    let d = match ctx {
+        Some(d) => d,
+        None => ctx.insert(
+            ZstdDCtx::new().ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?,
+        ),
+    };
+    let got = d.decompress(payload, out, dict)?;
     if got != out.len() {
         return Err(FrameError::DecodedLength {
             got,
@@ -204,21 +205,21 @@ impl BlockCodec for ZstdDict {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _zstd: &mut ZstdContext,
+        zstd: &mut ZstdContext,
     ) -> Result<(), FrameError> {
-        let zerr = |e: std::io::Error| CodecError::Zstd(e.to_string());
-        let mut d = zstd::bulk::Decompressor::with_dictionary(HEADER_DICT).map_err(zerr)?;
-        decompress_with(&mut d, h, payload, out)
+        decompress_with(zstd, h, payload, out, Some(HEADER_DICT))
     }
 }
 
-/// A zstd context for decompressing a frame a zstd block at a time, each straight from the
-/// frame's bytes into the block's buffer (zstd's buffer-less streaming: no input or window
-/// buffer of its own), so that a small read stops once it has the bytes it needs.
-pub(crate) struct BlockDCtx(std::ptr::NonNull<zstd::zstd_safe::zstd_sys::ZSTD_DCtx>);
+/// A zstd decompression context: for whole frames, or a frame a zstd block at a time, each
+/// straight from the frame's bytes into the block's buffer (zstd's buffer-less streaming: no
+/// input or window buffer of its own), so that a small read stops once it has the bytes it
+/// needs. A thread keeps one for every frame it decodes: making one probes the CPU (`cpuid`,
+/// slow in a virtual machine) and maps its tables' memory.
+pub(crate) struct ZstdDCtx(std::ptr::NonNull<zstd::zstd_safe::zstd_sys::ZSTD_DCtx>);
 
 // SAFETY: the context is owned here and used through `&mut self` only.
-unsafe impl Send for BlockDCtx {}
+unsafe impl Send for ZstdDCtx {}
 
 /// zstd's result `r` as a count, or its error name.
 fn zstd_result(r: usize) -> Result<usize, CodecError> {
@@ -231,12 +232,50 @@ fn zstd_result(r: usize) -> Result<usize, CodecError> {
     Ok(r)
 }
 
-impl BlockDCtx {
+impl ZstdDCtx {
     /// A new context, or None when zstd cannot make one.
-    pub(crate) fn new() -> Option<BlockDCtx> {
+    pub(crate) fn new() -> Option<ZstdDCtx> {
         // SAFETY: makes a context owned by the result (freed in `drop`).
         std::ptr::NonNull::new(unsafe { zstd::zstd_safe::zstd_sys::ZSTD_createDCtx() })
-            .map(BlockDCtx)
+            .map(ZstdDCtx)
+    }
+
+    /// Decompresses the zstd frames of `src` (compressed with `dict`, if given) into `dst`:
+    /// the bytes written.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError::Zstd`] for damaged frames, or frames that decode to more than `dst`
+    /// holds.
+    pub(crate) fn decompress(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&[u8]>,
+    ) -> Result<usize, CodecError> {
+        use zstd::zstd_safe::zstd_sys as z;
+        let ctx = self.0.as_ptr();
+        // SAFETY: zstd reads `src` and `dict` and writes at most `dst.len()` bytes of `dst`.
+        zstd_result(unsafe {
+            match dict {
+                None => z::ZSTD_decompressDCtx(
+                    ctx,
+                    dst.as_mut_ptr().cast(),
+                    dst.len(),
+                    src.as_ptr().cast(),
+                    src.len(),
+                ),
+                Some(dict) => z::ZSTD_decompress_usingDict(
+                    ctx,
+                    dst.as_mut_ptr().cast(),
+                    dst.len(),
+                    src.as_ptr().cast(),
+                    src.len(),
+                    dict.as_ptr().cast(),
+                    dict.len(),
+                ),
+            }
+        })
     }
 
     /// Decompresses the zstd frame at the start of `src` into `dst`, one zstd block at a time,
@@ -288,14 +327,14 @@ impl BlockDCtx {
         Ok((wrote, read))
     }
 
-    /// Whether the last [`BlockDCtx::decompress_upto`] reached the end of its frame.
+    /// Whether the last [`ZstdDCtx::decompress_upto`] reached the end of its frame.
     pub(crate) fn ended(&mut self) -> bool {
         // SAFETY: reads the context's state.
         unsafe { zstd::zstd_safe::zstd_sys::ZSTD_nextSrcSizeToDecompress(self.0.as_ptr()) == 0 }
     }
 }
 
-impl Drop for BlockDCtx {
+impl Drop for ZstdDCtx {
     fn drop(&mut self) {
         // SAFETY: the context made in `new`, freed once.
         unsafe {

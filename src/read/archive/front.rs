@@ -115,7 +115,11 @@ fn decode_header_payload(
     payload: &[u8],
 ) -> std::result::Result<Vec<u8>, FrameError> {
     let mut out = Vec::new();
-    decode_payload(h, payload, &mut out).map_err(|e| match e {
+    // (Through this thread's scratch: its zstd context serves the blocks read next.)
+    super::with_scratch(|s| {
+        crate::codec::decode::decode_payload_with(h, payload, &mut out, &mut s.codec)
+    })
+    .map_err(|e| match e {
         FrameError::NoMemory { .. } => FrameError::HeaderNoMemory { len: h.decoded_len },
         e => e,
     })?;
