@@ -252,21 +252,13 @@ impl<'a> PartDecoder<'a> {
             return Err(FrameError::PayloadChecksum);
         }
         let out = &mut out[..n];
-        let (got, read) = d.decompress_upto(payload, out, self.need)?;
-        // A frame that ended must be the whole block, and the whole payload (the whole-frame
-        // decoding reads bytes after it as another frame, and fails on them).
-        if d.ended() {
-            if got != n {
-                return Err(FrameError::DecodedLength {
-                    got,
-                    decoded: self.h.decoded_len,
-                });
-            }
-            if read < stored {
-                return Err(
-                    CodecError::Zstd("bytes after the end of the zstd frame".into()).into(),
-                );
-            }
+        // (Frames that ended with the payload must be the whole block.)
+        let (got, _, ended) = d.decompress_upto(payload, out, self.need)?;
+        if ended && got != n {
+            return Err(FrameError::DecodedLength {
+                got,
+                decoded: self.h.decoded_len,
+            });
         }
         if got < self.need {
             return Err(FrameError::DecodedLength {

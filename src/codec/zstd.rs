@@ -278,33 +278,46 @@ impl ZstdDCtx {
         })
     }
 
-    /// Decompresses the zstd frame at the start of `src` into `dst`, one zstd block at a time,
-    /// until it has written at least `want` bytes or the frame ends: the bytes written and
-    /// those of `src` read. Each zstd block is decoded from `src` where it lies, into `dst`
-    /// after the one before (which it may copy from).
+    /// Decompresses the zstd frames of `src` into `dst`, one zstd block at a time, until it
+    /// has written at least `want` bytes (and `dst` is not full) or the frames end with
+    /// `src`: the bytes written, the
+    /// bytes of `src` read, and whether the frames ended. Each zstd block is decoded from
+    /// `src` where it lies, into `dst` after the one before (which it may copy from); frames
+    /// follow one another as [`ZstdDCtx::decompress`] reads them (a skippable frame writes
+    /// nothing).
     ///
     /// # Errors
     ///
-    /// [`CodecError::Zstd`] for a damaged frame, one cut short by the end of `src`, or one
-    /// that decodes to more than `dst` holds.
+    /// [`CodecError::Zstd`] for a damaged frame, one cut short by the end of `src`, bytes
+    /// after a frame that are not one, or frames that decode to more than `dst` holds.
     pub(crate) fn decompress_upto(
         &mut self,
         src: &[u8],
         dst: &mut [u8],
         want: usize,
-    ) -> Result<(usize, usize), CodecError> {
+    ) -> Result<(usize, usize, bool), CodecError> {
         use zstd::zstd_safe::zstd_sys as z;
         let ctx = self.0.as_ptr();
         // SAFETY: resets the context owned here.
         zstd_result(unsafe { z::ZSTD_decompressBegin(ctx) })?;
         let (mut read, mut wrote) = (0usize, 0usize);
-        // One step reads a frame header or a zstd block (at least one byte each): bounded by
-        // the source's length.
-        for _ in 0..=src.len() {
+        // A step reads a frame header or a zstd block (at least one byte), or starts the next
+        // frame after one that read at least one: bounded by twice the source's length.
+        for _ in 0..=2 * src.len() + 1 {
+            // (Once `dst` is full, on to the end of the frames: nothing may follow.)
+            if wrote >= want && wrote < dst.len() {
+                return Ok((wrote, read, false));
+            }
             // SAFETY: reads the context's state.
             let k = unsafe { z::ZSTD_nextSrcSizeToDecompress(ctx) };
-            if k == 0 || wrote >= want {
-                break;
+            if k == 0 {
+                if read == src.len() {
+                    return Ok((wrote, read, true));
+                }
+                // Another frame.
+                // SAFETY: resets the context owned here.
+                zstd_result(unsafe { z::ZSTD_decompressBegin(ctx) })?;
+                continue;
             }
             if k > src.len() - read {
                 return Err(CodecError::Zstd("the zstd frame is cut short".into()));
@@ -324,13 +337,7 @@ impl ZstdDCtx {
             read += k;
             wrote += n;
         }
-        Ok((wrote, read))
-    }
-
-    /// Whether the last [`ZstdDCtx::decompress_upto`] reached the end of its frame.
-    pub(crate) fn ended(&mut self) -> bool {
-        // SAFETY: reads the context's state.
-        unsafe { zstd::zstd_safe::zstd_sys::ZSTD_nextSrcSizeToDecompress(self.0.as_ptr()) == 0 }
+        Err(CodecError::Zstd("the zstd frames do not end".into()))
     }
 }
 

@@ -1239,6 +1239,52 @@ fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// A payload of several zstd frames (a skippable one first, then the block in two frames) is
+/// decoded by a small read as the whole-frame decoding reads it: the frames' outputs one
+/// after the other; bytes after the last frame that are not a frame fail both ways.
+#[test]
+fn a_small_read_reads_a_payload_of_several_frames_as_the_whole_decoding_does() {
+    let data: Vec<u8> = (0..200_000u32)
+        .flat_map(|i| (i / 3).to_be_bytes())
+        .collect();
+    let mut payload = Vec::new();
+    payload.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
+    payload.extend_from_slice(&5u32.to_le_bytes());
+    payload.extend_from_slice(b"skip!");
+    let half = data.len() / 2;
+    payload.extend_from_slice(&zstd::bulk::compress(&data[..half], 3).unwrap());
+    payload.extend_from_slice(&zstd::bulk::compress(&data[half..], 3).unwrap());
+    let frame = |payload: &[u8]| FrameHeader {
+        stream: 0,
+        block: 0,
+        codec: Codec::Zstd,
+        filter: Filter::None,
+        esize: 4,
+        decoded_len: data.len() as u32,
+        stored_len: payload.len() as u32,
+        payload_crc: crate::format::crc(payload),
+    };
+    let h = frame(&payload);
+    let mut whole = Vec::new();
+    decode_payload(&h, &payload, &mut whole).unwrap();
+    assert!(whole == data);
+    let mut scratch = DecodeScratch::default();
+    for (from, len) in [(0, 4), (half - 2, 4), (data.len() - 4, 4), (0, data.len())] {
+        let got = streamed_part(&h, &payload, from, len, &mut scratch);
+        assert_eq!(
+            got,
+            Some(Ok(Some(data[from..from + len].to_vec()))),
+            "{from}+{len}"
+        );
+    }
+    let mut bad = payload.clone();
+    bad.extend_from_slice(b"not a frame");
+    let h = frame(&bad);
+    assert!(decode_payload(&h, &bad, &mut whole).is_err());
+    let got = streamed_part(&h, &bad, data.len() - 4, 4, &mut scratch);
+    assert!(matches!(got, Some(Err(FrameError::Codec(_)))), "{got:?}");
+}
+
 /// A small read of a block of several zstd blocks (1 MiB: eight of them), decoded only as far
 /// as the part needs, one buffer reused from read to read: every part it is asked for, at the start,
 /// the middle and the end of the block, for each filter of the shuffle family and element
