@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,7 @@ def bench(cmds: dict[str, list[str]], runs: int, warmup: int = 1) -> dict[str, R
     return med
 
 
-def table(title: str, rows: list[tuple[str, ...]], head: tuple[str, ...]) -> None:
+def table(title: str, rows: Sequence[tuple[str, ...]], head: tuple[str, ...]) -> None:
     print(f"\n### {title}\n")
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|")
@@ -166,7 +167,7 @@ def main() -> None:
     for name in ("256 KiB", "16 KiB"):
         run_once(pack_cmd[name])
     size = orig.stat().st_size
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for k, r in pk.items():
         out = {
             "nc3pack default": arch["default (1 MiB)"],
@@ -341,11 +342,11 @@ def main() -> None:
         rows,
         ("", "ms", "vs original", "archive ratio"),
     )
-    r = ts["archive, 64 KiB blocks"].wall / o
+    r_ts = ts["archive, 64 KiB blocks"].wall / o
     check(
         "time series with 64 KiB blocks within 3x of the original",
-        r <= 3.0,
-        f"{r:.2f}x",
+        r_ts <= 3.0,
+        f"{r_ts:.2f}x",
     )
     within2 = [k for k in arch if ts[f"archive, {k} blocks"].wall / o <= 2.0]
     print(
