@@ -13,6 +13,10 @@ use std::sync::Mutex;
 /// the default way, into one buffer, without starting threads).
 const MIN_BLOCKS: u64 = 3;
 
+/// Blocks smaller than this are decoded and handed over in groups of consecutive blocks of
+/// about this many bytes, their frames read at once where they lie one after another.
+const GROUP_BYTES: u64 = 1 << 20;
+
 /// Why handing over blocks stopped.
 enum Stop {
     /// A block could not be read.
@@ -74,34 +78,42 @@ impl<R: ReadAt> Archive<R> {
         if threads < 2 {
             return default(put);
         }
-        let blocks: Vec<u64> = (first..=last).collect();
+        // Small blocks go in groups of about a megabyte, so that what a block costs apart
+        // from its decoding (its turn in the queue, its read) is paid once a group.
+        let per = (GROUP_BYTES / bb).max(1);
+        let groups: Vec<(u64, u64)> = (first..=last)
+            .step_by(per as usize)
+            .map(|g| (g, (g + per - 1).min(last)))
+            .collect();
         // A remote archive fetches the frames with a few requests, in the order they are read.
-        self.plan_reads(blocks.iter().map(|&b| (v, b)))?;
+        self.plan_reads((first..=last).map(|b| (v, b)))?;
         // Buffers handed back by the caller, for reuse (u64 storage: aligned for any element
-        // type). At most one per block in flight is ever made.
+        // type). At most one per group in flight is ever made.
         let free: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
-        let decode = |&b: &u64| -> Result<Vec<u64>> {
+        let decode = |&(g0, g1): &(u64, u64)| -> Result<Vec<u64>> {
             let reused = free.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let mut buf = reused.unwrap_or_default();
-            let n = self.block_len(v, b);
-            let bytes = usize::try_from(n).map_err(|_| self.no_memory(v, b, n))?;
+            let n: u64 = (g0..=g1).map(|b| self.block_len(v, b)).sum();
+            let bytes = usize::try_from(n).map_err(|_| self.no_memory(v, g0, n))?;
             let words = bytes.div_ceil(8);
             buf.try_reserve(words.saturating_sub(buf.len()))
-                .map_err(|_| self.no_memory(v, b, n))?;
-            // (A reused buffer has the length of a block already: nothing to clear.)
+                .map_err(|_| self.no_memory(v, g0, n))?;
+            // (A reused buffer has the length of a group already, but maybe the last's:
+            // every byte is written.)
             buf.resize(words, 0);
             let dst = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..bytes];
-            with_scratch(|scratch| self.block_native(v, b, dst, scratch))?;
+            with_scratch(|scratch| self.group_native(v, g0, g1, dst, scratch))?;
             Ok(buf)
         };
         let consume = |i: usize, r: Result<Vec<u64>>| -> std::result::Result<(), Stop> {
             let buf = r.map_err(Stop::Read)?;
-            let b = blocks[i];
-            let (start, n) = (b * bb, self.block_len(v, b));
+            let (g0, g1) = groups[i];
+            let start = g0 * bb;
+            let n: u64 = (g0..=g1).map(|b| self.block_len(v, b)).sum();
             let (from, to) = (off.max(start) - start, (off + len).min(start + n) - start);
-            let block = bytemuck::cast_slice::<u64, u8>(&buf);
-            let Some(piece) = block.get(from as usize..to as usize) else {
-                return Err(Stop::Read(self.shorter(v, b)));
+            let group = bytemuck::cast_slice::<u64, u8>(&buf);
+            let Some(piece) = group.get(from as usize..to as usize) else {
+                return Err(Stop::Read(self.shorter(v, g0)));
             };
             let go = put(piece);
             free.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
@@ -111,7 +123,7 @@ impl<R: ReadAt> Archive<R> {
                 Err(Stop::Quit)
             }
         };
-        match crate::parallel::ordered_map(&blocks, threads, 2 * threads, decode, consume) {
+        match crate::parallel::ordered_map(&groups, threads, 2 * threads, decode, consume) {
             Ok(()) | Err(Stop::Quit) => Ok(()),
             Err(Stop::Read(e)) => Err(e),
             // No block was handed over (the threads start before any is): read the default way.
@@ -122,6 +134,81 @@ impl<R: ReadAt> Archive<R> {
                 self.stream_name(v)
             ))),
         }
+    }
+
+    /// Blocks `g0..=g1` of stream `s`, one after another, into `dst` in native byte order:
+    /// in a local archive, when none is cached, constant or lost and their frames lie one
+    /// after another, the frames are read with one read and decoded from there; otherwise
+    /// block by block ([`Archive::block_native`]).
+    fn group_native(
+        &self,
+        s: usize,
+        g0: u64,
+        g1: u64,
+        dst: &mut [u8],
+        scratch: &mut BlockScratch,
+    ) -> Result<()> {
+        let id = self.streams[s].id;
+        let mut end = self.entry(s, g0).offset;
+        // (A remote archive has the frames fetched ahead as planned, frame by frame.)
+        let together = g1 > g0
+            && !self.reader.wants_prefetch()
+            && (g0..=g1).all(|b| {
+                let e = self.entry(s, b);
+                let next = e.offset == end && !e.is_constant() && !e.is_lost();
+                end = e.offset + e.frame_len();
+                next && !self.cache.contains((id, b))
+            });
+        if !together {
+            let mut at = 0;
+            for b in g0..=g1 {
+                let n = self.block_len(s, b) as usize;
+                let Some(out) = dst.get_mut(at..at + n) else {
+                    return Err(self.shorter(s, b));
+                };
+                self.block_native(s, b, out, scratch)?;
+                at += n;
+            }
+            return Ok(());
+        }
+        let start = self.entry(s, g0).offset;
+        let span = end - start;
+        let bytes = usize::try_from(span).map_err(|_| self.no_memory(s, g0, span))?;
+        let mut frames = std::mem::take(&mut scratch.frame);
+        let r = (|| {
+            frames
+                .try_reserve(bytes.saturating_sub(frames.len()))
+                .map_err(|_| self.no_memory(s, g0, span))?;
+            if frames.len() < bytes {
+                crate::codec::prefault(&mut frames, bytes);
+            }
+            frames.resize(bytes, 0);
+            self.reader
+                .read_exact_at(&mut frames, start)
+                .map_err(io_err(&self.path, "read"))?;
+            let (mut at, mut out_at) = (0usize, 0usize);
+            for b in g0..=g1 {
+                let e = self.entry(s, b);
+                let (flen, n) = (e.frame_len() as usize, self.block_len(s, b) as usize);
+                let frame = &frames[at..at + flen];
+                let h = self.check_frame_header(s, b, frame)?;
+                let Some(out) = dst.get_mut(out_at..out_at + n) else {
+                    return Err(self.shorter(s, b));
+                };
+                decode_payload_into(
+                    &h,
+                    &frame[FRAME_HEADER_LEN..],
+                    out,
+                    &mut scratch.codec,
+                    true,
+                )
+                .map_err(|e| self.block_error(s, b, e.into()))?;
+                (at, out_at) = (at + flen, out_at + n);
+            }
+            Ok(())
+        })();
+        scratch.frame = frames;
+        r
     }
 
     /// Block `b` of stream `s`, whole, into `dst` in native byte order: from the cache, from
