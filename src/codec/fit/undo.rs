@@ -3,7 +3,8 @@
 //! a window at a time.
 
 use super::{
-    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, NEAR, STRETCH,
+    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, MAGIC,
+    MAX_TAPS, NEAR, STRETCH,
 };
 use crate::codec::block::Space;
 use crate::codec::decode::{grow, pco_filter_esize};
@@ -450,6 +451,10 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         .copied()
         .filter(|t| t.offset >= NEAR)
         .collect();
+    let far_w: Vec<(usize, f64)> = far
+        .iter()
+        .map(|t| (t.offset as usize, f64::from(t.weight)))
+        .collect();
     // A stretch of elements no far tap reaches into: its far sums are known before it starts.
     let stretch = far
         .iter()
@@ -484,6 +489,32 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         // The far taps' weighted sum for each element of the stretch (exact, as in
         // `predict`), plus the rounding term.
         if E <= 4 {
+            let end = at + len;
+            // The runs of the stretch (from the first that ends after it starts), if few:
+            // rows of land, say.
+            let few = runs.and_then(|runs| {
+                while run < runs.len() && runs[run].1 <= at {
+                    run += 1;
+                }
+                let here = runs[run..].iter().take_while(|r| r.0 < end).count();
+                (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
+            });
+            #[cfg(target_arch = "x86_64")]
+            if FMA && few.is_none() {
+                let step = Step {
+                    far: &far_w,
+                    res,
+                    half,
+                    shift,
+                    base,
+                };
+                if let Some(c) = two_back {
+                    if step.fused::<S, E>(c, pow, v, at, len) {
+                        at += len;
+                        continue;
+                    }
+                }
+            }
             // With each element's residual times 2^s in its sum (vectorized here, not in
             // the serial loop): dᵢ + ⌊t / 2^s⌋ is ⌊(t + dᵢ·2^s) / 2^s⌋, and no sum wraps
             // (|t| < 2^52: at most 32 weights of 2^15 times values of 2^31, plus 2^31·2^15).
@@ -495,16 +526,6 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
             for (j, (x, &a)) in g.iter_mut().zip(acc.iter()).enumerate() {
                 *x = exact(a) + (part.at(j) << shift);
             }
-            let end = at + len;
-            // The runs of the stretch (from the first that ends after it starts), if few:
-            // rows of land, say.
-            let few = runs.and_then(|runs| {
-                while run < runs.len() && runs[run].1 <= at {
-                    run += 1;
-                }
-                let here = runs[run..].iter().take_while(|r| r.0 < end).count();
-                (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
-            });
             match few {
                 // The fill elements between the runs copy the one before, and the runs have
                 // no fill element to check.
@@ -679,4 +700,152 @@ impl<R: Residuals> Serial<'_, R> {
             v[j] = S::put(if self.res.fill(i) { a } else { y });
         }
     }
+}
+
+/// The far taps' sums and the serial loop of a stretch in one pass, [`GROUP`] elements at a
+/// time: the sums do not wait on the serial chain (a stretch is no longer than the shortest
+/// far offset, so they read only elements before it), and the CPU computes those of a group
+/// in the idle slots of the chain of the one before.
+#[cfg(target_arch = "x86_64")]
+struct Step<'a, R> {
+    /// The far taps: offset and weight.
+    far: &'a [(usize, f64)],
+    res: &'a R,
+    half: i64,
+    shift: u8,
+    /// The element of the block that element 0 of the working values' window is.
+    base: usize,
+}
+
+/// How many elements [`Step`] sums at once.
+#[cfg(target_arch = "x86_64")]
+const GROUP: usize = 32;
+
+#[cfg(target_arch = "x86_64")]
+impl<R: Residuals> Step<'_, R> {
+    /// The stretch of `len` elements from `at` as [`Serial::two_back`] rebuilds it (one near
+    /// tap of weight `c` two back, the weights' sum 2^q with q = s − K, K = `pow`'s
+    /// difference, at most 3), its values computed without wrapping: true when every one of
+    /// them is inside the range of `E` bytes, which makes them those of the wrapping formula
+    /// (each step the same numbers); false (the stretch to be redone) otherwise, or for
+    /// another predictor.
+    #[inline(always)]
+    fn fused<S: Slot, const E: usize>(
+        &self,
+        c: i64,
+        pow: Option<u32>,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) -> bool {
+        match pow.map(|q| u32::from(self.shift) - q) {
+            Some(0) => self.two_back::<S, E, 0>(c, v, at, len),
+            Some(1) => self.two_back::<S, E, 1>(c, v, at, len),
+            Some(2) => self.two_back::<S, E, 2>(c, v, at, len),
+            Some(3) => self.two_back::<S, E, 3>(c, v, at, len),
+            _ => false,
+        }
+    }
+
+    #[inline(always)]
+    fn two_back<S: Slot, const E: usize, const K: u32>(
+        &self,
+        c: i64,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) -> bool {
+        let va = at - self.base;
+        let (done, rest) = v.split_at_mut(va);
+        let src = S::floats(done);
+        // Each far tap's values for the stretch, all before it.
+        let mut xs: [&[f64]; MAX_TAPS] = [&[]; MAX_TAPS];
+        let mut ws = [0f64; MAX_TAPS];
+        let nt = self.far.len().min(MAX_TAPS);
+        for ((x, w), &(o, c)) in xs.iter_mut().zip(&mut ws).zip(self.far) {
+            (*x, *w) = (&src[va - o..va - o + len], c);
+        }
+        let (xs, ws) = (&xs[..nt], &ws[..nt]);
+        let (mut a, mut b) = (done[va - 1].get(), done[va - 2].get());
+        let (shift, q) = (u32::from(self.shift), u32::from(self.shift) - K);
+        let (half, scale) = (self.half as f64, f64::from(1u32 << shift));
+        // Every value's bits above the range of E bytes, once moved into 0..2^(8E).
+        let mut out = 0u64;
+        let mut one = |g: i64, fill: bool, x: &mut S| {
+            let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
+            let y = t.wrapping_add(((1 << K) - 1) * a) >> K;
+            let y = if fill { a } else { y };
+            out |= y.wrapping_add(1 << (8 * E - 1)) as u64;
+            *x = S::put(y);
+            (a, b) = (y, a);
+        };
+        let whole = len / GROUP * GROUP;
+        for (k, ys) in (0..whole)
+            .step_by(GROUP)
+            .zip(rest[..whole].chunks_exact_mut(GROUP))
+        {
+            let part = self.res.part(at + k, GROUP);
+            let d: [i64; GROUP] = std::array::from_fn(|l| part.at(l));
+            // SAFETY: `undo_avx2` alone (compiled for AVX2 and FMA) calls this.
+            let g = unsafe { group_sums(xs, ws, k, half, &d, scale) };
+            for (l, x) in ys.iter_mut().enumerate() {
+                one(g[l], part.fill(l), x);
+            }
+        }
+        for (k, x) in (whole..len).zip(&mut rest[whole..len]) {
+            let sum = xs
+                .iter()
+                .zip(ws)
+                .fold(half, |s, (x, &w)| x[k].mul_add(w, s));
+            one(
+                exact(sum) + (self.res.at(at + k) << shift),
+                self.res.fill(at + k),
+                x,
+            );
+        }
+        out >> (8 * E) == 0
+    }
+}
+
+/// The far taps' sums of [`GROUP`] elements from element `k` of the values `xs` (one slice a
+/// tap) with the weights `ws`, plus `half` and the residuals `d` times `scale` (2^s), as
+/// integers (exact, as in [`far_sums`]: |dᵢ| < 2^32).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn group_sums(
+    xs: &[&[f64]],
+    ws: &[f64],
+    k: usize,
+    half: f64,
+    d: &[i64; GROUP],
+    scale: f64,
+) -> [i64; GROUP] {
+    use std::arch::x86_64::*;
+    let magic = _mm256_set1_pd(MAGIC);
+    let bits = _mm256_set1_epi64x(MAGIC.to_bits() as i64);
+    let (half, scale) = (_mm256_set1_pd(half), _mm256_set1_pd(scale));
+    // The residuals as floats, through the bits of x + 1.5 · 2^52 (the reverse of `exact`).
+    let mut acc: [__m256d; GROUP / 4] = std::array::from_fn(|i| {
+        // SAFETY: d holds GROUP values, 4 from 4·i.
+        let d = unsafe { _mm256_loadu_si256(d.as_ptr().add(4 * i).cast()) };
+        let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, bits)), magic);
+        _mm256_fmadd_pd(d, scale, half)
+    });
+    for (x, &w) in xs.iter().zip(ws) {
+        let x = &x[k..k + GROUP];
+        let w = _mm256_set1_pd(w);
+        for (i, a) in acc.iter_mut().enumerate() {
+            // SAFETY: x holds GROUP values, 4 from 4·i.
+            *a = _mm256_fmadd_pd(unsafe { _mm256_loadu_pd(x.as_ptr().add(4 * i)) }, w, *a);
+        }
+    }
+    // `exact`, four at a time.
+    let mut out = [0i64; GROUP];
+    for (i, a) in acc.into_iter().enumerate() {
+        let int = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(a, magic)), bits);
+        // SAFETY: out holds GROUP values, 4 from 4·i.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(4 * i).cast(), int) };
+    }
+    out
 }
