@@ -211,6 +211,8 @@ trait Slot: Copy + Default {
     fn get(self) -> i64;
     /// The held values as the far taps' sums read them (f64 only; empty for i64).
     fn floats(v: &[Self]) -> &[f64];
+    /// [`Slot::floats`], to write.
+    fn floats_mut(v: &mut [Self]) -> &mut [f64];
 }
 
 impl Slot for f64 {
@@ -223,6 +225,9 @@ impl Slot for f64 {
         exact(self)
     }
     fn floats(v: &[f64]) -> &[f64] {
+        v
+    }
+    fn floats_mut(v: &mut [f64]) -> &mut [f64] {
         v
     }
 }
@@ -238,6 +243,9 @@ impl Slot for i64 {
     }
     fn floats(_: &[i64]) -> &[f64] {
         &[]
+    }
+    fn floats_mut(_: &mut [i64]) -> &mut [f64] {
+        &mut []
     }
 }
 
@@ -705,7 +713,7 @@ impl<R: Residuals> Serial<'_, R> {
 /// The far taps' sums and the serial loop of a stretch in one pass, [`GROUP`] elements at a
 /// time: the sums do not wait on the serial chain (a stretch is no longer than the shortest
 /// far offset, so they read only elements before it), and the CPU computes those of a group
-/// in the idle slots of the chain of the one before.
+/// in the idle slots of the chain of the one before (see [`stretch`]).
 #[cfg(target_arch = "x86_64")]
 struct Step<'a, R> {
     /// The far taps: offset and weight.
@@ -756,96 +764,153 @@ impl<R: Residuals> Step<'_, R> {
         len: usize,
     ) -> bool {
         let va = at - self.base;
-        let (done, rest) = v.split_at_mut(va);
-        let src = S::floats(done);
-        // Each far tap's values for the stretch, all before it.
-        let mut xs: [&[f64]; MAX_TAPS] = [&[]; MAX_TAPS];
-        let mut ws = [0f64; MAX_TAPS];
-        let nt = self.far.len().min(MAX_TAPS);
-        for ((x, w), &(o, c)) in xs.iter_mut().zip(&mut ws).zip(self.far) {
-            (*x, *w) = (&src[va - o..va - o + len], c);
+        let (done, rest) = S::floats_mut(v).split_at_mut(va);
+        if rest.len() < len {
+            // Not floats (8-byte elements: not called).
+            return false;
         }
-        let (xs, ws) = (&xs[..nt], &ws[..nt]);
-        let (mut a, mut b) = (done[va - 1].get(), done[va - 2].get());
-        let (shift, q) = (u32::from(self.shift), u32::from(self.shift) - K);
-        let (half, scale) = (self.half as f64, f64::from(1u32 << shift));
-        // Every value's bits above the range of E bytes, once moved into 0..2^(8E).
-        let mut out = 0u64;
-        let mut one = |g: i64, fill: bool, x: &mut S| {
-            let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
-            let y = t.wrapping_add(((1 << K) - 1) * a) >> K;
-            let y = if fill { a } else { y };
-            out |= y.wrapping_add(1 << (8 * E - 1)) as u64;
-            *x = S::put(y);
-            (a, b) = (y, a);
-        };
-        let whole = len / GROUP * GROUP;
-        for (k, ys) in (0..whole)
-            .step_by(GROUP)
-            .zip(rest[..whole].chunks_exact_mut(GROUP))
-        {
-            let part = self.res.part(at + k, GROUP);
-            let d: [i64; GROUP] = std::array::from_fn(|l| part.at(l));
-            // SAFETY: `undo_avx2` alone (compiled for AVX2 and FMA) calls this.
-            let g = unsafe { group_sums(xs, ws, k, half, &d, scale) };
-            for (l, x) in ys.iter_mut().enumerate() {
-                one(g[l], part.fill(l), x);
-            }
-        }
-        for (k, x) in (whole..len).zip(&mut rest[whole..len]) {
-            let sum = xs
-                .iter()
-                .zip(ws)
-                .fold(half, |s, (x, &w)| x[k].mul_add(w, s));
-            one(
-                exact(sum) + (self.res.at(at + k) << shift),
-                self.res.fill(at + k),
-                x,
-            );
-        }
-        out >> (8 * E) == 0
+        // SAFETY: `undo_avx2` alone (compiled for AVX2 and FMA) calls this.
+        unsafe { stretch::<R, E, K>(self, c, done, &mut rest[..len], at) }
     }
 }
 
-/// The far taps' sums of [`GROUP`] elements from element `k` of the values `xs` (one slice a
-/// tap) with the weights `ws`, plus `half` and the residuals `d` times `scale` (2^s), as
-/// integers (exact, as in [`far_sums`]: |dᵢ| < 2^32).
+/// [`Step::two_back`] on the window's values before the stretch (`done`) and the stretch's
+/// (`rest`, from element `at` of the block): while the serial loop rebuilds a group of
+/// elements, the far sums of the next are computed a tap at a time between its steps (close
+/// in the order of instructions, so that the CPU runs them while the chain waits).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-#[inline]
-fn group_sums(
-    xs: &[&[f64]],
-    ws: &[f64],
-    k: usize,
-    half: f64,
-    d: &[i64; GROUP],
-    scale: f64,
-) -> [i64; GROUP] {
+fn stretch<R: Residuals, const E: usize, const K: u32>(
+    step: &Step<'_, R>,
+    c: i64,
+    done: &[f64],
+    rest: &mut [f64],
+    at: usize,
+) -> bool {
     use std::arch::x86_64::*;
+    let (va, len) = (done.len(), rest.len());
+    // Each far tap's values for the stretch, all before it.
+    let mut xs: [&[f64]; MAX_TAPS] = [&[]; MAX_TAPS];
+    let mut ws = [_mm256_setzero_pd(); MAX_TAPS];
+    let nt = step.far.len().min(MAX_TAPS);
+    for ((x, w), &(o, c)) in xs.iter_mut().zip(&mut ws).zip(step.far) {
+        (*x, *w) = (&done[va - o..va - o + len], _mm256_set1_pd(c));
+    }
+    let (xs, ws) = (&xs[..nt], &ws[..nt]);
+    // The serial steps done after each tap's sums.
+    let mut upto = [0u8; MAX_TAPS];
+    for (t, u) in upto[..nt].iter_mut().enumerate() {
+        *u = ((t + 1) * GROUP / nt) as u8;
+    }
+    let (mut a, mut b) = (exact(done[va - 1]), exact(done[va - 2]));
+    let (shift, q) = (u32::from(step.shift), u32::from(step.shift) - K);
+    let res = step.res;
     let magic = _mm256_set1_pd(MAGIC);
     let bits = _mm256_set1_epi64x(MAGIC.to_bits() as i64);
-    let (half, scale) = (_mm256_set1_pd(half), _mm256_set1_pd(scale));
-    // The residuals as floats, through the bits of x + 1.5 · 2^52 (the reverse of `exact`).
-    let mut acc: [__m256d; GROUP / 4] = std::array::from_fn(|i| {
-        // SAFETY: d holds GROUP values, 4 from 4·i.
-        let d = unsafe { _mm256_loadu_si256(d.as_ptr().add(4 * i).cast()) };
-        let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, bits)), magic);
-        _mm256_fmadd_pd(d, scale, half)
-    });
-    for (x, &w) in xs.iter().zip(ws) {
-        let x = &x[k..k + GROUP];
-        let w = _mm256_set1_pd(w);
+    let half = _mm256_set1_pd(step.half as f64);
+    let scale = _mm256_set1_pd(f64::from(1u32 << shift));
+    // The residuals of a group (times 2^s) plus the rounding term: where its sums start.
+    let start = |k: usize| -> [__m256d; GROUP / 4] {
+        let part = res.part(at + k, GROUP);
+        let d: [i64; GROUP] = std::array::from_fn(|l| part.at(l));
+        std::array::from_fn(|i| {
+            // SAFETY: d holds GROUP values, 4 from 4·i.
+            let d = unsafe { _mm256_loadu_si256(d.as_ptr().add(4 * i).cast()) };
+            // As floats through the bits of x + 1.5 · 2^52 (the reverse of `exact`).
+            let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, bits)), magic);
+            _mm256_fmadd_pd(d, scale, half)
+        })
+    };
+    let add = |acc: &mut [__m256d; GROUP / 4], x: &[f64], w: __m256d| {
         for (i, a) in acc.iter_mut().enumerate() {
             // SAFETY: x holds GROUP values, 4 from 4·i.
             *a = _mm256_fmadd_pd(unsafe { _mm256_loadu_pd(x.as_ptr().add(4 * i)) }, w, *a);
         }
-    }
+    };
     // `exact`, four at a time.
-    let mut out = [0i64; GROUP];
-    for (i, a) in acc.into_iter().enumerate() {
-        let int = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(a, magic)), bits);
-        // SAFETY: out holds GROUP values, 4 from 4·i.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(4 * i).cast(), int) };
+    let finish = |acc: [__m256d; GROUP / 4], g: &mut [i64; GROUP]| {
+        for (i, a) in acc.into_iter().enumerate() {
+            let int = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(a, magic)), bits);
+            // SAFETY: g holds GROUP values, 4 from 4·i.
+            unsafe { _mm256_storeu_si256(g.as_mut_ptr().add(4 * i).cast(), int) };
+        }
+    };
+    let mut one = |g: i64, fill: bool| {
+        let y = if K == 1 {
+            // ⌊(⌊u / 2^q⌋ + a) / 2⌋ is ⌊(u + a·2^q) / 2^s⌋: one step less two back (the
+            // longer way round the chain).
+            g.wrapping_add(c.wrapping_mul(b)).wrapping_add(a << q) >> shift
+        } else {
+            let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
+            t.wrapping_add(((1 << K) - 1) * a) >> K
+        };
+        let y = if fill { a } else { y };
+        (a, b) = (y, a);
+        y
+    };
+    // Every value's bits above the range of E bytes, once moved into 0..2^(8E).
+    let off = _mm256_set1_epi64x(1 << (8 * E - 1));
+    let mut any = _mm256_setzero_si256();
+    let groups = len / GROUP;
+    let mut g = [0i64; GROUP];
+    if groups > 0 {
+        let mut acc = start(0);
+        for (x, &w) in xs.iter().zip(ws) {
+            add(&mut acc, &x[..GROUP], w);
+        }
+        finish(acc, &mut g);
     }
-    out
+    for (i, out) in rest.chunks_exact_mut(GROUP).enumerate() {
+        let k = i * GROUP;
+        let part = res.part(at + k, GROUP);
+        let next = i + 1 < groups;
+        let mut acc = if next {
+            start(k + GROUP)
+        } else {
+            [_mm256_setzero_pd(); GROUP / 4]
+        };
+        let mut y = [0i64; GROUP];
+        let mut l = 0;
+        for ((x, &w), &u) in xs.iter().zip(ws).zip(&upto) {
+            if next {
+                add(&mut acc, &x[k + GROUP..k + 2 * GROUP], w);
+            }
+            while l < usize::from(u) {
+                y[l] = one(g[l], part.fill(l));
+                l += 1;
+            }
+        }
+        while l < GROUP {
+            y[l] = one(g[l], part.fill(l));
+            l += 1;
+        }
+        if next {
+            finish(acc, &mut g);
+        }
+        // The values as floats (exact for |y| < 2^51), and their range.
+        for (i, o) in out.chunks_exact_mut(4).enumerate() {
+            // SAFETY: y holds GROUP values, 4 from 4·i; o holds 4.
+            unsafe {
+                let y = _mm256_loadu_si256(y.as_ptr().add(4 * i).cast());
+                any = _mm256_or_si256(any, _mm256_add_epi64(y, off));
+                let f = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(y, bits)), magic);
+                _mm256_storeu_pd(o.as_mut_ptr(), f);
+            }
+        }
+    }
+    let any = _mm_or_si128(
+        _mm256_castsi256_si128(any),
+        _mm256_extracti128_si256::<1>(any),
+    );
+    let mut out = (_mm_cvtsi128_si64(any) | _mm_extract_epi64::<1>(any)) as u64;
+    let whole = groups * GROUP;
+    for (k, x) in (whole..len).zip(&mut rest[whole..]) {
+        let sum = step.far.iter().fold(step.half as f64, |s, &(o, w)| {
+            done[va - o + k].mul_add(w, s)
+        });
+        let y = one(exact(sum) + (res.at(at + k) << shift), res.fill(at + k));
+        out |= y.wrapping_add(1 << (8 * E - 1)) as u64;
+        *x = y as f64;
+    }
+    out >> (8 * E) == 0
 }
