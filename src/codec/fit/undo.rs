@@ -779,7 +779,7 @@ impl<R: Residuals> Step<'_, R> {
 /// elements, the far sums of the next are computed a tap at a time between its steps (close
 /// in the order of instructions, so that the CPU runs them while the chain waits).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
+#[target_feature(enable = "avx2,bmi2,fma")]
 fn stretch<R: Residuals, const E: usize, const K: u32>(
     step: &Step<'_, R>,
     c: i64,
@@ -809,18 +809,6 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
     let bits = _mm256_set1_epi64x(MAGIC.to_bits() as i64);
     let half = _mm256_set1_pd(step.half as f64);
     let scale = _mm256_set1_pd(f64::from(1u32 << shift));
-    // The residuals of a group (times 2^s) plus the rounding term: where its sums start.
-    let start = |k: usize| -> [__m256d; GROUP / 4] {
-        let part = res.part(at + k, GROUP);
-        let d: [i64; GROUP] = std::array::from_fn(|l| part.at(l));
-        std::array::from_fn(|i| {
-            // SAFETY: d holds GROUP values, 4 from 4·i.
-            let d = unsafe { _mm256_loadu_si256(d.as_ptr().add(4 * i).cast()) };
-            // As floats through the bits of x + 1.5 · 2^52 (the reverse of `exact`).
-            let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, bits)), magic);
-            _mm256_fmadd_pd(d, scale, half)
-        })
-    };
     let add = |acc: &mut [__m256d; GROUP / 4], x: &[f64], w: __m256d| {
         for (i, a) in acc.iter_mut().enumerate() {
             // SAFETY: x holds GROUP values, 4 from 4·i.
@@ -838,11 +826,15 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
     let mut one = |g: i64, fill: bool| {
         let y = if K == 1 {
             // ⌊(⌊u / 2^q⌋ + a) / 2⌋ is ⌊(u + a·2^q) / 2^s⌋: one step less two back (the
-            // longer way round the chain).
-            g.wrapping_add(c.wrapping_mul(b)).wrapping_add(a << q) >> shift
+            // longer way round the chain), if u is summed first.
+            let mut u = g.wrapping_add(c.wrapping_mul(b));
+            // SAFETY: no instructions; u as it is, but the compiler cannot move a's term
+            // before it (a step more after a).
+            unsafe { std::arch::asm!("/* {0} */", inout(reg) u, options(pure, nomem, nostack)) };
+            u.wrapping_add(a << q) >> shift
         } else {
             let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
-            t.wrapping_add(((1 << K) - 1) * a) >> K
+            t.wrapping_add(((1 << K) - 1i64).wrapping_mul(a)) >> K
         };
         let y = if fill { a } else { y };
         (a, b) = (y, a);
@@ -853,27 +845,30 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
     let mut any = _mm256_setzero_si256();
     let groups = len / GROUP;
     let mut g = [0i64; GROUP];
-    if groups > 0 {
-        let mut acc = start(0);
-        for (x, &w) in xs.iter().zip(ws) {
-            add(&mut acc, &x[..GROUP], w);
+    // Step i: the sums of group i (if any), and the serial steps of group i − 1 (if any).
+    for i in 0..(groups + 1) * usize::from(groups > 0) {
+        let next = i < groups;
+        let mut acc = [_mm256_setzero_pd(); GROUP / 4];
+        if next {
+            // The residuals of the group (times 2^s) plus the rounding term: where its sums
+            // start.
+            let part = res.part(at + i * GROUP, GROUP);
+            let d: [i64; GROUP] = std::array::from_fn(|l| part.at(l));
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: d holds GROUP values, 4 from 4·j.
+                let d = unsafe { _mm256_loadu_si256(d.as_ptr().add(4 * j).cast()) };
+                // As floats through the bits of x + 1.5 · 2^52 (the reverse of `exact`).
+                let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, bits)), magic);
+                *a = _mm256_fmadd_pd(d, scale, half);
+            }
         }
-        finish(acc, &mut g);
-    }
-    for (i, out) in rest.chunks_exact_mut(GROUP).enumerate() {
-        let k = i * GROUP;
+        let k = i.max(1) * GROUP - GROUP;
         let part = res.part(at + k, GROUP);
-        let next = i + 1 < groups;
-        let mut acc = if next {
-            start(k + GROUP)
-        } else {
-            [_mm256_setzero_pd(); GROUP / 4]
-        };
         let mut y = [0i64; GROUP];
-        let mut l = 0;
+        let mut l = if i > 0 { 0 } else { GROUP };
         for ((x, &w), &u) in xs.iter().zip(ws).zip(&upto) {
             if next {
-                add(&mut acc, &x[k + GROUP..k + 2 * GROUP], w);
+                add(&mut acc, &x[i * GROUP..i * GROUP + GROUP], w);
             }
             while l < usize::from(u) {
                 y[l] = one(g[l], part.fill(l));
@@ -887,14 +882,16 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
         if next {
             finish(acc, &mut g);
         }
-        // The values as floats (exact for |y| < 2^51), and their range.
-        for (i, o) in out.chunks_exact_mut(4).enumerate() {
-            // SAFETY: y holds GROUP values, 4 from 4·i; o holds 4.
-            unsafe {
-                let y = _mm256_loadu_si256(y.as_ptr().add(4 * i).cast());
-                any = _mm256_or_si256(any, _mm256_add_epi64(y, off));
-                let f = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(y, bits)), magic);
-                _mm256_storeu_pd(o.as_mut_ptr(), f);
+        if i > 0 {
+            // The values as floats (exact for |y| < 2^51), and their range.
+            for (j, o) in rest[k..k + GROUP].chunks_exact_mut(4).enumerate() {
+                // SAFETY: y holds GROUP values, 4 from 4·j; o holds 4.
+                unsafe {
+                    let y = _mm256_loadu_si256(y.as_ptr().add(4 * j).cast());
+                    any = _mm256_or_si256(any, _mm256_add_epi64(y, off));
+                    let f = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(y, bits)), magic);
+                    _mm256_storeu_pd(o.as_mut_ptr(), f);
+                }
             }
         }
     }
