@@ -507,6 +507,8 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
                 let here = runs[run..].iter().take_while(|r| r.0 < end).count();
                 (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
             });
+            // With the writer's predictors, the far sums and the serial loop in one pass
+            // (`Step`; the CPUs that have FMA here have AVX2 and BMI2 as well).
             #[cfg(target_arch = "x86_64")]
             if FMA && few.is_none() {
                 let step = Step {
@@ -765,11 +767,11 @@ impl<R: Residuals> Step<'_, R> {
     ) -> bool {
         let va = at - self.base;
         let (done, rest) = S::floats_mut(v).split_at_mut(va);
-        if rest.len() < len {
-            // Not floats (8-byte elements: not called).
+        if rest.len() < len || self.far.len() > MAX_TAPS {
+            // Not floats (8-byte elements: not called), or more taps than a prefix holds.
             return false;
         }
-        // SAFETY: `undo_avx2` alone (compiled for AVX2 and FMA) calls this.
+        // SAFETY: `undo_avx2` alone (compiled for AVX2, BMI2 and FMA) calls this.
         unsafe { stretch::<R, E, K>(self, c, done, &mut rest[..len], at) }
     }
 }
@@ -792,7 +794,7 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
     // Each far tap's values for the stretch, all before it.
     let mut xs: [&[f64]; MAX_TAPS] = [&[]; MAX_TAPS];
     let mut ws = [_mm256_setzero_pd(); MAX_TAPS];
-    let nt = step.far.len().min(MAX_TAPS);
+    let nt = step.far.len();
     for ((x, w), &(o, c)) in xs.iter_mut().zip(&mut ws).zip(step.far) {
         (*x, *w) = (&done[va - o..va - o + len], _mm256_set1_pd(c));
     }
