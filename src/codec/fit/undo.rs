@@ -470,6 +470,12 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         .min()
         .unwrap_or(STRETCH)
         .min(STRETCH);
+    // A whole number of `Step`'s groups, where it can be: none left over at a stretch's end.
+    let stretch = if stretch >= GROUP {
+        stretch / GROUP * GROUP
+    } else {
+        stretch
+    };
     // The writer's predictors: one near tap two back, its shift, and a power of two 2^q
     // (q ≤ s) for the weights' sum. Then (t − 2^q·a) / 2^s rounded down is
     // ((t div 2^q) − a) / 2^(s−q) rounded down (both floors of the same number), so the
@@ -728,7 +734,6 @@ struct Step<'a, R> {
 }
 
 /// How many elements [`Step`] sums at once.
-#[cfg(target_arch = "x86_64")]
 const GROUP: usize = 32;
 
 #[cfg(target_arch = "x86_64")]
