@@ -860,13 +860,12 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
             // The residuals of the group (times 2^s) plus the rounding term: where its sums
             // start.
             let part = res.part(at + i * GROUP, GROUP);
-            let d: [i64; GROUP] = std::array::from_fn(|l| part.at(l));
+            // 32-bit numbers (E ≤ 4: |dᵢ| ≤ 2^31), to floats four at a time.
+            let d: [i32; GROUP] = std::array::from_fn(|l| part.at(l) as i32);
             for (j, a) in acc.iter_mut().enumerate() {
                 // SAFETY: d holds GROUP values, 4 from 4·j.
-                let d = unsafe { _mm256_loadu_si256(d.as_ptr().add(4 * j).cast()) };
-                // As floats through the bits of x + 1.5 · 2^52 (the reverse of `exact`).
-                let d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(d, bits)), magic);
-                *a = _mm256_fmadd_pd(d, scale, half);
+                let d = unsafe { _mm_loadu_si128(d.as_ptr().add(4 * j).cast()) };
+                *a = _mm256_fmadd_pd(_mm256_cvtepi32_pd(d), scale, half);
             }
         }
         let k = i.max(1) * GROUP - GROUP;
