@@ -796,12 +796,12 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
 ) -> bool {
     use std::arch::x86_64::*;
     let (va, len) = (done.len(), rest.len());
-    // Each far tap's values for the stretch, all before it.
-    let mut xs: [&[f64]; MAX_TAPS] = [&[]; MAX_TAPS];
+    // Each far tap's values for the stretch (len of them), all before it.
+    let mut xs = [std::ptr::null::<f64>(); MAX_TAPS];
     let mut ws = [_mm256_setzero_pd(); MAX_TAPS];
     let nt = step.far.len();
     for ((x, w), &(o, c)) in xs.iter_mut().zip(&mut ws).zip(step.far) {
-        (*x, *w) = (&done[va - o..va - o + len], _mm256_set1_pd(c));
+        (*x, *w) = (done[va - o..va - o + len].as_ptr(), _mm256_set1_pd(c));
     }
     let (xs, ws) = (&xs[..nt], &ws[..nt]);
     // The serial steps done after each tap's sums.
@@ -816,10 +816,10 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
     let bits = _mm256_set1_epi64x(MAGIC.to_bits() as i64);
     let half = _mm256_set1_pd(step.half as f64);
     let scale = _mm256_set1_pd(f64::from(1u32 << shift));
-    let add = |acc: &mut [__m256d; GROUP / 4], x: &[f64], w: __m256d| {
+    let add = |acc: &mut [__m256d; GROUP / 4], x: *const f64, w: __m256d| {
         for (i, a) in acc.iter_mut().enumerate() {
-            // SAFETY: x holds GROUP values, 4 from 4·i.
-            *a = _mm256_fmadd_pd(unsafe { _mm256_loadu_pd(x.as_ptr().add(4 * i)) }, w, *a);
+            // SAFETY: x points at GROUP values (see the caller), 4 from 4·i.
+            *a = _mm256_fmadd_pd(unsafe { _mm256_loadu_pd(x.add(4 * i)) }, w, *a);
         }
     };
     // `exact`, four at a time.
@@ -874,7 +874,9 @@ fn stretch<R: Residuals, const E: usize, const K: u32>(
         let mut l = if i > 0 { 0 } else { GROUP };
         for ((x, &w), &u) in xs.iter().zip(ws).zip(&upto) {
             if next {
-                add(&mut acc, &x[i * GROUP..i * GROUP + GROUP], w);
+                // SAFETY: x points at the `len` values of a tap, and next means
+                // (i + 1)·GROUP ≤ len.
+                add(&mut acc, unsafe { x.add(i * GROUP) }, w);
             }
             while l < usize::from(u) {
                 y[l] = one(g[l], part.fill(l));
