@@ -611,9 +611,11 @@ fn five<const FMA: bool, const FIRST: bool>(
 /// instructions where `as i64` does not.
 #[inline(always)]
 fn exact(x: f64) -> i64 {
-    const MAGIC: f64 = 6_755_399_441_055_744.0;
     (x + MAGIC).to_bits() as i64 - MAGIC.to_bits() as i64
 }
+
+/// 1.5 · 2^52, for [`exact`].
+const MAGIC: f64 = 6_755_399_441_055_744.0;
 
 /// The predictor the writer fits to `data` (elements of `esize` bytes, 2, 4 or 8) for the
 /// taps at `offsets`: the least-squares weights of the differences vᵢ₋ₒ − vᵢ₋₁ for the

@@ -567,3 +567,121 @@ fn blocks_longer_than_the_window_round_trip() {
         }
     }
 }
+
+/// The decoder's one pass over a stretch (far sums and serial loop together, values computed
+/// without wrapping, see `Step`) against the formula: one near tap two back and a weights' sum
+/// of 2^q (q = s − 3 ..= s), far taps from 8 back on (stretches of every length around the
+/// group of elements summed at once), on smooth fields, on full-range words whose values leave
+/// the range of the element (the stretch redone with wrapping), with fill elements scattered
+/// and in runs, in blocks shorter and longer than the window.
+#[test]
+fn the_decoder_s_one_pass_over_a_stretch_agrees_with_the_formula() {
+    let mut rnd = xorshift(0x5851_F42D_4C95_7F2D);
+    for round in 0..120 {
+        let e = [2, 4][round % 2];
+        let shift = [12u8, 15, 4][(round / 2) % 3];
+        let q = shift - (round / 6 % 4) as u8;
+        // The shortest far offset is the stretch's length: 8 to a few groups.
+        let near_far = 8 + (rnd() % 90) as usize;
+        let n = [40, 700, 3000, 30_000][round / 24 % 4] + (rnd() % 300) as usize;
+        let fill_word = rnd() >> (64 - 8 * e);
+        let wide = round % 5 == 1;
+        let mut data = Vec::with_capacity(n * e);
+        for i in 0..n {
+            // Fill elements scattered, or in runs of 97.
+            let scattered = round % 3 == 2 && rnd().is_multiple_of(4);
+            let x = if scattered || (round % 3 == 1 && (i / 97 + round).is_multiple_of(3)) {
+                fill_word
+            } else if wide {
+                rnd() >> (64 - 8 * e)
+            } else {
+                let f = 3000.0 * ((i / near_far) as f64 * 0.05).sin() + (rnd() % 300) as f64;
+                match e {
+                    2 => f as i16 as u16 as u64,
+                    _ => u64::from((f as f32).to_bits()),
+                }
+            };
+            data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+        }
+        let mut taps = vec![Tap {
+            offset: 2,
+            weight: (rnd() % 4001) as i16 - 2000,
+        }];
+        for k in 0..(1 + rnd() % 12) {
+            taps.push(Tap {
+                offset: (near_far as u64 + k * (1 + rnd() % 40)) as u32,
+                weight: (rnd() % 4001) as i16 - 2000,
+            });
+        }
+        // What makes the sum 2^q, shared out over the taps.
+        let k = taps.len() as i64;
+        let need = (1i64 << q) - taps.iter().map(|t| i64::from(t.weight)).sum::<i64>();
+        for (j, t) in taps.iter_mut().enumerate() {
+            let share = need / k + if j == 0 { need % k } else { 0 };
+            t.weight = i16::try_from(i64::from(t.weight) + share).unwrap();
+        }
+        let p = Params {
+            float: round % 7 != 0,
+            shift,
+            taps,
+        };
+        assert_eq!(p.weight_sum(), 1 << q);
+        let fill = (round % 3 != 0).then_some(fill_word);
+        roundtrip(&data, e, &p, fill);
+    }
+}
+
+/// The decoder's speed on real data (not a check): `NC3PACK_FIT_BENCH` names a file of native
+/// f32 (rows of 1440), cut into blocks of 1 MiB that are filtered with the fitted weights and
+/// rebuilt over and over; prints the median time per element.
+#[test]
+#[ignore]
+fn decoder_speed() {
+    let Ok(path) = std::env::var("NC3PACK_FIT_BENCH") else {
+        return;
+    };
+    let raw = std::fs::read(path).unwrap();
+    let data: Vec<u8> = raw
+        .chunks_exact(4)
+        .flat_map(|c| u32::from_ne_bytes(c.try_into().unwrap()).to_be_bytes())
+        .collect();
+    let mut blocks = Vec::new();
+    for b in data.chunks_exact(1 << 20) {
+        let n = b.len() / 4;
+        let p = fit(
+            b,
+            4,
+            true,
+            None,
+            &offsets_for(1440, n),
+            &mut Work::default(),
+        );
+        let mut words = Vec::new();
+        let m = apply_native(b, 4, &p, None, &mut words, &mut Work::default());
+        blocks.push((p, words, m, b));
+    }
+    let (mut work, mut out) = (Work::default(), vec![0u8; 1 << 20]);
+    let mut times = Vec::new();
+    for round in 0..41 {
+        let t = std::time::Instant::now();
+        for (p, words, m, b) in &blocks {
+            let z = &bytemuck::cast_slice::<u64, u8>(words)[..m * 4];
+            undo_into(z, 4, p, None, &mut out, false, &mut work);
+            // Checked the first time round, which is not timed.
+            assert!(round > 0 || &out[..] == *b);
+        }
+        if round > 0 {
+            times.push(t.elapsed().as_secs_f64() / (blocks.len() << 18) as f64);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let p = &blocks[0].0;
+    println!(
+        "{} blocks, shift {} taps {:?}: median {:.3} ns/element (min {:.3})",
+        blocks.len(),
+        p.shift,
+        p.taps,
+        times[20] * 1e9,
+        times[0] * 1e9
+    );
+}

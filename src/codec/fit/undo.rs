@@ -3,7 +3,8 @@
 //! a window at a time.
 
 use super::{
-    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, NEAR, STRETCH,
+    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, MAGIC,
+    MAX_TAPS, NEAR, STRETCH,
 };
 use crate::codec::block::Space;
 use crate::codec::decode::{grow, pco_filter_esize};
@@ -210,6 +211,8 @@ trait Slot: Copy + Default {
     fn get(self) -> i64;
     /// The held values as the far taps' sums read them (f64 only; empty for i64).
     fn floats(v: &[Self]) -> &[f64];
+    /// [`Slot::floats`], to write.
+    fn floats_mut(v: &mut [Self]) -> &mut [f64];
 }
 
 impl Slot for f64 {
@@ -222,6 +225,9 @@ impl Slot for f64 {
         exact(self)
     }
     fn floats(v: &[f64]) -> &[f64] {
+        v
+    }
+    fn floats_mut(v: &mut [f64]) -> &mut [f64] {
         v
     }
 }
@@ -237,6 +243,9 @@ impl Slot for i64 {
     }
     fn floats(_: &[i64]) -> &[f64] {
         &[]
+    }
+    fn floats_mut(_: &mut [i64]) -> &mut [f64] {
+        &mut []
     }
 }
 
@@ -450,6 +459,10 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         .copied()
         .filter(|t| t.offset >= NEAR)
         .collect();
+    let far_w: Vec<(usize, f64)> = far
+        .iter()
+        .map(|t| (t.offset as usize, f64::from(t.weight)))
+        .collect();
     // A stretch of elements no far tap reaches into: its far sums are known before it starts.
     let stretch = far
         .iter()
@@ -457,6 +470,12 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         .min()
         .unwrap_or(STRETCH)
         .min(STRETCH);
+    // A whole number of `Step`'s groups, where it can be: none left over at a stretch's end.
+    let stretch = if stretch >= GROUP {
+        stretch / GROUP * GROUP
+    } else {
+        stretch
+    };
     // The writer's predictors: one near tap two back, its shift, and a power of two 2^q
     // (q ≤ s) for the weights' sum. Then (t − 2^q·a) / 2^s rounded down is
     // ((t div 2^q) − a) / 2^(s−q) rounded down (both floors of the same number), so the
@@ -484,6 +503,34 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         // The far taps' weighted sum for each element of the stretch (exact, as in
         // `predict`), plus the rounding term.
         if E <= 4 {
+            let end = at + len;
+            // The runs of the stretch (from the first that ends after it starts), if few:
+            // rows of land, say.
+            let few = runs.and_then(|runs| {
+                while run < runs.len() && runs[run].1 <= at {
+                    run += 1;
+                }
+                let here = runs[run..].iter().take_while(|r| r.0 < end).count();
+                (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
+            });
+            // With the writer's predictors, the far sums and the serial loop in one pass
+            // (`Step`; the CPUs that have FMA here have AVX2 and BMI2 as well).
+            #[cfg(target_arch = "x86_64")]
+            if FMA && few.is_none() {
+                let step = Step {
+                    far: &far_w,
+                    res,
+                    half,
+                    shift,
+                    base,
+                };
+                if let Some(c) = two_back {
+                    if step.fused::<S, E>(c, pow, v, at, len) {
+                        at += len;
+                        continue;
+                    }
+                }
+            }
             // With each element's residual times 2^s in its sum (vectorized here, not in
             // the serial loop): dᵢ + ⌊t / 2^s⌋ is ⌊(t + dᵢ·2^s) / 2^s⌋, and no sum wraps
             // (|t| < 2^52: at most 32 weights of 2^15 times values of 2^31, plus 2^31·2^15).
@@ -495,16 +542,6 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
             for (j, (x, &a)) in g.iter_mut().zip(acc.iter()).enumerate() {
                 *x = exact(a) + (part.at(j) << shift);
             }
-            let end = at + len;
-            // The runs of the stretch (from the first that ends after it starts), if few:
-            // rows of land, say.
-            let few = runs.and_then(|runs| {
-                while run < runs.len() && runs[run].1 <= at {
-                    run += 1;
-                }
-                let here = runs[run..].iter().take_while(|r| r.0 < end).count();
-                (here * FEW_RUNS <= len).then(|| &runs[run..run + here])
-            });
             match few {
                 // The fill elements between the runs copy the one before, and the runs have
                 // no fill element to check.
@@ -679,4 +716,206 @@ impl<R: Residuals> Serial<'_, R> {
             v[j] = S::put(if self.res.fill(i) { a } else { y });
         }
     }
+}
+
+/// The far taps' sums and the serial loop of a stretch in one pass, [`GROUP`] elements at a
+/// time: the sums do not wait on the serial chain (a stretch is no longer than the shortest
+/// far offset, so they read only elements before it), and the CPU computes those of a group
+/// in the idle slots of the chain of the one before (see [`stretch`]).
+#[cfg(target_arch = "x86_64")]
+struct Step<'a, R> {
+    /// The far taps: offset and weight.
+    far: &'a [(usize, f64)],
+    res: &'a R,
+    half: i64,
+    shift: u8,
+    /// The element of the block that element 0 of the working values' window is.
+    base: usize,
+}
+
+/// How many elements [`Step`] sums at once.
+const GROUP: usize = 32;
+
+#[cfg(target_arch = "x86_64")]
+impl<R: Residuals> Step<'_, R> {
+    /// The stretch of `len` elements from `at` as [`Serial::two_back`] rebuilds it (one near
+    /// tap of weight `c` two back, the weights' sum 2^q with q = s − K, K = `pow`'s
+    /// difference, at most 3), its values computed without wrapping: true when every one of
+    /// them is inside the range of `E` bytes, which makes them those of the wrapping formula
+    /// (each step the same numbers); false (the stretch to be redone) otherwise, or for
+    /// another predictor.
+    #[inline(always)]
+    fn fused<S: Slot, const E: usize>(
+        &self,
+        c: i64,
+        pow: Option<u32>,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) -> bool {
+        match pow.map(|q| u32::from(self.shift) - q) {
+            Some(0) => self.two_back::<S, E, 0>(c, v, at, len),
+            Some(1) => self.two_back::<S, E, 1>(c, v, at, len),
+            Some(2) => self.two_back::<S, E, 2>(c, v, at, len),
+            Some(3) => self.two_back::<S, E, 3>(c, v, at, len),
+            _ => false,
+        }
+    }
+
+    #[inline(always)]
+    fn two_back<S: Slot, const E: usize, const K: u32>(
+        &self,
+        c: i64,
+        v: &mut [S],
+        at: usize,
+        len: usize,
+    ) -> bool {
+        let va = at - self.base;
+        let (done, rest) = S::floats_mut(v).split_at_mut(va);
+        if rest.len() < len || self.far.len() > MAX_TAPS {
+            // Not floats (8-byte elements: not called), or more taps than a prefix holds.
+            return false;
+        }
+        // SAFETY: `undo_avx2` alone (compiled for AVX2, BMI2 and FMA) calls this.
+        unsafe { stretch::<R, E, K>(self, c, done, &mut rest[..len], at) }
+    }
+}
+
+/// [`Step::two_back`] on the window's values before the stretch (`done`) and the stretch's
+/// (`rest`, from element `at` of the block): while the serial loop rebuilds a group of
+/// elements, the far sums of the next are computed a tap at a time between its steps (close
+/// in the order of instructions, so that the CPU runs them while the chain waits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2,fma")]
+fn stretch<R: Residuals, const E: usize, const K: u32>(
+    step: &Step<'_, R>,
+    c: i64,
+    done: &[f64],
+    rest: &mut [f64],
+    at: usize,
+) -> bool {
+    use std::arch::x86_64::*;
+    let (va, len) = (done.len(), rest.len());
+    // Each far tap's values for the stretch (len of them), all before it.
+    let mut xs = [std::ptr::null::<f64>(); MAX_TAPS];
+    let mut ws = [_mm256_setzero_pd(); MAX_TAPS];
+    let nt = step.far.len();
+    for ((x, w), &(o, c)) in xs.iter_mut().zip(&mut ws).zip(step.far) {
+        (*x, *w) = (done[va - o..va - o + len].as_ptr(), _mm256_set1_pd(c));
+    }
+    let (xs, ws) = (&xs[..nt], &ws[..nt]);
+    // The serial steps done after each tap's sums.
+    let mut upto = [0u8; MAX_TAPS];
+    for (t, u) in upto[..nt].iter_mut().enumerate() {
+        *u = ((t + 1) * GROUP / nt) as u8;
+    }
+    let (mut a, mut b) = (exact(done[va - 1]), exact(done[va - 2]));
+    let (shift, q) = (u32::from(step.shift), u32::from(step.shift) - K);
+    let res = step.res;
+    let magic = _mm256_set1_pd(MAGIC);
+    let bits = _mm256_set1_epi64x(MAGIC.to_bits() as i64);
+    let half = _mm256_set1_pd(step.half as f64);
+    let scale = _mm256_set1_pd(f64::from(1u32 << shift));
+    let add = |acc: &mut [__m256d; GROUP / 4], x: *const f64, w: __m256d| {
+        for (i, a) in acc.iter_mut().enumerate() {
+            // SAFETY: x points at GROUP values (see the caller), 4 from 4·i.
+            *a = _mm256_fmadd_pd(unsafe { _mm256_loadu_pd(x.add(4 * i)) }, w, *a);
+        }
+    };
+    // `exact`, four at a time.
+    let finish = |acc: [__m256d; GROUP / 4], g: &mut [i64; GROUP]| {
+        for (i, a) in acc.into_iter().enumerate() {
+            let int = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(a, magic)), bits);
+            // SAFETY: g holds GROUP values, 4 from 4·i.
+            unsafe { _mm256_storeu_si256(g.as_mut_ptr().add(4 * i).cast(), int) };
+        }
+    };
+    let mut one = |g: i64, fill: bool| {
+        let y = if K == 1 {
+            // ⌊(⌊u / 2^q⌋ + a) / 2⌋ is ⌊(u + a·2^q) / 2^s⌋: one step less two back (the
+            // longer way round the chain), if u is summed first.
+            let mut u = g.wrapping_add(c.wrapping_mul(b));
+            // SAFETY: no instructions; u as it is, but the compiler cannot move a's term
+            // before it (a step more after a).
+            unsafe { std::arch::asm!("/* {0} */", inout(reg) u, options(pure, nomem, nostack)) };
+            u.wrapping_add(a << q) >> shift
+        } else {
+            let t = g.wrapping_add(c.wrapping_mul(b)) >> q;
+            t.wrapping_add(((1 << K) - 1i64).wrapping_mul(a)) >> K
+        };
+        let y = if fill { a } else { y };
+        (a, b) = (y, a);
+        y
+    };
+    // Every value's bits above the range of E bytes, once moved into 0..2^(8E).
+    let off = _mm256_set1_epi64x(1 << (8 * E - 1));
+    let mut any = _mm256_setzero_si256();
+    let groups = len / GROUP;
+    let mut g = [0i64; GROUP];
+    // Step i: the sums of group i (if any), and the serial steps of group i − 1 (if any).
+    for i in 0..(groups + 1) * usize::from(groups > 0) {
+        let next = i < groups;
+        let mut acc = [_mm256_setzero_pd(); GROUP / 4];
+        if next {
+            // The residuals of the group (times 2^s) plus the rounding term: where its sums
+            // start.
+            let part = res.part(at + i * GROUP, GROUP);
+            // 32-bit numbers (E ≤ 4: |dᵢ| ≤ 2^31), to floats four at a time.
+            let d: [i32; GROUP] = std::array::from_fn(|l| part.at(l) as i32);
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: d holds GROUP values, 4 from 4·j.
+                let d = unsafe { _mm_loadu_si128(d.as_ptr().add(4 * j).cast()) };
+                *a = _mm256_fmadd_pd(_mm256_cvtepi32_pd(d), scale, half);
+            }
+        }
+        let k = i.max(1) * GROUP - GROUP;
+        let part = res.part(at + k, GROUP);
+        let mut y = [0i64; GROUP];
+        let mut l = if i > 0 { 0 } else { GROUP };
+        for ((x, &w), &u) in xs.iter().zip(ws).zip(&upto) {
+            if next {
+                // SAFETY: x points at the `len` values of a tap, and next means
+                // (i + 1)·GROUP ≤ len.
+                add(&mut acc, unsafe { x.add(i * GROUP) }, w);
+            }
+            while l < usize::from(u) {
+                y[l] = one(g[l], part.fill(l));
+                l += 1;
+            }
+        }
+        while l < GROUP {
+            y[l] = one(g[l], part.fill(l));
+            l += 1;
+        }
+        if next {
+            finish(acc, &mut g);
+        }
+        if i > 0 {
+            // The values as floats (exact for |y| < 2^51), and their range.
+            for (j, o) in rest[k..k + GROUP].chunks_exact_mut(4).enumerate() {
+                // SAFETY: y holds GROUP values, 4 from 4·j; o holds 4.
+                unsafe {
+                    let y = _mm256_loadu_si256(y.as_ptr().add(4 * j).cast());
+                    any = _mm256_or_si256(any, _mm256_add_epi64(y, off));
+                    let f = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(y, bits)), magic);
+                    _mm256_storeu_pd(o.as_mut_ptr(), f);
+                }
+            }
+        }
+    }
+    let any = _mm_or_si128(
+        _mm256_castsi256_si128(any),
+        _mm256_extracti128_si256::<1>(any),
+    );
+    let mut out = (_mm_cvtsi128_si64(any) | _mm_extract_epi64::<1>(any)) as u64;
+    let whole = groups * GROUP;
+    for (k, x) in (whole..len).zip(&mut rest[whole..]) {
+        let sum = step.far.iter().fold(step.half as f64, |s, &(o, w)| {
+            done[va - o + k].mul_add(w, s)
+        });
+        let y = one(exact(sum) + (res.at(at + k) << shift), res.fill(at + k));
+        out |= y.wrapping_add(1 << (8 * E - 1)) as u64;
+        *x = y as f64;
+    }
+    out >> (8 * E) == 0
 }
