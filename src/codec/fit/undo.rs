@@ -3,9 +3,10 @@
 //! a window at a time.
 
 use super::{
-    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, MAGIC,
-    MAX_TAPS, NEAR, STRETCH,
+    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, NEAR, STRETCH,
 };
+#[cfg(target_arch = "x86_64")]
+use super::{MAGIC, MAX_TAPS};
 use crate::codec::block::Space;
 use crate::codec::decode::{grow, pco_filter_esize};
 use crate::codec::error::FitError;
@@ -212,6 +213,7 @@ trait Slot: Copy + Default {
     /// The held values as the far taps' sums read them (f64 only; empty for i64).
     fn floats(v: &[Self]) -> &[f64];
     /// [`Slot::floats`], to write.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn floats_mut(v: &mut [Self]) -> &mut [f64];
 }
 
@@ -459,6 +461,7 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
         .copied()
         .filter(|t| t.offset >= NEAR)
         .collect();
+    #[cfg(target_arch = "x86_64")]
     let far_w: Vec<(usize, f64)> = far
         .iter()
         .map(|t| (t.offset as usize, f64::from(t.weight)))
