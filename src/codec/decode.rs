@@ -196,11 +196,7 @@ impl<'a> PartDecoder<'a> {
             let buf = PageBuf::new(want).ok_or(FrameError::NoMemory { len: want as u64 })?;
             space.part = Some(buf);
         }
-        if space.zstd.is_none() {
-            let d = super::zstd::ZstdDCtx::new()
-                .ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?;
-            space.zstd = Some(d);
-        }
+        super::zstd::ZstdDCtx::of(&mut space.zstd)?;
         let need = f.part_needs(n, esize, end);
         // The pages zstd and the read will write, mapped with one call each (not those of the
         // block after the part's needs).
@@ -243,6 +239,12 @@ impl<'a> PartDecoder<'a> {
             self.at,
             self.h.stored_len as usize,
         );
+        if dst.len() != self.len {
+            return Err(FrameError::DecodedLength {
+                got: dst.len(),
+                decoded: self.h.decoded_len,
+            });
+        }
         let (Some(buf), Some(d)) = (self.space.part.as_mut(), self.space.zstd.as_mut()) else {
             return Err(CodecError::Zstd("no zstd context".into()).into());
         };
@@ -253,7 +255,7 @@ impl<'a> PartDecoder<'a> {
         }
         let out = &mut out[..n];
         // (Frames that ended with the payload must be the whole block.)
-        let (got, _, ended) = d.decompress_upto(payload, out, self.need)?;
+        let (got, ended) = d.decompress_upto(payload, out, self.need)?;
         if ended && got != n {
             return Err(FrameError::DecodedLength {
                 got,
@@ -263,12 +265,6 @@ impl<'a> PartDecoder<'a> {
         if got < self.need {
             return Err(FrameError::DecodedLength {
                 got,
-                decoded: self.h.decoded_len,
-            });
-        }
-        if dst.len() != self.len {
-            return Err(FrameError::DecodedLength {
-                got: dst.len(),
                 decoded: self.h.decoded_len,
             });
         }

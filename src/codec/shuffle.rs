@@ -984,16 +984,9 @@ mod tests {
                 );
             }
         }
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = crate::codec::tests::xorshift(0x9E37_79B9_7F4A_7C15);
         let n = 1000;
-        let random: Vec<u8> = (0..8 * n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let random: Vec<u8> = (0..8 * n).map(|_| next() as u8).collect();
         for src in [random, vec![0xFF; 8 * n]] {
             check::<u16, 2>(&src[..2 * n], n);
             check::<u32, 4>(&src[..4 * n], n);

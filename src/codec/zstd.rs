@@ -179,13 +179,7 @@ fn decompress_with(
     out: &mut [u8],
     dict: Option<&[u8]>,
 ) -> Result<(), FrameError> {
-    let d = match ctx {
-        Some(d) => d,
-        None => ctx.insert(
-            ZstdDCtx::new().ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?,
-        ),
-    };
-    let got = d.decompress(payload, out, dict)?;
+    let got = ZstdDCtx::of(ctx)?.decompress(payload, out, dict)?;
     if got != out.len() {
         return Err(FrameError::DecodedLength {
             got,
@@ -233,11 +227,19 @@ fn zstd_result(r: usize) -> Result<usize, CodecError> {
 }
 
 impl ZstdDCtx {
-    /// A new context, or None when zstd cannot make one.
-    pub(crate) fn new() -> Option<ZstdDCtx> {
+    /// The thread's context in `ctx`, made if it is not yet.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError::Zstd`] when zstd cannot make one.
+    pub(crate) fn of(ctx: &mut ZstdContext) -> Result<&mut ZstdDCtx, CodecError> {
+        if let Some(d) = ctx {
+            return Ok(d);
+        }
         // SAFETY: makes a context owned by the result (freed in `drop`).
-        std::ptr::NonNull::new(unsafe { zstd::zstd_safe::zstd_sys::ZSTD_createDCtx() })
-            .map(ZstdDCtx)
+        let d = std::ptr::NonNull::new(unsafe { zstd::zstd_safe::zstd_sys::ZSTD_createDCtx() })
+            .ok_or_else(|| CodecError::Zstd("cannot make a zstd context".into()))?;
+        Ok(ctx.insert(ZstdDCtx(d)))
     }
 
     /// Decompresses the zstd frames of `src` (compressed with `dict`, if given) into `dst`:
@@ -280,8 +282,7 @@ impl ZstdDCtx {
 
     /// Decompresses the zstd frames of `src` into `dst`, one zstd block at a time, until it
     /// has written at least `want` bytes (and `dst` is not full) or the frames end with
-    /// `src`: the bytes written, the
-    /// bytes of `src` read, and whether the frames ended. Each zstd block is decoded from
+    /// `src`: the bytes written, and whether the frames ended. Each zstd block is decoded from
     /// `src` where it lies, into `dst` after the one before (which it may copy from); frames
     /// follow one another as [`ZstdDCtx::decompress`] reads them (a skippable frame writes
     /// nothing).
@@ -295,7 +296,7 @@ impl ZstdDCtx {
         src: &[u8],
         dst: &mut [u8],
         want: usize,
-    ) -> Result<(usize, usize, bool), CodecError> {
+    ) -> Result<(usize, bool), CodecError> {
         use zstd::zstd_safe::zstd_sys as z;
         let ctx = self.0.as_ptr();
         // SAFETY: resets the context owned here.
@@ -306,13 +307,13 @@ impl ZstdDCtx {
         for _ in 0..=2 * src.len() + 1 {
             // (Once `dst` is full, on to the end of the frames: nothing may follow.)
             if wrote >= want && wrote < dst.len() {
-                return Ok((wrote, read, false));
+                return Ok((wrote, false));
             }
             // SAFETY: reads the context's state.
             let k = unsafe { z::ZSTD_nextSrcSizeToDecompress(ctx) };
             if k == 0 {
                 if read == src.len() {
-                    return Ok((wrote, read, true));
+                    return Ok((wrote, true));
                 }
                 // Another frame.
                 // SAFETY: resets the context owned here.

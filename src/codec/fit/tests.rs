@@ -1,12 +1,15 @@
 use super::undo::{undo_any, window_len};
 use super::*;
 
-fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
+use crate::codec::tests::xorshift;
+
+/// Shares out over `taps` (the first takes the remainder) what makes their weights sum to 2^q.
+fn sum_to_power(taps: &mut [Tap], q: u8) {
+    let k = taps.len() as i64;
+    let need = (1i64 << q) - taps.iter().map(|t| i64::from(t.weight)).sum::<i64>();
+    for (j, t) in taps.iter_mut().enumerate() {
+        let share = need / k + if j == 0 { need % k } else { 0 };
+        t.weight = i16::try_from(i64::from(t.weight) + share).unwrap();
     }
 }
 
@@ -298,13 +301,7 @@ fn one_tap_two_back_takes_the_decoder_s_short_paths_and_agrees_with_the_formula(
                 weight: (rnd() % 401) as i16 - 200,
             })
             .collect();
-        // What makes the sum 2^q, shared out over the taps.
-        let k = taps.len() as i64;
-        let need = (1i64 << q) - taps.iter().map(|t| i64::from(t.weight)).sum::<i64>();
-        for (j, t) in taps.iter_mut().enumerate() {
-            let share = need / k + if j == 0 { need % k } else { 0 };
-            t.weight = i16::try_from(i64::from(t.weight) + share).unwrap();
-        }
+        sum_to_power(&mut taps, q);
         let p = Params {
             float: round % 5 != 0,
             shift,
@@ -613,13 +610,7 @@ fn the_decoder_s_one_pass_over_a_stretch_agrees_with_the_formula() {
                 weight: (rnd() % 4001) as i16 - 2000,
             });
         }
-        // What makes the sum 2^q, shared out over the taps.
-        let k = taps.len() as i64;
-        let need = (1i64 << q) - taps.iter().map(|t| i64::from(t.weight)).sum::<i64>();
-        for (j, t) in taps.iter_mut().enumerate() {
-            let share = need / k + if j == 0 { need % k } else { 0 };
-            t.weight = i16::try_from(i64::from(t.weight) + share).unwrap();
-        }
+        sum_to_power(&mut taps, q);
         let p = Params {
             float: round % 7 != 0,
             shift,
@@ -629,59 +620,4 @@ fn the_decoder_s_one_pass_over_a_stretch_agrees_with_the_formula() {
         let fill = (round % 3 != 0).then_some(fill_word);
         roundtrip(&data, e, &p, fill);
     }
-}
-
-/// The decoder's speed on real data (not a check): `NC3PACK_FIT_BENCH` names a file of native
-/// f32 (rows of 1440), cut into blocks of 1 MiB that are filtered with the fitted weights and
-/// rebuilt over and over; prints the median time per element.
-#[test]
-#[ignore]
-fn decoder_speed() {
-    let Ok(path) = std::env::var("NC3PACK_FIT_BENCH") else {
-        return;
-    };
-    let raw = std::fs::read(path).unwrap();
-    let data: Vec<u8> = raw
-        .chunks_exact(4)
-        .flat_map(|c| u32::from_ne_bytes(c.try_into().unwrap()).to_be_bytes())
-        .collect();
-    let mut blocks = Vec::new();
-    for b in data.chunks_exact(1 << 20) {
-        let n = b.len() / 4;
-        let p = fit(
-            b,
-            4,
-            true,
-            None,
-            &offsets_for(1440, n),
-            &mut Work::default(),
-        );
-        let mut words = Vec::new();
-        let m = apply_native(b, 4, &p, None, &mut words, &mut Work::default());
-        blocks.push((p, words, m, b));
-    }
-    let (mut work, mut out) = (Work::default(), vec![0u8; 1 << 20]);
-    let mut times = Vec::new();
-    for round in 0..41 {
-        let t = std::time::Instant::now();
-        for (p, words, m, b) in &blocks {
-            let z = &bytemuck::cast_slice::<u64, u8>(words)[..m * 4];
-            undo_into(z, 4, p, None, &mut out, false, &mut work);
-            // Checked the first time round, which is not timed.
-            assert!(round > 0 || &out[..] == *b);
-        }
-        if round > 0 {
-            times.push(t.elapsed().as_secs_f64() / (blocks.len() << 18) as f64);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    let p = &blocks[0].0;
-    println!(
-        "{} blocks, shift {} taps {:?}: median {:.3} ns/element (min {:.3})",
-        blocks.len(),
-        p.shift,
-        p.taps,
-        times[20] * 1e9,
-        times[0] * 1e9
-    );
 }

@@ -1229,8 +1229,8 @@ fn decodes_every_way(h: &FrameHeader, payload: &[u8], data: &[u8]) {
     }
 }
 
-/// xorshift64 values from `seed`.
-fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+/// xorshift64 values from `seed` (the codecs' tests' random numbers).
+pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
     move || {
         x ^= x << 13;
         x ^= x >> 7;

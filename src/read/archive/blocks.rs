@@ -307,16 +307,29 @@ impl<R: ReadAt> Archive<R> {
         buf: &'a mut Vec<u8>,
     ) -> Result<&'a [u8]> {
         let e = *self.entry(s, b);
-        let frame_len = e.frame_len();
-        let n = usize::try_from(frame_len).map_err(|_| self.no_memory(s, b, frame_len))?;
+        self.read_frames(s, b, e.offset, e.frame_len(), buf)
+    }
+
+    /// The `len` bytes at `offset` (frames, the first of them block `b` of stream `s`'s,
+    /// which errors name) read into `buf`, allocated fallibly: the length comes from the
+    /// index.
+    pub(super) fn read_frames<'a>(
+        &self,
+        s: usize,
+        b: u64,
+        offset: u64,
+        len: u64,
+        buf: &'a mut Vec<u8>,
+    ) -> Result<&'a [u8]> {
+        let n = usize::try_from(len).map_err(|_| self.no_memory(s, b, len))?;
         buf.try_reserve(n.saturating_sub(buf.len()))
-            .map_err(|_| self.no_memory(s, b, frame_len))?;
+            .map_err(|_| self.no_memory(s, b, len))?;
         if buf.len() < n {
             crate::codec::prefault(buf, n);
         }
         buf.resize(n, 0);
         self.reader
-            .read_exact_at(buf, e.offset)
+            .read_exact_at(buf, offset)
             .map_err(io_err(&self.path, "read"))?;
         Ok(buf)
     }
@@ -361,15 +374,23 @@ impl<R: ReadAt> Archive<R> {
             return Ok(());
         }
         let frame = self.read_frame(s, b, &mut scratch.frame)?;
+        self.decode_frame_into(s, b, frame, out, &mut scratch.codec, native)
+    }
+
+    /// Block `b` of stream `s` from its `frame` (header checked) into `out`, as
+    /// [`Archive::decode_block_into`] decodes it.
+    pub(super) fn decode_frame_into(
+        &self,
+        s: usize,
+        b: u64,
+        frame: &[u8],
+        out: &mut [u8],
+        codec: &mut crate::codec::DecodeScratch,
+        native: bool,
+    ) -> Result<()> {
         let h = self.check_frame_header(s, b, frame)?;
-        decode_payload_into(
-            &h,
-            &frame[FRAME_HEADER_LEN..],
-            out,
-            &mut scratch.codec,
-            native,
-        )
-        .map_err(|e| self.block_error(s, b, e.into()))
+        decode_payload_into(&h, &frame[FRAME_HEADER_LEN..], out, codec, native)
+            .map_err(|e| self.block_error(s, b, e.into()))
     }
 
     /// A read of the bytes `within..within + dst.len()` of block `b` of stream `s`, less than

@@ -90,10 +90,11 @@ impl<R: ReadAt> Archive<R> {
         // Buffers handed back by the caller, for reuse (u64 storage: aligned for any element
         // type). At most one per group in flight is ever made.
         let free: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
+        let group_len = |g0: u64, g1: u64| -> u64 { (g0..=g1).map(|b| self.block_len(v, b)).sum() };
         let decode = |&(g0, g1): &(u64, u64)| -> Result<Vec<u64>> {
             let reused = free.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let mut buf = reused.unwrap_or_default();
-            let n: u64 = (g0..=g1).map(|b| self.block_len(v, b)).sum();
+            let n = group_len(g0, g1);
             let bytes = usize::try_from(n).map_err(|_| self.no_memory(v, g0, n))?;
             let words = bytes.div_ceil(8);
             buf.try_reserve(words.saturating_sub(buf.len()))
@@ -109,7 +110,7 @@ impl<R: ReadAt> Archive<R> {
             let buf = r.map_err(Stop::Read)?;
             let (g0, g1) = groups[i];
             let start = g0 * bb;
-            let n: u64 = (g0..=g1).map(|b| self.block_len(v, b)).sum();
+            let n = group_len(g0, g1);
             let (from, to) = (off.max(start) - start, (off + len).min(start + n) - start);
             let group = bytemuck::cast_slice::<u64, u8>(&buf);
             let Some(piece) = group.get(from as usize..to as usize) else {
@@ -172,37 +173,20 @@ impl<R: ReadAt> Archive<R> {
             return Ok(());
         }
         let start = self.entry(s, g0).offset;
-        let span = end - start;
-        let bytes = usize::try_from(span).map_err(|_| self.no_memory(s, g0, span))?;
         let mut frames = std::mem::take(&mut scratch.frame);
         let r = (|| {
-            frames
-                .try_reserve(bytes.saturating_sub(frames.len()))
-                .map_err(|_| self.no_memory(s, g0, span))?;
-            if frames.len() < bytes {
-                crate::codec::prefault(&mut frames, bytes);
-            }
-            frames.resize(bytes, 0);
-            self.reader
-                .read_exact_at(&mut frames, start)
-                .map_err(io_err(&self.path, "read"))?;
+            let bytes = self.read_frames(s, g0, start, end - start, &mut frames)?;
             let (mut at, mut out_at) = (0usize, 0usize);
             for b in g0..=g1 {
-                let e = self.entry(s, b);
-                let (flen, n) = (e.frame_len() as usize, self.block_len(s, b) as usize);
-                let frame = &frames[at..at + flen];
-                let h = self.check_frame_header(s, b, frame)?;
+                let (flen, n) = (
+                    self.entry(s, b).frame_len() as usize,
+                    self.block_len(s, b) as usize,
+                );
                 let Some(out) = dst.get_mut(out_at..out_at + n) else {
                     return Err(self.shorter(s, b));
                 };
-                decode_payload_into(
-                    &h,
-                    &frame[FRAME_HEADER_LEN..],
-                    out,
-                    &mut scratch.codec,
-                    true,
-                )
-                .map_err(|e| self.block_error(s, b, e.into()))?;
+                let frame = &bytes[at..at + flen];
+                self.decode_frame_into(s, b, frame, out, &mut scratch.codec, true)?;
                 (at, out_at) = (at + flen, out_at + n);
             }
             Ok(())
