@@ -1317,3 +1317,24 @@ fn standard_input_with_huge_records_packs_or_refuses_a_cut_record() {
     let info = info_json(&a);
     assert_eq!(info["archive"]["original_bytes"], cut.len() as u64);
 }
+
+/// On Linux the command is linked at a fixed address (build.rs): a position-independent
+/// executable is relocated at every start, about a tenth of the time of packing a tiny file.
+/// `NC3PACK_PIE=1` when building keeps a PIE.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_command_is_a_fixed_address_executable_unless_built_with_nc3pack_pie() {
+    use std::io::Read;
+    let mut head = [0u8; 18];
+    std::fs::File::open(BIN)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .unwrap();
+    assert_eq!(&head[..4], b"\x7fELF");
+    let e_type = match head[5] {
+        1 => u16::from_le_bytes([head[16], head[17]]),
+        _ => u16::from_be_bytes([head[16], head[17]]),
+    };
+    let pie = option_env!("NC3PACK_PIE").is_some_and(|v| !v.is_empty() && v != "0");
+    // ET_EXEC = 2 (fixed address), ET_DYN = 3 (position-independent).
+    assert_eq!(e_type, if pie { 3 } else { 2 }, "ELF type of {BIN}");
+}
