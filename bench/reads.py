@@ -2,6 +2,7 @@
 """Reads at the codec's limit: every comparison of the read-speed targets, in one run.
 
     python3 bench/reads.py [DIR] [--records N] [--bin PATH] [--runs N] [--tiny-dir DIR]
+                           [--tiny-real DIR]
 
 DIR (default target/bench-reads) receives the synthetic variable (bench/make_t2m.py: float
 t2m(time=N, 721, 1440), 4.15 MB per record; N=480, the default, makes it 2 GB), its archives,
@@ -22,6 +23,9 @@ that the noise of a shared machine falls on both sides; the median is reported. 
   pack             `nc3pack pack` with default and 64 KiB blocks; `zstd -3 -T2`
   tiny files       one `nc3pack pack` process per tiny file vs `zstd -3`, over 50 files
                    (--tiny-dir, default target/bench-corpus/tiny; skipped if missing)
+  tiny real files  with --tiny-real DIR: bench/tiny.sh DIR (real netCDF-3 files of at most
+                   16 KiB, gathered into DIR on the first run), nc3pack's total against
+                   `xz -6`'s
   xarray           a full read of t2m through engine="nc3z" and engine="netcdf4" (the
                    original), if this Python imports nc3pack and xarray
 
@@ -109,6 +113,11 @@ def main() -> None:
         "--runs", type=int, default=5, help="runs of each big command (default 5)"
     )
     ap.add_argument("--tiny-dir", default=str(ROOT / "target/bench-corpus/tiny"))
+    ap.add_argument(
+        "--tiny-real",
+        metavar="DIR",
+        help="also run bench/tiny.sh DIR: real files of at most 16 KiB against xz -6",
+    )
     a = ap.parse_args()
     for tool in ("zstd",):
         if not shutil.which(tool):
@@ -402,6 +411,35 @@ def main() -> None:
         rt = per["nc3pack pack"] / per["zstd -3"]
         check(
             "one tiny file per process within 1.5x of zstd -3", rt <= 1.5, f"{rt:.2f}x"
+        )
+
+    # ---- tiny real files (bench/tiny.sh) -------------------------------------------------------
+    if a.tiny_real:
+        log(f"tiny real files: bench/tiny.sh {a.tiny_real}")
+        rep = subprocess.run(
+            ["bash", str(ROOT / "bench/tiny.sh"), a.tiny_real],
+            env={**os.environ, "NC3PACK_BIN": binp},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if rep.returncode != 0:
+            sys.exit(f"reads.py: bench/tiny.sh failed: {rep.stderr.strip()[-500:]}")
+        # The report's head and totals table (the per-file table follows a blank line).
+        head = rep.stdout.split("\n\n| file |")[0]
+        print("\n" + head.replace("## ", "### ", 1))
+        totals = {
+            cells[0]: int(cells[1])
+            for line in head.splitlines()
+            if line.startswith("| ")
+            and len(cells := [c.strip() for c in line.strip("|").split("|")]) > 1
+            and cells[1].isdigit()
+        }
+        nc, xz = totals["nc3pack default"], totals["xz -6"]
+        check(
+            "tiny real files: nc3pack's total no larger than xz -6's, all restored",
+            nc <= xz and "all byte-identical" in head,
+            f"{nc} against {xz} bytes, {nc / xz:.3f}x",
         )
 
     # ---- xarray --------------------------------------------------------------------------------
