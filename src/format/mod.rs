@@ -983,7 +983,8 @@ pub fn index_len(blocks: u64, constants_frames: u64) -> Option<u64> {
 }
 
 /// Decodes an index section of which `expected` block entries are expected: returns the block
-/// entries and the constants frames' entries (see [`encode_index`] for an example).
+/// entries and the constants frames' entries (see [`encode_index`] for an example). The same
+/// as giving all of `b` to an [`IndexDecoder`].
 ///
 /// ```
 /// use nc3pack::{error::IndexError, format::{decode_index, encode_index}};
@@ -998,39 +999,205 @@ pub fn decode_index(
     b: &[u8],
     expected: u64,
 ) -> Result<(Vec<IndexEntry>, Vec<IndexEntry>), IndexError> {
-    if b.len() < INDEX_HEADER_LEN || b[0..4] != INDEX_MAGIC {
-        return Err(IndexError::NoMagic);
+    let mut d = IndexDecoder::new(b.len() as u64, expected);
+    d.push(b);
+    d.finish()
+}
+
+/// Decodes an index section given in pieces, in order, to the entries and errors that
+/// [`decode_index`] gives for the whole, and computes the section's CRC32C on the way: a reader
+/// reads a large index through a small buffer instead of holding its bytes and its entries at
+/// once (the entries take the memory the section takes).
+///
+/// ```
+/// use nc3pack::format::{crc, encode_index, Codec, Filter, IndexDecoder, IndexEntry};
+/// let block = IndexEntry { offset: 100, stored_len: 9, codec: Codec::Zstd, filter: Filter::Shuffle, flags: 0 };
+/// let b = encode_index(&[block, block], &[]);
+/// let mut d = IndexDecoder::new(b.len() as u64, 2);
+/// for piece in b.chunks(7) {
+///     d.push(piece);
+/// }
+/// assert_eq!(d.crc(), crc(&b));
+/// assert_eq!(d.finish(), Ok((vec![block, block], vec![])));
+/// ```
+#[derive(Debug)]
+pub struct IndexDecoder {
+    /// The section's length: what the pieces add up to.
+    len: u64,
+    /// Block entries the layout needs.
+    expected: u64,
+    /// Bytes given so far.
+    seen: u64,
+    /// CRC32C of those bytes.
+    crc: u32,
+    /// The start of a header or entry cut by the end of a piece.
+    carry: [u8; INDEX_ENTRY_LEN],
+    /// How many bytes of `carry` hold it.
+    carried: usize,
+    /// Block entries the header declares (`None` before the header).
+    blocks: Option<u64>,
+    /// Constants frames the header declares.
+    constants_frames: u32,
+    /// The entries decoded so far, block entries first.
+    entries: Vec<IndexEntry>,
+    /// The first thing found wrong; nothing is decoded after it.
+    err: Option<IndexError>,
+}
+
+impl IndexDecoder {
+    /// A decoder for a section of `len` bytes whose layout needs `expected` block entries.
+    /// Nothing is allocated before the section's header agrees with `len` (then one vector
+    /// of `len / 16` entries).
+    ///
+    /// ```
+    /// let d = nc3pack::format::IndexDecoder::new(16, 0);
+    /// assert_eq!(d.crc(), 0);
+    /// ```
+    pub fn new(len: u64, expected: u64) -> Self {
+        IndexDecoder {
+            len,
+            expected,
+            seen: 0,
+            crc: 0,
+            carry: [0; INDEX_ENTRY_LEN],
+            carried: 0,
+            blocks: None,
+            constants_frames: 0,
+            entries: Vec::new(),
+            err: None,
+        }
     }
-    let constants_frames = u32_at(b, 4);
-    let n = u64_at(b, 8);
-    if n != expected {
-        return Err(IndexError::Count { found: n, expected });
+
+    /// Takes the next `piece` of the section (any length).
+    ///
+    /// ```
+    /// use nc3pack::format::{encode_index, IndexDecoder};
+    /// let b = encode_index(&[], &[]);
+    /// let mut d = IndexDecoder::new(b.len() as u64, 0);
+    /// d.push(&b[..5]);
+    /// d.push(&b[5..]);
+    /// assert_eq!(d.finish(), Ok((vec![], vec![])));
+    /// ```
+    pub fn push(&mut self, mut piece: &[u8]) {
+        self.crc = crc32c::crc32c_append(self.crc, piece);
+        self.seen += piece.len() as u64;
+        if self.err.is_some() {
+            return;
+        }
+        if self.carried > 0 {
+            let k = (INDEX_ENTRY_LEN - self.carried).min(piece.len());
+            self.carry[self.carried..self.carried + k].copy_from_slice(&piece[..k]);
+            self.carried += k;
+            piece = &piece[k..];
+            if self.carried < INDEX_ENTRY_LEN {
+                return;
+            }
+            self.carried = 0;
+            let record = self.carry;
+            self.record(&record);
+        }
+        let mut records = piece.chunks_exact(INDEX_ENTRY_LEN);
+        for r in &mut records {
+            if self.err.is_some() {
+                return;
+            }
+            self.record(r);
+        }
+        let rest = records.remainder();
+        self.carry[..rest.len()].copy_from_slice(rest);
+        self.carried = rest.len();
     }
-    if index_len(n, u64::from(constants_frames)) != Some(b.len() as u64) {
-        return Err(IndexError::Length {
-            len: b.len(),
-            blocks: n,
-            constants_frames,
-        });
+
+    /// CRC32C of the bytes given so far: the footer's `index_crc` once all are given.
+    ///
+    /// ```
+    /// let mut d = nc3pack::format::IndexDecoder::new(9, 0);
+    /// d.push(b"123456789");
+    /// assert_eq!(d.crc(), 0xe306_9283);
+    /// ```
+    pub fn crc(&self) -> u32 {
+        self.crc
     }
-    // One vector, cut in two (no copy of the block entries: opening an archive of many
-    // blocks allocates and touches their entries once).
-    let mut blocks: Vec<IndexEntry> = b[INDEX_HEADER_LEN..]
-        .chunks_exact(INDEX_ENTRY_LEN)
-        .map(IndexEntry::decode)
-        .collect::<Result<_, _>>()?;
-    let constants_frames = blocks.split_off(n as usize);
-    if let Some(t) = constants_frames
-        .iter()
-        .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
-    {
-        return Err(IndexError::ConstantsEntry {
-            flags: t.flags,
-            codec: t.codec,
-            filter: t.filter,
-        });
+
+    /// The block entries and the constants frames' entries, as [`decode_index`] gives them.
+    ///
+    /// ```
+    /// use nc3pack::{error::IndexError, format::IndexDecoder};
+    /// let mut d = IndexDecoder::new(16, 0);
+    /// d.push(b"N3ZI");
+    /// assert_eq!(d.finish(), Err(IndexError::NoMagic));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first [`IndexError`] found; [`IndexError::NoMagic`] for fewer bytes than a header,
+    /// [`IndexError::Length`] for bytes that do not add up to the length given to
+    /// [`IndexDecoder::new`].
+    pub fn finish(mut self) -> Result<(Vec<IndexEntry>, Vec<IndexEntry>), IndexError> {
+        if let Some(e) = self.err {
+            return Err(e);
+        }
+        let Some(blocks) = self.blocks else {
+            return Err(IndexError::NoMagic);
+        };
+        if self.seen != self.len || self.carried != 0 {
+            return Err(IndexError::Length {
+                len: self.seen as usize,
+                blocks,
+                constants_frames: self.constants_frames,
+            });
+        }
+        // One vector, cut in two (no copy of the block entries: opening an archive of many
+        // blocks allocates and touches their entries once).
+        let constants_frames = self.entries.split_off(blocks as usize);
+        if let Some(t) = constants_frames
+            .iter()
+            .find(|t| t.flags != 0 || !is_constants_codec(t.codec, t.filter))
+        {
+            return Err(IndexError::ConstantsEntry {
+                flags: t.flags,
+                codec: t.codec,
+                filter: t.filter,
+            });
+        }
+        Ok((self.entries, constants_frames))
     }
-    Ok((blocks, constants_frames))
+
+    /// Decodes one record: the header first, then an entry.
+    fn record(&mut self, r: &[u8]) {
+        if self.blocks.is_some() {
+            match IndexEntry::decode(r) {
+                Ok(e) => self.entries.push(e),
+                Err(e) => self.err = Some(e),
+            }
+            return;
+        }
+        if r[0..4] != INDEX_MAGIC {
+            self.err = Some(IndexError::NoMagic);
+            return;
+        }
+        let constants_frames = u32_at(r, 4);
+        let n = u64_at(r, 8);
+        if n != self.expected {
+            self.err = Some(IndexError::Count {
+                found: n,
+                expected: self.expected,
+            });
+        } else if index_len(n, u64::from(constants_frames)) != Some(self.len) {
+            self.err = Some(IndexError::Length {
+                len: self.len as usize,
+                blocks: n,
+                constants_frames,
+            });
+        } else {
+            // Bounded by the section's length, which the caller has (an archive's is inside
+            // the file).
+            let count = (self.len as usize - INDEX_HEADER_LEN) / INDEX_ENTRY_LEN;
+            self.entries = Vec::with_capacity(count);
+            self.blocks = Some(n);
+            self.constants_frames = constants_frames;
+        }
+    }
 }
 
 /// The archive's fixed-size last structure.
@@ -1338,6 +1505,107 @@ pub(crate) fn check_decoded(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_in_pieces_of_any_length_decodes_as_the_whole() {
+        // 5,000 block entries and 2 constants frames: more than one of the 64 KiB pieces an
+        // archive's index is read in.
+        let codecs = [Codec::Zstd, Codec::None, Codec::Deflate];
+        let filters = [Filter::Shuffle, Filter::None];
+        let blocks: Vec<IndexEntry> = (0..5000u64)
+            .map(|i| IndexEntry {
+                offset: 64 + 100 * i,
+                stored_len: (i % 97) as u32,
+                codec: codecs[i as usize % 3],
+                filter: filters[i as usize % 2],
+                flags: 0,
+            })
+            .collect();
+        let constants = vec![
+            IndexEntry {
+                offset: 600_000,
+                stored_len: 32,
+                codec: Codec::None,
+                filter: Filter::None,
+                flags: 0,
+            };
+            2
+        ];
+        let good = encode_index(&blocks, &constants);
+        let at = |entry: usize, field: usize| INDEX_HEADER_LEN + entry * INDEX_ENTRY_LEN + field;
+        let set = |edits: &[(usize, u8)]| {
+            let mut b = good.clone();
+            for &(i, v) in edits {
+                b[i] = v;
+            }
+            b
+        };
+        type Want = Result<(Vec<IndexEntry>, Vec<IndexEntry>), IndexError>;
+        let cases: Vec<(Vec<u8>, u64, Want)> = vec![
+            (good.clone(), 5000, Ok((blocks.clone(), constants.clone()))),
+            (set(&[(0, b'X')]), 5000, Err(IndexError::NoMagic)),
+            (good[..7].to_vec(), 5000, Err(IndexError::NoMagic)),
+            (
+                good.clone(),
+                4999,
+                Err(IndexError::Count {
+                    found: 5000,
+                    expected: 4999,
+                }),
+            ),
+            (
+                good[..good.len() - 16].to_vec(),
+                5000,
+                Err(IndexError::Length {
+                    len: good.len() - 16,
+                    blocks: 5000,
+                    constants_frames: 2,
+                }),
+            ),
+            // The first entry found wrong is the one named, in either piece.
+            (
+                set(&[(at(4500, 12), 200)]),
+                5000,
+                Err(IndexError::UnknownCodec { id: 200 }),
+            ),
+            (
+                set(&[(at(4500, 12), 200), (at(10, 13), 250)]),
+                5000,
+                Err(IndexError::UnknownFilter { id: 250 }),
+            ),
+            (
+                set(&[(at(5001, 14), 1)]),
+                5000,
+                Err(IndexError::ConstantsEntry {
+                    flags: 1,
+                    codec: Codec::None,
+                    filter: Filter::None,
+                }),
+            ),
+        ];
+        for (b, expected, want) in &cases {
+            assert_eq!(&decode_index(b, *expected), want);
+            for k in [1, 5, 15, 16, 17, 4096, 65536, 65537] {
+                let mut d = IndexDecoder::new(b.len() as u64, *expected);
+                for piece in b.chunks(k) {
+                    d.push(piece);
+                }
+                assert_eq!(d.crc(), crc(b), "pieces of {k}");
+                assert_eq!(&d.finish(), want, "pieces of {k}");
+            }
+        }
+        // Pieces that add up to less than the length given.
+        let mut d = IndexDecoder::new(good.len() as u64, 5000);
+        d.push(&good[..good.len() - 8]);
+        assert_eq!(
+            d.finish(),
+            Err(IndexError::Length {
+                len: good.len() - 8,
+                blocks: 5000,
+                constants_frames: 2,
+            })
+        );
+    }
 
     #[test]
     fn crc32c_check_value_matches_the_spec() {

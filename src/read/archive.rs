@@ -8,7 +8,8 @@ use crate::error::{
 };
 use crate::format::streams::{streams_with, Stream};
 use crate::format::{
-    self, Footer, FrameHeader, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN, LEAD_LEN,
+    self, Footer, FrameHeader, IndexDecoder, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN,
+    LEAD_LEN,
 };
 use crate::io::ReadAt;
 use crate::nc3::slab::Hyperslab;
@@ -36,6 +37,9 @@ pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
 
 /// Largest single read when adjacent frames are fetched together.
 const MAX_COALESCED_READ: u64 = 16 << 20;
+
+/// The pieces a local archive's index is read in: 4,096 entries.
+const INDEX_PIECE: u64 = 64 << 10;
 
 /// An open .nc3z archive.
 ///
@@ -207,18 +211,35 @@ impl<R: ReadAt> Archive<R> {
                 .into(),
             ));
         }
-        let mut ib = vec![0u8; footer.index_len as usize];
-        reader
-            .read_exact_at(&mut ib, footer.index_offset)
-            .map_err(io_err(path, "read"))?;
-        if format::crc(&ib) != footer.index_crc {
+        // A local file's index is read in pieces through one buffer, each decoded as it
+        // arrives (an index of many blocks is not held twice, as bytes and as entries); a
+        // remote one with one request.
+        let mut index = IndexDecoder::new(footer.index_len, total_blocks);
+        let piece = if reader.wants_prefetch() {
+            footer.index_len
+        } else {
+            INDEX_PIECE.min(footer.index_len)
+        };
+        let mut ib = vec![0u8; piece as usize];
+        let mut at = 0;
+        while at < footer.index_len {
+            let k = piece.min(footer.index_len - at) as usize;
+            reader
+                .read_exact_at(&mut ib[..k], footer.index_offset + at)
+                .map_err(io_err(path, "read"))?;
+            index.push(&ib[..k]);
+            at += k as u64;
+        }
+        drop(ib);
+        if index.crc() != footer.index_crc {
             return Err(bad(
                 "index",
                 footer.index_offset,
                 IndexError::Checksum.into(),
             ));
         }
-        let (index, constants_frames) = format::decode_index(&ib, total_blocks)
+        let (index, constants_frames) = index
+            .finish()
             .map_err(|e| bad("index", footer.index_offset, e.into()))?;
         let in_data = |e: &IndexEntry, max: u64| {
             let end = e.offset.checked_add(e.frame_len());

@@ -1356,3 +1356,51 @@ fn reindex_refuses_a_lead_with_another_record_count() {
     assert!(e.to_string().contains(&want), "{e}");
     assert!(!out.exists());
 }
+
+/// An index longer than one of the 64 KiB pieces a local archive's index is read in (6,250
+/// blocks of 128 bytes): the archive opened from its file unpacks to the original, and an entry damaged in
+/// the last piece (with the index checksum recomputed) fails the open as one in the first
+/// does; with the checksum left alone, the checksum is what is named.
+#[test]
+fn an_index_of_several_pieces_opens_and_names_a_damaged_entry() {
+    let dir = temp_dir();
+    let z = dir.path().join("many.nc3z");
+    let opts = PackOptions::default().with_block_size(128).with_threads(2);
+    pack_file(&sample("obs_points.nc"), &z, &opts).unwrap();
+    let good = std::fs::read(&z).unwrap();
+    let (_, len) = index_range(&good);
+    assert!(len > 64 << 10, "index of {len} bytes");
+    let out = dir.path().join("back.nc");
+    nc3pack::unpack_file(&z, &out, &nc3pack::UnpackOptions::default()).unwrap();
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(sample("obs_points.nc")).unwrap());
+
+    let a = Archive::open(&z).unwrap();
+    let blocks: u64 = (0..a.stream_count()).map(|s| a.block_count(s)).sum();
+    for (entry, fix) in [
+        (3, true),
+        (blocks as usize - 2, true),
+        (blocks as usize - 2, false),
+    ] {
+        let mut b = good.clone();
+        let at = entry_at(&b, entry) + 12;
+        b[at] = 200;
+        if fix {
+            fix_tail(&mut b);
+        }
+        let bad = dir.path().join(format!("bad-{entry}-{fix}.nc3z"));
+        std::fs::write(&bad, &b).unwrap();
+        match Archive::open(&bad) {
+            Err(Error::Archive { part, source, .. }) => {
+                let w = source.to_string();
+                assert_eq!(part, "index", "entry {entry}: {w}");
+                let want = if fix {
+                    "unknown codec id 200"
+                } else {
+                    "checksum mismatch"
+                };
+                assert!(w.contains(want), "entry {entry}: {w:?} lacks {want:?}");
+            }
+            other => panic!("entry {entry}: {:?}", other.map(|_| "opened")),
+        }
+    }
+}
