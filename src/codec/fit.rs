@@ -368,9 +368,10 @@ fn predict<const E: usize, const FMA: bool>(
     let (half, shift, sum_w) = (p.half(), p.shift, p.weight_sum());
     let pred = &mut work.pred;
     if E <= 4 {
-        // Exact in f64: |vᵢ| ≤ 2^31, |cₖ| ≤ 2^15, at most 32 taps, so every partial sum is an
-        // integer of magnitude at most 2^51 (see `exact`). A stretch at a time, so that the sums stay in the
-        // cache while each tap adds to them.
+        // Exact in f64: −2^31 ≤ vᵢ < 2^31, −2^15 ≤ cₖ < 2^15, at most 32 taps, so every
+        // partial sum is an integer in [−2^51, 2^51] (2^51 itself for 32 weights of −32768
+        // on values of −2^31), which `exact` reads exactly. A stretch at a time, so that the
+        // sums stay in the cache while each tap adds to them.
         let (vf, acc) = (&mut work.vf, &mut work.acc);
         // The values the taps reach, from the first (the largest offset back).
         let low = from - p.reach().max(1);
@@ -608,7 +609,8 @@ fn five<const FMA: bool, const FIRST: bool>(
 
 /// `x`, an integer of magnitude at most 2^51 held exactly in an f64, as an i64: through the
 /// bits of x + 1.5 · 2^52 (whose unit in the last place is 1), which compiles to vector
-/// instructions where `as i64` does not.
+/// instructions where `as i64` does not. Past 2^51 in magnitude the result is wrong (x + 1.5 ·
+/// 2^52 is rounded, or its exponent changes): the callers keep their sums inside.
 #[inline(always)]
 fn exact(x: f64) -> i64 {
     (x + MAGIC).to_bits() as i64 - MAGIC.to_bits() as i64

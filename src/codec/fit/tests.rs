@@ -621,3 +621,115 @@ fn the_decoder_s_one_pass_over_a_stretch_agrees_with_the_formula() {
         roundtrip(&data, e, &p, fill);
     }
 }
+
+/// The element of `e` bytes whose working value is `m` (through the order map for floats).
+fn element(m: i64, e: usize, float: bool) -> u64 {
+    let bits = 8 * e as u32;
+    let m = if float && m < 0 {
+        m ^ ((1i64 << (bits - 1)) - 1)
+    } else {
+        m
+    };
+    (m as u64) & (u64::MAX >> (64 - bits))
+}
+
+/// Weights at the ends of their range on values at the ends of theirs: the largest sums the
+/// format allows, which the encoder and decoder add in floats for elements of at most 4 bytes
+/// (32 taps of weight −32768 on values of −2^31 sum to 2^51, the most `exact` reads; the
+/// decoder's one pass over a stretch adds the residual times 2^s and the rounding term to
+/// at most 31 far taps' products, up to 2^51 − 2^14). All taps far (shortest offset 8),
+/// some near, and one near tap two back with 31 far ones and a weights' sum of 2^q (the
+/// one-pass path, its stretches shorter and longer than its groups), on blocks of extreme
+/// values, with and without a fill value.
+#[test]
+fn the_largest_weights_on_the_largest_values_agree_with_the_formula() {
+    // `exact` reads [−2^51, 2^51], not past it.
+    let top = 1i64 << 51;
+    assert_eq!(exact(top as f64), top);
+    assert_eq!(exact(-top as f64), -top);
+    assert_ne!(exact((top + (1 << 14)) as f64), top + (1 << 14));
+    let mut rnd = xorshift(0xD1B5_4A32_D192_ED03);
+    let far = |w: i16| -> Vec<Tap> { (8..40).map(|offset| Tap { offset, weight: w }).collect() };
+    // One near tap two back, 31 far ones: even offsets +32767, odd −32768, the sum 2^q.
+    let one_pass = |q: u8, from: u32| -> Vec<Tap> {
+        let mut taps: Vec<Tap> = (from..from + 31)
+            .map(|offset| Tap {
+                offset,
+                weight: if offset % 2 == 0 { i16::MAX } else { i16::MIN },
+            })
+            .collect();
+        let rest: i64 = taps.iter().map(|t| i64::from(t.weight)).sum();
+        let weight = i16::try_from((1i64 << q) - rest).unwrap();
+        taps.insert(0, Tap { offset: 2, weight });
+        taps
+    };
+    for e in [2usize, 4] {
+        let bits = 8 * e as u32;
+        let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1);
+        for shift in [0u8, 1, 2, 14, 15] {
+            let mut predictors = vec![
+                far(i16::MIN),
+                far(i16::MAX),
+                (2..34)
+                    .map(|offset| Tap {
+                        offset,
+                        weight: i16::MIN,
+                    })
+                    .collect(),
+            ];
+            for k in 0..4 {
+                if shift >= k {
+                    predictors.push(one_pass(shift - k, 8));
+                    predictors.push(one_pass(shift - k, 64));
+                }
+            }
+            for (t, taps) in predictors.into_iter().enumerate() {
+                for kind in 0..5 {
+                    let n = 300 + (rnd() % 3000) as usize;
+                    let float = (kind + t) % 2 == 1;
+                    let values: Vec<i64> = (0..n)
+                        .map(|i| match kind {
+                            // All the lowest (the largest sums of negative weights).
+                            0 => lo,
+                            // The lowest and the highest in turn (the one-pass predictor's
+                            // largest sums), now and then another.
+                            1 | 2 => {
+                                let x = if i % 2 == 0 { hi } else { lo };
+                                let x = if kind == 2 { lo + hi - x } else { x };
+                                if rnd().is_multiple_of(13) {
+                                    [lo, lo + 1, hi, hi - 1, 0, -1][(rnd() % 6) as usize]
+                                } else {
+                                    x
+                                }
+                            }
+                            // Any of the extremes.
+                            3 => [lo, lo + 1, hi, hi - 1, 0][(rnd() % 5) as usize],
+                            // The lowest, now and then one near it.
+                            _ => {
+                                if rnd().is_multiple_of(5) {
+                                    lo + (rnd() % 3) as i64
+                                } else {
+                                    lo
+                                }
+                            }
+                        })
+                        .collect();
+                    let mut data = Vec::with_capacity(n * e);
+                    for &m in &values {
+                        data.extend_from_slice(&element(m, e, float).to_be_bytes()[8 - e..]);
+                    }
+                    let p = Params {
+                        float,
+                        shift,
+                        taps: taps.clone(),
+                    };
+                    roundtrip(&data, e, &p, None);
+                    // A fill value among them: one of the extremes, or one that is not there.
+                    for f in [hi, lo + 1, 12345] {
+                        roundtrip(&data, e, &p, Some(element(f, e, float)));
+                    }
+                }
+            }
+        }
+    }
+}

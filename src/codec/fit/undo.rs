@@ -537,13 +537,17 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
             // With each element's residual times 2^s in its sum (vectorized here, not in
             // the serial loop): dᵢ + ⌊t / 2^s⌋ is ⌊(t + dᵢ·2^s) / 2^s⌋, and no sum wraps
             // (|t| < 2^52: at most 32 weights of 2^15 times values of 2^31, plus 2^31·2^15).
-            far_sums::<FMA>(&far, S::floats(v), vat, len, half as f64, acc);
+            // Only the far taps' products are summed in floats, whose sum lies in
+            // [−2^51, 2^51] (`exact`'s range); the rounding term and the residual are added
+            // as integers (32 weights of −32768 on values of −2^31 sum to 2^51 exactly, and
+            // the rounding term on top of that would be past it).
+            far_sums::<FMA>(&far, S::floats(v), vat, len, 0.0, acc);
             let part = res.part(at, len);
             // Every element of g is written: no clearing (the stretches have one length but
             // the last).
             g.resize(len, 0);
             for (j, (x, &a)) in g.iter_mut().zip(acc.iter()).enumerate() {
-                *x = exact(a) + (part.at(j) << shift);
+                *x = exact(a) + half + (part.at(j) << shift);
             }
             match few {
                 // The fill elements between the runs copy the one before, and the runs have
@@ -775,8 +779,14 @@ impl<R: Residuals> Step<'_, R> {
     ) -> bool {
         let va = at - self.base;
         let (done, rest) = S::floats_mut(v).split_at_mut(va);
-        if rest.len() < len || self.far.len() > MAX_TAPS {
-            // Not floats (8-byte elements: not called), or more taps than a prefix holds.
+        // The float sums `stretch` reads with `exact` hold the far taps' products, the
+        // residual times 2^s and the rounding term: with at most 31 far taps (the near tap
+        // two back is the 32nd a prefix may hold), weights of at most 2^15 and values and
+        // residuals of at most 2^31 in magnitude, they lie in (−2^51, 2^51): at most
+        // 31·2^46 + (2^31 − 1)·2^15 + 2^14 = 2^51 − 2^14, at least 31·(−2^46 + 2^15) − 2^46.
+        if rest.len() < len || self.far.len() >= MAX_TAPS {
+            // Not floats (8-byte elements: not called), or more far taps than a prefix with
+            // a near tap holds.
             return false;
         }
         // SAFETY: `undo_avx2` alone (compiled for AVX2, BMI2 and FMA) calls this.
