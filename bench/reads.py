@@ -26,6 +26,13 @@ that the noise of a shared machine falls on both sides; the median is reported. 
   tiny real files  with --tiny-real DIR: bench/tiny.sh DIR (real netCDF-3 files of at most
                    16 KiB, gathered into DIR on the first run), nc3pack's total against
                    `xz -6`'s
+  libraries        inside one Python process (no start, no import), the whole of t2m read
+                   with the Python package (`nc3pack.open(A)["t2m"][...]`) and through the
+                   netCDF-C plugin by netCDF4-python (target/release/libnc3pack_netcdf.so,
+                   --plugin PATH), against `unpack -` of the same archive, if this Python
+                   imports them; the best of the runs, as each read fills a new 0.5 GB
+                   array, and on a virtual machine the first touch of memory the host has
+                   taken back costs up to 0.7 s of system time, at random
   xarray           a full read of t2m through engine="nc3z" and engine="netcdf4" (the
                    original), if this Python imports nc3pack and xarray
 
@@ -113,6 +120,11 @@ def main() -> None:
         "--runs", type=int, default=5, help="runs of each big command (default 5)"
     )
     ap.add_argument("--tiny-dir", default=str(ROOT / "target/bench-corpus/tiny"))
+    ap.add_argument(
+        "--plugin",
+        default=str(ROOT / "target/release/libnc3pack_netcdf.so"),
+        help="the netCDF-C plugin (cargo build --release -p nc3pack-netcdf)",
+    )
     ap.add_argument(
         "--tiny-real",
         metavar="DIR",
@@ -441,6 +453,91 @@ def main() -> None:
             nc <= xz and "all byte-identical" in head,
             f"{nc} against {xz} bytes, {nc / xz:.3f}x",
         )
+
+    # ---- the libraries, inside one process ------------------------------------------------------
+    lib_code = """
+import sys, time
+kind, path, var, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+if kind == "nc3pack":
+    import nc3pack
+    def read():
+        return nc3pack.open(path)[var][...]
+else:
+    import netCDF4
+    def read():
+        with netCDF4.Dataset(path) as ds:
+            ds.set_auto_maskandscale(False)
+            return ds[var][...]
+read()
+times = []
+for _ in range(n):
+    t = time.perf_counter()
+    a = read()
+    times.append(time.perf_counter() - t)
+    del a
+print(min(times))
+"""
+    readers: dict[str, tuple[str, Path, dict[str, str]]] = {}
+    if (
+        subprocess.run(
+            [sys.executable, "-c", "import nc3pack, numpy"],
+            check=False,
+            capture_output=True,
+        ).returncode
+        == 0
+    ):
+        readers["Python package (nc3pack.open), archive"] = (
+            "nc3pack",
+            arch["default (1 MiB)"],
+            {},
+        )
+    plugin = Path(a.plugin)
+    if (
+        plugin.is_file()
+        and subprocess.run(
+            [sys.executable, "-c", "import netCDF4"], check=False, capture_output=True
+        ).returncode
+        == 0
+    ):
+        ncrc = d / "ncrc"
+        ncrc.write_text(
+            f"NETCDF.UDF0.LIBRARY={plugin.resolve()}\n"
+            "NETCDF.UDF0.INIT=nc3pack_netcdf_init\n"
+        )
+        env = {"NCRCENV_RC": str(ncrc)}
+        readers["netCDF4-python through the plugin, archive"] = (
+            "netcdf4",
+            arch["default (1 MiB)"],
+            env,
+        )
+        readers["netCDF4-python, original"] = ("netcdf4", orig, env)
+    if readers:
+        log("whole-variable reads inside a Python process")
+        lib: dict[str, float] = {}
+        for k, (kind, src, env) in readers.items():
+            res = subprocess.run(
+                [sys.executable, "-c", lib_code, kind, str(src), VAR, str(runs)],
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if res.returncode != 0:
+                sys.exit(f"reads.py: {k}: {res.stderr.strip()[-500:]}")
+            lib[k] = float(res.stdout.split()[-1])
+        lib["unpack archive to stdout (a process)"] = un
+        table(
+            f"Whole variable inside a Python process, best of {runs}",
+            [(k, f"{v:.3f}", f"{gb / v:.2f}") for k, v in lib.items()],
+            ("", "s", "GB/s"),
+        )
+        for k in readers:
+            if "archive" in k:
+                check(
+                    f"whole variable, {k}, at least as fast as unpack",
+                    lib[k] <= un,
+                    f"{gb / lib[k]:.2f} against {gb / un:.2f} GB/s",
+                )
 
     # ---- xarray --------------------------------------------------------------------------------
     probe = subprocess.run(
