@@ -292,10 +292,7 @@ fn guard(f: impl FnOnce() -> c_int) -> c_int {
 
 /// Runs `f` on the file of `ncid` (`NC_EBADID` when the plugin has none).
 fn with(ncid: c_int, f: impl FnOnce(&OpenFile) -> c_int) -> c_int {
-    guard(|| match file::get(ncid) {
-        Some(fl) => f(&fl),
-        None => NC_EBADID,
-    })
+    guard(|| file::with(ncid, f).unwrap_or(NC_EBADID))
 }
 
 unsafe fn put<T>(p: *mut T, v: T) {

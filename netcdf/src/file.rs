@@ -5,8 +5,10 @@ use crate::convert::{convert, Mem};
 use crate::nc::*;
 use nc3pack::nc3::{NcType, Variant};
 use nc3pack::{Archive, Dataset, Hyperslab, Input};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// An attribute: name, type, number of values, big-endian bytes.
@@ -398,21 +400,117 @@ fn contiguous_run(
 /// The open files, by ncid.
 static FILES: Mutex<BTreeMap<c_int, Arc<OpenFile>>> = Mutex::new(BTreeMap::new());
 
+/// Counts the changes to [`FILES`]: a thread's [`LAST`] is good while it is unchanged.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The file this thread used last, with its ncid and the [`CHANGES`] count it was looked
+    /// up at: `nccopy` of a record file calls the plugin several times a record, millions of
+    /// times, and locking the table and counting references each time was a fifth of its time.
+    static LAST: RefCell<Option<(u64, c_int, Arc<OpenFile>)>> = const { RefCell::new(None) };
+}
+
 fn files() -> std::sync::MutexGuard<'static, BTreeMap<c_int, Arc<OpenFile>>> {
     FILES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Keeps `f` as the file of `ncid`.
 pub fn insert(ncid: c_int, f: OpenFile) {
-    files().insert(ncid, Arc::new(f));
+    let mut t = files();
+    t.insert(ncid, Arc::new(f));
+    CHANGES.fetch_add(1, Ordering::AcqRel);
 }
 
-/// The file of `ncid`.
-pub fn get(ncid: c_int) -> Option<Arc<OpenFile>> {
-    files().get(&ncid).cloned()
+/// What `f` returns for the file of `ncid`; `None` when the plugin has no such file.
+pub fn with<R>(ncid: c_int, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
+    let now = CHANGES.load(Ordering::Acquire);
+    LAST.with(|last| {
+        // This thread's last file, when the table has not changed since (a call from inside
+        // `f`, for the same file or another, still finds it borrowed only to read).
+        if let Ok(l) = last.try_borrow() {
+            if let Some((at, id, fl)) = l.as_ref() {
+                if *at == now && *id == ncid {
+                    return Some(f(fl));
+                }
+            }
+        }
+        let fl = files().get(&ncid).cloned()?;
+        if let Ok(mut l) = last.try_borrow_mut() {
+            *l = Some((now, ncid, Arc::clone(&fl)));
+        }
+        Some(f(&fl))
+    })
 }
 
-/// Forgets the file of `ncid`; whether there was one.
+/// Forgets the file of `ncid`; whether there was one. The file is closed once no thread
+/// holds it: this thread lets it go here, another at its next call.
 pub fn remove(ncid: c_int) -> bool {
-    files().remove(&ncid).is_some()
+    let gone = {
+        let mut t = files();
+        let gone = t.remove(&ncid);
+        CHANGES.fetch_add(1, Ordering::AcqRel);
+        gone
+    };
+    LAST.with(|last| {
+        if let Ok(mut l) = last.try_borrow_mut() {
+            *l = None;
+        }
+    });
+    gone.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+    use std::sync::mpsc;
+
+    /// samples/`name` packed into `dir`, opened as the plugin opens a file.
+    fn opened(dir: &Path, name: &str) -> OpenFile {
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../samples")
+            .join(name);
+        let z = dir.join(format!("{name}.nc3z"));
+        let opts = nc3pack::PackOptions::default()
+            .with_threads(1)
+            .with_force(true);
+        nc3pack::pack_file(&src, &z, &opts).unwrap();
+        OpenFile::open(&z).unwrap()
+    }
+
+    /// A thread keeps the file it used last: after a close, and after netCDF-C gives the same
+    /// ncid to another file, every thread finds what the table holds, not what it kept.
+    #[test]
+    fn a_closed_ncid_is_gone_and_a_reused_one_is_the_new_file_on_every_thread() {
+        let dir = std::env::temp_dir().join(format!("nc3pack-netcdf-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // An ncid netCDF-C does not give (the tests of this crate share the table).
+        let ncid = 0x5a5a_0001;
+        let vars = move || with(ncid, |f| f.vars.len());
+        insert(ncid, opened(&dir, "scalars.nc"));
+        let scalars = vars().unwrap();
+        let (ask, asked) = mpsc::channel::<()>();
+        let (tell, told) = mpsc::channel::<Option<usize>>();
+        let other = std::thread::spawn(move || {
+            for () in asked {
+                tell.send(vars()).unwrap();
+            }
+        });
+        ask.send(()).unwrap();
+        assert_eq!(told.recv().unwrap(), Some(scalars));
+        assert!(remove(ncid));
+        assert_eq!(vars(), None);
+        ask.send(()).unwrap();
+        assert_eq!(told.recv().unwrap(), None);
+        insert(ncid, opened(&dir, "classic_records.nc"));
+        let records = vars().unwrap();
+        assert_ne!(records, scalars);
+        ask.send(()).unwrap();
+        assert_eq!(told.recv().unwrap(), Some(records));
+        assert!(remove(ncid));
+        assert!(!remove(ncid));
+        drop(ask);
+        other.join().unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
