@@ -344,7 +344,7 @@ impl ZstdDCtx {
 
 impl Drop for ZstdDCtx {
     fn drop(&mut self) {
-        // SAFETY: the context made in `new`, freed once.
+        // SAFETY: the context made in `ZstdDCtx::of`, freed once.
         unsafe {
             zstd::zstd_safe::zstd_sys::ZSTD_freeDCtx(self.0.as_ptr());
         }

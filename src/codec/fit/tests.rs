@@ -266,6 +266,36 @@ fn the_runs_of_elements_that_are_not_the_fill_are_the_bitmap_s() {
     }
 }
 
+/// A block of `n` elements of `e` bytes for the decoder's tests: `fill_word` where
+/// `is_fill(i, rnd)` says, else full-range words (`wide`) or a smooth field in rows of `row`
+/// with noise (its floats' bits for 4-byte elements).
+fn test_block(
+    rnd: &mut dyn FnMut() -> u64,
+    e: usize,
+    n: usize,
+    row: usize,
+    wide: bool,
+    fill_word: u64,
+    is_fill: impl Fn(usize, &mut dyn FnMut() -> u64) -> bool,
+) -> Vec<u8> {
+    let mut data = Vec::with_capacity(n * e);
+    for i in 0..n {
+        let x = if is_fill(i, &mut *rnd) {
+            fill_word
+        } else if wide {
+            rnd() >> (64 - 8 * e)
+        } else {
+            let f = 3000.0 * ((i / row) as f64 * 0.05).sin() + (rnd() % 300) as f64;
+            match e {
+                2 => f as i16 as u16 as u64,
+                _ => u64::from((f as f32).to_bits()),
+            }
+        };
+        data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
+    }
+    data
+}
+
 #[test]
 fn one_tap_two_back_takes_the_decoder_s_short_paths_and_agrees_with_the_formula() {
     // One near tap two back and a weights' sum of 2^q with q = s − 3 ..= s: the decoder's
@@ -279,21 +309,9 @@ fn one_tap_two_back_takes_the_decoder_s_short_paths_and_agrees_with_the_formula(
         let row = 9 + (rnd() % 40) as usize;
         let n = 4 * row + (rnd() % 2000) as usize;
         let fill_word = rnd() >> (64 - 8 * e);
-        let mut data = Vec::with_capacity(n * e);
-        for i in 0..n {
-            let x = if round % 3 == 2 && rnd().is_multiple_of(5) {
-                fill_word
-            } else if round % 4 < 2 {
-                rnd() >> (64 - 8 * e)
-            } else {
-                let f = 3000.0 * ((i / row) as f64 * 0.05).sin() + (rnd() % 300) as f64;
-                match e {
-                    2 => f as i16 as u16 as u64,
-                    _ => u64::from((f as f32).to_bits()),
-                }
-            };
-            data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
-        }
+        let data = test_block(&mut rnd, e, n, row, round % 4 < 2, fill_word, |_, r| {
+            round % 3 == 2 && r().is_multiple_of(5)
+        });
         let mut taps: Vec<Tap> = offsets_for(row, n)
             .into_iter()
             .map(|offset| Tap {
@@ -583,23 +601,11 @@ fn the_decoder_s_one_pass_over_a_stretch_agrees_with_the_formula() {
         let n = [40, 700, 3000, 30_000][round / 24 % 4] + (rnd() % 300) as usize;
         let fill_word = rnd() >> (64 - 8 * e);
         let wide = round % 5 == 1;
-        let mut data = Vec::with_capacity(n * e);
-        for i in 0..n {
-            // Fill elements scattered, or in runs of 97.
-            let scattered = round % 3 == 2 && rnd().is_multiple_of(4);
-            let x = if scattered || (round % 3 == 1 && (i / 97 + round).is_multiple_of(3)) {
-                fill_word
-            } else if wide {
-                rnd() >> (64 - 8 * e)
-            } else {
-                let f = 3000.0 * ((i / near_far) as f64 * 0.05).sin() + (rnd() % 300) as f64;
-                match e {
-                    2 => f as i16 as u16 as u64,
-                    _ => u64::from((f as f32).to_bits()),
-                }
-            };
-            data.extend_from_slice(&x.to_be_bytes()[8 - e..]);
-        }
+        // Fill elements scattered, or in runs of 97.
+        let data = test_block(&mut rnd, e, n, near_far, wide, fill_word, |i, r| {
+            (round % 3 == 2 && r().is_multiple_of(4))
+                || (round % 3 == 1 && (i / 97 + round).is_multiple_of(3))
+        });
         let mut taps = vec![Tap {
             offset: 2,
             weight: (rnd() % 4001) as i16 - 2000,

@@ -536,11 +536,9 @@ fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
             }
             // With each element's residual times 2^s in its sum (vectorized here, not in
             // the serial loop): dᵢ + ⌊t / 2^s⌋ is ⌊(t + dᵢ·2^s) / 2^s⌋, and no sum wraps
-            // (|t| < 2^52: at most 32 weights of 2^15 times values of 2^31, plus 2^31·2^15).
-            // Only the far taps' products are summed in floats, whose sum lies in
-            // [−2^51, 2^51] (`exact`'s range); the rounding term and the residual are added
-            // as integers (32 weights of −32768 on values of −2^31 sum to 2^51 exactly, and
-            // the rounding term on top of that would be past it).
+            // (|t| < 2^52). Only the far taps' products are summed in floats, in
+            // [−2^51, 2^51], `exact`'s range (32 weights of −32768 on values of −2^31 reach
+            // 2^51 itself); the rounding term and the residual are added as integers.
             far_sums::<FMA>(&far, S::floats(v), vat, len, 0.0, acc);
             let part = res.part(at, len);
             // Every element of g is written: no clearing (the stretches have one length but
