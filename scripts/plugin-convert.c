@@ -1,8 +1,9 @@
 /* The netCDF-C plugin's conversion matrix and API answers, as text to compare.
  *
- * Usage: plugin-convert FILE
+ * Usage: plugin-convert FILE [IN-MEMORY-NAME]
  *
- * Prints, for FILE opened with nc_open: its format, dimensions, and for every variable its
+ * Prints, for FILE opened with nc_open (with IN-MEMORY-NAME: FILE's bytes opened with
+ * nc_open_mem under that name, which may name another file on disk): its format, dimensions, and for every variable its
  * inquiry answers (type, shape, fill value, storage, endianness, filters, ... with their return
  * codes), then the variable read as every memory type (nc_get_vara_TYPE, nc_get_vars_TYPE with
  * stride 2, one nc_get_varm with a reversed map) and every attribute read as every memory type,
@@ -15,6 +16,7 @@
  */
 #include <netcdf.h>
 #include <netcdf_filter.h>
+#include <netcdf_mem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,13 +101,40 @@ static void atts(int nc, int v, int natts) {
     }
 }
 
+/* With a second argument NAME, every open is nc_open_mem(NAME, ...) of FILE's bytes: NAME may
+ * be another file on disk, which must not be what is read. */
+static char *mem_name;
+static char *mem;
+static size_t mem_size;
+
+static int open_it(const char *path, int *ncid) {
+    if (!mem_name)
+        return nc_open(path, NC_NOWRITE, ncid);
+    return nc_open_mem(mem_name, NC_NOWRITE, mem_size, mem, ncid);
+}
+
 int main(int argc, char **argv) {
     int nc, r, fmt, ndims, nvars, ngatts, unlim;
-    if (argc != 2) {
-        fprintf(stderr, "usage: plugin-convert FILE\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: plugin-convert FILE [IN-MEMORY-NAME]\n");
         return 2;
     }
-    if ((r = nc_open(argv[1], NC_NOWRITE, &nc))) {
+    if (argc == 3) {
+        FILE *f = fopen(argv[1], "rb");
+        if (!f || fseek(f, 0, SEEK_END) || (long)(mem_size = (size_t)ftell(f)) < 0 ||
+            fseek(f, 0, SEEK_SET)) {
+            perror(argv[1]);
+            return 2;
+        }
+        mem = malloc(mem_size ? mem_size : 1);
+        if (!mem || fread(mem, 1, mem_size, f) != mem_size) {
+            perror(argv[1]);
+            return 2;
+        }
+        fclose(f);
+        mem_name = argv[2];
+    }
+    if ((r = open_it(argv[1], &nc))) {
         printf("open rc %d\n", r);
         fprintf(stderr, "NetCDF: %s\n", nc_strerror(r));
         return 1;
@@ -219,11 +248,11 @@ int main(int argc, char **argv) {
     /* Two opens of one file at once, then one closed and the file opened again (netCDF-C
      * reuses the ncid): each answers for itself. */
     int nc2, nc3, n2 = -1, n3 = -1;
-    r = nc_open(argv[1], NC_NOWRITE, &nc2);
+    r = open_it(argv[1], &nc2);
     printf("second open rc %d\n", r);
     printf("close rc %d\n", nc_close(nc));
     printf("closed ncid answers rc %d\n", nc_inq_nvars(nc, &n2));
-    r = nc_open(argv[1], NC_NOWRITE, &nc3);
+    r = open_it(argv[1], &nc3);
     printf("third open rc %d, ncid reused %d\n", r, nc3 == nc);
     int r2 = nc_inq_nvars(nc2, &n2), r3 = nc_inq_nvars(nc3, &n3);
     printf("nvars rc %d %d, both: %d %d\n", r2, r3, n2 == nvars, n3 == nvars);

@@ -7,10 +7,13 @@
 #   ncks -h -d DIM,0,1 (NCO, a hyperslab)             : the same bytes
 #   scripts/plugin-convert.c (a C program)            : the same text: the conversion matrix
 #       (every variable and attribute read as every memory type: values and return codes),
-#       strided and mapped reads, the answers of bad reads, of writes and of inquiries
+#       strided and mapped reads, the answers of bad reads, of writes and of inquiries;
+#       then the same from memory (nc_open_mem) under the name of another archive on disk
 # and the same exit status for each. Then every damaged or hostile archive of
 # samples/bad/archives through ncdump and the C program: an error answer, no crash, no hang,
-# bounded memory. Last, a Fortran program (scripts/plugin-fortran.f90) reads a hyperslab.
+# bounded memory. Two copies of libnetcdf in one process, each with an archive open
+# (scripts/plugin-twolibs.c). Last, a Fortran program (scripts/plugin-fortran.f90) reads a
+# hyperslab.
 #
 # Usage: scripts/plugin-test.sh [NC3PACK_BIN [PLUGIN_SO]]
 #   defaults: target/release/nc3pack and target/release/libnc3pack_netcdf.so (built here when
@@ -137,6 +140,15 @@ case_worker() {
     run o conv "$W_WORK/plugin-convert" "$o"
     run z conv "$W_WORK/plugin-convert" "$z"
     same conv || return 0
+    # The same from memory (nc_open_mem), under the name of another archive that is on disk:
+    # what is read is the buffer, never the file of that name.
+    run o convmem "$W_WORK/plugin-convert" "$o" "$W_DECOY"
+    run z convmem "$W_WORK/plugin-convert" "$z" "$W_DECOY"
+    same convmem || return 0
+    if ! cmp -s "$d/o.conv.out" "$d/z.convmem.out"; then
+        fail "nc_open_mem: the archive in memory reads otherwise than the original"
+        return 0
+    fi
     echo PASS >"$W_WORK/results/$tag"
     [[ $W_VERBOSE == 1 ]] && printf 'PASS %s\n' "$tag"
     rm -rf -- "$d"
@@ -163,6 +175,9 @@ cdl_worker() {
     rm -rf -- "$W_WORK/g/$tag"
 }
 export -f case_worker cdl_worker
+# The decoy an in-memory open is named after: an archive of another file, on disk.
+"$bin" pack -q samples/scalars.nc "$work/decoy.nc3z"
+export W_DECOY="$work/decoy.nc3z"
 export W_WORK="$work" W_BIN="$bin" W_SO="$so" W_MAX_BYTES="$max_bytes" \
     W_VERBOSE="${PLUGIN_TEST_VERBOSE:-0}"
 
@@ -210,6 +225,33 @@ for f in samples/bad/archives/*.nc3z; do
         echo PASS >"$work/results/hostile.$name"
     fi
 done
+
+# Two netCDF-C libraries in one process (netCDF4-python's copy beside the system's): two
+# copies of Debian's libnetcdf, each opening an archive (both get ncid 65536): each library's
+# answers are those for its own file, also after the other's file is closed
+# (scripts/plugin-twolibs.c); the same program on the two originals is the reference.
+libnc=$(gcc -print-file-name=libnetcdf.so)
+libnc=$(readlink -f "$libnc")
+gcc -O1 -o "$work/plugin-twolibs" scripts/plugin-twolibs.c -ldl
+mkdir -p "$work/two"
+cp -- "$libnc" "$work/two/libnetcdf-second-copy.so"
+"$bin" pack -q samples/gridded_sst.nc "$work/two/a.nc3z"
+"$bin" pack -q samples/classic_records.nc "$work/two/b.nc3z"
+rc_o=0 rc_z=0
+timeout 60 "$work/plugin-twolibs" "$libnc" "$work/two/libnetcdf-second-copy.so" "$so" \
+    samples/gridded_sst.nc samples/classic_records.nc >"$work/two/o.out" 2>"$work/two/o.err" || rc_o=$?
+timeout 60 "$work/plugin-twolibs" "$libnc" "$work/two/libnetcdf-second-copy.so" "$so" \
+    "$work/two/a.nc3z" "$work/two/b.nc3z" >"$work/two/z.out" 2>"$work/two/z.err" || rc_z=$?
+if ((rc_o == 0 && rc_z == 0)) && grep -q "same ncid 1" "$work/two/z.out" &&
+    grep -q "registered with 2 libraries" "$work/two/z.err" &&
+    cmp -s "$work/two/o.out" "$work/two/z.out"; then
+    echo PASS >"$work/results/two-libraries"
+else
+    printf 'FAIL two-libraries: exit %s/%s: %s %s\n' "$rc_o" "$rc_z" \
+        "$(diff "$work/two/o.out" "$work/two/z.out" | head -4 | tr '\n' ' ')" \
+        "$(head -c 300 "$work/two/z.err" | tr '\n' ' ')"
+    echo FAIL >"$work/results/two-libraries"
+fi
 
 # The version check, in a program that plays a host netCDF-C of a given version
 # (scripts/plugin-fakehost.c): 4.9 and later get the format registered (NC_UDF0, the archive

@@ -202,97 +202,109 @@ pub struct NcDispatch {
     pub inq_filter_avail: unsafe extern "C" fn(c_int, c_uint) -> c_int,
 }
 
-/// The plugin's table (`NC_FORMATX_UDF0`, version 5).
-pub static TABLE: NcDispatch = NcDispatch {
-    model: NC_FORMATX_UDF0,
-    dispatch_version: NC_DISPATCH_VERSION,
-    create,
-    open,
-    redef: perm1,
-    enddef,
-    sync,
-    abort,
-    close,
-    set_fill,
-    inq_format,
-    inq_format_extended,
-    inq,
-    inq_type,
-    def_dim,
-    inq_dimid,
-    inq_dim,
-    inq_unlimdim,
-    rename_dim,
-    inq_att,
-    inq_attid,
-    inq_attname,
-    rename_att,
-    del_att,
-    get_att,
-    put_att,
-    def_var,
-    inq_varid,
-    rename_var,
-    get_vara,
-    put_vara,
-    get_vars,
-    put_vars,
-    get_varm,
-    put_varm,
-    inq_var_all,
-    var_par_access,
-    def_var_fill,
-    show_metadata,
-    inq_unlimdims,
-    inq_ncid,
-    inq_grps,
-    inq_grpname,
-    inq_grpname_full,
-    inq_grp_parent,
-    inq_grp_full_ncid,
-    inq_varids,
-    inq_dimids,
-    inq_typeids,
-    inq_type_equal,
-    def_grp,
-    rename_grp,
-    inq_user_type,
-    inq_typeid,
-    def_compound,
-    insert_compound,
-    insert_array_compound,
-    inq_compound_field,
-    inq_compound_fieldindex,
-    def_vlen,
-    put_vlen_element,
-    get_vlen_element,
-    def_enum,
-    insert_enum,
-    inq_enum_member,
-    inq_enum_ident,
-    def_opaque,
-    def_var_deflate,
-    def_var_fletcher32,
-    def_var_chunking,
-    def_var_endian,
-    def_var_filter,
-    set_var_chunk_cache,
-    get_var_chunk_cache,
-    inq_var_filter_ids,
-    inq_var_filter_info,
-    def_var_quantize,
-    inq_var_quantize,
-    inq_filter_avail,
-};
+/// The most netCDF-C libraries in one process the plugin serves at once (each has a table of its
+/// own, so that each library's ncids, which all start at 65536, name that library's files).
+pub const MAX_LIBRARIES: usize = 4;
+
+/// The plugin's table for the netCDF-C library in slot `L` (`NC_FORMATX_UDF0`, version 5):
+/// the same functions, each instantiated for `L`, so that a call knows which library made it.
+const fn table<const L: usize>() -> NcDispatch {
+    NcDispatch {
+        model: NC_FORMATX_UDF0,
+        dispatch_version: NC_DISPATCH_VERSION,
+        create: create::<L>,
+        open: open::<L>,
+        redef: perm1::<L>,
+        enddef: enddef::<L>,
+        sync: sync::<L>,
+        abort: abort::<L>,
+        close: close::<L>,
+        set_fill: set_fill::<L>,
+        inq_format: inq_format::<L>,
+        inq_format_extended: inq_format_extended::<L>,
+        inq: inq::<L>,
+        inq_type: inq_type::<L>,
+        def_dim: def_dim::<L>,
+        inq_dimid: inq_dimid::<L>,
+        inq_dim: inq_dim::<L>,
+        inq_unlimdim: inq_unlimdim::<L>,
+        rename_dim: rename_dim::<L>,
+        inq_att: inq_att::<L>,
+        inq_attid: inq_attid::<L>,
+        inq_attname: inq_attname::<L>,
+        rename_att: rename_att::<L>,
+        del_att: del_att::<L>,
+        get_att: get_att::<L>,
+        put_att: put_att::<L>,
+        def_var: def_var::<L>,
+        inq_varid: inq_varid::<L>,
+        rename_var: rename_var::<L>,
+        get_vara: get_vara::<L>,
+        put_vara: put_vara::<L>,
+        get_vars: get_vars::<L>,
+        put_vars: put_vars::<L>,
+        get_varm: get_varm::<L>,
+        put_varm: put_varm::<L>,
+        inq_var_all: inq_var_all::<L>,
+        var_par_access: var_par_access::<L>,
+        def_var_fill: def_var_fill::<L>,
+        show_metadata: show_metadata::<L>,
+        inq_unlimdims: inq_unlimdims::<L>,
+        inq_ncid: inq_ncid::<L>,
+        inq_grps: inq_grps::<L>,
+        inq_grpname: inq_grpname::<L>,
+        inq_grpname_full: inq_grpname_full::<L>,
+        inq_grp_parent: inq_grp_parent::<L>,
+        inq_grp_full_ncid: inq_grp_full_ncid::<L>,
+        inq_varids: inq_varids::<L>,
+        inq_dimids: inq_dimids::<L>,
+        inq_typeids: inq_typeids::<L>,
+        inq_type_equal: inq_type_equal::<L>,
+        def_grp: def_grp::<L>,
+        rename_grp: rename_grp::<L>,
+        inq_user_type: inq_user_type::<L>,
+        inq_typeid: inq_typeid::<L>,
+        def_compound: def_compound::<L>,
+        insert_compound: insert_compound::<L>,
+        insert_array_compound: insert_array_compound::<L>,
+        inq_compound_field: inq_compound_field::<L>,
+        inq_compound_fieldindex: inq_compound_fieldindex::<L>,
+        def_vlen: def_vlen::<L>,
+        put_vlen_element: put_vlen_element::<L>,
+        get_vlen_element: get_vlen_element::<L>,
+        def_enum: def_enum::<L>,
+        insert_enum: insert_enum::<L>,
+        inq_enum_member: inq_enum_member::<L>,
+        inq_enum_ident: inq_enum_ident::<L>,
+        def_opaque: def_opaque::<L>,
+        def_var_deflate: def_var_deflate::<L>,
+        def_var_fletcher32: def_var_fletcher32::<L>,
+        def_var_chunking: def_var_chunking::<L>,
+        def_var_endian: def_var_endian::<L>,
+        def_var_filter: def_var_filter::<L>,
+        set_var_chunk_cache: set_var_chunk_cache::<L>,
+        get_var_chunk_cache: get_var_chunk_cache::<L>,
+        inq_var_filter_ids: inq_var_filter_ids::<L>,
+        inq_var_filter_info: inq_var_filter_info::<L>,
+        def_var_quantize: def_var_quantize::<L>,
+        inq_var_quantize: inq_var_quantize::<L>,
+        inq_filter_avail: inq_filter_avail::<L>,
+    }
+}
+
+/// One table per netCDF-C library (slot), [`MAX_LIBRARIES`] of them.
+pub static TABLES: [NcDispatch; MAX_LIBRARIES] =
+    [table::<0>(), table::<1>(), table::<2>(), table::<3>()];
 
 /// Runs `f`, turning a panic into `NC_EINTERNAL`: nothing unwinds into C.
 fn guard(f: impl FnOnce() -> c_int) -> c_int {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(NC_EINTERNAL)
 }
 
-/// Runs `f` on the file of `ncid` (`NC_EBADID` when the plugin has none).
-fn with(ncid: c_int, f: impl FnOnce(&OpenFile) -> c_int) -> c_int {
-    guard(|| file::with(ncid, f).unwrap_or(NC_EBADID))
+/// Runs `f` on the file of `ncid` of the library in slot `L` (`NC_EBADID` when the plugin has
+/// none).
+fn with<const L: usize>(ncid: c_int, f: impl FnOnce(&OpenFile) -> c_int) -> c_int {
+    guard(|| file::with((L, ncid), f).unwrap_or(NC_EBADID))
 }
 
 unsafe fn put<T>(p: *mut T, v: T) {
@@ -322,7 +334,7 @@ fn find_att<'a>(atts: &'a [Att], name: Option<&[u8]>) -> Option<(usize, &'a Att)
 
 // ---- opening and closing --------------------------------------------------------------------
 
-unsafe extern "C" fn create(
+unsafe extern "C" fn create<const L: usize>(
     _: *const c_char,
     _: c_int,
     _: Sz,
@@ -335,12 +347,12 @@ unsafe extern "C" fn create(
     NC_EPERM
 }
 
-unsafe extern "C" fn open(
+unsafe extern "C" fn open<const L: usize>(
     path: *const c_char,
     mode: c_int,
     _: c_int,
     _: *mut Sz,
-    _: *mut c_void,
+    parameters: *mut c_void,
     _: *const Table,
     ncid: c_int,
 ) -> c_int {
@@ -356,9 +368,35 @@ unsafe extern "C" fn open(
             );
             return NC_EPERM;
         }
-        match OpenFile::open(p) {
+        let opened = if mode & NC_INMEMORY != 0 {
+            // nc_open_mem and nc_open_memio: the archive is the caller's buffer, whatever file
+            // the name may also name on disk.
+            if parameters.is_null() {
+                eprintln!(
+                    "nc3pack: {}: an in-memory open without its memory",
+                    p.display()
+                );
+                return NC_EINMEMORY;
+            }
+            let memio = &*parameters.cast::<NcMemio>();
+            if memio.memory.is_null() {
+                eprintln!(
+                    "nc3pack: {}: an in-memory open without its memory",
+                    p.display()
+                );
+                return NC_EINMEMORY;
+            }
+            let bytes = std::slice::from_raw_parts(memio.memory.cast::<u8>(), memio.size);
+            let name = format!("{} (in memory)", p.display());
+            OpenFile::from_memory(bytes.to_vec(), name.as_ref())
+        } else {
+            // NC_DISKLESS and NC_MMAP read the file at the path, as a plain open does: an
+            // archive is read-only, so there is nothing a copy in memory would change.
+            OpenFile::open(&file_path(p))
+        };
+        match opened {
             Ok(f) => {
-                file::insert(ncid, f);
+                file::insert((L, ncid), f);
                 NC_NOERR
             }
             Err(e) => {
@@ -369,9 +407,46 @@ unsafe extern "C" fn open(
     })
 }
 
-unsafe extern "C" fn close(ncid: c_int, _: *mut c_void) -> c_int {
+/// The file a path netCDF-C hands over names: the path itself, or the file of a `file://` URL.
+/// CDO passes `file:///data/x.nc3z#mode=udf0` to make netCDF-C skip its own magic check, and
+/// netCDF-C hands the URL on with its fragment (`...#mode=udf0,udf0`): the fragment is cut, a
+/// `localhost` host dropped and `%XX` escapes decoded.
+fn file_path(p: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    let Some(rest) = b
+        .get(..7)
+        .filter(|s| s.eq_ignore_ascii_case(b"file://"))
+        .map(|_| &b[7..])
+    else {
+        return p.to_path_buf();
+    };
+    let rest = rest.strip_prefix(b"localhost").unwrap_or(rest);
+    let rest = &rest[..rest.iter().position(|&c| c == b'#').unwrap_or(rest.len())];
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(rest.len());
+    let mut i = 0;
+    while i < rest.len() {
+        let decoded = (rest[i] == b'%')
+            .then(|| Some(hex(*rest.get(i + 1)?)? * 16 + hex(*rest.get(i + 2)?)?))
+            .flatten();
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                i += 3;
+            }
+            None => {
+                out.push(rest[i]);
+                i += 1;
+            }
+        }
+    }
+    std::ffi::OsStr::from_bytes(&out).into()
+}
+
+unsafe extern "C" fn close<const L: usize>(ncid: c_int, _: *mut c_void) -> c_int {
     guard(|| {
-        if file::remove(ncid) {
+        if file::remove((L, ncid)) {
             NC_NOERR
         } else {
             NC_EBADID
@@ -379,43 +454,47 @@ unsafe extern "C" fn close(ncid: c_int, _: *mut c_void) -> c_int {
     })
 }
 
-unsafe extern "C" fn abort(ncid: c_int) -> c_int {
-    close(ncid, std::ptr::null_mut())
+unsafe extern "C" fn abort<const L: usize>(ncid: c_int) -> c_int {
+    close::<L>(ncid, std::ptr::null_mut())
 }
 
-unsafe extern "C" fn sync(ncid: c_int) -> c_int {
-    with(ncid, |_| NC_NOERR)
+unsafe extern "C" fn sync<const L: usize>(ncid: c_int) -> c_int {
+    with::<L>(ncid, |_| NC_NOERR)
 }
 
-unsafe extern "C" fn show_metadata(ncid: c_int) -> c_int {
-    with(ncid, |_| NC_NOERR)
+unsafe extern "C" fn show_metadata<const L: usize>(ncid: c_int) -> c_int {
+    with::<L>(ncid, |_| NC_NOERR)
 }
 
 // ---- the file and its dimensions ------------------------------------------------------------
 
-unsafe extern "C" fn inq_format(ncid: c_int, f: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_format<const L: usize>(ncid: c_int, f: *mut c_int) -> c_int {
+    with::<L>(ncid, |fl| {
         put(f, fl.format());
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_format_extended(ncid: c_int, f: *mut c_int, m: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_format_extended<const L: usize>(
+    ncid: c_int,
+    f: *mut c_int,
+    m: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         put(f, NC_FORMATX_NC3);
         put(m, fl.mode());
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq(
+unsafe extern "C" fn inq<const L: usize>(
     ncid: c_int,
     nd: *mut c_int,
     nv: *mut c_int,
     na: *mut c_int,
     ud: *mut c_int,
 ) -> c_int {
-    with(ncid, |fl| {
+    with::<L>(ncid, |fl| {
         put(nd, fl.dims.len() as c_int);
         put(nv, fl.vars.len() as c_int);
         put(na, fl.gatts.len() as c_int);
@@ -424,13 +503,22 @@ unsafe extern "C" fn inq(
     })
 }
 
-unsafe extern "C" fn inq_type(ncid: c_int, _: c_int, _: *mut c_char, _: *mut Sz) -> c_int {
+unsafe extern "C" fn inq_type<const L: usize>(
+    ncid: c_int,
+    _: c_int,
+    _: *mut c_char,
+    _: *mut Sz,
+) -> c_int {
     // netCDF-C answers for the atomic types itself; anything else is no type of a classic file.
-    with(ncid, |_| NC_EBADTYPE)
+    with::<L>(ncid, |_| NC_EBADTYPE)
 }
 
-unsafe extern "C" fn inq_dimid(ncid: c_int, name: *const c_char, id: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_dimid<const L: usize>(
+    ncid: c_int,
+    name: *const c_char,
+    id: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         let name = cstr(name);
         match fl.dims.iter().position(|(n, _)| Some(&n[..]) == name) {
             Some(i) => {
@@ -442,8 +530,13 @@ unsafe extern "C" fn inq_dimid(ncid: c_int, name: *const c_char, id: *mut c_int)
     })
 }
 
-unsafe extern "C" fn inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, len: *mut Sz) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_dim<const L: usize>(
+    ncid: c_int,
+    dimid: c_int,
+    name: *mut c_char,
+    len: *mut Sz,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         match usize::try_from(dimid).ok().and_then(|i| fl.dims.get(i)) {
             Some((n, l)) => {
                 put_name(name, n);
@@ -455,15 +548,19 @@ unsafe extern "C" fn inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, len: 
     })
 }
 
-unsafe extern "C" fn inq_unlimdim(ncid: c_int, id: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_unlimdim<const L: usize>(ncid: c_int, id: *mut c_int) -> c_int {
+    with::<L>(ncid, |fl| {
         put(id, fl.unlim.map_or(-1, |u| u as c_int));
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_unlimdims(ncid: c_int, n: *mut c_int, ids: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_unlimdims<const L: usize>(
+    ncid: c_int,
+    n: *mut c_int,
+    ids: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         match fl.unlim {
             Some(u) => {
                 put(n, 1);
@@ -475,8 +572,13 @@ unsafe extern "C" fn inq_unlimdims(ncid: c_int, n: *mut c_int, ids: *mut c_int) 
     })
 }
 
-unsafe extern "C" fn inq_dimids(ncid: c_int, n: *mut c_int, ids: *mut c_int, _: c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_dimids<const L: usize>(
+    ncid: c_int,
+    n: *mut c_int,
+    ids: *mut c_int,
+    _: c_int,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         put(n, fl.dims.len() as c_int);
         if !ids.is_null() {
             for i in 0..fl.dims.len() {
@@ -487,8 +589,12 @@ unsafe extern "C" fn inq_dimids(ncid: c_int, n: *mut c_int, ids: *mut c_int, _: 
     })
 }
 
-unsafe extern "C" fn inq_varids(ncid: c_int, n: *mut c_int, ids: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_varids<const L: usize>(
+    ncid: c_int,
+    n: *mut c_int,
+    ids: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         put(n, fl.vars.len() as c_int);
         if !ids.is_null() {
             for i in 0..fl.vars.len() {
@@ -501,41 +607,53 @@ unsafe extern "C" fn inq_varids(ncid: c_int, n: *mut c_int, ids: *mut c_int) -> 
 
 // ---- groups and types: a classic file has the root group and the atomic types ----------------
 
-unsafe extern "C" fn inq_ncid(ncid: c_int, _: *const c_char, grp: *mut c_int) -> c_int {
-    with(ncid, |_| {
+unsafe extern "C" fn inq_ncid<const L: usize>(
+    ncid: c_int,
+    _: *const c_char,
+    grp: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |_| {
         put(grp, ncid);
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_grps(ncid: c_int, n: *mut c_int, _: *mut c_int) -> c_int {
-    with(ncid, |_| {
+unsafe extern "C" fn inq_grps<const L: usize>(ncid: c_int, n: *mut c_int, _: *mut c_int) -> c_int {
+    with::<L>(ncid, |_| {
         put(n, 0);
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_grpname(ncid: c_int, name: *mut c_char) -> c_int {
-    with(ncid, |_| {
+unsafe extern "C" fn inq_grpname<const L: usize>(ncid: c_int, name: *mut c_char) -> c_int {
+    with::<L>(ncid, |_| {
         put_name(name, b"/");
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_grpname_full(ncid: c_int, len: *mut Sz, name: *mut c_char) -> c_int {
-    with(ncid, |_| {
+unsafe extern "C" fn inq_grpname_full<const L: usize>(
+    ncid: c_int,
+    len: *mut Sz,
+    name: *mut c_char,
+) -> c_int {
+    with::<L>(ncid, |_| {
         put(len, 1);
         put_name(name, b"/");
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_grp_parent(ncid: c_int, _: *mut c_int) -> c_int {
-    with(ncid, |_| NC_ENOGRP)
+unsafe extern "C" fn inq_grp_parent<const L: usize>(ncid: c_int, _: *mut c_int) -> c_int {
+    with::<L>(ncid, |_| NC_ENOGRP)
 }
 
-unsafe extern "C" fn inq_grp_full_ncid(ncid: c_int, name: *const c_char, grp: *mut c_int) -> c_int {
-    with(ncid, |_| {
+unsafe extern "C" fn inq_grp_full_ncid<const L: usize>(
+    ncid: c_int,
+    name: *const c_char,
+    grp: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |_| {
         if cstr(name) == Some(b"/") {
             put(grp, ncid);
             NC_NOERR
@@ -545,14 +663,18 @@ unsafe extern "C" fn inq_grp_full_ncid(ncid: c_int, name: *const c_char, grp: *m
     })
 }
 
-unsafe extern "C" fn inq_typeids(ncid: c_int, n: *mut c_int, _: *mut c_int) -> c_int {
-    with(ncid, |_| {
+unsafe extern "C" fn inq_typeids<const L: usize>(
+    ncid: c_int,
+    n: *mut c_int,
+    _: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |_| {
         put(n, 0);
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_type_equal(
+unsafe extern "C" fn inq_type_equal<const L: usize>(
     _: c_int,
     t1: c_int,
     _: c_int,
@@ -569,12 +691,16 @@ unsafe extern "C" fn inq_type_equal(
     })
 }
 
-unsafe extern "C" fn inq_typeid(ncid: c_int, name: *const c_char, id: *mut c_int) -> c_int {
+unsafe extern "C" fn inq_typeid<const L: usize>(
+    ncid: c_int,
+    name: *const c_char,
+    id: *mut c_int,
+) -> c_int {
     const NAMES: [&[u8]; 12] = [
         b"byte", b"char", b"short", b"int", b"float", b"double", b"ubyte", b"ushort", b"uint",
         b"int64", b"uint64", b"string",
     ];
-    with(ncid, |_| {
+    with::<L>(ncid, |_| {
         let name = cstr(name);
         match NAMES.iter().position(|n| Some(*n) == name) {
             Some(i) => {
@@ -586,7 +712,7 @@ unsafe extern "C" fn inq_typeid(ncid: c_int, name: *const c_char, id: *mut c_int
     })
 }
 
-unsafe extern "C" fn inq_user_type(
+unsafe extern "C" fn inq_user_type<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: *mut c_char,
@@ -595,10 +721,10 @@ unsafe extern "C" fn inq_user_type(
     _: *mut Sz,
     _: *mut c_int,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn inq_compound_field(
+unsafe extern "C" fn inq_compound_field<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: c_int,
@@ -608,101 +734,106 @@ unsafe extern "C" fn inq_compound_field(
     _: *mut c_int,
     _: *mut c_int,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn inq_compound_fieldindex(
+unsafe extern "C" fn inq_compound_fieldindex<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: *const c_char,
     _: *mut c_int,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn get_vlen_element(
+unsafe extern "C" fn get_vlen_element<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: *const c_void,
     _: *mut Sz,
     _: *mut c_void,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn inq_enum_member(
+unsafe extern "C" fn inq_enum_member<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: c_int,
     _: *mut c_char,
     _: *mut c_void,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn inq_enum_ident(ncid: c_int, _: c_int, _: c_longlong, _: *mut c_char) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+unsafe extern "C" fn inq_enum_ident<const L: usize>(
+    ncid: c_int,
+    _: c_int,
+    _: c_longlong,
+    _: *mut c_char,
+) -> c_int {
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn var_par_access(ncid: c_int, _: c_int, _: c_int) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+unsafe extern "C" fn var_par_access<const L: usize>(ncid: c_int, _: c_int, _: c_int) -> c_int {
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn get_var_chunk_cache(
+unsafe extern "C" fn get_var_chunk_cache<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: *mut Sz,
     _: *mut Sz,
     _: *mut f32,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn inq_var_filter_ids(
+unsafe extern "C" fn inq_var_filter_ids<const L: usize>(
     ncid: c_int,
     _: c_int,
     n: *mut Sz,
     _: *mut c_uint,
 ) -> c_int {
-    with(ncid, |_| {
+    with::<L>(ncid, |_| {
         put(n, 0);
         NC_NOERR
     })
 }
 
-unsafe extern "C" fn inq_var_filter_info(
+unsafe extern "C" fn inq_var_filter_info<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: c_uint,
     _: *mut Sz,
     _: *mut c_uint,
 ) -> c_int {
-    with(ncid, |_| NC_ENOFILTER)
+    with::<L>(ncid, |_| NC_ENOFILTER)
 }
 
-unsafe extern "C" fn inq_var_quantize(
+unsafe extern "C" fn inq_var_quantize<const L: usize>(
     ncid: c_int,
     _: c_int,
     _: *mut c_int,
     _: *mut c_int,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTNC4)
+    with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
-unsafe extern "C" fn inq_filter_avail(ncid: c_int, _: c_uint) -> c_int {
-    with(ncid, |_| NC_ENOFILTER)
+unsafe extern "C" fn inq_filter_avail<const L: usize>(ncid: c_int, _: c_uint) -> c_int {
+    with::<L>(ncid, |_| NC_ENOFILTER)
 }
 
 // ---- attributes ------------------------------------------------------------------------------
 
-unsafe extern "C" fn inq_att(
+unsafe extern "C" fn inq_att<const L: usize>(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
     t: *mut c_int,
     len: *mut Sz,
 ) -> c_int {
-    with(ncid, |fl| match fl.atts(varid) {
+    with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
         Ok(atts) => match find_att(atts, cstr(name)) {
             Some((_, a)) => {
@@ -715,13 +846,13 @@ unsafe extern "C" fn inq_att(
     })
 }
 
-unsafe extern "C" fn inq_attid(
+unsafe extern "C" fn inq_attid<const L: usize>(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
     id: *mut c_int,
 ) -> c_int {
-    with(ncid, |fl| match fl.atts(varid) {
+    with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
         Ok(atts) => match find_att(atts, cstr(name)) {
             Some((i, _)) => {
@@ -733,13 +864,13 @@ unsafe extern "C" fn inq_attid(
     })
 }
 
-unsafe extern "C" fn inq_attname(
+unsafe extern "C" fn inq_attname<const L: usize>(
     ncid: c_int,
     varid: c_int,
     num: c_int,
     name: *mut c_char,
 ) -> c_int {
-    with(ncid, |fl| match fl.atts(varid) {
+    with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
         Ok(atts) => match usize::try_from(num).ok().and_then(|i| atts.get(i)) {
             Some(a) => {
@@ -770,14 +901,14 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
     convert(a.xtype, &a.be, mem, out, !cdf5)
 }
 
-unsafe extern "C" fn get_att(
+unsafe extern "C" fn get_att<const L: usize>(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
     value: *mut c_void,
     memtype: c_int,
 ) -> c_int {
-    with(ncid, |fl| match fl.atts(varid) {
+    with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
         Ok(atts) => match find_att(atts, cstr(name)) {
             Some((_, a)) => att_values(fl, a, memtype, value),
@@ -788,8 +919,12 @@ unsafe extern "C" fn get_att(
 
 // ---- variables -------------------------------------------------------------------------------
 
-unsafe extern "C" fn inq_varid(ncid: c_int, name: *const c_char, id: *mut c_int) -> c_int {
-    with(ncid, |fl| {
+unsafe extern "C" fn inq_varid<const L: usize>(
+    ncid: c_int,
+    name: *const c_char,
+    id: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |fl| {
         let name = cstr(name);
         match fl.vars.iter().position(|v| Some(&v.name[..]) == name) {
             Some(i) => {
@@ -819,7 +954,7 @@ fn default_fill(t: NcType) -> Vec<u8> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn inq_var_all(
+unsafe extern "C" fn inq_var_all<const L: usize>(
     ncid: c_int,
     varid: c_int,
     name: *mut c_char,
@@ -840,7 +975,7 @@ unsafe extern "C" fn inq_var_all(
     nparams: *mut Sz,
     params: *mut c_uint,
 ) -> c_int {
-    with(ncid, |fl| {
+    with::<L>(ncid, |fl| {
         let v = match fl.var(varid) {
             Ok(v) => v,
             Err(e) => return e,
@@ -915,7 +1050,7 @@ unsafe fn vectors(
     Ok((st, ct, sd))
 }
 
-unsafe extern "C" fn get_vara(
+unsafe extern "C" fn get_vara<const L: usize>(
     ncid: c_int,
     varid: c_int,
     start: *const Sz,
@@ -923,7 +1058,7 @@ unsafe extern "C" fn get_vara(
     value: *mut c_void,
     memtype: c_int,
 ) -> c_int {
-    with(ncid, |fl| {
+    with::<L>(ncid, |fl| {
         // The usual call (netCDF-C fills in start and count): the caller's vectors as they
         // are, no copies. A read without stride never looks at one.
         if !start.is_null() && !count.is_null() {
@@ -942,7 +1077,7 @@ unsafe extern "C" fn get_vara(
     })
 }
 
-unsafe extern "C" fn get_vars(
+unsafe extern "C" fn get_vars<const L: usize>(
     ncid: c_int,
     varid: c_int,
     start: *const Sz,
@@ -951,14 +1086,14 @@ unsafe extern "C" fn get_vars(
     value: *mut c_void,
     memtype: c_int,
 ) -> c_int {
-    with(ncid, |fl| match vectors(fl, varid, start, count, stride) {
+    with::<L>(ncid, |fl| match vectors(fl, varid, start, count, stride) {
         Err(e) => e,
         Ok((st, ct, sd)) => fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true),
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn get_varm(
+unsafe extern "C" fn get_varm<const L: usize>(
     ncid: c_int,
     varid: c_int,
     start: *const Sz,
@@ -968,7 +1103,7 @@ unsafe extern "C" fn get_varm(
     value: *mut c_void,
     memtype: c_int,
 ) -> c_int {
-    with(ncid, |fl| {
+    with::<L>(ncid, |fl| {
         let (st, ct, sd) = match vectors(fl, varid, start, count, stride) {
             Ok(x) => x,
             Err(e) => return e,
@@ -1035,19 +1170,24 @@ unsafe extern "C" fn get_varm(
 
 // Defining a dimension or variable, deleting an attribute, or leaving define mode, outside define mode: what
 // netCDF-C's classic library answers for a file opened read-only.
-unsafe extern "C" fn enddef(ncid: c_int, _: Sz, _: Sz, _: Sz, _: Sz) -> c_int {
-    with(ncid, |_| NC_ENOTINDEFINE)
+unsafe extern "C" fn enddef<const L: usize>(ncid: c_int, _: Sz, _: Sz, _: Sz, _: Sz) -> c_int {
+    with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
-unsafe extern "C" fn del_att(ncid: c_int, _: c_int, _: *const c_char) -> c_int {
-    with(ncid, |_| NC_ENOTINDEFINE)
+unsafe extern "C" fn del_att<const L: usize>(ncid: c_int, _: c_int, _: *const c_char) -> c_int {
+    with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
-unsafe extern "C" fn def_dim(ncid: c_int, _: *const c_char, _: Sz, _: *mut c_int) -> c_int {
-    with(ncid, |_| NC_ENOTINDEFINE)
+unsafe extern "C" fn def_dim<const L: usize>(
+    ncid: c_int,
+    _: *const c_char,
+    _: Sz,
+    _: *mut c_int,
+) -> c_int {
+    with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
-unsafe extern "C" fn def_var(
+unsafe extern "C" fn def_var<const L: usize>(
     ncid: c_int,
     _: *const c_char,
     _: c_int,
@@ -1055,17 +1195,17 @@ unsafe extern "C" fn def_var(
     _: *const c_int,
     _: *mut c_int,
 ) -> c_int {
-    with(ncid, |_| NC_ENOTINDEFINE)
+    with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
-unsafe extern "C" fn perm1(ncid: c_int) -> c_int {
-    with(ncid, |_| NC_EPERM)
+unsafe extern "C" fn perm1<const L: usize>(ncid: c_int) -> c_int {
+    with::<L>(ncid, |_| NC_EPERM)
 }
 
 macro_rules! perm {
     ($($name:ident($($t:ty),*);)*) => {$(
-        unsafe extern "C" fn $name(ncid: c_int, $(_: $t),*) -> c_int {
-            with(ncid, |_| NC_EPERM)
+        unsafe extern "C" fn $name<const L: usize>(ncid: c_int, $(_: $t),*) -> c_int {
+            with::<L>(ncid, |_| NC_EPERM)
         }
     )*};
 }
@@ -1101,6 +1241,21 @@ perm! {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn a_file_url_names_its_file() {
+        let f = |s: &str| super::file_path(Path::new(s));
+        assert_eq!(f("/d/x.nc3z"), Path::new("/d/x.nc3z"));
+        assert_eq!(f("/d/a#mode=udf0"), Path::new("/d/a#mode=udf0"));
+        assert_eq!(f("file:///d/x.nc3z#mode=udf0,udf0"), Path::new("/d/x.nc3z"));
+        assert_eq!(
+            f("FILE://localhost/d/x%20y%23.nc3z"),
+            Path::new("/d/x y#.nc3z")
+        );
+        assert_eq!(f("file:///d/100%.nc3z"), Path::new("/d/100%.nc3z"));
+    }
+
     #[test]
     fn table_has_netcdf_c_layout() {
         // Two ints and 77 function pointers: 624 bytes on a 64-bit target, as netCDF-C's

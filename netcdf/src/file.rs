@@ -1,5 +1,7 @@
-//! The plugin's per-file state, keyed by the `ncid` netCDF-C gave the file at open (not kept in
-//! netCDF-C's own structures, so the plugin works with any copy of the library), and the reads.
+//! The plugin's per-file state, keyed by the netCDF-C library that opened the file (its slot,
+//! [`crate::dispatch::TABLES`]) and the `ncid` that library gave it (not kept in netCDF-C's own
+//! structures, so the plugin works with any copy of the library: each copy numbers its files
+//! from 65536), and the reads.
 
 use crate::convert::{convert, Mem};
 use crate::nc::*;
@@ -70,7 +72,23 @@ impl OpenFile {
     ///
     /// As [`Archive::open`].
     pub fn open(path: &std::path::Path) -> nc3pack::Result<OpenFile> {
-        let ds = Archive::open(path)?;
+        Ok(OpenFile::of(Archive::open(path)?))
+    }
+
+    /// Opens the archive held in `bytes` (netCDF-C's `nc_open_mem`); `name` names it in
+    /// messages.
+    ///
+    /// # Errors
+    ///
+    /// As [`Archive::from_reader`].
+    pub fn from_memory(bytes: Vec<u8>, name: &std::path::Path) -> nc3pack::Result<OpenFile> {
+        Ok(OpenFile::of(Archive::from_reader(
+            Input::Memory(bytes.into()),
+            name,
+        )?))
+    }
+
+    fn of(ds: Archive<Input>) -> OpenFile {
         let h = ds.header();
         let numrecs = ds.layout().numrecs;
         let dims = h
@@ -92,14 +110,14 @@ impl OpenFile {
             })
             .collect();
         let gatts = atts(h.global_attrs());
-        Ok(OpenFile {
+        OpenFile {
             variant: h.variant(),
             unlim: h.record_dim(),
             dims,
             vars,
             gatts,
             ds,
-        })
+        }
     }
 
     /// `nc_inq_format`'s answer.
@@ -397,8 +415,11 @@ fn contiguous_run(
     Some((at * esize, n * esize))
 }
 
-/// The open files, by ncid.
-static FILES: Mutex<BTreeMap<c_int, Arc<OpenFile>>> = Mutex::new(BTreeMap::new());
+/// A file's key: the slot of the netCDF-C library that opened it, and the ncid it gave.
+pub type Key = (usize, c_int);
+
+/// The open files, by library and ncid.
+static FILES: Mutex<BTreeMap<Key, Arc<OpenFile>>> = Mutex::new(BTreeMap::new());
 
 /// Counts the changes to [`FILES`]: a thread's [`LAST`] is good while it is unchanged.
 static CHANGES: AtomicU64 = AtomicU64::new(0);
@@ -407,22 +428,22 @@ thread_local! {
     /// The file this thread used last, with its ncid and the [`CHANGES`] count it was looked
     /// up at: `nccopy` of a record file calls the plugin several times a record, millions of
     /// times, and locking the table and counting references each time was a fifth of its time.
-    static LAST: RefCell<Option<(u64, c_int, Arc<OpenFile>)>> = const { RefCell::new(None) };
+    static LAST: RefCell<Option<(u64, Key, Arc<OpenFile>)>> = const { RefCell::new(None) };
 }
 
-fn files() -> std::sync::MutexGuard<'static, BTreeMap<c_int, Arc<OpenFile>>> {
+fn files() -> std::sync::MutexGuard<'static, BTreeMap<Key, Arc<OpenFile>>> {
     FILES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Keeps `f` as the file of `ncid`.
-pub fn insert(ncid: c_int, f: OpenFile) {
+/// Keeps `f` as the file of `ncid` (the library and its ncid).
+pub fn insert(ncid: Key, f: OpenFile) {
     let mut t = files();
     t.insert(ncid, Arc::new(f));
     CHANGES.fetch_add(1, Ordering::AcqRel);
 }
 
 /// What `f` returns for the file of `ncid`; `None` when the plugin has no such file.
-pub fn with<R>(ncid: c_int, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
+pub fn with<R>(ncid: Key, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
     let now = CHANGES.load(Ordering::Acquire);
     LAST.with(|last| {
         // This thread's last file, when the table has not changed since (a call from inside
@@ -444,7 +465,7 @@ pub fn with<R>(ncid: c_int, f: impl FnOnce(&OpenFile) -> R) -> Option<R> {
 
 /// Forgets the file of `ncid`; whether there was one. The file is closed once no thread
 /// holds it: this thread lets it go here, another at its next call.
-pub fn remove(ncid: c_int) -> bool {
+pub fn remove(ncid: Key) -> bool {
     let gone = {
         let mut t = files();
         let gone = t.remove(&ncid);
@@ -485,7 +506,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("nc3pack-netcdf-files-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         // An ncid netCDF-C does not give (the tests of this crate share the table).
-        let ncid = 0x5a5a_0001;
+        let ncid = (0, 0x5a5a_0001);
         let vars = move || with(ncid, |f| f.vars.len());
         insert(ncid, opened(&dir, "scalars.nc"));
         let scalars = vars().unwrap();

@@ -7,7 +7,8 @@
 //!
 //! It does not link libnetcdf: it finds `nc_def_user_format` at run time in the netCDF-C
 //! libraries the process has loaded (every copy, so a Python process with netCDF4-python's own
-//! copy works too), and keeps its per-file state itself, by ncid.
+//! copy works too), gives each library a dispatch table of its own, and keeps its per-file
+//! state itself, by library and ncid (each library numbers its files from 65536).
 //!
 //! Three ways in (docs/netcdf-plugin.md):
 //! - netCDF-C 4.9.x: `LD_PRELOAD=/path/libnc3pack_netcdf.so ncdump a.nc3z` (an ELF
@@ -31,7 +32,7 @@ pub mod dispatch;
 mod file;
 pub mod nc;
 
-use dispatch::{NcDispatch, TABLE};
+use dispatch::{NcDispatch, MAX_LIBRARIES, TABLES};
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
 
@@ -58,6 +59,17 @@ pub enum RegisterError {
     TooOld {
         /// What `nc_inq_libvers` says.
         version: String,
+    },
+    /// More netCDF-C libraries in the process than the plugin has tables for.
+    #[error(
+        "more than {max} netCDF-C libraries are loaded in this process: the nc3pack plugin \
+         serves the first {max} (netCDF-C {version} is not served)"
+    )]
+    TooMany {
+        /// What `nc_inq_libvers` says of the library left out.
+        version: String,
+        /// How many the plugin serves.
+        max: usize,
     },
     /// `nc_def_user_format` refused the table.
     #[error("netCDF-C {version} refused the nc3pack format (nc_def_user_format: error {code})")]
@@ -177,6 +189,10 @@ fn loaded_libraries() -> Vec<Library> {
 /// only ones are older than 4.9, [`RegisterError::Refused`] when `nc_def_user_format` failed.
 pub fn register_all() -> Result<usize, RegisterError> {
     let libs = loaded_libraries();
+    // Each library keeps the slot (and so the table) it got first: registering again, from the
+    // constructor and then from Python, gives it the same table.
+    static SLOTS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+    let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
     let mut first_err = None;
     let mut n = 0;
     for l in &libs {
@@ -187,7 +203,22 @@ pub fn register_all() -> Result<usize, RegisterError> {
             });
             continue;
         }
-        let table = std::ptr::addr_of!(TABLE).cast_mut();
+        let key = l.def as usize;
+        let slot = match slots.iter().position(|&k| k == key) {
+            Some(i) => i,
+            None if slots.len() < MAX_LIBRARIES => {
+                slots.push(key);
+                slots.len() - 1
+            }
+            None => {
+                first_err.get_or_insert(RegisterError::TooMany {
+                    version: l.version.clone(),
+                    max: MAX_LIBRARIES,
+                });
+                continue;
+            }
+        };
+        let table = std::ptr::addr_of!(TABLES[slot]).cast_mut();
         let code = unsafe { (l.def)(nc::NC_UDF0, table, MAGIC_C.as_ptr().cast_mut().cast()) };
         if code == nc::NC_NOERR {
             n += 1;
@@ -217,18 +248,22 @@ pub fn register_all() -> Result<usize, RegisterError> {
 #[no_mangle]
 pub extern "C" fn nc3pack_netcdf_init() -> *const NcDispatch {
     let _ = std::panic::catch_unwind(|| {
-        if let Err(e @ (RegisterError::TooOld { .. } | RegisterError::Refused { .. })) =
-            register_all()
+        if let Err(
+            e @ (RegisterError::TooOld { .. }
+            | RegisterError::TooMany { .. }
+            | RegisterError::Refused { .. }),
+        ) = register_all()
         {
             eprintln!("nc3pack: {e}");
         }
     });
-    std::ptr::addr_of!(TABLE)
+    std::ptr::addr_of!(TABLES[0])
 }
 
 /// Registers the archive format with every netCDF-C loaded in this process (for Python's
 /// ctypes, after `import netCDF4`): the number of libraries registered, or a negative number:
-/// -1 no netCDF-C loaded, -2 too old (before 4.9), else netCDF-C's error code.
+/// -1 no netCDF-C loaded, -2 too old (before 4.9), -3 more libraries than the plugin serves,
+/// else netCDF-C's error code.
 ///
 /// ```no_run
 /// assert!(nc3pack_netcdf::nc3pack_netcdf_register() > 0);
@@ -239,7 +274,8 @@ pub extern "C" fn nc3pack_netcdf_register() -> c_int {
         Ok(n) => n as c_int,
         Err(RegisterError::NoNetcdf) => -1,
         Err(RegisterError::TooOld { .. }) => -2,
-        Err(RegisterError::Refused { code, .. }) => code.min(-3),
+        Err(RegisterError::TooMany { .. }) => -3,
+        Err(RegisterError::Refused { code, .. }) => code.min(-4),
     })
     .unwrap_or(nc::NC_EINTERNAL)
 }

@@ -23,6 +23,7 @@ pub const NC_EINTERNAL: c_int = -92;
 pub const NC_ENOTNC4: c_int = -111;
 pub const NC_ENOGRP: c_int = -125;
 pub const NC_ENOFILTER: c_int = -136;
+pub const NC_EINMEMORY: c_int = -135;
 
 pub const NC_NAT: c_int = 0;
 pub const NC_CHAR: c_int = 2;
@@ -30,6 +31,9 @@ pub const NC_MAX_ATOMIC_TYPE: c_int = 12;
 pub const NC_GLOBAL: c_int = -1;
 pub const NC_MAX_NAME: usize = 256;
 pub const NC_WRITE: c_int = 0x0001;
+pub const NC_DISKLESS: c_int = 0x0008;
+pub const NC_MMAP: c_int = 0x0010;
+pub const NC_INMEMORY: c_int = 0x8000;
 pub const NC_64BIT_DATA: c_int = 0x0020;
 pub const NC_64BIT_OFFSET: c_int = 0x0200;
 pub const NC_UDF0: c_int = 0x0040;
@@ -44,3 +48,12 @@ pub const NC_ENDIAN_BIG: c_int = 2;
 pub const NC_DISPATCH_VERSION: c_int = 5;
 /// The largest stride netCDF-C accepts (exclusive).
 pub const X_INT_MAX: u64 = 2_147_483_647;
+
+/// netCDF-C's `NC_memio` (netcdf_mem.h): the buffer of `nc_open_mem` and `nc_open_memio`,
+/// handed to a format's open as its `parameters` when the mode has `NC_INMEMORY`.
+#[repr(C)]
+pub struct NcMemio {
+    pub size: usize,
+    pub memory: *mut std::os::raw::c_void,
+    pub flags: c_int,
+}

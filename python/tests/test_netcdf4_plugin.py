@@ -3,12 +3,15 @@ an archive must read exactly as its original does."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import textwrap
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -51,30 +54,35 @@ def same_attrs(a: dict[str, object], b: dict[str, object]) -> None:
 def same_netcdf4(src: Path, archive: Path) -> None:
     """netCDF4-python reads `archive` as `src`: dimensions, attributes, values bit for bit."""
     with netCDF4.Dataset(src) as o, netCDF4.Dataset(archive) as z:
-        raw(o)
-        raw(z)
-        assert z.data_model == o.data_model
-        assert [(d.name, d.size, d.isunlimited()) for d in z.dimensions.values()] == [
-            (d.name, d.size, d.isunlimited()) for d in o.dimensions.values()
-        ]
-        same_attrs(attrs(z), attrs(o))
-        assert list(z.variables) == list(o.variables)
-        for name, ov in o.variables.items():
-            zv = z.variables[name]
-            assert (zv.dtype, zv.dimensions, zv.shape) == (
-                ov.dtype,
-                ov.dimensions,
-                ov.shape,
-            )
-            same_attrs(attrs(zv), attrs(ov))
-            a, b = zv[...], ov[...]
-            assert a.dtype == b.dtype, name
-            # Bit for bit (NaN payloads included).
-            assert (
-                np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-            ), name
-            if ov.ndim >= 1 and ov.shape[0] > 1:
-                np.testing.assert_array_equal(zv[1::2], ov[1::2])
+        same_datasets(o, z)
+
+
+def same_datasets(o: Any, z: Any) -> None:
+    """Two open netCDF4 datasets hold the same: dimensions, attributes, values bit for bit."""
+    raw(o)
+    raw(z)
+    assert z.data_model == o.data_model
+    assert [(d.name, d.size, d.isunlimited()) for d in z.dimensions.values()] == [
+        (d.name, d.size, d.isunlimited()) for d in o.dimensions.values()
+    ]
+    same_attrs(attrs(z), attrs(o))
+    assert list(z.variables) == list(o.variables)
+    for name, ov in o.variables.items():
+        zv = z.variables[name]
+        assert (zv.dtype, zv.dimensions, zv.shape) == (
+            ov.dtype,
+            ov.dimensions,
+            ov.shape,
+        )
+        same_attrs(attrs(zv), attrs(ov))
+        a, b = zv[...], ov[...]
+        assert a.dtype == b.dtype, name
+        # Bit for bit (NaN payloads included).
+        assert (
+            np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+        ), name
+        if ov.ndim >= 1 and ov.shape[0] > 1:
+            np.testing.assert_array_equal(zv[1::2], ov[1::2])
 
 
 def same_xarray(src: Path, archive: Path) -> None:
@@ -268,3 +276,86 @@ def test_rc_file_loads_the_plugin(packed: dict[str, Path], tmp_path: Path) -> No
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"{len(CASES)} files equal"
+
+
+def test_in_memory_open_reads_the_buffer_not_the_file_of_that_name(
+    packed: dict[str, Path], tmp_path: Path
+) -> None:
+    """`Dataset(name, memory=...)` (netCDF-C's nc_open_mem) reads the archive in memory, also
+    when `name` is another archive on disk, or no file at all."""
+    src = ROOT / "samples" / "gridded_sst.nc"
+    memory = packed[src.name].read_bytes()
+    for name in (packed["scalars.nc"], tmp_path / "no such file.nc3z"):
+        with netCDF4.Dataset(src) as o, netCDF4.Dataset(str(name), memory=memory) as z:
+            same_datasets(o, z)
+    # NC_DISKLESS: netCDF-C's copy in memory of the file at the path.
+    with netCDF4.Dataset(src) as o, netCDF4.Dataset(packed[src.name], diskless=True) as z:
+        same_datasets(o, z)
+
+
+def test_two_netcdf_c_libraries_in_one_process(packed: dict[str, Path]) -> None:
+    """netCDF4-python's own netCDF-C and the system's, both with an archive open (both number
+    their files from 65536): each reads its own file, also after the other's is closed."""
+    system = ctypes.util.find_library("netcdf")
+    if system is None:
+        if os.environ.get("CI"):
+            pytest.fail("no system libnetcdf (apt-get install libnetcdf-dev)")
+        pytest.skip("no system libnetcdf (apt-get install libnetcdf-dev)")
+    code = textwrap.dedent(
+        """
+        import ctypes, sys
+        import numpy as np
+        import netCDF4
+        import nc3pack.netcdf4
+
+        system = ctypes.CDLL(sys.argv[1])
+        a_z, a_o, b_z, b_o = sys.argv[2:6]
+        assert nc3pack.netcdf4.register() == 2
+
+        def counts(lib, ncid):
+            n = [ctypes.c_int(-9) for _ in range(4)]
+            rc = lib.nc_inq(ncid, *[ctypes.byref(x) for x in n])
+            return rc, [x.value for x in n]
+
+        def want(path):
+            with netCDF4.Dataset(path) as o:
+                u = [i for i, d in enumerate(o.dimensions.values()) if d.isunlimited()]
+                return [len(o.dimensions), len(o.variables), len(o.ncattrs()), (u or [-1])[0]]
+
+        def values(ds):
+            ds.set_auto_maskandscale(False)
+            return {k: np.asarray(v[...]).tobytes() for k, v in ds.variables.items()}
+
+        a = netCDF4.Dataset(a_z)  # netCDF4-python's netCDF-C
+        b = ctypes.c_int(-1)
+        assert system.nc_open(b_z.encode(), 0, ctypes.byref(b)) == 0  # the system's
+        assert b.value == a._grpid, (b.value, a._grpid)  # the same ncid in both
+        assert counts(system, b) == (0, want(b_o)), counts(system, b)
+        with netCDF4.Dataset(a_o) as o:
+            assert values(a) == values(o)
+            assert [len(a.dimensions), len(a.variables)] == want(a_o)[:2]
+        assert system.nc_close(b) == 0
+        assert counts(system, b)[0] == -33  # NC_EBADID: closed
+        with netCDF4.Dataset(a_o) as o:
+            assert values(a) == values(o)  # still reachable after the other's close
+        a.close()
+        print("ok")
+        """
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            system,
+            str(packed["gridded_sst.nc"]),
+            str(ROOT / "samples" / "gridded_sst.nc"),
+            str(packed["classic_records.nc"]),
+            str(ROOT / "samples" / "classic_records.nc"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

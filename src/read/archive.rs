@@ -116,6 +116,7 @@ impl Archive<Input> {
             Input::File(f) => Some(std::os::fd::AsRawFd::as_raw_fd(f)),
             #[cfg(feature = "remote")]
             Input::Remote(_) => None,
+            Input::Memory(_) => None,
         };
         let mut a = Archive::from_reader(f, path)?;
         if let Some(fd) = fd {

@@ -23,6 +23,16 @@ pub enum Input {
     /// An object read by range requests (`s3://`, `http(s)://`).
     #[cfg(feature = "remote")]
     Remote(crate::remote::RemoteReader),
+    /// Bytes in memory (an archive a program holds in a buffer, as netCDF-C's `nc_open_mem`).
+    ///
+    /// ```
+    /// use nc3pack::{Input, ReadAt};
+    /// let bytes = std::fs::read("samples/scalars.nc")?;
+    /// let m = Input::Memory(bytes.clone().into());
+    /// assert_eq!(m.size()?, bytes.len() as u64);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    Memory(std::sync::Arc<[u8]>),
 }
 
 impl ReadAt for Input {
@@ -31,6 +41,7 @@ impl ReadAt for Input {
             Input::File(f) => ReadAt::read_exact_at(f, buf, offset),
             #[cfg(feature = "remote")]
             Input::Remote(r) => r.read_exact_at(buf, offset),
+            Input::Memory(m) => read_memory(m, buf, offset),
         }
     }
     fn size(&self) -> io::Result<u64> {
@@ -38,6 +49,7 @@ impl ReadAt for Input {
             Input::File(f) => ReadAt::size(f),
             #[cfg(feature = "remote")]
             Input::Remote(r) => r.size(),
+            Input::Memory(m) => Ok(m.len() as u64),
         }
     }
     fn prefetch(&self, ranges: &[(u64, u64)]) -> io::Result<()> {
@@ -45,15 +57,35 @@ impl ReadAt for Input {
             Input::File(f) => f.prefetch(ranges),
             #[cfg(feature = "remote")]
             Input::Remote(r) => r.prefetch(ranges),
+            Input::Memory(_) => Ok(()),
         }
     }
     fn wants_prefetch(&self) -> bool {
         match self {
-            Input::File(_) => false,
+            Input::File(_) | Input::Memory(_) => false,
             #[cfg(feature = "remote")]
             Input::Remote(_) => true,
         }
     }
+}
+
+/// `buf.len()` bytes of `m` at `offset`, or `UnexpectedEof` when they run past its end.
+fn read_memory(m: &[u8], buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let src = usize::try_from(offset)
+        .ok()
+        .and_then(|at| m.get(at..at.checked_add(buf.len())?))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{} bytes at offset {offset} are past the end of {} bytes in memory",
+                    buf.len(),
+                    m.len()
+                ),
+            )
+        })?;
+    buf.copy_from_slice(src);
+    Ok(())
 }
 
 #[cfg(feature = "remote")]
