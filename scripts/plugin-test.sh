@@ -140,13 +140,12 @@ case_worker() {
     run o conv "$W_WORK/plugin-convert" "$o"
     run z conv "$W_WORK/plugin-convert" "$z"
     same conv || return 0
-    # The same from memory (nc_open_mem), under the name of another archive that is on disk:
-    # what is read is the buffer, never the file of that name.
-    run o convmem "$W_WORK/plugin-convert" "$o" "$W_DECOY"
+    # The archive from memory (nc_open_mem), under the name of another archive that is on
+    # disk: what is read is the buffer, never the file of that name. Compared with the plain
+    # open of the original (netCDF-C's own in-memory open refuses some small classic files).
     run z convmem "$W_WORK/plugin-convert" "$z" "$W_DECOY"
-    same convmem || return 0
-    if ! cmp -s "$d/o.conv.out" "$d/z.convmem.out"; then
-        fail "nc_open_mem: the archive in memory reads otherwise than the original"
+    if ! cmp -s "$d/o.conv.rc" "$d/z.convmem.rc" || ! cmp -s "$d/o.conv.out" "$d/z.convmem.out"; then
+        fail "nc_open_mem: the archive in memory reads otherwise than the original: $(diff "$d/o.conv.out" "$d/z.convmem.out" | head -3 | tr '\n' ' ')"
         return 0
     fi
     echo PASS >"$W_WORK/results/$tag"
@@ -251,6 +250,68 @@ else
         "$(diff "$work/two/o.out" "$work/two/z.out" | head -4 | tr '\n' ' ')" \
         "$(head -c 300 "$work/two/z.err" | tr '\n' ' ')"
     echo FAIL >"$work/results/two-libraries"
+fi
+
+# CDO: it refuses the archive magic itself, but hands netCDF-C a file:// URL with a #mode=
+# fragment unchecked. `cdo -s sinfo` (but for its first line: for a URL, CDO names the format
+# "NetCDF" whatever the kind), `cdo -s infon`, and `cdo timmean` (its output's values) through
+# the plugin equal the original's, for a time series and a file of 17 record variables.
+if command -v cdo >/dev/null; then
+    mkdir -p "$work/cdo"
+    for f in gridded_sst classic_records; do
+        cp "samples/$f.nc" "$work/cdo/$f.nc"
+        "$bin" pack -q "samples/$f.nc" "$work/cdo/$f.nc3z"
+        url="file://$work/cdo/$f.nc3z#mode=udf0"
+        bad=
+        for op in sinfo infon timmean; do
+            rc_o=0 rc_z=0
+            if [[ $op == timmean ]]; then
+                timeout 120 cdo -s -O timmean "$work/cdo/$f.nc" "$work/cdo/o.$f.tm.nc" 2>"$work/cdo/err" || rc_o=$?
+                timeout 120 env LD_PRELOAD="$so" cdo -s -O timmean "$url" "$work/cdo/z.$f.tm.nc" 2>>"$work/cdo/err" || rc_z=$?
+                cdo -s infon "$work/cdo/o.$f.tm.nc" >"$work/cdo/o.out" 2>/dev/null || rc_o=$?
+                cdo -s infon "$work/cdo/z.$f.tm.nc" >"$work/cdo/z.out" 2>/dev/null || rc_z=$?
+            else
+                timeout 120 cdo -s "$op" "$work/cdo/$f.nc" 2>"$work/cdo/err" | sed '1{/File format/d}' >"$work/cdo/o.out" || rc_o=$?
+                timeout 120 env LD_PRELOAD="$so" cdo -s "$op" "$url" 2>>"$work/cdo/err" | sed '1{/File format/d}' >"$work/cdo/z.out" || rc_z=$?
+            fi
+            if ((rc_o != 0 || rc_z != 0)) || [[ ! -s $work/cdo/o.out ]] || ! cmp -s "$work/cdo/o.out" "$work/cdo/z.out"; then
+                bad+="$op (exit $rc_o/$rc_z: $(diff "$work/cdo/o.out" "$work/cdo/z.out" | head -3 | tr '\n' ' ') $(head -c 200 "$work/cdo/err" | tr '\n' ' ')) "
+            fi
+        done
+        if [[ -n $bad ]]; then
+            printf 'FAIL cdo.%s: %s\n' "$f" "$bad"
+            echo FAIL >"$work/results/cdo.$f"
+        else
+            echo PASS >"$work/results/cdo.$f"
+        fi
+    done
+else
+    echo "# cdo not found: the CDO checks skipped (apt-get install cdo)" >&2
+    echo SKIP >"$work/results/cdo"
+fi
+
+# R's ncdf4 loads netCDF-C with the package, after the preloaded plugin's constructor ran: the
+# plugin registers at the first nc_open (netcdf/src/late.rs). Every dimension, attribute and
+# value as R prints them (scripts/plugin-r.R), archive against original. (R's ncdf4 itself
+# crashes on classic_records.nc and does not know CDF-5: those are left out.)
+if command -v Rscript >/dev/null && Rscript -e 'library(ncdf4)' >/dev/null 2>&1; then
+    mkdir -p "$work/r"
+    for f in gridded_sst fill_values attrs_all_types obs_points; do
+        cp "samples/$f.nc" "$work/r/$f.nc"
+        "$bin" pack -q "samples/$f.nc" "$work/r/$f.nc3z"
+        rc_o=0 rc_z=0
+        timeout 120 Rscript scripts/plugin-r.R "$work/r/$f.nc" >"$work/r/o.out" 2>&1 || rc_o=$?
+        timeout 120 env LD_PRELOAD="$so" Rscript scripts/plugin-r.R "$work/r/$f.nc3z" >"$work/r/z.out" 2>&1 || rc_z=$?
+        if ((rc_o == 0 && rc_z == 0)) && grep -q "^var " "$work/r/o.out" && cmp -s "$work/r/o.out" "$work/r/z.out"; then
+            echo PASS >"$work/results/r.$f"
+        else
+            printf 'FAIL r.%s: exit %s/%s: %s\n' "$f" "$rc_o" "$rc_z" "$(diff "$work/r/o.out" "$work/r/z.out" | head -3 | tr '\n' ' ')"
+            echo FAIL >"$work/results/r.$f"
+        fi
+    done
+else
+    echo "# R's ncdf4 not found: the R checks skipped (apt-get install r-cran-ncdf4)" >&2
+    echo SKIP >"$work/results/r"
 fi
 
 # The version check, in a program that plays a host netCDF-C of a given version

@@ -18,6 +18,9 @@
 //!   and `NETCDF.UDF0.INIT=nc3pack_netcdf_init`);
 //! - Python: `nc3pack.netcdf4.register()` calls [`nc3pack_netcdf_register`].
 //!
+//! A program that loads netCDF-C only later (R's ncdf4, any interpreter) is served under
+//! `LD_PRELOAD` too: the plugin registers at its first `nc_open` (the `late` module).
+//!
 //! ```no_run
 //! // From Rust: register with every netCDF-C loaded in this process.
 //! let n = nc3pack_netcdf::register_all()?;
@@ -30,6 +33,7 @@
 pub mod convert;
 pub mod dispatch;
 mod file;
+mod late;
 pub mod nc;
 
 use dispatch::{NcDispatch, MAX_LIBRARIES, TABLES};
@@ -143,6 +147,23 @@ unsafe extern "C" fn collect_name(
     0
 }
 
+/// The names of the loaded objects named like libnetcdf, in load order.
+fn library_names() -> Vec<CString> {
+    let mut names: Vec<CString> = Vec::new();
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(collect_name),
+            (&mut names as *mut Vec<CString>).cast::<c_void>(),
+        );
+    }
+    names
+}
+
+/// How many netCDF-C libraries this process has loaded.
+fn loaded_count() -> usize {
+    loaded_libraries().len()
+}
+
 /// The netCDF-C libraries in this process: the one the global scope finds, and every loaded
 /// object named like libnetcdf (copies loaded with RTLD_LOCAL, as netCDF4-python's), each once.
 fn loaded_libraries() -> Vec<Library> {
@@ -156,12 +177,7 @@ fn loaded_libraries() -> Vec<Library> {
     };
     unsafe {
         add(library_at(libc::RTLD_DEFAULT));
-        let mut names: Vec<CString> = Vec::new();
-        libc::dl_iterate_phdr(
-            Some(collect_name),
-            (&mut names as *mut Vec<CString>).cast::<c_void>(),
-        );
-        for n in names {
+        for n in library_names() {
             let h = libc::dlopen(n.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
             if !h.is_null() {
                 add(library_at(h));
