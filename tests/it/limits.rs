@@ -612,6 +612,11 @@ const CONSTANT_LIMIT_KIB: u64 = 512 << 10;
 /// is packed once: 10 to 30 s).
 #[test]
 fn constant_blocks_are_read_without_building_them() {
+    // netCDF-C's values come from ncks: without NCO that part is skipped (and counted).
+    let ncks = Command::new("ncks").arg("--version").output().is_ok();
+    if !ncks {
+        crate::util::skip("needs ncks for netCDF-C's values, the rest ran (apt-get install nco)");
+    }
     let dir = temp_dir();
     let (nc, z) = packed_sparse_tail(dir.path());
     // One value of block 1; three values 1.5 GiB apart (blocks 0, 1 and 3).
@@ -620,14 +625,18 @@ fn constant_blocks_are_read_without_building_them() {
     for (start, count, stride) in [(ONE_VALUE, 1, 1), (first, 3, stride)] {
         let got = slice_limited(&z, start, count, stride)
             .unwrap_or_else(|(code, err)| panic!("exit {code:?} (None: a signal): {err}"));
-        let want = ncks_values(&nc, start, start + (count - 1) * stride, stride);
-        assert_eq!(got, want, "slice --start {start} --count {count}");
-        assert_eq!(want.len() as u64, count);
+        if ncks {
+            let want = ncks_values(&nc, start, start + (count - 1) * stride, stride);
+            assert_eq!(got, want, "slice --start {start} --count {count}");
+            assert_eq!(want.len() as u64, count);
+        }
     }
-    assert_eq!(
-        ncks_values(&nc, first, first + 2 * stride, stride),
-        [0.0, 0.0, (TAIL / 2 + 1) as f32]
-    );
+    if ncks {
+        assert_eq!(
+            ncks_values(&nc, first, first + 2 * stride, stride),
+            [0.0, 0.0, (TAIL / 2 + 1) as f32]
+        );
+    }
     // The library (which the Python package reads through): the same values, and the cache
     // holds the two constant blocks as their element (4 bytes each) beside the frame's block.
     let a = nc3pack::Archive::open(&z).unwrap();

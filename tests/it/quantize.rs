@@ -33,6 +33,9 @@ fn ncgen(cdl: &Path, kind: &str, out: &Path) -> Option<Vec<u8>> {
 /// netcdf-c's own CDL files (when /work/shared has them), in all three variants.
 #[test]
 fn header_writer_matches_ncgen() {
+    if !crate::util::have_tool("ncgen", "apt-get install netcdf-bin") {
+        return;
+    }
     let mut cdls: Vec<PathBuf> = Vec::new();
     for dir in [
         samples_dir(),
@@ -341,7 +344,7 @@ fn attributes_recorded_and_ncdump_reads() {
     let (enc, _) = NewHeader::from_header(&h).encode().unwrap();
     assert_eq!(enc, &bytes[..h.len() as usize]);
     let Ok(o) = Command::new("ncdump").arg(&q).output() else {
-        eprintln!("skipped: ncdump not installed");
+        crate::util::skip("needs ncdump (apt-get install netcdf-bin)");
         return;
     };
     let text = String::from_utf8_lossy(&o.stdout);
@@ -385,10 +388,11 @@ fn have_netcdf4() -> bool {
         );
     }
     if !ok {
-        eprintln!(
-            "skipped: {:?} cannot import netCDF4 (pip install netCDF4)",
+        crate::util::skip(&format!(
+            "needs netCDF4-python: {:?} cannot import netCDF4 (pip install netCDF4, or set \
+             NC3PACK_TEST_PYTHON)",
             python()
-        );
+        ));
     }
     ok
 }

@@ -4,8 +4,8 @@
 //! `Range`. Every read command on a URL must print what it prints for the local file, errors
 //! must name the URL and the cause, and reads must cost the requests docs/object-storage.md states.
 //!
-//! Without `s3s-fs` the S3 tests print that they were skipped, except under CI (env `CI` set),
-//! where they fail.
+//! Without `s3s-fs` the S3 tests are skipped and say so (`util::skip`: scripts/test.sh counts
+//! and names them), except under CI (env `CI` set), where they fail.
 
 use nc3pack::remote::{Prefix, RemoteOptions, RemoteReader};
 use nc3pack::{Archive, Dataset, Input};
@@ -84,9 +84,8 @@ impl S3Server {
                 "s3s-fs is not installed (cargo install s3s-fs --version 0.14.1 --features \
                  binary --locked): the object storage tests cannot run"
             );
-            eprintln!(
-                "skipped: s3s-fs is not installed (cargo install s3s-fs --version 0.14.1 \
-                 --features binary)"
+            crate::util::skip(
+                "needs s3s-fs (cargo install s3s-fs --version 0.14.1 --features binary --locked)",
             );
             return None;
         };

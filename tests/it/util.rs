@@ -29,6 +29,51 @@ pub fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("cannot create a temporary directory")
 }
 
+/// Skips the running test, which cannot run on this machine for `reason` (a tool or server that
+/// is not installed, with the command that installs it); the caller then returns. Under CI (env
+/// `CI` set) a skip is a failure: this panics. Otherwise it prints `nc3pack-skip: TEST: REASON`
+/// on stderr and appends that line to the file env `NC3PACK_SKIP_LOG` names: scripts/test.sh
+/// counts and names the skipped tests in its summary (cargo test shows a passing test's stderr
+/// only with `--nocapture`). TEST is the test's thread's name, as cargo test prints it.
+pub fn skip(reason: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("(a test's helper thread)")
+        .to_owned();
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test} cannot run: {reason} (CI is set: a skipped test is a failure)"
+    );
+    let line = format!("nc3pack-skip: {test}: {reason}\n");
+    eprint!("{line}");
+    if let Some(log) = std::env::var_os("NC3PACK_SKIP_LOG") {
+        use std::io::Write;
+        // One write of one line, in append mode: lines of tests running at once do not mix.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .unwrap_or_else(|e| panic!("cannot append to NC3PACK_SKIP_LOG {log:?}: {e}"));
+    }
+}
+
+/// Whether the program `tool` runs here; when it does not, the test is skipped ([`skip`]) naming
+/// `install`, the command that installs it.
+pub fn have_tool(tool: &str, install: &str) -> bool {
+    let found = Command::new(tool)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        skip(&format!("needs {tool} ({install})"));
+    }
+    found
+}
+
 /// `nc3pack ARGS...`, to be run with [`Run::output`] or checked with [`Run::expect`].
 pub fn nc3pack<S: AsRef<OsStr>>(args: &[S]) -> Run {
     Run {
