@@ -174,6 +174,19 @@ fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Resul
     let r = nc3pack::pack_collection(&a.paths, dir, &copts)?;
     bar.get().inspect(|pb| pb.finish_and_clear());
     r.unreadable.iter().for_each(|e| eprintln!("nc3pack: {e}"));
+    r.leftovers.iter().for_each(|l| eprintln!("nc3pack: {l}"));
+    let files = |n: usize| format!("{n} temporary file{}", if n == 1 { "" } else { "s" });
+    if r.temporaries_removed > 0 {
+        let n = files(r.temporaries_removed);
+        eprintln!("nc3pack: removed {n} of killed runs from {}", dir.display());
+    }
+    if r.temporaries_left > 0 {
+        let n = files(r.temporaries_left);
+        eprintln!(
+            "nc3pack: left {n} in {} whose process may be at work (running here, or of another host)",
+            dir.display()
+        );
+    }
     for (input, why) in &r.kept {
         eprintln!("nc3pack: {}: kept: {why}", input.display());
     }
@@ -192,6 +205,13 @@ fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Resul
     });
     if let Some(e) = r.manifest_error {
         return Err(e.into());
+    }
+    let hidden = r.leftovers.iter().filter(|l| l.needs_attention()).count();
+    if hidden > 0 && r.failures.is_empty() && r.unreadable.is_empty() {
+        anyhow::bail!(
+            "{hidden} original{} moved aside by a killed run could not be put back (listed above)",
+            if hidden == 1 { "" } else { "s" }
+        );
     }
     match (r.failures.len(), r.unreadable.len(), r.files) {
         (0, 0, _) => Ok(()),
@@ -357,8 +377,8 @@ fn plugin_library(a: &NetcdfPluginArgs) -> anyhow::Result<PathBuf> {
         }
     }
     anyhow::bail!(
-        "{NAME} not found beside {} (build it with `cargo build --release -p nc3pack-netcdf`, \
-         or give --library PATH)",
+        "{NAME} not found beside {} nor in ../lib (scripts/install.sh in nc3pack's source installs \
+         both; or build it with `cargo build --release -p nc3pack-netcdf` and give --library PATH)",
         exe.display()
     )
 }

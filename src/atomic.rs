@@ -190,7 +190,7 @@ pub fn write_to_temp<T>(
     // is gone. It is registered before the file is created, so a signal never misses it.
     let mut registered = None;
     let mut tmp = tempfile::Builder::new()
-        .prefix(".nc3pack-")
+        .prefix(&temp_prefix())
         .suffix(".part")
         .make_in(dir, |path| {
             let (r, f) = Registered::create(path, || {
@@ -225,6 +225,88 @@ pub fn write_to_temp<T>(
         },
         value,
     ))
+}
+
+/// The start of every temporary file's name: `.nc3pack-HOST@PID-` (then six random letters and
+/// digits, and `.part`), so that a later run can tell whether the process that wrote it is gone
+/// ([`writer_of`]).
+pub(crate) fn temp_prefix() -> String {
+    format!(".nc3pack-{}-", writer_tag())
+}
+
+/// `HOST@PID`: this process, as the names of its temporary files and directories carry it.
+pub(crate) fn writer_tag() -> String {
+    format!("{}@{}", host_name(), crate::parallel::process_id())
+}
+
+/// The name of this host (`gethostname`) as the names of temporary files carry it: bytes other
+/// than ASCII letters, digits, `.`, `-` and `_` become `_` (so it holds no `@` nor `/`), at most
+/// 64 of them; `localhost` when it cannot be asked.
+pub(crate) fn host_name() -> &'static str {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        let mut buf = [0u8; 256];
+        // SAFETY: gethostname writes at most `buf.len()` bytes into `buf`.
+        let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let name: String = buf[..len.min(64)]
+            .iter()
+            .map(|&b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'_' => b as char,
+                _ => '_',
+            })
+            .collect();
+        if r != 0 || name.is_empty() {
+            "localhost".to_string()
+        } else {
+            name
+        }
+    })
+}
+
+/// Whether the process that wrote a temporary file or directory is gone, by what its name
+/// carries after its prefix (`.nc3pack-` or `.nc3pack-deleting-`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writer {
+    /// A process of this host that no longer exists (`kill(PID, 0)` fails with `ESRCH`).
+    Gone,
+    /// A process of this host that exists (this one included, or another that got its id).
+    Running,
+    /// A process of another host: whether it runs cannot be told from here.
+    OtherHost,
+    /// No `HOST@PID-` in the name (an earlier version's, or not nc3pack's).
+    Unknown,
+}
+
+/// [`Writer`] of `rest`, a name without its prefix: `HOST@PID-...`.
+pub(crate) fn writer_of(rest: &[u8]) -> Writer {
+    let Some(at) = rest.iter().position(|&b| b == b'@') else {
+        return Writer::Unknown;
+    };
+    let (host, after) = (&rest[..at], &rest[at + 1..]);
+    let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+    if host.is_empty() || digits == 0 || after.get(digits) != Some(&b'-') {
+        return Writer::Unknown;
+    }
+    let pid = std::str::from_utf8(&after[..digits])
+        .ok()
+        .and_then(|d| d.parse::<libc::pid_t>().ok())
+        .filter(|&p| p > 0);
+    let Some(pid) = pid else {
+        return Writer::Unknown;
+    };
+    if host != host_name().as_bytes() {
+        return Writer::OtherHost;
+    }
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return Writer::Running;
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ESRCH) => Writer::Gone,
+        // EPERM: it exists, as another user's.
+        _ => Writer::Running,
+    }
 }
 
 /// Bytes written between two requests of [`Writeback`] to start writing them to disk.
@@ -343,6 +425,50 @@ fn sync_dir(path: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use std::io::{Read, Seek, SeekFrom, Write};
+
+    /// A temporary file's name carries this host and process: read back, it is this (running)
+    /// process; a dead process's id, another host's name, or no `HOST@PID-`, are told apart.
+    #[test]
+    fn temporary_names_tell_whether_their_writer_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pending, ()) =
+            write_to_temp(&dir.path().join("out"), false, None, false, |_| Ok(())).unwrap();
+        let name = pending
+            .tmp
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            name.starts_with(".nc3pack-") && name.ends_with(".part"),
+            "{name}"
+        );
+        let rest = name.strip_prefix(".nc3pack-").unwrap().as_bytes();
+        assert_eq!(writer_of(rest), Writer::Running, "{name}");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let host = host_name();
+        assert_eq!(
+            writer_of(format!("{host}@{dead}-x.part").as_bytes()),
+            Writer::Gone
+        );
+        assert_eq!(
+            writer_of(format!("{host}x@{dead}-x.part").as_bytes()),
+            Writer::OtherHost
+        );
+        for bad in [
+            "abc123.part",
+            "@1-x",
+            "h@-x",
+            "h@12x",
+            "h@0-x",
+            "h@99999999999-x",
+        ] {
+            assert_eq!(writer_of(bad.as_bytes()), Writer::Unknown, "{bad}");
+        }
+    }
 
     /// Bytes written through `Writeback` across several writeback requests, then a few
     /// rewritten after seeking back (as packing rewrites its lead), land as written.

@@ -8,7 +8,11 @@
 //! 4 bytes) is skipped silently. A file found there that cannot be read (no permission, a
 //! broken symbolic link, a path too long) is a failure, since it may be netCDF. A file given
 //! by name (an argument or a line of the list) is packed whatever it is, and fails if it is
-//! not netCDF-3.
+//! not netCDF-3. Hidden files and directories (a name starting with `.`) found in a directory
+//! are not inputs, nor searched (editors' and tools' files, nc3pack's own temporaries and
+//! manifests); named on the command line or in a list, a hidden file is an input, but never one
+//! of nc3pack's temporary files (`.nc3pack-*.part`, `.nc3pack-deleting-*`): those are ignored,
+//! and said so.
 //!
 //! Symbolic links are followed, both given and found: a link to a regular file is packed under
 //! the link's name, and a link to a directory is searched as if the directory were there. Each
@@ -78,6 +82,7 @@
 //! (docs/collections.md, "Into a bucket"); `--delete-input` is refused.
 
 use crate::atomic::Pending;
+use crate::collection::leftovers::{self, Leftover};
 use crate::collection::manifest::{
     check_ends, check_recorded_ends, check_recorded_ends_of, hash_file, mtime_ns, Done, EndsError,
     Record,
@@ -172,6 +177,8 @@ pub struct Plan {
     /// Inputs, directories and files in them that could not be read, each error naming the
     /// path and the cause. The batch packs the rest anyway and reports these as failures.
     pub unreadable: Vec<Error>,
+    /// What killed runs left among the inputs, and what was done with it (originals put back).
+    pub leftovers: Vec<crate::collection::Leftover>,
 }
 
 impl Plan {
@@ -344,10 +351,27 @@ pub fn plan(
     let mut common: Option<PathBuf> = None;
     let mut cache = None;
     let mut visited = HashSet::new();
+    let mut leftovers = Vec::new();
+    let mut looked_beside = HashSet::new();
     for input in inputs {
         let input = input?;
-        let found =
-            tree_path(&input, &mut cache).and_then(|t| std::fs::metadata(&t).map(|m| (t, m)));
+        // nc3pack's own temporary files are never inputs, even given by name.
+        if leftovers::is_temporary_path(&input) {
+            leftovers.push(Leftover::Ignored { path: input });
+            continue;
+        }
+        let find = |cache: &mut _| {
+            tree_path(&input, cache).and_then(|t| std::fs::metadata(&t).map(|m| (t, m)))
+        };
+        let mut found = find(&mut cache);
+        // Not there: perhaps moved aside by a run killed while deleting it.
+        if found
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            && leftovers::put_back_beside(&input, &mut looked_beside, &mut leftovers)
+        {
+            found = find(&mut cache);
+        }
         let (tree, meta) = match found {
             Ok(found) => found,
             Err(e) => {
@@ -356,7 +380,12 @@ pub fn plan(
             }
         };
         let anchor = if meta.is_dir() {
-            walk(&tree, &meta, &mut visited, &mut list, &mut unreadable);
+            let mut found = Found {
+                list: &mut list,
+                unreadable: &mut unreadable,
+                leftovers: &mut leftovers,
+            };
+            walk(&tree, &meta, &mut visited, &mut found);
             tree.clone()
         } else {
             list.push(&tree, true);
@@ -462,19 +491,34 @@ pub fn plan(
         ends,
         skip,
         unreadable,
+        leftovers,
     })
 }
 
-/// Adds the regular files under `root` (whose metadata is `root_meta`) to `found`, following
-/// symbolic links and searching each directory once (`visited`, shared by the inputs); what
-/// cannot be read goes to `unreadable`.
+/// Where [`walk`] puts what it finds.
+struct Found<'a> {
+    list: &'a mut List,
+    unreadable: &'a mut Vec<Error>,
+    leftovers: &'a mut Vec<Leftover>,
+}
+
+/// Adds the regular files under `root` (whose metadata is `root_meta`) to `found.list`,
+/// following symbolic links and searching each directory once (`visited`, shared by the
+/// inputs); what cannot be read goes to `found.unreadable`. Hidden files and directories (a
+/// name starting with `.`) are not inputs; the directories a killed run moved originals aside
+/// into (`.nc3pack-deleting-*`) are emptied, their files put back and found
+/// ([`leftovers::put_back`]).
 fn walk(
     root: &Path,
     root_meta: &std::fs::Metadata,
     visited: &mut HashSet<(u64, u64)>,
-    found: &mut List,
-    unreadable: &mut Vec<Error>,
+    f: &mut Found<'_>,
 ) {
+    let Found {
+        list: found,
+        unreadable,
+        leftovers,
+    } = f;
     if !visited.insert((root_meta.dev(), root_meta.ino())) {
         return;
     }
@@ -495,6 +539,14 @@ fn walk(
                     break;
                 }
             };
+            let name = entry.file_name();
+            if name.as_bytes().first() == Some(&b'.') {
+                if name.as_bytes().starts_with(leftovers::ASIDE) {
+                    let mut put = |p: &Path| found.push(p, false);
+                    leftovers::put_back(&dir, &name, &mut put, leftovers);
+                }
+                continue;
+            }
             let ft = match entry.file_type() {
                 Ok(ft) => ft,
                 Err(e) => {
@@ -504,7 +556,7 @@ fn walk(
             };
             if ft.is_file() {
                 // `entry.path()`'s bytes, without building it (most entries are files).
-                found.push_joined(&dir, &entry.file_name());
+                found.push_joined(&dir, &name);
                 continue;
             }
             if !ft.is_dir() && !ft.is_symlink() {

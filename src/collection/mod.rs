@@ -38,10 +38,12 @@ use std::time::{Duration, Instant};
 pub(crate) mod batch;
 #[cfg(feature = "remote")]
 mod bucket;
+mod leftovers;
 mod list;
 pub mod manifest;
 
 pub use crate::collection::batch::{Kept, ParseShardError, Shard};
+pub use crate::collection::leftovers::Leftover;
 pub use crate::collection::manifest::{
     verify_collection, CollectionProblem, VerifyCollectionReport,
 };
@@ -343,17 +345,32 @@ pub struct CollectionReport {
     /// The first error writing the manifest, or making it durable (or copying it to the
     /// bucket at the end): what was packed is then not (all) recorded.
     pub manifest_error: Option<Error>,
+    /// What killed runs left among the inputs, and what was done with it: originals that
+    /// `delete_input` had moved aside, put back under their names (or not, and why); given
+    /// paths that are nc3pack's temporary files, ignored.
+    pub leftovers: Vec<Leftover>,
+    /// Temporary files (`.nc3pack-*.part`) under the output directory whose process is gone
+    /// (killed), removed before packing.
+    pub temporaries_removed: usize,
+    /// Temporary files under the output directory left there: of a process of this host that
+    /// is running, of another host, or named without their host and process (an earlier
+    /// version's).
+    pub temporaries_left: usize,
 }
 
 impl CollectionReport {
-    /// Whether every input was packed (or found packed), every path read and every line of
-    /// the manifest written.
+    /// Whether every input was packed (or found packed), every path read, every line of the
+    /// manifest written, and no original moved aside by a killed run left hidden
+    /// ([`Leftover::needs_attention`]).
     ///
     /// ```
     /// assert!(nc3pack::collection::CollectionReport::default().is_ok());
     /// ```
     pub fn is_ok(&self) -> bool {
-        self.failures.is_empty() && self.unreadable.is_empty() && self.manifest_error.is_none()
+        self.failures.is_empty()
+            && self.unreadable.is_empty()
+            && self.manifest_error.is_none()
+            && !self.leftovers.iter().any(Leftover::needs_attention)
     }
 
     /// The inputs' bytes over the archives' of the files packed now, if any was.
@@ -427,14 +444,24 @@ pub fn pack_collection<P: AsRef<Path>>(
             Done::load(&all)
         }
     };
-    let (plan, done) = std::thread::scope(|s| {
+    // The temporary files of killed runs in OUT (their process gone) are removed meanwhile.
+    let tidy = || match &bucket {
+        None => leftovers::remove_dead_temporaries(dir),
+        Some(_) => (0, 0),
+    };
+    let (plan, done, temporaries) = std::thread::scope(|s| {
         let loading = std::thread::Builder::new().spawn_scoped(s, load);
+        let tidying = std::thread::Builder::new().spawn_scoped(s, tidy);
         let plan = plan(inputs, dir, opts.root.as_deref(), opts.shard);
         let done = match loading {
             Ok(h) => h.join().unwrap_or_else(|_| load()),
             Err(_) => load(),
         };
-        (plan, done)
+        let temporaries = match tidying {
+            Ok(h) => h.join().unwrap_or_default(),
+            Err(_) => tidy(),
+        };
+        (plan, done, temporaries)
     });
     let (plan, done) = (plan?, done?);
     opts.report(&CollectionEvent::Planned { inputs: plan.len() });
@@ -454,6 +481,8 @@ pub fn pack_collection<P: AsRef<Path>>(
     let mut report = run.finish(out_dir, manifest_path);
     let mut plan = plan;
     report.unreadable = std::mem::take(&mut plan.unreadable);
+    report.leftovers = std::mem::take(&mut plan.leftovers);
+    (report.temporaries_removed, report.temporaries_left) = temporaries;
     Ok(report)
 }
 
@@ -733,6 +762,9 @@ impl Run<'_> {
             unreadable: Vec::new(),
             kept: kept.into_iter().map(|(i, k)| (plan.input(i), k)).collect(),
             manifest_error: write_error.or(synced.err()),
+            leftovers: Vec::new(),
+            temporaries_removed: 0,
+            temporaries_left: 0,
         }
     }
 }

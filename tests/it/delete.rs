@@ -460,3 +460,178 @@ fn a_crlf_list_names_its_files_and_a_too_long_name_fails_first() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Every path under `dir`, relative to it, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                todo.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `nc3pack pack -q -j 1 --delete-input IN -o OUT` run by a debug build that kills itself
+/// (SIGKILL) right after moving the first original aside, before unlinking it: the state a
+/// kill at that instant leaves. `a.nc` is the one moved aside (one thread, name order).
+fn killed_while_deleting(input: &Path, out: &Path) {
+    use std::os::unix::process::ExitStatusExt;
+    populate(input, &["a.nc", "b.nc"]);
+    let status = Command::new(BIN)
+        .args(["pack", "-q", "-j", "1", "--delete-input"])
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .env("NC3PACK_TEST_KILL_AFTER_ASIDE", "1")
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    assert!(!input.join("a.nc").exists(), "{:?}", tree(input));
+    assert!(input.join("b.nc").exists(), "{:?}", tree(input));
+    assert!(tree(input).iter().any(|p| p.contains(".nc3pack-deleting-")));
+}
+
+/// A run killed between moving an original aside and unlinking it (a real SIGKILL at that
+/// instant): the rerun never packs the moved-aside file as an original of its own (it once
+/// wrote `out/.nc3pack-deleting-PID-0.nc3z` and recorded it); it puts the original back under
+/// its name, says so, and deletes it as any other (its archive verified, its bytes read
+/// again). Nothing hidden is left in the input tree, and every archive restores its original.
+#[test]
+fn a_run_killed_while_deleting_an_original_is_finished_by_the_rerun() {
+    let dir = temp_dir();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    killed_while_deleting(&input, &out);
+    let (code, err) = pack(&[
+        input.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--delete-input".as_ref(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let archives: Vec<String> = tree(&out)
+        .into_iter()
+        .filter(|p| !p.starts_with(".nc3pack/") && p != ".nc3pack")
+        .collect();
+    assert_eq!(archives, ["a.nc.nc3z", "b.nc.nc3z"], "{err}");
+    assert_eq!(tree(&input), Vec::<String>::new(), "{err}");
+    let a = input.join("a.nc");
+    assert!(
+        err.contains(&format!("{}: put back from ", a.display())),
+        "{err}"
+    );
+    for n in ["a.nc", "b.nc"] {
+        assert!(
+            restored(&out.join(format!("{n}.nc3z")))
+                == std::fs::read(sample("classic_records.nc")).unwrap()
+        );
+    }
+    let manifest = std::fs::read_to_string(out.join(".nc3pack/manifest-0-of-1.jsonl")).unwrap();
+    assert!(!manifest.contains(".nc3pack-deleting"), "{manifest}");
+}
+
+/// After a run killed while deleting `a.nc`: a rerun without `--delete-input` puts it back and
+/// keeps it; and when a new `a.nc` took its name meanwhile, the rerun replaces nothing and
+/// deletes nothing of the two: both are kept, and it says so.
+#[test]
+fn a_moved_aside_original_is_put_back_and_never_over_a_new_file() {
+    let dir = temp_dir();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    killed_while_deleting(&input, &out);
+    let (code, err) = pack(&[input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&input), ["a.nc", "b.nc"], "{err}");
+    let a = input.join("a.nc");
+    assert!(
+        err.contains(&format!("{}: put back from ", a.display())),
+        "{err}"
+    );
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(sample("classic_records.nc")).unwrap());
+
+    let dir = temp_dir();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    killed_while_deleting(&input, &out);
+    let a = input.join("a.nc");
+    std::fs::write(&a, b"a new file, not netCDF").unwrap();
+    let (code, err) = pack(&[
+        input.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--delete-input".as_ref(),
+    ]);
+    assert!(
+        err.contains(&format!("not put back: {} exists (both kept)", a.display())),
+        "{err}"
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(std::fs::read(&a).unwrap(), b"a new file, not netCDF");
+    let aside: Vec<String> = tree(&input)
+        .into_iter()
+        .filter(|p| p.contains(".nc3pack-deleting-") && p.ends_with("/a.nc"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{:?}", tree(&input));
+    assert!(
+        std::fs::read(input.join(&aside[0])).unwrap()
+            == std::fs::read(sample("classic_records.nc")).unwrap()
+    );
+    // Nothing hidden was packed.
+    assert!(
+        tree(&out).iter().all(|p| !p.contains(".nc3pack-deleting")),
+        "{:?}",
+        tree(&out)
+    );
+}
+
+/// Hidden files and directories found in a directory are not inputs (nor deleted with
+/// `--delete-input`): a hidden netCDF file, one in a hidden directory, and files named as
+/// nc3pack's own temporaries (an earlier version's moved-aside original among them: it was
+/// packed as an original of its own and deleted) are left alone; a hidden file named on the
+/// command line is packed.
+#[test]
+fn hidden_files_found_in_a_directory_are_not_inputs() {
+    let dir = temp_dir();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    let hidden = [
+        ".h.nc",
+        ".d/x.nc",
+        "sub/.nc3pack-deleting-4242-0",
+        "sub/.nc3pack-ab12cd.part",
+    ];
+    populate(&input, &["a.nc", "sub/b.nc"]);
+    populate(&input, &hidden);
+    let (code, err) = pack(&[
+        input.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--delete-input".as_ref(),
+    ]);
+    let mut want: Vec<String> = hidden.iter().map(|h| h.to_string()).collect();
+    want.extend([".d".into(), "sub".into()]);
+    want.sort();
+    assert_eq!(tree(&input), want, "{err}");
+    let archives: Vec<String> = tree(&out)
+        .into_iter()
+        .filter(|p| p.ends_with(".nc3z"))
+        .collect();
+    assert_eq!(archives, ["a.nc.nc3z", "sub/b.nc.nc3z"], "{err}");
+    // The name an earlier version moved an original aside under does not say whose it is: the
+    // run says so, and fails for it (it needs a look).
+    let legacy = input.join("sub/.nc3pack-deleting-4242-0");
+    assert!(
+        err.contains(&format!("{}: an original moved aside", legacy.display())),
+        "{err}"
+    );
+    assert_eq!(code, 1, "{err}");
+    // Named on the command line, a hidden file is an input.
+    let h = input.join(".h.nc");
+    let (code, err) = pack(&[h.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.join(".h.nc.nc3z").exists(), "{:?}", tree(&out));
+}

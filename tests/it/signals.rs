@@ -337,3 +337,74 @@ fn an_allocation_failure_removes_the_temporary_file() {
     }
     assert!(no_memory > 0, "no limit made unpack run out of memory");
 }
+
+/// SIGKILL cannot be caught: a batch killed while packing leaves its temporary files. A rerun
+/// into the same output removes those whose process is gone and says how many; a temporary
+/// named for a process that is running (this test's) or for another host is left alone, and
+/// counted.
+#[test]
+fn a_rerun_removes_the_temporary_files_of_a_killed_batch() {
+    let dir = temp_dir();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for n in ["a.nc", "b.nc"] {
+        write_big(&input.join(n), 24);
+    }
+    let out = dir.path().join("out");
+    let child = batch_on_two_workers(&input, &out);
+    // (Listed directly: the directory may not be made yet, and files come and go.)
+    wait_for("a temporary file", || {
+        std::fs::read_dir(&out).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with(".nc3pack-") && n.ends_with(".part")
+            })
+        })
+    });
+    kill(&child, libc::SIGKILL);
+    let (status, _) = finish(child);
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    let left = temporaries(&out);
+    assert!(!left.is_empty());
+    let rerun = command(&["pack".as_ref(), input.as_ref(), "-o".as_ref(), out.as_ref()]);
+    let (status, err) = finish(rerun_spawn(rerun));
+    assert!(status.success(), "{status:?} {err}");
+    let plural = if left.len() == 1 { "" } else { "s" };
+    assert!(
+        err.contains(&format!(
+            "removed {} temporary file{plural} of killed runs from {}",
+            left.len(),
+            out.display()
+        )),
+        "{left:?} {err}"
+    );
+    assert_eq!(temporaries(&out), Vec::<String>::new(), "{err}");
+    // `.nc3pack-HOST@PID-XXXXXX.part`: the same names with this (running) process's id, and
+    // with another host's name.
+    let name = &left[0];
+    let (host, rest) = name
+        .strip_prefix(".nc3pack-")
+        .and_then(|r| r.split_once('@'))
+        .expect(name);
+    let (_, tail) = rest.split_once('-').expect(name);
+    let live = format!(".nc3pack-{host}@{}-{tail}", std::process::id());
+    let other = format!(".nc3pack-elsewhere.example@1-{tail}");
+    for n in [&live, &other] {
+        std::fs::write(out.join(n), b"partial").unwrap();
+    }
+    let rerun = command(&["pack".as_ref(), input.as_ref(), "-o".as_ref(), out.as_ref()]);
+    let (status, err) = finish(rerun_spawn(rerun));
+    assert!(status.success(), "{status:?} {err}");
+    assert!(!err.contains("removed"), "{err}");
+    assert!(
+        err.contains(&format!("left 2 temporary files in {}", out.display())),
+        "{err}"
+    );
+    let mut want = vec![live, other];
+    want.sort();
+    assert_eq!(temporaries(&out), want);
+}
+
+fn rerun_spawn(mut c: Command) -> Child {
+    c.spawn().unwrap()
+}

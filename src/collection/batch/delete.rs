@@ -37,7 +37,8 @@ struct Proven {
 ///    every input is kept (a failure each).
 /// 3. Delete (on up to `threads` threads): each input is read again and deleted only if its
 ///    bytes still hash to what the archive restores, and the path still names the file that
-///    was read ([`delete_if_unchanged`]); the directories of the deleted inputs are synced.
+///    was read ([`delete_if_unchanged`]); the directories the inputs were moved aside into are
+///    removed, and the directories of the deleted inputs synced.
 pub(super) fn delete_group(
     plan: &Plan,
     outcomes: Vec<(usize, Outcome)>,
@@ -70,9 +71,10 @@ pub(super) fn delete_group(
         return;
     }
     let dirs = Mutex::new(std::collections::BTreeSet::new());
+    let aside = Aside::default();
     each_in_parallel(proven, threads, &|p: Proven| {
         let input = plan.input(p.i);
-        match delete_if_unchanged(&input, p.size, p.hash) {
+        match delete_if_unchanged(&input, p.size, p.hash, &aside) {
             Ok(()) => {
                 if let Some(d) = input.parent() {
                     let d = if d.as_os_str().is_empty() {
@@ -93,6 +95,7 @@ pub(super) fn delete_group(
             ),
         }
     });
+    aside.remove();
     // The deletions made durable. A directory that cannot be synced fails no input: each was
     // deleted after its archive was durable and recorded.
     for d in dirs.into_inner().unwrap_or_else(|p| p.into_inner()) {
@@ -242,17 +245,19 @@ fn check_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) 
 /// opened (not following a symbolic link) and read whole, its bytes must be `size` long and
 /// hash (xxh3-128) to `hash`, its change time, size and modification time must be the same
 /// after the read as before it (nothing wrote to it meanwhile), and the path must still name
-/// that file (same device, inode and change time: not renamed over). It is then moved aside
-/// under a private name and unlinked there only if it is still that file (a file renamed over
-/// the path between the check and the move is put back). A file's change time cannot be set
-/// back by a user, unlike its modification time.
+/// that file (same device, inode and change time: not renamed over). It is then moved aside,
+/// under its own name, into a hidden directory of this process in its directory ([`Aside`]),
+/// and unlinked there only if it is still that file (a file renamed over the path between the
+/// check and the move is put back). A file's change time cannot be set back by a user, unlike
+/// its modification time. A run killed after the move leaves the file in that directory, where
+/// a rerun finds it by its name and puts it back (`collection::leftovers`).
 ///
 /// # Errors
 ///
 /// [`Error::Refused`] with [`NotDeleted::ContentsChanged`], [`NotDeleted::Changed`] or
 /// [`NotDeleted::Replaced`] when the input is kept; [`Error::Io`] when it cannot be read or
 /// deleted.
-fn delete_if_unchanged(input: &Path, size: u64, hash: u128) -> Result<()> {
+fn delete_if_unchanged(input: &Path, size: u64, hash: u128, aside: &Aside) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let kept = |why: NotDeleted| Error::Refused {
         path: input.to_path_buf(),
@@ -288,10 +293,17 @@ fn delete_if_unchanged(input: &Path, size: u64, hash: u128) -> Result<()> {
         Err(e) => return Err(io_err(input, "stat")(e)),
     }
     // Not unlinked by its name: a file renamed over the path right after the check above
-    // would be the one deleted. The file is moved aside under a name of its own, atomically,
-    // and unlinked there only if it is the file that was read (same device and inode).
-    let aside = aside_name(input);
+    // would be the one deleted. The file is moved aside into a directory of this process,
+    // atomically, and unlinked there only if it is the file that was read (same device and
+    // inode).
+    let aside = aside.path_for(input).map_err(io_err(input, "delete"))?;
     std::fs::rename(input, &aside).map_err(io_err(input, "delete"))?;
+    // For the tests only (a debug build): die by SIGKILL here, as a kill at this instant would.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("NC3PACK_TEST_KILL_AFTER_ASIDE").is_some() {
+        // SAFETY: raise only sends a signal to this process.
+        unsafe { libc::raise(libc::SIGKILL) };
+    }
     let moved = std::fs::symlink_metadata(&aside).map_err(io_err(input, "stat"))?;
     if (moved.dev(), moved.ino()) == (before.dev(), before.ino()) {
         return std::fs::remove_file(&aside).map_err(io_err(input, "delete"));
@@ -309,14 +321,47 @@ fn delete_if_unchanged(input: &Path, size: u64, hash: u128) -> Result<()> {
     Err(kept(NotDeleted::Replaced))
 }
 
-/// A name next to `input` for moving it aside before it is deleted: hidden, and unique to
-/// this process and call.
-fn aside_name(input: &Path) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    let name = format!(".nc3pack-deleting-{}-{n}", crate::parallel::process_id());
-    input.with_file_name(name)
+/// The directories a group's inputs are moved aside into before they are unlinked: one in each
+/// input's directory, `.nc3pack-deleting-HOST@PID-N` (hidden, and unique to this process and
+/// group), made when first needed and removed once the group is done. The file keeps its name
+/// in it, so that a rerun can put it back if this process is killed before the unlink.
+#[derive(Default)]
+struct Aside(Mutex<std::collections::HashMap<PathBuf, PathBuf>>);
+
+impl Aside {
+    /// Where `input` goes: its name in the directory of its own directory.
+    fn path_for(&self, input: &Path) -> std::io::Result<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static GROUPS: AtomicU64 = AtomicU64::new(0);
+        let (Some(dir), Some(name)) = (input.parent(), input.file_name()) else {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        };
+        let mut made = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = made.get(dir) {
+            return Ok(a.join(name));
+        }
+        let n = GROUPS.fetch_add(1, Ordering::Relaxed);
+        let tag = crate::atomic::writer_tag();
+        let a = dir.join(format!(".nc3pack-deleting-{tag}-{n}"));
+        std::fs::DirBuilder::new().mode(0o700).create(&a)?;
+        let path = a.join(name);
+        made.insert(dir.to_path_buf(), a);
+        Ok(path)
+    }
+
+    /// Removes the directories, which are empty (one holding a file that could not be unlinked
+    /// or put back stays, for a rerun to put back).
+    fn remove(self) {
+        for a in self
+            .0
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_values()
+        {
+            let _ = std::fs::remove_dir(a);
+        }
+    }
 }
 
 /// Calls `f` with each of `items` on up to `threads` threads (this one included: fewer if some
