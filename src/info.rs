@@ -27,8 +27,66 @@ use std::path::Path;
 ///
 /// The file does not open or is neither a netCDF-3 file nor an archive that opens.
 pub fn describe(path: &Path) -> Result<Info> {
+    describe_with(path, &InfoOptions::default())
+}
+
+/// How to describe a file (see [`describe_with`]): how a URL is reached.
+///
+/// ```
+/// use nc3pack::{info::InfoOptions, remote::RemoteOptions};
+/// let opts = InfoOptions::default().with_remote(RemoteOptions::default().with_anon(true));
+/// assert!(opts.remote().is_some_and(|r| r.anon()));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct InfoOptions {
+    /// How a file given by URL is reached (`None`: the process's default options).
+    remote: Option<crate::read::input::CallRemote>,
+}
+
+impl InfoOptions {
+    /// These options, reaching a file given by URL (`s3://`, `http(s)://`) with `remote`
+    /// (credentials, endpoint, region, anonymous access) instead of the process's default
+    /// options ([`crate::remote::set_default_options`]): each call carries its own, so calls
+    /// on different threads with different credentials do not meet.
+    ///
+    /// ```
+    /// use nc3pack::{info::InfoOptions, remote::RemoteOptions};
+    /// let opts = InfoOptions::default()
+    ///     .with_remote(RemoteOptions::default().with_endpoint("http://127.0.0.1:9000"));
+    /// # let _ = opts;
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn with_remote(mut self, remote: crate::remote::RemoteOptions) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The remote options given with [`InfoOptions::with_remote`], if any.
+    ///
+    /// ```
+    /// assert!(nc3pack::info::InfoOptions::default().remote().is_none());
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn remote(&self) -> Option<&crate::remote::RemoteOptions> {
+        self.remote.as_ref()
+    }
+}
+
+/// [`describe`] with options: a URL is read with the remote options they carry.
+///
+/// ```
+/// use nc3pack::info::{describe_with, InfoOptions};
+/// let info = describe_with("samples/gridded_sst.nc".as_ref(), &InfoOptions::default())?;
+/// assert_eq!(info.format(), "64-bit offset");
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`describe`]; [`Error::Remote`] when a URL cannot be read.
+pub fn describe_with(path: &Path, opts: &InfoOptions) -> Result<Info> {
     Ok(Info {
-        src: Source::open(path)?,
+        src: Source::open(path, opts.remote.as_ref())?,
     })
 }
 
@@ -319,8 +377,8 @@ enum Source {
 }
 
 impl Source {
-    fn open(path: &Path) -> Result<Source> {
-        let f = crate::read::input::open_input(path, "info")?;
+    fn open(path: &Path, remote: Option<&crate::read::input::CallRemote>) -> Result<Source> {
+        let f = crate::read::input::open_input_with(path, remote, "info")?;
         if crate::read::is_archive(&f) {
             Ok(Source::Archive(Archive::from_reader(f, path)?))
         } else {

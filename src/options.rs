@@ -79,6 +79,8 @@ pub struct UnpackOptions {
     pub(crate) threads: usize,
     /// Called with the output bytes written so far.
     pub(crate) progress: Progress,
+    /// How an archive given by URL is reached (`None`: the process's default options).
+    pub(crate) remote: Option<crate::read::input::CallRemote>,
 }
 
 impl Default for UnpackOptions {
@@ -87,6 +89,7 @@ impl Default for UnpackOptions {
             force: false,
             threads: default_threads(),
             progress: Progress::default(),
+            remote: None,
         }
     }
 }
@@ -150,6 +153,33 @@ impl UnpackOptions {
     pub fn progress(&self) -> &Progress {
         &self.progress
     }
+
+    /// These options, reaching an archive given by URL (`s3://`, `http(s)://`) with `remote`
+    /// (credentials, endpoint, region, anonymous access) instead of the process's default
+    /// options ([`crate::remote::set_default_options`]): each call carries its own, so calls
+    /// on different threads with different credentials do not meet.
+    ///
+    /// ```
+    /// use nc3pack::{remote::RemoteOptions, UnpackOptions};
+    /// let opts = UnpackOptions::default()
+    ///     .with_remote(RemoteOptions::default().with_endpoint("http://127.0.0.1:9000"));
+    /// assert!(opts.remote().is_some());
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn with_remote(mut self, remote: crate::remote::RemoteOptions) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The remote options given with [`UnpackOptions::with_remote`], if any.
+    ///
+    /// ```
+    /// assert!(nc3pack::UnpackOptions::default().remote().is_none());
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn remote(&self) -> Option<&crate::remote::RemoteOptions> {
+        self.remote.as_ref()
+    }
 }
 
 /// How to verify an archive (see [`crate::verify`]).
@@ -168,6 +198,8 @@ pub struct VerifyOptions {
     /// Threads checking and decoding blocks (bounded to 1..=1024); the default is the number
     /// of cores.
     pub(crate) threads: usize,
+    /// How an archive given by URL is reached (`None`: the process's default options).
+    pub(crate) remote: Option<crate::read::input::CallRemote>,
 }
 
 impl Default for VerifyOptions {
@@ -175,6 +207,7 @@ impl Default for VerifyOptions {
         VerifyOptions {
             against: None,
             threads: default_threads(),
+            remote: None,
         }
     }
 }
@@ -218,6 +251,32 @@ impl VerifyOptions {
     /// ```
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// These options, reaching an archive given by URL (`s3://`, `http(s)://`) with `remote`
+    /// (credentials, endpoint, region, anonymous access) instead of the process's default
+    /// options ([`crate::remote::set_default_options`]): each call carries its own, so calls
+    /// on different threads with different credentials do not meet.
+    ///
+    /// ```
+    /// use nc3pack::{remote::RemoteOptions, VerifyOptions};
+    /// let opts = VerifyOptions::default().with_remote(RemoteOptions::default().with_anon(true));
+    /// assert!(opts.remote().is_some_and(|r| r.anon()));
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn with_remote(mut self, remote: crate::remote::RemoteOptions) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The remote options given with [`VerifyOptions::with_remote`], if any.
+    ///
+    /// ```
+    /// assert!(nc3pack::VerifyOptions::default().remote().is_none());
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn remote(&self) -> Option<&crate::remote::RemoteOptions> {
+        self.remote.as_ref()
     }
 }
 

@@ -107,7 +107,7 @@ const MAX_LISTED: usize = 1000;
 /// or frame does not fit in memory.
 pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> {
     let (against, threads) = (opts.against.as_deref(), opts.threads);
-    let f = crate::read::input::open_input(path, "verify")?;
+    let f = crate::read::input::open_input_with(path, opts.remote.as_ref(), "verify")?;
     let mut report = VerifyReport::default();
     // Damage from the error's variant: the part, block and offset it names, and its cause.
     let to_damage = |e: Error| match e {
@@ -151,7 +151,7 @@ pub fn verify(path: &Path, opts: &crate::VerifyOptions) -> Result<VerifyReport> 
         Err(e) => {
             report.damage.push(to_damage(e));
             // Without a usable index, scan the frames to list what else is damaged or missing.
-            let f = crate::read::input::open_input(path, "verify")?;
+            let f = crate::read::input::open_input_with(path, opts.remote.as_ref(), "verify")?;
             let f = crate::format::compact::Expanded::new(f).map_err(io_err(path, "read"))?;
             let len = f.size().map_err(io_err(path, "stat"))?;
             if let Ok((_, _, header, sizes, layout, start)) = read_front_layout(&f, path, len) {

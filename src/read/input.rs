@@ -111,18 +111,44 @@ impl Input {
     }
 }
 
+/// The remote options a call was given (`with_remote` of [`crate::UnpackOptions`],
+/// [`crate::VerifyOptions`], [`crate::info::InfoOptions`]); without the `remote` feature there
+/// are none (a URL is refused).
+#[cfg(feature = "remote")]
+pub(crate) type CallRemote = crate::remote::RemoteOptions;
+/// The remote options a call was given: none without the `remote` feature.
+#[cfg(not(feature = "remote"))]
+pub(crate) type CallRemote = std::convert::Infallible;
+
 /// Opens a path, or a URL (`s3://`, `http(s)://`, `file://`; with the options of
 /// [`crate::remote::set_default_options`]), for reading at any offset; `op` says what needs to
 /// seek, for the message (as [`open_seekable`]).
 pub(crate) fn open_input(path: &Path, op: &'static str) -> Result<Input> {
+    open_input_with(path, None, op)
+}
+
+/// [`open_input`] with the remote options the call was given: a URL is read with `remote`,
+/// or, when it is `None`, with the default options. Nothing process-wide is read when `remote`
+/// is given.
+pub(crate) fn open_input_with(
+    path: &Path,
+    remote: Option<&CallRemote>,
+    op: &'static str,
+) -> Result<Input> {
     match path.to_str() {
         #[cfg(feature = "remote")]
-        Some(s) if crate::io::is_url(s) => open_url(s, &crate::remote::default_options(), op),
+        Some(s) if crate::io::is_url(s) => match remote {
+            Some(r) => open_url(s, r, op),
+            None => open_url(s, &crate::remote::default_options(), op),
+        },
         #[cfg(not(feature = "remote"))]
-        Some(s) if crate::io::is_url(s) => Err(Error::Remote {
-            url: s.into(),
-            source: crate::error::RemoteError::NotBuilt,
-        }),
+        Some(s) if crate::io::is_url(s) => {
+            let _ = remote;
+            Err(Error::Remote {
+                url: s.into(),
+                source: crate::error::RemoteError::NotBuilt,
+            })
+        }
         _ => open_seekable(path, op).map(Input::File),
     }
 }

@@ -43,7 +43,7 @@ mod output;
 /// [`Error::OutputExists`] for an existing `output` without `force`, [`Error::HashMismatch`]
 /// when the restored bytes are not the original's. On an error no output is left behind.
 pub fn unpack_file(input: &Path, output: &Path, opts: &crate::UnpackOptions) -> Result<u64> {
-    let archive = open_complete(input)?;
+    let archive = open_complete(input, opts)?;
     let progress = |n: u64| opts.progress.report(n);
     let len = archive.layout().file_len;
     crate::atomic::write_atomically(output, opts.force, Some(input), |f| {
@@ -78,16 +78,18 @@ pub fn unpack_to_writer<W: Write + Send>(
     out_name: &Path,
     opts: &crate::UnpackOptions,
 ) -> Result<u64> {
-    let archive = open_complete(input)?;
+    let archive = open_complete(input, opts)?;
     let progress = |n: u64| opts.progress.report(n);
     let hash = unpack_to(&archive, out, out_name, opts.threads, &progress)?;
     check_hash(&archive, input, hash)?;
     Ok(archive.layout().file_len)
 }
 
-/// Opens the archive, refusing one with blocks lost (the original cannot be restored exactly).
-fn open_complete(input: &Path) -> Result<Archive> {
-    let archive = Archive::open(input)?;
+/// Opens the archive (a URL with `opts`' remote options, if given), refusing one with blocks
+/// lost (the original cannot be restored exactly).
+fn open_complete(input: &Path, opts: &crate::UnpackOptions) -> Result<Archive> {
+    let f = crate::read::input::open_input_with(input, opts.remote.as_ref(), "reading an archive")?;
+    let archive = Archive::from_input(f, input)?;
     let lost = archive.lost_blocks();
     if let Some(&(s, b)) = lost.first() {
         return Err(Error::Block {

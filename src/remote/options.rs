@@ -184,9 +184,17 @@ impl RemoteOptions {
 
 static DEFAULT_OPTIONS: RwLock<Option<RemoteOptions>> = RwLock::new(None);
 
-/// Sets the options that functions taking a path use when the path is a URL
-/// ([`crate::open`], [`crate::Archive::open`], [`crate::info::describe`], [`crate::verify`],
-/// [`crate::unpack_file`], ...). Until set, they use [`RemoteOptions::from_env`].
+/// Sets the options that functions taking a path use when the path is a URL and the call was
+/// given no options of its own ([`crate::open`], [`crate::Archive::open`],
+/// [`crate::info::describe`], and [`crate::verify`], [`crate::unpack_file`] without
+/// `with_remote`, ...). Until set, they use [`RemoteOptions::from_env`].
+///
+/// The default is process-wide: set it once, before other threads start (as the command line
+/// does), not around a call. A call that must reach a given server with given credentials
+/// while other threads run carries them: [`crate::UnpackOptions::with_remote`],
+/// [`crate::VerifyOptions::with_remote`], [`crate::info::InfoOptions::with_remote`],
+/// [`crate::collection::CollectionOptions::with_remote`], [`crate::Archive::open_url`],
+/// [`crate::Input::open_url`]; such calls do not read the default.
 ///
 /// ```
 /// nc3pack::remote::set_default_options(nc3pack::remote::RemoteOptions::from_env().with_anon(true));

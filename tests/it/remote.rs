@@ -59,6 +59,9 @@ struct S3Server {
     child: Child,
     port: u16,
     dir: tempfile::TempDir,
+    /// The credentials it checks signatures with.
+    key: &'static str,
+    secret: &'static str,
 }
 
 impl Drop for S3Server {
@@ -78,6 +81,11 @@ impl S3Server {
     /// Starts the server; without `auth`, it answers anonymous (unsigned) requests, as a
     /// public bucket does.
     fn start_with(auth: bool) -> Option<S3Server> {
+        S3Server::start_as(auth, KEY, SECRET)
+    }
+
+    /// Starts the server, checking signatures made with `key` and `secret` (when `auth`).
+    fn start_as(auth: bool, key: &'static str, secret: &'static str) -> Option<S3Server> {
         let Some(bin) = s3s_fs() else {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -101,7 +109,7 @@ impl S3Server {
             let mut c = Command::new(&bin);
             c.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
             if auth {
-                c.args(["--access-key", KEY, "--secret-key", SECRET]);
+                c.args(["--access-key", key, "--secret-key", secret]);
             }
             let mut child = c
                 .arg(dir.path())
@@ -112,7 +120,13 @@ impl S3Server {
             // Up to 10 s for it to listen.
             for _ in 0..200 {
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(S3Server { child, port, dir });
+                    return Some(S3Server {
+                        child,
+                        port,
+                        dir,
+                        key,
+                        secret,
+                    });
                 }
                 if child.try_wait().unwrap().is_some() {
                     break;
@@ -140,7 +154,7 @@ impl S3Server {
             .with_endpoint(self.endpoint())
             .with_allow_http(true)
             .with_region("us-east-1")
-            .with_credentials(KEY, SECRET, None)
+            .with_credentials(self.key, self.secret, None)
     }
 
     /// The command line with this server's endpoint and credentials in its environment.
@@ -1752,6 +1766,55 @@ fn storage_options_are_checked() {
         e.to_string().starts_with("s3://b/k.nc3z: request failed: "),
         "{e}"
     );
+}
+
+/// Two servers with different credentials hold different archives under the same URL; two
+/// threads at once call `describe_with`, `verify` and `unpack_file` on it, each with its
+/// server's options (`with_remote`): every call reaches its own server (nothing process-wide
+/// is read, so one call's credentials and endpoint never serve another's).
+#[test]
+fn s3_each_call_reaches_the_server_of_its_own_options() {
+    let (Some(a), Some(b)) = (
+        S3Server::start(),
+        S3Server::start_as(true, "nc3packotherkey", "nc3packothersecret"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = [("a", "classic_records.nc", &a), ("b", "fill_values.nc", &b)];
+    let mut url = String::new();
+    for (who, name, server) in files {
+        std::fs::create_dir(dir.path().join(who)).unwrap();
+        let z = pack(name, &dir.path().join(who), "64KiB");
+        url = server.put("same-name.nc3z", &std::fs::read(z).unwrap());
+    }
+    std::thread::scope(|s| {
+        for (who, name, server) in files {
+            let (url, dir) = (&url, dir.path());
+            s.spawn(move || {
+                let original = std::fs::read(sample(name)).unwrap();
+                let z = dir.join(who).join(name.replace(".nc", ".nc3z"));
+                let local = nc3pack::info::describe(&z).unwrap().to_json();
+                let remote = server.options();
+                let info = nc3pack::info::InfoOptions::default().with_remote(remote.clone());
+                let verify = nc3pack::VerifyOptions::default()
+                    .with_threads(1)
+                    .with_remote(remote.clone());
+                let unpack = nc3pack::UnpackOptions::default()
+                    .with_threads(1)
+                    .with_force(true)
+                    .with_remote(remote);
+                let out = dir.join(format!("{who}.nc"));
+                for _ in 0..10 {
+                    let got = nc3pack::info::describe_with(url.as_ref(), &info).unwrap();
+                    assert_eq!(got.to_json(), local, "server {who}");
+                    assert!(nc3pack::verify(url.as_ref(), &verify).unwrap().is_intact());
+                    nc3pack::unpack_file(url.as_ref(), &out, &unpack).unwrap();
+                    assert_eq!(std::fs::read(&out).unwrap(), original, "server {who}");
+                }
+            });
+        }
+    });
 }
 
 // ---- `pack IN... -o s3://BUCKET/PREFIX/`: a collection packed into a bucket ----

@@ -225,6 +225,7 @@ fn check_proven(input: &Path, output: &Path, size: u64, mtime: i64, hash: u128) 
         &crate::VerifyOptions {
             against: None,
             threads: 1,
+            remote: None,
         },
     )?;
     if let Some(d) = report.damage.first() {

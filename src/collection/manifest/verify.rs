@@ -375,6 +375,7 @@ pub(super) fn verify_one(
     let opts = crate::VerifyOptions {
         against: original.clone(),
         threads: 1,
+        remote: None,
     };
     let r = crate::verify::verify(&e.output, &opts)
         .map_err(|e| CollectionProblem::Verify(Box::new(e)))?;
