@@ -88,24 +88,16 @@ fn remote_options(storage: Option<StorageOptions>) -> nc3pack::Result<RemoteOpti
     Ok(opts)
 }
 
-/// Runs `f` (which opens `path`) with `storage` as the default remote options when `path` is a
-/// URL and options are given; calls so made take turns, since the default is process-wide.
-fn with_storage<T>(
+/// The remote options a call on `path` carries: for a URL, the environment's with `storage`
+/// set over them (each call its own, nothing process-wide); for a local path, none.
+fn call_remote(
     path: &std::path::Path,
     storage: Option<StorageOptions>,
-    f: impl FnOnce() -> nc3pack::Result<T>,
-) -> nc3pack::Result<T> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    if url_of(path).is_none() || storage.is_none() {
-        return f();
+) -> nc3pack::Result<Option<RemoteOptions>> {
+    match url_of(path) {
+        Some(_) => remote_options(storage).map(Some),
+        None => Ok(None),
     }
-    let opts = remote_options(storage)?;
-    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    let before = nc3pack::remote::default_options();
-    nc3pack::remote::set_default_options(opts);
-    let r = f();
-    nc3pack::remote::set_default_options(before);
-    r
 }
 
 /// The request counters of an object read by URL.
@@ -577,15 +569,14 @@ fn unpack(
     storage_options: Option<StorageOptions>,
 ) -> PyResult<u64> {
     let threads = threads_or_all(threads)?;
-    let opts = nc3pack::UnpackOptions::default()
+    let mut opts = nc3pack::UnpackOptions::default()
         .with_threads(threads)
         .with_force(force);
-    py.detach(|| {
-        with_storage(&src, storage_options, || {
-            nc3pack::unpack_file(&src, &dst, &opts)
-        })
-    })
-    .map_err(to_py)
+    if let Some(remote) = call_remote(&src, storage_options).map_err(to_py)? {
+        opts = opts.with_remote(remote);
+    }
+    py.detach(|| nc3pack::unpack_file(&src, &dst, &opts))
+        .map_err(to_py)
 }
 
 /// One damaged part: `(part, variable or None, block or None, offset, what, message)`.
@@ -612,9 +603,10 @@ fn verify(
     if let Some(original) = against {
         opts = opts.with_against(original);
     }
-    let r = py
-        .detach(|| with_storage(&path, storage_options, || nc3pack::verify(&path, &opts)))
-        .map_err(to_py)?;
+    if let Some(remote) = call_remote(&path, storage_options).map_err(to_py)? {
+        opts = opts.with_remote(remote);
+    }
+    let r = py.detach(|| nc3pack::verify(&path, &opts)).map_err(to_py)?;
     let damage = r
         .damage
         .iter()
@@ -644,12 +636,12 @@ fn info_json(
     path: PathBuf,
     storage_options: Option<StorageOptions>,
 ) -> PyResult<String> {
-    py.detach(|| {
-        with_storage(&path, storage_options, || {
-            nc3pack::info::describe(&path).map(|info| info.to_json())
-        })
-    })
-    .map_err(to_py)
+    let mut opts = nc3pack::info::InfoOptions::default();
+    if let Some(remote) = call_remote(&path, storage_options).map_err(to_py)? {
+        opts = opts.with_remote(remote);
+    }
+    py.detach(|| nc3pack::info::describe_with(&path, &opts).map(|info| info.to_json()))
+        .map_err(to_py)
 }
 
 /// `text` with the password and the query string of every URL in it hidden (as errors print

@@ -31,6 +31,9 @@ from nc3pack.xarray_backend import Nc3zBackendEntrypoint
 
 KEY = "nc3pytestkey"
 SECRET = "nc3pytestsecret"
+#: The credentials of a second server (``s3_other``).
+OTHER_KEY = "nc3othertestkey"
+OTHER_SECRET = "nc3othertestsecret"
 BUCKET = "bkt"
 
 #: Samples read through the server: records, CDF-5 types, fill values, a gridded field.
@@ -65,12 +68,22 @@ def _free_port() -> int:
 
 
 class S3Server:
-    """A running ``s3s-fs`` over a directory with one bucket."""
+    """A running ``s3s-fs`` over a directory with one bucket, signed for with ``key`` and
+    ``secret``."""
 
-    def __init__(self, root: Path, port: int, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        port: int,
+        proc: subprocess.Popen[bytes],
+        key: str = KEY,
+        secret: str = SECRET,
+    ) -> None:
         self.root = root
         self.port = port
         self.proc = proc
+        self.key = key
+        self.secret = secret
 
     @property
     def endpoint(self) -> str:
@@ -84,8 +97,8 @@ class S3Server:
     def options(self, **more: Any) -> dict[str, Any]:
         """storage_options as an s3fs user passes them."""
         opts: dict[str, Any] = {
-            "key": KEY,
-            "secret": SECRET,
+            "key": self.key,
+            "secret": self.secret,
             "endpoint_url": self.endpoint,
             "region_name": "us-east-1",
         }
@@ -95,6 +108,20 @@ class S3Server:
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    yield from _serve(tmp_path_factory, KEY, SECRET)
+
+
+@pytest.fixture(scope="module")
+def s3_other(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A second server, with credentials of its own (``OTHER_KEY``, ``OTHER_SECRET``)."""
+    yield from _serve(tmp_path_factory, OTHER_KEY, OTHER_SECRET)
+
+
+def _serve(
+    tmp_path_factory: pytest.TempPathFactory, key: str, secret: str
+) -> Iterator[S3Server]:
+    """Runs an ``s3s-fs`` with the bucket ``BUCKET``, signed for with ``key`` and
+    ``secret``, for as long as the generator is not closed."""
     binary = _s3s_fs()
     if binary is None:
         why = (
@@ -111,7 +138,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
         port = _free_port()
         proc = subprocess.Popen(
             [str(binary), "--host", "127.0.0.1", "--port", str(port)]
-            + ["--access-key", KEY, "--secret-key", SECRET, str(root)],
+            + ["--access-key", key, "--secret-key", secret, str(root)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -127,7 +154,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
                 time.sleep(0.05)
         if listening:
             try:
-                yield S3Server(root, port, proc)
+                yield S3Server(root, port, proc, key, secret)
             finally:
                 proc.kill()
                 proc.wait(timeout=10)
@@ -254,6 +281,98 @@ def test_info_and_verify_by_url(
     out = tmp_path / "restored.nc"
     nc3pack.unpack(url, out, storage_options=s3.options())
     assert out.read_bytes() == (SAMPLES / "gridded_sst.nc").read_bytes()
+
+
+def test_threads_keep_their_own_credentials(
+    s3: S3Server,
+    s3_other: S3Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads at once, each reaching its own server: one calls ``info``, ``verify`` and
+    ``unpack`` with server A's ``storage_options``; the other calls them, and ``open``, with
+    none, so that the environment (server B's endpoint and credentials) applies. Both servers
+    hold an object at the same URL, a different archive each: a call that reached the other
+    server would succeed with the other file's data. (Each call carries its own options: none
+    is set process-wide for the length of another thread's call.)"""
+    key = "same-name.nc3z"
+    sources = {"a": SAMPLES / "classic_records.nc", "b": SAMPLES / "fill_values.nc"}
+    url = ""
+    for name, server in (("a", s3), ("b", s3_other)):
+        z = tmp_path / f"{name}.nc3z"
+        nc3pack.pack(sources[name], z)
+        url = server.put(key, z.read_bytes())
+    want_a = nc3pack.info(url, storage_options=s3.options())
+    want_b = nc3pack.info(url, storage_options=s3_other.options())
+    assert want_a != want_b
+    blocks = {
+        "a": nc3pack.verify(url, storage_options=s3.options()).blocks,
+        "b": nc3pack.verify(url, storage_options=s3_other.options()).blocks,
+    }
+    # Calls without storage_options take the environment: server B.
+    for var in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "NC3PACK_ANON"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", OTHER_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", OTHER_SECRET)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_other.endpoint)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    assert nc3pack.info(url) == want_b
+
+    wrong: list[str] = []
+    done = threading.Event()
+    deadline = time.monotonic() + 60
+
+    def check(who: str, i: int, opts: dict[str, Any] | None) -> None:
+        """One call of the three (by ``i``), checked against ``who``'s file."""
+        want = want_a if who == "a" else want_b
+        if i % 3 == 0:
+            got = nc3pack.info(url, storage_options=opts)
+            ok = got == want
+        elif i % 3 == 1:
+            r = nc3pack.verify(url, storage_options=opts)
+            ok = r.intact and r.blocks == blocks[who]
+        else:
+            out = tmp_path / f"{who}.nc"
+            nc3pack.unpack(url, out, force=True, storage_options=opts)
+            ok = out.read_bytes() == sources[who].read_bytes()
+        if not ok:
+            wrong.append(
+                f"call {i} for server {who.upper()} read the other server's file"
+            )
+
+    def with_options() -> None:
+        try:
+            for i in range(90):
+                if time.monotonic() > deadline:
+                    break
+                check("a", i, s3.options())
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            wrong.append(f"server A: {e!r}")
+        finally:
+            done.set()
+
+    def from_env() -> None:
+        i = 0
+        try:
+            while not done.is_set() and time.monotonic() < deadline:
+                check("b", i, None)
+                with nc3pack.open(url) as ds:
+                    if set(ds.variables) != {v["name"] for v in want_b["variables"]}:
+                        wrong.append(f"open {i} read server A's file")
+                i += 1
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            wrong.append(f"server B: {e!r}")
+
+    threads = [threading.Thread(target=f) for f in (with_options, from_env)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    assert not any(t.is_alive() for t in threads), (
+        "a thread was still running after 90 s"
+    )
+    assert not wrong, f"{len(wrong)} calls reached the wrong server: {wrong[:5]}"
 
 
 def test_wrong_secret_is_permission_error(
