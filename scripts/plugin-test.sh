@@ -316,6 +316,22 @@ else
     if [[ -n ${CI:-} ]]; then echo FAIL; else echo SKIP; fi >"$work/results/r"
 fi
 
+# Installed (scripts/install.sh, with the release profile this script's builds use): from
+# another directory, `nc3pack netcdf-plugin` names the library installed beside the program,
+# and the LD_PRELOAD line it prints makes ncdump read an archive.
+rc=0
+NC3PACK_PROFILE=release timeout 1800 scripts/install.sh "$work/prefix" >"$work/install.log" 2>&1 || rc=$?
+line=$(cd / && "$work/prefix/bin/nc3pack" netcdf-plugin 2>&1 | sed -n 's/^#   //p' | head -n 1) || true
+rc_dump=0
+(cd "$work" && eval "${line/ncdump archive.nc3z/ncdump -h $work/two/a.nc3z}") >"$work/install.out" 2>&1 || rc_dump=$?
+if ((rc == 0 && rc_dump == 0)) && [[ $line == "LD_PRELOAD=$work/prefix/lib/libnc3pack_netcdf.so ncdump archive.nc3z" ]] &&
+    grep -q "^netcdf a {" "$work/install.out"; then
+    echo PASS >"$work/results/install"
+else
+    printf 'FAIL install: exit %s/%s, line %q: %s\n' "$rc" "$rc_dump" "$line" "$(tail -c 300 "$work/install.log" "$work/install.out" | tr '\n' ' ')"
+    echo FAIL >"$work/results/install"
+fi
+
 # The version check, in a program that plays a host netCDF-C of a given version
 # (scripts/plugin-fakehost.c): 4.9 and later get the format registered (NC_UDF0, the archive
 # magic) silently; older ones nothing registered, one line on stderr saying which version is
