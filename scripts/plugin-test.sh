@@ -373,6 +373,21 @@ else
     echo FAIL >"$work/results/fortran"
 fi
 
+# The header limit (NC3PACK_MAX_HEADER_BYTES, read by the library) holds through the plugin: an
+# archive whose header is longer than the limit is refused at nc_open, at once, with one line
+# naming the limit and how to raise it. (A header bomb, a small archive whose header decodes to
+# millions of items, is refused the same way under the default limit of 64 MiB.)
+rc=0
+NC3PACK_MAX_HEADER_BYTES=64 LD_PRELOAD="$so" timeout 20 ncdump -h "$work/fz/classic_records.nc3z" \
+    >"$work/limit.out" 2>"$work/limit.err" || rc=$?
+if ((rc != 0)) && grep -q "more than the header limit of 64 bytes" "$work/limit.err" &&
+    grep -q "set the environment variable NC3PACK_MAX_HEADER_BYTES" "$work/limit.err"; then
+    echo PASS >"$work/results/header-limit"
+else
+    printf 'FAIL header-limit: exit %s, stderr %q\n' "$rc" "$(cat "$work/limit.err")"
+    echo FAIL >"$work/results/header-limit"
+fi
+
 passed=0 failed=0 skipped=0
 for r in "$work"/results/*; do
     case $(cat "$r") in

@@ -194,7 +194,48 @@ pub enum HeaderProblem {
     /// The parsed header's items do not fit in memory.
     #[error("the machine has no memory left to hold the parsed header (its items from here on)")]
     NoMemory,
+    /// A count of items that would make the header longer than the header limit
+    /// ([`crate::nc3::header_limit`]): refused before anything is allocated for them.
+    #[error("{field} {count}: {count} items take at least {min_bytes} bytes of header, more than the header limit of {limit} bytes{}", RAISE)]
+    CountOverLimit {
+        /// The field.
+        field: String,
+        /// The count stored.
+        count: u64,
+        /// The fewest bytes the items take (the count times the smallest item).
+        min_bytes: u64,
+        /// The header limit.
+        limit: u64,
+    },
+    /// A field that would end the header past the header limit.
+    #[error("{field}: needs {needed} bytes, which makes the header longer than the header limit of {limit} bytes{}", RAISE)]
+    OverLimit {
+        /// The field.
+        field: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// The header limit.
+        limit: u64,
+    },
+    /// An archive's header (its length as the lead records it) longer than the header limit.
+    #[error("the header is {len} bytes long (as the archive's lead records it), more than the header limit of {limit} bytes{}", RAISE)]
+    LongerThanLimit {
+        /// The header's length.
+        len: u64,
+        /// The header limit.
+        limit: u64,
+    },
+    /// [`crate::nc3::HEADER_LIMIT_ENV`] set to something other than a byte count of at most
+    /// [`MAX_HEADER_LEN`].
+    #[error("the header limit {}={value:?} is not a byte count of at most {MAX_HEADER_LEN} (1 GiB): write it as 268435456, 256M or 1G", crate::nc3::HEADER_LIMIT_ENV)]
+    LimitSetting {
+        /// The value set.
+        value: String,
+    },
 }
+
+/// How to raise the header limit, ending each message of a header over it.
+const RAISE: &str = " (a bound on what a header may cost in memory; to read this file, set the environment variable NC3PACK_MAX_HEADER_BYTES to a larger limit, e.g. 256M, at most 1G)";
 
 /// Why a netCDF-3 header's data layout is impossible for the file ([`crate::nc3::Layout`]), or
 /// for the input being packed.

@@ -10,6 +10,83 @@
 /// ```
 pub const MAX_HEADER_LEN: u64 = 1 << 30;
 
+/// The environment variable that sets the header limit ([`header_limit`]): a byte count, with
+/// an optional `K`, `M` or `G` suffix (powers of 1024), at most [`MAX_HEADER_LEN`].
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::HEADER_LIMIT_ENV, "NC3PACK_MAX_HEADER_BYTES");
+/// ```
+pub const HEADER_LIMIT_ENV: &str = "NC3PACK_MAX_HEADER_BYTES";
+
+/// The header limit when [`HEADER_LIMIT_ENV`] is not set: 64 MiB, far more than a real header
+/// needs (thousands of variables with their attributes take a few MiB), and a bound on what a
+/// small archive whose header frame decompresses to a forged header of millions of items (a
+/// "header bomb") costs a reader in memory.
+///
+/// ```
+/// assert_eq!(nc3pack::nc3::DEFAULT_HEADER_LIMIT, 64 << 20);
+/// ```
+pub const DEFAULT_HEADER_LIMIT: u64 = 64 << 20;
+
+/// The longest netCDF-3 header nc3pack reads, in bytes, from a file being packed or from an
+/// archive: [`HEADER_LIMIT_ENV`] when it is set, else [`DEFAULT_HEADER_LIMIT`]. Read at every
+/// parse, so a program (the CLI, the Python package, a netCDF-C program through the plugin) can
+/// change it before opening a file. Every item of a header costs at least 12 bytes of it and at
+/// most 48 bytes in memory, so a parsed header takes at most a few times this limit.
+///
+/// ```
+/// // (NC3PACK_MAX_HEADER_BYTES is not set in the doc tests.)
+/// assert_eq!(nc3pack::nc3::header_limit(), Ok(nc3pack::nc3::DEFAULT_HEADER_LIMIT));
+/// ```
+///
+/// # Errors
+///
+/// [`HeaderProblem::LimitSetting`](super::error::HeaderProblem::LimitSetting) when the variable
+/// is set to something other than a byte count of at most [`MAX_HEADER_LEN`].
+pub fn header_limit() -> Result<u64, super::error::HeaderProblem> {
+    match std::env::var_os(HEADER_LIMIT_ENV) {
+        None => Ok(DEFAULT_HEADER_LIMIT),
+        Some(v) => {
+            let s = v.to_string_lossy();
+            parse_header_limit(&s).ok_or_else(|| super::error::HeaderProblem::LimitSetting {
+                value: s.into_owned(),
+            })
+        }
+    }
+}
+
+/// A header limit as written in [`HEADER_LIMIT_ENV`]: `1048576`, `64M`, `1G`, ... (K, M and G
+/// are powers of 1024, upper or lower case, optionally followed by `iB` or `B`); `None` when it
+/// is not one or is more than [`MAX_HEADER_LEN`].
+///
+/// ```
+/// use nc3pack::nc3::parse_header_limit;
+/// assert_eq!(parse_header_limit("256M"), Some(256 << 20));
+/// assert_eq!(parse_header_limit("1GiB"), Some(1 << 30));
+/// assert_eq!(parse_header_limit("4096"), Some(4096));
+/// assert_eq!(parse_header_limit("2G"), None); // more than the 1 GiB a header may be
+/// assert_eq!(parse_header_limit("lots"), None);
+/// ```
+pub fn parse_header_limit(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let lower = s.to_ascii_lowercase();
+    let body = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (digits, shift) = match body.as_bytes().last()? {
+        b'k' => (&body[..body.len() - 1], 10),
+        b'm' => (&body[..body.len() - 1], 20),
+        b'g' => (&body[..body.len() - 1], 30),
+        _ => (body, 0),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    n.checked_mul(1 << shift).filter(|&n| n <= MAX_HEADER_LEN)
+}
+
 /// Tag of a dimension list (spec: `NC_DIMENSION`).
 ///
 /// ```

@@ -10,16 +10,19 @@ pub mod error;
 mod header;
 mod layout;
 mod parse;
+mod range;
 mod records;
 pub(crate) mod slab;
 mod write;
 
 pub use header::{
-    Attr, Attribute, Dim, Header, NcType, NumRecs, Values, Var, Variant, MAX_HEADER_LEN,
-    NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
+    header_limit, parse_header_limit, Attr, Attribute, Dim, Header, NcType, NumRecs, Values, Var,
+    Variant, DEFAULT_HEADER_LIMIT, HEADER_LIMIT_ENV, MAX_HEADER_LEN, NC_ATTRIBUTE, NC_DIMENSION,
+    NC_VARIABLE,
 };
 pub use layout::{Layout, Segment, Target, VarLayout, Walk};
 pub use parse::ParseError;
+pub use range::Span;
 pub use records::RecordPattern;
 pub(crate) use records::{gather, scatter};
 pub use write::{NewAttr, NewHeader, NewVar, VarPlace, WriteError};

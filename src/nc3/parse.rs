@@ -20,10 +20,12 @@
 //! in CDF-1/CDF-2 and 64-bit in CDF-5; `begin` is 32-bit in CDF-1 and 64-bit in CDF-2/CDF-5;
 //! tags and `nc_type` are always 32-bit.
 //!
-//! Every count read from the file is checked against the bytes the file has left before anything is
-//! allocated for it. A header may be at most [`MAX_HEADER_LEN`] bytes long (1 GiB, the largest an
-//! archive carries): a field that would end past it is an error naming the limit, whether the
-//! input is a file or a stream.
+//! Every count read from the file is checked against the bytes the file has left, and against the
+//! header limit, before anything is allocated for it. A header may be at most [`MAX_HEADER_LEN`]
+//! bytes long (1 GiB, the largest an archive carries), and at most the header limit
+//! ([`super::header_limit`]: 64 MiB unless `NC3PACK_MAX_HEADER_BYTES` says otherwise): a field
+//! that would end past it, or a count whose items cannot fit in it, is an error naming the limit,
+//! whether the input is a file or a stream.
 
 use super::error::{HeaderError, HeaderProblem};
 use super::header::{
@@ -62,6 +64,8 @@ struct Cursor<'a> {
     pos: usize,
     file_len: u64,
     variant: Variant,
+    /// The header limit ([`super::header_limit`]), at most [`MAX_HEADER_LEN`].
+    limit: u64,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -104,21 +108,27 @@ impl<'a> Cursor<'a> {
     fn take(&mut self, n: u64, field: &dyn Display) -> PResult<&'a [u8]> {
         let end = (self.pos as u64).checked_add(n);
         match end {
-            Some(end) if end <= self.buf.len() as u64 && end <= MAX_HEADER_LEN => {
+            Some(end) if end <= self.buf.len() as u64 && end <= self.limit => {
                 let s = &self.buf[self.pos..end as usize];
                 self.pos = end as usize;
                 Ok(s)
             }
-            Some(end) if end <= self.file_len && end > MAX_HEADER_LEN => Err(HeaderError::new(
-                self.pos as u64,
-                HeaderProblem::TooLong {
-                    field: field.to_string(),
-                    needed: n,
-                },
-            )
-            .into()),
+            Some(end) if end <= self.file_len && end > self.limit => {
+                let field = field.to_string();
+                // Past the format's own limit, no setting reads it: say that.
+                let what = if end > MAX_HEADER_LEN {
+                    HeaderProblem::TooLong { field, needed: n }
+                } else {
+                    HeaderProblem::OverLimit {
+                        field,
+                        needed: n,
+                        limit: self.limit,
+                    }
+                };
+                Err(HeaderError::new(self.pos as u64, what).into())
+            }
             Some(end) if end <= self.file_len => Err(ParseError::NeedMore(
-                end.max(self.buf.len() as u64 * 2).min(MAX_HEADER_LEN),
+                end.max(self.buf.len() as u64 * 2).min(self.limit),
             )),
             _ => Err(HeaderError::new(
                 self.pos as u64,
@@ -170,11 +180,24 @@ impl<'a> Cursor<'a> {
         Ok(v)
     }
 
-    /// Checks that `count` items of at least `min_size` bytes each fit in the rest of the file.
+    /// Checks that `count` items of at least `min_size` bytes each fit in the rest of the file,
+    /// and within the header limit: a count that cannot is refused before anything is
+    /// allocated for its items.
     fn bound(&self, count: u64, min_size: u64, at: u64, field: &dyn Display) -> PResult<usize> {
         let rest = self.file_len.saturating_sub(self.pos as u64);
+        let room = self.limit.saturating_sub(self.pos as u64);
         match count.checked_mul(min_size) {
-            Some(need) if need <= rest => Ok(count as usize),
+            Some(need) if need <= rest && need <= room => Ok(count as usize),
+            Some(need) if need <= rest => Err(HeaderError::new(
+                at,
+                HeaderProblem::CountOverLimit {
+                    field: field.to_string(),
+                    count,
+                    min_bytes: need,
+                    limit: self.limit,
+                },
+            )
+            .into()),
             _ => Err(HeaderError::new(
                 at,
                 HeaderProblem::CountPastEnd {
@@ -360,10 +383,32 @@ impl Header {
     /// assert!(Header::parse_prefix(&bytes, len).is_ok());
     /// ```
     pub fn parse_prefix(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
-        Header::parse_items(buf, file_len)
+        let limit = super::header_limit().map_err(|p| HeaderError::new(0, p))?;
+        Header::parse_prefix_with_limit(buf, file_len, limit)
     }
 
-    fn parse_items(buf: &[u8], file_len: u64) -> Result<Header, ParseError> {
+    /// [`Header::parse_prefix`] with the header limit `limit` (at most [`MAX_HEADER_LEN`])
+    /// instead of [`super::header_limit`]: a field that would end the header past it, or a
+    /// count of items that cannot fit in it, is an error naming the field and the limit
+    /// ([`HeaderProblem::OverLimit`], [`HeaderProblem::CountOverLimit`]).
+    ///
+    /// ```
+    /// use nc3pack::nc3::{error::HeaderProblem, Header, ParseError};
+    /// let b = std::fs::read("samples/classic_records.nc").unwrap();
+    /// let len = b.len() as u64;
+    /// assert!(Header::parse_prefix_with_limit(&b, len, 1 << 20).is_ok());
+    /// let Err(ParseError::Bad(e)) = Header::parse_prefix_with_limit(&b, len, 64) else { panic!() };
+    /// assert!(matches!(e.what, HeaderProblem::CountOverLimit { limit: 64, .. } | HeaderProblem::OverLimit { limit: 64, .. }), "{e}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Header::parse_prefix`].
+    pub fn parse_prefix_with_limit(
+        buf: &[u8],
+        file_len: u64,
+        limit: u64,
+    ) -> Result<Header, ParseError> {
         let file_len = file_len.max(buf.len() as u64);
         let variant = magic(buf, file_len)?;
         let mut c = Cursor {
@@ -371,6 +416,7 @@ impl Header {
             pos: 4,
             file_len,
             variant,
+            limit: limit.min(MAX_HEADER_LEN),
         };
         let numrecs = c.numrecs()?;
         let mut dims = c.dims()?;
@@ -765,7 +811,7 @@ mod tests {
         let at_limit = (MAX_HEADER_LEN - 48) as u32;
         let (b, len) = big_attribute_prefix(at_limit);
         assert_eq!(len, MAX_HEADER_LEN);
-        match Header::parse_prefix(&b, len) {
+        match Header::parse_prefix_with_limit(&b, len, MAX_HEADER_LEN) {
             Err(ParseError::NeedMore(n)) => assert!(n <= MAX_HEADER_LEN, "{n}"),
             other => panic!("{other:?}"),
         }
@@ -774,7 +820,7 @@ mod tests {
         let (b, len) = big_attribute_prefix(at_limit + 9);
         assert_eq!(len, MAX_HEADER_LEN + 12);
         for file_len in [len, u64::MAX] {
-            match Header::parse_prefix(&b, file_len) {
+            match Header::parse_prefix_with_limit(&b, file_len, MAX_HEADER_LEN) {
                 Err(ParseError::Bad(e)) => {
                     assert_eq!(e.offset, 40);
                     assert!(
@@ -788,6 +834,61 @@ mod tests {
                 }
                 other => panic!("{other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_count_that_cannot_fit_in_the_header_limit_is_refused_at_the_count() {
+        // A header bomb: a dimension count of 89,000,000 at byte 12 of a file long enough to
+        // hold them (12 bytes a dimension): refused from its first 16 bytes, before anything is
+        // allocated for the dimensions.
+        let mut b = b"CDF\x01".to_vec();
+        b.extend_from_slice(&0u32.to_be_bytes());
+        b.extend_from_slice(&NC_DIMENSION.to_be_bytes());
+        b.extend_from_slice(&89_000_000u32.to_be_bytes());
+        let file_len = 32 + 89_000_000 * 12;
+        let limit = 64 << 20;
+        match Header::parse_prefix_with_limit(&b, file_len, limit) {
+            Err(ParseError::Bad(e)) => {
+                assert_eq!(e.offset, 12);
+                assert_eq!(
+                    e.what,
+                    HeaderProblem::CountOverLimit {
+                        field: "dimension count".into(),
+                        count: 89_000_000,
+                        min_bytes: 1_068_000_000,
+                        limit,
+                    }
+                );
+                let m = e.to_string();
+                assert!(m.starts_with("dimension count 89000000: "), "{m}");
+                assert!(m.contains("NC3PACK_MAX_HEADER_BYTES"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Under the format's own limit the count fits: the parser asks for the dimensions.
+        assert!(matches!(
+            Header::parse_prefix_with_limit(&b, file_len, MAX_HEADER_LEN),
+            Err(ParseError::NeedMore(_))
+        ));
+        // A field that ends past the limit: named, with the limit.
+        let b = classic_bytes();
+        let e = Header::parse(&b[..], 176).unwrap();
+        assert_eq!(e.len(), 176);
+        match Header::parse_prefix_with_limit(&b, 176, 70) {
+            Err(ParseError::Bad(e)) => {
+                assert_eq!(e.offset, 68);
+                assert!(
+                    matches!(&e.what, HeaderProblem::OverLimit { field, needed: 3, limit: 70 } if field == "attribute \"title\" values"),
+                    "{e}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // A request for more never asks past the limit.
+        match Header::parse_prefix_with_limit(&b[..20], 176, 100) {
+            Err(ParseError::NeedMore(n)) => assert!(n <= 100, "{n}"),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -189,11 +189,21 @@ fn run_limited(kib: u64, args: &[&OsStr]) -> (Option<i32>, String, String) {
 
 /// Runs `nc3pack ARGS...` under the shell's resource limits `limits` (`ulimit ...` commands).
 fn run_under(limits: &str, args: &[&OsStr]) -> (Option<i32>, String, String) {
+    run_under_env(limits, &[], args)
+}
+
+/// [`run_under`] with the environment variables `env` set.
+fn run_under_env(
+    limits: &str,
+    env: &[(&str, &str)],
+    args: &[&OsStr],
+) -> (Option<i32>, String, String) {
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!("{limits} && exec \"$0\" \"$@\""))
         .arg(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("cannot start sh");
@@ -222,6 +232,23 @@ fn dims_header(n: u64, sink: &mut dyn FnMut(&[u8])) -> u64 {
     }
     sink(&[0; 16]); // global attributes and variables ABSENT
     32 + 12 * n
+}
+
+/// A header frame's payload that decodes to a header of `header_len - 8` bytes of dimensions
+/// ([`dims_header`]), compressed as a run of zstd frames (a zstd payload may hold several,
+/// decoded one after the other), the repeated piece compressed once: (header length, payload).
+fn dims_bomb(header_len: u64) -> (u64, Vec<u8>) {
+    let n = (header_len - 32) / 12;
+    let mut payload = Vec::new();
+    let mut last: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
+    let len = dims_header(n, &mut |b| {
+        if last.0 != b {
+            last = (b.to_vec(), zstd::bulk::compress(b, 1).unwrap());
+        }
+        payload.extend_from_slice(&last.1);
+    });
+    assert_eq!(len, header_len - 8);
+    (len, payload)
 }
 
 /// The lead and header frame of an archive whose header is `header` compressed (zstd) to
@@ -295,7 +322,8 @@ fn header_bombs_fail_cleanly_under_an_address_space_limit() {
     // under a 1 GiB limit: no room for the decoded header; 256 MiB - 8 bytes (22 million
     // dimensions) under a 640 MiB limit: room for the header but not for its parsed items. Each
     // is compressed as a run of zstd frames (a zstd payload may hold several, decoded one after
-    // the other), the repeated piece compressed once.
+    // the other), the repeated piece compressed once. (With the header limit raised to its
+    // most: under the default one they are refused before anything is allocated, below.)
     let mut last_payload = Vec::new();
     for (name, header_len, limit_kib, message) in [
         (
@@ -311,20 +339,15 @@ fn header_bombs_fail_cleanly_under_an_address_space_limit() {
             "no memory left to hold the parsed header",
         ),
     ] {
-        let n = (header_len - 32) / 12;
-        let mut payload = Vec::new();
-        let mut last: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
-        let len = dims_header(n, &mut |b| {
-            if last.0 != b {
-                last = (b.to_vec(), zstd::bulk::compress(b, 1).unwrap());
-            }
-            payload.extend_from_slice(&last.1);
-        });
-        assert_eq!(len, header_len - 8);
+        let (len, payload) = dims_bomb(header_len);
         let bomb = dir.path().join(name);
         std::fs::write(&bomb, front_only_archive(len, &payload)).unwrap();
         assert!(std::fs::metadata(&bomb).unwrap().len() < 200_000);
-        let (code, _, err) = run_limited(limit_kib, &[OsStr::new("info"), bomb.as_os_str()]);
+        let (code, _, err) = run_under_env(
+            &format!("ulimit -v {limit_kib}"),
+            &[("NC3PACK_MAX_HEADER_BYTES", "1G")],
+            &[OsStr::new("info"), bomb.as_os_str()],
+        );
         assert_eq!(code, Some(1), "{name}: {err}");
         assert_one_line(&err, &bomb.to_string_lossy());
         assert!(err.contains("netCDF header at byte 64"), "{name}: {err}");
@@ -340,6 +363,83 @@ fn header_bombs_fail_cleanly_under_an_address_space_limit() {
     assert_eq!(code, Some(1), "{err}");
     assert_one_line(&err, &over.to_string_lossy());
     assert!(err.contains("exceeds 1073741824 bytes (1 GiB)"), "{err}");
+}
+
+/// A header bomb: a 100 KB archive whose header frame decodes to 89 million dimensions (1 GiB)
+/// made `info` take 3.5 GB, and a netCDF-C program through the plugin 8 GB. Headers are now
+/// held to the header limit (64 MiB unless NC3PACK_MAX_HEADER_BYTES says otherwise): the
+/// archive is refused from its lead's header length, before anything is read or allocated for
+/// the header (here under a 100 MB address space limit, in well under a second), and a netCDF-3
+/// file being packed or read is refused at the count that cannot fit in the limit, naming it.
+#[test]
+fn a_header_bomb_is_refused_at_the_header_limit_before_anything_is_allocated() {
+    let dir = temp_dir();
+    let (len, payload) = dims_bomb(1 << 30);
+    let bomb = dir.path().join("bomb.nc3z");
+    std::fs::write(&bomb, front_only_archive(len, &payload)).unwrap();
+    assert!(std::fs::metadata(&bomb).unwrap().len() < 200_000);
+    let started = std::time::Instant::now();
+    let (code, _, err) = run_limited(100_000, &[OsStr::new("info"), bomb.as_os_str()]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(code, Some(1), "{err}");
+    assert_one_line(&err, &bomb.to_string_lossy());
+    let want = format!(
+        "the header is {len} bytes long (as the archive's lead records it), more than the \
+         header limit of 67108864 bytes"
+    );
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("NC3PACK_MAX_HEADER_BYTES"), "{err}");
+    // A limit that is not a byte count is refused, naming it.
+    let (code, _, err) = run_under_env(
+        "true",
+        &[("NC3PACK_MAX_HEADER_BYTES", "lots")],
+        &[OsStr::new("info"), bomb.as_os_str()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_one_line(
+        &err,
+        "NC3PACK_MAX_HEADER_BYTES=\"lots\" is not a byte count",
+    );
+
+    // A netCDF-3 file of 100,000 dimensions (a 1.2 MB header) under a 1 MiB limit: packing it
+    // and reading it are refused at its dimension count, before its dimensions are read.
+    let nc = dir.path().join("many_dims.nc");
+    let mut bytes = Vec::new();
+    let header_len = dims_header(100_000, &mut |b| bytes.extend_from_slice(b));
+    std::fs::write(&nc, &bytes).unwrap();
+    let out = dir.path().join("many_dims.nc3z");
+    let limit = [("NC3PACK_MAX_HEADER_BYTES", "1M")];
+    for args in [
+        vec![OsStr::new("pack"), nc.as_os_str(), out.as_os_str()],
+        vec![OsStr::new("info"), nc.as_os_str()],
+    ] {
+        let (code, _, err) = run_under_env("true", &limit, &args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert_one_line(&err, &nc.to_string_lossy());
+        assert!(
+            err.contains(
+                "invalid netCDF-3 header at byte 12: dimension count 100000: 100000 items take \
+                 at least 1200000 bytes of header, more than the header limit of 1048576 bytes"
+            ),
+            "{args:?}: {err}"
+        );
+        assert!(!out.exists());
+    }
+    // Raised, the same file packs and its archive reads; under a limit below its header's
+    // length, the archive is refused from its lead.
+    let raised = [("NC3PACK_MAX_HEADER_BYTES", "2MiB")];
+    let pack = [OsStr::new("pack"), nc.as_os_str(), out.as_os_str()];
+    let (code, _, err) = run_under_env("true", &raised, &pack);
+    assert_eq!(code, Some(0), "{err}");
+    let info = [OsStr::new("info"), out.as_os_str()];
+    let (code, _, err) = run_under_env("true", &raised, &info);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run_under_env("true", &limit, &info);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("the header is {header_len} bytes long")),
+        "{err}"
+    );
 }
 
 /// `info::write` (what the CLI prints, made item by item) says exactly what `describe` and

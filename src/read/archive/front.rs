@@ -2,6 +2,8 @@
 //! checked when it is opened.
 
 use super::*;
+use crate::nc3::error::{HeaderError, HeaderProblem};
+use crate::nc3::ParseError;
 
 /// Reads and checks the lead and the netCDF header frame of an archive of `len` bytes: returns
 /// the lead, the original header's bytes, the parsed header, and the offset just past the
@@ -26,6 +28,19 @@ pub(crate) fn read_front<R: ReadAt>(
         .map_err(io_err(path, "read"))?;
     let (lead, h) = check_front(&front).map_err(|(part, at, w)| bad(part, at, w))?;
     let at = LEAD_LEN as u64;
+    // The header limit, before anything is read or allocated for the header: a small header
+    // frame may decompress to a forged header of millions of items.
+    let header_err = |what| Error::Header {
+        path: path.to_path_buf(),
+        source: HeaderError::new(0, what),
+    };
+    let limit = crate::nc3::header_limit().map_err(header_err)?;
+    if lead.header_len > limit {
+        return Err(header_err(HeaderProblem::LongerThanLimit {
+            len: lead.header_len,
+            limit,
+        }));
+    }
     let end = at + (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
     if end > len {
         return Err(bad(
@@ -42,8 +57,13 @@ pub(crate) fn read_front<R: ReadAt>(
         .read_exact_at(&mut payload, at + FRAME_HEADER_LEN as u64)
         .map_err(io_err(path, "read"))?;
     let hb = decode_header_payload(&h, &payload).map_err(|e| bad("netCDF header", at, e.into()))?;
-    let header =
-        Header::parse(&hb, lead.header_len).map_err(|e| bad("netCDF header", at, e.into()))?;
+    let header = Header::parse_prefix_with_limit(&hb, lead.header_len, limit).map_err(|e| {
+        let e = match e {
+            ParseError::Bad(e) => e,
+            ParseError::NeedMore(_) => HeaderError::new(hb.len() as u64, HeaderProblem::PastBuffer),
+        };
+        bad("netCDF header", at, e.into())
+    })?;
     if header.len() != lead.header_len {
         return Err(bad(
             "netCDF header",
