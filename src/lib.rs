@@ -148,6 +148,7 @@ pub use pack::{pack_reader_to_url, pack_to_url};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
+pub use read::original::{OriginalCursor, OriginalReader};
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::Input;
 pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};

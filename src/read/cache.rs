@@ -320,6 +320,11 @@ impl BlockCache {
         false
     }
 
+    /// Marks a block most recently used if it is held, without counting a hit or a miss.
+    pub(crate) fn touch(&self, key: BlockKey) {
+        self.lock().lru.promote(&key);
+    }
+
     /// Drops a block if it is held (not counted as an eviction).
     pub(crate) fn remove(&self, key: BlockKey) {
         let mut g = self.lock();

@@ -20,6 +20,7 @@ pub(crate) mod cache;
 pub(crate) mod dataset;
 pub(crate) mod input;
 mod ncfile;
+pub(crate) mod original;
 pub(crate) mod unpack;
 
 pub use dataset::{Dataset, DimInfo, Element, VarInfo};

@@ -15,6 +15,7 @@ mod limits;
 mod lorenzo;
 mod lzma;
 mod mask;
+mod original;
 mod outputs;
 mod pervar;
 mod pipes;

@@ -53,6 +53,9 @@ pub(super) struct Ahead {
 struct Store {
     state: Mutex<StoreState>,
     changed: Condvar,
+    /// Block payloads decoded by the archive, whole or in part, here and by its reads
+    /// ([`Archive::blocks_decoded`]): kept here, where the background jobs can count theirs.
+    decoded: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Default)]
@@ -117,6 +120,8 @@ impl Store {
         let ok = frame.as_ref().is_some_and(|(h, frame)| {
             out.try_reserve(len.saturating_sub(out.len())).is_ok() && {
                 out.resize(len, 0);
+                self.decoded
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 with_scratch(|scratch| {
                     decode_payload_into(
                         h,
@@ -301,6 +306,20 @@ impl Ahead {
         st.bytes += n;
     }
 
+    /// Counts a block payload decoded (whole or in part) by the archive.
+    pub(super) fn count_decode(&self) {
+        self.store
+            .decoded
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Block payloads decoded so far ([`Ahead::count_decode`], and the background jobs').
+    pub(super) fn decoded(&self) -> u64 {
+        self.store
+            .decoded
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Gives back a buffer [`Ahead::take`] returned, for reuse.
     pub(super) fn give_back(&self, block: Vec<u8>) {
         keep(&mut self.store.lock().blocks, block);
@@ -413,6 +432,7 @@ impl<R: ReadAt> Archive<R> {
                 Ok(true)
             }
             Taken::Frame(h, frame) => {
+                self.ahead.count_decode();
                 let r = decode_payload_into(
                     &h,
                     &frame[FRAME_HEADER_LEN..],
@@ -440,6 +460,7 @@ impl<R: ReadAt> Archive<R> {
             Taken::Decoded(block) => Ok(Some(Block::Bytes(Arc::new(block)))),
             Taken::Frame(h, frame) => {
                 let mut out = self.zeroed(s, b, u64::from(h.decoded_len))?;
+                self.ahead.count_decode();
                 let r = decode_payload_into(
                     &h,
                     &frame[FRAME_HEADER_LEN..],

@@ -389,6 +389,7 @@ impl<R: ReadAt> Archive<R> {
         native: bool,
     ) -> Result<()> {
         let h = self.check_frame_header(s, b, frame)?;
+        self.ahead.count_decode();
         decode_payload_into(&h, &frame[FRAME_HEADER_LEN..], out, codec, native)
             .map_err(|e| self.block_error(s, b, e.into()))
     }
@@ -432,6 +433,7 @@ impl<R: ReadAt> Archive<R> {
             }
             let frame = self.read_frame(s, b, &mut scratch.frame)?;
             let h = self.check_frame_header(s, b, frame)?;
+            self.ahead.count_decode();
             decode_payload_part(
                 &h,
                 &frame[FRAME_HEADER_LEN..],
@@ -480,6 +482,7 @@ impl<R: ReadAt> Archive<R> {
         self.reader
             .read_exact_at(d.payload_mut(), e.offset + FRAME_HEADER_LEN as u64)
             .map_err(io_err(&self.path, "read"))?;
+        self.ahead.count_decode();
         d.finish(dst).map_err(err)
     }
 
@@ -599,6 +602,7 @@ impl<R: ReadAt> Archive<R> {
             }
             None => self.zeroed(s, b, n)?,
         };
+        self.ahead.count_decode();
         decode_payload_into(&h, &frame[FRAME_HEADER_LEN..], &mut out, scratch, false)
             .map_err(|e| self.block_error(s, b, e.into()))?;
         Ok(out)
@@ -634,6 +638,43 @@ impl<R: ReadAt> Archive<R> {
                 self.stream_name(s)
             ))),
         }
+    }
+
+    /// How many block payloads this archive has decoded since it was opened, whole or in part,
+    /// by every kind of read (its own threads' decoding ahead included; constant blocks, which
+    /// need no decoding, and the header are not counted): what a test or a benchmark compares
+    /// with the blocks a read needs, to see that each is decoded once.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-blocks_decoded", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// let temp = a.header().var_id("temp").unwrap();
+    /// assert_eq!(a.blocks_decoded(), 0);
+    /// a.block(temp, 0)?;
+    /// a.block(temp, 0)?; // from the cache
+    /// assert_eq!(a.blocks_decoded(), 1);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn blocks_decoded(&self) -> u64 {
+        self.ahead.decoded()
+    }
+
+    /// The decoded blocks `blocks` (ascending) of stream `s` (not a member of a shared
+    /// stream), through the cache, as [`Archive::fetch`] gives them: for readers outside this
+    /// module that copy bytes out of whole blocks (the original file's bytes).
+    pub(crate) fn cached_blocks(&self, s: usize, blocks: &[u64]) -> Result<Vec<Block>> {
+        self.fetch(s, blocks)
+    }
+
+    /// Marks block `b` of stream `s` most recently used in the cache, if it is held there:
+    /// for a reader that will come back to it first (the block a sequential read ended in).
+    pub(crate) fn keep_recent(&self, s: usize, b: u64) {
+        self.cache.touch((self.streams[s].id, b));
     }
 
     /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the
