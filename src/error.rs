@@ -918,6 +918,64 @@ fn shown(path: &Path) -> Cow<'_, str> {
     }
 }
 
+/// What a read found when the file it read is shorter than it was when it was opened (it was
+/// truncated or rewritten while open): the [`std::io::Error`] (of kind `UnexpectedEof`) in an
+/// [`Error::Io`] of a read, whose message it becomes.
+///
+/// ```
+/// use nc3pack::error::Shrunk;
+/// let e = Shrunk { was: 5000, now: 1000, offset: 4000, len: 600 };
+/// assert_eq!(
+///     e.to_string(),
+///     "the file got shorter since it was opened: it was 5000 bytes long and is now 1000 \
+///      (a read of 600 bytes at byte 4000 found its end); was it truncated or rewritten while open?"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the file got shorter since it was opened: it was {was} bytes long and is now {now} (a read of {len} bytes at byte {offset} found its end); was it truncated or rewritten while open?")]
+pub struct Shrunk {
+    /// The file's length when it was opened.
+    pub was: u64,
+    /// Its length now.
+    pub now: u64,
+    /// Where the read started.
+    pub offset: u64,
+    /// Bytes the read asked for.
+    pub len: u64,
+}
+
+/// [`io_err`] for a read of `len` bytes at `offset` through `reader`, a file `was` bytes long
+/// when it was opened: a read that found the end of a file now shorter than that says so
+/// ([`Shrunk`]) instead of a bare "failed to fill whole buffer".
+pub(crate) fn read_err<'a, R: crate::io::ReadAt + ?Sized>(
+    path: &'a std::path::Path,
+    reader: &'a R,
+    was: u64,
+    offset: u64,
+    len: usize,
+) -> impl FnOnce(std::io::Error) -> Error + 'a {
+    move |source| {
+        if source.kind() == std::io::ErrorKind::UnexpectedEof {
+            if let Ok(now) = reader.size() {
+                if now < was {
+                    let shrunk = Shrunk {
+                        was,
+                        now,
+                        offset,
+                        len: len as u64,
+                    };
+                    return Error::Io {
+                        path: path.to_path_buf(),
+                        op: "read",
+                        source: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, shrunk),
+                    };
+                }
+            }
+        }
+        io_err(path, "read")(source)
+    }
+}
+
 /// Attaches a path and operation to an I/O error. An error of reading a remote object (a
 /// [`RemoteError`] carried by the I/O error) becomes [`Error::Remote`] naming the path (its
 /// URL).

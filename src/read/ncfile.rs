@@ -1,7 +1,7 @@
 //! [`NcFile`]: an original netCDF-3 file read through the [`Dataset`] API.
 
 use super::dataset::Dataset;
-use crate::error::{io_err, Result};
+use crate::error::{Error, Result};
 use crate::io::ReadAt;
 use crate::nc3::{self, Header, Layout};
 use std::path::{Path, PathBuf};
@@ -45,6 +45,12 @@ impl NcFile<std::fs::File> {
 }
 
 impl<R: ReadAt> NcFile<R> {
+    /// The error of a read of `len` bytes at `offset` of the file: one that found the end of a
+    /// file now shorter than when it was opened says so, with both lengths.
+    fn read_err(&self, offset: u64, len: usize) -> impl FnOnce(std::io::Error) -> Error + '_ {
+        crate::error::read_err(&self.path, &self.reader, self.layout.file_len, offset, len)
+    }
+
     /// Opens a netCDF-3 file from any positional reader; `path` names it in errors.
     ///
     /// ```
@@ -115,7 +121,7 @@ impl<R: ReadAt> Dataset for NcFile<R> {
             if let Some((f, o, n)) = p {
                 self.reader
                     .read_exact_at(&mut out[o..o + n], f)
-                    .map_err(io_err(&self.path, "read"))?;
+                    .map_err(self.read_err(f, n))?;
             }
             Ok(())
         };
@@ -140,7 +146,7 @@ impl<R: ReadAt> Dataset for NcFile<R> {
                         win.resize(WINDOW.min(span_end - file_off).max(piece) as usize, 0);
                         self.reader
                             .read_exact_at(&mut win, file_off)
-                            .map_err(io_err(&self.path, "read"))?;
+                            .map_err(self.read_err(file_off, win.len()))?;
                     }
                     let at = (file_off - win_start) as usize;
                     out[out_at..out_at + n].copy_from_slice(&win[at..at + n]);

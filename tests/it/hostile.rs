@@ -1404,3 +1404,63 @@ fn an_index_of_several_pieces_opens_and_names_a_damaged_entry() {
         }
     }
 }
+
+/// A file cut while open: a read past its new end said "read: failed to fill whole buffer";
+/// it now says the file got shorter since it was opened, with its old and new lengths, for an
+/// archive and for an original netCDF-3 file.
+#[test]
+fn a_file_cut_while_open_says_it_got_shorter_with_both_lengths() {
+    let dir = temp_dir();
+    let z = dir.path().join("obs.nc3z");
+    let opts = PackOptions::default()
+        .with_threads(1)
+        .with_compact(false)
+        .with_block_size(64 << 10);
+    pack_file(&sample("obs_points.nc"), &z, &opts).unwrap();
+    let a = Archive::open(&z).unwrap();
+    let (was, now) = (a.len(), a.data_start());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&z)
+        .unwrap()
+        .set_len(now)
+        .unwrap();
+    let e = (0..a.header().var_count())
+        .find_map(|v| a.read_var_bytes(v).err())
+        .expect("a read past the cut failed");
+    let want = format!("got shorter since it was opened: it was {was} bytes long and is now {now}");
+    let msg = e.to_string();
+    assert!(msg.contains(&want), "{msg}");
+    assert!(msg.starts_with(&z.display().to_string()), "{msg}");
+    match &e {
+        Error::Io {
+            op: "read", source, ..
+        } => {
+            let s = source
+                .get_ref()
+                .and_then(|s| s.downcast_ref::<nc3pack::error::Shrunk>());
+            assert!(
+                matches!(s, Some(s) if s.was == was && s.now == now),
+                "{e:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let nc = dir.path().join("obs.nc");
+    std::fs::copy(sample("obs_points.nc"), &nc).unwrap();
+    let f = nc3pack::NcFile::open(&nc).unwrap();
+    let was = std::fs::metadata(&nc).unwrap().len();
+    let now = f.header().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&nc)
+        .unwrap()
+        .set_len(now)
+        .unwrap();
+    let e = (0..f.header().var_count())
+        .find_map(|v| f.read_var_bytes(v).err())
+        .expect("a read past the cut failed");
+    let want = format!("got shorter since it was opened: it was {was} bytes long and is now {now}");
+    assert!(e.to_string().contains(&want), "{e}");
+}

@@ -10,6 +10,16 @@ use crate::format::Codec;
 const STREAMED_MIN: u64 = 64 << 10;
 
 impl<R: ReadAt> Archive<R> {
+    /// The error of a read of `len` bytes at `offset` of the archive: one that found the end
+    /// of a file now shorter than when it was opened says so, with both lengths.
+    pub(super) fn read_err(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> impl FnOnce(std::io::Error) -> Error + '_ {
+        crate::error::read_err(&self.path, &self.reader, self.len, offset, len)
+    }
+
     /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
     pub(super) fn refuse_lost(&self, s: usize, b: u64) -> Result<()> {
         if self.entry(s, b).is_lost() {
@@ -330,7 +340,7 @@ impl<R: ReadAt> Archive<R> {
         buf.resize(n, 0);
         self.reader
             .read_exact_at(buf, offset)
-            .map_err(io_err(&self.path, "read"))?;
+            .map_err(self.read_err(offset, n))?;
         Ok(buf)
     }
 
@@ -471,7 +481,7 @@ impl<R: ReadAt> Archive<R> {
         let mut head = [0u8; FRAME_HEADER_LEN];
         self.reader
             .read_exact_at(&mut head, e.offset)
-            .map_err(io_err(&self.path, "read"))?;
+            .map_err(self.read_err(e.offset, FRAME_HEADER_LEN))?;
         let h = self.check_frame_header(s, b, &head)?;
         let err = |e: crate::codec::FrameError| self.block_error(s, b, e.into());
         let Some(mut d) =
@@ -479,9 +489,10 @@ impl<R: ReadAt> Archive<R> {
         else {
             return Ok(false);
         };
+        let (at, n) = (e.offset + FRAME_HEADER_LEN as u64, d.payload_mut().len());
         self.reader
-            .read_exact_at(d.payload_mut(), e.offset + FRAME_HEADER_LEN as u64)
-            .map_err(io_err(&self.path, "read"))?;
+            .read_exact_at(d.payload_mut(), at)
+            .map_err(self.read_err(at, n))?;
         self.ahead.count_decode();
         d.finish(dst).map_err(err)
     }
@@ -737,7 +748,7 @@ impl<R: ReadAt> Archive<R> {
                 let mut buf = self.zeroed(s, blocks[members[0]], len)?;
                 self.reader
                     .read_exact_at(&mut buf, start)
-                    .map_err(io_err(&self.path, "read"))?;
+                    .map_err(self.read_err(start, buf.len()))?;
                 for i in members {
                     let e = self.entry(s, blocks[i]);
                     let at = (e.offset - start) as usize;
