@@ -9,7 +9,7 @@
 //! index, the whole-file hash) applies unchanged; offsets in its messages are those of the full
 //! form. `design/FORMAT.md` ("The compact form") is the byte-level specification.
 
-use super::error::LeadError;
+use super::error::{FooterError, LeadError};
 use super::{
     crc, Codec, Filter, Footer, FrameHeader, IndexEntry, Lead, FLAG_CONSTANT, FLAG_LOST,
     FOOTER_LEN, FOOTER_MAGIC, FRAME_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_HEADER_LEN, INDEX_MAGIC,
@@ -407,7 +407,7 @@ pub fn expand(b: &[u8]) -> Result<Vec<u8>, LeadError> {
     let (lead, lead_len) = decode_lead(b)?;
     let mut out = lead.encode().to_vec();
     // The index and footer, when they check: where the frames end.
-    let index = compact_index(b, lead_len);
+    let index = compact_index(b, lead_len).ok();
     let frames_end = index.map_or(b.len(), |(at, _)| at);
     let mut offsets = Vec::new();
     let mut c = Cur {
@@ -452,18 +452,64 @@ pub fn expand(b: &[u8]) -> Result<Vec<u8>, LeadError> {
 }
 
 /// Where the compact index lies (its start and end), when the compact footer's magic and
-/// checksum check and the index lies after the lead.
-fn compact_index(b: &[u8], lead_len: usize) -> Option<(usize, usize)> {
-    let f = b.len().checked_sub(COMPACT_FOOTER_LEN)?;
+/// checksum check and the index lies after the lead; else where the compact footer starts (or
+/// the archive's length, when it is too short for one) and what is wrong with it.
+fn compact_index(b: &[u8], lead_len: usize) -> Result<(usize, usize), (u64, FooterError)> {
+    let Some(f) = b
+        .len()
+        .checked_sub(COMPACT_FOOTER_LEN)
+        .filter(|&f| f >= lead_len)
+    else {
+        return Err((b.len() as u64, FooterError::Truncated));
+    };
+    let damaged = |what| Err((f as u64, what));
     if b[f + 8..] != FOOTER_MAGIC {
-        return None;
+        return damaged(FooterError::CompactNoMagic);
     }
-    let len = u32::from_le_bytes(b[f..f + 4].try_into().ok()?) as usize;
-    let at = f.checked_sub(len)?;
-    if at < lead_len || crc(&b[at..f + 4]).to_le_bytes() != b[f + 4..f + 8] {
-        return None;
+    let len = u32::from_le_bytes([b[f], b[f + 1], b[f + 2], b[f + 3]]);
+    let at = match f.checked_sub(len as usize) {
+        Some(at) if at >= lead_len => at,
+        _ => {
+            return damaged(FooterError::CompactIndexLength {
+                index_len: u64::from(len),
+                lead_end: lead_len as u64,
+            })
+        }
+    };
+    let stored = u32::from_le_bytes([b[f + 4], b[f + 5], b[f + 6], b[f + 7]]);
+    let computed = crc(&b[at..f + 4]);
+    if computed != stored {
+        return damaged(FooterError::CompactChecksum { stored, computed });
     }
-    Some((at, f))
+    Ok((at, f))
+}
+
+/// What is wrong with the footer of the compact archive `b`, and where (its offset in `b`):
+/// `None` when the footer checks, or when the lead does not decode. [`expand`] leaves such a
+/// footer out of the full form (as a cut archive's, for `nc3pack reindex`); a reader opening
+/// the archive reports this instead of the full form's missing footer, whose offset lies
+/// past the end of the compact archive.
+///
+/// ```
+/// use nc3pack::{error::FooterError, format::compact};
+/// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-footer_damage", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let z = dir.join("x.nc3z");
+/// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+/// # nc3pack::pack_file("samples/scalars.nc".as_ref(), &z, &opts)?;
+/// let mut b = std::fs::read(&z)?; // a small file, packed: a compact archive
+/// assert_eq!(compact::footer_damage(&b), None);
+/// let n = b.len();
+/// b[n - 8] ^= 1; // the footer's checksum (after the index length)
+/// let (at, what) = compact::footer_damage(&b).unwrap();
+/// assert_eq!(at, n as u64 - 12);
+/// assert!(matches!(what, FooterError::CompactChecksum { .. }), "{what}");
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn footer_damage(b: &[u8]) -> Option<(u64, FooterError)> {
+    let (_, lead_len) = decode_lead(b).ok()?;
+    compact_index(b, lead_len).err()
 }
 
 /// Reads one compact frame's fields and payload (not its checksum).
@@ -553,8 +599,9 @@ fn full_index(b: &[u8], offsets: &[u64], full: &[u8]) -> Option<Vec<u8>> {
 pub enum Expanded<R> {
     /// A source read as it is.
     Plain(R),
-    /// The full form of a compact archive, and the compact archive's length.
-    Memory(Vec<u8>, u64),
+    /// The full form of a compact archive, the compact archive's length, and what is wrong with
+    /// its footer, where ([`footer_damage`]; the full form then has no footer).
+    Memory(Vec<u8>, u64, Option<(u64, FooterError)>),
 }
 
 impl<R: ReadAt> Expanded<R> {
@@ -590,7 +637,7 @@ impl<R: ReadAt> Expanded<R> {
         let mut b = vec![0u8; len as usize];
         r.read_exact_at(&mut b, 0)?;
         let full = expand(&b).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        Ok(Expanded::Memory(full, len))
+        Ok(Expanded::Memory(full, len, footer_damage(&b)))
     }
 
     /// The length of the source as stored (for a compact archive, its compact length).
@@ -608,7 +655,7 @@ impl<R: ReadAt> Expanded<R> {
     pub fn stored_len(&self) -> io::Result<u64> {
         match self {
             Expanded::Plain(r) => r.size(),
-            Expanded::Memory(_, len) => Ok(*len),
+            Expanded::Memory(_, len, _) => Ok(*len),
         }
     }
 }
@@ -617,13 +664,13 @@ impl<R: ReadAt> ReadAt for Expanded<R> {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self {
             Expanded::Plain(r) => r.read_exact_at(buf, offset),
-            Expanded::Memory(v, _) => v.read_exact_at(buf, offset),
+            Expanded::Memory(v, ..) => v.read_exact_at(buf, offset),
         }
     }
     fn size(&self) -> io::Result<u64> {
         match self {
             Expanded::Plain(r) => r.size(),
-            Expanded::Memory(v, _) => Ok(v.len() as u64),
+            Expanded::Memory(v, ..) => Ok(v.len() as u64),
         }
     }
     fn prefetch(&self, ranges: &[(u64, u64)]) -> io::Result<()> {

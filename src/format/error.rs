@@ -257,6 +257,26 @@ pub enum FooterError {
         /// The flags stored.
         flags: u32,
     },
+    /// A compact footer (format 1.2) whose checksum does not match the index and index length
+    /// it covers: one of them is damaged.
+    #[error("the compact footer's checksum 0x{stored:08x} does not match its index and index length (0x{computed:08x}): the footer or the index is damaged (offset in the compact archive; try `nc3pack reindex`)")]
+    CompactChecksum {
+        /// The checksum stored.
+        stored: u32,
+        /// The checksum of the bytes it covers.
+        computed: u32,
+    },
+    /// A compact footer whose index length puts the index before the end of the lead.
+    #[error("the compact footer's index length {index_len} puts the index before the end of the lead at byte {lead_end} (offset in the compact archive; try `nc3pack reindex`)")]
+    CompactIndexLength {
+        /// The index length stored.
+        index_len: u64,
+        /// Where the compact lead ends.
+        lead_end: u64,
+    },
+    /// A compact archive whose last 4 bytes are not the footer magic.
+    #[error("no footer magic at the end of the compact archive (truncated archive? try `nc3pack reindex`)")]
+    CompactNoMagic,
     /// The index the footer points to does not lie between the data section and the footer, or
     /// is too short for the layout's blocks.
     #[error("index at {index_offset} of {index_len} bytes does not fit the archive (at least {min_len} bytes ending at {footer_at} expected)")]

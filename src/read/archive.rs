@@ -180,6 +180,12 @@ impl<R: ReadAt> Archive<R> {
         let (lead, hb, header, sizes, data_start) = read_front(&reader, path, len)?;
         // The header keeps its own copy of these bytes.
         drop(hb);
+        // A compact archive's footer that does not check is left out of its full form: say
+        // what is wrong with it, at its offset in the compact archive, not that the full form
+        // (longer than the file) has no footer.
+        if let format::compact::Expanded::Memory(_, _, Some((at, what))) = &reader {
+            return Err(bad("footer", *at, what.clone().into()));
+        }
         if data_start + FOOTER_LEN as u64 > len {
             return Err(bad("footer", len, FooterError::Truncated.into()));
         }

@@ -419,3 +419,67 @@ fn a_damaged_header_dictionary_frame_is_refused_naming_the_file_and_what_is_wron
     bad[lead_len - 4..lead_len].copy_from_slice(&c.to_le_bytes());
     check(&bad, "unknown flags 0x6 in a version 1.2 lead");
 }
+
+/// A one-bit flip in a compact archive's footer checksum said "no footer magic at the end of the
+/// file (truncated archive?)" at an offset of the full form, past the end of the file; it now
+/// says that the compact footer's checksum does not match, at the compact footer's offset.
+#[test]
+fn a_flipped_compact_footer_checksum_is_named_at_the_compact_footers_offset() {
+    use nc3pack::error::{ArchiveError, FooterError};
+    let dir = temp_dir();
+    let z = dir.path().join("scalars.nc3z");
+    let opts = nc3pack::PackOptions::default().with_threads(1);
+    nc3pack::pack_file(&sample("scalars.nc"), &z, &opts).unwrap();
+    let good = std::fs::read(&z).unwrap();
+    assert!(compact::is_compact(&good));
+    let n = good.len();
+    // The compact footer: index length (4 bytes), CRC32C (4), magic (4).
+    let footer_at = (n - compact::COMPACT_FOOTER_LEN) as u64;
+    for (at, want) in [
+        (n - 8, "compact footer's checksum"),
+        (n - 5, "compact footer's checksum"),
+        (n - 12, "compact footer's"),
+        (n - 2, "no footer magic at the end of the compact archive"),
+    ] {
+        let mut b = good.clone();
+        b[at] ^= 0x01;
+        std::fs::write(&z, &b).unwrap();
+        match nc3pack::Archive::open(&z) {
+            Err(e @ nc3pack::Error::Archive { .. }) => {
+                let msg = e.to_string();
+                let nc3pack::Error::Archive {
+                    part,
+                    offset,
+                    source,
+                    ..
+                } = e
+                else {
+                    unreachable!()
+                };
+                assert_eq!((part, offset), ("footer", footer_at), "byte {at}: {msg}");
+                assert!(msg.contains(want), "byte {at}: {msg}");
+                assert!(!msg.contains("end of the file"), "byte {at}: {msg}");
+                if at == n - 8 {
+                    assert!(
+                        matches!(
+                            source,
+                            ArchiveError::Footer(FooterError::CompactChecksum { stored, computed })
+                                if stored != computed
+                        ),
+                        "{msg}"
+                    );
+                }
+            }
+            other => panic!("byte {at}: {:?}", other.map(|_| "opened")),
+        }
+        // The command line says the same, at the same offset.
+        let o = Command::new(BIN).arg("info").arg(&z).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("footer at byte {footer_at}")),
+            "{err}"
+        );
+        assert!(err.contains(want), "{err}");
+    }
+}
