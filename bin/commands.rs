@@ -24,7 +24,24 @@ pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Slice(a) => slice(a),
         Command::NetcdfPlugin(a) => netcdf_plugin(&a),
         Command::Info(a) => info(a),
+        Command::Mount(a) => mount(&a),
     }
+}
+
+/// `nc3pack mount ARCHIVES MOUNTPOINT`: serves the mount in the foreground until unmounted.
+fn mount(a: &MountArgs) -> anyhow::Result<()> {
+    let mut opts = nc3pack::mount::MountOptions::default().with_allow_other(a.allow_other);
+    opts = opts.with_stats(a.stats);
+    if let Some(j) = a.threads {
+        opts = opts.with_threads(j);
+    }
+    if let Some(c) = a.cache {
+        opts = opts.with_cache_bytes(u64::from(c));
+    }
+    let m = nc3pack::mount::mount(&a.archives, &a.mountpoint, &opts)?;
+    let (from, to) = (shown(&a.archives), shown(&a.mountpoint));
+    eprintln!("nc3pack: {from} mounted on {to}; Ctrl-C or `fusermount3 -u {to}` unmounts");
+    Ok(m.wait()?)
 }
 
 /// `-j`, or the library's default (all cores).

@@ -57,6 +57,32 @@ pub enum Command {
     /// Print how netCDF-C tools (ncdump, NCO, nccopy, netCDF4-python, ...) read archives here:
     /// the RC file lines for netCDF-C 4.10 and later, the LD_PRELOAD line for 4.9.
     NetcdfPlugin(NetcdfPluginArgs),
+    /// Mount a directory of archives, read-only (FUSE, Linux), as the directory of their
+    /// originals: NAME.nc3z appears as NAME, read on demand. In the foreground until Ctrl-C,
+    /// SIGTERM or `fusermount3 -u MOUNTPOINT` (docs/mount.md).
+    Mount(MountArgs),
+}
+
+#[derive(Args)]
+pub struct MountArgs {
+    /// The directory of archives (NAME.nc3z, in subdirectories too; other files are hidden).
+    pub archives: PathBuf,
+    /// An existing directory to mount them on.
+    pub mountpoint: PathBuf,
+    /// Threads serving reads [default: the cores, 2 to 16].
+    #[arg(short = 'j', long, value_parser = threads_parser())]
+    pub threads: Option<usize>,
+    /// Decoded blocks kept in memory by the open archives together; accepts K/KiB/M/MiB/G/GiB
+    /// suffixes [default: 512MiB].
+    #[arg(long, value_parser = crate::vars::parse_size)]
+    pub cache: Option<u32>,
+    /// Let other users read the mount (a non-root user needs user_allow_other in
+    /// /etc/fuse.conf).
+    #[arg(long)]
+    pub allow_other: bool,
+    /// When unmounted, print the read requests served, their mean size and the blocks decoded.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 #[derive(Args)]
@@ -371,7 +397,7 @@ pub fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
 }
 
 /// The names of [`Command`]'s commands as clap spells them, and `help` (a test checks them).
-const COMMANDS: [&str; 8] = [
+const COMMANDS: [&str; 9] = [
     "pack",
     "unpack",
     "info",
@@ -379,6 +405,7 @@ const COMMANDS: [&str; 8] = [
     "verify",
     "reindex",
     "netcdf-plugin",
+    "mount",
     "help",
 ];
 

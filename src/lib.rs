@@ -119,6 +119,8 @@ pub mod error;
 pub mod format;
 pub mod info;
 mod io;
+#[cfg(all(feature = "mount", target_os = "linux"))]
+pub mod mount;
 pub mod nc3;
 mod options;
 mod pack;
