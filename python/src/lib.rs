@@ -26,9 +26,40 @@ pyo3::create_exception!(
     "A damaged archive or a malformed netCDF-3 file (the message names the file, the part and the byte offset)."
 );
 
-/// Turns an nc3pack error into the Python exception for its kind, with the Rust message.
+/// The library's messages name the command line's flags (`use --force to overwrite`); in
+/// Python they name the arguments of the Python API instead. In order: a phrase before the
+/// flags it contains.
+const PYTHON_TERMS: [(&str, &str); 8] = [
+    (
+        "--anon (NC3PACK_ANON=1)",
+        "storage_options={\"anon\": True}",
+    ),
+    (
+        "pack -o OUT needs inputs: paths, or --files-from LIST",
+        "pack_collection needs inputs: paths, or files_from",
+    ),
+    ("--delete-input", "delete_input=True"),
+    ("--quantize", "quantize"),
+    ("--force", "force=True"),
+    ("(--root)", "(root)"),
+    ("--var:", "variables:"),
+    ("--files-from", "files_from"),
+];
+
+/// `msg` with the command line's flags named as the Python API's arguments ([`PYTHON_TERMS`]).
+fn in_python_terms(msg: String) -> String {
+    if !msg.contains("--") {
+        return msg;
+    }
+    PYTHON_TERMS
+        .iter()
+        .fold(msg, |m, (flag, arg)| m.replace(flag, arg))
+}
+
+/// Turns an nc3pack error into the Python exception for its kind, with the Rust message (its
+/// flags named as Python arguments: [`in_python_terms`]).
 fn to_py(e: Error) -> PyErr {
-    let msg = e.to_string();
+    let msg = in_python_terms(e.to_string());
     match &e {
         Error::Io { source, .. } => match source.raw_os_error() {
             // OSError(errno, message) becomes the matching subclass (FileNotFoundError, ...).
@@ -430,9 +461,9 @@ fn pack_options(
         opts = opts.with_var(rule);
     }
     for r in quantize {
-        let rule = r
-            .parse()
-            .map_err(|e: nc3pack::quantize::QuantizeError| PyValueError::new_err(e.to_string()))?;
+        let rule = r.parse().map_err(|e: nc3pack::quantize::QuantizeError| {
+            PyValueError::new_err(in_python_terms(e.to_string()))
+        })?;
         opts = opts.with_quantize(rule);
     }
     Ok(opts)
@@ -540,7 +571,10 @@ fn pack_collection(
     if let Some(e) = r.manifest_error {
         return Err(to_py(e));
     }
-    let failures = r.failures.into_iter().map(|(p, e)| (p, e.to_string()));
+    let failures = r
+        .failures
+        .into_iter()
+        .map(|(p, e)| (p, in_python_terms(e.to_string())));
     let kept = r.kept.into_iter().map(|(p, k)| (p, k.to_string()));
     Ok((
         r.output,
