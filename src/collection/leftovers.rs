@@ -18,6 +18,21 @@ use std::path::{Path, PathBuf};
 /// The start of the name of a directory an original is moved into before it is unlinked.
 pub(crate) const ASIDE: &[u8] = b".nc3pack-deleting-";
 
+/// The directories this process is moving originals aside into now: one named for this
+/// process but not here was left by an earlier process that had the same id (a container's
+/// process 1, run again), and is gone.
+static OURS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes (`true`) or forgets a directory this process moves originals aside into.
+pub(crate) fn note_ours(dir: &Path, live: bool) {
+    let mut ours = OURS.lock().unwrap_or_else(|p| p.into_inner());
+    if live {
+        ours.push(dir.to_path_buf());
+    } else if let Some(k) = ours.iter().position(|d| d == dir) {
+        ours.swap_remove(k);
+    }
+}
+
 /// What a run found left by a killed run, and did: one line each
 /// ([`crate::CollectionReport::leftovers`]).
 ///
@@ -171,8 +186,18 @@ pub(super) fn put_back(
         }
         return;
     }
+    let an_earlier_process = || {
+        let tag = format!("{}-", crate::atomic::writer_tag());
+        rest.starts_with(tag.as_bytes())
+            && !OURS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&aside)
+    };
     match writer_of(rest) {
         Writer::Gone => {}
+        // This process's id, but not a directory of this process: an earlier one's.
+        Writer::Running if an_earlier_process() => {}
         Writer::Running => return,
         Writer::OtherHost | Writer::Unknown => {
             notes.push(Leftover::OtherHost { aside });

@@ -635,3 +635,61 @@ fn hidden_files_found_in_a_directory_are_not_inputs() {
     assert_eq!(code, 0, "{err}");
     assert!(out.join(".h.nc.nc3z").exists(), "{:?}", tree(&out));
 }
+
+/// The moved-aside original of a file given by name (not found in a directory) is put back
+/// too: the rerun names it, finds it missing, and looks beside it. And a directory named for
+/// this very process (an earlier process that had its id: a container's process 1, run again)
+/// is not taken for one of this process's own at work: its original is put back.
+#[test]
+fn a_moved_aside_original_given_by_name_or_of_an_earlier_process_with_this_id_is_put_back() {
+    let dir = temp_dir();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    killed_while_deleting(&input, &out);
+    let (a, b) = (input.join("a.nc"), input.join("b.nc"));
+    let (code, err) = pack(&[
+        a.as_os_str(),
+        b.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--delete-input".as_ref(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&input), Vec::<String>::new(), "{err}");
+    assert!(
+        err.contains(&format!("{}: put back from ", a.display())),
+        "{err}"
+    );
+    assert!(
+        restored(&out.join("a.nc.nc3z")) == std::fs::read(sample("classic_records.nc")).unwrap()
+    );
+
+    let dir = temp_dir();
+    let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+    killed_while_deleting(&input, &out);
+    // `.nc3pack-deleting-HOST@PID-N`, renamed to this process's id.
+    let aside = tree(&input)
+        .into_iter()
+        .find(|p| p.starts_with(".nc3pack-deleting-") && !p.contains('/'))
+        .unwrap();
+    let (host, rest) = aside["deleting-".len() + 9..].split_once('@').unwrap();
+    let n = rest.split_once('-').unwrap().1;
+    let mine = format!(".nc3pack-deleting-{host}@{}-{n}", std::process::id());
+    std::fs::rename(input.join(&aside), input.join(&mine)).unwrap();
+    let r = nc3pack::pack_collection(
+        &[&input],
+        &out,
+        &nc3pack::CollectionOptions::default().with_threads(1),
+    )
+    .unwrap();
+    assert!(r.is_ok(), "{r:?}");
+    let put: Vec<String> = r.leftovers.iter().map(|l| l.to_string()).collect();
+    assert_eq!(
+        put,
+        [format!(
+            "{}: put back from {} (a run killed while deleting it)",
+            input.join("a.nc").display(),
+            input.join(&mine).display()
+        )]
+    );
+    assert_eq!(tree(&input), ["a.nc", "b.nc"]);
+}

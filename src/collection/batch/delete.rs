@@ -345,7 +345,11 @@ impl Aside {
         let n = GROUPS.fetch_add(1, Ordering::Relaxed);
         let tag = crate::atomic::writer_tag();
         let a = dir.join(format!(".nc3pack-deleting-{tag}-{n}"));
-        std::fs::DirBuilder::new().mode(0o700).create(&a)?;
+        crate::collection::leftovers::note_ours(&a, true);
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&a) {
+            crate::collection::leftovers::note_ours(&a, false);
+            return Err(e);
+        }
         let path = a.join(name);
         made.insert(dir.to_path_buf(), a);
         Ok(path)
@@ -360,7 +364,8 @@ impl Aside {
             .unwrap_or_else(|p| p.into_inner())
             .into_values()
         {
-            let _ = std::fs::remove_dir(a);
+            let _ = std::fs::remove_dir(&a);
+            crate::collection::leftovers::note_ours(&a, false);
         }
     }
 }
