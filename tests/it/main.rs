@@ -15,6 +15,7 @@ mod limits;
 mod lorenzo;
 mod lzma;
 mod mask;
+mod mount;
 mod original;
 mod outputs;
 mod pervar;

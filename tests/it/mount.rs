@@ -1,0 +1,616 @@
+//! `nc3pack mount`: a directory of archives mounted through FUSE reads as the directory of the
+//! originals — `cmp`-equal, 10,000 random `pread`s across block, record and end-of-file
+//! boundaries, `ncdump` (without the plugin), `cdo -s infon` and `scipy.io.netcdf_file` with
+//! `mmap=True` give what they give for the originals; writes fail with EROFS; a damaged block
+//! gives EIO for the reads that touch it only; a replaced archive reads as the new one; SIGTERM
+//! and `fusermount3 -u` leave no mount behind. Each test unmounts whatever happens (a guard),
+//! and every wait is bounded. Without /dev/fuse or fusermount3 the tests are skipped
+//! (`util::skip`), which fails under CI.
+
+use crate::util::{have_tool, root, sample, samples_dir, skip, temp_dir, BIN};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Block size the archives are packed with: small, so that reads cross many blocks.
+const BLOCK: u32 = 4096;
+
+/// Whether FUSE can be used here; skips (visibly) when not.
+fn fuse_or_skip() -> bool {
+    if !Path::new("/dev/fuse").exists() {
+        skip("needs /dev/fuse (FUSE: `modprobe fuse`; in a container, `--device /dev/fuse`)");
+        return false;
+    }
+    have_tool("fusermount3", "apt-get install fuse3")
+}
+
+/// Whether `mp` is a mount point now (/proc/self/mountinfo).
+fn is_mounted(mp: &Path) -> bool {
+    let mp = mp.canonicalize().unwrap_or_else(|_| mp.to_path_buf());
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|p| Path::new(p) == mp)
+}
+
+/// A running `nc3pack mount`; dropping it unmounts (fusermount3 -u -z) and ends the process,
+/// whatever the test did.
+struct Mount {
+    child: Option<Child>,
+    mp: PathBuf,
+    log: PathBuf,
+}
+
+impl Mount {
+    /// Mounts `archives` on a new directory in `scratch`, waiting (at most 20 s) until it is
+    /// mounted.
+    fn start(archives: &Path, scratch: &Path) -> Mount {
+        let mp = scratch.join("mnt");
+        std::fs::create_dir_all(&mp).unwrap();
+        let log = scratch.join("mount.log");
+        let child = Command::new(BIN)
+            .arg("mount")
+            .arg(archives)
+            .arg(&mp)
+            .arg("--stats")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start nc3pack mount");
+        let mut m = Mount {
+            child: Some(child),
+            mp,
+            log,
+        };
+        let t = Instant::now();
+        while !is_mounted(&m.mp) {
+            if let Some(status) = m.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "nc3pack mount ended ({status}) before mounting:\n{}",
+                    m.log()
+                );
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "not mounted after 20 s:\n{}",
+                m.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        m
+    }
+
+    /// The mounted file `name`.
+    fn path(&self, name: &str) -> PathBuf {
+        self.mp.join(name)
+    }
+
+    /// What the command wrote on stderr so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Sends `signal` (or runs `fusermount3 -u` when `None`) and waits (at most 20 s) for the
+    /// command to end; checks the mount is gone. Returns the command's log.
+    fn stop(&mut self, signal: Option<libc::c_int>) -> String {
+        let child = self.child.as_mut().expect("running");
+        match signal {
+            // SAFETY: kill with the id of a child not yet waited for.
+            Some(sig) => unsafe {
+                libc::kill(child.id() as libc::pid_t, sig);
+            },
+            None => {
+                let out = Command::new("fusermount3")
+                    .arg("-u")
+                    .arg(&self.mp)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "fusermount3 -u: {out:?}");
+            }
+        }
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "nc3pack mount still running 20 s after being stopped:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        self.child = None;
+        let log = self.log();
+        assert!(
+            !is_mounted(&self.mp),
+            "still mounted after the command ended:\n{log}"
+        );
+        if signal.is_none() {
+            assert!(status.success(), "{status} after fusermount3 -u:\n{log}");
+        } else {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), signal, "{status}:\n{log}");
+        }
+        log
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if is_mounted(&self.mp) {
+            let _ = Command::new("fusermount3")
+                .args(["-u", "-z"])
+                .arg(&self.mp)
+                .output();
+        }
+        if let Some(mut c) = self.child.take() {
+            let t = Instant::now();
+            while c.try_wait().ok().flatten().is_none() && t.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A seeded xorshift.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A file mounted: its name in the mount and its original.
+struct Case {
+    name: String,
+    original: PathBuf,
+}
+
+/// Packs `original` into `dir/NAME.nc3z`; false when it does not pack.
+fn pack(original: &Path, dir: &Path, name: &str) -> bool {
+    let opts = crate::util::preset_options(false, Some(BLOCK), 1).with_force(true);
+    match nc3pack::pack_file(original, &dir.join(format!("{name}.nc3z")), &opts) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!(
+                "not packed (not a test failure): {}: {e}",
+                original.display()
+            );
+            false
+        }
+    }
+}
+
+/// Every sample, and (with ncgen) every third conformance CDL as CDF-1, CDF-2 and CDF-5,
+/// packed into `dir`.
+fn pack_cases(dir: &Path, scratch: &Path) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let mut samples: Vec<PathBuf> = std::fs::read_dir(samples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nc"))
+        .collect();
+    samples.sort();
+    for s in samples {
+        let name = s.file_name().unwrap().to_string_lossy().into_owned();
+        if pack(&s, dir, &name) {
+            cases.push(Case { name, original: s });
+        }
+    }
+    let cdl_dir = std::env::var_os("CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/conformance/netcdf-c-cdl"));
+    let ncgen = Command::new("ncgen").arg("-h").output().is_ok();
+    if !ncgen || !cdl_dir.is_dir() {
+        eprintln!(
+            "no conformance files (ncgen or {} missing)",
+            cdl_dir.display()
+        );
+        return cases;
+    }
+    std::fs::create_dir_all(dir.join("conformance")).unwrap();
+    let mut cdls: Vec<PathBuf> = std::fs::read_dir(&cdl_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cdl"))
+        .filter(|p| !p.to_string_lossy().contains("big"))
+        .collect();
+    cdls.sort();
+    for cdl in cdls.iter().step_by(3) {
+        let stem = cdl.file_stem().unwrap().to_string_lossy().into_owned();
+        for kind in ["classic", "64-bit-offset", "cdf5"] {
+            let nc = scratch.join(format!("{stem}-{kind}.nc"));
+            let made = Command::new("ncgen")
+                .args(["-k", kind, "-o"])
+                .arg(&nc)
+                .arg(cdl)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !made || std::fs::metadata(&nc).map_or(true, |m| m.len() > 8 << 20) {
+                continue;
+            }
+            let name = format!("conformance/{stem}-{kind}.nc");
+            if pack(&nc, dir, &name) {
+                cases.push(Case { name, original: nc });
+            }
+        }
+    }
+    cases
+}
+
+/// Offsets where reads are likely to go wrong: each variable's start and end, each record's
+/// start (the first 64), the header's end, every multiple of the block size near those, and the
+/// end of the file.
+fn boundaries(original: &Path) -> Vec<u64> {
+    use nc3pack::Dataset;
+    let nc = nc3pack::NcFile::open(original);
+    let mut b = vec![0];
+    if let Ok(nc) = nc {
+        let l = nc.layout();
+        b.push(l.header_len);
+        for v in &l.vars {
+            b.push(v.begin);
+            b.push(v.begin + u64::from(BLOCK));
+            if v.is_record {
+                for k in 0..l.numrecs.min(64) {
+                    b.push(v.begin + k * l.recsize);
+                }
+            } else {
+                b.push(v.begin + v.total);
+            }
+        }
+    }
+    let len = std::fs::metadata(original).unwrap().len();
+    b.extend((0..16).map(|k| k * u64::from(BLOCK)));
+    b.push(len);
+    b
+}
+
+/// 10,000 random preads across the mounted files (seeded): each equal to the original's.
+fn random_preads(m: &Mount, cases: &[Case]) {
+    let files: Vec<(Vec<u8>, std::fs::File, Vec<u64>)> = cases
+        .iter()
+        .map(|c| {
+            let original = std::fs::read(&c.original).unwrap();
+            let f = std::fs::File::open(m.path(&c.name)).unwrap();
+            (original, f, boundaries(&c.original))
+        })
+        .collect();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut buf = vec![0u8; 300 << 10];
+    for i in 0..10_000 {
+        let k = rng.below(files.len() as u64) as usize;
+        let (original, f, marks) = &files[k];
+        let len = original.len() as u64;
+        let at = match rng.below(4) {
+            0 | 1 => {
+                let mark = marks[rng.below(marks.len() as u64) as usize];
+                (mark + rng.below(200)).saturating_sub(100)
+            }
+            2 => len.saturating_sub(rng.below(2 * u64::from(BLOCK))) + rng.below(4),
+            _ => rng.below(len + 1),
+        };
+        let n = match rng.below(8) {
+            0 => 1 + rng.below(buf.len() as u64),
+            _ => 1 + rng.below(3 * u64::from(BLOCK)),
+        } as usize;
+        let got = f
+            .read_at(&mut buf[..n], at)
+            .unwrap_or_else(|e| panic!("read {i}: {} at {at}, {n} bytes: {e}", cases[k].name));
+        let want = &original[(at.min(len) as usize)..((at + n as u64).min(len) as usize)];
+        assert!(
+            buf[..got] == *want,
+            "read {i}: {} at {at}, {n} bytes: {got} bytes read, {} expected, or other bytes",
+            cases[k].name,
+            want.len()
+        );
+    }
+}
+
+/// `program args... FILE` on the original and on the mounted file: the same output (when the
+/// original's run succeeds). netCDF-C's tools run without the plugin (no LD_PRELOAD, a HOME
+/// with no .ncrc). Returns how many files were compared.
+fn same_output(m: &Mount, cases: &[Case], program: &str, args: &[&str], home: &Path) -> usize {
+    let run = |path: &Path| {
+        Command::new(program)
+            .args(args)
+            .arg(path)
+            .env_remove("LD_PRELOAD")
+            .env("HOME", home)
+            .current_dir(home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let mut compared = 0;
+    for c in cases {
+        let want = run(&c.original);
+        if !want.status.success() {
+            continue;
+        }
+        let got = run(&m.path(&c.name));
+        assert!(
+            got.status.success(),
+            "{program} {}: {}",
+            c.name,
+            String::from_utf8_lossy(&got.stderr)
+        );
+        crate::util::assert_text_eq(
+            &format!("{program} {args:?} of {}", c.name),
+            &String::from_utf8_lossy(&want.stdout),
+            &String::from_utf8_lossy(&got.stdout),
+        );
+        compared += 1;
+    }
+    compared
+}
+
+/// A Python with scipy: the test venv's, the system's, or the one on the PATH.
+fn python_with_scipy() -> Option<PathBuf> {
+    let candidates = [
+        root().join("target/pyvenv/bin/python"),
+        PathBuf::from("/usr/bin/python3"),
+        PathBuf::from("python3"),
+    ];
+    candidates.into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import scipy.io"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Reads every pair (original, mounted) with scipy.io.netcdf_file(mmap=True) and compares
+/// dimensions, attributes and every variable's values; prints how many pairs scipy could read.
+const SCIPY_CHECK: &str = r#"
+import sys, numpy as np
+from scipy.io import netcdf_file
+n = 0
+args = sys.argv[1:]
+for orig, mounted in zip(args[::2], args[1::2]):
+    try:
+        a = netcdf_file(orig, "r", mmap=True)
+    except Exception:
+        continue
+    b = netcdf_file(mounted, "r", mmap=True)
+    assert a.dimensions == b.dimensions, mounted
+    assert set(a.variables) == set(b.variables), mounted
+    assert repr(a._attributes) == repr(b._attributes), mounted
+    for k, va in a.variables.items():
+        vb = b.variables[k]
+        assert repr(va._attributes) == repr(vb._attributes), (mounted, k)
+        x, y = np.asarray(va.data), np.asarray(vb.data)
+        assert x.dtype == y.dtype and x.shape == y.shape, (mounted, k)
+        assert x.tobytes() == y.tobytes(), (mounted, k)
+    va = vb = x = y = None
+    a.close(); b.close()
+    n += 1
+print(n)
+"#;
+
+#[test]
+fn a_mounted_directory_reads_as_the_originals() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(&archives).unwrap();
+    std::fs::write(archives.join("notes.txt"), b"not an archive\n").unwrap();
+    let cases = pack_cases(&archives, scratch.path());
+    assert!(cases.len() >= 20, "{} files packed", cases.len());
+    eprintln!("{} files mounted", cases.len());
+    let mut m = Mount::start(&archives, scratch.path());
+
+    // The listing: the originals' names and sizes, the other file hidden.
+    let mut listed: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    listed.sort();
+    assert!(
+        !listed
+            .iter()
+            .any(|n| n.ends_with(".nc3z") || n == "notes.txt"),
+        "{listed:?}"
+    );
+    for c in &cases {
+        let md = std::fs::metadata(m.path(&c.name)).unwrap();
+        assert_eq!(
+            md.len(),
+            std::fs::metadata(&c.original).unwrap().len(),
+            "{}",
+            c.name
+        );
+    }
+
+    // cmp: every file whole.
+    for c in &cases {
+        let got = std::fs::read(m.path(&c.name)).unwrap();
+        assert!(
+            got == std::fs::read(&c.original).unwrap(),
+            "{} differs",
+            c.name
+        );
+    }
+    random_preads(&m, &cases);
+
+    // Writes: EROFS.
+    let erofs = |r: std::io::Result<std::fs::File>| {
+        assert_eq!(r.err().and_then(|e| e.raw_os_error()), Some(libc::EROFS));
+    };
+    let first = m.path(&cases[0].name);
+    erofs(std::fs::OpenOptions::new().write(true).open(&first));
+    erofs(std::fs::File::create(m.path("new.nc")));
+    assert_eq!(
+        std::fs::remove_file(&first)
+            .err()
+            .and_then(|e| e.raw_os_error()),
+        Some(libc::EROFS)
+    );
+
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    if have_tool("ncdump", "apt-get install netcdf-bin") {
+        let n = same_output(&m, &cases, "ncdump", &[], &home);
+        eprintln!("ncdump: {n} mounted files as their originals");
+        assert!(n >= 20, "ncdump compared {n} files");
+    }
+    if have_tool("cdo", "apt-get install cdo") {
+        // CDO reads what it can (gridded data); the others fail on the original too.
+        let samples: Vec<Case> = cases
+            .iter()
+            .filter(|c| !c.name.starts_with("conformance/"))
+            .map(|c| Case {
+                name: c.name.clone(),
+                original: c.original.clone(),
+            })
+            .collect();
+        let n = same_output(&m, &samples, "cdo", &["-s", "infon"], &home);
+        eprintln!("cdo -s infon: {n} mounted files as their originals");
+        assert!(n >= 1, "cdo infon compared {n} files");
+    }
+    match python_with_scipy() {
+        None => skip("needs scipy (apt-get install python3-scipy)"),
+        Some(py) => {
+            let mut cmd = Command::new(py);
+            cmd.args(["-c", SCIPY_CHECK]);
+            for c in &cases {
+                cmd.arg(&c.original).arg(m.path(&c.name));
+            }
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "scipy: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let n: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+            eprintln!("scipy.io.netcdf_file(mmap=True): {n} mounted files as their originals");
+            assert!(n >= 10, "scipy read {n} files");
+        }
+    }
+    let log = m.stop(Some(libc::SIGTERM));
+    assert!(log.contains("read requests"), "{log}");
+}
+
+#[test]
+fn a_damaged_block_gives_eio_for_its_reads_only() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(&archives).unwrap();
+    let original_path = sample("gridded_sst.nc");
+    assert!(pack(&original_path, &archives, "sst.nc"));
+    assert!(pack(&original_path, &archives, "intact.nc"));
+    // Damage the middle of the payload of one block of sst.
+    let z = archives.join("sst.nc.nc3z");
+    let a = nc3pack::Archive::open(&z).unwrap();
+    let s = a.header().var_id("sst").unwrap();
+    // A block with a payload to damage (not a constant block).
+    let e = (40..a.block_count(s))
+        .map(|b| *a.entry(s, b))
+        .find(|e| e.stored_len > 256)
+        .unwrap();
+    drop(a);
+    let mut bytes = std::fs::read(&z).unwrap();
+    let mid = (e.offset + u64::from(e.stored_len) / 2 + 16) as usize;
+    for b in &mut bytes[mid..mid + 8] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&z, &bytes).unwrap();
+
+    let mut m = Mount::start(&archives, scratch.path());
+    let original = std::fs::read(&original_path).unwrap();
+    let f = std::fs::File::open(m.path("sst.nc")).unwrap();
+    let chunk = 4096usize;
+    let mut bad = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    // Twice: the second pass reads from the page cache what it can, and asks again for the rest.
+    for pass in 0..2 {
+        let mut bad_now = Vec::new();
+        for (k, want) in original.chunks(chunk).enumerate() {
+            match f.read_at(&mut buf[..want.len()], (k * chunk) as u64) {
+                Ok(n) => assert!(buf[..n] == *want && n == want.len(), "chunk {k} differs"),
+                Err(e) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::EIO), "chunk {k}: {e}");
+                    bad_now.push(k);
+                }
+            }
+        }
+        if pass == 1 {
+            assert_eq!(bad_now, bad, "the same chunks fail twice");
+        }
+        bad = bad_now;
+    }
+    // One block of 4 KiB decoded: at most two chunks of the original (and the 8 bytes of a
+    // record's time between), in one run.
+    assert!(!bad.is_empty() && bad.len() <= 3, "failing chunks {bad:?}");
+    assert_eq!(bad.last().unwrap() - bad[0] + 1, bad.len(), "{bad:?}");
+    // The other file, and cmp of it, unaffected.
+    assert!(std::fs::read(m.path("intact.nc")).unwrap() == original);
+    drop(f);
+    let log = m.stop(None);
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("sst.nc.nc3z")).collect();
+    assert_eq!(lines.len(), 1, "one line about the damage:\n{log}");
+    assert!(lines[0].contains("block"), "{}", lines[0]);
+}
+
+#[test]
+fn a_replaced_archive_reads_as_the_new_one_and_an_open_file_as_the_old() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(&archives).unwrap();
+    let (a, b) = (sample("obs_points.nc"), sample("classic_records.nc"));
+    assert!(pack(&a, &archives, "x.nc"));
+    assert!(pack(&b, scratch.path(), "next.nc"));
+    let mut m = Mount::start(&archives, scratch.path());
+    let old = std::fs::File::open(m.path("x.nc")).unwrap();
+    let mut head = vec![0u8; 1000];
+    old.read_at(&mut head, 0).unwrap();
+    std::fs::rename(
+        scratch.path().join("next.nc.nc3z"),
+        archives.join("x.nc.nc3z"),
+    )
+    .unwrap();
+    // The kernel keeps names and attributes for 1 s.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert!(std::fs::read(m.path("x.nc")).unwrap() == std::fs::read(&b).unwrap());
+    assert_eq!(
+        std::fs::metadata(m.path("x.nc")).unwrap().len(),
+        std::fs::metadata(&b).unwrap().len()
+    );
+    // The file opened before reads the old archive to its end.
+    let want = std::fs::read(&a).unwrap();
+    let mut all = vec![0u8; want.len() + 10];
+    let mut n = 0;
+    while n < all.len() {
+        match old.read_at(&mut all[n..], n as u64).unwrap() {
+            0 => break,
+            k => n += k,
+        }
+    }
+    assert!(
+        all[..n] == want[..],
+        "the open file read {n} bytes, not the old original"
+    );
+    drop(old);
+    m.stop(Some(libc::SIGINT));
+}
