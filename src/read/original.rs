@@ -25,10 +25,10 @@ use std::sync::Arc;
 /// The most bytes of the original rebuilt at a time by one read (a longer read is served in
 /// windows of this size, so that it holds at most about this much of decoded blocks at once,
 /// beyond the cache).
-pub const WINDOW: u64 = 16 << 20;
+const WINDOW: u64 = 16 << 20;
 
 /// The largest cache budget [`OriginalReader::new`] sets on its own (it never lowers one).
-pub const MAX_AUTO_BUDGET: u64 = 1 << 30;
+const MAX_AUTO_BUDGET: u64 = 1 << 30;
 
 /// A reader of an archive's original file: positional reads of its bytes
 /// ([`OriginalReader::read_at`], from many threads at once), and `std::io::Read + Seek`
@@ -88,8 +88,7 @@ impl OriginalReader<Input> {
 impl<R: ReadAt> OriginalReader<R> {
     /// A reader of `archive`'s original file (an archive, or one shared as `Arc<Archive>`).
     /// Raises the archive's cache budget, if lower, to twice a block of every stream (at most
-    /// [`MAX_AUTO_BUDGET`]): what a sequential read of interleaved records needs to decode
-    /// each block once.
+    /// 1 GiB): what a sequential read of interleaved records needs to decode each block once.
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-original-new", std::process::id()));
