@@ -452,6 +452,9 @@ enum Node {
     },
 }
 
+/// A directory's entries: inode number, type, name.
+type Listing = Vec<(u64, FileType, OsString)>;
+
 /// The inodes handed to the kernel: a directory per path, a file per archive path and state.
 #[derive(Default)]
 struct Inodes {
@@ -488,7 +491,7 @@ struct Shared {
     /// Open files: the reader each open got.
     handles: Mutex<HashMap<u64, (PathBuf, OriginalReader)>>,
     /// Open directories: their listing, taken at opendir.
-    dirs: Mutex<HashMap<u64, Arc<Vec<(u64, FileType, OsString)>>>>,
+    dirs: Mutex<HashMap<u64, Arc<Listing>>>,
     next_handle: AtomicU64,
     logged: Mutex<HashSet<String>>,
     reads: AtomicU64,
@@ -670,8 +673,8 @@ impl Shared {
 
     /// The entries of the directory `dir`: its subdirectories and its archives (named as
     /// their originals), sorted by name, after `.` and `..`.
-    fn listing(&self, ino: u64, dir: &Path) -> std::io::Result<Vec<(u64, FileType, OsString)>> {
-        let mut out: Vec<(u64, FileType, OsString)> = vec![
+    fn listing(&self, ino: u64, dir: &Path) -> std::io::Result<Listing> {
+        let mut out: Listing = vec![
             (ino, FileType::Directory, ".".into()),
             (ino, FileType::Directory, "..".into()),
         ];
