@@ -23,6 +23,7 @@ from typing import Any
 from . import _nc3pack
 from ._dataset import DTYPES, Dataset, Dimension, PathLike, Variable, open
 from ._nc3pack import ArchiveError
+from ._original import OriginalFile, open_original
 from ._remote import storage_pairs
 
 __all__ = [
@@ -35,11 +36,13 @@ __all__ = [
     "Damage",
     "Dataset",
     "Dimension",
+    "OriginalFile",
     "PackResult",
     "Variable",
     "VerifyResult",
     "info",
     "open",
+    "open_original",
     "pack",
     "pack_collection",
     "unpack",

@@ -42,6 +42,14 @@ class Reader:
     @property
     def cache_whole_blocks(self) -> bool: ...
 
+class Original:
+    def __init__(
+        self, path: str, storage_options: list[tuple[str, str]] | None = None
+    ) -> None: ...
+    @property
+    def size(self) -> int: ...
+    def pread(self, offset: int, n: int) -> bytes: ...
+
 def pack(
     src: str,
     dst: str,

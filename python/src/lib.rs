@@ -693,9 +693,60 @@ fn netcdf_register() -> PyResult<usize> {
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
+/// An archive's original file, as bytes at any offset (`nc3pack.open_original` wraps it in a
+/// Python binary file object): the header and other kept bytes as stored, variable data
+/// decoded from the blocks that cover a read, through the archive's block cache.
+#[pyclass(frozen, module = "nc3pack._nc3pack")]
+struct Original {
+    reader: nc3pack::OriginalReader,
+}
+
+#[pymethods]
+impl Original {
+    /// Opens the archive at `path` (a path or URL; `storage_options` as for `Reader`).
+    #[new]
+    #[pyo3(signature = (path, storage_options=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        storage_options: Option<StorageOptions>,
+    ) -> PyResult<Self> {
+        let (src, _) = py
+            .detach(|| Source::open(&path, storage_options))
+            .map_err(to_py)?;
+        match src {
+            Source::Archive(a) => Ok(Original {
+                reader: nc3pack::OriginalReader::new(a),
+            }),
+            _ => Err(PyValueError::new_err(format!(
+                "{}: not an nc3pack archive (a netCDF-3 file is its own original: open it as a file)",
+                path.display()
+            ))),
+        }
+    }
+
+    /// The original file's size in bytes.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.reader.len()
+    }
+
+    /// Up to `n` bytes of the original at `offset` (fewer only at its end), with the GIL
+    /// released while blocks are decoded.
+    fn pread<'py>(&self, py: Python<'py>, offset: u64, n: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let n = n.min(self.reader.len().saturating_sub(offset) as usize);
+        let mut buf = vec![0u8; n];
+        let got = py
+            .detach(|| self.reader.read_at(offset, &mut buf))
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &buf[..got]))
+    }
+}
+
 #[pymodule]
 fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
+    m.add_class::<Original>()?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(pack, m)?)?;
     m.add_function(wrap_pyfunction!(pack_collection, m)?)?;

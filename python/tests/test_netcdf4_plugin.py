@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,9 +78,9 @@ def same_datasets(o: Any, z: Any) -> None:
         a, b = zv[...], ov[...]
         assert a.dtype == b.dtype, name
         # Bit for bit (NaN payloads included).
-        assert (
-            np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-        ), name
+        assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes(), (
+            name
+        )
         if ov.ndim >= 1 and ov.shape[0] > 1:
             np.testing.assert_array_equal(zv[1::2], ov[1::2])
 
@@ -289,7 +289,10 @@ def test_in_memory_open_reads_the_buffer_not_the_file_of_that_name(
         with netCDF4.Dataset(src) as o, netCDF4.Dataset(str(name), memory=memory) as z:
             same_datasets(o, z)
     # NC_DISKLESS: netCDF-C's copy in memory of the file at the path.
-    with netCDF4.Dataset(src) as o, netCDF4.Dataset(packed[src.name], diskless=True) as z:
+    with (
+        netCDF4.Dataset(src) as o,
+        netCDF4.Dataset(packed[src.name], diskless=True) as z,
+    ):
         same_datasets(o, z)
 
 
