@@ -5,6 +5,7 @@ use indicatif::ProgressBar;
 use nc3pack::cli::*;
 use nc3pack::collection::{CollectionEvent, CollectionOptions, FileOutcome};
 use nc3pack::error::OptionError;
+use nc3pack::remote::RemoteOptions;
 use nc3pack::text::{human, pack_summary, shown};
 use nc3pack::{PackOptions, UnpackOptions};
 use std::io::Write;
@@ -13,17 +14,19 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
-    let remote = nc3pack::remote::RemoteOptions::from_env();
+    // How URLs are reached: the environment, and `--anon`; given to every call that may read or
+    // write one (the library keeps nothing process-wide).
+    let remote = RemoteOptions::from_env();
     let anon = remote.anon() || cli.anon;
-    nc3pack::remote::set_default_options(remote.with_anon(anon));
+    let remote = remote.with_anon(anon);
     match cli.command {
-        Command::Pack(a) => pack(a),
-        Command::Unpack(a) => unpack(a),
-        Command::Verify(a) => verify(a),
+        Command::Pack(a) => pack(a, &remote),
+        Command::Unpack(a) => unpack(a, &remote),
+        Command::Verify(a) => verify(a, &remote),
         Command::Reindex(a) => reindex(a),
-        Command::Slice(a) => slice(a),
+        Command::Slice(a) => slice(a, &remote),
         Command::NetcdfPlugin(a) => netcdf_plugin(&a),
-        Command::Info(a) => info(a),
+        Command::Info(a) => info(a, &remote),
         Command::Mount(a) => mount(&a),
     }
 }
@@ -78,10 +81,10 @@ fn pack_options(a: &PackArgs) -> PackOptions {
 }
 
 /// `nc3pack pack IN OUT` (a file, a pipe or a URL; to a file or an s3:// URL).
-fn pack(a: PackArgs) -> anyhow::Result<()> {
+fn pack(a: PackArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let opts = pack_options(&a);
     if let Some(dir) = &a.output_dir {
-        return pack_collection(&a, dir, opts);
+        return pack_collection(&a, dir, opts, remote);
     }
     let [input, output] = a.paths.as_slice() else {
         let given = a.paths.len();
@@ -90,15 +93,14 @@ fn pack(a: PackArgs) -> anyhow::Result<()> {
     let t = Instant::now();
     // An input URL is read as a stream, in one pass, as a pipe is.
     let input_url = input.to_str().filter(|s| nc3pack::is_url(s));
-    let remote = nc3pack::remote::default_options();
     let quiet = a.common.quiet;
     if let Some(url) = output.to_str().filter(|s| nc3pack::is_url(s)) {
         let s = match input_url {
             Some(from) => {
-                let stream = nc3pack::remote::open_stream(from, &remote)?;
-                nc3pack::pack_reader_to_url(stream, input, url, &opts, &remote)?
+                let stream = nc3pack::remote::open_stream(from, remote)?;
+                nc3pack::pack_reader_to_url(stream, input, url, &opts, remote)?
             }
-            None => nc3pack::pack_to_url(input, url, &opts, &remote)?,
+            None => nc3pack::pack_to_url(input, url, &opts, remote)?,
         };
         warn_moved_outside(&input.display().to_string(), &s, None);
         let (what, secs) = (pack_summary(&s, ", uploaded"), t.elapsed().as_secs_f64());
@@ -136,7 +138,7 @@ fn pack(a: PackArgs) -> anyhow::Result<()> {
             nc3pack::pack_reader(std::io::stdin().lock(), "<stdin>".as_ref(), output, &opts)?
         }
         Some(url) => nc3pack::pack_reader(
-            nc3pack::remote::open_stream(url, &remote)?,
+            nc3pack::remote::open_stream(url, remote)?,
             input,
             output,
             &opts,
@@ -152,7 +154,12 @@ fn pack(a: PackArgs) -> anyhow::Result<()> {
 
 /// `nc3pack pack IN... -o OUT`: one progress bar, failures (and what could not be read while
 /// looking for files) listed at the end, then a summary.
-fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Result<()> {
+fn pack_collection(
+    a: &PackArgs,
+    dir: &Path,
+    opts: PackOptions,
+    remote: &RemoteOptions,
+) -> anyhow::Result<()> {
     let (t, quiet) = (Instant::now(), a.common.quiet);
     let bar: Arc<OnceLock<ProgressBar>> = Arc::default();
     let b = bar.clone();
@@ -176,7 +183,8 @@ fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Resul
     };
     let mut copts = CollectionOptions::default()
         .with_pack(opts)
-        .with_progress(show);
+        .with_progress(show)
+        .with_remote(remote.clone());
     copts = copts
         .with_shard(a.shard.unwrap_or_default())
         .with_delete_input(a.delete_input);
@@ -241,12 +249,13 @@ fn pack_collection(a: &PackArgs, dir: &Path, opts: PackOptions) -> anyhow::Resul
 }
 
 /// `nc3pack unpack ARCHIVE OUT` (OUT `-`: standard output).
-fn unpack(a: UnpackArgs) -> anyhow::Result<()> {
+fn unpack(a: UnpackArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let t = Instant::now();
     let pb = progress_bar(file_len(&a.input), a.common.quiet, "unpacking");
     let mut opts = UnpackOptions::default()
         .with_threads(threads(a.common.threads))
-        .with_force(a.common.force);
+        .with_force(a.common.force)
+        .with_remote(remote.clone());
     if let Some(pb) = pb.clone() {
         opts = opts.with_progress(move |n| {
             pb.set_length(n.max(pb.length().unwrap_or(0)));
@@ -284,22 +293,27 @@ fn unpack(a: UnpackArgs) -> anyhow::Result<()> {
 }
 
 /// `nc3pack verify ARCHIVE` and `nc3pack verify --manifest M...`: exit 1 when damaged.
-fn verify(a: VerifyArgs) -> anyhow::Result<()> {
+fn verify(a: VerifyArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let (against, threads) = (a.against.as_deref(), threads(a.threads));
     let Some(archive) = &a.archive else {
-        let r = nc3pack::verify_collection(&a.manifest, against, threads, &|_| {})?;
+        let (manifests, nothing) = (&a.manifest, &|_| {});
+        let r = nc3pack::collection::verify_collection_with(
+            manifests, against, threads, remote, nothing,
+        )?;
         write_stdout(nc3pack::text::verify_collection(&r, against.is_some()).as_bytes())?;
         if !r.is_ok() {
             std::process::exit(1);
         }
         return Ok(());
     };
-    let mut opts = nc3pack::VerifyOptions::default().with_threads(threads);
+    let mut opts = nc3pack::VerifyOptions::default()
+        .with_threads(threads)
+        .with_remote(remote.clone());
     if let Some(original) = against {
         opts = opts.with_against(original);
     }
     let r = nc3pack::verify(archive, &opts)?;
-    let lossy = nc3pack::Archive::open(archive)
+    let lossy = nc3pack::open_with(archive, remote)
         .ok()
         .and_then(|z| nc3pack::quantize::Lossy::of(z.header()));
     let text = nc3pack::text::verify(archive, a.against.as_deref(), &r, lossy.as_ref());
@@ -334,10 +348,10 @@ fn reindex(a: ReindexArgs) -> anyhow::Result<()> {
 }
 
 /// `nc3pack slice FILE VAR`: a hyperslab on standard output.
-fn slice(a: SliceArgs) -> anyhow::Result<()> {
+fn slice(a: SliceArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     use nc3pack::dump::{Format, SliceError};
     use nc3pack::Dataset;
-    let ds = nc3pack::open(&a.file)?;
+    let ds = nc3pack::open_with(&a.file, remote)?;
     let (start, count, stride) = (a.start.as_deref(), a.count.as_deref(), a.stride.as_deref());
     let slab = ds.slab(&a.var, start, count, stride)?;
     let format = match a.format {
@@ -356,14 +370,16 @@ fn slice(a: SliceArgs) -> anyhow::Result<()> {
 }
 
 /// `nc3pack info FILE [--json]`.
-fn info(a: InfoArgs) -> anyhow::Result<()> {
+fn info(a: InfoArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let name = a
         .file
         .file_stem()
         .map_or("file".into(), |s| s.to_string_lossy());
     let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
     // Written as it is made: memory stays that of the parsed header, whatever its size.
-    match nc3pack::info::write(&a.file, a.json, &name, &mut std::io::stdout().lock()) {
+    let opts = nc3pack::info::InfoOptions::default().with_remote(remote.clone());
+    let out = &mut std::io::stdout().lock();
+    match nc3pack::info::write_with(&a.file, &opts, a.json, &name, out) {
         Err(nc3pack::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {

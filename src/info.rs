@@ -39,14 +39,16 @@ pub fn describe(path: &Path) -> Result<Info> {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct InfoOptions {
-    /// How a file given by URL is reached (`None`: the process's default options).
+    /// How a file given by URL is reached (`None`: the environment's,
+    /// [`crate::remote::RemoteOptions::from_env`], read at the call).
     remote: Option<crate::read::input::CallRemote>,
 }
 
 impl InfoOptions {
     /// These options, reaching a file given by URL (`s3://`, `http(s)://`) with `remote`
-    /// (credentials, endpoint, region, anonymous access) instead of the process's default
-    /// options ([`crate::remote::set_default_options`]): each call carries its own, so calls
+    /// (credentials, endpoint, region, anonymous access) instead of the environment's
+    /// ([`crate::remote::RemoteOptions::from_env`]): the call goes by `remote` alone (it reads
+    /// the environment only if `remote` was made by `from_env`), nothing process-wide, so calls
     /// on different threads with different credentials do not meet.
     ///
     /// ```
@@ -105,7 +107,31 @@ pub fn describe_with(path: &Path, opts: &InfoOptions) -> Result<Info> {
 ///
 /// As [`describe`], and write errors on `out` (as [`Error::Io`] naming `<output>`).
 pub fn write(path: &Path, json: bool, name: &str, out: &mut dyn std::io::Write) -> Result<()> {
-    let info = describe(path)?;
+    write_with(path, &InfoOptions::default(), json, name, out)
+}
+
+/// [`write()`] with options: a URL is read with the remote options they carry (as
+/// [`describe_with`]).
+///
+/// ```no_run
+/// use nc3pack::{info::InfoOptions, remote::RemoteOptions};
+/// let opts = InfoOptions::default().with_remote(RemoteOptions::from_env().with_anon(true));
+/// let mut out = Vec::new();
+/// nc3pack::info::write_with("s3://bucket/sst.nc3z".as_ref(), &opts, true, "sst", &mut out)?;
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`write()`]; [`Error::Remote`] when a URL cannot be read.
+pub fn write_with(
+    path: &Path,
+    opts: &InfoOptions,
+    json: bool,
+    name: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    let info = describe_with(path, opts)?;
     let werr = |e: std::io::Error| Error::Io {
         path: "<output>".into(),
         op: "write",

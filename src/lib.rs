@@ -68,6 +68,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! **Object storage** (the `remote` feature). Where a path is read, an `s3://`, `http(s)://`
+//! or `file://` URL may be given. How it is reached ([`remote::RemoteOptions`]: credentials,
+//! endpoint, region, anonymous access) travels with each call: [`open_with`],
+//! [`Archive::open_url`], `with_remote` on [`UnpackOptions`], [`VerifyOptions`],
+//! [`info::InfoOptions`] and [`CollectionOptions`], [`collection::verify_collection_with`]. A
+//! call given none reads [`remote::RemoteOptions::from_env`] then; nothing is process-wide.
+//!
 //! **Checking and repairing.** [`verify`] checks every checksum and the restored data's hash
 //! ([`VerifyOptions`]: an original to compare with, threads; [`VerifyReport`], [`Damage`]);
 //! [`reindex`] rebuilds a damaged archive's index ([`ReindexOptions`], [`ReindexReport`]);
@@ -150,6 +157,8 @@ pub use pack::{pack_reader_to_url, pack_to_url};
 pub use parallel::MAX_THREADS;
 pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
+#[cfg(feature = "remote")]
+pub use read::open_with;
 pub use read::original::{OriginalCursor, OriginalReader};
 pub use read::unpack::{unpack_file, unpack_to_writer};
 pub use read::Input;

@@ -79,7 +79,8 @@ pub struct UnpackOptions {
     pub(crate) threads: usize,
     /// Called with the output bytes written so far.
     pub(crate) progress: Progress,
-    /// How an archive given by URL is reached (`None`: the process's default options).
+    /// How an archive given by URL is reached (`None`: the environment's,
+    /// [`crate::remote::RemoteOptions::from_env`], read at the call).
     pub(crate) remote: Option<crate::read::input::CallRemote>,
 }
 
@@ -155,8 +156,9 @@ impl UnpackOptions {
     }
 
     /// These options, reaching an archive given by URL (`s3://`, `http(s)://`) with `remote`
-    /// (credentials, endpoint, region, anonymous access) instead of the process's default
-    /// options ([`crate::remote::set_default_options`]): each call carries its own, so calls
+    /// (credentials, endpoint, region, anonymous access) instead of the environment's
+    /// ([`crate::remote::RemoteOptions::from_env`]): the call goes by `remote` alone (it reads
+    /// the environment only if `remote` was made by `from_env`), nothing process-wide, so calls
     /// on different threads with different credentials do not meet.
     ///
     /// ```
@@ -198,7 +200,8 @@ pub struct VerifyOptions {
     /// Threads checking and decoding blocks (bounded to 1..=1024); the default is the number
     /// of cores.
     pub(crate) threads: usize,
-    /// How an archive given by URL is reached (`None`: the process's default options).
+    /// How an archive given by URL is reached (`None`: the environment's,
+    /// [`crate::remote::RemoteOptions::from_env`], read at the call).
     pub(crate) remote: Option<crate::read::input::CallRemote>,
 }
 
@@ -254,8 +257,9 @@ impl VerifyOptions {
     }
 
     /// These options, reaching an archive given by URL (`s3://`, `http(s)://`) with `remote`
-    /// (credentials, endpoint, region, anonymous access) instead of the process's default
-    /// options ([`crate::remote::set_default_options`]): each call carries its own, so calls
+    /// (credentials, endpoint, region, anonymous access) instead of the environment's
+    /// ([`crate::remote::RemoteOptions::from_env`]): the call goes by `remote` alone (it reads
+    /// the environment only if `remote` was made by `from_env`), nothing process-wide, so calls
     /// on different threads with different credentials do not meet.
     ///
     /// ```

@@ -9,7 +9,8 @@
 //! [`CollectionReport`]. [`CollectionOptions`] carries the packing options, a [`Shard`] (so
 //! that N processes cover each file once), the manifest's path, `delete_input` (delete each
 //! original once its archive is proven: verified, synced and recorded) and a progress callback
-//! ([`CollectionEvent`]). [`verify_collection`] verifies every archive the manifests list.
+//! ([`CollectionEvent`]). [`verify_collection`] verifies every archive the manifests list
+//! ([`verify_collection_with`]: those in object storage read with given options).
 //!
 //! ```no_run
 //! use nc3pack::collection::{pack_collection, CollectionOptions};
@@ -44,6 +45,8 @@ pub mod manifest;
 
 pub use crate::collection::batch::{Kept, ParseShardError, Shard};
 pub use crate::collection::leftovers::Leftover;
+#[cfg(feature = "remote")]
+pub use crate::collection::manifest::verify_collection_with;
 pub use crate::collection::manifest::{
     verify_collection, CollectionProblem, VerifyCollectionReport,
 };
@@ -293,7 +296,8 @@ impl CollectionOptions {
         self
     }
 
-    /// The options of an S3 output (default: [`crate::remote::default_options`]).
+    /// The options of an S3 output (default: [`crate::remote::RemoteOptions::from_env`], read
+    /// when [`crate::pack_collection`] is called).
     ///
     /// ```
     /// let o = nc3pack::collection::CollectionOptions::default()
@@ -509,7 +513,7 @@ fn open_bucket(output: &Path, opts: &CollectionOptions) -> Result<Option<Bucket>
         let remote = opts
             .remote
             .clone()
-            .unwrap_or_else(crate::remote::default_options);
+            .unwrap_or_else(crate::remote::RemoteOptions::from_env);
         bucket::Bucket::open(url, opts.manifest.as_deref(), opts.shard, &remote).map(Some)
     }
     #[cfg(not(feature = "remote"))]

@@ -88,8 +88,8 @@ pub struct Archive<R: ReadAt = Input> {
 
 impl Archive<Input> {
     /// Opens the archive at `path`: a file, or a URL (`s3://BUCKET/KEY`, `http(s)://...`,
-    /// `file://...`, read with the options of [`crate::remote::set_default_options`]; needs
-    /// the `remote` feature).
+    /// `file://...`, read with [`crate::remote::RemoteOptions::from_env`], read at this call;
+    /// needs the `remote` feature). [`Archive::open_url`] reads a URL with given options.
     ///
     /// ```no_run
     /// let archive = nc3pack::Archive::open("/tmp/sst.nc3z")?;

@@ -112,7 +112,7 @@ impl Input {
 }
 
 /// The remote options a call was given (`with_remote` of [`crate::UnpackOptions`],
-/// [`crate::VerifyOptions`], [`crate::info::InfoOptions`]); without the `remote` feature there
+/// [`crate::VerifyOptions`], [`crate::info::InfoOptions`], [`crate::open_with`], ...); without the `remote` feature there
 /// are none (a URL is refused).
 #[cfg(feature = "remote")]
 pub(crate) type CallRemote = crate::remote::RemoteOptions;
@@ -120,16 +120,16 @@ pub(crate) type CallRemote = crate::remote::RemoteOptions;
 #[cfg(not(feature = "remote"))]
 pub(crate) type CallRemote = std::convert::Infallible;
 
-/// Opens a path, or a URL (`s3://`, `http(s)://`, `file://`; with the options of
-/// [`crate::remote::set_default_options`]), for reading at any offset; `op` says what needs to
-/// seek, for the message (as [`open_seekable`]).
+/// Opens a path, or a URL (`s3://`, `http(s)://`, `file://`; with
+/// [`crate::remote::RemoteOptions::from_env`], read now), for reading at any offset; `op`
+/// says what needs to seek, for the message (as [`open_seekable`]).
 pub(crate) fn open_input(path: &Path, op: &'static str) -> Result<Input> {
     open_input_with(path, None, op)
 }
 
 /// [`open_input`] with the remote options the call was given: a URL is read with `remote`,
-/// or, when it is `None`, with the default options. Nothing process-wide is read when `remote`
-/// is given.
+/// or, when it is `None`, with the environment's options (read now). The environment is not
+/// read when `remote` is given, and nothing process-wide is read either way.
 pub(crate) fn open_input_with(
     path: &Path,
     remote: Option<&CallRemote>,
@@ -139,7 +139,7 @@ pub(crate) fn open_input_with(
         #[cfg(feature = "remote")]
         Some(s) if crate::io::is_url(s) => match remote {
             Some(r) => open_url(s, r, op),
-            None => open_url(s, &crate::remote::default_options(), op),
+            None => open_url(s, &crate::remote::RemoteOptions::from_env(), op),
         },
         #[cfg(not(feature = "remote"))]
         Some(s) if crate::io::is_url(s) => {

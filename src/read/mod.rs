@@ -47,7 +47,39 @@ use std::path::Path;
 /// as [`NcFile::open`] for any other (a file that is not netCDF-3 is refused by its header).
 pub fn open(path: impl AsRef<Path>) -> Result<Box<dyn Dataset>> {
     let path = path.as_ref();
-    let f = crate::read::input::open_input(path, "random access")?;
+    open_dataset(crate::read::input::open_input(path, "random access")?, path)
+}
+
+/// [`open`] with the options a URL (`s3://`, `http(s)://`, `file://`) is read with
+/// (credentials, endpoint, region, anonymous access): this call goes by `remote` alone (it
+/// reads the environment only if `remote` was made by
+/// [`RemoteOptions::from_env`](crate::remote::RemoteOptions::from_env), which [`open`] uses),
+/// nothing process-wide. A local path is opened as [`open`] opens it.
+///
+/// ```no_run
+/// use nc3pack::{remote::RemoteOptions, Dataset};
+/// let opts = RemoteOptions::default().with_endpoint("http://127.0.0.1:9000").with_allow_http(true);
+/// let ds = nc3pack::open_with("s3://bucket/sst.nc3z", &opts)?;
+/// println!("{} variables", ds.header().var_count());
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`open`]; [`Error::Remote`](crate::Error::Remote) naming the URL when it cannot be read.
+#[cfg(feature = "remote")]
+pub fn open_with(
+    path: impl AsRef<Path>,
+    remote: &crate::remote::RemoteOptions,
+) -> Result<Box<dyn Dataset>> {
+    let path = path.as_ref();
+    let f = crate::read::input::open_input_with(path, Some(remote), "random access")?;
+    open_dataset(f, path)
+}
+
+/// The dataset `f` (opened from `path`) holds: an archive or a netCDF-3 file, told apart by
+/// content.
+fn open_dataset(f: Input, path: &Path) -> Result<Box<dyn Dataset>> {
     if is_archive(&f) {
         Ok(Box::new(Archive::from_input(f, path)?))
     } else {

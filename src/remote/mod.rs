@@ -39,7 +39,7 @@ mod stream;
 mod upload;
 mod url;
 
-pub use options::{default_options, set_default_options, RemoteOptions};
+pub use options::RemoteOptions;
 pub use prefix::Prefix;
 pub(crate) use prefix::{check_url_ends, fetch_manifests};
 pub use reader::{RemoteReader, RequestStats, FRONT_BYTES, TAIL_BYTES};

@@ -1,7 +1,6 @@
-//! [`RemoteOptions`]: how a remote object is reached, and the process's default options.
+//! [`RemoteOptions`]: how a remote object is reached.
 
 use crate::error::{Error, OptionError, Result};
-use std::sync::RwLock;
 use std::time::Duration;
 
 /// How a remote object is reached: credentials, region, endpoint, anonymous access, retries.
@@ -9,6 +8,14 @@ use std::time::Duration;
 /// [`RemoteOptions::from_env`] starts from the environment (what the command line uses);
 /// explicit settings override it. [`RemoteOptions::set`] takes the keys Python's
 /// `storage_options` use.
+///
+/// There is no process-wide setting: every function that may read or write a URL takes its
+/// options with the call ([`crate::open_with`], [`crate::Archive::open_url`],
+/// [`crate::UnpackOptions::with_remote`], [`crate::VerifyOptions::with_remote`],
+/// [`crate::info::InfoOptions::with_remote`], [`crate::collection::CollectionOptions::with_remote`],
+/// [`crate::collection::verify_collection_with`], ...), and one given none (such as
+/// [`crate::open`] or [`crate::Archive::open`] on a URL) uses [`RemoteOptions::from_env`],
+/// read at that call.
 ///
 /// ```
 /// let o = nc3pack::remote::RemoteOptions::default()
@@ -180,36 +187,4 @@ impl RemoteOptions {
         }
         Ok(self)
     }
-}
-
-static DEFAULT_OPTIONS: RwLock<Option<RemoteOptions>> = RwLock::new(None);
-
-/// Sets the options that functions taking a path use when the path is a URL and the call was
-/// given no options of its own ([`crate::open`], [`crate::Archive::open`],
-/// [`crate::info::describe`], and [`crate::verify`], [`crate::unpack_file`] without
-/// `with_remote`, ...). Until set, they use [`RemoteOptions::from_env`].
-///
-/// The default is process-wide: set it once, before other threads start (as the command line
-/// does), not around a call. A call that must reach a given server with given credentials
-/// while other threads run carries them: [`crate::UnpackOptions::with_remote`],
-/// [`crate::VerifyOptions::with_remote`], [`crate::info::InfoOptions::with_remote`],
-/// [`crate::collection::CollectionOptions::with_remote`], [`crate::Archive::open_url`],
-/// [`crate::Input::open_url`]; such calls do not read the default.
-///
-/// ```
-/// nc3pack::remote::set_default_options(nc3pack::remote::RemoteOptions::from_env().with_anon(true));
-/// ```
-pub fn set_default_options(opts: RemoteOptions) {
-    if let Ok(mut d) = DEFAULT_OPTIONS.write() {
-        *d = Some(opts);
-    }
-}
-
-/// The options set by [`set_default_options`], or [`RemoteOptions::from_env`].
-pub fn default_options() -> RemoteOptions {
-    DEFAULT_OPTIONS
-        .read()
-        .ok()
-        .and_then(|d| d.clone())
-        .unwrap_or_else(RemoteOptions::from_env)
 }

@@ -2,7 +2,7 @@
 //! archives' ends and the manifests read back from object storage.
 
 use super::classify::{classify, is_range_not_satisfiable, one_line};
-use super::options::{default_options, RemoteOptions};
+use super::options::RemoteOptions;
 use super::reader::{Rebuild, RemoteReader};
 use super::runtime::runtime;
 use super::store::{s3_store, store_for};
@@ -388,28 +388,43 @@ async fn object_ends_async(
     Ok((n, h))
 }
 
-/// [`Prefix::ends`] of the object at `url` (`s3://BUCKET/KEY`), with the default options
-/// ([`default_options`]): for `verify --manifest`.
+/// [`Prefix::ends`] of the object at `url` (`s3://BUCKET/KEY`), with `opts` (`None`:
+/// [`RemoteOptions::from_env`], read now): for `verify --manifest`.
 pub(crate) fn check_url_ends(
     url: &str,
     size: u64,
     hash: Option<u128>,
+    opts: Option<&RemoteOptions>,
 ) -> std::result::Result<(u64, u128), crate::format::error::EndsError> {
-    let (store, location) =
-        store_for(url, &default_options()).map_err(|e| ends_io(e.to_string()))?;
+    let store = match opts {
+        Some(o) => store_for(url, o),
+        None => store_for(url, &RemoteOptions::from_env()),
+    };
+    let (store, location) = store.map_err(|e| ends_io(e.to_string()))?;
     object_ends(&store, &location, None, size, hash)
 }
 
 /// The manifests at `url`: the object itself (`s3://BUCKET/KEY`), or, for a URL ending with
-/// `/`, every `*.jsonl` object directly under it; each with its URL and bytes.
+/// `/`, every `*.jsonl` object directly under it; each with its URL and bytes. Read with
+/// `opts` (`None`: [`RemoteOptions::from_env`], read now).
 ///
 /// # Errors
 ///
 /// [`Error::Remote`] naming the URL when a request fails or there is no such object.
-pub(crate) fn fetch_manifests(url: &str) -> Result<Vec<(String, Vec<u8>)>> {
-    let opts = default_options();
+pub(crate) fn fetch_manifests(
+    url: &str,
+    opts: Option<&RemoteOptions>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let env;
+    let opts = match opts {
+        Some(o) => o,
+        None => {
+            env = RemoteOptions::from_env();
+            &env
+        }
+    };
     if url.ends_with('/') {
-        let dir = Prefix::new(url, &opts)?;
+        let dir = Prefix::new(url, opts)?;
         let mut out = Vec::new();
         for k in dir.list("")? {
             if k.ends_with(".jsonl") && !k.contains('/') {
@@ -424,7 +439,7 @@ pub(crate) fn fetch_manifests(url: &str) -> Result<Vec<(String, Vec<u8>)>> {
         url: url.to_string(),
         source,
     };
-    let (store, location) = store_for(url, &opts).map_err(err)?;
+    let (store, location) = store_for(url, opts).map_err(err)?;
     let rt = runtime().map_err(|e| err(RemoteError::Request { why: e.to_string() }))?;
     let got = rt.block_on(async {
         let r = store.get(&location).await?;

@@ -1817,6 +1817,128 @@ fn s3_each_call_reaches_the_server_of_its_own_options() {
     });
 }
 
+/// Set in a process that runs one test alone with an environment of its own: the endpoint of
+/// the server it reads.
+const ENV_ROLE: &str = "NC3PACK_TEST_OWN_ENVIRONMENT";
+
+/// A call given remote options goes by them alone, never by the environment: in a process
+/// whose environment names a dead endpoint, other credentials and anonymous access
+/// (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `NC3PACK_ANON=1`), every call given the server's
+/// options reads the archives in its bucket (`open_with`, `Archive::open_url`, `describe_with`,
+/// `write_with`, `verify`, `unpack_file`, `verify_collection_with` of a collection in the
+/// bucket), with options made from nothing and with the environment's overridden; a call given
+/// none (`open`, `verify_collection`) reads the environment at the call, so reaches the dead
+/// endpoint and fails.
+#[test]
+fn s3_calls_given_options_never_read_the_environment() {
+    const NAME: &str = "remote::s3_calls_given_options_never_read_the_environment";
+    if let Some(endpoint) = std::env::var_os(ENV_ROLE) {
+        return calls_given_options_in_this_environment(&endpoint.to_string_lossy());
+    }
+    let Some(s3) = S3Server::start() else {
+        return;
+    };
+    // A collection of two archives, packed into the server's directory: the objects
+    // `coll/NAME.nc3z` and the manifest `coll/.nc3pack/*.jsonl`.
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for name in ["classic_records.nc", "fill_values.nc"] {
+        std::fs::copy(sample(name), data.join(name)).unwrap();
+    }
+    let coll = s3.dir.path().join(BUCKET).join("coll");
+    let opts = nc3pack::CollectionOptions::default().with_threads(1);
+    let r = nc3pack::pack_collection(&[&data], &coll, &opts).unwrap();
+    assert!(r.is_ok() && r.packed == 2, "{:?}", r.failures);
+    let (out, err) = (work.path().join("out"), work.path().join("err"));
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("AWS_") || k == "NC3PACK_ANON" {
+            c.env_remove(k);
+        }
+    }
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let mut child = c
+        .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+        .env(ENV_ROLE, s3.endpoint())
+        .env("AWS_ENDPOINT_URL", &dead)
+        .env("AWS_ACCESS_KEY_ID", "nc3packnotthekey")
+        .env("AWS_SECRET_ACCESS_KEY", "nc3packnotthesecret")
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env("NC3PACK_ANON", "1")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child);
+    let (out, err) = (
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(&err).unwrap(),
+    );
+    assert!(status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("1 passed"),
+        "the test did not run: {out}\n{err}"
+    );
+}
+
+/// The calls of [`s3_calls_given_options_never_read_the_environment`], in the process whose
+/// environment names a dead endpoint; the server's is `endpoint`.
+fn calls_given_options_in_this_environment(endpoint: &str) {
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("s3://{BUCKET}/coll/classic_records.nc.nc3z");
+    let original = std::fs::read(sample("classic_records.nc")).unwrap();
+    let local = nc3pack::info::describe(&sample("classic_records.nc")).unwrap();
+    let given = RemoteOptions::default()
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_credentials(KEY, SECRET, None);
+    // The environment's options with every one it names overridden, as the command line and
+    // the Python package make them.
+    let over_env = RemoteOptions::from_env()
+        .with_anon(false)
+        .with_endpoint(endpoint)
+        .with_credentials(KEY, SECRET, None);
+    for remote in [given, over_env] {
+        let ds = nc3pack::open_with(&url, &remote).unwrap();
+        assert_eq!(ds.header().var_count(), local.variables().count());
+        let a = Archive::open_url(&url, &remote).unwrap();
+        for v in 0..a.header().var_count() {
+            a.read_var_bytes(v).unwrap();
+        }
+        let info = nc3pack::info::InfoOptions::default().with_remote(remote.clone());
+        let got = nc3pack::info::describe_with(url.as_ref(), &info).unwrap();
+        assert_eq!(got.format(), local.format());
+        let mut text = Vec::new();
+        nc3pack::info::write_with(url.as_ref(), &info, true, "x", &mut text).unwrap();
+        assert!(text.starts_with(b"{"));
+        let verify = nc3pack::VerifyOptions::default()
+            .with_threads(1)
+            .with_remote(remote.clone());
+        assert!(nc3pack::verify(url.as_ref(), &verify).unwrap().is_intact());
+        let unpack = nc3pack::UnpackOptions::default()
+            .with_threads(1)
+            .with_force(true)
+            .with_remote(remote.clone());
+        let back = work.path().join("back.nc");
+        nc3pack::unpack_file(url.as_ref(), &back, &unpack).unwrap();
+        assert_eq!(std::fs::read(&back).unwrap(), original);
+        let manifests = [PathBuf::from(format!("s3://{BUCKET}/coll/.nc3pack/"))];
+        let r = nc3pack::collection::verify_collection_with(&manifests, None, 1, &remote, &|_| {})
+            .unwrap();
+        assert!(r.is_ok() && r.checked == 2, "{:?}", r.failures);
+    }
+    // Given nothing: the environment, read at the call (the dead endpoint, anonymous).
+    match nc3pack::open(&url) {
+        Ok(_) => panic!("{url} opened with the environment's dead endpoint"),
+        Err(e) => assert!(matches!(e, nc3pack::Error::Remote { .. }), "{e}"),
+    }
+    let manifests = [PathBuf::from(format!("s3://{BUCKET}/coll/.nc3pack/"))];
+    assert!(nc3pack::verify_collection(&manifests, None, 1, &|_| {}).is_err());
+}
+
 // ---- `pack IN... -o s3://BUCKET/PREFIX/`: a collection packed into a bucket ----
 
 /// The keys of the objects under `prefix/` in the bucket (the server keeps each object as a

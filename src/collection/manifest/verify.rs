@@ -4,6 +4,7 @@ use super::*;
 #[cfg(feature = "remote")]
 use crate::error::io_err;
 use crate::error::Result;
+use crate::read::input::CallRemote;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 #[cfg(feature = "remote")]
@@ -83,10 +84,55 @@ impl VerifyCollectionReport {
 /// one of `manifests` (a directory or an object-storage prefix) holds no manifest, or its
 /// manifests hold no line (empty). A worker thread that cannot start is not an error: the
 /// others (and the calling thread) do its share.
+///
+/// Manifests and archives given by URL are read with
+/// [`RemoteOptions::from_env`](crate::remote::RemoteOptions::from_env), read at this call;
+/// [`verify_collection_with`] takes the options to read them with.
 pub fn verify_collection(
     manifests: &[PathBuf],
     against: Option<&Path>,
     threads: usize,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<VerifyCollectionReport> {
+    verify_manifests(manifests, against, threads, None, progress)
+}
+
+/// [`verify_collection`] reading the manifests and archives given by URL (`s3://`,
+/// `http(s)://`) with `remote` (credentials, endpoint, region, anonymous access): the call goes
+/// by `remote` alone (it reads the environment only if `remote` was made by
+/// [`RemoteOptions::from_env`](crate::remote::RemoteOptions::from_env)), nothing
+/// process-wide.
+///
+/// ```no_run
+/// use nc3pack::{collection::verify_collection_with, remote::RemoteOptions};
+/// let opts = RemoteOptions::from_env().with_anon(true);
+/// let r = verify_collection_with(&["s3://bucket/cmip/.nc3pack/".into()], None, 4, &opts, &|_| {})?;
+/// assert!(r.is_ok());
+/// # Ok::<(), nc3pack::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`verify_collection`]; [`Error::Remote`](crate::Error::Remote) when a manifest given by
+/// URL cannot be read.
+#[cfg(feature = "remote")]
+pub fn verify_collection_with(
+    manifests: &[PathBuf],
+    against: Option<&Path>,
+    threads: usize,
+    remote: &crate::remote::RemoteOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<VerifyCollectionReport> {
+    verify_manifests(manifests, against, threads, Some(remote), progress)
+}
+
+/// [`verify_collection`] with the remote options the call was given (`None`: the
+/// environment's, read where a URL is opened).
+fn verify_manifests(
+    manifests: &[PathBuf],
+    against: Option<&Path>,
+    threads: usize,
+    remote: Option<&CallRemote>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<VerifyCollectionReport> {
     let mut report = VerifyCollectionReport::default();
@@ -108,7 +154,11 @@ pub fn verify_collection(
     for (i, p) in manifests.iter().enumerate() {
         if url_of(p).is_some() {
             let mut got = Vec::new();
-            _copies.extend(fetch_remote_manifests(std::slice::from_ref(p), &mut got)?);
+            _copies.extend(fetch_remote_manifests(
+                std::slice::from_ref(p),
+                remote,
+                &mut got,
+            )?);
             listed.extend(got.into_iter().map(|(m, local, out)| (m, local, out, i)));
         }
     }
@@ -158,7 +208,7 @@ pub fn verify_collection(
         let Some((name, a)) = todo.get(i) else {
             return;
         };
-        if let Err(what) = verify_one(name, a, against) {
+        if let Err(what) = verify_one(name, a, against, remote) {
             results.lock().unwrap_or_else(|p| p.into_inner()).push((
                 i,
                 a.output.to_path_buf(),
@@ -254,12 +304,13 @@ pub(super) fn url_of(p: &Path) -> Option<&str> {
 #[cfg(feature = "remote")]
 pub(super) fn fetch_remote_manifests(
     urls: &[PathBuf],
+    remote: Option<&CallRemote>,
     listed: &mut Vec<(PathBuf, PathBuf, Option<PathBuf>)>,
 ) -> Result<Vec<tempfile::TempPath>> {
     let mut copies = Vec::new();
     for u in urls {
         let u = url_of(u).unwrap_or_default();
-        for (url, bytes) in crate::remote::fetch_manifests(u)? {
+        for (url, bytes) in crate::remote::fetch_manifests(u, remote)? {
             let dir = std::env::temp_dir();
             let mut f = tempfile::Builder::new()
                 .prefix(".nc3pack-manifest-")
@@ -281,6 +332,7 @@ pub(super) fn fetch_remote_manifests(
 #[cfg(not(feature = "remote"))]
 pub(super) fn fetch_remote_manifests(
     urls: &[PathBuf],
+    _remote: Option<&CallRemote>,
     _listed: &mut Vec<(PathBuf, PathBuf, Option<PathBuf>)>,
 ) -> Result<Vec<()>> {
     match urls.first() {
@@ -351,11 +403,13 @@ pub(super) struct Archived {
     hash: Option<u128>,
 }
 
-/// Checks one archive of a collection; the error says what is wrong.
+/// Checks one archive of a collection (one given by URL read with `remote`, or, when `None`,
+/// the environment's options); the error says what is wrong.
 pub(super) fn verify_one(
     name: &[u8],
     e: &Archived,
     against: Option<&Path>,
+    remote: Option<&CallRemote>,
 ) -> Result<(), CollectionProblem> {
     let (Some(size), Some(hash)) = (e.size, e.hash) else {
         return Err(CollectionProblem::NoSizeOrHash);
@@ -363,7 +417,7 @@ pub(super) fn verify_one(
     match url_of(&e.output) {
         #[cfg(feature = "remote")]
         Some(url) if url.len() > 5 && url[..5].eq_ignore_ascii_case("s3://") => {
-            crate::remote::check_url_ends(url, size, Some(hash))?;
+            crate::remote::check_url_ends(url, size, Some(hash), remote)?;
         }
         // Other URLs are checked by the complete verify below.
         Some(_) => {}
@@ -375,7 +429,7 @@ pub(super) fn verify_one(
     let opts = crate::VerifyOptions {
         against: original.clone(),
         threads: 1,
-        remote: None,
+        remote: remote.cloned(),
     };
     let r = crate::verify::verify(&e.output, &opts)
         .map_err(|e| CollectionProblem::Verify(Box::new(e)))?;
