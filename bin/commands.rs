@@ -28,7 +28,27 @@ pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::NetcdfPlugin(a) => netcdf_plugin(&a),
         Command::Info(a) => info(a, &remote),
         Command::Mount(a) => mount(&a),
+        Command::Serve(a) => serve(&a),
     }
+}
+
+/// `nc3pack serve ARCHIVES --listen ADDR:PORT`: serves in the foreground until the process
+/// ends (Ctrl-C, SIGTERM).
+fn serve(a: &ServeArgs) -> anyhow::Result<()> {
+    let mut opts = nc3pack::serve::ServeOptions::default()
+        .with_listen(a.listen)
+        .with_public(a.public)
+        .with_max_requests(a.max_requests as usize);
+    if let Some(c) = a.cache {
+        opts = opts.with_cache_bytes(u64::from(c));
+    }
+    let server = nc3pack::serve::Server::bind(&a.archives, &opts)?;
+    eprintln!(
+        "nc3pack: serving {} at http://{}/ (NAME.nc3z as /NAME); Ctrl-C stops",
+        shown(&a.archives),
+        server.local_addr()
+    );
+    Ok(server.run()?)
 }
 
 /// `nc3pack mount ARCHIVES MOUNTPOINT`: serves the mount in the foreground until unmounted.

@@ -61,6 +61,30 @@ pub enum Command {
     /// originals: NAME.nc3z appears as NAME, read on demand. In the foreground until Ctrl-C,
     /// SIGTERM or `fusermount3 -u MOUNTPOINT` (docs/mount.md).
     Mount(MountArgs),
+    /// Serve a directory of archives read-only over HTTP (GET, HEAD, byte ranges) as the
+    /// directory of their originals: NAME.nc3z at /NAME, read on demand. Loopback only unless
+    /// --public (docs/serve.md).
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The directory of archives (NAME.nc3z, in subdirectories too; other files are not served).
+    pub archives: PathBuf,
+    /// The address and port to listen on (port 0: any free port; the address bound is printed).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// Allow an address other than loopback (anyone who reaches the port reads every archive:
+    /// there is no authentication and no TLS).
+    #[arg(long)]
+    pub public: bool,
+    /// Most responses served at once; further requests wait.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_requests: u32,
+    /// Decoded blocks kept in memory by the open archives together; accepts K/KiB/M/MiB/G/GiB
+    /// suffixes [default: 512MiB].
+    #[arg(long, value_parser = crate::vars::parse_size)]
+    pub cache: Option<u32>,
 }
 
 #[derive(Args)]
@@ -397,7 +421,7 @@ pub fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
 }
 
 /// The names of [`Command`]'s commands as clap spells them, and `help` (a test checks them).
-const COMMANDS: [&str; 9] = [
+const COMMANDS: [&str; 10] = [
     "pack",
     "unpack",
     "info",
@@ -406,6 +430,7 @@ const COMMANDS: [&str; 9] = [
     "reindex",
     "netcdf-plugin",
     "mount",
+    "serve",
     "help",
 ];
 

@@ -137,6 +137,8 @@ mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
 mod repair;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod text;
 pub mod vars;
 mod verify;

@@ -29,6 +29,7 @@ mod remote;
 mod repair;
 mod roundtrip;
 mod safety;
+mod serve;
 mod shared;
 mod signals;
 mod slice;

@@ -1,0 +1,821 @@
+//! A directory of archives served read-only over HTTP/1.1 as the directory of their originals
+//! (`nc3pack serve`; the `serve` feature): `NAME.nc3z` below the directory is served at
+//! `/NAME` (subdirectories kept: `DIR/sub/x.nc.nc3z` at `/sub/x.nc`), with the original's
+//! bytes rebuilt on demand by an [`OriginalReader`], decoding only the blocks that cover the
+//! bytes asked for. Every other path answers 404 (no listings, no other files).
+//!
+//! - `GET` and `HEAD`; any other method answers 405 with `Allow: GET, HEAD`.
+//! - `Range` with one range (`bytes=a-b`, `bytes=a-`, `bytes=-n`): 206 with `Content-Range`;
+//!   416 with `Content-Range: bytes */LEN` when it starts past the end. A `Range` of several
+//!   ranges, or one that does not parse, is ignored: 200 with the whole file (as RFC 9110
+//!   allows). `If-Range` (an ETag or a date) is honoured; `If-None-Match` and
+//!   `If-Modified-Since` answer 304.
+//! - `Accept-Ranges: bytes`, `Content-Length`, `Content-Type: application/x-netcdf`,
+//!   `Last-Modified` (the archive's modification time) and a strong `ETag` made of the hash of
+//!   the original recorded in the archive (the same bytes, the same tag, whatever the packing).
+//! - Bodies are streamed a chunk of [`CHUNK`] bytes at a time, each read on tokio's blocking
+//!   threads; a response holds at most two chunks in memory.
+//! - At most [`ServeOptions::with_max_requests`] responses are served at once (a semaphore;
+//!   the others wait), by a bounded set of open archives sharing one cache budget; an archive
+//!   whose state (device, inode, size, modification time) changed is opened again, and a
+//!   response already started keeps reading the archive it started with.
+//! - A read that touches a damaged block answers 500 when it is the first chunk, and cuts the
+//!   connection when the headers were already sent (the `Content-Length` is then not reached,
+//!   so no client takes the body as whole); either way one line on stderr names the file and
+//!   the block. Never wrong bytes.
+//! - Loopback addresses only, unless [`ServeOptions::with_public`]: the server has no
+//!   authentication and no TLS.
+
+use crate::error::{Error, Result};
+use crate::OriginalReader;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashSet;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+
+/// The suffix of the archives served.
+const SUFFIX: &str = ".nc3z";
+
+/// The bytes of a response body read at a time.
+pub const CHUNK: usize = 1 << 20;
+
+/// Most distinct lines about damaged blocks written to stderr.
+const MAX_LOGGED: usize = 10_000;
+
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a directory of archives is served ([`Server::bind`]).
+///
+/// ```
+/// let o = nc3pack::serve::ServeOptions::default().with_max_requests(16);
+/// assert_eq!(o.max_requests(), 16);
+/// assert!(o.listen().ip().is_loopback());
+/// ```
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    listen: SocketAddr,
+    public: bool,
+    max_requests: usize,
+    cache_bytes: u64,
+    max_open: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public: false,
+            max_requests: 64,
+            cache_bytes: 512 << 20,
+            max_open: 256,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The address and port to listen on (default `127.0.0.1:8080`; port 0: any free port,
+    /// [`Server::local_addr`] tells which).
+    ///
+    /// ```
+    /// let o = nc3pack::serve::ServeOptions::default().with_listen("127.0.0.1:0".parse()?);
+    /// assert_eq!(o.listen().port(), 0);
+    /// # Ok::<(), std::net::AddrParseError>(())
+    /// ```
+    pub fn with_listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// The address to listen on.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::serve::ServeOptions::default().listen().port(), 8080);
+    /// ```
+    pub fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// Allows listening on an address other than loopback (the server has no authentication:
+    /// anyone who reaches the port reads every archive of the directory).
+    ///
+    /// ```
+    /// let o = nc3pack::serve::ServeOptions::default()
+    ///     .with_listen("0.0.0.0:8080".parse()?)
+    ///     .with_public(true);
+    /// # Ok::<(), std::net::AddrParseError>(())
+    /// ```
+    pub fn with_public(mut self, on: bool) -> Self {
+        self.public = on;
+        self
+    }
+
+    /// Most responses served at once (default 64; at least 1); further requests wait.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::serve::ServeOptions::default().with_max_requests(0).max_requests(), 1);
+    /// ```
+    pub fn with_max_requests(mut self, n: usize) -> Self {
+        self.max_requests = n.max(1);
+        self
+    }
+
+    /// Most responses served at once.
+    ///
+    /// ```
+    /// assert_eq!(nc3pack::serve::ServeOptions::default().max_requests(), 64);
+    /// ```
+    pub fn max_requests(&self) -> usize {
+        self.max_requests
+    }
+
+    /// The budget of decoded blocks that the open archives' caches share (default 512 MiB).
+    ///
+    /// ```
+    /// let o = nc3pack::serve::ServeOptions::default().with_cache_bytes(64 << 20);
+    /// ```
+    pub fn with_cache_bytes(mut self, bytes: u64) -> Self {
+        self.cache_bytes = bytes;
+        self
+    }
+
+    /// Most archives kept open at once (default 256; at least 1).
+    ///
+    /// ```
+    /// let o = nc3pack::serve::ServeOptions::default().with_max_open(8);
+    /// ```
+    pub fn with_max_open(mut self, n: usize) -> Self {
+        self.max_open = n.max(1);
+        self
+    }
+}
+
+/// A server bound to its address ([`Server::bind`]), serving once [`Server::run`] is called.
+pub struct Server {
+    runtime: tokio::runtime::Runtime,
+    listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("root", &self.shared.root)
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Binds the listening socket for serving the directory `archives` (see the module's
+    /// documentation for what is served).
+    ///
+    /// ```no_run
+    /// let opts = nc3pack::serve::ServeOptions::default().with_listen("127.0.0.1:0".parse()?);
+    /// let server = nc3pack::serve::Server::bind("/data/archives".as_ref(), &opts)?;
+    /// println!("http://{}/", server.local_addr());
+    /// server.run()?; // serves until the process ends
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when `archives` is not a directory, when the address is not a loopback
+    /// address and [`ServeOptions::with_public`] was not given, or when it cannot be bound
+    /// (in use, not permitted).
+    pub fn bind(archives: &Path, opts: &ServeOptions) -> Result<Server> {
+        let root = archives.canonicalize().map_err(|source| Error::Io {
+            path: archives.to_path_buf(),
+            op: "open",
+            source,
+        })?;
+        if !root.is_dir() {
+            return Err(Error::Io {
+                path: archives.to_path_buf(),
+                op: "serve",
+                source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        let addr_path = PathBuf::from(opts.listen.to_string());
+        let listen_err = |source| Error::Io {
+            path: addr_path.clone(),
+            op: "listen",
+            source,
+        };
+        if !opts.public && !opts.listen.ip().is_loopback() {
+            return Err(listen_err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "not a loopback address: the server has no authentication; allow it with --public",
+            )));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(opts.max_requests.clamp(4, 512))
+            .thread_name("nc3pack-serve")
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(listen_err)?;
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(opts.listen))
+            .map_err(listen_err)?;
+        let addr = listener.local_addr().map_err(listen_err)?;
+        Ok(Server {
+            runtime,
+            listener,
+            addr,
+            shared: Arc::new(Shared::new(root, opts)),
+        })
+    }
+
+    /// The address bound (with the port chosen when port 0 was asked for).
+    ///
+    /// ```no_run
+    /// let opts = nc3pack::serve::ServeOptions::default().with_listen("127.0.0.1:0".parse()?);
+    /// let server = nc3pack::serve::Server::bind("/data/archives".as_ref(), &opts)?;
+    /// assert_ne!(server.local_addr().port(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves requests until the process ends (or accepting fails for good).
+    ///
+    /// ```no_run
+    /// let opts = nc3pack::serve::ServeOptions::default();
+    /// nc3pack::serve::Server::bind("/data/archives".as_ref(), &opts)?.run()?;
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when connections can no longer be accepted.
+    pub fn run(self) -> Result<()> {
+        let Server {
+            runtime,
+            listener,
+            addr,
+            shared,
+        } = self;
+        runtime
+            .block_on(accept_loop(listener, shared))
+            .map_err(|source| Error::Io {
+                path: PathBuf::from(addr.to_string()),
+                op: "accept",
+                source,
+            })
+    }
+}
+
+/// Accepts connections and serves each on a task of its own.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+) -> std::io::Result<()> {
+    let mut failures = 0u32;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                failures = 0;
+                stream
+            }
+            Err(e) => {
+                // Out of file descriptors and the like: wait, and give up only if it lasts.
+                failures += 1;
+                if failures > 100 {
+                    return Err(e);
+                }
+                shared.log_once(format!("accept: {e}"));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let shared = Arc::clone(&shared);
+                async move { Ok::<_, std::convert::Infallible>(respond(shared, req).await) }
+            });
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT);
+            // A connection ended by the client, or cut for a damaged block: nothing to do.
+            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+/// The state of an archive file: a change of any of these makes it another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Ident {
+    dev: u64,
+    ino: u64,
+    mtime_ns: i128,
+    size: u64,
+}
+
+impl Ident {
+    fn of(md: &std::fs::Metadata) -> Ident {
+        Ident {
+            dev: md.dev(),
+            ino: md.ino(),
+            mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
+            size: md.size(),
+        }
+    }
+}
+
+/// An archive found for a request path, opened.
+#[derive(Clone)]
+struct Found {
+    path: PathBuf,
+    reader: OriginalReader,
+    mtime: SystemTime,
+}
+
+/// What the connections share.
+struct Shared {
+    root: PathBuf,
+    cache_bytes: u64,
+    max_open: usize,
+    permits: Arc<Semaphore>,
+    readers: Mutex<lru::LruCache<(PathBuf, Ident), OriginalReader>>,
+    logged: Mutex<HashSet<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn new(root: PathBuf, opts: &ServeOptions) -> Shared {
+        Shared {
+            root,
+            cache_bytes: opts.cache_bytes,
+            max_open: opts.max_open,
+            permits: Arc::new(Semaphore::new(opts.max_requests)),
+            readers: Mutex::new(lru::LruCache::unbounded()),
+            logged: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Writes `msg` on stderr, once.
+    fn log_once(&self, msg: String) {
+        let mut logged = lock(&self.logged);
+        if logged.len() < MAX_LOGGED && logged.insert(msg.clone()) {
+            eprintln!("nc3pack serve: {msg}");
+        }
+    }
+
+    /// The archive a request path names, or `None` (404).
+    fn find(&self, uri_path: &str) -> Result<Option<Found>> {
+        let Some(rel) = archive_path(uri_path) else {
+            return Ok(None);
+        };
+        let path = self.root.join(rel);
+        let Ok(md) = std::fs::metadata(&path) else {
+            return Ok(None);
+        };
+        if !md.is_file() {
+            return Ok(None);
+        }
+        let reader = self.reader(&path, Ident::of(&md))?;
+        Ok(Some(Found {
+            path,
+            reader,
+            mtime: md.modified().unwrap_or(UNIX_EPOCH),
+        }))
+    }
+
+    /// The reader of the archive at `path` in the state `ident`: an open one, or opened now.
+    fn reader(&self, path: &Path, ident: Ident) -> Result<OriginalReader> {
+        let key = (path.to_path_buf(), ident);
+        if let Some(r) = lock(&self.readers).get(&key) {
+            return Ok(r.clone());
+        }
+        let archive = crate::Archive::open(path)?;
+        // Its share of the budget (at most what its original holds): OriginalReader::new
+        // raises it to what a sequential read needs.
+        let share = (self.cache_bytes / 8).min(archive.layout().file_len);
+        archive.set_cache_budget(share);
+        let reader = OriginalReader::new(archive);
+        let mut readers = lock(&self.readers);
+        readers.put(key, reader.clone());
+        let budget = |r: &OriginalReader| r.archive().cache_stats().budget;
+        let mut total: u64 = readers.iter().map(|(_, r)| budget(r)).sum();
+        while readers.len() > 1 && (readers.len() > self.max_open || total > self.cache_bytes) {
+            let Some((_, old)) = readers.pop_lru() else {
+                break;
+            };
+            total -= budget(&old);
+        }
+        Ok(reader)
+    }
+}
+
+/// The archive's path below the root for a request path: `/a/b/x.nc` → `a/b/x.nc.nc3z`;
+/// `None` for a path that is not one (empty, a directory, `.` or `..`, an encoded `/` or NUL).
+fn archive_path(uri_path: &str) -> Option<PathBuf> {
+    let decoded = percent_decode(uri_path.strip_prefix('/')?)?;
+    let mut out = PathBuf::new();
+    let parts: Vec<&[u8]> = decoded.split(|&b| b == b'/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() || *part == b"." || *part == b".." || part.contains(&0) {
+            return None;
+        }
+        let mut name = part.to_vec();
+        if i + 1 == parts.len() {
+            name.extend_from_slice(SUFFIX.as_bytes());
+        }
+        out.push(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&name));
+    }
+    Some(out)
+}
+
+/// `%XX` decoded (`None` when an escape is malformed or decodes to `/`).
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            let v = u8::from_str_radix(hex, 16).ok()?;
+            if v == b'/' {
+                return None;
+            }
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// What a `Range` header asks of a file of `len` bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum Ranged {
+    /// No range, or one to ignore: the whole file.
+    Whole,
+    /// Bytes `[start, end)`.
+    Part(u64, u64),
+    /// Nothing of the file (416).
+    Unsatisfiable,
+}
+
+/// Parses a `Range` header value (RFC 9110 §14.1.2): one range only; several, another unit,
+/// or bad syntax give [`Ranged::Whole`].
+fn parse_range(value: &str, len: u64) -> Ranged {
+    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+        return Ranged::Whole;
+    };
+    let spec = spec.trim();
+    if spec.contains(',') {
+        return Ranged::Whole;
+    }
+    let Some((a, b)) = spec.split_once('-') else {
+        return Ranged::Whole;
+    };
+    let (a, b) = (a.trim(), b.trim());
+    let num = |s: &str| -> Option<u64> {
+        if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        // Too many digits for u64: as large as can be.
+        Some(s.parse().unwrap_or(u64::MAX))
+    };
+    if a.is_empty() {
+        // A suffix: the last n bytes.
+        return match num(b) {
+            None => Ranged::Whole,
+            Some(0) => Ranged::Unsatisfiable,
+            Some(_) if len == 0 => Ranged::Unsatisfiable,
+            Some(n) => Ranged::Part(len - n.min(len), len),
+        };
+    }
+    let Some(first) = num(a) else {
+        return Ranged::Whole;
+    };
+    let last = if b.is_empty() {
+        None
+    } else {
+        match num(b) {
+            Some(l) if l >= first => Some(l),
+            _ => return Ranged::Whole,
+        }
+    };
+    if first >= len {
+        return Ranged::Unsatisfiable;
+    }
+    let end = last.map_or(len, |l| l.saturating_add(1).min(len));
+    Ranged::Part(first, end)
+}
+
+/// A strong entity tag for the original: its hash recorded in the archive.
+fn etag(reader: &OriginalReader) -> String {
+    format!("\"xxh3-{:032x}\"", reader.archive().lead().hash)
+}
+
+/// Whether an `If-None-Match` value matches `tag` (weak comparison, as RFC 9110 wants there).
+fn none_match(value: &str, tag: &str) -> bool {
+    value.split(',').any(|t| {
+        let t = t.trim();
+        t == "*" || t.strip_prefix("W/").unwrap_or(t) == tag
+    })
+}
+
+/// The response to one request.
+async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBody> {
+    let head = match *req.method() {
+        Method::GET => false,
+        Method::HEAD => true,
+        _ => {
+            let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return r;
+        }
+    };
+    // Held until the body is sent (it moves into the body).
+    let Ok(permit) = Arc::clone(&shared.permits).acquire_owned().await else {
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    };
+    let uri_path = req.uri().path().to_owned();
+    let s = Arc::clone(&shared);
+    let found = match tokio::task::spawn_blocking(move || s.find(&uri_path)).await {
+        Ok(Ok(Some(found))) => found,
+        Ok(Ok(None)) => return plain(StatusCode::NOT_FOUND, "not found\n"),
+        Ok(Err(e)) => {
+            shared.log_once(format!("{e}"));
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot open the archive\n",
+            );
+        }
+        Err(_) => return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error\n"),
+    };
+    let len = found.reader.len();
+    let tag = etag(&found.reader);
+    let modified = httpdate::fmt_http_date(found.mtime);
+    let h = req.headers();
+    let text = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
+    let not_modified = match (text(header::IF_NONE_MATCH), text(header::IF_MODIFIED_SINCE)) {
+        (Some(v), _) => none_match(v, &tag),
+        (None, Some(since)) => httpdate::parse_http_date(since)
+            .ok()
+            .zip(found.mtime.duration_since(UNIX_EPOCH).ok())
+            .is_some_and(|(since, m)| {
+                since
+                    .duration_since(UNIX_EPOCH)
+                    .is_ok_and(|s| m.as_secs() <= s.as_secs())
+            }),
+        (None, None) => false,
+    };
+    let mut ranged = match text(header::RANGE) {
+        Some(v) => parse_range(v, len),
+        None => Ranged::Whole,
+    };
+    // If-Range: the range only if the file is still the one the client has part of.
+    if let Some(cond) = text(header::IF_RANGE) {
+        if cond != tag && cond != modified {
+            ranged = Ranged::Whole;
+        }
+    }
+    let mut builder = Response::builder()
+        .header(header::ACCEPT_RANGES, "bytes")
+        .header(header::ETAG, &tag)
+        .header(header::LAST_MODIFIED, &modified);
+    if not_modified {
+        return builder
+            .status(StatusCode::NOT_MODIFIED)
+            .body(FileBody::empty())
+            .expect("a valid response");
+    }
+    let (status, start, end) = match ranged {
+        Ranged::Whole => (StatusCode::OK, 0, len),
+        Ranged::Part(a, b) => {
+            builder = builder.header(header::CONTENT_RANGE, format!("bytes {a}-{}/{len}", b - 1));
+            (StatusCode::PARTIAL_CONTENT, a, b)
+        }
+        Ranged::Unsatisfiable => {
+            return builder
+                .status(StatusCode::RANGE_NOT_SATISFIABLE)
+                .header(header::CONTENT_RANGE, format!("bytes */{len}"))
+                .header(header::CONTENT_TYPE, "text/plain")
+                .body(FileBody::bytes("range not satisfiable\n"))
+                .expect("a valid response");
+        }
+    };
+    let builder = builder
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/x-netcdf")
+        .header(header::CONTENT_LENGTH, end - start);
+    if head {
+        return builder.body(FileBody::empty()).expect("a valid response");
+    }
+    let mut body = FileBody::File(FileStream {
+        found,
+        shared: Arc::clone(&shared),
+        pos: start,
+        end,
+        pending: None,
+        _permit: permit,
+    });
+    // The first chunk before the headers: damage there answers 500 instead of a cut body.
+    let first = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+    match first {
+        Some(Err(_)) => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the archive is damaged where this range lies\n",
+        ),
+        Some(Ok(frame)) => {
+            let FileBody::File(stream) = body else {
+                unreachable!("a file body")
+            };
+            let data = frame.into_data().unwrap_or_default();
+            builder
+                .body(FileBody::Started(Some(data), stream))
+                .expect("a valid response")
+        }
+        None => builder.body(FileBody::empty()).expect("a valid response"),
+    }
+}
+
+/// A short text response.
+fn plain(status: StatusCode, text: &'static str) -> Response<FileBody> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .body(FileBody::bytes(text))
+        .expect("a valid response")
+}
+
+/// A response body: a short text, or the original's bytes read a chunk at a time.
+enum FileBody {
+    Bytes(Option<Bytes>),
+    File(FileStream),
+    /// A file whose first chunk was read already.
+    Started(Option<Bytes>, FileStream),
+}
+
+impl FileBody {
+    fn empty() -> FileBody {
+        FileBody::Bytes(None)
+    }
+
+    fn bytes(text: &'static str) -> FileBody {
+        FileBody::Bytes(Some(Bytes::from_static(text.as_bytes())))
+    }
+}
+
+/// The bytes `[pos, end)` of an archive's original, being sent.
+struct FileStream {
+    found: Found,
+    shared: Arc<Shared>,
+    pos: u64,
+    end: u64,
+    pending: Option<JoinHandle<Result<Vec<u8>>>>,
+    /// The response's place among those served at once, given back when the body is dropped.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl FileStream {
+    fn poll_chunk(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Bytes, std::io::Error>>> {
+        if self.pending.is_none() {
+            if self.pos >= self.end {
+                return Poll::Ready(None);
+            }
+            let n = (self.end - self.pos).min(CHUNK as u64) as usize;
+            let (reader, pos) = (self.found.reader.clone(), self.pos);
+            self.pending = Some(tokio::task::spawn_blocking(move || {
+                let mut buf = vec![0u8; n];
+                let got = reader.read_at(pos, &mut buf)?;
+                buf.truncate(got);
+                Ok(buf)
+            }));
+        }
+        let handle = self.pending.as_mut().expect("a read under way");
+        let done = match Pin::new(handle).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(done) => done,
+        };
+        self.pending = None;
+        let err = match done {
+            Ok(Ok(buf)) if !buf.is_empty() => {
+                self.pos += buf.len() as u64;
+                return Poll::Ready(Some(Ok(Bytes::from(buf))));
+            }
+            Ok(Ok(_)) => format!(
+                "{}: the original ended at {} instead of {}",
+                self.found.path.display(),
+                self.pos,
+                self.end
+            ),
+            Ok(Err(e)) => format!("{e}"),
+            Err(e) => format!("{}: read task failed: {e}", self.found.path.display()),
+        };
+        self.shared.log_once(err.clone());
+        self.pos = self.end;
+        Poll::Ready(Some(Err(std::io::Error::other(err))))
+    }
+}
+
+impl Body for FileBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        let polled = match this {
+            FileBody::Bytes(b) => return Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            FileBody::Started(first, stream) => match first.take() {
+                Some(b) => return Poll::Ready(Some(Ok(Frame::data(b)))),
+                None => stream.poll_chunk(cx),
+            },
+            FileBody::File(stream) => stream.poll_chunk(cx),
+        };
+        polled.map(|o| o.map(|r| r.map(Frame::data)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            FileBody::Bytes(b) => b.is_none(),
+            FileBody::File(s) => s.pos >= s.end && s.pending.is_none(),
+            FileBody::Started(first, s) => first.is_none() && s.pos >= s.end && s.pending.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let left = |s: &FileStream| s.end - s.pos;
+        match self {
+            FileBody::Bytes(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            FileBody::File(s) => SizeHint::with_exact(left(s)),
+            FileBody::Started(first, s) => {
+                SizeHint::with_exact(first.as_ref().map_or(0, |b| b.len() as u64) + left(s))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_as_rfc_9110_has_them() {
+        use Ranged::*;
+        assert_eq!(parse_range("bytes=0-99", 1000), Part(0, 100));
+        assert_eq!(parse_range("bytes=990-2000", 1000), Part(990, 1000));
+        assert_eq!(parse_range("bytes=10-", 1000), Part(10, 1000));
+        assert_eq!(parse_range("bytes=-10", 1000), Part(990, 1000));
+        assert_eq!(parse_range("bytes=-5000", 1000), Part(0, 1000));
+        assert_eq!(parse_range("bytes=1000-", 1000), Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 1000), Unsatisfiable);
+        assert_eq!(parse_range("bytes=0-", 0), Unsatisfiable);
+        assert_eq!(parse_range("bytes=5-2", 1000), Whole);
+        assert_eq!(parse_range("bytes=0-1,5-6", 1000), Whole);
+        assert_eq!(parse_range("items=0-1", 1000), Whole);
+        assert_eq!(parse_range("bytes=x-1", 1000), Whole);
+        assert_eq!(
+            parse_range("bytes=0-99999999999999999999999", 1000),
+            Part(0, 1000)
+        );
+    }
+
+    #[test]
+    fn request_paths_map_to_archives_below_the_root() {
+        let p = |s: &str| archive_path(s).map(|p| p.to_string_lossy().into_owned());
+        assert_eq!(p("/x.nc").as_deref(), Some("x.nc.nc3z"));
+        assert_eq!(p("/a/b/x%20y.nc").as_deref(), Some("a/b/x y.nc.nc3z"));
+        assert_eq!(p("/"), None);
+        assert_eq!(p("/a/"), None);
+        assert_eq!(p("/../x.nc"), None);
+        assert_eq!(p("/a/%2e%2e/x"), None);
+        assert_eq!(p("/a%2fb"), None);
+        assert_eq!(p("/a%00b"), None);
+        assert_eq!(p("/a%zz"), None);
+        assert_eq!(p("//x"), None);
+    }
+}
