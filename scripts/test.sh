@@ -99,7 +99,7 @@ setup_python() {
     fi
     "$venv/bin/python" -m pip install -q --upgrade pip &&
         "$venv/bin/python" -m pip install -q -c python/constraints.txt pytest numpy xarray \
-            netCDF4 "dask[array]" distributed s3fs h5netcdf h5py scipy maturin || {
+            netCDF4 "dask[array]" distributed s3fs fsspec aiohttp h5netcdf h5py scipy maturin || {
         echo "scripts/test.sh: installing the Python test dependencies failed (python/constraints.txt pins them for Python 3.11)" >&2
         return 1
     }
