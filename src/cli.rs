@@ -63,7 +63,7 @@ pub enum Command {
     Mount(MountArgs),
     /// Serve a directory of archives read-only over HTTP (GET, HEAD, byte ranges) as the
     /// directory of their originals: NAME.nc3z at /NAME, read on demand. Loopback only unless
-    /// --public (docs/serve.md).
+    /// --public (docs/mount.md).
     Serve(ServeArgs),
 }
 
