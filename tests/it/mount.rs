@@ -614,3 +614,40 @@ fn a_replaced_archive_reads_as_the_new_one_and_an_open_file_as_the_old() {
     drop(old);
     m.stop(Some(libc::SIGINT));
 }
+
+#[test]
+fn listing_and_stat_decode_no_block() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(archives.join("sub")).unwrap();
+    for (i, name) in ["gridded_sst.nc", "obs_points.nc", "classic_records.nc"]
+        .iter()
+        .enumerate()
+    {
+        assert!(pack(&sample(name), &archives, &format!("{i}-{name}")));
+        assert!(pack(&sample(name), &archives.join("sub"), name));
+    }
+    let mut m = Mount::start(&archives, scratch.path());
+    // What `ls -lR` does: list, then stat every entry.
+    let mut files = 0;
+    let mut dirs = vec![m.mp.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            let md = std::fs::metadata(&path).unwrap();
+            if md.is_dir() {
+                dirs.push(path);
+            } else {
+                assert!(md.len() > 0);
+                files += 1;
+            }
+        }
+    }
+    assert_eq!(files, 6);
+    let log = m.stop(None);
+    assert!(log.contains(" 0 blocks decoded"), "{log}");
+    assert!(log.contains("0 read requests"), "{log}");
+}
