@@ -14,7 +14,8 @@
 //!   `Last-Modified` (the archive's modification time) and a strong `ETag` made of the hash of
 //!   the original recorded in the archive (the same bytes, the same tag, whatever the packing).
 //! - Bodies are streamed a chunk of [`CHUNK`] bytes at a time, each read on tokio's blocking
-//!   threads; a response holds at most two chunks in memory.
+//!   threads, the next chunk read while one is sent; a response holds at most three chunks
+//!   in memory.
 //! - At most [`ServeOptions::with_max_requests`] responses are served at once (a semaphore;
 //!   the others wait), by a bounded set of open archives sharing one cache budget; an archive
 //!   whose state (device, inode, size, modification time) changed is opened again, and a
@@ -632,7 +633,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBo
     let mut body = FileBody::File(FileStream {
         found,
         shared: Arc::clone(&shared),
-        pos: start,
+        sent: start,
         end,
         pending: None,
         _permit: permit,
@@ -684,36 +685,45 @@ impl FileBody {
     }
 }
 
-/// The bytes `[pos, end)` of an archive's original, being sent.
+/// The bytes `[sent, end)` of an archive's original, being sent: the chunk from `sent` is
+/// read (or has been) by the read under way, so that reading the next chunk overlaps sending
+/// this one.
 struct FileStream {
     found: Found,
     shared: Arc<Shared>,
-    pos: u64,
+    /// The first byte not handed to hyper yet.
+    sent: u64,
     end: u64,
+    /// The read of the chunk at `sent`, when one is under way.
     pending: Option<JoinHandle<Result<Vec<u8>>>>,
     /// The response's place among those served at once, given back when the body is dropped.
     _permit: OwnedSemaphorePermit,
 }
 
 impl FileStream {
+    /// Starts reading the chunk at `sent`, if any is left.
+    fn start_read(&mut self) {
+        if self.pending.is_some() || self.sent >= self.end {
+            return;
+        }
+        let n = (self.end - self.sent).min(CHUNK as u64) as usize;
+        let (reader, pos) = (self.found.reader.clone(), self.sent);
+        self.pending = Some(tokio::task::spawn_blocking(move || {
+            let mut buf = vec![0u8; n];
+            let got = reader.read_at(pos, &mut buf)?;
+            buf.truncate(got);
+            Ok(buf)
+        }));
+    }
+
     fn poll_chunk(
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<std::result::Result<Bytes, std::io::Error>>> {
-        if self.pending.is_none() {
-            if self.pos >= self.end {
-                return Poll::Ready(None);
-            }
-            let n = (self.end - self.pos).min(CHUNK as u64) as usize;
-            let (reader, pos) = (self.found.reader.clone(), self.pos);
-            self.pending = Some(tokio::task::spawn_blocking(move || {
-                let mut buf = vec![0u8; n];
-                let got = reader.read_at(pos, &mut buf)?;
-                buf.truncate(got);
-                Ok(buf)
-            }));
-        }
-        let handle = self.pending.as_mut().expect("a read under way");
+        self.start_read();
+        let Some(handle) = self.pending.as_mut() else {
+            return Poll::Ready(None);
+        };
         let done = match Pin::new(handle).poll(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(done) => done,
@@ -721,20 +731,22 @@ impl FileStream {
         self.pending = None;
         let err = match done {
             Ok(Ok(buf)) if !buf.is_empty() => {
-                self.pos += buf.len() as u64;
+                self.sent += buf.len() as u64;
+                // The next chunk is read while hyper sends this one.
+                self.start_read();
                 return Poll::Ready(Some(Ok(Bytes::from(buf))));
             }
             Ok(Ok(_)) => format!(
                 "{}: the original ended at {} instead of {}",
                 self.found.path.display(),
-                self.pos,
+                self.sent,
                 self.end
             ),
             Ok(Err(e)) => format!("{e}"),
             Err(e) => format!("{}: read task failed: {e}", self.found.path.display()),
         };
         self.shared.log_once(err.clone());
-        self.pos = self.end;
+        self.sent = self.end;
         Poll::Ready(Some(Err(std::io::Error::other(err))))
     }
 }
@@ -762,13 +774,15 @@ impl Body for FileBody {
     fn is_end_stream(&self) -> bool {
         match self {
             FileBody::Bytes(b) => b.is_none(),
-            FileBody::File(s) => s.pos >= s.end && s.pending.is_none(),
-            FileBody::Started(first, s) => first.is_none() && s.pos >= s.end && s.pending.is_none(),
+            FileBody::File(s) => s.sent >= s.end && s.pending.is_none(),
+            FileBody::Started(first, s) => {
+                first.is_none() && s.sent >= s.end && s.pending.is_none()
+            }
         }
     }
 
     fn size_hint(&self) -> SizeHint {
-        let left = |s: &FileStream| s.end - s.pos;
+        let left = |s: &FileStream| s.end - s.sent;
         match self {
             FileBody::Bytes(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             FileBody::File(s) => SizeHint::with_exact(left(s)),
