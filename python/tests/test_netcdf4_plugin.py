@@ -362,3 +362,42 @@ def test_two_netcdf_c_libraries_in_one_process(packed: dict[str, Path]) -> None:
         timeout=120,
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_python_m_rc_lines_load_the_plugin_built_into_the_package(
+    packed: dict[str, Path], tmp_path: Path
+) -> None:
+    """For users who only pip install: `python -m nc3pack.netcdf4 --rc` prints RC lines naming
+    the package's extension module, and with them netCDF4-python reads archives in a process
+    that never imports nc3pack."""
+    lines = subprocess.run(
+        [sys.executable, "-m", "nc3pack.netcdf4", "--rc"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lib = Path(nc3pack._nc3pack.__file__)
+    assert lines == f"NETCDF.UDF0.LIBRARY={lib}\nNETCDF.UDF0.INIT=nc3pack_netcdf_init\n"
+    rc = tmp_path / "ncrc"
+    rc.write_text(lines)
+    src = ROOT / "samples" / "gridded_sst.nc"
+    code = textwrap.dedent(
+        """
+        import sys, netCDF4, numpy as np
+        with netCDF4.Dataset(sys.argv[1]) as z, netCDF4.Dataset(sys.argv[2]) as o:
+            assert z.file_format == o.file_format
+            for k, ov in o.variables.items():
+                assert np.asarray(z[k][...]).tobytes() == np.asarray(ov[...]).tobytes(), k
+        assert "nc3pack" not in sys.modules
+        print("equal")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(packed[src.name]), str(src)],
+        env=dict(os.environ, NCRCENV_RC=str(rc)),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "equal", out.stderr
