@@ -261,14 +261,9 @@ fn have_ncgen() -> bool {
         .is_ok_and(|o| o.status.code().is_some())
 }
 
-/// `ncgen -k KIND -o OUT CDL`; false when it cannot make that kind.
+/// `ncgen -k KIND -o OUT CDL`, at most 64 MiB; false when it cannot make that kind.
 fn ncgen(cdl: &Path, kind: &str, out: &Path) -> bool {
-    Command::new("ncgen")
-        .args(["-k", kind, "-o"])
-        .arg(out)
-        .arg(cdl)
-        .output()
-        .is_ok_and(|o| o.status.success())
+    crate::util::ncgen_at_most(cdl, kind, out, 64 << 20)
 }
 
 /// Every CDL file in `dir` made into CDF-1, CDF-2 and CDF-5 (what ncgen can make of it, at
@@ -314,7 +309,7 @@ fn check_cdl_dir(dir: &Path, max_len: u64, reads: usize) -> usize {
 #[test]
 fn every_sample_cdl_as_cdf1_cdf2_and_cdf5() {
     if !have_ncgen() {
-        eprintln!("skipped: ncgen (netcdf-bin) is not installed");
+        crate::util::skip("needs ncgen (apt-get install netcdf-bin)");
         return;
     }
     let n = check_cdl_dir(&samples_dir(), 64 << 20, 1000);
@@ -325,10 +320,10 @@ fn every_sample_cdl_as_cdf1_cdf2_and_cdf5() {
 fn every_conformance_cdl_as_cdf1_cdf2_and_cdf5() {
     let dir = crate::util::root().join("../shared/conformance/netcdf-c-cdl");
     if !have_ncgen() || !dir.is_dir() {
-        eprintln!(
-            "skipped: ncgen (netcdf-bin) or {} is missing",
+        crate::util::skip(&format!(
+            "needs ncgen (apt-get install netcdf-bin) and {}",
             dir.display()
-        );
+        ));
         return;
     }
     let n = check_cdl_dir(&dir, 1 << 20, 200);

@@ -329,3 +329,36 @@ pub fn preset_options(max: bool, block_size: Option<u32>, threads: usize) -> nc3
     }
     .with_threads(threads)
 }
+
+/// `ncgen -k KIND -o OUT CDL` with OUT limited to `max_bytes` (RLIMIT_FSIZE: some of netCDF-C's
+/// test CDL files make files of gigabytes); false when ncgen cannot make that kind or the file
+/// would be longer (nothing longer is left on disk).
+pub fn ncgen_at_most(cdl: &Path, kind: &str, out: &Path, max_bytes: u64) -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("ncgen");
+    cmd.args(["-k", kind, "-o"])
+        .arg(out)
+        .arg(cdl)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // Safety: setrlimit is async-signal-safe; it only lowers this child's file size limit.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: max_bytes + 1,
+                rlim_max: max_bytes + 1,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let made = cmd.status().is_ok_and(|s| s.success());
+    let fits = std::fs::metadata(out).is_ok_and(|m| m.len() <= max_bytes);
+    if !(made && fits) {
+        let _ = std::fs::remove_file(out);
+        return false;
+    }
+    true
+}
