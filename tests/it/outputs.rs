@@ -30,7 +30,7 @@ fn make_specials(dir: &Path) -> Vec<(PathBuf, &'static str)> {
     if unsafe { libc::mknod(c(&dev).as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) } == 0 {
         v.push((dev, "a character device"));
     } else {
-        eprintln!("skipped the device case: mknod not permitted here");
+        crate::util::skip("the device case: mknod not permitted here");
     }
     let blk = dir.join("blockdev");
     // SAFETY: as above (7, 0 is /dev/loop0's number; the node is never opened).

@@ -102,7 +102,7 @@ fn a_full_disk_leaves_nothing_behind() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: cannot mount a tmpfs here");
+        crate::util::skip("cannot mount a tmpfs here (needs root)");
         return;
     }
     let input = sample("gridded_sst.nc");
