@@ -7,6 +7,7 @@
 //! and every wait is bounded. Without /dev/fuse or fusermount3 the tests are skipped
 //! (`util::skip`), which fails under CI.
 
+use crate::util::Rng;
 use crate::util::{have_tool, root, sample, samples_dir, skip, temp_dir, BIN};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -154,22 +155,6 @@ impl Drop for Mount {
             let _ = c.kill();
             let _ = c.wait();
         }
-    }
-}
-
-/// A seeded xorshift.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
     }
 }
 

@@ -13,30 +13,13 @@
 //! - A sequential read of a file of interleaved records decodes each block once (counted by
 //!   the archive), and with too small a cache many times.
 
+use crate::util::Rng;
 use crate::util::{sample, samples_dir, temp_dir};
 use nc3pack::nc3::{Header, Layout, Span, Target};
 use nc3pack::{pack_file, Archive, OriginalReader, PackOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn pack(nc: &Path, z: &Path, block_size: u32) {
     let opts = PackOptions::default()

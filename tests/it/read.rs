@@ -9,6 +9,7 @@
 //! - `nc3pack slice` agrees with `ncdump` (golden files under tests/golden/) in all three
 //!   output formats.
 
+use crate::util::Rng;
 use crate::util::{sample, temp_dir, BIN};
 use nc3pack::format::Codec;
 use nc3pack::nc3::Values;
@@ -34,24 +35,6 @@ fn pack_with(input: &Path, output: &Path, codec: Codec, block_size: u32, threads
         .with_thorough(false)
         .with_fast_blocks(threads == 1);
     pack_file(input, output, &opts).unwrap_or_else(|e| panic!("packing {}: {e}", input.display()));
-}
-
-/// Deterministic pseudo-random numbers (splitmix64), for tests that need many cheap draws.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
