@@ -7,6 +7,7 @@ use crate::convert::{convert, Mem};
 use crate::file::{self, Att, OpenFile};
 use crate::nc::*;
 use nc3pack::nc3::NcType;
+use std::cell::UnsafeCell;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_longlong, c_uint, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -292,9 +293,49 @@ const fn table<const L: usize>() -> NcDispatch {
     }
 }
 
+/// The plugin's dispatch tables, one per netCDF-C library (slot), [`MAX_LIBRARIES`] of them,
+/// as netCDF-C takes them: `nc_def_user_format(int, NC_Dispatch *, char *)` and the RC-file
+/// init function (`NC_Dispatch *(*)(void)`) both want a mutable pointer, so the tables live in
+/// an [`UnsafeCell`] and [`Tables::get`] hands out pointers that may be written through,
+/// rather than a `*mut` cast from an immutable static (whose memory Rust may place read-only
+/// and assume never changes).
+///
+/// netCDF-C does not write through the pointer: `nc_def_user_format` reads the table's
+/// `dispatch_version` and keeps the pointer (`UDF_dispatch_tables[]`, 4.9's
+/// `UDF0_dispatch_table`), and a file opened with it keeps it as `const NC_Dispatch *` to call
+/// its functions. The plugin never writes them either; Rust code only takes pointers.
+pub struct Tables(UnsafeCell<[NcDispatch; MAX_LIBRARIES]>);
+
+// SAFETY: `Tables` is shared between threads only as the `TABLES` static. Rust code never reads or
+// writes the tables through it, it only hands out raw pointers (`Tables::get`, which creates no
+// reference); the only accesses are netCDF-C's reads of the function pointers (and
+// `dispatch_version`), from whatever threads call it, and concurrent reads do not race. The
+// contents are plain integers and `fn` pointers, which are `Send` and `Sync` themselves.
+unsafe impl Sync for Tables {}
+
+impl Tables {
+    /// The table for the library in slot `slot`, as netCDF-C takes it (`NC_Dispatch *`): valid
+    /// for the life of the process (the static is never dropped or moved).
+    ///
+    /// # Panics
+    ///
+    /// When `slot` is not below [`MAX_LIBRARIES`].
+    pub fn get(&self, slot: usize) -> *mut NcDispatch {
+        // SAFETY: `UnsafeCell::get` gives a pointer to the static's array, valid and aligned for
+        // the life of the process; `&raw mut` of one element (indexing an array place,
+        // bounds-checked) takes its address without creating a reference, so no aliasing claim is
+        // made over memory that netCDF-C holds pointers into.
+        unsafe { &raw mut (*self.0.get())[slot] }
+    }
+}
+
 /// One table per netCDF-C library (slot), [`MAX_LIBRARIES`] of them.
-pub static TABLES: [NcDispatch; MAX_LIBRARIES] =
-    [table::<0>(), table::<1>(), table::<2>(), table::<3>()];
+pub static TABLES: Tables = Tables(UnsafeCell::new([
+    table::<0>(),
+    table::<1>(),
+    table::<2>(),
+    table::<3>(),
+]));
 
 /// Runs `f`, turning a panic into `NC_EINTERNAL`: nothing unwinds into C.
 fn guard(f: impl FnOnce() -> c_int) -> c_int {

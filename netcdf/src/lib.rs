@@ -234,7 +234,9 @@ pub fn register_all() -> Result<usize, RegisterError> {
                 continue;
             }
         };
-        let table = std::ptr::addr_of!(TABLES[slot]).cast_mut();
+        let table = TABLES.get(slot);
+        // SAFETY: `table` lives for the whole process, as netCDF-C, which keeps the pointer,
+        // needs, and may be written through (`Tables`), although netCDF-C only reads it.
         let code = unsafe { (l.def)(nc::NC_UDF0, table, MAGIC_C.as_ptr().cast_mut().cast()) };
         if code == nc::NC_NOERR {
             n += 1;
@@ -273,7 +275,7 @@ pub extern "C" fn nc3pack_netcdf_init() -> *const NcDispatch {
             eprintln!("nc3pack: {e}");
         }
     });
-    std::ptr::addr_of!(TABLES[0])
+    TABLES.get(0).cast_const()
 }
 
 /// Registers the archive format with every netCDF-C loaded in this process (for Python's
