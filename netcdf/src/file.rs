@@ -160,7 +160,11 @@ impl OpenFile {
     ///
     /// # Safety
     ///
-    /// `dst` must hold the selection's values of the memory type.
+    /// `dst` is valid for writes of the selection's values (the product of `count`) in the
+    /// memory type (`NC_NAT`: the variable's), written as bytes (no alignment needed), and
+    /// nothing else reads or writes that memory during the call. `get` checks the type, every
+    /// start, count and stride before it touches `dst`: when it answers an error for them, or
+    /// the selection is empty, `dst` is not touched (and may be NULL).
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn get(
         &self,
@@ -182,7 +186,9 @@ impl OpenFile {
         };
         let rank = var.shape.len();
         if rank == 0 {
-            return self.read(varid, var, &Hyperslab::all(&[]), mem, dst);
+            // SAFETY: a scalar's selection is its one value, which `dst` holds (this
+            // function's contract), as `read` needs for this one-value slab.
+            return unsafe { self.read(varid, var, &Hyperslab::all(&[]), mem, dst) };
         }
         // nc_get_vara checks every start, then every count; nc_get_vars each dimension's start,
         // count and stride in turn. A start at a dimension's end selects nothing or is wrong.
@@ -226,7 +232,10 @@ impl OpenFile {
         // of the variable's bytes, read without building a hyperslab.
         if !per_element && (!strided || stride.iter().all(|&s| s == 1)) {
             if let Some(run) = contiguous_run(&var.shape, start, count, var.xtype.size() as u64) {
-                if let Some(status) = self.read_run(varid, var, run, mem, dst) {
+                // SAFETY: the run's length is the selection's values (the product of `count`)
+                // times the type's size, so `dst` holds the run's values (this function's
+                // contract), as `read_run` needs.
+                if let Some(status) = unsafe { self.read_run(varid, var, run, mem, dst) } {
                     return status;
                 }
             }
@@ -239,16 +248,25 @@ impl OpenFile {
             vec![1; rank]
         };
         if per_element {
-            return self.get_per_element(varid, var, &st, &ct, &sd, mem, dst);
+            // SAFETY: `dst` holds the product of the counts `ct` of values of `mem` (this
+            // function's contract), as `get_per_element` needs.
+            return unsafe { self.get_per_element(varid, var, &st, &ct, &sd, mem, dst) };
         }
         match Hyperslab::new(&var.shape, &st, &ct, &sd) {
-            Ok(slab) => self.read(varid, var, &slab, mem, dst),
+            // SAFETY: the slab selects the product of the counts, the values `dst` holds
+            // (this function's contract), as `read` needs.
+            Ok(slab) => unsafe { self.read(varid, var, &slab, mem, dst) },
             Err(_) => NC_EEDGE,
         }
     }
 
     /// A strided selection that runs past a dimension's end: netCDF-C reads it one value at a
     /// time, storing those inside and answering the last error for those outside.
+    ///
+    /// # Safety
+    ///
+    /// `st`, `ct` and `sd` have the variable's rank; `dst` is valid for writes of the product
+    /// of `ct` values of `mem` (as bytes), untouched by anything else during the call.
     #[allow(clippy::too_many_arguments)]
     unsafe fn get_per_element(
         &self,
@@ -272,14 +290,20 @@ impl OpenFile {
                 NC_EEDGE
             } else {
                 match Hyperslab::new(&var.shape, &coord, &vec![1; rank], &vec![1; rank]) {
-                    Ok(s) => self.read(varid, var, &s, mem, p),
+                    // SAFETY: the slab is one value; `p` is the place of this index's, one of
+                    // the product of `ct` values `dst` holds (this function's contract; `p`
+                    // moves one value per index), as `read` needs.
+                    Ok(s) => unsafe { self.read(varid, var, &s, mem, p) },
                     Err(_) => NC_EEDGE,
                 }
             };
             if local != NC_NOERR && (status == NC_NOERR || local != NC_ERANGE) {
                 status = local;
             }
-            p = p.add(mem.size());
+            // SAFETY: `p` stays within, or one past the end of, the product of `ct` values that
+            // `dst` holds (this function's contract): it moves one value for each index of
+            // the selection, of which there are that many.
+            p = unsafe { p.add(mem.size()) };
             let mut d = rank;
             loop {
                 if d == 0 {
@@ -298,6 +322,11 @@ impl OpenFile {
     /// Reads a checked selection that is one run of the variable's bytes, `(offset, length)`,
     /// into `dst` as `mem`; `None` when it needs conversion and is larger than a small stack
     /// buffer (then [`OpenFile::read`] reads it).
+    ///
+    /// # Safety
+    ///
+    /// `dst` is valid for writes of the run's values (its length over the type's size) of
+    /// `mem` (as bytes), untouched by anything else during the call.
     unsafe fn read_run(
         &self,
         varid: c_int,
@@ -315,7 +344,9 @@ impl OpenFile {
         if !same && run.1 as usize > SMALL {
             return None;
         }
-        let out = std::slice::from_raw_parts_mut(dst, n * mem.size());
+        // SAFETY: `dst` is valid for writes of the run's `n` values of `mem` (this function's
+        // contract), and nothing else touches it while `out` lives (until the return).
+        let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
         let report = |e: nc3pack::Error| read_failed(var, e);
         if same {
             return Some(match self.ds.read_runs_native(v, &[run], out) {
@@ -332,6 +363,11 @@ impl OpenFile {
     }
 
     /// Reads a checked selection into `dst` as `mem`.
+    ///
+    /// # Safety
+    ///
+    /// `dst` is valid for writes of the slab's values (`slab.len()`) of `mem` (as bytes),
+    /// untouched by anything else during the call.
     unsafe fn read(
         &self,
         varid: c_int,
@@ -345,7 +381,9 @@ impl OpenFile {
         if n == 0 {
             return NC_NOERR;
         }
-        let out = std::slice::from_raw_parts_mut(dst, n * mem.size());
+        // SAFETY: `dst` is valid for writes of the slab's `n` values of `mem` (this function's
+        // contract), and nothing else touches it while `out` lives (until the return).
+        let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
         let cdf5 = self.variant == Variant::Cdf5;
         let same = unconverted(mem, var.xtype, cdf5);
         let report = |e: nc3pack::Error| read_failed(var, e);

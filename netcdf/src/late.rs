@@ -32,20 +32,27 @@ fn register_new() {
 
 /// netCDF-C's definition of `name`, not this library's (`ours`): the next one after the
 /// plugin in the global scope, else that of the first netCDF-C library loaded privately (R
-/// loads a package's libraries with `RTLD_LOCAL`); null when there is none.
-unsafe fn real(name: &CStr, ours: *mut c_void) -> *mut c_void {
-    let next = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+/// loads a package's libraries with `RTLD_LOCAL`); null when there is none. The address stays
+/// valid while that library stays loaded (this function takes no reference to it).
+fn real(name: &CStr, ours: *mut c_void) -> *mut c_void {
+    // SAFETY: `RTLD_NEXT` is a valid pseudo-handle for `dlsym` from a shared object, and
+    // `name` is NUL-terminated; the lookup only reads the loader's tables.
+    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     if !next.is_null() && next != ours {
         return next;
     }
     for lib in crate::library_names() {
-        let h = libc::dlopen(lib.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
+        // SAFETY: `lib` is NUL-terminated; with `RTLD_NOLOAD`, `dlopen` only finds an object
+        // already loaded (it loads nothing, so runs no constructor) and takes a reference.
+        let h = unsafe { libc::dlopen(lib.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
         if h.is_null() {
             continue;
         }
-        let f = libc::dlsym(h, name.as_ptr());
-        // The library stays loaded: NOLOAD only took another reference.
-        libc::dlclose(h);
+        // SAFETY: `h` is an open handle from `dlopen`, `name` NUL-terminated.
+        let f = unsafe { libc::dlsym(h, name.as_ptr()) };
+        // SAFETY: `h` is the handle `dlopen` just gave, closed once. The library stays
+        // loaded: NOLOAD only took another reference, and this drops only that one.
+        unsafe { libc::dlclose(h) };
         if !f.is_null() && f != ours {
             return f;
         }
@@ -54,14 +61,22 @@ unsafe fn real(name: &CStr, ours: *mut c_void) -> *mut c_void {
 }
 
 /// Registers, finds netCDF-C's `$name`, and calls it; `NC_ENOTBUILT`-like failure
-/// (`NC_EINTERNAL`, with one line on stderr) when no netCDF-C defines it.
+/// (`NC_EINTERNAL`, with one line on stderr) when no netCDF-C defines it. The parameter types
+/// are those of netCDF-C's prototype of `$name` (netcdf.h, netcdf_mem.h), and the `# Safety`
+/// given with each says what that function of netCDF-C dereferences.
 macro_rules! forward {
-    ($name:ident ($($arg:ident: $t:ty),*)) => {
+    ($(#[$safety:meta])* $name:ident ($($arg:ident: $t:ty),*)) => {
         /// netCDF-C's function of this name, reached through the plugin (see the module).
         ///
         /// # Safety
         ///
-        /// As netCDF-C's own.
+        /// As netCDF-C's own, which gets the arguments unchanged (the plugin reads none of
+        /// them):
+        $(#[$safety])*
+        ///
+        /// The symbol is exported under netCDF-C's name on purpose (`no_mangle`): under
+        /// `LD_PRELOAD` it takes the program's calls of netCDF-C's function, with the same
+        /// prototype and contract, and hands them on.
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: $t),*) -> c_int {
             type F = unsafe extern "C" fn($($t),*) -> c_int;
@@ -72,24 +87,54 @@ macro_rules! forward {
                 eprintln!("nc3pack: no netCDF-C library defines {} in this process", stringify!($name));
                 return crate::nc::NC_EINTERNAL;
             }
-            let f: F = std::mem::transmute::<*mut c_void, F>(f);
-            f($($arg),*)
+            // SAFETY: `f` is not NULL: the address of the symbol `$name` in another object
+            // than the plugin (`real` skips ours), which is netCDF-C's function of that name
+            // (no other library defines netCDF-C's functions), with netCDF-C's prototype,
+            // which is `F`; a data and a function pointer have the same size and
+            // representation on the platforms with `dlsym` (POSIX requires the conversion).
+            let f: F = unsafe { std::mem::transmute::<*mut c_void, F>(f) };
+            // SAFETY: the caller upholds netCDF-C's contract for these arguments (this
+            // function's `# Safety`), and they reach netCDF-C's function unchanged. Its
+            // library is loaded: `real` just found it, and a program does not unload
+            // netCDF-C while it calls it.
+            unsafe { f($($arg),*) }
         }
     };
 }
 
-forward!(nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int));
-forward!(nc__open(path: *const c_char, mode: c_int, chunk: *mut usize, ncidp: *mut c_int));
-forward!(nc_open_mem(
-    path: *const c_char,
-    mode: c_int,
-    size: usize,
-    memory: *mut c_void,
-    ncidp: *mut c_int
-));
-forward!(nc_open_memio(
-    path: *const c_char,
-    mode: c_int,
-    params: *mut c_void,
-    ncidp: *mut c_int
-));
+forward!(
+    /// `path` is NULL or a NUL-terminated string; `ncidp` is NULL or valid for a write of an
+    /// `int`.
+    nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int)
+);
+forward!(
+    /// `path` is NULL or a NUL-terminated string; `chunk` is NULL or valid for reads and
+    /// writes of a `size_t` (the format's open may use it); `ncidp` is NULL or valid for a
+    /// write of an `int`.
+    nc__open(path: *const c_char, mode: c_int, chunk: *mut usize, ncidp: *mut c_int)
+);
+forward!(
+    /// `path` is NULL or a NUL-terminated string (the file's name in messages); `memory` is
+    /// NULL or valid for reads of `size` bytes, unchanged while netCDF-C may read it (its
+    /// classic library keeps the pointer: until the file is closed); `ncidp` is NULL or valid
+    /// for a write of an `int`.
+    nc_open_mem(
+        path: *const c_char,
+        mode: c_int,
+        size: usize,
+        memory: *mut c_void,
+        ncidp: *mut c_int
+    )
+);
+forward!(
+    /// `path` is NULL or a NUL-terminated string; `params` is NULL or points to a valid
+    /// `NC_memio` (`size`, `memory`, `flags`) whose memory is as `nc_open_mem`'s (netCDF-C may
+    /// also take it over, as `NC_memio`'s flags say); `ncidp` is NULL or valid for a write of
+    /// an `int`.
+    nc_open_memio(
+        path: *const c_char,
+        mode: c_int,
+        params: *mut c_void,
+        ncidp: *mut c_int
+    )
+);
