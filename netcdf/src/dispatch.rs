@@ -2,6 +2,36 @@
 //! the plugin's functions in it. Every function catches panics (nothing unwinds into C), finds
 //! its file by ncid, accepts NULL for any out-parameter, and answers as netCDF-C's classic
 //! library answers for a file opened read-only; every write or define call answers `NC_EPERM`.
+//!
+//! # Safety
+//!
+//! The table's functions are `unsafe extern "C" fn`s: only netCDF-C calls them, through the
+//! table it was given ([`TABLES`]), with the arguments of the API call it dispatches (`nc_open`,
+//! `nc_inq_var`, `nc_get_vara`, ...) after its own checks. Each function's own `# Safety`
+//! section names the pointers it dereferences; for those, the caller (netCDF-C, and through it
+//! the program) guarantees what netCDF-C's API documents, which is:
+//!
+//! 1. *Out-parameters* (`int *`, `size_t *`): NULL, or valid and aligned for a write of one
+//!    value of their C type. The plugin skips NULL ones.
+//! 2. *Name buffers* (`char *name` out): NULL, or valid for writes of `NC_MAX_NAME + 1` bytes,
+//!    netCDF-C's documented size. The plugin writes the name cut to `NC_MAX_NAME` bytes and a
+//!    NUL, no more.
+//! 3. *Strings in* (`const char *name`, the path): NULL, or a NUL-terminated string valid for
+//!    reads up to and including its NUL, not written while the call runs.
+//! 4. *Arrays*: `start`, `count`, `stride` and `imap` NULL, or valid and aligned for reads of
+//!    as many elements as the variable has dimensions; `dimids` and `ids` NULL, or valid and
+//!    aligned for writes of as many `int`s as the function's section says.
+//! 5. *Data buffers* (`value`, `fill_value`): valid for writes of the values the call
+//!    delivers, in the memory type (`NC_NAT`: the variable's or attribute's own type); for
+//!    `get_varm`, valid for reads and writes at every place the map names.
+//! 6. *Lifetime and threads*: all of it stays valid for the duration of the call, and no other
+//!    thread writes memory the plugin reads or touches memory it writes while the call runs;
+//!    no buffer the plugin writes overlaps one it reads. The plugin keeps no pointer after the
+//!    call returns. Any thread may call, several at once: the plugin's state (its open files)
+//!    is behind a mutex, and a file is read through a shared, `Sync` `OpenFile`.
+//!
+//! No function unwinds into C: each does its work under `catch_unwind` and answers a panic
+//! with `NC_EINTERNAL`.
 
 use crate::convert::{convert, Mem};
 use crate::file::{self, Att, OpenFile};
@@ -348,24 +378,50 @@ fn with<const L: usize>(ncid: c_int, f: impl FnOnce(&OpenFile) -> c_int) -> c_in
     guard(|| file::with((L, ncid), f).unwrap_or(NC_EBADID))
 }
 
+/// Writes `v` to the out-parameter `p`, unless it is NULL.
+///
+/// # Safety
+///
+/// `p` is NULL, or valid and aligned for a write of one `T` (the module's rule 1).
 unsafe fn put<T>(p: *mut T, v: T) {
     if !p.is_null() {
-        p.write(v);
+        // SAFETY: not NULL, so valid and aligned for one `T` (this function's contract).
+        unsafe { p.write(v) };
     }
 }
 
-/// Copies a name and its NUL into a caller's buffer of `NC_MAX_NAME + 1` bytes.
+/// Copies a name and its NUL into a caller's buffer of `NC_MAX_NAME + 1` bytes (the name cut
+/// to `NC_MAX_NAME` bytes), unless it is NULL.
+///
+/// # Safety
+///
+/// `p` is NULL, or valid for writes of `min(name.len(), NC_MAX_NAME) + 1` bytes (a buffer of
+/// `NC_MAX_NAME + 1` bytes always is: the module's rule 2) and not overlapping `name`.
 unsafe fn put_name(p: *mut c_char, name: &[u8]) {
     if p.is_null() {
         return;
     }
     let n = name.len().min(NC_MAX_NAME);
-    std::ptr::copy_nonoverlapping(name.as_ptr(), p.cast::<u8>(), n);
-    p.add(n).write(0);
+    // SAFETY: bytes `0..=n` of the buffer are writable, `n` being `min(name.len(), NC_MAX_NAME)`
+    // (this function's contract); `name` has at least `n` bytes and does not overlap the buffer (it
+    // is the plugin's own memory); bytes need no alignment.
+    unsafe {
+        std::ptr::copy_nonoverlapping(name.as_ptr(), p.cast::<u8>(), n);
+        p.add(n).write(0);
+    }
 }
 
+/// The bytes of a C string in (without its NUL), or `None` for NULL.
+///
+/// # Safety
+///
+/// `p` is NULL, or a NUL-terminated string valid for reads up to its NUL, not written or
+/// freed while the returned slice (lifetime `'a`, which the caller chooses: at most the
+/// dispatch call's) is in use (the module's rule 3).
 unsafe fn cstr<'a>(p: *const c_char) -> Option<&'a [u8]> {
-    (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes())
+    // SAFETY: not NULL, so a NUL-terminated string that outlives `'a` unchanged (this function's
+    // contract).
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes())
 }
 
 fn find_att<'a>(atts: &'a [Att], name: Option<&[u8]>) -> Option<(usize, &'a Att)> {
@@ -375,6 +431,12 @@ fn find_att<'a>(atts: &'a [Att], name: Option<&[u8]>) -> Option<(usize, &'a Att)
 
 // ---- opening and closing --------------------------------------------------------------------
 
+/// `nc_create`: an archive is not created here, `NC_EPERM`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn create<const L: usize>(
     _: *const c_char,
     _: c_int,
@@ -388,6 +450,16 @@ unsafe extern "C" fn create<const L: usize>(
     NC_EPERM
 }
 
+/// `nc_open`, `nc__open`, `nc_open_mem` and `nc_open_memio` of an archive: opens it
+/// read-only and keeps it under the `ncid` netCDF-C gave it (library slot `L`).
+///
+/// # Safety
+///
+/// `path` is NULL or a NUL-terminated string (the module's rule 3). When `mode` has
+/// `NC_INMEMORY`, `parameters` is NULL or points to a valid, aligned `NC_memio` (netCDF-C
+/// passes that of `nc_open_mem` or `nc_open_memio`) whose `memory` is NULL or valid for reads
+/// of its `size` bytes, unchanged during the call; otherwise `parameters` is not read. The
+/// other pointers are not read.
 unsafe extern "C" fn open<const L: usize>(
     path: *const c_char,
     mode: c_int,
@@ -397,11 +469,14 @@ unsafe extern "C" fn open<const L: usize>(
     _: *const Table,
     ncid: c_int,
 ) -> c_int {
+    use std::os::unix::ffi::OsStrExt;
     guard(|| {
-        let Some(p) = cstr(path) else {
+        // SAFETY: `path` is NULL or a NUL-terminated string that outlives the call (this function's
+        // contract); the bytes are used only during it.
+        let Some(p) = (unsafe { cstr(path) }) else {
             return NC_EINVAL;
         };
-        let p = std::path::Path::new(std::ffi::OsStr::from_encoded_bytes_unchecked(p));
+        let p = std::path::Path::new(std::ffi::OsStr::from_bytes(p));
         if mode & NC_WRITE != 0 {
             eprintln!(
                 "nc3pack: {}: an nc3pack archive opens read-only (unpack it with `nc3pack unpack` to write)",
@@ -419,7 +494,10 @@ unsafe extern "C" fn open<const L: usize>(
                 );
                 return NC_EINMEMORY;
             }
-            let memio = &*parameters.cast::<NcMemio>();
+            // SAFETY: with NC_INMEMORY, a non-NULL `parameters` points to a valid, aligned
+            // `NC_memio` (this function's contract; `NcMemio` has its layout), not written during
+            // the call; the reference ends with it.
+            let memio = unsafe { &*parameters.cast::<NcMemio>() };
             if memio.memory.is_null() {
                 eprintln!(
                     "nc3pack: {}: an in-memory open without its memory",
@@ -427,7 +505,10 @@ unsafe extern "C" fn open<const L: usize>(
                 );
                 return NC_EINMEMORY;
             }
-            let bytes = std::slice::from_raw_parts(memio.memory.cast::<u8>(), memio.size);
+            // SAFETY: a non-NULL `memory` is valid for reads of `size` bytes, unchanged during the
+            // call (this function's contract); the bytes are copied before it returns.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(memio.memory.cast::<u8>(), memio.size) };
             let name = format!("{} (in memory)", p.display());
             OpenFile::from_memory(bytes.to_vec(), name.as_ref())
         } else {
@@ -485,6 +566,12 @@ fn file_path(p: &std::path::Path) -> std::path::PathBuf {
     std::ffi::OsStr::from_bytes(&out).into()
 }
 
+/// `nc_close`: forgets the file.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer (the `void *` of `nc_close_memio` is ignored):
+/// nothing to guarantee beyond the module's rule 6.
 unsafe extern "C" fn close<const L: usize>(ncid: c_int, _: *mut c_void) -> c_int {
     guard(|| {
         if file::remove((L, ncid)) {
@@ -495,39 +582,79 @@ unsafe extern "C" fn close<const L: usize>(ncid: c_int, _: *mut c_void) -> c_int
     })
 }
 
+/// `nc_abort`: forgets the file, as `nc_close`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn abort<const L: usize>(ncid: c_int) -> c_int {
-    close::<L>(ncid, std::ptr::null_mut())
+    // SAFETY: `close` dereferences no pointer; its second argument is ignored.
+    unsafe { close::<L>(ncid, std::ptr::null_mut()) }
 }
 
+/// `nc_sync`: nothing to write, `NC_NOERR`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn sync<const L: usize>(ncid: c_int) -> c_int {
     with::<L>(ncid, |_| NC_NOERR)
 }
 
+/// `nc_show_metadata`: nothing to show, `NC_NOERR`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn show_metadata<const L: usize>(ncid: c_int) -> c_int {
     with::<L>(ncid, |_| NC_NOERR)
 }
 
 // ---- the file and its dimensions ------------------------------------------------------------
 
+/// `nc_inq_format`: the original file's format into `f`.
+///
+/// # Safety
+///
+/// `f` is NULL or an `int` out-parameter (the module's rule 1).
 unsafe extern "C" fn inq_format<const L: usize>(ncid: c_int, f: *mut c_int) -> c_int {
     with::<L>(ncid, |fl| {
-        put(f, fl.format());
+        // SAFETY: `f` is NULL or an out-parameter valid for the write (this function's `# Safety`).
+        unsafe { put(f, fl.format()) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_format_extended`: `NC_FORMATX_NC3` into `f`, the original's mode flags into `m`.
+///
+/// # Safety
+///
+/// `f` and `m` are each NULL or an `int` out-parameter (the module's rule 1).
 unsafe extern "C" fn inq_format_extended<const L: usize>(
     ncid: c_int,
     f: *mut c_int,
     m: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        put(f, NC_FORMATX_NC3);
-        put(m, fl.mode());
+        // SAFETY: `f` and `m` are each NULL or an out-parameter valid for the write (this
+        // function's `# Safety`).
+        unsafe {
+            put(f, NC_FORMATX_NC3);
+            put(m, fl.mode());
+        }
         NC_NOERR
     })
 }
 
+/// `nc_inq`: the numbers of dimensions, variables and global attributes, and the record
+/// dimension's id (-1: none).
+///
+/// # Safety
+///
+/// `nd`, `nv`, `na` and `ud` are each NULL or an `int` out-parameter (the module's rule 1).
 unsafe extern "C" fn inq<const L: usize>(
     ncid: c_int,
     nd: *mut c_int,
@@ -536,14 +663,24 @@ unsafe extern "C" fn inq<const L: usize>(
     ud: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        put(nd, fl.dims.len() as c_int);
-        put(nv, fl.vars.len() as c_int);
-        put(na, fl.gatts.len() as c_int);
-        put(ud, fl.unlim.map_or(-1, |u| u as c_int));
+        // SAFETY: `nd`, `nv`, `na` and `ud` are each NULL or an out-parameter valid for the write
+        // (this function's `# Safety`).
+        unsafe {
+            put(nd, fl.dims.len() as c_int);
+            put(nv, fl.vars.len() as c_int);
+            put(na, fl.gatts.len() as c_int);
+            put(ud, fl.unlim.map_or(-1, |u| u as c_int));
+        }
         NC_NOERR
     })
 }
 
+/// `nc_inq_type` of a type netCDF-C does not answer itself: `NC_EBADTYPE`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_type<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -554,16 +691,26 @@ unsafe extern "C" fn inq_type<const L: usize>(
     with::<L>(ncid, |_| NC_EBADTYPE)
 }
 
+/// `nc_inq_dimid`: the id of the dimension named `name`.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `id` is NULL or an `int`
+/// out-parameter (rule 1).
 unsafe extern "C" fn inq_dimid<const L: usize>(
     ncid: c_int,
     name: *const c_char,
     id: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        let name = cstr(name);
+        // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+        // `# Safety`); the bytes are used only during it.
+        let name = unsafe { cstr(name) };
         match fl.dims.iter().position(|(n, _)| Some(&n[..]) == name) {
             Some(i) => {
-                put(id, i as c_int);
+                // SAFETY: `id` is NULL or an out-parameter valid for the write (this function's
+                // `# Safety`).
+                unsafe { put(id, i as c_int) };
                 NC_NOERR
             }
             None => NC_EBADDIM,
@@ -571,6 +718,12 @@ unsafe extern "C" fn inq_dimid<const L: usize>(
     })
 }
 
+/// `nc_inq_dim`: a dimension's name and length.
+///
+/// # Safety
+///
+/// `name` is NULL or a name buffer (the module's rule 2); `len` is NULL or a `size_t`
+/// out-parameter (rule 1).
 unsafe extern "C" fn inq_dim<const L: usize>(
     ncid: c_int,
     dimid: c_int,
@@ -580,8 +733,12 @@ unsafe extern "C" fn inq_dim<const L: usize>(
     with::<L>(ncid, |fl| {
         match usize::try_from(dimid).ok().and_then(|i| fl.dims.get(i)) {
             Some((n, l)) => {
-                put_name(name, n);
-                put(len, *l as Sz);
+                // SAFETY: `len` is NULL or an out-parameter valid for the write; `name` is NULL or
+                // a name buffer (this function's `# Safety`).
+                unsafe {
+                    put_name(name, n);
+                    put(len, *l as Sz);
+                }
                 NC_NOERR
             }
             None => NC_EBADDIM,
@@ -589,30 +746,53 @@ unsafe extern "C" fn inq_dim<const L: usize>(
     })
 }
 
+/// `nc_inq_unlimdim`: the record dimension's id (-1: none).
+///
+/// # Safety
+///
+/// `id` is NULL or an `int` out-parameter (the module's rule 1).
 unsafe extern "C" fn inq_unlimdim<const L: usize>(ncid: c_int, id: *mut c_int) -> c_int {
     with::<L>(ncid, |fl| {
-        put(id, fl.unlim.map_or(-1, |u| u as c_int));
+        // SAFETY: `id` is NULL or an out-parameter valid for the write (this function's
+        // `# Safety`).
+        unsafe { put(id, fl.unlim.map_or(-1, |u| u as c_int)) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_unlimdims`: how many record dimensions (0 or 1) and their ids.
+///
+/// # Safety
+///
+/// `n` is NULL or an `int` out-parameter (the module's rule 1); `ids` is NULL or valid for a
+/// write of one `int` (it gets at most one: a classic file has at most one record dimension).
 unsafe extern "C" fn inq_unlimdims<const L: usize>(
     ncid: c_int,
     n: *mut c_int,
     ids: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        match fl.unlim {
-            Some(u) => {
-                put(n, 1);
-                put(ids, u as c_int);
+        // SAFETY: `n` is NULL or an out-parameter valid for the write, `ids` NULL or valid for one
+        // `int`, all it gets (this function's `# Safety`).
+        unsafe {
+            match fl.unlim {
+                Some(u) => {
+                    put(n, 1);
+                    put(ids, u as c_int);
+                }
+                None => put(n, 0),
             }
-            None => put(n, 0),
         }
         NC_NOERR
     })
 }
 
+/// `nc_inq_dimids`: the number of dimensions and their ids, `0..n`.
+///
+/// # Safety
+///
+/// `n` is NULL or an `int` out-parameter (the module's rule 1); `ids` is NULL or valid and
+/// aligned for writes of as many `int`s as the file has dimensions (rule 4).
 unsafe extern "C" fn inq_dimids<const L: usize>(
     ncid: c_int,
     n: *mut c_int,
@@ -620,26 +800,38 @@ unsafe extern "C" fn inq_dimids<const L: usize>(
     _: c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        put(n, fl.dims.len() as c_int);
+        // SAFETY: `n` is NULL or an out-parameter valid for the write (this function's `# Safety`).
+        unsafe { put(n, fl.dims.len() as c_int) };
         if !ids.is_null() {
             for i in 0..fl.dims.len() {
-                ids.add(i).write(i as c_int);
+                // SAFETY: not NULL, so valid and aligned for as many `int`s as the file has
+                // dimensions (this function's `# Safety`), and `i` is below that.
+                unsafe { ids.add(i).write(i as c_int) };
             }
         }
         NC_NOERR
     })
 }
 
+/// `nc_inq_varids`: the number of variables and their ids, `0..n`.
+///
+/// # Safety
+///
+/// `n` is NULL or an `int` out-parameter (the module's rule 1); `ids` is NULL or valid and
+/// aligned for writes of as many `int`s as the file has variables (rule 4).
 unsafe extern "C" fn inq_varids<const L: usize>(
     ncid: c_int,
     n: *mut c_int,
     ids: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        put(n, fl.vars.len() as c_int);
+        // SAFETY: `n` is NULL or an out-parameter valid for the write (this function's `# Safety`).
+        unsafe { put(n, fl.vars.len() as c_int) };
         if !ids.is_null() {
             for i in 0..fl.vars.len() {
-                ids.add(i).write(i as c_int);
+                // SAFETY: not NULL, so valid and aligned for as many `int`s as the file has
+                // variables (this function's `# Safety`), and `i` is below that.
+                unsafe { ids.add(i).write(i as c_int) };
             }
         }
         NC_NOERR
@@ -648,55 +840,102 @@ unsafe extern "C" fn inq_varids<const L: usize>(
 
 // ---- groups and types: a classic file has the root group and the atomic types ----------------
 
+/// `nc_inq_ncid`: a classic file's only group is the file itself.
+///
+/// # Safety
+///
+/// `grp` is NULL or an `int` out-parameter (the module's rule 1); the name is not read.
 unsafe extern "C" fn inq_ncid<const L: usize>(
     ncid: c_int,
     _: *const c_char,
     grp: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |_| {
-        put(grp, ncid);
+        // SAFETY: `grp` is NULL or an out-parameter valid for the write (this function's
+        // `# Safety`).
+        unsafe { put(grp, ncid) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_grps`: no groups below the root.
+///
+/// # Safety
+///
+/// `n` is NULL or an `int` out-parameter (the module's rule 1); the ids are not written.
 unsafe extern "C" fn inq_grps<const L: usize>(ncid: c_int, n: *mut c_int, _: *mut c_int) -> c_int {
     with::<L>(ncid, |_| {
-        put(n, 0);
+        // SAFETY: `n` is NULL or an out-parameter valid for the write (this function's `# Safety`).
+        unsafe { put(n, 0) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_grpname`: the root group's name, `/`.
+///
+/// # Safety
+///
+/// `name` is NULL or valid for writes of 2 bytes (`/` and its NUL; a name buffer of the
+/// module's rule 2 is).
 unsafe extern "C" fn inq_grpname<const L: usize>(ncid: c_int, name: *mut c_char) -> c_int {
     with::<L>(ncid, |_| {
-        put_name(name, b"/");
+        // SAFETY: `name` is NULL or valid for writes of 2 bytes (this function's `# Safety`),
+        // all `put_name` writes of `/`.
+        unsafe { put_name(name, b"/") };
         NC_NOERR
     })
 }
 
+/// `nc_inq_grpname_full`: the root group's full name, `/`, and its length.
+///
+/// # Safety
+///
+/// `len` is NULL or a `size_t` out-parameter (the module's rule 1); `name` is NULL or valid
+/// for writes of 2 bytes (`/` and its NUL: the length this call gives plus one).
 unsafe extern "C" fn inq_grpname_full<const L: usize>(
     ncid: c_int,
     len: *mut Sz,
     name: *mut c_char,
 ) -> c_int {
     with::<L>(ncid, |_| {
-        put(len, 1);
-        put_name(name, b"/");
+        // SAFETY: `len` is NULL or an out-parameter valid for the write; `name` is NULL or valid
+        // for writes of 2 bytes, all `put_name` writes of `/` (this function's `# Safety`).
+        unsafe {
+            put(len, 1);
+            put_name(name, b"/");
+        }
         NC_NOERR
     })
 }
 
+/// `nc_inq_grp_parent`: the root group has none, `NC_ENOGRP`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_grp_parent<const L: usize>(ncid: c_int, _: *mut c_int) -> c_int {
     with::<L>(ncid, |_| NC_ENOGRP)
 }
 
+/// `nc_inq_grp_full_ncid`: the file itself for `/`, else `NC_ENOGRP`.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `grp` is NULL or an
+/// `int` out-parameter (rule 1).
 unsafe extern "C" fn inq_grp_full_ncid<const L: usize>(
     ncid: c_int,
     name: *const c_char,
     grp: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |_| {
-        if cstr(name) == Some(b"/") {
-            put(grp, ncid);
+        // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+        // `# Safety`); the bytes are used only during it.
+        if unsafe { cstr(name) } == Some(b"/") {
+            // SAFETY: `grp` is NULL or an out-parameter valid for the write (this function's
+            // `# Safety`).
+            unsafe { put(grp, ncid) };
             NC_NOERR
         } else {
             NC_ENOGRP
@@ -704,17 +943,28 @@ unsafe extern "C" fn inq_grp_full_ncid<const L: usize>(
     })
 }
 
+/// `nc_inq_typeids`: a classic file defines no types.
+///
+/// # Safety
+///
+/// `n` is NULL or an `int` out-parameter (the module's rule 1); the ids are not written.
 unsafe extern "C" fn inq_typeids<const L: usize>(
     ncid: c_int,
     n: *mut c_int,
     _: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |_| {
-        put(n, 0);
+        // SAFETY: `n` is NULL or an out-parameter valid for the write (this function's `# Safety`).
+        unsafe { put(n, 0) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_type_equal` of two atomic types.
+///
+/// # Safety
+///
+/// `eq` is NULL or an `int` out-parameter (the module's rule 1).
 unsafe extern "C" fn inq_type_equal<const L: usize>(
     _: c_int,
     t1: c_int,
@@ -727,11 +977,19 @@ unsafe extern "C" fn inq_type_equal<const L: usize>(
         if !atomic(t1) || !atomic(t2) {
             return NC_EBADTYPE;
         }
-        put(eq, (t1 == t2) as c_int);
+        // SAFETY: `eq` is NULL or an out-parameter valid for the write (this function's
+        // `# Safety`).
+        unsafe { put(eq, (t1 == t2) as c_int) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_typeid`: the id of an atomic type by its CDL name.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `id` is NULL or an `int`
+/// out-parameter (rule 1).
 unsafe extern "C" fn inq_typeid<const L: usize>(
     ncid: c_int,
     name: *const c_char,
@@ -742,10 +1000,14 @@ unsafe extern "C" fn inq_typeid<const L: usize>(
         b"int64", b"uint64", b"string",
     ];
     with::<L>(ncid, |_| {
-        let name = cstr(name);
+        // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+        // `# Safety`); the bytes are used only during it.
+        let name = unsafe { cstr(name) };
         match NAMES.iter().position(|n| Some(*n) == name) {
             Some(i) => {
-                put(id, i as c_int + 1);
+                // SAFETY: `id` is NULL or an out-parameter valid for the write (this function's
+                // `# Safety`).
+                unsafe { put(id, i as c_int + 1) };
                 NC_NOERR
             }
             None => NC_EBADTYPE,
@@ -753,6 +1015,12 @@ unsafe extern "C" fn inq_typeid<const L: usize>(
     })
 }
 
+/// `nc_inq_user_type`: a classic file has none, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_user_type<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -765,6 +1033,12 @@ unsafe extern "C" fn inq_user_type<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_inq_compound_field`: a classic file has no compound types, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_compound_field<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -778,6 +1052,12 @@ unsafe extern "C" fn inq_compound_field<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_inq_compound_fieldindex`: a classic file has no compound types, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_compound_fieldindex<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -787,6 +1067,12 @@ unsafe extern "C" fn inq_compound_fieldindex<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_get_vlen_element`: a classic file has no vlen types, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn get_vlen_element<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -797,6 +1083,12 @@ unsafe extern "C" fn get_vlen_element<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_inq_enum_member`: a classic file has no enum types, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_enum_member<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -807,6 +1099,12 @@ unsafe extern "C" fn inq_enum_member<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_inq_enum_ident`: a classic file has no enum types, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_enum_ident<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -816,10 +1114,22 @@ unsafe extern "C" fn inq_enum_ident<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_var_par_access`: no parallel access, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn var_par_access<const L: usize>(ncid: c_int, _: c_int, _: c_int) -> c_int {
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_get_var_chunk_cache`: no chunks, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn get_var_chunk_cache<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -830,6 +1140,11 @@ unsafe extern "C" fn get_var_chunk_cache<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_inq_var_filter_ids`: no filters.
+///
+/// # Safety
+///
+/// `n` is NULL or a `size_t` out-parameter (the module's rule 1); the ids are not written.
 unsafe extern "C" fn inq_var_filter_ids<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -837,11 +1152,18 @@ unsafe extern "C" fn inq_var_filter_ids<const L: usize>(
     _: *mut c_uint,
 ) -> c_int {
     with::<L>(ncid, |_| {
-        put(n, 0);
+        // SAFETY: `n` is NULL or an out-parameter valid for the write (this function's `# Safety`).
+        unsafe { put(n, 0) };
         NC_NOERR
     })
 }
 
+/// `nc_inq_var_filter_info`: no filters, `NC_ENOFILTER`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_var_filter_info<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -852,6 +1174,12 @@ unsafe extern "C" fn inq_var_filter_info<const L: usize>(
     with::<L>(ncid, |_| NC_ENOFILTER)
 }
 
+/// `nc_inq_var_quantize`: no quantization, `NC_ENOTNC4`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_var_quantize<const L: usize>(
     ncid: c_int,
     _: c_int,
@@ -861,12 +1189,24 @@ unsafe extern "C" fn inq_var_quantize<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTNC4)
 }
 
+/// `nc_inq_filter_avail`: no filters, `NC_ENOFILTER`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn inq_filter_avail<const L: usize>(ncid: c_int, _: c_uint) -> c_int {
     with::<L>(ncid, |_| NC_ENOFILTER)
 }
 
 // ---- attributes ------------------------------------------------------------------------------
 
+/// `nc_inq_att`: an attribute's type and number of values.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `t` is NULL or an `int`
+/// out-parameter and `len` NULL or a `size_t` one (rule 1).
 unsafe extern "C" fn inq_att<const L: usize>(
     ncid: c_int,
     varid: c_int,
@@ -874,12 +1214,19 @@ unsafe extern "C" fn inq_att<const L: usize>(
     t: *mut c_int,
     len: *mut Sz,
 ) -> c_int {
+    // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+    // `# Safety`); the bytes are used only during it.
+    let name = unsafe { cstr(name) };
     with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
-        Ok(atts) => match find_att(atts, cstr(name)) {
+        Ok(atts) => match find_att(atts, name) {
             Some((_, a)) => {
-                put(t, a.xtype.code() as c_int);
-                put(len, a.len);
+                // SAFETY: `t` and `len` are each NULL or an out-parameter valid for the write (this
+                // function's `# Safety`).
+                unsafe {
+                    put(t, a.xtype.code() as c_int);
+                    put(len, a.len);
+                }
                 NC_NOERR
             }
             None => NC_ENOTATT,
@@ -887,17 +1234,28 @@ unsafe extern "C" fn inq_att<const L: usize>(
     })
 }
 
+/// `nc_inq_attid`: an attribute's number.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `id` is NULL or an `int`
+/// out-parameter (rule 1).
 unsafe extern "C" fn inq_attid<const L: usize>(
     ncid: c_int,
     varid: c_int,
     name: *const c_char,
     id: *mut c_int,
 ) -> c_int {
+    // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+    // `# Safety`); the bytes are used only during it.
+    let name = unsafe { cstr(name) };
     with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
-        Ok(atts) => match find_att(atts, cstr(name)) {
+        Ok(atts) => match find_att(atts, name) {
             Some((i, _)) => {
-                put(id, i as c_int);
+                // SAFETY: `id` is NULL or an out-parameter valid for the write (this function's
+                // `# Safety`).
+                unsafe { put(id, i as c_int) };
                 NC_NOERR
             }
             None => NC_ENOTATT,
@@ -905,6 +1263,11 @@ unsafe extern "C" fn inq_attid<const L: usize>(
     })
 }
 
+/// `nc_inq_attname`: the name of attribute number `num`.
+///
+/// # Safety
+///
+/// `name` is NULL or a name buffer (the module's rule 2).
 unsafe extern "C" fn inq_attname<const L: usize>(
     ncid: c_int,
     varid: c_int,
@@ -915,7 +1278,8 @@ unsafe extern "C" fn inq_attname<const L: usize>(
         Err(e) => e,
         Ok(atts) => match usize::try_from(num).ok().and_then(|i| atts.get(i)) {
             Some(a) => {
-                put_name(name, &a.name);
+                // SAFETY: `name` is NULL or a name buffer (this function's `# Safety`).
+                unsafe { put_name(name, &a.name) };
                 NC_NOERR
             }
             None => NC_ENOTATT,
@@ -924,6 +1288,11 @@ unsafe extern "C" fn inq_attname<const L: usize>(
 }
 
 /// An attribute's values as memory type `memtype` (`NC_NAT`: its own type) into `value`.
+///
+/// # Safety
+///
+/// `value` is NULL, or valid for writes of `a.len` values of the memory type (`a.len` times
+/// its size in bytes; no alignment needed: the values are written as bytes).
 unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void) -> c_int {
     // netCDF-C answers an empty attribute before it looks at the types.
     if a.len == 0 {
@@ -936,12 +1305,21 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
     if value.is_null() {
         return NC_NOERR;
     }
-    let out = std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size());
+    // SAFETY: not NULL, so valid for writes of `a.len` values of `mem` (this function's contract),
+    // which no other thread touches during the call (the module's rule 6).
+    let out = unsafe { std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size()) };
     // As for variables, CDF-1 and CDF-2 read `byte` as `unsigned char` unchecked.
     let cdf5 = fl.variant == nc3pack::nc3::Variant::Cdf5;
     convert(a.xtype, &a.be, mem, out, !cdf5)
 }
 
+/// `nc_get_att` (and the typed `nc_get_att_*`): an attribute's values as `memtype`.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `value` is NULL or valid
+/// for writes of all the attribute's values in the memory type (`NC_NAT`: its own type), the
+/// number `nc_inq_attlen` gives (rule 5); no alignment is needed, they are written as bytes.
 unsafe extern "C" fn get_att<const L: usize>(
     ncid: c_int,
     varid: c_int,
@@ -949,10 +1327,15 @@ unsafe extern "C" fn get_att<const L: usize>(
     value: *mut c_void,
     memtype: c_int,
 ) -> c_int {
+    // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+    // `# Safety`); the bytes are used only during it.
+    let name = unsafe { cstr(name) };
     with::<L>(ncid, |fl| match fl.atts(varid) {
         Err(e) => e,
-        Ok(atts) => match find_att(atts, cstr(name)) {
-            Some((_, a)) => att_values(fl, a, memtype, value),
+        Ok(atts) => match find_att(atts, name) {
+            // SAFETY: `value` is NULL or valid for writes of the attribute's values in the memory
+            // type (this function's `# Safety`), what `att_values` needs.
+            Some((_, a)) => unsafe { att_values(fl, a, memtype, value) },
             None => NC_ENOTATT,
         },
     })
@@ -960,16 +1343,26 @@ unsafe extern "C" fn get_att<const L: usize>(
 
 // ---- variables -------------------------------------------------------------------------------
 
+/// `nc_inq_varid`: the id of the variable named `name`.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string (the module's rule 3); `id` is NULL or an `int`
+/// out-parameter (rule 1).
 unsafe extern "C" fn inq_varid<const L: usize>(
     ncid: c_int,
     name: *const c_char,
     id: *mut c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        let name = cstr(name);
+        // SAFETY: `name` is NULL or a NUL-terminated string that outlives the call (this function's
+        // `# Safety`); the bytes are used only during it.
+        let name = unsafe { cstr(name) };
         match fl.vars.iter().position(|v| Some(&v.name[..]) == name) {
             Some(i) => {
-                put(id, i as c_int);
+                // SAFETY: `id` is NULL or an out-parameter valid for the write (this function's
+                // `# Safety`).
+                unsafe { put(id, i as c_int) };
                 NC_NOERR
             }
             None => NC_ENOTVAR,
@@ -994,6 +1387,18 @@ fn default_fill(t: NcType) -> Vec<u8> {
     }
 }
 
+/// `nc_inq_var` and its relatives: all that netCDF-C tells of a variable.
+///
+/// # Safety
+///
+/// `name` is NULL or a name buffer (the module's rule 2). `xtype`, `ndims`, `natts`,
+/// `shuffle`, `deflate`, `deflate_level`, `fletcher32`, `contiguous` and `no_fill` are each
+/// NULL or an `int` out-parameter (rule 1). `dimids` is NULL or valid and aligned for writes
+/// of as many `int`s as the variable has dimensions (rule 4). `fill_value` is NULL or valid
+/// for writes of the variable's `_FillValue` attribute's values in its own type (for a file
+/// netCDF-C wrote: one value of the variable's type), or without that attribute one value of
+/// the variable's type, as netCDF-C's classic library writes (rule 5). `endian`, `id`,
+/// `nparams`, `params` and the chunk sizes are only compared with NULL, never dereferenced.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn inq_var_all<const L: usize>(
     ncid: c_int,
@@ -1021,32 +1426,50 @@ unsafe extern "C" fn inq_var_all<const L: usize>(
             Ok(v) => v,
             Err(e) => return e,
         };
-        put_name(name, &v.name);
-        put(xtype, v.xtype.code() as c_int);
-        put(ndims, v.dimids.len() as c_int);
+        // SAFETY: `xtype` and `ndims` are each NULL or an out-parameter valid for the write; `name`
+        // is NULL or a name buffer (this function's `# Safety`).
+        unsafe {
+            put_name(name, &v.name);
+            put(xtype, v.xtype.code() as c_int);
+            put(ndims, v.dimids.len() as c_int);
+        }
         if !dimids.is_null() {
             for (i, d) in v.dimids.iter().enumerate() {
-                dimids.add(i).write(*d);
+                // SAFETY: not NULL, so valid and aligned for as many `int`s as the variable has
+                // dimensions (this function's `# Safety`), and `i` is below that.
+                unsafe { dimids.add(i).write(*d) };
             }
         }
-        put(natts, v.atts.len() as c_int);
-        put(shuffle, 0);
-        put(deflate, 0);
-        put(deflate_level, 0);
-        put(fletcher32, 0);
-        put(contiguous, NC_CONTIGUOUS);
-        put(no_fill, 0);
+        // SAFETY: `natts`, `shuffle`, `deflate`, `deflate_level`, `fletcher32`, `contiguous` and
+        // `no_fill` are each NULL or an out-parameter valid for the write (this function's
+        // `# Safety`).
+        unsafe {
+            put(natts, v.atts.len() as c_int);
+            put(shuffle, 0);
+            put(deflate, 0);
+            put(deflate_level, 0);
+            put(fletcher32, 0);
+            put(contiguous, NC_CONTIGUOUS);
+            put(no_fill, 0);
+        }
         if !fill_value.is_null() {
             match find_att(&v.atts, Some(b"_FillValue")) {
                 Some((_, a)) => {
-                    let s = att_values(fl, a, NC_NAT, fill_value);
+                    // SAFETY: `fill_value` is valid for writes of the `_FillValue` attribute's
+                    // values in its own type (this function's `# Safety`), what `NC_NAT` asks.
+                    let s = unsafe { att_values(fl, a, NC_NAT, fill_value) };
                     if s != NC_NOERR {
                         return s;
                     }
                 }
                 None => {
                     let f = default_fill(v.xtype);
-                    std::ptr::copy_nonoverlapping(f.as_ptr(), fill_value.cast::<u8>(), f.len());
+                    // SAFETY: without the attribute, `fill_value` is valid for writes of one value
+                    // of the variable's type (this function's `# Safety`), `f.len()` bytes; `f` is
+                    // the plugin's own, so they do not overlap; bytes need no alignment.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(f.as_ptr(), fill_value.cast::<u8>(), f.len())
+                    };
                 }
             }
         }
@@ -1060,6 +1483,12 @@ unsafe extern "C" fn inq_var_all<const L: usize>(
 
 /// The start, count and stride of a read as slices of the variable's rank (NULL: netCDF-C's
 /// defaults, which it normally fills in itself before calling the table).
+///
+/// # Safety
+///
+/// `start`, `count` and `stride` are each NULL, or valid and aligned for reads of as many
+/// elements as variable `varid` has dimensions (the module's rule 4); when `varid` names no
+/// variable none is read.
 unsafe fn vectors(
     fl: &OpenFile,
     varid: c_int,
@@ -1072,7 +1501,8 @@ unsafe fn vectors(
     let st: Vec<Sz> = if start.is_null() {
         vec![0; r]
     } else {
-        std::slice::from_raw_parts(start, r).to_vec()
+        // SAFETY: not NULL, so `r` readable elements (this function's contract).
+        unsafe { std::slice::from_raw_parts(start, r) }.to_vec()
     };
     let ct: Vec<Sz> = if count.is_null() {
         v.shape
@@ -1081,16 +1511,27 @@ unsafe fn vectors(
             .map(|(&l, &s)| (l as Sz).saturating_sub(s))
             .collect()
     } else {
-        std::slice::from_raw_parts(count, r).to_vec()
+        // SAFETY: not NULL, so `r` readable elements (this function's contract).
+        unsafe { std::slice::from_raw_parts(count, r) }.to_vec()
     };
     let sd: Vec<Pd> = if stride.is_null() {
         vec![1; r]
     } else {
-        std::slice::from_raw_parts(stride, r).to_vec()
+        // SAFETY: not NULL, so `r` readable elements (this function's contract).
+        unsafe { std::slice::from_raw_parts(stride, r) }.to_vec()
     };
     Ok((st, ct, sd))
 }
 
+/// `nc_get_vara` (and `nc_get_var`, `nc_get_var1`, the typed ones): the values of a
+/// selection as `memtype`.
+///
+/// # Safety
+///
+/// `start` and `count` are each NULL or valid and aligned for reads of as many elements as
+/// the variable has dimensions (the module's rule 4). `value` is valid for writes of the
+/// selection's values (the product of the counts) in the memory type (`NC_NAT`: the
+/// variable's own; rule 5); no alignment is needed, they are written as bytes.
 unsafe extern "C" fn get_vara<const L: usize>(
     ncid: c_int,
     varid: c_int,
@@ -1107,17 +1548,37 @@ unsafe extern "C" fn get_vara<const L: usize>(
                 Ok(v) => v.shape.len(),
                 Err(e) => return e,
             };
-            let st = std::slice::from_raw_parts(start, r);
-            let ct = std::slice::from_raw_parts(count, r);
-            return fl.get(varid, st, ct, &[], memtype, value.cast(), false);
+            // SAFETY: `start` and `count` are not NULL, so valid and aligned for reads of `r`
+            // elements, the variable's rank (this function's `# Safety`), and not written during
+            // the call; `value` holds the selection's values in the memory type, what `get` needs
+            // of its `dst`, and does not overlap them (the module's rule 6).
+            return unsafe {
+                let st = std::slice::from_raw_parts(start, r);
+                let ct = std::slice::from_raw_parts(count, r);
+                fl.get(varid, st, ct, &[], memtype, value.cast(), false)
+            };
         }
-        match vectors(fl, varid, start, count, std::ptr::null()) {
+        // SAFETY: `start` and `count` are NULL or hold the variable's rank of elements (this
+        // function's `# Safety`), what `vectors` needs; a NULL stride is not read.
+        match unsafe { vectors(fl, varid, start, count, std::ptr::null()) } {
             Err(e) => e,
-            Ok((st, ct, sd)) => fl.get(varid, &st, &ct, &sd, memtype, value.cast(), false),
+            // SAFETY: `value` holds the selection's values in the memory type (this function's
+            // `# Safety`), what `get` needs of its `dst`.
+            Ok((st, ct, sd)) => unsafe {
+                fl.get(varid, &st, &ct, &sd, memtype, value.cast(), false)
+            },
         }
     })
 }
 
+/// `nc_get_vars`: the values of a strided selection as `memtype`.
+///
+/// # Safety
+///
+/// `start`, `count` and `stride` are each NULL or valid and aligned for reads of as many
+/// elements as the variable has dimensions (the module's rule 4). `value` is valid for writes
+/// of the selection's values (the product of the counts) in the memory type (`NC_NAT`: the
+/// variable's own; rule 5); no alignment is needed, they are written as bytes.
 unsafe extern "C" fn get_vars<const L: usize>(
     ncid: c_int,
     varid: c_int,
@@ -1127,12 +1588,31 @@ unsafe extern "C" fn get_vars<const L: usize>(
     value: *mut c_void,
     memtype: c_int,
 ) -> c_int {
-    with::<L>(ncid, |fl| match vectors(fl, varid, start, count, stride) {
-        Err(e) => e,
-        Ok((st, ct, sd)) => fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true),
+    with::<L>(ncid, |fl| {
+        // SAFETY: `start`, `count` and `stride` are NULL or hold the variable's rank of elements
+        // (this function's `# Safety`), what `vectors` needs.
+        match unsafe { vectors(fl, varid, start, count, stride) } {
+            Err(e) => e,
+            // SAFETY: `value` holds the selection's values in the memory type (this function's
+            // `# Safety`), what `get` needs of its `dst`.
+            Ok((st, ct, sd)) => unsafe {
+                fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true)
+            },
+        }
     })
 }
 
+/// `nc_get_varm`: the values of a strided selection as `memtype`, placed in memory by the
+/// map `imap` (in values of the memory type; NULL: packed, as `nc_get_vars`).
+///
+/// # Safety
+///
+/// `start`, `count`, `stride` and `imap` are each NULL or valid and aligned for reads of as
+/// many elements as the variable has dimensions (the module's rule 4). Without `imap`,
+/// `value` is as for [`get_vars`]. With it, for every index `i` of the selection (`0 <= i[d]
+/// < count[d]`), `value` offset by `(sum over d of i[d] * imap[d]) * size` bytes (`size`: the
+/// memory type's) is valid for reads and writes of `size` bytes (rule 5): each value is read
+/// first, so that one out of range keeps what was there.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn get_varm<const L: usize>(
     ncid: c_int,
@@ -1145,12 +1625,17 @@ unsafe extern "C" fn get_varm<const L: usize>(
     memtype: c_int,
 ) -> c_int {
     with::<L>(ncid, |fl| {
-        let (st, ct, sd) = match vectors(fl, varid, start, count, stride) {
+        // SAFETY: `start`, `count` and `stride` are NULL or hold the variable's rank of elements
+        // (this function's `# Safety`), what `vectors` needs.
+        let (st, ct, sd) = match unsafe { vectors(fl, varid, start, count, stride) } {
             Ok(x) => x,
             Err(e) => return e,
         };
         if imap.is_null() || ct.is_empty() {
-            return fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true);
+            // SAFETY: without a map (or for a scalar, where it has no entries), `value` holds the
+            // selection's values packed in the memory type (this function's `# Safety`), what `get`
+            // needs of its `dst`.
+            return unsafe { fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true) };
         }
         let Ok(var) = fl.var(varid) else {
             return NC_ENOTVAR;
@@ -1170,13 +1655,19 @@ unsafe extern "C" fn get_varm<const L: usize>(
             .zip(&var.shape)
             .all(|((&s, &c), &l)| s.checked_add(c).is_some_and(|e| e as u64 <= l));
         if !fits || ct.contains(&0) {
-            return fl.get(varid, &st, &ct, &sd, memtype, std::ptr::null_mut(), true);
+            // SAFETY: `get` checks the type, each start, count and stride before it writes, and
+            // returns: an error for a selection that runs past a dimension's end (some
+            // `start + count` does not fit: `NC_EEDGE` at the latest), `NC_NOERR` for an empty one.
+            // The NULL `dst` is never written.
+            return unsafe { fl.get(varid, &st, &ct, &sd, memtype, std::ptr::null_mut(), true) };
         }
         // Read the selection packed, then place each value where the map says.
         let n: usize = ct.iter().product();
         let ms = mem.size();
         let r = ct.len();
-        let map = std::slice::from_raw_parts(imap, r);
+        // SAFETY: `imap` is not NULL, so valid and aligned for reads of `r` elements, the
+        // variable's rank (this function's `# Safety`), and not written during the call.
+        let map = unsafe { std::slice::from_raw_parts(imap, r) };
         // The memory offset (in bytes) of each value, in the selection's order.
         let mut offsets = Vec::with_capacity(n);
         let mut idx = vec![0usize; r];
@@ -1194,14 +1685,24 @@ unsafe extern "C" fn get_varm<const L: usize>(
         let base = value.cast::<u8>();
         let mut tmp = vec![0u8; n * ms];
         for (k, &o) in offsets.iter().enumerate() {
-            std::ptr::copy_nonoverlapping(base.offset(o), tmp.as_mut_ptr().add(k * ms), ms);
+            // SAFETY: `o` is the byte offset of the `k`th index of the selection by the map, where
+            // `value` is valid for reads of `ms` bytes (this function's `# Safety`; the offset
+            // stays inside the caller's buffer); `tmp` has `n * ms` bytes and `k < n`; `tmp` is the
+            // plugin's own, so they do not overlap; bytes need no alignment.
+            unsafe {
+                std::ptr::copy_nonoverlapping(base.offset(o), tmp.as_mut_ptr().add(k * ms), ms)
+            };
         }
-        let s = fl.get(varid, &st, &ct, &sd, mem.code(), tmp.as_mut_ptr(), true);
+        // SAFETY: `tmp` holds `n` values of `mem`, the selection's, what `get` needs of `dst`.
+        let s = unsafe { fl.get(varid, &st, &ct, &sd, mem.code(), tmp.as_mut_ptr(), true) };
         if s != NC_NOERR && s != NC_ERANGE {
             return s;
         }
         for (k, &o) in offsets.iter().enumerate() {
-            std::ptr::copy_nonoverlapping(tmp.as_ptr().add(k * ms), base.offset(o), ms);
+            // SAFETY: as for the copy into `tmp`, the other way: `value` at offset `o` is valid for
+            // writes of `ms` bytes (this function's `# Safety`), `tmp` has `n * ms` bytes and
+            // `k < n`, and the two do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr().add(k * ms), base.offset(o), ms) };
         }
         s
     })
@@ -1211,14 +1712,32 @@ unsafe extern "C" fn get_varm<const L: usize>(
 
 // Defining a dimension or variable, deleting an attribute, or leaving define mode, outside define mode: what
 // netCDF-C's classic library answers for a file opened read-only.
+/// `nc_enddef`: outside define mode, `NC_ENOTINDEFINE`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn enddef<const L: usize>(ncid: c_int, _: Sz, _: Sz, _: Sz, _: Sz) -> c_int {
     with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
+/// `nc_del_att`: outside define mode, `NC_ENOTINDEFINE`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn del_att<const L: usize>(ncid: c_int, _: c_int, _: *const c_char) -> c_int {
     with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
+/// `nc_def_dim`: outside define mode, `NC_ENOTINDEFINE`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn def_dim<const L: usize>(
     ncid: c_int,
     _: *const c_char,
@@ -1228,6 +1747,12 @@ unsafe extern "C" fn def_dim<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
+/// `nc_def_var`: outside define mode, `NC_ENOTINDEFINE`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn def_var<const L: usize>(
     ncid: c_int,
     _: *const c_char,
@@ -1239,12 +1764,25 @@ unsafe extern "C" fn def_var<const L: usize>(
     with::<L>(ncid, |_| NC_ENOTINDEFINE)
 }
 
+/// `nc_redef`: the file is read-only, `NC_EPERM`.
+///
+/// # Safety
+///
+/// It reads and writes through no pointer: nothing to guarantee beyond the module's rule 6
+/// (it is `unsafe` for the table's type).
 unsafe extern "C" fn perm1<const L: usize>(ncid: c_int) -> c_int {
     with::<L>(ncid, |_| NC_EPERM)
 }
 
+/// Table functions of writes and definitions, each answering `NC_EPERM` for an open file.
 macro_rules! perm {
     ($($name:ident($($t:ty),*);)*) => {$(
+        #[doc = concat!("`nc_", stringify!($name), "`: the file is read-only, `NC_EPERM`.")]
+        ///
+        /// # Safety
+        ///
+        /// It reads and writes through no pointer: nothing to guarantee beyond the module's
+        /// rule 6 (it is `unsafe` for the table's type).
         unsafe extern "C" fn $name<const L: usize>(ncid: c_int, $(_: $t),*) -> c_int {
             with::<L>(ncid, |_| NC_EPERM)
         }

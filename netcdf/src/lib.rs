@@ -29,6 +29,10 @@
 //! ```
 
 #![warn(missing_docs)]
+// The plugin is C's to call: every unsafe operation sits in its own `unsafe {}` block with a
+// `// SAFETY:` comment, and every `unsafe fn` says what its caller guarantees.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod convert;
 pub mod dispatch;
@@ -85,7 +89,10 @@ pub enum RegisterError {
     },
 }
 
+/// `int nc_def_user_format(int mode_flag, NC_Dispatch *dispatch_table, char *magic_number)`
+/// (netcdf.h, 4.9 and 4.10).
 type DefUserFormat = unsafe extern "C" fn(c_int, *mut NcDispatch, *mut c_char) -> c_int;
+/// `const char *nc_inq_libvers(void)` (netcdf.h).
 type InqLibvers = unsafe extern "C" fn() -> *const c_char;
 
 /// A netCDF-C library loaded in this process.
@@ -108,38 +115,81 @@ pub fn parse_version(s: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
+/// The netCDF-C library `handle` names (its `nc_def_user_format` and version), or `None` when
+/// it defines no `nc_def_user_format`.
+///
+/// # Safety
+///
+/// `handle` is `RTLD_DEFAULT`, or a handle from `dlopen` that stays open during the call. The
+/// objects it reaches that define `nc_def_user_format` and `nc_inq_libvers` are netCDF-C
+/// libraries, whose functions of those names have netCDF-C's prototypes ([`DefUserFormat`],
+/// [`InqLibvers`]); the `nc_def_user_format` returned is called only while its library stays
+/// loaded.
 unsafe fn library_at(handle: *mut c_void) -> Option<Library> {
-    let def = libc::dlsym(handle, c"nc_def_user_format".as_ptr());
+    // SAFETY: `handle` is valid for `dlsym` (this function's contract) and the name is a
+    // NUL-terminated literal.
+    let def = unsafe { libc::dlsym(handle, c"nc_def_user_format".as_ptr()) };
     if def.is_null() {
         return None;
     }
-    let vers = libc::dlsym(handle, c"nc_inq_libvers".as_ptr());
+    // SAFETY: as for `nc_def_user_format`.
+    let vers = unsafe { libc::dlsym(handle, c"nc_inq_libvers".as_ptr()) };
     let version = if vers.is_null() {
         String::from("(unknown version)")
     } else {
-        let f: InqLibvers = std::mem::transmute::<*mut c_void, InqLibvers>(vers);
-        let p = f();
+        // SAFETY: `dlsym` found a function named `nc_inq_libvers` through the handle that
+        // reaches netCDF-C's `nc_def_user_format`, so netCDF-C's
+        // `const char *nc_inq_libvers(void)` (this function's contract), which is
+        // `InqLibvers`; on the platforms with `dlsym` a data pointer and a function pointer
+        // have the same size and representation (POSIX requires `dlsym`'s result to
+        // convert), and it is not NULL.
+        let f = unsafe { std::mem::transmute::<*mut c_void, InqLibvers>(vers) };
+        // SAFETY: netCDF-C's `nc_inq_libvers` takes nothing and only returns a pointer to its
+        // static version string (`return nc_libvers;`): callable at any time, from any thread.
+        let p = unsafe { f() };
         if p.is_null() {
             String::from("(unknown version)")
         } else {
-            CStr::from_ptr(p).to_string_lossy().trim().to_string()
+            // SAFETY: not NULL: netCDF-C's version string, NUL-terminated, static in the
+            // library (loaded during the call), never written; it is copied right away.
+            unsafe { CStr::from_ptr(p) }
+                .to_string_lossy()
+                .trim()
+                .to_string()
         }
     };
     Some(Library {
         version,
-        def: std::mem::transmute::<*mut c_void, DefUserFormat>(def),
+        // SAFETY: `def` is not NULL and is netCDF-C's `nc_def_user_format` (this function's
+        // contract), whose prototype `int (int, NC_Dispatch *, char *)` is `DefUserFormat`;
+        // data and function pointers convert as for `nc_inq_libvers`.
+        def: unsafe { std::mem::transmute::<*mut c_void, DefUserFormat>(def) },
     })
 }
 
+/// `dl_iterate_phdr`'s callback for [`library_names`]: adds the name of each loaded object
+/// named like libnetcdf to the `Vec<CString>` behind `data`; 0 to go on.
+///
+/// # Safety
+///
+/// Called by `dl_iterate_phdr` only (in the thread that called it, before it returns), with
+/// `info` pointing to a valid `dl_phdr_info` whose `dlpi_name` is NULL or a NUL-terminated
+/// string, and `data` the pointer [`library_names`] passed: its `Vec<CString>`, exclusively
+/// borrowed for the call.
 unsafe extern "C" fn collect_name(
     info: *mut libc::dl_phdr_info,
     _: libc::size_t,
     data: *mut c_void,
 ) -> c_int {
-    let names = &mut *data.cast::<Vec<CString>>();
-    let name = (*info).dlpi_name;
+    // SAFETY: `data` is `library_names`'s `&mut Vec<CString>`, which nothing else uses while
+    // `dl_iterate_phdr` runs (this function's contract).
+    let names = unsafe { &mut *data.cast::<Vec<CString>>() };
+    // SAFETY: `info` points to a valid `dl_phdr_info` for the call (this function's contract).
+    let name = unsafe { (*info).dlpi_name };
     if !name.is_null() {
-        let n = CStr::from_ptr(name);
+        // SAFETY: a non-NULL `dlpi_name` is a NUL-terminated string, valid during the call (the
+        // loader's; this function's contract); it is copied before the call returns.
+        let n = unsafe { CStr::from_ptr(name) };
         if n.to_bytes().windows(9).any(|w| w == b"libnetcdf") {
             names.push(n.to_owned());
         }
@@ -150,6 +200,9 @@ unsafe extern "C" fn collect_name(
 /// The names of the loaded objects named like libnetcdf, in load order.
 fn library_names() -> Vec<CString> {
     let mut names: Vec<CString> = Vec::new();
+    // SAFETY: `collect_name` has the callback type `dl_iterate_phdr` wants and upholds its
+    // contract: `dl_iterate_phdr` calls it synchronously with a valid `dl_phdr_info` and the
+    // `data` given, here `names`, exclusively borrowed until `dl_iterate_phdr` returns.
     unsafe {
         libc::dl_iterate_phdr(
             Some(collect_name),
@@ -175,15 +228,26 @@ fn loaded_libraries() -> Vec<Library> {
             }
         }
     };
-    unsafe {
-        add(library_at(libc::RTLD_DEFAULT));
-        for n in library_names() {
-            let h = libc::dlopen(n.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
-            if !h.is_null() {
-                add(library_at(h));
-                // The library stays loaded: NOLOAD only took another reference.
-                libc::dlclose(h);
-            }
+    // SAFETY: `RTLD_DEFAULT` is a valid handle for `dlsym`; an object that defines
+    // `nc_def_user_format` is taken to be netCDF-C (no other library defines netCDF-C's
+    // functions), as `library_at` requires. Its `def` is called right after, in
+    // `register_all`: the plugin assumes the program does not unload netCDF-C meanwhile, from
+    // another thread (a library the executable links is never unloaded).
+    add(unsafe { library_at(libc::RTLD_DEFAULT) });
+    for n in library_names() {
+        // SAFETY: `n` is a NUL-terminated name; with `RTLD_NOLOAD`, `dlopen` only finds an
+        // object already loaded (it loads nothing, so runs no constructor) and takes a
+        // reference to it.
+        let h = unsafe { libc::dlopen(n.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+        if !h.is_null() {
+            // SAFETY: `h` is a handle from `dlopen`, open during the call; the object is named
+            // like libnetcdf and, if it defines `nc_def_user_format`, is netCDF-C, as
+            // `library_at` requires. The library stays loaded after `dlclose` (see below), so
+            // its `def` may be called right after, as for `RTLD_DEFAULT`.
+            add(unsafe { library_at(h) });
+            // SAFETY: `h` is the handle `dlopen` just gave, closed once. The library stays
+            // loaded: NOLOAD only took another reference, and this drops only that one.
+            unsafe { libc::dlclose(h) };
         }
     }
     libs
@@ -235,8 +299,15 @@ pub fn register_all() -> Result<usize, RegisterError> {
             }
         };
         let table = TABLES.get(slot);
-        // SAFETY: `table` lives for the whole process, as netCDF-C, which keeps the pointer,
-        // needs, and may be written through (`Tables`), although netCDF-C only reads it.
+        // SAFETY: `l.def` is the `nc_def_user_format` of a netCDF-C library found just now
+        // and still loaded (`loaded_libraries`), with that prototype. `table` points to a
+        // dispatch table with the layout of netCDF-C's `NC_Dispatch` version 5 (4.9 and 4.10;
+        // netCDF-C compares `dispatch_version` with its own and refuses another) that lives
+        // for the whole process, as netCDF-C, which keeps the pointer, needs; it may be
+        // written through (`Tables`), although netCDF-C only reads it. The magic is a
+        // NUL-terminated string of 8 bytes, within `NC_MAX_MAGIC_NUMBER_LEN` (8); netCDF-C
+        // only reads it (`strlen`, then `strncpy` into its own array) and keeps no pointer to
+        // it, so the `*mut` (netCDF-C's missing `const`) is never written through.
         let code = unsafe { (l.def)(nc::NC_UDF0, table, MAGIC_C.as_ptr().cast_mut().cast()) };
         if code == nc::NC_NOERR {
             n += 1;
@@ -307,6 +378,9 @@ extern "C" fn on_load() {
     });
 }
 
+// The dynamic loader runs the functions of `.init_array` when it loads the library, in the
+// loading thread, before `dlopen` returns or `main` starts: `on_load` takes no arguments, as
+// the loader calls them, and unwinds no panic into it (`catch_unwind`).
 #[used]
 #[link_section = ".init_array"]
 static ON_LOAD: extern "C" fn() = on_load;
