@@ -336,9 +336,42 @@ pub struct ParseNameError {
     pub valid: &'static [&'static str],
 }
 
-/// The codecs a user may choose (constant blocks are the encoder's choice, never the user's).
-const CODECS: [Codec; 4] = [Codec::Zstd, Codec::Deflate, Codec::Lzma, Codec::None];
-const CODEC_NAMES: &[&str] = &["zstd", "deflate", "lzma", "none"];
+/// The codecs a user may choose, in the registry's order: its lines marked `USER`
+/// (`src/format/codecs.rs`; constant blocks are the encoder's choice, never the user's).
+const CODECS: [Codec; user_codecs().1] = {
+    let (all, n) = user_codecs();
+    let mut out = [Codec::None; user_codecs().1];
+    let mut i = 0;
+    while i < n {
+        out[i] = all[i];
+        i += 1;
+    }
+    out
+};
+const CODEC_NAMES: &[&str] = &{
+    let mut out = [""; CODECS.len()];
+    let mut i = 0;
+    while i < CODECS.len() {
+        out[i] = CODECS[i].name();
+        i += 1;
+    }
+    out
+};
+
+/// The codecs of the registry a user may choose, first in an array of every codec's length,
+/// and their count.
+const fn user_codecs() -> ([Codec; Codec::ALL.len()], usize) {
+    let mut out = [Codec::None; Codec::ALL.len()];
+    let (mut i, mut n) = (0, 0);
+    while i < Codec::ALL.len() {
+        if crate::codec::registry::user_choice(Codec::ALL[i]) {
+            out[n] = Codec::ALL[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    (out, n)
+}
 /// The filters a user may choose (`plane` goes with the pco codec, which only the per-block
 /// choice makes).
 const FILTERS: [Filter; 6] = [

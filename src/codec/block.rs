@@ -1,15 +1,14 @@
-//! The codec and filter traits and their registries: every codec of a frame header's codec id
-//! implements [`BlockCodec`] in its own file, and [`codec`] maps the wire id to it; every filter
-//! implements [`BlockFilter`], and [`filter`] maps its wire id to it. Adding a codec is its file
-//! with an implementation, one line in [`codec`], and its wire id in [`crate::format::Codec`]
-//! (and FORMAT.md); a filter likewise, with [`filter`] and [`crate::format::Filter`].
+//! The codec and filter traits: every codec of a frame header's codec id implements
+//! [`BlockCodec`] in its own file, every filter [`BlockFilter`]. The registries that map a wire
+//! id to its implementation are in [`super::registry`] (the codecs' lines in
+//! `src/format/codecs.rs`): this file names no codec.
 
 use std::ops::RangeInclusive;
 
 pub(crate) use super::decode::Space;
 use super::error::FrameError;
 use crate::codec::word::be_to_native;
-use crate::format::{Codec, Filter, FrameHeader};
+use crate::format::FrameHeader;
 
 /// The zstd decompression context a decoding thread keeps between frames (made at the first
 /// zstd frame, header frames and small reads' frames included).
@@ -59,6 +58,31 @@ pub(crate) trait BlockCodec: Sync {
         out: &mut [u8],
         zstd: &mut ZstdContext,
     ) -> Result<(), FrameError>;
+    /// Whether [`BlockCodec::decompress_upto`] stops once it has the bytes asked for, so that a
+    /// small read of the start of a block decodes only that (zstd). By default false.
+    fn decodes_part(&self) -> bool {
+        false
+    }
+    /// Decodes `payload` into `out` (room for the whole block, `h.decoded_len` bytes, the
+    /// stored byte order) until at least `want` bytes are written, or to the end of the
+    /// payload: the bytes written, and whether the payload ended. By default the whole block
+    /// ([`BlockCodec::decompress_into`]).
+    ///
+    /// # Errors
+    ///
+    /// A [`FrameError`] saying what is wrong with the payload.
+    fn decompress_upto(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        want: usize,
+        zstd: &mut ZstdContext,
+    ) -> Result<(usize, bool), FrameError> {
+        let _ = want;
+        self.decompress_into(h, payload, out, zstd)?;
+        Ok((out.len(), true))
+    }
     /// Whether the codec decodes a frame's numbers itself (pco, context): it then checks the
     /// frame's filter in [`BlockCodec::decode_into`], and no filter is undone after it.
     fn decodes_numbers(&self) -> bool {
@@ -85,20 +109,6 @@ pub(crate) trait BlockCodec: Sync {
             be_to_native(out, usize::from(h.esize));
         }
         Ok(())
-    }
-}
-
-/// The codec of a wire id: the one place that names every codec.
-pub(crate) fn codec(id: Codec) -> &'static dyn BlockCodec {
-    match id {
-        Codec::None => &super::raw::Raw,
-        Codec::Constant => &super::raw::Constant,
-        Codec::Zstd => &super::zstd::Zstd,
-        Codec::Deflate => &super::deflate::Deflate,
-        Codec::Pco => &super::pco::Pco,
-        Codec::Lzma => &super::lzma::Lzma,
-        Codec::Context => &super::context::Context,
-        Codec::ZstdDict => &super::zstd::ZstdDict,
     }
 }
 
@@ -162,22 +172,5 @@ pub(crate) trait BlockFilter: Sync {
     /// undoes a part of a block. By default false.
     fn undoes_part(&self) -> bool {
         false
-    }
-}
-
-/// The filter of a wire id: the one place that names every filter.
-pub(crate) fn filter(id: Filter) -> &'static dyn BlockFilter {
-    use super::shuffle::{ByteDelta, Delta, NoFilter, Shuffle, ZigZagDelta};
-    match id {
-        Filter::None => &NoFilter,
-        Filter::Shuffle => &Shuffle,
-        Filter::ByteDelta => &ByteDelta,
-        Filter::Delta => &Delta,
-        Filter::ZigZagDelta => &ZigZagDelta,
-        Filter::Lorenzo => &super::lorenzo::Lorenzo,
-        Filter::Plane => &super::plane::Plane,
-        Filter::Refs => &super::refs::Refs,
-        Filter::Mask => &super::mask::Mask,
-        Filter::Fit => &super::fit::Fit,
     }
 }

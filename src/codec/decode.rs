@@ -1,8 +1,7 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
-use super::block::{BlockFilter, ZstdContext};
-use super::error::CodecError;
+use super::block::{BlockCodec, BlockFilter, ZstdContext};
 use super::error::FrameError;
 use super::pages::{prefault, PageBuf};
 use crate::format::{crc, Codec, FrameHeader};
@@ -94,7 +93,10 @@ pub(crate) fn decode_payload_part(
     let end = from.saturating_add(dst.len());
     check_part_end(h, end)?;
     let space = &mut scratch.space;
-    let (f, codec) = (super::block::filter(h.filter), super::block::codec(h.codec));
+    let (f, codec) = (
+        super::registry::filter(h.filter),
+        super::registry::codec(h.codec),
+    );
     if f.undoes_part() && !codec.decodes_numbers() {
         let esize = check_filter_esize(h)?;
         grow(&mut space.filtered, n)?;
@@ -151,6 +153,7 @@ fn check_filter_esize(h: &FrameHeader) -> Result<usize, FrameError> {
 pub(crate) struct PartDecoder<'a> {
     h: FrameHeader,
     f: &'static dyn BlockFilter,
+    codec: &'static dyn BlockCodec,
     from: usize,
     len: usize,
     /// Decompressed bytes the part needs.
@@ -162,23 +165,26 @@ pub(crate) struct PartDecoder<'a> {
 
 impl<'a> PartDecoder<'a> {
     /// A decoder of the bytes `from..from + len` of the block of frame `h` (its header
-    /// checked), or None when the frame's codec is not zstd or its filter cannot undo a part
-    /// (the caller then decodes the frame whole).
+    /// checked), or None when the frame's codec does not decode part of a block
+    /// ([`BlockCodec::decodes_part`]: zstd) or its filter cannot undo a part (the caller then
+    /// decodes the frame whole).
     ///
     /// # Errors
     ///
     /// [`FrameError::DecodedLength`] when the part ends after the block,
     /// [`FrameError::FilterElementSize`] for a filtered block that is not whole elements,
-    /// [`FrameError::NoMemory`] and [`CodecError::Zstd`] when the buffer or the zstd context
-    /// cannot be made.
+    /// [`FrameError::NoMemory`] when the buffer cannot be made.
     pub(crate) fn new(
         h: &FrameHeader,
         from: usize,
         len: usize,
         scratch: &'a mut DecodeScratch,
     ) -> Result<Option<Self>, FrameError> {
-        let f = super::block::filter(h.filter);
-        if h.codec != Codec::Zstd || !f.undoes_part() {
+        let (f, codec) = (
+            super::registry::filter(h.filter),
+            super::registry::codec(h.codec),
+        );
+        if !codec.decodes_part() || !f.undoes_part() {
             return Ok(None);
         }
         let n = h.decoded_len as usize;
@@ -186,7 +192,7 @@ impl<'a> PartDecoder<'a> {
         check_part_end(h, end)?;
         let esize = check_filter_esize(h)?;
         let space = &mut scratch.space;
-        // Room for the whole block (zstd refuses to write more), then the payload.
+        // Room for the whole block (the codec may not write more), then the payload.
         let at = n.next_multiple_of(64);
         let stored = h.stored_len as usize;
         let want = at.saturating_add(stored);
@@ -196,9 +202,8 @@ impl<'a> PartDecoder<'a> {
             let buf = PageBuf::new(want).ok_or(FrameError::NoMemory { len: want as u64 })?;
             space.part = Some(buf);
         }
-        super::zstd::ZstdDCtx::of(&mut space.zstd)?;
         let need = f.part_needs(n, esize, end);
-        // The pages zstd and the read will write, mapped with one call each (not those of the
+        // The pages the codec and the read will write, mapped with one call each (not those of the
         // block after the part's needs).
         if let Some(p) = &mut space.part {
             p.prefault(0, need);
@@ -209,6 +214,7 @@ impl<'a> PartDecoder<'a> {
             f,
             from,
             len,
+            codec,
             need,
             at,
             space,
@@ -245,8 +251,10 @@ impl<'a> PartDecoder<'a> {
                 decoded: self.h.decoded_len,
             });
         }
-        let (Some(buf), Some(d)) = (self.space.part.as_mut(), self.space.zstd.as_mut()) else {
-            return Err(CodecError::Zstd("no zstd context".into()).into());
+        let Some(buf) = self.space.part.as_mut() else {
+            return Err(FrameError::NoMemory {
+                len: (at + stored) as u64,
+            });
         };
         let (out, rest) = buf.split_at_mut(at);
         let payload = &rest[..stored];
@@ -255,7 +263,9 @@ impl<'a> PartDecoder<'a> {
         }
         let out = &mut out[..n];
         // (Frames that ended with the payload must be the whole block.)
-        let (got, ended) = d.decompress_upto(payload, out, self.need)?;
+        let (got, ended) =
+            self.codec
+                .decompress_upto(&self.h, payload, out, self.need, &mut self.space.zstd)?;
         if ended && got != n {
             return Err(FrameError::DecodedLength {
                 got,
@@ -405,7 +415,7 @@ fn decode_checked_into(
             decoded: h.decoded_len,
         });
     }
-    super::block::filter(h.filter).decode_frame(h, payload, out, native, &mut scratch.space)
+    super::registry::filter(h.filter).decode_frame(h, payload, out, native, &mut scratch.space)
 }
 
 /// The decoding of a frame with filter `f` whose codec decompresses bytes that `f` then turns
@@ -422,7 +432,7 @@ pub(crate) fn codec_then_undo<F: BlockFilter + ?Sized>(
     native: bool,
     space: &mut Space,
 ) -> Result<(), FrameError> {
-    let codec = super::block::codec(h.codec);
+    let codec = super::registry::codec(h.codec);
     if codec.decodes_numbers() {
         // Numbers decode in native order: the swap to big-endian, if any, is the codec's last
         // pass.
@@ -465,7 +475,7 @@ pub(crate) fn decompress_into(
     out: &mut [u8],
     zstd_ctx: &mut ZstdContext,
 ) -> Result<(), FrameError> {
-    super::block::codec(h.codec).decompress_into(h, payload, out, zstd_ctx)
+    super::registry::codec(h.codec).decompress_into(h, payload, out, zstd_ctx)
 }
 
 #[cfg(test)]

@@ -307,7 +307,7 @@ impl Encoder {
         } else {
             self.zstd.as_mut()
         };
-        super::block::codec(self.codec).compress(zstd, self.level, input, limit, out)
+        super::registry::codec(self.codec).compress(zstd, self.level, input, limit, out)
     }
 
     /// The block's plan: its filter and the path its bytes take (see [`Plan`]). In the `auto`

@@ -77,6 +77,15 @@ pub enum CodecError {
     /// A `refs` frame that is wrong.
     #[error(transparent)]
     Refs(#[from] RefsError),
+    /// A codec without an error type of its own here refuses the payload (the codec, and what
+    /// it says): a new codec needs no variant of its own.
+    #[error("{}: {message}", codec.name())]
+    Refused {
+        /// The codec.
+        codec: Codec,
+        /// What it says.
+        message: String,
+    },
 }
 
 /// What is wrong with a frame: its header ([`crate::format::FrameHeader::decode`], as

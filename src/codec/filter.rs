@@ -27,7 +27,7 @@ use crate::format::{Codec, Filter};
 /// assert_eq!(back, data);
 /// ```
 pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-    super::block::filter(filter).apply(data, esize, out);
+    super::registry::filter(filter).apply(data, esize, out);
 }
 
 /// The `refs` filter as [`apply_filter`] gives it: the element count n and the table's entry
@@ -424,7 +424,7 @@ pub fn undo_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut [u8]) {
 
 /// Reverses [`apply_filter`].
 pub fn undo_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-    super::block::filter(filter).undo(data, esize, out);
+    super::registry::filter(filter).undo(data, esize, out);
 }
 
 /// The filter each member of the shared stream is stored with: a small variable's bytes are

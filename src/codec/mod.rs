@@ -26,6 +26,7 @@ pub(crate) mod pco;
 pub(crate) mod plane;
 pub(crate) mod raw;
 pub(crate) mod refs;
+pub(crate) mod registry;
 pub(crate) mod shuffle;
 #[cfg(test)]
 mod tests;
@@ -67,7 +68,7 @@ use crate::format::Codec;
 /// assert_eq!(default_level(Codec::Zstd), 3);
 /// ```
 pub fn default_level(codec: Codec) -> i32 {
-    block::codec(codec).default_level()
+    registry::codec(codec).default_level()
 }
 
 /// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
@@ -77,7 +78,7 @@ pub fn default_level(codec: Codec) -> i32 {
 /// assert_eq!(max_level(Codec::Zstd), 19);
 /// ```
 pub fn max_level(codec: Codec) -> i32 {
-    block::codec(codec).max_level()
+    registry::codec(codec).max_level()
 }
 
 /// Checks a level for a codec.
@@ -86,7 +87,7 @@ pub fn max_level(codec: Codec) -> i32 {
 ///
 /// [`CodecError::Level`], naming the valid range.
 pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
-    let range = block::codec(codec).levels();
+    let range = registry::codec(codec).levels();
     if range.contains(&level) {
         Ok(())
     } else {

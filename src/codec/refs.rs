@@ -14,7 +14,7 @@ use super::block::Space;
 use super::decode::{decompress_into, grow};
 use super::word::be_to_native;
 use crate::codec::error::FrameError;
-use crate::format::{Codec, FrameHeader};
+use crate::format::FrameHeader;
 
 /// Bytes before the codec's data in a `refs` frame's payload: the table's entry count d, as a
 /// big-endian u32.
@@ -318,10 +318,7 @@ impl super::block::BlockFilter for Refs {
         native: bool,
         space: &mut Space,
     ) -> Result<(), FrameError> {
-        if !matches!(
-            h.codec,
-            Codec::None | Codec::Zstd | Codec::Deflate | Codec::Lzma
-        ) {
+        if !super::registry::follows_refs(h.codec) {
             return Err(RefsError::Codec { codec: h.codec }.into());
         }
         let esize = usize::from(h.esize);

@@ -464,7 +464,7 @@ impl super::block::BlockFilter for NoFilter {
         native: bool,
         space: &mut Space,
     ) -> Result<(), FrameError> {
-        super::block::codec(h.codec).decode_into(h, payload, out, native, space)
+        super::registry::codec(h.codec).decode_into(h, payload, out, native, space)
     }
     fn undoes_part(&self) -> bool {
         true

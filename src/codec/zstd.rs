@@ -168,6 +168,19 @@ impl BlockCodec for Zstd {
     ) -> Result<(), FrameError> {
         decompress_with(zstd_ctx, h, payload, out, None)
     }
+    fn decodes_part(&self) -> bool {
+        true
+    }
+    fn decompress_upto(
+        &self,
+        _h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        want: usize,
+        zstd_ctx: &mut ZstdContext,
+    ) -> Result<(usize, bool), FrameError> {
+        Ok(ZstdDCtx::of(zstd_ctx)?.decompress_upto(payload, out, want)?)
+    }
 }
 
 /// `payload` (zstd frames; compressed with `dict`, if given) decompressed by the context

@@ -204,6 +204,7 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 30;
 /// ```
 pub const MIN_BLOCK_SIZE: u32 = 8;
 
+pub(crate) mod codecs;
 pub mod compact;
 pub mod error;
 mod index;
@@ -235,79 +236,66 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// Block compression codec, recorded per block.
-///
-/// ```
-/// use nc3pack::format::Codec;
-/// assert_eq!(Codec::Deflate as u8, 2);
-/// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Codec {
-    /// Stored as is.
-    None = 0,
-    /// Zstandard (RFC 8878) frame.
-    Zstd = 1,
-    /// Raw DEFLATE (RFC 1951) stream.
-    Deflate = 2,
-    /// Every element of the block is the same: the payload is that one element.
-    Constant = 3,
-    /// Pcodec: the block's numbers as one standalone pco file (numeric blocks only).
-    Pco = 4,
-    /// LZMA2 in one .xz stream (integrity check none), as liblzma writes it.
-    Lzma = 5,
-    /// Numbers of 2, 4 or 8 bytes as prediction residuals in an adaptive range coder whose
-    /// probabilities depend on the neighbouring residuals' sizes (numeric blocks only).
-    Context = 6,
-    /// Zstandard frame compressed with the built-in header dictionary (raw content, 2,672
-    /// bytes of netCDF-3-encoded CF names and values; design/FORMAT.md, "The header
-    /// dictionary"): the header frame of a compact archive only.
-    ZstdDict = 7,
-}
-
-impl Codec {
-    /// The codec with id `id`.
-    ///
-    /// ```
-    /// use nc3pack::format::Codec;
-    /// assert_eq!(Codec::from_id(1), Some(Codec::Zstd));
-    /// assert_eq!(Codec::from_id(9), None);
-    /// ```
-    pub fn from_id(id: u8) -> Option<Codec> {
-        match id {
-            0 => Some(Codec::None),
-            1 => Some(Codec::Zstd),
-            2 => Some(Codec::Deflate),
-            3 => Some(Codec::Constant),
-            4 => Some(Codec::Pco),
-            5 => Some(Codec::Lzma),
-            6 => Some(Codec::Context),
-            7 => Some(Codec::ZstdDict),
-            _ => None,
+/// Defines [`Codec`] from the registry's lines ([`codecs`]): the variants with their wire ids,
+/// [`Codec::from_id`] and [`Codec::name`].
+macro_rules! wire_codecs {
+    ($(
+        $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
+        $v:ident = $id:literal, $name:literal, $($imp:ident)::+, [$($flag:ident),*];
+    )*) => {
+        /// Block compression codec, recorded per block (one line each in the codec registry,
+        /// `src/format/codecs.rs`).
+        ///
+        /// ```
+        /// use nc3pack::format::Codec;
+        /// assert_eq!(Codec::Deflate as u8, 2);
+        /// assert_eq!(Codec::from_id(2).map(Codec::name), Some("deflate"));
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum Codec {
+            $(
+                $(#[doc = $doc])*
+                $(#[cfg($cfg)])?
+                $v = $id,
+            )*
         }
-    }
 
-    /// Name as on the command line.
-    ///
-    /// ```
-    /// use nc3pack::format::Codec;
-    /// assert_eq!(Codec::Deflate.name(), "deflate");
-    /// assert_eq!("deflate".parse::<Codec>().unwrap(), Codec::Deflate);
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            Codec::None => "none",
-            Codec::Zstd => "zstd",
-            Codec::Deflate => "deflate",
-            Codec::Constant => "constant",
-            Codec::Pco => "pco",
-            Codec::Lzma => "lzma",
-            Codec::Context => "context",
-            Codec::ZstdDict => "zstd-dict",
+        impl Codec {
+            /// Every codec, in the registry's order.
+            pub(crate) const ALL: &'static [Codec] = &[$($(#[cfg($cfg)])? Codec::$v,)*];
+
+            /// The codec with id `id`.
+            ///
+            /// ```
+            /// use nc3pack::format::Codec;
+            /// assert_eq!(Codec::from_id(1), Some(Codec::Zstd));
+            /// assert_eq!(Codec::from_id(9), None);
+            /// ```
+            pub fn from_id(id: u8) -> Option<Codec> {
+                match id {
+                    $($(#[cfg($cfg)])? $id => Some(Codec::$v),)*
+                    _ => None,
+                }
+            }
+
+            /// Name as on the command line.
+            ///
+            /// ```
+            /// use nc3pack::format::Codec;
+            /// assert_eq!(Codec::Deflate.name(), "deflate");
+            /// assert_eq!("deflate".parse::<Codec>().unwrap(), Codec::Deflate);
+            /// ```
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($(#[cfg($cfg)])? Codec::$v => $name,)*
+                }
+            }
         }
-    }
+    };
 }
+codecs::codecs!(wire_codecs);
 
 /// Reversible transform applied before the codec, recorded per block.
 ///

@@ -15,6 +15,7 @@ use crate::codec::error::{CodecError, MaskError, RefsError};
 use crate::format::{crc, Codec, Filter, FrameHeader, FRAME_HEADER_LEN};
 
 mod grids;
+pub(crate) mod toy;
 
 /// Encodes `data` as block 0 of stream 0 into `frame` (header then payload), a constant
 /// block as the codec-3 frame a reader must still decode (the encoder puts those in the

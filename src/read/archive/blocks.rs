@@ -471,10 +471,10 @@ impl<R: ReadAt> Archive<R> {
         scratch: &mut BlockScratch,
     ) -> Result<bool> {
         let e = *self.entry(s, b);
-        if e.codec != Codec::Zstd
+        if !Codec::decodes_part(e.codec)
             || e.frame_len() < STREAMED_MIN
             || self.reader.wants_prefetch()
-            || !crate::codec::block::filter(e.filter).undoes_part()
+            || !crate::codec::registry::filter(e.filter).undoes_part()
         {
             return Ok(false);
         }

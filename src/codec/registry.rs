@@ -1,0 +1,72 @@
+//! The registries: a codec's wire id to its implementation and capabilities, and a filter's
+//! wire id to its implementation. The codecs' lines are in `src/format/codecs.rs` (one line
+//! each: wire id, name, implementation, capabilities), which this file expands; every codec's
+//! implementation is named here and nowhere else. The traits are in [`super::block`], which
+//! imports no codec.
+
+use super::block::{BlockCodec, BlockFilter};
+use crate::format::{Codec, Filter};
+
+/// Capability of a registry line: a `--codec` choice.
+const USER: u8 = 1;
+/// Capability of a registry line: its data may follow the refs filter's prefix.
+const REFS: u8 = 2;
+
+/// Defines [`codec`] and [`flags`] from the registry's lines.
+macro_rules! registry {
+    ($(
+        $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
+        $v:ident = $id:literal, $name:literal, $($imp:ident)::+, [$($flag:ident),*];
+    )*) => {
+        /// The implementation of a codec.
+        pub(crate) fn codec(id: Codec) -> &'static dyn BlockCodec {
+            match id {
+                $($(#[cfg($cfg)])? Codec::$v => &crate::codec::$($imp)::+,)*
+            }
+        }
+
+        /// The capabilities of a codec's registry line.
+        const fn flags(id: Codec) -> u8 {
+            match id {
+                $($(#[cfg($cfg)])? Codec::$v => 0 $(| $flag)*,)*
+            }
+        }
+    };
+}
+crate::format::codecs::codecs!(registry);
+
+/// Whether a user may choose the codec (`--codec`, [`Codec::NAMES`]): the registry's `USER`.
+pub(crate) const fn user_choice(id: Codec) -> bool {
+    flags(id) & USER != 0
+}
+
+/// Whether the codec's data may follow the refs filter's prefix: the registry's `REFS`.
+pub(crate) const fn follows_refs(id: Codec) -> bool {
+    flags(id) & REFS != 0
+}
+
+impl Codec {
+    /// Whether the codec decodes the start of a block without the rest (its implementation's
+    /// [`BlockCodec::decodes_part`]), so that a small read stops early.
+    pub(crate) fn decodes_part(self) -> bool {
+        codec(self).decodes_part()
+    }
+}
+
+/// The filter of a wire id: the one place that names every filter.
+pub(crate) fn filter(id: Filter) -> &'static dyn BlockFilter {
+    use super::shuffle::{ByteDelta, Delta, NoFilter, Shuffle, ZigZagDelta};
+    match id {
+        Filter::None => &NoFilter,
+        Filter::Shuffle => &Shuffle,
+        Filter::ByteDelta => &ByteDelta,
+        Filter::Delta => &Delta,
+        Filter::ZigZagDelta => &ZigZagDelta,
+        Filter::Lorenzo => &super::lorenzo::Lorenzo,
+        Filter::Plane => &super::plane::Plane,
+        Filter::Refs => &super::refs::Refs,
+        Filter::Mask => &super::mask::Mask,
+        Filter::Fit => &super::fit::Fit,
+    }
+}
