@@ -1067,7 +1067,7 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// Threads a large read decodes on: [`Archive::set_threads`]'s, or the machine's cores.
-    fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         match self.threads {
             0 => crate::parallel::default_threads(),
             n => n,

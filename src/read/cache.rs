@@ -3,8 +3,10 @@
 //! Policy: entries are decoded blocks keyed by (stream, block); the budget counts their decoded
 //! bytes (a constant block is held as its element, and counts that element's bytes); inserting evicts least-recently-used entries until the new block fits; a block larger
 //! than the whole budget is not cached; a budget of 0 disables caching. Lookups and inserts take
-//! a short lock; decoding happens outside it, so two threads that miss the same block at once
-//! may both decode it (the second insert replaces the first).
+//! a short lock; decoding happens outside it. A reader that misses a block may claim it
+//! ([`BlockCache::claim`]): a second reader that misses it while it is being decoded then waits
+//! for that decode instead of decoding it again (readers of the original bytes, whose
+//! neighbouring requests share blocks, served at once by several threads).
 //!
 //! When the cache does not help: reads that touch every block once (a full-variable read, a
 //! sequential scan) only churn it, and reads of a time series across the record dimension touch
@@ -14,7 +16,8 @@
 //! revisit.
 
 use lru::LruCache;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Key of a cached block: (stream id, block number).
 pub type BlockKey = (u32, u64);
@@ -205,7 +208,39 @@ struct Inner {
     /// Blocks read without being cached ([`BlockCache::admit`]), most recent last, at most
     /// [`GHOSTS`].
     ghosts: LruCache<BlockKey, ()>,
+    /// Blocks a reader claimed and is decoding ([`BlockCache::claim`]).
+    pending: HashMap<BlockKey, Arc<Pending>>,
 }
+
+/// A block being decoded by the reader that claimed it: what it ends with, once it has.
+#[derive(Default)]
+struct Pending {
+    /// `None` while it is being decoded; then the block, or `None` if the decode failed.
+    end: Mutex<Option<Option<Block>>>,
+    done: Condvar,
+}
+
+/// What a reader that looked a block up is to do ([`BlockCache::claim`]).
+pub(crate) enum Claim<'a> {
+    /// The block, cached.
+    Hit(Block),
+    /// Nobody has it: decode it, and hand it over with [`Ticket::done`].
+    Mine(Ticket<'a>),
+    /// Another reader is decoding it: [`Waiter::wait`] for it.
+    Theirs(Waiter),
+}
+
+/// A claim on a block to decode: [`Ticket::done`] caches the block and wakes the readers
+/// waiting for it. Dropped without it (an error), the waiters are told to decode the block
+/// themselves.
+pub(crate) struct Ticket<'a> {
+    cache: &'a BlockCache,
+    key: BlockKey,
+    pending: Option<Arc<Pending>>,
+}
+
+/// The decode of a block another reader claimed.
+pub(crate) struct Waiter(Arc<Pending>);
 
 /// Blocks read without being cached that the cache remembers, at most: a block read again
 /// while it is remembered is cached.
@@ -235,6 +270,7 @@ impl BlockCache {
             inner: Mutex::new(Inner {
                 lru: LruCache::unbounded(),
                 ghosts: LruCache::unbounded(),
+                pending: HashMap::new(),
                 stats: CacheStats {
                     budget,
                     ..CacheStats::default()
@@ -270,6 +306,46 @@ impl BlockCache {
         found
     }
 
+    /// Looks a block up as [`BlockCache::get`] does, and on a miss claims it for this reader
+    /// to decode ([`Claim::Mine`]), unless another reader has claimed it and not finished
+    /// ([`Claim::Theirs`]). A reader holding tickets must finish them (or drop them) before
+    /// it waits for another's: then no two readers wait for each other.
+    pub(crate) fn claim(&self, key: BlockKey) -> Claim<'_> {
+        self.claim_counted(key, true)
+    }
+
+    /// As [`BlockCache::claim`], counting no hit or miss: for a block decoded ahead of the
+    /// readers, which no reader has asked for yet.
+    pub(crate) fn claim_ahead(&self, key: BlockKey) -> Claim<'_> {
+        self.claim_counted(key, false)
+    }
+
+    fn claim_counted(&self, key: BlockKey, count: bool) -> Claim<'_> {
+        let mut g = self.lock();
+        if let Some(found) = g.lru.get(&key).cloned() {
+            g.stats.hits += u64::from(count);
+            return Claim::Hit(found);
+        }
+        g.stats.misses += u64::from(count);
+        if let Some(p) = g.pending.get(&key) {
+            return Claim::Theirs(Waiter(Arc::clone(p)));
+        }
+        let p = Arc::new(Pending::default());
+        g.pending.insert(key, Arc::clone(&p));
+        Claim::Mine(Ticket {
+            cache: self,
+            key,
+            pending: Some(p),
+        })
+    }
+
+    /// Whether a block is held or claimed by a reader decoding it, without counting a hit or
+    /// a miss or changing its recency.
+    pub(crate) fn held_or_claimed(&self, key: BlockKey) -> bool {
+        let g = self.lock();
+        g.lru.contains(&key) || g.pending.contains_key(&key)
+    }
+
     /// Whether a block is held, without counting a hit or miss or changing its recency.
     pub fn contains(&self, key: BlockKey) -> bool {
         self.lock().lru.contains(&key)
@@ -277,8 +353,10 @@ impl BlockCache {
 
     /// Inserts a decoded block, evicting least-recently-used blocks to stay within budget.
     pub fn insert(&self, key: BlockKey, block: impl Into<Block>) {
-        let block = block.into();
-        let mut g = self.lock();
+        Self::put(&mut self.lock(), key, block.into());
+    }
+
+    fn put(g: &mut Inner, key: BlockKey, block: Block) {
         let size = block.held_bytes();
         if size > g.stats.budget {
             return;
@@ -325,6 +403,12 @@ impl BlockCache {
         self.lock().lru.promote(&key);
     }
 
+    /// Marks a block least recently used if it is held (the first to be evicted), without
+    /// counting a hit or a miss: for a block a scan is done with.
+    pub(crate) fn demote(&self, key: BlockKey) {
+        self.lock().lru.demote(&key);
+    }
+
     /// Drops a block if it is held (not counted as an eviction).
     pub(crate) fn remove(&self, key: BlockKey) {
         let mut g = self.lock();
@@ -366,6 +450,49 @@ impl BlockCache {
             budget: g.stats.budget,
             ..CacheStats::default()
         };
+    }
+}
+
+impl Ticket<'_> {
+    /// Caches `block` (as [`BlockCache::insert`]) and hands it to the readers waiting for it.
+    pub(crate) fn done(mut self, block: Block) {
+        self.end(Some(block));
+    }
+
+    fn end(&mut self, block: Option<Block>) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        {
+            let mut g = self.cache.lock();
+            if let Some(b) = &block {
+                BlockCache::put(&mut g, self.key, b.clone());
+            }
+            g.pending.remove(&self.key);
+        }
+        *p.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(block);
+        p.done.notify_all();
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.end(None);
+    }
+}
+
+impl Waiter {
+    /// Waits until the reader that claimed the block is done with it: the block, or `None`
+    /// if that reader failed (this one then decodes the block itself, and reports why it
+    /// cannot).
+    pub(crate) fn wait(self) -> Option<Block> {
+        let mut end = self.0.end.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(block) = &*end {
+                return block.clone();
+            }
+            end = self.0.done.wait(end).unwrap_or_else(|e| e.into_inner());
+        }
     }
 }
 
@@ -432,6 +559,35 @@ mod tests {
         assert_eq!(out, [3, 4, 1, 2, 3, 4]);
         assert!(!got.copy_to((1 << 30) - 5, &mut out));
         assert!(!got.copy_to(u64::MAX, &mut out));
+    }
+
+    #[test]
+    fn a_claimed_block_is_decoded_once_and_waited_for() {
+        let c = BlockCache::new(100);
+        let Claim::Mine(ticket) = c.claim((4, 0)) else {
+            panic!("nobody had claimed it")
+        };
+        let Claim::Theirs(waiter) = c.claim((4, 0)) else {
+            panic!("claimed already")
+        };
+        assert!(c.held_or_claimed((4, 0)) && !c.contains((4, 0)));
+        let t = std::thread::spawn(move || waiter.wait());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        ticket.done(Block::from(Arc::new(vec![3; 8])));
+        assert_eq!(t.join().unwrap(), Some(Block::from(Arc::new(vec![3; 8]))));
+        assert!(matches!(c.claim((4, 0)), Claim::Hit(_)));
+        // A ticket dropped (its decode failed): the waiters are told, nothing is cached, and
+        // the block can be claimed again.
+        let Claim::Mine(ticket) = c.claim((4, 1)) else {
+            panic!("nobody had claimed it")
+        };
+        let Claim::Theirs(waiter) = c.claim((4, 1)) else {
+            panic!("claimed already")
+        };
+        drop(ticket);
+        assert_eq!(waiter.wait(), None);
+        assert!(!c.held_or_claimed((4, 1)));
+        assert!(matches!(c.claim((4, 1)), Claim::Mine(_)));
     }
 
     #[test]

@@ -6,10 +6,15 @@
 //! takes a run of each record variable's stream (records de-interleaved in the archive).
 //!
 //! Blocks come through the archive's block cache. A reader raises the cache's budget to hold
-//! twice a block of every stream (at most [`MAX_AUTO_BUDGET`]), so that a sequential read of
-//! interleaved records finds the block of each record variable it is in the middle of still
-//! cached, and decodes each block once. A large read is served a window at a time
-//! ([`WINDOW`]), each window's missing blocks of a stream decoded on the archive's threads.
+//! a block of every stream, one decoded ahead of each, and as much again (at most
+//! [`MAX_AUTO_BUDGET`]), so that a sequential read of interleaved records finds the block of
+//! each record variable it is in the middle of still cached, and decodes each block once. A
+//! read that continues a scan has the blocks after it decoded into the cache on the archive's
+//! threads meanwhile ([`Archive::scan_ahead`]; the block before it, done with, goes first out
+//! of the cache); a block that one thread is decoding, another waits for instead of decoding
+//! it again (requests for neighbouring ranges share blocks). A large read is served a
+//! window at a time ([`WINDOW`]), each window's missing blocks of a stream decoded on the
+//! archive's threads.
 
 use crate::error::{Error, Result};
 use crate::io::ReadAt;
@@ -85,10 +90,12 @@ impl OriginalReader<Input> {
     }
 }
 
-impl<R: ReadAt> OriginalReader<R> {
+impl<R: ReadAt + 'static> OriginalReader<R> {
     /// A reader of `archive`'s original file (an archive, or one shared as `Arc<Archive>`).
-    /// Raises the archive's cache budget, if lower, to twice a block of every stream (at most
-    /// 1 GiB): what a sequential read of interleaved records needs to decode each block once.
+    /// Raises the archive's cache budget, if lower, to three times a block of every stream
+    /// (or two blocks per thread more, if larger; at most 1 GiB): what a sequential read of
+    /// interleaved records needs to decode each block once, with the blocks after it decoded
+    /// meanwhile.
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-original-new", std::process::id()));
@@ -104,7 +111,14 @@ impl<R: ReadAt> OriginalReader<R> {
     /// ```
     pub fn new(archive: impl Into<Arc<Archive<R>>>) -> Self {
         let archive = archive.into();
-        let want = working_set(&archive).saturating_mul(2).min(MAX_AUTO_BUDGET);
+        // A block of every stream being read, one decoded ahead of each (or two per thread
+        // of the largest), and as much again: what is decoded ahead is never evicted unread.
+        let ws = working_set(&archive);
+        let ahead = ws.max(2 * archive.threads() as u64 * largest_block(&archive));
+        let want = ws
+            .saturating_mul(2)
+            .saturating_add(ahead)
+            .min(MAX_AUTO_BUDGET);
         if archive.cache_stats().budget < want {
             archive.set_cache_budget(want);
         }
@@ -238,6 +252,11 @@ impl<R: ReadAt> OriginalReader<R> {
             .collect::<Result<Vec<Source>>>()?;
         for (src, &(s, first, len)) in sources.iter_mut().zip(&runs) {
             src.fetch_rest(archive, s, first, len)?;
+        }
+        // A scan has the blocks after this read decoded meanwhile.
+        let streams = runs.iter().filter(|r| !archive.is_member(r.0)).count();
+        for &(s, first, len) in &runs {
+            self.archive.scan_ahead(s, first, len, streams);
         }
         // The block each run ends in is where a sequential read goes on from.
         for src in &sources {
@@ -382,6 +401,16 @@ fn working_set<R: ReadAt>(a: &Archive<R>) -> u64 {
         .sum()
 }
 
+/// The largest block of a stream with blocks (not a member of a shared stream): what one
+/// block decoded ahead of a scan may hold.
+fn largest_block<R: ReadAt>(a: &Archive<R>) -> u64 {
+    (0..a.stream_count())
+        .filter(|&s| !a.is_member(s))
+        .map(|s| a.block_bytes(s).min(a.stream_len(s)))
+        .max()
+        .unwrap_or(0)
+}
+
 /// `std::io::Read + Seek` over an archive's original file ([`OriginalReader::cursor`]).
 /// Reading past the end gives 0 bytes; seeking past it is allowed, before 0 is an error.
 ///
@@ -419,7 +448,7 @@ fn to_io(e: Error) -> std::io::Error {
     std::io::Error::new(kind, e)
 }
 
-impl<R: ReadAt> Read for OriginalCursor<R> {
+impl<R: ReadAt + 'static> Read for OriginalCursor<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.reader.read_at(self.pos, buf).map_err(to_io)?;
         self.pos += n as u64;
@@ -427,7 +456,7 @@ impl<R: ReadAt> Read for OriginalCursor<R> {
     }
 }
 
-impl<R: ReadAt> Seek for OriginalCursor<R> {
+impl<R: ReadAt + 'static> Seek for OriginalCursor<R> {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
         let (base, delta) = match to {
             SeekFrom::Start(n) => {
@@ -450,7 +479,7 @@ impl<R: ReadAt> Seek for OriginalCursor<R> {
     }
 }
 
-impl<R: ReadAt> ReadAt for OriginalReader<R> {
+impl<R: ReadAt + 'static> ReadAt for OriginalReader<R> {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
         let n = self.read_at(offset, buf).map_err(to_io)?;
         if n < buf.len() {

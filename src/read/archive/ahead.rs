@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 /// Streams whose last read end is remembered.
-const REMEMBERED: usize = 8;
+const REMEMBERED: usize = 64;
 
 /// Decoded bytes held ahead of the readers, at most (but always at least two blocks).
 const AHEAD_BYTES: u64 = 8 << 20;
@@ -239,6 +239,33 @@ impl Ahead {
         follows
     }
 
+    /// As [`Ahead::follows`], for reads that several threads serve at once and that may
+    /// arrive a little out of order (a kernel's readahead of a mounted file): the read is part
+    /// of a scan if it starts within `slack` bytes of where the last read of `s` ended; the
+    /// end remembered then never moves back.
+    pub(super) fn near(&self, s: usize, off: u64, len: u64, slack: u64) -> bool {
+        if !self.here() {
+            return false;
+        }
+        let mut ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        let at = ends.iter().position(|e| e.0 == s);
+        let last = at.map(|i| ends.remove(i).1);
+        let near = last.is_some_and(|end| end.abs_diff(off) <= slack);
+        if at.is_none() && ends.len() == REMEMBERED {
+            ends.remove(0);
+        }
+        let end = off.saturating_add(len);
+        ends.push((
+            s,
+            if near {
+                end.max(last.unwrap_or(0))
+            } else {
+                end
+            },
+        ));
+        near
+    }
+
     /// The streams read most recently.
     fn recent(&self) -> Vec<usize> {
         let ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
@@ -356,7 +383,7 @@ impl<R: ReadAt> Archive<R> {
         for b in first..=last {
             let e = *self.entry(s, b);
             let n = self.block_len(s, b);
-            if e.is_constant() || e.is_lost() || self.cache.contains((id, b)) {
+            if e.is_constant() || e.is_lost() || self.cache.held_or_claimed((id, b)) {
                 continue;
             }
             {
@@ -471,6 +498,55 @@ impl<R: ReadAt> Archive<R> {
                 self.ahead.give_back_frame(frame);
                 r.map_err(|e| self.block_error(s, b, e.into()))?;
                 Ok(Some(Block::Bytes(Arc::new(out))))
+            }
+        }
+    }
+}
+
+impl<R: ReadAt + 'static> Archive<R> {
+    /// For a reader of the original's bytes ([`crate::OriginalReader`]), after it read `len`
+    /// bytes from `off` of stream `s`, one of the `streams` streams the read took: if the read
+    /// continues a scan of `s` (it starts within a few reads' length of where the last one
+    /// ended: requests that several threads serve arrive a little out of order), has the
+    /// pool's threads decode the blocks that follow into the cache, two per thread shared
+    /// among the streams (at least one each), each claimed there ([`BlockCache::claim`]) so
+    /// that no reader decodes it again meanwhile. Nothing for a member of a shared stream,
+    /// with one thread, or for a remote archive (its reader fetches ahead on its own).
+    pub(crate) fn scan_ahead(self: &Arc<Self>, s: usize, off: u64, len: u64, streams: usize) {
+        let st = &self.streams[s];
+        let threads = self.threads() as u64;
+        if len == 0 || st.shared.is_some() || threads < 2 || self.reader.wants_prefetch() {
+            return;
+        }
+        let bb = st.block_bytes;
+        if !self.ahead.near(s, off, len, len.saturating_mul(4).max(bb)) {
+            return;
+        }
+        // The block before this read's: the scan is done with it, so it goes first (not the
+        // blocks decoded ahead, which nobody has read yet).
+        if off / bb > 0 {
+            self.cache.demote((st.id, off / bb - 1));
+        }
+        let n = (2 * threads / streams.max(1) as u64).max(1);
+        let next = (off + len - 1) / bb + 1;
+        let end = (next + n).min(st.blocks());
+        for b in next..end {
+            let e = self.entry(s, b);
+            if e.is_constant() || e.is_lost() || self.cache.held_or_claimed((st.id, b)) {
+                continue;
+            }
+            let archive = Arc::clone(self);
+            let job = move || {
+                let key = (archive.streams[s].id, b);
+                if let crate::read::cache::Claim::Mine(ticket) = archive.cache.claim_ahead(key) {
+                    // A block that cannot be read is left to the reader, which says why.
+                    if let Ok(block) = archive.load(s, b) {
+                        ticket.done(block);
+                    }
+                }
+            };
+            if !crate::parallel::spawn(job) {
+                return;
             }
         }
     }

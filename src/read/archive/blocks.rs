@@ -4,6 +4,7 @@
 use super::*;
 use crate::codec::PartDecoder;
 use crate::format::Codec;
+use crate::read::cache::{Claim, Ticket, Waiter};
 
 /// Frames of at least this many bytes (header and payload) are decoded only as far as a
 /// small read of a part of their block needs ([`Archive::read_part`]).
@@ -693,33 +694,54 @@ impl<R: ReadAt> Archive<R> {
     /// blocks as their element, not built.
     pub(super) fn fetch(&self, s: usize, blocks: &[u64]) -> Result<Vec<Block>> {
         let id = self.streams[s].id;
-        let mut got: Vec<Option<Block>> = blocks.iter().map(|&b| self.cache.get((id, b))).collect();
+        // The blocks cached; those another thread is decoding, to wait for once this one has
+        // decoded its own (tickets[i]: block i is this thread's to decode, and to hand over).
+        let mut got: Vec<Option<Block>> = vec![None; blocks.len()];
+        let mut tickets: Vec<Option<Ticket<'_>>> = Vec::with_capacity(blocks.len());
+        let mut theirs: Vec<(usize, Waiter)> = Vec::new();
+        for (i, &b) in blocks.iter().enumerate() {
+            tickets.push(match self.cache.claim((id, b)) {
+                Claim::Hit(block) => {
+                    got[i] = Some(block);
+                    None
+                }
+                Claim::Mine(ticket) => Some(ticket),
+                Claim::Theirs(waiter) => {
+                    theirs.push((i, waiter));
+                    None
+                }
+            });
+        }
+        let mut put = |i: usize, block: &Block, got: &mut Vec<Option<Block>>| {
+            if let Some(t) = tickets[i].take() {
+                t.done(block.clone());
+            }
+            got[i] = Some(block.clone());
+        };
+        let mine = |i: usize, got: &Vec<Option<Block>>| {
+            got[i].is_none() && !theirs.iter().any(|w| w.0 == i)
+        };
         // Constant blocks need no I/O.
         for (i, &b) in blocks.iter().enumerate() {
-            if got[i].is_none() && self.entry(s, b).is_constant() {
-                let block = self.constant(s, b);
-                self.cache.insert((id, b), block.clone());
-                got[i] = Some(block);
+            if mine(i, &got) && self.entry(s, b).is_constant() {
+                put(i, &self.constant(s, b), &mut got);
             }
         }
         // Blocks decoded ahead of a sequential reader need no I/O either.
         with_scratch(|scratch| {
             for (i, &b) in blocks.iter().enumerate() {
-                if got[i].is_none() {
+                if mine(i, &got) {
                     if let Some(block) = self.ahead_block(s, b, scratch)? {
-                        self.cache.insert((id, b), block.clone());
-                        got[i] = Some(block);
+                        put(i, &block, &mut got);
                     }
                 }
             }
             Ok::<_, Error>(())
         })?;
-        let missing: Vec<usize> = (0..blocks.len()).filter(|&i| got[i].is_none()).collect();
+        let missing: Vec<usize> = (0..blocks.len()).filter(|&i| mine(i, &got)).collect();
         if missing.len() == 1 {
             let i = missing[0];
-            let block = self.load(s, blocks[i])?;
-            self.cache.insert((id, blocks[i]), block.clone());
-            got[i] = Some(block);
+            put(i, &self.load(s, blocks[i])?, &mut got);
         } else if !missing.is_empty() {
             // Group misses whose frames are adjacent in the file into single reads.
             let mut groups: Vec<(u64, Vec<usize>)> = Vec::new();
@@ -789,11 +811,16 @@ impl<R: ReadAt> Archive<R> {
             // (every frame before a failed one was taken, so decoded, before it failed).
             decoded.sort_by_key(|r| r.0);
             for (i, r) in decoded {
-                let d = r?;
-                let block = Block::Bytes(Arc::new(d));
-                self.cache.insert((id, blocks[i]), block.clone());
-                got[i] = Some(block);
+                put(i, &Block::Bytes(Arc::new(r?)), &mut got);
             }
+        }
+        // This thread's blocks are handed over: now those of the others (or, where another
+        // thread failed, this one decodes the block, and says why it cannot).
+        for (i, waiter) in theirs {
+            got[i] = Some(match waiter.wait() {
+                Some(block) => block,
+                None => self.load(s, blocks[i])?,
+            });
         }
         got.into_iter()
             .enumerate()
