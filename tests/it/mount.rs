@@ -1,7 +1,8 @@
 //! `nc3pack mount`: a directory of archives mounted through FUSE reads as the directory of the
 //! originals — `cmp`-equal, 10,000 random `pread`s across block, record and end-of-file
-//! boundaries, `ncdump` (without the plugin), `cdo -s infon` and `scipy.io.netcdf_file` with
-//! `mmap=True` give what they give for the originals; writes fail with EROFS; a damaged block
+//! boundaries, `ncdump` (without the plugin), `ncks`, `cdo -s sinfo`, `infon` and `infon
+//! -timmean` (the time mean) and `scipy.io.netcdf_file` with `mmap=True` give what they give
+//! for the originals; writes fail with EROFS; a damaged block
 //! gives EIO for the reads that touch it only; a replaced archive reads as the new one; SIGTERM
 //! and `fusermount3 -u` leave no mount behind. Each test unmounts whatever happens (a guard),
 //! and every wait is bounded. Without /dev/fuse or fusermount3 the tests are skipped
@@ -458,9 +459,22 @@ fn a_mounted_directory_reads_as_the_originals() {
                 original: c.original.clone(),
             })
             .collect();
-        let n = same_output(&m, &samples, "cdo", &["-s", "infon"], &home);
-        eprintln!("cdo -s infon: {n} mounted files as their originals");
-        assert!(n >= 1, "cdo infon compared {n} files");
+        for args in [
+            &["-s", "sinfo"][..],
+            &["-s", "infon"],
+            // The time mean, printed (`cdo timmean IN OUT` would also write the input's
+            // path into the output's history).
+            &["-s", "infon", "-timmean"],
+        ] {
+            let n = same_output(&m, &samples, "cdo", args, &home);
+            eprintln!("cdo {args:?}: {n} mounted files as their originals");
+            assert!(n >= 2, "cdo {args:?} compared {n} files");
+        }
+    }
+    if have_tool("ncks", "apt-get install nco") {
+        let n = same_output(&m, &cases, "ncks", &[], &home);
+        eprintln!("ncks: {n} mounted files as their originals");
+        assert!(n >= 20, "ncks compared {n} files");
     }
     match python_with_scipy() {
         None => skip("needs scipy (apt-get install python3-scipy)"),
@@ -629,4 +643,176 @@ fn listing_and_stat_decode_no_block() {
     let log = m.stop(None);
     assert!(log.contains(" 0 blocks decoded"), "{log}");
     assert!(log.contains("0 read requests"), "{log}");
+}
+
+/// A CDF-2 file of `n` floats in one variable `big`, written sparse (every value 0) but for
+/// `regions` of pseudo-random values: (its path, the offset of the variable's data).
+fn sparse_big_file(path: &Path, n: u64, regions: &[(u64, u64)], rng: &mut Rng) -> u64 {
+    let mut h: Vec<u8> = Vec::new();
+    let be32 = |h: &mut Vec<u8>, v: u32| h.extend_from_slice(&v.to_be_bytes());
+    let name = |h: &mut Vec<u8>, s: &str| {
+        h.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        h.extend_from_slice(s.as_bytes());
+        h.resize(h.len().next_multiple_of(4), 0);
+    };
+    h.extend_from_slice(b"CDF\x02");
+    be32(&mut h, 0); // numrecs
+    be32(&mut h, 0x0A); // NC_DIMENSION
+    be32(&mut h, 1);
+    name(&mut h, "n");
+    be32(&mut h, u32::try_from(n).unwrap());
+    h.extend_from_slice(&[0; 8]); // no global attributes
+    be32(&mut h, 0x0B); // NC_VARIABLE
+    be32(&mut h, 1);
+    name(&mut h, "big");
+    be32(&mut h, 1); // one dimension: n
+    be32(&mut h, 0);
+    h.extend_from_slice(&[0; 8]); // no attributes
+    be32(&mut h, 5); // NC_FLOAT
+    be32(&mut h, u32::try_from(n * 4).unwrap()); // vsize
+    let begin = h.len() as u64 + 8;
+    h.extend_from_slice(&begin.to_be_bytes());
+    let f = std::fs::File::create(path).unwrap();
+    f.write_all_at(&h, 0).unwrap();
+    f.set_len(begin + n * 4).unwrap();
+    for &(at, len) in regions {
+        // A smooth field with noise: neither constant nor incompressible.
+        let bytes: Vec<u8> = (0..len / 4)
+            .flat_map(|i| {
+                let v = 280.0
+                    + 10.0 * ((at / 4 + i) as f32 * 1e-3).sin()
+                    + (rng.below(1000) as f32) * 1e-3;
+                v.to_be_bytes()
+            })
+            .collect();
+        f.write_all_at(&bytes, begin + at).unwrap();
+    }
+    begin
+}
+
+#[test]
+fn four_kib_deep_in_a_1_gib_original_decode_only_the_blocks_that_cover_them() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(&archives).unwrap();
+    let original = scratch.path().join("big.nc");
+    let mut rng = Rng(52);
+    // 2^28 floats: a 1 GiB variable, all zero but 32 regions of 192 KiB of data 32 MiB apart.
+    let n: u64 = 1 << 28;
+    let regions: Vec<(u64, u64)> = (0..32u64)
+        .map(|i| (i * (32 << 20) + rng.below(16 << 20) / 4 * 4, 192 << 10))
+        .collect();
+    let begin = sparse_big_file(&original, n, &regions, &mut rng);
+    // The netcdf3 crate reads it as one variable of 2^28 floats.
+    let ds = netcdf3::FileReader::open(&original).unwrap();
+    assert_eq!(
+        ds.data_set().get_var("big").map(|v| v.len()),
+        Some(n as usize)
+    );
+    drop(ds);
+    let opts = nc3pack::PackOptions::default()
+        .with_threads(2)
+        .with_force(true);
+    nc3pack::pack_file(&original, &archives.join("big.nc.nc3z"), &opts).unwrap();
+    let a = nc3pack::Archive::open(archives.join("big.nc.nc3z")).unwrap();
+    let bb = a.block_bytes(0);
+    let data_blocks = a
+        .blocks()
+        .filter(|&(s, b)| s == 0 && !a.entry(0, b).is_constant())
+        .count();
+    assert!(data_blocks >= 32, "{data_blocks} blocks with data");
+
+    // 64 reads of 4 KiB, each alone in its 16 MiB of the file (none continues another, so
+    // none is taken for a scan): one inside each region of data, one in the zeros after it.
+    let mut reads: Vec<u64> = regions
+        .iter()
+        .flat_map(|&(at, len)| {
+            let inside = at + rng.below(len - 4096);
+            let zeros = at + len + (4 << 20) + rng.below(8 << 20);
+            [begin + inside, begin + zeros]
+        })
+        .collect();
+    for i in (1..reads.len()).rev() {
+        reads.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    // The blocks with data that the pages of those reads cover: what may be decoded.
+    let mut covering = std::collections::BTreeSet::new();
+    for &off in &reads {
+        let (p0, p1) = (off / 4096 * 4096, (off + 4096).div_ceil(4096) * 4096);
+        for b in (p0.max(begin) - begin) / bb..=(p1 - 1 - begin) / bb {
+            if !a.entry(0, b).is_constant() {
+                covering.insert(b);
+            }
+        }
+    }
+    drop(a);
+
+    let mut m = Mount::start(&archives, scratch.path());
+    let mounted = std::fs::File::open(m.path("big.nc")).unwrap();
+    assert_eq!(mounted.metadata().unwrap().len(), begin + n * 4);
+    // No readahead: the kernel asks for the pages read, no more.
+    // SAFETY: posix_fadvise on an open descriptor, with no pointers.
+    let r = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&mounted),
+            0,
+            0,
+            libc::POSIX_FADV_RANDOM,
+        )
+    };
+    assert_eq!(r, 0);
+    let pid = m.child.as_ref().unwrap().id();
+    let field = |text: &str, key: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {text}"))
+    };
+    // Bytes the mount has had written to storage (its log's first line, so far).
+    let written = || {
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+        field(&io, "write_bytes:")
+    };
+    let written_before = written();
+    let orig = std::fs::File::open(&original).unwrap();
+    let (mut got, mut want) = (vec![0u8; 4096], vec![0u8; 4096]);
+    for &off in &reads {
+        mounted.read_exact_at(&mut got, off).unwrap();
+        orig.read_exact_at(&mut want, off).unwrap();
+        assert!(got == want, "4 KiB at {off}");
+    }
+    // Nothing written to disk by the reads, and nothing like the original held in memory.
+    assert_eq!(
+        written(),
+        written_before,
+        "bytes written to storage by the mount"
+    );
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let peak_kib = field(&status, "VmHWM:");
+    assert!(
+        peak_kib < 256 << 10,
+        "the mount's peak memory: {peak_kib} KiB"
+    );
+    drop(mounted);
+    let log = m.stop(Some(libc::SIGTERM));
+    let decoded: u64 = log
+        .lines()
+        .flat_map(|l| l.split(", "))
+        .find_map(|p| p.strip_suffix(" blocks decoded"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of blocks decoded in {log}"));
+    eprintln!(
+        "64 reads of 4 KiB: {decoded} blocks decoded; {} blocks with data cover them, \
+         {data_blocks} of {} blocks have data; peak memory {peak_kib} KiB",
+        covering.len(),
+        (n * 4).div_ceil(bb)
+    );
+    assert!(
+        decoded >= 1 && decoded <= covering.len() as u64,
+        "{decoded} blocks decoded for reads that {} blocks with data cover",
+        covering.len()
+    );
 }

@@ -506,7 +506,7 @@ impl<R: ReadAt> Archive<R> {
 impl<R: ReadAt + 'static> Archive<R> {
     /// For a reader of the original's bytes ([`crate::OriginalReader`]), after it read `len`
     /// bytes from `off` of stream `s`, one of the `streams` streams the read took: if the read
-    /// continues a scan of `s` (it starts within a few reads' length of where the last one
+    /// continues a scan of `s` (it starts within four times its length of where the last one
     /// ended: requests that several threads serve arrive a little out of order), has the
     /// pool's threads decode the blocks that follow into the cache, two per thread shared
     /// among the streams (at least one each), each claimed there ([`BlockCache::claim`]) so
@@ -519,7 +519,7 @@ impl<R: ReadAt + 'static> Archive<R> {
             return;
         }
         let bb = st.block_bytes;
-        if !self.ahead.near(s, off, len, len.saturating_mul(4).max(bb)) {
+        if !self.ahead.near(s, off, len, len.saturating_mul(4)) {
             return;
         }
         // The block before this read's: the scan is done with it, so it goes first (not the
