@@ -364,7 +364,7 @@ const fn user_codecs() -> ([Codec; Codec::ALL.len()], usize) {
     let mut out = [Codec::None; Codec::ALL.len()];
     let (mut i, mut n) = (0, 0);
     while i < Codec::ALL.len() {
-        if crate::codec::registry::user_choice(Codec::ALL[i]) {
+        if Codec::ALL[i].user_choice() {
             out[n] = Codec::ALL[i];
             n += 1;
         }

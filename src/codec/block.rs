@@ -5,14 +5,10 @@
 
 use std::ops::RangeInclusive;
 
-pub(crate) use super::decode::Space;
 use super::error::FrameError;
+use super::space::{grow, Scratch, Space};
 use crate::codec::word::be_to_native;
 use crate::format::FrameHeader;
-
-/// The zstd decompression context a decoding thread keeps between frames (made at the first
-/// zstd frame, header frames and small reads' frames included).
-pub(crate) type ZstdContext = Option<super::zstd::ZstdDCtx>;
 
 /// The zstd compression context an encoder keeps (`None` when the encoder's codec is not zstd).
 pub(crate) type ZstdCompressor<'a> = Option<&'a mut zstd::bulk::Compressor<'static>>;
@@ -56,7 +52,7 @@ pub(crate) trait BlockCodec: Sync {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        zstd: &mut ZstdContext,
+        scratch: &mut Scratch,
     ) -> Result<(), FrameError>;
     /// Whether [`BlockCodec::decompress_upto`] stops once it has the bytes asked for, so that a
     /// small read of the start of a block decodes only that (zstd). By default false.
@@ -77,10 +73,10 @@ pub(crate) trait BlockCodec: Sync {
         payload: &[u8],
         out: &mut [u8],
         want: usize,
-        zstd: &mut ZstdContext,
+        scratch: &mut Scratch,
     ) -> Result<(usize, bool), FrameError> {
         let _ = want;
-        self.decompress_into(h, payload, out, zstd)?;
+        self.decompress_into(h, payload, out, scratch)?;
         Ok((out.len(), true))
     }
     /// Whether the codec decodes a frame's numbers itself (pco, context): it then checks the
@@ -104,7 +100,7 @@ pub(crate) trait BlockCodec: Sync {
         native: bool,
         space: &mut Space,
     ) -> Result<(), FrameError> {
-        self.decompress_into(h, payload, out, &mut space.zstd)?;
+        self.decompress_into(h, payload, out, &mut space.codecs)?;
         if native {
             be_to_native(out, usize::from(h.esize));
         }
@@ -120,23 +116,24 @@ pub(crate) trait BlockFilter: Sync {
     /// Reverses [`BlockFilter::apply`]: `data` is what it wrote, `out` (its contents replaced)
     /// the block.
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
-    /// Decodes the payload of a frame `h` with this filter (its CRC checked) into `out`
-    /// (`h.decoded_len` bytes, checked), elements of 2, 4 or 8 bytes in native order when
-    /// `native`, reusing `space`. By default the codec's output goes to `space` and
-    /// [`BlockFilter::undo_into`] turns it into `out` (see [`super::decode::codec_then_undo`]).
+    /// Decodes the payload of a frame `h` with this filter and `codec`, the frame's (its CRC
+    /// checked), into `out` (`h.decoded_len` bytes, checked), elements of 2, 4 or 8 bytes in
+    /// native order when `native`, reusing `space`. By default the codec's output goes to
+    /// `space` and [`BlockFilter::undo_into`] turns it into `out` (see [`codec_then_undo`]).
     ///
     /// # Errors
     ///
     /// A [`FrameError`] saying what is wrong with the payload.
     fn decode_frame(
         &self,
+        codec: &dyn BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
         native: bool,
         space: &mut Space,
     ) -> Result<(), FrameError> {
-        super::decode::codec_then_undo(self, h, payload, 0, out, native, space)
+        codec_then_undo(self, codec, h, payload, 0, out, native, space)
     }
     /// Reverses the filter on a frame's decompressed payload `src` (which it may use as
     /// scratch space) into `dst` (the same length), `row` being the row length the frame
@@ -173,4 +170,40 @@ pub(crate) trait BlockFilter: Sync {
     fn undoes_part(&self) -> bool {
         false
     }
+}
+
+/// The decoding of a frame with filter `f` whose codec, `codec`, decompresses bytes that `f` then turns
+/// into the block (the default of [`BlockFilter::decode_frame`]): the codec's output goes to
+/// `space.filtered` and [`BlockFilter::undo_into`] (with the frame's row length `row`) makes
+/// `out` of it. A codec that decodes numbers itself (pco, context) decodes straight into `out`
+/// instead, refusing a filter other than `none`.
+#[allow(clippy::too_many_arguments)] // the frame's decoding: what `decode_frame` gets, and the row
+pub(crate) fn codec_then_undo<F: BlockFilter + ?Sized>(
+    f: &F,
+    codec: &dyn BlockCodec,
+    h: &FrameHeader,
+    payload: &[u8],
+    row: usize,
+    out: &mut [u8],
+    native: bool,
+    space: &mut Space,
+) -> Result<(), FrameError> {
+    if codec.decodes_numbers() {
+        // Numbers decode in native order: the swap to big-endian, if any, is the codec's last
+        // pass.
+        return codec.decode_into(h, payload, out, native, space);
+    }
+    let (esize, n) = (usize::from(h.esize), out.len());
+    if esize == 0 || !n.is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    // Grows once per thread, then reused: decompression overwrites all of it.
+    grow(&mut space.filtered, n)?;
+    let filtered = &mut space.filtered[..n];
+    codec.decompress_into(h, payload, filtered, &mut space.codecs)?;
+    f.undo_into(filtered, esize, row, out, native);
+    Ok(())
 }

@@ -1,10 +1,11 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
 //! buffer.
 
-use super::block::{BlockCodec, BlockFilter, ZstdContext};
+use super::block::{BlockCodec, BlockFilter};
 use super::error::FrameError;
-use super::pages::{prefault, PageBuf};
-use crate::format::{crc, Codec, FrameHeader};
+use super::pages::PageBuf;
+use super::space::{grow, Space};
+use crate::format::{crc, FrameHeader};
 
 /// Checks that `payload` is the `h.stored_len` bytes whose CRC the frame header records.
 pub(crate) fn check_payload(h: &FrameHeader, payload: &[u8]) -> Result<(), FrameError> {
@@ -101,14 +102,14 @@ pub(crate) fn decode_payload_part(
         let esize = check_filter_esize(h)?;
         grow(&mut space.filtered, n)?;
         let filtered = &mut space.filtered[..n];
-        codec.decompress_into(h, payload, filtered, &mut space.zstd)?;
+        codec.decompress_into(h, payload, filtered, &mut space.codecs)?;
         if f.undo_part(filtered, n, esize, from, dst) {
             return Ok(());
         }
     }
     let mut block = std::mem::take(&mut space.block);
     let r = grow(&mut block, n)
-        .and_then(|()| f.decode_frame(h, payload, &mut block[..n], false, space));
+        .and_then(|()| f.decode_frame(codec, h, payload, &mut block[..n], false, space));
     if r.is_ok() {
         dst.copy_from_slice(&block[from..end]);
     }
@@ -265,7 +266,7 @@ impl<'a> PartDecoder<'a> {
         // (Frames that ended with the payload must be the whole block.)
         let (got, ended) =
             self.codec
-                .decompress_upto(&self.h, payload, out, self.need, &mut self.space.zstd)?;
+                .decompress_upto(&self.h, payload, out, self.need, &mut self.space.codecs)?;
         if ended && got != n {
             return Err(FrameError::DecodedLength {
                 got,
@@ -281,33 +282,6 @@ impl<'a> PartDecoder<'a> {
         let esize = usize::from(self.h.esize);
         Ok(self.f.undo_part(&out[..got], n, esize, self.from, dst))
     }
-}
-
-/// The element size of a frame whose filter goes with codec pco only and elements of the sizes
-/// `supports` allows (`mask`, `fit`), decoding to `len` bytes: the filter's own error (from
-/// `codec` or `size`) for another codec or element size, and [`FrameError::FilterElementSize`]
-/// when `len` is not whole elements.
-pub(crate) fn pco_filter_esize(
-    h: &FrameHeader,
-    len: usize,
-    supports: fn(usize) -> bool,
-    codec: fn(Codec) -> FrameError,
-    size: fn(u16) -> FrameError,
-) -> Result<usize, FrameError> {
-    if h.codec != Codec::Pco {
-        return Err(codec(h.codec));
-    }
-    let esize = usize::from(h.esize);
-    if !supports(esize) {
-        return Err(size(h.esize));
-    }
-    if !len.is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
-    Ok(esize)
 }
 
 /// Per-thread state of [`decode_payload_into`]: a zstd context and the buffers a payload is
@@ -342,40 +316,6 @@ impl DecodeScratch {
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         self.space.held()
-    }
-}
-
-/// The buffers of a [`DecodeScratch`].
-#[derive(Default)]
-pub(crate) struct Space {
-    /// The zstd context of every zstd frame (whole or [`PartDecoder`]'s).
-    pub(crate) zstd: ZstdContext,
-    pub(crate) filtered: Vec<u8>,
-    pub(crate) pco: super::pco::PcoScratch,
-    /// The residuals of a `plane` frame, as native numbers (aligned).
-    pub(crate) words: Vec<u64>,
-    /// The bitmap of a `mask` or `fit` frame.
-    pub(crate) bits: Vec<u8>,
-    /// The working values of a `fit` frame.
-    pub(crate) fit: super::fit::Work,
-    /// A whole block, for [`decode_payload_part`] with a filter that does not undo a part.
-    pub(crate) block: Vec<u8>,
-    /// The buffer of [`PartDecoder`]: the block decompressed, then the payload.
-    pub(crate) part: Option<PageBuf>,
-}
-
-impl Space {
-    /// The bytes its buffers hold (their capacity; a zstd context counts as 1).
-    #[cfg(test)]
-    fn held(&self) -> usize {
-        self.filtered.capacity()
-            + self.block.capacity()
-            + self.bits.capacity()
-            + 8 * self.words.capacity()
-            + self.pco.held()
-            + self.fit.held()
-            + usize::from(self.zstd.is_some())
-            + self.part.as_ref().map_or(0, |p| p.len())
     }
 }
 
@@ -415,72 +355,21 @@ fn decode_checked_into(
             decoded: h.decoded_len,
         });
     }
-    super::registry::filter(h.filter).decode_frame(h, payload, out, native, &mut scratch.space)
-}
-
-/// The decoding of a frame with filter `f` whose codec decompresses bytes that `f` then turns
-/// into the block (the default of [`BlockFilter::decode_frame`]): the codec's output goes to
-/// `space.filtered` and [`BlockFilter::undo_into`] (with the frame's row length `row`) makes
-/// `out` of it. A codec that decodes numbers itself (pco, context) decodes straight into `out`
-/// instead, refusing a filter other than `none`.
-pub(crate) fn codec_then_undo<F: BlockFilter + ?Sized>(
-    f: &F,
-    h: &FrameHeader,
-    payload: &[u8],
-    row: usize,
-    out: &mut [u8],
-    native: bool,
-    space: &mut Space,
-) -> Result<(), FrameError> {
-    let codec = super::registry::codec(h.codec);
-    if codec.decodes_numbers() {
-        // Numbers decode in native order: the swap to big-endian, if any, is the codec's last
-        // pass.
-        return codec.decode_into(h, payload, out, native, space);
-    }
-    let (esize, n) = (usize::from(h.esize), out.len());
-    if esize == 0 || !n.is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
-    // Grows once per thread, then reused: decompression overwrites all of it.
-    grow(&mut space.filtered, n)?;
-    let filtered = &mut space.filtered[..n];
-    codec.decompress_into(h, payload, filtered, &mut space.zstd)?;
-    f.undo_into(filtered, esize, row, out, native);
-    Ok(())
-}
-
-/// Grows `v` to at least `n` elements (the new ones zero), or [`FrameError::NoMemory`]: the
-/// buffers of decoding are sized by a frame's decoded length, which the machine may not have.
-pub(crate) fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) -> Result<(), FrameError> {
-    if v.len() < n {
-        v.try_reserve(n - v.len())
-            .map_err(|_| FrameError::NoMemory {
-                len: n.saturating_mul(std::mem::size_of::<T>()) as u64,
-            })?;
-        prefault(v, n);
-        v.resize(n, T::default());
-    }
-    Ok(())
-}
-
-/// Decompresses `payload` (codec `h.codec`) into `out`, checking that it fills `out` exactly
-/// (`out` is `h.decoded_len` bytes; nothing is written past it).
-pub(crate) fn decompress_into(
-    h: &FrameHeader,
-    payload: &[u8],
-    out: &mut [u8],
-    zstd_ctx: &mut ZstdContext,
-) -> Result<(), FrameError> {
-    super::registry::codec(h.codec).decompress_into(h, payload, out, zstd_ctx)
+    super::registry::filter(h.filter).decode_frame(
+        super::registry::codec(h.codec),
+        h,
+        payload,
+        out,
+        native,
+        &mut scratch.space,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::pages::prefault;
+    use crate::format::Codec;
 
     /// A scratch's space is its own: a new one starts empty whatever others held and
     /// dropped (no store shared by the process), and one keeps its buffers from block to

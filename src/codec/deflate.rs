@@ -1,8 +1,9 @@
 //! The deflate codec (raw deflate, no zlib header).
 
-use super::block::{BlockCodec, ZstdCompressor, ZstdContext};
+use super::block::{BlockCodec, ZstdCompressor};
 use super::error::CodecError;
 use super::error::FrameError;
+use super::space::Scratch;
 use crate::format::FrameHeader;
 
 pub(crate) fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
@@ -45,7 +46,7 @@ impl BlockCodec for Deflate {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _zstd: &mut ZstdContext,
+        _scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
         let mut dec = flate2::Decompress::new(false);
         let st = dec

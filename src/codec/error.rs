@@ -1,5 +1,6 @@
-//! One error type for every codec and filter: [`CodecError`] wraps the error of each codec's
-//! and filter's own file (`FitError` in `fit.rs`, `MaskError` in `mask.rs`, ...), and
+//! One error type for every codec and filter: [`CodecError`] wraps the error of each codec
+//! and filter that has its own (`FitError` in `error/fit.rs`, `MaskError` in `error/mask.rs`,
+//! ...: files that import no codec, so that the codecs import this file and not the reverse), and
 //! [`FrameError`], what is wrong with a frame, wraps it, transparently, as `FrameError::Codec`,
 //! beside the wire format's [`FrameHeaderError`] (in `crate::format`, which knows nothing of
 //! codecs).
@@ -7,13 +8,20 @@
 use crate::format::error::FrameHeaderError;
 use crate::format::Codec;
 
-pub use super::context::ContextError;
-pub use super::fit::FitError;
-pub use super::lorenzo::LorenzoError;
-pub use super::lzma::LzmaError;
-pub use super::mask::MaskError;
-pub use super::plane::PlaneError;
-pub use super::refs::RefsError;
+mod context;
+pub use context::ContextError;
+mod fit;
+pub use fit::FitError;
+mod lorenzo;
+pub use lorenzo::LorenzoError;
+mod lzma;
+pub use lzma::LzmaError;
+mod mask;
+pub use mask::MaskError;
+mod plane;
+pub use plane::PlaneError;
+mod refs;
+pub use refs::RefsError;
 
 /// What a codec or filter refuses: a level out of range when an encoder is made, or a payload
 /// that does not decode (each codec's and filter's own error, its message unchanged).

@@ -16,6 +16,8 @@
 //! ([`fit`]). One neighbour's difference (pco's delta, `plane`'s three fixed weightings) adds
 //! more of the noise to each residual.
 
+use super::error::FitError;
+
 /// Bytes of a `fit` prefix before its taps: map, shift, flags, tap count.
 pub(crate) const HEAD: usize = 4;
 
@@ -199,10 +201,10 @@ pub(crate) struct Work {
     runs: Vec<(usize, usize)>,
 }
 
-impl Work {
+impl super::space::Kept for Work {
     /// The bytes its buffers hold.
     #[cfg(test)]
-    pub(crate) fn held(&self) -> usize {
+    fn held(&self) -> usize {
         8 * (self.v.capacity()
             + self.vf.capacity()
             + self.acc.capacity()
@@ -460,7 +462,7 @@ pub(crate) fn residuals(
     work: &mut Work,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if super::word::has_avx2() {
         // SAFETY: this CPU has the instructions `residuals_avx2` is compiled for.
         return unsafe { residuals_avx2(esize, p, range, words, work) };
     }
@@ -798,89 +800,88 @@ fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
     Params { float, shift, taps }
 }
 
-/// What is wrong with a `fit` frame.
-///
-/// ```
-/// use nc3pack::error::FitError;
-/// assert_eq!(FitError::Taps { count: 33 }.to_string(), "fit prefix with 33 taps (at most 32)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FitError {
-    /// A `fit` frame whose element size is not 2, 4 or 8.
-    #[error("fit filter with element size {esize} (it is defined for 2, 4 and 8)")]
-    ElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// A `fit` frame with a codec other than pco.
-    #[error("fit filter with codec {} (fit is defined with codec pco only)", codec.name())]
-    Codec {
-        /// Codec in the frame header.
-        codec: crate::format::Codec,
-    },
-    /// A `fit` frame whose payload is too short for its prefix (the head, then the taps its
-    /// head counts).
-    #[error("fit payload of {stored} bytes has no {need}-byte prefix (map, shift, flags, taps)")]
-    Prefix {
-        /// Stored (payload) length.
-        stored: usize,
-        /// The prefix's length as far as it was read.
-        need: usize,
-    },
-    /// A `fit` frame whose map byte is not 0 (integers) or 1 (floats).
-    #[error("fit map byte {map} (0 integers, 1 floats)")]
-    Map {
-        /// The map byte.
-        map: u8,
-    },
-    /// A `fit` frame whose shift exceeds 15.
-    #[error("fit shift {shift} (at most 15)")]
-    Shift {
-        /// The shift byte.
-        shift: u8,
-    },
-    /// A `fit` frame whose flags set a bit other than bit 0 (a fill section).
-    #[error("fit flags {flags:#04x} (only bit 0, a fill section, is defined)")]
-    Flags {
-        /// The flags byte.
-        flags: u8,
-    },
-    /// A `fit` frame with more than 32 taps.
-    #[error("fit prefix with {count} taps (at most 32)")]
-    Taps {
-        /// The tap count.
-        count: u8,
-    },
-    /// A `fit` tap whose offset is below 2.
-    #[error("fit tap {tap} has offset {offset} (at least 2)")]
-    Offset {
-        /// The tap's position in the prefix, from 0.
-        tap: usize,
-        /// Its offset.
-        offset: u32,
-    },
-}
-
 /// Filter `fit`: each element less its prediction from fitted taps.
 pub(crate) struct Fit;
 
 impl super::block::BlockFilter for Fit {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        super::filter::apply_fit_whole(data, esize, out);
+        apply_fit_whole(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        super::filter::undo_fit_whole(data, esize, out);
+        undo_fit_whole(data, esize, out);
     }
     fn decode_frame(
         &self,
+        _codec: &dyn super::block::BlockCodec,
         h: &crate::format::FrameHeader,
         payload: &[u8],
         out: &mut [u8],
         native: bool,
-        space: &mut super::block::Space,
+        space: &mut super::space::Space,
     ) -> Result<(), crate::codec::error::FrameError> {
         undo::decode_frame(h, payload, out, native, space)
+    }
+}
+
+/// The taps [`apply_filter`](super::filter::apply_filter) gives the `fit` filter: the block as one row, so the two
+/// elements before the one before.
+pub(crate) const WHOLE_FIT_TAPS: [u32; 2] = [2, 3];
+
+/// The `fit` filter as [`apply_filter`](super::filter::apply_filter) gives it: byte 1, the prefix (integers, no fill, the
+/// weights fitted for [`WHOLE_FIT_TAPS`]) and the zigzag residuals as big-endian numbers of
+/// the element size; byte 0 and the bytes as they are for an element size other than 2, 4 or
+/// 8, or a length that is not a whole number of elements.
+pub(crate) fn apply_fit_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    if !supports(esize) || !data.len().is_multiple_of(esize) {
+        out.push(0);
+        out.extend_from_slice(data);
+        return;
+    }
+    let mut work = Work::default();
+    let p = fit(data, esize, false, None, &WHOLE_FIT_TAPS, &mut work);
+    let mut words = Vec::new();
+    let m = apply_native(data, esize, &p, None, &mut words, &mut work);
+    out.push(1);
+    p.encode(false, out);
+    for i in 0..m {
+        let z = match esize {
+            2 => u64::from(bytemuck::cast_slice::<u64, u16>(&words)[i]),
+            4 => u64::from(bytemuck::cast_slice::<u64, u32>(&words)[i]),
+            _ => words[i],
+        };
+        out.extend_from_slice(&z.to_be_bytes()[8 - esize..]);
+    }
+}
+
+/// Reverses [`apply_fit_whole`]; leaves `out` empty for bytes it cannot have made.
+pub(crate) fn undo_fit_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    use super::mask::element as mask_element;
+    out.clear();
+    match data.split_first() {
+        Some((0, rest)) => out.extend_from_slice(rest),
+        Some((1, rest)) if supports(esize) => {
+            let Ok((p, false, z)) = Params::decode(rest) else {
+                return;
+            };
+            if !z.len().is_multiple_of(esize) {
+                return;
+            }
+            // The residuals in native order, aligned for their type.
+            let mut words = vec![0u64; z.len().div_ceil(8)];
+            for (i, x) in z.chunks_exact(esize).enumerate() {
+                let u = mask_element(x);
+                match esize {
+                    2 => bytemuck::cast_slice_mut::<u64, u16>(&mut words)[i] = u as u16,
+                    4 => bytemuck::cast_slice_mut::<u64, u32>(&mut words)[i] = u as u32,
+                    _ => words[i] = u,
+                }
+            }
+            let native = &bytemuck::cast_slice::<u64, u8>(&words)[..z.len()];
+            out.resize(z.len(), 0);
+            undo_into(native, esize, &p, None, out, false, &mut Work::default());
+        }
+        _ => {}
     }
 }
 

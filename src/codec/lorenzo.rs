@@ -10,7 +10,8 @@
 //! is byte-shuffled. The frame's payload is w as a 4-byte big-endian integer followed by the
 //! codec's encoding of those filtered bytes.
 
-use super::block::Space;
+use super::error::LorenzoError;
+use super::space::Space;
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
 
@@ -144,57 +145,23 @@ fn undo_n<W: Word + bytemuck::Pod, const E: usize, const NATIVE: bool>(
     });
 }
 
-/// What is wrong with a `lorenzo` frame.
-///
-/// ```
-/// use nc3pack::error::LorenzoError;
-/// assert_eq!(
-///     LorenzoError::NoRow { stored: 3 }.to_string(),
-///     "lorenzo payload of 3 bytes has no 4-byte row length"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LorenzoError {
-    /// A `lorenzo` frame whose element size is not 4 or 8.
-    #[error("lorenzo filter with element size {esize} (it is defined for 4 and 8)")]
-    ElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// A `lorenzo` frame whose payload is too short to hold the row length.
-    #[error("lorenzo payload of {stored} bytes has no 4-byte row length")]
-    NoRow {
-        /// Stored (payload) length.
-        stored: u32,
-    },
-    /// A `lorenzo` frame whose row length is 0.
-    #[error("lorenzo row length 0")]
-    ZeroRow,
-}
-
 /// Filter `lorenzo`: each element less its prediction from its neighbours (one row for a whole block).
 pub(crate) struct Lorenzo;
 
 impl super::block::BlockFilter for Lorenzo {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        apply(data, esize, super::filter::whole_row(data, esize), out);
+        apply(data, esize, super::word::whole_row(data, esize), out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         out.clear();
         out.resize(data.len(), 0);
-        undo_into(
-            data,
-            esize,
-            super::filter::whole_row(data, esize),
-            out,
-            false,
-        );
+        undo_into(data, esize, super::word::whole_row(data, esize), out, false);
     }
     /// The row length that starts the payload (its checks), then the codec's decoding and the
     /// filter undone with it.
     fn decode_frame(
         &self,
+        codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
@@ -202,7 +169,7 @@ impl super::block::BlockFilter for Lorenzo {
         space: &mut Space,
     ) -> Result<(), FrameError> {
         let (row, payload) = split_row(h, payload)?;
-        super::decode::codec_then_undo(self, h, payload, row, out, native, space)
+        super::block::codec_then_undo(self, codec, h, payload, row, out, native, space)
     }
     fn undo_into(&self, src: &mut [u8], esize: usize, row: usize, dst: &mut [u8], native: bool) {
         undo_into(src, esize, row, dst, native);

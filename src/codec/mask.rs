@@ -10,8 +10,10 @@
 //! break its deltas at every coastline and hide a decimal multiplier; the bitmap of a land mask
 //! costs zstd little.
 
-use super::block::Space;
-use super::decode::{grow, pco_filter_esize};
+use super::error::MaskError;
+use super::pco::pco_filter_esize;
+use super::space::grow;
+use super::space::Space;
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
 
@@ -179,7 +181,7 @@ pub(crate) fn section(data: &[u8], esize: usize, fill: u64, prefix: &mut Vec<u8>
 /// eight elements to a byte of `bits`; returns how many it set.
 fn bitmap(data: &[u8], e: usize, fill: u64, bits: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if super::word::has_avx2() {
         // SAFETY: this CPU has the instructions `bitmap_avx2` is compiled for.
         return unsafe { bitmap_avx2(data, e, fill, bits) };
     }
@@ -403,72 +405,22 @@ fn undo_n<const E: usize>(rest: &[u8], bits: &[u8], fill: &[u8; 8], out: &mut [u
     }
 }
 
-/// What is wrong with a `mask` frame.
-///
-/// ```
-/// use nc3pack::error::MaskError;
-/// assert_eq!(
-///     MaskError::AllFill { n: 5 }.to_string(),
-///     "mask marks all 5 elements as the fill value"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum MaskError {
-    /// A `mask` frame whose element size is not 2, 4 or 8.
-    #[error("mask filter with element size {esize} (it is defined for 2, 4 and 8)")]
-    ElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// A `mask` frame with a codec other than pco.
-    #[error("mask filter with codec {} (mask is defined with codec pco only)", codec.name())]
-    Codec {
-        /// Codec in the frame header.
-        codec: crate::format::Codec,
-    },
-    /// A `mask` frame whose payload is too short to hold the fill element and the mask's
-    /// length.
-    #[error("mask payload of {stored} bytes has no fill element and mask length")]
-    Prefix {
-        /// Stored (payload) length.
-        stored: usize,
-    },
-    /// A `mask` frame whose mask runs past the payload.
-    #[error("mask of {len} bytes runs past the payload of {stored} bytes")]
-    Length {
-        /// The mask's length in the prefix.
-        len: u32,
-        /// Stored (payload) length.
-        stored: usize,
-    },
-    /// A `mask` frame whose mask is not a zstd frame of the block's bitmap.
-    #[error("mask bitmap: {0}")]
-    Bits(String),
-    /// A `mask` frame whose bitmap marks every element as the fill (no frame needs that: such
-    /// a block is a constant block).
-    #[error("mask marks all {n} elements as the fill value")]
-    AllFill {
-        /// Elements in the block.
-        n: usize,
-    },
-}
-
 /// Filter `mask`: a bitmap of the fill elements, and the others.
 pub(crate) struct Mask;
 
 impl super::block::BlockFilter for Mask {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        super::filter::apply_mask_whole(data, esize, out);
+        apply_mask_whole(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        super::filter::undo_mask_whole(data, esize, out);
+        undo_mask_whole(data, esize, out);
     }
     /// Checks the codec (pco only), the element size and the prefix, decodes pco's numbers
     /// (exactly as many as the bitmap leaves, in native order when `native`) into
     /// `space.filtered` and puts them and the fill element in place.
     fn decode_frame(
         &self,
+        _codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
@@ -491,12 +443,60 @@ impl super::block::BlockFilter for Mask {
                 // thread, then reused: pco overwrites all of it.
                 grow(&mut space.filtered, m * esize)?;
                 let rest = &mut space.filtered[..m * esize];
-                super::pco::decompress_into(h.esize, pco, rest, native, &mut space.pco)?;
+                super::pco::decompress_into(h.esize, pco, rest, native, space.codecs.get())?;
                 undo_into(rest, &bits, fill, esize, out, native);
                 Ok(())
             });
         space.bits = bits;
         r
+    }
+}
+
+/// The `mask` filter as [`apply_filter`](super::filter::apply_filter) gives it: byte 1, the element count n (big-endian
+/// u32), the prefix (with the block's fill candidate, or its first element) and the other
+/// elements as they are; byte 0 and the bytes as they are for an element size other than 2,
+/// 4 or 8, a length that is not a whole number of elements, more than `u32::MAX` elements, or
+/// elements all equal.
+pub(crate) fn apply_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let n = data.len() / esize.max(1);
+    let fill = fill_of(data, esize).or_else(|| data.get(..esize).map(element));
+    let whole = supports(esize) && data.len().is_multiple_of(esize);
+    if let (true, Some(fill), Ok(count)) = (whole, fill, u32::try_from(n)) {
+        let (mut prefix, mut rest) = (Vec::new(), Vec::new());
+        if apply(data, esize, fill, &mut prefix, &mut rest).is_some_and(|s| s.others > 0) {
+            out.push(1);
+            out.extend_from_slice(&count.to_be_bytes());
+            out.append(&mut prefix);
+            out.append(&mut rest);
+            return;
+        }
+    }
+    out.push(0);
+    out.extend_from_slice(data);
+}
+
+/// Reverses [`apply_mask_whole`]; leaves `out` empty for bytes it cannot have made.
+pub(crate) fn undo_mask_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    match data.split_first() {
+        Some((0, rest)) => out.extend_from_slice(rest),
+        Some((1, rest)) => {
+            let Some((count, payload)) = rest.split_first_chunk::<4>() else {
+                return;
+            };
+            let n = u32::from_be_bytes(*count) as usize;
+            let mut bits = Vec::new();
+            let Ok((fill, m, others)) = decode(payload, esize, n, &mut bits) else {
+                return;
+            };
+            if others.len() != m * esize {
+                return;
+            }
+            out.resize(n * esize, 0);
+            undo_into(others, &bits, fill, esize, out, false);
+        }
+        _ => {}
     }
 }
 

@@ -28,6 +28,7 @@ pub(crate) mod raw;
 pub(crate) mod refs;
 pub(crate) mod registry;
 pub(crate) mod shuffle;
+pub(crate) mod space;
 #[cfg(test)]
 mod tests;
 pub(crate) mod tuning;
@@ -48,16 +49,6 @@ pub use filter::{
 pub(crate) use pages::prefault;
 pub use shuffle::{shuffle, unshuffle};
 pub(crate) use zstd::{block_sizes_frame, constants_frame, header_frame};
-
-/// Whether this CPU has AVX2, FMA and BMI2 (the x86-64 CPUs with AVX2 have the other two), for
-/// the hot loops compiled a second time for them (`fit`, `plane`, `mask`: the same results,
-/// chosen at run time; std caches the answer).
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("bmi2")
-}
 
 use crate::format::Codec;
 

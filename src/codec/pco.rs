@@ -9,7 +9,7 @@
 
 use super::error::CodecError;
 use super::error::FrameError;
-use crate::format::{Filter, FrameHeader};
+use crate::format::{Codec, Filter, FrameHeader};
 use crate::nc3::NcType;
 use ::pco::standalone::{DecompressorItem, FileDecompressor};
 
@@ -447,16 +447,43 @@ fn write_file<T: ::pco::data_types::Number>(
     }))
 }
 
+/// The element size of a frame whose filter goes with codec pco only and elements of the sizes
+/// `supports` allows (`mask`, `fit`), decoding to `len` bytes: the filter's own error (from
+/// `codec` or `size`) for another codec or element size, and [`FrameError::FilterElementSize`]
+/// when `len` is not whole elements.
+pub(crate) fn pco_filter_esize(
+    h: &FrameHeader,
+    len: usize,
+    supports: fn(usize) -> bool,
+    codec: fn(Codec) -> FrameError,
+    size: fn(u16) -> FrameError,
+) -> Result<usize, FrameError> {
+    if h.codec != Codec::Pco {
+        return Err(codec(h.codec));
+    }
+    let esize = usize::from(h.esize);
+    if !supports(esize) {
+        return Err(size(h.esize));
+    }
+    if !len.is_multiple_of(esize) {
+        return Err(FrameError::FilterElementSize {
+            esize: h.esize,
+            decoded: h.decoded_len,
+        });
+    }
+    Ok(esize)
+}
+
 /// Reusable space for decoding into an output that is not aligned for its elements.
 #[derive(Default)]
 pub(crate) struct PcoScratch {
     words: Vec<u64>,
 }
 
-impl PcoScratch {
+impl super::space::Kept for PcoScratch {
     /// The bytes its buffer holds.
     #[cfg(test)]
-    pub(crate) fn held(&self) -> usize {
+    fn held(&self) -> usize {
         8 * self.words.capacity()
     }
 }
@@ -744,7 +771,7 @@ impl super::block::BlockCodec for Pco {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _zstd: &mut super::block::ZstdContext,
+        _scratch: &mut super::space::Scratch,
     ) -> Result<(), FrameError> {
         check_pco_filter(h)?;
         decompress_into(h.esize, payload, out, false, &mut PcoScratch::default())?;
@@ -759,10 +786,10 @@ impl super::block::BlockCodec for Pco {
         payload: &[u8],
         out: &mut [u8],
         native: bool,
-        space: &mut super::block::Space,
+        space: &mut super::space::Space,
     ) -> Result<(), FrameError> {
         check_pco_filter(h)?;
-        decompress_into(h.esize, payload, out, native, &mut space.pco)?;
+        decompress_into(h.esize, payload, out, native, space.codecs.get())?;
         Ok(())
     }
 }

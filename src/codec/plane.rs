@@ -10,8 +10,9 @@
 //! codes numbers). The frame's payload is a 9-byte prefix ([`Params::encode`]) followed by a
 //! pco file of those unsigned numbers.
 
-use super::block::Space;
-use super::decode::grow;
+use super::error::PlaneError;
+use super::space::grow;
+use super::space::Space;
 use crate::codec::error::FrameError;
 use crate::format::{Codec, FrameHeader};
 
@@ -417,7 +418,7 @@ pub fn choose(src: &[u8], esize: usize, row: u32, float: bool) -> Params {
 /// Nothing is written for another element size or a misaligned `z`.
 pub fn undo_into(z: &mut [u8], esize: usize, p: &Params, dst: &mut [u8], native: bool) {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if super::word::has_avx2() {
         // SAFETY: this CPU has the instructions `undo_avx2` is compiled for.
         unsafe { undo_avx2(z, esize, p, dst, native) };
         return;
@@ -476,68 +477,23 @@ pub fn undo_be(src: &[u8], esize: usize, p: &Params, dst: &mut [u8]) {
     dst[n * esize..].copy_from_slice(&src[n * esize..]);
 }
 
-/// What is wrong with a `plane` frame.
-///
-/// ```
-/// use nc3pack::error::PlaneError;
-/// assert_eq!(PlaneError::Shift { shift: 7 }.to_string(), "plane shift 7 (at most 6)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PlaneError {
-    /// A `plane` frame whose element size is not 2, 4 or 8.
-    #[error("plane filter with element size {esize} (it is defined for 2, 4 and 8)")]
-    ElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// A `plane` frame with a codec other than pco.
-    #[error("plane filter with codec {} (plane is defined with codec pco only)", codec.name())]
-    Codec {
-        /// Codec in the frame header.
-        codec: crate::format::Codec,
-    },
-    /// A `plane` frame whose payload is too short to hold the 9-byte prefix.
-    #[error(
-        "plane payload of {stored} bytes has no 9-byte prefix (row length, map, weights, shift)"
-    )]
-    Prefix {
-        /// Stored (payload) length.
-        stored: usize,
-    },
-    /// A `plane` frame whose row length is 0.
-    #[error("plane row length 0")]
-    ZeroRow,
-    /// A `plane` frame whose map byte is not 0 (integers) or 1 (floats).
-    #[error("plane map byte {map} (0 integers, 1 floats)")]
-    Map {
-        /// The map byte.
-        map: u8,
-    },
-    /// A `plane` frame whose shift exceeds 6.
-    #[error("plane shift {shift} (at most 6)")]
-    Shift {
-        /// The shift byte.
-        shift: u8,
-    },
-}
-
 /// Filter `plane`: each element less its fitted plane (the parameters of a whole block).
 pub(crate) struct Plane;
 
 impl super::block::BlockFilter for Plane {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        apply(data, esize, &super::filter::whole_plane(data, esize), out);
+        apply(data, esize, &whole_plane(data, esize), out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         out.clear();
         out.resize(data.len(), 0);
-        undo_be(data, esize, &super::filter::whole_plane(data, esize), out);
+        undo_be(data, esize, &whole_plane(data, esize), out);
     }
     /// Checks the codec (pco only), the element size and the prefix, decodes pco's unsigned
     /// residuals in native order into `space.words` and rebuilds the elements from them.
     fn decode_frame(
         &self,
+        _codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
@@ -557,9 +513,20 @@ impl super::block::BlockFilter for Plane {
         // buffer grows once per thread, and pco overwrites all of it.
         grow(&mut space.words, n.div_ceil(8))?;
         let z = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut space.words)[..n];
-        super::pco::decompress_residuals_into(h.esize, payload, z, true, &mut space.pco)?;
+        super::pco::decompress_residuals_into(h.esize, payload, z, true, space.codecs.get())?;
         undo_into(z, esize, &params, out, native);
         Ok(())
+    }
+}
+
+/// The parameters [`apply_filter`](super::filter::apply_filter) and [`undo_filter`](super::filter::undo_filter) give the `plane` filter: the whole block
+/// as one row (so the left predictor), integers (blocks of variables use the variable's rows
+/// and a chosen predictor; see [`plane_payload`](super::filter::plane_payload)).
+pub(crate) fn whole_plane(data: &[u8], esize: usize) -> Params {
+    Params {
+        row: u32::try_from(super::word::whole_row(data, esize)).unwrap_or(u32::MAX),
+        float: false,
+        pred: PREDICTORS[3],
     }
 }
 

@@ -1,8 +1,9 @@
 //! The two codecs without compression: `none` (the payload is the block) and `constant` (the
 //! payload is one element, repeated to fill the block).
 
-use super::block::{BlockCodec, ZstdContext};
+use super::block::BlockCodec;
 use super::error::FrameError;
+use super::space::Scratch;
 use crate::format::FrameHeader;
 
 /// Codec `none`: the payload is the block's bytes.
@@ -14,7 +15,7 @@ impl BlockCodec for Raw {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _zstd: &mut ZstdContext,
+        _scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
         if payload.len() != out.len() {
             return Err(FrameError::RawLength {
@@ -37,7 +38,7 @@ impl BlockCodec for Constant {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _zstd: &mut ZstdContext,
+        _scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
         let e = usize::from(h.esize);
         if e == 0 || payload.len() != e || !out.len().is_multiple_of(e) {

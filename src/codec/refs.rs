@@ -10,8 +10,9 @@
 //! mesh, shared by the cells around each vertex, megabytes apart in the cell order) become
 //! small numbers that LZMA codes better than matches at long distances.
 
-use super::block::Space;
-use super::decode::{decompress_into, grow};
+use super::error::RefsError;
+use super::space::grow;
+use super::space::Space;
 use super::word::be_to_native;
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
@@ -211,100 +212,15 @@ pub(crate) fn undo(src: &[u8], esize: usize, d: u32, out: &mut [u8]) -> Result<(
     Ok(())
 }
 
-/// What is wrong with the filtered bytes of a `refs` (filter 7) frame.
-///
-/// ```
-/// use nc3pack::error::RefsError;
-/// assert_eq!(
-///     RefsError::Reference { element: 4, reference: 9, entries: 2 }.to_string(),
-///     "refs: element 4 refers 9 entries back, but the table has 2 so far"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RefsError {
-    /// An element size other than 4 or 8.
-    #[error("refs: element size {esize} (refs is defined for 4 and 8)")]
-    ElementSize {
-        /// The element size.
-        esize: usize,
-    },
-    /// Filtered bytes of another length than 4 n + e d + t (n elements of e bytes, t trailing
-    /// bytes, d table entries).
-    #[error(
-        "refs: {got} filtered bytes do not hold {elements} references and a table of {entries} entries"
-    )]
-    Length {
-        /// Filtered bytes.
-        got: usize,
-        /// Table entries the frame states.
-        entries: usize,
-        /// Elements of the block.
-        elements: usize,
-    },
-    /// More table entries than the block has elements.
-    #[error("refs: a table of {entries} entries for {elements} elements")]
-    Entries {
-        /// Table entries the frame states.
-        entries: usize,
-        /// Elements of the block.
-        elements: usize,
-    },
-    /// A reference to an entry before the table's first.
-    #[error(
-        "refs: element {element} refers {reference} entries back, but the table has {entries} so far"
-    )]
-    Reference {
-        /// The element's index in the block.
-        element: usize,
-        /// The reference.
-        reference: u32,
-        /// Table entries before the element.
-        entries: usize,
-    },
-    /// More zero references (new entries) than the table has.
-    #[error("refs: more new values than the table's {entries} entries")]
-    TableShort {
-        /// Table entries the frame states.
-        entries: usize,
-    },
-    /// Fewer zero references than table entries.
-    #[error("refs: {used} new values, but the table has {entries} entries")]
-    TableLong {
-        /// Zero references.
-        used: usize,
-        /// Table entries the frame states.
-        entries: usize,
-    },
-    /// A `refs` frame whose element size is not 4 or 8.
-    #[error("refs filter with element size {esize} (it is defined for 4 and 8)")]
-    FrameElementSize {
-        /// Element size in the frame header.
-        esize: u16,
-    },
-    /// A `refs` frame with a codec it does not go with (constant or pco).
-    #[error("refs filter with codec {} (refs goes with none, zstd, deflate and lzma)", codec.name())]
-    Codec {
-        /// Codec in the frame header.
-        codec: crate::format::Codec,
-    },
-    /// A `refs` frame whose payload is too short to hold the table's entry count.
-    #[error("refs payload of {stored} bytes has no 4-byte table entry count")]
-    NoCount {
-        /// Stored (payload) length.
-        stored: u32,
-    },
-}
-
 /// Filter `refs`: each element a reference into a table of the values seen.
 pub(crate) struct Refs;
 
 impl super::block::BlockFilter for Refs {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        super::filter::apply_refs_whole(data, esize, out);
+        apply_refs_whole(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
-        super::filter::undo_refs_whole(data, esize, out);
+        undo_refs_whole(data, esize, out);
     }
     /// Checks the codec, the element size and the table's entry count, decodes the codec's
     /// data into `space.filtered` (exactly the length the count and the block's length give,
@@ -312,13 +228,14 @@ impl super::block::BlockFilter for Refs {
     /// the elements from it, in native order when `native`.
     fn decode_frame(
         &self,
+        codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
         native: bool,
         space: &mut Space,
     ) -> Result<(), FrameError> {
-        if !super::registry::follows_refs(h.codec) {
+        if !h.codec.follows_refs() {
             return Err(RefsError::Codec { codec: h.codec }.into());
         }
         let esize = usize::from(h.esize);
@@ -349,12 +266,57 @@ impl super::block::BlockFilter for Refs {
         // Grows once per thread, then reused: decompression overwrites all of it.
         grow(&mut space.filtered, len)?;
         let f = &mut space.filtered[..len];
-        decompress_into(h, payload, f, &mut space.zstd)?;
+        codec.decompress_into(h, payload, f, &mut space.codecs)?;
         undo(f, esize, d, out)?;
         if native {
             be_to_native(out, esize);
         }
         Ok(())
+    }
+}
+
+/// The `refs` filter as [`apply_filter`](super::filter::apply_filter) gives it: the element count n and the table's entry
+/// count d (big-endian u32 each), then the filtered bytes (in a frame, the decoded length gives
+/// n, and the payload starts with d only). For an element size other than 4 or 8 (or more than
+/// `u32::MAX` elements), the bytes as they are.
+pub(crate) fn apply_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    let mut f = Vec::new();
+    match apply(data, esize, &mut f) {
+        Some(d) => {
+            out.clear();
+            out.extend_from_slice(&((data.len() / esize) as u32).to_be_bytes());
+            out.extend_from_slice(&d.to_be_bytes());
+            out.append(&mut f);
+        }
+        None => {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+    }
+}
+
+/// Reverses [`apply_refs_whole`]; leaves `out` empty for bytes it cannot have made.
+pub(crate) fn undo_refs_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
+    out.clear();
+    if !supports(esize) {
+        out.extend_from_slice(data);
+        return;
+    }
+    let Some((head, rest)) = data.split_first_chunk::<8>() else {
+        return;
+    };
+    let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let d = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    // The trailing bytes: what is left of the filtered bytes after the refs and the table.
+    let Some(t) = filtered_len(n * esize, esize, d as usize)
+        .and_then(|l| rest.len().checked_sub(l))
+        .filter(|&t| t < esize)
+    else {
+        return;
+    };
+    out.resize(n * esize + t, 0);
+    if undo(rest, esize, d, out).is_err() {
+        out.clear();
     }
 }
 

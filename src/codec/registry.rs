@@ -7,12 +7,8 @@
 use super::block::{BlockCodec, BlockFilter};
 use crate::format::{Codec, Filter};
 
-/// Capability of a registry line: a `--codec` choice.
-const USER: u8 = 1;
-/// Capability of a registry line: its data may follow the refs filter's prefix.
-const REFS: u8 = 2;
-
-/// Defines [`codec`] and [`flags`] from the registry's lines.
+/// Defines [`codec`] from the registry's lines (their capabilities are
+/// [`Codec::user_choice`] and [`Codec::follows_refs`], in `crate::format`).
 macro_rules! registry {
     ($(
         $(#[doc = $doc:literal])*
@@ -25,26 +21,9 @@ macro_rules! registry {
                 $($(#[cfg($cfg)])? Codec::$v => &crate::codec::$($imp)::+,)*
             }
         }
-
-        /// The capabilities of a codec's registry line.
-        const fn flags(id: Codec) -> u8 {
-            match id {
-                $($(#[cfg($cfg)])? Codec::$v => 0 $(| $flag)*,)*
-            }
-        }
     };
 }
 crate::format::codecs::codecs!(registry);
-
-/// Whether a user may choose the codec (`--codec`, [`Codec::NAMES`]): the registry's `USER`.
-pub(crate) const fn user_choice(id: Codec) -> bool {
-    flags(id) & USER != 0
-}
-
-/// Whether the codec's data may follow the refs filter's prefix: the registry's `REFS`.
-pub(crate) const fn follows_refs(id: Codec) -> bool {
-    flags(id) & REFS != 0
-}
 
 impl Codec {
     /// Whether the codec decodes the start of a block without the rest (its implementation's

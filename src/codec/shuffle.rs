@@ -1,7 +1,7 @@
 //! The byte shuffle and the byte delta filters (`shuffle`, `bytedelta`, `delta`, `zzdelta`):
 //! each byte of every element in a stream of its own, after a difference of neighbours.
 
-use super::block::Space;
+use super::space::Space;
 use crate::codec::error::FrameError;
 use crate::codec::word::{be_to_native, Word};
 use crate::format::FrameHeader;
@@ -227,7 +227,7 @@ pub(crate) fn unshuffle_undelta_into<
     };
     let words = &mut words[..n];
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if super::word::has_avx2() {
         // SAFETY: this CPU has the instructions `undelta_words_avx2` is compiled for.
         unsafe { undelta_words_avx2::<W, E, ZIGZAG, NATIVE>(&src[..n * E], words) };
         return;
@@ -458,13 +458,14 @@ impl super::block::BlockFilter for NoFilter {
     /// The codec's decoding, straight into `out`.
     fn decode_frame(
         &self,
+        codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
         native: bool,
         space: &mut Space,
     ) -> Result<(), FrameError> {
-        super::registry::codec(h.codec).decode_into(h, payload, out, native, space)
+        codec.decode_into(h, payload, out, native, space)
     }
     fn undoes_part(&self) -> bool {
         true
@@ -610,7 +611,7 @@ fn delta_prefix<W: Word, const E: usize, const ZZ: bool>(
     upto: usize,
 ) -> [u8; 8] {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if super::word::has_avx2() {
         let ins: [&[u8]; E] = std::array::from_fn(|j| &src[j * n..j * n + upto]);
         // SAFETY: this CPU has the instructions `plane_sums_avx2` is compiled for.
         let sums = unsafe { plane_sums_avx2::<E>(&ins) };

@@ -4,6 +4,16 @@
 //! A leaf of the format: the block filters (`codec`), the 2-D predictors (`lorenzo`, `plane`)
 //! and the pco codec path all take their elements from here.
 
+/// Whether this CPU has AVX2, FMA and BMI2 (the x86-64 CPUs with AVX2 have the other two), for
+/// the hot loops compiled a second time for them (`fit`, `plane`, `mask`: the same results,
+/// chosen at run time; std caches the answer).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("bmi2")
+}
+
 /// The element types of the delta filters: unsigned integers of 2, 4 and 8 bytes.
 pub(crate) trait Word: Copy {
     const ZERO: Self;
@@ -111,7 +121,7 @@ fn swap_n<W: Word + bytemuck::Pod, const E: usize>(bytes: &mut [u8]) {
 /// about twice the speed of the baseline's shifts).
 fn swap_words<W: Word>(words: &mut [W]) {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if has_avx2() {
         // SAFETY: this CPU has the instructions `swap_words_avx2` is compiled for.
         unsafe { swap_words_avx2(words) };
         return;
@@ -164,7 +174,7 @@ fn copy_swap_n<W: Word + bytemuck::Pod>(src: &[u8], dst: &mut [u8], esize: usize
 /// `to[i] = from[i].swap()`, with AVX2 where the CPU has it.
 fn copy_swap_words<W: Word>(from: &[W], to: &mut [W]) {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if has_avx2() {
         // SAFETY: this CPU has the instructions `copy_swap_words_avx2` is compiled for.
         unsafe { copy_swap_words_avx2(from, to) };
         return;
@@ -183,6 +193,12 @@ fn copy_swap_words_any<W: Word>(from: &[W], to: &mut [W]) {
     for (t, f) in to.iter_mut().zip(from) {
         *t = f.swap();
     }
+}
+
+/// The row length [`apply_filter`](super::filter::apply_filter) and [`undo_filter`](super::filter::undo_filter) give the `lorenzo` filter: the whole
+/// block as one row (blocks of variables use the variable's rows; see [`apply_lorenzo`](super::filter::apply_lorenzo)).
+pub(crate) fn whole_row(data: &[u8], esize: usize) -> usize {
+    (data.len() / esize.max(1)).max(1)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The zstd codec: block compression and the header and constants frames.
 
-use super::block::{BlockCodec, ZstdCompressor, ZstdContext};
+use super::block::{BlockCodec, ZstdCompressor};
 use super::error::{CodecError, FrameError};
+use super::space::{Kept, Scratch};
 use crate::format::{
     bytes_frame, BlockSizes, Codec, ConstantRun, FrameHeader, BLOCK_SIZES_ID, CONSTANTS_ID,
     HEADER_ID,
@@ -164,9 +165,9 @@ impl BlockCodec for Zstd {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        zstd_ctx: &mut ZstdContext,
+        scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
-        decompress_with(zstd_ctx, h, payload, out, None)
+        decompress_with(scratch, h, payload, out, None)
     }
     fn decodes_part(&self) -> bool {
         true
@@ -177,22 +178,22 @@ impl BlockCodec for Zstd {
         payload: &[u8],
         out: &mut [u8],
         want: usize,
-        zstd_ctx: &mut ZstdContext,
+        scratch: &mut Scratch,
     ) -> Result<(usize, bool), FrameError> {
-        Ok(ZstdDCtx::of(zstd_ctx)?.decompress_upto(payload, out, want)?)
+        Ok(ZstdDCtx::of(scratch)?.decompress_upto(payload, out, want)?)
     }
 }
 
 /// `payload` (zstd frames; compressed with `dict`, if given) decompressed by the context
-/// `ctx` (made if it is not yet) into `out`, which it must fill exactly.
+/// kept in `scratch` (made if it is not yet) into `out`, which it must fill exactly.
 fn decompress_with(
-    ctx: &mut ZstdContext,
+    scratch: &mut Scratch,
     h: &FrameHeader,
     payload: &[u8],
     out: &mut [u8],
     dict: Option<&[u8]>,
 ) -> Result<(), FrameError> {
-    let got = ZstdDCtx::of(ctx)?.decompress(payload, out, dict)?;
+    let got = ZstdDCtx::of(scratch)?.decompress(payload, out, dict)?;
     if got != out.len() {
         return Err(FrameError::DecodedLength {
             got,
@@ -212,9 +213,9 @@ impl BlockCodec for ZstdDict {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        zstd: &mut ZstdContext,
+        scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
-        decompress_with(zstd, h, payload, out, Some(HEADER_DICT))
+        decompress_with(scratch, h, payload, out, Some(HEADER_DICT))
     }
 }
 
@@ -228,6 +229,16 @@ pub(crate) struct ZstdDCtx(std::ptr::NonNull<zstd::zstd_safe::zstd_sys::ZSTD_DCt
 // SAFETY: the context is owned here and used through `&mut self` only.
 unsafe impl Send for ZstdDCtx {}
 
+/// The zstd decompression context a decoding thread keeps between frames, in its
+/// [`Scratch`] (made at the first zstd frame, header frames and small reads' frames included).
+impl Kept for Option<ZstdDCtx> {
+    /// A context counts as 1.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        usize::from(self.is_some())
+    }
+}
+
 /// zstd's result `r` as a count, or its error name.
 fn zstd_result(r: usize) -> Result<usize, CodecError> {
     // SAFETY: ZSTD_isError only reads its argument.
@@ -240,12 +251,13 @@ fn zstd_result(r: usize) -> Result<usize, CodecError> {
 }
 
 impl ZstdDCtx {
-    /// The thread's context in `ctx`, made if it is not yet.
+    /// The thread's context kept in `scratch`, made if it is not yet.
     ///
     /// # Errors
     ///
     /// [`CodecError::Zstd`] when zstd cannot make one.
-    pub(crate) fn of(ctx: &mut ZstdContext) -> Result<&mut ZstdDCtx, CodecError> {
+    pub(crate) fn of(scratch: &mut Scratch) -> Result<&mut ZstdDCtx, CodecError> {
+        let ctx = scratch.get::<Option<ZstdDCtx>>();
         if let Some(d) = ctx {
             return Ok(d);
         }

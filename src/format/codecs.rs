@@ -9,9 +9,10 @@
 //!
 //! Whether a codec decodes part of a block is its implementation's `decodes_part`.
 //!
-//! Everything else is derived from these lines: [`super::Codec`], its `from_id` and `name`
-//! (here, in `crate::format`, which resolves no implementation), and the registry of
-//! implementations and capabilities (`crate::codec::registry`, which does). A line with
+//! Everything else is derived from these lines: [`super::Codec`], its `from_id`, `name` and
+//! capabilities (`user_choice`, `follows_refs`; here, in `crate::format`, which resolves no
+//! implementation), and the registry of implementations (`crate::codec::registry`, which
+//! does). A line with
 //! `#[cfg(test)]` exists in the unit tests only (the toy codec of docs/development.md).
 
 /// Calls the macro `$then` with the registry's lines (see the module doc).

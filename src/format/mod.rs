@@ -292,10 +292,36 @@ macro_rules! wire_codecs {
                     $($(#[cfg($cfg)])? Codec::$v => $name,)*
                 }
             }
+
+            /// The capabilities of its registry line.
+            const fn flags(self) -> u8 {
+                match self {
+                    $($(#[cfg($cfg)])? Codec::$v => 0 $(| $flag)*,)*
+                }
+            }
         }
     };
 }
 codecs::codecs!(wire_codecs);
+
+/// Capability of a codec's registry line: a `--codec` choice.
+const USER: u8 = 1;
+/// Capability of a codec's registry line: its data may follow the refs filter's prefix.
+const REFS: u8 = 2;
+
+impl Codec {
+    /// Whether a user may choose the codec (`--codec`, [`Codec::NAMES`]): its registry line's
+    /// `USER`.
+    pub(crate) const fn user_choice(self) -> bool {
+        self.flags() & USER != 0
+    }
+
+    /// Whether the codec's data may follow the refs filter's prefix (design/FORMAT.md, "Valid
+    /// pairs"): its registry line's `REFS`.
+    pub(crate) const fn follows_refs(self) -> bool {
+        self.flags() & REFS != 0
+    }
+}
 
 /// Reversible transform applied before the codec, recorded per block.
 ///

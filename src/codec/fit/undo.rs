@@ -7,10 +7,11 @@ use super::{
 };
 #[cfg(target_arch = "x86_64")]
 use super::{MAGIC, MAX_TAPS};
-use crate::codec::block::Space;
-use crate::codec::decode::{grow, pco_filter_esize};
 use crate::codec::error::FitError;
 use crate::codec::error::FrameError;
+use crate::codec::pco::pco_filter_esize;
+use crate::codec::space::grow;
+use crate::codec::space::Space;
 use crate::format::FrameHeader;
 
 /// Decodes the payload of a `fit` frame (after its CRC check) into `out` (`h.decoded_len`
@@ -45,9 +46,9 @@ pub(super) fn decode_frame(
         let words = &mut space.words;
         grow(words, (m * esize).div_ceil(8))?;
         let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..m * esize];
-        crate::codec::pco::decompress_residuals_into(h.esize, pco, z, true, &mut space.pco)?;
+        crate::codec::pco::decompress_residuals_into(h.esize, pco, z, true, space.codecs.get())?;
         let fill = fill.map(|f| (f, &bits[..]));
-        undo_into(z, esize, &params, fill, out, native, &mut space.fit);
+        undo_into(z, esize, &params, fill, out, native, space.codecs.get());
         Ok(())
     })();
     space.bits = bits;
@@ -70,7 +71,7 @@ pub(crate) fn undo_into(
     work: &mut Work,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if crate::codec::has_avx2() {
+    if crate::codec::word::has_avx2() {
         // SAFETY: this CPU has the instructions `undo_avx2` is compiled for.
         unsafe { undo_avx2(z, esize, p, fill, out, native, work) };
         return;

@@ -3,8 +3,9 @@
 //! this file's code between the markers, and tests that the registry routes to it.
 
 // [toy codec]
-use crate::codec::block::{BlockCodec, ZstdCompressor, ZstdContext};
+use crate::codec::block::{BlockCodec, ZstdCompressor};
 use crate::codec::error::{CodecError, FrameError};
+use crate::codec::space::Scratch;
 use crate::format::{Codec, FrameHeader};
 
 /// Codec `toy`: runs of equal bytes as (length, byte) pairs.
@@ -37,7 +38,7 @@ impl BlockCodec for Toy {
         _h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _zstd: &mut ZstdContext,
+        _scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
         let refused = |why: &str| -> FrameError {
             CodecError::Refused {
@@ -77,7 +78,7 @@ mod tests {
         assert_eq!(codec, Codec::Toy);
         assert_eq!((Codec::from_id(250), codec.name()), (Some(codec), "toy"));
         assert!(Codec::NAMES.contains(&"toy"));
-        assert!(crate::codec::registry::follows_refs(codec) && !codec.decodes_part());
+        assert!(codec.follows_refs() && !codec.decodes_part());
         // The encoder compresses with it, and the decoder decodes with it.
         let data: Vec<u8> = (0..4096u32).map(|i| (i / 700) as u8).collect();
         let mut enc = Encoder::new(codec, 0, FilterMode::Fixed(Filter::None), false).unwrap();
