@@ -23,7 +23,7 @@
 //!   the file, and every other file, stays readable.
 
 use crate::error::{Error, Result};
-use crate::read::archive::Archive;
+use crate::read::originals::{Ident, Originals};
 use crate::OriginalReader;
 use fuser::{
     Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
@@ -417,26 +417,6 @@ fn lazy_unmount(mountpoint: &Path) -> std::io::Result<()> {
     }
 }
 
-/// The state of an archive file: a change of any of these makes it another file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Ident {
-    dev: u64,
-    ino: u64,
-    mtime_ns: i128,
-    size: u64,
-}
-
-impl Ident {
-    fn of(md: &std::fs::Metadata) -> Ident {
-        Ident {
-            dev: md.dev(),
-            ino: md.ino(),
-            mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
-            size: md.size(),
-        }
-    }
-}
-
 /// An inode of the mount.
 #[derive(Debug)]
 enum Node {
@@ -480,18 +460,12 @@ impl Inodes {
     }
 }
 
-/// The archives open now, least recently used first out.
-struct Readers {
-    lru: lru::LruCache<(PathBuf, Ident), OriginalReader>,
-}
-
 /// What the threads serving the mount share.
 struct Shared {
     root: PathBuf,
-    cache_bytes: u64,
-    max_open: usize,
     inodes: Mutex<Inodes>,
-    readers: Mutex<Readers>,
+    /// The archives open.
+    originals: Originals,
     /// Open files: the reader each open got.
     handles: Mutex<HashMap<u64, (PathBuf, OriginalReader)>>,
     /// Open directories: their listing, taken at opendir.
@@ -501,9 +475,6 @@ struct Shared {
     reads: AtomicU64,
     bytes: AtomicU64,
     errors: AtomicU64,
-    opened: AtomicU64,
-    /// Blocks decoded by archives no longer open.
-    decoded_closed: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -522,12 +493,8 @@ impl Shared {
         inodes.by_key.insert((root.clone(), None), 1);
         Shared {
             root,
-            cache_bytes: opts.cache_bytes,
-            max_open: opts.max_open,
             inodes: Mutex::new(inodes),
-            readers: Mutex::new(Readers {
-                lru: lru::LruCache::unbounded(),
-            }),
+            originals: Originals::new(opts.cache_bytes, opts.max_open),
             handles: Mutex::new(HashMap::new()),
             dirs: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
@@ -535,23 +502,16 @@ impl Shared {
             reads: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
-            opened: AtomicU64::new(0),
-            decoded_closed: AtomicU64::new(0),
         }
     }
 
     fn stats(&self) -> MountStats {
-        let open: u64 = lock(&self.readers)
-            .lru
-            .iter()
-            .map(|(_, r)| r.archive().blocks_decoded())
-            .sum();
         MountStats {
             reads: self.reads.load(Ordering::Relaxed),
             bytes: self.bytes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
-            blocks_decoded: open + self.decoded_closed.load(Ordering::Relaxed),
-            archives_opened: self.opened.load(Ordering::Relaxed),
+            blocks_decoded: self.originals.blocks_decoded(),
+            archives_opened: self.originals.opened(),
         }
     }
 
@@ -567,36 +527,6 @@ impl Shared {
         lock(&self.inodes).nodes.get(&ino.0).cloned()
     }
 
-    /// The reader of the archive at `path` in the state `ident`: an open one, or opened now.
-    fn reader(&self, path: &Path, ident: Ident) -> Result<OriginalReader> {
-        let key = (path.to_path_buf(), ident);
-        if let Some(r) = lock(&self.readers).lru.get(&key) {
-            return Ok(r.clone());
-        }
-        let archive = Archive::open(path)?;
-        // Its share of the budget (at most what its original holds): OriginalReader::new
-        // raises it to what a sequential read needs.
-        let share = (self.cache_bytes / 8).min(archive.layout().file_len);
-        archive.set_cache_budget(share);
-        let reader = OriginalReader::new(archive);
-        self.opened.fetch_add(1, Ordering::Relaxed);
-        let mut readers = lock(&self.readers);
-        readers.lru.put(key, reader.clone());
-        let budget = |r: &OriginalReader| r.archive().cache_stats().budget;
-        let mut total: u64 = readers.lru.iter().map(|(_, r)| budget(r)).sum();
-        while readers.lru.len() > 1
-            && (readers.lru.len() > self.max_open || total > self.cache_bytes)
-        {
-            let Some((_, old)) = readers.lru.pop_lru() else {
-                break;
-            };
-            total -= budget(&old);
-            self.decoded_closed
-                .fetch_add(old.archive().blocks_decoded(), Ordering::Relaxed);
-        }
-        Ok(reader)
-    }
-
     /// The inode of `name` in the directory `dir`: the archive `name.nc3z`, or the
     /// subdirectory `name`.
     fn lookup(&self, dir: &Path, name: &OsStr) -> std::result::Result<(u64, Arc<Node>), Errno> {
@@ -609,7 +539,7 @@ impl Shared {
         if let Ok(md) = std::fs::metadata(&archive) {
             if md.is_file() {
                 let ident = Ident::of(&md);
-                let reader = self.reader(&archive, ident).map_err(|e| {
+                let reader = self.originals.reader(&archive, ident).map_err(|e| {
                     self.log_once(format!("{}: cannot open: {e}", archive.display()));
                     Errno::EIO
                 })?;
@@ -772,7 +702,7 @@ impl Filesystem for MountFs {
         if now(path) != Some(*ident) {
             return reply.error(Errno::ESTALE);
         }
-        let reader = match s.reader(path, *ident) {
+        let reader = match s.originals.reader(path, *ident) {
             Ok(r) => r,
             Err(e) => {
                 s.log_once(format!("{}: cannot open: {e}", path.display()));

@@ -28,6 +28,7 @@
 //!   authentication and no TLS.
 
 use crate::error::{Error, Result};
+use crate::read::originals::{Ident, Originals};
 use crate::OriginalReader;
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderValue};
@@ -36,7 +37,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashSet;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -320,26 +320,6 @@ async fn accept_loop(
     }
 }
 
-/// The state of an archive file: a change of any of these makes it another file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Ident {
-    dev: u64,
-    ino: u64,
-    mtime_ns: i128,
-    size: u64,
-}
-
-impl Ident {
-    fn of(md: &std::fs::Metadata) -> Ident {
-        Ident {
-            dev: md.dev(),
-            ino: md.ino(),
-            mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
-            size: md.size(),
-        }
-    }
-}
-
 /// An archive found for a request path, opened.
 #[derive(Clone)]
 struct Found {
@@ -351,10 +331,9 @@ struct Found {
 /// What the connections share.
 struct Shared {
     root: PathBuf,
-    cache_bytes: u64,
-    max_open: usize,
     permits: Arc<Semaphore>,
-    readers: Mutex<lru::LruCache<(PathBuf, Ident), OriginalReader>>,
+    /// The archives open.
+    originals: Originals,
     logged: Mutex<HashSet<String>>,
 }
 
@@ -366,10 +345,8 @@ impl Shared {
     fn new(root: PathBuf, opts: &ServeOptions) -> Shared {
         Shared {
             root,
-            cache_bytes: opts.cache_bytes,
-            max_open: opts.max_open,
             permits: Arc::new(Semaphore::new(opts.max_requests)),
-            readers: Mutex::new(lru::LruCache::unbounded()),
+            originals: Originals::new(opts.cache_bytes, opts.max_open),
             logged: Mutex::new(HashSet::new()),
         }
     }
@@ -394,37 +371,12 @@ impl Shared {
         if !md.is_file() {
             return Ok(None);
         }
-        let reader = self.reader(&path, Ident::of(&md))?;
+        let reader = self.originals.reader(&path, Ident::of(&md))?;
         Ok(Some(Found {
             path,
             reader,
             mtime: md.modified().unwrap_or(UNIX_EPOCH),
         }))
-    }
-
-    /// The reader of the archive at `path` in the state `ident`: an open one, or opened now.
-    fn reader(&self, path: &Path, ident: Ident) -> Result<OriginalReader> {
-        let key = (path.to_path_buf(), ident);
-        if let Some(r) = lock(&self.readers).get(&key) {
-            return Ok(r.clone());
-        }
-        let archive = crate::Archive::open(path)?;
-        // Its share of the budget (at most what its original holds): OriginalReader::new
-        // raises it to what a sequential read needs.
-        let share = (self.cache_bytes / 8).min(archive.layout().file_len);
-        archive.set_cache_budget(share);
-        let reader = OriginalReader::new(archive);
-        let mut readers = lock(&self.readers);
-        readers.put(key, reader.clone());
-        let budget = |r: &OriginalReader| r.archive().cache_stats().budget;
-        let mut total: u64 = readers.iter().map(|(_, r)| budget(r)).sum();
-        while readers.len() > 1 && (readers.len() > self.max_open || total > self.cache_bytes) {
-            let Some((_, old)) = readers.pop_lru() else {
-                break;
-            };
-            total -= budget(&old);
-        }
-        Ok(reader)
     }
 }
 

@@ -21,6 +21,8 @@ pub(crate) mod dataset;
 pub(crate) mod input;
 mod ncfile;
 pub(crate) mod original;
+#[cfg(any(all(feature = "mount", target_os = "linux"), feature = "serve"))]
+pub(crate) mod originals;
 pub(crate) mod unpack;
 
 pub use dataset::{Dataset, DimInfo, Element, VarInfo};
