@@ -51,7 +51,14 @@ fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     Ok(server.run()?)
 }
 
+/// `nc3pack mount` where there is no FUSE mount (Android): says so.
+#[cfg(not(target_os = "linux"))]
+fn mount(_: &MountArgs) -> anyhow::Result<()> {
+    anyhow::bail!("nc3pack mount needs Linux (FUSE); use `nc3pack serve` or `nc3pack unpack`")
+}
+
 /// `nc3pack mount ARCHIVES MOUNTPOINT`: serves the mount in the foreground until unmounted.
+#[cfg(target_os = "linux")]
 fn mount(a: &MountArgs) -> anyhow::Result<()> {
     let mut opts = nc3pack::mount::MountOptions::default().with_allow_other(a.allow_other);
     opts = opts.with_stats(a.stats);
