@@ -16,8 +16,9 @@
 //!   opens (`FOPEN_KEEP_CACHE`), and never serves bytes of two archives as one file.
 //! - Archives are opened on demand and kept open in a bounded set (least recently used out),
 //!   whose block caches together stay within one budget ([`MountOptions::with_cache_bytes`]).
-//! - Requests are served by several threads; readahead is raised to 1 MiB so that a
-//!   sequential read comes in large requests. No `direct_io`: memory-mapped reads work.
+//! - Requests are served by several threads; readahead is raised to 4 MiB so that a
+//!   sequential read comes in requests of 1 MiB, several in flight. No `direct_io`:
+//!   memory-mapped reads work.
 //! - Writes answer `EROFS` (the mount is read-only). A read that touches a damaged block
 //!   answers `EIO` and writes one line naming the file and the block on stderr; the rest of
 //!   the file, and every other file, stays readable.
