@@ -1395,9 +1395,9 @@ fn default_fill(t: NcType) -> Vec<u8> {
 /// `shuffle`, `deflate`, `deflate_level`, `fletcher32`, `contiguous` and `no_fill` are each
 /// NULL or an `int` out-parameter (rule 1). `dimids` is NULL or valid and aligned for writes
 /// of as many `int`s as the variable has dimensions (rule 4). `fill_value` is NULL or valid
-/// for writes of the variable's `_FillValue` attribute's values in its own type (for a file
-/// netCDF-C wrote: one value of the variable's type), or without that attribute one value of
-/// the variable's type, as netCDF-C's classic library writes (rule 5). `endian`, `id`,
+/// for writes of one value of the variable's type, what netCDF-C's classic library writes
+/// (rule 5): a `_FillValue` attribute of another type or length is refused with
+/// `NC_EBADTYPE`, as there. `endian`, `id`,
 /// `nparams`, `params` and the chunk sizes are only compared with NULL, never dereferenced.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn inq_var_all<const L: usize>(
@@ -1454,9 +1454,14 @@ unsafe extern "C" fn inq_var_all<const L: usize>(
         }
         if !fill_value.is_null() {
             match find_att(&v.atts, Some(b"_FillValue")) {
+                // As netCDF-C's classic library: a `_FillValue` of another type than the
+                // variable's, or not of one value, is no fill value (and the caller's buffer
+                // holds one value of the variable's type).
+                Some((_, a)) if a.xtype != v.xtype || a.len != 1 => return NC_EBADTYPE,
                 Some((_, a)) => {
-                    // SAFETY: `fill_value` is valid for writes of the `_FillValue` attribute's
-                    // values in its own type (this function's `# Safety`), what `NC_NAT` asks.
+                    // SAFETY: `fill_value` is valid for writes of one value of the variable's
+                    // type (this function's `# Safety`): the attribute's one value, of that type,
+                    // what `NC_NAT` asks.
                     let s = unsafe { att_values(fl, a, NC_NAT, fill_value) };
                     if s != NC_NOERR {
                         return s;
@@ -1820,6 +1825,8 @@ perm! {
 
 #[cfg(test)]
 mod tests {
+    use super::{inq_var_all, NC_EBADTYPE, NC_NOERR};
+    use std::ffi::c_int;
     use std::path::Path;
 
     #[test]
@@ -1833,6 +1840,123 @@ mod tests {
             Path::new("/d/x y#.nc3z")
         );
         assert_eq!(f("file:///d/100%.nc3z"), Path::new("/d/100%.nc3z"));
+    }
+
+    /// A CDF-1 file of three float variables of 2 values whose `_FillValue` attributes are
+    /// two floats (`two`), one double (`wide`) and one float, 7.5 (`ok`): bytes by hand, as
+    /// netCDF-C's own writer refuses the first two.
+    fn odd_fill_values() -> Vec<u8> {
+        let mut h: Vec<u8> = Vec::new();
+        let be = |h: &mut Vec<u8>, v: u32| h.extend_from_slice(&v.to_be_bytes());
+        let name = |h: &mut Vec<u8>, s: &str| {
+            h.extend_from_slice(&(s.len() as u32).to_be_bytes());
+            h.extend_from_slice(s.as_bytes());
+            h.resize(h.len().next_multiple_of(4), 0);
+        };
+        h.extend_from_slice(b"CDF\x01");
+        be(&mut h, 0);
+        for v in [0x0A, 1] {
+            be(&mut h, v);
+        }
+        name(&mut h, "n");
+        be(&mut h, 2);
+        h.extend_from_slice(&[0; 8]);
+        for v in [0x0B, 3] {
+            be(&mut h, v);
+        }
+        let fills: [(&str, u32, Vec<u8>); 3] = [
+            (
+                "two",
+                5,
+                [1f32, 2.0].iter().flat_map(|x| x.to_be_bytes()).collect(),
+            ),
+            ("wide", 6, 3f64.to_be_bytes().to_vec()),
+            ("ok", 5, 7.5f32.to_be_bytes().to_vec()),
+        ];
+        let mut begins = Vec::new();
+        for (var, xtype, bytes) in &fills {
+            name(&mut h, var);
+            for v in [1, 0, 0x0C, 1] {
+                be(&mut h, v);
+            }
+            name(&mut h, "_FillValue");
+            be(&mut h, *xtype);
+            be(
+                &mut h,
+                (bytes.len() / if *xtype == 5 { 4 } else { 8 }) as u32,
+            );
+            h.extend_from_slice(bytes);
+            for v in [5, 8] {
+                be(&mut h, v);
+            }
+            begins.push(h.len());
+            be(&mut h, 0);
+        }
+        let data = h.len() as u32;
+        for (k, at) in begins.into_iter().enumerate() {
+            h[at..at + 4].copy_from_slice(&(data + 8 * k as u32).to_be_bytes());
+        }
+        h.extend((0..6).flat_map(|i| (i as f32).to_be_bytes()));
+        h
+    }
+
+    #[test]
+    fn a_fill_value_of_another_type_or_length_is_refused_not_copied() {
+        let dir = std::env::temp_dir().join(format!("nc3pack-netcdf-fill-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (nc, z) = (dir.join("fills.nc"), dir.join("fills.nc3z"));
+        std::fs::write(&nc, odd_fill_values()).unwrap();
+        let opts = nc3pack::PackOptions::default()
+            .with_threads(1)
+            .with_force(true);
+        nc3pack::pack_file(&nc, &z, &opts).unwrap();
+        // An ncid netCDF-C does not give (the tests of this crate share the table).
+        let ncid = 0x5a5a_0f11;
+        crate::file::insert((0, ncid), crate::file::OpenFile::open(&z).unwrap());
+        let null = std::ptr::null_mut::<c_int>();
+        for (varid, want, value) in [
+            (0, NC_EBADTYPE, None),
+            (1, NC_EBADTYPE, None),
+            (2, NC_NOERR, Some(7.5f32)),
+        ] {
+            // One float, then bytes that must stay as they are.
+            let mut buf = [0x55u8; 16];
+            // SAFETY: every pointer is NULL but `fill_value`, valid for writes of one float
+            // (and more); the ncid is in the table.
+            let r = unsafe {
+                inq_var_all::<0>(
+                    ncid,
+                    varid,
+                    std::ptr::null_mut(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    std::ptr::null_mut(),
+                    null,
+                    buf.as_mut_ptr().cast(),
+                    null,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(r, want, "variable {varid}");
+            assert!(
+                buf[4..].iter().all(|&b| b == 0x55),
+                "variable {varid}: {buf:?}"
+            );
+            if let Some(v) = value {
+                assert_eq!(buf[..4], v.to_ne_bytes(), "variable {varid}");
+            }
+        }
+        assert!(crate::file::remove((0, ncid)));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
