@@ -5,13 +5,17 @@
 
 use std::ops::RangeInclusive;
 
-use super::error::FrameError;
+use super::error::{CodecError, FrameError};
 use super::space::{grow, Scratch, Space};
 use crate::codec::word::be_to_native;
 use crate::format::FrameHeader;
 
-/// The zstd compression context an encoder keeps (`None` when the encoder's codec is not zstd).
-pub(crate) type ZstdCompressor<'a> = Option<&'a mut zstd::bulk::Compressor<'static>>;
+/// A codec's compressor, made by [`BlockCodec::compressor`] at a level, owning its state.
+pub(crate) trait Compress: Send {
+    /// Compresses `input` into `out` (appended) if the result is smaller than `limit` bytes;
+    /// false (and `out` as it was) if not.
+    fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool;
+}
 
 /// One codec: its levels, how it compresses a block's (filtered) bytes, and how it turns a
 /// frame payload back into them.
@@ -28,18 +32,16 @@ pub(crate) trait BlockCodec: Sync {
     fn max_level(&self) -> i32 {
         0
     }
-    /// Compresses `input` at `level` into `out` (empty) if the result is smaller than `limit`
-    /// bytes; false if not, or if the encoder makes this codec's payloads itself (none,
-    /// constant, pco, context). `zstd` is the encoder's zstd context, for zstd.
-    fn compress(
-        &self,
-        _zstd: ZstdCompressor<'_>,
-        _level: i32,
-        _input: &[u8],
-        _limit: usize,
-        _out: &mut Vec<u8>,
-    ) -> bool {
-        false
+    /// The codec's compressor at `level` (checked), which owns what it keeps between blocks
+    /// (zstd its context): None for a codec whose payloads the encoder makes itself (none,
+    /// constant, pco, context, zstd-dict). By default None.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError`] when the compressor cannot be made (zstd's context).
+    fn compressor(&self, level: i32) -> Result<Option<Box<dyn Compress>>, CodecError> {
+        let _ = level;
+        Ok(None)
     }
     /// Decodes `payload` of the frame `h` into `out` (`h.decoded_len` bytes; the stored byte
     /// order, no filter undone), which it must fill exactly.

@@ -1,6 +1,6 @@
 //! The deflate codec (raw deflate, no zlib header).
 
-use super::block::{BlockCodec, ZstdCompressor};
+use super::block::{BlockCodec, Compress};
 use super::error::CodecError;
 use super::error::FrameError;
 use super::space::Scratch;
@@ -18,6 +18,15 @@ pub(crate) fn compress_deflate(level: i32, input: &[u8], limit: usize, out: &mut
     }
 }
 
+/// DEFLATE's compressor: its level.
+struct DeflateCompressor(i32);
+
+impl Compress for DeflateCompressor {
+    fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+        compress_deflate(self.0, input, limit, out)
+    }
+}
+
 /// Codec `deflate`: one raw DEFLATE stream.
 pub(crate) struct Deflate;
 
@@ -31,15 +40,8 @@ impl BlockCodec for Deflate {
     fn max_level(&self) -> i32 {
         9
     }
-    fn compress(
-        &self,
-        _zstd: ZstdCompressor<'_>,
-        level: i32,
-        input: &[u8],
-        limit: usize,
-        out: &mut Vec<u8>,
-    ) -> bool {
-        compress_deflate(level, input, limit, out)
+    fn compressor(&self, level: i32) -> Result<Option<Box<dyn Compress>>, CodecError> {
+        Ok(Some(Box::new(DeflateCompressor(level))))
     }
     fn decompress_into(
         &self,

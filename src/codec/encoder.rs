@@ -1,10 +1,10 @@
 //! The block encoder: chooses a block's filter and codec and writes its frame.
 
+use super::block::Compress;
 use super::check_level;
 use super::filter::{apply_filter, fit_encode, FilterMode};
 use super::pco::pco_sample;
 use super::tuning::*;
-use super::zstd::compress_zstd;
 use crate::codec::pco::NumKind;
 use crate::codec::CodecError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
@@ -32,11 +32,13 @@ pub(crate) use plan::{Path, Plan, Shared};
 /// ```
 pub struct Encoder {
     codec: Codec,
-    level: i32,
     mode: FilterMode,
     thorough: bool,
-    zstd: Option<zstd::bulk::Compressor<'static>>,
-    probe: Option<zstd::bulk::Compressor<'static>>,
+    /// The block codec's compressor at the encoder's level (None for codec none), which
+    /// owns its state (zstd its context).
+    block: Option<Box<dyn Compress>>,
+    /// zstd at the level filters are judged with (1, or 3 when thorough).
+    probe: Option<Box<dyn Compress>>,
     /// Whether blocks may use zstd level 1 (see [`Encoder::fast_blocks`]): then `probe` is
     /// that level's context (filters are judged at level 1 when not thorough), and such blocks
     /// are compressed with it. One context less to set up per encoder, the same frames.
@@ -95,19 +97,14 @@ impl Encoder {
         thorough: bool,
     ) -> Result<Encoder, CodecError> {
         check_level(codec, level)?;
-        let ctx = |l| zstd::bulk::Compressor::new(l).map_err(|e| CodecError::Zstd(e.to_string()));
+        let zstd = |l| super::registry::codec(Codec::Zstd).compressor(l);
         Ok(Encoder {
             codec,
-            level,
             mode,
             thorough,
-            zstd: if codec == Codec::Zstd {
-                Some(ctx(level)?)
-            } else {
-                None
-            },
+            block: super::registry::codec(codec).compressor(level)?,
             probe: if mode == FilterMode::Auto && codec != Codec::None {
-                Some(ctx(if thorough { 3 } else { 1 })?)
+                zstd(if thorough { 3 } else { 1 })?
             } else {
                 None
             },
@@ -302,12 +299,22 @@ impl Encoder {
         {
             self.codec_runs += 1;
         }
-        let zstd = if self.use_fast {
-            self.probe.as_mut().filter(|_| self.fast)
+        let c = if self.use_fast {
+            self.probe.as_deref_mut().filter(|_| self.fast)
         } else {
-            self.zstd.as_mut()
+            self.block.as_deref_mut()
         };
-        super::registry::codec(self.codec).compress(zstd, self.level, input, limit, out)
+        c.is_some_and(|c| c.compress(input, limit, out))
+    }
+
+    /// The block codec's compressor when the codec is zstd (the level the judges compare the
+    /// probe's with), else None.
+    fn zstd_block(&mut self) -> Option<&mut (dyn Compress + 'static)> {
+        if self.codec == Codec::Zstd {
+            self.block.as_deref_mut()
+        } else {
+            None
+        }
     }
 
     /// The block's plan: its filter and the path its bytes take (see [`Plan`]). In the `auto`
@@ -408,7 +415,7 @@ impl Encoder {
         if let Some(row) = self.row.filter(|&r| 2 * r * esize <= sample.len()) {
             super::lorenzo::apply(sample, esize, row, &mut f);
             c.clear();
-            let size = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
+            let size = if zstd_into(self.probe.as_deref_mut(), &f, &mut c) {
                 c.len()
             } else {
                 f.len()
@@ -437,7 +444,7 @@ impl Encoder {
             let row = self.lorenzo_row(esize, sample.len());
             apply_filter_rows(best.1, sample, esize, row, &mut f);
             c.clear();
-            let slow = if compress_zstd(self.zstd.as_mut(), &f, usize::MAX, &mut c) {
+            let slow = if zstd_into(self.zstd_block(), &f, &mut c) {
                 c.len()
             } else {
                 f.len()
@@ -468,7 +475,7 @@ impl Encoder {
         for &cand in cands {
             apply_filter(cand, sample, esize, f);
             c.clear();
-            let size = if compress_zstd(self.probe.as_mut(), f, usize::MAX, c) {
+            let size = if zstd_into(self.probe.as_deref_mut(), f, c) {
                 c.len()
             } else {
                 f.len()
@@ -896,4 +903,14 @@ pub(crate) fn apply_filter_rows(
     } else {
         apply_filter(filter, data, esize, out);
     }
+}
+
+/// Compresses `input` with the zstd compressor `c`, if any, into `out` (appended), with no
+/// limit: false without one.
+pub(crate) fn zstd_into(
+    c: Option<&mut (dyn Compress + 'static)>,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    c.is_some_and(|c| c.compress(input, usize::MAX, out))
 }

@@ -182,6 +182,15 @@ fn decompress_inner(payload: &[u8], out: &mut [u8]) -> Result<(), LzmaError> {
 /// Codec `lzma`: one .xz stream.
 pub(crate) struct Lzma;
 
+/// lzma's compressor: its preset.
+struct LzmaCompressor(u32);
+
+impl super::block::Compress for LzmaCompressor {
+    fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+        compress(input, self.0, limit, out)
+    }
+}
+
 impl super::block::BlockCodec for Lzma {
     fn levels(&self) -> std::ops::RangeInclusive<i32> {
         0..=MAX_LEVEL
@@ -192,15 +201,11 @@ impl super::block::BlockCodec for Lzma {
     fn max_level(&self) -> i32 {
         MAX_LEVEL
     }
-    fn compress(
+    fn compressor(
         &self,
-        _zstd: super::block::ZstdCompressor<'_>,
         level: i32,
-        input: &[u8],
-        limit: usize,
-        out: &mut Vec<u8>,
-    ) -> bool {
-        compress(input, level as u32, limit, out)
+    ) -> Result<Option<Box<dyn super::block::Compress>>, super::error::CodecError> {
+        Ok(Some(Box::new(LzmaCompressor(level as u32))))
     }
     fn decompress_into(
         &self,

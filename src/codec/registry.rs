@@ -1,5 +1,5 @@
-//! The registries: a codec's wire id to its implementation and capabilities, and a filter's
-//! wire id to its implementation. The codecs' lines are in `src/format/codecs.rs` (one line
+//! The registries: a codec's wire id to its implementation, and a filter's wire id to its
+//! implementation. The codecs' lines are in `src/format/codecs.rs` (one line
 //! each: wire id, name, implementation, capabilities), which this file expands; every codec's
 //! implementation is named here and nowhere else. The traits are in [`super::block`], which
 //! imports no codec.

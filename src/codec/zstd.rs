@@ -1,6 +1,6 @@
 //! The zstd codec: block compression and the header and constants frames.
 
-use super::block::{BlockCodec, ZstdCompressor};
+use super::block::{BlockCodec, Compress};
 use super::error::{CodecError, FrameError};
 use super::space::{Kept, Scratch};
 use crate::format::{
@@ -137,6 +137,15 @@ fn with_bytes_context(
     })
 }
 
+/// zstd's compressor: its context, at the level it was made with.
+struct ZstdCompressor(zstd::bulk::Compressor<'static>);
+
+impl Compress for ZstdCompressor {
+    fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+        compress_zstd(Some(&mut self.0), input, limit, out)
+    }
+}
+
 /// Codec `zstd`: one zstd frame.
 pub(crate) struct Zstd;
 
@@ -150,15 +159,9 @@ impl BlockCodec for Zstd {
     fn max_level(&self) -> i32 {
         19
     }
-    fn compress(
-        &self,
-        zstd: ZstdCompressor<'_>,
-        _level: i32,
-        input: &[u8],
-        limit: usize,
-        out: &mut Vec<u8>,
-    ) -> bool {
-        compress_zstd(zstd, input, limit, out)
+    fn compressor(&self, level: i32) -> Result<Option<Box<dyn Compress>>, CodecError> {
+        let c = zstd::bulk::Compressor::new(level).map_err(|e| CodecError::Zstd(e.to_string()))?;
+        Ok(Some(Box::new(ZstdCompressor(c))))
     }
     fn decompress_into(
         &self,

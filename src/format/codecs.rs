@@ -39,8 +39,8 @@ macro_rules! codecs {
             /// 2,672 bytes of netCDF-3-encoded CF names and values; design/FORMAT.md, "The
             /// header dictionary"): the header frame of a compact archive only.
             ZstdDict = 7, "zstd-dict", zstd::ZstdDict, [];
-            /// A toy codec (each byte XOR 0x5A), registered in the unit tests only: the worked
-            /// example of docs/development.md.
+            /// A toy codec (runs of equal bytes as (length, byte) pairs), registered in the unit
+            /// tests only: the worked example of docs/development.md.
             #[cfg(test)]
             Toy = 250, "toy", tests::toy::Toy, [USER, REFS];
         }

@@ -56,7 +56,7 @@ impl Encoder {
             let mut f = Vec::new();
             apply_filter(judged.plain.1, piece, e, &mut f);
             c.clear();
-            let zstd = if compress_zstd(self.probe.as_mut(), &f, usize::MAX, &mut c) {
+            let zstd = if zstd_into(self.probe.as_deref_mut(), &f, &mut c) {
                 c.len()
             } else {
                 f.len()

@@ -128,7 +128,7 @@ impl Encoder {
         }
         apply_filter_rows(filter, &sample, esize, self.lorenzo_row(esize, total), f);
         let mut z = Vec::new();
-        let size = if compress_zstd(self.zstd.as_mut(), f, usize::MAX, &mut z) {
+        let size = if zstd_into(self.zstd_block(), f, &mut z) {
             z.len()
         } else {
             f.len()
@@ -212,22 +212,22 @@ impl Encoder {
                 (best, g) = (z.len(), Filter::Refs);
             }
         }
-        let mut size = |ctx: Option<&mut zstd::bulk::Compressor<'static>>, f: &Vec<u8>| {
+        let mut size = |ctx: Option<&mut (dyn Compress + 'static)>, f: &Vec<u8>| {
             z.clear();
-            if compress_zstd(ctx, f, usize::MAX, &mut z) {
+            if zstd_into(ctx, f, &mut z) {
                 z.len()
             } else {
                 f.len()
             }
         };
         apply_filter_rows(filter, sample, esize, self.lorenzo_row(esize, n), f);
-        let probe = size(self.probe.as_mut(), f).max(1) as f64;
+        let probe = size(self.probe.as_deref_mut(), f).max(1) as f64;
         let scale = probe_size as f64 / probe;
         let est = best as f64 * scale;
         if best == usize::MAX || est >= LZMA_MARGIN * probe_size as f64 {
             return None;
         }
-        let slow = size(self.zstd.as_mut(), f) as f64 * scale;
+        let slow = size(self.zstd_block(), f) as f64 * scale;
         Some(LzmaPlan {
             filter: g,
             est,
@@ -399,13 +399,13 @@ impl Encoder {
         }
         apply_filter_rows(filter, &data[..n], esize, self.lorenzo_row(esize, n), f);
         let mut c = Vec::new();
-        let fast = if compress_zstd(self.probe.as_mut(), f, usize::MAX, &mut c) {
+        let fast = if zstd_into(self.probe.as_deref_mut(), f, &mut c) {
             c.len()
         } else {
             f.len()
         };
         c.clear();
-        let slow = if compress_zstd(self.zstd.as_mut(), f, usize::MAX, &mut c) {
+        let slow = if zstd_into(self.zstd_block(), f, &mut c) {
             c.len()
         } else {
             f.len()

@@ -3,7 +3,7 @@
 //! this file's code between the markers, and tests that the registry routes to it.
 
 // [toy codec]
-use crate::codec::block::{BlockCodec, ZstdCompressor};
+use crate::codec::block::{BlockCodec, Compress};
 use crate::codec::error::{CodecError, FrameError};
 use crate::codec::space::Scratch;
 use crate::format::{Codec, FrameHeader};
@@ -11,15 +11,8 @@ use crate::format::{Codec, FrameHeader};
 /// Codec `toy`: runs of equal bytes as (length, byte) pairs.
 pub(crate) struct Toy;
 
-impl BlockCodec for Toy {
-    fn compress(
-        &self,
-        _zstd: ZstdCompressor<'_>,
-        _level: i32,
-        input: &[u8],
-        limit: usize,
-        out: &mut Vec<u8>,
-    ) -> bool {
+impl Compress for Toy {
+    fn compress(&mut self, input: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
         let mut pairs = Vec::new();
         for run in input.chunk_by(|a, b| a == b) {
             for piece in run.chunks(255) {
@@ -31,6 +24,12 @@ impl BlockCodec for Toy {
             out.extend_from_slice(&pairs);
         }
         smaller
+    }
+}
+
+impl BlockCodec for Toy {
+    fn compressor(&self, _level: i32) -> Result<Option<Box<dyn Compress>>, CodecError> {
+        Ok(Some(Box::new(Toy)))
     }
 
     fn decompress_into(
