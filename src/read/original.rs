@@ -62,12 +62,16 @@ const MAX_AUTO_BUDGET: u64 = 1 << 30;
 /// ```
 pub struct OriginalReader<R: ReadAt = Input> {
     archive: Arc<Archive<R>>,
+    /// How many reads apart the reads of one scan may arrive
+    /// ([`OriginalReader::with_in_flight`]).
+    in_flight: u64,
 }
 
 impl<R: ReadAt> Clone for OriginalReader<R> {
     fn clone(&self) -> Self {
         OriginalReader {
             archive: Arc::clone(&self.archive),
+            in_flight: self.in_flight,
         }
     }
 }
@@ -122,7 +126,24 @@ impl<R: ReadAt + 'static> OriginalReader<R> {
         if archive.cache_stats().budget < want {
             archive.set_cache_budget(want);
         }
-        OriginalReader { archive }
+        OriginalReader {
+            archive,
+            in_flight: 4,
+        }
+    }
+
+    /// Says that the reads of one sequential scan may arrive up to `reads` reads apart, out
+    /// of order (a kernel's readahead has several requests served at once): such reads are
+    /// still taken for the scan (and the blocks after them decoded ahead), and the blocks the
+    /// scan left are let go only that far behind it. Default (and at least) 4.
+    ///
+    /// ```no_run
+    /// let r = nc3pack::OriginalReader::open("/tmp/sst.nc3z")?.with_in_flight(16);
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn with_in_flight(mut self, reads: u64) -> Self {
+        self.in_flight = reads;
+        self
     }
 
     /// The archive read.
@@ -256,7 +277,8 @@ impl<R: ReadAt + 'static> OriginalReader<R> {
         // A scan has the blocks after this read decoded meanwhile.
         let streams = runs.iter().filter(|r| !archive.is_member(r.0)).count();
         for &(s, first, len) in &runs {
-            self.archive.scan_ahead(s, first, len, streams);
+            self.archive
+                .scan_ahead(s, (first, len), streams, self.in_flight);
         }
         // The block each run ends in is where a sequential read goes on from.
         for src in &sources {

@@ -12,6 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+/// How many requests apart the requests of one sequential read may arrive: the kernel's
+/// readahead of a mounted file (windows of 4 requests of 1 MiB, the next one requested before
+/// the last is served), an HTTP client's parallel ranges.
+const IN_FLIGHT: u64 = 16;
+
 /// The state of an archive file: a change of any of these makes it another file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Ident {
@@ -79,7 +84,7 @@ impl Originals {
         let archive = Archive::open(path)?;
         let share = (self.cache_bytes / 8).min(archive.layout().file_len);
         archive.set_cache_budget(share);
-        let reader = OriginalReader::new(archive);
+        let reader = OriginalReader::new(archive).with_in_flight(IN_FLIGHT);
         self.opened.fetch_add(1, Ordering::Relaxed);
         let mut open = self.lock();
         open.put(key, reader.clone());

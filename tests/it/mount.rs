@@ -48,6 +48,11 @@ impl Mount {
     /// Mounts `archives` on a new directory in `scratch`, waiting (at most 20 s) until it is
     /// mounted.
     fn start(archives: &Path, scratch: &Path) -> Mount {
+        Mount::start_with(archives, scratch, &[])
+    }
+
+    /// As [`Mount::start`], with more arguments for `nc3pack mount`.
+    fn start_with(archives: &Path, scratch: &Path, args: &[&str]) -> Mount {
         let mp = scratch.join("mnt");
         std::fs::create_dir_all(&mp).unwrap();
         let log = scratch.join("mount.log");
@@ -56,6 +61,7 @@ impl Mount {
             .arg(archives)
             .arg(&mp)
             .arg("--stats")
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -814,5 +820,45 @@ fn four_kib_deep_in_a_1_gib_original_decode_only_the_blocks_that_cover_them() {
         decoded >= 1 && decoded <= covering.len() as u64,
         "{decoded} blocks decoded for reads that {} blocks with data cover",
         covering.len()
+    );
+}
+
+#[test]
+fn a_sequential_read_of_a_mounted_file_decodes_each_block_once() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(&archives).unwrap();
+    // Records of two variables interleaved, in blocks of 16 KiB: a read of 1 MiB (the mount's
+    // requests, several in flight) needs many blocks of each.
+    let name = "gridded_sst.nc";
+    let z = archives.join(format!("{name}.nc3z"));
+    let opts = crate::util::preset_options(false, Some(16 << 10), 2).with_force(true);
+    nc3pack::pack_file(&sample(name), &z, &opts).unwrap();
+    let a = nc3pack::Archive::open(&z).unwrap();
+    let need = a
+        .blocks()
+        .filter(|&(s, b)| !a.entry(s, b).is_constant() && !a.entry(s, b).is_lost())
+        .count() as u64;
+    drop(a);
+    assert!(need > 300, "{need} blocks");
+    // A cache of 1 MiB for the archive (the mount gives each an eighth): blocks are let go
+    // as the read goes, and must not be while a request still in flight needs them.
+    let mut m = Mount::start_with(&archives, scratch.path(), &["--cache", "8MiB"]);
+    let got = std::fs::read(m.path(name)).unwrap();
+    assert!(got == std::fs::read(sample(name)).unwrap());
+    let log = m.stop(Some(libc::SIGTERM));
+    let decoded: u64 = log
+        .lines()
+        .flat_map(|l| l.split(", "))
+        .find_map(|p| p.strip_suffix(" blocks decoded"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of blocks decoded in {log}"));
+    eprintln!("{decoded} blocks decoded for {need}");
+    assert!(
+        decoded >= need && decoded as f64 <= need as f64 * 1.1,
+        "{decoded} blocks decoded for {need}"
     );
 }

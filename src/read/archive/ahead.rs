@@ -506,26 +506,36 @@ impl<R: ReadAt> Archive<R> {
 impl<R: ReadAt + 'static> Archive<R> {
     /// For a reader of the original's bytes ([`crate::OriginalReader`]), after it read `len`
     /// bytes from `off` of stream `s`, one of the `streams` streams the read took: if the read
-    /// continues a scan of `s` (it starts within four times its length of where the last one
-    /// ended: requests that several threads serve arrive a little out of order), has the
+    /// continues a scan of `s` (it starts within four times its length, or `in_flight` times,
+    /// of where the last one ended: requests that several threads serve arrive out of order),
+    /// has the
     /// pool's threads decode the blocks that follow into the cache, two per thread shared
     /// among the streams (at least one each), each claimed there ([`BlockCache::claim`]) so
     /// that no reader decodes it again meanwhile. Nothing for a member of a shared stream,
     /// with one thread, or for a remote archive (its reader fetches ahead on its own).
-    pub(crate) fn scan_ahead(self: &Arc<Self>, s: usize, off: u64, len: u64, streams: usize) {
+    pub(crate) fn scan_ahead(
+        self: &Arc<Self>,
+        s: usize,
+        (off, len): (u64, u64),
+        streams: usize,
+        in_flight: u64,
+    ) {
         let st = &self.streams[s];
         let threads = self.threads() as u64;
         if len == 0 || st.shared.is_some() || threads < 2 || self.reader.wants_prefetch() {
             return;
         }
         let bb = st.block_bytes;
-        if !self.ahead.near(s, off, len, len.saturating_mul(4)) {
+        let slack = len.saturating_mul(in_flight.max(4));
+        if !self.ahead.near(s, off, len, slack) {
             return;
         }
-        // The block before this read's: the scan is done with it, so it goes first (not the
-        // blocks decoded ahead, which nobody has read yet).
-        if off / bb > 0 {
-            self.cache.demote((st.id, off / bb - 1));
+        // The block before those that reads of the scan still in flight may need: the scan
+        // is done with it, so it goes first out of the cache (not the blocks decoded ahead,
+        // which nobody has read yet).
+        let behind = off.saturating_sub(slack) / bb;
+        if behind > 0 {
+            self.cache.demote((st.id, behind - 1));
         }
         let n = (2 * threads / streams.max(1) as u64).max(1);
         let next = (off + len - 1) / bb + 1;
