@@ -478,6 +478,16 @@ fn a_mounted_directory_reads_as_the_originals() {
         }
     }
     if have_tool("ncks", "apt-get install nco") {
+        // Not the file whose header says its records are streamed (numrecs 2^32 - 1): ncks
+        // takes that count as it is and prints 4 billion records, holding them in memory.
+        let cases: Vec<Case> = cases
+            .iter()
+            .filter(|c| !c.name.contains("streaming_numrecs"))
+            .map(|c| Case {
+                name: c.name.clone(),
+                original: c.original.clone(),
+            })
+            .collect();
         let n = same_output(&m, &cases, "ncks", &[], &home);
         eprintln!("ncks: {n} mounted files as their originals");
         assert!(n >= 20, "ncks compared {n} files");
