@@ -166,6 +166,7 @@ impl Drop for Mount {
 }
 
 /// A file mounted: its name in the mount and its original.
+#[derive(Clone)]
 struct Case {
     name: String,
     original: PathBuf,
@@ -460,10 +461,7 @@ fn a_mounted_directory_reads_as_the_originals() {
         let samples: Vec<Case> = cases
             .iter()
             .filter(|c| !c.name.starts_with("conformance/"))
-            .map(|c| Case {
-                name: c.name.clone(),
-                original: c.original.clone(),
-            })
+            .cloned()
             .collect();
         for args in [
             &["-s", "sinfo"][..],
@@ -483,10 +481,7 @@ fn a_mounted_directory_reads_as_the_originals() {
         let cases: Vec<Case> = cases
             .iter()
             .filter(|c| !c.name.contains("streaming_numrecs"))
-            .map(|c| Case {
-                name: c.name.clone(),
-                original: c.original.clone(),
-            })
+            .cloned()
             .collect();
         let n = same_output(&m, &cases, "ncks", &[], &home);
         eprintln!("ncks: {n} mounted files as their originals");
@@ -814,12 +809,7 @@ fn four_kib_deep_in_a_1_gib_original_decode_only_the_blocks_that_cover_them() {
     );
     drop(mounted);
     let log = m.stop(Some(libc::SIGTERM));
-    let decoded: u64 = log
-        .lines()
-        .flat_map(|l| l.split(", "))
-        .find_map(|p| p.strip_suffix(" blocks decoded"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no count of blocks decoded in {log}"));
+    let decoded = blocks_decoded(&log);
     eprintln!(
         "64 reads of 4 KiB: {decoded} blocks decoded; {} blocks with data cover them, \
          {data_blocks} of {} blocks have data; peak memory {peak_kib} KiB",
@@ -860,15 +850,19 @@ fn a_sequential_read_of_a_mounted_file_decodes_each_block_once() {
     let got = std::fs::read(m.path(name)).unwrap();
     assert!(got == std::fs::read(sample(name)).unwrap());
     let log = m.stop(Some(libc::SIGTERM));
-    let decoded: u64 = log
-        .lines()
-        .flat_map(|l| l.split(", "))
-        .find_map(|p| p.strip_suffix(" blocks decoded"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no count of blocks decoded in {log}"));
+    let decoded = blocks_decoded(&log);
     eprintln!("{decoded} blocks decoded for {need}");
     assert!(
         decoded >= need && decoded as f64 <= need as f64 * 1.1,
         "{decoded} blocks decoded for {need}"
     );
+}
+
+/// The count of blocks decoded in the line `nc3pack mount --stats` writes when it ends.
+fn blocks_decoded(log: &str) -> u64 {
+    log.lines()
+        .flat_map(|l| l.split(", "))
+        .find_map(|p| p.strip_suffix(" blocks decoded"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of blocks decoded in {log}"))
 }
