@@ -132,6 +132,8 @@ pub mod nc3;
 mod options;
 mod pack;
 mod parallel;
+#[cfg(any(feature = "remote", feature = "serve"))]
+mod percent;
 pub mod quantize;
 mod read;
 #[cfg(feature = "remote")]

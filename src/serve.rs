@@ -383,7 +383,12 @@ impl Shared {
 /// The archive's path below the root for a request path: `/a/b/x.nc` → `a/b/x.nc.nc3z`;
 /// `None` for a path that is not one (empty, a directory, `.` or `..`, an encoded `/` or NUL).
 fn archive_path(uri_path: &str) -> Option<PathBuf> {
-    let decoded = percent_decode(uri_path.strip_prefix('/')?)?;
+    let rest = uri_path.strip_prefix('/')?;
+    // An encoded `/` would join two names into one.
+    if rest.to_ascii_lowercase().contains("%2f") {
+        return None;
+    }
+    let decoded = crate::percent::decode(rest)?;
     let mut out = PathBuf::new();
     let parts: Vec<&[u8]> = decoded.split(|&b| b == b'/').collect();
     for (i, part) in parts.iter().enumerate() {
@@ -395,28 +400,6 @@ fn archive_path(uri_path: &str) -> Option<PathBuf> {
             name.extend_from_slice(SUFFIX.as_bytes());
         }
         out.push(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&name));
-    }
-    Some(out)
-}
-
-/// `%XX` decoded (`None` when an escape is malformed or decodes to `/`).
-fn percent_decode(s: &str) -> Option<Vec<u8>> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            let v = u8::from_str_radix(hex, 16).ok()?;
-            if v == b'/' {
-                return None;
-            }
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
     }
     Some(out)
 }

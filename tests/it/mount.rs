@@ -522,21 +522,7 @@ fn a_damaged_block_gives_eio_for_its_reads_only() {
     assert!(pack(&original_path, &archives, "sst.nc"));
     assert!(pack(&original_path, &archives, "intact.nc"));
     // Damage the middle of the payload of one block of sst.
-    let z = archives.join("sst.nc.nc3z");
-    let a = nc3pack::Archive::open(&z).unwrap();
-    let s = a.header().var_id("sst").unwrap();
-    // A block with a payload to damage (not a constant block).
-    let e = (40..a.block_count(s))
-        .map(|b| *a.entry(s, b))
-        .find(|e| e.stored_len > 256)
-        .unwrap();
-    drop(a);
-    let mut bytes = std::fs::read(&z).unwrap();
-    let mid = (e.offset + u64::from(e.stored_len) / 2 + 16) as usize;
-    for b in &mut bytes[mid..mid + 8] {
-        *b ^= 0x5a;
-    }
-    std::fs::write(&z, &bytes).unwrap();
+    crate::util::damage_a_block(&archives.join("sst.nc.nc3z"), "sst", |_| 40);
 
     let mut m = Mount::start(&archives, scratch.path());
     let original = std::fs::read(&original_path).unwrap();

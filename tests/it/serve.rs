@@ -316,21 +316,8 @@ fn a_damaged_block_gives_a_500_or_a_cut_body_never_wrong_bytes() {
     let original_path = sample("gridded_sst.nc");
     pack(&original_path, &dir, "sst.nc");
     pack(&original_path, &dir, "intact.nc");
-    let z = dir.join("sst.nc.nc3z");
-    let a = nc3pack::Archive::open(&z).unwrap();
-    let s = a.header().var_id("sst").unwrap();
-    // A block with a payload to damage (not a constant block), past the first MiB.
-    let e = (a.block_count(s) / 2..a.block_count(s))
-        .map(|b| *a.entry(s, b))
-        .find(|e| e.stored_len > 256)
-        .unwrap();
-    drop(a);
-    let mut bytes = std::fs::read(&z).unwrap();
-    let mid = (e.offset + u64::from(e.stored_len) / 2 + 16) as usize;
-    for b in &mut bytes[mid..mid + 8] {
-        *b ^= 0x5a;
-    }
-    std::fs::write(&z, &bytes).unwrap();
+    // A block past the first MiB.
+    crate::util::damage_a_block(&dir.join("sst.nc.nc3z"), "sst", |n| n / 2);
 
     let server = Server::start(&dir, scratch.path());
     let original = std::fs::read(&original_path).unwrap();

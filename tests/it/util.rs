@@ -381,3 +381,23 @@ impl Rng {
         self.next() % n.max(1)
     }
 }
+
+/// Damages the archive `z`: 8 bytes in the middle of the payload of the first block of
+/// variable `var`, from block `from(number of its blocks)` on, that has a payload (not a
+/// constant block).
+pub fn damage_a_block(z: &Path, var: &str, from: impl FnOnce(u64) -> u64) {
+    let a = nc3pack::Archive::open(z).unwrap();
+    let s = a.header().var_id(var).unwrap();
+    let n = a.block_count(s);
+    let e = (from(n)..n)
+        .map(|b| *a.entry(s, b))
+        .find(|e| e.stored_len > 256)
+        .unwrap();
+    drop(a);
+    let mut bytes = std::fs::read(z).unwrap();
+    let mid = (e.offset + u64::from(e.stored_len) / 2 + 16) as usize;
+    for b in &mut bytes[mid..mid + 8] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(z, &bytes).unwrap();
+}

@@ -224,19 +224,7 @@ impl Ahead {
     /// where the last read of `s` ended: part of a sequential scan, whose blocks will not be
     /// read again. Always false in a child of `fork()`.
     pub(super) fn follows(&self, s: usize, off: u64, len: u64) -> bool {
-        if !self.here() {
-            return false;
-        }
-        let mut ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
-        let at = ends.iter().position(|e| e.0 == s);
-        let follows = at.is_some_and(|i| ends[i].1 == off);
-        if let Some(i) = at {
-            ends.remove(i);
-        } else if ends.len() == REMEMBERED {
-            ends.remove(0);
-        }
-        ends.push((s, off.saturating_add(len)));
-        follows
+        self.near(s, off, len, 0)
     }
 
     /// As [`Ahead::follows`], for reads that several threads serve at once and that may
