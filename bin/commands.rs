@@ -398,15 +398,23 @@ fn slice(a: SliceArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
 
 /// `nc3pack info FILE [--json]`.
 fn info(a: InfoArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
-    let name = a
-        .file
+    let Some(file) = &a.file else {
+        let s = nc3pack::collection::summarize_collection_with(&a.manifest, remote)?;
+        let text = if a.json {
+            nc3pack::text::collection_summary_json(&s)
+        } else {
+            nc3pack::text::collection_summary(&s)
+        };
+        return write_stdout(text.as_bytes());
+    };
+    let name = file
         .file_stem()
         .map_or("file".into(), |s| s.to_string_lossy());
     let name = name.strip_suffix(".nc").unwrap_or(&name).to_string();
     // Written as it is made: memory stays that of the parsed header, whatever its size.
     let opts = nc3pack::info::InfoOptions::default().with_remote(remote.clone());
     let out = &mut std::io::stdout().lock();
-    match nc3pack::info::write_with(&a.file, &opts, a.json, &name, out) {
+    match nc3pack::info::write_with(file, &opts, a.json, &name, out) {
         Err(nc3pack::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {

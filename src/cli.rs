@@ -44,7 +44,8 @@ pub enum Command {
     Pack(PackArgs),
     /// Restore the original netCDF-3 file from an archive, byte for byte (checked by hash).
     Unpack(UnpackArgs),
-    /// Describe a netCDF-3 file or an archive (dimensions, variables, attributes, ratios).
+    /// Describe a netCDF-3 file or an archive (dimensions, variables, attributes, ratios), or
+    /// with --manifest a packed collection (files, bytes, ratio, failures).
     Info(InfoArgs),
     /// Print a hyperslab of one variable of a netCDF-3 file or an archive.
     Slice(SliceArgs),
@@ -297,7 +298,14 @@ pub struct UnpackArgs {
 #[derive(Args)]
 pub struct InfoArgs {
     /// A netCDF-3 file or an archive (a path, or an s3://, http(s):// or file:// URL).
-    pub file: PathBuf,
+    #[arg(required_unless_present = "manifest", conflicts_with = "manifest")]
+    pub file: Option<PathBuf>,
+    /// Summarize a collection from these manifests (files, or directories of *.jsonl such as
+    /// OUT/.nc3pack; OUT stands for OUT/.nc3pack; s3:// URLs and prefixes too): files, bytes in
+    /// and out, the ratio, the failures. Reads only the manifests (`verify --manifest` proves
+    /// the archives).
+    #[arg(long, num_args = 1.., value_name = "MANIFEST")]
+    pub manifest: Vec<PathBuf>,
     /// Print JSON instead of CDL-like text.
     #[arg(long)]
     pub json: bool,

@@ -203,6 +203,27 @@ pub enum Error {
         /// What was found there.
         why: NothingFound,
     },
+    /// A summary of a collection found no manifest where it was pointed (a mistyped directory
+    /// or prefix).
+    ///
+    /// ```
+    /// use nc3pack::{error::NothingFound, Error};
+    /// let e = Error::NothingToSummarize {
+    ///     what: "out".into(),
+    ///     why: NothingFound::NoManifest { prefix: false },
+    /// };
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "out: no manifest found (no *.jsonl file in this directory)"
+    /// );
+    /// ```
+    #[error("{what}: {why}")]
+    NothingToSummarize {
+        /// The manifest, directory or URL given, as given.
+        what: String,
+        /// What was found there.
+        why: NothingFound,
+    },
     /// An option value is out of range (a usage error: the command line exits 2).
     #[error("invalid option: {0}")]
     Option(#[from] OptionError),

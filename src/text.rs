@@ -1,12 +1,13 @@
 //! The lines the command line prints of a result, for programs that print the same: sizes
 //! ([`human`]), a packed file's summary ([`pack_summary`]), a verify report ([`verify`]), a
-//! collection's summary ([`collection`]) and its verification ([`verify_collection`]).
+//! collection's summary ([`collection`]), its verification ([`verify_collection`]) and what its
+//! manifests record ([`collection_summary`]).
 //!
 //! ```
 //! assert_eq!(nc3pack::text::human(1536), "1.5 KiB");
 //! ```
 
-use crate::collection::{CollectionReport, VerifyCollectionReport};
+use crate::collection::{CollectionReport, CollectionSummary, VerifyCollectionReport};
 use crate::quantize::{Algorithm, LossyComparison};
 use crate::{PackSummary, VerifyReport};
 use std::fmt::Write;
@@ -209,4 +210,95 @@ pub fn verify_collection(r: &VerifyCollectionReport, against: bool) -> String {
         }
     );
     text
+}
+
+/// The lines of `nc3pack info --manifest M...`: what the manifests record of a collection
+/// (files, archives, bytes in and out, the ratio), then the unreadable lines and the failures.
+///
+/// ```
+/// let s = nc3pack::collection::CollectionSummary::default();
+/// assert_eq!(
+///     nc3pack::text::collection_summary(&s),
+///     "0 manifests, 0 lines: 0 files, 0 packed, 0 failed\n"
+/// );
+/// ```
+pub fn collection_summary(s: &CollectionSummary) -> String {
+    let mut text = format!(
+        "{} manifests, {} lines: {} files, {} packed, {} failed\n",
+        s.manifests,
+        s.lines,
+        s.files,
+        s.packed,
+        s.failures.len()
+    );
+    if let Some(ratio) = s.ratio() {
+        let _ = writeln!(
+            text,
+            "packed: {} -> {} (ratio {ratio:.2}), {:.1} s of packing (summed over files)",
+            human(s.input_bytes),
+            human(s.output_bytes),
+            s.seconds,
+        );
+    }
+    if s.unknown_size > 0 {
+        let _ = writeln!(
+            text,
+            "{} archives without a recorded size (their `packed` lines are in manifests not given)",
+            s.unknown_size
+        );
+    }
+    if s.lossy > 0 {
+        let _ = writeln!(text, "{} archives of quantized (lossy) files", s.lossy);
+    }
+    if s.deleted > 0 {
+        let _ = writeln!(
+            text,
+            "{} originals deleted after their archives were proven",
+            s.deleted
+        );
+    }
+    for (m, n) in &s.bad_lines {
+        let _ = writeln!(text, "{}: line {n}: not a manifest entry", m.display());
+    }
+    for (input, error) in &s.failures {
+        // The recorded error names its file, as a rule.
+        match error.starts_with(&*input.to_string_lossy()) {
+            true => writeln!(text, "failed: {error}"),
+            false => writeln!(text, "failed: {}: {error}", input.display()),
+        }
+        .unwrap_or_default();
+    }
+    text
+}
+
+/// [`collection_summary`] as one JSON object and a newline (`nc3pack info --manifest M...
+/// --json`): the fields of [`CollectionSummary`], `ratio` (null when nothing is recorded),
+/// `failures` as `{"input", "error"}` objects and `bad_lines` as `{"manifest", "line"}`.
+///
+/// ```
+/// let s = nc3pack::collection::CollectionSummary::default();
+/// let v: serde_json::Value = serde_json::from_str(&nc3pack::text::collection_summary_json(&s))?;
+/// assert_eq!(v["files"], 0);
+/// assert!(v["ratio"].is_null());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn collection_summary_json(s: &CollectionSummary) -> String {
+    let lossy = |p: &Path| p.to_string_lossy().into_owned();
+    let v = serde_json::json!({
+        "manifests": s.manifests,
+        "lines": s.lines,
+        "files": s.files,
+        "packed": s.packed,
+        "failed": s.failures.len(),
+        "input_bytes": s.input_bytes,
+        "output_bytes": s.output_bytes,
+        "ratio": s.ratio(),
+        "unknown_size": s.unknown_size,
+        "lossy": s.lossy,
+        "deleted": s.deleted,
+        "seconds": (s.seconds * 1000.0).round() / 1000.0,
+        "failures": s.failures.iter().map(|(i, e)| serde_json::json!({"input": lossy(i), "error": e})).collect::<Vec<_>>(),
+        "bad_lines": s.bad_lines.iter().map(|(m, n)| serde_json::json!({"manifest": lossy(m), "line": n})).collect::<Vec<_>>(),
+    });
+    format!("{v}\n")
 }

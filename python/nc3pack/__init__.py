@@ -24,7 +24,7 @@ from . import _nc3pack
 from ._dataset import DTYPES, Dataset, Dimension, PathLike, Variable, open
 from ._nc3pack import ArchiveError
 from ._original import OriginalFile, open_original
-from ._remote import storage_pairs
+from ._remote import is_url, storage_pairs
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -33,6 +33,7 @@ __all__ = [
     "ArchiveError",
     "CollectionFailure",
     "CollectionResult",
+    "CollectionSummary",
     "Damage",
     "Dataset",
     "Dimension",
@@ -40,6 +41,7 @@ __all__ = [
     "PackResult",
     "Variable",
     "VerifyResult",
+    "collection_summary",
     "info",
     "open",
     "open_original",
@@ -448,3 +450,77 @@ def info(
         _nc3pack.info_json(p, storage_pairs(p, storage_options))
     )
     return result
+
+
+@dataclass(frozen=True)
+class CollectionSummary:
+    """What the manifests of a collection record (:func:`collection_summary`)."""
+
+    #: Manifest files read.
+    manifests: int
+    #: Entry lines read (every run's).
+    lines: int
+    #: Inputs recorded, each once however many runs recorded it.
+    files: int
+    #: Inputs with an archive recorded.
+    packed: int
+    #: Bytes of those inputs (as recorded).
+    input_bytes: int
+    #: Bytes of their archives.
+    output_bytes: int
+    #: Archives whose records are in manifests not given (short ``skipped`` lines only):
+    #: not in the sums.
+    unknown_size: int
+    #: Archives of quantized (lossy) files.
+    lossy: int
+    #: Originals deleted once their archives were proven (``delete_input``).
+    deleted: int
+    #: Seconds spent packing, summed over files (work, not wall time).
+    seconds: float
+    #: Inputs with no archive recorded whose lines record a failure: (input, error).
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    #: Manifest lines that are not entries: (manifest, line number).
+    bad_lines: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float | None:
+        """Input bytes / archive bytes of the archives whose sizes are recorded."""
+        if self.output_bytes == 0:
+            return None
+        return self.input_bytes / self.output_bytes
+
+
+def collection_summary(
+    manifests: PathLike | Sequence[PathLike],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> CollectionSummary:
+    """Sums what a collection's manifests record, as ``nc3pack info --manifest`` does:
+    files, bytes in and out, the ratio, the failures. ``manifests`` are manifest files,
+    directories of them (``OUT/.nc3pack``; ``OUT`` stands for it) or URLs (an object, or
+    a ``s3://BUCKET/PREFIX/.nc3pack/`` prefix, read with ``storage_options`` as
+    :func:`open`). Only the manifests are read: :func:`verify` proves the archives.
+
+    Raises ``OSError`` when a manifest cannot be read and ``ValueError`` when a directory
+    or prefix holds no manifest.
+    """
+    if isinstance(manifests, (str, os.PathLike)):
+        manifests = [manifests]
+    paths = [os.fspath(m) for m in manifests]
+    url = next((p for p in paths if is_url(p)), paths[0] if paths else "")
+    r = _nc3pack.collection_summary(paths, storage_pairs(url, storage_options))
+    files, packed, inb, outb, unknown, lossy, deleted = r[2:9]
+    return CollectionSummary(
+        r[0],
+        r[1],
+        files,
+        packed,
+        inb,
+        outb,
+        unknown,
+        lossy,
+        deleted,
+        r[9],
+        [(os.fspath(p), e) for p, e in r[10]],
+        [(os.fspath(m), n) for m, n in r[11]],
+    )

@@ -114,3 +114,19 @@ def info_json(
     path: str, storage_options: list[tuple[str, str]] | None = None
 ) -> str: ...
 def netcdf_register() -> int: ...
+def collection_summary(
+    manifests: list[str], storage_options: list[tuple[str, str]] | None = None
+) -> tuple[
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    float,
+    list[tuple[Path, str]],
+    list[tuple[Path, int]],
+]: ...

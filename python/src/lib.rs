@@ -80,7 +80,10 @@ fn to_py(e: Error) -> PyErr {
             }
             _ => PyOSError::new_err(msg),
         },
-        Error::Option(_) | Error::Slab { .. } | Error::Refused { .. } => PyValueError::new_err(msg),
+        Error::Option(_)
+        | Error::Slab { .. }
+        | Error::Refused { .. }
+        | Error::NothingToSummarize { .. } => PyValueError::new_err(msg),
         Error::Internal(_) => PyRuntimeError::new_err(msg),
         Error::NoMemory { .. } => PyMemoryError::new_err(msg),
         _ => ArchiveError::new_err(msg),
@@ -678,6 +681,52 @@ fn info_json(
         .map_err(to_py)
 }
 
+/// What a collection's manifests record (`nc3pack info --manifest`): `(manifests, lines,
+/// files, packed, input_bytes, output_bytes, unknown_size, lossy, deleted, seconds, failures,
+/// bad_lines)`.
+#[pyfunction]
+#[pyo3(signature = (manifests, storage_options=None))]
+fn collection_summary(
+    py: Python<'_>,
+    manifests: Vec<PathBuf>,
+    storage_options: Option<StorageOptions>,
+) -> PyResult<SummaryTuple> {
+    let remote = remote_options(storage_options).map_err(to_py)?;
+    let s = py
+        .detach(|| nc3pack::collection::summarize_collection_with(&manifests, &remote))
+        .map_err(to_py)?;
+    Ok((
+        s.manifests,
+        s.lines,
+        s.files,
+        s.packed,
+        s.input_bytes,
+        s.output_bytes,
+        s.unknown_size,
+        s.lossy,
+        s.deleted,
+        s.seconds,
+        s.failures,
+        s.bad_lines,
+    ))
+}
+
+/// What [`collection_summary`] returns.
+type SummaryTuple = (
+    usize,
+    u64,
+    usize,
+    usize,
+    u64,
+    u64,
+    usize,
+    usize,
+    usize,
+    f64,
+    Vec<(PathBuf, String)>,
+    Vec<(PathBuf, u64)>,
+);
+
 /// `text` with the password and the query string of every URL in it hidden (as errors print
 /// URLs): for reprs and messages made in Python.
 #[pyfunction]
@@ -753,6 +802,7 @@ fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unpack, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(info_json, m)?)?;
+    m.add_function(wrap_pyfunction!(collection_summary, m)?)?;
     m.add_function(wrap_pyfunction!(netcdf_register, m)?)?;
     m.add("ArchiveError", m.py().get_type::<ArchiveError>())?;
     m.add("DEFAULT_BLOCK_SIZE", nc3pack::DEFAULT_BLOCK_SIZE)?;

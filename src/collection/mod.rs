@@ -45,11 +45,12 @@ pub mod manifest;
 
 pub use crate::collection::batch::{Kept, ParseShardError, Shard};
 pub use crate::collection::leftovers::Leftover;
-#[cfg(feature = "remote")]
-pub use crate::collection::manifest::verify_collection_with;
 pub use crate::collection::manifest::{
-    verify_collection, CollectionProblem, VerifyCollectionReport,
+    summarize_collection, verify_collection, CollectionProblem, CollectionSummary,
+    VerifyCollectionReport,
 };
+#[cfg(feature = "remote")]
+pub use crate::collection::manifest::{summarize_collection_with, verify_collection_with};
 
 /// What happened, as [`pack_collection`] goes: given to [`CollectionOptions::with_progress`]'s
 /// callback, from any worker thread.

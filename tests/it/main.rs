@@ -33,6 +33,7 @@ mod serve;
 mod shared;
 mod signals;
 mod slice;
+mod summary;
 mod threads;
 mod util;
 

@@ -32,6 +32,7 @@ mod ends;
 mod read;
 mod record;
 mod scan;
+mod summary;
 mod verify;
 
 pub use append::*;
@@ -40,6 +41,7 @@ pub use ends::*;
 pub use read::*;
 pub use record::*;
 use scan::*;
+pub use summary::*;
 pub use verify::*;
 
 #[cfg(test)]
