@@ -11,7 +11,7 @@
 //! release).
 //!
 //! **Packing.** [`pack_file`] packs a netCDF-3 file into an archive, [`pack_reader`] one that
-//! arrives on a pipe; [`PackOptions`] (presets [`PackOptions::fast`], the default, and
+//! arrives on a pipe, [`Packer`] either into any writer (memory, an upload); [`PackOptions`] (presets [`PackOptions::fast`], the default, and
 //! [`PackOptions::max`]) carries codec, level, block size, filter mode ([`FilterMode`]),
 //! threads, whether to overwrite and a [`Progress`] callback; [`PackSummary`] is the result.
 //! Codec, filter and filter-mode names parse with [`FromStr`](std::str::FromStr) (error:
@@ -153,8 +153,8 @@ pub use nc3::slab::{Hyperslab, SlabError};
 pub use options::{ParseNameError, Progress, ReindexOptions, UnpackOptions, VerifyOptions};
 
 pub use pack::{
-    pack_file, pack_reader, PackOptions, PackSummary, DEFAULT_BLOCK_SIZE, LARGE_RECORD_BLOCKS_MAX,
-    MAX_PRESET_BLOCK_SIZE,
+    pack_file, pack_reader, PackOptions, PackSummary, Packer, DEFAULT_BLOCK_SIZE,
+    LARGE_RECORD_BLOCKS_MAX, MAX_PRESET_BLOCK_SIZE,
 };
 #[cfg(feature = "remote")]
 pub use pack::{pack_reader_to_url, pack_to_url};

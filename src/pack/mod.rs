@@ -12,6 +12,7 @@
 //! interleave them).
 
 pub(crate) mod lossy;
+mod packer;
 pub(crate) mod route;
 mod runs;
 #[cfg(feature = "remote")]
@@ -27,6 +28,7 @@ use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
 use crate::nc3::{self, Header};
 use crate::pack::writer::Sink;
 use crate::parallel::spawn_scoped;
+pub use packer::Packer;
 pub use route::Source;
 use route::{route, Routed, RoutedBlock};
 use std::io::{BufWriter, Read, Seek, Write};
@@ -605,37 +607,52 @@ pub(crate) fn pack_to_temp(
     if !meta.is_file() {
         return stream_to_temp(file, input, output, opts, force, sync, progress);
     }
+    crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
+        file_into(
+            file,
+            input,
+            opts,
+            &mut Writeback::new(out),
+            output,
+            progress,
+        )
+    })
+}
+
+/// Packs the regular file `file` (named `input`), read at any offset, into `out` (positioned
+/// at 0; named `out_path` in errors, and beside which a quantized copy is made).
+fn file_into<W: Write + Seek + Send>(
+    file: std::fs::File,
+    input: &Path,
+    opts: &PackOptions,
+    out: &mut W,
+    out_path: &Path,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackSummary> {
     let (file, original, moved_outside_valid) = if opts.quantize.is_empty() {
         (file, None, Vec::new())
     } else {
         let (q, original, moved) =
-            lossy::quantized_temp(&file, input, output, &opts.quantize, progress)?;
+            lossy::quantized_temp(&file, input, out_path, &opts.quantize, progress)?;
         (q, Some(original), moved)
     };
     let (header, header_bytes, layout) = nc3::open(&file, input)?;
-    let (pending, summary) =
-        crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
-            let source = Source::File(&layout);
-            pack_stream(
-                file,
-                input,
-                &header,
-                &header_bytes,
-                source,
-                opts,
-                &mut Writeback::new(out),
-                output,
-                progress,
-            )
-        })?;
-    Ok((
-        pending,
-        PackSummary {
-            original,
-            moved_outside_valid,
-            ..summary
-        },
-    ))
+    let summary = pack_stream(
+        file,
+        input,
+        &header,
+        &header_bytes,
+        Source::File(&layout),
+        opts,
+        out,
+        out_path,
+        progress,
+    )?;
+    Ok(PackSummary {
+        original,
+        moved_outside_valid,
+        ..summary
+    })
 }
 
 /// Packs a netCDF-3 file arriving on `reader` (standard input, a pipe) into `output`,
@@ -673,7 +690,7 @@ pub fn pack_reader<R: Read>(
 
 /// [`pack_reader`] into a temporary file beside `output` (synced if `sync`), not yet renamed.
 fn stream_to_temp<R: Read>(
-    mut reader: R,
+    reader: R,
     input: &Path,
     output: &Path,
     opts: &PackOptions,
@@ -681,34 +698,50 @@ fn stream_to_temp<R: Read>(
     sync: bool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(crate::atomic::Pending, PackSummary)> {
+    crate::atomic::write_to_temp(output, force, None, sync, |out| {
+        stream_into(
+            reader,
+            input,
+            opts,
+            &mut Writeback::new(out),
+            output,
+            progress,
+        )
+    })
+}
+
+/// Packs the netCDF-3 file arriving on `reader` (named `input`) into `out` (positioned at 0;
+/// named `out_path` in errors, and beside which a quantized copy is made), in one pass.
+fn stream_into<R: Read, W: Write + Seek + Send>(
+    mut reader: R,
+    input: &Path,
+    opts: &PackOptions,
+    out: &mut W,
+    out_path: &Path,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<PackSummary> {
     if !opts.quantize.is_empty() {
         // Quantizing needs the whole file: spooled to an anonymous temporary file first.
-        let mut tmp = lossy::spool(&mut reader, input, output)?;
+        let tmp = lossy::spool(&mut reader, input, out_path)?;
         let (q, original, moved_outside_valid) =
-            lossy::quantized_temp(&tmp, input, output, &opts.quantize, progress)?;
-        tmp = q;
-        let (header, header_bytes, layout) = nc3::open(&tmp, input)?;
-        let (pending, summary) = crate::atomic::write_to_temp(output, force, None, sync, |out| {
-            pack_stream(
-                tmp,
-                input,
-                &header,
-                &header_bytes,
-                Source::File(&layout),
-                opts,
-                &mut Writeback::new(out),
-                output,
-                &|_| {},
-            )
-        })?;
-        return Ok((
-            pending,
-            PackSummary {
-                original: Some(original),
-                moved_outside_valid,
-                ..summary
-            },
-        ));
+            lossy::quantized_temp(&tmp, input, out_path, &opts.quantize, progress)?;
+        let (header, header_bytes, layout) = nc3::open(&q, input)?;
+        let summary = pack_stream(
+            q,
+            input,
+            &header,
+            &header_bytes,
+            Source::File(&layout),
+            opts,
+            out,
+            out_path,
+            &|_| {},
+        )?;
+        return Ok(PackSummary {
+            original: Some(original),
+            moved_outside_valid,
+            ..summary
+        });
     }
     let (header, mut prefix) = nc3::read_header_stream(&mut reader, input)?;
     // A stream of at most COMPACT_FILE_MAX bytes is read whole and packed as the file of its
@@ -723,35 +756,31 @@ fn stream_to_temp<R: Read>(
     }
     if prefix.len() as u64 <= small {
         let (header, header_bytes, layout) = nc3::open(&prefix, input).map_err(input_ends)?;
-        return crate::atomic::write_to_temp(output, force, None, sync, |out| {
-            pack_stream(
-                &prefix[..],
-                input,
-                &header,
-                &header_bytes,
-                Source::File(&layout),
-                opts,
-                &mut Writeback::new(out),
-                output,
-                progress,
-            )
-        });
-    }
-    let header_bytes = prefix[..header.len() as usize].to_vec();
-    let reader = std::io::Cursor::new(prefix).chain(reader);
-    crate::atomic::write_to_temp(output, force, None, sync, |out| {
-        pack_stream(
-            reader,
+        return pack_stream(
+            &prefix[..],
             input,
             &header,
             &header_bytes,
-            Source::Stream,
+            Source::File(&layout),
             opts,
-            &mut Writeback::new(out),
-            output,
+            out,
+            out_path,
             progress,
-        )
-    })
+        );
+    }
+    let header_bytes = prefix[..header.len() as usize].to_vec();
+    let reader = std::io::Cursor::new(prefix).chain(reader);
+    pack_stream(
+        reader,
+        input,
+        &header,
+        &header_bytes,
+        Source::Stream,
+        opts,
+        out,
+        out_path,
+        progress,
+    )
 }
 
 /// A small stream's layout error in a stream's words: a fixed variable that extends past the

@@ -18,6 +18,7 @@ mod mask;
 mod mount;
 mod original;
 mod outputs;
+mod packer;
 mod pervar;
 mod pipes;
 mod plane;

@@ -2,10 +2,7 @@
 //! destination and the input untouched.
 
 use crate::util::{sample, temp_dir, BIN};
-use nc3pack::{
-    __private::{pack_stream, Source},
-    PackOptions,
-};
+use nc3pack::{PackOptions, Packer};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::Command;
@@ -42,22 +39,12 @@ impl Seek for FailAfter {
 /// write error naming the output.
 fn assert_write_failures_reported(name: &str, block_size: u32, limits: &[u64]) {
     let input = sample(name);
-    let f = std::fs::File::open(&input).unwrap();
-    let (header, hb, layout) = nc3pack::nc3::open(&f, &input).unwrap();
     for &limit in limits {
         let mut w = FailAfter { written: 0, limit };
         let opts = PackOptions::default().with_block_size(block_size);
-        let r = pack_stream(
-            std::fs::File::open(&input).unwrap(),
-            &input,
-            &header,
-            &hb,
-            Source::File(&layout),
-            &opts,
-            &mut w,
-            Path::new("out.nc3z"),
-            &|_| {},
-        );
+        let r = Packer::new(opts)
+            .with_names(&input, "out.nc3z")
+            .pack_file(&input, &mut w);
         let e = r.unwrap_err().to_string();
         assert!(
             e.starts_with("out.nc3z: write: disk full"),
