@@ -237,7 +237,7 @@ fn fmt_tp(bytes: u64, d: Duration) -> String {
 /// the 2-D lorenzo filter (rows of `row` elements) with zstd. Prints each way's ratio and decode speed (CRC check and decode into a buffer,
 /// big-endian).
 fn block_decode(grid: &Path, row: usize) {
-    use nc3pack::__private::{decode_payload_into, DecodeScratch, Encoder};
+    use nc3pack::testing::{decode_payload_into, DecodeScratch, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
     let file = std::fs::read(grid).unwrap();
     let data_len = (file.len() as u64 / (1 << 20)).min(32) << 20;
@@ -283,7 +283,7 @@ fn block_decode(grid: &Path, row: usize) {
         pco_frames.push((h, payload));
         // The 2-D lorenzo filter along t2m's rows (nx elements), then zstd level 3.
         let mut f = Vec::new();
-        nc3pack::__private::apply_lorenzo(b, 4, row, &mut f);
+        nc3pack::testing::apply_lorenzo(b, 4, row, &mut f);
         let mut payload = (row as u32).to_be_bytes().to_vec();
         payload.extend_from_slice(&zstd::bulk::compress(&f, 3).unwrap());
         let h = frame_header(&payload, b.len(), i, Codec::Zstd, Filter::Lorenzo, 4);
@@ -291,11 +291,11 @@ fn block_decode(grid: &Path, row: usize) {
         // The weighted 2-D predictor with pco along t2m's rows.
         plane_frames.push(plane_frame(b, NumKind::F32, row, i));
         // The predictor fitted to the block with pco along t2m's rows.
-        let payload = nc3pack::__private::fit_payload(b, NumKind::F32, row).unwrap();
+        let payload = nc3pack::testing::fit_payload(b, NumKind::F32, row).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Fit, 4);
         fit_frames.push((h, payload));
         // The context codec along t2m's rows.
-        let payload = nc3pack::__private::context_payload(b, NumKind::F32, row).unwrap();
+        let payload = nc3pack::testing::context_payload(b, NumKind::F32, row).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Context, Filter::None, 4);
         context_frames.push((h, payload));
         // The same block with 40 % of its rows land (the fill value -1e34), with pco alone and
@@ -320,10 +320,10 @@ fn block_decode(grid: &Path, row: usize) {
         pco::standalone::simple_compress_into(&nums, &cfg, &mut payload).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::None, 4);
         land_pco_frames.push((h, payload));
-        let payload = nc3pack::__private::mask_payload(&land, NumKind::F32).unwrap();
+        let payload = nc3pack::testing::mask_payload(&land, NumKind::F32).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Mask, 4);
         land_mask_frames.push((h, payload));
-        let payload = nc3pack::__private::fit_payload(&land, NumKind::F32, row).unwrap();
+        let payload = nc3pack::testing::fit_payload(&land, NumKind::F32, row).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Fit, 4);
         land_fit_frames.push((h, payload));
     }
@@ -367,7 +367,7 @@ fn block_decode(grid: &Path, row: usize) {
     println!();
 }
 
-use nc3pack::__private::NumKind;
+use nc3pack::testing::NumKind;
 
 /// The header of a frame of block `i` (stream 0) with `payload`, decoding to `len` bytes.
 fn frame_header(
@@ -398,7 +398,7 @@ fn plane_frame(
     i: usize,
 ) -> (nc3pack::format::FrameHeader, Vec<u8>) {
     use nc3pack::format::{Codec, Filter};
-    let payload = nc3pack::__private::plane_payload(b, kind, row).unwrap();
+    let payload = nc3pack::testing::plane_payload(b, kind, row).unwrap();
     let h = frame_header(
         &payload,
         b.len(),
@@ -414,7 +414,7 @@ fn plane_frame(
 /// little noise, as elevation grids are) stored the ways the default preset may store it: the
 /// best filter with zstd (as the encoder chooses without pco), pco, plane + pco and fit + pco.
 fn int16_decode() {
-    use nc3pack::__private::{decode_payload_into, DecodeScratch, Encoder};
+    use nc3pack::testing::{decode_payload_into, DecodeScratch, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
     let (nx, blocks) = (1000usize, 16usize);
     let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -453,7 +453,7 @@ fn int16_decode() {
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::None, 2);
         pco_frames.push((h, payload));
         plane_frames.push(plane_frame(b, NumKind::I16, nx, i));
-        let payload = nc3pack::__private::fit_payload(b, NumKind::I16, nx).unwrap();
+        let payload = nc3pack::testing::fit_payload(b, NumKind::I16, nx).unwrap();
         let h = frame_header(&payload, b.len(), i, Codec::Pco, Filter::Fit, 2);
         fit_frames.push((h, payload));
     }

@@ -147,7 +147,7 @@ fn check_existing(output: &Path, force: bool) -> Result<Option<std::fs::Metadata
 ///
 /// ```no_run
 /// use std::io::Write;
-/// let (pending, ()) = nc3pack::__private::write_to_temp(
+/// let (pending, ()) = nc3pack::testing::write_to_temp(
 ///     "/tmp/out.bin".as_ref(), false, None, true, |f| Ok(f.write_all(b"data").unwrap()))?;
 /// pending.commit()?;
 /// # Ok::<(), nc3pack::Error>(())

@@ -6,9 +6,9 @@
 //! # The public API
 //!
 //! What users may rely on is what this page lists: the items re-exported at the crate root and
-//! the public modules. Everything else is internal (the `__private` module, hidden from these
-//! docs, serves the command line, tests, benchmarks and fuzz targets, and may change in any
-//! release).
+//! the public modules. Everything else is internal and may change in any release: the hidden
+//! `__private` module (what the fuzz targets reach) and `testing` (the test seams of the
+//! crate's own tests, benchmarks and doc examples, compiled only with the feature `testing`).
 //!
 //! **Packing.** [`pack_file`] packs a netCDF-3 file into an archive, [`pack_reader`] one that
 //! arrives on a pipe, [`Packer`] either into any writer (memory, an upload); [`PackOptions`] (presets [`PackOptions::fast`], the default, and
@@ -170,45 +170,53 @@ pub use read::{is_archive, open, Dataset, DimInfo, Element, NcFile, VarInfo};
 pub use repair::{reindex, ConstantsProblem, ReindexReport, ScanProblem, Scanned};
 pub use verify::{verify, Damage, Problem, SharedError, VerifyReport};
 
-/// Internals that the command line, the tests, the benchmarks and the fuzz targets use. Not
-/// part of the public API: anything here may change or go in any release.
-/// Internals reachable from outside the crate for what the public API does not do and should
-/// not promise: not part of the API, may change in any release. The binary uses none of it.
+/// Internals the fuzz targets reach (they build the library without its test seams): the
+/// frame scan that `reindex` and `verify` run (`scan`, `scanned_constants`, `streams_with`),
+/// one payload's decoders (`decode_payload`, `member_decode`) and unpacking into any writer
+/// with a thread count (`unpack_to`), fed hostile bytes in memory. Not part of the API: anything
+/// here may change or go in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::codec::{decode_payload, member_decode};
+    pub use crate::format::streams::streams_with;
+    pub use crate::read::unpack::unpack_to;
+    pub use crate::repair::{scan, scanned_constants};
+}
+
+/// Test seams (feature `testing`, which the crate's own tests, benchmarks and doc examples turn
+/// on): internals reachable for what the public API does not do and should not promise. Not
+/// part of the API: anything here may change or go in any release.
 ///
 /// - The codec kernels (`Encoder`, `decode_payload`, the filters' `*_payload` and
-///   `apply_`/`undo_` functions, `shuffle`, `member_*`, `NumKind`, the levels): the fuzz
-///   targets feed them hostile payloads one frame at a time, `benches/read.rs` times each
-///   decoder alone, and their doc examples run through here; the public way to a block is an
-///   [`Archive`].
-/// - `scan`, `scanned_constants`, `streams`/`streams_with`, `unpack_to`: the fuzz targets
-///   check the frame scan that `reindex` and `verify` run, on bytes in memory, and unpacking
-///   with a thread count into any writer.
-/// - `plan`, `pack_all`, `Outcome`, `Shard`, `manifest`: the steps of [`pack_collection`],
+///   `apply_`/`undo_` functions, `shuffle`, `member_*`, `NumKind`, the levels):
+///   `benches/read.rs` times each decoder alone, and their doc examples run through here; the
+///   public way to a block is an [`Archive`].
+/// - `plan`, `pack_all`, `Outcome`, `manifest`: the steps of [`collection::pack_collection`],
 ///   with seams tests need to make a run fail or race deterministically (a record step that
 ///   fails or changes an input between verification and deletion).
-/// - `pack_stream`, `Source`: packing into any writer, for tests of a writer that fails.
+/// - `pack_stream`, `Source`: packing a reader whose bytes end before the layout's.
 /// - `ordered_map`, `WorkerError`: a test of a worker thread that cannot start.
 /// - The rest (`write_to_temp`, `Sink`, `bound_threads`, `SpawnError`, `BlockCache`, `Block`,
 ///   `Pieces`, `open_seekable`, ...): crate helpers whose doc examples run through here.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
-pub mod __private {
+pub mod testing {
+    pub use crate::__private::*;
     pub use crate::atomic::write_to_temp;
     pub use crate::codec::pco::NumKind;
     pub use crate::codec::{
-        apply_filter, apply_lorenzo, context_payload, decode_payload, decode_payload_into,
-        default_level, fit_payload, mask_payload, max_level, member_decode, member_encode,
-        plane_payload, shuffle, undo_filter, undo_lorenzo, unshuffle, ConstantBlock, DecodeScratch,
-        Encoded, Encoder,
+        apply_filter, apply_lorenzo, context_payload, decode_payload_into, default_level,
+        fit_payload, mask_payload, max_level, member_encode, plane_payload, shuffle, undo_filter,
+        undo_lorenzo, unshuffle, ConstantBlock, DecodeScratch, Encoded, Encoder,
     };
     pub use crate::collection::batch::{pack_all, plan, Outcome, Plan, Shard};
     pub use crate::collection::manifest;
-    pub use crate::format::streams::{streams, streams_with};
+    pub use crate::format::streams::streams;
     pub use crate::nc3::slab::Pieces;
     pub use crate::pack::writer::Sink;
     pub use crate::pack::{pack_stream, Source};
     pub use crate::parallel::{bound_threads, ordered_map, SpawnError, WorkerError};
     pub use crate::read::cache::{Block, BlockCache};
     pub use crate::read::open_seekable;
-    pub use crate::read::unpack::unpack_to;
-    pub use crate::repair::{scan, scan_for, scanned_constants, Scan, ScannedConstants};
+    pub use crate::repair::{scan_for, Scan, ScannedConstants};
 }

@@ -11,15 +11,15 @@ use std::thread::{Scope, ScopedJoinHandle};
 /// `1..=MAX_THREADS`, and library functions treat a larger count as this one (and 0 as 1).
 ///
 /// ```
-/// assert_eq!(nc3pack::__private::bound_threads(usize::MAX), nc3pack::MAX_THREADS);
-/// assert_eq!(nc3pack::__private::bound_threads(0), 1);
+/// assert_eq!(nc3pack::testing::bound_threads(usize::MAX), nc3pack::MAX_THREADS);
+/// assert_eq!(nc3pack::testing::bound_threads(0), 1);
 /// ```
 pub const MAX_THREADS: usize = 1024;
 
 /// `threads` bounded to `1..=`[`MAX_THREADS`].
 ///
 /// ```
-/// assert_eq!(nc3pack::__private::bound_threads(8), 8);
+/// assert_eq!(nc3pack::testing::bound_threads(8), 8);
 /// ```
 pub fn bound_threads(threads: usize) -> usize {
     threads.clamp(1, MAX_THREADS)
@@ -30,7 +30,7 @@ pub fn bound_threads(threads: usize) -> usize {
 /// of panicking.
 ///
 /// ```
-/// let e = nc3pack::__private::SpawnError {
+/// let e = nc3pack::testing::SpawnError {
 ///     role: "block decoder",
 ///     source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
 /// };
@@ -49,7 +49,7 @@ pub struct SpawnError {
 /// (a bug in what it ran, reported as an error instead of a hang or a panic).
 ///
 /// ```
-/// use nc3pack::__private::WorkerError;
+/// use nc3pack::testing::WorkerError;
 /// assert_eq!(WorkerError::Panicked.to_string(), "a worker thread panicked");
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -335,10 +335,10 @@ struct State<R> {
 /// when `f` panicked.
 ///
 /// ```
-/// use nc3pack::__private::WorkerError;
+/// use nc3pack::testing::WorkerError;
 /// let items: Vec<u32> = (0..100).collect();
 /// let mut seen = Vec::new();
-/// nc3pack::__private::ordered_map(&items, 2, 4, |&x| x * 2, |i, r| {
+/// nc3pack::testing::ordered_map(&items, 2, 4, |&x| x * 2, |i, r| {
 ///     seen.push((i, r));
 ///     Ok::<(), WorkerError>(())
 /// }).unwrap();

@@ -106,7 +106,7 @@ pub fn scan(r: &impl ReadAt, start: u64, end: u64) -> std::io::Result<Scan> {
 ///
 /// ```
 /// let bytes: Vec<u8> = Vec::new();
-/// let sc = nc3pack::__private::scan_for(&bytes, 0, 0, |h| h.stream == 0).unwrap();
+/// let sc = nc3pack::testing::scan_for(&bytes, 0, 0, |h| h.stream == 0).unwrap();
 /// assert!(sc.frames.is_empty());
 /// ```
 ///

@@ -28,7 +28,7 @@ pub(crate) fn check_payload(h: &FrameHeader, payload: &[u8]) -> Result<(), Frame
 /// and left empty when decoding fails.
 ///
 /// ```
-/// use nc3pack::{FilterMode, __private::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
+/// use nc3pack::{FilterMode, testing::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
 /// let data: Vec<u8> = (0..1000u32).flat_map(|i| (i / 7).to_be_bytes()).collect();
 /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)?;
 /// let mut frame = Vec::new();
@@ -297,7 +297,7 @@ impl DecodeScratch {
     /// An empty decoding space (it grows with the first blocks it decodes).
     ///
     /// ```
-    /// use nc3pack::{FilterMode, __private::{DecodeScratch, Encoder, decode_payload_into}, format::{Codec, FRAME_HEADER_LEN}};
+    /// use nc3pack::{FilterMode, testing::{DecodeScratch, Encoder, decode_payload_into}, format::{Codec, FRAME_HEADER_LEN}};
     /// let data: Vec<u8> = (0..1000u32).flat_map(|i| (i / 7).to_be_bytes()).collect();
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false)?;
     /// let mut frame = Vec::new();
@@ -308,6 +308,7 @@ impl DecodeScratch {
     /// assert_eq!(out, data);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg(any(test, feature = "testing"))]
     pub fn new() -> Self {
         Self::default()
     }

@@ -19,7 +19,7 @@ pub(crate) use plan::{Path, Plan, Shared};
 /// A reusable block encoder (one per thread): holds the codec contexts and scratch space.
 ///
 /// ```
-/// use nc3pack::{FilterMode, __private::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
+/// use nc3pack::{FilterMode, testing::{Encoder, decode_payload}, format::{Codec, FrameHeader, FRAME_HEADER_LEN}};
 /// let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 10).to_be_bytes()).collect();
 /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap();
 /// let mut frame = Vec::new();
@@ -140,7 +140,7 @@ impl Encoder {
     /// changes.
     ///
     /// ```
-    /// use nc3pack::{FilterMode, __private::{decode_payload, Encoder}, format::{Codec, FrameHeader}};
+    /// use nc3pack::{FilterMode, testing::{decode_payload, Encoder}, format::{Codec, FrameHeader}};
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().fast_blocks(true).unwrap();
     /// let noise: Vec<u8> = (0..65536u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
     /// let mut frame = Vec::new();
@@ -173,7 +173,7 @@ impl Encoder {
     /// than none; otherwise nothing changes.
     ///
     /// ```
-    /// use nc3pack::{FilterMode, __private::{decode_payload, Encoder, NumKind}, format::Codec};
+    /// use nc3pack::{FilterMode, testing::{decode_payload, Encoder, NumKind}, format::Codec};
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().numeric(true);
     /// // A random walk in steps of 0.01 as floats: noise to byte filters, integers to pco.
     /// let (mut k, mut x) = (2000i64, 1u64);
@@ -209,7 +209,7 @@ impl Encoder {
     /// must hold at least two rows, or on the whole block).
     ///
     /// ```
-    /// use nc3pack::{FilterMode, __private::{Encoded, Encoder, NumKind}, format::Codec};
+    /// use nc3pack::{FilterMode, testing::{Encoded, Encoder, NumKind}, format::Codec};
     /// let mut enc = Encoder::new(Codec::Zstd, 3, FilterMode::Auto, false).unwrap().numeric(true);
     /// let mut frame = Vec::new();
     /// let same = 1.5f32.to_be_bytes().repeat(1024);
@@ -674,6 +674,7 @@ impl Encoder {
     /// [`Encoded::Constant`] and nothing is appended to `out`: the writer records it in the index
     /// and a constants frame. Any other block is appended to `out` as a complete frame (header and
     /// payload), [`Encoded::Frame`]; a block that does not shrink is stored raw.
+    #[cfg(any(test, feature = "testing"))]
     pub fn encode_block(
         &mut self,
         stream: u32,
@@ -808,6 +809,7 @@ pub enum Encoded {
 
 impl Encoded {
     /// The frame's header, or `None` for a constant block.
+    #[cfg(any(test, feature = "testing"))]
     pub fn frame(self) -> Option<FrameHeader> {
         match self {
             Encoded::Frame(h) => Some(h),

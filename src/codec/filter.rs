@@ -1,7 +1,9 @@
 //! A block filter applied to, or undone on, a whole block: the dispatch over [`Filter`], the
 //! payload forms of the numeric filters, and the members of shared streams.
 
+#[cfg(any(test, feature = "testing"))]
 use super::context;
+#[cfg(any(test, feature = "testing"))]
 use super::pco::pco_sample;
 use crate::codec::pco::NumKind;
 use crate::format::{Codec, Filter};
@@ -9,7 +11,7 @@ use crate::format::{Codec, Filter};
 /// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
 ///
 /// ```
-/// use nc3pack::{__private::{apply_filter, undo_filter}, format::Filter};
+/// use nc3pack::{testing::{apply_filter, undo_filter}, format::Filter};
 /// let data = [0, 10, 0, 11, 0, 13];
 /// let mut f = Vec::new();
 /// apply_filter(Filter::Delta, &data, 2, &mut f);
@@ -36,7 +38,7 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
 /// when pco cannot compress `data` (empty, or not whole elements).
 ///
 /// ```
-/// use nc3pack::{__private::{decode_payload, plane_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// use nc3pack::{testing::{decode_payload, plane_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
 /// // A 3 x 4 grid of int16 heights.
 /// let grid: Vec<i16> = (0..12).map(|i| 100 + 3 * (i % 4) + 5 * (i / 4)).collect();
 /// let data: Vec<u8> = grid.iter().flat_map(|x| x.to_be_bytes()).collect();
@@ -50,6 +52,7 @@ pub fn apply_filter(filter: Filter, data: &[u8], esize: usize, out: &mut Vec<u8>
 /// decode_payload(&h, &payload, &mut back).unwrap();
 /// assert_eq!(back, data);
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
     let e = kind.esize();
     let n = data.len() / e;
@@ -67,7 +70,7 @@ pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> 
 /// runs, and not all of them) or pco cannot compress the others.
 ///
 /// ```
-/// use nc3pack::{__private::{decode_payload, mask_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// use nc3pack::{testing::{decode_payload, mask_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
 /// // Temperatures in hundredths, land filled with -1e34.
 /// let temps: Vec<f32> = (0..400)
 ///     .map(|i| if (i / 20) % 3 == 0 { -1e34 } else { (1500 + i % 37) as f32 * 0.01 })
@@ -83,6 +86,7 @@ pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> 
 /// decode_payload(&h, &payload, &mut back).unwrap();
 /// assert_eq!(back, data);
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
     let e = kind.esize();
     let fill = super::mask::fill_of(data, e)?;
@@ -103,7 +107,7 @@ pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
 /// the payload would not be smaller than `data`.
 ///
 /// ```
-/// use nc3pack::{__private::{decode_payload, fit_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// use nc3pack::{testing::{decode_payload, fit_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
 /// // A 40 x 50 grid of floats: a smooth field plus noise, a fill value over a "continent".
 /// let mut x = 1u32;
 /// let data: Vec<u8> = (0..2000)
@@ -125,6 +129,7 @@ pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
 /// decode_payload(&h, &payload, &mut back).unwrap();
 /// assert_eq!(back, data);
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn fit_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
     let e = kind.esize();
     if !super::fit::supports(e) || !data.len().is_multiple_of(e) {
@@ -179,7 +184,7 @@ pub(crate) fn fit_encode(
 /// payload would not be smaller than `data`.
 ///
 /// ```
-/// use nc3pack::{__private::{context_payload, decode_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
+/// use nc3pack::{testing::{context_payload, decode_payload, NumKind}, format::{crc, Codec, Filter, FrameHeader}};
 /// // A 40 x 50 grid of floats with noise.
 /// let mut x = 1u32;
 /// let data: Vec<u8> = (0..2000)
@@ -198,6 +203,7 @@ pub(crate) fn fit_encode(
 /// decode_payload(&h, &payload, &mut back).unwrap();
 /// assert_eq!(back, data);
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn context_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
     let e = kind.esize();
     let n = data.len() / e;
@@ -219,7 +225,7 @@ pub fn context_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>
 /// the codec's encoding of `out`.
 ///
 /// ```
-/// use nc3pack::__private::{apply_lorenzo, undo_lorenzo};
+/// use nc3pack::testing::{apply_lorenzo, undo_lorenzo};
 /// // A 2 x 2 block of floats 1, 2 / 3, 4: predictions 0, 1, 1 and 2 + 3 - 1.
 /// let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_be_bytes()).collect();
 /// let mut f = Vec::new();
@@ -228,12 +234,14 @@ pub fn context_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>
 /// undo_lorenzo(&f, 4, 2, &mut back);
 /// assert_eq!(back, data);
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn apply_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut Vec<u8>) {
     super::lorenzo::apply(data, esize, row, out);
 }
 
 /// Reverses [`apply_lorenzo`] into `out`, which must be as long as `data` (big-endian
 /// elements).
+#[cfg(any(test, feature = "testing"))]
 pub fn undo_lorenzo(data: &[u8], esize: usize, row: usize, out: &mut [u8]) {
     super::lorenzo::undo_into(data, esize, row, out, false);
 }
@@ -253,9 +261,9 @@ pub const MEMBER_FILTER: Filter = Filter::ZigZagDelta;
 ///
 /// ```
 /// let mut enc = Vec::new();
-/// nc3pack::__private::member_encode(4, &[0, 0, 0, 5, 0, 0, 0, 6], &mut enc);
+/// nc3pack::testing::member_encode(4, &[0, 0, 0, 5, 0, 0, 0, 6], &mut enc);
 /// let mut back = Vec::new();
-/// nc3pack::__private::member_decode(4, &enc, &mut back);
+/// nc3pack::testing::member_decode(4, &enc, &mut back);
 /// assert_eq!(back, [0, 0, 0, 5, 0, 0, 0, 6]);
 /// ```
 pub fn member_encode(esize: usize, data: &[u8], out: &mut Vec<u8>) {

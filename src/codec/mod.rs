@@ -37,16 +37,21 @@ pub(crate) mod zstd;
 
 pub use decode::{decode_payload, decode_payload_into, DecodeScratch};
 pub(crate) use decode::{decode_payload_part, PartDecoder};
-pub use encoder::{ConstantBlock, Encoded, Encoder};
+#[cfg(any(test, feature = "testing"))]
+pub use encoder::ConstantBlock;
+pub use encoder::{Encoded, Encoder};
 pub use error::{
     CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,
     RefsError,
 };
+pub use filter::{member_decode, member_encode, FilterMode};
+#[cfg(any(test, feature = "testing"))]
 pub use filter::{
-    apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, member_decode,
-    member_encode, plane_payload, undo_filter, undo_lorenzo, FilterMode,
+    apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, plane_payload,
+    undo_filter, undo_lorenzo,
 };
 pub(crate) use pages::prefault;
+#[cfg(any(test, feature = "testing"))]
 pub use shuffle::{shuffle, unshuffle};
 pub(crate) use zstd::{block_sizes_frame, constants_frame, header_frame};
 
@@ -55,7 +60,7 @@ use crate::format::Codec;
 /// The default compression level of a codec.
 ///
 /// ```
-/// use nc3pack::{__private::default_level, format::Codec};
+/// use nc3pack::{testing::default_level, format::Codec};
 /// assert_eq!(default_level(Codec::Zstd), 3);
 /// ```
 pub fn default_level(codec: Codec) -> i32 {
@@ -65,7 +70,7 @@ pub fn default_level(codec: Codec) -> i32 {
 /// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
 ///
 /// ```
-/// use nc3pack::{__private::max_level, format::Codec};
+/// use nc3pack::{testing::max_level, format::Codec};
 /// assert_eq!(max_level(Codec::Zstd), 19);
 /// ```
 pub fn max_level(codec: Codec) -> i32 {

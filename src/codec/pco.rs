@@ -39,7 +39,7 @@ impl NumKind {
     /// pco is not for.
     ///
     /// ```
-    /// use nc3pack::{nc3::NcType, __private::NumKind};
+    /// use nc3pack::{nc3::NcType, testing::NumKind};
     /// assert_eq!(NumKind::of(NcType::Float), Some(NumKind::F32));
     /// assert_eq!(NumKind::of(NcType::Char), None);
     /// ```

@@ -11,7 +11,7 @@ use crate::format::FrameHeader;
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nc3pack::__private::shuffle(&[1, 2, 3, 4, 5, 6], 2, &mut out);
+/// nc3pack::testing::shuffle(&[1, 2, 3, 4, 5, 6], 2, &mut out);
 /// assert_eq!(out, [1, 3, 5, 2, 4, 6]);
 /// ```
 pub fn shuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {
@@ -65,7 +65,7 @@ pub(crate) fn unshuffle_n<const E: usize>(src: &[u8], dst: &mut [u8], n: usize) 
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nc3pack::__private::unshuffle(&[1, 3, 5, 2, 4, 6], 2, &mut out);
+/// nc3pack::testing::unshuffle(&[1, 3, 5, 2, 4, 6], 2, &mut out);
 /// assert_eq!(out, [1, 2, 3, 4, 5, 6]);
 /// ```
 pub fn unshuffle(src: &[u8], esize: usize, dst: &mut Vec<u8>) {

@@ -336,7 +336,7 @@ fn common_dir(a: &Path, b: &Path) -> PathBuf {
 /// needs a directory ([`Error::Refused`] naming both).
 ///
 /// ```no_run
-/// use nc3pack::__private::{plan, Shard};
+/// use nc3pack::testing::{plan, Shard};
 /// let p = plan([Ok("samples".into())], "/tmp/out".as_ref(), None, Shard::default()).unwrap();
 /// assert!((0..p.len()).all(|i| p.output(i).to_string_lossy().ends_with(".nc3z")));
 /// ```

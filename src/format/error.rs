@@ -388,10 +388,10 @@ pub enum BlockSizesError {
     },
 }
 
-/// What the cheap check of an archive's ends ([`check_ends`](crate::__private::manifest::check_ends)) found wrong.
+/// What the cheap check of an archive's ends ([`check_ends`](crate::testing::manifest::check_ends)) found wrong.
 ///
 /// ```
-/// use nc3pack::__private::manifest::EndsError;
+/// use nc3pack::testing::manifest::EndsError;
 /// assert_eq!(EndsError::TooShort { len: 9 }.to_string(), "9 bytes, too short for an archive");
 /// ```
 #[derive(Debug, thiserror::Error)]

@@ -58,11 +58,12 @@ impl Stream {
 /// ```
 /// let f = std::fs::File::open("samples/classic_records.nc").unwrap();
 /// let (_, _, layout) = nc3pack::nc3::open(&f, "classic_records.nc".as_ref()).unwrap();
-/// let s = nc3pack::__private::streams(&layout, 1 << 20);
+/// let s = nc3pack::testing::streams(&layout, 1 << 20);
 /// assert_eq!(s.len(), layout.vars.len() + 3);
 /// // Every variable of this small file is a member of the late shared stream.
 /// assert!(s[..layout.vars.len()].iter().all(|v| v.shared.is_some() || v.total == 0));
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn streams(layout: &Layout, block_size: u32) -> Vec<Stream> {
     streams_with(layout, &format::BlockSizes::uniform(block_size))
 }

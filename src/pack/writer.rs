@@ -31,7 +31,7 @@ pub const CONSTANTS_EVERY: u64 = 64 << 20;
 ///
 /// ```
 /// use nc3pack::format::{FrameHeader, Codec, Filter, CONSTANTS_ID};
-/// use nc3pack::__private::Sink;
+/// use nc3pack::testing::Sink;
 /// // A constant block of stream 0 (id 0, block 0, 4-byte zeros): no frame, a constants frame.
 /// let h = FrameHeader { stored_len: 4, decoded_len: 64, stream: 0, block: 0, codec: Codec::Constant,
 ///     filter: Filter::None, esize: 4, payload_crc: 0 };

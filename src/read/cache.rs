@@ -26,7 +26,7 @@ pub type BlockKey = (u32, u64);
 /// (a constant block of 1 GiB costs 1 to 8 bytes until values are copied out of it).
 ///
 /// ```
-/// use nc3pack::__private::Block;
+/// use nc3pack::testing::Block;
 /// use std::sync::Arc;
 /// let c = Block::constant(&[0, 1], 6);
 /// let mut out = [9u8; 3];
@@ -57,7 +57,7 @@ impl Block {
     /// are cut to 8, an empty one taken as one zero byte).
     ///
     /// ```
-    /// let c = nc3pack::__private::Block::constant(&[7; 4], 4096);
+    /// let c = nc3pack::testing::Block::constant(&[7; 4], 4096);
     /// assert_eq!(c.len(), 4096);
     /// ```
     pub fn constant(value: &[u8], len: u64) -> Block {
@@ -76,7 +76,7 @@ impl Block {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// assert_eq!(nc3pack::__private::Block::from(Arc::new(vec![1, 2])).len(), 2);
+    /// assert_eq!(nc3pack::testing::Block::from(Arc::new(vec![1, 2])).len(), 2);
     /// ```
     pub fn len(&self) -> u64 {
         match self {
@@ -88,7 +88,7 @@ impl Block {
     /// Whether the block has no bytes.
     ///
     /// ```
-    /// assert!(nc3pack::__private::Block::constant(&[1], 0).is_empty());
+    /// assert!(nc3pack::testing::Block::constant(&[1], 0).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -97,7 +97,7 @@ impl Block {
     /// Bytes the cache counts for the block: its length, or its element's for a constant block.
     ///
     /// ```
-    /// assert_eq!(nc3pack::__private::Block::constant(&[1; 8], 1 << 30).held_bytes(), 8);
+    /// assert_eq!(nc3pack::testing::Block::constant(&[1; 8], 1 << 30).held_bytes(), 8);
     /// ```
     pub fn held_bytes(&self) -> u64 {
         match self {
@@ -110,7 +110,7 @@ impl Block {
     /// untouched) if they are not all in the block.
     ///
     /// ```
-    /// let c = nc3pack::__private::Block::constant(&[1, 2, 3, 4], 8);
+    /// let c = nc3pack::testing::Block::constant(&[1, 2, 3, 4], 8);
     /// let mut out = [0u8; 5];
     /// assert!(c.copy_to(3, &mut out));
     /// assert_eq!(out, [4, 1, 2, 3, 4]);
@@ -249,7 +249,7 @@ const GHOSTS: usize = 4096;
 /// A byte-bounded LRU cache of decoded blocks, safe to share between threads.
 ///
 /// ```
-/// use nc3pack::__private::BlockCache;
+/// use nc3pack::testing::BlockCache;
 /// use std::sync::Arc;
 /// let c = BlockCache::new(10);
 /// c.insert((0, 0), Arc::new(vec![0; 6]));

@@ -113,8 +113,8 @@ pub fn is_archive(r: &impl ReadAt) -> bool {
 /// file (directories are left to the caller's first read, which names them).
 ///
 /// ```
-/// let f = nc3pack::__private::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
-/// let e = nc3pack::__private::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
+/// let f = nc3pack::testing::open_seekable("samples/scalars.nc".as_ref(), "reading").unwrap();
+/// let e = nc3pack::testing::open_seekable("/dev/null".as_ref(), "reading").unwrap_err();
 /// assert_eq!(
 ///     e.to_string(),
 ///     "/dev/null: is a character device, not a regular file: reading needs a regular file \

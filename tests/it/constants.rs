@@ -4,7 +4,7 @@
 //! truth, and against runs worked out by hand from those values.
 
 use crate::util::temp_dir;
-use nc3pack::__private::scan;
+use nc3pack::testing::scan;
 use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use nc3pack::{reindex, verify};

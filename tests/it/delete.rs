@@ -130,7 +130,7 @@ fn a_rerun_keeps_an_original_rewritten_with_its_size_and_mtime() {
 /// the library's record step itself.
 #[test]
 fn inputs_replaced_or_rewritten_after_they_were_read_are_kept() {
-    use nc3pack::__private::{manifest::Done, pack_all, plan, Outcome, Shard};
+    use nc3pack::testing::{manifest::Done, pack_all, plan, Outcome, Shard};
     let dir = temp_dir();
     let (input, out) = (dir.path().join("in"), dir.path().join("out"));
     let names = [
@@ -210,7 +210,7 @@ fn inputs_replaced_or_rewritten_after_they_were_read_are_kept() {
 /// /dev/full, where every write fails as on a full disk).
 #[test]
 fn no_original_is_deleted_when_its_record_cannot_be_written() {
-    use nc3pack::__private::{manifest::Done, pack_all, plan, Outcome, Shard};
+    use nc3pack::testing::{manifest::Done, pack_all, plan, Outcome, Shard};
     let dir = temp_dir();
     let (input, out) = (dir.path().join("in"), dir.path().join("out"));
     let names = ["a.nc", "b.nc", "c.nc"];

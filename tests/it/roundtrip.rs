@@ -854,12 +854,12 @@ fn a_file_shorter_than_its_layout_is_an_error() {
     // Inside the fixed variable; inside the records (routed as one chunk).
     for cut in [rec0 - 1000, rec0 + 4 * 10 + 1] {
         let mut out = std::io::Cursor::new(Vec::new());
-        let e = nc3pack::__private::pack_stream(
+        let e = nc3pack::testing::pack_stream(
             std::io::Cursor::new(&bytes[..cut]),
             &nc,
             &header,
             &header_bytes,
-            nc3pack::__private::Source::File(&layout),
+            nc3pack::testing::Source::File(&layout),
             &PackOptions::default().with_threads(1),
             &mut out,
             "out.nc3z".as_ref(),

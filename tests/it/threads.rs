@@ -284,9 +284,9 @@ fn child(dir: &Path) {
         &input,
         "pack_collection",
     );
-    let r = nc3pack::__private::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
+    let r = nc3pack::testing::ordered_map(&[1, 2, 3], 2, 4, |&x| x, |_, _| Ok(()));
     assert!(
-        matches!(r, Err(nc3pack::__private::WorkerError::Spawn(_))),
+        matches!(r, Err(nc3pack::testing::WorkerError::Spawn(_))),
         "ordered_map: {r:?}"
     );
     // Nothing was left behind.

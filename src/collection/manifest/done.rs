@@ -58,7 +58,7 @@ impl Record {
     /// input's, or for a lossy archive the restored file's.
     ///
     /// ```
-    /// use nc3pack::__private::manifest::Record;
+    /// use nc3pack::testing::manifest::Record;
     /// let r = Record { size: 100, mtime_ns: 0, hash: 1, output_size: 40, restored_size: None };
     /// assert_eq!(r.restored_len(), 100);
     /// let lossy = Record { restored_size: std::num::NonZeroU64::new(180), ..r };

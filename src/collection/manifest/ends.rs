@@ -17,7 +17,7 @@ use std::path::Path;
 /// An [`EndsError`] saying what does not hold.
 ///
 /// ```
-/// use nc3pack::__private::manifest::{check_ends, EndsError};
+/// use nc3pack::testing::manifest::{check_ends, EndsError};
 /// let e = check_ends("samples/scalars.nc".as_ref(), 0, None).unwrap_err();
 /// assert!(matches!(e, EndsError::TooShort { .. } | EndsError::Lead(_)), "{e}");
 /// ```
@@ -70,7 +70,7 @@ pub(super) const WHOLE_READ: u64 = 16 << 10;
 /// length; a directory or pipe fails to read).
 ///
 /// ```
-/// use nc3pack::__private::manifest::{check_recorded_ends, EndsError};
+/// use nc3pack::testing::manifest::{check_recorded_ends, EndsError};
 /// let len = std::fs::metadata("samples/scalars.nc").unwrap().len();
 /// let e = check_recorded_ends("samples/scalars.nc".as_ref(), len, 0, None).unwrap_err();
 /// assert!(matches!(e, EndsError::Lead(_)), "{e}");

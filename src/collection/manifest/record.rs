@@ -158,7 +158,7 @@ impl Entry {
     /// of a large collection writes one of these a file, so they are kept short.
     ///
     /// ```
-    /// use nc3pack::__private::manifest::Entry;
+    /// use nc3pack::testing::manifest::Entry;
     /// let e = Entry::done_before(b"a/2001/x.nc".to_vec());
     /// assert_eq!(e.to_json(), r#"{"name":"a/2001/x.nc","status":"skipped"}"#);
     /// assert!(e.is_done_before());
@@ -171,7 +171,7 @@ impl Entry {
     /// error), for the fields to be set on.
     ///
     /// ```
-    /// use nc3pack::__private::manifest::{Entry, Status};
+    /// use nc3pack::testing::manifest::{Entry, Status};
     /// let e = Entry { error: Some("bad".into()), ..Entry::new(Status::Failed, b"x.nc".to_vec()) };
     /// assert_eq!(e.to_json(), r#"{"error":"bad","name":"x.nc","seconds":0.0,"status":"failed"}"#);
     /// ```
