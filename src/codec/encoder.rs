@@ -3,9 +3,9 @@
 use super::block::Compress;
 use super::check_level;
 use super::filter::{apply_filter, fit_encode, FilterMode};
-use super::pco::pco_sample;
+use super::pcodec::pco_sample;
 use super::tuning::*;
-use crate::codec::pco::NumKind;
+use crate::codec::pcodec::NumKind;
 use crate::codec::CodecError;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
@@ -377,7 +377,7 @@ impl Encoder {
         let block_mode = self
             .kind
             .filter(|k| k.is_float())
-            .and_then(|k| super::pco::block_float_mode(k, data));
+            .and_then(|k| super::pcodec::block_float_mode(k, data));
         Plan {
             path: Path::Thorough {
                 probe_size,
@@ -510,7 +510,7 @@ impl Encoder {
         c.clear();
         // Floats in the mode pco finds on the block (see `block_float_mode`),
         // which the block's run then takes too.
-        let block_mode = super::pco::block_float_mode(kind, data);
+        let block_mode = super::pcodec::block_float_mode(kind, data);
         // A block of floats with a fill value tries pco on its other elements
         // (`mask`, below) instead of pco on all of them, which the fill values cost
         // dearly; integers try both (a flag's most common value is no fill).
@@ -549,7 +549,7 @@ impl Encoder {
             let p = super::plane::choose(sample, esize, row as u32, kind.is_float());
             super::plane::apply(sample, esize, &p, f);
             c.clear();
-            if super::pco::compress_residuals(kind.unsigned(), f, super::pco::LEVEL, c) {
+            if super::pcodec::compress_residuals(kind.unsigned(), f, super::pcodec::LEVEL, c) {
                 let size = c.len() + super::plane::PREFIX;
                 if (size as f64) < PLANE_MARGIN * best.0 as f64 {
                     // pco alone where it does as well (it decodes faster).
@@ -572,14 +572,14 @@ impl Encoder {
         };
         let mut mask_est = None;
         if let Some(fill) = fill {
-            let judged = Judged {
+            let sampled = Sampled {
                 at,
                 len: sample.len(),
                 best: best.0,
                 plain,
                 taken,
             };
-            if let Some((choice, est)) = self.mask_sample(kind, data, fill, judged, block_mode) {
+            if let Some((choice, est)) = self.mask_sample(kind, data, fill, sampled, block_mode) {
                 path = Path::Mask { kind, choice, fill };
                 mask_est = Some(est);
             }
@@ -619,7 +619,7 @@ impl Encoder {
         data: &[u8],
         p: &Probed<'_>,
         fill: Option<u64>,
-        block_mode: Option<super::pco::Mode>,
+        block_mode: Option<super::pcodec::Mode>,
     ) -> (Option<(usize, f64, Option<f64>)>, f64) {
         let Probed {
             esize,
@@ -634,7 +634,7 @@ impl Encoder {
         // below the best filter with zstd nothing else beats it by much, and the
         // other trials are skipped; else judged against their choice.
         let scale = data.len() as f64 / sample.len() as f64;
-        let classic = block_mode.is_none_or(|m| m == super::pco::Mode::Classic);
+        let classic = block_mode.is_none_or(|m| m == super::pcodec::Mode::Classic);
         let window = at / esize..(at + sample.len()) / esize;
         let fit_row = self
             .plane_row
@@ -856,7 +856,7 @@ struct Probed<'s> {
 
 /// What the default preset's sample found on a block, for [`Encoder::mask_sample`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Judged {
+pub(crate) struct Sampled {
     /// Where the sample starts in the block (bytes).
     at: usize,
     /// The sample's length (bytes).

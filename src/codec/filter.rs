@@ -4,8 +4,8 @@
 #[cfg(any(test, feature = "testing"))]
 use super::context;
 #[cfg(any(test, feature = "testing"))]
-use super::pco::pco_sample;
-use crate::codec::pco::NumKind;
+use super::pcodec::pco_sample;
+use crate::codec::pcodec::NumKind;
 use crate::format::{Codec, Filter};
 
 /// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
@@ -61,7 +61,7 @@ pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> 
     let mut f = Vec::new();
     super::plane::apply(data, e, &p, &mut f);
     let mut out = p.encode().to_vec();
-    super::pco::compress_residuals(kind.unsigned(), &f, super::pco::LEVEL, &mut out).then_some(out)
+    super::pcodec::compress_residuals(kind.unsigned(), &f, super::pcodec::LEVEL, &mut out).then_some(out)
 }
 
 /// The payload of a `mask` frame (filter 8, codec pco) for `data`, numbers of `kind`: the prefix
@@ -92,7 +92,7 @@ pub fn mask_payload(data: &[u8], kind: NumKind) -> Option<Vec<u8>> {
     let fill = super::mask::fill_of(data, e)?;
     let (mut out, mut rest) = (Vec::new(), Vec::new());
     super::mask::apply(data, e, fill, &mut out, &mut rest)?;
-    let mode = super::pco::block_float_mode(kind, &rest);
+    let mode = super::pcodec::block_float_mode(kind, &rest);
     let mut p = Vec::new();
     pco_sample(kind, &rest, mode, &mut p)?;
     out.append(&mut p);
@@ -174,7 +174,7 @@ pub(crate) fn fit_encode(
         (None, _) => {}
     }
     let done =
-        super::pco::compress_residuals_native(kind.unsigned(), words, m, super::pco::LEVEL, c);
+        super::pcodec::compress_residuals_native(kind.unsigned(), words, m, super::pcodec::LEVEL, c);
     (done && c.len() < data.len()).then_some((Codec::Pco, Filter::Fit))
 }
 

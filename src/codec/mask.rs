@@ -11,7 +11,7 @@
 //! costs zstd little.
 
 use super::error::MaskError;
-use super::pco::pco_filter_esize;
+use super::pcodec::pco_filter_esize;
 use super::space::grow;
 use super::space::Space;
 use crate::codec::error::FrameError;
@@ -443,7 +443,7 @@ impl super::block::BlockFilter for Mask {
                 // thread, then reused: pco overwrites all of it.
                 grow(&mut space.filtered, m * esize)?;
                 let rest = &mut space.filtered[..m * esize];
-                super::pco::decompress_into(h.esize, pco, rest, native, space.codecs.get())?;
+                super::pcodec::decompress_into(h.esize, pco, rest, native, space.codecs.get())?;
                 undo_into(rest, &bits, fill, esize, out, native);
                 Ok(())
             });

@@ -22,7 +22,7 @@ pub(crate) mod lorenzo;
 pub(crate) mod lzma;
 pub(crate) mod mask;
 pub(crate) mod pages;
-pub(crate) mod pco;
+pub(crate) mod pcodec;
 pub(crate) mod plane;
 pub(crate) mod raw;
 pub(crate) mod refs;

@@ -513,7 +513,7 @@ impl super::block::BlockFilter for Plane {
         // buffer grows once per thread, and pco overwrites all of it.
         grow(&mut space.words, n.div_ceil(8))?;
         let z = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut space.words)[..n];
-        super::pco::decompress_residuals_into(h.esize, payload, z, true, space.codecs.get())?;
+        super::pcodec::decompress_residuals_into(h.esize, payload, z, true, space.codecs.get())?;
         undo_into(z, esize, &params, out, native);
         Ok(())
     }

@@ -30,7 +30,7 @@ macro_rules! codecs {
             /// Every element of the block is the same: the payload is that one element.
             Constant = 3, "constant", raw::Constant, [];
             /// Pcodec: the block's numbers as one standalone pco file (numeric blocks only).
-            Pco = 4, "pco", pco::Pco, [];
+            Pco = 4, "pco", pcodec::Pco, [];
             /// Numbers of 2, 4 or 8 bytes as prediction residuals in an adaptive range coder
             /// whose probabilities depend on the neighbouring residuals' sizes (numeric blocks
             /// only).

@@ -21,7 +21,7 @@ mod var_plan;
 pub(crate) mod writer;
 
 use crate::atomic::Writeback;
-use crate::codec::pco::NumKind;
+use crate::codec::pcodec::NumKind;
 use crate::codec::{Encoder, FilterMode};
 use crate::error::{io_err, spawn_err, ArchiveError, CodecError, Error, OptionError, Result};
 use crate::format::{self, Codec, Lead, FRAME_HEADER_LEN, LEAD_LEN};
@@ -1102,7 +1102,7 @@ impl Blocks<'_> {
             ..
         } = *self;
         let (job_tx, job_rx) = sync_channel::<(u64, runs::Run)>(threads * 2);
-        let (frame_tx, frame_rx) = sync_channel::<Done>(threads * 2);
+        let (frame_tx, frame_rx) = sync_channel::<EncodedRun>(threads * 2);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let window = Window::new(threads as u64 * 4 + 2);
         let (read_result, writer_result) = std::thread::scope(|s| {
@@ -1196,7 +1196,7 @@ fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
     var_plan::make_encoder(&var_plan::encoder_key(opts))
 }
 
-struct Done {
+struct EncodedRun {
     /// Position of the run in routing order.
     seq: u64,
     /// The run's blocks, encoded.
@@ -1214,7 +1214,7 @@ fn row_length(v: crate::nc3::Var<'_>) -> usize {
 
 fn encode_worker(
     rx: Arc<Mutex<Receiver<(u64, runs::Run)>>>,
-    tx: std::sync::mpsc::SyncSender<Done>,
+    tx: std::sync::mpsc::SyncSender<EncodedRun>,
     opts: &PackOptions,
     plan: &EncoderPlan,
     kinds: &[(Option<NumKind>, usize)],
@@ -1240,7 +1240,7 @@ fn encode_worker(
             },
         };
         let blocks = runs::encode_run(enc, kinds, run);
-        if tx.send(Done { seq, blocks }).is_err() {
+        if tx.send(EncodedRun { seq, blocks }).is_err() {
             return;
         }
     }
@@ -1251,7 +1251,7 @@ fn encode_worker(
 /// ahead of the writer, which bounds what is held.
 fn write_frames<W: Write>(
     w: &mut W,
-    rx: Receiver<Done>,
+    rx: Receiver<EncodedRun>,
     pos: u64,
     window: &Window,
 ) -> std::io::Result<Sink> {

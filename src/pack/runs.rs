@@ -7,7 +7,7 @@
 use super::route::RoutedBlock;
 use super::var_plan::EncoderPlan;
 use crate::codec::encoder::Shared;
-use crate::codec::pco::NumKind;
+use crate::codec::pcodec::NumKind;
 use crate::codec::tuning::{SHARED_BLOCK_MAX, SHARED_BLOCK_MIN, TRIAL_SPAN};
 use crate::codec::{Encoded, Encoder};
 

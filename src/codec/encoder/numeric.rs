@@ -1,8 +1,8 @@
 //! The encoder's numeric paths: `mask`, `fit`, `plane` and pco.
 
 use super::*;
-use crate::codec::pco::pco_thorough;
-use crate::codec::pco::NumKind;
+use crate::codec::pcodec::pco_thorough;
+use crate::codec::pcodec::NumKind;
 use crate::format::{Codec, Filter};
 
 impl Encoder {
@@ -11,7 +11,7 @@ impl Encoder {
     /// elements' sample and `mask`'s estimated result on the block, when pco on the
     /// other elements plus the mask is estimated below the mask margin × the best filter's
     /// result with zstd, and below the result with `plane` or pco alone where the sample chose
-    /// them (`judged`).
+    /// them (`sampled`).
     ///
     /// The estimates are for the whole block, from a piece of the other elements as long as
     /// the sample and from the same place (scaled). `mask`: pco on the piece in the block's
@@ -26,9 +26,9 @@ impl Encoder {
         kind: NumKind,
         data: &[u8],
         fill: u64,
-        judged: Judged,
-        mode: Option<crate::codec::pco::Mode>,
-    ) -> Option<(crate::codec::pco::Choice, f64)> {
+        sampled: Sampled,
+        mode: Option<crate::codec::pcodec::Mode>,
+    ) -> Option<(crate::codec::pcodec::Choice, f64)> {
         let e = kind.esize();
         let mut taken_mask = None;
         let (mut prefix, mut rest) = (
@@ -37,10 +37,10 @@ impl Encoder {
         );
         prefix.clear();
         let split = crate::codec::mask::apply(data, e, fill, &mut prefix, &mut rest);
-        let take = judged.len.min(rest.len()) / e * e;
+        let take = sampled.len.min(rest.len()) / e * e;
         let mut c = std::mem::take(&mut self.scratch);
         c.clear();
-        let start = (judged.at as u128 * rest.len() as u128 / data.len().max(1) as u128) as usize;
+        let start = (sampled.at as u128 * rest.len() as u128 / data.len().max(1) as u128) as usize;
         let start = (start / e * e).min(rest.len() - take);
         let piece = &rest[start..start + take];
         let choice = split
@@ -54,14 +54,14 @@ impl Encoder {
             // The best filter with zstd on the same piece, scaled as pco's, plus what the fill
             // values cost zstd where they start and end: an element's bytes at each.
             let mut f = Vec::new();
-            apply_filter(judged.plain.1, piece, e, &mut f);
+            apply_filter(sampled.plain.1, piece, e, &mut f);
             c.clear();
             let zstd = if zstd_into(self.probe.as_deref_mut(), &f, &mut c) {
                 c.len()
             } else {
                 f.len()
             };
-            let zstd = zstd as f64 * judged.best as f64 / judged.plain.0.max(1) as f64;
+            let zstd = zstd as f64 * sampled.best as f64 / sampled.plain.0.max(1) as f64;
             let zstd = zstd * rest_n / take_n + (2 * split.runs * e) as f64;
             let margin = if choice.decimal() {
                 PCO_MARGIN_DECIMAL
@@ -70,7 +70,7 @@ impl Encoder {
             };
             let share = pco / zstd.max(1.0);
             // plane's or pco's result on the sample, scaled to the block, as before `mask`.
-            let taken = judged.taken as f64 * data.len() as f64 / judged.len.max(1) as f64;
+            let taken = sampled.taken as f64 * data.len() as f64 / sampled.len.max(1) as f64;
             if share < margin && pco < taken {
                 taken_mask = Some((choice, pco));
             }
@@ -86,17 +86,17 @@ impl Encoder {
     pub(super) fn mask_block(
         &mut self,
         kind: NumKind,
-        choice: crate::codec::pco::Choice,
+        choice: crate::codec::pcodec::Choice,
         data_len: usize,
         c: &mut Vec<u8>,
     ) -> Option<(Codec, Filter)> {
         c.clear();
         c.extend_from_slice(&self.mask_prefix);
         let mut p = Vec::new();
-        let done = crate::codec::pco::compress_chosen(
+        let done = crate::codec::pcodec::compress_chosen(
             kind,
             &self.mask_rest,
-            crate::codec::pco::LEVEL,
+            crate::codec::pcodec::LEVEL,
             choice,
             &mut p,
         );
@@ -121,7 +121,7 @@ impl Encoder {
         row: usize,
         (fill, others): (Option<u64>, usize),
         window: std::ops::Range<usize>,
-        mode: Option<crate::codec::pco::Mode>,
+        mode: Option<crate::codec::pcodec::Mode>,
     ) -> Option<(f64, Option<f64>)> {
         use crate::codec::fit;
         let e = kind.esize();
@@ -146,11 +146,11 @@ impl Encoder {
         c.clear();
         let coded = !p.taps.is_empty()
             && m > 0
-            && crate::codec::pco::compress_residuals_native(
+            && crate::codec::pcodec::compress_residuals_native(
                 kind.unsigned(),
                 &self.words,
                 m,
-                crate::codec::pco::LEVEL,
+                crate::codec::pcodec::LEVEL,
                 &mut c,
             );
         let head = fit::HEAD + fit::TAP * p.taps.len() + self.mask_prefix.len();
@@ -212,7 +212,7 @@ impl Encoder {
         &mut self,
         kind: NumKind,
         filter: Filter,
-        (probe_size, block_mode): (usize, Option<crate::codec::pco::Mode>),
+        (probe_size, block_mode): (usize, Option<crate::codec::pcodec::Mode>),
         data: &[u8],
         f: &mut Vec<u8>,
         c: &mut Vec<u8>,
@@ -256,7 +256,7 @@ impl Encoder {
         }
         // And the predictor fitted to the block (rows of two dimensions at least), kept where
         // smaller still; not for floats pco takes as decimals or whole numbers.
-        let classic = block_mode.is_none_or(|m| m == crate::codec::pco::Mode::Classic);
+        let classic = block_mode.is_none_or(|m| m == crate::codec::pcodec::Mode::Classic);
         let row = self
             .plane_row
             .filter(|_| self.thorough && classic && crate::codec::fit::supports(kind.esize()));
@@ -314,11 +314,11 @@ pub(crate) fn plane_block(
     let n = crate::codec::plane::apply_native(data, kind.esize(), p, words);
     c.clear();
     c.extend_from_slice(&p.encode());
-    if crate::codec::pco::compress_residuals_native(
+    if crate::codec::pcodec::compress_residuals_native(
         kind.unsigned(),
         words,
         n,
-        crate::codec::pco::LEVEL,
+        crate::codec::pcodec::LEVEL,
         c,
     ) && c.len() < data.len()
     {

@@ -3,7 +3,7 @@
 
 use super::numeric::plane_block;
 use super::*;
-use crate::codec::pco::{Choice, Mode, NumKind};
+use crate::codec::pcodec::{Choice, Mode, NumKind};
 use crate::format::{Codec, Filter};
 
 /// What the encoder decided for a block (see [`Encoder::encode_block`]): its filter, the level
@@ -173,7 +173,7 @@ fn pco_chosen(
     c: &mut Vec<u8>,
 ) -> Option<(Codec, Filter)> {
     c.clear();
-    let done = crate::codec::pco::compress_chosen(kind, data, crate::codec::pco::LEVEL, choice, c);
+    let done = crate::codec::pcodec::compress_chosen(kind, data, crate::codec::pcodec::LEVEL, choice, c);
     if done && c.len() < data.len() {
         Some((Codec::Pco, Filter::None))
     } else {

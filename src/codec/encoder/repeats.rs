@@ -1,7 +1,7 @@
 //! How often a block's values repeat beyond its sample (for lzma and `refs`).
 
 use super::*;
-use crate::codec::pco::NumKind;
+use crate::codec::pcodec::NumKind;
 
 /// The bytes [`far_repeats`] judges a block of `esize`-byte numbers by: 8-byte numbers one by
 /// one, 4-byte integers one by one, 4-byte floats (or numbers of unknown type) in pairs;

@@ -252,7 +252,7 @@ impl Encoder {
             // pco's result is exact and cheap to get: lzma must promise to beat it too (the
             // block codec's path then runs pco again: a small cost beside lzma's).
             let mut p = Vec::new();
-            if crate::codec::pco::compress(kind, data, crate::codec::pco::LEVEL, &mut p) {
+            if crate::codec::pcodec::compress(kind, data, crate::codec::pcodec::LEVEL, &mut p) {
                 limit = limit.min(LZMA_MARGIN * p.len() as f64);
                 if plan.est >= limit {
                     return None;

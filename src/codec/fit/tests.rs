@@ -382,8 +382,8 @@ fn the_format_s_example() {
     payload.extend_from_slice(&[0xFF, 0xFF, 0, 0, 0, 10]);
     payload.extend_from_slice(&[0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x01, 0x09, 0, 0, 0x08]);
     let mut file = Vec::new();
-    let kind = crate::codec::pco::NumKind::I16.unsigned();
-    assert!(crate::codec::pco::compress_residuals_native(
+    let kind = crate::codec::pcodec::NumKind::I16.unsigned();
+    assert!(crate::codec::pcodec::compress_residuals_native(
         kind, &words, m, 8, &mut file
     ));
     assert_eq!(file[..6], [0x70, 0x63, 0x6F, 0x21, 0x03, 0x07]);

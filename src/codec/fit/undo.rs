@@ -9,7 +9,7 @@ use super::{
 use super::{MAGIC, MAX_TAPS};
 use crate::codec::error::FitError;
 use crate::codec::error::FrameError;
-use crate::codec::pco::pco_filter_esize;
+use crate::codec::pcodec::pco_filter_esize;
 use crate::codec::space::grow;
 use crate::codec::space::Space;
 use crate::format::FrameHeader;
@@ -46,7 +46,7 @@ pub(super) fn decode_frame(
         let words = &mut space.words;
         grow(words, (m * esize).div_ceil(8))?;
         let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..m * esize];
-        crate::codec::pco::decompress_residuals_into(h.esize, pco, z, true, space.codecs.get())?;
+        crate::codec::pcodec::decompress_residuals_into(h.esize, pco, z, true, space.codecs.get())?;
         let fill = fill.map(|f| (f, &bits[..]));
         undo_into(z, esize, &params, fill, out, native, space.codecs.get());
         Ok(())

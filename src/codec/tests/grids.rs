@@ -478,7 +478,7 @@ fn a_plane_frame_decodes_and_bad_ones_are_refused() {
     };
     let mut payload = p.encode().to_vec();
     let residuals = [0, 20, 0, 4, 0, 6, 0, 7, 0, 4, 0, 39, 0, 4];
-    assert!(crate::codec::pco::compress(
+    assert!(crate::codec::pcodec::compress(
         NumKind::U16,
         &residuals,
         8,
@@ -503,7 +503,7 @@ fn a_plane_frame_decodes_and_bad_ones_are_refused() {
         b
     };
     let mut signed = p.encode().to_vec();
-    assert!(crate::codec::pco::compress(
+    assert!(crate::codec::pcodec::compress(
         NumKind::I16,
         &residuals,
         8,

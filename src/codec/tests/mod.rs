@@ -6,7 +6,7 @@ use super::encoder::repeats::*;
 use super::encoder::whole::*;
 use super::encoder::*;
 use super::filter::*;
-use super::pco::{pco_thorough, NumKind, PCO_HALF_CHUNK};
+use super::pcodec::{pco_thorough, NumKind, PCO_HALF_CHUNK};
 use super::shuffle::*;
 use super::tuning::*;
 use super::word::be_to_native;
@@ -430,7 +430,7 @@ fn samples_skip_fill_values_heading_a_block() {
 /// over the whole block) has, so the block is pco's and a quarter smaller than zstd makes it.
 #[test]
 fn a_block_of_decimals_behind_fill_values_uses_pco_in_the_block_s_mode() {
-    let data: Vec<u8> = crate::codec::pco::tests::decimals_behind_fill()
+    let data: Vec<u8> = crate::codec::pcodec::tests::decimals_behind_fill()
         .iter()
         .flat_map(|v| v.to_be_bytes())
         .collect();
@@ -456,8 +456,8 @@ fn a_block_of_decimals_behind_fill_values_uses_pco_in_the_block_s_mode() {
     );
     // The `max` preset's pco is never larger than pco's own choice on the whole block.
     let mut own = Vec::new();
-    let pco_level = crate::codec::pco::LEVEL;
-    assert!(crate::codec::pco::compress(
+    let pco_level = crate::codec::pcodec::LEVEL;
+    assert!(crate::codec::pcodec::compress(
         NumKind::F32,
         &data,
         pco_level,
@@ -627,16 +627,16 @@ fn damaged_mask_payloads_fail_cleanly() {
 /// fill values starting there: 14 % larger).
 #[test]
 fn max_packs_decimals_among_fill_values_with_pco_in_the_block_s_mode() {
-    let pco_level = crate::codec::pco::LEVEL;
+    let pco_level = crate::codec::pcodec::LEVEL;
     for (noise, fill_pct, fill_from) in [(100.0, 60, 0), (0.0, 20, 1 << 18)] {
         let data = thousandths_in_fill_rows(noise, fill_pct, fill_from);
-        let mode = crate::codec::pco::block_float_mode(NumKind::F32, &data).unwrap();
+        let mode = crate::codec::pcodec::block_float_mode(NumKind::F32, &data).unwrap();
         assert_eq!(
             mode,
-            crate::codec::pco::Mode::FloatMult(f64::from(0.001f32))
+            crate::codec::pcodec::Mode::FloatMult(f64::from(0.001f32))
         );
         let mut in_mode = Vec::new();
-        crate::codec::pco::compress_choosing_in(NumKind::F32, &data, pco_level, mode, &mut in_mode)
+        crate::codec::pcodec::compress_choosing_in(NumKind::F32, &data, pco_level, mode, &mut in_mode)
             .unwrap();
         let (h, frame) = encode_floats(true, &data, 360);
         assert_eq!(h.codec, Codec::Pco, "{noise} {fill_pct} {fill_from}");
@@ -651,10 +651,10 @@ fn max_packs_decimals_among_fill_values_with_pco_in_the_block_s_mode() {
 /// pco on big-endian f32 `data` at nc3pack's level, as one standalone file.
 fn pco_f32(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    assert!(crate::codec::pco::compress(
+    assert!(crate::codec::pcodec::compress(
         NumKind::F32,
         data,
-        crate::codec::pco::LEVEL,
+        crate::codec::pcodec::LEVEL,
         &mut out
     ));
     out
@@ -832,7 +832,7 @@ fn fill_values_are_set_apart_for_pco() {
         let mut shorter = payload[..payload.len() - pco.len()].to_vec();
         let rest: Vec<u8> = {
             let mut r = vec![0u8; m * 4];
-            crate::codec::pco::decompress_into(4, pco, &mut r, false, &mut Default::default())
+            crate::codec::pcodec::decompress_into(4, pco, &mut r, false, &mut Default::default())
                 .unwrap();
             r
         };
@@ -874,7 +874,7 @@ fn max_tries_pco_chunks_of_half_the_size() {
         default.len()
     );
     let mut back = vec![0u8; data.len()];
-    crate::codec::pco::decompress_into(4, &c, &mut back, false, &mut Default::default()).unwrap();
+    crate::codec::pcodec::decompress_into(4, &c, &mut back, false, &mut Default::default()).unwrap();
     assert_eq!(back, data);
 }
 

@@ -98,7 +98,7 @@ impl<R: ReadAt> Archive<R> {
             rest = tail;
         }
         let fits = (last - first + 1) * bb <= self.cache.stats().budget / 2;
-        let keep = Keep {
+        let keep = Retain {
             partial: fits && !sequential,
             whole: fits && !sequential && self.caches_whole_blocks(),
             carry: sequential,
@@ -181,7 +181,7 @@ impl<R: ReadAt> Archive<R> {
         b: u64,
         within: usize,
         dst: &mut [u8],
-        keep: Keep,
+        keep: Retain,
         native: bool,
         scratch: &mut BlockScratch,
     ) -> Result<()> {
@@ -939,7 +939,7 @@ impl<R: ReadAt> Archive<R> {
 
 /// What a read of a span keeps of the blocks it decodes ([`Archive::span_block`]).
 #[derive(Clone, Copy)]
-pub(super) struct Keep {
+pub(super) struct Retain {
     /// Cache the blocks it reads part of.
     partial: bool,
     /// Cache the blocks it reads whole.
