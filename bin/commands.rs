@@ -324,9 +324,13 @@ fn verify(a: VerifyArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let (against, threads) = (a.against.as_deref(), threads(a.threads));
     let Some(archive) = &a.archive else {
         let (manifests, nothing) = (&a.manifest, &|_| {});
-        let r = nc3pack::collection::verify_collection_with(
-            manifests, against, threads, remote, nothing,
-        )?;
+        let mut opts = nc3pack::collection::VerifyCollectionOptions::default()
+            .with_threads(threads)
+            .with_shard(a.shard.unwrap_or_default());
+        if let Some(root) = against {
+            opts = opts.with_against(root);
+        }
+        let r = nc3pack::collection::verify_collection_with(manifests, &opts, remote, nothing)?;
         write_stdout(nc3pack::text::verify_collection(&r, against.is_some()).as_bytes())?;
         if !r.is_ok() {
             std::process::exit(1);

@@ -142,6 +142,12 @@ pub struct VerifyArgs {
     /// Worker threads, 1 to 1024 [default: all cores].
     #[arg(short = 'j', long, value_parser = threads_parser())]
     pub threads: Option<usize>,
+    /// With --manifest: verify only share I of N (I from 0 to N-1) of the names the manifests
+    /// list, sorted by their bytes, every Nth from the Ith, as pack --shard shares the inputs;
+    /// N runs, one for each I, verify every archive once (lines that are not entries are
+    /// reported by share 0).
+    #[arg(long, value_name = "I/N", conflicts_with = "archive")]
+    pub shard: Option<crate::collection::Shard>,
 }
 
 #[derive(Args)]

@@ -146,7 +146,10 @@ pub mod vars;
 mod verify;
 
 pub use codec::FilterMode;
-pub use collection::{pack_collection, verify_collection, CollectionOptions, CollectionReport};
+pub use collection::{
+    pack_collection, verify_collection, CollectionOptions, CollectionReport,
+    VerifyCollectionOptions,
+};
 pub use error::{Error, HeaderError, Result};
 pub use io::{is_url, ReadAt};
 pub use nc3::slab::{Hyperslab, SlabError};

@@ -9,15 +9,20 @@
 //! [`CollectionReport`]. [`CollectionOptions`] carries the packing options, a [`Shard`] (so
 //! that N processes cover each file once), the manifest's path, `delete_input` (delete each
 //! original once its archive is proven: verified, synced and recorded) and a progress callback
-//! ([`CollectionEvent`]). [`verify_collection`] verifies every archive the manifests list
-//! ([`verify_collection_with`]: those in object storage read with given options).
+//! ([`CollectionEvent`]). [`verify_collection`] verifies every archive the manifests list, or a
+//! share of them ([`VerifyCollectionOptions`]; [`verify_collection_with`]: those in object
+//! storage read with given options).
 //!
 //! ```no_run
 //! use nc3pack::collection::{pack_collection, CollectionOptions};
 //! let opts = CollectionOptions::default().with_threads(4);
 //! let report = pack_collection(&["data"], "archives".as_ref(), &opts)?;
 //! println!("{} packed, {} skipped, {} failed", report.packed, report.skipped, report.failures.len());
-//! let check = nc3pack::collection::verify_collection(&["archives/.nc3pack".into()], None, 4, &|_| {})?;
+//! let check = nc3pack::collection::verify_collection(
+//!     &["archives/.nc3pack".into()],
+//!     &nc3pack::collection::VerifyCollectionOptions::default().with_threads(4),
+//!     &|_| {},
+//! )?;
 //! assert!(check.is_ok());
 //! # Ok::<(), nc3pack::Error>(())
 //! ```
@@ -47,7 +52,7 @@ pub use crate::collection::batch::{Kept, ParseShardError, Shard};
 pub use crate::collection::leftovers::Leftover;
 pub use crate::collection::manifest::{
     summarize_collection, verify_collection, CollectionProblem, CollectionSummary,
-    VerifyCollectionReport,
+    VerifyCollectionOptions, VerifyCollectionReport,
 };
 #[cfg(feature = "remote")]
 pub use crate::collection::manifest::{summarize_collection_with, verify_collection_with};

@@ -805,6 +805,124 @@ fn verify_manifest_finds_one_flipped_byte_in_200_archives_and_a_changed_original
     );
 }
 
+/// `verify --manifest --shard I/N` (and `VerifyCollectionOptions::with_shard`) verifies share
+/// I of the names sorted by their bytes, every Nth from the Ith: the three shares of N=3 verify
+/// every archive exactly once, a damaged archive is reported by the share owning it alone, and
+/// a line that is not an entry by share 0 alone.
+#[test]
+fn verify_manifest_shards_verify_every_archive_once_and_a_damaged_one_in_its_share() {
+    use nc3pack::collection::{verify_collection, VerifyCollectionOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    // Names whose byte order is not their number's (x10 < x9; "a-b" < "a/").
+    let mut names: Vec<String> = (0..31).map(|k| format!("d{}/x{k}.nc", k % 3)).collect();
+    names.push("d1-b/y.nc".into());
+    populate(&input, &names, "scalars.nc");
+    let out = dir.path().join("out");
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let records = out.join(".nc3pack");
+    let mut sorted = names.clone();
+    sorted.sort();
+    let archive = |name: &str| out.join(format!("{name}.nc3z"));
+    let flip = |path: &Path| {
+        let mut bytes = std::fs::read(path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x10;
+        std::fs::write(path, &bytes).unwrap();
+    };
+    let share = |i: u64| {
+        let opts = VerifyCollectionOptions::default()
+            .with_threads(2)
+            .with_against(&input)
+            .with_shard(format!("{i}/3").parse().unwrap());
+        verify_collection(std::slice::from_ref(&records), &opts, &|_| {}).unwrap()
+    };
+    // Intact: the shares' counts add up to every archive, each share its own.
+    let mut checked = 0;
+    for i in 0..3 {
+        let r = share(i);
+        assert!(r.is_ok(), "share {i}: {:?}", r.failures);
+        assert_eq!(r.checked, sorted.iter().skip(i as usize).step_by(3).count());
+        checked += r.checked;
+    }
+    assert_eq!(checked, names.len());
+    // Every archive damaged: each share reports exactly the archives of its names, so
+    // together every archive once.
+    let good: Vec<Vec<u8>> = sorted
+        .iter()
+        .map(|n| std::fs::read(archive(n)).unwrap())
+        .collect();
+    for n in &sorted {
+        flip(&archive(n));
+    }
+    let mut reported = Vec::new();
+    for i in 0..3 {
+        let r = share(i);
+        let got: Vec<PathBuf> = r.failures.iter().map(|(p, _)| p.clone()).collect();
+        let mine: Vec<PathBuf> = sorted
+            .iter()
+            .skip(i as usize)
+            .step_by(3)
+            .map(|n| archive(n))
+            .collect();
+        assert_eq!(got, mine, "share {i}");
+        assert_eq!(r.checked, mine.len());
+        reported.extend(got);
+    }
+    reported.sort();
+    let mut all: Vec<PathBuf> = sorted.iter().map(|n| archive(n)).collect();
+    all.sort();
+    assert_eq!(reported, all);
+    for (n, bytes) in sorted.iter().zip(&good) {
+        std::fs::write(archive(n), bytes).unwrap();
+    }
+    // One archive damaged: found by the command line's share owning it, and by no other.
+    let victim = "d1/x10.nc";
+    let owner = sorted.iter().position(|n| n == victim).unwrap() % 3;
+    flip(&archive(victim));
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let args: Vec<&std::ffi::OsStr> = vec![
+            "verify".as_ref(),
+            "--manifest".as_ref(),
+            records.as_os_str(),
+            "--shard".as_ref(),
+            shard.as_ref(),
+        ];
+        let (code, stdout, err) = nc3pack(&args, None);
+        let n = sorted.iter().skip(i).step_by(3).count();
+        if i == owner {
+            assert_eq!(code, 1, "{stdout}{err}");
+            let prefix = format!("{}: damaged: ", archive(victim).display());
+            assert!(stdout.starts_with(&prefix), "{stdout}");
+            assert!(
+                stdout.ends_with(&format!("\nverified {n} archives: 1 failed\n")),
+                "{stdout}"
+            );
+        } else {
+            assert_eq!(code, 0, "{stdout}{err}");
+            assert_eq!(stdout, format!("verified {n} archives: 0 failed\n"));
+        }
+    }
+    // A line that is not an entry: reported by share 0 only.
+    let manifest = records.join("manifest-0-of-1.jsonl");
+    let mut text = std::fs::read(&manifest).unwrap();
+    text.extend_from_slice(b"not json\n");
+    std::fs::write(&manifest, &text).unwrap();
+    let bad: Vec<usize> = (0..3).map(|i| share(i).bad_lines.len()).collect();
+    assert_eq!(bad, [1, 0, 0]);
+    // --shard needs --manifest, and a shard out of range is a usage error.
+    for args in [
+        vec!["verify", "x.nc3z", "--shard", "0/2"],
+        vec!["verify", "--manifest", "m", "--shard", "2/2"],
+    ] {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        let (code, _, err) = nc3pack(&args, None);
+        assert_eq!(code, 2, "{err}");
+    }
+}
+
 /// A collection moved with its `.nc3pack` directory verifies where it is now (each archive is
 /// `OUT/NAME.nc3z` of the manifest's OUT, not the path recorded when it was packed), however
 /// the manifest is named; a manifest kept elsewhere whose lines record relative outputs finds

@@ -1926,7 +1926,8 @@ fn calls_given_options_in_this_environment(endpoint: &str) {
         nc3pack::unpack_file(url.as_ref(), &back, &unpack).unwrap();
         assert_eq!(std::fs::read(&back).unwrap(), original);
         let manifests = [PathBuf::from(format!("s3://{BUCKET}/coll/.nc3pack/"))];
-        let r = nc3pack::collection::verify_collection_with(&manifests, None, 1, &remote, &|_| {})
+        let one = nc3pack::collection::VerifyCollectionOptions::default().with_threads(1);
+        let r = nc3pack::collection::verify_collection_with(&manifests, &one, &remote, &|_| {})
             .unwrap();
         assert!(r.is_ok() && r.checked == 2, "{:?}", r.failures);
     }
@@ -1936,7 +1937,8 @@ fn calls_given_options_in_this_environment(endpoint: &str) {
         Err(e) => assert!(matches!(e, nc3pack::Error::Remote { .. }), "{e}"),
     }
     let manifests = [PathBuf::from(format!("s3://{BUCKET}/coll/.nc3pack/"))];
-    assert!(nc3pack::verify_collection(&manifests, None, 1, &|_| {}).is_err());
+    let one = nc3pack::collection::VerifyCollectionOptions::default().with_threads(1);
+    assert!(nc3pack::verify_collection(&manifests, &one, &|_| {}).is_err());
 }
 
 // ---- `pack IN... -o s3://BUCKET/PREFIX/`: a collection packed into a bucket ----

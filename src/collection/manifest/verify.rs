@@ -1,6 +1,7 @@
 //! Verifying a whole collection: every archive its manifests list ([`verify_collection`]).
 
 use super::*;
+use crate::collection::Shard;
 #[cfg(feature = "remote")]
 use crate::error::io_err;
 use crate::error::Result;
@@ -68,14 +69,85 @@ impl VerifyCollectionReport {
     }
 }
 
+/// How [`verify_collection`] verifies: against the originals or not, on how many threads, and
+/// which share of the collection. Built with the `with_*` setters from the default (no
+/// originals, all cores, every name).
+///
+/// ```
+/// use nc3pack::collection::VerifyCollectionOptions;
+/// let opts = VerifyCollectionOptions::default()
+///     .with_against("/archive/cmip")
+///     .with_threads(8)
+///     .with_shard("1/4".parse()?);
+/// # let _ = opts;
+/// # Ok::<(), nc3pack::collection::ParseShardError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct VerifyCollectionOptions {
+    against: Option<PathBuf>,
+    threads: Option<usize>,
+    shard: Shard,
+}
+
+impl VerifyCollectionOptions {
+    /// Also check that `ROOT/NAME` is still the original of each archive, byte for byte.
+    ///
+    /// ```
+    /// let o = nc3pack::collection::VerifyCollectionOptions::default().with_against("/data");
+    /// # let _ = o;
+    /// ```
+    pub fn with_against(mut self, root: impl Into<PathBuf>) -> Self {
+        self.against = Some(root.into());
+        self
+    }
+
+    /// Archives verified at once, each on one thread (bounded to 1..=[`crate::MAX_THREADS`];
+    /// default: the machine's cores).
+    ///
+    /// ```
+    /// let o = nc3pack::collection::VerifyCollectionOptions::default().with_threads(4);
+    /// # let _ = o;
+    /// ```
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Verify only this share of the names the manifests list: sorted by their bytes, every
+    /// Nth from the Ith, as `pack --shard` shares the inputs (each name's last entry, as
+    /// always). N calls, one for each I, verify every name exactly once; the manifest lines
+    /// that are not entries ([`VerifyCollectionReport::bad_lines`]) are reported by share 0
+    /// only.
+    ///
+    /// ```
+    /// let o = nc3pack::collection::VerifyCollectionOptions::default().with_shard("0/2".parse()?);
+    /// # let _ = o;
+    /// # Ok::<(), nc3pack::collection::ParseShardError>(())
+    /// ```
+    pub fn with_shard(mut self, shard: Shard) -> Self {
+        self.shard = shard;
+        self
+    }
+}
+
 /// Verifies every archive the manifests list (each name's last entry: `packed` and `skipped`
 /// entries name an archive, a short `skipped` line the one recorded before it; a name whose
 /// last entry is `failed`, with no archive recorded before, is a failure). The archive of a manifest in `OUT/.nc3pack` is `OUT/NAME.nc3z`,
 /// wherever OUT was when it was packed (a moved collection verifies where it is); a
 /// manifest elsewhere names its archives by their recorded `output`, taken relative to the
-/// manifest's directory if it is relative. Each is checked on `threads` threads: completely
-/// ([`crate::verify`]), that its lead records the manifest's hash and size, and with `against`
-/// that `against/NAME` is the original. `progress` is called with the number of archives done.
+/// manifest's directory if it is relative. Each is checked on `opts`' threads: completely
+/// ([`crate::verify`]), that its lead records the manifest's hash and size, and with
+/// [`VerifyCollectionOptions::with_against`] that `ROOT/NAME` is the original; with
+/// [`VerifyCollectionOptions::with_shard`], only that share of the names is. `progress` is
+/// called with the number of archives done.
+///
+/// ```no_run
+/// use nc3pack::collection::{verify_collection, VerifyCollectionOptions};
+/// let opts = VerifyCollectionOptions::default().with_against("data").with_shard("0/3".parse()?);
+/// let r = verify_collection(&["archives/.nc3pack".into()], &opts, &|_| {})?;
+/// println!("{} archives verified, {} failed", r.checked, r.failures.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// # Errors
 ///
@@ -90,11 +162,10 @@ impl VerifyCollectionReport {
 /// [`verify_collection_with`] takes the options to read them with.
 pub fn verify_collection(
     manifests: &[PathBuf],
-    against: Option<&Path>,
-    threads: usize,
+    opts: &VerifyCollectionOptions,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<VerifyCollectionReport> {
-    verify_manifests(manifests, against, threads, None, progress)
+    verify_manifests(manifests, opts, None, progress)
 }
 
 /// [`verify_collection`] reading the manifests and archives given by URL (`s3://`,
@@ -104,9 +175,10 @@ pub fn verify_collection(
 /// process-wide.
 ///
 /// ```no_run
-/// use nc3pack::{collection::verify_collection_with, remote::RemoteOptions};
-/// let opts = RemoteOptions::from_env().with_anon(true);
-/// let r = verify_collection_with(&["s3://bucket/cmip/.nc3pack/".into()], None, 4, &opts, &|_| {})?;
+/// use nc3pack::collection::{verify_collection_with, VerifyCollectionOptions};
+/// use nc3pack::remote::RemoteOptions;
+/// let (opts, remote) = (VerifyCollectionOptions::default().with_threads(4), RemoteOptions::from_env().with_anon(true));
+/// let r = verify_collection_with(&["s3://bucket/cmip/.nc3pack/".into()], &opts, &remote, &|_| {})?;
 /// assert!(r.is_ok());
 /// # Ok::<(), nc3pack::Error>(())
 /// ```
@@ -118,23 +190,25 @@ pub fn verify_collection(
 #[cfg(feature = "remote")]
 pub fn verify_collection_with(
     manifests: &[PathBuf],
-    against: Option<&Path>,
-    threads: usize,
+    opts: &VerifyCollectionOptions,
     remote: &crate::remote::RemoteOptions,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<VerifyCollectionReport> {
-    verify_manifests(manifests, against, threads, Some(remote), progress)
+    verify_manifests(manifests, opts, Some(remote), progress)
 }
 
 /// [`verify_collection`] with the remote options the call was given (`None`: the
 /// environment's, read where a URL is opened).
 fn verify_manifests(
     manifests: &[PathBuf],
-    against: Option<&Path>,
-    threads: usize,
+    opts: &VerifyCollectionOptions,
     remote: Option<&CallRemote>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<VerifyCollectionReport> {
+    let against = opts.against.as_deref();
+    let threads = opts
+        .threads
+        .unwrap_or_else(crate::parallel::default_threads);
     let mut report = VerifyCollectionReport::default();
     // Each name's last archive, and its failure if the last entry failed (held compactly: a
     // collection may list millions).
@@ -190,8 +264,17 @@ fn verify_manifests(
     }
     let mut entries: Vec<_> = last.into_iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    // The share: every Nth name from the Ith (its bad lines are share 0's).
+    let Shard { index, count } = opts.shard;
+    if index != 0 {
+        report.bad_lines.clear();
+    }
     let mut todo = Vec::new();
-    for (name, (archive, failed)) in entries {
+    let share = entries
+        .into_iter()
+        .skip(usize::try_from(index).unwrap_or(usize::MAX))
+        .step_by(usize::try_from(count.max(1)).unwrap_or(usize::MAX));
+    for (name, (archive, failed)) in share {
         match (archive, failed) {
             (Some(a), _) => todo.push((name, a)),
             (None, Some((input, error))) => report
