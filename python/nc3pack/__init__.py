@@ -40,6 +40,7 @@ __all__ = [
     "OriginalFile",
     "PackResult",
     "Variable",
+    "VerifyCollectionResult",
     "VerifyResult",
     "collection_summary",
     "info",
@@ -49,6 +50,7 @@ __all__ = [
     "pack_collection",
     "unpack",
     "verify",
+    "verify_collection",
 ]
 
 __version__ = "0.1.0"
@@ -523,4 +525,67 @@ def collection_summary(
         r[9],
         [(os.fspath(p), e) for p, e in r[10]],
         [(os.fspath(m), n) for m, n in r[11]],
+    )
+
+
+@dataclass(frozen=True)
+class VerifyCollectionResult:
+    """What :func:`verify_collection` found."""
+
+    #: Archives checked (of the share asked for).
+    checked: int
+    #: Archives (or inputs never packed) that failed, in name order: (path, what is wrong,
+    #: as ``nc3pack verify --manifest`` prints it).
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    #: Manifest lines that are not entries: (manifest, line number); reported by share 0
+    #: only.
+    bad_lines: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every archive verified and every manifest line was read."""
+        return not self.failures and not self.bad_lines
+
+
+def verify_collection(
+    manifests: PathLike | Sequence[PathLike],
+    *,
+    against: PathLike | None = None,
+    threads: int | None = None,
+    shard: str | tuple[int, int] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> VerifyCollectionResult:
+    """Verifies every archive a collection's manifests list, as ``nc3pack verify
+    --manifest`` does: each name's last entry, completely (every checksum and the restored
+    data's hash), and that the archive records the manifest's size and hash; with
+    ``against`` (the directory the names are relative to) also that ``against/NAME`` is
+    still the original. ``manifests`` are manifest files, directories of them
+    (``OUT/.nc3pack``) or URLs (read with ``storage_options`` as :func:`open`).
+    ``threads``: archives verified at once (default all cores). ``shard``: ``"I/N"`` or
+    ``(I, N)``, only that share of the names (sorted by their bytes, every Nth from the
+    Ith, as :func:`pack_collection`'s shard): N calls, one for each I, verify every
+    archive once.
+
+    What is wrong with an archive is listed in the result's ``failures``, not raised.
+    Raises ``OSError`` when a manifest cannot be read and ``ValueError`` for a bad shard
+    or when a directory or prefix holds no manifest (nothing is vouched for). The GIL is
+    released while verifying.
+    """
+    if isinstance(manifests, (str, os.PathLike)):
+        manifests = [manifests]
+    paths = [os.fspath(m) for m in manifests]
+    if isinstance(shard, tuple):
+        shard = f"{shard[0]}/{shard[1]}"
+    url = next((p for p in paths if is_url(p)), paths[0] if paths else "")
+    checked, failures, bad_lines = _nc3pack.verify_collection(
+        paths,
+        None if against is None else os.fspath(against),
+        _threads(threads),
+        shard,
+        storage_pairs(url, storage_options),
+    )
+    return VerifyCollectionResult(
+        checked,
+        [(os.fspath(p), m) for p, m in failures],
+        [(os.fspath(m), n) for m, n in bad_lines],
     )

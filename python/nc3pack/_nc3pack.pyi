@@ -130,3 +130,10 @@ def collection_summary(
     list[tuple[Path, str]],
     list[tuple[Path, int]],
 ]: ...
+def verify_collection(
+    manifests: list[str],
+    against: str | None = None,
+    threads: int | None = None,
+    shard: str | None = None,
+    storage_options: list[tuple[str, str]] | None = None,
+) -> tuple[int, list[tuple[Path, str]], list[tuple[Path, int]]]: ...

@@ -83,7 +83,8 @@ fn to_py(e: Error) -> PyErr {
         Error::Option(_)
         | Error::Slab { .. }
         | Error::Refused { .. }
-        | Error::NothingToSummarize { .. } => PyValueError::new_err(msg),
+        | Error::NothingToSummarize { .. }
+        | Error::NothingToVerify { .. } => PyValueError::new_err(msg),
         Error::Internal(_) => PyRuntimeError::new_err(msg),
         Error::NoMemory { .. } => PyMemoryError::new_err(msg),
         _ => ArchiveError::new_err(msg),
@@ -711,6 +712,46 @@ fn collection_summary(
     ))
 }
 
+/// Verifies every archive the manifests list, or share `shard` ("I/N") of their names
+/// (nc3pack::collection::verify_collection); returns `(checked, failures (archive, message),
+/// bad_lines (manifest, line number))`.
+#[pyfunction]
+#[pyo3(signature = (manifests, against=None, threads=None, shard=None, storage_options=None))]
+fn verify_collection(
+    py: Python<'_>,
+    manifests: Vec<PathBuf>,
+    against: Option<PathBuf>,
+    threads: Option<usize>,
+    shard: Option<&str>,
+    storage_options: Option<StorageOptions>,
+) -> PyResult<VerifyCollectionTuple> {
+    let mut opts = nc3pack::collection::VerifyCollectionOptions::default()
+        .with_threads(threads_or_all(threads)?);
+    if let Some(s) = shard {
+        let shard = s
+            .parse()
+            .map_err(|e: nc3pack::collection::ParseShardError| {
+                PyValueError::new_err(e.to_string())
+            })?;
+        opts = opts.with_shard(shard);
+    }
+    if let Some(root) = against {
+        opts = opts.with_against(root);
+    }
+    let remote = remote_options(storage_options).map_err(to_py)?;
+    let r = py
+        .detach(|| nc3pack::collection::verify_collection_with(&manifests, &opts, &remote, &|_| {}))
+        .map_err(to_py)?;
+    let failures = r
+        .failures
+        .into_iter()
+        .map(|(p, e)| (p, in_python_terms(e.to_string())));
+    Ok((r.checked, failures.collect(), r.bad_lines))
+}
+
+/// What [`verify_collection`] returns.
+type VerifyCollectionTuple = (usize, Vec<(PathBuf, String)>, Vec<(PathBuf, u64)>);
+
 /// What [`collection_summary`] returns.
 type SummaryTuple = (
     usize,
@@ -803,6 +844,7 @@ fn _nc3pack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(info_json, m)?)?;
     m.add_function(wrap_pyfunction!(collection_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_collection, m)?)?;
     m.add_function(wrap_pyfunction!(netcdf_register, m)?)?;
     m.add("ArchiveError", m.py().get_type::<ArchiveError>())?;
     m.add("DEFAULT_BLOCK_SIZE", nc3pack::DEFAULT_BLOCK_SIZE)?;
