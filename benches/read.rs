@@ -237,8 +237,8 @@ fn fmt_tp(bytes: u64, d: Duration) -> String {
 /// the 2-D lorenzo filter (rows of `row` elements) with zstd. Prints each way's ratio and decode speed (CRC check and decode into a buffer,
 /// big-endian).
 fn block_decode(grid: &Path, row: usize) {
-    use nc3pack::testing::{decode_payload_into, DecodeScratch, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
+    use nc3pack::testing::{decode_payload_into, DecodeScratch, Encoder};
     let file = std::fs::read(grid).unwrap();
     let data_len = (file.len() as u64 / (1 << 20)).min(32) << 20;
     // t2m is the only variable: its data is the end of the file.
@@ -414,8 +414,8 @@ fn plane_frame(
 /// little noise, as elevation grids are) stored the ways the default preset may store it: the
 /// best filter with zstd (as the encoder chooses without pco), pco, plane + pco and fit + pco.
 fn int16_decode() {
-    use nc3pack::testing::{decode_payload_into, DecodeScratch, Encoder};
     use nc3pack::format::{Codec, Filter, FRAME_HEADER_LEN};
+    use nc3pack::testing::{decode_payload_into, DecodeScratch, Encoder};
     let (nx, blocks) = (1000usize, 16usize);
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let data: Vec<u8> = (0..blocks << 19)

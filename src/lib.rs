@@ -206,7 +206,7 @@ pub mod __private {
 pub mod testing {
     pub use crate::__private::*;
     pub use crate::atomic::write_to_temp;
-    pub use crate::codec::pco::NumKind;
+    pub use crate::codec::pcodec::NumKind;
     pub use crate::codec::{
         apply_filter, apply_lorenzo, context_payload, decode_payload_into, default_level,
         fit_payload, mask_payload, max_level, member_encode, plane_payload, shuffle, undo_filter,

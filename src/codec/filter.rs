@@ -61,7 +61,8 @@ pub fn plane_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> 
     let mut f = Vec::new();
     super::plane::apply(data, e, &p, &mut f);
     let mut out = p.encode().to_vec();
-    super::pcodec::compress_residuals(kind.unsigned(), &f, super::pcodec::LEVEL, &mut out).then_some(out)
+    super::pcodec::compress_residuals(kind.unsigned(), &f, super::pcodec::LEVEL, &mut out)
+        .then_some(out)
 }
 
 /// The payload of a `mask` frame (filter 8, codec pco) for `data`, numbers of `kind`: the prefix
@@ -173,8 +174,13 @@ pub(crate) fn fit_encode(
         }
         (None, _) => {}
     }
-    let done =
-        super::pcodec::compress_residuals_native(kind.unsigned(), words, m, super::pcodec::LEVEL, c);
+    let done = super::pcodec::compress_residuals_native(
+        kind.unsigned(),
+        words,
+        m,
+        super::pcodec::LEVEL,
+        c,
+    );
     (done && c.len() < data.len()).then_some((Codec::Pco, Filter::Fit))
 }
 

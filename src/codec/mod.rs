@@ -44,12 +44,12 @@ pub use error::{
     CodecError, ContextError, FitError, FrameError, LorenzoError, LzmaError, MaskError, PlaneError,
     RefsError,
 };
-pub use filter::{member_decode, member_encode, FilterMode};
 #[cfg(any(test, feature = "testing"))]
 pub use filter::{
     apply_filter, apply_lorenzo, context_payload, fit_payload, mask_payload, plane_payload,
     undo_filter, undo_lorenzo,
 };
+pub use filter::{member_decode, member_encode, FilterMode};
 pub(crate) use pages::prefault;
 #[cfg(any(test, feature = "testing"))]
 pub use shuffle::{shuffle, unshuffle};

@@ -4,8 +4,8 @@
 //! truth, and against runs worked out by hand from those values.
 
 use crate::util::temp_dir;
-use nc3pack::testing::scan;
 use nc3pack::format::{crc, ConstantRun, FrameHeader, CONSTANTS_ID};
+use nc3pack::testing::scan;
 use nc3pack::{pack_file, unpack_file, Archive, PackOptions};
 use nc3pack::{reindex, verify};
 use std::path::{Path, PathBuf};

@@ -173,7 +173,8 @@ fn pco_chosen(
     c: &mut Vec<u8>,
 ) -> Option<(Codec, Filter)> {
     c.clear();
-    let done = crate::codec::pcodec::compress_chosen(kind, data, crate::codec::pcodec::LEVEL, choice, c);
+    let done =
+        crate::codec::pcodec::compress_chosen(kind, data, crate::codec::pcodec::LEVEL, choice, c);
     if done && c.len() < data.len() {
         Some((Codec::Pco, Filter::None))
     } else {

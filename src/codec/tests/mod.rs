@@ -636,8 +636,14 @@ fn max_packs_decimals_among_fill_values_with_pco_in_the_block_s_mode() {
             crate::codec::pcodec::Mode::FloatMult(f64::from(0.001f32))
         );
         let mut in_mode = Vec::new();
-        crate::codec::pcodec::compress_choosing_in(NumKind::F32, &data, pco_level, mode, &mut in_mode)
-            .unwrap();
+        crate::codec::pcodec::compress_choosing_in(
+            NumKind::F32,
+            &data,
+            pco_level,
+            mode,
+            &mut in_mode,
+        )
+        .unwrap();
         let (h, frame) = encode_floats(true, &data, 360);
         assert_eq!(h.codec, Codec::Pco, "{noise} {fill_pct} {fill_from}");
         let stored = h.stored_len as usize;
@@ -874,7 +880,8 @@ fn max_tries_pco_chunks_of_half_the_size() {
         default.len()
     );
     let mut back = vec![0u8; data.len()];
-    crate::codec::pcodec::decompress_into(4, &c, &mut back, false, &mut Default::default()).unwrap();
+    crate::codec::pcodec::decompress_into(4, &c, &mut back, false, &mut Default::default())
+        .unwrap();
     assert_eq!(back, data);
 }
 
