@@ -35,6 +35,7 @@ pub(super) fn run(cli: Cli) -> anyhow::Result<()> {
 /// `nc3pack serve ARCHIVES --listen ADDR:PORT`: serves in the foreground until the process
 /// ends (Ctrl-C, SIGTERM).
 fn serve(a: &ServeArgs) -> anyhow::Result<()> {
+    one_malloc_arena();
     let mut opts = nc3pack::serve::ServeOptions::default()
         .with_listen(a.listen)
         .with_public(a.public)
@@ -60,6 +61,7 @@ fn mount(_: &MountArgs) -> anyhow::Result<()> {
 /// `nc3pack mount ARCHIVES MOUNTPOINT`: serves the mount in the foreground until unmounted.
 #[cfg(target_os = "linux")]
 fn mount(a: &MountArgs) -> anyhow::Result<()> {
+    one_malloc_arena();
     let mut opts = nc3pack::mount::MountOptions::default().with_allow_other(a.allow_other);
     opts = opts.with_stats(a.stats);
     if let Some(j) = a.threads {
@@ -72,6 +74,21 @@ fn mount(a: &MountArgs) -> anyhow::Result<()> {
     let (from, to) = (shown(&a.archives), shown(&a.mountpoint));
     eprintln!("nc3pack: {from} mounted on {to}; Ctrl-C or `fusermount3 -u {to}` unmounts");
     Ok(m.wait()?)
+}
+
+/// Gives glibc's malloc one arena, before the threads of a long-running server start: by
+/// default each thread gets an arena of its own, and the decoded blocks (a MiB each) one thread
+/// frees stay in its arena, out of reach of the others. With 8 readers of a mount (cache
+/// 256 MiB), peak resident memory went from 328-353 MiB to 249 MiB (two arenas: 273-307 MiB);
+/// the threads allocate a block's buffers once per decode, so they hardly wait for one another.
+/// Other C libraries: nothing to do.
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tunable of glibc's allocator; it is called before this
+    // process starts other threads, and M_ARENA_MAX takes any positive count.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }
 
 /// `-j`, or the library's default (all cores).
