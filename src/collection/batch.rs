@@ -160,13 +160,13 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// The flag on an entry of [`Plan`]'s list: given by name (not found in a directory).
+/// The flag on an entry of [`BatchPlan`]'s list: given by name (not found in a directory).
 const GIVEN: u64 = 1 << 63;
 
 /// What a batch will pack, and what could not be read while finding it. The list is held
 /// compactly: the paths' bytes one after another, with one offset each.
 #[derive(Debug, Default)]
-pub struct Plan {
+pub struct BatchPlan {
     root: PathBuf,
     out: PathBuf,
     bytes: Vec<u8>,
@@ -181,7 +181,7 @@ pub struct Plan {
     pub leftovers: Vec<crate::collection::Leftover>,
 }
 
-impl Plan {
+impl BatchPlan {
     /// Number of inputs.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -223,7 +223,7 @@ impl Plan {
         PathBuf::from(std::ffi::OsString::from_vec(o))
     }
 
-    /// [`Plan::output`] into `buf` (emptied first): OUT joined with the name as
+    /// [`BatchPlan::output`] into `buf` (emptied first): OUT joined with the name as
     /// [`Path::join`] joins, and `.nc3z`.
     fn output_into(&self, i: usize, buf: &mut Vec<u8>) {
         let name = self.name(i);
@@ -327,7 +327,7 @@ fn common_dir(a: &Path, b: &Path) -> PathBuf {
 /// Lists the inputs (files and directories, as given on the command line or in a list) to pack
 /// into `out`, relative to `root` (default: the deepest directory holding them all), keeping
 /// `shard`'s share (see the module docs). What cannot be read is listed in
-/// [`Plan::unreadable`], not an error.
+/// [`BatchPlan::unreadable`], not an error.
 ///
 /// # Errors
 ///
@@ -345,7 +345,7 @@ pub fn plan(
     out: &Path,
     root: Option<&Path>,
     shard: Shard,
-) -> Result<Plan> {
+) -> Result<BatchPlan> {
     let mut list = List::default();
     let mut unreadable = Vec::new();
     let mut common: Option<PathBuf> = None;
@@ -484,7 +484,7 @@ pub fn plan(
     } else {
         std::path::absolute(out).map_err(io_err(out, "resolve"))?
     };
-    Ok(Plan {
+    Ok(BatchPlan {
         root,
         out,
         bytes,
@@ -796,25 +796,25 @@ trait Archives: Sync {
     /// [`check_recorded_ends`] of input `i`'s archive (recorded `len` bytes long).
     fn recorded_ends(
         &self,
-        plan: &Plan,
+        plan: &BatchPlan,
         i: usize,
         len: u64,
         size: u64,
         hash: u128,
     ) -> std::result::Result<u128, crate::format::error::EndsError>;
     /// Whether anything is at input `i`'s archive's name.
-    fn exists(&self, plan: &Plan, i: usize) -> Result<bool>;
+    fn exists(&self, plan: &BatchPlan, i: usize) -> Result<bool>;
     /// [`check_ends`] of input `i`'s existing archive, found with no record; None when it is
     /// not a regular file (the writer then refuses it).
     fn ends(
         &self,
-        plan: &Plan,
+        plan: &BatchPlan,
         i: usize,
         size: u64,
     ) -> Option<std::result::Result<(u64, u128), crate::format::error::EndsError>>;
     /// What input `i`'s existing archive records of a quantized original (`--quantize`);
     /// None when it holds a lossless file or cannot be opened.
-    fn lossy_original(&self, plan: &Plan, i: usize) -> Option<LossyArchive>;
+    fn lossy_original(&self, plan: &BatchPlan, i: usize) -> Option<LossyArchive>;
 }
 
 /// An intact archive of a quantized file, as a rerun with no record of it needs it: what the
@@ -850,7 +850,7 @@ struct Files(Mutex<(OpenDir, Vec<u8>, Vec<u8>)>);
 impl Archives for Files {
     fn recorded_ends(
         &self,
-        plan: &Plan,
+        plan: &BatchPlan,
         i: usize,
         len: u64,
         size: u64,
@@ -864,7 +864,7 @@ impl Archives for Files {
         check_recorded_ends_of(|| dir.open_archive(output), len, size, Some(hash), buf)
     }
 
-    fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {
+    fn exists(&self, plan: &BatchPlan, i: usize) -> Result<bool> {
         let output = plan.output(i);
         match std::fs::symlink_metadata(&output) {
             Ok(_) => Ok(true),
@@ -875,7 +875,7 @@ impl Archives for Files {
 
     fn ends(
         &self,
-        plan: &Plan,
+        plan: &BatchPlan,
         i: usize,
         size: u64,
     ) -> Option<std::result::Result<(u64, u128), crate::format::error::EndsError>> {
@@ -886,7 +886,7 @@ impl Archives for Files {
         Some(check_ends(&output, size, None))
     }
 
-    fn lossy_original(&self, plan: &Plan, i: usize) -> Option<LossyArchive> {
+    fn lossy_original(&self, plan: &BatchPlan, i: usize) -> Option<LossyArchive> {
         LossyArchive::of(&crate::Archive::open(plan.output(i)).ok()?)
     }
 }
@@ -894,7 +894,7 @@ impl Archives for Files {
 /// Decides what to do with input `i` (see the module docs, "Resuming"), its archive looked at
 /// through `archives`.
 fn decide(
-    plan: &Plan,
+    plan: &BatchPlan,
     archives: &dyn Archives,
     inputs: &mut OpenDir,
     i: usize,
@@ -983,7 +983,7 @@ fn decide(
 /// archive is complete and holds this input's hash (or is a quantized file's whose original
 /// is this input); else a failure (the archive is not replaced).
 fn unrecorded(
-    plan: &Plan,
+    plan: &BatchPlan,
     archives: &dyn Archives,
     i: usize,
     (size, mtime): (u64, i64),
@@ -1056,7 +1056,7 @@ fn unrecorded(
 /// Input `i` could not be looked at (`e`): done if it is gone (deleted by `--delete-input`
 /// once packed) with its archive recorded and in place, else a failure.
 fn gone(
-    plan: &Plan,
+    plan: &BatchPlan,
     archives: &dyn Archives,
     i: usize,
     done: &Done,
@@ -1096,7 +1096,7 @@ fn skipped(record: Record, recorded: bool, t: Instant, input_hash: Option<u128>)
 /// # Errors
 ///
 /// [`Error::Io`] when its first bytes cannot be read.
-fn found_not_netcdf(plan: &Plan, i: usize, is_file: bool) -> Result<bool> {
+fn found_not_netcdf(plan: &BatchPlan, i: usize, is_file: bool) -> Result<bool> {
     if plan.given(i) || !is_file {
         return Ok(false);
     }
@@ -1110,7 +1110,7 @@ fn found_not_netcdf(plan: &Plan, i: usize, is_file: bool) -> Result<bool> {
 /// like `x.nc.nc3z`, any other file), which is never replaced, with or without `--force`:
 /// the refusal. Only a regular file is looked at (opening a FIFO would wait for a writer);
 /// special files are refused later whatever they hold, and a symbolic link is replaced itself.
-fn foreign_output(plan: &Plan, i: usize) -> Option<Error> {
+fn foreign_output(plan: &BatchPlan, i: usize) -> Option<Error> {
     use std::os::unix::fs::OpenOptionsExt;
     let output = plan.output(i);
     if !std::fs::symlink_metadata(&output).is_ok_and(|m| m.is_file()) {
@@ -1156,7 +1156,7 @@ struct Packed {
 /// `fsync` per small file. Groups are synced and renamed by a committer thread while the
 /// workers go on packing.
 pub fn pack_all(
-    plan: &Plan,
+    plan: &BatchPlan,
     opts: &PackOptions,
     done_before: &Done,
     delete_input: Option<&RecordFn<'_>>,
@@ -1324,7 +1324,7 @@ impl Gate {
 /// that the names are durable too. Every file of the group was written and closed before
 /// the group was formed, so the first sync covers its data.
 fn commit(
-    plan: &Plan,
+    plan: &BatchPlan,
     group: Vec<Packed>,
     delete_input: Option<&RecordFn<'_>>,
     verifiers: usize,

@@ -32,7 +32,7 @@
 //! kept locally (by default `./.nc3pack/BUCKET/PREFIX/manifest-I-of-N.jsonl`) and copied to
 //! `PREFIX/.nc3pack/` every [`CollectionOptions::with_manifest_copy_every`] and at the end.
 
-use crate::collection::batch::{pack_all, plan, Outcome, Plan};
+use crate::collection::batch::{pack_all, plan, BatchPlan, Outcome};
 use crate::collection::manifest::{Done, Entry, Manifest, Status};
 use crate::error::OptionError;
 use crate::{Error, PackOptions, PackSummary, Result};
@@ -562,7 +562,7 @@ struct Counts {
 
 /// One call of [`pack_collection`], once its inputs are found: what the workers share.
 struct Run<'a> {
-    plan: &'a Plan,
+    plan: &'a BatchPlan,
     opts: &'a CollectionOptions,
     manifest: Manifest,
     bucket: Option<&'a Bucket>,
@@ -784,7 +784,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The manifest line of an outcome (a `skipped` one in full, not referring to an earlier).
-fn entry_of(plan: &Plan, i: usize, outcome: &Outcome) -> Option<Entry> {
+fn entry_of(plan: &BatchPlan, i: usize, outcome: &Outcome) -> Option<Entry> {
     let entry = |status, seconds| Entry {
         input: plan.input(i),
         output: plan.output(i),

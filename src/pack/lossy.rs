@@ -23,7 +23,7 @@ const CHUNK: usize = 4 << 20;
 
 /// Per variable of the header: the quantization to apply, the values to keep and the valid
 /// range, or `None`.
-pub(crate) type Plan = Vec<Option<Quantized>>;
+pub(crate) type QuantizePlan = Vec<Option<Quantized>>;
 
 /// How one variable is quantized: the quantization, the values to keep and its valid range.
 pub(crate) type Quantized = (crate::quantize::Quantization, Keep, Option<ValidRange>);
@@ -32,8 +32,11 @@ pub(crate) type Quantized = (crate::quantize::Quantization, Keep, Option<ValidRa
 /// variable, every variable named literally be `float` or `double` (a glob selects the float and
 /// double variables it matches, and must match one), each with a parameter in range, and no
 /// variable named twice.
-pub(crate) fn plan(h: &Header, rules: &[QuantizeRule]) -> std::result::Result<Plan, QuantizeError> {
-    let mut plan: Plan = vec![None; h.var_count()];
+pub(crate) fn plan(
+    h: &Header,
+    rules: &[QuantizeRule],
+) -> std::result::Result<QuantizePlan, QuantizeError> {
+    let mut plan: QuantizePlan = vec![None; h.var_count()];
     for rule in rules {
         let names: Vec<&str> = h.vars().map(|v| v.name()).collect();
         if let Some(pattern) = rule.vars.unmatched(&names) {
@@ -87,7 +90,7 @@ fn container_name(alg: Algorithm, algorithms: usize) -> String {
 /// The header of the quantized file: `h` with the attributes and quantization variables added.
 pub(crate) fn new_header(
     h: &Header,
-    plan: &Plan,
+    plan: &QuantizePlan,
     numrecs: u64,
     original: (u128, u64),
 ) -> std::result::Result<NewHeader, QuantizeError> {
@@ -244,7 +247,7 @@ pub(crate) fn write_quantized(
     path: &Path,
     h: &Header,
     layout: &Layout,
-    plan: &Plan,
+    plan: &QuantizePlan,
     original: (u128, u64),
     out: &mut File,
 ) -> Result<Vec<MovedOutside>> {

@@ -2,7 +2,7 @@
 //! its complete, synced, verified and recorded archive holds (the parent module's docs, and
 //! [`delete_group`], say how).
 
-use super::{Kept, Outcome, Plan};
+use super::{BatchPlan, Kept, Outcome};
 use crate::collection::manifest::{check_ends, mtime_ns};
 use crate::error::{io_err, Error, NotDeleted, Refusal, Result};
 use crate::pack::PackSummary;
@@ -40,7 +40,7 @@ struct Proven {
 ///    was read ([`delete_if_unchanged`]); the directories the inputs were moved aside into are
 ///    removed, and the directories of the deleted inputs synced.
 pub(super) fn delete_group(
-    plan: &Plan,
+    plan: &BatchPlan,
     outcomes: Vec<(usize, Outcome)>,
     threads: usize,
     record: &RecordFn<'_>,
@@ -116,7 +116,7 @@ fn input_of(o: &Outcome) -> Option<(u64, i64)> {
 }
 
 /// The failure of input `i`, kept for `why`.
-fn not_deleted(plan: &Plan, i: usize, input: Option<(u64, i64)>, why: NotDeleted) -> Outcome {
+fn not_deleted(plan: &BatchPlan, i: usize, input: Option<(u64, i64)>, why: NotDeleted) -> Outcome {
     Outcome::Failed {
         error: Error::Refused {
             path: plan.input(i),
@@ -128,7 +128,7 @@ fn not_deleted(plan: &Plan, i: usize, input: Option<(u64, i64)>, why: NotDeleted
 
 /// Step 1 of [`delete_group`]: `Ok` with what to delete if the archive of input `i` is proven,
 /// else `Err` with the outcome to report (as it is, kept, or a failure).
-fn prove(plan: &Plan, i: usize, mut o: Outcome) -> std::result::Result<Proven, Box<Outcome>> {
+fn prove(plan: &BatchPlan, i: usize, mut o: Outcome) -> std::result::Result<Proven, Box<Outcome>> {
     let (size, mtime, hash, kept) = match &mut o {
         // A lossy archive never proves its input (`pack_all` refuses to quantize and delete;
         // this is an archive of an earlier run).

@@ -19,7 +19,7 @@
 //! kept if its ends are intact and it records the input's hash (the input is read to check);
 //! any other existing object is a failure without `--force`.
 
-use super::{decide, Archives, Done, OpenDir, Outcome, Plan, Step};
+use super::{decide, Archives, BatchPlan, Done, OpenDir, Outcome, Step};
 use crate::collection::manifest::EndsError;
 use crate::error::{Error, RemoteError, Result};
 use crate::pack::{pack_to_temp, PackOptions};
@@ -44,7 +44,7 @@ impl Objects<'_> {
 }
 
 /// The key of input `i`'s archive, relative to the prefix: its name and `.nc3z`.
-fn key(prefix: &Prefix, plan: &Plan, i: usize) -> Result<String> {
+fn key(prefix: &Prefix, plan: &BatchPlan, i: usize) -> Result<String> {
     let name = std::str::from_utf8(plan.name(i)).map_err(|_| Error::Remote {
         url: prefix.url_of(&format!("{}.nc3z", String::from_utf8_lossy(plan.name(i)))),
         source: RemoteError::InvalidUrl {
@@ -68,7 +68,7 @@ fn bad_key(e: Error) -> EndsError {
 impl Archives for Objects<'_> {
     fn recorded_ends(
         &self,
-        plan: &Plan,
+        plan: &BatchPlan,
         i: usize,
         len: u64,
         size: u64,
@@ -85,13 +85,13 @@ impl Archives for Objects<'_> {
             .map(|r| r.1)
     }
 
-    fn exists(&self, plan: &Plan, i: usize) -> Result<bool> {
+    fn exists(&self, plan: &BatchPlan, i: usize) -> Result<bool> {
         Ok(self.prefix.head(&key(self.prefix, plan, i)?)?.is_some())
     }
 
     fn ends(
         &self,
-        plan: &Plan,
+        plan: &BatchPlan,
         i: usize,
         size: u64,
     ) -> Option<std::result::Result<(u64, u128), EndsError>> {
@@ -102,7 +102,7 @@ impl Archives for Objects<'_> {
         )
     }
 
-    fn lossy_original(&self, plan: &Plan, i: usize) -> Option<super::LossyArchive> {
+    fn lossy_original(&self, plan: &BatchPlan, i: usize) -> Option<super::LossyArchive> {
         // By range requests, as `info` reads an archive: its lead, index and header frame,
         // not its data (the object may be large and hold a lossless file).
         let key = key(self.prefix, plan, i).ok()?;
@@ -132,7 +132,7 @@ impl Archives for Objects<'_> {
 ///
 /// None at present: every failure is one input's, given to `on_done`.
 pub fn pack_all_to_prefix(
-    plan: &Plan,
+    plan: &BatchPlan,
     opts: &PackOptions,
     done_before: &Done,
     prefix: &Prefix,
