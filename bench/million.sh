@@ -21,6 +21,8 @@
 #   e. `verify --manifest` of (a), one process on all cores;
 #   f. at N = 100,000 only (S3_SIZES to change): pack into a local s3s-fs server's bucket by
 #      SHARDS shards, rerun, and `verify --manifest s3://...` (reads every object back).
+# STEPS=abcdef (the default) runs them all; a subset, e.g. STEPS=b, runs those steps again on
+# the inputs of an earlier run (KEEP_INPUTS=1) and takes the other figures from its results.
 # Each size's outputs are deleted after its runs (they stay until then: ext4 creates files
 # slower for minutes after many were deleted, which would charge a run for an earlier one's
 # deletions). Disk: at 10^6 about 7 GB of inputs and three runs' archives of about 4 GB each.
@@ -44,6 +46,8 @@ PY=${PYTHON:-$here/../target/pyvenv/bin/python}
 SHARDS=${SHARDS:-2}
 S3_SIZES=${S3_SIZES:-100000}
 S3S=${S3S:-$(command -v s3s-fs || echo "$HOME/.cargo/bin/s3s-fs")}
+STEPS=${STEPS:-abcdef} # a subset (e.g. STEPS=b) reruns those steps of each size and keeps
+step() { [[ $STEPS == *$1* ]]; } # the figures of the others from its last run
 mkdir -p "$DIR/results"
 NC3="$DIR/nc3pack"
 cp "${NC3PACK:-$here/../target/release/nc3pack}" "$NC3.tmp" && mv "$NC3.tmp" "$NC3"
@@ -83,10 +87,11 @@ mib() { echo $(($1 / 1024)); }
 commit=$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
 mem_gib=$(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)
 machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), ${mem_gib} GiB, $(uname -sr)"
-echo "machine: $machine; nc3pack $commit ($("$NC3" --version 2>/dev/null | head -1)); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $machine; checkout $commit, $("$NC3" --version 2>/dev/null | head -1) built $(date -u -r "${NC3PACK:-$here/../target/release/nc3pack}" '+%Y-%m-%d %H:%M UTC'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Runs SHARDS shard processes of `nc3pack pack` in parallel (extra arguments after the
-# output); prints "wall max_seconds min_seconds max_rss_kib".
+# output); prints "wall max_seconds min_seconds max_rss_kib cpu_seconds" (CPU: user + system,
+# summed over the processes: steadier than wall time on a shared machine).
 shards() {
     local out=$1 limit=$2 i t0 t1
     shift 2
@@ -95,14 +100,14 @@ shards() {
         (
             s0=$(now)
             rc=0
-            bounded "$limit" /usr/bin/time -f %M -o "$work/rss.$i" \
+            bounded "$limit" /usr/bin/time -f "%M %U %S" -o "$work/rss.$i" \
                 "$NC3" pack -q -j 1 --shard "$i/$SHARDS" "$@" -o "$out" >"$work/log.$i" 2>&1 || rc=$?
             echo "$(calc "$(now) - $s0") $rc" >"$work/sec.$i"
         ) &
     done
     wait
     t1=$(now)
-    local smax=0 smin=999999 rss=0 s rc r
+    local smax=0 smin=999999 rss=0 cpu=0 s rc r u y
     for ((i = 0; i < SHARDS; i++)); do
         read -r s rc <"$work/sec.$i"
         if [ "$rc" -ne 0 ]; then
@@ -110,24 +115,44 @@ shards() {
             tail -5 "$work/log.$i" >&2
             return 1
         fi
-        r=$(tail -1 "$work/rss.$i")
+        read -r r u y < <(tail -1 "$work/rss.$i")
+        cpu=$(calc "$cpu + $u + $y")
         smax=$(calc "if ($s > $smax) $s else $smax")
         smin=$(calc "if ($s < $smin) $s else $smin")
         rss=$((r > rss ? r : rss))
     done
-    echo "$(calc "$t1 - $t0") $smax $smin $rss"
+    echo "$(calc "$t1 - $t0") $smax $smin $rss $cpu"
 }
 
-# The dask run: prints "seconds worker_peak_kib worker_start_kib startup_seconds".
+# The dask run: prints "seconds worker_peak_kib worker_start_kib startup_seconds cpu_seconds"
+# (the workers' CPU, user + system, during the packing).
 dask_pack() {
     local in=$1 out=$2 n=$3 limit=$4
     cat >"$work/dask_pack.py" <<'EOF'
+import resource
 import sys
 import time
 
 from dask.distributed import Client, LocalCluster
 
-import nc3pack.dask
+import nc3pack
+
+SOURCE = ""
+try:
+    import nc3pack.dask
+except ImportError:
+    # Not installed yet: the checkout's python/nc3pack/dask.py, over the installed package
+    # (its native module), in this process and in every worker.
+    SOURCE = sys.argv[6]
+    nc3pack.__path__.append(SOURCE)
+    import nc3pack.dask
+
+
+def from_source(source: str) -> None:
+    import nc3pack  # noqa: PLC0415
+
+    if source not in nc3pack.__path__:
+        nc3pack.__path__.append(source)
 
 
 def status() -> dict[str, int]:
@@ -137,6 +162,8 @@ def status() -> dict[str, int]:
             k, _, v = line.partition(":")
             if k in ("VmRSS", "VmHWM"):
                 d[k] = int(v.split()[0])
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    d["cpu"] = ru.ru_utime + ru.ru_stime
     return d
 
 
@@ -148,31 +175,34 @@ def reset() -> dict[str, int]:
 
 if __name__ == "__main__":
     inp, out, workers, n, shards = sys.argv[1:6]
+    nshards = int(shards) if shards else nc3pack.dask.SHARES_PER_THREAD * int(workers)
     t0 = time.monotonic()
     with (
         LocalCluster(
             n_workers=int(workers),
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         Client(cluster) as client,
     ):
         startup = time.monotonic() - t0
+        if SOURCE:
+            client.run(from_source, SOURCE)
         before = client.run(reset)
         t1 = time.monotonic()
-        r = nc3pack.dask.pack_collection(
-            client, [inp], out, shards=int(shards) if shards else None, threads=1
-        )
+        r = nc3pack.dask.pack_collection(client, [inp], out, shards=nshards, threads=1)
         dt = time.monotonic() - t1
         after = client.run(status)
     if not r.ok or r.packed != int(n):
         sys.exit(f"dask: packed {r.packed} of {n}, {len(r.failures)} failures")
     peak = max(v["VmHWM"] for v in after.values())
     start = max(v["VmRSS"] for v in before.values())
-    print(f"{dt} {peak} {start} {startup}")
+    cpu = sum(after[w]["cpu"] - before[w]["cpu"] for w in after)
+    print(f"{dt} {peak} {start} {startup} {cpu} {nshards} {'source' if SOURCE else 'installed'}")
 EOF
-    bounded "$limit" "$PY" "$work/dask_pack.py" "$in" "$out" "$SHARDS" "$n" "${DASK_SHARDS:-}"
+    bounded "$limit" "$PY" "$work/dask_pack.py" "$in" "$out" "$SHARDS" "$n" "${DASK_SHARDS:-}" \
+        "$here/../python/nc3pack"
 }
 
 # Reads every manifest of OUT: prints "inputs once missing twice extra failed" where once is
@@ -301,86 +331,106 @@ stop_s3() {
     rm -rf "$work/store"
 }
 
-# One timed command: prints "seconds peak_rss_kib" (exits on failure).
+# One timed command: prints "seconds peak_rss_kib cpu_seconds" (exits on failure).
 one() {
     local limit=$1 t0 rc=0
     shift
     t0=$(now)
-    bounded "$limit" /usr/bin/time -f %M -o "$work/rss" "$NC3" "$@" >"$work/log" 2>&1 || rc=$?
+    bounded "$limit" /usr/bin/time -f "%M %U %S" -o "$work/rss" "$NC3" "$@" >"$work/log" 2>&1 || rc=$?
     if [ "$rc" -ne 0 ]; then
         echo "nc3pack $* failed (exit $rc):" >&2
         tail -5 "$work/log" >&2
         return 1
     fi
-    echo "$(calc "$(now) - $t0") $(tail -1 "$work/rss")"
+    local m u y
+    read -r m u y < <(tail -1 "$work/rss")
+    echo "$(calc "$(now) - $t0") $m $(calc "$u + $y")"
 }
 
 for n in "${SIZES[@]}"; do
     in="$DIR/in-$n"
     res="$DIR/results/$n.env"
     limit=${LIMIT:-$((600 + n / 200))}
-    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    t_a="" rss_a=0 t_b="" rss_b=0 rss_b0=0 up_b=0 t_f="" t_fr="" t_fv="" rss_f=0 rss_fr=0 rss_fv=0
+    cpu_a=0 cpu_b=0 cpu_d=0 cpu_e=0 cpu_f=0 cpu_fr=0 cpu_fv=0
+    shares_b=0 dask_from="" b_date="" t_gen=0
+    if [ "$STEPS" != abcdef ]; then # the other steps' figures from this size's last run
+        [ -f "$res" ] || { echo "STEPS=$STEPS: no earlier results in $res" >&2; exit 2; }
+        eval "$(cat "$res")"
+    fi
+    load_now=$(cut -d' ' -f1-3 /proc/loadavg)
+    if step a; then load=$load_now; fi # else the load of the run that ran (a)
     echo
-    echo "== $n files ($(date -u '+%Y-%m-%d %H:%M UTC'), load average $load)" >&2
+    echo "== $n files ($(date -u '+%Y-%m-%d %H:%M UTC'), load average $load_now)" >&2
+    made=$(ls "$in"/.complete-"$n"-* 2>/dev/null || true)
     t0=$(now)
     "$PY" "$here/make_million.py" "$n" "$in" --check 30 >&2
-    t_gen=$(calc "$(now) - $t0")
+    if [ -z "$made" ]; then t_gen=$(calc "$(now) - $t0"); fi
+    t_gen=${t_gen:-0}
     read -r files bytes <"$(ls "$in"/.complete-"$n"-*)"
     sync
     find "$in" -type f -name '*.nc' -print0 | xargs -0 cat >/dev/null # the inputs in the page cache
 
     for o in out-a out-b out-c; do rm -rf "${DIR:?}/$o-$n"; done
-    echo "a. $SHARDS shards" >&2
-    r=$(shards "$DIR/out-a-$n" "$limit" "$in")
-    read -r t_a _ _ rss_a <<<"$r"
-    out_bytes=$(find "$DIR/out-a-$n" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
-    sync
+    if step a; then
+        echo "a. $SHARDS shards" >&2
+        r=$(shards "$DIR/out-a-$n" "$limit" "$in")
+        read -r t_a _ _ rss_a cpu_a <<<"$r"
+        out_bytes=$(find "$DIR/out-a-$n" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
+        sync
+    fi
 
-    echo "b. dask" >&2
-    if "$PY" -c 'import nc3pack.dask' 2>/dev/null; then
+    if ! step b; then
+        :
+    elif "$PY" -c 'import nc3pack.dask' 2>/dev/null || [ -f "$here/../python/nc3pack/dask.py" ]; then
+        echo "b. dask" >&2
         r=$(dask_pack "$in" "$DIR/out-b-$n" "$n" "$limit")
-        read -r t_b rss_b rss_b0 up_b <<<"$r"
+        read -r t_b rss_b rss_b0 up_b cpu_b shares_b dask_from <<<"$r"
+        b_date=$(date -u '+%Y-%m-%d %H:%M')
+        sync
     else
         echo "b. skipped: nc3pack.dask is not installed in $PY" >&2
         t_b="" rss_b=0 rss_b0=0 up_b=0
     fi
-    sync
 
-    kills=${KILLS:-$(fmt0 "$(calc "k = 20 * sqrt($n / 1000000); if (k < 3) 3 else k")")}
-    echo "c. $kills kills" >&2
-    mean=$(calc "$t_a / ($kills + 2)")
-    r=$(killed_run "$in" "$DIR/out-c-$n" "$kills" "$mean" "$limit")
-    read -r t_c landed runs <<<"$r"
-    r=$(packed_once "$in" "$DIR/out-c-$n")
-    read -r c_inputs c_once c_missing c_twice c_extra c_failed <<<"$r"
-    c_parts=$(find "$DIR/out-c-$n" -name '.nc3pack-*' | wc -l)
-    c_archives=$(find "$DIR/out-c-$n" -name '*.nc3z' | wc -l)
-    c_verify=clean
-    bounded "$limit" "$NC3" verify --manifest "$DIR/out-c-$n/.nc3pack" >"$work/cverify" 2>&1 || c_verify="FAILED: $(tail -1 "$work/cverify")"
+    if step c; then
+        kills=${KILLS:-$(fmt0 "$(calc "k = 20 * sqrt($n / 1000000); if (k < 3) 3 else k")")}
+        echo "c. $kills kills" >&2
+        mean=$(calc "$t_a / ($kills + 2)")
+        r=$(killed_run "$in" "$DIR/out-c-$n" "$kills" "$mean" "$limit")
+        read -r t_c landed runs <<<"$r"
+        r=$(packed_once "$in" "$DIR/out-c-$n")
+        read -r c_inputs c_once c_missing c_twice c_extra c_failed <<<"$r"
+        c_parts=$(find "$DIR/out-c-$n" -name '.nc3pack-*' | wc -l)
+        c_archives=$(find "$DIR/out-c-$n" -name '*.nc3z' | wc -l)
+        c_verify=clean
+        bounded "$limit" "$NC3" verify --manifest "$DIR/out-c-$n/.nc3pack" >"$work/cverify" 2>&1 || c_verify="FAILED: $(tail -1 "$work/cverify")"
+    fi
 
-    echo "d. rerun" >&2
-    r=$(shards "$DIR/out-a-$n" "$limit" "$in")
-    read -r t_d smax_d smin_d rss_d <<<"$r"
-    rerun_per_proc=$(calc "($n / $SHARDS) / $smax_d")
+    if step a && step d; then # (d) and (e) on the archives of (a)
+        echo "d. rerun" >&2
+        r=$(shards "$DIR/out-a-$n" "$limit" "$in")
+        read -r t_d smax_d smin_d rss_d cpu_d <<<"$r"
+        rerun_per_proc=$(calc "($n / $SHARDS) / $smax_d")
 
-    echo "e. verify" >&2
-    r=$(one "$limit" verify --manifest "$DIR/out-a-$n/.nc3pack")
-    read -r t_e rss_e <<<"$r"
+        echo "e. verify" >&2
+        r=$(one "$limit" verify --manifest "$DIR/out-a-$n/.nc3pack")
+        read -r t_e rss_e cpu_e <<<"$r"
+    fi
 
-    t_f="" t_fr="" t_fv=""
-    if [[ " $S3_SIZES " == *" $n "* ]]; then
+    if step f && [[ " $S3_SIZES " == *" $n "* ]]; then
         echo "f. s3" >&2
         start_s3
         mkdir -p "$work/s3here"
         url="s3://bench/million-$n/"
         r=$(cd "$work/s3here" && shards "$url" "$((limit * 4))" "$in")
-        read -r t_f _ _ rss_f <<<"$r"
+        read -r t_f _ _ rss_f cpu_f <<<"$r"
         r=$(cd "$work/s3here" && shards "$url" "$((limit * 4))" "$in")
-        read -r t_fr _ _ rss_fr <<<"$r"
+        read -r t_fr _ _ rss_fr cpu_fr <<<"$r"
         objects=$(find "$work/store/bench/million-$n" -name '*.nc3z' | wc -l)
         [ "$objects" -eq "$n" ] || { echo "s3: expected $n objects, found $objects" >&2; exit 1; }
         r=$(one "$((limit * 4))" verify --manifest "$url.nc3pack/")
-        read -r t_fv rss_fv <<<"$r"
+        read -r t_fv rss_fv cpu_fv <<<"$r"
         stop_s3
         rm -rf "$work/s3here"
     fi
@@ -388,35 +438,41 @@ for n in "${SIZES[@]}"; do
     # The results, for the summary (and for a later run's comparison).
     cat >"$res" <<EOF
 n=$n files=$files bytes=$bytes out_bytes=$out_bytes load="$load" date="$(date -u '+%Y-%m-%d %H:%M')"
-t_gen=$t_gen t_a=$t_a rss_a=$rss_a t_b=$t_b rss_b=$rss_b rss_b0=$rss_b0 up_b=$up_b
+t_gen=$t_gen t_a=$t_a rss_a=$rss_a t_b=$t_b rss_b=$rss_b rss_b0=$rss_b0 up_b=$up_b b_date="${b_date:-}"
+shares_b=${shares_b:-0} dask_from=${dask_from:-}
 kills=$kills landed=$landed runs=$runs t_c=$t_c c_inputs=$c_inputs c_once=$c_once c_missing=$c_missing
 c_twice=$c_twice c_extra=$c_extra c_failed=$c_failed c_parts=$c_parts c_archives=$c_archives c_verify="$c_verify"
 t_d=$t_d smax_d=$smax_d smin_d=$smin_d rss_d=$rss_d rerun_per_proc=$rerun_per_proc t_e=$t_e rss_e=$rss_e
-t_f=$t_f t_fr=$t_fr t_fv=$t_fv rss_f=${rss_f:-0} rss_fr=${rss_fr:-0} rss_fv=${rss_fv:-0}
+t_f=$t_f t_fr=$t_fr t_fv=$t_fv rss_f=$rss_f rss_fr=$rss_fr rss_fv=$rss_fv
+cpu_a=$cpu_a cpu_b=$cpu_b cpu_d=$cpu_d cpu_e=$cpu_e cpu_f=$cpu_f cpu_fr=$cpu_fr cpu_fv=$cpu_fv
 EOF
     # shellcheck disable=SC2086
     rate() { fmt0 "$(calc "$n / $1")"; }
+    cpus() { if [ "$(calc "$1 > 0")" -eq 1 ]; then printf %.1f "$1"; fi; } # blank: not measured
     echo
-    echo "$n files, $(fmt0 "$(calc "$bytes / 1000000")") MB ($(fmt0 "$(calc "$bytes / $n")") bytes on average), packed into $(fmt0 "$(calc "$out_bytes / 1000000")") MB (ratio $(printf %.2f "$(calc "$bytes / $out_bytes")")); generated in $(printf %.0f "$t_gen") s; load average at start $load"
+    echo "$n files, $(fmt0 "$(calc "$bytes / 1000000")") MB ($(fmt0 "$(calc "$bytes / $n")") bytes on average), packed into $(fmt0 "$(calc "$out_bytes / 1000000")") MB (ratio $(printf %.2f "$(calc "$bytes / $out_bytes")")); $([ "$t_gen" = 0 ] || printf "generated in %.0f s; " "$t_gen")load average at the start of (a) $load"
     echo
-    echo "| run ($n files) | seconds | files/s | peak RSS a process |"
-    echo "|---|---:|---:|---:|"
-    printf "| a. pack, %s shards in parallel, -j 1 each | %.1f | %s | %s MiB |\n" "$SHARDS" "$t_a" "$(rate "$t_a")" "$(mib "$rss_a")"
+    echo "| run ($n files) | seconds | files/s | CPU s | peak RSS a process |"
+    echo "|---|---:|---:|---:|---:|"
+    printf "| a. pack, %s shards in parallel, -j 1 each | %.1f | %s | %s | %s MiB |\n" "$SHARDS" "$t_a" "$(rate "$t_a")" "$(cpus "$cpu_a")" "$(mib "$rss_a")"
     if [ -n "$t_b" ]; then
-        printf "| b. pack, dask LocalCluster, %s workers x 1 thread (%.2fx a) | %.1f | %s | %s MiB (%s MiB at start) |\n" \
-            "$SHARDS" "$(calc "$t_a / $t_b")" "$t_b" "$(rate "$t_b")" "$(mib "$rss_b")" "$(mib "$rss_b0")"
+        printf "| b. pack, dask LocalCluster, %s workers x 1 thread, %s shares (%.2fx a) | %.1f | %s | %s | %s MiB (%s MiB before) |\n" \
+            "$SHARDS" "$shares_b" "$(calc "$t_a / $t_b")" "$t_b" "$(rate "$t_b")" "$(cpus "$cpu_b")" "$(mib "$rss_b")" "$(mib "$rss_b0")"
     else
-        echo "| b. pack, dask LocalCluster (nc3pack.dask not installed) | | | |"
+        echo "| b. pack, dask LocalCluster (nc3pack.dask not installed) | | | | |"
     fi
-    printf "| c. pack, %s shards, %s SIGKILLs, each killed shard rerun (%s runs) | %.1f | %s | |\n" "$SHARDS" "$landed" "$runs" "$t_c" "$(rate "$t_c")"
-    printf "| d. rerun, everything done, %s shards (files/s of each process) | %.2f | %s | %s MiB |\n" "$SHARDS" "$smax_d" "$(fmt0 "$rerun_per_proc")" "$(mib "$rss_d")"
-    printf "| e. verify --manifest, one process, -j %s | %.1f | %s | %s MiB |\n" "$(nproc)" "$t_e" "$(rate "$t_e")" "$(mib "$rss_e")"
+    printf "| c. pack, %s shards, %s SIGKILLs, each killed shard rerun (%s runs) | %.1f | %s | | |\n" "$SHARDS" "$landed" "$runs" "$t_c" "$(rate "$t_c")"
+    printf "| d. rerun, everything done, %s shards (files/s of each process) | %.2f | %s | %s | %s MiB |\n" "$SHARDS" "$smax_d" "$(fmt0 "$rerun_per_proc")" "$(cpus "$cpu_d")" "$(mib "$rss_d")"
+    printf "| e. verify --manifest, one process, -j %s | %.1f | %s | %s | %s MiB |\n" "$(nproc)" "$t_e" "$(rate "$t_e")" "$(cpus "$cpu_e")" "$(mib "$rss_e")"
     if [ -n "$t_f" ]; then
-        printf "| f. pack -o s3://... (s3s-fs on 127.0.0.1), %s shards | %.1f | %s | %s MiB |\n" "$SHARDS" "$t_f" "$(rate "$t_f")" "$(mib "$rss_f")"
-        printf "| f. pack -o s3://..., rerun, everything done | %.1f | %s | %s MiB |\n" "$t_fr" "$(rate "$t_fr")" "$(mib "$rss_fr")"
-        printf "| f. verify --manifest s3://.../.nc3pack/ | %.1f | %s | %s MiB |\n" "$t_fv" "$(rate "$t_fv")" "$(mib "$rss_fv")"
+        printf "| f. pack -o s3://... (s3s-fs on 127.0.0.1), %s shards | %.1f | %s | %s | %s MiB |\n" "$SHARDS" "$t_f" "$(rate "$t_f")" "$(cpus "$cpu_f")" "$(mib "$rss_f")"
+        printf "| f. pack -o s3://..., rerun, everything done | %.1f | %s | %s | %s MiB |\n" "$t_fr" "$(rate "$t_fr")" "$(cpus "$cpu_fr")" "$(mib "$rss_fr")"
+        printf "| f. verify --manifest s3://.../.nc3pack/ | %.1f | %s | %s | %s MiB |\n" "$t_fv" "$(rate "$t_fv")" "$(cpus "$cpu_fv")" "$(mib "$rss_fv")"
     fi
     echo
+    if [ "$dask_from" = source ]; then
+        echo "(b: nc3pack.dask from the checkout's python/nc3pack/dask.py, over the installed package; run $b_date)"
+    fi
     echo "kills: $c_once of $c_inputs inputs with exactly one \`packed\` line ($c_missing with none, $c_twice with more, $c_extra names not inputs, $c_failed \`failed\` lines); $c_archives archives; $c_parts temporary files left; verify --manifest: $c_verify"
 
     for o in out-a out-b out-c; do rm -rf "${DIR:?}/$o-$n"; done
@@ -428,7 +484,7 @@ first=${SIZES[0]} last=${SIZES[-1]}
 for s in "${SIZES[@]}"; do
     first=$((s < first ? s : first)) last=$((s > last ? s : last))
 done
-get() { (eval "$(cat "$DIR/results/$1.env")"; eval "echo \"\$$2\""); }
+get() { (eval "$(cat "$DIR/results/$1.env")"; eval "echo \"\${$2:-}\""); }
 ok() { if [ "$(calc "$1")" -eq 1 ]; then echo met; else echo "NOT MET"; fi; }
 fa=$(calc "$first / $(get "$first" t_a)")
 la=$(calc "$last / $(get "$last" t_a)")
@@ -439,10 +495,22 @@ echo
 echo "| target ($last files against $first) | value | |"
 echo "|---|---|---|"
 echo "| files/s at $last >= 0.9x at $first (a) | $(fmt0 "$la") against $(fmt0 "$fa") ($(printf %.2f "$(calc "$la / $fa")")x) | $(ok "$la >= 0.9 * $fa") |"
+fca=$(get "$first" cpu_a) lca=$(get "$last" cpu_a)
+fca=${fca:-0} lca=${lca:-0}
+if [ "$(calc "$fca > 0 && $lca > 0")" -eq 1 ]; then
+    fc=$(calc "$first / $fca") lc=$(calc "$last / $lca")
+    echo "| the same in files per CPU second (steadier when the machine is shared) | $(fmt0 "$lc") against $(fmt0 "$fc") ($(printf %.2f "$(calc "$lc / $fc")")x) | $(ok "$lc >= 0.9 * $fc") |"
+fi
 echo "| peak RSS a shard <= 150 MB at $last, within 20 % of $first's (a) | $(mib "$ra1") MiB against $(mib "$ra0") MiB ($(printf %+.0f "$(calc "100 * ($ra1 - $ra0) / $ra0")") %) | $(ok "$ra1 * 1024 <= 150000000 && $ra1 <= 1.2 * $ra0") |"
 if [ -n "$tb1" ] && [ "$rb0" -gt 0 ]; then
     echo "| peak RSS a dask worker <= 150 MB at $last, within 20 % of $first's (b) | $(mib "$rb1") MiB against $(mib "$rb0") MiB ($(printf %+.0f "$(calc "100 * ($rb1 - $rb0) / $rb0")") %) | $(ok "$rb1 * 1024 <= 150000000 && $rb1 <= 1.2 * $rb0") |"
-    echo "| dask >= 0.9x plain shards at $last (b / a) | $(printf %.2f "$(calc "$(get "$last" t_a) / $tb1")")x | $(ok "$(get "$last" t_a) / $tb1 >= 0.9") |"
+    lcb=$(get "$last" cpu_b) lca=$(get "$last" cpu_a)
+    lcb=${lcb:-0} lca=${lca:-0}
+    cpu_note=""
+    if [ "$(calc "$lcb > 0 && $lca > 0")" -eq 1 ]; then
+        cpu_note=" (CPU a file: $(printf %.2f "$(calc "$lcb / $lca")")x the shards')"
+    fi
+    echo "| dask >= 0.9x plain shards at $last (b / a) | $(printf %.2f "$(calc "$(get "$last" t_a) / $tb1")")x$cpu_note | $(ok "$(get "$last" t_a) / $tb1 >= 0.9") |"
 else
     echo "| dask >= 0.9x plain shards (b / a) | not run (nc3pack.dask not installed) | |"
 fi
