@@ -1,24 +1,11 @@
-//! The command line's arguments (feature `cli`): what `nc3pack` accepts, as clap types, so that
-//! the binary only parses and calls the library, and so that another program can embed or test
-//! the same command line.
-//!
-//! ```
-//! use clap::Parser;
-//! let cli = nc3pack::cli::Cli::try_parse_from(["nc3pack", "unpack", "a.nc3z", "a.nc", "-f"]).unwrap();
-//! let nc3pack::cli::Command::Unpack(u) = cli.command else { panic!() };
-//! assert!(u.common.force);
-//! assert_eq!(u.output, std::path::Path::new("a.nc"));
-//! ```
+//! The command line's arguments: what `nc3pack` accepts, as clap types (the types' doc
+//! comments are the command line's help texts: clap reads them), and its progress bars.
 
-// The types' doc comments are the command line's help texts (clap reads them), so the structs
-// themselves carry none: a doc comment on one would change `--help`.
-#![allow(missing_docs)]
-
-use crate::format::Codec;
-use crate::FilterMode;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use indicatif::ProgressBar;
+use nc3pack::format::Codec;
+use nc3pack::FilterMode;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -84,7 +71,7 @@ pub struct ServeArgs {
     pub max_requests: u32,
     /// Decoded blocks kept in memory by the open archives together; accepts K/KiB/M/MiB/G/GiB
     /// suffixes [default: 512MiB].
-    #[arg(long, value_parser = crate::vars::parse_size)]
+    #[arg(long, value_parser = nc3pack::vars::parse_size)]
     pub cache: Option<u32>,
 }
 
@@ -99,7 +86,7 @@ pub struct MountArgs {
     pub threads: Option<usize>,
     /// Decoded blocks kept in memory by the open archives together; accepts K/KiB/M/MiB/G/GiB
     /// suffixes [default: 512MiB].
-    #[arg(long, value_parser = crate::vars::parse_size)]
+    #[arg(long, value_parser = nc3pack::vars::parse_size)]
     pub cache: Option<u32>,
     /// Let other users read the mount (a non-root user needs user_allow_other in
     /// /etc/fuse.conf).
@@ -147,7 +134,7 @@ pub struct VerifyArgs {
     /// N runs, one for each I, verify every archive once (lines that are not entries are
     /// reported by share 0).
     #[arg(long, value_name = "I/N", conflicts_with = "archive")]
-    pub shard: Option<crate::collection::Shard>,
+    pub shard: Option<nc3pack::collection::Shard>,
 }
 
 #[derive(Args)]
@@ -203,7 +190,7 @@ pub struct PackArgs {
     /// With -o: pack only share I of N of the inputs (sorted by name, every Nth from the Ith;
     /// I counts from 0), so that N processes cover each file once.
     #[arg(long, value_name = "I/N", requires = "output_dir")]
-    pub shard: Option<crate::collection::Shard>,
+    pub shard: Option<nc3pack::collection::Shard>,
     /// With -o: append the manifest here [default: OUT/.nc3pack/manifest-I-of-N.jsonl; with
     /// an s3:// OUT, ./.nc3pack/BUCKET/PREFIX/manifest-I-of-N.jsonl, copied to
     /// s3://BUCKET/PREFIX/.nc3pack/manifest-I-of-N.jsonl].
@@ -259,7 +246,7 @@ pub struct PackArgs {
     pub no_compact: bool,
     /// Decoded bytes per block; accepts K/KiB/M/MiB/G/GiB suffixes [default: 1MiB; with
     /// `--level max`, 8MiB for variables over 1 MiB].
-    #[arg(long, value_parser = crate::vars::parse_size)]
+    #[arg(long, value_parser = nc3pack::vars::parse_size)]
     pub block_size: Option<u32>,
     /// Per-variable settings, VARS:KEY=VALUE[,KEY=VALUE...]: VARS is a comma-separated list of
     /// names and globs (`*` any run of characters, `?` one character, `\` makes the next
@@ -270,7 +257,7 @@ pub struct PackArgs {
     /// --var 'time*:codec=none'. A block size other than --block-size makes a format 1.1
     /// archive. Variables of at most 4 KiB share blocks and keep the archive-wide settings.
     #[arg(long = "var", value_name = "VARS:KEY=VALUE,...")]
-    pub vars: Vec<crate::vars::VarRule>,
+    pub vars: Vec<nc3pack::vars::VarRule>,
     /// LOSSY, opt-in: quantize the named float/double variables before packing, as netCDF-C
     /// does: `VARS=bitround:NSB` keeps NSB mantissa bits (1..=23 float, 1..=52 double),
     /// `VARS=granularbr:NSD` NSD significant digits (1..=6 float, 1..=15 double). VARS: names
@@ -280,14 +267,14 @@ pub struct PackArgs {
     /// name that matches no variable of a file fails that file; the manifest records the
     /// restored file's size and hash beside the input's. Not with --delete-input.
     #[arg(long, value_name = "VARS=ALG:N", value_parser = parse_quantize, conflicts_with = "delete_input")]
-    pub quantize: Vec<crate::quantize::QuantizeRule>,
+    pub quantize: Vec<nc3pack::quantize::QuantizeRule>,
     #[command(flatten)]
     pub common: Common,
 }
 
-fn parse_quantize(s: &str) -> Result<crate::quantize::QuantizeRule, String> {
+fn parse_quantize(s: &str) -> Result<nc3pack::quantize::QuantizeRule, String> {
     s.parse()
-        .map_err(|e: crate::quantize::QuantizeError| e.to_string())
+        .map_err(|e: nc3pack::quantize::QuantizeError| e.to_string())
 }
 
 #[derive(Args)]
@@ -352,7 +339,7 @@ fn names_parser<T>(
     names: &'static [&'static str],
 ) -> impl clap::builder::TypedValueParser<Value = T>
 where
-    T: std::str::FromStr<Err = crate::ParseNameError> + Clone + Send + Sync + 'static,
+    T: std::str::FromStr<Err = nc3pack::ParseNameError> + Clone + Send + Sync + 'static,
 {
     clap::builder::PossibleValuesParser::new(names).try_map(|s| s.parse::<T>())
 }
@@ -377,7 +364,7 @@ fn parse_level(s: &str) -> Result<Level, String> {
 
 /// `-j`: 1..=MAX_THREADS (the help text says 1024), else a usage error.
 fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::new().range(1..=crate::MAX_THREADS as u64)
+    clap::builder::RangedU64ValueParser::new().range(1..=nc3pack::MAX_THREADS as u64)
 }
 
 /// A `--manifest-copy-every` value: a number of seconds, 0 or more (fractions allowed).
@@ -390,15 +377,8 @@ fn copy_interval(s: &str) -> Result<std::time::Duration, String> {
 }
 
 /// The command line's arguments with `pack` put in front of `nc3pack IN OUT` (global flags may
-/// come first), ready for [`Cli`]'s parser.
-///
-/// ```
-/// use clap::Parser;
-/// let args = nc3pack::cli::arguments(["nc3pack", "a.nc", "a.nc3z"].map(Into::into).to_vec());
-/// assert_eq!(args, ["nc3pack", "pack", "a.nc", "a.nc3z"]);
-/// let cli = nc3pack::cli::Cli::try_parse_from(args).unwrap();
-/// assert!(matches!(cli.command, nc3pack::cli::Command::Pack(_)));
-/// ```
+/// come first), ready for [`Cli`]'s parser (what [`parse`] parses faster; the tests compare).
+#[cfg(test)]
 pub fn arguments(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     with_pack(&<Cli as clap::CommandFactory>::command(), args)
 }
@@ -409,15 +389,6 @@ pub fn arguments(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
 /// about a tenth of a millisecond of packing a tiny file. A `pack` command line is parsed
 /// with the pack command's arguments alone (half the time again); any other, and one that
 /// does not parse so, with the whole description (which makes the error).
-///
-/// ```
-/// let cli = nc3pack::cli::parse(["nc3pack", "a.nc", "a.nc3z", "-f"].map(Into::into).to_vec());
-/// let Ok(nc3pack::cli::Cli { command: nc3pack::cli::Command::Pack(p), .. }) = cli else {
-///     panic!("not a pack command line")
-/// };
-/// assert!(p.common.force);
-/// assert!(nc3pack::cli::parse(["nc3pack", "unpack"].map(Into::into).to_vec()).is_err());
-/// ```
 ///
 /// # Errors
 ///
@@ -490,11 +461,6 @@ fn with_pack(cmd: &clap::Command, mut args: Vec<std::ffi::OsString>) -> Vec<std:
 
 /// A progress bar on stderr for `total` bytes, only when stderr is a terminal, `total` is at
 /// least 64 MiB and not `quiet`.
-///
-/// ```
-/// // Not quiet, but small: no bar.
-/// assert!(nc3pack::cli::progress_bar(1 << 20, false, "packing a.nc").is_none());
-/// ```
 pub fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<ProgressBar> {
     if quiet || total < (64 << 20) || !stderr_is_terminal() {
         return None;
@@ -505,10 +471,6 @@ pub fn progress_bar(total: u64, quiet: bool, what: &str) -> Option<ProgressBar> 
 
 /// For input of unknown length: a line counting the bytes read, shown once 64 MiB have been
 /// read, only when stderr is a terminal and not `quiet`.
-///
-/// ```
-/// assert!(nc3pack::cli::stream_spinner(true, "a.nc").is_none());
-/// ```
 pub fn stream_spinner(quiet: bool, what: &str) -> Option<ProgressBar> {
     if quiet || !stderr_is_terminal() {
         return None;
@@ -522,11 +484,6 @@ pub fn stream_spinner(quiet: bool, what: &str) -> Option<ProgressBar> {
 
 /// `pb` with an indicatif `template` and nc3pack's bar characters (unchanged if the template
 /// does not parse).
-///
-/// ```
-/// let pb = nc3pack::cli::styled(indicatif::ProgressBar::hidden(), "{msg} {bytes}");
-/// assert!(pb.is_hidden());
-/// ```
 pub fn styled(pb: ProgressBar, template: &str) -> ProgressBar {
     match indicatif::ProgressStyle::with_template(template) {
         Ok(style) => pb.with_style(style.progress_chars("=> ")),
@@ -535,10 +492,6 @@ pub fn styled(pb: ProgressBar, template: &str) -> ProgressBar {
 }
 
 /// Whether standard error is a terminal (progress is drawn only there).
-///
-/// ```
-/// let _ = nc3pack::cli::stderr_is_terminal();
-/// ```
 pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
@@ -674,5 +627,67 @@ mod tests {
         let mut ours = COMMANDS.to_vec();
         ours.sort_unstable();
         assert_eq!(names, ours);
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    //! Command lines parsed.
+
+    #[test]
+    fn unpack_force() {
+        use clap::Parser;
+        let cli =
+            crate::cli::Cli::try_parse_from(["nc3pack", "unpack", "a.nc3z", "a.nc", "-f"]).unwrap();
+        let crate::cli::Command::Unpack(u) = cli.command else {
+            panic!()
+        };
+        assert!(u.common.force);
+        assert_eq!(u.output, std::path::Path::new("a.nc"));
+    }
+
+    #[test]
+    fn arguments_put_pack_in_front() {
+        use clap::Parser;
+        let args = crate::cli::arguments(["nc3pack", "a.nc", "a.nc3z"].map(Into::into).to_vec());
+        assert_eq!(args, ["nc3pack", "pack", "a.nc", "a.nc3z"]);
+        let cli = crate::cli::Cli::try_parse_from(args).unwrap();
+        assert!(matches!(cli.command, crate::cli::Command::Pack(_)));
+    }
+
+    #[test]
+    fn parse_a_pack_command_line() {
+        let cli = crate::cli::parse(["nc3pack", "a.nc", "a.nc3z", "-f"].map(Into::into).to_vec());
+        let Ok(crate::cli::Cli {
+            command: crate::cli::Command::Pack(p),
+            ..
+        }) = cli
+        else {
+            panic!("not a pack command line")
+        };
+        assert!(p.common.force);
+        assert!(crate::cli::parse(["nc3pack", "unpack"].map(Into::into).to_vec()).is_err());
+    }
+
+    #[test]
+    fn no_progress_bar_for_a_small_file() {
+        // Not quiet, but small: no bar.
+        assert!(crate::cli::progress_bar(1 << 20, false, "packing a.nc").is_none());
+    }
+
+    #[test]
+    fn no_spinner_when_quiet() {
+        assert!(crate::cli::stream_spinner(true, "a.nc").is_none());
+    }
+
+    #[test]
+    fn styled_bar_stays_hidden() {
+        let pb = crate::cli::styled(indicatif::ProgressBar::hidden(), "{msg} {bytes}");
+        assert!(pb.is_hidden());
+    }
+
+    #[test]
+    fn stderr_is_terminal_answers() {
+        let _ = crate::cli::stderr_is_terminal();
     }
 }

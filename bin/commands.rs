@@ -1,12 +1,12 @@
 //! One function per command: each calls the library and prints what it returns.
 
+use crate::cli::*;
+use crate::text::{human, pack_summary, shown};
 use anyhow::Context;
 use indicatif::ProgressBar;
-use nc3pack::cli::*;
 use nc3pack::collection::{CollectionEvent, CollectionOptions, FileOutcome};
 use nc3pack::error::OptionError;
 use nc3pack::remote::RemoteOptions;
-use nc3pack::text::{human, pack_summary, shown};
 use nc3pack::{PackOptions, UnpackOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -266,12 +266,7 @@ fn pack_collection(
             _ => eprintln!("nc3pack: {e}"),
         }
     }
-    (!quiet).then(|| {
-        eprintln!(
-            "{}",
-            nc3pack::text::collection(&r, t.elapsed().as_secs_f64())
-        )
-    });
+    (!quiet).then(|| eprintln!("{}", crate::text::collection(&r, t.elapsed().as_secs_f64())));
     if let Some(e) = r.manifest_error {
         return Err(e.into());
     }
@@ -348,7 +343,7 @@ fn verify(a: VerifyArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
             opts = opts.with_against(root);
         }
         let r = nc3pack::collection::verify_collection_with(manifests, &opts, remote, nothing)?;
-        write_stdout(nc3pack::text::verify_collection(&r, against.is_some()).as_bytes())?;
+        write_stdout(crate::text::verify_collection(&r, against.is_some()).as_bytes())?;
         if !r.is_ok() {
             std::process::exit(1);
         }
@@ -364,7 +359,7 @@ fn verify(a: VerifyArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let lossy = nc3pack::open_with(archive, remote)
         .ok()
         .and_then(|z| nc3pack::quantize::Lossy::of(z.header()));
-    let text = nc3pack::text::verify(archive, a.against.as_deref(), &r, lossy.as_ref());
+    let text = crate::text::verify(archive, a.against.as_deref(), &r, lossy.as_ref());
     write_stdout(text.as_bytes())?;
     if !r.is_intact() {
         std::process::exit(1);
@@ -422,9 +417,9 @@ fn info(a: InfoArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     let Some(file) = &a.file else {
         let s = nc3pack::collection::summarize_collection_with(&a.manifest, remote)?;
         let text = if a.json {
-            nc3pack::text::collection_summary_json(&s)
+            crate::text::collection_summary_json(&s)
         } else {
-            nc3pack::text::collection_summary(&s)
+            crate::text::collection_summary(&s)
         };
         return write_stdout(text.as_bytes());
     };

@@ -1,7 +1,9 @@
-//! The nc3pack command line: parses arguments ([`nc3pack::cli`]) and calls the library
-//! (`commands`: one function per command).
+//! The nc3pack command line: parses arguments (`cli`), calls the library (`commands`: one
+//! function per command) and prints what it returns (`text`).
 
+mod cli;
 mod commands;
+mod text;
 
 /// glibc's allocator, left to itself, returns the memory of each block's buffers (several MiB
 /// of pco's work space per block) to the system and takes it back, zeroed, for the next block:
@@ -24,7 +26,7 @@ fn main() {
         eprintln!("nc3pack: cannot install signal handlers: {e}");
         std::process::exit(1);
     }
-    let cli = match nc3pack::cli::parse(std::env::args_os().collect()) {
+    let cli = match cli::parse(std::env::args_os().collect()) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -1,24 +1,15 @@
-//! The lines the command line prints of a result, for programs that print the same: sizes
+//! The lines the command line prints of a result: sizes
 //! ([`human`]), a packed file's summary ([`pack_summary`]), a verify report ([`verify`]), a
 //! collection's summary ([`collection`]), its verification ([`verify_collection`]) and what its
 //! manifests record ([`collection_summary`]).
-//!
-//! ```
-//! assert_eq!(nc3pack::text::human(1536), "1.5 KiB");
-//! ```
 
-use crate::collection::{CollectionReport, CollectionSummary, VerifyCollectionReport};
-use crate::quantize::{Algorithm, LossyComparison};
-use crate::{PackSummary, VerifyReport};
+use nc3pack::collection::{CollectionReport, CollectionSummary, VerifyCollectionReport};
+use nc3pack::quantize::{Algorithm, LossyComparison};
+use nc3pack::{PackSummary, VerifyReport};
 use std::fmt::Write;
 use std::path::Path;
 
 /// A byte count in B, KiB, MiB, GiB or TiB (one decimal above bytes).
-///
-/// ```
-/// assert_eq!(nc3pack::text::human(100), "100 B");
-/// assert_eq!(nc3pack::text::human(3 << 20), "3.0 MiB");
-/// ```
 pub fn human(n: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = n as f64;
@@ -35,22 +26,12 @@ pub fn human(n: u64) -> String {
 }
 
 /// A path or URL as printed: a URL's password and query string hidden
-/// ([`crate::error::redact_url`]).
-///
-/// ```
-/// assert_eq!(nc3pack::text::shown("a/b.nc".as_ref()), "a/b.nc");
-/// ```
+/// ([`nc3pack::error::redact_url`]).
 pub fn shown(p: &Path) -> String {
-    crate::error::redact_url(&p.to_string_lossy()).into_owned()
+    nc3pack::error::redact_url(&p.to_string_lossy()).into_owned()
 }
 
 /// A packed file's summary: sizes, ratio and blocks, then `extra`.
-///
-/// ```
-/// # fn f(s: &nc3pack::PackSummary) {
-/// eprintln!("in.nc -> out.nc3z: {}", nc3pack::text::pack_summary(s, ""));
-/// # }
-/// ```
 pub fn pack_summary(s: &PackSummary, extra: &str) -> String {
     format!(
         "{} -> {} (ratio {:.2}), {} block{}{extra}",
@@ -65,17 +46,11 @@ pub fn pack_summary(s: &PackSummary, extra: &str) -> String {
 /// The lines of `nc3pack verify ARCHIVE [--against ORIGINAL]`: the damage, the verdict on the
 /// original (`against`), or the quantization of a lossy archive (`lossy`, read from its
 /// header), and the `ok` line when intact.
-///
-/// ```no_run
-/// let r = nc3pack::verify("x.nc3z".as_ref(), &Default::default())?;
-/// print!("{}", nc3pack::text::verify("x.nc3z".as_ref(), None, &r, None));
-/// # Ok::<(), nc3pack::Error>(())
-/// ```
 pub fn verify(
     archive: &Path,
     against: Option<&Path>,
     r: &VerifyReport,
-    lossy: Option<&crate::quantize::Lossy>,
+    lossy: Option<&nc3pack::quantize::Lossy>,
 ) -> String {
     let z = shown(archive);
     let mut text = String::new();
@@ -126,6 +101,7 @@ fn lossy_verdict(text: &mut String, z: &str, o: &str, c: &LossyComparison) {
                 "; {n} subnormal values, not held to a bound: Granular BitRound keeps fewer \
                  digits of them"
             ),
+            (n, _) => format!("; {n} subnormal values"),
         };
         let moved: String = v
             .moved_outside_valid
@@ -151,11 +127,6 @@ fn lossy_verdict(text: &mut String, z: &str, o: &str, c: &LossyComparison) {
 
 /// The summary line of `nc3pack pack ... -o OUT` (without its newline): files packed, skipped,
 /// sizes and ratio, and `seconds`.
-///
-/// ```
-/// let r = nc3pack::collection::CollectionReport::default();
-/// assert_eq!(nc3pack::text::collection(&r, 1.0), "packed 0 of 0 files into , 1.00 s");
-/// ```
 pub fn collection(r: &CollectionReport, seconds: f64) -> String {
     let note = if r.skipped > 0 {
         format!(", {} already packed (skipped)", r.skipped)
@@ -180,11 +151,6 @@ pub fn collection(r: &CollectionReport, seconds: f64) -> String {
 
 /// The lines of `nc3pack verify --manifest M...`: the unreadable lines, the failures, and a
 /// summary (`against`: whether the originals were compared).
-///
-/// ```
-/// let r = nc3pack::collection::VerifyCollectionReport::default();
-/// assert_eq!(nc3pack::text::verify_collection(&r, false), "verified 0 archives: 0 failed\n");
-/// ```
 pub fn verify_collection(r: &VerifyCollectionReport, against: bool) -> String {
     let mut text = String::new();
     for (m, n) in &r.bad_lines {
@@ -214,14 +180,6 @@ pub fn verify_collection(r: &VerifyCollectionReport, against: bool) -> String {
 
 /// The lines of `nc3pack info --manifest M...`: what the manifests record of a collection
 /// (files, archives, bytes in and out, the ratio), then the unreadable lines and the failures.
-///
-/// ```
-/// let s = nc3pack::collection::CollectionSummary::default();
-/// assert_eq!(
-///     nc3pack::text::collection_summary(&s),
-///     "0 manifests, 0 lines: 0 files, 0 packed, 0 failed\n"
-/// );
-/// ```
 pub fn collection_summary(s: &CollectionSummary) -> String {
     let mut text = format!(
         "{} manifests, {} lines: {} files, {} packed, {} failed\n",
@@ -274,14 +232,6 @@ pub fn collection_summary(s: &CollectionSummary) -> String {
 /// [`collection_summary`] as one JSON object and a newline (`nc3pack info --manifest M...
 /// --json`): the fields of [`CollectionSummary`], `ratio` (null when nothing is recorded),
 /// `failures` as `{"input", "error"}` objects and `bad_lines` as `{"manifest", "line"}`.
-///
-/// ```
-/// let s = nc3pack::collection::CollectionSummary::default();
-/// let v: serde_json::Value = serde_json::from_str(&nc3pack::text::collection_summary_json(&s))?;
-/// assert_eq!(v["files"], 0);
-/// assert!(v["ratio"].is_null());
-/// # Ok::<(), serde_json::Error>(())
-/// ```
 pub fn collection_summary_json(s: &CollectionSummary) -> String {
     let lossy = |p: &Path| p.to_string_lossy().into_owned();
     let v = serde_json::json!({
@@ -301,4 +251,61 @@ pub fn collection_summary_json(s: &CollectionSummary) -> String {
         "bad_lines": s.bad_lines.iter().map(|(m, n)| serde_json::json!({"manifest": lossy(m), "line": n})).collect::<Vec<_>>(),
     });
     format!("{v}\n")
+}
+
+#[cfg(test)]
+mod examples {
+    //! The lines printed for simple results.
+
+    #[test]
+    fn human_in_kib() {
+        assert_eq!(crate::text::human(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(crate::text::human(100), "100 B");
+        assert_eq!(crate::text::human(3 << 20), "3.0 MiB");
+    }
+
+    #[test]
+    fn shown_plain_path() {
+        assert_eq!(crate::text::shown("a/b.nc".as_ref()), "a/b.nc");
+    }
+
+    #[test]
+    fn collection_empty() {
+        let r = nc3pack::collection::CollectionReport::default();
+        assert_eq!(
+            crate::text::collection(&r, 1.0),
+            "packed 0 of 0 files into , 1.00 s"
+        );
+    }
+
+    #[test]
+    fn verify_collection_empty() {
+        let r = nc3pack::collection::VerifyCollectionReport::default();
+        assert_eq!(
+            crate::text::verify_collection(&r, false),
+            "verified 0 archives: 0 failed\n"
+        );
+    }
+
+    #[test]
+    fn collection_summary_empty() {
+        let s = nc3pack::collection::CollectionSummary::default();
+        assert_eq!(
+            crate::text::collection_summary(&s),
+            "0 manifests, 0 lines: 0 files, 0 packed, 0 failed\n"
+        );
+    }
+
+    #[test]
+    fn collection_summary_json_empty() -> Result<(), serde_json::Error> {
+        let s = nc3pack::collection::CollectionSummary::default();
+        let v: serde_json::Value = serde_json::from_str(&crate::text::collection_summary_json(&s))?;
+        assert_eq!(v["files"], 0);
+        assert!(v["ratio"].is_null());
+        Ok::<(), serde_json::Error>(())
+    }
 }

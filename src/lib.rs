@@ -33,8 +33,7 @@
 //! directories) into a directory or an S3 prefix, in parallel, resumable, with a manifest, as
 //! `nc3pack pack IN... -o OUT` does; [`CollectionOptions`] (shard, manifest, root, deleting the
 //! inputs once proven, a progress callback), [`CollectionReport`]; [`verify_collection`]
-//! verifies what the manifests list. See the [`collection`] module; [`text`] has the lines the
-//! command line prints of these reports.
+//! verifies what the manifests list. See the [`collection`] module.
 //!
 //! ```no_run
 //! let opts = nc3pack::CollectionOptions::default().with_threads(8);
@@ -101,8 +100,12 @@
 //!
 //! # Building
 //!
-//! The `cli` feature (on by default) builds the `nc3pack` binary and its dependencies (`clap`,
-//! `anyhow`, `indicatif`); `default-features = false` builds the library alone.
+//! The `cli` feature (on by default) is the `nc3pack` binary's: the crates only it uses
+//! (`clap`, `anyhow`, `indicatif`; its arguments, progress bars and printed lines live in the
+//! binary, not in this library) and the features its commands need (`remote`, `mount`,
+//! `serve`). Cargo has no dependencies for one target of a package, and `cargo install nc3pack`
+//! builds the default features, so a library user leaves them out with
+//! `default-features = false` and chooses among `remote`, `mount` and `serve`.
 
 #![warn(missing_docs)]
 
@@ -117,8 +120,6 @@ compile_error!(
 // The public API: the modules below that are `pub`, and what the crate root re-exports.
 mod atomic;
 pub mod cleanup;
-#[cfg(feature = "cli")]
-pub mod cli;
 mod codec;
 pub mod collection;
 pub mod dump;
@@ -141,7 +142,6 @@ pub mod remote;
 mod repair;
 #[cfg(feature = "serve")]
 pub mod serve;
-pub mod text;
 pub mod vars;
 mod verify;
 

@@ -22,7 +22,7 @@ pub(crate) fn check_payload(h: &FrameHeader, payload: &[u8]) -> Result<(), Frame
 }
 
 /// Checks a frame payload's CRC and decodes it into `out` (replacing its contents): the
-/// `Vec` form of [`decode_payload_into`], sharing its decoding (one decode path), with a scratch
+/// `Vec` form of `decode_payload_into`, sharing its decoding (one decode path), with a scratch
 /// space of its own and elements in big-endian order. `out` is grown (fallibly) to exactly
 /// `h.decoded_len` bytes after the CRC check (a payload failing it leaves `out` as it was),
 /// and left empty when decoding fails.

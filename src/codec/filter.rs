@@ -281,7 +281,7 @@ pub fn member_encode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
     apply_filter(filter, data, esize, out);
 }
 
-/// Reverses [`member_encode`].
+/// Reverses `member_encode`.
 pub fn member_decode(esize: usize, data: &[u8], out: &mut Vec<u8>) {
     let filter = if esize > 1 {
         MEMBER_FILTER

@@ -388,7 +388,7 @@ pub enum BlockSizesError {
     },
 }
 
-/// What the cheap check of an archive's ends ([`check_ends`](crate::testing::manifest::check_ends)) found wrong.
+/// What the cheap check of an archive's ends ([`check_ends`](crate::collection::manifest::check_ends)) found wrong.
 ///
 /// ```
 /// use nc3pack::testing::manifest::EndsError;

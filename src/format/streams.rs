@@ -68,7 +68,7 @@ pub fn streams(layout: &Layout, block_size: u32) -> Vec<Stream> {
     streams_with(layout, &format::BlockSizes::uniform(block_size))
 }
 
-/// [`streams`] with a block size per variable (format 1.1): variable v's stream has blocks of
+/// `streams` with a block size per variable (format 1.1): variable v's stream has blocks of
 /// `sizes.var(v)`, and is a member of a shared stream when it holds 1 to
 /// [`format::shared_max`]`(sizes.var(v))` bytes; the residual and shared streams use
 /// `sizes.default`.

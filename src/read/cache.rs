@@ -167,7 +167,7 @@ impl From<Arc<Vec<u8>>> for Block {
     }
 }
 
-/// Counters of a [`BlockCache`].
+/// Counters of an archive's block cache.
 ///
 /// ```
 /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-cachestats", std::process::id()));
