@@ -141,15 +141,15 @@ SOURCE = ""
 try:
     import nc3pack.dask
 except ImportError:
-    # Not installed yet: the checkout's python/nc3pack/dask.py, over the installed package
-    # (its native module), in this process and in every worker.
+    # Not installed yet: the checkout's python/nc3pack/dask.py, over the installed
+    # package (its native module), in this process and in every worker.
     SOURCE = sys.argv[6]
     nc3pack.__path__.append(SOURCE)
     import nc3pack.dask
 
 
 def from_source(source: str) -> None:
-    import nc3pack  # noqa: PLC0415
+    import nc3pack
 
     if source not in nc3pack.__path__:
         nc3pack.__path__.append(source)
@@ -199,7 +199,8 @@ if __name__ == "__main__":
     peak = max(v["VmHWM"] for v in after.values())
     start = max(v["VmRSS"] for v in before.values())
     cpu = sum(after[w]["cpu"] - before[w]["cpu"] for w in after)
-    print(f"{dt} {peak} {start} {startup} {cpu} {nshards} {'source' if SOURCE else 'installed'}")
+    where = "source" if SOURCE else "installed"
+    print(f"{dt} {peak} {start} {startup} {cpu} {nshards} {where}")
 EOF
     bounded "$limit" "$PY" "$work/dask_pack.py" "$in" "$out" "$SHARDS" "$n" "${DASK_SHARDS:-}" \
         "$here/../python/nc3pack"
