@@ -4,8 +4,9 @@
 into N shares (``shard=(i, n)``), one dask task each, on the workers of a
 ``distributed.Client``; :func:`verify_collection` verifies it the same way. Each task is
 a whole :func:`nc3pack.pack_collection` call, so everything it guarantees holds per
-share: a worker that dies mid-share loses only the files in flight, and the scheduler's
-rerun of its task (on any worker) resumes from that share's manifest. The archives and
+share: a worker that dies mid-share loses only the files not yet recorded (at most its
+files in flight and a group of 256 packed files not yet renamed into place), and the
+scheduler's rerun of its task (on any worker) resumes from that share's manifest. The archives and
 manifests must be on a filesystem every worker sees, at the same path.
 
 Needs ``distributed`` (imported here only: ``import nc3pack`` does not).
