@@ -415,33 +415,44 @@ pub fn plan(
             });
         }
     }
-    // Sorted by bytes, once each (a path given twice is given if either was).
-    let mut order: Vec<usize> = (0..list.ends.len()).collect();
-    order.sort_unstable_by(|&a, &b| list.get(a).cmp(list.get(b)).then(a.cmp(&b)));
-    let mut sorted = List::default();
-    for (k, &i) in order.iter().enumerate() {
-        let given = list.ends[i] & GIVEN != 0;
-        if k > 0 && list.get(order[k - 1]) == list.get(i) {
-            if given {
-                *sorted.ends.last_mut().unwrap_or(&mut 0) |= GIVEN;
+    // Sorted by bytes, once each (a path given twice is given if either was): an order of the
+    // list's entries, the paths themselves not copied (a collection may list millions; only
+    // the shard's share is copied, at the end). A walk of one directory is often in order
+    // already: then no order is made.
+    list.bytes.shrink_to_fit();
+    list.ends.shrink_to_fit();
+    let all = list.ends.len();
+    let in_order = (1..all).all(|i| list.get(i - 1) < list.get(i));
+    let mut order: Vec<usize> = Vec::new();
+    if !in_order {
+        order = (0..all).collect();
+        order.sort_unstable_by(|&a, &b| list.get(a).cmp(list.get(b)).then(a.cmp(&b)));
+        // The first of equal paths is kept, given if any of them was.
+        let mut kept = 0;
+        for k in 0..order.len() {
+            let i = order[k];
+            if kept > 0 && list.get(order[kept - 1]) == list.get(i) {
+                if list.ends[i] & GIVEN != 0 {
+                    list.ends[order[kept - 1]] |= GIVEN;
+                }
+                continue;
             }
-            continue;
+            order[kept] = i;
+            kept += 1;
         }
-        sorted.bytes.extend_from_slice(list.get(i));
-        sorted
-            .ends
-            .push(sorted.bytes.len() as u64 | if given { GIVEN } else { 0 });
+        order.truncate(kept);
+        order.shrink_to_fit();
     }
-    drop(list);
-    drop(order);
+    // The list's entry of the k-th path in byte order.
+    let at = |k: usize| if in_order { k } else { order[k] };
+    let n = if in_order { all } else { order.len() };
     // A file `x` whose archive `x.nc3z` is a directory another input's archive needs
     // (`x.nc3z/y` goes to `x.nc3z/y.nc3z`).
-    let n = sorted.ends.len();
     let find = |name: &[u8]| {
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match sorted.get(mid)[skip..].cmp(name) {
+            match list.get(at(mid))[skip..].cmp(name) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return true,
@@ -449,12 +460,12 @@ pub fn plan(
         }
         false
     };
-    for i in 0..n {
-        let name = &sorted.get(i)[skip..];
-        for (k, _) in name.iter().enumerate().filter(|(_, &b)| b == b'/') {
-            if let Some(file) = name[..k].strip_suffix(b".nc3z") {
+    for k in 0..n {
+        let name = &list.get(at(k))[skip..];
+        for (c, _) in name.iter().enumerate().filter(|(_, &b)| b == b'/') {
+            if let Some(file) = name[..c].strip_suffix(b".nc3z") {
                 if !file.is_empty() && file.last() != Some(&b'/') && find(file) {
-                    let dir = out.join(OsStr::from_bytes(&name[..k]));
+                    let dir = out.join(OsStr::from_bytes(&name[..c]));
                     return Err(Error::Refused {
                         path: dir,
                         what: Refusal::ArchiveAndDirectory {
@@ -466,17 +477,25 @@ pub fn plan(
             }
         }
     }
-    // The shard's share: every Nth, from the Ith.
-    let (bytes, ends) = if shard.count > 1 {
-        let mut mine = List::default();
-        for i in (shard.index as usize..n).step_by(shard.count as usize) {
-            mine.bytes.extend_from_slice(sorted.get(i));
-            mine.ends
-                .push(mine.bytes.len() as u64 | (sorted.ends[i] & GIVEN));
-        }
-        (mine.bytes, mine.ends)
+    // The shard's share: every Nth, from the Ith, in byte order (the whole list, as it is,
+    // when it is the share and in order already).
+    let mine = (shard.index as usize..n).step_by(shard.count.max(1) as usize);
+    let (bytes, ends) = if in_order && shard.count <= 1 {
+        (list.bytes, list.ends)
     } else {
-        (sorted.bytes, sorted.ends)
+        let len: usize = mine.clone().map(|k| list.get(at(k)).len()).sum();
+        let mut share = List {
+            bytes: Vec::with_capacity(len),
+            ends: Vec::with_capacity(mine.len()),
+        };
+        for k in mine {
+            let i = at(k);
+            share.bytes.extend_from_slice(list.get(i));
+            share
+                .ends
+                .push(share.bytes.len() as u64 | (list.ends[i] & GIVEN));
+        }
+        (share.bytes, share.ends)
     };
     // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
     let out = if out.to_str().is_some_and(|s| s.contains("://")) {
@@ -1449,6 +1468,53 @@ mod tests {
             let mut want = Path::new("/tmp/out/").join(OsStr::from_bytes(p.name(i)));
             want.as_mut_os_string().push(".nc3z");
             assert_eq!(p.output(i), want);
+        }
+    }
+
+    /// The inputs in byte order, once each, a shard's share every Nth of them, whether the
+    /// paths come in order (a sorted list: no order is made) or not, with duplicates, given
+    /// by name or found.
+    #[test]
+    fn shares_are_every_nth_path_in_byte_order_however_the_paths_come() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut names: Vec<String> = (0..23).map(|k| format!("d{}/f{k:02}.nc", k % 3)).collect();
+        for n in &names {
+            let p = dir.path().join(n);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, b"CDF\x01").unwrap();
+        }
+        names.sort();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let paths = |names: &[String]| -> Vec<Result<PathBuf>> {
+            names.iter().map(|n| Ok(root.join(n))).collect()
+        };
+        let mut reversed = names.clone();
+        reversed.reverse();
+        let mut twice = names.clone();
+        twice.extend(names.iter().step_by(4).cloned());
+        let tree = || vec![Ok(root.clone())];
+        for count in [1u64, 2, 3] {
+            for index in 0..count {
+                let shard = Shard { index, count };
+                let want: Vec<&[u8]> = names
+                    .iter()
+                    .skip(index as usize)
+                    .step_by(count as usize)
+                    .map(|n| n.as_bytes())
+                    .collect();
+                for (what, inputs) in [
+                    ("sorted", paths(&names)),
+                    ("reversed", paths(&reversed)),
+                    ("twice", paths(&twice)),
+                    ("found", tree()),
+                ] {
+                    let p = plan(inputs, "/tmp/out".as_ref(), Some(&root), shard).unwrap();
+                    let got: Vec<&[u8]> = (0..p.len()).map(|i| p.name(i)).collect();
+                    assert_eq!(got, want, "{what}, shard {index}/{count}");
+                    let given = (0..p.len()).all(|i| p.given(i));
+                    assert_eq!(given, what != "found", "{what}");
+                }
+            }
         }
     }
 }
