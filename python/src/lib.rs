@@ -135,6 +135,12 @@ fn call_remote(
     }
 }
 
+/// A shard given as `"I/N"`; a bad one is a `ValueError`.
+fn parse_shard(s: &str) -> PyResult<nc3pack::collection::Shard> {
+    s.parse()
+        .map_err(|e: nc3pack::collection::ParseShardError| PyValueError::new_err(e.to_string()))
+}
+
 /// The request counters of an object read by URL.
 type Stats = Option<std::sync::Arc<nc3pack::remote::RequestStats>>;
 
@@ -553,12 +559,7 @@ fn pack_collection(
         .with_pack(pack)
         .with_delete_input(delete_input);
     if let Some(s) = shard {
-        let shard = s
-            .parse()
-            .map_err(|e: nc3pack::collection::ParseShardError| {
-                PyValueError::new_err(e.to_string())
-            })?;
-        opts = opts.with_shard(shard);
+        opts = opts.with_shard(parse_shard(s)?);
     }
     if let Some(r) = root {
         opts = opts.with_root(r);
@@ -728,12 +729,7 @@ fn verify_collection(
     let mut opts = nc3pack::collection::VerifyCollectionOptions::default()
         .with_threads(threads_or_all(threads)?);
     if let Some(s) = shard {
-        let shard = s
-            .parse()
-            .map_err(|e: nc3pack::collection::ParseShardError| {
-                PyValueError::new_err(e.to_string())
-            })?;
-        opts = opts.with_shard(shard);
+        opts = opts.with_shard(parse_shard(s)?);
     }
     if let Some(root) = against {
         opts = opts.with_against(root);

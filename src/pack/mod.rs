@@ -721,27 +721,10 @@ fn stream_into<R: Read, W: Write + Seek + Send>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PackSummary> {
     if !opts.quantize.is_empty() {
-        // Quantizing needs the whole file: spooled to an anonymous temporary file first.
+        // Quantizing needs the whole file: spooled to an anonymous temporary file first, then
+        // packed as that file.
         let tmp = lossy::spool(&mut reader, input, out_path)?;
-        let (q, original, moved_outside_valid) =
-            lossy::quantized_temp(&tmp, input, out_path, &opts.quantize, progress)?;
-        let (header, header_bytes, layout) = nc3::open(&q, input)?;
-        let summary = pack_stream(
-            q,
-            input,
-            &header,
-            &header_bytes,
-            Source::File(&layout),
-            opts,
-            out,
-            out_path,
-            &|_| {},
-        )?;
-        return Ok(PackSummary {
-            original: Some(original),
-            moved_outside_valid,
-            ..summary
-        });
+        return file_into(tmp, input, opts, out, out_path, progress);
     }
     let (header, mut prefix) = nc3::read_header_stream(&mut reader, input)?;
     // A stream of at most COMPACT_FILE_MAX bytes is read whole and packed as the file of its
