@@ -76,11 +76,16 @@ best() { sort -g | head -1; }
 # netCDF-C's tools without the plugin: no LD_PRELOAD, a HOME without an .ncrc.
 nc_tool() { env -u LD_PRELOAD HOME="$home" "$@"; }
 catnull() { cat "$1" > /dev/null; }
+# cpu_of PID: the CPU seconds (user and system) process PID has used so far.
+tick=$(getconf CLK_TCK)
+cpu_of() { awk -v t="$tick" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat"; }
+# cpu CMD...: runs CMD, prints the CPU seconds (user and system) it and its children used.
+cpu() { local TIMEFORMAT='%U %S'; { time "$@" 2>/dev/null; } 2>&1 | awk '{printf "%.3f", $1 + $2}'; }
 ncdumpnull() { nc_tool ncdump "$1" > /dev/null; }
 timmean() { nc_tool cdo -s -O timmean "$1" "$home/timmean.nc"; }
 unpacknull() { "$bin" unpack -q "$1" - > /dev/null; }
 
-cold=() unpack=() warm=() orig=() dump_m=() dump_o=() cdo_m=() cdo_o=()
+cold=() unpack=() warm=() orig=() dump_m=() dump_o=() cdo_m=() cdo_o=() cpu_m=() cpu_u=()
 for _ in $(seq "$runs"); do
     mount_it "$arch"
     drop
@@ -90,6 +95,16 @@ for _ in $(seq "$runs"); do
     stats=$(grep 'read requests' "$log" || true)
     drop
     unpack+=("$(timed unpacknull "$z")")
+    # The CPU a cold read costs: the mount's and cat's, against unpack's (a run of its own,
+    # so that the timed runs above are not slowed by the accounting).
+    mount_it "$arch"
+    drop
+    m0=$(cpu_of "$pid")
+    c_cat=$(cpu catnull "$mnt/t2m.nc")
+    cpu_m+=("$(echo "$(cpu_of "$pid") - $m0 + $c_cat" | bc -l)")
+    unmount_it
+    drop
+    cpu_u+=("$(cpu unpacknull "$z")")
     cat "$nc" > /dev/null
     orig+=("$(timed catnull "$nc")")
 
@@ -162,6 +177,7 @@ size=$(stat -c %s "$nc")
 blocks=$("$bin" info "$z" | sed -n 's/.* \([0-9]*\) blocks, original.*/\1/p')
 pick() { printf '%s\n' "$@" | best; }
 c=$(pick "${cold[@]}") u=$(pick "${unpack[@]}") w=$(pick "${warm[@]}") o=$(pick "${orig[@]}")
+cpm=$(pick "${cpu_m[@]}") cpu_=$(pick "${cpu_u[@]}")
 dm=$(pick "${dump_m[@]}") do_=$(pick "${dump_o[@]}") cm=$(pick "${cdo_m[@]}") co=$(pick "${cdo_o[@]}")
 mbs() { echo "scale=0; $size / $1 / 1000000" | bc -l; }
 decoded=$(sed -n 's/.* \([0-9]*\) blocks decoded.*/\1/p' <<<"$stats")
@@ -173,6 +189,7 @@ echo
 echo "| what | mount | other | ratio | target |"
 echo "|---|---:|---:|---:|---|"
 printf '| cold `cat` of the mounted file / `nc3pack unpack - > /dev/null` (s) | %.3f | %.3f | %.2fx the speed | >= 0.8x |\n' "$c" "$u" "$(echo "$u / $c" | bc -l)"
+printf '| CPU of a cold read: mount and `cat` / `unpack` (s) | %.3f | %.3f | %.2fx the CPU | (bounds the above on busy cores) |\n' "$cpm" "$cpu_" "$(echo "$cpu_ / $cpm" | bc -l)"
 printf '| warm re-read / `cat` of the original, page cache (s) | %.3f | %.3f | %.2fx the speed | >= 0.7x |\n' "$w" "$o" "$(echo "$o / $w" | bc -l)"
 printf '| full `ncdump` of %s / of the original, cold (s) | %.2f | %.2f | %.2fx the time | <= 1.5x |\n' "$(basename "$small")" "$dm" "$do_" "$(echo "$dm / $do_" | bc -l)"
 printf '| `cdo timmean` of %s / of the original, cold (s) | %.2f | %.2f | %.2fx the time | <= 2x |\n' "$(basename "$rec")" "$cm" "$co" "$(echo "$cm / $co" | bc -l)"
