@@ -1,14 +1,16 @@
-//! The codec and filter traits: every codec of a frame header's codec id implements
-//! [`BlockCodec`] in its own file, every filter [`BlockFilter`]. The registries that map a wire
-//! id to its implementation are in [`super::registry`] (the codecs' lines in
-//! `src/format/codecs.rs`): this file names no codec.
+//! The traits of a frame's chain, one kind each: every codec of a frame header's codec id
+//! implements [`BlockCodec`] in its own file, every byte filter (bytes to bytes after a codec
+//! of bytes) [`ByteFilter`], every numeric front-end (array to array before a codec)
+//! [`NumericFront`]. The registries that map a wire id to its implementation, and say which
+//! kind a filter is, are in [`super::registry`] (their lines in `src/format/codecs.rs` and
+//! `src/format/filters.rs`); [`super::decode`] runs the chain. This file names no codec.
 
 use std::ops::RangeInclusive;
 
 use super::error::{CodecError, FrameError};
-use super::space::{grow, Scratch, Space};
-use crate::codec::word::be_to_native;
-use crate::format::FrameHeader;
+use super::space::{Scratch, Space};
+use super::word::be_to_native;
+use crate::format::{Codec, FrameHeader};
 
 /// A codec's compressor, made by [`BlockCodec::compressor`] at a level, owning its state.
 pub(crate) trait Compress: Send {
@@ -56,15 +58,11 @@ pub(crate) trait BlockCodec: Sync {
         out: &mut [u8],
         scratch: &mut Scratch,
     ) -> Result<(), FrameError>;
-    /// Whether [`BlockCodec::decompress_upto`] stops once it has the bytes asked for, so that a
-    /// small read of the start of a block decodes only that (zstd). By default false.
-    fn decodes_part(&self) -> bool {
-        false
-    }
     /// Decodes `payload` into `out` (room for the whole block, `h.decoded_len` bytes, the
     /// stored byte order) until at least `want` bytes are written, or to the end of the
     /// payload: the bytes written, and whether the payload ended. By default the whole block
-    /// ([`BlockCodec::decompress_into`]).
+    /// ([`BlockCodec::decompress_into`]); a codec that stops early (zstd) has `PART` on its
+    /// registry line, so that a small read asks it for part of a block.
     ///
     /// # Errors
     ///
@@ -81,15 +79,10 @@ pub(crate) trait BlockCodec: Sync {
         self.decompress_into(h, payload, out, scratch)?;
         Ok((out.len(), true))
     }
-    /// Whether the codec decodes a frame's numbers itself (pco, context): it then checks the
-    /// frame's filter in [`BlockCodec::decode_into`], and no filter is undone after it.
-    fn decodes_numbers(&self) -> bool {
-        false
-    }
-    /// Decodes `payload` of the frame `h` (with filter `none`, or any filter for a codec that
-    /// [`BlockCodec::decodes_numbers`]) into `out` (`h.decoded_len` bytes), elements of 2, 4
-    /// or 8 bytes in native order when `native`, reusing `space`: by default,
-    /// [`BlockCodec::decompress_into`] and a byte swap.
+    /// Decodes `payload` of a frame `h` with filter `none` into `out` (`h.decoded_len` bytes),
+    /// elements of 2, 4 or 8 bytes in native order when `native`, reusing `space`: by default,
+    /// [`BlockCodec::decompress_into`] and a byte swap (a codec of numbers decodes them in the
+    /// order asked for).
     ///
     /// # Errors
     ///
@@ -108,41 +101,53 @@ pub(crate) trait BlockCodec: Sync {
         }
         Ok(())
     }
-}
-
-/// One filter: applied to and undone on a whole block (big-endian elements of `esize` bytes),
-/// and undone on a frame's payload.
-pub(crate) trait BlockFilter: Sync {
-    /// Applies the filter to `data` into `out`, replacing its contents.
-    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
-    /// Reverses [`BlockFilter::apply`]: `data` is what it wrote, `out` (its contents replaced)
-    /// the block.
-    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
-    /// Decodes the payload of a frame `h` with this filter and `codec`, the frame's (its CRC
-    /// checked), into `out` (`h.decoded_len` bytes, checked), elements of 2, 4 or 8 bytes in
-    /// native order when `native`, reusing `space`. By default the codec's output goes to
-    /// `space` and [`BlockFilter::undo_into`] turns it into `out` (see [`codec_then_undo`]).
+    /// Decodes `payload`, the codec's part of a frame `h` whose numeric front-end asks for
+    /// numbers (`form`: [`Form::Numbers`], in native order when `native`, or
+    /// [`Form::Residuals`]), into `out` (exactly the length the front-end gave), for a codec
+    /// with `NUMBERS` on its registry line (pco). By default [`BlockCodec::wrong_filter`]'s
+    /// error.
     ///
     /// # Errors
     ///
     /// A [`FrameError`] saying what is wrong with the payload.
-    fn decode_frame(
+    fn decode_numbers(
         &self,
-        codec: &dyn BlockCodec,
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
+        form: Form,
         native: bool,
-        space: &mut Space,
+        scratch: &mut Scratch,
     ) -> Result<(), FrameError> {
-        codec_then_undo(self, codec, h, payload, 0, out, native, space)
+        let _ = (payload, out, form, native, scratch);
+        Err(self.wrong_filter(h))
     }
+    /// The error for a frame `h` whose filter does not go with this codec (design/FORMAT.md,
+    /// "Valid pairs"), when the filter has no error of its own for it
+    /// ([`NumericFront::wrong_codec`]): a codec of numbers names the filters it goes with. By
+    /// default [`CodecError::Refused`] naming the filter.
+    fn wrong_filter(&self, h: &FrameHeader) -> FrameError {
+        CodecError::Refused {
+            codec: h.codec,
+            message: format!("filter {} does not go with this codec", h.filter.name()),
+        }
+        .into()
+    }
+}
+
+/// A byte filter (shuffle, the deltas, `none`): bytes to bytes, applied to a block's bytes
+/// before a codec of bytes and undone on what the codec decodes.
+pub(crate) trait ByteFilter: Sync {
+    /// Applies the filter to `data` (big-endian elements of `esize` bytes) into `out`, replacing
+    /// its contents.
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
+    /// Reverses [`ByteFilter::apply`]: `data` is what it wrote, `out` (its contents replaced)
+    /// the block.
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
     /// Reverses the filter on a frame's decompressed payload `src` (which it may use as
-    /// scratch space) into `dst` (the same length), `row` being the row length the frame
-    /// gives (lorenzo's; 0 for the others), elements of 2, 4 or 8 bytes in native order when
-    /// `native`. By default a copy.
-    fn undo_into(&self, src: &mut [u8], esize: usize, row: usize, dst: &mut [u8], native: bool) {
-        let _ = row;
+    /// scratch space) into `dst` (the same length), elements of 2, 4 or 8 bytes in native order
+    /// when `native`. By default a copy.
+    fn undo_into(&self, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
         dst.copy_from_slice(src);
         if native {
             be_to_native(dst, esize);
@@ -151,61 +156,114 @@ pub(crate) trait BlockFilter: Sync {
     /// Reverses the filter on the bytes `from..from + dst.len()` of the block only (big-endian
     /// elements) from the start of a frame's decompressed payload `src`: the filter's bytes of
     /// a block of `len` bytes with elements of `esize` bytes, of which `src` holds at least
-    /// the first [`BlockFilter::part_needs`] (`from + dst.len() <= len`). A small read then
-    /// needs no buffer for the whole block, and its codec can stop early. False, `dst`
-    /// untouched, for a filter that cannot (the block is then decoded whole) or a `src` too
-    /// short. By default false.
+    /// the first [`ByteFilter::part_needs`] (`from + dst.len() <= len`), for a filter with
+    /// `PART` on its registry line. A small read then needs no buffer for the whole block, and
+    /// its codec can stop early. False, `dst` untouched, for a filter that cannot (the block
+    /// is then decoded whole) or a `src` too short. By default false.
     fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
         let _ = (src, len, esize, from, dst);
         false
     }
-    /// How many bytes from the start of the decompressed payload [`BlockFilter::undo_part`]
+    /// How many bytes from the start of the decompressed payload [`ByteFilter::undo_part`]
     /// reads to give the block's bytes before `end`, of a block of `len` bytes with elements
     /// of `esize` bytes. By default all of them.
     fn part_needs(&self, len: usize, esize: usize, end: usize) -> usize {
         let _ = (esize, end);
         len
     }
-    /// Whether [`BlockFilter::undo_part`] may succeed: the filter decodes its frames as the
-    /// codec's bytes then the filter undone (or, `none`, the codec's bytes as they are), and
-    /// undoes a part of a block. By default false.
-    fn undoes_part(&self) -> bool {
-        false
-    }
 }
 
-/// The decoding of a frame with filter `f` whose codec, `codec`, decompresses bytes that `f` then turns
-/// into the block (the default of [`BlockFilter::decode_frame`]): the codec's output goes to
-/// `space.filtered` and [`BlockFilter::undo_into`] (with the frame's row length `row`) makes
-/// `out` of it. A codec that decodes numbers itself (pco, context) decodes straight into `out`
-/// instead, refusing a filter other than `none`.
-#[allow(clippy::too_many_arguments)] // the frame's decoding: what `decode_frame` gets, and the row
-pub(crate) fn codec_then_undo<F: BlockFilter + ?Sized>(
-    f: &F,
-    codec: &dyn BlockCodec,
-    h: &FrameHeader,
-    payload: &[u8],
-    row: usize,
-    out: &mut [u8],
-    native: bool,
-    space: &mut Space,
-) -> Result<(), FrameError> {
-    if codec.decodes_numbers() {
-        // Numbers decode in native order: the swap to big-endian, if any, is the codec's last
-        // pass.
-        return codec.decode_into(h, payload, out, native, space);
+/// What a numeric front-end's codec decodes its part of the payload into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// Bytes ([`BlockCodec::decompress_into`]; a codec with `BYTES`).
+    Bytes,
+    /// The numbers of the frame's element size, of the number type the codec's data records,
+    /// in native order when the frame is decoded so, else big-endian
+    /// ([`BlockCodec::decode_numbers`]; a codec with `NUMBERS`).
+    Numbers,
+    /// Unsigned numbers of the frame's element size (residuals), in native order, into a
+    /// buffer aligned for them ([`BlockCodec::decode_numbers`]; a codec with `NUMBERS`).
+    Residuals,
+}
+
+/// The part of a frame's payload a numeric front-end's codec decodes, after the front-end's
+/// prefix ([`NumericFront::open`]).
+pub(crate) struct Coded<'p> {
+    /// The codec's data.
+    pub(crate) payload: &'p [u8],
+    /// The bytes it decodes to (checked against the block's length).
+    pub(crate) len: usize,
+    /// What it decodes to.
+    pub(crate) form: Form,
+}
+
+/// A numeric front-end (lorenzo, plane, refs, mask, fit): array to array before the codec, its
+/// frame payload a prefix of its own then the codec's data. Decoding runs in data order
+/// ([`super::decode`]): [`NumericFront::open`] reads the prefix and says what the codec
+/// decodes, the codec decodes it, and [`NumericFront::close`] rebuilds the block from that.
+/// What the prefix says is kept between the two in the front-end's own scratch (by its type,
+/// in the thread's [`Scratch`]).
+pub(crate) trait NumericFront: Sync {
+    /// Applies the front-end to a whole block `data` (big-endian elements of `esize` bytes)
+    /// into `out`, replacing its contents, in a form of its own (as `apply_filter` gives it).
+    fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
+    /// Reverses [`NumericFront::apply`] into `out` (its contents replaced).
+    fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>);
+    /// Its error for a frame whose codec `codec` it does not go with (design/FORMAT.md, "Valid
+    /// pairs"); None to let the codec name the pair ([`BlockCodec::wrong_filter`]). By default
+    /// None.
+    fn wrong_codec(&self, codec: Codec) -> Option<FrameError> {
+        let _ = codec;
+        None
     }
-    let (esize, n) = (usize::from(h.esize), out.len());
-    if esize == 0 || !n.is_multiple_of(esize) {
+    /// Reads the prefix of `payload`, a frame `h`'s (its CRC and its pair of filter and codec
+    /// checked), keeping what it says in `kept`: the codec's part of the payload and what the
+    /// codec decodes it to.
+    ///
+    /// # Errors
+    ///
+    /// A [`FrameError`] saying what is wrong with the prefix or the frame's element size.
+    fn open<'p>(
+        &self,
+        h: &FrameHeader,
+        payload: &'p [u8],
+        kept: &mut Scratch,
+    ) -> Result<Coded<'p>, FrameError>;
+    /// Rebuilds the block into `out` (`h.decoded_len` bytes; elements of 2, 4 or 8 bytes in
+    /// native order when `native`) from `coded`, what the codec decoded (the length and form
+    /// [`NumericFront::open`] gave; it may use it as scratch space), with what `open` kept.
+    ///
+    /// # Errors
+    ///
+    /// A [`FrameError`] when the codec's data do not make a block.
+    fn close(
+        &self,
+        h: &FrameHeader,
+        coded: &mut [u8],
+        out: &mut [u8],
+        native: bool,
+        kept: &mut Scratch,
+    ) -> Result<(), FrameError>;
+}
+
+/// The element size of a frame `h` whose numeric front-end is defined for the element sizes
+/// `supports` allows: the front-end's own error (from `size`) for another, and
+/// [`FrameError::FilterElementSize`] when the block is not whole elements.
+pub(crate) fn front_esize(
+    h: &FrameHeader,
+    supports: fn(usize) -> bool,
+    size: fn(u16) -> FrameError,
+) -> Result<usize, FrameError> {
+    let esize = usize::from(h.esize);
+    if !supports(esize) {
+        return Err(size(h.esize));
+    }
+    if !(h.decoded_len as usize).is_multiple_of(esize) {
         return Err(FrameError::FilterElementSize {
             esize: h.esize,
             decoded: h.decoded_len,
         });
     }
-    // Grows once per thread, then reused: decompression overwrites all of it.
-    grow(&mut space.filtered, n)?;
-    let filtered = &mut space.filtered[..n];
-    codec.decompress_into(h, payload, filtered, &mut space.codecs)?;
-    f.undo_into(filtered, esize, row, out, native);
-    Ok(())
+    Ok(esize)
 }

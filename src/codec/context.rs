@@ -15,7 +15,7 @@
 
 use super::error::ContextError;
 use super::error::FrameError;
-use crate::format::{Filter, FrameHeader};
+use crate::format::FrameHeader;
 
 /// Bytes before the range coder's stream in a payload: the number type, the predictor, the row
 /// length (u32, big-endian) and the range coder stream's length (u32, big-endian).
@@ -750,15 +750,6 @@ fn decode_elements<const E: usize>(
     Ok(())
 }
 
-/// A `context` payload is the block itself: its frame has no filter.
-pub(crate) fn check_context_filter(h: &FrameHeader) -> Result<(), FrameError> {
-    if h.filter == Filter::None {
-        Ok(())
-    } else {
-        Err(ContextError::Filter { filter: h.filter }.into())
-    }
-}
-
 /// Codec `context`: the block's numbers, modelled and range coded.
 pub(crate) struct Context;
 
@@ -770,12 +761,8 @@ impl super::block::BlockCodec for Context {
         out: &mut [u8],
         _scratch: &mut super::space::Scratch,
     ) -> Result<(), FrameError> {
-        check_context_filter(h)?;
         decompress_into(payload, usize::from(h.esize), out, false)?;
         Ok(())
-    }
-    fn decodes_numbers(&self) -> bool {
-        true
     }
     fn decode_into(
         &self,
@@ -785,9 +772,12 @@ impl super::block::BlockCodec for Context {
         native: bool,
         _space: &mut super::space::Space,
     ) -> Result<(), FrameError> {
-        check_context_filter(h)?;
         decompress_into(payload, usize::from(h.esize), out, native)?;
         Ok(())
+    }
+    /// Context frames have filter none only.
+    fn wrong_filter(&self, h: &FrameHeader) -> FrameError {
+        ContextError::Filter { filter: h.filter }.into()
     }
 }
 

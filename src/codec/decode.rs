@@ -1,9 +1,13 @@
 //! Decoding a frame payload: the one path from a payload to the block, into the caller's
-//! buffer.
+//! buffer. A frame's chain runs in data order ([`decode_frame`]): its codec decodes the
+//! payload (to bytes or to numbers), then its filter is undone (a byte filter on the codec's
+//! bytes, or a numeric front-end, whose prefix says what the codec decodes, rebuilding the
+//! block).
 
-use super::block::{BlockCodec, BlockFilter};
+use super::block::{BlockCodec, ByteFilter, Form};
 use super::error::FrameError;
 use super::pages::PageBuf;
+use super::registry::{self, Stage};
 use super::space::{grow, Space};
 use crate::format::{crc, FrameHeader};
 
@@ -94,22 +98,18 @@ pub(crate) fn decode_payload_part(
     let end = from.saturating_add(dst.len());
     check_part_end(h, end)?;
     let space = &mut scratch.space;
-    let (f, codec) = (
-        super::registry::filter(h.filter),
-        super::registry::codec(h.codec),
-    );
-    if f.undoes_part() && !codec.decodes_numbers() {
+    if let Some(f) = registry::part_filter(h.filter, h.codec) {
         let esize = check_filter_esize(h)?;
         grow(&mut space.filtered, n)?;
         let filtered = &mut space.filtered[..n];
-        codec.decompress_into(h, payload, filtered, &mut space.codecs)?;
+        registry::codec(h.codec).decompress_into(h, payload, filtered, &mut space.codecs)?;
         if f.undo_part(filtered, n, esize, from, dst) {
             return Ok(());
         }
     }
     let mut block = std::mem::take(&mut space.block);
-    let r = grow(&mut block, n)
-        .and_then(|()| f.decode_frame(codec, h, payload, &mut block[..n], false, space));
+    let r =
+        grow(&mut block, n).and_then(|()| decode_frame(h, payload, &mut block[..n], false, space));
     if r.is_ok() {
         dst.copy_from_slice(&block[from..end]);
     }
@@ -128,13 +128,13 @@ fn check_part_end(h: &FrameHeader, end: usize) -> Result<(), FrameError> {
     Ok(())
 }
 
-/// The element size of frame `h`, with the checks of `codec_then_undo` (filter `none`
-/// decodes without them): [`FrameError::FilterElementSize`] for a filtered block that is not
-/// whole elements.
+/// The element size of frame `h`, with the checks of a byte filter's decoding (filter
+/// `none`, which leaves the bytes as they are, decodes without them):
+/// [`FrameError::FilterElementSize`] for a filtered block that is not whole elements.
 fn check_filter_esize(h: &FrameHeader) -> Result<usize, FrameError> {
     let esize = usize::from(h.esize);
     let n = h.decoded_len as usize;
-    if h.filter != crate::format::Filter::None && (esize == 0 || !n.is_multiple_of(esize)) {
+    if !h.filter.is_same() && (esize == 0 || !n.is_multiple_of(esize)) {
         return Err(FrameError::FilterElementSize {
             esize: h.esize,
             decoded: h.decoded_len,
@@ -146,14 +146,14 @@ fn check_filter_esize(h: &FrameHeader) -> Result<usize, FrameError> {
 /// A small read's decoding of a zstd frame: [`decode_payload_part`], with the payload read
 /// (by the caller, into [`PartDecoder::payload_mut`]) into the same buffer the block is
 /// decompressed into, and zstd stopped once it has the bytes the part needs
-/// ([`BlockFilter::part_needs`]: the start of each byte stream of a shuffled block); the rest
+/// ([`ByteFilter::part_needs`]: the start of each byte stream of a shuffled block); the rest
 /// of the payload is only checksummed. The buffer ([`PageBuf`]) is one huge page for a block
 /// of up to about 1 MiB where the system gives one, and is kept for the next such read, so a
 /// cold read maps little new memory, and zstd decodes each of its blocks from the payload
 /// where it lies, with no buffer of its own.
 pub(crate) struct PartDecoder<'a> {
     h: FrameHeader,
-    f: &'static dyn BlockFilter,
+    f: &'static dyn ByteFilter,
     codec: &'static dyn BlockCodec,
     from: usize,
     len: usize,
@@ -166,9 +166,9 @@ pub(crate) struct PartDecoder<'a> {
 
 impl<'a> PartDecoder<'a> {
     /// A decoder of the bytes `from..from + len` of the block of frame `h` (its header
-    /// checked), or None when the frame's codec does not decode part of a block
-    /// ([`BlockCodec::decodes_part`]: zstd) or its filter cannot undo a part (the caller then
-    /// decodes the frame whole).
+    /// checked), or None when the frame's codec does not decode part of a block or its filter
+    /// cannot undo a part ([`registry::decodes_part`], from the registries' lines: zstd with
+    /// `none` or a filter of the shuffle family; the caller then decodes the frame whole).
     ///
     /// # Errors
     ///
@@ -181,13 +181,11 @@ impl<'a> PartDecoder<'a> {
         len: usize,
         scratch: &'a mut DecodeScratch,
     ) -> Result<Option<Self>, FrameError> {
-        let (f, codec) = (
-            super::registry::filter(h.filter),
-            super::registry::codec(h.codec),
-        );
-        if !codec.decodes_part() || !f.undoes_part() {
+        let Some(f) = registry::part_filter(h.filter, h.codec).filter(|_| h.codec.decodes_part())
+        else {
             return Ok(None);
-        }
+        };
+        let codec = registry::codec(h.codec);
         let n = h.decoded_len as usize;
         let end = from.saturating_add(len);
         check_part_end(h, end)?;
@@ -356,14 +354,77 @@ fn decode_checked_into(
             decoded: h.decoded_len,
         });
     }
-    super::registry::filter(h.filter).decode_frame(
-        super::registry::codec(h.codec),
-        h,
-        payload,
-        out,
-        native,
-        &mut scratch.space,
-    )
+    decode_frame(h, payload, out, native, &mut scratch.space)
+}
+
+/// Decodes the payload of frame `h` (its CRC checked) into `out` (`h.decoded_len` bytes,
+/// checked), elements of 2, 4 or 8 bytes in native order when `native`, reusing `space`: the
+/// frame's chain in data order. The pair of filter and codec is checked against the
+/// registries' lines first ([`check_pair`]). Then, by the filter's kind:
+///
+/// - a filter that leaves the bytes as they are (`none`): the codec decodes straight into
+///   `out` (bytes, or numbers for a codec of numbers);
+/// - a byte filter: the codec decodes bytes into `space.filtered`, and the filter is undone
+///   from there into `out`;
+/// - a numeric front-end: its prefix says what the codec decodes the rest of the payload to
+///   (bytes or numbers, into `space.filtered`; residuals, into the aligned `space.words`), the
+///   codec decodes that, and the front-end rebuilds the block into `out` from it.
+pub(crate) fn decode_frame(
+    h: &FrameHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    native: bool,
+    space: &mut Space,
+) -> Result<(), FrameError> {
+    let codec = registry::codec(h.codec);
+    let stage = registry::filter(h.filter);
+    check_pair(h, codec, stage)?;
+    match stage {
+        Stage::Bytes(_) if h.filter.is_same() => codec.decode_into(h, payload, out, native, space),
+        Stage::Bytes(f) => {
+            let (esize, n) = (check_filter_esize(h)?, out.len());
+            // Grows once per thread, then reused: decompression overwrites all of it.
+            grow(&mut space.filtered, n)?;
+            let filtered = &mut space.filtered[..n];
+            codec.decompress_into(h, payload, filtered, &mut space.codecs)?;
+            f.undo_into(filtered, esize, out, native);
+            Ok(())
+        }
+        Stage::Front(f) => {
+            let coded = f.open(h, payload, &mut space.codecs)?;
+            // Each buffer is at most the block's length or a bound of it that `open` checked
+            // (refs: 2 times for 4-byte elements); grown once per thread, then reused: the codec
+            // overwrites all of it.
+            let buf = if coded.form == Form::Residuals {
+                grow(&mut space.words, coded.len.div_ceil(8))?;
+                &mut bytemuck::cast_slice_mut::<u64, u8>(&mut space.words)[..coded.len]
+            } else {
+                grow(&mut space.filtered, coded.len)?;
+                &mut space.filtered[..coded.len]
+            };
+            match coded.form {
+                Form::Bytes => codec.decompress_into(h, coded.payload, buf, &mut space.codecs)?,
+                form => {
+                    codec.decode_numbers(h, coded.payload, buf, form, native, &mut space.codecs)?;
+                }
+            }
+            f.close(h, buf, out, native, &mut space.codecs)
+        }
+    }
+}
+
+/// Checks that frame `h`'s filter goes with its codec (design/FORMAT.md, "Valid pairs"): the
+/// codec has the capability the filter's registry line asks for. Else the front-end's error
+/// for the codec, if it has one, or the codec's for the filter.
+fn check_pair(h: &FrameHeader, codec: &dyn BlockCodec, stage: Stage) -> Result<(), FrameError> {
+    if h.filter.goes_with(h.codec) {
+        return Ok(());
+    }
+    let own = match stage {
+        Stage::Front(f) => f.wrong_codec(h.codec),
+        Stage::Bytes(_) => None,
+    };
+    Err(own.unwrap_or_else(|| codec.wrong_filter(h)))
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@
 //! ([`fit`]). One neighbour's difference (pco's delta, `plane`'s three fixed weightings) adds
 //! more of the noise to each residual.
 
-use super::error::FitError;
+use super::error::{FitError, FrameError};
+use crate::format::FrameHeader;
 
 /// Bytes of a `fit` prefix before its taps: map, shift, flags, tap count.
 pub(crate) const HEAD: usize = 4;
@@ -803,23 +804,35 @@ fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
 /// Filter `fit`: each element less its prediction from fitted taps.
 pub(crate) struct Fit;
 
-impl super::block::BlockFilter for Fit {
+impl super::block::NumericFront for Fit {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         apply_fit_whole(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         undo_fit_whole(data, esize, out);
     }
-    fn decode_frame(
+    /// Fit is defined with codec pco only.
+    fn wrong_codec(&self, codec: crate::format::Codec) -> Option<FrameError> {
+        Some(FitError::Codec { codec }.into())
+    }
+    fn open<'p>(
         &self,
-        _codec: &dyn super::block::BlockCodec,
-        h: &crate::format::FrameHeader,
-        payload: &[u8],
+        h: &FrameHeader,
+        payload: &'p [u8],
+        kept: &mut super::space::Scratch,
+    ) -> Result<super::block::Coded<'p>, FrameError> {
+        undo::open(h, payload, kept)
+    }
+    fn close(
+        &self,
+        h: &FrameHeader,
+        coded: &mut [u8],
         out: &mut [u8],
         native: bool,
-        space: &mut super::space::Space,
-    ) -> Result<(), crate::codec::error::FrameError> {
-        undo::decode_frame(h, payload, out, native, space)
+        kept: &mut super::space::Scratch,
+    ) -> Result<(), FrameError> {
+        undo::close(h, coded, out, native, kept);
+        Ok(())
     }
 }
 

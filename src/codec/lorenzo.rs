@@ -10,8 +10,9 @@
 //! is byte-shuffled. The frame's payload is w as a 4-byte big-endian integer followed by the
 //! codec's encoding of those filtered bytes.
 
+use super::block::{Coded, Form};
 use super::error::LorenzoError;
-use super::space::Space;
+use super::space::{Kept, Scratch};
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
 
@@ -148,7 +149,7 @@ fn undo_n<W: Word + bytemuck::Pod, const E: usize, const NATIVE: bool>(
 /// Filter `lorenzo`: each element less its prediction from its neighbours (one row for a whole block).
 pub(crate) struct Lorenzo;
 
-impl super::block::BlockFilter for Lorenzo {
+impl super::block::NumericFront for Lorenzo {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         apply(data, esize, super::word::whole_row(data, esize), out);
     }
@@ -157,22 +158,56 @@ impl super::block::BlockFilter for Lorenzo {
         out.resize(data.len(), 0);
         undo_into(data, esize, super::word::whole_row(data, esize), out, false);
     }
-    /// The row length that starts the payload (its checks), then the codec's decoding and the
-    /// filter undone with it.
-    fn decode_frame(
+    /// The row length that starts the payload (its checks), kept; the codec decodes the
+    /// filtered bytes, as long as the block.
+    fn open<'p>(
         &self,
-        codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
-        payload: &[u8],
+        payload: &'p [u8],
+        kept: &mut Scratch,
+    ) -> Result<Coded<'p>, FrameError> {
+        let (row, payload) = split_row(h, payload)?;
+        let len = h.decoded_len as usize;
+        if !len.is_multiple_of(usize::from(h.esize)) {
+            return Err(FrameError::FilterElementSize {
+                esize: h.esize,
+                decoded: h.decoded_len,
+            });
+        }
+        kept.get::<Row>().0 = row;
+        Ok(Coded {
+            payload,
+            len,
+            form: Form::Bytes,
+        })
+    }
+    fn close(
+        &self,
+        h: &FrameHeader,
+        coded: &mut [u8],
         out: &mut [u8],
         native: bool,
-        space: &mut Space,
+        kept: &mut Scratch,
     ) -> Result<(), FrameError> {
-        let (row, payload) = split_row(h, payload)?;
-        super::block::codec_then_undo(self, codec, h, payload, row, out, native, space)
+        undo_into(
+            coded,
+            usize::from(h.esize),
+            kept.get::<Row>().0,
+            out,
+            native,
+        );
+        Ok(())
     }
-    fn undo_into(&self, src: &mut [u8], esize: usize, row: usize, dst: &mut [u8], native: bool) {
-        undo_into(src, esize, row, dst, native);
+}
+
+/// The row length of the `lorenzo` frame being decoded, kept from its prefix to its undoing.
+#[derive(Default)]
+struct Row(usize);
+
+impl Kept for Row {
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        0
     }
 }
 

@@ -10,10 +10,9 @@
 //! break its deltas at every coastline and hide a decimal multiplier; the bitmap of a land mask
 //! costs zstd little.
 
+use super::block::{front_esize, Coded, Form};
 use super::error::MaskError;
-use super::pcodec::pco_filter_esize;
-use super::space::grow;
-use super::space::Space;
+use super::space::{Kept, Scratch};
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
 
@@ -408,47 +407,64 @@ fn undo_n<const E: usize>(rest: &[u8], bits: &[u8], fill: &[u8; 8], out: &mut [u
 /// Filter `mask`: a bitmap of the fill elements, and the others.
 pub(crate) struct Mask;
 
-impl super::block::BlockFilter for Mask {
+impl super::block::NumericFront for Mask {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         apply_mask_whole(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         undo_mask_whole(data, esize, out);
     }
-    /// Checks the codec (pco only), the element size and the prefix, decodes pco's numbers
-    /// (exactly as many as the bitmap leaves, in native order when `native`) into
-    /// `space.filtered` and puts them and the fill element in place.
-    fn decode_frame(
+    /// Mask is defined with codec pco only.
+    fn wrong_codec(&self, codec: crate::format::Codec) -> Option<FrameError> {
+        Some(MaskError::Codec { codec }.into())
+    }
+    /// Checks the element size and the prefix, the fill element and the bitmap kept; pco
+    /// decodes exactly as many numbers as the bitmap leaves.
+    fn open<'p>(
         &self,
-        _codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
-        payload: &[u8],
+        payload: &'p [u8],
+        kept: &mut Scratch,
+    ) -> Result<Coded<'p>, FrameError> {
+        let esize = front_esize(h, supports, |esize| MaskError::ElementSize { esize }.into())?;
+        let n = h.decoded_len as usize / esize;
+        let k = kept.get::<Bitmap>();
+        let (fill, m, pco) = decode(payload, esize, n, &mut k.bits)?;
+        k.fill = fill;
+        // At most the block's decoded length, which the layout bounds.
+        Ok(Coded {
+            payload: pco,
+            len: m * esize,
+            form: Form::Numbers,
+        })
+    }
+    /// Puts pco's numbers and the fill element in place.
+    fn close(
+        &self,
+        h: &FrameHeader,
+        coded: &mut [u8],
         out: &mut [u8],
         native: bool,
-        space: &mut Space,
+        kept: &mut Scratch,
     ) -> Result<(), FrameError> {
-        let esize = pco_filter_esize(
-            h,
-            out.len(),
-            supports,
-            |codec| MaskError::Codec { codec }.into(),
-            |esize| MaskError::ElementSize { esize }.into(),
-        )?;
-        let n = out.len() / esize;
-        let mut bits = std::mem::take(&mut space.bits);
-        let r = decode(payload, esize, n, &mut bits)
-            .map_err(FrameError::from)
-            .and_then(|(fill, m, pco)| {
-                // At most the block's decoded length, which the layout bounds; grows once per
-                // thread, then reused: pco overwrites all of it.
-                grow(&mut space.filtered, m * esize)?;
-                let rest = &mut space.filtered[..m * esize];
-                super::pcodec::decompress_into(h.esize, pco, rest, native, space.codecs.get())?;
-                undo_into(rest, &bits, fill, esize, out, native);
-                Ok(())
-            });
-        space.bits = bits;
-        r
+        let k = kept.get::<Bitmap>();
+        undo_into(coded, &k.bits, k.fill, usize::from(h.esize), out, native);
+        Ok(())
+    }
+}
+
+/// The fill element and bitmap of the `mask` frame being decoded, kept from its prefix to its
+/// undoing (the bitmap's buffer reused from frame to frame).
+#[derive(Default)]
+struct Bitmap {
+    fill: u64,
+    bits: Vec<u8>,
+}
+
+impl Kept for Bitmap {
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.bits.capacity()
     }
 }
 

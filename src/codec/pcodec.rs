@@ -7,9 +7,10 @@
 //! integers by their bits, so every bit pattern (NaN payloads, -0.0, denormals, infinities)
 //! comes back unchanged. design/FORMAT.md specifies the payload.
 
+use super::block::Form;
 use super::error::CodecError;
 use super::error::FrameError;
-use crate::format::{Codec, Filter, FrameHeader};
+use crate::format::FrameHeader;
 use crate::nc3::NcType;
 use ::pco::standalone::{DecompressorItem, FileDecompressor};
 
@@ -447,33 +448,6 @@ fn write_file<T: ::pco::data_types::Number>(
     }))
 }
 
-/// The element size of a frame whose filter goes with codec pco only and elements of the sizes
-/// `supports` allows (`mask`, `fit`), decoding to `len` bytes: the filter's own error (from
-/// `codec` or `size`) for another codec or element size, and [`FrameError::FilterElementSize`]
-/// when `len` is not whole elements.
-pub(crate) fn pco_filter_esize(
-    h: &FrameHeader,
-    len: usize,
-    supports: fn(usize) -> bool,
-    codec: fn(Codec) -> FrameError,
-    size: fn(u16) -> FrameError,
-) -> Result<usize, FrameError> {
-    if h.codec != Codec::Pco {
-        return Err(codec(h.codec));
-    }
-    let esize = usize::from(h.esize);
-    if !supports(esize) {
-        return Err(size(h.esize));
-    }
-    if !len.is_multiple_of(esize) {
-        return Err(FrameError::FilterElementSize {
-            esize: h.esize,
-            decoded: h.decoded_len,
-        });
-    }
-    Ok(esize)
-}
-
 /// Reusable space for decoding into an output that is not aligned for its elements.
 #[derive(Default)]
 pub(crate) struct PcoScratch {
@@ -739,20 +713,6 @@ pub(crate) fn pco_sample(
     }
 }
 
-/// A pco payload without the `plane` filter (decoded before this check) is the block itself:
-/// its frame has no filter.
-pub(crate) fn check_pco_filter(h: &FrameHeader) -> Result<(), FrameError> {
-    if h.filter == Filter::None {
-        Ok(())
-    } else {
-        Err(CodecError::Pco(format!(
-            "filter {} with codec pco (pco frames have filter none, plane or mask)",
-            h.filter.name()
-        ))
-        .into())
-    }
-}
-
 /// Codec `pco`: the block's numbers, compressed by pco.
 pub(crate) struct Pco;
 
@@ -771,14 +731,10 @@ impl super::block::BlockCodec for Pco {
         h: &FrameHeader,
         payload: &[u8],
         out: &mut [u8],
-        _scratch: &mut super::space::Scratch,
+        scratch: &mut super::space::Scratch,
     ) -> Result<(), FrameError> {
-        check_pco_filter(h)?;
-        decompress_into(h.esize, payload, out, false, &mut PcoScratch::default())?;
+        decompress_into(h.esize, payload, out, false, scratch.get())?;
         Ok(())
-    }
-    fn decodes_numbers(&self) -> bool {
-        true
     }
     fn decode_into(
         &self,
@@ -788,9 +744,35 @@ impl super::block::BlockCodec for Pco {
         native: bool,
         space: &mut super::space::Space,
     ) -> Result<(), FrameError> {
-        check_pco_filter(h)?;
         decompress_into(h.esize, payload, out, native, space.codecs.get())?;
         Ok(())
+    }
+    /// The numbers of a `mask` frame ([`Form::Numbers`]), or the unsigned residuals of a
+    /// `plane` or `fit` frame ([`Form::Residuals`], whose number type pco's file must record).
+    fn decode_numbers(
+        &self,
+        h: &FrameHeader,
+        payload: &[u8],
+        out: &mut [u8],
+        form: Form,
+        native: bool,
+        scratch: &mut super::space::Scratch,
+    ) -> Result<(), FrameError> {
+        match form {
+            Form::Residuals => {
+                decompress_residuals_into(h.esize, payload, out, true, scratch.get())
+            }
+            _ => decompress_into(h.esize, payload, out, native, scratch.get()),
+        }?;
+        Ok(())
+    }
+    /// Pco frames have filter none or a front-end of numbers.
+    fn wrong_filter(&self, h: &FrameHeader) -> FrameError {
+        CodecError::Pco(format!(
+            "filter {} with codec pco (pco frames have filter none, plane or mask)",
+            h.filter.name()
+        ))
+        .into()
     }
 }
 

@@ -10,9 +10,9 @@
 //! codes numbers). The frame's payload is a 9-byte prefix ([`Params::encode`]) followed by a
 //! pco file of those unsigned numbers.
 
+use super::block::{Coded, Form};
 use super::error::PlaneError;
-use super::space::grow;
-use super::space::Space;
+use super::space::Scratch;
 use crate::codec::error::FrameError;
 use crate::format::{Codec, FrameHeader};
 
@@ -480,7 +480,7 @@ pub fn undo_be(src: &[u8], esize: usize, p: &Params, dst: &mut [u8]) {
 /// Filter `plane`: each element less its fitted plane (the parameters of a whole block).
 pub(crate) struct Plane;
 
-impl super::block::BlockFilter for Plane {
+impl super::block::NumericFront for Plane {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         apply(data, esize, &whole_plane(data, esize), out);
     }
@@ -489,33 +489,56 @@ impl super::block::BlockFilter for Plane {
         out.resize(data.len(), 0);
         undo_be(data, esize, &whole_plane(data, esize), out);
     }
-    /// Checks the codec (pco only), the element size and the prefix, decodes pco's unsigned
-    /// residuals in native order into `space.words` and rebuilds the elements from them.
-    fn decode_frame(
+    /// Plane is defined with codec pco only.
+    fn wrong_codec(&self, codec: Codec) -> Option<FrameError> {
+        Some(PlaneError::Codec { codec }.into())
+    }
+    /// Checks the element size and the prefix, kept; pco decodes the unsigned residuals, one
+    /// per element, in native order.
+    fn open<'p>(
         &self,
-        _codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
-        payload: &[u8],
-        out: &mut [u8],
-        native: bool,
-        space: &mut Space,
-    ) -> Result<(), FrameError> {
-        if h.codec != Codec::Pco {
-            return Err(PlaneError::Codec { codec: h.codec }.into());
-        }
-        let esize = usize::from(h.esize);
-        if !supports(esize) {
+        payload: &'p [u8],
+        kept: &mut Scratch,
+    ) -> Result<Coded<'p>, FrameError> {
+        if !supports(usize::from(h.esize)) {
             return Err(PlaneError::ElementSize { esize: h.esize }.into());
         }
         let (params, payload) = Params::decode(payload)?;
-        let n = out.len();
-        // The output's size is the frame's decoded length, already bounded by the layout; the
-        // buffer grows once per thread, and pco overwrites all of it.
-        grow(&mut space.words, n.div_ceil(8))?;
-        let z = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut space.words)[..n];
-        super::pcodec::decompress_residuals_into(h.esize, payload, z, true, space.codecs.get())?;
-        undo_into(z, esize, &params, out, native);
+        kept.get::<Prefix>().0 = Some(params);
+        Ok(Coded {
+            payload,
+            len: h.decoded_len as usize,
+            form: Form::Residuals,
+        })
+    }
+    /// Rebuilds the elements from the residuals.
+    fn close(
+        &self,
+        h: &FrameHeader,
+        coded: &mut [u8],
+        out: &mut [u8],
+        native: bool,
+        kept: &mut Scratch,
+    ) -> Result<(), FrameError> {
+        if let Some(params) = &kept.get::<Prefix>().0 {
+            undo_into(coded, usize::from(h.esize), params, out, native);
+        }
         Ok(())
+    }
+}
+
+/// The prefix of the `plane` frame being decoded, kept from [`NumericFront::open`] to its
+/// undoing.
+///
+/// [`NumericFront::open`]: super::block::NumericFront::open
+#[derive(Default)]
+struct Prefix(Option<Params>);
+
+impl super::space::Kept for Prefix {
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        0
     }
 }
 

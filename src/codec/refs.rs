@@ -10,12 +10,12 @@
 //! mesh, shared by the cells around each vertex, megabytes apart in the cell order) become
 //! small numbers that LZMA codes better than matches at long distances.
 
+use super::block::{Coded, Form};
 use super::error::RefsError;
-use super::space::grow;
-use super::space::Space;
+use super::space::{Kept, Scratch};
 use super::word::be_to_native;
 use crate::codec::error::FrameError;
-use crate::format::FrameHeader;
+use crate::format::{Codec, FrameHeader};
 
 /// Bytes before the codec's data in a `refs` frame's payload: the table's entry count d, as a
 /// big-endian u32.
@@ -215,34 +215,32 @@ pub(crate) fn undo(src: &[u8], esize: usize, d: u32, out: &mut [u8]) -> Result<(
 /// Filter `refs`: each element a reference into a table of the values seen.
 pub(crate) struct Refs;
 
-impl super::block::BlockFilter for Refs {
+impl super::block::NumericFront for Refs {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         apply_refs_whole(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         undo_refs_whole(data, esize, out);
     }
-    /// Checks the codec, the element size and the table's entry count, decodes the codec's
-    /// data into `space.filtered` (exactly the length the count and the block's length give,
-    /// at most 1.5 times the block's for 8-byte elements, twice for 4-byte ones) and rebuilds
-    /// the elements from it, in native order when `native`.
-    fn decode_frame(
+    /// Refs goes with the codecs whose registry line has `REFS`.
+    fn wrong_codec(&self, codec: Codec) -> Option<FrameError> {
+        Some(RefsError::Codec { codec }.into())
+    }
+    /// Checks the element size and the table's entry count, kept; the codec decodes the
+    /// filtered bytes: exactly the length the count and the block's length give, at most 1.5
+    /// times the block's for 8-byte elements, twice for 4-byte ones.
+    fn open<'p>(
         &self,
-        codec: &dyn super::block::BlockCodec,
         h: &FrameHeader,
-        payload: &[u8],
-        out: &mut [u8],
-        native: bool,
-        space: &mut Space,
-    ) -> Result<(), FrameError> {
-        if !h.codec.follows_refs() {
-            return Err(RefsError::Codec { codec: h.codec }.into());
-        }
+        payload: &'p [u8],
+        kept: &mut Scratch,
+    ) -> Result<Coded<'p>, FrameError> {
         let esize = usize::from(h.esize);
         if !supports(esize) {
             return Err(RefsError::FrameElementSize { esize: h.esize }.into());
         }
-        if !out.len().is_multiple_of(esize) {
+        let block = h.decoded_len as usize;
+        if !block.is_multiple_of(esize) {
             return Err(FrameError::FilterElementSize {
                 esize: h.esize,
                 decoded: h.decoded_len,
@@ -255,23 +253,48 @@ impl super::block::BlockFilter for Refs {
             .into());
         };
         let d = u32::from_be_bytes(*count);
-        let n = out.len() / esize;
+        let n = block / esize;
         // Bounded by the block's length before anything is allocated.
-        let len = filtered_len(out.len(), esize, d as usize)
+        let len = filtered_len(block, esize, d as usize)
             .filter(|_| d as usize <= n)
             .ok_or(RefsError::Entries {
                 entries: d as usize,
                 elements: n,
             })?;
-        // Grows once per thread, then reused: decompression overwrites all of it.
-        grow(&mut space.filtered, len)?;
-        let f = &mut space.filtered[..len];
-        codec.decompress_into(h, payload, f, &mut space.codecs)?;
-        undo(f, esize, d, out)?;
+        kept.get::<Entries>().0 = d;
+        Ok(Coded {
+            payload,
+            len,
+            form: Form::Bytes,
+        })
+    }
+    /// Rebuilds the elements from the filtered bytes, in native order when `native`.
+    fn close(
+        &self,
+        h: &FrameHeader,
+        coded: &mut [u8],
+        out: &mut [u8],
+        native: bool,
+        kept: &mut Scratch,
+    ) -> Result<(), FrameError> {
+        let esize = usize::from(h.esize);
+        undo(coded, esize, kept.get::<Entries>().0, out)?;
         if native {
             be_to_native(out, esize);
         }
         Ok(())
+    }
+}
+
+/// The table's entry count of the `refs` frame being decoded, kept from its prefix to its
+/// undoing.
+#[derive(Default)]
+struct Entries(u32);
+
+impl Kept for Entries {
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        0
     }
 }
 

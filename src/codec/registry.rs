@@ -1,15 +1,16 @@
-//! The registries: a codec's wire id to its implementation, and a filter's wire id to its
-//! implementation. The codecs' lines are in `src/format/codecs.rs` (one line
-//! each: wire id, name, implementation, capabilities), which this file expands; every codec's
-//! implementation is named here and nowhere else. The traits are in [`super::block`], which
-//! imports no codec.
+//! The registries: a codec's wire id to its implementation, and a filter's wire id to its kind
+//! and implementation. Their lines are in `src/format/codecs.rs` and `src/format/filters.rs`
+//! (one line each: wire id, name, implementation, capabilities), which this file expands;
+//! every codec's and filter's implementation is named here and nowhere else. The traits are in
+//! [`super::block`], which imports no codec.
 
-use super::block::{BlockCodec, BlockFilter};
+use super::block::{BlockCodec, ByteFilter, NumericFront};
 use crate::format::{Codec, Filter};
 
-/// Defines [`codec`] from the registry's lines (their capabilities are
-/// [`Codec::user_choice`] and [`Codec::follows_refs`], in `crate::format`).
-macro_rules! registry {
+/// Defines [`codec`] from the codec registry's lines (their capabilities are
+/// [`Codec::user_choice`], [`Codec::decodes_bytes`] and [`Codec::decodes_part`], and which
+/// filters it goes with, [`Filter::goes_with`], in `crate::format`).
+macro_rules! codec_registry {
     ($(
         $(#[doc = $doc:literal])*
         $(#[cfg($cfg:meta)])?
@@ -23,29 +24,70 @@ macro_rules! registry {
         }
     };
 }
-crate::format::codecs::codecs!(registry);
+crate::format::codecs::codecs!(codec_registry);
 
-impl Codec {
-    /// Whether the codec decodes the start of a block without the rest (its implementation's
-    /// [`BlockCodec::decodes_part`]), so that a small read stops early.
-    pub(crate) fn decodes_part(self) -> bool {
-        codec(self).decodes_part()
+/// A filter's implementation, of its kind.
+#[derive(Clone, Copy)]
+pub(crate) enum Stage {
+    /// A byte filter: undone on the bytes a codec of bytes decodes.
+    Bytes(&'static dyn ByteFilter),
+    /// A numeric front-end: its prefix read before the codec decodes, the block rebuilt after.
+    Front(&'static dyn NumericFront),
+}
+
+/// Defines [`filter`] from the filter registry's lines (their capabilities are
+/// [`Filter::goes_with`], [`Filter::undoes_part`] and [`Filter::is_same`], in `crate::format`).
+macro_rules! filter_registry {
+    ($(
+        $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
+        $v:ident = $id:literal, $name:literal, $kind:ident $($imp:ident)::+, $needs:ident,
+            [$($flag:ident),*];
+    )*) => {
+        /// The implementation of a filter, of the kind its registry line says.
+        pub(crate) fn filter(id: Filter) -> Stage {
+            match id {
+                $($(#[cfg($cfg)])? Filter::$v => Stage::$kind(&crate::codec::$($imp)::+),)*
+            }
+        }
+    };
+}
+crate::format::filters::filters!(filter_registry);
+
+impl Stage {
+    /// Applies the filter to a whole block `data` (big-endian elements of `esize` bytes) into
+    /// `out`, replacing its contents.
+    pub(crate) fn apply(self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        match self {
+            Stage::Bytes(f) => f.apply(data, esize, out),
+            Stage::Front(f) => f.apply(data, esize, out),
+        }
+    }
+
+    /// Reverses [`Stage::apply`] into `out` (its contents replaced).
+    pub(crate) fn undo(self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
+        match self {
+            Stage::Bytes(f) => f.undo(data, esize, out),
+            Stage::Front(f) => f.undo(data, esize, out),
+        }
     }
 }
 
-/// The filter of a wire id: the one place that names every filter.
-pub(crate) fn filter(id: Filter) -> &'static dyn BlockFilter {
-    use super::shuffle::{ByteDelta, Delta, NoFilter, Shuffle, ZigZagDelta};
-    match id {
-        Filter::None => &NoFilter,
-        Filter::Shuffle => &Shuffle,
-        Filter::ByteDelta => &ByteDelta,
-        Filter::Delta => &Delta,
-        Filter::ZigZagDelta => &ZigZagDelta,
-        Filter::Lorenzo => &super::lorenzo::Lorenzo,
-        Filter::Plane => &super::plane::Plane,
-        Filter::Refs => &super::refs::Refs,
-        Filter::Mask => &super::mask::Mask,
-        Filter::Fit => &super::fit::Fit,
+/// The byte filter of a frame with filter `filter` and codec `codec` when a part of its block
+/// decodes from the start of the codec's bytes: the filter undoes a part (`PART` on its line),
+/// the codec decodes bytes (`BYTES` on its) and the two go together. None otherwise (the block
+/// is decoded whole).
+pub(crate) fn part_filter(filter: Filter, codec: Codec) -> Option<&'static dyn ByteFilter> {
+    let part = filter.undoes_part() && codec.decodes_bytes() && filter.goes_with(codec);
+    match self::filter(filter) {
+        Stage::Bytes(f) if part => Some(f),
+        _ => None,
     }
+}
+
+/// Whether a small read of a frame with codec `codec` and filter `filter` decodes only the
+/// start of the codec's bytes: the codec stops early (`PART` on its line: zstd) and the filter
+/// undoes a part ([`part_filter`]).
+pub(crate) fn decodes_part(codec: Codec, filter: Filter) -> bool {
+    codec.decodes_part() && part_filter(filter, codec).is_some()
 }

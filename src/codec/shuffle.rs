@@ -1,10 +1,7 @@
 //! The byte shuffle and the byte delta filters (`shuffle`, `bytedelta`, `delta`, `zzdelta`):
 //! each byte of every element in a stream of its own, after a difference of neighbours.
 
-use super::space::Space;
-use crate::codec::error::FrameError;
 use crate::codec::word::{be_to_native, Word};
-use crate::format::FrameHeader;
 
 /// Byte-shuffles `src` (elements of `esize` bytes) into `dst`: the first byte of every element,
 /// then the second byte of every element, and so on. A trailing partial element is copied as is.
@@ -441,10 +438,11 @@ fn undelta_words<W: Word, const E: usize, const ZIGZAG: bool, const NATIVE: bool
     }
 }
 
-/// Filter `none`: the bytes as they are.
+/// Filter `none`: the bytes as they are (`SAME` on its registry line: a frame's codec decodes
+/// straight into the block).
 pub(crate) struct NoFilter;
 
-impl super::block::BlockFilter for NoFilter {
+impl super::block::ByteFilter for NoFilter {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         let _ = esize;
         out.clear();
@@ -454,21 +452,6 @@ impl super::block::BlockFilter for NoFilter {
         let _ = esize;
         out.clear();
         out.extend_from_slice(data);
-    }
-    /// The codec's decoding, straight into `out`.
-    fn decode_frame(
-        &self,
-        codec: &dyn super::block::BlockCodec,
-        h: &FrameHeader,
-        payload: &[u8],
-        out: &mut [u8],
-        native: bool,
-        space: &mut Space,
-    ) -> Result<(), FrameError> {
-        codec.decode_into(h, payload, out, native, space)
-    }
-    fn undoes_part(&self) -> bool {
-        true
     }
     fn undo_part(&self, src: &[u8], len: usize, _: usize, from: usize, dst: &mut [u8]) -> bool {
         let Some(part) = src
@@ -488,18 +471,15 @@ impl super::block::BlockFilter for NoFilter {
 /// Filter `shuffle`: the bytes of the elements grouped by position.
 pub(crate) struct Shuffle;
 
-impl super::block::BlockFilter for Shuffle {
+impl super::block::ByteFilter for Shuffle {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         shuffle(data, esize, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         unshuffle(data, esize, out);
     }
-    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+    fn undo_into(&self, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
         unshuffle_native(src, esize, dst, native);
-    }
-    fn undoes_part(&self) -> bool {
-        true
     }
     fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
         part(src, len, esize, from, dst, Part::Shuffle)
@@ -512,7 +492,7 @@ impl super::block::BlockFilter for Shuffle {
 /// Filter `bytedelta`: shuffled, then each byte stream delta coded.
 pub(crate) struct ByteDelta;
 
-impl super::block::BlockFilter for ByteDelta {
+impl super::block::ByteFilter for ByteDelta {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         shuffle(data, esize, out);
         let n = data.len() / esize.max(1);
@@ -532,7 +512,7 @@ impl super::block::BlockFilter for ByteDelta {
         }
         unshuffle(&d, esize, out);
     }
-    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+    fn undo_into(&self, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
         // The byte streams' running sums in place, then unshuffled.
         let n = src.len() / esize.max(1);
         for stream in src[..n * esize.max(1)].chunks_exact_mut(n.max(1)) {
@@ -541,9 +521,6 @@ impl super::block::BlockFilter for ByteDelta {
             }
         }
         unshuffle_native(src, esize, dst, native);
-    }
-    fn undoes_part(&self) -> bool {
-        true
     }
     fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
         part(src, len, esize, from, dst, Part::ByteDelta)
@@ -556,18 +533,15 @@ impl super::block::BlockFilter for ByteDelta {
 /// Filter `delta`: element deltas, then shuffled.
 pub(crate) struct Delta;
 
-impl super::block::BlockFilter for Delta {
+impl super::block::ByteFilter for Delta {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         delta_shuffle(data, esize, false, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         unshuffle_undelta(data, esize, false, out);
     }
-    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+    fn undo_into(&self, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
         unshuffle_undelta_native::<false>(src, esize, dst, native);
-    }
-    fn undoes_part(&self) -> bool {
-        true
     }
     fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
         part(src, len, esize, from, dst, Part::Delta { zigzag: false })
@@ -580,18 +554,15 @@ impl super::block::BlockFilter for Delta {
 /// Filter `zzdelta`: element deltas zigzag coded, then shuffled.
 pub(crate) struct ZigZagDelta;
 
-impl super::block::BlockFilter for ZigZagDelta {
+impl super::block::ByteFilter for ZigZagDelta {
     fn apply(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         delta_shuffle(data, esize, true, out);
     }
     fn undo(&self, data: &[u8], esize: usize, out: &mut Vec<u8>) {
         unshuffle_undelta(data, esize, true, out);
     }
-    fn undo_into(&self, src: &mut [u8], esize: usize, _: usize, dst: &mut [u8], native: bool) {
+    fn undo_into(&self, src: &mut [u8], esize: usize, dst: &mut [u8], native: bool) {
         unshuffle_undelta_native::<true>(src, esize, dst, native);
-    }
-    fn undoes_part(&self) -> bool {
-        true
     }
     fn undo_part(&self, src: &[u8], len: usize, esize: usize, from: usize, dst: &mut [u8]) -> bool {
         part(src, len, esize, from, dst, Part::Delta { zigzag: true })

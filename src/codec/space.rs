@@ -10,14 +10,14 @@ use super::pages::{prefault, PageBuf};
 /// The buffers of a `DecodeScratch`, reused from frame to frame by the thread that holds it.
 #[derive(Default)]
 pub(crate) struct Space {
-    /// Each codec's own scratch (zstd's context, pco's words, fit's working values).
+    /// Each codec's and front-end's own scratch (zstd's context, pco's words, what a
+    /// front-end's prefix said, fit's working values).
     pub(crate) codecs: Scratch,
-    /// A codec's output before the filter is undone.
+    /// A codec's output before the filter is undone (bytes, or a front-end's numbers).
     pub(crate) filtered: Vec<u8>,
-    /// The residuals of a `plane` frame, as native numbers (aligned).
+    /// A codec's output when a front-end asks for residuals (plane, fit), as native numbers
+    /// (aligned).
     pub(crate) words: Vec<u64>,
-    /// The bitmap of a `mask` or `fit` frame.
-    pub(crate) bits: Vec<u8>,
     /// A whole block, for a part of a block with a filter that does not undo a part.
     pub(crate) block: Vec<u8>,
     /// The buffer of a part decoder: the block decompressed, then the payload.
@@ -30,7 +30,6 @@ impl Space {
     pub(crate) fn held(&self) -> usize {
         self.filtered.capacity()
             + self.block.capacity()
-            + self.bits.capacity()
             + 8 * self.words.capacity()
             + self.codecs.kept.iter().map(|k| k.held()).sum::<usize>()
             + self.part.as_ref().map_or(0, |p| p.len())

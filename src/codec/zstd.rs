@@ -180,9 +180,7 @@ impl BlockCodec for Zstd {
     ) -> Result<(), FrameError> {
         decompress_with(scratch, h, payload, out, None)
     }
-    fn decodes_part(&self) -> bool {
-        true
-    }
+    /// Stops once it has the bytes asked for (`PART` on its registry line).
     fn decompress_upto(
         &self,
         _h: &FrameHeader,

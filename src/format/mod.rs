@@ -207,6 +207,7 @@ pub const MIN_BLOCK_SIZE: u32 = 8;
 pub(crate) mod codecs;
 pub mod compact;
 pub mod error;
+pub(crate) mod filters;
 mod index;
 pub(crate) mod streams;
 
@@ -308,6 +309,16 @@ codecs::codecs!(wire_codecs);
 const USER: u8 = 1;
 /// Capability of a codec's registry line: its data may follow the refs filter's prefix.
 const REFS: u8 = 2;
+/// Capability of a codec's registry line: it decodes bytes (`BlockCodec::decompress_into`),
+/// which a byte filter then undoes.
+const BYTES: u8 = 4;
+/// Capability of a codec's registry line: it decodes the numbers a numeric front-end leaves
+/// (`BlockCodec::decode_numbers`).
+const NUMBERS: u8 = 8;
+/// Capability of a codec's registry line: it decodes the start of a block without the rest
+/// (`BlockCodec::decompress_upto` stops early); of a filter's: it undoes a part of a block from
+/// the start of the codec's bytes.
+const PART: u8 = 16;
 
 impl Codec {
     /// Whether a user may choose the codec (`--codec`, [`Codec::NAMES`]): its registry line's
@@ -316,106 +327,113 @@ impl Codec {
         self.flags() & USER != 0
     }
 
-    /// Whether the codec's data may follow the refs filter's prefix (design/FORMAT.md, "Valid
-    /// pairs"): its registry line's `REFS`.
-    pub(crate) const fn follows_refs(self) -> bool {
-        self.flags() & REFS != 0
+    /// Whether the codec decodes bytes that a byte filter then undoes: its registry line's
+    /// `BYTES` (pco and context decode numbers instead).
+    pub(crate) const fn decodes_bytes(self) -> bool {
+        self.flags() & BYTES != 0
+    }
+
+    /// Whether the codec decodes the start of a block without the rest, so that a small read
+    /// stops early: its registry line's `PART`.
+    pub(crate) const fn decodes_part(self) -> bool {
+        self.flags() & PART != 0
     }
 }
 
-/// Reversible transform applied before the codec, recorded per block.
-///
-/// ```
-/// use nc3pack::format::Filter;
-/// assert_eq!(Filter::ZigZagDelta as u8, 4);
-/// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Filter {
-    /// No transform.
-    None = 0,
-    /// Byte shuffle by element size: all first bytes of the elements, then all second bytes, ...
-    Shuffle = 1,
-    /// Byte shuffle, then each byte stream replaced by its differences (Blosc2's "bytedelta").
-    ByteDelta = 2,
-    /// Each element replaced by its difference from the previous one (as an unsigned big-endian
-    /// integer of the element size, wrapping), then byte shuffle.
-    Delta = 3,
-    /// Like [`Filter::Delta`], but each difference, viewed as a signed integer of the element
-    /// size, is zigzag-encoded (0, -1, 1, -2, ... become 0, 1, 2, 3, ...) before the shuffle, so
-    /// that small negative differences have small high bytes too.
-    ZigZagDelta = 4,
-    /// A 2-D Lorenzo predictor on floats of 4 or 8 bytes (mapped to integers that keep their
-    /// order): each element minus (left + up − up-left), with "up" one row of the variable's
-    /// innermost dimension back, zigzag-encoded, then byte shuffle. The frame's payload starts
-    /// with the row length (4 bytes, big-endian) before the codec's data.
-    Lorenzo = 5,
-    /// A weighted 2-D predictor on the numbers of 2, 4 or 8 bytes (floats mapped to integers
-    /// that keep their order): each element minus (wL·left + wU·up + wUL·up-left) / 2^s, the
-    /// residuals zigzag-encoded as unsigned numbers, for codec pco only. The frame's payload
-    /// starts with a 9-byte prefix (row length, map, weights, shift) before pco's data.
-    Plane = 6,
-    /// Each element of 4 or 8 bytes as a reference to an earlier equal value (0: the next
-    /// entry of a table of the distinct values, else entries so far minus the entry's index),
-    /// the references as big-endian u32 shuffled, then the table. The frame's payload starts
-    /// with the table's entry count (4 bytes) before the codec's data, which decodes to the
-    /// filtered length, not the block's.
-    Refs = 7,
-    /// The elements of 2, 4 or 8 bytes equal to one value (a fill value) set apart, for codec
-    /// pco only: the frame's payload starts with the fill element, the length of a mask and
-    /// the mask (a zstd frame of a bitmap of the block's elements, 1 for the fill), followed by
-    /// a pco file of the other elements.
-    Mask = 8,
-    /// A linear predictor fitted to the block on up to 32 earlier elements of 2, 4 or 8 bytes
-    /// (floats mapped to integers that keep their order), with the block's fill value set
-    /// apart, for codec pco only: the frame's payload starts with a prefix (map, shift, flags,
-    /// the taps' offsets and weights, then the fill element and mask when the block has one)
-    /// before a pco file of the zigzag residuals of the elements that are not the fill.
-    Fit = 9,
+/// Defines [`Filter`] from the registry's lines ([`filters`]): the variants with their wire
+/// ids, [`Filter::from_id`], [`Filter::name`] and the capabilities.
+macro_rules! wire_filters {
+    ($(
+        $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
+        $v:ident = $id:literal, $name:literal, $kind:ident $($imp:ident)::+, $needs:ident,
+            [$($flag:ident),*];
+    )*) => {
+        /// Reversible transform applied before the codec, recorded per block (one line each in
+        /// the filter registry, `src/format/filters.rs`).
+        ///
+        /// ```
+        /// use nc3pack::format::Filter;
+        /// assert_eq!(Filter::ZigZagDelta as u8, 4);
+        /// assert_eq!(Filter::from_id(4).map(Filter::name), Some("zzdelta"));
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum Filter {
+            $(
+                $(#[doc = $doc])*
+                $(#[cfg($cfg)])?
+                $v = $id,
+            )*
+        }
+
+        impl Filter {
+            /// The filter with id `id`.
+            ///
+            /// ```
+            /// use nc3pack::format::Filter;
+            /// assert_eq!(Filter::from_id(1), Some(Filter::Shuffle));
+            /// ```
+            pub fn from_id(id: u8) -> Option<Filter> {
+                match id {
+                    $($(#[cfg($cfg)])? $id => Some(Filter::$v),)*
+                    _ => None,
+                }
+            }
+
+            /// Name for display.
+            ///
+            /// ```
+            /// assert_eq!(nc3pack::format::Filter::ZigZagDelta.name(), "zzdelta");
+            /// ```
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($(#[cfg($cfg)])? Filter::$v => $name,)*
+                }
+            }
+
+            /// The capability of the codec registry its codec must have.
+            const fn needs(self) -> u8 {
+                match self {
+                    $($(#[cfg($cfg)])? Filter::$v => $needs,)*
+                }
+            }
+
+            /// The capabilities of its registry line.
+            const fn flags(self) -> u8 {
+                match self {
+                    $($(#[cfg($cfg)])? Filter::$v => 0 $(| $flag)*,)*
+                }
+            }
+        }
+    };
 }
+filters::filters!(wire_filters);
+
+/// What a filter's registry line asks of its codec when it goes with every codec (`none`).
+const ANY: u8 = 0;
+/// Capability of a filter's registry line: it leaves the bytes as they are. (Its `PART` is the
+/// codecs' bit: it undoes a part of a block from the start of the codec's bytes.)
+const SAME: u8 = 32;
 
 impl Filter {
-    /// The filter with id `id`.
-    ///
-    /// ```
-    /// use nc3pack::format::Filter;
-    /// assert_eq!(Filter::from_id(1), Some(Filter::Shuffle));
-    /// ```
-    pub fn from_id(id: u8) -> Option<Filter> {
-        match id {
-            0 => Some(Filter::None),
-            1 => Some(Filter::Shuffle),
-            2 => Some(Filter::ByteDelta),
-            3 => Some(Filter::Delta),
-            4 => Some(Filter::ZigZagDelta),
-            5 => Some(Filter::Lorenzo),
-            6 => Some(Filter::Plane),
-            7 => Some(Filter::Refs),
-            8 => Some(Filter::Mask),
-            9 => Some(Filter::Fit),
-            _ => None,
-        }
+    /// Whether a frame with codec `codec` and this filter is a valid pair (design/FORMAT.md,
+    /// "Valid pairs"): the codec has the capability the filter's registry line asks for.
+    pub(crate) const fn goes_with(self, codec: Codec) -> bool {
+        codec.flags() & self.needs() == self.needs()
     }
 
-    /// Name for display.
-    ///
-    /// ```
-    /// assert_eq!(nc3pack::format::Filter::ZigZagDelta.name(), "zzdelta");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            Filter::None => "none",
-            Filter::Shuffle => "shuffle",
-            Filter::ByteDelta => "bytedelta",
-            Filter::Delta => "delta",
-            Filter::ZigZagDelta => "zzdelta",
-            Filter::Lorenzo => "lorenzo",
-            Filter::Plane => "plane",
-            Filter::Refs => "refs",
-            Filter::Mask => "mask",
-            Filter::Fit => "fit",
-        }
+    /// Whether the filter undoes a part of a block from the start of its codec's bytes (its
+    /// registry line's `PART`), so that a small read of a frame whose codec decodes bytes
+    /// need not decode the rest.
+    pub(crate) const fn undoes_part(self) -> bool {
+        self.flags() & PART != 0
+    }
+
+    /// Whether the filter leaves the bytes as they are (its registry line's `SAME`: `none`),
+    /// so that the codec decodes straight into the block.
+    pub(crate) const fn is_same(self) -> bool {
+        self.flags() & SAME != 0
     }
 }
 

@@ -7,52 +7,77 @@ use super::{
 };
 #[cfg(target_arch = "x86_64")]
 use super::{MAGIC, MAX_TAPS};
+use crate::codec::block::{front_esize, Coded, Form};
 use crate::codec::error::FitError;
 use crate::codec::error::FrameError;
-use crate::codec::pcodec::pco_filter_esize;
-use crate::codec::space::grow;
-use crate::codec::space::Space;
+use crate::codec::space::Scratch;
 use crate::format::FrameHeader;
 
-/// Decodes the payload of a `fit` frame (after its CRC check) into `out` (`h.decoded_len`
-/// bytes): checks the codec (pco only), the element size and the prefix, decodes pco's
-/// residuals (exactly one per element the bitmap does not mark, or per element without one)
-/// into `space.words` and rebuilds the elements from them.
-pub(super) fn decode_frame(
+/// What the prefix of the `fit` frame being decoded says, kept from [`open`] to [`close`],
+/// with the buffers of its undoing (reused from frame to frame).
+#[derive(Default)]
+pub(super) struct Kept {
+    /// The predictor.
+    params: Params,
+    /// The fill element, when the block has one.
+    fill: Option<u64>,
+    /// The bitmap of the fill elements.
+    bits: Vec<u8>,
+    /// The working values.
+    work: Work,
+}
+
+impl crate::codec::space::Kept for Kept {
+    /// The bytes its buffers hold.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.bits.capacity() + self.work.held()
+    }
+}
+
+/// Reads the prefix of a `fit` frame's payload (after its CRC check and its codec's, pco),
+/// kept in `kept`: checks the element size and the prefix, and reads the fill section. Pco
+/// then decodes its residuals, exactly one per element the bitmap does not mark (or per
+/// element without one), in native order.
+pub(super) fn open<'p>(
     h: &FrameHeader,
-    payload: &[u8],
-    out: &mut [u8],
-    native: bool,
-    space: &mut Space,
-) -> Result<(), FrameError> {
-    let esize = pco_filter_esize(
-        h,
-        out.len(),
-        supports,
-        |codec| FitError::Codec { codec }.into(),
-        |esize| FitError::ElementSize { esize }.into(),
-    )?;
-    let n = out.len() / esize;
+    payload: &'p [u8],
+    kept: &mut Scratch,
+) -> Result<Coded<'p>, FrameError> {
+    let esize = front_esize(h, supports, |esize| FitError::ElementSize { esize }.into())?;
+    let n = h.decoded_len as usize / esize;
     let (params, has_fill, rest) = Params::decode(payload)?;
-    let mut bits = std::mem::take(&mut space.bits);
-    let r = (|| {
-        let (fill, m, pco) = if has_fill {
-            let (fill, m, pco) = crate::codec::mask::decode(rest, esize, n, &mut bits)?;
-            (Some(fill), m, pco)
-        } else {
-            (None, n, rest)
-        };
-        // At most the block's decoded length, which the layout bounds; pco overwrites it all.
-        let words = &mut space.words;
-        grow(words, (m * esize).div_ceil(8))?;
-        let z = &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..m * esize];
-        crate::codec::pcodec::decompress_residuals_into(h.esize, pco, z, true, space.codecs.get())?;
-        let fill = fill.map(|f| (f, &bits[..]));
-        undo_into(z, esize, &params, fill, out, native, space.codecs.get());
-        Ok(())
-    })();
-    space.bits = bits;
-    r
+    let k = kept.get::<Kept>();
+    let (fill, m, pco) = if has_fill {
+        let (fill, m, pco) = crate::codec::mask::decode(rest, esize, n, &mut k.bits)?;
+        (Some(fill), m, pco)
+    } else {
+        (None, n, rest)
+    };
+    k.params = params;
+    k.fill = fill;
+    // At most the block's decoded length, which the layout bounds.
+    Ok(Coded {
+        payload: pco,
+        len: m * esize,
+        form: Form::Residuals,
+    })
+}
+
+/// Rebuilds the block of a `fit` frame into `out` from pco's residuals `z`, with what
+/// [`open`] kept.
+pub(super) fn close(h: &FrameHeader, z: &[u8], out: &mut [u8], native: bool, kept: &mut Scratch) {
+    let k = kept.get::<Kept>();
+    let fill = k.fill.map(|f| (f, &k.bits[..]));
+    undo_into(
+        z,
+        usize::from(h.esize),
+        &k.params,
+        fill,
+        out,
+        native,
+        &mut k.work,
+    );
 }
 
 /// Rebuilds a block into `out` (n elements of `esize` bytes: 2, 4 or 8) from the residuals in

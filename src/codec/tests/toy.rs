@@ -77,7 +77,7 @@ mod tests {
         assert_eq!(codec, Codec::Toy);
         assert_eq!((Codec::from_id(250), codec.name()), (Some(codec), "toy"));
         assert!(Codec::NAMES.contains(&"toy"));
-        assert!(codec.follows_refs() && !codec.decodes_part());
+        assert!(Filter::Refs.goes_with(codec) && !codec.decodes_part());
         // The encoder compresses with it, and the decoder decodes with it.
         let data: Vec<u8> = (0..4096u32).map(|i| (i / 700) as u8).collect();
         let mut enc = Encoder::new(codec, 0, FilterMode::Fixed(Filter::None), false).unwrap();

@@ -475,7 +475,7 @@ impl<R: ReadAt> Archive<R> {
         if !Codec::decodes_part(e.codec)
             || e.frame_len() < STREAMED_MIN
             || self.reader.wants_prefetch()
-            || !crate::codec::registry::filter(e.filter).undoes_part()
+            || !crate::codec::registry::decodes_part(e.codec, e.filter)
         {
             return Ok(false);
         }
