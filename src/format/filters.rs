@@ -76,6 +76,10 @@ macro_rules! filters {
             /// mask when the block has one) before a pco file of the zigzag residuals of the
             /// elements that are not the fill.
             Fit = 9, "fit", Front fit::Fit, NUMBERS, [];
+            /// A toy byte filter (each byte less the byte before it), registered in the unit
+            /// tests only: the worked example of docs/development.md.
+            #[cfg(test)]
+            Toy = 251, "toy", Bytes tests::toy_filter::Toy, BYTES, [PART];
         }
     };
 }
