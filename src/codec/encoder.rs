@@ -1,12 +1,12 @@
 //! The block encoder: chooses a block's filter and codec and writes its frame.
 
 use super::block::Compress;
-use super::check_level;
 use super::filter::{apply_filter, fit_encode, FilterMode};
 use super::pcodec::pco_sample;
 use super::tuning::*;
+use crate::codec::error::CodecError;
 use crate::codec::pcodec::NumKind;
-use crate::codec::CodecError;
+use crate::codec::registry::check_level;
 use crate::format::{crc, Codec, Filter, FrameHeader};
 
 pub(crate) mod numeric;

@@ -51,47 +51,7 @@ pub use filter::{
 };
 pub use filter::{member_decode, member_encode, FilterMode};
 pub(crate) use pages::prefault;
+pub use registry::{check_level, default_level, max_level};
 #[cfg(any(test, feature = "testing"))]
 pub use shuffle::{shuffle, unshuffle};
 pub(crate) use zstd::{block_sizes_frame, constants_frame, header_frame};
-
-use crate::format::Codec;
-
-/// The default compression level of a codec.
-///
-/// ```
-/// use nc3pack::{testing::default_level, format::Codec};
-/// assert_eq!(default_level(Codec::Zstd), 3);
-/// ```
-pub fn default_level(codec: Codec) -> i32 {
-    registry::codec(codec).default_level()
-}
-
-/// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
-///
-/// ```
-/// use nc3pack::{testing::max_level, format::Codec};
-/// assert_eq!(max_level(Codec::Zstd), 19);
-/// ```
-pub fn max_level(codec: Codec) -> i32 {
-    registry::codec(codec).max_level()
-}
-
-/// Checks a level for a codec.
-///
-/// # Errors
-///
-/// [`CodecError::Level`], naming the valid range.
-pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
-    let range = registry::codec(codec).levels();
-    if range.contains(&level) {
-        Ok(())
-    } else {
-        Err(CodecError::Level {
-            codec,
-            level,
-            min: *range.start(),
-            max: *range.end(),
-        })
-    }
-}

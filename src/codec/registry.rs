@@ -5,6 +5,7 @@
 //! [`super::block`], which imports no codec.
 
 use super::block::{BlockCodec, ByteFilter, NumericFront};
+use super::error::CodecError;
 use crate::format::{Codec, Filter};
 
 /// Defines [`codec`] from the codec registry's lines (their capabilities are
@@ -90,4 +91,43 @@ pub(crate) fn part_filter(filter: Filter, codec: Codec) -> Option<&'static dyn B
 /// undoes a part ([`part_filter`]).
 pub(crate) fn decodes_part(codec: Codec, filter: Filter) -> bool {
     codec.decodes_part() && part_filter(filter, codec).is_some()
+}
+
+/// The default compression level of a codec.
+///
+/// ```
+/// use nc3pack::{testing::default_level, format::Codec};
+/// assert_eq!(default_level(Codec::Zstd), 3);
+/// ```
+pub fn default_level(codec: Codec) -> i32 {
+    self::codec(codec).default_level()
+}
+
+/// The level of the `max` preset: zstd 19, deflate 9, lzma 9.
+///
+/// ```
+/// use nc3pack::{testing::max_level, format::Codec};
+/// assert_eq!(max_level(Codec::Zstd), 19);
+/// ```
+pub fn max_level(codec: Codec) -> i32 {
+    self::codec(codec).max_level()
+}
+
+/// Checks a level for a codec.
+///
+/// # Errors
+///
+/// [`CodecError::Level`], naming the valid range.
+pub fn check_level(codec: Codec, level: i32) -> Result<(), CodecError> {
+    let range = self::codec(codec).levels();
+    if range.contains(&level) {
+        Ok(())
+    } else {
+        Err(CodecError::Level {
+            codec,
+            level,
+            min: *range.start(),
+            max: *range.end(),
+        })
+    }
 }
