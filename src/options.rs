@@ -372,33 +372,54 @@ const fn user_codecs() -> ([Codec; Codec::ALL.len()], usize) {
     }
     (out, n)
 }
-/// The filters a user may choose (`plane` goes with the pco codec, which only the per-block
-/// choice makes).
-const FILTERS: [Filter; 6] = [
-    Filter::None,
-    Filter::Shuffle,
-    Filter::ByteDelta,
-    Filter::Delta,
-    Filter::ZigZagDelta,
-    Filter::Lorenzo,
-];
-const FILTER_NAMES: &[&str] = &[
-    "none",
-    "shuffle",
-    "bytedelta",
-    "delta",
-    "zzdelta",
-    "lorenzo",
-];
-const MODE_NAMES: &[&str] = &[
-    "auto",
-    "none",
-    "shuffle",
-    "bytedelta",
-    "delta",
-    "zzdelta",
-    "lorenzo",
-];
+/// The filters a user may choose, in the registry's order: its lines marked `USER`
+/// (`src/format/filters.rs`; `plane`, `refs`, `mask` and `fit` are the encoder's choice, never
+/// the user's).
+const FILTERS: [Filter; user_filters().1] = {
+    let (all, n) = user_filters();
+    let mut out = [Filter::None; user_filters().1];
+    let mut i = 0;
+    while i < n {
+        out[i] = all[i];
+        i += 1;
+    }
+    out
+};
+const FILTER_NAMES: &[&str] = &{
+    let mut out = [""; FILTERS.len()];
+    let mut i = 0;
+    while i < FILTERS.len() {
+        out[i] = FILTERS[i].name();
+        i += 1;
+    }
+    out
+};
+
+/// The filters of the registry a user may choose, first in an array of every filter's length,
+/// and their count.
+const fn user_filters() -> ([Filter; Filter::ALL.len()], usize) {
+    let mut out = [Filter::None; Filter::ALL.len()];
+    let (mut i, mut n) = (0, 0);
+    while i < Filter::ALL.len() {
+        if Filter::ALL[i].user_choice() {
+            out[n] = Filter::ALL[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    (out, n)
+}
+
+/// `auto`, then the names of [`FILTERS`] (the `--filter` choices).
+const MODE_NAMES: &[&str] = &{
+    let mut out = ["auto"; FILTERS.len() + 1];
+    let mut i = 0;
+    while i < FILTERS.len() {
+        out[i + 1] = FILTERS[i].name();
+        i += 1;
+    }
+    out
+};
 
 /// Parses `zstd`, `deflate`, `lzma` or `none` (`constant` and `pco` are not codecs one
 /// chooses for every block).
@@ -526,6 +547,19 @@ mod tests {
         }
         assert_eq!(CODEC_NAMES.len(), CODECS.len());
         assert_eq!(FILTER_NAMES.len(), FILTERS.len());
+        // The `--filter` names, the registry's `USER` lines in their order.
+        assert_eq!(
+            FilterMode::NAMES,
+            [
+                "auto",
+                "none",
+                "shuffle",
+                "bytedelta",
+                "delta",
+                "zzdelta",
+                "lorenzo"
+            ]
+        );
     }
 
     #[test]

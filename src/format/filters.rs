@@ -17,6 +17,8 @@
 //!
 //! Its capabilities:
 //!
+//! - `USER`: a `--filter` choice (`FilterMode::NAMES`, in the order of the lines; plane, refs,
+//!   mask and fit are the encoder's choice, never the user's);
 //! - `PART`: it undoes a part of a block from the start of the codec's bytes, so that a small
 //!   read decodes only what it needs (with a codec of bytes);
 //! - `SAME`: it leaves the bytes as they are (filter `none`): the codec decodes straight into
@@ -32,26 +34,26 @@ macro_rules! filters {
     ($then:ident) => {
         $then! {
             /// No transform.
-            None = 0, "none", Bytes shuffle::NoFilter, ANY, [PART, SAME];
+            None = 0, "none", Bytes shuffle::NoFilter, ANY, [USER, PART, SAME];
             /// Byte shuffle by element size: all first bytes of the elements, then all second
             /// bytes, ...
-            Shuffle = 1, "shuffle", Bytes shuffle::Shuffle, BYTES, [PART];
+            Shuffle = 1, "shuffle", Bytes shuffle::Shuffle, BYTES, [USER, PART];
             /// Byte shuffle, then each byte stream replaced by its differences (Blosc2's
             /// "bytedelta").
-            ByteDelta = 2, "bytedelta", Bytes shuffle::ByteDelta, BYTES, [PART];
+            ByteDelta = 2, "bytedelta", Bytes shuffle::ByteDelta, BYTES, [USER, PART];
             /// Each element replaced by its difference from the previous one (as an unsigned
             /// big-endian integer of the element size, wrapping), then byte shuffle.
-            Delta = 3, "delta", Bytes shuffle::Delta, BYTES, [PART];
+            Delta = 3, "delta", Bytes shuffle::Delta, BYTES, [USER, PART];
             /// Like [`Filter::Delta`], but each difference, viewed as a signed integer of the
             /// element size, is zigzag-encoded (0, -1, 1, -2, ... become 0, 1, 2, 3, ...) before
             /// the shuffle, so that small negative differences have small high bytes too.
-            ZigZagDelta = 4, "zzdelta", Bytes shuffle::ZigZagDelta, BYTES, [PART];
+            ZigZagDelta = 4, "zzdelta", Bytes shuffle::ZigZagDelta, BYTES, [USER, PART];
             /// A 2-D Lorenzo predictor on floats of 4 or 8 bytes (mapped to integers that keep
             /// their order): each element minus (left + up − up-left), with "up" one row of the
             /// variable's innermost dimension back, zigzag-encoded, then byte shuffle. The
             /// frame's payload starts with the row length (4 bytes, big-endian) before the
             /// codec's data.
-            Lorenzo = 5, "lorenzo", Front lorenzo::Lorenzo, BYTES, [];
+            Lorenzo = 5, "lorenzo", Front lorenzo::Lorenzo, BYTES, [USER];
             /// A weighted 2-D predictor on the numbers of 2, 4 or 8 bytes (floats mapped to
             /// integers that keep their order): each element minus (wL·left + wU·up +
             /// wUL·up-left) / 2^s, the residuals zigzag-encoded as unsigned numbers, for codec

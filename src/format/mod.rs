@@ -368,6 +368,9 @@ macro_rules! wire_filters {
         }
 
         impl Filter {
+            /// Every filter, in the registry's order.
+            pub(crate) const ALL: &'static [Filter] = &[$($(#[cfg($cfg)])? Filter::$v,)*];
+
             /// The filter with id `id`.
             ///
             /// ```
@@ -417,6 +420,12 @@ const ANY: u8 = 0;
 const SAME: u8 = 32;
 
 impl Filter {
+    /// Whether a user may choose the filter (`--filter`, [`crate::FilterMode::NAMES`]): its
+    /// registry line's `USER`.
+    pub(crate) const fn user_choice(self) -> bool {
+        self.flags() & USER != 0
+    }
+
     /// Whether a frame with codec `codec` and this filter is a valid pair (design/FORMAT.md,
     /// "Valid pairs"): the codec has the capability the filter's registry line asks for.
     pub(crate) const fn goes_with(self, codec: Codec) -> bool {
