@@ -130,7 +130,7 @@ pub struct VerifyArgs {
     #[arg(short = 'j', long, value_parser = threads_parser())]
     pub threads: Option<usize>,
     /// With --manifest: verify only share I of N (I from 0 to N-1) of the names the manifests
-    /// list, sorted by their bytes, every Nth from the Ith, as pack --shard shares the inputs;
+    /// list, those whose names hash to I, as pack --shard shares the inputs;
     /// N runs, one for each I, verify every archive once (lines that are not entries are
     /// reported by share 0).
     #[arg(long, value_name = "I/N", conflicts_with = "archive")]
@@ -187,8 +187,8 @@ pub struct PackArgs {
     /// directory holding every input].
     #[arg(long, value_name = "DIR", requires = "output_dir")]
     pub root: Option<PathBuf>,
-    /// With -o: pack only share I of N of the inputs (sorted by name, every Nth from the Ith;
-    /// I counts from 0), so that N processes cover each file once.
+    /// With -o: pack only share I of N of the inputs (those whose names hash to I; I counts
+    /// from 0), so that N processes cover each file once.
     #[arg(long, value_name = "I/N", requires = "output_dir")]
     pub shard: Option<nc3pack::collection::Shard>,
     /// With -o: append the manifest here [default: OUT/.nc3pack/manifest-I-of-N.jsonl; with

@@ -562,8 +562,8 @@ def verify_collection(
     still the original. ``manifests`` are manifest files, directories of them
     (``OUT/.nc3pack``) or URLs (read with ``storage_options`` as :func:`open`).
     ``threads``: archives verified at once (default all cores). ``shard``: ``"I/N"`` or
-    ``(I, N)``, only that share of the names (sorted by their bytes, every Nth from the
-    Ith, as :func:`pack_collection`'s shard): N calls, one for each I, verify every
+    ``(I, N)``, only that share of the names (those whose names hash to I, as
+    :func:`pack_collection`'s shard shares them): N calls, one for each I, verify every
     archive once.
 
     What is wrong with an archive is listed in the result's ``failures``, not raised.

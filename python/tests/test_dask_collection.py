@@ -231,13 +231,24 @@ def test_a_worker_killed_mid_run_loses_nothing_and_packs_nothing_twice(
 def test_verify_collection_by_shares(tmp_path: Path) -> None:
     root, out = tmp_path / "in", tmp_path / "out"
     names = make_tree(root, 30, seed=7)
-    r = nc3pack.pack_collection(root, out, threads=2)
-    assert (r.packed, r.failures) == (30, [])
+    # Packed in 4 shares: share i's names are those of its manifest.
+    for i in range(4):
+        r = nc3pack.pack_collection(root, out, threads=2, shard=(i, 4))
+        assert r.failures == []
+    assert sum(1 for _ in manifest_lines(out)) == 30
+    shares = [
+        sorted(
+            e["name"] for m, e in manifest_lines(out) if m.endswith(f"-{i}-of-4.jsonl")
+        )
+        for i in range(4)
+    ]
+    assert sorted(n for share in shares for n in share) == names
     whole = nc3pack.verify_collection(out / ".nc3pack", against=root)
     assert isinstance(whole, nc3pack.VerifyCollectionResult)
     assert (whole.ok, whole.checked, whole.failures) == (True, 30, [])
-    # Every archive damaged: each share reports exactly its names' archives (sorted by
-    # their bytes, every Nth from the Ith), so the shares together report each once.
+    # Every archive damaged: each share of verify reports exactly the archives of the names
+    # pack's share of the same number packed (in byte order), so the shares together report
+    # each once.
     archives = [out / (n + ".nc3z") for n in names]
     for a in archives:
         b = bytearray(a.read_bytes())
@@ -248,7 +259,7 @@ def test_verify_collection_by_shares(tmp_path: Path) -> None:
         v = nc3pack.verify_collection(
             [out / ".nc3pack"], shard=(i, 4) if i % 2 else f"{i}/4", threads=1
         )
-        mine = [os.fspath(a) for a in archives[i::4]]
+        mine = [os.fspath(out / (n + ".nc3z")) for n in shares[i]]
         assert v.checked == len(mine)
         assert [p for p, _ in v.failures] == mine
         assert all("damaged" in m for _, m in v.failures)

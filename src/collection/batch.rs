@@ -34,9 +34,11 @@
 //! archive would be a directory another input's archive needs, is an error before any work
 //! starts. A path given twice (or given and found) is packed once.
 //!
-//! **Sharding.** The inputs are sorted by their names' bytes; shard `I/N` (0-based: I is 0 to
-//! N-1) takes every Nth, starting with the Ith, so N processes given the same inputs cover each
-//! file exactly once.
+//! **Sharding.** Shard `I/N` (0-based: I is 0 to N-1) takes the inputs whose names hash to
+//! share I ([`Shard::owns`]), so N processes given the same inputs cover each file exactly
+//! once; each keeps only its share's paths as it finds them (every shard walks the whole tree),
+//! and only its share's records of earlier runs. A shard packs its inputs sorted by their
+//! names' bytes.
 //!
 //! **Resuming.** With the manifests of earlier runs ([`crate::collection::manifest::Done`]), an
 //! input whose archive exists and is recorded as packed from the same input (same size and
@@ -120,6 +122,29 @@ pub struct Shard {
 impl Default for Shard {
     fn default() -> Self {
         Shard { index: 0, count: 1 }
+    }
+}
+
+impl Shard {
+    /// Whether the input named `name` (its path relative to the root) is in this share: the
+    /// shares are by a hash of the name (XXH3-128, the manifests' key), so that a shard
+    /// keeps only its own inputs as it finds them, and only its own records of earlier runs,
+    /// whatever the size of the collection. N shards given the same inputs (and root) cover
+    /// each input exactly once.
+    ///
+    /// ```
+    /// use nc3pack::collection::Shard;
+    /// let shares = |name: &[u8]| (0..3).filter(|&i| Shard { index: i, count: 3 }.owns(name)).count();
+    /// assert!(["a.nc", "b/c.nc", "d.nc"].iter().all(|n| shares(n.as_bytes()) == 1));
+    /// assert!(Shard::default().owns(b"anything.nc"));
+    /// ```
+    pub fn owns(&self, name: &[u8]) -> bool {
+        self.owns_key(crate::collection::manifest::key(name))
+    }
+
+    /// [`Shard::owns`] of the name whose key (XXH3-128) is `key`.
+    pub(crate) fn owns_key(&self, key: u128) -> bool {
+        self.count <= 1 || ((key >> 64) as u64) % self.count == self.index
     }
 }
 
@@ -273,6 +298,20 @@ impl List {
         self.ends.push(self.bytes.len() as u64);
     }
 
+    /// [`List::push`] of a path's bytes.
+    fn push_bytes(&mut self, p: &[u8], given: bool) {
+        self.bytes.extend_from_slice(p);
+        self.ends
+            .push(self.bytes.len() as u64 | if given { GIVEN } else { 0 });
+    }
+
+    /// Drops the last path.
+    fn pop(&mut self) {
+        self.ends.pop();
+        let end = self.ends.last().map_or(0, |&e| (e & !GIVEN) as usize);
+        self.bytes.truncate(end);
+    }
+
     fn get(&self, i: usize) -> &[u8] {
         let start = if i == 0 {
             0
@@ -346,11 +385,13 @@ pub fn plan(
     root: Option<&Path>,
     shard: Shard,
 ) -> Result<BatchPlan> {
-    let mut list = List::default();
+    // The files given by name, all of them (the root, which the shares depend on, is known
+    // once every input has been seen); the directories, searched once the root is known.
+    let mut given = List::default();
+    let mut dirs: Vec<(PathBuf, std::fs::Metadata)> = Vec::new();
     let mut unreadable = Vec::new();
     let mut common: Option<PathBuf> = None;
     let mut cache = None;
-    let mut visited = HashSet::new();
     let mut leftovers = Vec::new();
     let mut looked_beside = HashSet::new();
     for input in inputs {
@@ -380,15 +421,10 @@ pub fn plan(
             }
         };
         let anchor = if meta.is_dir() {
-            let mut found = Found {
-                list: &mut list,
-                unreadable: &mut unreadable,
-                leftovers: &mut leftovers,
-            };
-            walk(&tree, &meta, &mut visited, &mut found);
-            tree.clone()
+            dirs.push((tree.clone(), meta));
+            tree
         } else {
-            list.push(&tree, true);
+            given.push(&tree, true);
             tree.parent().unwrap_or(Path::new("/")).to_path_buf()
         };
         common = Some(match common {
@@ -402,11 +438,46 @@ pub fn plan(
     };
     let rb = root.as_os_str().as_bytes();
     let skip = if rb == b"/" { 1 } else { rb.len() + 1 };
-    // Every path under the root, with a name.
+    let under = |p: &[u8]| p.len() > skip && p.starts_with(rb) && p[skip - 1] == b'/';
+    // Every input's name with a directory `X.nc3z/` in it, by X (the first such name): a file
+    // X among the inputs would have its archive where these need a directory. Seen for every
+    // input, in any share, so that every shard finds the same.
+    let mut suspects: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = Default::default();
+    let mut keep = |p: &[u8]| {
+        if !under(p) {
+            return true; // refused below
+        }
+        let name = &p[skip..];
+        for at in memchr::memmem::find_iter(name, b".nc3z/") {
+            let file = &name[..at];
+            if !file.is_empty() && file.last() != Some(&b'/') && !suspects.contains_key(file) {
+                suspects.insert(file.to_vec(), name.to_vec());
+            }
+        }
+        shard.owns(name)
+    };
+    // The share: the files found in the directories, and those given, that are its own.
+    let mut list = List::default();
+    let mut visited = HashSet::new();
+    for (tree, meta) in &dirs {
+        let mut found = Found {
+            list: &mut list,
+            unreadable: &mut unreadable,
+            leftovers: &mut leftovers,
+            keep: &mut keep,
+        };
+        walk(tree, meta, &mut visited, &mut found);
+    }
+    for i in 0..given.ends.len() {
+        let p = given.get(i);
+        if keep(p) {
+            list.push_bytes(p, true);
+        }
+    }
+    // Every path of the share under the root, with a name (the paths outside it are all kept).
     for i in 0..list.ends.len() {
         let p = list.get(i);
-        let under = p.len() > skip && p.starts_with(rb) && p[skip - 1] == b'/';
-        if !under {
+        if !under(p) {
             return Err(Error::Refused {
                 path: PathBuf::from(OsStr::from_bytes(p)),
                 what: Refusal::OutsideRoot {
@@ -415,17 +486,50 @@ pub fn plan(
             });
         }
     }
+    // A file `x` whose archive `x.nc3z` is a directory another input's archive needs
+    // (`x.nc3z/y` goes to `x.nc3z/y.nc3z`): `x` is an input if given, or if it is a file
+    // (or a link to one) below a directory searched, with no hidden name between.
+    for (file, below) in &suspects {
+        let path = root.join(OsStr::from_bytes(file));
+        let pb = path.as_os_str().as_bytes();
+        let is_given = (0..given.ends.len()).any(|i| given.get(i) == pb);
+        let is_found = || {
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+                && dirs.iter().any(|(d, _)| {
+                    let d = d.as_os_str().as_bytes();
+                    let from = if d == b"/" { 1 } else { d.len() + 1 };
+                    pb.len() > from
+                        && pb.starts_with(d)
+                        && pb[from - 1] == b'/'
+                        && pb[from..]
+                            .split(|&c| c == b'/')
+                            .all(|c| c.first() != Some(&b'.'))
+                })
+        };
+        if is_given || is_found() {
+            let mut dir = file.clone();
+            dir.extend_from_slice(b".nc3z");
+            return Err(Error::Refused {
+                path: out.join(OsStr::from_bytes(&dir)),
+                what: Refusal::ArchiveAndDirectory {
+                    file: path,
+                    below: root.join(OsStr::from_bytes(below)),
+                },
+            });
+        }
+    }
+    drop(given);
     // Sorted by bytes, once each (a path given twice is given if either was): an order of the
-    // list's entries, the paths themselves not copied (a collection may list millions; only
-    // the shard's share is copied, at the end). A walk of one directory is often in order
-    // already: then no order is made.
-    list.bytes.shrink_to_fit();
-    list.ends.shrink_to_fit();
+    // list's entries, the paths themselves not copied until the end. A walk of one directory
+    // is often in order already: then no order is made.
     let all = list.ends.len();
     let in_order = (1..all).all(|i| list.get(i - 1) < list.get(i));
-    let mut order: Vec<usize> = Vec::new();
-    if !in_order {
-        order = (0..all).collect();
+    let (bytes, ends) = if in_order {
+        list.bytes.shrink_to_fit();
+        list.ends.shrink_to_fit();
+        (list.bytes, list.ends)
+    } else {
+        let mut order: Vec<usize> = (0..all).collect();
         order.sort_unstable_by(|&a, &b| list.get(a).cmp(list.get(b)).then(a.cmp(&b)));
         // The first of equal paths is kept, given if any of them was.
         let mut kept = 0;
@@ -441,61 +545,18 @@ pub fn plan(
             kept += 1;
         }
         order.truncate(kept);
-        order.shrink_to_fit();
-    }
-    // The list's entry of the k-th path in byte order.
-    let at = |k: usize| if in_order { k } else { order[k] };
-    let n = if in_order { all } else { order.len() };
-    // A file `x` whose archive `x.nc3z` is a directory another input's archive needs
-    // (`x.nc3z/y` goes to `x.nc3z/y.nc3z`).
-    let find = |name: &[u8]| {
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match list.get(at(mid))[skip..].cmp(name) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return true,
-            }
-        }
-        false
-    };
-    for k in 0..n {
-        let name = &list.get(at(k))[skip..];
-        for (c, _) in name.iter().enumerate().filter(|(_, &b)| b == b'/') {
-            if let Some(file) = name[..c].strip_suffix(b".nc3z") {
-                if !file.is_empty() && file.last() != Some(&b'/') && find(file) {
-                    let dir = out.join(OsStr::from_bytes(&name[..c]));
-                    return Err(Error::Refused {
-                        path: dir,
-                        what: Refusal::ArchiveAndDirectory {
-                            file: root.join(OsStr::from_bytes(file)),
-                            below: root.join(OsStr::from_bytes(name)),
-                        },
-                    });
-                }
-            }
-        }
-    }
-    // The shard's share: every Nth, from the Ith, in byte order (the whole list, as it is,
-    // when it is the share and in order already).
-    let mine = (shard.index as usize..n).step_by(shard.count.max(1) as usize);
-    let (bytes, ends) = if in_order && shard.count <= 1 {
-        (list.bytes, list.ends)
-    } else {
-        let len: usize = mine.clone().map(|k| list.get(at(k)).len()).sum();
-        let mut share = List {
+        let len: usize = order.iter().map(|&i| list.get(i).len()).sum();
+        let mut sorted = List {
             bytes: Vec::with_capacity(len),
-            ends: Vec::with_capacity(mine.len()),
+            ends: Vec::with_capacity(order.len()),
         };
-        for k in mine {
-            let i = at(k);
-            share.bytes.extend_from_slice(list.get(i));
-            share
+        for i in order {
+            sorted.bytes.extend_from_slice(list.get(i));
+            sorted
                 .ends
-                .push(share.bytes.len() as u64 | (list.ends[i] & GIVEN));
+                .push(sorted.bytes.len() as u64 | (list.ends[i] & GIVEN));
         }
-        (share.bytes, share.ends)
+        (sorted.bytes, sorted.ends)
     };
     // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
     let out = if out.to_str().is_some_and(|s| s.contains("://")) {
@@ -514,11 +575,12 @@ pub fn plan(
     })
 }
 
-/// Where [`walk`] puts what it finds.
+/// Where [`walk`] puts what it finds: the files `keep` says yes to (given each path).
 struct Found<'a> {
     list: &'a mut List,
     unreadable: &'a mut Vec<Error>,
     leftovers: &'a mut Vec<Leftover>,
+    keep: &'a mut dyn FnMut(&[u8]) -> bool,
 }
 
 /// Adds the regular files under `root` (whose metadata is `root_meta`) to `found.list`,
@@ -537,7 +599,14 @@ fn walk(
         list: found,
         unreadable,
         leftovers,
+        keep,
     } = f;
+    // The last path pushed, dropped unless kept.
+    let sift = |found: &mut List, keep: &mut dyn FnMut(&[u8]) -> bool| {
+        if !keep(found.get(found.ends.len() - 1)) {
+            found.pop();
+        }
+    };
     if !visited.insert((root_meta.dev(), root_meta.ino())) {
         return;
     }
@@ -561,7 +630,10 @@ fn walk(
             let name = entry.file_name();
             if name.as_bytes().first() == Some(&b'.') {
                 if name.as_bytes().starts_with(leftovers::ASIDE) {
-                    let mut put = |p: &Path| found.push(p, false);
+                    let mut put = |p: &Path| {
+                        found.push(p, false);
+                        sift(found, keep);
+                    };
                     leftovers::put_back(&dir, &name, &mut put, leftovers);
                 }
                 continue;
@@ -576,6 +648,7 @@ fn walk(
             if ft.is_file() {
                 // `entry.path()`'s bytes, without building it (most entries are files).
                 found.push_joined(&dir, &name);
+                sift(found, keep);
                 continue;
             }
             if !ft.is_dir() && !ft.is_symlink() {
@@ -598,6 +671,7 @@ fn walk(
                 }
             } else if meta.is_file() {
                 found.push(&p, false);
+                sift(found, keep);
             }
         }
     }

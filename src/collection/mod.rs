@@ -225,7 +225,8 @@ impl CollectionOptions {
         self
     }
 
-    /// Pack only this share of the inputs (sorted by name, every Nth from the Ith).
+    /// Pack only this share of the inputs: the names it owns ([`Shard::owns`], a hash of the
+    /// name), so that N runs, one for each share, pack every input once.
     ///
     /// ```
     /// let o = nc3pack::collection::CollectionOptions::default().with_shard("0/2".parse()?);
@@ -451,7 +452,7 @@ pub fn pack_collection<P: AsRef<Path>>(
         } else {
             let mut all = records.clone();
             all.push(manifest_path.clone());
-            Done::load(&all)
+            Done::load_share(&all, opts.shard)
         }
     };
     // The temporary files of killed runs in OUT (their process gone) are removed meanwhile.

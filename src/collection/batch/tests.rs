@@ -29,13 +29,13 @@ fn paths_join_as_path_join_does() {
     }
 }
 
-/// The inputs in byte order, once each, a shard's share every Nth of them, whether the
-/// paths come in order (a sorted list: no order is made) or not, with duplicates, given
-/// by name or found.
+/// A shard's share is the inputs whose names it owns ([`Shard::owns`]), in byte order, once
+/// each, whether the paths come in order (a sorted list: no order is made) or not, with
+/// duplicates, given by name or found; the shares of N shards cover every input exactly once.
 #[test]
-fn shares_are_every_nth_path_in_byte_order_however_the_paths_come() {
+fn shares_are_the_owned_names_in_byte_order_however_the_paths_come() {
     let dir = tempfile::tempdir().unwrap();
-    let mut names: Vec<String> = (0..23).map(|k| format!("d{}/f{k:02}.nc", k % 3)).collect();
+    let mut names: Vec<String> = (0..60).map(|k| format!("d{}/f{k:02}.nc", k % 3)).collect();
     for n in &names {
         let p = dir.path().join(n);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -52,14 +52,19 @@ fn shares_are_every_nth_path_in_byte_order_however_the_paths_come() {
     twice.extend(names.iter().step_by(4).cloned());
     let tree = || vec![Ok(root.clone())];
     for count in [1u64, 2, 3] {
+        let mut covered = vec![0; names.len()];
         for index in 0..count {
             let shard = Shard { index, count };
             let want: Vec<&[u8]> = names
                 .iter()
-                .skip(index as usize)
-                .step_by(count as usize)
                 .map(|n| n.as_bytes())
+                .filter(|n| shard.owns(n))
                 .collect();
+            // 60 names in 3 shares: none is empty (a share by hash, not a fixed count).
+            assert!(!want.is_empty(), "{index}/{count}");
+            for (k, n) in names.iter().enumerate() {
+                covered[k] += usize::from(shard.owns(n.as_bytes()));
+            }
             for (what, inputs) in [
                 ("sorted", paths(&names)),
                 ("reversed", paths(&reversed)),
@@ -72,6 +77,53 @@ fn shares_are_every_nth_path_in_byte_order_however_the_paths_come() {
                 let given = (0..p.len()).all(|i| p.given(i));
                 assert_eq!(given, what != "found", "{what}");
             }
+        }
+        assert!(covered.iter().all(|&c| c == 1), "{count}: {covered:?}");
+    }
+}
+
+/// A file `x` beside a directory `x.nc3z` of inputs is refused by every shard, whichever
+/// holds `x` or the files below `x.nc3z` (each shard finds the same), found or given; a
+/// file `x` that is not among the inputs is no conflict.
+#[test]
+fn an_archive_and_a_directory_are_refused_by_every_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let write = |n: &str| {
+        let p = root.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"CDF\x01").unwrap();
+    };
+    for k in 0..8 {
+        write(&format!("a/x.nc3z/y{k}.nc"));
+    }
+    write("a/x");
+    write("a/z.nc");
+    for count in [1u64, 2, 5] {
+        for index in 0..count {
+            let shard = Shard { index, count };
+            for inputs in [
+                vec![Ok(root.join("a"))],
+                vec![Ok(root.join("a/x")), Ok(root.join("a/x.nc3z"))],
+            ] {
+                let e = plan(inputs, "/tmp/out".as_ref(), Some(&root), shard).unwrap_err();
+                let Error::Refused { path, what } = &e else {
+                    panic!("{e}")
+                };
+                assert_eq!(path, Path::new("/tmp/out/a/x.nc3z"), "{e}");
+                let Refusal::ArchiveAndDirectory { file, .. } = what else {
+                    panic!("{e}")
+                };
+                assert_eq!(file, &root.join("a/x"));
+            }
+            // x not among the inputs: no conflict.
+            let p = plan(
+                [Ok(root.join("a/x.nc3z"))],
+                "/tmp/out".as_ref(),
+                Some(&root),
+                shard,
+            );
+            assert!(p.is_ok(), "{index}/{count}");
         }
     }
 }

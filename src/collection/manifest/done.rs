@@ -79,6 +79,17 @@ impl Done {
     ///
     /// [`Error::Io`](crate::Error::Io) when one cannot be read.
     pub fn load(paths: &[PathBuf]) -> Result<Done> {
+        Done::load_share(paths, crate::collection::Shard::default())
+    }
+
+    /// [`Done::load`] keeping only the records of the names in `share`
+    /// ([`crate::collection::Shard::owns`]): what a shard's run skips, in memory that grows
+    /// with the share, not with the collection.
+    ///
+    /// # Errors
+    ///
+    /// As [`Done::load`].
+    pub fn load_share(paths: &[PathBuf], share: crate::collection::Shard) -> Result<Done> {
         use std::os::unix::fs::MetadataExt;
         let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
         let mut done = Done::default();
@@ -103,21 +114,22 @@ impl Done {
                 let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
                 return Err(io_err(m, "read manifest")(e));
             }
-            done.read(m, &file, meta.len(), threads)?;
+            done.read(m, &file, meta.len(), threads, share)?;
         }
         Ok(done)
     }
 
     /// Adds the records of the manifest `file` (at `path`, `len` bytes when opened; lines
-    /// appended since are read too), parsed by up to `threads` threads when it is large: each
-    /// parses a part, and the records go into the map in the file's order (a name's last
-    /// record wins).
+    /// appended since are read too) of the names in `share`, parsed by up to `threads` threads
+    /// when it is large: each parses a part, and the records go into the map in the file's
+    /// order (a name's last record wins).
     pub(super) fn read(
         &mut self,
         path: &Path,
         file: &std::fs::File,
         len: u64,
         threads: usize,
+        share: crate::collection::Shard,
     ) -> Result<()> {
         let parts = threads.min((len / PARALLEL_PART_BYTES).max(1) as usize);
         // Part k starts at the k-th of `parts` equal shares; the last runs to the end.
@@ -131,7 +143,11 @@ impl Done {
         let parse = |k: usize| -> Result<Vec<(u128, Record)>> {
             let mut found = Vec::new();
             read_line_range(path, file, bound(k), bound(k + 1), |_, line| {
-                found.extend(Done::parse(line).map(|(name, r)| (key(&name), r)));
+                found.extend(
+                    Done::parse(line)
+                        .map(|(name, r)| (key(&name), r))
+                        .filter(|(k, _)| share.owns_key(*k)),
+                );
             })?;
             Ok(found)
         };
@@ -218,6 +234,8 @@ impl Done {
     }
 }
 
-pub(super) fn key(name: &[u8]) -> u128 {
+/// The key of a name in [`Done`], and what [`crate::collection::Shard::owns`] shares by: its
+/// XXH3-128.
+pub(crate) fn key(name: &[u8]) -> u128 {
     xxhash_rust::xxh3::xxh3_128(name)
 }

@@ -251,7 +251,9 @@ fn done_read_in_parts_equals_done_read_whole() {
     assert_eq!(whole.len(), 40_000);
     for threads in [1, 2, 3, 8] {
         let mut parts = Done::default();
-        parts.read(&p, &file, len, threads).unwrap();
+        parts
+            .read(&p, &file, len, threads, crate::collection::Shard::default())
+            .unwrap();
         assert_eq!(parts.0, whole.0, "{threads} threads");
     }
     let r = whole.get(b"set/123.nc").unwrap();

@@ -113,8 +113,8 @@ impl VerifyCollectionOptions {
         self
     }
 
-    /// Verify only this share of the names the manifests list: sorted by their bytes, every
-    /// Nth from the Ith, as `pack --shard` shares the inputs (each name's last entry, as
+    /// Verify only this share of the names the manifests list: those it owns
+    /// ([`Shard::owns`]), as `pack --shard` shares the inputs (each name's last entry, as
     /// always). N calls, one for each I, verify every name exactly once; the manifest lines
     /// that are not entries ([`VerifyCollectionReport::bad_lines`]) are reported by share 0
     /// only.
@@ -244,7 +244,10 @@ fn verify_manifests(
     for (m, local, out, i) in listed {
         read(&local, |n, e| {
             found[i].1 += 1;
-            record(&mut report, &mut last, &m, out.as_deref(), n, e);
+            // Only the share's names are held.
+            if e.as_ref().is_none_or(|e| opts.shard.owns(&e.name)) {
+                record(&mut report, &mut last, &m, out.as_deref(), n, e);
+            }
         })?;
     }
     for (p, &(files, lines)) in manifests.iter().zip(&found) {
@@ -262,19 +265,14 @@ fn verify_manifests(
             why,
         });
     }
+    // The share's names, sorted (its bad lines are share 0's).
     let mut entries: Vec<_> = last.into_iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    // The share: every Nth name from the Ith (its bad lines are share 0's).
-    let Shard { index, count } = opts.shard;
-    if index != 0 {
+    if opts.shard.index != 0 {
         report.bad_lines.clear();
     }
     let mut todo = Vec::new();
-    let share = entries
-        .into_iter()
-        .skip(usize::try_from(index).unwrap_or(usize::MAX))
-        .step_by(usize::try_from(count.max(1)).unwrap_or(usize::MAX));
-    for (name, (archive, failed)) in share {
+    for (name, (archive, failed)) in entries {
         match (archive, failed) {
             (Some(a), _) => todo.push((name, a)),
             (None, Some((input, error))) => report
