@@ -136,6 +136,31 @@ fn every_filter_id_is_listed() {
     assert_eq!(ids, ALL_FILTERS);
 }
 
+/// The pairs of filter and codec the registries' lines allow are design/FORMAT.md's "Valid
+/// pairs": pco with filters 0, 6, 8 and 9, and those with pco only; context with filter 0
+/// only; refs with none, zstd, deflate and lzma; filters 0 to 5 with none, zstd, deflate,
+/// constant and lzma (and the header frame's zstd-dict, a codec of bytes).
+#[test]
+fn the_registries_allow_the_valid_pairs_of_the_format() {
+    use Codec::*;
+    let bytes = [None, Zstd, Deflate, Constant, Lzma, ZstdDict];
+    for f in ALL_FILTERS {
+        let want: Vec<Codec> = match f {
+            Filter::None => vec![None, Zstd, Deflate, Constant, Pco, Lzma, Context, ZstdDict],
+            Filter::Plane | Filter::Mask | Filter::Fit => vec![Pco],
+            Filter::Refs => vec![None, Zstd, Deflate, Lzma],
+            _ => bytes.to_vec(),
+        };
+        let got: Vec<Codec> = (0..=255)
+            .filter_map(Codec::from_id)
+            .filter(|&c| c != Toy && f.goes_with(c))
+            .collect();
+        let mut want = want;
+        want.sort_by_key(|&c| c as u8);
+        assert_eq!(got, want, "{f:?}");
+    }
+}
+
 /// `delta` and `zzdelta` as design/FORMAT.md defines them, one element at a time.
 fn reference_delta(data: &[u8], esize: usize, zigzag: bool) -> Vec<u8> {
     if ![2, 4, 8].contains(&esize) {
