@@ -402,6 +402,7 @@ pub fn expand(b: &[u8]) -> Result<Vec<u8>, LeadError> {
     if b.len() as u64 > COMPACT_MAX {
         return Err(LeadError::CompactTooLong {
             len: b.len() as u64,
+            max: COMPACT_MAX,
         });
     }
     let (lead, lead_len) = decode_lead(b)?;
@@ -631,7 +632,10 @@ impl<R: ReadAt> Expanded<R> {
         if len > COMPACT_MAX {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                LeadError::CompactTooLong { len },
+                LeadError::CompactTooLong {
+                    len,
+                    max: COMPACT_MAX,
+                },
             ));
         }
         let mut b = vec![0u8; len as usize];

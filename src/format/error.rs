@@ -76,12 +76,13 @@ pub enum LeadError {
     },
     /// A compact archive (format 1.2) longer than a reader expands in memory.
     #[error(
-        "compact archive of {len} bytes is longer than {} bytes, the most a compact archive may be",
-        super::compact::COMPACT_MAX
+        "compact archive of {len} bytes is longer than {max} bytes, the most a compact archive may be"
     )]
     CompactTooLong {
         /// The archive's length.
         len: u64,
+        /// The most a compact archive may be (`crate::format::compact::COMPACT_MAX`).
+        max: u64,
     },
 }
 

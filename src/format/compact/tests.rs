@@ -102,7 +102,8 @@ fn a_forged_compact_lead_is_refused_before_anything_is_read() {
     assert_eq!(
         expand(&big),
         Err(LeadError::CompactTooLong {
-            len: COMPACT_MAX + 1
+            len: COMPACT_MAX + 1,
+            max: COMPACT_MAX,
         })
     );
 }
