@@ -162,7 +162,7 @@ pub use pack::{
 #[cfg(feature = "remote")]
 pub use pack::{pack_reader_to_url, pack_to_url};
 pub use parallel::MAX_THREADS;
-pub use read::archive::{Archive, DEFAULT_CACHE_BYTES};
+pub use read::archive::{Archive, CachePolicy, DEFAULT_CACHE_BYTES};
 pub use read::cache::CacheStats;
 #[cfg(feature = "remote")]
 pub use read::open_with;

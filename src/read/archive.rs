@@ -23,10 +23,13 @@ use std::sync::Arc;
 mod ahead;
 mod blocks;
 mod front;
+mod policy;
 mod scattered;
 mod stream;
 
 pub(crate) use front::{check_front, read_front};
+pub use policy::CachePolicy;
+use policy::PolicyCell;
 
 /// Default byte budget of an archive's block cache: 64 MiB.
 ///
@@ -73,12 +76,8 @@ pub struct Archive<R: ReadAt = Input> {
     len: u64,
     data_start: u64,
     cache: BlockCache,
-    /// Whether blocks a read decodes whole straight into its output are cached too
-    /// ([`Archive::set_cache_whole_blocks`]).
-    cache_whole: std::sync::atomic::AtomicBool,
-    /// Whether the first small read of a block caches it
-    /// ([`Archive::set_cache_first_small_reads`]).
-    cache_first: std::sync::atomic::AtomicBool,
+    /// Which blocks reads cache beyond those every read does ([`Archive::set_cache_policy`]).
+    policy: PolicyCell,
     /// Threads a large read decodes on; 0: as many as the machine has cores (looked up when a
     /// read first needs it, not at open).
     threads: usize,
@@ -301,8 +300,7 @@ impl<R: ReadAt> Archive<R> {
             len,
             data_start,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
-            cache_whole: std::sync::atomic::AtomicBool::new(true),
-            cache_first: std::sync::atomic::AtomicBool::new(false),
+            policy: PolicyCell::new(CachePolicy::default()),
             threads: 0,
             ahead: ahead::Ahead::default(),
         })
@@ -989,8 +987,10 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), nc3pack::Error>(())
     /// ```
     pub fn set_cache_whole_blocks(&self, on: bool) {
-        self.cache_whole
-            .store(on, std::sync::atomic::Ordering::Relaxed);
+        self.policy.update(|p| CachePolicy {
+            whole_blocks: on,
+            ..p
+        });
     }
 
     /// Sets whether the first small read of a block (less than the block, inside it) caches
@@ -1016,8 +1016,10 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), nc3pack::Error>(())
     /// ```
     pub fn set_cache_first_small_reads(&self, on: bool) {
-        self.cache_first
-            .store(on, std::sync::atomic::Ordering::Relaxed);
+        self.policy.update(|p| CachePolicy {
+            first_small_reads: on,
+            ..p
+        });
     }
 
     /// Whether the first small read of a block caches it
@@ -1029,7 +1031,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), nc3pack::Error>(())
     /// ```
     pub fn caches_first_small_reads(&self) -> bool {
-        self.cache_first.load(std::sync::atomic::Ordering::Relaxed)
+        self.policy.get().first_small_reads
     }
 
     /// Whether a large read also caches the blocks it covers whole
@@ -1041,7 +1043,41 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), nc3pack::Error>(())
     /// ```
     pub fn caches_whole_blocks(&self) -> bool {
-        self.cache_whole.load(std::sync::atomic::Ordering::Relaxed)
+        self.policy.get().whole_blocks
+    }
+
+    /// Which blocks reads cache beyond those every read does: [`CachePolicy`], the two
+    /// settings of [`Archive::set_cache_whole_blocks`] and
+    /// [`Archive::set_cache_first_small_reads`] as one value.
+    ///
+    /// ```no_run
+    /// let a = nc3pack::Archive::open("/tmp/sst.nc3z")?;
+    /// assert_eq!(a.cache_policy(), nc3pack::CachePolicy::default());
+    /// # Ok::<(), nc3pack::Error>(())
+    /// ```
+    pub fn cache_policy(&self) -> CachePolicy {
+        self.policy.get()
+    }
+
+    /// Sets both settings of [`CachePolicy`] at once (what
+    /// [`Archive::set_cache_whole_blocks`] and [`Archive::set_cache_first_small_reads`] set
+    /// one at a time); reads under way see it from their next block on.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("nc3pack-doc-{}-set_cache_policy", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let z = dir.join("obs.nc3z");
+    /// # let opts = nc3pack::PackOptions::default().with_threads(1).with_force(true);
+    /// # nc3pack::pack_file("samples/obs_points.nc".as_ref(), &z, &opts)?;
+    /// use nc3pack::CachePolicy;
+    /// let a = nc3pack::Archive::open(&z)?; // samples/obs_points.nc, packed
+    /// a.set_cache_policy(CachePolicy { whole_blocks: false, first_small_reads: true });
+    /// assert!(!a.caches_whole_blocks() && a.caches_first_small_reads());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_cache_policy(&self, p: CachePolicy) {
+        self.policy.set(p);
     }
 
     /// Sets how many threads a large read decodes blocks on (bounded to

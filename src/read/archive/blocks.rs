@@ -938,6 +938,11 @@ impl<R: ReadAt> Archive<R> {
 }
 
 /// What a read of a span keeps of the blocks it decodes ([`Archive::span_block`]).
+///
+/// Derived per read ([`Archive::read_span`]) from the archive's [`super::CachePolicy`] and the
+/// read itself: `whole` is the policy's `whole_blocks` for a span that fits in half of the
+/// cache and is not sequential; `partial` holds for such a span whatever the policy; `carry`
+/// for a sequential one.
 #[derive(Clone, Copy)]
 pub(super) struct Retain {
     /// Cache the blocks it reads part of.
