@@ -3,10 +3,10 @@
 use crate::codec::word::be_to_native;
 use crate::codec::{decode_payload, decode_payload_into, decode_payload_part, DecodeScratch};
 use crate::error::{
-    io_err, ArchiveError, BlockError, ConstantsError, EntryError, Error, FooterError, FrameError,
-    IndexError, Result,
+    io_err, ArchiveError, BlockError, ConstantsError, Error, FooterError, FrameError, IndexError,
+    Result,
 };
-use crate::format::streams::{streams_with, Stream};
+use crate::format::streams::streams_with;
 use crate::format::{
     self, Footer, FrameHeader, IndexDecoder, IndexEntry, Lead, FOOTER_LEN, FRAME_HEADER_LEN,
     LEAD_LEN,
@@ -23,11 +23,14 @@ use std::sync::Arc;
 mod ahead;
 mod blocks;
 mod front;
+mod index;
 mod policy;
 mod scattered;
 mod stream;
 
 pub(crate) use front::{check_front, read_front};
+pub(crate) use index::stream_name;
+use index::ArchiveIndex;
 pub use policy::CachePolicy;
 use policy::PolicyCell;
 
@@ -62,19 +65,8 @@ pub struct Archive<R: ReadAt = Input> {
     path: PathBuf,
     /// The source; a compact archive (format 1.2) expanded in memory.
     reader: format::compact::Expanded<R>,
-    lead: Lead,
-    /// The header, which holds its bytes.
-    header: Header,
-    layout: Layout,
-    /// Block size of each stream (the lead's, or per variable from the block sizes frame).
-    block_sizes: format::BlockSizes,
-    streams: Vec<Stream>,
-    index: Vec<IndexEntry>,
-    /// Index entries of the constants frames.
-    constants_frames: Vec<IndexEntry>,
-    footer: Footer,
-    len: u64,
-    data_start: u64,
+    /// What opening read and checked: lead, header, layout, streams, index entries, footer.
+    index: ArchiveIndex,
     cache: BlockCache,
     /// Which blocks reads cache beyond those every read does ([`Archive::set_cache_policy`]).
     policy: PolicyCell,
@@ -244,61 +236,28 @@ impl<R: ReadAt> Archive<R> {
                 IndexError::Checksum.into(),
             ));
         }
-        let (index, constants_frames) = index
+        let (entries, constants_frames) = index
             .finish()
             .map_err(|e| bad("index", footer.index_offset, e.into()))?;
-        let in_data = |e: &IndexEntry, max: u64| {
-            let end = e.offset.checked_add(e.frame_len());
-            e.offset >= data_start
-                && end.is_some_and(|end| end <= footer.index_offset)
-                && u64::from(e.stored_len) <= max
-        };
-        for s in &streams {
-            for b in 0..s.blocks() {
-                let e = &index[(s.first_slot + b) as usize];
-                let source = match e.check(s.esize) {
-                    Err(e) => e,
-                    Ok(()) if e.is_lost() || e.is_constant() || in_data(e, s.block_bytes) => {
-                        continue
-                    }
-                    Ok(()) => EntryError::OutsideData,
-                };
-                return Err(bad(
-                    "index",
-                    footer.index_offset,
-                    IndexError::Entry {
-                        block: b,
-                        stream: stream_name(&header, s.id),
-                        source,
-                    }
-                    .into(),
-                ));
-            }
-        }
-        let constants_max = (format::MAX_RUNS_PER_FRAME * format::RUN_LEN) as u64;
-        if let Some(k) = constants_frames
-            .iter()
-            .position(|t| !in_data(t, constants_max))
-        {
-            return Err(bad(
-                "index",
-                footer.index_offset,
-                IndexError::ConstantsFrameOutside { k }.into(),
-            ));
-        }
-        Ok(Archive {
-            path: path.to_path_buf(),
-            reader,
+        let index = ArchiveIndex {
             lead,
             header,
             layout,
             block_sizes: sizes,
             streams,
-            index,
+            entries,
             constants_frames,
             footer,
             len,
             data_start,
+        };
+        index
+            .check()
+            .map_err(|e| bad("index", index.footer.index_offset, e.into()))?;
+        Ok(Archive {
+            path: path.to_path_buf(),
+            reader,
+            index,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
             policy: PolicyCell::new(CachePolicy::default()),
             threads: 0,
@@ -321,7 +280,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn header(&self) -> &Header {
-        &self.header
+        &self.index.header
     }
 
     /// The original header's bytes, verbatim.
@@ -339,7 +298,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn header_bytes(&self) -> &[u8] {
-        self.header.bytes()
+        self.index.header.bytes()
     }
 
     /// The data layout of the original file, with the record dimension materialized.
@@ -356,7 +315,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn layout(&self) -> &Layout {
-        &self.layout
+        &self.index.layout
     }
 
     /// The archive's lead (original length, records, block size).
@@ -374,7 +333,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn lead(&self) -> &Lead {
-        &self.lead
+        &self.index.lead
     }
 
     /// Whether the archive is stored in the compact form (format 1.2; it reads as the full
@@ -424,7 +383,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn block_sizes(&self) -> &format::BlockSizes {
-        &self.block_sizes
+        &self.index.block_sizes
     }
 
     /// The xxh3-128 hash of the original file, as recorded at pack time.
@@ -442,7 +401,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn original_hash(&self) -> u128 {
-        self.lead.hash
+        self.index.lead.hash
     }
 
     /// Length of the archive in bytes.
@@ -460,7 +419,7 @@ impl<R: ReadAt> Archive<R> {
     /// ```
     pub fn len(&self) -> u64 {
         // A compact archive's own length, not that of the full form it reads as.
-        self.reader.stored_len().unwrap_or(self.len)
+        self.reader.stored_len().unwrap_or(self.index.len)
     }
 
     /// Whether the archive is empty (never true for an archive that opened).
@@ -477,7 +436,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.index.len == 0
     }
 
     /// The archive's path, as given.
@@ -513,7 +472,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stream_count(&self) -> usize {
-        self.streams.len()
+        self.index.stream_count()
     }
 
     /// The stream of the residual bytes (the one after the variables').
@@ -531,7 +490,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn residual_stream(&self) -> usize {
-        self.layout.vars.len()
+        self.index.residual_stream()
     }
 
     /// The shared stream that holds stream `s`, if `s` is small enough to be a member of one
@@ -551,7 +510,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shared_stream_of(&self, s: usize) -> Option<usize> {
-        self.streams[s].shared.map(|(sh, _)| sh)
+        self.index.shared_stream_of(s)
     }
 
     /// Whether stream `s` is a member of a shared stream.
@@ -570,7 +529,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_member(&self, s: usize) -> bool {
-        self.streams[s].shared.is_some()
+        self.index.is_member(s)
     }
 
     /// Frame stream id of stream `s`: the variable's number, or [`format::RESIDUAL_ID`],
@@ -590,7 +549,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stream_id(&self, s: usize) -> u32 {
-        self.streams[s].id
+        self.index.streams[s].id
     }
 
     /// Bytes of stream `s` (a variable's materialized data, the residual bytes, or a shared
@@ -609,7 +568,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stream_len(&self, s: usize) -> u64 {
-        self.streams[s].total
+        self.index.streams[s].total
     }
 
     /// Number of blocks of stream `s`.
@@ -627,7 +586,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn block_count(&self, s: usize) -> u64 {
-        self.streams[s].blocks()
+        self.index.block_count(s)
     }
 
     /// Decoded bytes per block of stream `s` (the last block may be shorter).
@@ -645,7 +604,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn block_bytes(&self, s: usize) -> u64 {
-        self.streams[s].block_bytes
+        self.index.streams[s].block_bytes
     }
 
     /// Index entry of block `b` of stream `s`.
@@ -665,7 +624,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn entry(&self, s: usize, b: u64) -> &IndexEntry {
-        &self.index[(self.streams[s].first_slot + b) as usize]
+        self.index.entry(s, b)
     }
 
     /// Stored (compressed) bytes of stream `s`, frame headers included (constant blocks,
@@ -685,11 +644,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stored_bytes(&self, s: usize) -> u64 {
-        (0..self.block_count(s))
-            .map(|b| self.entry(s, b))
-            .filter(|e| !e.is_constant())
-            .map(|e| e.frame_len())
-            .sum()
+        self.index.stored_bytes(s)
     }
 
     /// Index entries of the constants frames, which list the runs of constant blocks.
@@ -708,7 +663,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn constants_frames(&self) -> &[IndexEntry] {
-        &self.constants_frames
+        &self.index.constants_frames
     }
 
     /// Reads, checks and decodes constants frame `k`: the runs of constant blocks it lists.
@@ -736,10 +691,11 @@ impl<R: ReadAt> Archive<R> {
         let bad = |source: ArchiveError| Error::Archive {
             path: self.path.clone(),
             part: "constants frame",
-            offset: self.constants_frames.get(k).map_or(0, |e| e.offset),
+            offset: self.index.constants_frames.get(k).map_or(0, |e| e.offset),
             source,
         };
         let e = *self
+            .index
             .constants_frames
             .get(k)
             .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }.into()))?;
@@ -790,7 +746,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn index_offset(&self) -> u64 {
-        self.footer.index_offset
+        self.index.footer.index_offset
     }
 
     /// Every block of every stream, as (stream, block), in index order (members of the shared
@@ -803,7 +759,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), nc3pack::Error>(())
     /// ```
     pub fn blocks(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        (0..self.stream_count()).flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+        self.index.blocks()
     }
 
     /// Blocks marked lost, as (stream, block).
@@ -840,7 +796,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stream_name(&self, s: usize) -> String {
-        stream_name(&self.header, self.streams[s].id)
+        self.index.stream_name(s)
     }
 
     /// Checks block `b` of stream `s` without decompressing: frame header, agreement with the
@@ -899,7 +855,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn data_start(&self) -> u64 {
-        self.data_start
+        self.index.data_start
     }
 
     /// Sets the cache's byte budget (0 disables caching), evicting as needed.
@@ -1116,10 +1072,10 @@ impl<R: ReadAt> Dataset for Archive<R> {
         &self.path
     }
     fn header(&self) -> &Header {
-        &self.header
+        &self.index.header
     }
     fn layout(&self) -> &Layout {
-        &self.layout
+        &self.index.layout
     }
 
     fn read_runs(&self, v: usize, runs: &[(u64, u64)], out: &mut [u8]) -> Result<()> {
@@ -1144,11 +1100,14 @@ impl<R: ReadAt> Dataset for Archive<R> {
         if !self.reader.wants_prefetch() || self.is_member(v) {
             return Ok(());
         }
-        let shape = &self.layout.vars[v].shape;
+        let shape = &self.index.layout.vars[v].shape;
         let Ok(slab) = Hyperslab::new(shape, slab.start(), slab.count(), slab.stride()) else {
             return Ok(());
         };
-        let (esize, bb) = (self.streams[v].esize as u64, self.streams[v].block_bytes);
+        let (esize, bb) = (
+            self.index.streams[v].esize as u64,
+            self.index.streams[v].block_bytes,
+        );
         // The blocks the runs touch, ascending (runs come in ascending order).
         let mut blocks: Vec<u64> = Vec::new();
         slab.for_each_run(shape, esize, |off, len| {
@@ -1188,17 +1147,3 @@ fn with_scratch<T>(f: impl FnOnce(&mut BlockScratch) -> T) -> T {
 /// those the last member of each shared stream used.
 #[derive(Default)]
 pub(crate) struct HeldBlocks(Vec<(usize, u64, Block)>);
-
-/// Name of a stream for messages: the variable's name, or "residual bytes".
-pub(crate) fn stream_name(h: &Header, id: u32) -> String {
-    match id {
-        format::RESIDUAL_ID => "residual bytes".into(),
-        format::HEADER_ID => "netCDF header".into(),
-        format::SHARED_EARLY_ID => "early shared stream".into(),
-        format::SHARED_LATE_ID => "late shared stream".into(),
-        format::CONSTANTS_ID => "constants frames".into(),
-        format::BLOCK_SIZES_ID => "block sizes".into(),
-        i if (i as usize) < h.var_count() => format!("variable {:?}", h.var(i as usize).name()),
-        i => format!("variable id {i}"),
-    }
-}

@@ -355,7 +355,7 @@ impl<R: ReadAt> Archive<R> {
     /// or when a frame cannot be read or is damaged (the read of that block will say so).
     pub(super) fn decode_ahead(&self, s: usize, end: u64, len: u64) {
         let threads = self.threads() as u64;
-        let st = &self.streams[s];
+        let st = &self.index.streams[s];
         let (id, bb) = (st.id, st.block_bytes);
         if threads < 2 || self.reader.wants_prefetch() || st.shared.is_some() || end >= st.total {
             return;
@@ -439,7 +439,7 @@ impl<R: ReadAt> Archive<R> {
                     return Err(self.shorter(s, b));
                 }
                 if native {
-                    crate::codec::word::copy_be_to_native(&block, dst, self.streams[s].esize);
+                    crate::codec::word::copy_be_to_native(&block, dst, self.index.streams[s].esize);
                 } else {
                     dst.copy_from_slice(&block);
                 }
@@ -508,7 +508,7 @@ impl<R: ReadAt + 'static> Archive<R> {
         streams: usize,
         in_flight: u64,
     ) {
-        let st = &self.streams[s];
+        let st = &self.index.streams[s];
         let threads = self.threads() as u64;
         if len == 0 || st.shared.is_some() || threads < 2 || self.reader.wants_prefetch() {
             return;
@@ -535,7 +535,7 @@ impl<R: ReadAt + 'static> Archive<R> {
             }
             let archive = Arc::clone(self);
             let job = move || {
-                let key = (archive.streams[s].id, b);
+                let key = (archive.index.streams[s].id, b);
                 if let crate::read::cache::Claim::Mine(ticket) = archive.cache.claim_ahead(key) {
                     // A block that cannot be read is left to the reader, which says why.
                     if let Ok(block) = archive.load(s, b) {

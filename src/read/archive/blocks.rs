@@ -18,7 +18,7 @@ impl<R: ReadAt> Archive<R> {
         offset: u64,
         len: usize,
     ) -> impl FnOnce(std::io::Error) -> Error + '_ {
-        crate::error::read_err(&self.path, &self.reader, self.len, offset, len)
+        crate::error::read_err(&self.path, &self.reader, self.index.len, offset, len)
     }
 
     /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
@@ -35,7 +35,7 @@ impl<R: ReadAt> Archive<R> {
         }
         Error::Block {
             path: self.path.clone(),
-            var: stream_name(&self.header, self.streams[s].id),
+            var: self.index.stream_name(s),
             block: b,
             offset: Some(self.entry(s, b))
                 .filter(|e| !e.is_constant())
@@ -85,7 +85,7 @@ impl<R: ReadAt> Archive<R> {
         native: bool,
         sequential: bool,
     ) -> Result<()> {
-        let bb = self.streams[s].block_bytes;
+        let bb = self.index.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
         self.plan_reads((first..=last).map(|b| (s, b)))?;
         let mut parts: Vec<(u64, usize, &mut [u8])> =
@@ -185,7 +185,7 @@ impl<R: ReadAt> Archive<R> {
         native: bool,
         scratch: &mut BlockScratch,
     ) -> Result<()> {
-        let (id, esize) = (self.streams[s].id, self.streams[s].esize);
+        let (id, esize) = (self.index.streams[s].id, self.index.streams[s].esize);
         let whole = within == 0 && dst.len() as u64 == self.block_len(s, b);
         let block = match self.cache.get((id, b)) {
             Some(block) => block,
@@ -367,7 +367,7 @@ impl<R: ReadAt> Archive<R> {
         if e.is_lost() {
             return Err(self.block_error(s, b, BlockError::Lost));
         }
-        let esize = self.streams[s].esize;
+        let esize = self.index.streams[s].esize;
         if e.is_constant() {
             let mut value = e.constant_value(esize.clamp(1, 8));
             if native {
@@ -413,7 +413,7 @@ impl<R: ReadAt> Archive<R> {
     /// and caches it, so a block read once costs no whole decoded copy, and one read again and
     /// again is decoded once more. False (nothing read) when it is not such a read.
     pub(super) fn read_part(&self, s: usize, b: u64, within: u64, dst: &mut [u8]) -> Result<bool> {
-        let (id, n) = (self.streams[s].id, self.block_len(s, b));
+        let (id, n) = (self.index.streams[s].id, self.block_len(s, b));
         let e = *self.entry(s, b);
         if e.is_constant() || e.is_lost() || dst.len() as u64 >= n {
             return Ok(false);
@@ -506,7 +506,7 @@ impl<R: ReadAt> Archive<R> {
             return Ok(());
         }
         let ranges: Vec<(u64, u64)> = blocks
-            .filter(|&(s, b)| !self.cache.contains((self.streams[s].id, b)))
+            .filter(|&(s, b)| !self.cache.contains((self.index.streams[s].id, b)))
             .map(|(s, b)| *self.entry(s, b))
             .filter(|e| !e.is_constant() && !e.is_lost())
             .map(|e| (e.offset, e.frame_len()))
@@ -521,18 +521,12 @@ impl<R: ReadAt> Archive<R> {
 
     /// Decoded length of block `b` of stream `s`, as the layout says.
     pub(super) fn block_len(&self, s: usize, b: u64) -> u64 {
-        self.streams[s].block_len(b)
+        self.index.block_len(s, b)
     }
 
-    /// A constant block, from its index entry alone, as its element and length (the block
-    /// length is a whole number of elements: a stream's blocks are whole elements, and its
-    /// length too).
+    /// A constant block, from its index entry alone ([`ArchiveIndex::constant`]).
     pub(super) fn constant(&self, s: usize, b: u64) -> Block {
-        let esize = self.streams[s].esize.clamp(1, 8);
-        Block::constant(
-            &self.entry(s, b).constant_value(esize),
-            self.block_len(s, b),
-        )
+        self.index.constant(s, b)
     }
 
     /// A constant block built whole, allocated fallibly.
@@ -547,7 +541,7 @@ impl<R: ReadAt> Archive<R> {
 
     /// Checks a frame header against the index and the layout.
     pub(super) fn check_frame_header(&self, s: usize, b: u64, frame: &[u8]) -> Result<FrameHeader> {
-        let st = &self.streams[s];
+        let st = &self.index.streams[s];
         let e = self.entry(s, b);
         let err = |e: BlockError| self.block_error(s, b, e);
         let expect_len = self.block_len(s, b);
@@ -686,14 +680,14 @@ impl<R: ReadAt> Archive<R> {
     /// Marks block `b` of stream `s` most recently used in the cache, if it is held there:
     /// for a reader that will come back to it first (the block a sequential read ended in).
     pub(crate) fn keep_recent(&self, s: usize, b: u64) {
-        self.cache.touch((self.streams[s].id, b));
+        self.cache.touch((self.index.streams[s].id, b));
     }
 
     /// Fetches the blocks `blocks` (ascending) of stream `s`: cached ones from the cache, the
     /// others read with one I/O per run of adjacent frames and decoded on all threads; constant
     /// blocks as their element, not built.
     pub(super) fn fetch(&self, s: usize, blocks: &[u64]) -> Result<Vec<Block>> {
-        let id = self.streams[s].id;
+        let id = self.index.streams[s].id;
         // The blocks cached; those another thread is decoding, to wait for once this one has
         // decoded its own (tickets[i]: block i is this thread's to decode, and to hand over).
         let mut got: Vec<Option<Block>> = vec![None; blocks.len()];
@@ -852,7 +846,7 @@ impl<R: ReadAt> Archive<R> {
         s: usize,
         held: &mut HeldBlocks,
     ) -> Result<Arc<Vec<u8>>> {
-        let st = &self.streams[s];
+        let st = &self.index.streams[s];
         let Some((sh, at)) = st.shared else {
             return Err(Error::Internal(format!(
                 "{} is not in a shared stream",
@@ -863,7 +857,7 @@ impl<R: ReadAt> Archive<R> {
         if let Some(Block::Bytes(b)) = self.cache.get(key) {
             return Ok(b);
         }
-        let bb = self.streams[sh].block_bytes;
+        let bb = self.index.streams[sh].block_bytes;
         let end = at + st.total;
         let blocks: Vec<u64> = (at / bb..=(end - 1) / bb).collect();
         let find = |b: u64| held.0.iter().find(|h| h.0 == sh && h.1 == b).map(|h| &h.2);
@@ -972,7 +966,7 @@ impl<R: ReadAt> Archive<R> {
         };
         if let Some((off, _)) = sequential {
             // The block before this read's: a sequential reader is done with it.
-            let (id, bb) = (self.streams[v].id, self.streams[v].block_bytes);
+            let (id, bb) = (self.index.streams[v].id, self.index.streams[v].block_bytes);
             if off / bb > 0 {
                 self.cache.remove((id, off / bb - 1));
             }
@@ -994,7 +988,7 @@ impl<R: ReadAt> Archive<R> {
         native: bool,
         sequential: bool,
     ) -> Result<()> {
-        let esize = self.streams[v].esize;
+        let esize = self.index.streams[v].esize;
         if self.is_member(v) {
             let data = self.member_bytes(v)?;
             let mut out_at = 0usize;
@@ -1008,7 +1002,7 @@ impl<R: ReadAt> Archive<R> {
             }
             return Ok(());
         }
-        let bb = self.streams[v].block_bytes;
+        let bb = self.index.streams[v].block_bytes;
         if let [(off, len)] = *runs {
             // (With one thread, only when whole blocks are not cached, or the read is
             // sequential: otherwise the blocks are fetched, with one I/O per run of adjacent
@@ -1023,7 +1017,7 @@ impl<R: ReadAt> Archive<R> {
         if let [(off, len)] = *runs {
             let b = off / bb;
             if len > 0 && (off + len - 1) / bb == b {
-                if let Some(block) = self.cache.get_held((self.streams[v].id, b)) {
+                if let Some(block) = self.cache.get_held((self.index.streams[v].id, b)) {
                     let piece = &mut out[..len as usize];
                     if !block.copy_to(off - b * bb, piece) {
                         return Err(self.shorter(v, b));

@@ -45,7 +45,7 @@ impl<R: ReadAt> Archive<R> {
         out: &mut [u8],
         native: bool,
     ) -> Result<()> {
-        let (id, bb) = (self.streams[s].id, self.streams[s].block_bytes);
+        let (id, bb) = (self.index.streams[s].id, self.index.streams[s].block_bytes);
         let mut pieces: Vec<Piece> = Vec::with_capacity(runs.len());
         let mut rest = out;
         for &(off, len) in runs {
@@ -158,7 +158,7 @@ impl<R: ReadAt> Archive<R> {
                 return Err(self.shorter(s, p.b));
             }
             if native {
-                be_to_native(p.dst, self.streams[s].esize);
+                be_to_native(p.dst, self.index.streams[s].esize);
             }
         }
         Ok(())

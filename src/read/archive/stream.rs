@@ -47,7 +47,7 @@ impl<R: ReadAt> Archive<R> {
         let default = |put: &mut dyn FnMut(&[u8]) -> bool| {
             crate::read::dataset::read_pieces(self, v, slab, piece_bytes, put)
         };
-        let Some(lv) = self.layout.vars.get(v) else {
+        let Some(lv) = self.index.layout.vars.get(v) else {
             return default(put);
         };
         if self.is_member(v) {
@@ -65,7 +65,7 @@ impl<R: ReadAt> Archive<R> {
             }
             Some(_) => Err(()),
         });
-        let bb = self.streams[v].block_bytes;
+        let bb = self.index.streams[v].block_bytes;
         let Some((off, len)) = run.filter(|&(_, len)| one.is_ok() && len > 0) else {
             return default(put);
         };
@@ -149,7 +149,7 @@ impl<R: ReadAt> Archive<R> {
         dst: &mut [u8],
         scratch: &mut BlockScratch,
     ) -> Result<()> {
-        let id = self.streams[s].id;
+        let id = self.index.streams[s].id;
         let mut end = self.entry(s, g0).offset;
         // (A remote archive has the frames fetched ahead as planned, frame by frame.)
         let together = g1 > g0
@@ -205,11 +205,11 @@ impl<R: ReadAt> Archive<R> {
         dst: &mut [u8],
         scratch: &mut BlockScratch,
     ) -> Result<()> {
-        if let Some(block) = self.cache.get((self.streams[s].id, b)) {
+        if let Some(block) = self.cache.get((self.index.streams[s].id, b)) {
             if !block.copy_to(0, dst) {
                 return Err(self.shorter(s, b));
             }
-            be_to_native(dst, self.streams[s].esize);
+            be_to_native(dst, self.index.streams[s].esize);
             return Ok(());
         }
         if self.ahead_into(s, b, dst, true, scratch)? {
