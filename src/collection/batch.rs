@@ -116,7 +116,8 @@ pub use to_prefix::pack_all_to_prefix;
 const GIVEN: u64 = 1 << 63;
 
 /// What a batch will pack, and what could not be read while finding it. The list is held
-/// compactly: the paths' bytes one after another, with one offset each.
+/// compactly: the paths' bytes one after another, in the order found, with one offset each,
+/// and their byte order as a list of positions (not a second copy of the paths).
 #[derive(Debug, Default)]
 pub struct BatchPlan {
     root: PathBuf,
@@ -124,6 +125,8 @@ pub struct BatchPlan {
     bytes: Vec<u8>,
     /// End of each path in `bytes`, with [`GIVEN`] set for a given one.
     ends: Vec<u64>,
+    /// The entries in byte order, once each; empty when the list is in that order already.
+    order: Vec<usize>,
     /// Length of the root's path and its `/`.
     skip: usize,
     /// Inputs, directories and files in them that could not be read, each error naming the
@@ -136,21 +139,35 @@ pub struct BatchPlan {
 impl BatchPlan {
     /// Number of inputs.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        if self.order.is_empty() {
+            self.ends.len()
+        } else {
+            self.order.len()
+        }
     }
 
     /// Whether there is nothing to pack.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
+    }
+
+    /// The list's entry of input `i`.
+    fn entry(&self, i: usize) -> usize {
+        if self.order.is_empty() {
+            i
+        } else {
+            self.order[i]
+        }
     }
 
     fn range(&self, i: usize) -> (usize, usize) {
-        let start = if i == 0 {
+        let j = self.entry(i);
+        let start = if j == 0 {
             0
         } else {
-            (self.ends[i - 1] & !GIVEN) as usize
+            (self.ends[j - 1] & !GIVEN) as usize
         };
-        (start, (self.ends[i] & !GIVEN) as usize)
+        (start, (self.ends[j] & !GIVEN) as usize)
     }
 
     fn path_bytes(&self, i: usize) -> &[u8] {
@@ -191,7 +208,7 @@ impl BatchPlan {
 
     /// Whether input `i` was given by name (else found in a directory).
     pub fn given(&self, i: usize) -> bool {
-        self.ends[i] & GIVEN != 0
+        self.ends[self.entry(i)] & GIVEN != 0
     }
 
     /// The root the names are relative to.
@@ -447,16 +464,15 @@ pub fn plan(
     }
     drop(given);
     // Sorted by bytes, once each (a path given twice is given if either was): an order of the
-    // list's entries, the paths themselves not copied until the end. A walk of one directory
-    // is often in order already: then no order is made.
+    // list's entries, the paths themselves not copied. A walk of one directory is often in
+    // order already: then no order is made.
+    list.bytes.shrink_to_fit();
+    list.ends.shrink_to_fit();
     let all = list.ends.len();
     let in_order = (1..all).all(|i| list.get(i - 1) < list.get(i));
-    let (bytes, ends) = if in_order {
-        list.bytes.shrink_to_fit();
-        list.ends.shrink_to_fit();
-        (list.bytes, list.ends)
-    } else {
-        let mut order: Vec<usize> = (0..all).collect();
+    let mut order: Vec<usize> = Vec::new();
+    if !in_order {
+        order = (0..all).collect();
         order.sort_unstable_by(|&a, &b| list.get(a).cmp(list.get(b)).then(a.cmp(&b)));
         // The first of equal paths is kept, given if any of them was.
         let mut kept = 0;
@@ -472,19 +488,9 @@ pub fn plan(
             kept += 1;
         }
         order.truncate(kept);
-        let len: usize = order.iter().map(|&i| list.get(i).len()).sum();
-        let mut sorted = List {
-            bytes: Vec::with_capacity(len),
-            ends: Vec::with_capacity(order.len()),
-        };
-        for i in order {
-            sorted.bytes.extend_from_slice(list.get(i));
-            sorted
-                .ends
-                .push(sorted.bytes.len() as u64 | (list.ends[i] & GIVEN));
-        }
-        (sorted.bytes, sorted.ends)
-    };
+        order.shrink_to_fit();
+    }
+    let (bytes, ends) = (list.bytes, list.ends);
     // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
     let out = if out.to_str().is_some_and(|s| s.contains("://")) {
         out.to_path_buf()
@@ -496,6 +502,7 @@ pub fn plan(
         out,
         bytes,
         ends,
+        order,
         skip,
         unreadable,
         leftovers,
