@@ -255,6 +255,7 @@ def pack_collection(
     | Sequence[str]
     | None = None,
     quantize: Mapping[str, str] | Sequence[str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> CollectionResult:
     """Packs many netCDF-3 files into ``output_dir`` as ``nc3pack pack IN... -o OUT`` does:
     ``inputs`` are files and directories (searched for netCDF files by their first bytes);
@@ -266,7 +267,8 @@ def pack_collection(
     ``(I, N)``, this call's share of the inputs. ``files_from``: a file listing more inputs,
     one a line. ``delete_input``: delete each original once its archive is written, synced,
     verified and recorded (symbolic links are kept). The packing options are
-    :func:`pack`'s.
+    :func:`pack`'s. ``output_dir`` may be an S3 prefix (``s3://BUCKET/PREFIX/``), written
+    with ``storage_options`` (s3fs-style, as :func:`open`; default: the environment's).
 
     A file that fails does not stop the others: it is listed in the result's ``failures``.
     Raises ``ValueError`` for bad options (no inputs, a bad shard, an input outside
@@ -298,6 +300,7 @@ def pack_collection(
         None if manifest is None else os.fspath(manifest),
         bool(delete_input),
         None if files_from is None else os.fspath(files_from),
+        storage_pairs(os.fspath(output_dir), storage_options),
     )
     out, man, files, packed, skipped, inb, outb, failures, unreadable, kept = r
     return CollectionResult(

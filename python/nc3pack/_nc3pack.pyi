@@ -80,6 +80,7 @@ def pack_collection(
     manifest: str | None = None,
     delete_input: bool = False,
     files_from: str | None = None,
+    storage_options: list[tuple[str, str]] | None = None,
 ) -> tuple[
     Path,
     Path,

@@ -530,8 +530,10 @@ type CollectionTuple = (
 /// Packs the files `inputs` (and the files found in the directories among them) into
 /// `output_dir`, resumable, with a manifest (nc3pack::pack_collection). A file that fails is
 /// listed, not raised; an error before packing, or one writing the manifest, is raised.
+/// `storage_options`: `(name, value)` pairs for an `output_dir` that is an S3 prefix, over
+/// the environment's.
 #[pyfunction]
-#[pyo3(signature = (inputs, output_dir, level, codec, filter, block_size, threads, force, pco, var_rules, quantize, root=None, shard=None, manifest=None, delete_input=false, files_from=None))]
+#[pyo3(signature = (inputs, output_dir, level, codec, filter, block_size, threads, force, pco, var_rules, quantize, root=None, shard=None, manifest=None, delete_input=false, files_from=None, storage_options=None))]
 #[allow(clippy::too_many_arguments)]
 fn pack_collection(
     py: Python<'_>,
@@ -551,6 +553,7 @@ fn pack_collection(
     manifest: Option<PathBuf>,
     delete_input: bool,
     files_from: Option<PathBuf>,
+    storage_options: Option<StorageOptions>,
 ) -> PyResult<CollectionTuple> {
     let pack = pack_options(
         level, codec, filter, block_size, threads, force, pco, &var_rules, &quantize,
@@ -569,6 +572,9 @@ fn pack_collection(
     }
     if let Some(f) = files_from {
         opts = opts.with_files_from(f);
+    }
+    if let Some(remote) = call_remote(&output_dir, storage_options).map_err(to_py)? {
+        opts = opts.with_remote(remote);
     }
     let r = py
         .detach(|| nc3pack::pack_collection(&inputs, &output_dir, &opts))

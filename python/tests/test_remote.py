@@ -375,6 +375,52 @@ def test_threads_keep_their_own_credentials(
     assert not wrong, f"{len(wrong)} calls reached the wrong server: {wrong[:5]}"
 
 
+def test_pack_collection_to_a_prefix_with_storage_options(
+    s3: S3Server,
+    s3_other: S3Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pack_collection`` into an S3 prefix with ``storage_options`` writes to the server
+    they name, not to the one the environment names; a rerun skips what is there; the
+    collection verifies from its uploaded manifests; a wrong secret is a PermissionError
+    before anything is written."""
+    for var in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "NC3PACK_ANON"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", OTHER_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", OTHER_SECRET)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_other.endpoint)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    src = tmp_path / "in"
+    names = ["gridded_sst.nc", "obs_points.nc", "sub/classic_records.nc"]
+    for n in names:
+        (src / n).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SAMPLES / Path(n).name, src / n)
+    url = f"s3://{BUCKET}/coll/"
+    monkeypatch.chdir(tmp_path)  # the local manifest goes to the working directory
+    r = nc3pack.pack_collection(src, url, threads=2, storage_options=s3.options())
+    assert r.ok, r.failures
+    assert (r.packed, r.skipped) == (3, 0)
+    for i, n in enumerate(names):
+        assert (s3.root / BUCKET / "coll" / f"{n}.nc3z").is_file(), n
+        assert not (s3_other.root / BUCKET / "coll" / f"{n}.nc3z").exists(), n
+        back = tmp_path / f"back{i}.nc"
+        nc3pack.unpack(f"{url}{n}.nc3z", back, storage_options=s3.options())
+        assert back.read_bytes() == (src / n).read_bytes(), n
+    again = nc3pack.pack_collection(src, url, threads=2, storage_options=s3.options())
+    assert (again.packed, again.skipped) == (0, 3)
+    v = nc3pack.verify_collection(f"{url}.nc3pack/", storage_options=s3.options())
+    assert (v.ok, v.checked) == (True, 3)
+    with pytest.raises(PermissionError):
+        nc3pack.pack_collection(
+            src,
+            f"s3://{BUCKET}/denied/",
+            storage_options=s3.options(secret="not-the-secret"),
+        )
+    assert not (s3.root / BUCKET / "denied").exists()
+
+
 def test_wrong_secret_is_permission_error(
     s3: S3Server, uploaded: dict[str, str]
 ) -> None:
