@@ -106,6 +106,18 @@ class S3Server:
         return opts
 
 
+def environment_names(monkeypatch: pytest.MonkeyPatch, server: S3Server) -> None:
+    """Sets the environment's S3 endpoint and credentials to ``server``'s (what a call
+    without ``storage_options`` uses)."""
+    for var in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "NC3PACK_ANON"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", server.key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", server.secret)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.endpoint)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+
+
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     yield from _serve(tmp_path_factory, KEY, SECRET)
@@ -310,13 +322,7 @@ def test_threads_keep_their_own_credentials(
         "b": nc3pack.verify(url, storage_options=s3_other.options()).blocks,
     }
     # Calls without storage_options take the environment: server B.
-    for var in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "NC3PACK_ANON"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", OTHER_KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", OTHER_SECRET)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_other.endpoint)
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    environment_names(monkeypatch, s3_other)
     assert nc3pack.info(url) == want_b
 
     wrong: list[str] = []
@@ -385,13 +391,7 @@ def test_pack_collection_to_a_prefix_with_storage_options(
     they name, not to the one the environment names; a rerun skips what is there; the
     collection verifies from its uploaded manifests; a wrong secret is a PermissionError
     before anything is written."""
-    for var in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "NC3PACK_ANON"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", OTHER_KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", OTHER_SECRET)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_other.endpoint)
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    environment_names(monkeypatch, s3_other)
     src = tmp_path / "in"
     names = ["gridded_sst.nc", "obs_points.nc", "sub/classic_records.nc"]
     for n in names:
