@@ -241,12 +241,22 @@ fn verify_manifests(
     for &(.., i) in &listed {
         found[i].0 += 1;
     }
+    // The collections the manifests are in: an entry's archive below one is held as its
+    // index (the name gives the rest), not as a path of its own.
+    let mut outs: Vec<PathBuf> = Vec::new();
     for (m, local, out, i) in listed {
+        let out = out.map(|o| match outs.iter().position(|x| *x == o) {
+            Some(k) => k,
+            None => {
+                outs.push(o);
+                outs.len() - 1
+            }
+        });
         read(&local, |n, e| {
             found[i].1 += 1;
             // Only the share's names are held.
             if e.as_ref().is_none_or(|e| opts.shard.owns(&e.name)) {
-                record(&mut report, &mut last, &m, out.as_deref(), n, e);
+                record(&mut report, &mut last, &m, out, n, e);
             }
         })?;
     }
@@ -289,12 +299,11 @@ fn verify_manifests(
         let Some((name, a)) = todo.get(i) else {
             return;
         };
-        if let Err(what) = verify_one(name, a, against, remote) {
-            results.lock().unwrap_or_else(|p| p.into_inner()).push((
-                i,
-                a.output.to_path_buf(),
-                what,
-            ));
+        if let Err(what) = verify_one(name, a, &outs, against, remote) {
+            results
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((i, a.path(name, &outs), what));
         }
         progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     };
@@ -317,13 +326,14 @@ fn verify_manifests(
     Ok(report)
 }
 
-/// Takes line `n` of the manifest `m` (in collection `out`, if in one), entry `e` (`None`: not
-/// an entry) into `last`, each name's last archive or failure, or `report`'s unreadable lines.
+/// Takes line `n` of the manifest `m` (in the collection of index `out` in the caller's list,
+/// if in one), entry `e` (`None`: not an entry) into `last`, each name's last archive or
+/// failure, or `report`'s unreadable lines.
 pub(super) fn record(
     report: &mut VerifyCollectionReport,
     last: &mut HashMap<Box<[u8]>, Last>,
     m: &Path,
-    out: Option<&Path>,
+    out: Option<usize>,
     n: u64,
     e: Option<Entry>,
 ) {
@@ -335,9 +345,9 @@ pub(super) fn record(
         Some(e) if e.is_done_before() => {
             let slot = last.entry(e.name.clone().into_boxed_slice()).or_default();
             if slot.0.is_none() {
-                let output = archive_path(out, m, &e.name, e.output);
+                let output = archive_output(out, m, &e.name, e.output);
                 slot.0 = Some(Archived {
-                    output: output.into_boxed_path(),
+                    output,
                     size: None,
                     hash: None,
                 });
@@ -345,7 +355,7 @@ pub(super) fn record(
         }
         Some(e) => {
             let output =
-                (e.status != Status::Failed).then(|| archive_path(out, m, &e.name, e.output));
+                (e.status != Status::Failed).then(|| archive_output(out, m, &e.name, e.output));
             let slot = last.entry(e.name.into_boxed_slice()).or_default();
             if let Some(output) = output {
                 // What the archive records: for a lossy one, the restored file's.
@@ -353,11 +363,7 @@ pub(super) fn record(
                     Some((size, hash)) => (Some(size), Some(hash)),
                     None => (e.size, e.hash),
                 };
-                let archive = Archived {
-                    output: output.into_boxed_path(),
-                    size,
-                    hash,
-                };
+                let archive = Archived { output, size, hash };
                 *slot = (Some(archive), None);
             } else {
                 let error = e
@@ -444,31 +450,37 @@ pub(super) fn collection_of(manifest: &Path) -> Option<PathBuf> {
 }
 
 /// Where `verify --manifest` finds the archive of an entry named `name` (whose line records
-/// `output`) of the manifest at `manifest` (in collection `out`, if it is in `OUT/.nc3pack`):
-/// `OUT/NAME.nc3z` when the manifest is in `OUT/.nc3pack` and the name is plain names (so a
-/// collection moved with its `.nc3pack` directory verifies where it is now); else the
-/// recorded output, relative to the manifest's directory if it is relative.
-pub(super) fn archive_path(
-    out: Option<&Path>,
+/// `output`) of the manifest at `manifest` (in collection `out`, an index in the caller's list
+/// of collections, if it is in `OUT/.nc3pack`): `OUT/NAME.nc3z` when the manifest is in
+/// `OUT/.nc3pack` and the name is plain names (so a collection moved with its `.nc3pack`
+/// directory verifies where it is now); else the recorded output, relative to the manifest's
+/// directory if it is relative.
+pub(super) fn archive_output(
+    out: Option<usize>,
     manifest: &Path,
     name: &[u8],
     output: PathBuf,
-) -> PathBuf {
+) -> Output {
     let name = Path::new(OsStr::from_bytes(name));
     let plain = !name.as_os_str().is_empty()
         && name
             .components()
             .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let at = |p: PathBuf| Output::At(p.into_boxed_path());
     match out {
-        Some(out) if plain => {
-            let mut p = out.join(name).into_os_string();
-            p.push(".nc3z");
-            p.into()
-        }
-        _ if url_of(&output).is_some() => output,
-        _ if output.is_relative() => manifest.parent().unwrap_or(Path::new(".")).join(output),
-        _ => output,
+        Some(k) if plain => Output::Below(k),
+        _ if url_of(&output).is_some() => at(output),
+        _ if output.is_relative() => at(manifest.parent().unwrap_or(Path::new(".")).join(output)),
+        _ => at(output),
     }
+}
+
+/// Where an entry's archive is ([`archive_output`]).
+pub(super) enum Output {
+    /// `NAME.nc3z` in the collection of this index: most entries, held without a path.
+    Below(usize),
+    /// A path of its own.
+    At(Box<Path>),
 }
 
 /// A failure a manifest recorded: the input and the error.
@@ -479,9 +491,23 @@ pub(super) type Last = (Option<Archived>, Option<Failure>);
 
 /// What a manifest recorded of an archive, for `verify --manifest`.
 pub(super) struct Archived {
-    output: Box<Path>,
+    output: Output,
     size: Option<u64>,
     hash: Option<u128>,
+}
+
+impl Archived {
+    /// The archive's path, for the entry named `name`, in the collections `outs`.
+    fn path(&self, name: &[u8], outs: &[PathBuf]) -> PathBuf {
+        match &self.output {
+            Output::Below(k) => {
+                let mut p = outs[*k].join(OsStr::from_bytes(name)).into_os_string();
+                p.push(".nc3z");
+                p.into()
+            }
+            Output::At(p) => p.to_path_buf(),
+        }
+    }
 }
 
 /// Checks one archive of a collection (one given by URL read with `remote`, or, when `None`,
@@ -489,13 +515,15 @@ pub(super) struct Archived {
 pub(super) fn verify_one(
     name: &[u8],
     e: &Archived,
+    outs: &[PathBuf],
     against: Option<&Path>,
     remote: Option<&CallRemote>,
 ) -> Result<(), CollectionProblem> {
     let (Some(size), Some(hash)) = (e.size, e.hash) else {
         return Err(CollectionProblem::NoSizeOrHash);
     };
-    match url_of(&e.output) {
+    let output = e.path(name, outs);
+    match url_of(&output) {
         #[cfg(feature = "remote")]
         Some(url) if url.len() > 5 && url[..5].eq_ignore_ascii_case("s3://") => {
             crate::remote::check_url_ends(url, size, Some(hash), remote)?;
@@ -503,7 +531,7 @@ pub(super) fn verify_one(
         // Other URLs are checked by the complete verify below.
         Some(_) => {}
         None => {
-            check_ends(&e.output, size, Some(hash))?;
+            check_ends(&output, size, Some(hash))?;
         }
     }
     let original = against.map(|root| root.join(OsStr::from_bytes(name)));
@@ -512,7 +540,7 @@ pub(super) fn verify_one(
         threads: 1,
         remote: remote.cloned(),
     };
-    let r = crate::verify::verify(&e.output, &opts)
+    let r = crate::verify::verify(&output, &opts)
         .map_err(|e| CollectionProblem::Verify(Box::new(e)))?;
     if let Some(first) = r.damage.first() {
         return Err(CollectionProblem::Damaged {
