@@ -17,7 +17,7 @@ use crate::nc3::{Header, Layout};
 use crate::read::cache::{Block, BlockCache, CacheStats};
 use crate::read::dataset::Dataset;
 use crate::read::Input;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 mod ahead;
@@ -26,6 +26,7 @@ mod front;
 mod index;
 mod policy;
 mod scattered;
+mod source;
 mod stream;
 
 pub(crate) use front::{check_front, read_front};
@@ -33,6 +34,7 @@ pub(crate) use index::stream_name;
 use index::ArchiveIndex;
 pub use policy::CachePolicy;
 use policy::PolicyCell;
+use source::BlockSource;
 
 /// Default byte budget of an archive's block cache: 64 MiB.
 ///
@@ -62,9 +64,8 @@ const INDEX_PIECE: u64 = 64 << 10;
 /// println!("{} bytes", bytes.len());
 /// ```
 pub struct Archive<R: ReadAt = Input> {
-    path: PathBuf,
-    /// The source; a compact archive (format 1.2) expanded in memory.
-    reader: format::compact::Expanded<R>,
+    /// Where the bytes come from, and the path that names them.
+    source: BlockSource<R>,
     /// What opening read and checked: lead, header, layout, streams, index entries, footer.
     index: ArchiveIndex,
     cache: BlockCache,
@@ -255,8 +256,10 @@ impl<R: ReadAt> Archive<R> {
             .check()
             .map_err(|e| bad("index", index.footer.index_offset, e.into()))?;
         Ok(Archive {
-            path: path.to_path_buf(),
-            reader,
+            source: BlockSource {
+                path: path.to_path_buf(),
+                reader,
+            },
             index,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),
             policy: PolicyCell::new(CachePolicy::default()),
@@ -352,18 +355,13 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_compact(&self) -> bool {
-        matches!(self.reader, format::compact::Expanded::Memory(..))
+        self.source.is_compact()
     }
 
     /// Whether the header frame is compressed with the header dictionary (codec 7, format 1.3
     /// in the compact form).
     pub(crate) fn header_dict(&self) -> bool {
-        let mut b = [0u8; format::FRAME_HEADER_LEN];
-        self.reader
-            .read_exact_at(&mut b, format::LEAD_LEN as u64)
-            .ok()
-            .and_then(|()| format::FrameHeader::decode(&b).ok())
-            .is_some_and(|h| h.codec == format::Codec::ZstdDict)
+        self.source.header_dict()
     }
 
     /// The nominal block size of each stream: the lead's, or per variable (format 1.1).
@@ -419,7 +417,7 @@ impl<R: ReadAt> Archive<R> {
     /// ```
     pub fn len(&self) -> u64 {
         // A compact archive's own length, not that of the full form it reads as.
-        self.reader.stored_len().unwrap_or(self.index.len)
+        self.source.stored_len().unwrap_or(self.index.len)
     }
 
     /// Whether the archive is empty (never true for an archive that opened).
@@ -453,7 +451,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn path(&self) -> &Path {
-        &self.path
+        self.source.path()
     }
 
     /// Number of streams: one per variable (in header order), then the residual bytes, then
@@ -689,7 +687,7 @@ impl<R: ReadAt> Archive<R> {
     /// the frame).
     pub fn constant_runs(&self, k: usize) -> Result<Vec<format::ConstantRun>> {
         let bad = |source: ArchiveError| Error::Archive {
-            path: self.path.clone(),
+            path: self.source.path.clone(),
             part: "constants frame",
             offset: self.index.constants_frames.get(k).map_or(0, |e| e.offset),
             source,
@@ -700,9 +698,7 @@ impl<R: ReadAt> Archive<R> {
             .get(k)
             .ok_or_else(|| bad(ConstantsError::NoSuchFrame { k }.into()))?;
         let mut buf = vec![0u8; e.frame_len() as usize];
-        self.reader
-            .read_exact_at(&mut buf, e.offset)
-            .map_err(io_err(&self.path, "read"))?;
+        self.source.read_exact_at(&mut buf, e.offset)?;
         let h = FrameHeader::decode(&buf).map_err(|e| bad(e.into()))?;
         let max = format::MAX_RUNS_PER_FRAME * format::RUN_LEN;
         if h.stream != format::CONSTANTS_ID
@@ -830,9 +826,7 @@ impl<R: ReadAt> Archive<R> {
             return Ok(());
         }
         let mut buf = self.zeroed(s, b, e.frame_len())?;
-        self.reader
-            .read_exact_at(&mut buf, e.offset)
-            .map_err(io_err(&self.path, "read"))?;
+        self.source.read_exact_at(&mut buf, e.offset)?;
         let h = self.check_frame_header(s, b, &buf)?;
         if format::crc(&buf[FRAME_HEADER_LEN..]) != h.payload_crc {
             return Err(self.block_error(s, b, FrameError::PayloadChecksum.into()));
@@ -1069,7 +1063,7 @@ impl<R: ReadAt> Archive<R> {
 
 impl<R: ReadAt> Dataset for Archive<R> {
     fn path(&self) -> &Path {
-        &self.path
+        self.source.path()
     }
     fn header(&self) -> &Header {
         &self.index.header
@@ -1097,7 +1091,7 @@ impl<R: ReadAt> Dataset for Archive<R> {
     }
 
     fn plan_slab(&self, v: usize, slab: &Hyperslab) -> Result<()> {
-        if !self.reader.wants_prefetch() || self.is_member(v) {
+        if !self.source.wants_prefetch() || self.is_member(v) {
             return Ok(());
         }
         let shape = &self.index.layout.vars[v].shape;

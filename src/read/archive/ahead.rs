@@ -357,7 +357,7 @@ impl<R: ReadAt> Archive<R> {
         let threads = self.threads() as u64;
         let st = &self.index.streams[s];
         let (id, bb) = (st.id, st.block_bytes);
-        if threads < 2 || self.reader.wants_prefetch() || st.shared.is_some() || end >= st.total {
+        if threads < 2 || self.source.wants_prefetch() || st.shared.is_some() || end >= st.total {
             return;
         }
         let max_bytes = AHEAD_BYTES.max(2 * bb);
@@ -510,7 +510,7 @@ impl<R: ReadAt + 'static> Archive<R> {
     ) {
         let st = &self.index.streams[s];
         let threads = self.threads() as u64;
-        if len == 0 || st.shared.is_some() || threads < 2 || self.reader.wants_prefetch() {
+        if len == 0 || st.shared.is_some() || threads < 2 || self.source.wants_prefetch() {
             return;
         }
         let bb = st.block_bytes;

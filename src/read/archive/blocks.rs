@@ -11,16 +11,6 @@ use crate::read::cache::{Claim, Ticket, Waiter};
 const STREAMED_MIN: u64 = 64 << 10;
 
 impl<R: ReadAt> Archive<R> {
-    /// The error of a read of `len` bytes at `offset` of the archive: one that found the end
-    /// of a file now shorter than when it was opened says so, with both lengths.
-    pub(super) fn read_err(
-        &self,
-        offset: u64,
-        len: usize,
-    ) -> impl FnOnce(std::io::Error) -> Error + '_ {
-        crate::error::read_err(&self.path, &self.reader, self.index.len, offset, len)
-    }
-
     /// [`BlockError::Lost`] if the index marks block `b` of stream `s` lost.
     pub(super) fn refuse_lost(&self, s: usize, b: u64) -> Result<()> {
         if self.entry(s, b).is_lost() {
@@ -34,7 +24,7 @@ impl<R: ReadAt> Archive<R> {
             return self.no_memory(s, b, len);
         }
         Error::Block {
-            path: self.path.clone(),
+            path: self.source.path.clone(),
             var: self.index.stream_name(s),
             block: b,
             offset: Some(self.entry(s, b))
@@ -47,7 +37,7 @@ impl<R: ReadAt> Archive<R> {
     /// [`Error::NoMemory`] for `len` bytes needed for block `b` of stream `s`.
     pub(super) fn no_memory(&self, s: usize, b: u64, len: u64) -> Error {
         Error::NoMemory {
-            path: self.path.clone(),
+            path: self.source.path.clone(),
             var: self.stream_name(s),
             block: b,
             len,
@@ -163,7 +153,7 @@ impl<R: ReadAt> Archive<R> {
         if !crate::parallel::with_helpers(helpers, &work) {
             return Err(Error::Internal(format!(
                 "{}: a block decoder panicked decoding {}",
-                self.path.display(),
+                self.source.path().display(),
                 self.stream_name(s)
             )));
         }
@@ -339,9 +329,7 @@ impl<R: ReadAt> Archive<R> {
             crate::codec::prefault(buf, n);
         }
         buf.resize(n, 0);
-        self.reader
-            .read_exact_at(buf, offset)
-            .map_err(self.read_err(offset, n))?;
+        self.source.read_frames_at(buf, offset, self.index.len)?;
         Ok(buf)
     }
 
@@ -474,15 +462,14 @@ impl<R: ReadAt> Archive<R> {
         let e = *self.entry(s, b);
         if !Codec::decodes_part(e.codec)
             || e.frame_len() < STREAMED_MIN
-            || self.reader.wants_prefetch()
+            || self.source.wants_prefetch()
             || !crate::codec::registry::decodes_part(e.codec, e.filter)
         {
             return Ok(false);
         }
         let mut head = [0u8; FRAME_HEADER_LEN];
-        self.reader
-            .read_exact_at(&mut head, e.offset)
-            .map_err(self.read_err(e.offset, FRAME_HEADER_LEN))?;
+        self.source
+            .read_frames_at(&mut head, e.offset, self.index.len)?;
         let h = self.check_frame_header(s, b, &head)?;
         let err = |e: crate::codec::FrameError| self.block_error(s, b, e.into());
         let Some(mut d) =
@@ -490,10 +477,9 @@ impl<R: ReadAt> Archive<R> {
         else {
             return Ok(false);
         };
-        let (at, n) = (e.offset + FRAME_HEADER_LEN as u64, d.payload_mut().len());
-        self.reader
-            .read_exact_at(d.payload_mut(), at)
-            .map_err(self.read_err(at, n))?;
+        let at = e.offset + FRAME_HEADER_LEN as u64;
+        self.source
+            .read_frames_at(d.payload_mut(), at, self.index.len)?;
         self.ahead.count_decode();
         d.finish(dst).map_err(err)
     }
@@ -502,7 +488,7 @@ impl<R: ReadAt> Archive<R> {
     /// in the order they will be read, leaving out blocks that are cached or need no frame: a
     /// remote reader fetches them with a few coalesced requests instead of one per block.
     pub(crate) fn plan_reads(&self, blocks: impl Iterator<Item = (usize, u64)>) -> Result<()> {
-        if !self.reader.wants_prefetch() {
+        if !self.source.wants_prefetch() {
             return Ok(());
         }
         let ranges: Vec<(u64, u64)> = blocks
@@ -514,9 +500,7 @@ impl<R: ReadAt> Archive<R> {
         if ranges.len() < 2 {
             return Ok(());
         }
-        self.reader
-            .prefetch(&ranges)
-            .map_err(io_err(&self.path, "read"))
+        self.source.prefetch(&ranges)
     }
 
     /// Decoded length of block `b` of stream `s`, as the layout says.
@@ -762,9 +746,8 @@ impl<R: ReadAt> Archive<R> {
                 let last = self.entry(s, blocks[*members.last().unwrap_or(&0)]);
                 let len = last.offset + last.frame_len() - start;
                 let mut buf = self.zeroed(s, blocks[members[0]], len)?;
-                self.reader
-                    .read_exact_at(&mut buf, start)
-                    .map_err(self.read_err(start, buf.len()))?;
+                self.source
+                    .read_frames_at(&mut buf, start, self.index.len)?;
                 for i in members {
                     let e = self.entry(s, blocks[i]);
                     let at = (e.offset - start) as usize;
@@ -796,7 +779,7 @@ impl<R: ReadAt> Archive<R> {
                 // A decoder that panicked is a bug in nc3pack, not damage: say so.
                 return Err(Error::Internal(format!(
                     "{}: a block decoder panicked decoding {}",
-                    self.path.display(),
+                    self.source.path().display(),
                     self.stream_name(s)
                 )));
             }

@@ -131,7 +131,7 @@ impl<R: ReadAt> Archive<R> {
             Err(Stop::Worker(WorkerError::Spawn(_))) => default(put),
             Err(Stop::Worker(WorkerError::Panicked)) => Err(Error::Internal(format!(
                 "{}: a block decoder panicked decoding {}",
-                self.path.display(),
+                self.source.path().display(),
                 self.stream_name(v)
             ))),
         }
@@ -153,7 +153,7 @@ impl<R: ReadAt> Archive<R> {
         let mut end = self.entry(s, g0).offset;
         // (A remote archive has the frames fetched ahead as planned, frame by frame.)
         let together = g1 > g0
-            && !self.reader.wants_prefetch()
+            && !self.source.wants_prefetch()
             && (g0..=g1).all(|b| {
                 let e = self.entry(s, b);
                 let next = e.offset == end && !e.is_constant() && !e.is_lost();
