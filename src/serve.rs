@@ -538,10 +538,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBo
         .header(header::ETAG, &tag)
         .header(header::LAST_MODIFIED, &modified);
     if not_modified {
-        return builder
-            .status(StatusCode::NOT_MODIFIED)
-            .body(FileBody::empty())
-            .expect("a valid response");
+        return built(builder.status(StatusCode::NOT_MODIFIED), FileBody::empty());
     }
     let (status, start, end) = match ranged {
         Ranged::Whole => (StatusCode::OK, 0, len),
@@ -550,12 +547,11 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBo
             (StatusCode::PARTIAL_CONTENT, a, b)
         }
         Ranged::Unsatisfiable => {
-            return builder
+            let builder = builder
                 .status(StatusCode::RANGE_NOT_SATISFIABLE)
                 .header(header::CONTENT_RANGE, format!("bytes */{len}"))
-                .header(header::CONTENT_TYPE, "text/plain")
-                .body(FileBody::bytes("range not satisfiable\n"))
-                .expect("a valid response");
+                .header(header::CONTENT_TYPE, "text/plain");
+            return built(builder, FileBody::bytes("range not satisfiable\n"));
         }
     };
     let builder = builder
@@ -563,7 +559,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBo
         .header(header::CONTENT_TYPE, "application/x-netcdf")
         .header(header::CONTENT_LENGTH, end - start);
     if head {
-        return builder.body(FileBody::empty()).expect("a valid response");
+        return built(builder, FileBody::empty());
     }
     let mut body = FileBody::File(FileStream {
         found,
@@ -585,21 +581,29 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBo
                 unreachable!("a file body")
             };
             let data = frame.into_data().unwrap_or_default();
-            builder
-                .body(FileBody::Started(Some(data), stream))
-                .expect("a valid response")
+            built(builder, FileBody::Started(Some(data), stream))
         }
-        None => builder.body(FileBody::empty()).expect("a valid response"),
+        None => built(builder, FileBody::empty()),
     }
 }
 
 /// A short text response.
 fn plain(status: StatusCode, text: &'static str) -> Response<FileBody> {
-    Response::builder()
+    let builder = Response::builder()
         .status(status)
-        .header(header::CONTENT_TYPE, "text/plain")
-        .body(FileBody::bytes(text))
-        .expect("a valid response")
+        .header(header::CONTENT_TYPE, "text/plain");
+    built(builder, FileBody::bytes(text))
+}
+
+/// The response `builder` makes with `body`. Every header value is made here, from numbers
+/// and the archive's identity and date, so building cannot fail; should it, a bare 500
+/// rather than a panic in the connection's task.
+fn built(builder: hyper::http::response::Builder, body: FileBody) -> Response<FileBody> {
+    builder.body(body).unwrap_or_else(|_| {
+        let mut r = Response::new(FileBody::empty());
+        *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        r
+    })
 }
 
 /// A response body: a short text, or the original's bytes read a chunk at a time.
