@@ -122,9 +122,8 @@ const GIVEN: u64 = 1 << 63;
 pub struct BatchPlan {
     root: PathBuf,
     out: PathBuf,
-    bytes: Vec<u8>,
-    /// End of each path in `bytes`, with [`GIVEN`] set for a given one.
-    ends: Vec<u64>,
+    /// The paths, as found.
+    list: List,
     /// The entries in byte order, once each; empty when the list is in that order already.
     order: Vec<usize>,
     /// Length of the root's path and its `/`.
@@ -140,7 +139,7 @@ impl BatchPlan {
     /// Number of inputs.
     pub fn len(&self) -> usize {
         if self.order.is_empty() {
-            self.ends.len()
+            self.list.ends.len()
         } else {
             self.order.len()
         }
@@ -160,19 +159,8 @@ impl BatchPlan {
         }
     }
 
-    fn range(&self, i: usize) -> (usize, usize) {
-        let j = self.entry(i);
-        let start = if j == 0 {
-            0
-        } else {
-            (self.ends[j - 1] & !GIVEN) as usize
-        };
-        (start, (self.ends[j] & !GIVEN) as usize)
-    }
-
     fn path_bytes(&self, i: usize) -> &[u8] {
-        let (a, b) = self.range(i);
-        &self.bytes[a..b]
+        self.list.get(self.entry(i))
     }
 
     /// Input `i`'s path (absolute).
@@ -208,7 +196,7 @@ impl BatchPlan {
 
     /// Whether input `i` was given by name (else found in a directory).
     pub fn given(&self, i: usize) -> bool {
-        self.ends[self.entry(i)] & GIVEN != 0
+        self.list.ends[self.entry(i)] & GIVEN != 0
     }
 
     /// The root the names are relative to.
@@ -223,7 +211,7 @@ impl BatchPlan {
 }
 
 /// The paths found so far, in the order found.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct List {
     bytes: Vec<u8>,
     ends: Vec<u64>,
@@ -231,9 +219,7 @@ struct List {
 
 impl List {
     fn push(&mut self, p: &Path, given: bool) {
-        self.bytes.extend_from_slice(p.as_os_str().as_bytes());
-        self.ends
-            .push(self.bytes.len() as u64 | if given { GIVEN } else { 0 });
+        self.push_bytes(p.as_os_str().as_bytes(), given);
     }
 
     /// [`List::push`] of `dir.join(name)` (`name` a plain name), not given.
@@ -490,7 +476,6 @@ pub fn plan(
         order.truncate(kept);
         order.shrink_to_fit();
     }
-    let (bytes, ends) = (list.bytes, list.ends);
     // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
     let out = if out.to_str().is_some_and(|s| s.contains("://")) {
         out.to_path_buf()
@@ -500,8 +485,7 @@ pub fn plan(
     Ok(BatchPlan {
         root,
         out,
-        bytes,
-        ends,
+        list,
         order,
         skip,
         unreadable,
