@@ -24,6 +24,7 @@ mod ahead;
 mod blocks;
 mod front;
 mod index;
+mod plan;
 mod policy;
 mod scattered;
 mod source;
@@ -111,9 +112,7 @@ impl Archive<Input> {
             Input::Memory(_) => None,
         };
         let mut a = Archive::from_reader(f, path)?;
-        if let Some(fd) = fd {
-            a.ahead.set_fd(fd);
-        }
+        a.source.fd = fd;
         Ok(a)
     }
 
@@ -259,6 +258,8 @@ impl<R: ReadAt> Archive<R> {
             source: BlockSource {
                 path: path.to_path_buf(),
                 reader,
+                fd: None,
+                file: std::sync::OnceLock::new(),
             },
             index,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),

@@ -14,7 +14,7 @@
 
 use super::*;
 use std::collections::HashMap;
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Streams whose last read end is remembered.
 const REMEMBERED: usize = 64;
@@ -40,12 +40,6 @@ pub(super) struct Ahead {
     /// (stream, end of its last read), most recent last.
     ends: Mutex<Vec<(usize, u64)>>,
     store: Arc<Store>,
-    /// The descriptor of the archive's file, when it is a local file (the archive's reader
-    /// owns it, and outlives every use of it here).
-    fd: Option<std::os::fd::RawFd>,
-    /// A duplicate of `fd` for the pool's threads, made when first needed (`None` if it cannot
-    /// be made).
-    file: OnceLock<Option<Arc<std::fs::File>>>,
 }
 
 /// Blocks decoded ahead, by (stream, block), shared with the jobs that decode them.
@@ -208,8 +202,6 @@ impl Default for Ahead {
             pid: crate::parallel::process_id(),
             ends: Mutex::default(),
             store: Arc::default(),
-            fd: None,
-            file: OnceLock::new(),
         }
     }
 }
@@ -288,25 +280,6 @@ impl Ahead {
         }
     }
 
-    /// Notes that the archive's reader is the local file with descriptor `fd`, which the
-    /// pool's threads may read frames from (through a duplicate, made when first needed).
-    pub(super) fn set_fd(&mut self, fd: std::os::fd::RawFd) {
-        self.fd = Some(fd);
-    }
-
-    /// The duplicate of the archive's file descriptor for the pool's threads.
-    fn file(&self) -> Option<Arc<std::fs::File>> {
-        self.file
-            .get_or_init(|| {
-                let fd = self.fd?;
-                // SAFETY: `fd` is the descriptor of the archive's reader, open while the
-                // archive (which holds this) is; it is only borrowed to be duplicated.
-                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-                fd.try_clone_to_owned().ok().map(|fd| Arc::new(fd.into()))
-            })
-            .clone()
-    }
-
     /// Holds block `b` of stream `s`, decoded (big-endian), for the next read: the block a
     /// sequential read ended inside.
     pub(super) fn hold(&self, s: usize, b: u64, block: Vec<u8>) {
@@ -366,7 +339,7 @@ impl<R: ReadAt> Archive<R> {
         let want = len.saturating_mul(2).max(2 * threads * bb).min(max_bytes);
         let (first, last) = (end / bb, ((end + want - 1) / bb).min(st.blocks() - 1));
         let store = &self.ahead.store;
-        let file = self.ahead.file();
+        let file = self.source.shared_file();
         let recent = self.ahead.recent();
         for b in first..=last {
             let e = *self.entry(s, b);

@@ -2,9 +2,9 @@
 //! layout, streams, index entries, footer) and the lookups that need nothing else, with no
 //! I/O.
 
-use crate::error::{EntryError, IndexError};
+use crate::error::{BlockError, EntryError, IndexError};
 use crate::format::streams::Stream;
-use crate::format::{self, BlockSizes, Footer, IndexEntry, Lead};
+use crate::format::{self, BlockSizes, Footer, FrameHeader, IndexEntry, Lead};
 use crate::nc3::{Header, Layout};
 use crate::read::cache::Block;
 
@@ -121,6 +121,52 @@ impl ArchiveIndex {
     /// Every block of every stream, as (stream, block), in index order.
     pub(super) fn blocks(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         (0..self.stream_count()).flat_map(|s| (0..self.block_count(s)).map(move |b| (s, b)))
+    }
+
+    /// Checks the header of `frame` (at least its first [`format::FRAME_HEADER_LEN`] bytes),
+    /// read as block `b` of stream `s`, against the index entry and the layout: the stream,
+    /// block, stored and decoded lengths, codec, filter and element size it names must be the
+    /// ones expected.
+    ///
+    /// # Errors
+    ///
+    /// [`BlockError::Frame`] for a header that does not decode, [`BlockError::Mismatch`] and
+    /// [`BlockError::ElementSize`] for one that names another block or another shape.
+    pub(super) fn check_frame_header(
+        &self,
+        s: usize,
+        b: u64,
+        frame: &[u8],
+    ) -> Result<FrameHeader, BlockError> {
+        let st = &self.streams[s];
+        let e = self.entry(s, b);
+        let expect_len = self.block_len(s, b);
+        let h = FrameHeader::decode(frame).map_err(BlockError::from)?;
+        if h.stream != st.id
+            || h.block != b
+            || h.stored_len != e.stored_len
+            || u64::from(h.decoded_len) != expect_len
+            || h.codec != e.codec
+            || h.filter != e.filter
+        {
+            return Err(BlockError::Mismatch {
+                stream: h.stream,
+                block: h.block,
+                stored: h.stored_len,
+                decoded: h.decoded_len,
+                expect_stream: st.id,
+                expect_block: b,
+                expect_stored: e.stored_len,
+                expect_decoded: expect_len,
+            });
+        }
+        if usize::from(h.esize) != st.esize {
+            return Err(BlockError::ElementSize {
+                frame: h.esize,
+                stream: st.esize,
+            });
+        }
+        Ok(h)
     }
 
     /// Name of stream `s` for messages.

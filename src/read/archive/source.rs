@@ -1,10 +1,12 @@
 //! Where an archive's bytes come from: [`BlockSource`], a local file, a remote object or bytes
-//! in memory (a compact archive expanded), and the reads of frames from it.
+//! in memory (a compact archive expanded), and the reads of frames from it (by the reading
+//! thread, or by the pool's threads through a duplicate of a local file's descriptor).
 
 use crate::error::{io_err, Result};
 use crate::format;
 use crate::io::ReadAt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// An archive's bytes as a read sees them (a compact archive in the full form it expands to),
 /// and the path that names them in errors. Knows nothing of what the bytes are: the reads of
@@ -14,12 +16,37 @@ pub(crate) struct BlockSource<R: ReadAt> {
     pub(super) path: PathBuf,
     /// The source; a compact archive (format 1.2) expanded in memory.
     pub(super) reader: format::compact::Expanded<R>,
+    /// The descriptor of the archive's file, when it is a local file (`reader` owns it, and
+    /// outlives every use of it here).
+    pub(super) fd: Option<std::os::fd::RawFd>,
+    /// A duplicate of `fd` for the pool's threads, made when first needed (`None` if it cannot
+    /// be made).
+    pub(super) file: OnceLock<Option<Arc<std::fs::File>>>,
 }
 
 impl<R: ReadAt> BlockSource<R> {
     /// The archive's path, as given.
     pub(super) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The archive's local file for the pool's threads, which read frames from it (decoding
+    /// ahead of a sequential reader): a duplicate of the reader's descriptor, made at the
+    /// first call. None for a remote archive, one in memory, or a compact one (whose frames
+    /// are at their offsets in the full form it expands to, not in the file).
+    pub(super) fn shared_file(&self) -> Option<Arc<std::fs::File>> {
+        if self.is_compact() {
+            return None;
+        }
+        self.file
+            .get_or_init(|| {
+                let fd = self.fd?;
+                // SAFETY: `fd` is the descriptor of the archive's reader, open while the
+                // source (which holds both) is; it is only borrowed to be duplicated.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+                fd.try_clone_to_owned().ok().map(|fd| Arc::new(fd.into()))
+            })
+            .clone()
     }
 
     /// Whether the archive is stored in the compact form (read from memory).
