@@ -88,7 +88,7 @@ impl InfoOptions {
 /// As [`describe`]; [`Error::Remote`] when a URL cannot be read.
 pub fn describe_with(path: &Path, opts: &InfoOptions) -> Result<Info> {
     Ok(Info {
-        src: Source::open(path, opts.remote.as_ref())?,
+        src: Opened::open(path, opts.remote.as_ref())?,
     })
 }
 
@@ -170,7 +170,7 @@ pub fn write_with(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Info {
-    src: Source,
+    src: Opened,
 }
 
 impl Info {
@@ -292,8 +292,8 @@ impl Info {
     /// ```
     pub fn archive(&self) -> Option<ArchiveInfo<'_>> {
         match &self.src {
-            Source::Archive(a) => Some(ArchiveInfo::of(a)),
-            Source::File(..) => None,
+            Opened::Archive(a) => Some(ArchiveInfo::of(a)),
+            Opened::File(..) => None,
         }
     }
 
@@ -397,26 +397,26 @@ impl serde_core::Serialize for Info {
 
 /// An opened file to describe (one, held once: its size does not matter).
 #[allow(clippy::large_enum_variant)]
-enum Source {
+enum Opened {
     Archive(Archive),
     File(Header, Layout),
 }
 
-impl Source {
-    fn open(path: &Path, remote: Option<&crate::read::input::CallRemote>) -> Result<Source> {
+impl Opened {
+    fn open(path: &Path, remote: Option<&crate::read::input::CallRemote>) -> Result<Opened> {
         let f = crate::read::input::open_input_with(path, remote, "info")?;
         if crate::read::is_archive(&f) {
-            Ok(Source::Archive(Archive::from_reader(f, path)?))
+            Ok(Opened::Archive(Archive::from_reader(f, path)?))
         } else {
             let (h, _, layout) = nc3::open(&f, path)?;
-            Ok(Source::File(h, layout))
+            Ok(Opened::File(h, layout))
         }
     }
 
     fn header_layout(&self) -> (&Header, &Layout) {
         match self {
-            Source::Archive(a) => (a.header(), a.layout()),
-            Source::File(h, l) => (h, l),
+            Opened::Archive(a) => (a.header(), a.layout()),
+            Opened::File(h, l) => (h, l),
         }
     }
 }

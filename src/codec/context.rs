@@ -58,7 +58,7 @@ const TOP: u32 = 1 << 24;
 
 /// How each element is predicted (the payload's second byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Predictor {
+pub(crate) enum ContextPredictor {
     /// The element before (0 for the block's first).
     Left = 0,
     /// The floor of the mean of left and up (left where there is no up).
@@ -67,12 +67,12 @@ pub(crate) enum Predictor {
     Lorenzo = 2,
 }
 
-impl Predictor {
-    fn from_id(id: u8) -> Option<Predictor> {
+impl ContextPredictor {
+    fn from_id(id: u8) -> Option<ContextPredictor> {
         match id {
-            0 => Some(Predictor::Left),
-            1 => Some(Predictor::Mean),
-            2 => Some(Predictor::Lorenzo),
+            0 => Some(ContextPredictor::Left),
+            1 => Some(ContextPredictor::Mean),
+            2 => Some(ContextPredictor::Lorenzo),
             _ => None,
         }
     }
@@ -134,18 +134,18 @@ fn from_ordered(u: u64, w: u32, mask: u64) -> u64 {
 
 /// The prediction of element `i` from the integers `u` before it, with rows of `row` elements.
 #[inline]
-fn predict(p: Predictor, u: &[u64], i: usize, row: usize, mask: u64) -> u64 {
+fn predict(p: ContextPredictor, u: &[u64], i: usize, row: usize, mask: u64) -> u64 {
     if i == 0 {
         return 0;
     }
     let left = u[i - 1];
     match p {
-        Predictor::Left => left,
-        Predictor::Mean if i >= row => {
+        ContextPredictor::Left => left,
+        ContextPredictor::Mean if i >= row => {
             let up = u[i - row];
             (left >> 1) + (up >> 1) + (left & up & 1)
         }
-        Predictor::Lorenzo if i > row => {
+        ContextPredictor::Lorenzo if i > row => {
             left.wrapping_add(u[i - row]).wrapping_sub(u[i - row - 1]) & mask
         }
         _ => left,
@@ -254,7 +254,7 @@ fn context(ks: &[u8], i: usize, row: usize, w: u32) -> usize {
 
 /// The range encoder (LZMA's): `low` holds 33 bits, a carry propagates into the bytes held back
 /// (`cache` and `pending` bytes of 0xFF).
-struct Encoder {
+struct ContextEncoder {
     low: u64,
     range: u32,
     cache: u8,
@@ -262,9 +262,9 @@ struct Encoder {
     out: Vec<u8>,
 }
 
-impl Encoder {
-    fn new(out: Vec<u8>) -> Encoder {
-        Encoder {
+impl ContextEncoder {
+    fn new(out: Vec<u8>) -> ContextEncoder {
+        ContextEncoder {
             low: 0,
             range: u32::MAX,
             cache: 0,
@@ -436,7 +436,7 @@ impl BitReader<'_> {
 /// An estimate of the payload's bytes with predictor `p` for the integers `u` of
 /// [`integers`] (of `esize` bytes): the bit lengths' entropy in their contexts (counted over the
 /// block), two coded bits and the low bits.
-fn estimate(u: &[u64], esize: usize, row: usize, p: Predictor) -> f64 {
+fn estimate(u: &[u64], esize: usize, row: usize, p: ContextPredictor) -> f64 {
     let (w, mask, _) = widths(esize);
     let n = u.len();
     let side = w as usize + 1;
@@ -476,18 +476,18 @@ pub(crate) fn candidates(
     float: bool,
     row: usize,
     limit: usize,
-) -> Vec<Predictor> {
+) -> Vec<ContextPredictor> {
     let u = match esize {
         2 => integers::<2>(data, float),
         4 => integers::<4>(data, float),
         8 => integers::<8>(data, float),
         _ => return Vec::new(),
     };
-    let mut all = vec![Predictor::Left];
+    let mut all = vec![ContextPredictor::Left];
     if row < u.len() {
-        all.extend([Predictor::Mean, Predictor::Lorenzo]);
+        all.extend([ContextPredictor::Mean, ContextPredictor::Lorenzo]);
     }
-    let mut all: Vec<(Predictor, f64)> = all
+    let mut all: Vec<(ContextPredictor, f64)> = all
         .into_iter()
         .map(|p| (p, estimate(&u, esize, row, p)))
         .collect();
@@ -507,7 +507,7 @@ pub(crate) fn compress_best(
     row: usize,
     mut limit: usize,
     out: &mut Vec<u8>,
-) -> Option<Predictor> {
+) -> Option<ContextPredictor> {
     let mut best = None;
     let mut z = Vec::new();
     for p in candidates(data, esize, float, row, limit) {
@@ -529,7 +529,7 @@ pub(crate) fn compress(
     esize: usize,
     float: bool,
     row: usize,
-    p: Predictor,
+    p: ContextPredictor,
     limit: usize,
     out: &mut Vec<u8>,
 ) -> bool {
@@ -540,7 +540,7 @@ pub(crate) fn compress(
     let Ok(row32) = u32::try_from(row) else {
         return false;
     };
-    let mut rc = Encoder::new(Vec::with_capacity(data.len() / 4));
+    let mut rc = ContextEncoder::new(Vec::with_capacity(data.len() / 4));
     let mut raw = BitWriter {
         acc: 0,
         n: 0,
@@ -576,8 +576,8 @@ pub(crate) fn compress(
 /// number type and the row length of `how`; false when their bytes reach its limit first.
 fn encode_elements<const E: usize>(
     data: &[u8],
-    (p, float, row, limit): (Predictor, bool, usize, usize),
-    rc: &mut Encoder,
+    (p, float, row, limit): (ContextPredictor, bool, usize, usize),
+    rc: &mut ContextEncoder,
     raw: &mut BitWriter,
 ) -> bool {
     let (w, mask, tree_bits) = widths(E);
@@ -650,7 +650,8 @@ pub(crate) fn decompress_into(
         1 => true,
         t => return Err(ContextError::NumberType { byte: t }),
     };
-    let p = Predictor::from_id(payload[1]).ok_or(ContextError::Predictor { byte: payload[1] })?;
+    let p = ContextPredictor::from_id(payload[1])
+        .ok_or(ContextError::Predictor { byte: payload[1] })?;
     let row = u32::from_be_bytes([payload[2], payload[3], payload[4], payload[5]]) as usize;
     if row == 0 {
         return Err(ContextError::ZeroRow);
@@ -695,7 +696,7 @@ pub(crate) fn decompress_into(
 /// Decodes the elements of `out` (of `E` bytes) from the two streams, with the predictor, the
 /// number type, the byte order and the row length of `how`.
 fn decode_elements<const E: usize>(
-    (p, float, native, row): (Predictor, bool, bool, usize),
+    (p, float, native, row): (ContextPredictor, bool, bool, usize),
     rc: &mut Decoder<'_>,
     raw: &mut BitReader<'_>,
     out: &mut [u8],
@@ -822,7 +823,11 @@ mod tests {
                         v.to_be_bytes()[8 - esize..].to_vec()
                     })
                     .collect();
-                for p in [Predictor::Left, Predictor::Mean, Predictor::Lorenzo] {
+                for p in [
+                    ContextPredictor::Left,
+                    ContextPredictor::Mean,
+                    ContextPredictor::Lorenzo,
+                ] {
                     for row in [1, 70, 5000, 9999] {
                         let mut out = Vec::new();
                         assert!(compress(&data, esize, float, row, p, usize::MAX, &mut out));
@@ -843,7 +848,7 @@ mod tests {
         // Element 0 of 16-bit integers with a bit length of 20 (T = 5 tree bits).
         let (w, _, tree_bits) = widths(2);
         let mut model = Model::new(w, tree_bits);
-        let mut rc = Encoder::new(Vec::new());
+        let mut rc = ContextEncoder::new(Vec::new());
         let mut node = 1;
         for b in (0..tree_bits).rev() {
             let bit = (20 >> b) & 1;
@@ -911,7 +916,7 @@ mod tests {
             2,
             false,
             4,
-            Predictor::Left,
+            ContextPredictor::Left,
             usize::MAX,
             &mut out
         ));

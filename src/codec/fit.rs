@@ -64,7 +64,7 @@ pub(crate) struct Tap {
 
 /// What a `fit` frame's prefix says of the predictor.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Params {
+pub(crate) struct FitParams {
     /// Whether elements are IEEE floats read through the order map (map byte 1).
     pub(crate) float: bool,
     /// The weighted sum (plus half of 2^shift) is divided by 2^shift, rounding down.
@@ -73,7 +73,7 @@ pub(crate) struct Params {
     pub(crate) taps: Vec<Tap>,
 }
 
-impl Params {
+impl FitParams {
     /// Appends the prefix up to the fill section (which follows when `fill`) to `out`.
     pub(crate) fn encode(&self, fill: bool, out: &mut Vec<u8>) {
         out.push(u8::from(self.float));
@@ -94,7 +94,7 @@ impl Params {
     /// [`FitError::Prefix`] for a payload too short for its head or taps,
     /// [`FitError::Map`], [`FitError::Shift`], [`FitError::Flags`],
     /// [`FitError::Taps`] and [`FitError::Offset`] for a field out of its range.
-    pub(crate) fn decode(payload: &[u8]) -> Result<(Params, bool, &[u8]), FitError> {
+    pub(crate) fn decode(payload: &[u8]) -> Result<(FitParams, bool, &[u8]), FitError> {
         let Some((head, rest)) = payload.split_first_chunk::<HEAD>() else {
             return Err(FitError::Prefix {
                 stored: payload.len(),
@@ -134,7 +134,7 @@ impl Params {
                 weight: i16::from_be_bytes([t[4], t[5]]),
             });
         }
-        let p = Params {
+        let p = FitParams {
             float,
             shift,
             taps: out,
@@ -202,7 +202,7 @@ pub(crate) struct Work {
     runs: Vec<(usize, usize)>,
 }
 
-impl super::space::Kept for Work {
+impl super::space::KeptScratch for Work {
     /// The bytes its buffers hold.
     #[cfg(test)]
     fn held(&self) -> usize {
@@ -363,7 +363,7 @@ fn working<const E: usize>(data: &[u8], float: bool, fill: Option<u64>, work: &m
 #[inline(always)]
 fn predict<const E: usize, const FMA: bool>(
     v: &[i64],
-    p: &Params,
+    p: &FitParams,
     work: &mut Work,
     from: usize,
     to: usize,
@@ -444,7 +444,7 @@ pub(crate) fn load(
 pub(crate) fn apply_native(
     data: &[u8],
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     fill: Option<u64>,
     words: &mut Vec<u64>,
     work: &mut Work,
@@ -457,7 +457,7 @@ pub(crate) fn apply_native(
 /// left in `work` (read with `p`'s map).
 pub(crate) fn residuals(
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     range: std::ops::Range<usize>,
     words: &mut Vec<u64>,
     work: &mut Work,
@@ -475,7 +475,7 @@ pub(crate) fn residuals(
 #[target_feature(enable = "avx2,bmi2,fma")]
 fn residuals_avx2(
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     range: std::ops::Range<usize>,
     words: &mut Vec<u64>,
     work: &mut Work,
@@ -488,7 +488,7 @@ fn residuals_avx2(
 #[inline(always)]
 fn residuals_any<const FMA: bool>(
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     range: std::ops::Range<usize>,
     words: &mut Vec<u64>,
     work: &mut Work,
@@ -503,7 +503,7 @@ fn residuals_any<const FMA: bool>(
 
 #[inline(always)]
 fn residuals_e<L: Lane, const E: usize, const FMA: bool>(
-    p: &Params,
+    p: &FitParams,
     range: std::ops::Range<usize>,
     words: &mut Vec<u64>,
     work: &mut Work,
@@ -634,14 +634,14 @@ pub(crate) fn fit(
     fill: Option<u64>,
     offsets: &[u32],
     work: &mut Work,
-) -> Params {
+) -> FitParams {
     load(data, esize, float, fill, work);
     fit_loaded(esize, float, offsets, work)
 }
 
 /// As [`fit`], from the working values [`load`] left in `work` (read with the map `float`).
-pub(crate) fn fit_loaded(esize: usize, float: bool, offsets: &[u32], work: &Work) -> Params {
-    let none = Params {
+pub(crate) fn fit_loaded(esize: usize, float: bool, offsets: &[u32], work: &Work) -> FitParams {
+    let none = FitParams {
         float,
         shift: 0,
         taps: Vec::new(),
@@ -769,7 +769,7 @@ fn solve(a: &mut [f64], b: &[f64], k: usize) -> Option<Vec<f64>> {
 
 /// Weights of 2^-shift in 16 bits for the real weights `c` of the taps at `offsets`: the
 /// writer's shift, or less where a weight needs it; taps whose weight rounds to 0 left out.
-fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
+fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> FitParams {
     let big = c.iter().fold(0f64, |m, x| m.max(x.abs()));
     let mut shift = WRITER_SHIFT;
     while shift > 0 && big * f64::from(1u32 << shift) > f64::from(i16::MAX - 16) {
@@ -798,7 +798,7 @@ fn quantize(float: bool, offsets: &[u32], c: &[f64]) -> Params {
         })
         .filter(|t| t.weight != 0)
         .collect();
-    Params { float, shift, taps }
+    FitParams { float, shift, taps }
 }
 
 /// Filter `fit`: each element less its prediction from fitted taps.
@@ -874,7 +874,7 @@ pub(crate) fn undo_fit_whole(data: &[u8], esize: usize, out: &mut Vec<u8>) {
     match data.split_first() {
         Some((0, rest)) => out.extend_from_slice(rest),
         Some((1, rest)) if supports(esize) => {
-            let Ok((p, false, z)) = Params::decode(rest) else {
+            let Ok((p, false, z)) = FitParams::decode(rest) else {
                 return;
             };
             if !z.len().is_multiple_of(esize) {

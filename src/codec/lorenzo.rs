@@ -12,7 +12,7 @@
 
 use super::block::{Coded, Form};
 use super::error::LorenzoError;
-use super::space::{Kept, Scratch};
+use super::space::{KeptScratch, Scratch};
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
 
@@ -204,7 +204,7 @@ impl super::block::NumericFront for Lorenzo {
 #[derive(Default)]
 struct Row(usize);
 
-impl Kept for Row {
+impl KeptScratch for Row {
     #[cfg(test)]
     fn held(&self) -> usize {
         0

@@ -12,7 +12,7 @@
 
 use super::block::{front_esize, Coded, Form};
 use super::error::MaskError;
-use super::space::{Kept, Scratch};
+use super::space::{KeptScratch, Scratch};
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
 
@@ -461,7 +461,7 @@ struct Bitmap {
     bits: Vec<u8>,
 }
 
-impl Kept for Bitmap {
+impl KeptScratch for Bitmap {
     #[cfg(test)]
     fn held(&self) -> usize {
         self.bits.capacity()

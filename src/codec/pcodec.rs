@@ -454,7 +454,7 @@ pub(crate) struct PcoScratch {
     words: Vec<u64>,
 }
 
-impl super::space::Kept for PcoScratch {
+impl super::space::KeptScratch for PcoScratch {
     /// The bytes its buffer holds.
     #[cfg(test)]
     fn held(&self) -> usize {

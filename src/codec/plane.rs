@@ -505,7 +505,7 @@ impl super::block::NumericFront for Plane {
             return Err(PlaneError::ElementSize { esize: h.esize }.into());
         }
         let (params, payload) = Params::decode(payload)?;
-        kept.get::<Prefix>().0 = Some(params);
+        kept.get::<PlanePrefix>().0 = Some(params);
         Ok(Coded {
             payload,
             len: h.decoded_len as usize,
@@ -521,7 +521,7 @@ impl super::block::NumericFront for Plane {
         native: bool,
         kept: &mut Scratch,
     ) -> Result<(), FrameError> {
-        if let Some(params) = &kept.get::<Prefix>().0 {
+        if let Some(params) = &kept.get::<PlanePrefix>().0 {
             undo_into(coded, usize::from(h.esize), params, out, native);
         }
         Ok(())
@@ -533,9 +533,9 @@ impl super::block::NumericFront for Plane {
 ///
 /// [`NumericFront::open`]: super::block::NumericFront::open
 #[derive(Default)]
-struct Prefix(Option<Params>);
+struct PlanePrefix(Option<Params>);
 
-impl super::space::Kept for Prefix {
+impl super::space::KeptScratch for PlanePrefix {
     #[cfg(test)]
     fn held(&self) -> usize {
         0

@@ -12,7 +12,7 @@
 
 use super::block::{Coded, Form};
 use super::error::RefsError;
-use super::space::{Kept, Scratch};
+use super::space::{KeptScratch, Scratch};
 use super::word::be_to_native;
 use crate::codec::error::FrameError;
 use crate::format::{Codec, FrameHeader};
@@ -291,7 +291,7 @@ impl super::block::NumericFront for Refs {
 #[derive(Default)]
 struct Entries(u32);
 
-impl Kept for Entries {
+impl KeptScratch for Entries {
     #[cfg(test)]
     fn held(&self) -> usize {
         0

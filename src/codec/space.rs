@@ -38,7 +38,7 @@ impl Space {
 
 /// Scratch a codec keeps in a thread's [`Scratch`]: made empty ([`Default`]) at its first
 /// frame, then reused.
-pub(crate) trait Kept: Any + Send {
+pub(crate) trait KeptScratch: Any + Send {
     /// The bytes it holds.
     #[cfg(test)]
     fn held(&self) -> usize;
@@ -47,12 +47,12 @@ pub(crate) trait Kept: Any + Send {
 /// Each codec's scratch, one of each type, made at its first use.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    kept: Vec<Box<dyn Kept>>,
+    kept: Vec<Box<dyn KeptScratch>>,
 }
 
 impl Scratch {
     /// The scratch of type `T` (made empty if there is none yet).
-    pub(crate) fn get<T: Kept + Default>(&mut self) -> &mut T {
+    pub(crate) fn get<T: KeptScratch + Default>(&mut self) -> &mut T {
         let at = self.kept.iter().position(|k| (&**k as &dyn Any).is::<T>());
         let at = at.unwrap_or_else(|| {
             self.kept.push(Box::new(T::default()));

@@ -2,7 +2,7 @@
 
 use super::block::{BlockCodec, Compress};
 use super::error::{CodecError, FrameError};
-use super::space::{Kept, Scratch};
+use super::space::{KeptScratch, Scratch};
 use crate::format::{
     bytes_frame, BlockSizes, Codec, ConstantRun, FrameHeader, BLOCK_SIZES_ID, CONSTANTS_ID,
     HEADER_ID,
@@ -240,7 +240,7 @@ unsafe impl Send for ZstdDCtx {}
 
 /// The zstd decompression context a decoding thread keeps between frames, in its
 /// [`Scratch`] (made at the first zstd frame, header frames and small reads' frames included).
-impl Kept for Option<ZstdDCtx> {
+impl KeptScratch for Option<ZstdDCtx> {
     /// A context counts as 1.
     #[cfg(test)]
     fn held(&self) -> usize {

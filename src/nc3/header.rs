@@ -496,12 +496,12 @@ pub enum NumRecs {
 /// A range of a header's bytes or of one of its lists: start and length. Headers are at most
 /// [`MAX_HEADER_LEN`] (1 GiB) long, so 32 bits hold every offset and count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct Span {
+pub(super) struct Extent {
     pub(super) at: u32,
     pub(super) len: u32,
 }
 
-impl Span {
+impl Extent {
     fn range(self) -> std::ops::Range<usize> {
         self.at as usize..self.at as usize + self.len as usize
     }
@@ -510,15 +510,15 @@ impl Span {
 /// A dimension's record: its name in the header bytes, and its length.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct DimRec {
-    pub(super) name: Span,
+    pub(super) name: Extent,
     pub(super) len: u64,
 }
 
 /// An attribute's record: its name and its big-endian values in the header bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct AttrRec {
-    pub(super) name: Span,
-    pub(super) values: Span,
+    pub(super) name: Extent,
+    pub(super) values: Extent,
     pub(super) nc_type: NcType,
 }
 
@@ -526,9 +526,9 @@ pub(super) struct AttrRec {
 /// header's shared lists.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct VarRec {
-    pub(super) name: Span,
-    pub(super) dimids: Span,
-    pub(super) attrs: Span,
+    pub(super) name: Extent,
+    pub(super) dimids: Extent,
+    pub(super) attrs: Extent,
     pub(super) nc_type: NcType,
     pub(super) vsize: u64,
     pub(super) begin: u64,
@@ -926,10 +926,10 @@ impl std::fmt::Debug for Attr<'_> {
     }
 }
 
-/// A [`Span`] of `len` items at `at`; both are below 2^32 (offsets and counts within a header
+/// An [`Extent`] of `len` items at `at`; both are below 2^32 (offsets and counts within a header
 /// of at most [`MAX_HEADER_LEN`] bytes, each item at least a byte).
-pub(super) fn span(at: usize, len: usize) -> Span {
-    Span {
+pub(super) fn span(at: usize, len: usize) -> Extent {
+    Extent {
         at: at as u32,
         len: len as u32,
     }
@@ -937,11 +937,14 @@ pub(super) fn span(at: usize, len: usize) -> Span {
 
 impl Header {
     /// A name or other text of the header: valid UTF-8, checked when parsed.
-    fn text(&self, s: Span) -> &str {
+    fn text(&self, s: Extent) -> &str {
         std::str::from_utf8(&self.bytes[s.range()]).unwrap_or_default()
     }
 
-    fn attr_views(&self, s: Span) -> impl ExactSizeIterator<Item = Attr<'_>> + DoubleEndedIterator {
+    fn attr_views(
+        &self,
+        s: Extent,
+    ) -> impl ExactSizeIterator<Item = Attr<'_>> + DoubleEndedIterator {
         self.attrs[s.range()]
             .iter()
             .map(move |rec| Attr { h: self, rec })
@@ -1169,7 +1172,7 @@ impl Header {
                 VarRec {
                     name: name(s),
                     dimids: span(first, ids.len()),
-                    attrs: Span::default(),
+                    attrs: Extent::default(),
                     nc_type: *nc_type,
                     vsize: 0,
                     begin: *begin,

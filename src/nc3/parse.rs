@@ -29,7 +29,7 @@
 
 use super::error::{HeaderError, HeaderProblem};
 use super::header::{
-    span, AttrRec, DimRec, Header, NcType, NumRecs, Span, VarRec, Variant, MAX_HEADER_LEN,
+    span, AttrRec, DimRec, Extent, Header, NcType, NumRecs, VarRec, Variant, MAX_HEADER_LEN,
     NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE,
 };
 use std::fmt::Display;
@@ -216,7 +216,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A name: checked (non-empty, UTF-8) and returned as its range of the header bytes.
-    fn name(&mut self, field: &dyn Display) -> PResult<(Span, &'a str)> {
+    fn name(&mut self, field: &dyn Display) -> PResult<(Extent, &'a str)> {
         let at = self.pos as u64;
         let n = self.non_neg(&format_args!("{field} name length"))?;
         let start = self.pos;
@@ -279,7 +279,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An attribute list, appended to `out`; returns its range of `out`.
-    fn attrs(&mut self, what: &dyn Display, out: &mut Vec<AttrRec>) -> PResult<Span> {
+    fn attrs(&mut self, what: &dyn Display, out: &mut Vec<AttrRec>) -> PResult<Extent> {
         let cw = self.variant.count_width() as u64;
         let n = self.list_header(NC_ATTRIBUTE, what, 4 + cw + 4 + cw)?;
         let first = out.len();

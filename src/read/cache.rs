@@ -209,12 +209,12 @@ struct Inner {
     /// [`GHOSTS`].
     ghosts: LruCache<BlockKey, ()>,
     /// Blocks a reader claimed and is decoding ([`BlockCache::claim`]).
-    pending: HashMap<BlockKey, Arc<Pending>>,
+    pending: HashMap<BlockKey, Arc<InFlight>>,
 }
 
 /// A block being decoded by the reader that claimed it: what it ends with, once it has.
 #[derive(Default)]
-struct Pending {
+struct InFlight {
     /// `None` while it is being decoded; then the block, or `None` if the decode failed.
     end: Mutex<Option<Option<Block>>>,
     done: Condvar,
@@ -236,11 +236,11 @@ pub(crate) enum Claim<'a> {
 pub(crate) struct Ticket<'a> {
     cache: &'a BlockCache,
     key: BlockKey,
-    pending: Option<Arc<Pending>>,
+    pending: Option<Arc<InFlight>>,
 }
 
 /// The decode of a block another reader claimed.
-pub(crate) struct Waiter(Arc<Pending>);
+pub(crate) struct Waiter(Arc<InFlight>);
 
 /// Blocks read without being cached that the cache remembers, at most: a block read again
 /// while it is remembered is cached.
@@ -330,7 +330,7 @@ impl BlockCache {
         if let Some(p) = g.pending.get(&key) {
             return Claim::Theirs(Waiter(Arc::clone(p)));
         }
-        let p = Arc::new(Pending::default());
+        let p = Arc::new(InFlight::default());
         g.pending.insert(key, Arc::clone(&p));
         Claim::Mine(Ticket {
             cache: self,

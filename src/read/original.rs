@@ -269,8 +269,8 @@ impl<R: ReadAt + 'static> OriginalReader<R> {
         // new blocks' insertions cannot evict a block this read still has to take.
         let mut sources = runs
             .iter()
-            .map(|&(s, first, _)| Source::fetch(archive, s, first, 1))
-            .collect::<Result<Vec<Source>>>()?;
+            .map(|&(s, first, _)| StreamBytes::fetch(archive, s, first, 1))
+            .collect::<Result<Vec<StreamBytes>>>()?;
         for (src, &(s, first, len)) in sources.iter_mut().zip(&runs) {
             src.fetch_rest(archive, s, first, len)?;
         }
@@ -282,7 +282,7 @@ impl<R: ReadAt + 'static> OriginalReader<R> {
         }
         // The block each run ends in is where a sequential read goes on from.
         for src in &sources {
-            if let Source::Blocks {
+            if let StreamBytes::Blocks {
                 stream,
                 first,
                 blocks,
@@ -311,7 +311,7 @@ impl<R: ReadAt + 'static> OriginalReader<R> {
 }
 
 /// The decoded bytes of one stream that a range needs.
-enum Source {
+enum StreamBytes {
     /// Stream `s`, a member of a shared stream: its whole data.
     Member { stream: usize, data: Arc<Vec<u8>> },
     /// Blocks `first..` of a stream of `bb`-byte blocks.
@@ -323,11 +323,16 @@ enum Source {
     },
 }
 
-impl Source {
+impl StreamBytes {
     /// The bytes `from..from + len` of stream `s`, through the cache.
-    fn fetch<R: ReadAt>(archive: &Archive<R>, s: usize, from: u64, len: u64) -> Result<Source> {
+    fn fetch<R: ReadAt>(
+        archive: &Archive<R>,
+        s: usize,
+        from: u64,
+        len: u64,
+    ) -> Result<StreamBytes> {
         if archive.is_member(s) {
-            return Ok(Source::Member {
+            return Ok(StreamBytes::Member {
                 stream: s,
                 data: archive.member_bytes(s)?,
             });
@@ -335,7 +340,7 @@ impl Source {
         let bb = archive.block_bytes(s);
         let (first, last) = (from / bb, (from + len - 1) / bb);
         let wanted: Vec<u64> = (first..=last).collect();
-        Ok(Source::Blocks {
+        Ok(StreamBytes::Blocks {
             stream: s,
             first,
             bb,
@@ -352,7 +357,7 @@ impl Source {
         from: u64,
         len: u64,
     ) -> Result<()> {
-        if let Source::Blocks {
+        if let StreamBytes::Blocks {
             first, bb, blocks, ..
         } = self
         {
@@ -375,14 +380,14 @@ impl Source {
             ))
         };
         match self {
-            Source::Member { stream, data } => {
+            StreamBytes::Member { stream, data } => {
                 let from = at as usize;
                 let src = data
                     .get(from..from + dst.len())
                     .ok_or_else(|| short(*stream))?;
                 dst.copy_from_slice(src);
             }
-            &Source::Blocks {
+            &StreamBytes::Blocks {
                 stream,
                 first,
                 bb,

@@ -132,7 +132,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
     let threads = crate::parallel::bound_threads(threads);
     // The buffers of blocks written out, handed back to the decoders: no new zeroed buffer a
     // block (zeroing them was an eighth of unpacking's CPU).
-    let pool = Pool {
+    let pool = BufferPool {
         free: Mutex::new(Vec::new()),
         keep: 2 * threads + 4,
     };
@@ -176,12 +176,12 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
 
 /// Decoded blocks' buffers the writer is done with, for the decoders to decode the next
 /// blocks into: at most `keep` of them (about as many as are in flight at once).
-struct Pool {
+struct BufferPool {
     free: Mutex<Vec<Vec<u8>>>,
     keep: usize,
 }
 
-impl Pool {
+impl BufferPool {
     /// A buffer handed back, if there is one.
     fn take(&self) -> Option<Vec<u8>> {
         self.free.lock().unwrap_or_else(|p| p.into_inner()).pop()
@@ -287,7 +287,7 @@ fn write_file<R: ReadAt, W: Write>(
     out: W,
     out_path: &Path,
     progress: &(dyn Fn(u64) + Sync),
-    pool: &Pool,
+    pool: &BufferPool,
 ) -> Result<u128> {
     // Small pieces (headers, small variables, padding) are gathered; a block's bytes (and a
     // chunk of records) are at least this long and go to the file as they are, not copied
@@ -374,7 +374,7 @@ struct Sources<'a, R: ReadAt> {
     /// The bytes of a constant block, at most [`PATTERN_BYTES`] at a time.
     pattern: Vec<u8>,
     /// Where the buffers of the blocks used up go back to the decoders.
-    pool: &'a Pool,
+    pool: &'a BufferPool,
 }
 
 impl<R: ReadAt> Sources<'_, R> {

@@ -15,7 +15,7 @@ fn sum_to_power(taps: &mut [Tap], q: u8) {
 
 /// The filter as FORMAT.md states it, one element at a time in i128 (then wrapped), with
 /// the fill elements' working values carried: the residuals of the other elements.
-fn reference(data: &[u8], e: usize, p: &Params, fill: Option<u64>) -> Vec<u64> {
+fn reference(data: &[u8], e: usize, p: &FitParams, fill: Option<u64>) -> Vec<u64> {
     let bits = 8 * e as u32;
     let n = data.len() / e;
     let wrap = |x: i128| -> i128 {
@@ -66,7 +66,7 @@ fn reference(data: &[u8], e: usize, p: &Params, fill: Option<u64>) -> Vec<u64> {
     out
 }
 
-fn roundtrip(data: &[u8], e: usize, p: &Params, fill: Option<u64>) {
+fn roundtrip(data: &[u8], e: usize, p: &FitParams, fill: Option<u64>) {
     let mut work = Work::default();
     let mut words = Vec::new();
     let m = apply_native(data, e, p, fill, &mut words, &mut work);
@@ -206,7 +206,7 @@ fn the_filter_is_the_formula_and_undoes_itself_for_any_weights_and_fill() {
                 },
             })
             .collect();
-        let p = Params {
+        let p = FitParams {
             float: round % 3 != 0,
             shift: (rnd() % 16) as u8,
             taps,
@@ -320,7 +320,7 @@ fn one_tap_two_back_takes_the_decoder_s_short_paths_and_agrees_with_the_formula(
             })
             .collect();
         sum_to_power(&mut taps, q);
-        let p = Params {
+        let p = FitParams {
             float: round % 5 != 0,
             shift,
             taps,
@@ -352,7 +352,7 @@ fn the_format_s_example() {
         .iter()
         .flat_map(|x| x.to_be_bytes())
         .collect();
-    let p = Params {
+    let p = FitParams {
         float: false,
         shift: 2,
         taps: vec![
@@ -454,7 +454,7 @@ fn the_fitted_weights_predict_a_noisy_field_better_than_one_neighbour() {
     let mut work = Work::default();
     let p = fit(&data, 4, true, None, &offsets_for(w, rows * w), &mut work);
     assert!(p.taps.len() >= 8, "{p:?}");
-    let cost = |p: &Params, work: &mut Work| {
+    let cost = |p: &FitParams, work: &mut Work| {
         let mut words = Vec::new();
         let m = apply_native(&data, 4, p, None, &mut words, work);
         bytemuck::cast_slice::<u64, u32>(&words)[..m]
@@ -462,9 +462,9 @@ fn the_fitted_weights_predict_a_noisy_field_better_than_one_neighbour() {
             .map(|&z| f64::from(z.max(1)).log2())
             .sum::<f64>()
     };
-    let left = Params {
+    let left = FitParams {
         float: true,
-        ..Params::default()
+        ..FitParams::default()
     };
     let (fitted, one) = (cost(&p, &mut work), cost(&left, &mut work));
     assert!(fitted < one - 0.3 * (rows * w) as f64, "{fitted} {one}");
@@ -472,7 +472,7 @@ fn the_fitted_weights_predict_a_noisy_field_better_than_one_neighbour() {
 
 #[test]
 fn the_prefix_round_trips_and_bad_fields_are_named() {
-    let p = Params {
+    let p = FitParams {
         float: true,
         shift: 12,
         taps: vec![
@@ -493,9 +493,9 @@ fn the_prefix_round_trips_and_bad_fields_are_named() {
         b[..16],
         [1, 12, 1, 2, 0, 0, 0, 2, 0xFE, 0xD4, 0, 0, 2, 0xD2, 0x04, 0xB0]
     );
-    let (q, fill, rest) = Params::decode(&b).unwrap();
+    let (q, fill, rest) = FitParams::decode(&b).unwrap();
     assert_eq!((q, fill, rest), (p, true, &b"rest"[..]));
-    let bad = |bytes: &[u8]| Params::decode(bytes).unwrap_err().to_string();
+    let bad = |bytes: &[u8]| FitParams::decode(bytes).unwrap_err().to_string();
     assert!(bad(&[1, 12, 0]).contains("3 bytes"), "{}", bad(&[1, 12, 0]));
     assert!(bad(&[2, 12, 0, 0]).contains("map byte 2"));
     assert!(bad(&[1, 16, 0, 0]).contains("shift 16"));
@@ -573,7 +573,7 @@ fn blocks_longer_than_the_window_round_trip() {
                 },
             ],
         ] {
-            let p = Params {
+            let p = FitParams {
                 float: false,
                 shift: 12,
                 taps,
@@ -617,7 +617,7 @@ fn the_decoder_s_one_pass_over_a_stretch_agrees_with_the_formula() {
             });
         }
         sum_to_power(&mut taps, q);
-        let p = Params {
+        let p = FitParams {
             float: round % 7 != 0,
             shift,
             taps,
@@ -724,7 +724,7 @@ fn the_largest_weights_on_the_largest_values_agree_with_the_formula() {
                     for &m in &values {
                         data.extend_from_slice(&element(m, e, float).to_be_bytes()[8 - e..]);
                     }
-                    let p = Params {
+                    let p = FitParams {
                         float,
                         shift,
                         taps: taps.clone(),

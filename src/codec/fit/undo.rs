@@ -3,7 +3,8 @@
 //! a window at a time.
 
 use super::{
-    exact, far_sums, map, runs_of, supports, unzigzag, wrap, Lane, Params, Tap, Work, NEAR, STRETCH,
+    exact, far_sums, map, runs_of, supports, unzigzag, wrap, FitParams, Lane, Tap, Work, NEAR,
+    STRETCH,
 };
 #[cfg(target_arch = "x86_64")]
 use super::{MAGIC, MAX_TAPS};
@@ -16,9 +17,9 @@ use crate::format::FrameHeader;
 /// What the prefix of the `fit` frame being decoded says, kept from [`open`] to [`close`],
 /// with the buffers of its undoing (reused from frame to frame).
 #[derive(Default)]
-pub(super) struct Kept {
+pub(super) struct UndoScratch {
     /// The predictor.
-    params: Params,
+    params: FitParams,
     /// The fill element, when the block has one.
     fill: Option<u64>,
     /// The bitmap of the fill elements.
@@ -27,7 +28,7 @@ pub(super) struct Kept {
     work: Work,
 }
 
-impl crate::codec::space::Kept for Kept {
+impl crate::codec::space::KeptScratch for UndoScratch {
     /// The bytes its buffers hold.
     #[cfg(test)]
     fn held(&self) -> usize {
@@ -46,8 +47,8 @@ pub(super) fn open<'p>(
 ) -> Result<Coded<'p>, FrameError> {
     let esize = front_esize(h, supports, |esize| FitError::ElementSize { esize }.into())?;
     let n = h.decoded_len as usize / esize;
-    let (params, has_fill, rest) = Params::decode(payload)?;
-    let k = kept.get::<Kept>();
+    let (params, has_fill, rest) = FitParams::decode(payload)?;
+    let k = kept.get::<UndoScratch>();
     let (fill, m, pco) = if has_fill {
         let (fill, m, pco) = crate::codec::mask::decode(rest, esize, n, &mut k.bits)?;
         (Some(fill), m, pco)
@@ -67,7 +68,7 @@ pub(super) fn open<'p>(
 /// Rebuilds the block of a `fit` frame into `out` from pco's residuals `z`, with what
 /// [`open`] kept.
 pub(super) fn close(h: &FrameHeader, z: &[u8], out: &mut [u8], native: bool, kept: &mut Scratch) {
-    let k = kept.get::<Kept>();
+    let k = kept.get::<UndoScratch>();
     let fill = k.fill.map(|f| (f, &k.bits[..]));
     undo_into(
         z,
@@ -89,7 +90,7 @@ pub(super) fn close(h: &FrameHeader, z: &[u8], out: &mut [u8], native: bool, kep
 pub(crate) fn undo_into(
     z: &[u8],
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     fill: Option<(u64, &[u8])>,
     out: &mut [u8],
     native: bool,
@@ -112,7 +113,7 @@ pub(crate) fn undo_into(
 fn undo_avx2(
     z: &[u8],
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     fill: Option<(u64, &[u8])>,
     out: &mut [u8],
     native: bool,
@@ -126,7 +127,7 @@ fn undo_avx2(
 pub(super) fn undo_any<const FMA: bool>(
     z: &[u8],
     esize: usize,
-    p: &Params,
+    p: &FitParams,
     fill: Option<(u64, &[u8])>,
     out: &mut [u8],
     native: bool,
@@ -155,7 +156,7 @@ pub(super) fn undo_any<const FMA: bool>(
 #[inline(always)]
 fn undo_e<L: Lane, const E: usize, const FMA: bool>(
     z: &[L],
-    p: &Params,
+    p: &FitParams,
     fill: Option<(u64, &[u8])>,
     out: &mut [u8],
     native: bool,
@@ -176,7 +177,7 @@ fn undo_e<L: Lane, const E: usize, const FMA: bool>(
 #[inline(always)]
 fn undo_in<L: Lane, S: Slot, const E: usize, const FMA: bool>(
     z: &[L],
-    p: &Params,
+    p: &FitParams,
     fill: Option<(u64, &[u8])>,
     out: &mut [u8],
     native: bool,
@@ -390,7 +391,7 @@ impl Residuals for Spread<'_> {
 /// block when it is short, else a window of four times the taps' reach and a stretch, so
 /// that the values stay in the CPU's cache and the memory a decoding thread touches does not
 /// grow with the block (the values before the reach are written out as the window fills).
-pub(super) fn window_len(p: &Params, n: usize) -> usize {
+pub(super) fn window_len(p: &FitParams, n: usize) -> usize {
     n.min(4 * (p.reach().max(2) + STRETCH))
 }
 
@@ -401,7 +402,7 @@ pub(super) fn window_len(p: &Params, n: usize) -> usize {
 #[inline(always)]
 fn rebuild<L: Lane, S: Slot, const E: usize, const FILL: bool, const FMA: bool>(
     z: &[L],
-    p: &Params,
+    p: &FitParams,
     bits: &[u8],
     n: usize,
     v: &mut [S],
@@ -457,7 +458,7 @@ fn rebuild<L: Lane, S: Slot, const E: usize, const FILL: bool, const FMA: bool>(
 fn rebuild_with<S: Slot, const E: usize, const FMA: bool>(
     res: &impl Residuals,
     runs: Option<&[(usize, usize)]>,
-    p: &Params,
+    p: &FitParams,
     n: usize,
     v: &mut [S],
     put: &mut impl FnMut(&[S], usize),
