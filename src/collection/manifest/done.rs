@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::error::{io_err, Result};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// A manifest is parsed in parts by several threads when each part has at least this many
@@ -11,9 +10,19 @@ use std::path::{Path, PathBuf};
 pub(super) const PARALLEL_PART_BYTES: u64 = 1 << 20;
 
 /// What the manifests say was packed, for a rerun to skip: each name's last `packed` or
-/// `skipped` entry. Held compactly (a 128-bit hash of the name and 40 bytes an entry).
-#[derive(Debug, Default)]
-pub struct Done(pub(super) HashMap<u128, Record, std::hash::BuildHasherDefault<KeyHasher>>);
+/// `skipped` entry. Held compactly: 64 bytes a name (a 128-bit hash of the name and its
+/// record) in one array sorted by the hash, with no room to spare, and a table of where each
+/// range of hashes starts (4 bytes for every 8 names or so), so that a lookup reads a few
+/// entries of one range.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Done {
+    /// Each name's key ([`key`]) and last record, sorted by key, one entry a key.
+    entries: Vec<(u128, Record)>,
+    /// `starts[h]`: the first entry whose key's top `bits` bits are at least `h`, and
+    /// `starts[2^bits]` the number of entries (empty when `bits` is 0).
+    starts: Vec<u32>,
+    bits: u32,
+}
 
 /// Hashes a `key` (itself a hash of the name) by taking its bits: no second hash.
 #[derive(Debug, Default)]
@@ -92,7 +101,7 @@ impl Done {
     pub fn load_share(paths: &[PathBuf], share: crate::collection::Shard) -> Result<Done> {
         use std::os::unix::fs::MetadataExt;
         let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
-        let mut done = Done::default();
+        let mut found = Vec::new();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let files = manifest_files(&existing)?;
         let ids = files
@@ -114,64 +123,50 @@ impl Done {
                 let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
                 return Err(io_err(m, "read manifest")(e));
             }
-            done.read(m, &file, meta.len(), threads, share)?;
+            read_records(m, &file, meta.len(), threads, share, &mut found)?;
         }
-        Ok(done)
+        Ok(Done::from_records(found))
     }
 
-    /// Adds the records of the manifest `file` (at `path`, `len` bytes when opened; lines
-    /// appended since are read too) of the names in `share`, parsed by up to `threads` threads
-    /// when it is large: each parses a part, and the records go into the map in the file's
-    /// order (a name's last record wins).
-    pub(super) fn read(
-        &mut self,
-        path: &Path,
-        file: &std::fs::File,
-        len: u64,
-        threads: usize,
-        share: crate::collection::Shard,
-    ) -> Result<()> {
-        let parts = threads.min((len / PARALLEL_PART_BYTES).max(1) as usize);
-        // Part k starts at the k-th of `parts` equal shares; the last runs to the end.
-        let bound = |k: usize| {
-            if k == parts {
-                u64::MAX
-            } else {
-                len / parts as u64 * k as u64
+    /// The resume set of `records` (key and record), in the order the manifests hold them:
+    /// sorted by key, each key's last record kept.
+    pub(super) fn from_records(mut records: Vec<(u128, Record)>) -> Done {
+        // (Stable: a key's records stay in their order, the last one last.)
+        records.sort_by_key(|r| r.0);
+        let mut kept = 0;
+        for i in 0..records.len() {
+            if records
+                .get(i + 1)
+                .is_some_and(|next| next.0 == records[i].0)
+            {
+                continue;
             }
+            records[kept] = records[i];
+            kept += 1;
+        }
+        records.truncate(kept);
+        records.shrink_to_fit();
+        // About 8 entries a range; none for a few, or more than a u32 counts.
+        let bits = match u32::try_from(records.len()) {
+            Ok(n) if n >= 16 => (u32::BITS - n.leading_zeros() - 3).min(20),
+            _ => 0,
         };
-        let parse = |k: usize| -> Result<Vec<(u128, Record)>> {
-            let mut found = Vec::new();
-            read_line_range(path, file, bound(k), bound(k + 1), |_, line| {
-                found.extend(
-                    Done::parse(line)
-                        .map(|(name, r)| (key(&name), r))
-                        .filter(|(k, _)| share.owns_key(*k)),
-                );
-            })?;
-            Ok(found)
-        };
-        let map = &mut self.0;
-        std::thread::scope(|s| {
-            let rest: Vec<_> = (1..parts)
-                .map(|k| {
-                    (
-                        k,
-                        std::thread::Builder::new().spawn_scoped(s, move || parse(k)),
-                    )
-                })
-                .collect();
-            map.extend(parse(0)?);
-            for (k, handle) in rest {
-                // A part whose thread could not start (or ended abnormally) is parsed here.
-                let records = match handle.map(|h| h.join()) {
-                    Ok(Ok(records)) => records?,
-                    _ => parse(k)?,
-                };
-                map.extend(records);
+        let mut starts = Vec::new();
+        if bits > 0 {
+            starts.reserve_exact((1 << bits) + 1);
+            let mut at = 0usize;
+            for h in 0..=(1u128 << bits) {
+                while at < records.len() && (records[at].0 >> (128 - bits)) < h {
+                    at += 1;
+                }
+                starts.push(at as u32);
             }
-            Ok(())
-        })
+        }
+        Done {
+            entries: records,
+            starts,
+            bits,
+        }
     }
 
     /// A line's name and record, if it is a `packed` or `skipped` entry with a size, mtime,
@@ -220,18 +215,80 @@ impl Done {
 
     /// The record of `name`, if any.
     pub fn get(&self, name: &[u8]) -> Option<&Record> {
-        self.0.get(&key(name))
+        let k = key(name);
+        let range = match self.bits {
+            0 => &self.entries[..],
+            bits => {
+                let h = (k >> (128 - bits)) as usize;
+                &self.entries[self.starts[h] as usize..self.starts[h + 1] as usize]
+            }
+        };
+        let i = range.binary_search_by_key(&k, |r| r.0).ok()?;
+        Some(&range[i].1)
     }
 
     /// Number of names recorded.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     /// Whether nothing is recorded.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
+}
+
+/// Adds to `found` the records (key and record) of the manifest `file` (at `path`, `len`
+/// bytes when opened; lines appended since are read too) of the names in `share`, in the
+/// file's order, parsed by up to `threads` threads when it is large: each parses a part.
+pub(super) fn read_records(
+    path: &Path,
+    file: &std::fs::File,
+    len: u64,
+    threads: usize,
+    share: crate::collection::Shard,
+    found: &mut Vec<(u128, Record)>,
+) -> Result<()> {
+    let parts = threads.min((len / PARALLEL_PART_BYTES).max(1) as usize);
+    // Part k starts at the k-th of `parts` equal shares; the last runs to the end.
+    let bound = |k: usize| {
+        if k == parts {
+            u64::MAX
+        } else {
+            len / parts as u64 * k as u64
+        }
+    };
+    let parse = |k: usize| -> Result<Vec<(u128, Record)>> {
+        let mut part = Vec::new();
+        read_line_range(path, file, bound(k), bound(k + 1), |_, line| {
+            part.extend(
+                Done::parse(line)
+                    .map(|(name, r)| (key(&name), r))
+                    .filter(|(k, _)| share.owns_key(*k)),
+            );
+        })?;
+        Ok(part)
+    };
+    std::thread::scope(|s| {
+        let rest: Vec<_> = (1..parts)
+            .map(|k| {
+                (
+                    k,
+                    std::thread::Builder::new().spawn_scoped(s, move || parse(k)),
+                )
+            })
+            .collect();
+        found.extend(parse(0)?);
+        for (k, handle) in rest {
+            // A part whose thread could not start (or ended abnormally) is parsed here.
+            let records = match handle.map(|h| h.join()) {
+                Ok(Ok(records)) => records?,
+                _ => parse(k)?,
+            };
+            found.extend(records);
+        }
+        Ok(())
+    })
 }
 
 /// The key of a name in [`Done`], and what [`crate::collection::Shard::owns`] shares by: its

@@ -241,20 +241,20 @@ fn done_read_in_parts_equals_done_read_whole() {
         len > 8 * PARALLEL_PART_BYTES,
         "{len} bytes: parts of 1 MiB and more"
     );
-    let mut whole = Done::default();
+    let mut whole = Vec::new();
     read_lines(&p, |_, line| {
         if let Some((name, r)) = Done::parse(line) {
-            whole.0.insert(key(&name), r);
+            whole.push((key(&name), r));
         }
     })
     .unwrap();
+    let whole = Done::from_records(whole);
     assert_eq!(whole.len(), 40_000);
     for threads in [1, 2, 3, 8] {
-        let mut parts = Done::default();
-        parts
-            .read(&p, &file, len, threads, crate::collection::Shard::default())
-            .unwrap();
-        assert_eq!(parts.0, whole.0, "{threads} threads");
+        let mut found = Vec::new();
+        let share = crate::collection::Shard::default();
+        read_records(&p, &file, len, threads, share, &mut found).unwrap();
+        assert_eq!(Done::from_records(found), whole, "{threads} threads");
     }
     let r = whole.get(b"set/123.nc").unwrap();
     assert_eq!((r.size, r.hash), (124, 123 << 64 | 1));
@@ -698,4 +698,34 @@ fn only_lines_written_undeferred_make_sync_sync_the_file() {
     m.write(&entry(b"6")).unwrap();
     m.sync().unwrap();
     assert_eq!(syncs(&m), 2);
+}
+
+#[test]
+fn the_resume_set_finds_each_names_last_record_and_no_other_name() {
+    let record = |size: u64| Record {
+        size,
+        mtime_ns: 7,
+        hash: u128::from(size) << 3,
+        output_size: size / 2,
+        restored_size: None,
+    };
+    for n in [0u64, 1, 15, 16, 17, 1000, 20_000] {
+        // Every name once, then every third name again with another size (the later wins).
+        let name = |i: u64| format!("d{}/f{i}.nc", i % 7).into_bytes();
+        let mut records: Vec<(u128, Record)> = (0..n).map(|i| (key(&name(i)), record(i))).collect();
+        records.extend(
+            (0..n)
+                .step_by(3)
+                .map(|i| (key(&name(i)), record(i + 1_000_000))),
+        );
+        let done = Done::from_records(records);
+        assert_eq!(done.len() as u64, n);
+        for i in 0..n {
+            let want = if i % 3 == 0 { i + 1_000_000 } else { i };
+            assert_eq!(done.get(&name(i)), Some(&record(want)), "{n} names: {i}");
+        }
+        for i in n..n + 100 {
+            assert_eq!(done.get(&name(i)), None, "{n} names: {i} is not one");
+        }
+    }
 }
