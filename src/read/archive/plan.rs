@@ -16,6 +16,12 @@
 //! - Many runs (a time series, a strided slab): [`ReadPlan::Scattered`] (`scattered.rs`).
 //! - A sequential scan (each read continues the last): a [`ReadPlan::Span`] that caches
 //!   nothing, while the next read's blocks are decoded ahead (`ahead.rs`).
+//!
+//! The reader of the original file's bytes (`crate::read::original`, under the mount and the
+//! HTTP server) reads every stream's run of a byte range as whole blocks through the cache,
+//! as [`ReadPlan::Windows`] does ([`Archive::fetch`]): a range of the original interleaves
+//! records, so its runs are copied out of the blocks in the original's order, not planned
+//! one variable at a time.
 
 use super::*;
 use crate::codec::PartDecoder;
