@@ -35,6 +35,17 @@ pub(super) fn read_line_range(
     end: u64,
     mut f: impl FnMut(u64, &[u8]),
 ) -> Result<()> {
+    read_line_range_at(path, file, start, end, |n, _, line| f(n, line))
+}
+
+/// [`read_line_range`], calling `f` also with each line's byte offset in the file.
+pub(super) fn read_line_range_at(
+    path: &Path,
+    file: &std::fs::File,
+    start: u64,
+    end: u64,
+    mut f: impl FnMut(u64, u64, &[u8]),
+) -> Result<()> {
     use std::os::unix::fs::FileExt;
     // Large reads, and lines taken where they lie in the buffer (a collection's manifest has a
     // line per file and run): only a line cut by the end of the buffer is moved.
@@ -65,14 +76,14 @@ pub(super) fn read_line_range(
             if base + from as u64 >= end {
                 return Ok(());
             }
-            let line = &buf[from..from + k];
+            let (line, line_at) = (&buf[from..from + k], base + from as u64);
             from += k + 1;
             if std::mem::take(&mut skip) {
                 continue;
             }
             n += 1;
             if !line.iter().all(u8::is_ascii_whitespace) {
-                f(n, line);
+                f(n, line_at, line);
             }
         }
         if base + from as u64 >= end {
@@ -109,4 +120,37 @@ pub fn manifest_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(files)
+}
+
+/// The line of `file` that starts at byte `at` (without its newline) into `buf` (emptied
+/// first), read in pieces of 4 KiB: what [`read_line_range_at`] gave the offset of. False if
+/// the file ends before a newline.
+///
+/// # Errors
+///
+/// [`Error::Io`](crate::Error::Io) naming `path` when it cannot be read.
+pub(super) fn read_line_at(
+    path: &Path,
+    file: &std::fs::File,
+    at: u64,
+    buf: &mut Vec<u8>,
+) -> Result<bool> {
+    use std::os::unix::fs::FileExt;
+    buf.clear();
+    let mut piece = [0u8; 4096];
+    loop {
+        let got = match file.read_at(&mut piece, at + buf.len() as u64) {
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(path, "read")(e)),
+        };
+        if got == 0 {
+            return Ok(false);
+        }
+        if let Some(k) = memchr::memchr(b'\n', &piece[..got]) {
+            buf.extend_from_slice(&piece[..k]);
+            return Ok(true);
+        }
+        buf.extend_from_slice(&piece[..got]);
+    }
 }

@@ -6,7 +6,6 @@ use crate::collection::Shard;
 use crate::error::io_err;
 use crate::error::Result;
 use crate::read::input::CallRemote;
-use std::collections::HashMap;
 use std::ffi::OsStr;
 #[cfg(feature = "remote")]
 use std::io::Write;
@@ -210,9 +209,11 @@ fn verify_manifests(
         .threads
         .unwrap_or_else(crate::parallel::default_threads);
     let mut report = VerifyCollectionReport::default();
-    // Each name's last archive, and its failure if the last entry failed (held compactly: a
-    // collection may list millions).
-    let mut last: HashMap<Box<[u8]>, Last> = HashMap::new();
+    // Each share name's lines that count (by the name's hash and where the line is; folded
+    // into each name's last archive and failure whenever they have doubled): a collection may
+    // list millions of names, in manifests of many runs.
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut fold_at = FOLD_MIN;
     // Manifests in object storage are read from local copies (kept until the end).
     // Local manifests first, then those in object storage; each with the argument it came
     // from (`manifests[i]`), whose manifests found and entry lines read are counted.
@@ -241,10 +242,11 @@ fn verify_manifests(
     for &(.., i) in &listed {
         found[i].0 += 1;
     }
-    // The collections the manifests are in: an entry's archive below one is held as its
-    // index (the name gives the rest), not as a path of its own.
+    // The collections the manifests are in: an entry's archive below one is named by the
+    // collection's index and the name, not by a path of its own.
     let mut outs: Vec<PathBuf> = Vec::new();
-    for (m, local, out, i) in listed {
+    let mut read_from: Vec<Listed> = Vec::with_capacity(listed.len());
+    for (k, (m, local, out, i)) in listed.into_iter().enumerate() {
         let out = out.map(|o| match outs.iter().position(|x| *x == o) {
             Some(k) => k,
             None => {
@@ -252,13 +254,31 @@ fn verify_manifests(
                 outs.len() - 1
             }
         });
-        read(&local, |n, e| {
+        let manifest = u32::try_from(k)
+            .map_err(|_| crate::Error::Internal(format!("more than {} manifests", u32::MAX)))?;
+        let file = std::fs::File::open(&local).map_err(crate::error::io_err(&local, "open"))?;
+        read_line_range_at(&local, &file, 0, u64::MAX, |n, at, line| {
             found[i].1 += 1;
+            let Some(e) = Entry::parse(line) else {
+                report.bad_lines.push((m.clone(), n));
+                return;
+            };
+            let key = key(&e.name);
             // Only the share's names are held.
-            if e.as_ref().is_none_or(|e| opts.shard.owns(&e.name)) {
-                record(&mut report, &mut last, &m, out, n, e);
+            if opts.shard.owns_key(key) {
+                seen.push(Seen {
+                    key,
+                    at,
+                    manifest,
+                    said: Said::of(&e),
+                });
+                if seen.len() >= fold_at {
+                    fold(&mut seen);
+                    fold_at = (2 * seen.len()).max(FOLD_MIN);
+                }
             }
         })?;
+        read_from.push(Listed { m, local, out });
     }
     for (p, &(files, lines)) in manifests.iter().zip(&found) {
         let why = if files == 0 {
@@ -275,37 +295,64 @@ fn verify_manifests(
             why,
         });
     }
-    // The share's names, sorted (its bad lines are share 0's).
-    let mut entries: Vec<_> = last.into_iter().collect();
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    // Each share name's last archive, or its failure with none (its bad lines are share 0's).
+    fold(&mut seen);
     if opts.shard.index != 0 {
         report.bad_lines.clear();
     }
     let mut todo = Vec::new();
-    for (name, (archive, failed)) in entries {
-        match (archive, failed) {
-            (Some(a), _) => todo.push((name, a)),
-            (None, Some((input, error))) => report
-                .failures
-                .push((input.into(), CollectionProblem::NotPacked(error))),
-            (None, None) => {}
+    let mut not_packed = Vec::new();
+    for (k, s) in seen.iter().enumerate() {
+        let first = k == 0 || seen[k - 1].key != s.key;
+        match s.said {
+            Said::Archive | Said::DoneBefore => todo.push(*s),
+            Said::Failed if first => not_packed.push(*s),
+            Said::Failed => {}
         }
     }
+    drop(seen);
+    // The names that failed, in name order: their lines read again.
+    let mut buf = Vec::new();
+    let mut unpacked = Vec::with_capacity(not_packed.len());
+    for s in &not_packed {
+        let (e, _) = read_again(&read_from, s, &mut buf)?;
+        let error = e
+            .error
+            .unwrap_or_else(|| "failed (no error recorded)".into());
+        unpacked.push((e.name, e.input, CollectionProblem::NotPacked(error.into())));
+    }
+    unpacked.sort_by(|a, b| a.0.cmp(&b.0));
+    report
+        .failures
+        .extend(unpacked.into_iter().map(|(_, p, w)| (p, w)));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, PathBuf, CollectionProblem)>> = Mutex::new(Vec::new());
-    let work = || loop {
-        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some((name, a)) = todo.get(i) else {
-            return;
-        };
-        if let Err(what) = verify_one(name, a, &outs, against, remote) {
-            results
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((i, a.path(name, &outs), what));
+    let results: Mutex<Vec<(Vec<u8>, PathBuf, CollectionProblem)>> = Mutex::new(Vec::new());
+    let lines_failed: Mutex<Option<crate::Error>> = Mutex::new(None);
+    let work = || {
+        let mut buf = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(s) = todo.get(i) else {
+                return;
+            };
+            let (e, m) = match read_again(&read_from, s, &mut buf) {
+                Ok(got) => got,
+                Err(e) => {
+                    *lines_failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    return;
+                }
+            };
+            let a = Archived::of(&e, s.said, m);
+            if let Err(what) = verify_one(&e.name, &a, &outs, against, remote) {
+                let path = a.path(&e.name, &outs);
+                results
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((e.name, path, what));
+            }
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
         }
-        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     };
     let threads = crate::parallel::bound_threads(threads).min(todo.len().max(1));
     std::thread::scope(|s| {
@@ -317,8 +364,11 @@ fn verify_manifests(
         }
         work();
     });
+    if let Some(e) = lines_failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
     let mut failed = results.into_inner().unwrap_or_else(|p| p.into_inner());
-    failed.sort_by_key(|f| f.0);
+    failed.sort_by(|a, b| a.0.cmp(&b.0));
     report.checked = todo.len();
     report
         .failures
@@ -326,52 +376,106 @@ fn verify_manifests(
     Ok(report)
 }
 
-/// Takes line `n` of the manifest `m` (in the collection of index `out` in the caller's list,
-/// if in one), entry `e` (`None`: not an entry) into `last`, each name's last archive or
-/// failure, or `report`'s unreadable lines.
-pub(super) fn record(
-    report: &mut VerifyCollectionReport,
-    last: &mut HashMap<Box<[u8]>, Last>,
-    m: &Path,
+/// Folds at the earliest when this many lines are held.
+const FOLD_MIN: usize = 1 << 16;
+
+/// A manifest [`verify_manifests`] read: as given (a path or URL, for messages and relative
+/// outputs), the local file it was read from, and the index of the collection it is in.
+struct Listed {
+    m: PathBuf,
+    local: PathBuf,
     out: Option<usize>,
-    n: u64,
-    e: Option<Entry>,
-) {
-    match e {
-        None => report.bad_lines.push((m.to_path_buf(), n)),
-        // A `skipped` line that refers to an earlier one keeps that one's record; with
-        // none read (a manifest of the collection not given), the archive is checked
-        // without a recorded size and hash, which is a failure that says so.
-        Some(e) if e.is_done_before() => {
-            let slot = last.entry(e.name.clone().into_boxed_slice()).or_default();
-            if slot.0.is_none() {
-                let output = archive_output(out, m, &e.name, e.output);
-                slot.0 = Some(Archived {
-                    output,
-                    size: None,
-                    hash: None,
-                });
-            }
+}
+
+/// A line of a name that counts for `verify --manifest`: the hash of the name ([`key`]), the
+/// line's place (its first byte in the manifest of index `manifest` among [`Listed`]), and
+/// what it says. 32 bytes; the line is read again to verify the archive.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    key: u128,
+    at: u64,
+    manifest: u32,
+    said: Said,
+}
+
+/// What a manifest line says of its name's archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Said {
+    /// A `packed` or `skipped` line with a record: the name's archive from now on (a failure
+    /// recorded before it is forgotten).
+    Archive,
+    /// A short `skipped` line: the archive recorded before it; with none, its own output, with
+    /// no size and hash to check against.
+    DoneBefore,
+    /// A `failed` line: the name's failure, unless an archive was recorded.
+    Failed,
+}
+
+impl Said {
+    fn of(e: &Entry) -> Said {
+        if e.is_done_before() {
+            Said::DoneBefore
+        } else if e.status == Status::Failed {
+            Said::Failed
+        } else {
+            Said::Archive
         }
-        Some(e) => {
-            let output =
-                (e.status != Status::Failed).then(|| archive_output(out, m, &e.name, e.output));
-            let slot = last.entry(e.name.into_boxed_slice()).or_default();
-            if let Some(output) = output {
-                // What the archive records: for a lossy one, the restored file's.
-                let (size, hash) = match e.restored {
-                    Some((size, hash)) => (Some(size), Some(hash)),
-                    None => (e.size, e.hash),
-                };
-                let archive = Archived { output, size, hash };
-                *slot = (Some(archive), None);
-            } else {
-                let error = e
-                    .error
-                    .unwrap_or_else(|| "failed (no error recorded)".into());
-                slot.1 = Some((e.input.into_boxed_path(), error.into_boxed_str()));
+    }
+}
+
+/// Sorts `seen` by key, each name's lines (in their order) folded into what they leave: its
+/// archive's line, then its failure's, each if any. Folding again gives the same.
+fn fold(seen: &mut Vec<Seen>) {
+    // (Stable: a name's lines stay in their order.)
+    seen.sort_by_key(|s| s.key);
+    let (mut i, mut kept) = (0, 0);
+    while i < seen.len() {
+        let key = seen[i].key;
+        let (mut archive, mut failure) = (None, None);
+        while let Some(&s) = seen.get(i).filter(|s| s.key == key) {
+            match s.said {
+                Said::Archive => (archive, failure) = (Some(s), None),
+                Said::DoneBefore if archive.is_none() => archive = Some(s),
+                Said::DoneBefore => {}
+                Said::Failed => failure = Some(s),
             }
+            i += 1;
         }
+        // (Into the places of the lines just read.)
+        for s in archive.into_iter().chain(failure) {
+            seen[kept] = s;
+            kept += 1;
+        }
+    }
+    seen.truncate(kept);
+    seen.shrink_to_fit();
+}
+
+/// The entry of the line `s` names, read again, and its manifest.
+///
+/// # Errors
+///
+/// [`crate::Error::Io`] naming the manifest when it cannot be read, or no longer holds that
+/// name's line there (it was changed while being verified).
+fn read_again<'l>(
+    listed: &'l [Listed],
+    s: &Seen,
+    buf: &mut Vec<u8>,
+) -> Result<(Entry, &'l Listed)> {
+    let l = &listed[s.manifest as usize];
+    let file = std::fs::File::open(&l.local).map_err(crate::error::io_err(&l.local, "open"))?;
+    let entry = read_line_at(&l.local, &file, s.at, buf)?
+        .then(|| Entry::parse(buf))
+        .flatten()
+        .filter(|e| key(&e.name) == s.key);
+    match entry {
+        Some(e) => Ok((e, l)),
+        None => Err(crate::error::io_err(&l.m, "read again")(
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("the line at byte {} changed while it was verified", s.at),
+            ),
+        )),
     }
 }
 
@@ -483,12 +587,6 @@ pub(super) enum Output {
     At(Box<Path>),
 }
 
-/// A failure a manifest recorded: the input and the error.
-pub(super) type Failure = (Box<Path>, Box<str>);
-
-/// A name's last archive, and its failure if its last entry failed.
-pub(super) type Last = (Option<Archived>, Option<Failure>);
-
 /// What a manifest recorded of an archive, for `verify --manifest`.
 pub(super) struct Archived {
     output: Output,
@@ -497,6 +595,19 @@ pub(super) struct Archived {
 }
 
 impl Archived {
+    /// What the line `e` (which says `said`), read from the manifest `l`, records of its
+    /// archive: a lossy archive's size and hash are the restored file's, and a short `skipped`
+    /// line records none.
+    fn of(e: &Entry, said: Said, l: &Listed) -> Archived {
+        let output = archive_output(l.out, &l.m, &e.name, e.output.clone());
+        let (size, hash) = match (said, e.restored) {
+            (Said::DoneBefore, _) => (None, None),
+            (_, Some((size, hash))) => (Some(size), Some(hash)),
+            (_, None) => (e.size, e.hash),
+        };
+        Archived { output, size, hash }
+    }
+
     /// The archive's path, for the entry named `name`, in the collections `outs`.
     fn path(&self, name: &[u8], outs: &[PathBuf]) -> PathBuf {
         match &self.output {
@@ -554,4 +665,84 @@ pub(super) fn verify_one(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Each key's (archive line, failure line) by the rules of [`Said`], line by line.
+    fn by_rules(lines: &[Seen]) -> HashMap<u128, (Option<u64>, Option<u64>)> {
+        let mut last: HashMap<u128, (Option<u64>, Option<u64>)> = HashMap::new();
+        for s in lines {
+            let slot = last.entry(s.key).or_default();
+            match s.said {
+                Said::Archive => *slot = (Some(s.at), None),
+                Said::DoneBefore => {
+                    slot.0.get_or_insert(s.at);
+                }
+                Said::Failed => slot.1 = Some(s.at),
+            }
+        }
+        last.retain(|_, v| v.0.is_some() || v.1.is_some());
+        last
+    }
+
+    /// What `seen`, folded, holds of each key.
+    fn held(seen: &[Seen]) -> HashMap<u128, (Option<u64>, Option<u64>)> {
+        let mut got: HashMap<u128, (Option<u64>, Option<u64>)> = HashMap::new();
+        for s in seen {
+            let slot = got.entry(s.key).or_default();
+            match s.said {
+                Said::Failed => {
+                    assert!(slot.1.is_none(), "one failure a key");
+                    slot.1 = Some(s.at);
+                }
+                _ => {
+                    assert!(slot.0.is_none() && slot.1.is_none(), "the archive first");
+                    slot.0 = Some(s.at);
+                }
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn folding_keeps_each_names_last_archive_and_failure_wherever_it_folds() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        for round in 0..200 {
+            let n = 1 + next(300) as usize;
+            let keys = 1 + next(40);
+            let lines: Vec<Seen> = (0..n)
+                .map(|i| Seen {
+                    key: u128::from(next(keys)) << 70,
+                    at: i as u64,
+                    manifest: 0,
+                    said: [Said::Archive, Said::DoneBefore, Said::Failed][next(3) as usize],
+                })
+                .collect();
+            let want = by_rules(&lines);
+            // Folded once at the end, and folded at random points on the way.
+            let mut once = lines.clone();
+            fold(&mut once);
+            assert_eq!(held(&once), want, "round {round}: folded once");
+            let mut seen = Vec::new();
+            for s in &lines {
+                seen.push(*s);
+                if next(10) == 0 {
+                    fold(&mut seen);
+                }
+            }
+            fold(&mut seen);
+            assert_eq!(held(&seen), want, "round {round}: folded on the way");
+            assert!(seen.windows(2).all(|w| w[0].key <= w[1].key), "sorted");
+        }
+    }
 }
