@@ -377,7 +377,7 @@ for n in "${SIZES[@]}"; do
         echo "a. $SHARDS shards" >&2
         r=$(shards "$DIR/out-a-$n" "$limit" "$in")
         read -r t_a _ _ rss_a cpu_a <<<"$r"
-        out_bytes=$(find "$DIR/out-a-$n" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {print s}')
+        out_bytes=$(find "$DIR/out-a-$n" -name '*.nc3z' -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}')
         sync
     fi
 
