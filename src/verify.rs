@@ -237,7 +237,7 @@ fn verify_open<R: ReadAt>(
     // 1. Every frame's checksums (read, no decompression), in parallel.
     let blocks: Vec<(usize, u64)> = a.blocks().collect();
     report.blocks = blocks.len() as u64;
-    a.plan_reads(blocks.iter().copied())?;
+    a.prefetch_blocks(blocks.iter().copied())?;
     let mut damaged = Vec::new();
     let threads = crate::parallel::bound_threads(threads);
     crate::parallel::ordered_map(

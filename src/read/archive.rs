@@ -1112,7 +1112,7 @@ impl<R: ReadAt> Dataset for Archive<R> {
             }
             Ok::<_, Error>(())
         })?;
-        self.plan_reads(blocks.into_iter().map(|b| (v, b)))
+        self.prefetch_blocks(blocks.into_iter().map(|b| (v, b)))
     }
 }
 

@@ -258,7 +258,7 @@ impl<R: ReadAt + 'static> OriginalReader<R> {
         });
         let Ok(()) = walked;
         // A remote archive fetches all the frames with one request set.
-        archive.plan_reads(runs.iter().filter(|r| !archive.is_member(r.0)).flat_map(
+        archive.prefetch_blocks(runs.iter().filter(|r| !archive.is_member(r.0)).flat_map(
             |&(s, first, len)| {
                 let bb = archive.block_bytes(s);
                 (first / bb..=(first + len - 1) / bb).map(move |b| (s, b))

@@ -127,7 +127,7 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
 ) -> Result<u128> {
     let order = block_order(archive);
     // A remote archive fetches the frames in this order, a window of them per request set.
-    archive.plan_reads(order.iter().copied())?;
+    archive.prefetch_blocks(order.iter().copied())?;
     let (tx, rx) = sync_channel::<Result<Block>>(1);
     let threads = crate::parallel::bound_threads(threads);
     // The buffers of blocks written out, handed back to the decoders: no new zeroed buffer a

@@ -273,7 +273,7 @@ impl<R: ReadAt> Archive<R> {
     /// Tells the reader which frames the blocks `blocks` (as (stream, block)) will be read from,
     /// in the order they will be read, leaving out blocks that are cached or need no frame: a
     /// remote reader fetches them with a few coalesced requests instead of one per block.
-    pub(crate) fn plan_reads(&self, blocks: impl Iterator<Item = (usize, u64)>) -> Result<()> {
+    pub(crate) fn prefetch_blocks(&self, blocks: impl Iterator<Item = (usize, u64)>) -> Result<()> {
         if !self.source.wants_prefetch() {
             return Ok(());
         }
@@ -498,7 +498,7 @@ impl<R: ReadAt> Archive<R> {
                 }
                 end = e.offset + frame_len;
             }
-            self.plan_reads(missing.iter().map(|&i| (s, blocks[i])))?;
+            self.prefetch_blocks(missing.iter().map(|&i| (s, blocks[i])))?;
             // One buffer per run of adjacent frames; the frames are decoded from it in place.
             let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(groups.len());
             let mut frames: Vec<(usize, usize, usize, usize)> = Vec::with_capacity(missing.len());

@@ -33,7 +33,7 @@ const STREAMED_MIN: u64 = 64 << 10;
 
 /// How a read of a variable's bytes is served ([`Archive::plan_read`]).
 #[derive(Clone, Debug)]
-pub(crate) enum ReadPlan {
+enum ReadPlan {
     /// The variable is a member of a shared stream (a small variable of a compact archive):
     /// the runs are copied out of its whole decoded data ([`Archive::member_bytes`], cached).
     Member,
@@ -66,7 +66,7 @@ pub(crate) enum ReadPlan {
 /// and is not sequential; `partial` holds for such a span whatever the policy; `carry` for a
 /// sequential one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Retain {
+struct Retain {
     /// Cache the blocks it reads part of.
     partial: bool,
     /// Cache the blocks it reads whole.
@@ -128,7 +128,7 @@ impl<R: ReadAt> Archive<R> {
     /// The cache is looked up (and, for step 3, told of the read: [`BlockCache::admit`]) but
     /// nothing is read or decoded. The machine's cores are looked up only for a read of more
     /// than one block.
-    pub(crate) fn plan_read(&self, v: usize, runs: &[(u64, u64)], sequential: bool) -> ReadPlan {
+    fn plan_read(&self, v: usize, runs: &[(u64, u64)], sequential: bool) -> ReadPlan {
         if self.is_member(v) {
             return ReadPlan::Member;
         }
@@ -205,7 +205,7 @@ impl<R: ReadAt> Archive<R> {
     /// # Errors
     ///
     /// As [`Archive::read_block`], for the first damaged block the read needs.
-    pub(crate) fn run_plan(
+    fn run_plan(
         &self,
         v: usize,
         plan: ReadPlan,
@@ -267,7 +267,7 @@ impl<R: ReadAt> Archive<R> {
     }
 
     /// A remote archive fetches the frames of the blocks the runs `runs` of stream `s` touch
-    /// with one request set ([`Archive::plan_reads`]).
+    /// with one request set ([`Archive::prefetch_blocks`]).
     fn prefetch_runs(&self, s: usize, runs: &[(u64, u64)]) -> Result<()> {
         let bb = self.index.streams[s].block_bytes;
         let planned = runs
@@ -275,7 +275,7 @@ impl<R: ReadAt> Archive<R> {
             .filter(|r| r.1 > 0)
             .flat_map(|&(off, len)| off / bb..=(off + len - 1) / bb);
         let mut last = None;
-        self.plan_reads(
+        self.prefetch_blocks(
             planned
                 .filter(|&b| last.replace(b) != Some(b))
                 .map(|b| (s, b)),
@@ -376,7 +376,7 @@ impl<R: ReadAt> Archive<R> {
     ) -> Result<()> {
         let bb = self.index.streams[s].block_bytes;
         let (first, last) = (off / bb, (off + len - 1) / bb);
-        self.plan_reads((first..=last).map(|b| (s, b)))?;
+        self.prefetch_blocks((first..=last).map(|b| (s, b)))?;
         let mut parts: Vec<(u64, usize, &mut [u8])> =
             Vec::with_capacity((last - first + 1) as usize);
         let mut rest = out;
@@ -641,9 +641,9 @@ mod tests {
         let sst = a.header().var_id("sst").unwrap();
         let all = [(0, a.stream_len(sst))];
         a.set_threads(2);
-        let Some(ReadPlan::Span {
+        let ReadPlan::Span {
             threads, retain, ..
-        }) = Some(read(&a, sst, &all, false))
+        } = read(&a, sst, &all, false)
         else {
             panic!("a whole variable on two threads is a span");
         };
@@ -659,7 +659,7 @@ mod tests {
             }
         );
         // A sequential read caches nothing, and carries its last block.
-        let Some(ReadPlan::Span { retain, .. }) = Some(a.plan_read(sst, &all, true)) else {
+        let ReadPlan::Span { retain, .. } = a.plan_read(sst, &all, true) else {
             panic!("a sequential read is a span");
         };
         assert_eq!(
@@ -679,9 +679,9 @@ mod tests {
         ));
         // One thread, no whole blocks cached: a span on the one thread.
         a.set_cache_whole_blocks(false);
-        let Some(ReadPlan::Span {
+        let ReadPlan::Span {
             threads, retain, ..
-        }) = Some(read(&a, sst, &all, false))
+        } = read(&a, sst, &all, false)
         else {
             panic!("no whole blocks cached: a span");
         };

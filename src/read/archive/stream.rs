@@ -86,7 +86,7 @@ impl<R: ReadAt> Archive<R> {
             .map(|g| (g, (g + per - 1).min(last)))
             .collect();
         // A remote archive fetches the frames with a few requests, in the order they are read.
-        self.plan_reads((first..=last).map(|b| (v, b)))?;
+        self.prefetch_blocks((first..=last).map(|b| (v, b)))?;
         // Buffers handed back by the caller, for reuse (u64 storage: aligned for any element
         // type). At most one per group in flight is ever made.
         let free: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
