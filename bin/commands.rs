@@ -204,6 +204,10 @@ fn pack_collection(
     opts: PackOptions,
     remote: &RemoteOptions,
 ) -> anyhow::Result<()> {
+    // A batch's worker threads are started afresh for every chunk of inputs, each taking
+    // whichever arena is free: with one arena a shard's resident memory stays level over a
+    // long batch (17 MiB at 12,500 and at 100,000 files) instead of creeping up (24-38 MiB).
+    one_malloc_arena();
     let (t, quiet) = (Instant::now(), a.common.quiet);
     let bar: Arc<OnceLock<ProgressBar>> = Arc::default();
     let b = bar.clone();

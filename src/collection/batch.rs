@@ -36,9 +36,11 @@
 //!
 //! **Sharding.** Shard `I/N` (0-based: I is 0 to N-1) takes the inputs whose names hash to
 //! share I ([`Shard::owns`]), so N processes given the same inputs cover each file exactly
-//! once; each keeps only its share's paths as it finds them (every shard walks the whole tree),
-//! and only its share's records of earlier runs. A shard packs its inputs sorted by their
-//! names' bytes.
+//! once; each packs its share's files as it finds them, handed out a few thousand paths at a
+//! time (every shard walks the whole tree: [`find`] checks and counts, then
+//! `Inputs::chunks` hands out), and keeps only its share's records of earlier runs. A shard
+//! packs the files found in each directory given in the byte order of their paths, then the
+//! files given by name (in byte order).
 //!
 //! **Resuming.** With the manifests of earlier runs ([`crate::collection::manifest::Done`]), an
 //! input whose archive exists and is recorded as packed from the same input (same size and
@@ -84,7 +86,6 @@
 //! (docs/collections.md, "Into a bucket"); `--delete-input` is refused.
 
 use crate::atomic::Pending;
-use crate::collection::leftovers::{self, Leftover};
 use crate::collection::manifest::{
     check_ends, check_recorded_ends, check_recorded_ends_of, hash_file, mtime_ns, Done, EndsError,
     Record,
@@ -92,21 +93,24 @@ use crate::collection::manifest::{
 use crate::error::{io_err, spawn_err, Error, Refusal, Result};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
 use crate::parallel::spawn_scoped;
-use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SendError};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 mod delete;
+mod find;
 mod shard;
 #[cfg(feature = "remote")]
 mod to_prefix;
 use delete::delete_group;
+pub(crate) use find::find;
+#[cfg(any(test, feature = "testing"))]
+pub use find::plan;
+use find::{push_joined, List};
 pub use delete::RecordFn;
 pub use shard::{ParseShardError, Shard};
 #[cfg(feature = "remote")]
@@ -115,12 +119,12 @@ pub use to_prefix::pack_all_to_prefix;
 /// The flag on an entry of [`BatchPlan`]'s list: given by name (not found in a directory).
 const GIVEN: u64 = 1 << 63;
 
-/// What a batch will pack, and what could not be read while finding it. The list is held
+/// What a batch will pack (all of a shard's inputs, or a chunk of them). The list is held
 /// compactly: the paths' bytes one after another, in the order found, with one offset each,
-/// and their byte order as a list of positions (not a second copy of the paths).
+/// and, when that is not their byte order, that order as a list of positions (not a second
+/// copy of the paths).
 #[derive(Debug, Default)]
 pub struct BatchPlan {
-    root: PathBuf,
     out: PathBuf,
     /// The paths, as found.
     list: List,
@@ -128,11 +132,6 @@ pub struct BatchPlan {
     order: Vec<usize>,
     /// Length of the root's path and its `/`.
     skip: usize,
-    /// Inputs, directories and files in them that could not be read, each error naming the
-    /// path and the cause. The batch packs the rest anyway and reports these as failures.
-    pub unreadable: Vec<Error>,
-    /// What killed runs left among the inputs, and what was done with it (originals put back).
-    pub leftovers: Vec<crate::collection::Leftover>,
 }
 
 impl BatchPlan {
@@ -199,399 +198,9 @@ impl BatchPlan {
         self.list.ends[self.entry(i)] & GIVEN != 0
     }
 
-    /// The root the names are relative to.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// The output directory.
     pub fn out(&self) -> &Path {
         &self.out
-    }
-}
-
-/// The paths found so far, in the order found.
-#[derive(Debug, Default)]
-struct List {
-    bytes: Vec<u8>,
-    ends: Vec<u64>,
-}
-
-impl List {
-    fn push(&mut self, p: &Path, given: bool) {
-        self.push_bytes(p.as_os_str().as_bytes(), given);
-    }
-
-    /// [`List::push`] of `dir.join(name)` (`name` a plain name), not given.
-    fn push_joined(&mut self, dir: &Path, name: &OsStr) {
-        push_joined(&mut self.bytes, dir.as_os_str().as_bytes(), name.as_bytes());
-        self.ends.push(self.bytes.len() as u64);
-    }
-
-    /// [`List::push`] of a path's bytes.
-    fn push_bytes(&mut self, p: &[u8], given: bool) {
-        self.bytes.extend_from_slice(p);
-        self.ends
-            .push(self.bytes.len() as u64 | if given { GIVEN } else { 0 });
-    }
-
-    /// Drops the last path.
-    fn pop(&mut self) {
-        self.ends.pop();
-        let end = self.ends.last().map_or(0, |&e| (e & !GIVEN) as usize);
-        self.bytes.truncate(end);
-    }
-
-    fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 {
-            0
-        } else {
-            (self.ends[i - 1] & !GIVEN) as usize
-        };
-        &self.bytes[start..(self.ends[i] & !GIVEN) as usize]
-    }
-}
-
-/// Appends the bytes of `dir` joined with the relative `name` to `buf`, as [`Path::join`]
-/// joins them: a `/` between, unless `dir` ends with one.
-fn push_joined(buf: &mut Vec<u8>, dir: &[u8], name: &[u8]) {
-    buf.extend_from_slice(dir);
-    if dir.last().is_some_and(|&c| c != b'/') {
-        buf.push(b'/');
-    }
-    buf.extend_from_slice(name);
-}
-
-/// A given path's path in the tree: its directory resolved (`realpath`), its own name kept (a
-/// path ending in `.` or `..`, or `/`, is resolved whole). `cache` holds the last directory
-/// resolved: lists are mostly grouped by directory.
-fn tree_path(p: &Path, cache: &mut Option<(PathBuf, PathBuf)>) -> std::io::Result<PathBuf> {
-    let Some(Component::Normal(name)) = p.components().next_back() else {
-        return std::fs::canonicalize(p);
-    };
-    let parent = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if let Some((raw, resolved)) = cache {
-        if raw == parent {
-            return Ok(resolved.join(name));
-        }
-    }
-    let resolved = std::fs::canonicalize(parent)?;
-    let path = resolved.join(name);
-    *cache = Some((parent.to_path_buf(), resolved));
-    Ok(path)
-}
-
-/// The deepest directory holding both.
-fn common_dir(a: &Path, b: &Path) -> PathBuf {
-    a.components()
-        .zip(b.components())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x)
-        .collect()
-}
-
-/// Lists the inputs (files and directories, as given on the command line or in a list) to pack
-/// into `out`, relative to `root` (default: the deepest directory holding them all), keeping
-/// `shard`'s share (see the module docs). What cannot be read is listed in
-/// [`BatchPlan::unreadable`], not an error.
-///
-/// # Errors
-///
-/// An error of `inputs` (reading a list); `root` that cannot be resolved ([`Error::Io`]); an
-/// input outside the root, or a file whose archive would be where another input's archive
-/// needs a directory ([`Error::Refused`] naming both).
-///
-/// ```no_run
-/// use nc3pack::testing::{plan, Shard};
-/// let p = plan([Ok("samples".into())], "/tmp/out".as_ref(), None, Shard::default()).unwrap();
-/// assert!((0..p.len()).all(|i| p.output(i).to_string_lossy().ends_with(".nc3z")));
-/// ```
-pub fn plan(
-    inputs: impl IntoIterator<Item = Result<PathBuf>>,
-    out: &Path,
-    root: Option<&Path>,
-    shard: Shard,
-) -> Result<BatchPlan> {
-    // The files given by name, all of them (the root, which the shares depend on, is known
-    // once every input has been seen); the directories, searched once the root is known.
-    let mut given = List::default();
-    let mut dirs: Vec<(PathBuf, std::fs::Metadata)> = Vec::new();
-    let mut unreadable = Vec::new();
-    let mut common: Option<PathBuf> = None;
-    let mut cache = None;
-    let mut leftovers = Vec::new();
-    let mut looked_beside = HashSet::new();
-    for input in inputs {
-        let input = input?;
-        // nc3pack's own temporary files are never inputs, even given by name.
-        if leftovers::is_temporary_path(&input) {
-            leftovers.push(Leftover::Ignored { path: input });
-            continue;
-        }
-        let find = |cache: &mut _| {
-            tree_path(&input, cache).and_then(|t| std::fs::metadata(&t).map(|m| (t, m)))
-        };
-        let mut found = find(&mut cache);
-        // Not there: perhaps moved aside by a run killed while deleting it.
-        if found
-            .as_ref()
-            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-            && leftovers::put_back_beside(&input, &mut looked_beside, &mut leftovers)
-        {
-            found = find(&mut cache);
-        }
-        let (tree, meta) = match found {
-            Ok(found) => found,
-            Err(e) => {
-                unreadable.push(io_err(&input, "stat")(e));
-                continue;
-            }
-        };
-        let anchor = if meta.is_dir() {
-            dirs.push((tree.clone(), meta));
-            tree
-        } else {
-            given.push(&tree, true);
-            tree.parent().unwrap_or(Path::new("/")).to_path_buf()
-        };
-        common = Some(match common {
-            None => anchor,
-            Some(c) => common_dir(&c, &anchor),
-        });
-    }
-    let root = match root {
-        Some(r) => std::fs::canonicalize(r).map_err(io_err(r, "resolve the root"))?,
-        None => common.unwrap_or_else(|| PathBuf::from("/")),
-    };
-    let rb = root.as_os_str().as_bytes();
-    let skip = if rb == b"/" { 1 } else { rb.len() + 1 };
-    let under = |p: &[u8]| p.len() > skip && p.starts_with(rb) && p[skip - 1] == b'/';
-    // Every input's name with a directory `X.nc3z/` in it, by X (the first such name): a file
-    // X among the inputs would have its archive where these need a directory. Seen for every
-    // input, in any share, so that every shard finds the same.
-    let mut suspects: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = Default::default();
-    let mut keep = |p: &[u8]| {
-        if !under(p) {
-            return true; // refused below
-        }
-        let name = &p[skip..];
-        for at in memchr::memmem::find_iter(name, b".nc3z/") {
-            let file = &name[..at];
-            if !file.is_empty() && file.last() != Some(&b'/') && !suspects.contains_key(file) {
-                suspects.insert(file.to_vec(), name.to_vec());
-            }
-        }
-        shard.owns(name)
-    };
-    // The share: the files found in the directories, and those given, that are its own.
-    let mut list = List::default();
-    let mut visited = HashSet::new();
-    for (tree, meta) in &dirs {
-        let mut found = Found {
-            list: &mut list,
-            unreadable: &mut unreadable,
-            leftovers: &mut leftovers,
-            keep: &mut keep,
-        };
-        walk(tree, meta, &mut visited, &mut found);
-    }
-    for i in 0..given.ends.len() {
-        let p = given.get(i);
-        if keep(p) {
-            list.push_bytes(p, true);
-        }
-    }
-    // Every path of the share under the root, with a name (the paths outside it are all kept).
-    for i in 0..list.ends.len() {
-        let p = list.get(i);
-        if !under(p) {
-            return Err(Error::Refused {
-                path: PathBuf::from(OsStr::from_bytes(p)),
-                what: Refusal::OutsideRoot {
-                    root: root.to_path_buf(),
-                },
-            });
-        }
-    }
-    // A file `x` whose archive `x.nc3z` is a directory another input's archive needs
-    // (`x.nc3z/y` goes to `x.nc3z/y.nc3z`): `x` is an input if given, or if it is a file
-    // (or a link to one) below a directory searched, with no hidden name between.
-    for (file, below) in &suspects {
-        let path = root.join(OsStr::from_bytes(file));
-        let pb = path.as_os_str().as_bytes();
-        let is_given = (0..given.ends.len()).any(|i| given.get(i) == pb);
-        let is_found = || {
-            std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-                && dirs.iter().any(|(d, _)| {
-                    let d = d.as_os_str().as_bytes();
-                    let from = if d == b"/" { 1 } else { d.len() + 1 };
-                    pb.len() > from
-                        && pb.starts_with(d)
-                        && pb[from - 1] == b'/'
-                        && pb[from..]
-                            .split(|&c| c == b'/')
-                            .all(|c| c.first() != Some(&b'.'))
-                })
-        };
-        if is_given || is_found() {
-            let mut dir = file.clone();
-            dir.extend_from_slice(b".nc3z");
-            return Err(Error::Refused {
-                path: out.join(OsStr::from_bytes(&dir)),
-                what: Refusal::ArchiveAndDirectory {
-                    file: path,
-                    below: root.join(OsStr::from_bytes(below)),
-                },
-            });
-        }
-    }
-    drop(given);
-    // Sorted by bytes, once each (a path given twice is given if either was): an order of the
-    // list's entries, the paths themselves not copied. A walk of one directory is often in
-    // order already: then no order is made.
-    list.bytes.shrink_to_fit();
-    list.ends.shrink_to_fit();
-    let all = list.ends.len();
-    let in_order = (1..all).all(|i| list.get(i - 1) < list.get(i));
-    let mut order: Vec<usize> = Vec::new();
-    if !in_order {
-        order = (0..all).collect();
-        order.sort_unstable_by(|&a, &b| list.get(a).cmp(list.get(b)).then(a.cmp(&b)));
-        // The first of equal paths is kept, given if any of them was.
-        let mut kept = 0;
-        for k in 0..order.len() {
-            let i = order[k];
-            if kept > 0 && list.get(order[kept - 1]) == list.get(i) {
-                if list.ends[i] & GIVEN != 0 {
-                    list.ends[order[kept - 1]] |= GIVEN;
-                }
-                continue;
-            }
-            order[kept] = i;
-            kept += 1;
-        }
-        order.truncate(kept);
-        order.shrink_to_fit();
-    }
-    // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
-    let out = if out.to_str().is_some_and(|s| s.contains("://")) {
-        out.to_path_buf()
-    } else {
-        std::path::absolute(out).map_err(io_err(out, "resolve"))?
-    };
-    Ok(BatchPlan {
-        root,
-        out,
-        list,
-        order,
-        skip,
-        unreadable,
-        leftovers,
-    })
-}
-
-/// Where [`walk`] puts what it finds: the files `keep` says yes to (given each path).
-struct Found<'a> {
-    list: &'a mut List,
-    unreadable: &'a mut Vec<Error>,
-    leftovers: &'a mut Vec<Leftover>,
-    keep: &'a mut dyn FnMut(&[u8]) -> bool,
-}
-
-/// Adds the regular files under `root` (whose metadata is `root_meta`) to `found.list`,
-/// following symbolic links and searching each directory once (`visited`, shared by the
-/// inputs); what cannot be read goes to `found.unreadable`. Hidden files and directories (a
-/// name starting with `.`) are not inputs; the directories a killed run moved originals aside
-/// into (`.nc3pack-deleting-*`) are emptied, their files put back and found
-/// ([`leftovers::put_back`]).
-fn walk(
-    root: &Path,
-    root_meta: &std::fs::Metadata,
-    visited: &mut HashSet<(u64, u64)>,
-    f: &mut Found<'_>,
-) {
-    let Found {
-        list: found,
-        unreadable,
-        leftovers,
-        keep,
-    } = f;
-    // The last path pushed, dropped unless kept.
-    let sift = |found: &mut List, keep: &mut dyn FnMut(&[u8]) -> bool| {
-        if !keep(found.get(found.ends.len() - 1)) {
-            found.pop();
-        }
-    };
-    if !visited.insert((root_meta.dev(), root_meta.ino())) {
-        return;
-    }
-    let mut todo = vec![root.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) => {
-                unreadable.push(io_err(&dir, "read directory")(e));
-                continue;
-            }
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    unreadable.push(io_err(&dir, "read directory")(e));
-                    break;
-                }
-            };
-            let name = entry.file_name();
-            if name.as_bytes().first() == Some(&b'.') {
-                if name.as_bytes().starts_with(leftovers::ASIDE) {
-                    let mut put = |p: &Path| {
-                        found.push(p, false);
-                        sift(found, keep);
-                    };
-                    leftovers::put_back(&dir, &name, &mut put, leftovers);
-                }
-                continue;
-            }
-            let ft = match entry.file_type() {
-                Ok(ft) => ft,
-                Err(e) => {
-                    unreadable.push(io_err(&entry.path(), "stat")(e));
-                    continue;
-                }
-            };
-            if ft.is_file() {
-                // `entry.path()`'s bytes, without building it (most entries are files).
-                found.push_joined(&dir, &name);
-                sift(found, keep);
-                continue;
-            }
-            if !ft.is_dir() && !ft.is_symlink() {
-                continue; // pipes, devices and sockets are packed only when given
-            }
-            let p = entry.path();
-            // A directory's identity, or where a link leads (a broken link may have been a
-            // netCDF file: reported).
-            let meta = match std::fs::metadata(&p) {
-                Ok(m) => m,
-                Err(e) => {
-                    let op = if ft.is_dir() { "stat" } else { "follow link" };
-                    unreadable.push(io_err(&p, op)(e));
-                    continue;
-                }
-            };
-            if meta.is_dir() {
-                if visited.insert((meta.dev(), meta.ino())) {
-                    todo.push(p);
-                }
-            } else if meta.is_file() {
-                found.push(&p, false);
-                sift(found, keep);
-            }
-        }
     }
 }
 
@@ -1412,8 +1021,7 @@ fn make_dir_inside(d: &Path, out_real: Option<&PathBuf>) -> Result<()> {
 
 /// Syncs each filesystem holding one of `dirs` once (`syncfs`).
 fn sync_filesystems<'a>(dirs: impl Iterator<Item = &'a Path>) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let dirs: std::collections::BTreeSet<&Path> = dirs.collect();
+        let dirs: std::collections::BTreeSet<&Path> = dirs.collect();
     let mut seen = std::collections::BTreeSet::new();
     for d in dirs {
         let d = if d.as_os_str().is_empty() {
@@ -1425,7 +1033,7 @@ fn sync_filesystems<'a>(dirs: impl Iterator<Item = &'a Path>) -> Result<()> {
         let Ok(meta) = std::fs::metadata(d) else {
             continue;
         };
-        if seen.insert(meta.dev()) {
+        if seen.insert(std::os::unix::fs::MetadataExt::dev(&meta)) {
             crate::atomic::sync_filesystem(d)?;
         }
     }

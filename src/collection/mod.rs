@@ -32,7 +32,7 @@
 //! kept locally (by default `./.nc3pack/BUCKET/PREFIX/manifest-I-of-N.jsonl`) and copied to
 //! `PREFIX/.nc3pack/` every [`CollectionOptions::with_manifest_copy_every`] and at the end.
 
-use crate::collection::batch::{pack_all, plan, BatchPlan, Outcome};
+use crate::collection::batch::{find, pack_all, BatchPlan, Outcome};
 use crate::collection::manifest::{Done, Entry, Manifest, Status};
 use crate::error::OptionError;
 use crate::{Error, PackOptions, PackSummary, Result};
@@ -418,7 +418,9 @@ impl CollectionReport {
 /// opened or read, a root that cannot be resolved, an output directory that cannot be made,
 /// the manifests of earlier runs that cannot be read ([`Error::Io`]); an input outside the
 /// root or whose archive would be where another's needs a directory ([`Error::Refused`]); a
-/// worker thread that cannot be started ([`Error::Thread`]).
+/// worker thread that cannot be started ([`Error::Thread`]: the inputs are handed to the
+/// workers a few thousand at a time, and those handed out before are then packed and
+/// recorded).
 pub fn pack_collection<P: AsRef<Path>>(
     inputs: &[P],
     output: &Path,
@@ -460,10 +462,10 @@ pub fn pack_collection<P: AsRef<Path>>(
         None => leftovers::remove_dead_temporaries(dir),
         Some(_) => (0, 0),
     };
-    let (plan, done, temporaries) = std::thread::scope(|s| {
+    let (found, done, temporaries) = std::thread::scope(|s| {
         let loading = std::thread::Builder::new().spawn_scoped(s, load);
         let tidying = std::thread::Builder::new().spawn_scoped(s, tidy);
-        let plan = plan(inputs, dir, opts.root.as_deref(), opts.shard);
+        let found = find(inputs, dir, opts.root.as_deref(), opts.shard);
         let done = match loading {
             Ok(h) => h.join().unwrap_or_else(|_| load()),
             Err(_) => load(),
@@ -472,12 +474,15 @@ pub fn pack_collection<P: AsRef<Path>>(
             Ok(h) => h.join().unwrap_or_default(),
             Err(_) => tidy(),
         };
-        (plan, done, temporaries)
+        (found, done, temporaries)
     });
-    let (plan, done) = (plan?, done?);
-    opts.report(&CollectionEvent::Planned { inputs: plan.len() });
+    let (mut found, done) = (found?, done?);
+    opts.report(&CollectionEvent::Planned {
+        inputs: found.count,
+    });
+    let leftovers = std::mem::take(&mut found.leftovers);
     let run = Run {
-        plan: &plan,
+        root: found.root().to_path_buf(),
         opts,
         manifest: Manifest::new(&manifest_path),
         bucket: bucket.as_ref(),
@@ -488,11 +493,34 @@ pub fn pack_collection<P: AsRef<Path>>(
         last_copy: Mutex::new(Instant::now()),
         kept: Mutex::new(Vec::new()),
     };
-    run.pack(&done)?;
-    let mut report = run.finish(out_dir, manifest_path);
-    let mut plan = plan;
-    report.unreadable = std::mem::take(&mut plan.unreadable);
-    report.leftovers = std::mem::take(&mut plan.leftovers);
+    // The inputs are handed out in chunks by a walker thread while the chunk before is packed
+    // (or, if no thread can start, by this one, the first chunk then failing as it starts).
+    let mut packed = Ok(());
+    let found = Mutex::new(Some(found));
+    let take = || lock(&found).take();
+    let unreadable = std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<BatchPlan>(1);
+        let walker = crate::parallel::spawn_scoped(s, "batch walker", move || {
+            take().map(|f| f.chunks(CHUNK, &mut |chunk| tx.send(chunk).is_ok()))
+        });
+        let mut pack = |chunk: BatchPlan| {
+            packed = run.pack(&chunk, &done);
+            release_free_memory();
+            packed.is_ok()
+        };
+        match walker {
+            Ok(walker) => {
+                // Stops at a chunk that could not be started; the walker stops with it.
+                rx.into_iter().all(&mut pack);
+                walker.join().ok().flatten().unwrap_or_default()
+            }
+            Err(_) => take().map_or_else(Vec::new, |f| f.chunks(CHUNK, &mut pack)),
+        }
+    });
+    packed?;
+    let mut report = run.finish(out_dir, manifest_path, &unreadable);
+    report.unreadable = unreadable;
+    report.leftovers = leftovers;
     (report.temporaries_removed, report.temporaries_left) = temporaries;
     Ok(report)
 }
@@ -553,6 +581,8 @@ fn manifests(
 /// Files packed, skipped, ignored and finished; bytes in and out.
 #[derive(Default)]
 struct Counts {
+    /// Inputs handed out.
+    inputs: AtomicUsize,
     packed: AtomicUsize,
     skipped: AtomicUsize,
     ignored: AtomicUsize,
@@ -561,38 +591,44 @@ struct Counts {
     output_bytes: AtomicU64,
 }
 
+/// Inputs handed out together (a chunk of the walk) by [`pack_collection`]: what a batch
+/// holds of its inputs' paths at once, whatever the collection's size.
+const CHUNK: usize = 4096;
+
 /// One call of [`pack_collection`], once its inputs are found: what the workers share.
 struct Run<'a> {
-    plan: &'a BatchPlan,
+    /// The root the inputs' names are relative to.
+    root: PathBuf,
     opts: &'a CollectionOptions,
     manifest: Manifest,
     bucket: Option<&'a Bucket>,
     no_manifest: bool,
     counts: Counts,
-    failures: Mutex<Vec<(usize, Error)>>,
+    failures: Mutex<Vec<(PathBuf, Error)>>,
     write_error: Mutex<Option<Error>>,
     last_copy: Mutex<Instant>,
-    kept: Mutex<Vec<(usize, Kept)>>,
+    kept: Mutex<Vec<(PathBuf, Kept)>>,
 }
 
 impl Run<'_> {
-    /// Packs every input of the plan.
-    fn pack(&self, done: &Done) -> Result<()> {
-        let on_done = |i: usize, o: Outcome| self.on_done(i, o);
+    /// Packs every input of `plan` (a chunk).
+    fn pack(&self, plan: &BatchPlan, done: &Done) -> Result<()> {
+        self.counts.inputs.fetch_add(plan.len(), Relaxed);
+        let on_done = |i: usize, o: Outcome| self.on_done(plan, i, o);
         #[cfg(feature = "remote")]
         if let Some(b) = self.bucket {
             return crate::collection::batch::pack_all_to_prefix(
-                self.plan,
+                plan,
                 &self.opts.pack,
                 done,
                 &b.prefix,
                 &on_done,
             );
         }
-        let record = |group: &[(usize, &Outcome)]| self.record(group);
+        let record = |group: &[(usize, &Outcome)]| self.record(plan, group);
         let record: &crate::collection::batch::RecordFn<'_> = &record;
         pack_all(
-            self.plan,
+            plan,
             &self.opts.pack,
             done,
             self.opts.delete_input.then_some(record),
@@ -634,9 +670,9 @@ impl Run<'_> {
     /// With `delete_input`: the records of a group of archives, written and synced before
     /// their inputs are deleted (the outcomes then reported say `deleted` and are not written
     /// again).
-    fn record(&self, group: &[(usize, &Outcome)]) -> Result<()> {
+    fn record(&self, plan: &BatchPlan, group: &[(usize, &Outcome)]) -> Result<()> {
         for (i, o) in group {
-            if let Some(e) = entry_of(self.plan, *i, o) {
+            if let Some(e) = entry_of(plan, *i, o) {
                 self.manifest.write(&e)?;
             }
         }
@@ -645,14 +681,14 @@ impl Run<'_> {
 
     /// Takes one input's final outcome: counts it, writes its manifest line, tells the
     /// progress callback.
-    fn on_done(&self, i: usize, outcome: Outcome) {
+    fn on_done(&self, plan: &BatchPlan, i: usize, outcome: Outcome) {
         let c = &self.counts;
         let kept = match &outcome {
             Outcome::Packed { kept, .. } | Outcome::Skipped { kept, .. } => *kept,
             _ => None,
         };
         if let Some(k) = kept {
-            lock(&self.kept).push((i, k));
+            lock(&self.kept).push((plan.input(i), k));
         }
         match &outcome {
             Outcome::Packed {
@@ -663,7 +699,7 @@ impl Run<'_> {
                 let input_len = summary.original.map_or(summary.input_len, |o| o.0);
                 c.input_bytes.fetch_add(input_len, Relaxed);
                 if !deleted {
-                    if let Some(e) = entry_of(self.plan, i, &outcome) {
+                    if let Some(e) = entry_of(plan, i, &outcome) {
                         self.write(&e);
                     }
                 }
@@ -679,10 +715,10 @@ impl Run<'_> {
                 if *recorded && !deleted && kept.is_none() {
                     // `Entry::done_before`'s line, written without building the entry.
                     if !self.no_manifest {
-                        self.note_write(self.manifest.write_done_before(self.plan.name(i)));
+                        self.note_write(self.manifest.write_done_before(plan.name(i)));
                     }
                 } else if !deleted {
-                    if let Some(e) = entry_of(self.plan, i, &outcome) {
+                    if let Some(e) = entry_of(plan, i, &outcome) {
                         self.write_line(&e);
                     }
                 }
@@ -691,13 +727,13 @@ impl Run<'_> {
                 c.ignored.fetch_add(1, Relaxed);
             }
             Outcome::Failed { .. } => {
-                if let Some(e) = entry_of(self.plan, i, &outcome) {
+                if let Some(e) = entry_of(plan, i, &outcome) {
                     self.write(&e);
                 }
             }
         }
         let finished = c.finished.fetch_add(1, Relaxed) + 1;
-        let input = self.plan.input(i);
+        let input = plan.input(i);
         let event = |outcome| CollectionEvent::Finished {
             finished,
             input: &input,
@@ -712,24 +748,23 @@ impl Run<'_> {
             Outcome::Failed { error, .. } => {
                 self.opts
                     .report(&event(FileOutcome::Failed { error: &error }));
-                lock(&self.failures).push((i, error));
+                lock(&self.failures).push((input, error));
             }
         }
     }
 
     /// Records what could not be read, makes the manifest durable (copies it to the bucket),
     /// and sums up.
-    fn finish(self, output: PathBuf, manifest: PathBuf) -> CollectionReport {
-        let plan = self.plan;
+    fn finish(self, output: PathBuf, manifest: PathBuf, unreadable: &[Error]) -> CollectionReport {
         // What could not be read while finding the inputs: one line each, written by the first
         // shard only (every shard finds the same).
         if self.opts.shard.index == 0 {
-            for e in &plan.unreadable {
+            for e in unreadable {
                 if let Error::Io { path, .. } = e {
                     use std::os::unix::ffi::OsStrExt;
                     let bytes = path.as_os_str().as_bytes();
                     let name = path
-                        .strip_prefix(plan.root())
+                        .strip_prefix(&self.root)
                         .map_or(bytes, |r| r.as_os_str().as_bytes());
                     self.write(&Entry {
                         input: path.clone(),
@@ -754,29 +789,37 @@ impl Run<'_> {
             ..
         } = self;
         let mut kept = kept.into_inner().unwrap_or_else(|p| p.into_inner());
-        kept.sort_by_key(|k| k.0);
+        kept.sort_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
         let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-        failures.sort_by_key(|f| f.0);
+        failures.sort_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
         let write_error = write_error.into_inner().unwrap_or_else(|p| p.into_inner());
         CollectionReport {
             output,
             manifest,
-            files: plan.len() - counts.ignored.into_inner(),
+            files: counts.inputs.into_inner() - counts.ignored.into_inner(),
             packed: counts.packed.into_inner(),
             skipped: counts.skipped.into_inner(),
             input_bytes: counts.input_bytes.into_inner(),
             output_bytes: counts.output_bytes.into_inner(),
-            failures: failures
-                .into_iter()
-                .map(|(i, e)| (plan.input(i), e))
-                .collect(),
+            failures,
             unreadable: Vec::new(),
-            kept: kept.into_iter().map(|(i, k)| (plan.input(i), k)).collect(),
+            kept,
             manifest_error: write_error.or(synced.err()),
             leftovers: Vec::new(),
             temporaries_removed: 0,
             temporaries_left: 0,
         }
+    }
+}
+
+/// Gives the memory freed by a chunk's files back to the system: glibc keeps what the packers'
+/// buffers of one file freed in pieces among what later files hold, so that a process's
+/// resident size would creep up over a long batch although what it holds stays level.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's to the system.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

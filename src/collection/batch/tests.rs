@@ -127,3 +127,56 @@ fn an_archive_and_a_directory_are_refused_by_every_shard() {
         }
     }
 }
+
+/// The second walk hands out the share in the byte order of the paths, depth first, in chunks
+/// of the size asked (a file `x` before `x-1`, `x.nc` and then the files under a directory
+/// `x`), a path given and found once, as given, counted as the first walk counted; it stops
+/// when told to.
+#[test]
+fn chunks_hand_out_the_share_in_byte_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let names = [
+        "x/a.nc", "x/b/c.nc", "x.nc", "x-1", "x0/y", "w", "x/b.nc", "x/b-c.nc", "y/x", "x/b/.h",
+    ];
+    for n in names {
+        let p = root.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"CDF\x01").unwrap();
+    }
+    let mut all: Vec<&str> = names.iter().copied().filter(|n| !n.contains("/.")).collect();
+    all.sort();
+    for count in [1u64, 2] {
+        for index in 0..count {
+            let shard = Shard { index, count };
+            let want: Vec<(Vec<u8>, bool)> = all
+                .iter()
+                .filter(|n| shard.owns(n.as_bytes()))
+                .map(|n| (n.as_bytes().to_vec(), *n == "x.nc"))
+                .collect();
+            for size in [1, 2, 3, 100] {
+                let inputs = vec![Ok(root.clone()), Ok(root.join("x.nc"))];
+                let found = find(inputs, "/tmp/out".as_ref(), Some(&root), shard).unwrap();
+                assert_eq!(found.count, want.len());
+                let (mut got, mut sizes) = (Vec::new(), Vec::new());
+                let unreadable = found.chunks(size, &mut |p| {
+                    sizes.push(p.len());
+                    got.extend((0..p.len()).map(|i| (p.name(i).to_vec(), p.given(i))));
+                    true
+                });
+                assert!(unreadable.is_empty());
+                assert_eq!(got, want, "{index}/{count}, chunks of {size}");
+                let (last, full) = sizes.split_last().unwrap();
+                assert!(full.iter().all(|&s| s == size) && *last <= size, "{sizes:?}");
+                // Told to stop after the first chunk: no second.
+                let found = find(vec![Ok(root.clone())], "/tmp/out".as_ref(), Some(&root), shard);
+                let mut chunks = 0;
+                found.unwrap().chunks(size, &mut |_| {
+                    chunks += 1;
+                    false
+                });
+                assert_eq!(chunks, 1);
+            }
+        }
+    }
+}
