@@ -1075,8 +1075,10 @@ fn output_names_never_leave_out_whatever_dot_dot_and_symbolic_links_do() {
     assert_eq!(
         written
             .iter()
-            .filter(|w| ["b/y.nc.nc3z", "abs/y.nc.nc3z", "a/up/elsewhere/y.nc.nc3z"]
-                .contains(&w.as_str()))
+            .filter(
+                |w| ["b/y.nc.nc3z", "abs/y.nc.nc3z", "a/up/elsewhere/y.nc.nc3z"]
+                    .contains(&w.as_str())
+            )
             .count(),
         1,
         "{written:?}"

@@ -486,7 +486,8 @@ struct Listing {
 fn path_order(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
     let n = a.len().min(b.len());
     a[..n].cmp(&b[..n]).then_with(|| {
-        let next = |s: &[u8], dir: bool| s.get(n).copied().or((dir && s.len() == n).then_some(b'/'));
+        let next =
+            |s: &[u8], dir: bool| s.get(n).copied().or((dir && s.len() == n).then_some(b'/'));
         next(a, a_dir)
             .cmp(&next(b, b_dir))
             .then(a.len().cmp(&b.len()))
@@ -526,7 +527,10 @@ fn list_dir(
         let name = entry.file_name();
         let nb = name.as_bytes();
         if nb.first() == Some(&b'.') {
-            if let Some(notes) = aside.as_deref_mut().filter(|_| nb.starts_with(leftovers::ASIDE)) {
+            if let Some(notes) = aside
+                .as_deref_mut()
+                .filter(|_| nb.starts_with(leftovers::ASIDE))
+            {
                 let mut put = |p: &Path| {
                     found(Found::File(p.as_os_str().as_bytes()));
                 };

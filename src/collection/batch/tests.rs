@@ -144,7 +144,11 @@ fn chunks_hand_out_the_share_in_byte_order() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, b"CDF\x01").unwrap();
     }
-    let mut all: Vec<&str> = names.iter().copied().filter(|n| !n.contains("/.")).collect();
+    let mut all: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !n.contains("/."))
+        .collect();
     all.sort();
     for count in [1u64, 2] {
         for index in 0..count {
@@ -167,9 +171,17 @@ fn chunks_hand_out_the_share_in_byte_order() {
                 assert!(unreadable.is_empty());
                 assert_eq!(got, want, "{index}/{count}, chunks of {size}");
                 let (last, full) = sizes.split_last().unwrap();
-                assert!(full.iter().all(|&s| s == size) && *last <= size, "{sizes:?}");
+                assert!(
+                    full.iter().all(|&s| s == size) && *last <= size,
+                    "{sizes:?}"
+                );
                 // Told to stop after the first chunk: no second.
-                let found = find(vec![Ok(root.clone())], "/tmp/out".as_ref(), Some(&root), shard);
+                let found = find(
+                    vec![Ok(root.clone())],
+                    "/tmp/out".as_ref(),
+                    Some(&root),
+                    shard,
+                );
                 let mut chunks = 0;
                 found.unwrap().chunks(size, &mut |_| {
                     chunks += 1;
@@ -179,4 +191,28 @@ fn chunks_hand_out_the_share_in_byte_order() {
             }
         }
     }
+}
+
+/// However many workers look at inputs, no more than the permits pack at once, and every
+/// permit is given back.
+#[test]
+fn no_more_workers_pack_at_once_than_there_are_permits() {
+    let permits = Permits(Mutex::new(2), Condvar::new());
+    let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..200 {
+                    let _packing = permits.take();
+                    let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(n, Ordering::SeqCst);
+                    std::thread::yield_now();
+                    now.fetch_sub(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    let most = most.into_inner();
+    assert!((1..=2).contains(&most), "{most} packing at once");
+    assert_eq!(*permits.0.lock().unwrap(), 2);
 }
