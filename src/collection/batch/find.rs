@@ -409,12 +409,12 @@ impl Inputs {
                 going
             });
         }
-        for k in 0..given.len() {
+        for (k, &found) in seen.iter().enumerate() {
             if !going {
                 break;
             }
             let p = given.get(k);
-            if seen[k] || !shard.owns(&p[skip..]) {
+            if found || !shard.owns(&p[skip..]) {
                 continue;
             }
             list.push_bytes(p, true);
