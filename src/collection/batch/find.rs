@@ -158,7 +158,7 @@ pub(crate) struct Inputs {
 }
 
 /// What a walk finds: a file (its path), or something it could not read.
-enum Found<'a> {
+enum Walked<'a> {
     File(&'a [u8]),
     Unreadable(Error),
 }
@@ -273,7 +273,7 @@ pub(crate) fn find(
     let mut visited = HashSet::new();
     for (tree, meta) in &dirs {
         walk(tree, meta, &mut visited, Some(&mut leftovers), &mut |f| {
-            if let Found::File(p) = f {
+            if let Walked::File(p) = f {
                 if given.is_empty() || given.position(p).is_none() {
                     note(p);
                 }
@@ -384,8 +384,8 @@ impl Inputs {
             }
             walk(tree, meta, &mut visited, None, &mut |f| {
                 let p = match f {
-                    Found::File(p) => p,
-                    Found::Unreadable(e) => {
+                    Walked::File(p) => p,
+                    Walked::Unreadable(e) => {
                         unreadable.push(e);
                         return going;
                     }
@@ -468,7 +468,7 @@ pub fn plan(
 }
 
 /// A directory's entries still to visit, in the byte order of the paths they lead to.
-struct Listing {
+struct DirEntries {
     dir: PathBuf,
     /// The entries' names, one after another.
     names: Vec<u8>,
@@ -500,9 +500,9 @@ fn path_order(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
 fn list_dir(
     dir: PathBuf,
     aside: Option<&mut Vec<Leftover>>,
-    found: &mut dyn FnMut(Found<'_>) -> bool,
-) -> Listing {
-    let mut l = Listing {
+    found: &mut dyn FnMut(Walked<'_>) -> bool,
+) -> DirEntries {
+    let mut l = DirEntries {
         dir,
         names: Vec::new(),
         entries: Vec::new(),
@@ -511,7 +511,7 @@ fn list_dir(
     let entries = match std::fs::read_dir(&l.dir) {
         Ok(entries) => entries,
         Err(e) => {
-            found(Found::Unreadable(io_err(&l.dir, "read directory")(e)));
+            found(Walked::Unreadable(io_err(&l.dir, "read directory")(e)));
             return l;
         }
     };
@@ -520,7 +520,7 @@ fn list_dir(
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                found(Found::Unreadable(io_err(&l.dir, "read directory")(e)));
+                found(Walked::Unreadable(io_err(&l.dir, "read directory")(e)));
                 break;
             }
         };
@@ -532,7 +532,7 @@ fn list_dir(
                 .filter(|_| nb.starts_with(leftovers::ASIDE))
             {
                 let mut put = |p: &Path| {
-                    found(Found::File(p.as_os_str().as_bytes()));
+                    found(Walked::File(p.as_os_str().as_bytes()));
                 };
                 leftovers::put_back(&l.dir, &name, &mut put, notes);
             }
@@ -541,7 +541,7 @@ fn list_dir(
         let ft = match entry.file_type() {
             Ok(ft) => ft,
             Err(e) => {
-                found(Found::Unreadable(io_err(&entry.path(), "stat")(e)));
+                found(Walked::Unreadable(io_err(&entry.path(), "stat")(e)));
                 continue;
             }
         };
@@ -556,7 +556,7 @@ fn list_dir(
                 Ok(m) if m.is_file() => false,
                 Ok(_) => continue,
                 Err(e) => {
-                    found(Found::Unreadable(io_err(&entry.path(), "follow link")(e)));
+                    found(Walked::Unreadable(io_err(&entry.path(), "follow link")(e)));
                     continue;
                 }
             }
@@ -585,7 +585,7 @@ fn walk(
     root_meta: &std::fs::Metadata,
     visited: &mut HashSet<(u64, u64)>,
     mut aside: Option<&mut Vec<Leftover>>,
-    found: &mut dyn FnMut(Found<'_>) -> bool,
+    found: &mut dyn FnMut(Walked<'_>) -> bool,
 ) -> bool {
     if !visited.insert((root_meta.dev(), root_meta.ino())) {
         return true;
@@ -605,7 +605,7 @@ fn walk(
             &top.names[start..end],
         );
         if !is_dir {
-            if !found(Found::File(&path)) {
+            if !found(Walked::File(&path)) {
                 return false;
             }
             continue;
@@ -620,7 +620,7 @@ fn walk(
                 }
             }
             Err(e) => {
-                found(Found::Unreadable(io_err(&p, "stat")(e)));
+                found(Walked::Unreadable(io_err(&p, "stat")(e)));
             }
         }
     }
