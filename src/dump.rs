@@ -142,7 +142,7 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
         // Read in pieces: a remote archive fetches the whole selection ahead of them.
         ds.plan_slab(v, slab)?;
     }
-    let mut w = Writer::new(out, format, var, slab.count());
+    let mut w = SliceWriter::new(out, format, var, slab.count());
     w.begin().map_err(SliceError::Write)?;
     // Native order straight from the source: an archive's decoding threads swap each block's
     // bytes as they decode it, and hand over their own buffers, not this thread afterwards.
@@ -161,7 +161,7 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
         };
         // (Whole elements only: a source's pieces are.)
         let whole = &bytes[..bytes.len() / esize * esize];
-        match w.put(Piece::native(t, whole)) {
+        match w.put(TypedValues::native(t, whole)) {
             Ok(()) => true,
             Err(e) => {
                 failed = Some(e);
@@ -190,9 +190,9 @@ pub fn write_slice_in_pieces<D: Dataset + ?Sized, W: Write>(
 /// assert_eq!(t, " f =\n  0.1, 1e30, NaN ;\n");
 /// ```
 pub fn data_text(name: &str, shape: &[u64], values: &Values) -> String {
-    let mut w = Writer::new(Vec::new(), Format::Text, name, shape);
+    let mut w = SliceWriter::new(Vec::new(), Format::Text, name, shape);
     // Writing to a Vec cannot fail.
-    let _ = w.begin().and_then(|()| w.put(Piece::of(values)));
+    let _ = w.begin().and_then(|()| w.put(TypedValues::of(values)));
     let out = w.finish().unwrap_or_default();
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
@@ -242,11 +242,11 @@ pub fn to_json(shape: &[u64], values: &Values) -> Value {
 /// assert_eq!(to_native_bytes(&Values::Short(vec![1])), 1i16.to_ne_bytes());
 /// ```
 pub fn to_native_bytes(values: &Values) -> Vec<u8> {
-    Piece::of(values).as_bytes().to_vec()
+    TypedValues::of(values).as_bytes().to_vec()
 }
 
 /// Values of one type in native order, borrowed.
-enum Piece<'a> {
+enum TypedValues<'a> {
     Byte(&'a [i8]),
     Char(&'a [u8]),
     UByte(&'a [u8]),
@@ -260,54 +260,54 @@ enum Piece<'a> {
     Double(&'a [f64]),
 }
 
-impl<'a> Piece<'a> {
-    fn of(values: &'a Values) -> Piece<'a> {
+impl<'a> TypedValues<'a> {
+    fn of(values: &'a Values) -> TypedValues<'a> {
         match values {
-            Values::Byte(v) => Piece::Byte(v),
-            Values::Char(v) => Piece::Char(v),
-            Values::UByte(v) => Piece::UByte(v),
-            Values::Short(v) => Piece::Short(v),
-            Values::UShort(v) => Piece::UShort(v),
-            Values::Int(v) => Piece::Int(v),
-            Values::UInt(v) => Piece::UInt(v),
-            Values::Int64(v) => Piece::Int64(v),
-            Values::UInt64(v) => Piece::UInt64(v),
-            Values::Float(v) => Piece::Float(v),
-            Values::Double(v) => Piece::Double(v),
+            Values::Byte(v) => TypedValues::Byte(v),
+            Values::Char(v) => TypedValues::Char(v),
+            Values::UByte(v) => TypedValues::UByte(v),
+            Values::Short(v) => TypedValues::Short(v),
+            Values::UShort(v) => TypedValues::UShort(v),
+            Values::Int(v) => TypedValues::Int(v),
+            Values::UInt(v) => TypedValues::UInt(v),
+            Values::Int64(v) => TypedValues::Int64(v),
+            Values::UInt64(v) => TypedValues::UInt64(v),
+            Values::Float(v) => TypedValues::Float(v),
+            Values::Double(v) => TypedValues::Double(v),
         }
     }
 
     /// Views values of type `t` already in native order. `bytes` must be aligned for `t` and
     /// hold whole values.
-    fn native(t: NcType, bytes: &'a [u8]) -> Piece<'a> {
+    fn native(t: NcType, bytes: &'a [u8]) -> TypedValues<'a> {
         use bytemuck::cast_slice as c;
         match t {
-            NcType::Byte => Piece::Byte(c(bytes)),
-            NcType::Char => Piece::Char(bytes),
-            NcType::UByte => Piece::UByte(bytes),
-            NcType::Short => Piece::Short(c(bytes)),
-            NcType::UShort => Piece::UShort(c(bytes)),
-            NcType::Int => Piece::Int(c(bytes)),
-            NcType::UInt => Piece::UInt(c(bytes)),
-            NcType::Int64 => Piece::Int64(c(bytes)),
-            NcType::UInt64 => Piece::UInt64(c(bytes)),
-            NcType::Float => Piece::Float(c(bytes)),
-            NcType::Double => Piece::Double(c(bytes)),
+            NcType::Byte => TypedValues::Byte(c(bytes)),
+            NcType::Char => TypedValues::Char(bytes),
+            NcType::UByte => TypedValues::UByte(bytes),
+            NcType::Short => TypedValues::Short(c(bytes)),
+            NcType::UShort => TypedValues::UShort(c(bytes)),
+            NcType::Int => TypedValues::Int(c(bytes)),
+            NcType::UInt => TypedValues::UInt(c(bytes)),
+            NcType::Int64 => TypedValues::Int64(c(bytes)),
+            NcType::UInt64 => TypedValues::UInt64(c(bytes)),
+            NcType::Float => TypedValues::Float(c(bytes)),
+            NcType::Double => TypedValues::Double(c(bytes)),
         }
     }
 
     fn as_bytes(&self) -> &'a [u8] {
         match *self {
-            Piece::Byte(v) => bytemuck::cast_slice(v),
-            Piece::Char(v) | Piece::UByte(v) => v,
-            Piece::Short(v) => bytemuck::cast_slice(v),
-            Piece::UShort(v) => bytemuck::cast_slice(v),
-            Piece::Int(v) => bytemuck::cast_slice(v),
-            Piece::UInt(v) => bytemuck::cast_slice(v),
-            Piece::Int64(v) => bytemuck::cast_slice(v),
-            Piece::UInt64(v) => bytemuck::cast_slice(v),
-            Piece::Float(v) => bytemuck::cast_slice(v),
-            Piece::Double(v) => bytemuck::cast_slice(v),
+            TypedValues::Byte(v) => bytemuck::cast_slice(v),
+            TypedValues::Char(v) | TypedValues::UByte(v) => v,
+            TypedValues::Short(v) => bytemuck::cast_slice(v),
+            TypedValues::UShort(v) => bytemuck::cast_slice(v),
+            TypedValues::Int(v) => bytemuck::cast_slice(v),
+            TypedValues::UInt(v) => bytemuck::cast_slice(v),
+            TypedValues::Int64(v) => bytemuck::cast_slice(v),
+            TypedValues::UInt64(v) => bytemuck::cast_slice(v),
+            TypedValues::Float(v) => bytemuck::cast_slice(v),
+            TypedValues::Double(v) => bytemuck::cast_slice(v),
         }
     }
 }
@@ -587,7 +587,7 @@ fn push_json_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// The formatter of a slice's output, fed its values a piece at a time, in order.
-struct Writer<'a, W: Write> {
+struct SliceWriter<'a, W: Write> {
     out: W,
     format: Format,
     name: &'a str,
@@ -610,9 +610,9 @@ struct Writer<'a, W: Write> {
     scratch: Vec<u8>,
 }
 
-impl<'a, W: Write> Writer<'a, W> {
+impl<'a, W: Write> SliceWriter<'a, W> {
     fn new(out: W, format: Format, name: &'a str, shape: &'a [u64]) -> Self {
-        Writer {
+        SliceWriter {
             out,
             format,
             name,
@@ -652,20 +652,20 @@ impl<'a, W: Write> Writer<'a, W> {
         Ok(())
     }
 
-    fn put(&mut self, piece: Piece<'_>) -> io::Result<()> {
+    fn put(&mut self, piece: TypedValues<'_>) -> io::Result<()> {
         match (self.format, piece) {
             (Format::Raw, p) => self.out.write_all(p.as_bytes()),
-            (_, Piece::Char(c)) => self.chars(c),
-            (_, Piece::Byte(v)) => self.nums(v),
-            (_, Piece::UByte(v)) => self.nums(v),
-            (_, Piece::Short(v)) => self.nums(v),
-            (_, Piece::UShort(v)) => self.nums(v),
-            (_, Piece::Int(v)) => self.nums(v),
-            (_, Piece::UInt(v)) => self.nums(v),
-            (_, Piece::Int64(v)) => self.nums(v),
-            (_, Piece::UInt64(v)) => self.nums(v),
-            (_, Piece::Float(v)) => self.nums(v),
-            (_, Piece::Double(v)) => self.nums(v),
+            (_, TypedValues::Char(c)) => self.chars(c),
+            (_, TypedValues::Byte(v)) => self.nums(v),
+            (_, TypedValues::UByte(v)) => self.nums(v),
+            (_, TypedValues::Short(v)) => self.nums(v),
+            (_, TypedValues::UShort(v)) => self.nums(v),
+            (_, TypedValues::Int(v)) => self.nums(v),
+            (_, TypedValues::UInt(v)) => self.nums(v),
+            (_, TypedValues::Int64(v)) => self.nums(v),
+            (_, TypedValues::UInt64(v)) => self.nums(v),
+            (_, TypedValues::Float(v)) => self.nums(v),
+            (_, TypedValues::Double(v)) => self.nums(v),
         }
     }
 
@@ -930,12 +930,12 @@ mod tests {
         values: &Values,
         piece: usize,
     ) -> Vec<u8> {
-        let mut w = Writer::new(Vec::new(), format, name, shape);
+        let mut w = SliceWriter::new(Vec::new(), format, name, shape);
         w.begin().unwrap();
         macro_rules! feed {
             ($v:expr, $p:ident) => {
                 for c in $v.chunks(piece) {
-                    w.put(Piece::$p(c)).unwrap();
+                    w.put(TypedValues::$p(c)).unwrap();
                 }
             };
         }

@@ -181,7 +181,7 @@ pub struct MountStats {
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
     mountpoint: PathBuf,
-    shared: Arc<Shared>,
+    shared: Arc<MountState>,
     stats: bool,
 }
 
@@ -224,7 +224,7 @@ pub fn mount(archives: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<
     if !md.is_dir() {
         return Err(not_dir(mountpoint));
     }
-    let shared = Arc::new(Shared::new(root, opts));
+    let shared = Arc::new(MountState::new(root, opts));
     let fs = MountFs {
         shared: Arc::clone(&shared),
     };
@@ -462,7 +462,7 @@ impl Inodes {
 }
 
 /// What the threads serving the mount share.
-struct Shared {
+struct MountState {
     root: PathBuf,
     inodes: Mutex<Inodes>,
     /// The archives open.
@@ -482,8 +482,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Shared {
-    fn new(root: PathBuf, opts: &MountOptions) -> Shared {
+impl MountState {
+    fn new(root: PathBuf, opts: &MountOptions) -> MountState {
         let mut inodes = Inodes {
             next: 2,
             ..Inodes::default()
@@ -492,7 +492,7 @@ impl Shared {
             .nodes
             .insert(1, Arc::new(Node::Dir { path: root.clone() }));
         inodes.by_key.insert((root.clone(), None), 1);
-        Shared {
+        MountState {
             root,
             inodes: Mutex::new(inodes),
             originals: Originals::new(opts.cache_bytes, opts.max_open),
@@ -649,7 +649,7 @@ impl Shared {
 
 /// The filesystem fuser serves.
 struct MountFs {
-    shared: Arc<Shared>,
+    shared: Arc<MountState>,
 }
 
 impl Filesystem for MountFs {
@@ -878,7 +878,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::create_dir(dir.path().join("b")).unwrap();
         std::fs::write(dir.path().join("b.nc3z"), b"x").unwrap();
-        let s = Shared::new(dir.path().to_path_buf(), &MountOptions::default());
+        let s = MountState::new(dir.path().to_path_buf(), &MountOptions::default());
         let names: Vec<(String, FileType)> = s
             .listing(1, dir.path())
             .unwrap()

@@ -123,14 +123,14 @@ pub(crate) fn process_id() -> u32 {
 
 /// A job for the [`pool`]'s threads.
 enum Job {
-    /// Help with a [`Shared`] run of work, if it is still open.
-    Help(Arc<Shared>),
+    /// Help with a [`HelperWork`] run of work, if it is still open.
+    Help(Arc<HelperWork>),
     /// Run this.
     Run(Box<dyn FnOnce() + Send>),
 }
 
 /// Work shared by a calling thread and the pool's helpers ([`with_helpers`]).
-struct Shared {
+struct HelperWork {
     /// The work, borrowed from the calling thread's stack: a helper calls it only while
     /// `state.open`, registered in `state.running`, and the calling thread does not return
     /// (and so the borrow does not end) before it has closed `state` and `running` is 0.
@@ -146,12 +146,12 @@ struct SharedState {
 }
 
 // SAFETY: `work` points to a `Fn + Sync` that outlives every call made through it (see
-// `Shared::work`); the rest is Send + Sync.
-unsafe impl Send for Shared {}
+// `HelperWork::work`); the rest is Send + Sync.
+unsafe impl Send for HelperWork {}
 // SAFETY: as for Send.
-unsafe impl Sync for Shared {}
+unsafe impl Sync for HelperWork {}
 
-impl Shared {
+impl HelperWork {
     fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -280,9 +280,9 @@ pub(crate) fn with_helpers(helpers: usize, work: &(dyn Fn() + Sync)) -> bool {
         return run();
     };
     // SAFETY: only the lifetime is erased; this function does not return before no helper
-    // can call `work` any more (see `Shared::work`).
+    // can call `work` any more (see `HelperWork::work`).
     let work: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(work) };
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(HelperWork {
         work,
         state: Mutex::new(SharedState {
             open: true,
@@ -455,15 +455,15 @@ mod tests {
     }
 
     #[derive(Debug, PartialEq)]
-    enum Stop {
-        Stop,
+    enum TestStop {
+        Asked,
         Spawn,
     }
 
-    impl From<super::WorkerError> for Stop {
+    impl From<super::WorkerError> for TestStop {
         fn from(e: super::WorkerError) -> Self {
             match e {
-                super::WorkerError::Spawn(_) => Stop::Spawn,
+                super::WorkerError::Spawn(_) => TestStop::Spawn,
                 super::WorkerError::Panicked => panic!("a worker panicked"),
             }
         }
@@ -510,13 +510,13 @@ mod tests {
             |_, _| {
                 n += 1;
                 if n == 10 {
-                    Err(Stop::Stop)
+                    Err(TestStop::Asked)
                 } else {
                     Ok(())
                 }
             },
         );
-        assert_eq!(r, Err(Stop::Stop));
+        assert_eq!(r, Err(TestStop::Asked));
         assert_eq!(n, 10);
     }
 }

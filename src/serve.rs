@@ -167,7 +167,7 @@ pub struct Server {
     runtime: tokio::runtime::Runtime,
     listener: tokio::net::TcpListener,
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<ServeState>,
 }
 
 impl std::fmt::Debug for Server {
@@ -237,7 +237,7 @@ impl Server {
             runtime,
             listener,
             addr,
-            shared: Arc::new(Shared::new(root, opts)),
+            shared: Arc::new(ServeState::new(root, opts)),
         })
     }
 
@@ -284,7 +284,7 @@ impl Server {
 /// Accepts connections and serves each on a task of its own.
 async fn accept_loop(
     listener: tokio::net::TcpListener,
-    shared: Arc<Shared>,
+    shared: Arc<ServeState>,
 ) -> std::io::Result<()> {
     let mut failures = 0u32;
     loop {
@@ -329,7 +329,7 @@ struct Found {
 }
 
 /// What the connections share.
-struct Shared {
+struct ServeState {
     root: PathBuf,
     permits: Arc<Semaphore>,
     /// The archives open.
@@ -341,9 +341,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Shared {
-    fn new(root: PathBuf, opts: &ServeOptions) -> Shared {
-        Shared {
+impl ServeState {
+    fn new(root: PathBuf, opts: &ServeOptions) -> ServeState {
+        ServeState {
             root,
             permits: Arc::new(Semaphore::new(opts.max_requests)),
             originals: Originals::new(opts.cache_bytes, opts.max_open),
@@ -477,7 +477,7 @@ fn none_match(value: &str, tag: &str) -> bool {
 }
 
 /// The response to one request.
-async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<FileBody> {
+async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<FileBody> {
     let head = match *req.method() {
         Method::GET => false,
         Method::HEAD => true,
@@ -629,7 +629,7 @@ impl FileBody {
 /// this one.
 struct FileStream {
     found: Found,
-    shared: Arc<Shared>,
+    shared: Arc<ServeState>,
     /// The first byte not handed to hyper yet.
     sent: u64,
     end: u64,

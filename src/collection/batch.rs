@@ -273,7 +273,7 @@ pub enum Kept {
 const COMMIT_GROUP: usize = 256;
 
 /// What a worker decided to do with an input before packing it.
-enum Step {
+enum Decision {
     Finished(Outcome),
     Pack { force: bool, size: u64, mtime: i64 },
 }
@@ -521,7 +521,7 @@ fn decide(
     done: &Done,
     force: bool,
     t: Instant,
-) -> Step {
+) -> Decision {
     let input = || plan.input(i);
     let meta = match inputs.stat(plan.path_bytes(i)) {
         Ok(m) => m,
@@ -529,7 +529,7 @@ fn decide(
     };
     let (size, mtime) = (meta.len, meta.mtime_ns);
     let failed = |error| {
-        Step::Finished(Outcome::Failed {
+        Decision::Finished(Outcome::Failed {
             error,
             input: Some((size, mtime)),
         })
@@ -537,14 +537,14 @@ fn decide(
     // A file found in a directory is packed only if it looks like netCDF (others are ignored).
     let not_netcdf = || match found_not_netcdf(plan, i, meta.is_file) {
         Ok(false) => None,
-        Ok(true) => Some(Step::Finished(Outcome::NotNetcdf)),
+        Ok(true) => Some(Decision::Finished(Outcome::NotNetcdf)),
         Err(e) => Some(failed(e)),
     };
     let foreign = || foreign_output(plan, i).map(failed);
     if force {
         return not_netcdf()
             .or_else(foreign)
-            .unwrap_or(Step::Pack { force, size, mtime });
+            .unwrap_or(Decision::Pack { force, size, mtime });
     }
     let record = done.get(plan.name(i));
     // The common case of a rerun first, with the fewest system calls: a stat of the input
@@ -568,7 +568,7 @@ fn decide(
     }
     if exists && record.is_some_and(|r| r.size == size && r.mtime_ns == mtime) {
         // Recorded as this input's archive, and damaged: pack it again.
-        return Step::Pack {
+        return Decision::Pack {
             force: true,
             size,
             mtime,
@@ -578,7 +578,7 @@ fn decide(
         return step;
     }
     if !exists {
-        return Step::Pack {
+        return Decision::Pack {
             force: false,
             size,
             mtime,
@@ -608,9 +608,9 @@ fn unrecorded(
     i: usize,
     (size, mtime): (u64, i64),
     t: Instant,
-) -> Step {
+) -> Decision {
     let failed = |error| {
-        Step::Finished(Outcome::Failed {
+        Decision::Finished(Outcome::Failed {
             error,
             input: Some((size, mtime)),
         })
@@ -619,7 +619,7 @@ fn unrecorded(
     // archive is complete and holds this input's hash.
     let Some(ends) = archives.ends(plan, i, size) else {
         // Not a regular file (a directory, a FIFO, a dangling link): the writer refuses it.
-        return Step::Pack {
+        return Decision::Pack {
             force: false,
             size,
             mtime,
@@ -682,7 +682,7 @@ fn gone(
     done: &Done,
     e: std::io::Error,
     t: Instant,
-) -> Step {
+) -> Decision {
     let r = done.get(plan.name(i));
     if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
         if archives
@@ -692,15 +692,15 @@ fn gone(
             return skipped(*r, true, t, None);
         }
     }
-    Step::Finished(Outcome::Failed {
+    Decision::Finished(Outcome::Failed {
         error: io_err(&plan.input(i), "stat")(e),
         input: None,
     })
 }
 
 /// A skipped input's step: found done as `record` says, `recorded` by a manifest or not.
-fn skipped(record: Record, recorded: bool, t: Instant, input_hash: Option<u128>) -> Step {
-    Step::Finished(Outcome::Skipped {
+fn skipped(record: Record, recorded: bool, t: Instant, input_hash: Option<u128>) -> Decision {
+    Decision::Finished(Outcome::Skipped {
         record,
         recorded,
         seconds: t.elapsed().as_secs_f64(),
@@ -859,11 +859,11 @@ pub fn pack_all(
                     let t = Instant::now();
                     let step = decide(plan, &files, &mut inputs, i, done_before, force, t);
                     let (force, size, mtime) = match step {
-                        Step::Finished(o) => {
+                        Decision::Finished(o) => {
                             finish(i, o);
                             continue;
                         }
-                        Step::Pack { force, size, mtime } => (force, size, mtime),
+                        Decision::Pack { force, size, mtime } => (force, size, mtime),
                     };
                     let _packing = permits.take();
                     let output = plan.output(i);

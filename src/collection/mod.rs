@@ -481,7 +481,7 @@ pub fn pack_collection<P: AsRef<Path>>(
         inputs: found.count,
     });
     let leftovers = std::mem::take(&mut found.leftovers);
-    let run = Run {
+    let run = CollectionRun {
         root: found.root().to_path_buf(),
         opts,
         manifest: Manifest::new(&manifest_path),
@@ -596,7 +596,7 @@ struct Counts {
 const CHUNK: usize = 4096;
 
 /// One call of [`pack_collection`], once its inputs are found: what the workers share.
-struct Run<'a> {
+struct CollectionRun<'a> {
     /// The root the inputs' names are relative to.
     root: PathBuf,
     opts: &'a CollectionOptions,
@@ -610,7 +610,7 @@ struct Run<'a> {
     kept: Mutex<Vec<(PathBuf, Kept)>>,
 }
 
-impl Run<'_> {
+impl CollectionRun<'_> {
     /// Packs every input of `plan` (a chunk).
     fn pack(&self, plan: &BatchPlan, done: &Done) -> Result<()> {
         self.counts.inputs.fetch_add(plan.len(), Relaxed);
@@ -781,7 +781,7 @@ impl Run<'_> {
         };
         #[cfg(not(feature = "remote"))]
         let synced = self.manifest.sync();
-        let Run {
+        let CollectionRun {
             counts,
             failures,
             write_error,

@@ -77,16 +77,16 @@ const RECORD_BUFFER_MAX: u64 = 64 << 20;
 const OPEN_LEN: u64 = i64::MAX as u64;
 
 /// Why a walk over the segments stopped early.
-enum Stop {
+enum WalkStop {
     /// The input ended where the layout allows it (a stream's end).
     Eof,
     /// Something failed.
     Fail(Error),
 }
 
-impl From<Error> for Stop {
-    fn from(e: Error) -> Stop {
-        Stop::Fail(e)
+impl From<Error> for WalkStop {
+    fn from(e: Error) -> WalkStop {
+        WalkStop::Fail(e)
     }
 }
 
@@ -124,8 +124,8 @@ pub(crate) fn route<R: Read>(
     let pattern = plan.record_pattern();
     let mut pass = Pass::new(r, &plan, header, input, source, progress, sizes, emit);
     match plan.walk_with(|seg| pass.visit(pattern.as_ref(), seg)) {
-        Ok(()) | Err(Stop::Eof) => {}
-        Err(Stop::Fail(e)) => return Err(e),
+        Ok(()) | Err(WalkStop::Eof) => {}
+        Err(WalkStop::Fail(e)) => return Err(e),
     }
     progress(pass.consumed);
     let layout = match source {
@@ -234,13 +234,13 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
         &mut self,
         pattern: Option<&RecordPattern>,
         seg: Segment,
-    ) -> std::result::Result<Walk, Stop> {
+    ) -> std::result::Result<Walk, WalkStop> {
         if let Some(at) = self.eof_at {
             // The input ended in residual bytes before this segment: fine before a record
             // (there are none), an error before a fixed variable.
             return match seg.target {
                 Target::Var(i) if !self.plan.vars[i].is_record => {
-                    Err(Stop::Fail(layout_err(self.input)(
+                    Err(WalkStop::Fail(layout_err(self.input)(
                         LayoutError::InputEndsInVar {
                             var: self.header.var(i).name().to_string(),
                             begin: seg.offset,
@@ -248,7 +248,7 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
                         },
                     )))
                 }
-                _ => Err(Stop::Eof),
+                _ => Err(WalkStop::Eof),
             };
         }
         match pattern {
@@ -258,11 +258,11 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
     }
 
     /// Routes a chunk of records, from the start of the one `seg` starts.
-    fn chunk(&mut self, p: &RecordPattern, seg: Segment) -> std::result::Result<Walk, Stop> {
+    fn chunk(&mut self, p: &RecordPattern, seg: Segment) -> std::result::Result<Walk, WalkStop> {
         let want = p.chunk_records(self.records, self.plan.numrecs);
         let start = p.first_begin + self.records * p.recsize;
         if seg.offset != start {
-            return Err(Stop::Fail(Error::Internal(format!(
+            return Err(WalkStop::Fail(Error::Internal(format!(
                 "record {} starts at byte {}, expected {start}",
                 self.records, seg.offset
             ))));
@@ -296,20 +296,20 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
         self.advance(n as u64);
         if k < want {
             if !self.streaming {
-                return Err(Stop::Fail(self.file_ended()));
+                return Err(WalkStop::Fail(self.file_ended()));
             }
             // The input ended inside a record: what was read after the last whole record
             // is residual bytes, and there is nothing more.
             let done = if k > 0 { p.span(k) as usize } else { 0 };
             self.router.push(self.residual, &self.chunk[done..n])?;
-            return Err(Stop::Eof);
+            return Err(WalkStop::Eof);
         }
         Ok(Walk::SkipRecords(want))
     }
 
     /// Routes one segment's bytes straight from the read buffer (or holds them, inside a
     /// record from a stream).
-    fn segment(&mut self, seg: Segment) -> std::result::Result<Walk, Stop> {
+    fn segment(&mut self, seg: Segment) -> std::result::Result<Walk, WalkStop> {
         let stream = match seg.target {
             Target::Header => None,
             Target::Var(i) => Some(i),
@@ -360,14 +360,14 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
 
     /// The input ended inside `seg`: the end of a stream where it may end (residual bytes, or
     /// a held record, which becomes residual bytes), otherwise an error.
-    fn ended_in(&mut self, seg: Segment) -> std::result::Result<(), Stop> {
+    fn ended_in(&mut self, seg: Segment) -> std::result::Result<(), WalkStop> {
         if !self.streaming {
-            return Err(Stop::Fail(self.file_ended()));
+            return Err(WalkStop::Fail(self.file_ended()));
         }
         if self.in_record {
             // An incomplete record: everything read of it is residual.
             self.router.push(self.residual, &self.pending)?;
-            return Err(Stop::Eof);
+            return Err(WalkStop::Eof);
         }
         let len = self.consumed;
         let err = match seg.target {
@@ -391,7 +391,7 @@ impl<'a, 'e, B: BufRead> Pass<'a, 'e, B> {
                 return Ok(());
             }
         };
-        Err(Stop::Fail(layout_err(self.input)(err)))
+        Err(WalkStop::Fail(layout_err(self.input)(err)))
     }
 
     /// Counts `n` more bytes read, reporting progress every 8 MiB.

@@ -149,9 +149,9 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             |&(s, b)| archive.load_reusing(s, b, pool.take()),
             |_, r| {
                 let failed = r.is_err();
-                tx.send(r).map_err(|_| Stop::Failed)?;
+                tx.send(r).map_err(|_| DecodeStop::Failed)?;
                 if failed {
-                    Err(Stop::Failed)
+                    Err(DecodeStop::Failed)
                 } else {
                     Ok(())
                 }
@@ -163,9 +163,9 @@ pub fn unpack_to<R: ReadAt, W: Write + Send>(
             .unwrap_or_else(|_| Err(Error::Internal("writer panicked".into())));
         match decode {
             // The writer then stopped for want of blocks: the cause is the thread.
-            Err(Stop::Spawn(e)) => Err(spawn_err(archive.path())(e)),
+            Err(DecodeStop::Spawn(e)) => Err(spawn_err(archive.path())(e)),
             // A bug, not damage: the writer then stopped for want of blocks.
-            Err(Stop::Panicked) => Err(Error::Internal(format!(
+            Err(DecodeStop::Panicked) => Err(Error::Internal(format!(
                 "{}: a block decoder thread panicked",
                 archive.path().display()
             ))),
@@ -202,7 +202,7 @@ impl BufferPool {
 }
 
 /// What the original file is made of, in file order, as unpacking writes it ([`walk_file`]).
-enum Piece<'p> {
+enum FilePart<'p> {
     /// The header.
     Header,
     /// The next `len` bytes of a stream.
@@ -216,7 +216,7 @@ enum Piece<'p> {
 /// ([`write_file`]) follow it.
 fn walk_file<R: ReadAt, E>(
     archive: &Archive<R>,
-    mut visit: impl FnMut(Piece<'_>) -> std::result::Result<(), E>,
+    mut visit: impl FnMut(FilePart<'_>) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     let layout = archive.layout();
     let residual = archive.residual_stream();
@@ -226,17 +226,17 @@ fn walk_file<R: ReadAt, E>(
         if let Some(p) = pattern.as_ref() {
             if seg.target == Target::Var(p.first_var()) {
                 let k = p.chunk_records(records, layout.numrecs);
-                visit(Piece::Records { pattern: p, k })?;
+                visit(FilePart::Records { pattern: p, k })?;
                 records += k;
                 return Ok(Walk::SkipRecords(k));
             }
         }
         let stream = match seg.target {
-            Target::Header => return visit(Piece::Header).map(|()| Walk::Next),
+            Target::Header => return visit(FilePart::Header).map(|()| Walk::Next),
             Target::Var(i) => i,
             Target::Residual => residual,
         };
-        visit(Piece::Bytes {
+        visit(FilePart::Bytes {
             stream,
             len: seg.len,
         })?;
@@ -261,9 +261,9 @@ fn block_order<R: ReadAt>(archive: &Archive<R>) -> Vec<(usize, u64)> {
     };
     let walked = walk_file(archive, |piece| {
         match piece {
-            Piece::Header => {}
-            Piece::Bytes { stream, len } => need(stream, len),
-            Piece::Records { pattern: p, k } => {
+            FilePart::Header => {}
+            FilePart::Bytes { stream, len } => need(stream, len),
+            FilePart::Records { pattern: p, k } => {
                 for &(_, len, v) in &p.vars {
                     need(v, k * len as u64);
                 }
@@ -314,12 +314,12 @@ fn write_file<R: ReadAt, W: Write>(
     let mut chunk = Vec::new();
     walk_file(archive, |piece| {
         match piece {
-            Piece::Header => w.write_all(archive.header_bytes()).map_err(werr())?,
-            Piece::Records { pattern, k } => {
+            FilePart::Header => w.write_all(archive.header_bytes()).map_err(werr())?,
+            FilePart::Records { pattern, k } => {
                 src.records(pattern, k as usize, &mut chunk)?;
                 w.write_all(&chunk).map_err(werr())?;
             }
-            Piece::Bytes { stream, len } => {
+            FilePart::Bytes { stream, len } => {
                 let mut left = len as usize;
                 while left > 0 {
                     let part = src.next(stream, left)?;
@@ -342,17 +342,17 @@ fn write_file<R: ReadAt, W: Write>(
 
 /// Why block decoding stopped: a block could not be decoded or the writer stopped (the writer
 /// reports why), a decoder thread could not be started, or one panicked.
-enum Stop {
+enum DecodeStop {
     Failed,
     Spawn(SpawnError),
     Panicked,
 }
 
-impl From<WorkerError> for Stop {
+impl From<WorkerError> for DecodeStop {
     fn from(e: WorkerError) -> Self {
         match e {
-            WorkerError::Spawn(e) => Stop::Spawn(e),
-            WorkerError::Panicked => Stop::Panicked,
+            WorkerError::Spawn(e) => DecodeStop::Spawn(e),
+            WorkerError::Panicked => DecodeStop::Panicked,
         }
     }
 }

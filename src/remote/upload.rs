@@ -23,7 +23,7 @@ const PARTS_IN_FLIGHT: usize = 4;
 const ABORT_WAIT: Duration = Duration::from_secs(4);
 
 /// Why an upload stopped before completing.
-enum Stop {
+enum UploadStop {
     Failed(Error),
     /// A signal arrived (see [`crate::cleanup`]): abort, then die by it.
     Signal,
@@ -68,16 +68,16 @@ async fn send_parts(
     f: &mut std::fs::File,
     local: &std::path::Path,
     url: &str,
-) -> std::result::Result<u64, Stop> {
+) -> std::result::Result<u64, UploadStop> {
     let failed = |e: object_store::Error| {
-        Stop::Failed(Error::Remote {
+        UploadStop::Failed(Error::Remote {
             url: url.to_string(),
             source: classify(&e),
         })
     };
     let joined = |r: std::result::Result<object_store::Result<()>, tokio::task::JoinError>| {
         r.map_err(|e| {
-            Stop::Failed(Error::Remote {
+            UploadStop::Failed(Error::Remote {
                 url: url.to_string(),
                 source: RemoteError::Request { why: e.to_string() },
             })
@@ -88,12 +88,12 @@ async fn send_parts(
     let mut total = 0u64;
     let stop = loop {
         if crate::cleanup::pending_signal().is_some() {
-            break Stop::Signal;
+            break UploadStop::Signal;
         }
         let mut buf = vec![0u8; PART_BYTES];
         let n = match read_part(f, &mut buf) {
             Ok(n) => n,
-            Err(e) => return Err(Stop::Failed(crate::error::io_err(local, "read")(e))),
+            Err(e) => return Err(UploadStop::Failed(crate::error::io_err(local, "read")(e))),
         };
         if n == 0 {
             // Every part sent: wait for them, then complete.
@@ -107,7 +107,7 @@ async fn send_parts(
                     Some(Some(r)) => joined(r)?,
                 }
             }
-            break Stop::Signal;
+            break UploadStop::Signal;
         }
         buf.truncate(n);
         let mut signalled = false;
@@ -123,7 +123,7 @@ async fn send_parts(
             }
         }
         if signalled {
-            break Stop::Signal;
+            break UploadStop::Signal;
         }
         in_flight.spawn(up.put_part(buf.into()));
         total += n as u64;
@@ -225,8 +225,8 @@ pub(super) fn upload_to(
                 // Bounded: a server that does not answer is not waited for long.
                 let _ = tokio::time::timeout(ABORT_WAIT, up.abort()).await;
                 match stop {
-                    Stop::Failed(e) => Err(e),
-                    Stop::Signal => Ok(0),
+                    UploadStop::Failed(e) => Err(e),
+                    UploadStop::Signal => Ok(0),
                 }
             }
         }

@@ -19,7 +19,7 @@
 //! kept if its ends are intact and it records the input's hash (the input is read to check);
 //! any other existing object is a failure without `--force`.
 
-use super::{decide, Archives, BatchPlan, Done, OpenDir, Outcome, Step};
+use super::{decide, Archives, BatchPlan, Decision, Done, OpenDir, Outcome};
 use crate::collection::manifest::EndsError;
 use crate::error::{Error, RemoteError, Result};
 use crate::pack::{pack_to_temp, PackOptions};
@@ -180,11 +180,11 @@ pub fn pack_all_to_prefix(
             };
             let step = decide(plan, &objects, &mut inputs, i, done_before, opts.force, t);
             let (force, size, mtime) = match step {
-                Step::Finished(o) => {
+                Decision::Finished(o) => {
                     on_done(i, o);
                     continue;
                 }
-                Step::Pack { force, size, mtime } => (force, size, mtime),
+                Decision::Pack { force, size, mtime } => (force, size, mtime),
             };
             // Packed next to a name in the temporary directory that is never made: the temporary
             // file (registered for removal on a signal) is uploaded, then removed.

@@ -564,15 +564,15 @@ pub(super) fn archive_output(
     manifest: &Path,
     name: &[u8],
     output: PathBuf,
-) -> Output {
+) -> ArchivePlace {
     let name = Path::new(OsStr::from_bytes(name));
     let plain = !name.as_os_str().is_empty()
         && name
             .components()
             .all(|c| matches!(c, std::path::Component::Normal(_)));
-    let at = |p: PathBuf| Output::At(p.into_boxed_path());
+    let at = |p: PathBuf| ArchivePlace::At(p.into_boxed_path());
     match out {
-        Some(k) if plain => Output::Below(k),
+        Some(k) if plain => ArchivePlace::Below(k),
         _ if url_of(&output).is_some() => at(output),
         _ if output.is_relative() => at(manifest.parent().unwrap_or(Path::new(".")).join(output)),
         _ => at(output),
@@ -580,7 +580,7 @@ pub(super) fn archive_output(
 }
 
 /// Where an entry's archive is ([`archive_output`]).
-pub(super) enum Output {
+pub(super) enum ArchivePlace {
     /// `NAME.nc3z` in the collection of this index: most entries, held without a path.
     Below(usize),
     /// A path of its own.
@@ -589,7 +589,7 @@ pub(super) enum Output {
 
 /// What a manifest recorded of an archive, for `verify --manifest`.
 pub(super) struct Archived {
-    output: Output,
+    output: ArchivePlace,
     size: Option<u64>,
     hash: Option<u128>,
 }
@@ -611,12 +611,12 @@ impl Archived {
     /// The archive's path, for the entry named `name`, in the collections `outs`.
     fn path(&self, name: &[u8], outs: &[PathBuf]) -> PathBuf {
         match &self.output {
-            Output::Below(k) => {
+            ArchivePlace::Below(k) => {
                 let mut p = outs[*k].join(OsStr::from_bytes(name)).into_os_string();
                 p.push(".nc3z");
                 p.into()
             }
-            Output::At(p) => p.to_path_buf(),
+            ArchivePlace::At(p) => p.to_path_buf(),
         }
     }
 }

@@ -55,7 +55,7 @@ struct Store {
 #[derive(Default)]
 struct StoreState {
     /// Each block's decoded length, and its state.
-    slots: HashMap<(usize, u64), (u64, Slot)>,
+    slots: HashMap<(usize, u64), (u64, BlockSlot)>,
     /// Decoded bytes of the blocks in `slots`.
     bytes: u64,
     /// Buffers to reuse: decoded blocks and frames.
@@ -63,7 +63,7 @@ struct StoreState {
     frames: Vec<Vec<u8>>,
 }
 
-enum Slot {
+enum BlockSlot {
     /// No thread has started on it; its frame, read and checked, if it was read already.
     Queued(Option<(FrameHeader, Vec<u8>)>),
     /// A thread is decoding it.
@@ -94,10 +94,10 @@ impl Store {
     fn decode(&self, key: (usize, u64), len: usize, read: Option<(Arc<std::fs::File>, Expect)>) {
         let (frame, spare, mut out) = {
             let mut st = self.lock();
-            let Some((_, slot @ Slot::Queued(_))) = st.slots.get_mut(&key) else {
+            let Some((_, slot @ BlockSlot::Queued(_))) = st.slots.get_mut(&key) else {
                 return;
             };
-            let Slot::Queued(frame) = std::mem::replace(slot, Slot::Running) else {
+            let BlockSlot::Queued(frame) = std::mem::replace(slot, BlockSlot::Running) else {
                 return;
             };
             let spare = st.frames.pop().unwrap_or_default();
@@ -133,7 +133,11 @@ impl Store {
             keep(&mut st.frames, frame);
         }
         if let Some((_, slot)) = st.slots.get_mut(&key) {
-            *slot = if ok { Slot::Done(out) } else { Slot::Failed };
+            *slot = if ok {
+                BlockSlot::Done(out)
+            } else {
+                BlockSlot::Failed
+            };
         }
         drop(st);
         self.changed.notify_all();
@@ -176,7 +180,7 @@ impl Expect {
 /// the streams not in `recent` (readers that stopped) — but not the ones a thread is
 /// decoding.
 fn make_room(st: &mut StoreState, s: usize, first: u64, n: u64, max_bytes: u64, recent: &[usize]) {
-    let idle = |slot: &Slot| !matches!(slot, Slot::Running);
+    let idle = |slot: &BlockSlot| !matches!(slot, BlockSlot::Running);
     let before = st.slots.len();
     st.slots
         .retain(|&(ks, kb), (_, slot)| !(ks == s && kb < first && idle(slot)));
@@ -263,7 +267,7 @@ impl Ahead {
         loop {
             match st.slots.get(&(s, b)) {
                 None => return Taken::Nothing,
-                Some((_, Slot::Running)) => {
+                Some((_, BlockSlot::Running)) => {
                     st = store.changed.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
                 Some(_) => break,
@@ -274,9 +278,9 @@ impl Ahead {
         };
         st.bytes -= n;
         match slot {
-            Slot::Done(block) => Taken::Decoded(block),
-            Slot::Queued(Some((h, frame))) => Taken::Frame(h, frame),
-            Slot::Queued(None) | Slot::Running | Slot::Failed => Taken::Nothing,
+            BlockSlot::Done(block) => Taken::Decoded(block),
+            BlockSlot::Queued(Some((h, frame))) => Taken::Frame(h, frame),
+            BlockSlot::Queued(None) | BlockSlot::Running | BlockSlot::Failed => Taken::Nothing,
         }
     }
 
@@ -288,7 +292,7 @@ impl Ahead {
         }
         let mut st = self.store.lock();
         let n = block.len() as u64;
-        if let Some((old, _)) = st.slots.insert((s, b), (n, Slot::Done(block))) {
+        if let Some((old, _)) = st.slots.insert((s, b), (n, BlockSlot::Done(block))) {
             st.bytes -= old;
         }
         st.bytes += n;
@@ -384,7 +388,7 @@ impl<R: ReadAt> Archive<R> {
             {
                 let mut g = store.lock();
                 g.bytes += n;
-                g.slots.insert((s, b), (n, Slot::Queued(frame)));
+                g.slots.insert((s, b), (n, BlockSlot::Queued(frame)));
             }
             let job_store = Arc::clone(store);
             if !crate::parallel::spawn(move || job_store.decode((s, b), n as usize, read)) {

@@ -18,7 +18,7 @@ const MIN_BLOCKS: u64 = 3;
 const GROUP_BYTES: u64 = 1 << 20;
 
 /// Why handing over blocks stopped.
-enum Stop {
+enum HandoverStop {
     /// A block could not be read.
     Read(Error),
     /// The caller asked to stop.
@@ -27,9 +27,9 @@ enum Stop {
     Worker(WorkerError),
 }
 
-impl From<WorkerError> for Stop {
+impl From<WorkerError> for HandoverStop {
     fn from(e: WorkerError) -> Self {
-        Stop::Worker(e)
+        HandoverStop::Worker(e)
     }
 }
 
@@ -106,30 +106,30 @@ impl<R: ReadAt> Archive<R> {
             with_scratch(|scratch| self.group_native(v, g0, g1, dst, scratch))?;
             Ok(buf)
         };
-        let consume = |i: usize, r: Result<Vec<u64>>| -> std::result::Result<(), Stop> {
-            let buf = r.map_err(Stop::Read)?;
+        let consume = |i: usize, r: Result<Vec<u64>>| -> std::result::Result<(), HandoverStop> {
+            let buf = r.map_err(HandoverStop::Read)?;
             let (g0, g1) = groups[i];
             let start = g0 * bb;
             let n = group_len(g0, g1);
             let (from, to) = (off.max(start) - start, (off + len).min(start + n) - start);
             let group = bytemuck::cast_slice::<u64, u8>(&buf);
             let Some(piece) = group.get(from as usize..to as usize) else {
-                return Err(Stop::Read(self.shorter(v, g0)));
+                return Err(HandoverStop::Read(self.shorter(v, g0)));
             };
             let go = put(piece);
             free.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
             if go {
                 Ok(())
             } else {
-                Err(Stop::Quit)
+                Err(HandoverStop::Quit)
             }
         };
         match crate::parallel::ordered_map(&groups, threads, 2 * threads, decode, consume) {
-            Ok(()) | Err(Stop::Quit) => Ok(()),
-            Err(Stop::Read(e)) => Err(e),
+            Ok(()) | Err(HandoverStop::Quit) => Ok(()),
+            Err(HandoverStop::Read(e)) => Err(e),
             // No block was handed over (the threads start before any is): read the default way.
-            Err(Stop::Worker(WorkerError::Spawn(_))) => default(put),
-            Err(Stop::Worker(WorkerError::Panicked)) => Err(Error::Internal(format!(
+            Err(HandoverStop::Worker(WorkerError::Spawn(_))) => default(put),
+            Err(HandoverStop::Worker(WorkerError::Panicked)) => Err(Error::Internal(format!(
                 "{}: a block decoder panicked decoding {}",
                 self.source.path().display(),
                 self.stream_name(v)
