@@ -127,6 +127,11 @@ fn tree_path(p: &Path, cache: &mut Option<(PathBuf, PathBuf)>) -> std::io::Resul
     Ok(path)
 }
 
+/// Whether the path `p` is below `root`, whose path and `/` are `skip` bytes long.
+fn is_under(p: &[u8], root: &[u8], skip: usize) -> bool {
+    p.len() > skip && p.starts_with(root) && p[skip - 1] == b'/'
+}
+
 /// The deepest directory holding both.
 fn common_dir(a: &Path, b: &Path) -> PathBuf {
     a.components()
@@ -233,7 +238,7 @@ pub(crate) fn find(
     };
     let rb = root.as_os_str().as_bytes();
     let skip = if rb == b"/" { 1 } else { rb.len() + 1 };
-    let under = |p: &[u8]| p.len() > skip && p.starts_with(rb) && p[skip - 1] == b'/';
+    let under = |p: &[u8]| is_under(p, rb, skip);
     // The given files in byte order, once each (a path given twice is given once).
     let order = given.order_once();
     if !order.is_empty() {
@@ -274,7 +279,7 @@ pub(crate) fn find(
     for (tree, meta) in &dirs {
         walk(tree, meta, &mut visited, Some(&mut leftovers), &mut |f| {
             if let Walked::File(p) = f {
-                if given.is_empty() || given.position(p).is_none() {
+                if given.position(p).is_none() {
                     note(p);
                 }
             }
@@ -362,8 +367,7 @@ impl Inputs {
             missing: mut unreadable,
             ..
         } = self;
-        let rb = root.as_os_str().as_bytes().to_vec();
-        let under = |p: &[u8]| p.len() > skip && p.starts_with(&rb) && p[skip - 1] == b'/';
+        let under = |p: &[u8]| is_under(p, root.as_os_str().as_bytes(), skip);
         let size = size.max(1);
         let mut seen = vec![false; given.len()];
         let mut list = List::default();
@@ -394,11 +398,7 @@ impl Inputs {
                 if !going || !under(p) || !shard.owns(&p[skip..]) {
                     return going;
                 }
-                let at = if given.is_empty() {
-                    None
-                } else {
-                    given.position(p)
-                };
+                let at = given.position(p);
                 if let Some(k) = at {
                     seen[k] = true;
                 }
