@@ -212,7 +212,7 @@ pub mod testing {
         fit_payload, mask_payload, max_level, member_encode, plane_payload, shuffle, undo_filter,
         undo_lorenzo, unshuffle, ConstantBlock, DecodeScratch, Encoded, Encoder,
     };
-    pub use crate::collection::batch::{pack_all, plan, BatchPlan, Outcome, Shard};
+    pub use crate::collection::batch::{pack_all, plan, BatchPlan, Found, Outcome, Shard};
     pub use crate::collection::manifest;
     pub use crate::format::streams::streams;
     pub use crate::nc3::slab::Pieces;

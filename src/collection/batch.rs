@@ -45,10 +45,14 @@
 //! **Resuming.** With the manifests of earlier runs ([`crate::collection::manifest::Done`]), an
 //! input whose archive exists and is recorded as packed from the same input (same size and
 //! modification time: the input is not read again, so a file rewritten with the same size and
-//! the same mtime to the nanosecond is taken as done) is skipped if the archive has the
+//! the same mtime to the nanosecond is taken as done) is skipped if its archive is the file
+//! recorded: a stat finds the recorded length, inode and change time
+//! ([`crate::collection::manifest::FileId`]), and nothing is read. When the stat finds another
+//! file, or the record has none (an older manifest), the archive is skipped if it has the
 //! recorded length and its lead and footer are intact and record the manifest's size and hash
-//! ([`crate::collection::manifest::check_recorded_ends`]: one small read, not a verify); an archive
-//! so recorded that fails that check is packed again. An existing archive
+//! ([`crate::collection::manifest::check_recorded_ends`]: one small read, not a verify), and its
+//! identity is recorded again (a full `skipped` line); an archive so recorded that fails that
+//! check is packed again. An existing archive
 //! with no record (a run killed after renaming it, before writing its line) is kept, and
 //! counted as packed, if its ends are intact and it records the input's hash (the input is
 //! read to check), or if it holds a quantized file whose original it names is the input
@@ -88,7 +92,7 @@
 use crate::atomic::Pending;
 use crate::collection::manifest::{
     check_ends, check_recorded_ends, check_recorded_ends_of, hash_file, mtime_ns, Done, EndsError,
-    Record,
+    FileId, Record,
 };
 use crate::error::{io_err, spawn_err, Error, Refusal, Result};
 use crate::pack::{pack_to_temp, PackOptions, PackSummary};
@@ -219,14 +223,18 @@ pub enum Outcome {
         deleted: bool,
         /// Why `--delete-input` kept it although its archive is done.
         kept: Option<Kept>,
+        /// Which file the archive is, as a stat found it once renamed into place (`None` if
+        /// that stat failed, and for objects).
+        output_id: Option<FileId>,
     },
-    /// Its archive was in place: recorded by a manifest (`recorded`), or found complete
-    /// and holding the input's hash with no record (a run killed before writing its line).
+    /// Its archive was in place: recorded by a manifest, or found complete and holding the
+    /// input's hash with no record (a run killed before writing its line): `found` says which.
     Skipped {
-        /// What the manifest recorded, or what was found.
+        /// What the manifest recorded, or what was found (with the archive's identity as it
+        /// is now, when a stat found it).
         record: Record,
-        /// Whether a manifest recorded it.
-        recorded: bool,
+        /// How the archive was found.
+        found: Found,
         /// Seconds spent checking.
         seconds: f64,
         /// Whether the input was deleted (`--delete-input`).
@@ -246,6 +254,22 @@ pub enum Outcome {
         /// The input's size and modification time, if known.
         input: Option<(u64, i64)>,
     },
+}
+
+/// How a skipped input's archive was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Found {
+    /// As a manifest recorded it: a short `skipped` line refers to that record.
+    AsRecorded,
+    /// As a manifest recorded it, but its ends had to be read to tell (the record has no
+    /// identity of the archive, from an older version, or the stat found another: a tree
+    /// copied, a file touched): a full `skipped` line records it as it is now, so that the
+    /// next rerun needs only the stat.
+    Rechecked,
+    /// Complete and holding the input's hash, with no record (a run killed between renaming
+    /// it and writing its line): a `packed` line.
+    Unrecorded,
 }
 
 /// Why `--delete-input` kept an input whose archive is done: it is not a file of the
@@ -350,6 +374,7 @@ impl OpenDir {
                 len: m.len(),
                 mtime_ns: mtime_ns(&m),
                 is_file: m.is_file(),
+                id: FileId::of(&m),
             });
         };
         let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
@@ -362,12 +387,20 @@ impl OpenDir {
         let st = unsafe { st.assume_init() };
         // `time_t` and the nanoseconds are i64 on 64-bit Linux only.
         #[allow(clippy::unnecessary_cast)]
+        let ns = |s, ns| {
+            (s as i64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(ns as i64)
+        };
+        #[allow(clippy::unnecessary_cast)]
         Ok(InputStat {
             len: st.st_size as u64,
-            mtime_ns: (st.st_mtime as i64)
-                .saturating_mul(1_000_000_000)
-                .saturating_add(st.st_mtime_nsec as i64),
+            mtime_ns: ns(st.st_mtime, st.st_mtime_nsec),
             is_file: st.st_mode & libc::S_IFMT == libc::S_IFREG,
+            id: std::num::NonZeroU64::new(st.st_ino as u64).map(|ino| FileId {
+                ino,
+                ctime_ns: ns(st.st_ctime, st.st_ctime_nsec),
+            }),
         })
     }
 
@@ -403,11 +436,13 @@ impl OpenDir {
     }
 }
 
-/// An input's length, modification time and kind, as a rerun needs them.
+/// A file's length, modification time, kind and identity, as a rerun needs them (of an input,
+/// or of an archive).
 struct InputStat {
     len: u64,
     mtime_ns: i64,
     is_file: bool,
+    id: Option<FileId>,
 }
 
 /// Where a batch's archives are, as [`decide`] looks at them: files under OUT ([`Files`]), or
@@ -422,6 +457,13 @@ trait Archives: Sync {
         size: u64,
         hash: u128,
     ) -> std::result::Result<u128, crate::format::error::EndsError>;
+    /// The length and identity of input `i`'s archive now, if a stat finds a regular file
+    /// there: what a record's `output_id` is compared with. None for objects (no stat proves
+    /// an object unchanged).
+    fn id(&self, plan: &BatchPlan, i: usize) -> Option<(u64, FileId)> {
+        let _ = (plan, i);
+        None
+    }
     /// Whether anything is at input `i`'s archive's name.
     fn exists(&self, plan: &BatchPlan, i: usize) -> Result<bool>;
     /// [`check_ends`] of input `i`'s existing archive, found with no record; None when it is
@@ -482,6 +524,20 @@ impl Archives for Files {
         let (dir, output, buf) = &mut *held;
         plan.output_into(i, output);
         check_recorded_ends_of(|| dir.open_archive(output), len, size, Some(hash), buf)
+    }
+
+    fn id(&self, plan: &BatchPlan, i: usize) -> Option<(u64, FileId)> {
+        let st = match self.0.lock() {
+            Ok(mut held) => {
+                let (dir, output, _) = &mut *held;
+                plan.output_into(i, output);
+                dir.stat(output)
+            }
+            Err(_) => OpenDir::default().stat(plan.output(i).as_os_str().as_bytes()),
+        };
+        st.ok()
+            .filter(|st| st.is_file)
+            .and_then(|st| Some((st.len, st.id?)))
     }
 
     fn exists(&self, plan: &BatchPlan, i: usize) -> Result<bool> {
@@ -548,15 +604,11 @@ fn decide(
     }
     let record = done.get(plan.name(i));
     // The common case of a rerun first, with the fewest system calls: a stat of the input
-    // (above), and an open and one read of a small archive (no stat: the manifest recorded its
-    // length). The input is not read: the same size and mtime are trusted to be the same
-    // contents.
+    // (above) and one of its archive. The input is not read: the same size and mtime are
+    // trusted to be the same contents.
     if let Some(r) = record.filter(|r| r.size == size && r.mtime_ns == mtime) {
-        if archives
-            .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
-            .is_ok()
-        {
-            return skipped(*r, true, t, None);
+        if let Some(step) = as_recorded(plan, archives, i, r, t) {
+            return step;
         }
     }
     let exists = match archives.exists(plan, i) {
@@ -598,6 +650,39 @@ fn decide(
     unrecorded(plan, archives, i, (size, mtime), t)
 }
 
+/// Skipped, if input `i`'s archive is the one record `r` holds: a stat finds it the same file
+/// (inode and change time) of the recorded length, and nothing is read; or, when the stat
+/// cannot tell (no identity recorded, or another), its ends are intact and record `r`'s
+/// size and hash (then the record takes the identity the stat found, to be written).
+fn as_recorded(
+    plan: &BatchPlan,
+    archives: &dyn Archives,
+    i: usize,
+    r: &Record,
+    t: Instant,
+) -> Option<Decision> {
+    // The stat before the read: a file changed between the two has a newer change time than
+    // the one recorded, and is checked again by the next run.
+    let now = archives.id(plan, i);
+    if now.is_some() && now == r.output_id.map(|id| (r.output_size, id)) {
+        return Some(skipped(*r, Found::AsRecorded, t, None));
+    }
+    archives
+        .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
+        .ok()?;
+    let id = now.filter(|n| n.0 == r.output_size).map(|n| n.1);
+    let found = if id.is_some() && id != r.output_id {
+        Found::Rechecked
+    } else {
+        Found::AsRecorded
+    };
+    let record = Record {
+        output_id: id,
+        ..*r
+    };
+    Some(skipped(record, found, t, None))
+}
+
 /// Input `i`, with its size and modification time `(size, mtime)`, has an archive and no
 /// record: a run killed between renaming the archive and writing its line. Done if the
 /// archive is complete and holds this input's hash (or is a quantized file's whose original
@@ -616,7 +701,9 @@ fn unrecorded(
         })
     };
     // No record: a run killed between renaming the archive and writing its line, if the
-    // archive is complete and holds this input's hash.
+    // archive is complete and holds this input's hash. (Its identity first: see `as_recorded`.)
+    let now = archives.id(plan, i);
+    let id_of = |len: u64| now.filter(|n| n.0 == len).map(|n| n.1);
     let Some(ends) = archives.ends(plan, i, size) else {
         // Not a regular file (a directory, a FIFO, a dangling link): the writer refuses it.
         return Decision::Pack {
@@ -636,8 +723,9 @@ fn unrecorded(
                     hash,
                     output_size,
                     restored_size: None,
+                    output_id: id_of(output_size),
                 };
-                return skipped(record, false, t, None);
+                return skipped(record, Found::Unrecorded, t, None);
             }
             Ok(h) => input_hash = Some(h),
             Err(e) => return failed(e),
@@ -663,8 +751,9 @@ fn unrecorded(
                 hash: lossy.restored.1,
                 output_size: lossy.output_size,
                 restored_size: std::num::NonZeroU64::new(lossy.restored.0),
+                output_id: id_of(lossy.output_size),
             };
-            return skipped(record, false, t, Some(h));
+            return skipped(record, Found::Unrecorded, t, Some(h));
         }
     }
     failed(Error::Refused {
@@ -685,11 +774,8 @@ fn gone(
 ) -> Decision {
     let r = done.get(plan.name(i));
     if let Some(r) = r.filter(|_| e.kind() == std::io::ErrorKind::NotFound) {
-        if archives
-            .recorded_ends(plan, i, r.output_size, r.restored_len(), r.hash)
-            .is_ok()
-        {
-            return skipped(*r, true, t, None);
+        if let Some(step) = as_recorded(plan, archives, i, r, t) {
+            return step;
         }
     }
     Decision::Finished(Outcome::Failed {
@@ -699,10 +785,10 @@ fn gone(
 }
 
 /// A skipped input's step: found done as `record` says, `recorded` by a manifest or not.
-fn skipped(record: Record, recorded: bool, t: Instant, input_hash: Option<u128>) -> Decision {
+fn skipped(record: Record, found: Found, t: Instant, input_hash: Option<u128>) -> Decision {
     Decision::Finished(Outcome::Skipped {
         record,
-        recorded,
+        found,
         seconds: t.elapsed().as_secs_f64(),
         deleted: false,
         kept: None,
@@ -1012,6 +1098,7 @@ fn commit(
     }
     let synced = sync_filesystems(dirs.iter().map(PathBuf::as_path));
     let mut outcomes = Vec::with_capacity(renamed.len());
+    let mut archives = OpenDir::default();
     for (i, summary, mtime, seconds, r) in renamed {
         let r = r.and_then(|()| {
             synced.as_ref().map_err(|e| {
@@ -1024,6 +1111,13 @@ fn commit(
             i,
             match r {
                 Ok(_) => Outcome::Packed {
+                    // Which file the archive is, now that it is in place (renaming it set its
+                    // change time): what a rerun's stat compares.
+                    output_id: archives
+                        .stat(plan.output(i).as_os_str().as_bytes())
+                        .ok()
+                        .filter(|st| st.is_file && st.len == summary.output_len)
+                        .and_then(|st| st.id),
                     summary,
                     mtime_ns: mtime,
                     seconds,

@@ -32,7 +32,7 @@
 //! kept locally (by default `./.nc3pack/BUCKET/PREFIX/manifest-I-of-N.jsonl`) and copied to
 //! `PREFIX/.nc3pack/` every [`CollectionOptions::with_manifest_copy_every`] and at the end.
 
-use crate::collection::batch::{find, pack_all, BatchPlan, Outcome};
+use crate::collection::batch::{find, pack_all, BatchPlan, Found, Outcome};
 use crate::collection::manifest::{Done, Entry, Manifest, Status};
 use crate::error::OptionError;
 use crate::{Error, PackOptions, PackSummary, Result};
@@ -704,15 +704,13 @@ impl CollectionRun<'_> {
                     }
                 }
             }
-            Outcome::Skipped {
-                recorded, deleted, ..
-            } => {
+            Outcome::Skipped { found, deleted, .. } => {
                 c.skipped.fetch_add(1, Relaxed);
                 // Found done as recorded, and nothing else to say: a short line that refers
                 // to the earlier one (written later, with others: a kill may lose it).
                 // (A lossy archive's is always short: it is never deleted nor kept, since
                 // `delete_input` fails it instead.)
-                if *recorded && !deleted && kept.is_none() {
+                if *found == Found::AsRecorded && !deleted && kept.is_none() {
                     // `Entry::done_before`'s line, written without building the entry.
                     if !self.no_manifest {
                         self.note_write(self.manifest.write_done_before(plan.name(i)));
@@ -842,6 +840,7 @@ fn entry_of(plan: &BatchPlan, i: usize, outcome: &Outcome) -> Option<Entry> {
             seconds,
             deleted,
             kept,
+            output_id,
         } => {
             // A lossy archive restores another file than its input: both recorded.
             let (size, hash) = summary
@@ -852,6 +851,7 @@ fn entry_of(plan: &BatchPlan, i: usize, outcome: &Outcome) -> Option<Entry> {
                 mtime_ns: Some(*mtime_ns),
                 hash: Some(hash),
                 output_size: Some(summary.output_len),
+                output_id: *output_id,
                 restored: summary.original.map(|_| (summary.input_len, summary.hash)),
                 deleted: *deleted,
                 kept: kept.map(|k| k.to_string()),
@@ -860,7 +860,7 @@ fn entry_of(plan: &BatchPlan, i: usize, outcome: &Outcome) -> Option<Entry> {
         }
         Outcome::Skipped {
             record,
-            recorded,
+            found,
             seconds,
             deleted,
             kept,
@@ -870,15 +870,15 @@ fn entry_of(plan: &BatchPlan, i: usize, outcome: &Outcome) -> Option<Entry> {
             mtime_ns: Some(record.mtime_ns),
             hash: Some(input_hash.unwrap_or(record.hash)),
             output_size: Some(record.output_size),
+            output_id: record.output_id,
             // A lossy archive's record holds the quantized file's hash.
             restored: record.restored_size.map(|r| (r.get(), record.hash)),
             deleted: *deleted,
             kept: kept.map(|k| k.to_string()),
             ..entry(
-                if *recorded {
-                    Status::Skipped
-                } else {
-                    Status::Packed
+                match found {
+                    Found::AsRecorded | Found::Rechecked => Status::Skipped,
+                    Found::Unrecorded => Status::Packed,
                 },
                 *seconds,
             )

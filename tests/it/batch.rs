@@ -1623,6 +1623,100 @@ fn skipped_lines_are_short_and_refer_to_the_packed_record() {
     );
 }
 
+/// Each `packed` line records which file its archive is (`output_ino`, `output_ctime_ns`: its
+/// inode and change time as a stat finds them once it is in place), and a rerun that finds
+/// them so writes a short `skipped` line. An archive whose change time moved (a chmod: the
+/// same bytes) has its ends read and is recorded again as it is now (a full `skipped` line),
+/// so that the next rerun needs the stat only; so are the archives of a manifest without
+/// the identity (an earlier version's).
+#[test]
+fn packed_lines_record_which_file_each_archive_is_and_a_rerun_records_a_changed_one_again() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let names: Vec<String> = ["a.nc", "b.nc", "d/c.nc"].map(String::from).to_vec();
+    populate(&input, &names, "classic_records.nc");
+    let out = dir.path().join("out");
+    let records = out.join(".nc3pack");
+    let manifest = records.join("manifest-0-of-1.jsonl");
+    let id_of = |name: &str| {
+        let m = std::fs::metadata(out.join(format!("{name}.nc3z"))).unwrap();
+        (m.ino(), m.ctime() * 1_000_000_000 + m.ctime_nsec())
+    };
+    let id_in = |l: &serde_json::Value| {
+        (
+            l["output_ino"].as_u64().unwrap(),
+            l["output_ctime_ns"].as_i64().unwrap(),
+        )
+    };
+    let (code, err) = batch(&[], &[&input], &out);
+    assert_eq!(code, 0, "{err}");
+    let lines = manifest_lines(&records);
+    assert_eq!(lines.len(), 3);
+    for l in &lines {
+        assert_eq!(l["status"], "packed", "{l}");
+        assert_eq!(id_in(l), id_of(l["name"].as_str().unwrap()), "{l}");
+    }
+    // The lines of a rerun, by name.
+    let rerun = || {
+        let before = std::fs::read_to_string(&manifest).unwrap().len();
+        let (code, err) = batch(&[], &[&input], &out);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("packed 0 of 3 files, 3 already packed (skipped)"),
+            "{err}"
+        );
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let mut new: Vec<serde_json::Value> = text[before..]
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        new.sort_by_key(|v| v["name"].as_str().unwrap().to_string());
+        new
+    };
+    let short = |n: &str| serde_json::json!({"name": n, "status": "skipped"});
+    assert_eq!(rerun(), names.iter().map(|n| short(n)).collect::<Vec<_>>());
+    // b's archive chmodded: the same bytes, a later change time (after the clock's tick).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let b = out.join("b.nc.nc3z");
+    let mode = std::fs::metadata(&b).unwrap().permissions().mode();
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(mode ^ 0o004)).unwrap();
+    let new = rerun();
+    assert_eq!((&new[0], &new[2]), (&short("a.nc"), &short("d/c.nc")));
+    let full = &new[1];
+    assert_eq!(
+        (&full["status"], &full["name"]),
+        (&"skipped".into(), &"b.nc".into())
+    );
+    assert_eq!(full["xxh3"], lines[1]["xxh3"], "{full}");
+    assert_eq!(full["output_size"], lines[1]["output_size"], "{full}");
+    assert_eq!(id_in(full), id_of("b.nc"), "{full}");
+    assert_ne!(id_in(full), id_in(&lines[1]), "{full}");
+    assert_eq!(rerun(), names.iter().map(|n| short(n)).collect::<Vec<_>>());
+    // A manifest of an earlier version: no identities. Each is recorded once, then trusted.
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let older: String = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let m = v.as_object_mut().unwrap();
+            m.remove("output_ino");
+            m.remove("output_ctime_ns");
+            v.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&manifest, older).unwrap();
+    let new = rerun();
+    for (l, n) in new.iter().zip(&names) {
+        assert_eq!(
+            (&l["status"], &l["name"]),
+            (&"skipped".into(), &n.as_str().into())
+        );
+        assert_eq!(id_in(l), id_of(n), "{l}");
+    }
+    assert_eq!(rerun(), names.iter().map(|n| short(n)).collect::<Vec<_>>());
+}
+
 /// `--delete-input` deletes an original only once its archive is in place and decodes back to
 /// its hash: not a symbolic link, not an input whose archive cannot be renamed into place, not
 /// one whose archive is damaged (found by the complete verify a rerun runs before deleting),

@@ -216,3 +216,198 @@ fn no_more_workers_pack_at_once_than_there_are_permits() {
     assert!((1..=2).contains(&most), "{most} packing at once");
     assert_eq!(*permits.0.lock().unwrap(), 2);
 }
+
+/// Archives as a rerun's [`decide`] sees them, made up: the identity a stat finds, whether
+/// the ends check passes, and how often the ends were read.
+struct Seen {
+    id: Option<(u64, FileId)>,
+    ends_intact: bool,
+    ends_read: AtomicUsize,
+}
+
+impl Archives for Seen {
+    fn recorded_ends(
+        &self,
+        _: &BatchPlan,
+        _: usize,
+        len: u64,
+        _: u64,
+        hash: u128,
+    ) -> std::result::Result<u128, EndsError> {
+        self.ends_read.fetch_add(1, Ordering::Relaxed);
+        match self.ends_intact {
+            true => Ok(hash),
+            false => Err(EndsError::TooShort { len }),
+        }
+    }
+
+    fn id(&self, _: &BatchPlan, _: usize) -> Option<(u64, FileId)> {
+        self.id
+    }
+
+    fn exists(&self, _: &BatchPlan, _: usize) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn ends(
+        &self,
+        _: &BatchPlan,
+        _: usize,
+        _: u64,
+    ) -> Option<std::result::Result<(u64, u128), EndsError>> {
+        None
+    }
+
+    fn lossy_original(&self, _: &BatchPlan, _: usize) -> Option<LossyArchive> {
+        None
+    }
+}
+
+/// A rerun skips an input whose archive a stat finds as recorded (its length, inode and
+/// change time) without reading it; it reads the ends when the stat finds another file, or
+/// the record has no identity (an older manifest), or a stat cannot tell (objects), and then
+/// records the identity found (a full line) if it has one; an archive whose ends fail is
+/// packed again; an input gone (deleted by `--delete-input`) is judged the same way.
+#[test]
+fn a_rerun_trusts_a_stat_that_finds_the_recorded_archive_and_reads_the_ends_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let input = root.join("x.nc");
+    std::fs::write(&input, b"CDF\x01 a netCDF file").unwrap();
+    let meta = std::fs::metadata(&input).unwrap();
+    let out = root.join("out");
+    let p = plan([Ok(input.clone())], &out, Some(&root), Shard::default()).unwrap();
+    let id = |ino: u64, ctime_ns: i64| FileId {
+        ino: std::num::NonZeroU64::new(ino).unwrap(),
+        ctime_ns,
+    };
+    let record = Record {
+        size: meta.len(),
+        mtime_ns: mtime_ns(&meta),
+        hash: 0xfeed,
+        output_size: 300,
+        restored_size: None,
+        output_id: Some(id(5, 1_000)),
+    };
+    let done_of = |r: Record| {
+        let m = root.join(format!("m{}.jsonl", r.output_id.map_or(0, |i| i.ctime_ns)));
+        let e = crate::collection::manifest::Entry {
+            size: Some(r.size),
+            mtime_ns: Some(r.mtime_ns),
+            hash: Some(r.hash),
+            output_size: Some(r.output_size),
+            output_id: r.output_id,
+            ..crate::collection::manifest::Entry::new(
+                crate::collection::manifest::Status::Packed,
+                b"x.nc".to_vec(),
+            )
+        };
+        std::fs::write(&m, e.to_json() + "\n").unwrap();
+        Done::load(&[m]).unwrap()
+    };
+    let recorded = done_of(record);
+    let older = done_of(Record {
+        output_id: None,
+        ..record
+    });
+    assert_eq!(recorded.get(b"x.nc"), Some(&record));
+    // (what a stat finds, ends intact, the record) → (ends read, the outcome: how found
+    // and the identity recorded, or packed again)
+    type Want = Option<(Found, Option<FileId>)>;
+    type Stat = Option<(u64, FileId)>;
+    let cases: [(Stat, bool, &Done, usize, Want); 8] = [
+        (
+            Some((300, id(5, 1_000))),
+            false,
+            &recorded,
+            0,
+            Some((Found::AsRecorded, Some(id(5, 1_000)))),
+        ),
+        (
+            Some((300, id(5, 1_001))),
+            true,
+            &recorded,
+            1,
+            Some((Found::Rechecked, Some(id(5, 1_001)))),
+        ),
+        (
+            Some((300, id(6, 1_000))),
+            true,
+            &recorded,
+            1,
+            Some((Found::Rechecked, Some(id(6, 1_000)))),
+        ),
+        (
+            Some((301, id(5, 1_000))),
+            true,
+            &recorded,
+            1,
+            Some((Found::AsRecorded, None)),
+        ),
+        (Some((300, id(5, 1_001))), false, &recorded, 1, None),
+        (None, true, &recorded, 1, Some((Found::AsRecorded, None))),
+        (
+            Some((300, id(5, 1_000))),
+            true,
+            &older,
+            1,
+            Some((Found::Rechecked, Some(id(5, 1_000)))),
+        ),
+        (Some((300, id(5, 1_000))), false, &older, 1, None),
+    ];
+    for (k, (seen, ends_intact, done, reads, want)) in cases.into_iter().enumerate() {
+        let archives = Seen {
+            id: seen,
+            ends_intact,
+            ends_read: AtomicUsize::new(0),
+        };
+        let step = decide(
+            &p,
+            &archives,
+            &mut OpenDir::default(),
+            0,
+            done,
+            false,
+            Instant::now(),
+        );
+        let got = match step {
+            Decision::Finished(Outcome::Skipped {
+                record: r, found, ..
+            }) => {
+                assert_eq!((r.size, r.hash, r.output_size), (record.size, 0xfeed, 300));
+                Some((found, r.output_id))
+            }
+            Decision::Pack { force: true, .. } => None,
+            Decision::Pack { .. } => panic!("case {k}: packed as new"),
+            Decision::Finished(o) => panic!("case {k}: {o:?}"),
+        };
+        assert_eq!(got, want, "case {k}");
+        assert_eq!(archives.ends_read.into_inner(), reads, "case {k}");
+        // The input gone: the same, with no packing again (it is a failure then).
+        std::fs::rename(&input, root.join("away")).unwrap();
+        let archives = Seen {
+            id: seen,
+            ends_intact,
+            ends_read: AtomicUsize::new(0),
+        };
+        let step = decide(
+            &p,
+            &archives,
+            &mut OpenDir::default(),
+            0,
+            done,
+            false,
+            Instant::now(),
+        );
+        let got = match step {
+            Decision::Finished(Outcome::Skipped {
+                record: r, found, ..
+            }) => Some((found, r.output_id)),
+            Decision::Finished(Outcome::Failed { .. }) => None,
+            _ => panic!("case {k}, gone: packed"),
+        };
+        assert_eq!(got, want, "case {k}, gone");
+        assert_eq!(archives.ends_read.into_inner(), reads, "case {k}, gone");
+        std::fs::rename(root.join("away"), &input).unwrap();
+    }
+}

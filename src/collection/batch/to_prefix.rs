@@ -202,6 +202,7 @@ pub fn pack_all_to_prefix(
                         seconds: t.elapsed().as_secs_f64(),
                         deleted: false,
                         kept: None,
+                        output_id: None,
                     },
                 ),
                 Err(error) => on_done(

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 pub(super) const PARALLEL_PART_BYTES: u64 = 1 << 20;
 
 /// What the manifests say was packed, for a rerun to skip: each name's last `packed` or
-/// `skipped` entry. Held compactly: 64 bytes a name (a 128-bit hash of the name and its
+/// `skipped` entry. Held compactly: 80 bytes a name (a 128-bit hash of the name and its
 /// record) in one array sorted by the hash, with no room to spare, and a table of where each
 /// range of hashes starts (4 bytes for every 8 names or so), so that a lookup reads a few
 /// entries of one range.
@@ -60,6 +60,54 @@ pub struct Record {
     /// For a lossy archive: the length of the file it restores (`restored_size`); `None` when
     /// the archive restores its input.
     pub restored_size: Option<std::num::NonZeroU64>,
+    /// Which file the archive was when it was recorded (`output_ino`, `output_ctime_ns`):
+    /// while a stat finds it the same, with the recorded length, nothing has written to it
+    /// since. `None` in an older manifest's line, and for objects.
+    pub output_id: Option<FileId>,
+}
+
+/// Which file an archive is: its inode number and change time. Whatever writes to a file, or
+/// renames, links, truncates or chmods it, sets its change time to the clock's time, which no
+/// call sets back (short of setting the system clock); a file replaced by another has another inode or change time. So while a
+/// stat finds the inode, the change time and the length a manifest recorded after renaming
+/// the archive into place, the archive holds what was recorded (damage below the filesystem
+/// aside, which `verify` finds).
+///
+/// ```
+/// use nc3pack::testing::manifest::FileId;
+/// let meta = std::fs::metadata("samples/scalars.nc").unwrap();
+/// let id = FileId::of(&meta).unwrap();
+/// assert_eq!(FileId::of(&std::fs::metadata("samples/scalars.nc").unwrap()), Some(id));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    /// The inode number (`st_ino`; never 0 for a file).
+    pub ino: std::num::NonZeroU64,
+    /// The change time (`st_ctime`), nanoseconds since 1970.
+    pub ctime_ns: i64,
+}
+
+impl FileId {
+    /// The identity `meta` gives; `None` for an inode number 0, which no file has.
+    pub fn of(meta: &std::fs::Metadata) -> Option<FileId> {
+        use std::os::unix::fs::MetadataExt;
+        Some(FileId {
+            ino: std::num::NonZeroU64::new(meta.ino())?,
+            ctime_ns: meta
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec()),
+        })
+    }
+
+    /// The identity of `(ino, ctime_ns)` as a manifest line holds them; `None` when the line
+    /// lacks one or the inode number is 0.
+    pub(crate) fn from_fields(ino: Option<u64>, ctime_ns: Option<i64>) -> Option<FileId> {
+        Some(FileId {
+            ino: std::num::NonZeroU64::new(ino?)?,
+            ctime_ns: ctime_ns?,
+        })
+    }
 }
 
 impl Record {
@@ -68,7 +116,9 @@ impl Record {
     ///
     /// ```
     /// use nc3pack::testing::manifest::Record;
-    /// let r = Record { size: 100, mtime_ns: 0, hash: 1, output_size: 40, restored_size: None };
+    /// let r = Record {
+    ///     size: 100, mtime_ns: 0, hash: 1, output_size: 40, restored_size: None, output_id: None,
+    /// };
     /// assert_eq!(r.restored_len(), 100);
     /// let lossy = Record { restored_size: std::num::NonZeroU64::new(180), ..r };
     /// assert_eq!(lossy.restored_len(), 180);
@@ -209,6 +259,7 @@ impl Done {
             hash,
             output_size: f.output_size?,
             restored_size,
+            output_id: FileId::from_fields(f.output_ino, f.output_ctime_ns),
         };
         Some((name, record))
     }

@@ -11,7 +11,9 @@
 //! `name` (the input's path relative to the root, which is also the archive's path relative to
 //! OUT, less `.nc3z`), `input`, `output` (absolute paths), `size` and `mtime_ns` of the input
 //! when it was packed, `xxh3` (the XXH3-128 of the input, 32 hex digits, the hash the archive's
-//! lead records), `output_size`, `ratio`, `seconds`, and `error` for a failure. A lossy archive
+//! lead records), `output_size`, `output_ino` and `output_ctime_ns` (which file the archive is,
+//! as a stat found it once in place: [`FileId`]), `ratio`, `seconds`, and `error` for a
+//! failure. A lossy archive
 //! (`--quantize`) restores a file other than its input: its line also has `restored_size` and
 //! `restored_xxh3`, the length and hash of that file, which the archive's lead and footer
 //! record. A path that is not valid UTF-8 is written as a string with U+FFFD for the bytes that

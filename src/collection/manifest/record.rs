@@ -48,6 +48,9 @@ pub struct Entry {
     pub hash: Option<u128>,
     /// The archive's length (packed and skipped).
     pub output_size: Option<u64>,
+    /// Which file the archive was once renamed into place (`output_ino`, `output_ctime_ns`):
+    /// a rerun that stats it the same, with the same length, skips it without reading it.
+    pub output_id: Option<super::FileId>,
     /// For a lossy archive: the length and XXH3-128 of the file it restores (`restored_size`,
     /// `restored_xxh3`), which its lead and footer record instead of the input's.
     pub restored: Option<(u64, u128)>,
@@ -95,6 +98,8 @@ pub(super) struct Fields {
     mtime_ns: Option<Value>,
     xxh3: Option<Value>,
     output_size: Option<Value>,
+    output_ino: Option<Value>,
+    output_ctime_ns: Option<Value>,
     restored_size: Option<Value>,
     restored_xxh3: Option<Value>,
     seconds: Option<Value>,
@@ -131,6 +136,8 @@ impl<'de> serde_core::Deserialize<'de> for Fields {
                         "mtime_ns" => &mut f.mtime_ns,
                         "xxh3" => &mut f.xxh3,
                         "output_size" => &mut f.output_size,
+                        "output_ino" => &mut f.output_ino,
+                        "output_ctime_ns" => &mut f.output_ctime_ns,
                         "restored_size" => &mut f.restored_size,
                         "restored_xxh3" => &mut f.restored_xxh3,
                         "seconds" => &mut f.seconds,
@@ -185,6 +192,7 @@ impl Entry {
             mtime_ns: None,
             hash: None,
             output_size: None,
+            output_id: None,
             restored: None,
             seconds: 0.0,
             error: None,
@@ -238,21 +246,26 @@ impl Entry {
                 out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()));
             }
         };
-        let bytes =
+        // A path's string (lossy when it is not UTF-8), and its `_hex` twin when it is not.
+        let plain =
             |out: &mut String, key: &mut dyn FnMut(&mut String, &str), k: &str, b: &[u8]| {
                 key(out, k);
-                match std::str::from_utf8(b) {
-                    Ok(s) => text(out, s),
-                    Err(_) => {
-                        text(out, &String::from_utf8_lossy(b));
-                        key(out, &format!("{k}_hex"));
-                        out.push('"');
-                        for x in b {
-                            let _ = write!(out, "{x:02x}");
-                        }
-                        out.push('"');
-                    }
+                text(out, &String::from_utf8_lossy(b));
+            };
+        let hex = |out: &mut String, key: &mut dyn FnMut(&mut String, &str), k: &str, b: &[u8]| {
+            if std::str::from_utf8(b).is_err() {
+                key(out, &format!("{k}_hex"));
+                out.push('"');
+                for x in b {
+                    let _ = write!(out, "{x:02x}");
                 }
+                out.push('"');
+            }
+        };
+        let bytes =
+            |out: &mut String, key: &mut dyn FnMut(&mut String, &str), k: &str, b: &[u8]| {
+                plain(out, key, k, b);
+                hex(out, key, k, b);
             };
         let float = |out: &mut String, f: f64| {
             out.push_str(&serde_json::to_string(&f).unwrap_or_else(|_| "null".into()));
@@ -282,13 +295,21 @@ impl Entry {
             let _ = write!(out, "{t}");
         }
         bytes(&mut out, &mut key, "name", &self.name);
-        if !self.output.as_os_str().is_empty() {
-            bytes(
-                &mut out,
-                &mut key,
-                "output",
-                self.output.as_os_str().as_bytes(),
-            );
+        // In the order of the names: `output`, `output_ctime_ns`, `output_hex`, `output_ino`.
+        let output = self.output.as_os_str().as_bytes();
+        if !output.is_empty() {
+            plain(&mut out, &mut key, "output", output);
+        }
+        if let Some(id) = self.output_id {
+            key(&mut out, "output_ctime_ns");
+            let _ = write!(out, "{}", id.ctime_ns);
+        }
+        if !output.is_empty() {
+            hex(&mut out, &mut key, "output", output);
+        }
+        if let Some(id) = self.output_id {
+            key(&mut out, "output_ino");
+            let _ = write!(out, "{}", id.ino);
         }
         if let Some(o) = self.output_size {
             key(&mut out, "output_size");
@@ -364,6 +385,10 @@ impl Entry {
             mtime_ns: f.mtime_ns.as_ref().and_then(Value::as_i64),
             hash,
             output_size: f.output_size.as_ref().and_then(Value::as_u64),
+            output_id: super::FileId::from_fields(
+                f.output_ino.as_ref().and_then(Value::as_u64),
+                f.output_ctime_ns.as_ref().and_then(Value::as_i64),
+            ),
             restored,
             seconds: f.seconds.as_ref().and_then(Value::as_f64).unwrap_or(0.0),
             error: string(f.error),

@@ -16,6 +16,8 @@ pub(super) struct DoneFields<'a> {
     pub(super) output_size: Option<u64>,
     pub(super) restored_size: Option<u64>,
     pub(super) restored_xxh3: Option<Text<'a>>,
+    pub(super) output_ino: Option<u64>,
+    pub(super) output_ctime_ns: Option<i64>,
 }
 
 /// A JSON string, borrowed from the line when it has no escapes.
@@ -69,6 +71,10 @@ impl<'de> serde_core::Deserialize<'de> for DoneFields<'de> {
                         "mtime_ns" => f.mtime_ns = map.next_value::<Value>()?.as_i64(),
                         "output_size" => f.output_size = map.next_value::<Value>()?.as_u64(),
                         "restored_size" => f.restored_size = map.next_value::<Value>()?.as_u64(),
+                        "output_ino" => f.output_ino = map.next_value::<Value>()?.as_u64(),
+                        "output_ctime_ns" => {
+                            f.output_ctime_ns = map.next_value::<Value>()?.as_i64();
+                        }
                         _ => {
                             map.next_value::<serde_core::de::IgnoredAny>()?;
                         }
@@ -234,6 +240,8 @@ impl<'a> DoneFields<'a> {
             "mtime_ns" => self.mtime_ns = None,
             "output_size" => self.output_size = None,
             "restored_size" => self.restored_size = None,
+            "output_ino" => self.output_ino = None,
+            "output_ctime_ns" => self.output_ctime_ns = None,
             _ => {}
         }
     }
@@ -242,17 +250,20 @@ impl<'a> DoneFields<'a> {
     /// the line or read it otherwise.
     fn set_number(&mut self, key: &str, n: &str) -> Option<()> {
         let unsigned = || plain(n).filter(|_| !n.starts_with('-'));
+        let signed = || {
+            let v = plain(n)?;
+            if n.starts_with('-') {
+                0i64.checked_sub_unsigned(v)
+            } else {
+                i64::try_from(v).ok()
+            }
+        };
         match key {
             "size" => self.size = Some(unsigned()?),
-            "mtime_ns" => {
-                let v = plain(n)?;
-                self.mtime_ns = Some(if n.starts_with('-') {
-                    0i64.checked_sub_unsigned(v)?
-                } else {
-                    i64::try_from(v).ok()?
-                });
-            }
+            "mtime_ns" => self.mtime_ns = Some(signed()?),
             "output_size" => self.output_size = Some(unsigned()?),
+            "output_ino" => self.output_ino = Some(unsigned()?),
+            "output_ctime_ns" => self.output_ctime_ns = Some(signed()?),
             "restored_size" => self.restored_size = Some(unsigned()?),
             // A number where a string is read: serde_json fails the line.
             "status" | "name" | "name_hex" | "xxh3" | "restored_xxh3" => return None,
@@ -270,6 +281,8 @@ impl<'a> DoneFields<'a> {
             "mtime_ns" => self.mtime_ns = None,
             "output_size" => self.output_size = None,
             "restored_size" => self.restored_size = None,
+            "output_ino" => self.output_ino = None,
+            "output_ctime_ns" => self.output_ctime_ns = None,
             _ => {}
         }
         Some(())

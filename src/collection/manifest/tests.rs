@@ -17,6 +17,7 @@ fn entry(name: &[u8]) -> Entry {
         mtime_ns: Some(-5),
         hash: Some(0x0123_4567_89ab_cdef_0011_2233_4455_6677),
         output_size: Some(300),
+        output_id: FileId::from_fields(Some(77), Some(1_700_000_000_123_456_789)),
         restored: None,
         seconds: 0.25,
         error: None,
@@ -300,6 +301,10 @@ fn through_value(line: &str) -> Option<Entry> {
             None => None,
         },
         output_size: m.get("output_size").and_then(Value::as_u64),
+        output_id: FileId::from_fields(
+            m.get("output_ino").and_then(Value::as_u64),
+            m.get("output_ctime_ns").and_then(Value::as_i64),
+        ),
         restored: match (m.get("restored_size"), m.get("restored_xxh3")) {
             (None, None) => None,
             (Some(s), Some(h)) => Some((s.as_u64()?, u128::from_str_radix(h.as_str()?, 16).ok()?)),
@@ -330,6 +335,10 @@ fn a_line_reads_as_a_map_of_all_its_fields_would_give_it() {
             ..entry(b"lossy")
         }
         .to_json(),
+        // The archive's identity: an inode 0, or one of the two alone, is none.
+        r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"output_ino":0,"output_ctime_ns":5}"#.into(),
+        r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"output_ino":4}"#.into(),
+        r#"{"status":"skipped","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"output_ctime_ns":-5,"output_ino":4}"#.into(),
         // Not entries: one of the two alone, or of another type.
         r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"restored_size":4}"#.into(),
         r#"{"status":"packed","name":"n","size":1,"mtime_ns":2,"xxh3":"ff","output_size":3,"restored_xxh3":"ee"}"#.into(),
@@ -351,7 +360,7 @@ fn a_line_reads_as_a_map_of_all_its_fields_would_give_it() {
         entries += usize::from(want.is_some());
         assert_eq!(Entry::parse(line.as_bytes()), want, "{line}");
     }
-    assert_eq!(entries, 8);
+    assert_eq!(entries, 11);
     // A rerun reads the same records from each line (for a lossy archive, the hash and
     // length of what it restores, which its ends record).
     for line in &lines {
@@ -367,6 +376,7 @@ fn a_line_reads_as_a_map_of_all_its_fields_would_give_it() {
                 hash,
                 output_size: e.output_size?,
                 restored_size,
+                output_id: e.output_id,
             };
             (e.status != Status::Failed).then_some((e.name, r))
         });
@@ -516,6 +526,10 @@ fn through_map(e: &Entry) -> String {
     if let Some(h) = e.hash {
         m.insert("xxh3".into(), format!("{h:032x}").into());
     }
+    if let Some(id) = e.output_id {
+        m.insert("output_ino".into(), id.ino.get().into());
+        m.insert("output_ctime_ns".into(), id.ctime_ns.into());
+    }
     if let Some(o) = e.output_size {
         m.insert("output_size".into(), o.into());
         if let Some(s) = e.size {
@@ -594,7 +608,12 @@ fn the_scan_of_a_line_reads_what_serde_json_reads_or_leaves_it_to_serde_json() {
     let scanned = scan_done_fields(written.as_bytes());
     assert!(scanned.is_some(), "{written}");
     assert_eq!(scanned, serde(written.as_bytes()));
-    assert_eq!(scanned.unwrap().size, Some(1588));
+    let scanned = scanned.unwrap();
+    assert_eq!(scanned.size, Some(1588));
+    assert_eq!(
+        (scanned.output_ino, scanned.output_ctime_ns),
+        (Some(77), Some(1_700_000_000_123_456_789))
+    );
     let lines = [
         r#"{}"#,
         r#" { } "#,
@@ -615,6 +634,10 @@ fn the_scan_of_a_line_reads_what_serde_json_reads_or_leaves_it_to_serde_json() {
         r#"{"restored_size":"7","restored_xxh3":7}"#,
         r#"{"restored_size":-7,"restored_xxh3":null}"#,
         r#"{"restored_size":true,"restored_xxh3":false}"#,
+        r#"{"output_ino":1,"output_ctime_ns":-1}"#,
+        r#"{"output_ino":-1,"output_ctime_ns":"1"}"#,
+        r#"{"output_ino":1.0,"output_ctime_ns":9223372036854775808}"#,
+        r#"{"output_ino":null,"output_ctime_ns":true}"#,
         r#"{"size":null,"size":7}"#,
         r#"{"ratio":1.5e-3,"seconds":-0.0,"x":1E+400,"y":0}"#,
         r#"{"ratio":1.}"#,
@@ -708,6 +731,7 @@ fn the_resume_set_finds_each_names_last_record_and_no_other_name() {
         hash: u128::from(size) << 3,
         output_size: size / 2,
         restored_size: None,
+        output_id: FileId::from_fields(Some(size + 1), Some(-1)),
     };
     for n in [0u64, 1, 15, 16, 17, 1000, 20_000] {
         // Every name once, then every third name again with another size (the later wins).
