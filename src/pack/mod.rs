@@ -881,7 +881,10 @@ fn pack_full<R: Read, W: Write + Seek + Send>(
     };
     let (sizes, plan) = per_var(opts, header, input, file_len)?;
     let block_sizes_frame = !sizes.is_uniform();
-    let mut w = BufWriter::with_capacity(1 << 20, out);
+    // Writes of up to 1 MiB, or of the input's length (with a page to spare) when that is
+    // smaller: a small file's archive needs no 1 MiB buffer.
+    let buffer = file_len.map_or(1 << 20, |l| (l as usize).saturating_add(4096).min(1 << 20));
+    let mut w = BufWriter::with_capacity(buffer, out);
     // The lead is rewritten at the end, when the hash (and for a stream the length and record
     // count) are known.
     let mut lead = Lead {

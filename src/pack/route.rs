@@ -612,7 +612,14 @@ impl<'e> Router<'e> {
                     t.saturating_sub(o.next_block * o.block_bytes)
                 });
                 o.limit = left.clamp(1, o.block_bytes) as usize;
-                o.block.reserve_exact(o.limit);
+                // A block of a known length is reserved whole; one of a shared stream, whose
+                // length is not known, grows as members join (a small file's is a few KiB,
+                // not a block's 1 MiB: made and freed for every file of a batch, that
+                // allocation is a fresh mapping each time in a process whose allocator maps
+                // large blocks afresh, as a dask worker's does).
+                if o.total.is_some() {
+                    o.block.reserve_exact(o.limit);
+                }
             }
             let take = (o.limit - o.block.len()).min(data.len());
             o.block.extend_from_slice(&data[..take]);
