@@ -127,6 +127,7 @@ pub mod error;
 pub mod format;
 pub mod info;
 mod io;
+mod kept;
 #[cfg(all(feature = "mount", target_os = "linux"))]
 pub mod mount;
 pub mod nc3;

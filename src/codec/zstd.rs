@@ -32,15 +32,13 @@ pub(crate) const HEADER_LEVEL: i32 = 19;
 /// Level of the constants frames' zstd compression.
 pub(crate) const CONSTANTS_LEVEL: i32 = 3;
 
-thread_local! {
-    /// This thread's zstd contexts for header and constants frames, by level, kept between calls:
-    /// setting up a zstd context (which probes the CPU with `cpuid`, slow in a virtual machine)
-    /// costs more than compressing a small file's header. A reused context compresses to the same
-    /// bytes as a fresh one (zstd resets the session at every one-shot compression; the tests
-    /// check it).
-    static BYTES_ZSTD: std::cell::RefCell<Vec<(i32, zstd::bulk::Compressor<'static>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
+/// The zstd contexts of header and constants frames, by level, kept between calls (as many as
+/// were in use at once): setting up a zstd context (which probes the CPU with `cpuid`, slow in
+/// a virtual machine) costs more than compressing a small file's header. A reused context
+/// compresses to the same bytes as a fresh one (zstd resets the session at every one-shot
+/// compression; the tests check it).
+static BYTES_ZSTD: crate::kept::Kept<i32, zstd::bulk::Compressor<'static>> =
+    crate::kept::Kept::new(16);
 
 /// The payload and codec of a frame of bytes (the header frame, a constants frame): `data`
 /// compressed by zstd at `level` (one zstd frame) when that is smaller, else `data` raw.
@@ -68,7 +66,7 @@ static HEADER_CDICT: std::sync::OnceLock<zstd::dict::EncoderDictionary<'static>>
     std::sync::OnceLock::new();
 
 /// `header` compressed by zstd at [`HEADER_LEVEL`] with [`HEADER_DICT`]; `None` on failure.
-/// It uses this thread's context of that level (the plain header's, just used), with the
+/// It uses a kept context of that level (the plain header's, just given back), with the
 /// prepared dictionary referenced for this one frame: a second context's set-up and first use
 /// of its memory were a tenth of the trial's time on a tiny file. The frame is the one a fresh
 /// context with the dictionary loaded makes (the tests check it).
@@ -121,28 +119,21 @@ pub(crate) fn zstd_if_smaller(data: &[u8], level: i32) -> Option<Vec<u8>> {
     with_bytes_context(level, |c| c.compress(data)).filter(|c| c.len() < data.len())
 }
 
-/// What `f` returns with this thread's context of `level` from [`BYTES_ZSTD`] (made if there
-/// is none); `None` if it fails, and the context is then dropped: the next frame starts from
-/// a fresh one.
+/// What `f` returns with a context of `level` from [`BYTES_ZSTD`] (made if none is kept);
+/// `None` if it fails, and the context is then dropped: the next frame starts from a fresh
+/// one.
 fn with_bytes_context(
     level: i32,
     f: impl FnOnce(&mut zstd::bulk::Compressor<'static>) -> std::io::Result<Vec<u8>>,
 ) -> Option<Vec<u8>> {
-    BYTES_ZSTD.with(|cell| {
-        let mut ctxs = cell.try_borrow_mut().ok()?;
-        let k = match ctxs.iter().position(|(l, _)| *l == level) {
-            Some(k) => k,
-            None => {
-                ctxs.push((level, zstd::bulk::Compressor::new(level).ok()?));
-                ctxs.len() - 1
-            }
-        };
-        let packed = f(&mut ctxs[k].1);
-        if packed.is_err() {
-            ctxs.swap_remove(k);
-        }
-        packed.ok()
-    })
+    let mut c = match BYTES_ZSTD.take(&level) {
+        Some(c) => c,
+        None => zstd::bulk::Compressor::new(level).ok()?,
+    };
+    // A context that failed is not kept.
+    let packed = f(&mut c).ok()?;
+    BYTES_ZSTD.give(level, c);
+    Some(packed)
 }
 
 /// zstd's compressor: its context, at the level it was made with.

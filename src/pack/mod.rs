@@ -1156,26 +1156,21 @@ const INLINE_MAX: u64 = 4 << 20;
 /// What an encoder is set up for: codec, level, filter mode, thoroughness.
 type EncoderKey = (Codec, i32, FilterMode, bool, bool, bool);
 
-thread_local! {
-    /// The encoder of the last inline pack on this thread, kept for the next (a zstd context
-    /// costs more to set up than a small file costs to compress).
-    static ENCODER: std::cell::RefCell<Option<(EncoderKey, Encoder)>> = const { std::cell::RefCell::new(None) };
-}
+/// The encoders of inline packs, kept for the next (a zstd context costs more to set up than a
+/// small file costs to compress): as many as packed at once, not one a thread.
+static ENCODERS: crate::kept::Kept<EncoderKey, Encoder> = crate::kept::Kept::new(16);
 
-/// Runs `f` with this thread's encoder for `opts`, creating it if the options changed.
+/// Runs `f` with a kept encoder for `opts` (a new one if none is kept for those options), then
+/// keeps it for the next.
 fn with_encoder<T>(opts: &PackOptions, f: impl FnOnce(&mut Encoder) -> T) -> Result<T> {
     let key = var_plan::encoder_key(opts);
-    ENCODER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-            let enc = new_encoder(opts).map_err(OptionError::from)?;
-            *slot = Some((key, enc));
-        }
-        match slot.as_mut() {
-            Some((_, enc)) => Ok(f(enc)),
-            None => Err(Error::Internal("no encoder".into())),
-        }
-    })
+    let mut enc = match ENCODERS.take(&key) {
+        Some(enc) => enc,
+        None => new_encoder(opts).map_err(OptionError::from)?,
+    };
+    let r = f(&mut enc);
+    ENCODERS.give(key, enc);
+    Ok(r)
 }
 
 fn new_encoder(opts: &PackOptions) -> std::result::Result<Encoder, CodecError> {
