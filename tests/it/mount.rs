@@ -36,6 +36,32 @@ fn is_mounted(mp: &Path) -> bool {
         .any(|p| Path::new(p) == mp)
 }
 
+/// What each thread of process `pid` is doing, for a test that finds it stuck: its state
+/// (`R`, `S`, `D` for a wait in the kernel that no signal ends), where it waits (`wchan`) and,
+/// as root, its kernel stack.
+fn threads_of(pid: u32) -> String {
+    let mut out = String::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return format!("(no /proc/{pid}/task)");
+    };
+    for t in tasks.flatten().take(64) {
+        let dir = t.path();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let stat = read("stat");
+        // The state follows the command's closing parenthesis.
+        let state = stat.rsplit_once(") ").map_or("?", |(_, r)| &r[..1]);
+        out += &format!(
+            "thread {} {} {} wchan {}\n{}",
+            t.file_name().to_string_lossy(),
+            read("comm").trim(),
+            state,
+            read("wchan"),
+            read("stack")
+        );
+    }
+    out
+}
+
 /// A running `nc3pack mount`; dropping it unmounts (fusermount3 -u -z) and ends the process,
 /// whatever the test did.
 struct Mount {
@@ -104,6 +130,7 @@ impl Mount {
     /// command to end; checks the mount is gone. Returns the command's log.
     fn stop(&mut self, signal: Option<libc::c_int>) -> String {
         let child = self.child.as_mut().expect("running");
+        let pid = child.id();
         match signal {
             // SAFETY: kill with the id of a child not yet waited for.
             Some(sig) => unsafe {
@@ -125,8 +152,9 @@ impl Mount {
             }
             assert!(
                 t.elapsed() < Duration::from_secs(20),
-                "nc3pack mount still running 20 s after being stopped:\n{}",
-                self.log()
+                "nc3pack mount still running 20 s after being stopped:\n{}\n{}",
+                self.log(),
+                threads_of(pid)
             );
             std::thread::sleep(Duration::from_millis(20));
         };
