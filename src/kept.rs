@@ -32,15 +32,11 @@ impl<K: PartialEq, T> Kept<K, T> {
     /// longest ago is dropped.
     pub(crate) fn give(&self, key: K, value: T) {
         let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
-        if items.len() >= self.cap {
-            // Dropped outside the lock.
-            let old = items.remove(0);
-            items.push((key, value));
-            drop(items);
-            drop(old);
-        } else {
-            items.push((key, value));
-        }
+        let old = (items.len() >= self.cap).then(|| items.remove(0));
+        items.push((key, value));
+        // The value given up is dropped outside the lock.
+        drop(items);
+        drop(old);
     }
 }
 

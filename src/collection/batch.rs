@@ -784,7 +784,7 @@ fn gone(
     })
 }
 
-/// A skipped input's step: found done as `record` says, `recorded` by a manifest or not.
+/// A skipped input's decision: found done as `record` says, the way `found` says.
 fn skipped(record: Record, found: Found, t: Instant, input_hash: Option<u128>) -> Decision {
     Decision::Finished(Outcome::Skipped {
         record,

@@ -355,21 +355,19 @@ fn a_rerun_trusts_a_stat_that_finds_the_recorded_archive_and_reads_the_ends_othe
         ),
         (Some((300, id(5, 1_000))), false, &older, 1, None),
     ];
-    for (k, (seen, ends_intact, done, reads, want)) in cases.into_iter().enumerate() {
+    // What decide makes of input 0 with those archives, and how often it read their ends.
+    let run = |id, ends_intact, done: &Done| {
         let archives = Seen {
-            id: seen,
+            id,
             ends_intact,
             ends_read: AtomicUsize::new(0),
         };
-        let step = decide(
-            &p,
-            &archives,
-            &mut OpenDir::default(),
-            0,
-            done,
-            false,
-            Instant::now(),
-        );
+        let mut inputs = OpenDir::default();
+        let step = decide(&p, &archives, &mut inputs, 0, done, false, Instant::now());
+        (step, archives.ends_read.into_inner())
+    };
+    for (k, (seen, ends_intact, done, reads, want)) in cases.into_iter().enumerate() {
+        let (step, read) = run(seen, ends_intact, done);
         let got = match step {
             Decision::Finished(Outcome::Skipped {
                 record: r, found, ..
@@ -381,24 +379,10 @@ fn a_rerun_trusts_a_stat_that_finds_the_recorded_archive_and_reads_the_ends_othe
             Decision::Pack { .. } => panic!("case {k}: packed as new"),
             Decision::Finished(o) => panic!("case {k}: {o:?}"),
         };
-        assert_eq!(got, want, "case {k}");
-        assert_eq!(archives.ends_read.into_inner(), reads, "case {k}");
+        assert_eq!((got, read), (want, reads), "case {k}");
         // The input gone: the same, with no packing again (it is a failure then).
         std::fs::rename(&input, root.join("away")).unwrap();
-        let archives = Seen {
-            id: seen,
-            ends_intact,
-            ends_read: AtomicUsize::new(0),
-        };
-        let step = decide(
-            &p,
-            &archives,
-            &mut OpenDir::default(),
-            0,
-            done,
-            false,
-            Instant::now(),
-        );
+        let (step, read) = run(seen, ends_intact, done);
         let got = match step {
             Decision::Finished(Outcome::Skipped {
                 record: r, found, ..
@@ -406,8 +390,7 @@ fn a_rerun_trusts_a_stat_that_finds_the_recorded_archive_and_reads_the_ends_othe
             Decision::Finished(Outcome::Failed { .. }) => None,
             _ => panic!("case {k}, gone: packed"),
         };
-        assert_eq!(got, want, "case {k}, gone");
-        assert_eq!(archives.ends_read.into_inner(), reads, "case {k}, gone");
+        assert_eq!((got, read), (want, reads), "case {k}, gone");
         std::fs::rename(root.join("away"), &input).unwrap();
     }
 }
