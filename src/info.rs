@@ -150,7 +150,7 @@ pub fn write_with(
 /// The description of a netCDF-3 file or an archive, as `nc3pack info` prints it. It serializes
 /// (serde) to the JSON of `nc3pack info --json`, an object with the keys in this order:
 /// `archive` (archives only: [`ArchiveInfo`]), `dimensions` ([`Dimension`]s), `file_bytes`,
-/// `format`, `global_attributes` ([`Attribute`]s), `header_bytes`, `residual_bytes`,
+/// `format`, `global_attributes` ([`AttributeInfo`]s), `header_bytes`, `residual_bytes`,
 /// `variables` ([`Variable`]s). The lists are made as they are serialized.
 ///
 /// ```
@@ -259,7 +259,7 @@ impl Info {
             dimensions: v.dims().map(|d| d.name()).collect(),
             shape: &l.shape,
             record: l.is_record,
-            attributes: v.attrs().map(Attribute::of).collect(),
+            attributes: v.attrs().map(AttributeInfo::of).collect(),
         })
     }
 
@@ -271,8 +271,12 @@ impl Info {
     /// assert_eq!(names, ["title", "source"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn global_attributes(&self) -> impl Iterator<Item = Attribute<'_>> + '_ {
-        self.src.header_layout().0.global_attrs().map(Attribute::of)
+    pub fn global_attributes(&self) -> impl Iterator<Item = AttributeInfo<'_>> + '_ {
+        self.src
+            .header_layout()
+            .0
+            .global_attrs()
+            .map(AttributeInfo::of)
     }
 
     /// The archive's sizes and streams (`None` for a netCDF-3 file).
@@ -490,7 +494,7 @@ pub struct Variable<'a> {
     /// Whether it is a record variable.
     pub record: bool,
     /// Its attributes.
-    pub attributes: Vec<Attribute<'a>>,
+    pub attributes: Vec<AttributeInfo<'a>>,
 }
 
 impl serde_core::Serialize for Variable<'_> {
@@ -507,8 +511,10 @@ impl serde_core::Serialize for Variable<'_> {
     }
 }
 
-/// An attribute, in [`Info::global_attributes`] and [`Variable::attributes`]; JSON `{"name",
-/// "type", "values"}` (text for `char`, else an array of numbers).
+/// What an attribute holds, in [`Info::global_attributes`] and [`Variable::attributes`]: its
+/// name and decoded values (the header's record of an attribute, with its type and padded
+/// bytes, is [`crate::nc3::Attribute`]); JSON `{"name", "type", "values"}` (text for
+/// `char`, else an array of numbers).
 ///
 /// ```
 /// let info = nc3pack::info::describe("samples/classic_records.nc".as_ref())?;
@@ -519,26 +525,26 @@ impl serde_core::Serialize for Variable<'_> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct Attribute<'a> {
+pub struct AttributeInfo<'a> {
     /// Its name.
     pub name: &'a str,
     /// Its values.
     pub values: Values,
 }
 
-impl<'a> Attribute<'a> {
-    fn of(a: Attr<'a>) -> Attribute<'a> {
-        Attribute {
+impl<'a> AttributeInfo<'a> {
+    fn of(a: Attr<'a>) -> AttributeInfo<'a> {
+        AttributeInfo {
             name: a.name(),
             values: a.values(),
         }
     }
 }
 
-impl serde_core::Serialize for Attribute<'_> {
+impl serde_core::Serialize for AttributeInfo<'_> {
     fn serialize<S: serde_core::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde_core::ser::SerializeStruct;
-        let mut m = s.serialize_struct("Attribute", 3)?;
+        let mut m = s.serialize_struct("AttributeInfo", 3)?;
         m.serialize_field("name", self.name)?;
         m.serialize_field("type", type_of(&self.values))?;
         m.serialize_field("values", &ValuesJson(&self.values))?;
