@@ -1,7 +1,7 @@
 //! The block encoder: chooses a block's filter and codec and writes its frame.
 
 use super::block::Compress;
-use super::filter::{apply_filter, fit_encode, FilterMode};
+use super::filter::{apply_filter, FilterMode};
 use super::pcodec::pco_sample;
 use super::tuning::*;
 use crate::codec::error::CodecError;
@@ -47,8 +47,9 @@ pub struct Encoder {
     use_fast: bool,
     filtered: Vec<u8>,
     scratch: Vec<u8>,
-    /// The `plane` residuals of the block being encoded, as native numbers.
-    words: Vec<u64>,
+    /// The numeric front-ends' encoding scratch, each kept by its type (see
+    /// [`super::front::FrontEncode`]).
+    fronts: super::space::Scratch,
     /// Whether numeric blocks may use the pco codec (see [`Encoder::numeric`]).
     pco: bool,
     /// The number type of the block being encoded, when it is numeric.
@@ -63,8 +64,6 @@ pub struct Encoder {
     /// The row length of the block being encoded when it may use the `plane` filter (numbers
     /// that may use pco, of a variable of at least two dimensions).
     plane_row: Option<usize>,
-    /// Buffers for the `fit` filter.
-    fit_work: super::fit::Work,
     /// Whether blocks may use the lzma codec instead where it pays (the `max` preset with
     /// zstd; see [`Encoder::lzma_block`]).
     lzma_alt: bool,
@@ -112,14 +111,13 @@ impl Encoder {
             use_fast: false,
             filtered: Vec::new(),
             scratch: Vec::new(),
-            words: Vec::new(),
+            fronts: super::space::Scratch::default(),
             pco: false,
             kind: None,
             mask_prefix: Vec::new(),
             mask_rest: Vec::new(),
             row: None,
             plane_row: None,
-            fit_work: super::fit::Work::default(),
             lzma_alt: thorough && codec == Codec::Zstd && mode == FilterMode::Auto,
             #[cfg(test)]
             last_plan: None,

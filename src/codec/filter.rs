@@ -5,8 +5,9 @@
 use super::context;
 #[cfg(any(test, feature = "testing"))]
 use super::pcodec::pco_sample;
+#[cfg(any(test, feature = "testing"))]
 use crate::codec::pcodec::NumKind;
-use crate::format::{Codec, Filter};
+use crate::format::Filter;
 
 /// Applies `filter` to `data` (elements of `esize` bytes) into `out`, replacing its contents.
 ///
@@ -138,50 +139,9 @@ pub fn fit_payload(data: &[u8], kind: NumKind, row: usize) -> Option<Vec<u8>> {
     }
     let row = row.clamp(2, (data.len() / e).max(2));
     let fill = super::mask::fill_of(data, e);
-    let (mut out, mut words) = (Vec::new(), Vec::new());
-    let mut work = super::fit::Work::default();
-    fit_encode(kind, row, fill, None, data, &mut work, &mut words, &mut out)?;
-    Some(out)
-}
-
-/// Encodes the block `data` (numbers of `kind` in rows of `row`) with the `fit` predictor
-/// fitted to it and pco into `c` (replacing it), the elements equal to `fill` set apart: the
-/// prefix, the fill section (`section` where the caller made it, else made here), pco's file.
-/// `None` (and `c` unspecified) when pco fails or the result is not smaller than the block.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fit_encode(
-    kind: NumKind,
-    row: usize,
-    fill: Option<u64>,
-    section: Option<&[u8]>,
-    data: &[u8],
-    work: &mut super::fit::Work,
-    words: &mut Vec<u64>,
-    c: &mut Vec<u8>,
-) -> Option<(Codec, Filter)> {
-    use super::fit;
-    let e = kind.esize();
-    let n = data.len() / e;
-    fit::load(data, e, kind.is_float(), fill, work);
-    let p = fit::fit_loaded(e, kind.is_float(), &fit::offsets_for(row, n), work);
-    let m = fit::residuals(e, &p, 0..n, words, work);
-    c.clear();
-    p.encode(fill.is_some(), c);
-    match (fill, section) {
-        (Some(_), Some(section)) => c.extend_from_slice(section),
-        (Some(f), None) => {
-            super::mask::section(data, e, f, c)?;
-        }
-        (None, _) => {}
-    }
-    let done = super::pcodec::compress_residuals_native(
-        kind.unsigned(),
-        words,
-        m,
-        super::pcodec::LEVEL,
-        c,
-    );
-    (done && c.len() < data.len()).then_some((Codec::Pco, Filter::Fit))
+    let mut out = Vec::new();
+    let mut scratch = super::space::Scratch::default();
+    super::fit::encode_block(kind, (row, fill), None, data, &mut scratch, &mut out).then_some(out)
 }
 
 /// The payload of a `context` frame (codec 6, filter none) for `data`, numbers of `kind` in rows

@@ -17,6 +17,9 @@
 //! more of the noise to each residual.
 
 use super::error::{FitError, FrameError};
+use super::front::{FrontEncode, Numbers, Residuals};
+use super::pcodec::{compress_residuals_native, Mode, NumKind, LEVEL};
+use super::space::Scratch;
 use crate::format::FrameHeader;
 
 /// Bytes of a `fit` prefix before its taps: map, shift, flags, tap count.
@@ -833,6 +836,60 @@ impl super::block::NumericFront for Fit {
     ) -> Result<(), FrameError> {
         undo::close(h, coded, out, native, kept);
         Ok(())
+    }
+}
+
+/// Encodes the block `data` (numbers of `kind` in rows of `row`) with the predictor fitted to
+/// it and pco into `c` (its contents replaced), the elements equal to `fill` set apart: the
+/// prefix, the fill section (`section` where the caller made it, else made here), pco's file
+/// of the residuals. Its buffers ([`Work`], [`Residuals`]) are kept in `scratch`. False (and
+/// `c` unspecified) when pco fails or the result is not smaller than the block.
+pub(crate) fn encode_block(
+    kind: NumKind,
+    (row, fill): (usize, Option<u64>),
+    section: Option<&[u8]>,
+    data: &[u8],
+    scratch: &mut Scratch,
+    c: &mut Vec<u8>,
+) -> bool {
+    let e = kind.esize();
+    let n = data.len() / e;
+    let mut work = std::mem::take(scratch.get::<Work>());
+    load(data, e, kind.is_float(), fill, &mut work);
+    let p = fit_loaded(e, kind.is_float(), &offsets_for(row, n), &work);
+    let words = &mut scratch.get::<Residuals>().0;
+    let m = residuals(e, &p, 0..n, words, &mut work);
+    *scratch.get::<Work>() = work;
+    c.clear();
+    p.encode(fill.is_some(), c);
+    let sectioned = match (fill, section) {
+        (Some(_), Some(section)) => {
+            c.extend_from_slice(section);
+            true
+        }
+        (Some(f), None) => super::mask::section(data, e, f, c).is_some(),
+        (None, _) => true,
+    };
+    let words = &scratch.get::<Residuals>().0;
+    sectioned
+        && compress_residuals_native(kind.unsigned(), words, m, LEVEL, c)
+        && c.len() < data.len()
+}
+
+/// The `max` preset's trial: on the variable's rows, the block's fill value ([`mask`]'s) set
+/// apart; not for floats pco takes as decimals or whole numbers, whose multiplier the
+/// residuals lose.
+///
+/// [`mask`]: super::mask::fill_of
+impl FrontEncode for Fit {
+    fn encode(&self, block: &Numbers<'_>, scratch: &mut Scratch, out: &mut Vec<u8>) -> bool {
+        let e = block.kind.esize();
+        let classic = block.mode.is_none_or(|m| m == Mode::Classic);
+        let Some(row) = block.row.filter(|_| classic && supports(e)) else {
+            return false;
+        };
+        let fill = super::mask::fill_of(block.data, e);
+        encode_block(block.kind, (row, fill), None, block.data, scratch, out)
     }
 }
 

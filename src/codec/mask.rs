@@ -12,6 +12,8 @@
 
 use super::block::{front_esize, Coded, Form};
 use super::error::MaskError;
+use super::front::{FrontEncode, Numbers};
+use super::pcodec::pco_thorough;
 use super::space::{KeptScratch, Scratch};
 use crate::codec::error::FrameError;
 use crate::format::FrameHeader;
@@ -465,6 +467,41 @@ impl KeptScratch for Bitmap {
     #[cfg(test)]
     fn held(&self) -> usize {
         self.bits.capacity()
+    }
+}
+
+/// The `max` preset's trial: the block's fill value ([`fill_of`]) set apart, pco on the other
+/// elements (in the block's float mode where pco finds one: fill values hide it).
+impl FrontEncode for Mask {
+    fn encode(&self, block: &Numbers<'_>, scratch: &mut Scratch, out: &mut Vec<u8>) -> bool {
+        let e = block.kind.esize();
+        let Some(fill) = fill_of(block.data, e) else {
+            return false;
+        };
+        let Others { rest, coded } = scratch.get::<Others>();
+        coded.clear();
+        let done = apply(block.data, e, fill, out, rest).is_some()
+            && pco_thorough(block.kind, rest, block.mode, coded)
+            && out.len() + coded.len() < block.data.len();
+        if done {
+            out.extend_from_slice(coded);
+        }
+        done
+    }
+}
+
+/// The elements of the block being encoded that are not its fill value, and pco's file of
+/// them.
+#[derive(Default)]
+struct Others {
+    rest: Vec<u8>,
+    coded: Vec<u8>,
+}
+
+impl KeptScratch for Others {
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.rest.capacity() + self.coded.capacity()
     }
 }
 

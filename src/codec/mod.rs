@@ -18,6 +18,7 @@ pub(crate) mod encoder;
 pub(crate) mod error;
 pub(crate) mod filter;
 pub(crate) mod fit;
+pub(crate) mod front;
 pub(crate) mod lorenzo;
 pub(crate) mod lzma;
 pub(crate) mod mask;

@@ -12,6 +12,8 @@
 
 use super::block::{Coded, Form};
 use super::error::PlaneError;
+use super::front::{FrontEncode, Numbers, Residuals};
+use super::pcodec::{compress_residuals_native, NumKind, LEVEL};
 use super::space::Scratch;
 use crate::codec::error::FrameError;
 use crate::format::{Codec, FrameHeader};
@@ -539,6 +541,42 @@ impl super::space::KeptScratch for PlanePrefix {
     #[cfg(test)]
     fn held(&self) -> usize {
         0
+    }
+}
+
+/// Encodes a block of numbers of `kind` with the `plane` filter `p` and pco into `c` (its
+/// contents replaced): the prefix, then pco's file of the residuals, handed to pco in native
+/// order from the [`Residuals`] kept in `scratch`. False (and `c` empty) when that is not
+/// smaller than the block.
+pub(crate) fn encode_block(
+    kind: NumKind,
+    p: &Params,
+    data: &[u8],
+    scratch: &mut Scratch,
+    c: &mut Vec<u8>,
+) -> bool {
+    let words = &mut scratch.get::<Residuals>().0;
+    let n = apply_native(data, kind.esize(), p, words);
+    c.clear();
+    c.extend_from_slice(&p.encode());
+    let done =
+        compress_residuals_native(kind.unsigned(), words, n, LEVEL, c) && c.len() < data.len();
+    if !done {
+        c.clear();
+    }
+    done
+}
+
+/// The `max` preset's trial: on the variable's rows (two at least), the predictor of the four
+/// that costs least on the block ([`choose`]).
+impl FrontEncode for Plane {
+    fn encode(&self, block: &Numbers<'_>, scratch: &mut Scratch, out: &mut Vec<u8>) -> bool {
+        let e = block.kind.esize();
+        let Some(row) = block.row.filter(|&r| 2 * r * e <= block.data.len()) else {
+            return false;
+        };
+        let p = choose(block.data, e, row as u32, block.kind.is_float());
+        encode_block(block.kind, &p, block.data, scratch, out)
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::block::{BlockCodec, ByteFilter, NumericFront};
 use super::error::CodecError;
+use super::front::FrontEncode;
 use crate::format::{Codec, Filter};
 
 /// Defines [`codec`] from the codec registry's lines (their capabilities are
@@ -36,6 +37,17 @@ pub(crate) enum Stage {
     Front(&'static dyn NumericFront),
 }
 
+/// A registry line's encoder for [`front_encoder`]: its implementation where the line says
+/// `NUMBERS`, else None.
+macro_rules! numbers_front {
+    (NUMBERS $imp:path) => {
+        Some(&$imp as &'static dyn FrontEncode)
+    };
+    ($needs:ident $imp:path) => {
+        None
+    };
+}
+
 /// Defines [`filter`] from the filter registry's lines (their capabilities are
 /// [`Filter::goes_with`], [`Filter::undoes_part`] and [`Filter::is_same`], in `crate::format`).
 macro_rules! filter_registry {
@@ -51,9 +63,27 @@ macro_rules! filter_registry {
                 $($(#[cfg($cfg)])? Filter::$v => Stage::$kind(&crate::codec::$($imp)::+),)*
             }
         }
+
+        /// The encoder of a numeric front-end whose codec decodes numbers (`NUMBERS` on its
+        /// registry line: its implementation is also a [`FrontEncode`]); None for any other
+        /// filter.
+        pub(crate) fn front_encoder(id: Filter) -> Option<&'static dyn FrontEncode> {
+            match id {
+                $($(#[cfg($cfg)])? Filter::$v => numbers_front!($needs crate::codec::$($imp)::+),)*
+            }
+        }
     };
 }
 crate::format::filters::filters!(filter_registry);
+
+/// The encoders of the numeric front-ends whose codec decodes numbers, with their filters, in
+/// the registry's order: what the `max` preset's search tries on every block of numbers (see
+/// [`super::front`]).
+pub(crate) fn front_encoders() -> impl Iterator<Item = (Filter, &'static dyn FrontEncode)> {
+    Filter::ALL
+        .iter()
+        .filter_map(|&f| Some((f, front_encoder(f)?)))
+}
 
 impl Stage {
     /// Applies the filter to a whole block `data` (big-endian elements of `esize` bytes) into

@@ -82,6 +82,10 @@ macro_rules! filters {
             /// tests only: the worked example of docs/development.md.
             #[cfg(test)]
             Toy = 251, "toy", Bytes tests::toy_filter::Toy, BYTES, [PART];
+            /// A toy numeric front-end (each number XOR a pseudo-random key, then pco),
+            /// registered in the unit tests only: the worked example of docs/development.md.
+            #[cfg(test)]
+            ToyFront = 252, "toyfront", Front tests::toy_front::ToyFront, NUMBERS, [];
         }
     };
 }

@@ -1,8 +1,10 @@
 //! The encoder's numeric paths: `mask`, `fit`, `plane` and pco.
 
 use super::*;
+use crate::codec::front::{Numbers, Residuals};
 use crate::codec::pcodec::pco_thorough;
 use crate::codec::pcodec::NumKind;
+use crate::codec::registry::front_encoders;
 use crate::format::{Codec, Filter};
 
 impl Encoder {
@@ -136,19 +138,20 @@ impl Encoder {
         let reach = offsets.iter().map(|&o| o as usize).max().unwrap_or(1);
         let from = window.start.saturating_sub(reach);
         let region = &data[from * e..window.end * e];
-        let mut work = std::mem::take(&mut self.fit_work);
+        let mut work = std::mem::take(self.fronts.get::<fit::Work>());
         fit::load(region, e, kind.is_float(), fill, &mut work);
         let p = fit::fit_loaded(e, kind.is_float(), &offsets, &work);
         let window = window.start - from..window.end - from;
-        let m = fit::residuals(e, &p, window, &mut self.words, &mut work);
-        self.fit_work = work;
+        let words = &mut self.fronts.get::<Residuals>().0;
+        let m = fit::residuals(e, &p, window, words, &mut work);
+        *self.fronts.get::<fit::Work>() = work;
         let mut c = std::mem::take(&mut self.scratch);
         c.clear();
         let coded = !p.taps.is_empty()
             && m > 0
             && crate::codec::pcodec::compress_residuals_native(
                 kind.unsigned(),
-                &self.words,
+                &self.fronts.get::<Residuals>().0,
                 m,
                 crate::codec::pcodec::LEVEL,
                 &mut c,
@@ -182,29 +185,17 @@ impl Encoder {
     pub(super) fn fit_block(
         &mut self,
         kind: NumKind,
-        row: usize,
-        fill: Option<u64>,
+        (row, fill): (usize, Option<u64>),
         data: &[u8],
         c: &mut Vec<u8>,
     ) -> Option<(Codec, Filter)> {
-        let mut work = std::mem::take(&mut self.fit_work);
         let section = (!self.mask_prefix.is_empty()).then_some(self.mask_prefix.as_slice());
-        let r = fit_encode(
-            kind,
-            row,
-            fill,
-            section,
-            data,
-            &mut work,
-            &mut self.words,
-            c,
-        );
-        self.fit_work = work;
-        r
+        crate::codec::fit::encode_block(kind, (row, fill), section, data, &mut self.fronts, c)
+            .then_some((Codec::Pco, Filter::Fit))
     }
 
-    /// Thorough encoders: encodes a numeric block with pco into `c` (alone, or after `plane`,
-    /// `mask` or `fit`, whichever is smallest) when that is smaller than the block codec's
+    /// Thorough encoders: encodes a numeric block with pco into `c` (alone, or after whichever
+    /// numeric front-end of pco's makes it smallest: `plane`, `mask`, `fit`, from the registry) when that is smaller than the block codec's
     /// result after `filter`, which it then leaves in `c`. `probe_size` is the probe level's
     /// result on the block (0: not judged), `block_mode` the float mode pco finds over it.
     /// `None` when pco is not used: the caller encodes as usual.
@@ -223,52 +214,20 @@ impl Encoder {
         if !done || c.len() >= data.len() {
             c.clear();
         }
-        // Thorough encoders also try the 2-D predictor with pco on the whole block (two rows at
-        // least), kept where it is smaller than pco alone.
-        let row = self
-            .plane_row
-            .filter(|&r| self.thorough && 2 * r * kind.esize() <= data.len());
-        if let Some(row) = row {
-            let p = crate::codec::plane::choose(data, kind.esize(), row as u32, kind.is_float());
-            let mut r = Vec::new();
-            if plane_block(kind, &p, data, &mut self.words, &mut r).is_some()
-                && (c.is_empty() || r.len() < c.len())
+        // Then every numeric front-end whose codec is pco, in the registry's order (`plane`,
+        // `mask`, `fit`), on the whole block: the smallest stays.
+        let block = Numbers {
+            kind,
+            data,
+            row: self.plane_row,
+            mode: block_mode,
+        };
+        let mut r = Vec::new();
+        for (id, front) in front_encoders() {
+            if front.encode(&block, &mut self.fronts, &mut r) && (c.is_empty() || r.len() < c.len())
             {
-                *c = r;
-                pco_filter = Filter::Plane;
-            }
-        }
-        // And the block's fill values set apart (`mask`), kept where that is smaller still.
-        let fill = crate::codec::mask::fill_of(data, kind.esize()).filter(|_| self.thorough);
-        if let Some(fill) = fill {
-            let (mut m, mut rest) = (Vec::new(), Vec::new());
-            let mut p = Vec::new();
-            // The block's mode (found without runs of equal numbers: the fill values' too).
-            if crate::codec::mask::apply(data, kind.esize(), fill, &mut m, &mut rest).is_some()
-                && pco_thorough(kind, &rest, block_mode, &mut p)
-                && m.len() + p.len() < data.len()
-                && (c.is_empty() || m.len() + p.len() < c.len())
-            {
-                m.append(&mut p);
-                *c = m;
-                pco_filter = Filter::Mask;
-            }
-        }
-        // And the predictor fitted to the block (rows of two dimensions at least), kept where
-        // smaller still; not for floats pco takes as decimals or whole numbers.
-        let classic = block_mode.is_none_or(|m| m == crate::codec::pcodec::Mode::Classic);
-        let row = self
-            .plane_row
-            .filter(|_| self.thorough && classic && crate::codec::fit::supports(kind.esize()));
-        if let Some(row) = row {
-            let fill = crate::codec::mask::fill_of(data, kind.esize());
-            self.mask_prefix.clear();
-            let mut r = Vec::new();
-            if self.fit_block(kind, row, fill, data, &mut r).is_some()
-                && (c.is_empty() || r.len() < c.len())
-            {
-                *c = r;
-                pco_filter = Filter::Fit;
+                std::mem::swap(c, &mut r);
+                pco_filter = id;
             }
         }
         if c.is_empty() {
@@ -298,33 +257,5 @@ impl Encoder {
         } else {
             Some((Codec::Pco, pco_filter))
         }
-    }
-}
-
-/// Encodes a block of numbers of `kind` with the `plane` filter `p` and pco into `c` (the
-/// payload: prefix, then pco's file), using `words` for the residuals (handed to pco in native
-/// order); `None` (and `c` empty) when that is not smaller than the block.
-pub(crate) fn plane_block(
-    kind: NumKind,
-    p: &crate::codec::plane::Params,
-    data: &[u8],
-    words: &mut Vec<u64>,
-    c: &mut Vec<u8>,
-) -> Option<(Codec, Filter)> {
-    let n = crate::codec::plane::apply_native(data, kind.esize(), p, words);
-    c.clear();
-    c.extend_from_slice(&p.encode());
-    if crate::codec::pcodec::compress_residuals_native(
-        kind.unsigned(),
-        words,
-        n,
-        crate::codec::pcodec::LEVEL,
-        c,
-    ) && c.len() < data.len()
-    {
-        Some((Codec::Pco, Filter::Plane))
-    } else {
-        c.clear();
-        None
     }
 }

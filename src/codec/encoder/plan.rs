@@ -1,7 +1,6 @@
 //! The encoder's decision for a block as a value ([`Plan`]), and the one function that carries
 //! it out ([`Encoder::execute`]).
 
-use super::numeric::plane_block;
 use super::*;
 use crate::codec::pcodec::{Choice, Mode, NumKind};
 use crate::format::{Codec, Filter};
@@ -101,12 +100,15 @@ impl Encoder {
                 kind,
                 params,
                 check,
-            } => match plane_block(kind, &params, data, &mut self.words, c) {
-                Some(_) if check => self.check_plane(esize, plan.filter, data, &mut f, c),
-                done => done,
-            },
+            } => {
+                match crate::codec::plane::encode_block(kind, &params, data, &mut self.fronts, c) {
+                    true if check => self.check_plane(esize, plan.filter, data, &mut f, c),
+                    true => Some((Codec::Pco, Filter::Plane)),
+                    false => None,
+                }
+            }
             Path::Mask { kind, choice, .. } => self.mask_block(kind, choice, data.len(), c),
-            Path::Fit { kind, row, fill } => self.fit_block(kind, row, fill, data, c),
+            Path::Fit { kind, row, fill } => self.fit_block(kind, (row, fill), data, c),
             Path::Thorough {
                 probe_size,
                 lzma,
