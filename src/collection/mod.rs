@@ -592,8 +592,9 @@ struct Counts {
 }
 
 /// Inputs handed out together (a chunk of the walk) by [`pack_collection`]: what a batch
-/// holds of its inputs' paths at once, whatever the collection's size.
-const CHUNK: usize = 4096;
+/// holds of its inputs' paths at once, whatever the collection's size (three chunks: one
+/// packed, one waiting, one being walked; about 100 KiB each for paths of 100 bytes).
+const CHUNK: usize = 1024;
 
 /// One call of [`pack_collection`], once its inputs are found: what the workers share.
 struct CollectionRun<'a> {

@@ -379,6 +379,11 @@ impl Inputs {
                 order: Vec::new(),
                 skip,
             };
+            // The next chunk's room as this one's: paths of a tree are of about one length, and
+            // room grown by doubling would be up to twice the chunk.
+            list.bytes
+                .reserve_exact(plan.list.bytes.len() + plan.list.bytes.len() / 8);
+            list.ends.reserve_exact(plan.list.ends.len());
             *going = each(plan);
         };
         let mut visited = HashSet::new();
