@@ -471,37 +471,23 @@ impl KeptScratch for Bitmap {
 }
 
 /// The `max` preset's trial: the block's fill value ([`fill_of`]) set apart, pco on the other
-/// elements (in the block's float mode where pco finds one: fill values hide it).
+/// elements (in the block's float mode where pco finds one: fill values hide it). Its buffers
+/// are the call's own: kept between blocks, they would add a block's worth to every encoder
+/// while the other front-ends run.
 impl FrontEncode for Mask {
-    fn encode(&self, block: &Numbers<'_>, scratch: &mut Scratch, out: &mut Vec<u8>) -> bool {
+    fn encode(&self, block: &Numbers<'_>, _scratch: &mut Scratch, out: &mut Vec<u8>) -> bool {
         let e = block.kind.esize();
         let Some(fill) = fill_of(block.data, e) else {
             return false;
         };
-        let Others { rest, coded } = scratch.get::<Others>();
-        coded.clear();
-        let done = apply(block.data, e, fill, out, rest).is_some()
-            && pco_thorough(block.kind, rest, block.mode, coded)
+        let (mut rest, mut coded) = (Vec::new(), Vec::new());
+        let done = apply(block.data, e, fill, out, &mut rest).is_some()
+            && pco_thorough(block.kind, &rest, block.mode, &mut coded)
             && out.len() + coded.len() < block.data.len();
         if done {
-            out.extend_from_slice(coded);
+            out.append(&mut coded);
         }
         done
-    }
-}
-
-/// The elements of the block being encoded that are not its fill value, and pco's file of
-/// them.
-#[derive(Default)]
-struct Others {
-    rest: Vec<u8>,
-    coded: Vec<u8>,
-}
-
-impl KeptScratch for Others {
-    #[cfg(test)]
-    fn held(&self) -> usize {
-        self.rest.capacity() + self.coded.capacity()
     }
 }
 
