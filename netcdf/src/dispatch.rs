@@ -1306,13 +1306,8 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
         return NC_NOERR;
     }
     // SAFETY: not NULL, so valid for writes of `a.len` values of `mem` (this function's contract),
-    // which no other thread touches during the call (the module's rule 6). Zeroed first: the
-    // caller's buffer may be uninitialised, and the bytes of a `&mut [u8]` must not be.
-    let out = unsafe {
-        let len = a.len * mem.size();
-        std::ptr::write_bytes(value.cast::<u8>(), 0, len);
-        std::slice::from_raw_parts_mut(value.cast::<u8>(), len)
-    };
+    // which no other thread touches during the call (the module's rule 6).
+    let out = unsafe { std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size()) };
     // As for variables, CDF-1 and CDF-2 read `byte` as `unsigned char` unchecked.
     let cdf5 = fl.variant == nc3pack::nc3::Variant::Cdf5;
     convert(a.xtype, &a.be, mem, out, !cdf5)

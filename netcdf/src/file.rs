@@ -345,12 +345,8 @@ impl OpenFile {
             return None;
         }
         // SAFETY: `dst` is valid for writes of the run's `n` values of `mem` (this function's
-        // contract), and nothing else touches it while `out` lives (until the return). Zeroed
-        // first: the caller's buffer may be uninitialised, and a `&mut [u8]`'s bytes must not be.
-        let out = unsafe {
-            std::ptr::write_bytes(dst, 0, n * mem.size());
-            std::slice::from_raw_parts_mut(dst, n * mem.size())
-        };
+        // contract), and nothing else touches it while `out` lives (until the return).
+        let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
         let report = |e: nc3pack::Error| read_failed(var, e);
         if same {
             return Some(match self.ds.read_runs_native(v, &[run], out) {
@@ -386,12 +382,8 @@ impl OpenFile {
             return NC_NOERR;
         }
         // SAFETY: `dst` is valid for writes of the slab's `n` values of `mem` (this function's
-        // contract), and nothing else touches it while `out` lives (until the return). Zeroed
-        // first: the caller's buffer may be uninitialised, and a `&mut [u8]`'s bytes must not be.
-        let out = unsafe {
-            std::ptr::write_bytes(dst, 0, n * mem.size());
-            std::slice::from_raw_parts_mut(dst, n * mem.size())
-        };
+        // contract), and nothing else touches it while `out` lives (until the return).
+        let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
         let cdf5 = self.variant == Variant::Cdf5;
         let same = unconverted(mem, var.xtype, cdf5);
         let report = |e: nc3pack::Error| read_failed(var, e);
