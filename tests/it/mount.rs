@@ -11,6 +11,7 @@
 use crate::util::Rng;
 use crate::util::{have_tool, root, sample, samples_dir, skip, temp_dir, BIN};
 use std::os::unix::fs::FileExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,7 +41,14 @@ fn is_mounted(mp: &Path) -> bool {
 /// (`R`, `S`, `D` for a wait in the kernel that no signal ends), where it waits (`wchan`) and,
 /// as root, its kernel stack.
 fn threads_of(pid: u32) -> String {
-    let mut out = String::new();
+    // The signals it ignores and catches first (a shell starts a background job with SIGINT
+    // ignored, and the mount keeps a signal ignored that it was started with).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let mut out: String = status
+        .lines()
+        .filter(|l| l.starts_with("SigIgn") || l.starts_with("SigCgt"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return format!("(no /proc/{pid}/task)");
     };
@@ -82,7 +90,22 @@ impl Mount {
         let mp = scratch.join("mnt");
         std::fs::create_dir_all(&mp).unwrap();
         let log = scratch.join("mount.log");
-        let child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        // The signals the tests send at their default action in the mount, whatever the tests
+        // were started with: a shell starts a background job (`cargo test &`, a CI runner's
+        // `nohup`) with SIGINT and SIGHUP ignored, and the mount, as gzip does, keeps a signal
+        // ignored that it was started with, so a stop by SIGINT would never come.
+        // SAFETY: between fork and exec the closure calls only signal(2), which is
+        // async-signal-safe, and allocates nothing.
+        unsafe {
+            command.pre_exec(|| {
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+        let child = command
             .arg("mount")
             .arg(archives)
             .arg(&mp)
