@@ -19,6 +19,14 @@ pub(crate) mod toy;
 pub(crate) mod toy_filter;
 pub(crate) mod toy_front;
 
+/// Whether docs/development.md shows the code of a worked example: the text of `file` between
+/// the line `marker` and the line `// [end]`.
+pub(crate) fn docs_show(file: &str, marker: &str) -> bool {
+    let code = file.split(&format!("{marker}\n")).nth(1).unwrap_or("");
+    let code = code.split("// [end]").next().unwrap_or("");
+    !code.is_empty() && include_str!("../../../docs/development.md").contains(code)
+}
+
 /// Encodes `data` as block 0 of stream 0 into `frame` (header then payload), a constant
 /// block as the codec-3 frame a reader must still decode (the encoder puts those in the
 /// index instead). Returns the frame's header.

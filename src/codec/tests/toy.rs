@@ -103,11 +103,8 @@ mod tests {
     #[test]
     fn docs_show_the_toy_codec() {
         let this = include_str!("toy.rs");
-        let code = this.split("// [toy codec]\n").nth(1).unwrap();
-        let code = code.split("// [end]").next().unwrap();
-        let docs = include_str!("../../../docs/development.md");
         assert!(
-            docs.contains(code),
+            crate::codec::tests::docs_show(this, "// [toy codec]"),
             "docs/development.md shows another toy codec"
         );
     }

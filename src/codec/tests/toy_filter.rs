@@ -121,11 +121,8 @@ mod tests {
     #[test]
     fn docs_show_the_toy_filter() {
         let this = include_str!("toy_filter.rs");
-        let code = this.split("// [toy filter]\n").nth(1).unwrap();
-        let code = code.split("// [end]").next().unwrap();
-        let docs = include_str!("../../../docs/development.md");
         assert!(
-            docs.contains(code),
+            crate::codec::tests::docs_show(this, "// [toy filter]"),
             "docs/development.md shows another toy filter"
         );
     }

@@ -186,11 +186,8 @@ mod tests {
     #[test]
     fn docs_show_the_toy_front_end() {
         let this = include_str!("toy_front.rs");
-        let code = this.split("// [toy front]\n").nth(1).unwrap();
-        let code = code.split("// [end]").next().unwrap();
-        let docs = include_str!("../../../docs/development.md");
         assert!(
-            docs.contains(code),
+            crate::codec::tests::docs_show(this, "// [toy front]"),
             "docs/development.md shows another toy front-end"
         );
     }
