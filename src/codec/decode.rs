@@ -181,8 +181,7 @@ impl<'a> PartDecoder<'a> {
         len: usize,
         scratch: &'a mut DecodeScratch,
     ) -> Result<Option<Self>, FrameError> {
-        let Some(f) = registry::part_filter(h.filter, h.codec).filter(|_| h.codec.decodes_part())
-        else {
+        let Some(f) = registry::early_part_filter(h.codec, h.filter) else {
             return Ok(None);
         };
         let codec = registry::codec(h.codec);

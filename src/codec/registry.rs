@@ -116,11 +116,17 @@ pub(crate) fn part_filter(filter: Filter, codec: Codec) -> Option<&'static dyn B
     }
 }
 
+/// The byte filter of a frame with codec `codec` and filter `filter` when a small read of it
+/// decodes only the start of the codec's bytes: the codec stops early (`PART` on its line:
+/// zstd) and the filter undoes a part ([`part_filter`]). None otherwise.
+pub(crate) fn early_part_filter(codec: Codec, filter: Filter) -> Option<&'static dyn ByteFilter> {
+    part_filter(filter, codec).filter(|_| codec.decodes_part())
+}
+
 /// Whether a small read of a frame with codec `codec` and filter `filter` decodes only the
-/// start of the codec's bytes: the codec stops early (`PART` on its line: zstd) and the filter
-/// undoes a part ([`part_filter`]).
+/// start of the codec's bytes ([`early_part_filter`]).
 pub(crate) fn decodes_part(codec: Codec, filter: Filter) -> bool {
-    codec.decodes_part() && part_filter(filter, codec).is_some()
+    early_part_filter(codec, filter).is_some()
 }
 
 /// The default compression level of a codec.

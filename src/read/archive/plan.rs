@@ -25,7 +25,6 @@
 
 use super::*;
 use crate::codec::PartDecoder;
-use crate::format::Codec;
 
 /// Frames of at least this many bytes (header and payload) are decoded only as far as a
 /// small read of a part of their block needs ([`Archive::read_part`]).
@@ -516,8 +515,7 @@ impl<R: ReadAt> Archive<R> {
         scratch: &mut BlockScratch,
     ) -> Result<bool> {
         let e = *self.entry(s, b);
-        if !Codec::decodes_part(e.codec)
-            || e.frame_len() < STREAMED_MIN
+        if e.frame_len() < STREAMED_MIN
             || self.source.wants_prefetch()
             || !crate::codec::registry::decodes_part(e.codec, e.filter)
         {
