@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import nc3pack
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -39,6 +44,27 @@ def packed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         nc3pack.pack(src, dst)
         archives[src.name] = dst
     return archives
+
+
+#: Seconds for any one operation of the dask cluster the ``client`` fixture starts.
+DASK_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    """A dask client of a local cluster of two worker processes of one thread each (one
+    cluster per test module, stopped after its last test); its logs are silenced, as a
+    test may kill a worker."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
+        silence_logs=logging.CRITICAL,
+    )
+    with cluster, distributed.Client(cluster, timeout=DASK_TIMEOUT) as c:
+        yield c
 
 
 def in_forked_child(target: Callable[[], None]) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import filecmp
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,19 +18,6 @@ if TYPE_CHECKING:
     from distributed import Client
 
 TIMEOUT = 120  # seconds for any one cluster operation
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Client]:
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        processes=True,
-        threads_per_worker=1,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
-    with cluster, distributed.Client(cluster, timeout=TIMEOUT) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,11 @@ killed by SIGKILL in the middle of the run."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import struct
 import time
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,19 +26,6 @@ import nc3pack.dask
 
 TIMEOUT = 120  # seconds for any one cluster operation
 FILES = 2000
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Client]:
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        processes=True,
-        threads_per_worker=1,
-        dashboard_address=None,
-        silence_logs=logging.CRITICAL,
-    )
-    with cluster, distributed.Client(cluster, timeout=TIMEOUT) as c:
-        yield c
 
 
 def _name(s: str) -> bytes:
