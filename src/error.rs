@@ -494,6 +494,23 @@ pub enum Refusal {
         "output exists and is not an nc3pack archive; refusing to replace it (even with --force)"
     )]
     NotAnArchive,
+    /// A file given to a batch is where another of its inputs' archive goes: packing that
+    /// input would replace it. The batch is refused before it starts.
+    #[error(
+        "is an input of this batch and where the archive of {} goes; refusing to start (give one of the two)",
+        of.display()
+    )]
+    InputIsOutput {
+        /// The input whose archive this is.
+        of: PathBuf,
+    },
+    /// A batch's manifest path names a file that appending to would damage (an archive, a
+    /// netCDF file) or where an archive of the batch may go.
+    #[error("not a manifest: {what}; refusing to append to it (give a *.jsonl path)")]
+    NotAManifest {
+        /// What it is.
+        what: &'static str,
+    },
     /// The output's file name is longer than its filesystem holds.
     #[error("file name is {len} bytes long, more than the {max} its filesystem holds")]
     NameTooLong {

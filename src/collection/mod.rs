@@ -447,6 +447,9 @@ pub fn pack_collection<P: AsRef<Path>>(
         .map(|p| Ok(p.as_ref().to_path_buf()))
         .chain(listed);
     let (records, manifest_path) = manifests(&bucket, dir, opts);
+    if bucket.is_none() {
+        crate::collection::manifest::check_manifest_path(&manifest_path)?;
+    }
     // The manifests of earlier runs are read while the inputs are found.
     let load = || {
         if opts.pack.force {

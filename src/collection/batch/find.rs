@@ -127,6 +127,23 @@ fn tree_path(p: &Path, cache: &mut Option<(PathBuf, PathBuf)>) -> std::io::Resul
     Ok(path)
 }
 
+/// Whether `path` is a file (or a link to one) that a scan of one of `dirs` finds: below it,
+/// with no hidden name between.
+fn found_below(path: &Path, dirs: &[(PathBuf, std::fs::Metadata)]) -> bool {
+    let pb = path.as_os_str().as_bytes();
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        && dirs.iter().any(|(d, _)| {
+            let d = d.as_os_str().as_bytes();
+            let from = if d == b"/" { 1 } else { d.len() + 1 };
+            pb.len() > from
+                && pb.starts_with(d)
+                && pb[from - 1] == b'/'
+                && pb[from..]
+                    .split(|&c| c == b'/')
+                    .all(|c| c.first() != Some(&b'.'))
+        })
+}
+
 /// Whether the path `p` is below `root`, whose path and `/` are `skip` bytes long.
 fn is_under(p: &[u8], root: &[u8], skip: usize) -> bool {
     p.len() > skip && p.starts_with(root) && p[skip - 1] == b'/'
@@ -297,23 +314,12 @@ pub(crate) fn find(
     // A file `x` whose archive `x.nc3z` is a directory another input's archive needs
     // (`x.nc3z/y` goes to `x.nc3z/y.nc3z`): `x` is an input if given, or if it is a file
     // (or a link to one) below a directory searched, with no hidden name between.
+    let is_input = |path: &Path| {
+        given.position(path.as_os_str().as_bytes()).is_some() || found_below(path, &dirs)
+    };
     for (file, below) in &suspects {
         let path = root.join(OsStr::from_bytes(file));
-        let pb = path.as_os_str().as_bytes();
-        let is_found = || {
-            std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-                && dirs.iter().any(|(d, _)| {
-                    let d = d.as_os_str().as_bytes();
-                    let from = if d == b"/" { 1 } else { d.len() + 1 };
-                    pb.len() > from
-                        && pb.starts_with(d)
-                        && pb[from - 1] == b'/'
-                        && pb[from..]
-                            .split(|&c| c == b'/')
-                            .all(|c| c.first() != Some(&b'.'))
-                })
-        };
-        if given.position(pb).is_some() || is_found() {
+        if is_input(&path) {
             let mut dir = file.clone();
             dir.extend_from_slice(b".nc3z");
             return Err(Error::Refused {
@@ -326,7 +332,33 @@ pub(crate) fn find(
         }
     }
     // An object-store prefix (`s3://...`) is kept as given: archives are named by joining.
-    let out = if out.to_str().is_some_and(|s| s.contains("://")) {
+    let remote = out.to_str().is_some_and(|s| s.contains("://"));
+    // A file given by name that is where another input's archive goes (`OUT/x.nc.nc3z` given
+    // with `x.nc`): packing that input would replace it, with `--force` (this refuses it even
+    // without: it is no netCDF file to pack). (Found files are never archives: a directory's
+    // scan takes netCDF files only.)
+    if let Some(real_out) = (!remote).then(|| std::fs::canonicalize(out).ok()).flatten() {
+        let ob = real_out.as_os_str().as_bytes();
+        let from = if ob == b"/" { 1 } else { ob.len() + 1 };
+        for i in 0..given.len() {
+            let g = given.get(i);
+            let Some(name) = g
+                .strip_suffix(b".nc3z")
+                .filter(|n| n.len() > from && n.starts_with(ob) && n[from - 1] == b'/')
+                .map(|n| &n[from..])
+            else {
+                continue;
+            };
+            let input = root.join(OsStr::from_bytes(name));
+            if is_input(&input) {
+                return Err(Error::Refused {
+                    path: PathBuf::from(OsStr::from_bytes(g)),
+                    what: Refusal::InputIsOutput { of: input },
+                });
+            }
+        }
+    }
+    let out = if remote {
         out.to_path_buf()
     } else {
         std::path::absolute(out).map_err(io_err(out, "resolve"))?

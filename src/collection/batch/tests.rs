@@ -128,6 +128,58 @@ fn an_archive_and_a_directory_are_refused_by_every_shard() {
     }
 }
 
+/// A file given by name where another input's archive goes (`OUT/x.nc.nc3z` given with
+/// `x.nc`, given or found) refuses the batch before it starts, whatever the share; the same
+/// file given without its input, or an archive found by a scan, is no conflict.
+#[test]
+fn an_input_where_another_inputs_archive_goes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let write = |n: &str| {
+        let p = root.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"CDF\x01").unwrap();
+    };
+    write("a/x.nc");
+    write("a/x.nc.nc3z");
+    write("a/y.nc");
+    let g = |n: &str| Ok(root.join(n));
+    for count in [1u64, 3] {
+        for index in 0..count {
+            let shard = Shard { index, count };
+            for inputs in [
+                vec![g("a/x.nc.nc3z"), g("a")],
+                vec![g("a/x.nc"), g("a/x.nc.nc3z")],
+                vec![g("a/y.nc"), g("a/x.nc.nc3z"), g("a/x.nc")],
+            ] {
+                let e = plan(inputs, &root, Some(&root), shard).unwrap_err();
+                let Error::Refused { path, what } = &e else {
+                    panic!("{e}")
+                };
+                assert_eq!(path, &root.join("a/x.nc.nc3z"), "{e}");
+                let Refusal::InputIsOutput { of } = what else {
+                    panic!("{e}")
+                };
+                assert_eq!(of, &root.join("a/x.nc"));
+            }
+            for inputs in [
+                vec![g("a/x.nc.nc3z"), g("a/y.nc")],
+                vec![g("a")],
+                // Another OUT: the archive of x.nc goes elsewhere.
+                vec![g("a/x.nc"), g("a/x.nc.nc3z")],
+            ] {
+                let out = if inputs.len() == 2 && inputs[0].as_ref().unwrap().ends_with("x.nc") {
+                    root.join("elsewhere")
+                } else {
+                    root.clone()
+                };
+                let p = plan(inputs, &out, Some(&root), shard);
+                assert!(p.is_ok(), "{index}/{count}");
+            }
+        }
+    }
+}
+
 /// The second walk hands out the share in the byte order of the paths, depth first, in chunks
 /// of the size asked (a file `x` before `x-1`, `x.nc` and then the files under a directory
 /// `x`), a path given and found once, as given, counted as the first walk counted; it stops

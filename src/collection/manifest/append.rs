@@ -33,6 +33,50 @@ pub(super) struct Appending {
 /// not deferred, or at [`Manifest::sync`]).
 pub(super) const DEFERRED_BYTES: usize = 64 << 10;
 
+/// Refuses a manifest path that a batch would damage a file through: a name ending in
+/// `.nc3z` (where an archive of the batch may go, or one already is: the lines would be
+/// appended to it, or it replaced by one), or an existing file that is not a manifest (an
+/// archive, a netCDF file, anything whose first byte after blanks is not the `{` every line
+/// starts with). A manifest that does not exist, or is empty, is fine.
+///
+/// # Errors
+///
+/// [`Error::Refused`](crate::Error::Refused) with [`Refusal::NotAManifest`]; an existing file
+/// that cannot be read, [`Error::Io`](crate::Error::Io).
+pub(crate) fn check_manifest_path(path: &Path) -> Result<()> {
+    use crate::error::{Error, Refusal};
+    use std::io::Read;
+    let refuse = |what: &'static str| {
+        Err(Error::Refused {
+            path: path.to_path_buf(),
+            what: Refusal::NotAManifest { what },
+        })
+    };
+    if path
+        .file_name()
+        .is_some_and(|n| n.as_encoded_bytes().ends_with(b".nc3z"))
+    {
+        return refuse("is named like an archive (*.nc3z), where an archive of the batch may go");
+    }
+    // (Only a regular file is opened: a FIFO would wait for a writer; other kinds are refused
+    // when opened for appending.)
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .map_err(io_err(path, "read"))?;
+    match head.iter().find(|b| !b.is_ascii_whitespace()) {
+        None | Some(b'{') => Ok(()),
+        Some(_) if head.starts_with(&crate::format::LEAD_MAGIC) => refuse("is an nc3pack archive"),
+        Some(_) if head.starts_with(b"CDF") || head.starts_with(b"\x89HDF") => {
+            refuse("is a netCDF file")
+        }
+        Some(_) => refuse("does not start with a JSON object, as every manifest line does"),
+    }
+}
+
 impl Manifest {
     /// The manifest at `path`; nothing is done on disk until the first line is written.
     pub fn new(path: &Path) -> Manifest {

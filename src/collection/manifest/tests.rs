@@ -753,3 +753,44 @@ fn the_resume_set_finds_each_names_last_record_and_no_other_name() {
         }
     }
 }
+
+/// A batch refuses a manifest path that appending to would damage, or where an archive may go,
+/// and takes a missing, empty or real manifest.
+#[test]
+fn a_manifest_path_that_is_no_manifest_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |n: &str, bytes: Option<&[u8]>| {
+        let p = dir.path().join(n);
+        if let Some(b) = bytes {
+            std::fs::write(&p, b).unwrap();
+        }
+        p
+    };
+    let mut archive = crate::format::LEAD_MAGIC.to_vec();
+    archive.extend_from_slice(&[1, 0, 0, 0]);
+    for (p, what) in [
+        (at("a.nc.nc3z", None), "named like an archive"),
+        (at("b.nc.nc3z", Some(b"{\"name\":\"x\"}\n")), "named like an archive"),
+        (at("archive.bin", Some(&archive)), "an nc3pack archive"),
+        (at("x.nc", Some(b"CDF\x01\0\0\0\0")), "a netCDF file"),
+        (at("y.nc", Some(b"\x89HDF\r\n\x1a\n")), "a netCDF file"),
+        (at("notes.txt", Some(b"  some notes\n")), "JSON object"),
+    ] {
+        let before = std::fs::read(&p).ok();
+        let e = check_manifest_path(&p).unwrap_err();
+        let crate::Error::Refused { path, what: r } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(path, &p);
+        assert!(r.to_string().contains(what), "{e}");
+        assert_eq!(std::fs::read(&p).ok(), before, "{e}");
+    }
+    for p in [
+        at("new.jsonl", None),
+        at("empty.jsonl", Some(b"")),
+        at("blank.jsonl", Some(b"\n \n")),
+        at("m.jsonl", Some(b"{\"name\":\"x\"}\n{\"na")),
+    ] {
+        check_manifest_path(&p).unwrap();
+    }
+}
