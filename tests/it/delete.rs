@@ -415,6 +415,66 @@ fn a_batch_never_replaces_its_own_input_nor_a_file_that_is_not_an_archive() {
     }
 }
 
+/// An archive given by name where another input's archive goes refuses the batch, with
+/// `--force` too; a `--manifest` that is an archive, is named like one, or is an input refuses
+/// it before anything is packed, written or deleted (appending to it would damage it after it
+/// was verified, and its original be deleted).
+#[test]
+fn an_archive_given_as_input_or_as_manifest_refuses_the_batch() {
+    let dir = temp_dir();
+    let input = dir.path().join("in");
+    populate(&input, &["a.nc", "b.nc"]);
+    let (code, err) = pack(&[input.as_os_str(), "-o".as_ref(), input.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    let archive = input.join("a.nc.nc3z");
+    let before = std::fs::read(&archive).unwrap();
+    let (code, err) = pack(&[
+        archive.as_os_str(),
+        input.as_os_str(),
+        "-o".as_ref(),
+        input.as_os_str(),
+        "-f".as_ref(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: is an input of this batch and where the archive of {} goes; refusing to start",
+            archive.display(),
+            input.join("a.nc").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&archive).unwrap(), before);
+    let out = dir.path().join("out");
+    let fresh = out.join("a.nc.nc3z");
+    for (manifest, what) in [
+        (&fresh, "is named like an archive"),
+        (&archive, "is named like an archive"),
+        (&input.join("b.nc"), "is a netCDF file"),
+    ] {
+        let kept = std::fs::read(manifest).ok();
+        let (code, err) = pack(&[
+            input.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--manifest".as_ref(),
+            manifest.as_os_str(),
+            "--delete-input".as_ref(),
+        ]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "nc3pack: {}: not a manifest: {what}",
+                manifest.display()
+            )),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(manifest).ok(), kept);
+        assert!(input.join("a.nc").exists() && input.join("b.nc").exists());
+        assert!(!fresh.exists());
+    }
+}
+
 /// `--files-from` with CR LF line ends (a list written on Windows) names the files without the
 /// CR; an output name longer than the filesystem holds fails before any packing, naming the
 /// limit.

@@ -770,7 +770,10 @@ fn a_manifest_path_that_is_no_manifest_is_refused() {
     archive.extend_from_slice(&[1, 0, 0, 0]);
     for (p, what) in [
         (at("a.nc.nc3z", None), "named like an archive"),
-        (at("b.nc.nc3z", Some(b"{\"name\":\"x\"}\n")), "named like an archive"),
+        (
+            at("b.nc.nc3z", Some(b"{\"name\":\"x\"}\n")),
+            "named like an archive",
+        ),
         (at("archive.bin", Some(&archive)), "an nc3pack archive"),
         (at("x.nc", Some(b"CDF\x01\0\0\0\0")), "a netCDF file"),
         (at("y.nc", Some(b"\x89HDF\r\n\x1a\n")), "a netCDF file"),
