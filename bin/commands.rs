@@ -179,6 +179,14 @@ fn pack(a: PackArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
     };
     let s = match input_url {
         _ if stdin => {
+            // (`nc3pack -f - x.nc < x.nc`: packing would replace its own input.)
+            if is_file(output, std_file(0)?) {
+                return Err(nc3pack::Error::Refused {
+                    path: output.to_path_buf(),
+                    what: nc3pack::error::Refusal::IsInput,
+                }
+                .into());
+            }
             nc3pack::pack_reader(std::io::stdin().lock(), "<stdin>".as_ref(), output, &opts)?
         }
         Some(url) => nc3pack::pack_reader(
@@ -306,6 +314,13 @@ fn unpack(a: UnpackArgs, remote: &RemoteOptions) -> anyhow::Result<()> {
         });
     }
     let to_stdout = a.output.as_os_str() == "-";
+    // (`nc3pack unpack x.nc3z - >> x.nc3z` would append the file to its own archive.)
+    if to_stdout && is_file(&a.input, std_file(1)?) {
+        anyhow::bail!(
+            "{}: standard output is this archive; refusing to write to it",
+            a.input.display()
+        );
+    }
     let n = if to_stdout {
         let stdout = Path::new("<stdout>");
         match nc3pack::unpack_to_writer(&a.input, std::io::stdout(), stdout, &opts) {
@@ -518,6 +533,30 @@ fn warn_moved_outside(input: &str, s: &nc3pack::PackSummary, pb: Option<&Progres
 
 fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+/// The file open as standard input or output (`fd` 0 or 1): its device and inode when it is
+/// a regular file. (A descriptor closed when the program started, `>&-`, is /dev/null here:
+/// Rust's runtime opens it there.)
+fn std_file(fd: libc::c_int) -> anyhow::Result<Option<(u64, u64)>> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat only writes a `stat` into the buffer it is given, whatever `fd` is (a
+    // closed descriptor fails with EBADF).
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        let name = if fd == 0 { "input" } else { "output" };
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("standard {name} is not open"));
+    }
+    // SAFETY: fstat succeeded, so it filled the buffer.
+    let st = unsafe { st.assume_init() };
+    let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
+    Ok(regular.then_some((st.st_dev, st.st_ino)))
+}
+
+/// Whether `path` (followed through symbolic links) is the file `id` ([`std_file`]).
+fn is_file(path: &Path, id: Option<(u64, u64)>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    id.is_some_and(|id| std::fs::metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == id))
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.

@@ -507,6 +507,45 @@ fn writing_onto_the_input_is_refused_even_with_force() {
     assert!(err.contains("output is the input file"), "{err}");
     assert!(snapshot(&archive) == abefore);
     assert!(leftovers(dir.path()).is_empty());
+
+    // Through the standard streams: `pack -f - in.nc < in.nc` and
+    // `unpack a.nc3z - >> a.nc3z` (a file, not a pipe, on the stream).
+    let status = |args: &[&OsStr], stdin: &Path, stdout: Option<&Path>| {
+        let out = match stdout {
+            Some(o) => {
+                std::process::Stdio::from(std::fs::OpenOptions::new().append(true).open(o).unwrap())
+            }
+            None => std::process::Stdio::null(),
+        };
+        let o = std::process::Command::new(BIN)
+            .args(args)
+            .stdin(std::fs::File::open(stdin).unwrap())
+            .stdout(out)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = status(
+        &["pack".as_ref(), "-f".as_ref(), "-".as_ref(), p(&soft)],
+        &nc,
+        None,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_one_line_error(&err, &soft);
+    assert!(err.contains("output is the input file"), "{err}");
+    let (code, err) = status(
+        &["unpack".as_ref(), p(&archive), "-".as_ref()],
+        &nc,
+        Some(&archive),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_one_line_error(&err, &archive);
+    assert!(err.contains("standard output is this archive"), "{err}");
+    assert!(snapshot(&nc) == before && snapshot(&archive) == abefore);
+    assert!(leftovers(dir.path()).is_empty());
 }
 
 #[test]
