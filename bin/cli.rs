@@ -425,8 +425,9 @@ const COMMANDS: [&str; 10] = [
 fn parse_pack(args: &[std::ffi::OsString]) -> Option<Cli> {
     use clap::{Arg, ArgAction, FromArgMatches};
     let first_at = 1 + args.iter().skip(1).take_while(|a| *a == "--anon").count();
-    let first = args.get(first_at)?.to_str()?;
-    let rest = match first {
+    // (A name that is not UTF-8 is no command's: an input.)
+    let first = args.get(first_at)?.to_string_lossy();
+    let rest = match first.as_ref() {
         "pack" => first_at + 1,
         f if f.starts_with('-') || COMMANDS.contains(&f) => return None,
         _ => first_at,
@@ -448,7 +449,8 @@ fn parse_pack(args: &[std::ffi::OsString]) -> Option<Cli> {
 /// [`arguments`] with the command line's description `cmd` (of [`Cli`]).
 fn with_pack(cmd: &clap::Command, mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let first_at = 1 + args.iter().skip(1).take_while(|a| *a == "--anon").count();
-    if let Some(first) = args.get(first_at).and_then(|a| a.to_str()) {
+    if let Some(first) = args.get(first_at).map(|a| a.to_string_lossy().into_owned()) {
+        let first = first.as_str();
         // The commands' names (and `help`), and the flags that need no command.
         let mut known = cmd.get_subcommands().map(|c| c.get_name()).chain(["help"]);
         let flag = ["-h", "--help", "-V", "--version"].contains(&first);
@@ -667,6 +669,18 @@ mod examples {
         };
         assert!(p.common.force);
         assert!(crate::cli::parse(["nc3pack", "unpack"].map(Into::into).to_vec()).is_err());
+        // An input whose name is not UTF-8, in the short form.
+        use std::os::unix::ffi::OsStringExt;
+        let bad = std::ffi::OsString::from_vec(b"bad\xff.nc".to_vec());
+        let cli = crate::cli::parse(vec!["nc3pack".into(), bad.clone(), "x.nc3z".into()]);
+        let Ok(crate::cli::Cli {
+            command: crate::cli::Command::Pack(p),
+            ..
+        }) = cli
+        else {
+            panic!("not a pack command line")
+        };
+        assert_eq!(p.paths[0], std::path::PathBuf::from(bad));
     }
 
     #[test]
