@@ -174,6 +174,32 @@ pub enum Error {
         /// What went wrong.
         source: RemoteError,
     },
+    /// A local archive changed on disk while it was open (written in place, truncated, its
+    /// times set): its change time or length is not what it was when it was opened. Reading
+    /// on could mix two versions of it (an archive replaced by a rename is another file, and
+    /// reads on as the one opened).
+    ///
+    /// ```
+    /// let e = nc3pack::Error::Changed {
+    ///     path: "a.nc3z".into(),
+    ///     what: "length 100 bytes when opened, now 90".into(),
+    /// };
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "a.nc3z: changed on disk since it was opened (length 100 bytes when opened, now 90); \
+    ///      open it again to read the new one"
+    /// );
+    /// ```
+    #[error(
+        "{}: changed on disk since it was opened ({what}); open it again to read the new one",
+        shown(path)
+    )]
+    Changed {
+        /// The archive.
+        path: PathBuf,
+        /// What differs.
+        what: String,
+    },
     /// The output cannot be written where asked (it is the input, or a directory).
     #[error("{}: {what}", shown(path))]
     Refused {

@@ -111,8 +111,18 @@ impl Archive<Input> {
             Input::Remote(_) => None,
             Input::Memory(_) => None,
         };
+        let opened = fd
+            .map(source::FileState::of)
+            .transpose()
+            .map_err(crate::error::io_err(path, "stat"))?;
         let mut a = Archive::from_reader(f, path)?;
-        a.source.fd = fd;
+        // (A compact archive is read into memory whole, and its file closed.)
+        if !a.source.is_compact() {
+            a.source.fd = fd;
+            a.source.opened = opened;
+            // (The lead, header and index were read from the file as it was then.)
+            a.source.check_unchanged()?;
+        }
         Ok(a)
     }
 
@@ -260,6 +270,7 @@ impl<R: ReadAt> Archive<R> {
                 reader,
                 fd: None,
                 file: std::sync::OnceLock::new(),
+                opened: None,
             },
             index,
             cache: BlockCache::new(DEFAULT_CACHE_BYTES),

@@ -17,12 +17,16 @@ use std::sync::{Mutex, MutexGuard};
 /// the last is served), an HTTP client's parallel ranges.
 const IN_FLIGHT: u64 = 16;
 
-/// The state of an archive file: a change of any of these makes it another file.
+/// The state of an archive file: a change of any of these makes it another file. (The change
+/// time tells a file written in place whose modification time was set back, as `rsync
+/// --inplace -t` leaves it; an archive open in that state fails its next read of the file,
+/// [`crate::Error::Changed`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Ident {
     dev: u64,
     ino: u64,
     mtime_ns: i128,
+    ctime_ns: i128,
     size: u64,
 }
 
@@ -33,6 +37,7 @@ impl Ident {
             dev: md.dev(),
             ino: md.ino(),
             mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
+            ctime_ns: i128::from(md.ctime()) * 1_000_000_000 + i128::from(md.ctime_nsec()),
             size: md.size(),
         }
     }

@@ -604,3 +604,76 @@ fn an_ncfile_over_the_reader_reads_the_values_of_the_original() {
         );
     }
 }
+
+/// An archive written over in place while a reader has it open (with its modification time
+/// set back, as `rsync --inplace -t` leaves it): the reader's next read of the file fails
+/// saying so, never giving bytes of the new archive as the old one's; a reader opened after
+/// reads the new one. An archive renamed over (or deleted) while open reads on as the one
+/// opened.
+#[test]
+fn an_archive_written_over_in_place_fails_the_next_read_and_one_renamed_over_reads_on() {
+    use nc3pack::format::{Codec, Filter};
+    let dir = temp_dir();
+    let a = std::fs::read(sample("gridded_sst.nc")).unwrap();
+    // The same file with other values in its last MiB: the archives are of one length.
+    let mut b = a.clone();
+    let n = b.len();
+    b[n - (1 << 20)..].iter_mut().for_each(|x| *x ^= 0x55);
+    let opts = PackOptions::default()
+        .with_codec(Codec::None)
+        .with_filter(nc3pack::FilterMode::Fixed(Filter::None))
+        .with_pco(false)
+        .with_block_size(64 << 10)
+        .with_threads(1)
+        .with_force(true);
+    let (za, zb) = (dir.path().join("a.nc3z"), dir.path().join("b.nc3z"));
+    for (bytes, z, name) in [(&a, &za, "a.nc"), (&b, &zb, "b.nc")] {
+        let nc = dir.path().join(name);
+        std::fs::write(&nc, bytes).unwrap();
+        pack_file(&nc, z, &opts).unwrap();
+    }
+    let (za, zb) = (std::fs::read(&za).unwrap(), std::fs::read(&zb).unwrap());
+    assert_eq!(za.len(), zb.len());
+    assert_ne!(za, zb);
+    let z = dir.path().join("x.nc3z");
+    std::fs::write(&z, &za).unwrap();
+    let r = OriginalReader::new(Archive::open(&z).unwrap());
+    let mut buf = vec![0u8; 64 << 10];
+    assert_eq!(r.read_at(0, &mut buf).unwrap(), buf.len());
+    assert_eq!(buf, a[..buf.len()]);
+    // In place, its modification time set back.
+    let mtime = std::fs::metadata(&z).unwrap().modified().unwrap();
+    std::fs::write(&z, &zb).unwrap();
+    let f = std::fs::File::options().write(true).open(&z).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    assert_eq!(std::fs::metadata(&z).unwrap().modified().unwrap(), mtime);
+    for at in [(n - 1000) as u64, (n / 2) as u64] {
+        let e = r.read_at(at, &mut buf).unwrap_err();
+        assert!(matches!(e, nc3pack::Error::Changed { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("changed on disk since it was opened"),
+            "{e}"
+        );
+    }
+    // Opened again: the new one.
+    let r = OriginalReader::new(Archive::open(&z).unwrap());
+    let mut whole = Vec::new();
+    r.cursor().read_to_end(&mut whole).unwrap();
+    assert!(whole == b);
+    // Renamed over while open: read on as the one opened (each block read after the rename).
+    let r = OriginalReader::new(Archive::open(&z).unwrap());
+    let tmp = dir.path().join("x.tmp");
+    std::fs::write(&tmp, &za).unwrap();
+    std::fs::rename(&tmp, &z).unwrap();
+    let mut whole = Vec::new();
+    r.cursor().read_to_end(&mut whole).unwrap();
+    assert!(whole == b);
+    // And deleted while open.
+    let r = OriginalReader::new(Archive::open(&z).unwrap());
+    std::fs::remove_file(&z).unwrap();
+    let mut whole = Vec::new();
+    r.cursor().read_to_end(&mut whole).unwrap();
+    assert!(whole == a);
+}

@@ -408,7 +408,12 @@ impl<R: ReadAt> Archive<R> {
         native: bool,
         scratch: &mut BlockScratch,
     ) -> Result<bool> {
-        match self.ahead.take(s, b) {
+        let taken = self.ahead.take(s, b);
+        if !matches!(taken, Taken::Nothing) {
+            // (A pool thread may have read the frame: the file is checked before it is used.)
+            self.source.check_unchanged()?;
+        }
+        match taken {
             Taken::Nothing => Ok(false),
             Taken::Decoded(block) => {
                 if block.len() != dst.len() {
@@ -447,7 +452,12 @@ impl<R: ReadAt> Archive<R> {
         b: u64,
         scratch: &mut BlockScratch,
     ) -> Result<Option<Block>> {
-        match self.ahead.take(s, b) {
+        let taken = self.ahead.take(s, b);
+        if !matches!(taken, Taken::Nothing) {
+            // (As in `ahead_into`.)
+            self.source.check_unchanged()?;
+        }
+        match taken {
             Taken::Nothing => Ok(None),
             Taken::Decoded(block) => Ok(Some(Block::Bytes(Arc::new(block)))),
             Taken::Frame(h, frame) => {
