@@ -253,7 +253,9 @@ impl Server {
         self.addr
     }
 
-    /// Serves requests until the process ends (or accepting fails for good).
+    /// Serves requests until the process ends. A connection that cannot be accepted (out of
+    /// file descriptors while clients hold connections open) is logged once and accepting
+    /// tried again 100 ms later, however long that lasts: no client can end the server.
     ///
     /// ```no_run
     /// let opts = nc3pack::serve::ServeOptions::default();
@@ -263,43 +265,31 @@ impl Server {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when connections can no longer be accepted.
+    /// None: it returns only when the process ends (the `Result` keeps the signature of a
+    /// server that may stop).
     pub fn run(self) -> Result<()> {
         let Server {
             runtime,
             listener,
-            addr,
             shared,
+            ..
         } = self;
-        runtime
-            .block_on(accept_loop(listener, shared))
-            .map_err(|source| Error::Io {
-                path: PathBuf::from(addr.to_string()),
-                op: "accept",
-                source,
-            })
+        runtime.block_on(accept_loop(listener, shared));
+        Ok(())
     }
 }
 
-/// Accepts connections and serves each on a task of its own.
-async fn accept_loop(
-    listener: tokio::net::TcpListener,
-    shared: Arc<ServeState>,
-) -> std::io::Result<()> {
-    let mut failures = 0u32;
+/// Accepts connections and serves each on a task of its own, for ever.
+async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<ServeState>) {
     loop {
         let stream = match listener.accept().await {
-            Ok((stream, _)) => {
-                failures = 0;
-                stream
-            }
+            Ok((stream, _)) => stream,
             Err(e) => {
-                // Out of file descriptors and the like: wait, and give up only if it lasts.
-                failures += 1;
-                if failures > 100 {
-                    return Err(e);
-                }
-                shared.log_once(format!("accept: {e}"));
+                // Out of file descriptors (clients holding connections open until their
+                // header timeout), a connection aborted before it was taken: wait and try
+                // again, however long it lasts (as axum's server does), so that no client can
+                // end the server.
+                shared.log_once(format!("accept: {e} (trying again)"));
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }

@@ -25,8 +25,32 @@ struct Server {
 impl Server {
     /// Serves `archives` on a free loopback port, waiting (at most 20 s) for the address.
     fn start(archives: &Path, scratch: &Path) -> Server {
+        Server::start_with(archives, scratch, None)
+    }
+
+    /// [`Server::start`] with at most `nofile` file descriptors, if given.
+    fn start_with(archives: &Path, scratch: &Path, nofile: Option<u64>) -> Server {
+        use std::os::unix::process::CommandExt;
         let log = scratch.join("serve.log");
-        let child = Command::new(BIN)
+        let mut cmd = Command::new(BIN);
+        if let Some(n) = nofile {
+            let limit = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            // SAFETY: between fork and exec the child calls only setrlimit, which is
+            // async-signal-safe, on a value of its own.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        let child = cmd
             .arg("serve")
             .arg(archives)
             .args(["--listen", "127.0.0.1:0"])
@@ -350,6 +374,46 @@ fn a_damaged_block_gives_a_500_or_a_cut_body_never_wrong_bytes() {
     let lines: Vec<&str> = log.lines().filter(|l| l.contains("sst.nc.nc3z")).collect();
     assert_eq!(lines.len(), 1, "one line about the damage:\n{log}");
     assert!(lines[0].contains("block"), "{}", lines[0]);
+}
+
+/// Clients holding more connections open than the server has file descriptors, for longer
+/// than 10 s (the server once gave up then): the server waits, logs it once, and answers
+/// again once they close.
+#[test]
+fn a_server_out_of_file_descriptors_waits_and_serves_again() {
+    if !have_tool("curl", "apt-get install curl") {
+        return;
+    }
+    let scratch = temp_dir();
+    let dir = archives(scratch.path());
+    let mut server = Server::start_with(&dir, scratch.path(), Some(48));
+    let addr: std::net::SocketAddr = server.addr.parse().unwrap();
+    let held: Vec<std::net::TcpStream> = (0..80)
+        .filter_map(|_| std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok())
+        .collect();
+    assert_eq!(held.len(), 80);
+    std::thread::sleep(Duration::from_secs(11));
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server ended:\n{}",
+        server.log()
+    );
+    drop(held);
+    let t = Instant::now();
+    loop {
+        let got = curl(&["-I"], &server.url("/classic_records.nc"), scratch.path());
+        if got.status == 200 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no answer after 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = server.log();
+    assert!(log.contains("accept: Too many open files"), "{log}");
+    assert_eq!(log.matches("accept:").count(), 1, "{log}");
 }
 
 #[test]
