@@ -224,6 +224,23 @@ pub fn mount(archives: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<
     if !md.is_dir() {
         return Err(not_dir(mountpoint));
     }
+    // Mounted over the archives (or a directory above them), the mount would read its
+    // archives through itself and wait on itself for ever, deaf to signals.
+    let over = mountpoint.canonicalize().map_err(io(mountpoint, "mount"))?;
+    if root.starts_with(&over) {
+        return Err(Error::Io {
+            path: mountpoint.to_path_buf(),
+            op: "mount",
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "is {} or a directory above it: the mount would hide the archives it reads \
+                     (mount on a directory elsewhere)",
+                    root.display()
+                ),
+            ),
+        });
+    }
     let shared = Arc::new(MountState::new(root, opts));
     let fs = MountFs {
         shared: Arc::clone(&shared),

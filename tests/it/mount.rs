@@ -653,7 +653,86 @@ fn a_replaced_archive_reads_as_the_new_one_and_an_open_file_as_the_old() {
         "the open file read {n} bytes, not the old original"
     );
     drop(old);
-    m.stop(Some(libc::SIGINT));
+    // Written over in place (the same inode, its modification time set back, as `rsync
+    // --inplace -t` leaves it): a file opened before fails what it had not read, never giving
+    // the new archive's bytes as the old one's; a file opened after reads the new one.
+    let c = sample("gridded_sst.nc");
+    assert!(pack(&c, &archives, "x.nc"));
+    std::thread::sleep(Duration::from_millis(1100));
+    let want = std::fs::read(&c).unwrap();
+    let open = std::fs::File::open(m.path("x.nc")).unwrap();
+    // (No readahead: each read below is a request to the mount.)
+    // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
+    let r = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&open),
+            0,
+            0,
+            libc::POSIX_FADV_RANDOM,
+        )
+    };
+    assert_eq!(r, 0);
+    let mut page = vec![0u8; 4096];
+    open.read_exact_at(&mut page, 0).unwrap();
+    assert!(page == want[..4096]);
+    let z = archives.join("x.nc.nc3z");
+    let mtime = std::fs::metadata(&z).unwrap().modified().unwrap();
+    let over = scratch.path().join("over");
+    std::fs::create_dir_all(&over).unwrap();
+    assert!(pack(&a, &over, "x.nc"));
+    std::fs::write(&z, std::fs::read(over.join("x.nc.nc3z")).unwrap()).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&z)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    // Every page not read before: the old original's bytes (a block held in memory, or one
+    // of a single value, which the index holds) or EIO (a block to be read from the file).
+    let mut failed = 0;
+    for at in (4096..want.len()).step_by(4096) {
+        let n = 4096.min(want.len() - at);
+        match open.read_exact_at(&mut page[..n], at as u64) {
+            Ok(()) => assert!(
+                page[..n] == want[at..at + n],
+                "bytes at {at} not the old original's"
+            ),
+            Err(e) => {
+                assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+                failed += 1;
+            }
+        }
+    }
+    assert!(failed > 0, "no read failed");
+    drop(open);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert!(std::fs::read(m.path("x.nc")).unwrap() == std::fs::read(&a).unwrap());
+    let log = m.stop(Some(libc::SIGINT));
+    assert!(log.contains("changed on disk since it was opened"), "{log}");
+}
+
+/// A mount over its own archives' directory, or a directory above it, would read the
+/// archives through itself and hang: it is refused before mounting.
+#[test]
+fn a_mount_over_its_archives_is_refused() {
+    let scratch = temp_dir();
+    let archives = scratch.path().join("d/e");
+    std::fs::create_dir_all(&archives).unwrap();
+    for over in [scratch.path().join("d/e"), scratch.path().join("d")] {
+        let out = Command::new(BIN)
+            .arg("mount")
+            .arg(&archives)
+            .arg(&over)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("the mount would hide the archives it reads"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
