@@ -577,7 +577,7 @@ impl MountState {
         }
         let sub = dir.join(name);
         match std::fs::metadata(&sub) {
-            Ok(md) if md.is_dir() => {
+            Ok(md) if md.is_dir() && !self.loops_back(dir, &sub) => {
                 let mut inodes = lock(&self.inodes);
                 let ino = inodes.insert((sub.clone(), None), || Node::Dir { path: sub });
                 Ok((ino, Arc::clone(&inodes.nodes[&ino])))
@@ -623,6 +623,31 @@ impl MountState {
         })
     }
 
+    /// Whether `sub`, a directory found in `dir` (a symbolic link to one), is `dir` or a
+    /// directory above it up to the mount's root, each as the system resolves it: shown, it
+    /// would make the tree endless (`ln -s . loop` gives `loop/loop/...`, and two such links
+    /// 2^40 paths), so it is not, as a scan of `pack` visits each directory once.
+    fn loops_back(&self, dir: &Path, sub: &Path) -> bool {
+        // (Only a link can lead back.)
+        if !std::fs::symlink_metadata(sub).is_ok_and(|m| m.file_type().is_symlink()) {
+            return false;
+        }
+        let Ok(target) = std::fs::canonicalize(sub) else {
+            return false;
+        };
+        let mut at = Some(dir);
+        while let Some(d) = at {
+            if std::fs::canonicalize(d).is_ok_and(|c| c == target) {
+                return true;
+            }
+            if d == self.root {
+                break;
+            }
+            at = d.parent();
+        }
+        false
+    }
+
     /// The entries of the directory `dir`: its subdirectories and its archives (named as
     /// their originals), sorted by name, after `.` and `..`.
     fn listing(&self, ino: u64, dir: &Path) -> std::io::Result<Listing> {
@@ -636,6 +661,7 @@ impl MountState {
             let Ok(mut t) = e.file_type() else { continue };
             if t.is_symlink() {
                 match std::fs::metadata(e.path()) {
+                    Ok(md) if md.is_dir() && self.loops_back(dir, &e.path()) => continue,
                     Ok(md) => t = md.file_type(),
                     Err(_) => continue,
                 }
@@ -646,8 +672,10 @@ impl MountState {
                 entries.push((name, fake_ino, FileType::Directory));
             } else if t.is_file() {
                 let b = name.as_bytes();
-                if b.len() > SUFFIX.len() && b.ends_with(SUFFIX.as_bytes()) {
-                    let shown = OsStr::from_bytes(&b[..b.len() - SUFFIX.len()]).to_os_string();
+                let shown = &b[..b.len().saturating_sub(SUFFIX.len())];
+                // (`..nc3z` and `...nc3z` would show as `.` and `..`: not shown.)
+                if b.ends_with(SUFFIX.as_bytes()) && !matches!(shown, b"" | b"." | b"..") {
+                    let shown = OsStr::from_bytes(shown).to_os_string();
                     entries.push((shown, fake_ino, FileType::RegularFile));
                 }
             }

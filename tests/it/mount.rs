@@ -711,6 +711,54 @@ fn a_replaced_archive_reads_as_the_new_one_and_an_open_file_as_the_old() {
     assert!(log.contains("changed on disk since it was opened"), "{log}");
 }
 
+/// Symbolic links to a directory above, in the tree or through a directory outside it, are
+/// not shown (the tree would be endless: `find` of two such links ran on for good); other
+/// links to directories are; an archive named `..nc3z` does not show as `.`.
+#[test]
+fn links_back_up_the_tree_are_not_shown() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("c");
+    let out = scratch.path().join("out");
+    std::fs::create_dir_all(archives.join("sub")).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let s = sample("classic_records.nc");
+    assert!(pack(&s, &archives, "a.nc"));
+    assert!(pack(&s, &archives.join("sub"), "b.nc"));
+    assert!(pack(&s, &archives, "."));
+    let link = |to: &str, at: &Path| std::os::unix::fs::symlink(to, at).unwrap();
+    link(".", &archives.join("loop"));
+    link("..", &archives.join("sub/up"));
+    link("../out", &archives.join("away"));
+    link("../c", &out.join("back"));
+    link("sub", &archives.join("sublink"));
+    let mut m = Mount::start(&archives, scratch.path());
+    let mut found = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(d) = dirs.pop() {
+        assert!(found.len() < 100, "an endless tree: {found:?}");
+        for e in std::fs::read_dir(m.path(d.to_str().unwrap())).unwrap() {
+            let e = e.unwrap();
+            let name = d.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(name.clone());
+            }
+            found.push(name.to_str().unwrap().to_owned());
+        }
+    }
+    found.sort();
+    assert_eq!(
+        found,
+        ["a.nc", "away", "sub", "sub/b.nc", "sublink", "sublink/b.nc"]
+    );
+    assert!(std::fs::metadata(m.path("loop")).is_err());
+    assert!(std::fs::metadata(m.path("sub/up")).is_err());
+    assert!(std::fs::read(m.path("sublink/b.nc")).unwrap() == std::fs::read(&s).unwrap());
+    m.stop(None);
+}
+
 /// A mount over its own archives' directory, or a directory above it, would read the
 /// archives through itself and hang: it is refused before mounting.
 #[test]
