@@ -466,6 +466,15 @@ fn none_match(value: &str, tag: &str) -> bool {
     })
 }
 
+/// Whether an `If-Match` value matches `tag` (strong comparison, as RFC 9110 wants there: a
+/// weak tag never matches).
+fn strong_match(value: &str, tag: &str) -> bool {
+    value.split(',').any(|t| {
+        let t = t.trim();
+        t == "*" || t == tag
+    })
+}
+
 /// The response to one request.
 async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<FileBody> {
     let head = match *req.method() {
@@ -501,16 +510,27 @@ async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<Fi
     let modified = httpdate::fmt_http_date(found.mtime);
     let h = req.headers();
     let text = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
+    // The seconds since 1970 of an HTTP date, and of the archive's modification time.
+    let secs = |date: &str| {
+        httpdate::parse_http_date(date)
+            .ok()
+            .and_then(|d| d.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_secs())
+    };
+    let mtime = found
+        .mtime
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // RFC 9110 13.2.2: If-Match (else If-Unmodified-Since) first, a client pinning the file
+    // it has part of; then If-None-Match (else If-Modified-Since); then If-Range.
+    let precondition_failed = match (text(header::IF_MATCH), text(header::IF_UNMODIFIED_SINCE)) {
+        (Some(v), _) => !strong_match(v, &tag),
+        (None, Some(since)) => secs(since).is_some_and(|since| mtime > since),
+        (None, None) => false,
+    };
     let not_modified = match (text(header::IF_NONE_MATCH), text(header::IF_MODIFIED_SINCE)) {
         (Some(v), _) => none_match(v, &tag),
-        (None, Some(since)) => httpdate::parse_http_date(since)
-            .ok()
-            .zip(found.mtime.duration_since(UNIX_EPOCH).ok())
-            .is_some_and(|(since, m)| {
-                since
-                    .duration_since(UNIX_EPOCH)
-                    .is_ok_and(|s| m.as_secs() <= s.as_secs())
-            }),
+        (None, Some(since)) => secs(since).is_some_and(|since| mtime <= since),
         (None, None) => false,
     };
     let mut ranged = match text(header::RANGE) {
@@ -527,6 +547,15 @@ async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<Fi
         .header(header::ACCEPT_RANGES, "bytes")
         .header(header::ETAG, &tag)
         .header(header::LAST_MODIFIED, &modified);
+    if precondition_failed {
+        let builder = builder
+            .status(StatusCode::PRECONDITION_FAILED)
+            .header(header::CONTENT_TYPE, "text/plain");
+        return built(
+            builder,
+            FileBody::bytes("precondition failed: the file is not the one asked for\n"),
+        );
+    }
     if not_modified {
         return built(builder.status(StatusCode::NOT_MODIFIED), FileBody::empty());
     }

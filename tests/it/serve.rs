@@ -270,6 +270,29 @@ fn serves_the_originals_with_byte_ranges() {
         let ifr = format!("If-Range: {etag}");
         let r = curl(&["-H", "Range: bytes=0-3", "-H", &ifr], &url, tmp);
         assert_eq!((r.status, &r.body[..]), (206, &original[..4]));
+        // If-Match (strong: the tag, a list holding it, or *; not a weak tag) and
+        // If-Unmodified-Since: the range, or 412 when the file is not the one asked for.
+        let weak = format!("If-Match: W/{etag}");
+        let listed = format!("If-Match: \"other\", {etag}");
+        for (cond, status) in [
+            (format!("If-Match: {etag}"), 206),
+            (listed, 206),
+            ("If-Match: *".to_string(), 206),
+            ("If-Match: \"other\"".to_string(), 412),
+            (weak, 412),
+            (format!("If-Unmodified-Since: {modified}"), 206),
+            (
+                "If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT".to_string(),
+                412,
+            ),
+            ("If-Unmodified-Since: not a date".to_string(), 206),
+        ] {
+            let r = curl(&["-H", "Range: bytes=0-3", "-H", &cond], &url, tmp);
+            assert_eq!(r.status, status, "{}", what(&cond));
+            if status == 206 {
+                assert!(r.body == original[..4], "{}", what(&cond));
+            }
+        }
     }
 
     // Not an archive's original: 404.
