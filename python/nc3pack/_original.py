@@ -33,15 +33,32 @@ class OriginalFile(io.RawIOBase):
         """The original file's size in bytes."""
         return self._size
 
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+
     def readable(self) -> bool:
+        self._check_open()
         return True
 
     def seekable(self) -> bool:
+        self._check_open()
         return True
 
+    def writable(self) -> bool:
+        self._check_open()
+        return False
+
+    def write(self, b: Any) -> int:
+        """Not supported: an archive's original is read-only."""
+        raise io.UnsupportedOperation("write: the original of an archive is read-only")
+
+    def read(self, size: int | None = -1) -> bytes:
+        """Up to ``size`` bytes (all that is left when ``size`` is negative or None)."""
+        return super().read(-1 if size is None else size) or b""
+
     def readinto(self, buffer: Any) -> int:
-        if self.closed:
-            raise ValueError("I/O operation on closed file")
+        self._check_open()
         view = memoryview(buffer).cast("B")
         if len(view) == 0 or self._pos >= self._size:
             return 0
@@ -51,8 +68,7 @@ class OriginalFile(io.RawIOBase):
         return len(data)
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if self.closed:
-            raise ValueError("I/O operation on closed file")
+        self._check_open()
         if whence == io.SEEK_SET:
             pos = offset
         elif whence == io.SEEK_CUR:
@@ -63,12 +79,13 @@ class OriginalFile(io.RawIOBase):
             raise ValueError(f"whence must be 0, 1 or 2, not {whence!r}")
         if pos < 0:
             raise OSError(22, f"negative seek position {pos}")
+        if pos > 2**63 - 1:
+            raise OSError(22, f"seek position {pos} past the largest file offset")
         self._pos = pos
         return pos
 
     def tell(self) -> int:
-        if self.closed:
-            raise ValueError("I/O operation on closed file")
+        self._check_open()
         return self._pos
 
 

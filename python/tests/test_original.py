@@ -40,9 +40,17 @@ def test_the_original_bytes_whole_and_at_random(
         assert bytes(buf[: min(10, len(want) - 5)]) == want[5:15]
         with pytest.raises(OSError):
             f.seek(-1)
+        with pytest.raises(OSError):
+            f.seek(2**63)
+        f.seek(0)
+        assert f.read(None) == want
+        with pytest.raises(io.UnsupportedOperation):
+            f.write(b"x")
     assert f.closed
-    with pytest.raises(ValueError):
-        f.read()
+    # As io.FileIO answers once closed.
+    for op in (f.read, f.readable, f.seekable, f.writable, f.tell):
+        with pytest.raises(ValueError):
+            op()
 
 
 def test_a_file_that_is_no_archive_is_refused(tmp_path: Path) -> None:
