@@ -31,8 +31,9 @@ pub struct CollectionSummary {
     pub unknown_size: usize,
     /// Archives of quantized (lossy) files.
     pub lossy: usize,
-    /// Names whose originals were deleted once their archives were proven (`--delete-input`;
-    /// a line of any run says so).
+    /// Names whose originals were deleted once their archives were proven (`--delete-input`:
+    /// a line of any run says so, and no `failed` line after it in the same manifest says the
+    /// original was kept after all: a deletion is recorded before it is made).
     pub deleted: usize,
     /// Seconds the runs spent on the names' last recorded packing, summed over files (the
     /// work, not the wall time: files are packed in parallel).
@@ -67,7 +68,9 @@ struct Name {
     /// Whether a line records an archive.
     archived: bool,
     lossy: bool,
-    deleted: bool,
+    /// The manifest (its place in the list read) whose line last recorded the original's
+    /// deletion, unless a failure after it there says it was kept.
+    deleted: Option<usize>,
     seconds: f32,
     /// The last failure read: the input and the error.
     failed: Option<Box<(PathBuf, Box<str>)>>,
@@ -159,7 +162,7 @@ fn summarize(manifests: &[PathBuf], remote: Option<&CallRemote>) -> Result<Colle
         }
     }
     s.manifests = listed.len();
-    for (m, local) in &listed {
+    for (k, (m, local)) in listed.iter().enumerate() {
         read(local, |n, e| {
             s.lines += 1;
             let Some(e) = e else {
@@ -167,7 +170,14 @@ fn summarize(manifests: &[PathBuf], remote: Option<&CallRemote>) -> Result<Colle
                 return;
             };
             let slot = names.entry(key(&e.name)).or_default();
-            slot.deleted |= e.deleted;
+            // A deletion is recorded before it is made; a failure after it means the
+            // original was kept (its bytes changed, it could not be unlinked).
+            // (Only in the same manifest: lines say which came first within one file.)
+            if e.deleted {
+                slot.deleted = Some(k);
+            } else if e.status == Status::Failed && slot.deleted == Some(k) {
+                slot.deleted = None;
+            }
             if e.is_done_before() {
                 // Refers to an earlier line's record.
                 slot.archived = true;
@@ -201,7 +211,7 @@ fn summarize(manifests: &[PathBuf], remote: Option<&CallRemote>) -> Result<Colle
                 None => s.unknown_size += 1,
             }
             s.lossy += usize::from(n.lossy);
-            s.deleted += usize::from(n.deleted);
+            s.deleted += usize::from(n.deleted.is_some());
             s.seconds += f64::from(n.seconds);
         }
         if let (false, Some(f)) = (n.archived, n.failed) {
@@ -266,6 +276,21 @@ mod tests {
         let s = summarize_collection(&[dir.path().to_path_buf()]).unwrap();
         assert_eq!((s.manifests, s.files, s.packed, s.deleted), (2, 4, 3, 1));
         assert_eq!(s.failures.len(), 1);
+
+        // A deletion recorded, then a failure in the same manifest (the original was read
+        // again and had changed): kept, not deleted; a later deletion counts again.
+        // (After the line cut short.)
+        let mut text = std::fs::read_to_string(&m).unwrap() + "\n";
+        text.push_str(&line(
+            r#"{"name":"a","status":"failed","input":"/in/a","error":"/in/a: not deleted: its bytes changed"}"#,
+        ));
+        std::fs::write(&m, &text).unwrap();
+        let s = summarize_collection(std::slice::from_ref(&m)).unwrap();
+        assert_eq!((s.packed, s.deleted), (3, 0));
+        text.push_str(&line(r#"{"name":"a","status":"skipped","deleted":true}"#));
+        std::fs::write(&m, &text).unwrap();
+        let s = summarize_collection(std::slice::from_ref(&m)).unwrap();
+        assert_eq!((s.packed, s.deleted), (3, 1));
     }
 
     #[test]
