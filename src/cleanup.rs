@@ -2,8 +2,9 @@
 //!
 //! Every temporary file that the safe output writer creates is registered here, from before it exists
 //! until it is renamed into place or removed. [`install_signal_handlers`] (called by the command
-//! line) makes SIGINT, SIGTERM and SIGHUP, and SIGABRT (what an allocation failure raises),
-//! remove every registered file, then die by the same signal, so that the shell sees the usual
+//! line) makes SIGINT, SIGTERM and SIGHUP, SIGABRT (what an allocation failure raises), and
+//! the other signals that end a process (SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ), remove
+//! every registered file, then die by the same signal, so that the shell sees the usual
 //! status (128 + the signal number) and nothing partial is left, as gzip does.
 //!
 //! What a signal handler does must be async-signal-safe: the registry is a fixed array of
@@ -121,13 +122,20 @@ impl Drop for Registered {
 }
 
 /// The signals that remove the registered files before the process dies (SIGALRM: the end of
-/// the grace an [`Abortable`] operation gets).
-const SIGNALS: [libc::c_int; 5] = [
+/// the grace an [`Abortable`] operation gets): those that end a process by default and that a
+/// user, a shell or a batch system sends (SIGQUIT: Ctrl-\; SIGUSR1 and SIGUSR2: SLURM's
+/// `--signal` warning; SIGXCPU and SIGXFSZ: a CPU-time or file-size limit, `ulimit -t`/`-f`).
+const SIGNALS: [libc::c_int; 10] = [
     libc::SIGINT,
     libc::SIGTERM,
     libc::SIGHUP,
     libc::SIGABRT,
     libc::SIGALRM,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
 ];
 
 /// Most seconds an [`Abortable`] operation gets, after a signal, to undo its work before the
@@ -234,7 +242,8 @@ fn remove_registered_and_raise(sig: libc::c_int) {
     }
 }
 
-/// Installs the handlers for SIGINT, SIGTERM, SIGHUP, SIGABRT and SIGALRM that remove every
+/// Installs the handlers for SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGALRM, SIGQUIT, SIGUSR1,
+/// SIGUSR2, SIGXCPU and SIGXFSZ that remove every
 /// registered temporary file, then re-raise the signal with its default action (while an
 /// upload runs, SIGINT, SIGTERM and SIGHUP first let it abort, for at most 10 seconds). A signal that was ignored
 /// when the process started (`nohup`, a background job) stays ignored. For programs, not

@@ -1,5 +1,5 @@
 //! Interrupting the command line: SIGINT, SIGTERM, SIGHUP (and SIGABRT, what an allocation
-//! failure raises) remove every temporary file and the process dies by the signal it got, as the
+//! failure raises, and SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU and SIGXFSZ) remove every temporary file and the process dies by the signal it got, as the
 //! shell expects; a batch keeps the archives it had already renamed into place.
 
 use crate::util::{sample, temp_dir, BIN};
@@ -9,6 +9,19 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// Every signal that removes the temporary files.
+const ALL: [libc::c_int; 9] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGABRT,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+];
+
 /// The command, with the signals tested at their default disposition (a parent may ignore
 /// SIGINT or SIGHUP, which the child would inherit) and no core dumps.
 fn command(args: &[&std::ffi::OsStr]) -> Command {
@@ -17,7 +30,7 @@ fn command(args: &[&std::ffi::OsStr]) -> Command {
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         c.pre_exec(|| {
-            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT] {
+            for s in ALL {
                 libc::signal(s, libc::SIG_DFL);
             }
             let none = libc::rlimit {
@@ -146,7 +159,7 @@ fn write_big(path: &Path, records: u32) {
 #[test]
 fn a_signal_during_pack_removes_the_temporary_file() {
     let input = std::fs::read(sample("gridded_sst.nc")).unwrap();
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGABRT] {
+    for sig in ALL {
         let dir = temp_dir();
         let out = dir.path().join("out.nc3z");
         let mut child = command(&["pack".as_ref(), "-q".as_ref(), "-".as_ref(), out.as_ref()])
