@@ -47,7 +47,13 @@ def _attr_value(name: str, raw: Any) -> Any:
 
 
 def _attrs(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    return {name: _attr_value(name, raw) for name, raw in pairs}
+    """The attributes by name; of two with one name (a hostile file), the first, as
+    netCDF-C answers."""
+    out: dict[str, Any] = {}
+    for name, raw in pairs:
+        if name not in out:
+            out[name] = _attr_value(name, raw)
+    return out
 
 
 @dataclass(frozen=True)

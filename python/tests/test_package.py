@@ -470,3 +470,41 @@ def test_local_dataset_reads_in_a_forked_child(packed: dict[str, Path]) -> None:
     in_forked_child(reopen)
     np.testing.assert_array_equal(ds["sst"][:], want)
     ds.close()
+
+
+def test_of_two_attributes_with_one_name_the_first_counts_as_in_netcdf_c(
+    tmp_path: Path,
+) -> None:
+    """A hostile file whose variable has ``_FillValue`` twice (a byte, then a short): the
+    package, its xarray backend and netCDF-C all take the first."""
+    import struct
+
+    def name(s: str) -> bytes:
+        b = s.encode()
+        return struct.pack(">i", len(b)) + b + b"\0" * (-len(b) % 4)
+
+    fill_b = struct.pack(">ii", 1, 1) + b"\xfd\0\0\0"  # NC_BYTE, 1 value: -3
+    fill_s = struct.pack(">ii", 3, 1) + struct.pack(">h", -4) + b"\0\0"  # NC_SHORT: -4
+    head = b"CDF\x01" + struct.pack(">i", 0)
+    head += struct.pack(">ii", 0x0A, 1) + name("x") + struct.pack(">i", 4)
+    head += struct.pack(">ii", 0, 0)  # no global attributes
+    var = name("v") + struct.pack(">ii", 1, 0)
+    var += struct.pack(">ii", 0x0C, 2) + name("_FillValue") + fill_b
+    var += name("_FillValue") + fill_s
+    var += struct.pack(">ii", 1, 4)  # NC_BYTE, vsize 4
+    head += struct.pack(">ii", 0x0B, 1) + var
+    begin = len(head) + 4
+    data = bytes([1, 0xFD, 3, 0xFC])
+    src = tmp_path / "dup.nc"
+    src.write_bytes(head + struct.pack(">i", begin) + data)
+    with netCDF4.Dataset(src) as nc:
+        want = nc.variables["v"].getncattr("_FillValue")
+    assert want == -3
+    z = tmp_path / "dup.nc3z"
+    nc3pack.pack(src, z)
+    with nc3pack.open(z) as ds:
+        assert ds.variables["v"].attrs["_FillValue"] == want
+    import xarray as xr
+
+    with xr.open_dataset(z, engine="nc3z", mask_and_scale=False) as x:
+        assert x["v"].encoding.get("_FillValue", x["v"].attrs.get("_FillValue")) == want
