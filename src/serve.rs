@@ -16,8 +16,8 @@
 //! - Bodies are streamed a chunk of [`CHUNK`] bytes at a time, each read on tokio's blocking
 //!   threads, the next chunk read while one is sent; a response holds at most three chunks
 //!   in memory.
-//! - At most [`ServeOptions::with_max_requests`] responses are served at once (a semaphore;
-//!   the others wait), by a bounded set of open archives sharing one cache budget; an archive
+//! - At most [`ServeOptions::with_max_requests`] bodies are sent at once (a semaphore; the
+//!   others wait: answers without a body, 404, HEAD, 304, do not), by a bounded set of open archives sharing one cache budget; an archive
 //!   whose state (device, inode, size, modification time) changed is opened again, and a
 //!   response already started keeps reading the archive it started with.
 //! - A read that touches a damaged block answers 500 when it is the first chunk, and cuts the
@@ -487,10 +487,6 @@ async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<Fi
             return r;
         }
     };
-    // Held until the body is sent (it moves into the body).
-    let Ok(permit) = Arc::clone(&shared.permits).acquire_owned().await else {
-        return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
-    };
     let uri_path = req.uri().path().to_owned();
     let s = Arc::clone(&shared);
     let found = match tokio::task::spawn_blocking(move || s.find(&uri_path)).await {
@@ -580,6 +576,11 @@ async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<Fi
     if head {
         return built(builder, FileBody::empty());
     }
+    // A place among the bodies sent at once, held until the body is sent (it moves into the
+    // body): what has no body (404, HEAD, 304, 412, 416) never waits behind slow clients.
+    let Ok(permit) = Arc::clone(&shared.permits).acquire_owned().await else {
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    };
     let mut body = FileBody::File(FileStream {
         found,
         shared: Arc::clone(&shared),
