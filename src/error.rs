@@ -200,6 +200,30 @@ pub enum Error {
         /// What differs.
         what: String,
     },
+    /// An input changed on disk while it was packed (a program still writing it): the
+    /// archive would hold neither its old bytes nor its new, and none is made.
+    ///
+    /// ```
+    /// let e = nc3pack::Error::ChangedWhileRead {
+    ///     path: "a.nc".into(),
+    ///     what: "length 100 bytes when opened, now 90".into(),
+    /// };
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "a.nc: changed while it was packed (length 100 bytes when opened, now 90); \
+    ///      pack it once nothing writes to it"
+    /// );
+    /// ```
+    #[error(
+        "{}: changed while it was packed ({what}); pack it once nothing writes to it",
+        shown(path)
+    )]
+    ChangedWhileRead {
+        /// The input.
+        path: PathBuf,
+        /// What differs.
+        what: String,
+    },
     /// The output cannot be written where asked (it is the input, or a directory).
     #[error("{}: {what}", shown(path))]
     Refused {

@@ -102,3 +102,61 @@ pub fn is_url(s: &str) -> bool {
         .iter()
         .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
 }
+
+/// A local file's state: what tells whether its bytes are the ones it held when opened.
+/// Whatever writes to a file or truncates it sets its modification and change times to the
+/// clock's (before the data changes); setting the modification time back (`touch -d`,
+/// `rsync --inplace -t`) sets the change time, which nothing sets back. The change time also
+/// moves when the file is unlinked or renamed over (its link count drops: its bytes stay), and
+/// when it is renamed, linked or its permissions change (which cannot be told from a write
+/// whose modification time was set back, and so count as a change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileState {
+    ctime_ns: i128,
+    mtime_ns: i128,
+    len: u64,
+    nlink: libc::nlink_t,
+}
+
+impl FileState {
+    /// The state of the file open as `fd`.
+    pub(crate) fn of(fd: std::os::fd::RawFd) -> std::io::Result<FileState> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstat only writes a `stat` into the buffer it is given (a descriptor that
+        // is not open fails with EBADF).
+        if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fstat succeeded, so it filled the buffer.
+        let st = unsafe { st.assume_init() };
+        let ns = |s: i64, ns: i64| i128::from(s) * 1_000_000_000 + i128::from(ns);
+        Ok(FileState {
+            ctime_ns: ns(st.st_ctime, st.st_ctime_nsec),
+            mtime_ns: ns(st.st_mtime, st.st_mtime_nsec),
+            len: st.st_size as u64,
+            nlink: st.st_nlink,
+        })
+    }
+
+    /// What differs between the state `then` and this one that may have changed the file's
+    /// bytes; None when nothing did (nothing differs, or only the change time with the link
+    /// count: unlinked, renamed over).
+    pub(crate) fn changed_since(&self, then: &FileState) -> Option<String> {
+        if self.len != then.len {
+            Some(format!(
+                "length {} bytes when opened, now {}",
+                then.len, self.len
+            ))
+        } else if self.mtime_ns != then.mtime_ns {
+            Some("its modification time is another: written to".to_string())
+        } else if self.ctime_ns != then.ctime_ns && self.nlink == then.nlink {
+            Some(
+                "its change time is another: written to with its modification time set \
+                 back, or renamed, or its permissions changed"
+                    .to_string(),
+            )
+        } else {
+            None
+        }
+    }
+}

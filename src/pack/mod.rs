@@ -607,15 +607,29 @@ pub(crate) fn pack_to_temp(
     if !meta.is_file() {
         return stream_to_temp(file, input, output, opts, force, sync, progress);
     }
+    // The input's state before and after it is read: a file written to meanwhile (a model
+    // still writing its output) would give an archive of neither its old bytes nor its new.
+    let watch = file.try_clone().map_err(io_err(input, "open"))?;
+    let state = |f: &std::fs::File| {
+        crate::io::FileState::of(std::os::fd::AsRawFd::as_raw_fd(f)).map_err(io_err(input, "stat"))
+    };
+    let before = state(&watch)?;
     crate::atomic::write_to_temp(output, force, Some(input), sync, |out| {
-        file_into(
+        let summary = file_into(
             file,
             input,
             opts,
             &mut Writeback::new(out),
             output,
             progress,
-        )
+        )?;
+        match state(&watch)?.changed_since(&before) {
+            None => Ok(summary),
+            Some(what) => Err(Error::ChangedWhileRead {
+                path: input.to_path_buf(),
+                what,
+            }),
+        }
     })
 }
 

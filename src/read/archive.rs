@@ -112,7 +112,7 @@ impl Archive<Input> {
             Input::Memory(_) => None,
         };
         let opened = fd
-            .map(source::FileState::of)
+            .map(crate::io::FileState::of)
             .transpose()
             .map_err(crate::error::io_err(path, "stat"))?;
         let mut a = Archive::from_reader(f, path)?;

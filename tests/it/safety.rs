@@ -175,3 +175,47 @@ fn killing_pack_midway_leaves_no_output() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// An input written to while it is packed (a program still appending to it, here from the
+/// progress callback, so that the write surely falls inside the pack) gives no archive: an
+/// error naming the file and what changed, and nothing at the output.
+#[test]
+fn an_input_written_to_while_it_is_packed_gives_no_archive() {
+    let dir = crate::util::temp_dir();
+    let nc = dir.path().join("growing.nc");
+    std::fs::copy(crate::util::sample("gridded_sst.nc"), &nc).unwrap();
+    let out = dir.path().join("growing.nc3z");
+    let path = nc.clone();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let opts = nc3pack::PackOptions::default()
+        .with_threads(1)
+        .with_progress(move |_| {
+            if !done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
+                f.write_all(&[0u8; 4]).unwrap();
+            }
+        });
+    let e = nc3pack::pack_file(&nc, &out, &opts).unwrap_err();
+    assert!(matches!(e, nc3pack::Error::ChangedWhileRead { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "{}: changed while it was packed (length ",
+            nc.display()
+        )),
+        "{text}"
+    );
+    assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    // Unchanged, it packs.
+    let opts = nc3pack::PackOptions::default().with_threads(1);
+    nc3pack::pack_file(&nc, &out, &opts).unwrap();
+}

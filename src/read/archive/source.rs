@@ -4,7 +4,7 @@
 
 use crate::error::{io_err, Result};
 use crate::format;
-use crate::io::ReadAt;
+use crate::io::{FileState, ReadAt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -24,64 +24,6 @@ pub(crate) struct BlockSource<R: ReadAt> {
     pub(super) file: OnceLock<Option<Arc<std::fs::File>>>,
     /// The local file's state when it was opened ([`FileState`]); every read checks it after.
     pub(super) opened: Option<FileState>,
-}
-
-/// A local file's state: what tells whether its bytes are the ones it held when opened.
-/// Whatever writes to a file or truncates it sets its modification and change times to the
-/// clock's (before the data changes); setting the modification time back (`touch -d`,
-/// `rsync --inplace -t`) sets the change time, which nothing sets back. The change time also
-/// moves when the file is unlinked or renamed over (its link count drops: its bytes stay), and
-/// when it is renamed, linked or its permissions change (which cannot be told from a write
-/// whose modification time was set back, and so count as a change).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileState {
-    ctime_ns: i128,
-    mtime_ns: i128,
-    len: u64,
-    nlink: libc::nlink_t,
-}
-
-impl FileState {
-    /// The state of the file open as `fd`.
-    pub(crate) fn of(fd: std::os::fd::RawFd) -> std::io::Result<FileState> {
-        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: fstat only writes a `stat` into the buffer it is given (a descriptor that
-        // is not open fails with EBADF).
-        if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: fstat succeeded, so it filled the buffer.
-        let st = unsafe { st.assume_init() };
-        let ns = |s: i64, ns: i64| i128::from(s) * 1_000_000_000 + i128::from(ns);
-        Ok(FileState {
-            ctime_ns: ns(st.st_ctime, st.st_ctime_nsec),
-            mtime_ns: ns(st.st_mtime, st.st_mtime_nsec),
-            len: st.st_size as u64,
-            nlink: st.st_nlink,
-        })
-    }
-
-    /// What differs between the state `then` and this one that may have changed the file's
-    /// bytes; None when nothing did (nothing differs, or only the change time with the link
-    /// count: unlinked, renamed over).
-    fn changed_since(&self, then: &FileState) -> Option<String> {
-        if self.len != then.len {
-            Some(format!(
-                "length {} bytes when opened, now {}",
-                then.len, self.len
-            ))
-        } else if self.mtime_ns != then.mtime_ns {
-            Some("its modification time is another: written to".to_string())
-        } else if self.ctime_ns != then.ctime_ns && self.nlink == then.nlink {
-            Some(
-                "its change time is another: written to with its modification time set \
-                 back, or renamed, or its permissions changed"
-                    .to_string(),
-            )
-        } else {
-            None
-        }
-    }
 }
 
 impl<R: ReadAt> BlockSource<R> {
@@ -183,16 +125,16 @@ impl<R: ReadAt> BlockSource<R> {
         opened_len: u64,
     ) -> Result<()> {
         let len = buf.len();
-        let read = self.reader.read_exact_at(buf, offset);
-        // (A file changed is said so, rather than the short read it may have caused.)
-        self.check_unchanged()?;
-        read.map_err(crate::error::read_err(
-            &self.path,
-            &self.reader,
-            opened_len,
-            offset,
-            len,
-        ))
+        self.reader
+            .read_exact_at(buf, offset)
+            .map_err(crate::error::read_err(
+                &self.path,
+                &self.reader,
+                opened_len,
+                offset,
+                len,
+            ))?;
+        self.check_unchanged()
     }
 
     /// Whether the header frame is compressed with the header dictionary (codec 7, format 1.3
