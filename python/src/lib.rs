@@ -67,6 +67,8 @@ fn to_py(e: Error) -> PyErr {
             None => PyOSError::new_err(msg),
         },
         Error::OutputExists { .. } => PyFileExistsError::new_err(msg),
+        // A file changed on disk while read: as an object replaced since it was opened.
+        Error::Changed { .. } | Error::ChangedWhileRead { .. } => PyOSError::new_err(msg),
         // As fsspec/s3fs raise them: a missing object is FileNotFoundError, refused or
         // missing credentials PermissionError, a malformed URL or bad settings ValueError,
         // a request that failed (after its retries) OSError.
