@@ -25,11 +25,11 @@ struct Server {
 impl Server {
     /// Serves `archives` on a free loopback port, waiting (at most 20 s) for the address.
     fn start(archives: &Path, scratch: &Path) -> Server {
-        Server::start_with(archives, scratch, None)
+        Server::start_with(archives, scratch, None, &[])
     }
 
-    /// [`Server::start`] with at most `nofile` file descriptors, if given.
-    fn start_with(archives: &Path, scratch: &Path, nofile: Option<u64>) -> Server {
+    /// [`Server::start`] with at most `nofile` file descriptors, if given, and `args`.
+    fn start_with(archives: &Path, scratch: &Path, nofile: Option<u64>, args: &[&str]) -> Server {
         use std::os::unix::process::CommandExt;
         let log = scratch.join("serve.log");
         let mut cmd = Command::new(BIN);
@@ -54,6 +54,7 @@ impl Server {
             .arg("serve")
             .arg(archives)
             .args(["--listen", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -409,7 +410,7 @@ fn a_server_out_of_file_descriptors_waits_and_serves_again() {
     }
     let scratch = temp_dir();
     let dir = archives(scratch.path());
-    let mut server = Server::start_with(&dir, scratch.path(), Some(48));
+    let mut server = Server::start_with(&dir, scratch.path(), Some(48), &[]);
     let addr: std::net::SocketAddr = server.addr.parse().unwrap();
     let held: Vec<std::net::TcpStream> = (0..80)
         .filter_map(|_| std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok())
@@ -437,6 +438,68 @@ fn a_server_out_of_file_descriptors_waits_and_serves_again() {
     let log = server.log();
     assert!(log.contains("accept: Too many open files"), "{log}");
     assert_eq!(log.matches("accept:").count(), 1, "{log}");
+}
+
+/// With one place for bodies, held by a client that asked for 64 MB and reads nothing, a
+/// HEAD, a 404 and a 304 still answer (they send no body, so they take no place).
+#[test]
+fn answers_without_a_body_do_not_wait_behind_a_client_that_does_not_read() {
+    if !have_tool("curl", "apt-get install curl") {
+        return;
+    }
+    use std::io::Write;
+    let scratch = temp_dir();
+    let dir = scratch.path().join("archives");
+    // A CDF-1 file of one int variable of 16 Mi zeros (64 MiB, sparse), packed small.
+    let n: u32 = 16 << 20;
+    let name = |b: &mut Vec<u8>, s: &str| {
+        b.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        b.extend_from_slice(s.as_bytes());
+        b.resize(b.len().next_multiple_of(4), 0);
+    };
+    let mut h = b"CDF\x01\0\0\0\0\0\0\0\x0a\0\0\0\x01".to_vec();
+    name(&mut h, "x");
+    h.extend_from_slice(&n.to_be_bytes());
+    h.extend_from_slice(&[0; 8]);
+    h.extend_from_slice(&[0, 0, 0, 0x0b, 0, 0, 0, 1]);
+    name(&mut h, "v");
+    h.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
+    h.extend_from_slice(&(4 * n).to_be_bytes());
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    let original = scratch.path().join("big.nc");
+    let mut f = std::fs::File::create(&original).unwrap();
+    f.write_all(&h).unwrap();
+    f.set_len(u64::from(begin) + 4 * u64::from(n)).unwrap();
+    drop(f);
+    std::fs::create_dir_all(&dir).unwrap();
+    nc3pack::pack_file(
+        &original,
+        &dir.join("big.nc.nc3z"),
+        &nc3pack::PackOptions::default().with_threads(1),
+    )
+    .unwrap();
+    let server = Server::start_with(&dir, scratch.path(), None, &["--max-requests", "1"]);
+    let addr: std::net::SocketAddr = server.addr.parse().unwrap();
+    let mut held = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    held.write_all(b"GET /big.nc HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    // The body has filled the sockets' buffers and holds the one place.
+    std::thread::sleep(Duration::from_millis(1500));
+    let url = server.url("/big.nc");
+    let head = curl(&["-I", "--max-time", "10"], &url, scratch.path());
+    assert_eq!((head.code, head.status), (0, 200));
+    let missing = curl(
+        &["--max-time", "10"],
+        &server.url("/nope.nc"),
+        scratch.path(),
+    );
+    assert_eq!((missing.code, missing.status), (0, 404));
+    let etag = head.headers.get("etag").expect("an ETag").clone();
+    let inm = format!("If-None-Match: {etag}");
+    let same = curl(&["-H", &inm, "--max-time", "10"], &url, scratch.path());
+    assert_eq!((same.code, same.status), (0, 304));
+    drop(held);
 }
 
 #[test]
