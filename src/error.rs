@@ -175,9 +175,9 @@ pub enum Error {
         source: RemoteError,
     },
     /// A local archive changed on disk while it was open (written in place, truncated, its
-    /// times set): its change time or length is not what it was when it was opened. Reading
-    /// on could mix two versions of it (an archive replaced by a rename is another file, and
-    /// reads on as the one opened).
+    /// times set): its change or modification time or its length is not what it was when it
+    /// was opened (`what` says which). Reading on could mix two versions of it (an archive
+    /// replaced by a rename is another file, and reads on as the one opened).
     ///
     /// ```
     /// let e = nc3pack::Error::Changed {

@@ -82,6 +82,13 @@ fn shares_are_the_owned_names_in_byte_order_however_the_paths_come() {
     }
 }
 
+/// A file `root/n` (its directories made) that starts as a netCDF file does.
+fn stub(root: &Path, n: &str) {
+    let p = root.join(n);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, b"CDF\x01").unwrap();
+}
+
 /// A file `x` beside a directory `x.nc3z` of inputs is refused by every shard, whichever
 /// holds `x` or the files below `x.nc3z` (each shard finds the same), found or given; a
 /// file `x` that is not among the inputs is no conflict.
@@ -89,11 +96,7 @@ fn shares_are_the_owned_names_in_byte_order_however_the_paths_come() {
 fn an_archive_and_a_directory_are_refused_by_every_shard() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    let write = |n: &str| {
-        let p = root.join(n);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, b"CDF\x01").unwrap();
-    };
+    let write = |n: &str| stub(&root, n);
     for k in 0..8 {
         write(&format!("a/x.nc3z/y{k}.nc"));
     }
@@ -135,11 +138,7 @@ fn an_archive_and_a_directory_are_refused_by_every_shard() {
 fn an_input_where_another_inputs_archive_goes_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    let write = |n: &str| {
-        let p = root.join(n);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, b"CDF\x01").unwrap();
-    };
+    let write = |n: &str| stub(&root, n);
     write("a/x.nc");
     write("a/x.nc.nc3z");
     write("a/y.nc");
