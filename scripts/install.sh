@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 prefix=${1:-${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}}
 profile=${NC3PACK_PROFILE:-dist}
 # One target directory for both, so the library crates are built once.
-cargo install --locked --profile "$profile" --target-dir target --path . --root "$prefix" --force
+cargo install --locked --profile "$profile" --target-dir target --path bin --root "$prefix" --force
 cargo build --locked --profile "$profile" -p nc3pack-netcdf
 dir=$profile
 [[ $profile == dev ]] && dir=debug

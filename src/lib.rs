@@ -100,12 +100,18 @@
 //!
 //! # Building
 //!
-//! The `cli` feature (on by default) is the `nc3pack` binary's: the crates only it uses
-//! (`clap`, `anyhow`, `indicatif`; its arguments, progress bars and printed lines live in the
-//! binary, not in this library) and the features its commands need (`remote`, `mount`,
-//! `serve`). Cargo has no dependencies for one target of a package, and `cargo install nc3pack`
-//! builds the default features, so a library user leaves them out with
-//! `default-features = false` and chooses among `remote`, `mount` and `serve`.
+//! This library is the package `nc3pack-lib`, whose crate is named `nc3pack`:
+//!
+//! ```toml
+//! [dependencies]
+//! nc3pack-lib = { version = "0.1", features = ["remote"] }   # then `use nc3pack::...`
+//! ```
+//!
+//! No feature is on by default. `remote` reads and writes `s3://` and `http(s)://` URLs
+//! (object_store, reqwest, rustls and a small tokio runtime), `mount` is [`mount`] (fuser) and
+//! `serve` is [`serve`] (hyper on tokio). The command line is the package `nc3pack` (`cargo
+//! install nc3pack`): its arguments, progress bars and printed lines, and the crates only they
+//! use (`clap`, `anyhow`, `indicatif`), are that package's, not this library's.
 
 #![warn(missing_docs)]
 

@@ -447,7 +447,7 @@ fn a_header_bomb_is_refused_at_the_header_limit_before_anything_is_allocated() {
 #[test]
 fn info_written_item_by_item_matches_the_whole_description() {
     let dir = temp_dir();
-    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/fill_values.nc");
+    let nc = crate::util::root().join("samples/fill_values.nc");
     let archive = dir.path().join("f.nc3z");
     let (code, _, err) = run(
         &[
@@ -917,7 +917,7 @@ fn a_block_too_large_for_memory_is_an_error_not_an_abort(dir: &Path, z: &Path) {
 #[test]
 fn unpack_past_a_file_size_limit_fails_and_leaves_nothing() {
     let dir = temp_dir();
-    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/gridded_sst.nc");
+    let nc = crate::util::root().join("samples/gridded_sst.nc");
     let archive = dir.path().join("sst.nc3z");
     let pack = [
         OsStr::new("pack"),

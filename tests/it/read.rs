@@ -20,10 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn golden(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("golden")
-        .join(name)
+    crate::util::root().join("tests").join("golden").join(name)
 }
 
 fn pack_with(input: &Path, output: &Path, codec: Codec, block_size: u32, threads: usize) {
@@ -2343,7 +2340,7 @@ fn slice_cli_sst_slices_match_netcdf3() {
 fn metadata_accessors_report_the_materialized_record_dimension() {
     use nc3pack::Dataset;
     let dir = temp_dir();
-    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/classic_records.nc");
+    let nc = crate::util::root().join("samples/classic_records.nc");
     let z = dir.path().join("c.nc3z");
     nc3pack::pack_file(&nc, &z, &PackOptions::default()).unwrap();
     let (a, f) = (nc3pack::open(&z).unwrap(), nc3pack::open(&nc).unwrap());
@@ -2371,7 +2368,7 @@ fn metadata_accessors_report_the_materialized_record_dimension() {
 #[test]
 fn single_block_reads_go_through_the_cache() {
     let dir = temp_dir();
-    let nc = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/gridded_sst.nc");
+    let nc = crate::util::root().join("samples/gridded_sst.nc");
     let z = dir.path().join("g.nc3z");
     let opts = PackOptions::default().with_block_size(64 << 10);
     nc3pack::pack_file(&nc, &z, &opts).unwrap();

@@ -24,9 +24,7 @@ const SECRET: &str = "nc3packtestsecret";
 const BUCKET: &str = "bkt";
 
 fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
+    crate::util::root().join("samples").join(name)
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the server to take).

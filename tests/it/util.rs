@@ -9,9 +9,12 @@ use std::process::{Command, Stdio};
 /// The command line under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_nc3pack");
 
-/// The project's root directory.
+/// The repository's root directory (these tests belong to the command line's package, bin/).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("bin/ is in the repository's root")
+        .to_path_buf()
 }
 
 /// `samples/`.
