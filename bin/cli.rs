@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// Most responses served at once; further requests wait.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_requests: u32,
+    /// Close the connection of a client that takes no data of a response for this many
+    /// seconds (its place goes to a waiting request).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub send_timeout: u32,
     /// Decoded blocks kept in memory by the open archives together; accepts K/KiB/M/MiB/G/GiB
     /// suffixes [default: 512MiB].
     #[arg(long, value_parser = nc3pack::vars::parse_size)]

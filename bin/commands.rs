@@ -39,7 +39,8 @@ fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     let mut opts = nc3pack::serve::ServeOptions::default()
         .with_listen(a.listen)
         .with_public(a.public)
-        .with_max_requests(a.max_requests as usize);
+        .with_max_requests(a.max_requests as usize)
+        .with_send_timeout(std::time::Duration::from_secs(u64::from(a.send_timeout)));
     if let Some(c) = a.cache {
         opts = opts.with_cache_bytes(u64::from(c));
     }

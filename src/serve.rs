@@ -20,6 +20,9 @@
 //!   others wait: answers without a body, 404, HEAD, 304, do not), by a bounded set of open archives sharing one cache budget; an archive
 //!   whose state (device, inode, size, modification time) changed is opened again, and a
 //!   response already started keeps reading the archive it started with.
+//! - A client that takes no data of a body for [`ServeOptions::with_send_timeout`] (60 s by
+//!   default, as nginx's `send_timeout`) has its connection closed, and its place with it:
+//!   clients that stop reading cannot hold every place for ever.
 //! - A read that touches a damaged block answers 500 when it is the first chunk, and cuts the
 //!   connection when the headers were already sent (the `Content-Length` is then not reached,
 //!   so no client takes the body as whole); either way one line on stderr names the file and
@@ -57,6 +60,9 @@ const MAX_LOGGED: usize = 10_000;
 /// How long a client may take to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often a connection checks whether its client still takes the body's data, at most.
+const STALL_CHECK: Duration = Duration::from_secs(5);
+
 /// How a directory of archives is served ([`Server::bind`]).
 ///
 /// ```
@@ -71,6 +77,7 @@ pub struct ServeOptions {
     max_requests: usize,
     cache_bytes: u64,
     max_open: usize,
+    send_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -81,6 +88,7 @@ impl Default for ServeOptions {
             max_requests: 64,
             cache_bytes: 512 << 20,
             max_open: 256,
+            send_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -159,6 +167,30 @@ impl ServeOptions {
     pub fn with_max_open(mut self, n: usize) -> Self {
         self.max_open = n.max(1);
         self
+    }
+
+    /// How long a client may take no data of a response's body before its connection is
+    /// closed (default 60 s, as nginx's `send_timeout`; at least 1 ms). The clock runs only
+    /// while the body waits on the client, not while the server reads the archive.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let o = nc3pack::serve::ServeOptions::default().with_send_timeout(Duration::from_secs(10));
+    /// assert_eq!(o.send_timeout(), Duration::from_secs(10));
+    /// ```
+    pub fn with_send_timeout(mut self, t: Duration) -> Self {
+        self.send_timeout = t.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a client may take no data of a response's body.
+    ///
+    /// ```
+    /// let o = nc3pack::serve::ServeOptions::default();
+    /// assert_eq!(o.send_timeout(), std::time::Duration::from_secs(60));
+    /// ```
+    pub fn send_timeout(&self) -> std::time::Duration {
+        self.send_timeout
     }
 }
 
@@ -282,8 +314,8 @@ impl Server {
 /// Accepts connections and serves each on a task of its own, for ever.
 async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<ServeState>) {
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors (clients holding connections open until their
                 // header timeout), a connection aborted before it was taken: wait and try
@@ -297,15 +329,38 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<ServeState>)
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let shared = Arc::clone(&shared);
-                async move { Ok::<_, std::convert::Infallible>(respond(shared, req).await) }
-            });
+            let sending = Arc::new(Sending::new());
+            let timeout = shared.send_timeout;
+            let service = {
+                let (shared, sending) = (Arc::clone(&shared), Arc::clone(&sending));
+                hyper::service::service_fn(move |req| {
+                    let (shared, sending) = (Arc::clone(&shared), Arc::clone(&sending));
+                    async move { Ok::<_, std::convert::Infallible>(respond(shared, sending, req).await) }
+                })
+            };
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT);
-            // A connection ended by the client, or cut for a damaged block: nothing to do.
-            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+            let conn = http.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            let mut check = tokio::time::interval((timeout / 4).min(STALL_CHECK));
+            loop {
+                tokio::select! {
+                    // Ended by the client, or cut for a damaged block: nothing to do.
+                    _ = conn.as_mut() => break,
+                    _ = check.tick() => {
+                        if sending.stalled(timeout) {
+                            // Dropping the connection closes it and gives its place back.
+                            shared.log_once(format!(
+                                "closed connections whose client took no data for {:?} \
+                                 (first: {peer})",
+                                timeout
+                            ));
+                            break;
+                        }
+                    }
+                }
+            }
         });
     }
 }
@@ -318,10 +373,55 @@ struct Found {
     mtime: SystemTime,
 }
 
+/// Whether a connection's body waits on its client, and since when: what its send timeout
+/// looks at.
+struct Sending {
+    start: std::time::Instant,
+    /// Milliseconds after `start` when hyper last took data of the body or asked for more
+    /// (the client took what came before), or [`Sending::IDLE`] when no body waits on the
+    /// client (none is being sent, or the server is reading the archive).
+    since: std::sync::atomic::AtomicU64,
+}
+
+impl Sending {
+    const IDLE: u64 = u64::MAX;
+
+    fn new() -> Sending {
+        Sending {
+            start: std::time::Instant::now(),
+            since: std::sync::atomic::AtomicU64::new(Sending::IDLE),
+        }
+    }
+
+    /// The body waits on the client from now.
+    fn waiting(&self) {
+        let ms = self.start.elapsed().as_millis() as u64;
+        self.since.store(
+            ms.min(Sending::IDLE - 1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// No body waits on the client.
+    fn idle(&self) {
+        self.since
+            .store(Sending::IDLE, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a body has waited on the client for longer than `timeout`.
+    fn stalled(&self, timeout: Duration) -> bool {
+        let since = self.since.load(std::sync::atomic::Ordering::Relaxed);
+        since != Sending::IDLE
+            && self.start.elapsed().as_millis() as u64
+                > since.saturating_add(timeout.as_millis() as u64)
+    }
+}
+
 /// What the connections share.
 struct ServeState {
     root: PathBuf,
     permits: Arc<Semaphore>,
+    send_timeout: Duration,
     /// The archives open.
     originals: Originals,
     logged: Mutex<HashSet<String>>,
@@ -336,6 +436,7 @@ impl ServeState {
         ServeState {
             root,
             permits: Arc::new(Semaphore::new(opts.max_requests)),
+            send_timeout: opts.send_timeout,
             originals: Originals::new(opts.cache_bytes, opts.max_open),
             logged: Mutex::new(HashSet::new()),
         }
@@ -476,7 +577,11 @@ fn strong_match(value: &str, tag: &str) -> bool {
 }
 
 /// The response to one request.
-async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<FileBody> {
+async fn respond(
+    shared: Arc<ServeState>,
+    sending: Arc<Sending>,
+    req: Request<Incoming>,
+) -> Response<FileBody> {
     let head = match *req.method() {
         Method::GET => false,
         Method::HEAD => true,
@@ -587,6 +692,7 @@ async fn respond(shared: Arc<ServeState>, req: Request<Incoming>) -> Response<Fi
         sent: start,
         end,
         pending: None,
+        sending,
         _permit: permit,
     });
     // The first chunk before the headers: damage there answers 500 instead of a cut body.
@@ -655,6 +761,8 @@ struct FileStream {
     end: u64,
     /// The read of the chunk at `sent`, when one is under way.
     pending: Option<JoinHandle<Result<Vec<u8>>>>,
+    /// The connection's send clock: waiting from each chunk handed to hyper.
+    sending: Arc<Sending>,
     /// The response's place among those served at once, given back when the body is dropped.
     _permit: OwnedSemaphorePermit,
 }
@@ -681,16 +789,22 @@ impl FileStream {
     ) -> Poll<Option<std::result::Result<Bytes, std::io::Error>>> {
         self.start_read();
         let Some(handle) = self.pending.as_mut() else {
+            self.sending.idle();
             return Poll::Ready(None);
         };
         let done = match Pin::new(handle).poll(cx) {
-            Poll::Pending => return Poll::Pending,
+            Poll::Pending => {
+                // The server's own read: not the client's time.
+                self.sending.idle();
+                return Poll::Pending;
+            }
             Poll::Ready(done) => done,
         };
         self.pending = None;
         let err = match done {
             Ok(Ok(buf)) if !buf.is_empty() => {
                 self.sent += buf.len() as u64;
+                self.sending.waiting();
                 // The next chunk is read while hyper sends this one.
                 self.start_read();
                 return Poll::Ready(Some(Ok(Bytes::from(buf))));
@@ -706,7 +820,15 @@ impl FileStream {
         };
         self.shared.log_once(err.clone());
         self.sent = self.end;
+        self.sending.idle();
         Poll::Ready(Some(Err(std::io::Error::other(err))))
+    }
+}
+
+impl Drop for FileStream {
+    /// Sent (hyper drops a body it has written), cut or abandoned: nothing waits on the client.
+    fn drop(&mut self) {
+        self.sending.idle();
     }
 }
 
@@ -755,6 +877,21 @@ impl Body for FileBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_stalls_only_while_it_waits_on_the_client() {
+        let s = Sending::new();
+        assert!(!s.stalled(Duration::ZERO), "no body yet");
+        s.waiting();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(s.stalled(Duration::from_millis(1)));
+        assert!(!s.stalled(Duration::from_secs(60)));
+        s.idle();
+        assert!(
+            !s.stalled(Duration::ZERO),
+            "the server reading, or the body sent"
+        );
+    }
 
     #[test]
     fn ranges_parse_as_rfc_9110_has_them() {

@@ -440,17 +440,10 @@ fn a_server_out_of_file_descriptors_waits_and_serves_again() {
     assert_eq!(log.matches("accept:").count(), 1, "{log}");
 }
 
-/// With one place for bodies, held by a client that asked for 64 MB and reads nothing, a
-/// HEAD, a 404 and a 304 still answer (they send no body, so they take no place).
-#[test]
-fn answers_without_a_body_do_not_wait_behind_a_client_that_does_not_read() {
-    if !have_tool("curl", "apt-get install curl") {
-        return;
-    }
+/// `DIR/big.nc.nc3z`: the archive of a CDF-1 file of one int variable of 16 Mi zeros (64 MiB;
+/// its original is made sparse in `scratch`), packed small.
+fn big_archive(scratch: &Path, dir: &Path) {
     use std::io::Write;
-    let scratch = temp_dir();
-    let dir = scratch.path().join("archives");
-    // A CDF-1 file of one int variable of 16 Mi zeros (64 MiB, sparse), packed small.
     let n: u32 = 16 << 20;
     let name = |b: &mut Vec<u8>, s: &str| {
         b.extend_from_slice(&(s.len() as u32).to_be_bytes());
@@ -467,18 +460,31 @@ fn answers_without_a_body_do_not_wait_behind_a_client_that_does_not_read() {
     h.extend_from_slice(&(4 * n).to_be_bytes());
     let begin = h.len() as u32 + 4;
     h.extend_from_slice(&begin.to_be_bytes());
-    let original = scratch.path().join("big.nc");
+    let original = scratch.join("big.nc");
     let mut f = std::fs::File::create(&original).unwrap();
     f.write_all(&h).unwrap();
     f.set_len(u64::from(begin) + 4 * u64::from(n)).unwrap();
     drop(f);
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(dir).unwrap();
     nc3pack::pack_file(
         &original,
         &dir.join("big.nc.nc3z"),
         &nc3pack::PackOptions::default().with_threads(1),
     )
     .unwrap();
+}
+
+/// With one place for bodies, held by a client that asked for 64 MB and reads nothing, a
+/// HEAD, a 404 and a 304 still answer (they send no body, so they take no place).
+#[test]
+fn answers_without_a_body_do_not_wait_behind_a_client_that_does_not_read() {
+    if !have_tool("curl", "apt-get install curl") {
+        return;
+    }
+    use std::io::Write;
+    let scratch = temp_dir();
+    let dir = scratch.path().join("archives");
+    big_archive(scratch.path(), &dir);
     let server = Server::start_with(&dir, scratch.path(), None, &["--max-requests", "1"]);
     let addr: std::net::SocketAddr = server.addr.parse().unwrap();
     let mut held = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
@@ -500,6 +506,98 @@ fn answers_without_a_body_do_not_wait_behind_a_client_that_does_not_read() {
     let same = curl(&["-H", &inm, "--max-time", "10"], &url, scratch.path());
     assert_eq!((same.code, same.status), (0, 304));
     drop(held);
+}
+
+/// `--send-timeout`: a client that asked for 64 MB and reads nothing loses its connection and
+/// its place (the only one) after the timeout, so the next GET is served; a client that reads
+/// slowly but steadily, with pauses shorter than the timeout, gets its whole body.
+#[test]
+fn a_client_that_stops_reading_is_cut_after_the_send_timeout() {
+    if !have_tool("curl", "apt-get install curl") {
+        return;
+    }
+    use std::io::{Read, Write};
+    let scratch = temp_dir();
+    let dir = scratch.path().join("archives");
+    big_archive(scratch.path(), &dir);
+    let server = Server::start_with(
+        &dir,
+        scratch.path(),
+        None,
+        &["--max-requests", "1", "--send-timeout", "2"],
+    );
+    let addr: std::net::SocketAddr = server.addr.parse().unwrap();
+
+    // Steady but slow: 6 MiB taken 256 KiB every 0.25 s (about 1 MiB/s), pauses far below 2 s.
+    let mut slow = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    slow.write_all(
+        b"GET /big.nc HTTP/1.1\r\nHost: x\r\nRange: bytes=0-6291455\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 256 << 10];
+    for _ in 0..200 {
+        std::thread::sleep(Duration::from_millis(250));
+        let mut piece = 0;
+        while piece < buf.len() {
+            match slow.read(&mut buf[piece..]) {
+                Ok(0) => break,
+                Ok(k) => piece += k,
+                Err(e) => panic!("the slow client was cut after {} bytes: {e}", got.len()),
+            }
+        }
+        got.extend_from_slice(&buf[..piece]);
+        if piece < buf.len() {
+            break;
+        }
+    }
+    let body_at = got
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("headers")
+        + 4;
+    assert!(got.starts_with(b"HTTP/1.1 206"), "{:?}", &got[..body_at]);
+    assert_eq!(got.len() - body_at, 6 << 20, "the slow client's body");
+
+    // Stopped: the one place is held until the timeout closes the connection.
+    let mut held = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    held.write_all(b"GET /big.nc HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let next = curl(
+        &["-r", "0-99", "--max-time", "30"],
+        &server.url("/big.nc"),
+        scratch.path(),
+    );
+    assert_eq!(
+        (next.code, next.status),
+        (0, 206),
+        "the GET after the stalled one"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    // The stalled connection was closed: what is left in the buffers, then the end.
+    held.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut total = 0usize;
+    loop {
+        match held.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => total += k,
+        }
+    }
+    assert!(total < 64 << 20, "the stalled client got the whole body");
+    assert!(
+        server.log().contains("took no data for 2s"),
+        "{}",
+        server.log()
+    );
 }
 
 #[test]
