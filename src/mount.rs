@@ -458,6 +458,8 @@ enum Node {
 type Listing = Vec<(u64, FileType, OsString)>;
 
 /// The inodes handed to the kernel: a directory per path, a file per archive path and state.
+/// A directory listing gives each entry its number before any lookup makes its node, so that
+/// `readdir`'s `d_ino` is the `st_ino` a later `stat` gives.
 #[derive(Default)]
 struct Inodes {
     nodes: HashMap<u64, Arc<Node>>,
@@ -466,14 +468,21 @@ struct Inodes {
 }
 
 impl Inodes {
-    fn insert(&mut self, key: (PathBuf, Option<Ident>), node: impl FnOnce() -> Node) -> u64 {
+    /// The number of `key`'s inode, given now if it had none.
+    fn number(&mut self, key: (PathBuf, Option<Ident>)) -> u64 {
         if let Some(&ino) = self.by_key.get(&key) {
             return ino;
         }
         let ino = self.next;
         self.next += 1;
-        self.nodes.insert(ino, Arc::new(node()));
         self.by_key.insert(key, ino);
+        ino
+    }
+
+    /// The number of `key`'s inode, with its node made by `node` if it had none.
+    fn insert(&mut self, key: (PathBuf, Option<Ident>), node: impl FnOnce() -> Node) -> u64 {
+        let ino = self.number(key);
+        self.nodes.entry(ino).or_insert_with(|| Arc::new(node()));
         ino
     }
 }
@@ -667,16 +676,23 @@ impl MountState {
                 }
             }
             let name = e.file_name();
-            let fake_ino = std::os::unix::fs::DirEntryExt::ino(&e).max(2);
+            // The numbers lookup gives (the same keys): by path for a directory, by path and
+            // state for an archive (a stat, as `ls` makes anyway; no archive is opened).
             if t.is_dir() {
-                entries.push((name, fake_ino, FileType::Directory));
+                let ino = lock(&self.inodes).number((e.path(), None));
+                entries.push((name, ino, FileType::Directory));
             } else if t.is_file() {
                 let b = name.as_bytes();
                 let shown = &b[..b.len().saturating_sub(SUFFIX.len())];
                 // (`..nc3z` and `...nc3z` would show as `.` and `..`: not shown.)
                 if b.ends_with(SUFFIX.as_bytes()) && !matches!(shown, b"" | b"." | b"..") {
+                    let Ok(md) = std::fs::metadata(e.path()) else {
+                        continue;
+                    };
+                    let key = (e.path(), Some(Ident::of(&md)));
+                    let ino = lock(&self.inodes).number(key);
                     let shown = OsStr::from_bytes(shown).to_os_string();
-                    entries.push((shown, fake_ino, FileType::RegularFile));
+                    entries.push((shown, ino, FileType::RegularFile));
                 }
             }
         }

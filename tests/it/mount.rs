@@ -160,12 +160,24 @@ impl Mount {
                 libc::kill(child.id() as libc::pid_t, sig);
             },
             None => {
-                let out = Command::new("fusermount3")
-                    .arg("-u")
-                    .arg(&self.mp)
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "fusermount3 -u: {out:?}");
+                // "Device or resource busy" for a moment after a file of the mount was closed
+                // while another test's thread was starting a process (the child holds a copy
+                // of every descriptor until it calls exec): try again, for at most 5 s.
+                let mut tries = 0;
+                loop {
+                    let out = Command::new("fusermount3")
+                        .arg("-u")
+                        .arg(&self.mp)
+                        .output()
+                        .unwrap();
+                    if out.status.success() {
+                        break;
+                    }
+                    let busy = String::from_utf8_lossy(&out.stderr).contains("busy");
+                    tries += 1;
+                    assert!(busy && tries < 50, "fusermount3 -u: {out:?}");
+                    std::thread::sleep(Duration::from_millis(100));
+                }
             }
         }
         let t = Instant::now();
@@ -799,13 +811,17 @@ fn listing_and_stat_decode_no_block() {
         assert!(pack(&sample(name), &archives.join("sub"), name));
     }
     let mut m = Mount::start(&archives, scratch.path());
-    // What `ls -lR` does: list, then stat every entry.
+    // What `ls -lR` does: list, then stat every entry. An entry's number in the listing
+    // (`d_ino`, what `ls -i` and `find -inum` may use) is its `st_ino`.
+    use std::os::unix::fs::{DirEntryExt, MetadataExt};
     let mut files = 0;
     let mut dirs = vec![m.mp.clone()];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
+            let e = e.unwrap();
+            let path = e.path();
             let md = std::fs::metadata(&path).unwrap();
+            assert_eq!(e.ino(), md.ino(), "{}", path.display());
             if md.is_dir() {
                 dirs.push(path);
             } else {
