@@ -1,14 +1,18 @@
 //! Memory-type conversion as netCDF-C's classic library does it (its `ncx` layer), value for
-//! value and error code for error code:
+//! value and error code for error code. A value outside the memory type's range makes the read
+//! answer `NC_ERANGE`; what it stores depends on how netCDF-C was built ([`Erange`]):
 //!
-//! - integer to integer: the C cast (two's complement wrap) is always stored; a value outside
-//!   the memory type's range makes the read answer `NC_ERANGE`;
-//! - floating point to integer: a value outside the range is *not* stored (the caller's memory
-//!   keeps what it had) and the read answers `NC_ERANGE`; NaN is not out of range and stores
-//!   what x86-64's truncating conversion gives; `long long` and `unsigned long long` take
-//!   their extreme values exactly;
-//! - `double` to `float`: beyond `FLT_MAX` stores `±FLT_MAX` and answers `NC_ERANGE`;
-//! - anything to `float`/`double`: the C cast (round to nearest), never an error.
+//! - built without `ERANGE_FILL` ([`Erange::Plain`]; netCDF-C 4.9 as Debian builds it):
+//!   - integer to integer: the C cast (two's complement wrap) is stored;
+//!   - floating point to integer: *nothing* is stored (the caller's memory keeps what it had);
+//!   - `double` to `float`: `±FLT_MAX` is stored;
+//! - built with `ERANGE_FILL` ([`Erange::Fill`]; what netCDF-C 4.10's CMake build does unless
+//!   told otherwise, as in netCDF4-python's wheels): the memory type's default fill value
+//!   (`NC_FILL_BYTE`, ...) is stored, for every conversion.
+//!
+//! In range, both store the same: NaN is not out of range and stores what x86-64's truncating
+//! conversion gives; `long long` and `unsigned long long` take their extreme values exactly;
+//! anything to `float`/`double` is the C cast (round to nearest), never an error.
 //!
 //! `char` never converts to or from a number (`NC_ECHAR`): the caller checks that first.
 
@@ -150,6 +154,36 @@ impl Mem {
     }
 }
 
+/// What a conversion stores for a value out of the memory type's range (it answers `NC_ERANGE`
+/// either way): netCDF-C's `ERANGE_FILL` build option, found out for each netCDF-C library when
+/// the plugin registers with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Erange {
+    /// Without `ERANGE_FILL`: the C cast for an integer, nothing for a floating-point value read
+    /// as an integer, `±FLT_MAX` for a `double` read as `float`.
+    #[default]
+    Plain,
+    /// With `ERANGE_FILL`: the memory type's default fill value.
+    Fill,
+}
+
+/// The default fill value of memory type `m` (netcdf.h's `NC_FILL_*`), stored in `out`.
+fn fill_to(m: Mem, out: &mut [u8]) {
+    match m {
+        Mem::Byte => out.copy_from_slice(&(-127i8).to_ne_bytes()),
+        Mem::Char => out.copy_from_slice(&[0]),
+        Mem::Short => out.copy_from_slice(&(-32767i16).to_ne_bytes()),
+        Mem::Int => out.copy_from_slice(&(-2147483647i32).to_ne_bytes()),
+        Mem::Float => out.copy_from_slice(&9.969_21e36_f32.to_ne_bytes()),
+        Mem::Double => out.copy_from_slice(&9.969_209_968_386_869e36_f64.to_ne_bytes()),
+        Mem::UByte => out.copy_from_slice(&[255]),
+        Mem::UShort => out.copy_from_slice(&65535u16.to_ne_bytes()),
+        Mem::UInt => out.copy_from_slice(&4294967295u32.to_ne_bytes()),
+        Mem::Int64 => out.copy_from_slice(&(-9223372036854775806i64).to_ne_bytes()),
+        Mem::UInt64 => out.copy_from_slice(&18446744073709551614u64.to_ne_bytes()),
+    }
+}
+
 /// One file value, decoded.
 #[derive(Clone, Copy)]
 enum Val {
@@ -279,19 +313,29 @@ fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [u8]) -> bool {
 
 /// Converts the big-endian values of file type `x` in `src` to memory type `m` in `dst`
 /// (native order, `dst.len() / m.size()` values), as netCDF-C's classic library does; returns
-/// `NC_NOERR`, or `NC_ERANGE` when a value did not fit (every other value is still converted).
-/// `byte_as_ubyte`: a `byte` read as `unsigned char` is copied unchecked (netCDF-C does so for
-/// variables of CDF-1 and CDF-2 files).
+/// `NC_NOERR`, or `NC_ERANGE` when a value did not fit (every other value is still converted;
+/// `erange` says what one that did not fit stores). `byte_as_ubyte`: a `byte` read as
+/// `unsigned char` is copied unchecked (netCDF-C does so for variables of CDF-1 and CDF-2
+/// files).
 ///
 /// ```
-/// use nc3pack_netcdf::convert::{convert, Mem};
+/// use nc3pack_netcdf::convert::{convert, Erange, Mem};
 /// use nc3pack::nc3::NcType;
 /// let src = [0x01, 0x2c, 0xff, 0xff]; // short 300, -1
 /// let mut dst = [0u8; 2];
-/// assert_eq!(convert(NcType::Short, &src, Mem::UByte, &mut dst, false), -60); // NC_ERANGE
-/// assert_eq!(dst, [44, 255]);
+/// assert_eq!(convert(NcType::Short, &src, Mem::UByte, &mut dst, false, Erange::Plain), -60);
+/// assert_eq!(dst, [44, 255]); // the C casts, with NC_ERANGE
+/// assert_eq!(convert(NcType::Short, &src, Mem::UByte, &mut dst, false, Erange::Fill), -60);
+/// assert_eq!(dst, [255, 255]); // NC_FILL_UBYTE
 /// ```
-pub fn convert(x: NcType, src: &[u8], m: Mem, dst: &mut [u8], byte_as_ubyte: bool) -> c_int {
+pub fn convert(
+    x: NcType,
+    src: &[u8],
+    m: Mem,
+    dst: &mut [u8],
+    byte_as_ubyte: bool,
+    erange: Erange,
+) -> c_int {
     let (xs, ms) = (x.size(), m.size());
     let mut status = NC_NOERR;
     if byte_as_ubyte && x == NcType::Byte && m == Mem::UByte {
@@ -307,6 +351,9 @@ pub fn convert(x: NcType, src: &[u8], m: Mem, dst: &mut [u8], byte_as_ubyte: boo
         };
         if !ok {
             status = NC_ERANGE;
+            if erange == Erange::Fill {
+                fill_to(m, d);
+            }
         }
     }
     status
@@ -318,7 +365,13 @@ mod tests {
 
     fn one(x: NcType, be: &[u8], m: Mem, init: u8) -> (Vec<u8>, c_int) {
         let mut d = vec![init; m.size()];
-        let r = convert(x, be, m, &mut d, false);
+        let r = convert(x, be, m, &mut d, false, Erange::Plain);
+        (d, r)
+    }
+
+    fn filled(x: NcType, be: &[u8], m: Mem) -> (Vec<u8>, c_int) {
+        let mut d = vec![0xa5; m.size()];
+        let r = convert(x, be, m, &mut d, false, Erange::Fill);
         (d, r)
     }
 
@@ -338,5 +391,37 @@ mod tests {
         assert_eq!((d, r), (4464i16.to_ne_bytes().to_vec(), NC_ERANGE));
         let (d, r) = one(NcType::Byte, &[0xff], Mem::UInt, 0);
         assert_eq!((d, r), (u32::MAX.to_ne_bytes().to_vec(), NC_ERANGE));
+    }
+
+    /// netCDF-C 4.10.1 built with ERANGE_FILL (netCDF4-python's wheel), read through ctypes
+    /// from a classic file: an int 1000 as `signed char` is -127, a float 1e10 as `short`
+    /// -32767, a double 1e300 as `float` 9.96921e36 and as `long long` -9223372036854775806, a
+    /// short -1 as `unsigned int` 4294967295; all with NC_ERANGE, in range values unchanged.
+    #[test]
+    fn erange_fill_stores_the_memory_types_fill_value() {
+        assert_eq!(
+            filled(NcType::Int, &1000i32.to_be_bytes(), Mem::Byte),
+            ((-127i8).to_ne_bytes().to_vec(), NC_ERANGE)
+        );
+        assert_eq!(
+            filled(NcType::Float, &1e10f32.to_be_bytes(), Mem::Short),
+            ((-32767i16).to_ne_bytes().to_vec(), NC_ERANGE)
+        );
+        assert_eq!(
+            filled(NcType::Double, &1e300f64.to_be_bytes(), Mem::Float),
+            (9.969_21e36_f32.to_ne_bytes().to_vec(), NC_ERANGE)
+        );
+        assert_eq!(
+            filled(NcType::Double, &1e300f64.to_be_bytes(), Mem::Int64),
+            ((-9223372036854775806i64).to_ne_bytes().to_vec(), NC_ERANGE)
+        );
+        assert_eq!(
+            filled(NcType::Short, &(-1i16).to_be_bytes(), Mem::UInt),
+            (u32::MAX.to_ne_bytes().to_vec(), NC_ERANGE)
+        );
+        assert_eq!(
+            filled(NcType::Int, &5i32.to_be_bytes(), Mem::Byte),
+            (vec![5], NC_NOERR)
+        );
     }
 }

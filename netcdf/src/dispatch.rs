@@ -33,7 +33,7 @@
 //! No function unwinds into C: each does its work under `catch_unwind` and answers a panic
 //! with `NC_EINTERNAL`.
 
-use crate::convert::{convert, Mem};
+use crate::convert::{convert, Erange, Mem};
 use crate::file::{self, Att, OpenFile};
 use crate::nc::*;
 use nc3pack::nc3::NcType;
@@ -41,6 +41,7 @@ use std::cell::UnsafeCell;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_longlong, c_uint, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 type Table = NcDispatch;
 type Sz = usize;
@@ -367,6 +368,29 @@ pub static TABLES: Tables = Tables(UnsafeCell::new([
     table::<3>(),
 ]));
 
+/// What each library (slot) stores for a value out of range: `true` for
+/// [`Erange::Fill`](crate::convert::Erange::Fill), found out when the plugin registers with it.
+static ERANGE_FILL: [AtomicBool; MAX_LIBRARIES] = [const { AtomicBool::new(false) }; MAX_LIBRARIES];
+
+/// Keeps what the library in slot `slot` stores for a value out of range (its files opened from
+/// now on convert so).
+///
+/// # Panics
+///
+/// When `slot` is not below [`MAX_LIBRARIES`].
+pub fn set_erange(slot: usize, e: Erange) {
+    ERANGE_FILL[slot].store(e == Erange::Fill, Ordering::Relaxed);
+}
+
+/// What the library in slot `slot` stores for a value out of range.
+fn erange(slot: usize) -> Erange {
+    if ERANGE_FILL[slot].load(Ordering::Relaxed) {
+        Erange::Fill
+    } else {
+        Erange::Plain
+    }
+}
+
 /// Runs `f`, turning a panic into `NC_EINTERNAL`: nothing unwinds into C.
 fn guard(f: impl FnOnce() -> c_int) -> c_int {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(NC_EINTERNAL)
@@ -517,7 +541,8 @@ unsafe extern "C" fn open<const L: usize>(
             OpenFile::open(&file_path(p))
         };
         match opened {
-            Ok(f) => {
+            Ok(mut f) => {
+                f.erange = erange(L);
                 file::insert((L, ncid), f);
                 NC_NOERR
             }
@@ -1310,7 +1335,7 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
     let out = unsafe { std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size()) };
     // As for variables, CDF-1 and CDF-2 read `byte` as `unsigned char` unchecked.
     let cdf5 = fl.variant == nc3pack::nc3::Variant::Cdf5;
-    convert(a.xtype, &a.be, mem, out, !cdf5)
+    convert(a.xtype, &a.be, mem, out, !cdf5, fl.erange)
 }
 
 /// `nc_get_att` (and the typed `nc_get_att_*`): an attribute's values as `memtype`.

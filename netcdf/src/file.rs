@@ -3,7 +3,7 @@
 //! structures, so the plugin works with any copy of the library: each copy numbers its files
 //! from 65536), and the reads.
 
-use crate::convert::{convert, Mem};
+use crate::convert::{convert, Erange, Mem};
 use crate::nc::*;
 use nc3pack::nc3::{NcType, Variant};
 use nc3pack::{Archive, Dataset, Hyperslab, Input};
@@ -53,6 +53,8 @@ pub struct OpenFile {
     pub vars: Vec<Var>,
     /// Global attributes.
     pub gatts: Vec<Att>,
+    /// What a conversion stores for a value out of range: as the netCDF-C that opened it.
+    pub erange: Erange,
 }
 
 fn atts<'h>(it: impl Iterator<Item = nc3pack::nc3::Attr<'h>>) -> Vec<Att> {
@@ -116,6 +118,7 @@ impl OpenFile {
             dims,
             vars,
             gatts,
+            erange: Erange::Plain,
             ds,
         }
     }
@@ -359,7 +362,7 @@ impl OpenFile {
         if let Err(e) = self.ds.read_runs(v, &[run], raw) {
             return Some(report(e));
         }
-        Some(convert(var.xtype, raw, mem, out, !cdf5))
+        Some(convert(var.xtype, raw, mem, out, !cdf5, self.erange))
     }
 
     /// Reads a checked selection into `dst` as `mem`.
@@ -405,7 +408,14 @@ impl OpenFile {
             if let Err(e) = self.ds.read_raw_into(v, &piece, &mut raw) {
                 return report(e);
             }
-            let s = convert(var.xtype, &raw, mem, &mut out[at..at + k * ms], !cdf5);
+            let s = convert(
+                var.xtype,
+                &raw,
+                mem,
+                &mut out[at..at + k * ms],
+                !cdf5,
+                self.erange,
+            );
             if s != NC_NOERR {
                 status = s;
             }

@@ -94,11 +94,54 @@ pub enum RegisterError {
 type DefUserFormat = unsafe extern "C" fn(c_int, *mut NcDispatch, *mut c_char) -> c_int;
 /// `const char *nc_inq_libvers(void)` (netcdf.h).
 type InqLibvers = unsafe extern "C" fn() -> *const c_char;
+/// `int ncx_getn_int_schar(const void **xpp, size_t nelems, schar *tp)` (libsrc/ncx.h, the same
+/// in 4.9 and 4.10): netCDF-C's conversion of `nelems` big-endian `int`s at `*xpp` to `signed
+/// char`s at `tp`, which advances `*xpp`; exported by netCDF-C's shared library.
+type GetnIntSchar = unsafe extern "C" fn(*mut *const c_void, usize, *mut i8) -> c_int;
 
 /// A netCDF-C library loaded in this process.
 struct Library {
     version: String,
     def: DefUserFormat,
+    erange: convert::Erange,
+}
+
+/// What netCDF-C stores for a value out of range ([`convert::Erange`]): its `ERANGE_FILL`
+/// build option. The library's own conversion says: an `int` 1000 read as `signed char` is
+/// the C cast -24 without it, `NC_FILL_BYTE` (-127) with it. `getn` is that library's
+/// `ncx_getn_int_schar`, or NULL when it does not export it: then the version decides, as the
+/// builds go (4.10's CMake build turns the option on unless told not to; 4.9's CMake build
+/// never applies it, its conversion file not reading the build's configuration).
+///
+/// # Safety
+///
+/// `getn` is NULL, or netCDF-C's `ncx_getn_int_schar` ([`GetnIntSchar`]), loaded during the call.
+unsafe fn erange_rule(getn: *mut c_void, version: &str) -> convert::Erange {
+    use convert::Erange;
+    if !getn.is_null() {
+        // SAFETY: not NULL, so netCDF-C's `ncx_getn_int_schar` (this function's contract), whose
+        // prototype `int (const void **, size_t, schar *)` is `GetnIntSchar`; data and function
+        // pointers convert as for `nc_inq_libvers` (`library_at`).
+        let f = unsafe { std::mem::transmute::<*mut c_void, GetnIntSchar>(getn) };
+        let be = 1000i32.to_be_bytes();
+        let mut xp = be.as_ptr().cast::<c_void>();
+        let mut out: i8 = 0;
+        // SAFETY: netCDF-C's function reads `nelems` (1) external `int`s, 4 bytes, at `*xpp`
+        // (`be`, 4 bytes), writes `nelems` `signed char`s at `tp` (`out`, one) and advances
+        // `*xpp` (`xp`, a local pointer) past what it read; it keeps no pointer and touches
+        // nothing else (a pure conversion, no state): callable at any time, from any thread.
+        let status = unsafe { f(&mut xp, 1, &mut out) };
+        match (status, out) {
+            (nc::NC_ERANGE, -24) => return Erange::Plain,
+            (nc::NC_ERANGE, -127) => return Erange::Fill,
+            _ => {}
+        }
+    }
+    if parse_version(version).is_some_and(|v| v >= (4, 10)) {
+        Erange::Fill
+    } else {
+        Erange::Plain
+    }
 }
 
 /// `major.minor` of an `nc_inq_libvers` string ("4.9.0 of ...").
@@ -121,9 +164,9 @@ pub fn parse_version(s: &str) -> Option<(u32, u32)> {
 /// # Safety
 ///
 /// `handle` is `RTLD_DEFAULT`, or a handle from `dlopen` that stays open during the call. The
-/// objects it reaches that define `nc_def_user_format` and `nc_inq_libvers` are netCDF-C
-/// libraries, whose functions of those names have netCDF-C's prototypes ([`DefUserFormat`],
-/// [`InqLibvers`]); the `nc_def_user_format` returned is called only while its library stays
+/// objects it reaches that define `nc_def_user_format`, `nc_inq_libvers` and
+/// `ncx_getn_int_schar` are netCDF-C libraries, whose functions of those names have netCDF-C's
+/// prototypes ([`DefUserFormat`], [`InqLibvers`], [`GetnIntSchar`]); the `nc_def_user_format` returned is called only while its library stays
 /// loaded.
 unsafe fn library_at(handle: *mut c_void) -> Option<Library> {
     // SAFETY: `handle` is valid for `dlsym` (this function's contract) and the name is a
@@ -158,8 +201,15 @@ unsafe fn library_at(handle: *mut c_void) -> Option<Library> {
                 .to_string()
         }
     };
+    // SAFETY: as for `nc_def_user_format`.
+    let getn = unsafe { libc::dlsym(handle, c"ncx_getn_int_schar".as_ptr()) };
+    // SAFETY: a function named `ncx_getn_int_schar` that the handle reaching netCDF-C's
+    // `nc_def_user_format` finds is netCDF-C's own (this function's contract: its functions
+    // have netCDF-C's prototypes), loaded during the call.
+    let erange = unsafe { erange_rule(getn, &version) };
     Some(Library {
         version,
+        erange,
         // SAFETY: `def` is not NULL and is netCDF-C's `nc_def_user_format` (this function's
         // contract), whose prototype `int (int, NC_Dispatch *, char *)` is `DefUserFormat`;
         // data and function pointers convert as for `nc_inq_libvers`.
@@ -298,6 +348,7 @@ pub fn register_all() -> Result<usize, RegisterError> {
                 continue;
             }
         };
+        dispatch::set_erange(slot, l.erange);
         let table = TABLES.get(slot);
         // SAFETY: `l.def` is the `nc_def_user_format` of a netCDF-C library found just now
         // and still loaded (`loaded_libraries`), with that prototype. `table` points to a

@@ -401,3 +401,97 @@ def test_python_m_rc_lines_load_the_plugin_built_into_the_package(
         timeout=120,
     )
     assert out.returncode == 0 and out.stdout.strip() == "equal", out.stderr
+
+
+def loaded_netcdf_c() -> ctypes.CDLL:
+    """The netCDF-C library netCDF4-python loaded (its wheel's copy, or the one it links)."""
+    here = Path(netCDF4.__file__).resolve().parent.parent
+    with open("/proc/self/maps") as maps:
+        paths = {
+            line.split()[-1]
+            for line in maps
+            if len(line.split()) >= 6 and Path(line.split()[-1]).name.startswith("libnetcdf")
+        }
+    ours = sorted(p for p in paths if Path(p).resolve().is_relative_to(here))
+    if not ours and len(paths) == 1:
+        ours = sorted(paths)
+    if not ours:
+        pytest.skip(f"cannot tell netCDF4-python's libnetcdf among {sorted(paths)}")
+    return ctypes.CDLL(ours[0])
+
+
+# nc_get_var_TYPE and nc_get_att_TYPE: the memory types and their numpy types.
+MEMORY_TYPES = {
+    "schar": np.int8,
+    "uchar": np.uint8,
+    "short": np.int16,
+    "ushort": np.uint16,
+    "int": np.int32,
+    "uint": np.uint32,
+    "longlong": np.int64,
+    "ulonglong": np.uint64,
+    "float": np.float32,
+    "double": np.float64,
+}
+
+
+@pytest.mark.parametrize("fmt", ["NETCDF3_CLASSIC", "NETCDF3_64BIT_DATA"])
+def test_out_of_range_reads_store_what_this_netcdf_c_stores(
+    fmt: str, tmp_path: Path
+) -> None:
+    """Values out of a memory type's range: netCDF-C answers NC_ERANGE and stores the C cast,
+    nothing, or (built with ERANGE_FILL, as netCDF-C 4.10's CMake build is by default, and
+    netCDF4-python's wheels) the memory type's fill value. Through the very netCDF-C
+    netCDF4-python loaded, every variable and attribute read as every memory type gives the
+    archive the same return code and the same bytes as the original."""
+    src = tmp_path / "range.nc"
+    values: dict[str, Any] = {
+        "i": np.array([1000, 5, -1000, 70000], np.int32),
+        "s": np.array([300, 5, -300, -1], np.int16),
+        "f": np.array([1e10, 5, -300, 1.5], np.float32),
+        "d": np.array([1e300, 5, -1e10, np.nan], np.float64),
+        "b": np.array([-1, 5, -128, 127], np.int8),
+    }
+    if fmt == "NETCDF3_64BIT_DATA":
+        values["u"] = np.array([4_000_000_000, 5, 0, 65536], np.uint32)
+        values["l"] = np.array([-(2**62), 5, 2**40, -1], np.int64)
+    with netCDF4.Dataset(src, "w", format=fmt) as ds:
+        ds.createDimension("x", 4)
+        for name, v in values.items():
+            var = ds.createVariable(name, v.dtype, ("x",), fill_value=False)
+            var[:] = v
+            var.setncattr("a", v)
+        ds.setncattr("g", np.array([1e300, -2.5], np.float64))
+    archive = tmp_path / "range.nc3z"
+    nc3pack.pack(src, archive)
+
+    lib = loaded_netcdf_c()
+    lib.nc_inq_libvers.restype = ctypes.c_char_p
+
+    def reads(path: Path) -> list[tuple[str, int, bytes]]:
+        ncid = ctypes.c_int(-1)
+        assert lib.nc_open(str(path).encode(), 0, ctypes.byref(ncid)) == 0, path
+        out = []
+        try:
+            for varid, (name, v) in enumerate(values.items()):
+                for t, dt in MEMORY_TYPES.items():
+                    buf = np.frombuffer(b"\xa5" * (v.size * np.dtype(dt).itemsize), dt).copy()
+                    p = buf.ctypes.data_as(ctypes.c_void_p)
+                    rc = getattr(lib, f"nc_get_var_{t}")(ncid, varid, p)
+                    out.append((f"{name} as {t}", rc, buf.tobytes()))
+                    buf[:] = np.frombuffer(b"\xa5" * buf.nbytes, dt)
+                    rc = getattr(lib, f"nc_get_att_{t}")(ncid, varid, b"a", p)
+                    out.append((f"{name}:a as {t}", rc, buf.tobytes()))
+            for t, dt in MEMORY_TYPES.items():
+                buf = np.frombuffer(b"\xa5" * (2 * np.dtype(dt).itemsize), dt).copy()
+                rc = getattr(lib, f"nc_get_att_{t}")(
+                    ncid, -1, b"g", buf.ctypes.data_as(ctypes.c_void_p)
+                )
+                out.append((f":g as {t}", rc, buf.tobytes()))
+        finally:
+            lib.nc_close(ncid)
+        return out
+
+    want, got = reads(src), reads(archive)
+    assert any(rc == -60 for _, rc, _ in want)  # NC_ERANGE: out-of-range values were read
+    assert got == want, lib.nc_inq_libvers()
