@@ -98,6 +98,11 @@ static void atts(int nc, int v, int natts) {
             printf("   as %s rc %d: ", TNAME[t], r);
             hex(buf, len * TSIZE[t]);
         }
+        /* NC_STRING is no memory type of a classic file (text: NC_ECHAR first). */
+        char *sv[MAXN];
+        r = nc_get_att_string(nc, v, name, sv);
+        printf("   as string rc %d\n", r);
+        if (r == NC_NOERR) nc_free_string(len, sv);
     }
 }
 
@@ -164,6 +169,18 @@ int main(int argc, char **argv) {
                nc_put_vara_double(nc, 0, z, one, x), nc_rename_var(nc, 0, "y"),
                nc_def_var_fill(nc, 0, 1, NULL));
     }
+    if (nvars > 0) {
+        /* NC_GLOBAL names no variable to read: nc_get_vara_TYPE and nc_get_var1_TYPE answer
+         * NC_EGLOBAL, the others (which ask the variable's type first) NC_ENOTVAR. */
+        size_t z[NC_MAX_VAR_DIMS] = {0}, one[NC_MAX_VAR_DIMS];
+        ptrdiff_t sd[NC_MAX_VAR_DIMS];
+        int x[8];
+        for (int d = 0; d < NC_MAX_VAR_DIMS; d++) one[d] = sd[d] = 1;
+        printf("global vara_int rc %d, var1_int rc %d, vara rc %d, var_int rc %d, vars_int rc %d\n",
+               nc_get_vara_int(nc, NC_GLOBAL, z, one, x), nc_get_var1_int(nc, NC_GLOBAL, z, x),
+               nc_get_vara(nc, NC_GLOBAL, z, one, x), nc_get_var_int(nc, NC_GLOBAL, x),
+               nc_get_vars_int(nc, NC_GLOBAL, z, one, sd, x));
+    }
     printf("global attributes\n");
     atts(nc, NC_GLOBAL, ngatts);
     for (int v = 0; v < nvars; v++) {
@@ -185,6 +202,16 @@ int main(int argc, char **argv) {
         size_t nf = 99;
         printf(" filters rc %d %zu\n", nc_inq_var_filter_ids(nc, v, &nf, NULL), nf);
         atts(nc, v, na);
+        {
+            /* One value as NC_STRING (not a memory type of a classic file; text: NC_ECHAR). */
+            size_t z1[NC_MAX_VAR_DIMS] = {0}, o1[NC_MAX_VAR_DIMS];
+            ptrdiff_t s1[NC_MAX_VAR_DIMS], m1[NC_MAX_VAR_DIMS];
+            char *sv[1] = {NULL};
+            for (int d = 0; d < NC_MAX_VAR_DIMS; d++) o1[d] = s1[d] = m1[d] = 1;
+            printf(" string rc vara %d vars %d varm %d\n", nc_get_vara_string(nc, v, z1, o1, sv),
+                   nc_get_vars_string(nc, v, z1, o1, s1, sv),
+                   nc_get_varm_string(nc, v, z1, o1, s1, m1, sv));
+        }
         /* The selection: everything, the first dimension cut to stay within MAXN values. */
         size_t shape[NC_MAX_VAR_DIMS], st[NC_MAX_VAR_DIMS] = {0}, ct[NC_MAX_VAR_DIMS];
         ptrdiff_t sd[NC_MAX_VAR_DIMS], map[NC_MAX_VAR_DIMS];
@@ -243,6 +270,49 @@ int main(int argc, char **argv) {
             r = get_vars(nc, v, t, st, c2, sd, buf);
             printf("stride-over rc %d: ", r);
             hex(buf, n * TSIZE[t]);
+            /* A stride whose second index is the first dimension's end (NC_EINVALCOORDS, the
+             * first value still read). */
+            size_t c3[NC_MAX_VAR_DIMS];
+            for (int d = 0; d < nd; d++) {
+                c3[d] = d == 0 ? 2 : 1;
+                sd[d] = d == 0 && shape[0] > 0 ? (ptrdiff_t)shape[0] : 1;
+            }
+            memset(buf, 0xa5, sizeof buf);
+            r = get_vars(nc, v, t, st, c3, sd, buf);
+            printf(" stride-to-end rc %d: ", r);
+            hex(buf, 2 * TSIZE[t]);
+            /* nc_get_varm past the end (stride 3 in the first dimension), with the reversed
+             * map: the values inside are stored. */
+            for (int d = 0; d < nd; d++) sd[d] = d == 0 ? 3 : 1;
+            memset(buf, 0xa5, sizeof buf);
+            r = nc_get_varm(nc, v, st, ct, sd, map, buf);
+            printf(" varm-over rc %d: ", r);
+            hex(buf, n * TSIZE[t]);
+            /* The order of the checks: a start at (or past) the last dimension's end with a
+             * count past the first's; a start past the first's end with a zero stride in the
+             * last. */
+            size_t s4[NC_MAX_VAR_DIMS], c4[NC_MAX_VAR_DIMS];
+            for (int past = 0; past <= 1; past++) {
+                for (int d = 0; d < nd; d++) {
+                    s4[d] = d == nd - 1 ? shape[d] + (size_t)past : 0;
+                    c4[d] = d == 0 ? shape[d] + 2 : 1;
+                    sd[d] = 1;
+                }
+                if (nd == 1) c4[0] = 1;
+                printf(" order%d rc vara %d vars %d varm %d ", past, get_vara(nc, v, t, s4, c4, buf),
+                       get_vars(nc, v, t, s4, c4, sd, buf), nc_get_varm(nc, v, s4, c4, sd, NULL, buf));
+                sd[0] = 2;
+                printf("vars2 %d varm2 %d mapped %d\n", get_vars(nc, v, t, s4, c4, sd, buf),
+                       nc_get_varm(nc, v, s4, c4, sd, NULL, buf),
+                       nc_get_varm(nc, v, s4, c4, sd, map, buf));
+            }
+            for (int d = 0; d < nd; d++) {
+                s4[d] = d == 0 ? shape[0] + 1 : 0;
+                c4[d] = 1;
+                sd[d] = d == nd - 1 ? 0 : 1;
+            }
+            printf(" stride0-coords rc vars %d varm %d mapped %d\n", get_vars(nc, v, t, s4, c4, sd, buf),
+                   nc_get_varm(nc, v, s4, c4, sd, NULL, buf), nc_get_varm(nc, v, s4, c4, sd, map, buf));
         }
     }
     /* Two opens of one file at once, then one closed and the file opened again (netCDF-C

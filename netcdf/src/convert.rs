@@ -112,8 +112,9 @@ impl Mem {
     }
 
     /// The memory type a read of a value of file type `t` asks for with `code` (`NC_NAT`: `t`
-    /// itself), or the netCDF-C error code: `NC_EBADTYPE` for a code that is not a classic
-    /// memory type, `NC_ECHAR` for text read as numbers or numbers as text.
+    /// itself), or the netCDF-C error code, in netCDF-C's order (`NC3_get_att`): `NC_ECHAR`
+    /// for text read as anything else or anything else read as text, then `NC_EBADTYPE` for a
+    /// code that is not a classic memory type (`NC_STRING`).
     ///
     /// ```
     /// use nc3pack::nc3::NcType;
@@ -121,22 +122,23 @@ impl Mem {
     /// assert_eq!(Mem::for_read(0, NcType::Short), Ok(Mem::Short));
     /// assert_eq!(Mem::for_read(6, NcType::Short), Ok(Mem::Double));
     /// assert_eq!(Mem::for_read(2, NcType::Short), Err(-56)); // NC_ECHAR
-    /// assert_eq!(Mem::for_read(12, NcType::Short), Err(-45)); // NC_EBADTYPE
+    /// assert_eq!(Mem::for_read(12, NcType::Short), Err(-45)); // NC_STRING: NC_EBADTYPE
+    /// assert_eq!(Mem::for_read(12, NcType::Char), Err(-56)); // text as NC_STRING: NC_ECHAR
     /// ```
     ///
     /// # Errors
     ///
-    /// `NC_EBADTYPE` or `NC_ECHAR`, as above.
+    /// `NC_ECHAR` or `NC_EBADTYPE`, as above.
     pub fn for_read(code: c_int, t: NcType) -> Result<Mem, c_int> {
-        let mem = if code == crate::nc::NC_NAT {
-            Mem::of(t)
+        let code = if code == crate::nc::NC_NAT {
+            Mem::of(t).code()
         } else {
-            Mem::from_code(code).ok_or(crate::nc::NC_EBADTYPE)?
+            code
         };
-        if (mem == Mem::Char) != (t == NcType::Char) {
+        if (code == crate::nc::NC_CHAR) != (t == NcType::Char) {
             return Err(crate::nc::NC_ECHAR);
         }
-        Ok(mem)
+        Mem::from_code(code).ok_or(crate::nc::NC_EBADTYPE)
     }
 
     /// Size of one value in bytes.

@@ -34,7 +34,7 @@
 //! with `NC_EINTERNAL`.
 
 use crate::convert::{convert, Erange, Mem};
-use crate::file::{self, Att, OpenFile};
+use crate::file::{self, Att, Call, OpenFile};
 use crate::nc::*;
 use nc3pack::nc3::NcType;
 use std::cell::UnsafeCell;
@@ -1574,7 +1574,7 @@ unsafe extern "C" fn get_vara<const L: usize>(
         // The usual call (netCDF-C fills in start and count): the caller's vectors as they
         // are, no copies. A read without stride never looks at one.
         if !start.is_null() && !count.is_null() {
-            let r = match fl.var(varid) {
+            let r = match fl.var_for_vara(varid) {
                 Ok(v) => v.shape.len(),
                 Err(e) => return e,
             };
@@ -1585,7 +1585,7 @@ unsafe extern "C" fn get_vara<const L: usize>(
             return unsafe {
                 let st = std::slice::from_raw_parts(start, r);
                 let ct = std::slice::from_raw_parts(count, r);
-                fl.get(varid, st, ct, &[], memtype, value.cast(), false)
+                fl.get(varid, st, ct, &[], memtype, value.cast(), Call::Vara)
             };
         }
         // SAFETY: `start` and `count` are NULL or hold the variable's rank of elements (this
@@ -1595,7 +1595,7 @@ unsafe extern "C" fn get_vara<const L: usize>(
             // SAFETY: `value` holds the selection's values in the memory type (this function's
             // `# Safety`), what `get` needs of its `dst`.
             Ok((st, ct, sd)) => unsafe {
-                fl.get(varid, &st, &ct, &sd, memtype, value.cast(), false)
+                fl.get(varid, &st, &ct, &sd, memtype, value.cast(), Call::Vara)
             },
         }
     })
@@ -1626,7 +1626,7 @@ unsafe extern "C" fn get_vars<const L: usize>(
             // SAFETY: `value` holds the selection's values in the memory type (this function's
             // `# Safety`), what `get` needs of its `dst`.
             Ok((st, ct, sd)) => unsafe {
-                fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true)
+                fl.get(varid, &st, &ct, &sd, memtype, value.cast(), Call::Vars)
             },
         }
     })
@@ -1661,39 +1661,28 @@ unsafe extern "C" fn get_varm<const L: usize>(
             Ok(x) => x,
             Err(e) => return e,
         };
+        // netCDF-C (NCDEFAULT_get_varm) checks every stride first; with all strides 1 and no
+        // map it reads as nc_get_vara does (and checks so), else it checks each dimension's
+        // start and count from the last to the first.
+        let call = if imap.is_null() && sd.iter().all(|&s| s == 1) {
+            Call::Vara
+        } else {
+            Call::Varm
+        };
         if imap.is_null() || ct.is_empty() {
             // SAFETY: without a map (or for a scalar, where it has no entries), `value` holds the
             // selection's values packed in the memory type (this function's `# Safety`), what `get`
             // needs of its `dst`.
-            return unsafe { fl.get(varid, &st, &ct, &sd, memtype, value.cast(), true) };
+            return unsafe { fl.get(varid, &st, &ct, &sd, memtype, value.cast(), call) };
         }
-        let Ok(var) = fl.var(varid) else {
-            return NC_ENOTVAR;
+        let plan = match fl.check(varid, &st, &ct, &sd, memtype, Call::Varm) {
+            Ok(p) if p.empty => return NC_NOERR,
+            Ok(p) => p,
+            Err(e) => return e,
         };
-        let mem = if memtype == NC_NAT {
-            Mem::of(var.xtype)
-        } else {
-            match Mem::from_code(memtype) {
-                Some(m) => m,
-                None => return NC_EBADTYPE,
-            }
-        };
-        // A selection that does not fit gets its error before any allocation.
-        let fits = st
-            .iter()
-            .zip(&ct)
-            .zip(&var.shape)
-            .all(|((&s, &c), &l)| s.checked_add(c).is_some_and(|e| e as u64 <= l));
-        if !fits || ct.contains(&0) {
-            // SAFETY: `get` checks the type, each start, count and stride before it writes, and
-            // returns: an error for a selection that runs past a dimension's end (some
-            // `start + count` does not fit: `NC_EEDGE` at the latest), `NC_NOERR` for an empty one.
-            // The NULL `dst` is never written.
-            return unsafe { fl.get(varid, &st, &ct, &sd, memtype, std::ptr::null_mut(), true) };
-        }
         // Read the selection packed, then place each value where the map says.
         let n: usize = ct.iter().product();
-        let ms = mem.size();
+        let ms = plan.mem.size();
         let r = ct.len();
         // SAFETY: `imap` is not NULL, so valid and aligned for reads of `r` elements, the
         // variable's rank (this function's `# Safety`), and not written during the call.
@@ -1711,7 +1700,8 @@ unsafe extern "C" fn get_varm<const L: usize>(
                 idx[d] = 0;
             }
         }
-        // Start from the caller's values: a value out of range leaves memory as it was.
+        // Start from the caller's values: a value that is not read (out of range, or past a
+        // dimension's end) leaves memory as it was.
         let base = value.cast::<u8>();
         let mut tmp = vec![0u8; n * ms];
         for (k, &o) in offsets.iter().enumerate() {
@@ -1723,11 +1713,12 @@ unsafe extern "C" fn get_varm<const L: usize>(
                 std::ptr::copy_nonoverlapping(base.offset(o), tmp.as_mut_ptr().add(k * ms), ms)
             };
         }
-        // SAFETY: `tmp` holds `n` values of `mem`, the selection's, what `get` needs of `dst`.
-        let s = unsafe { fl.get(varid, &st, &ct, &sd, mem.code(), tmp.as_mut_ptr(), true) };
-        if s != NC_NOERR && s != NC_ERANGE {
-            return s;
-        }
+        // SAFETY: `check` passed this selection and answered `plan`; it is not empty; `tmp`
+        // holds its `n` values of the plan's memory type, what `read_checked` needs of `dst`.
+        let s = unsafe { fl.read_checked(varid, &st, &ct, &sd, plan, tmp.as_mut_ptr()) };
+        // Whatever the read answers, the values it stored are placed (netCDF-C stores those of a
+        // strided selection inside the variable and answers the error of those outside); the
+        // others are put back as they were.
         for (k, &o) in offsets.iter().enumerate() {
             // SAFETY: as for the copy into `tmp`, the other way: `value` at offset `o` is valid for
             // writes of `ms` bytes (this function's `# Safety`), `tmp` has `n * ms` bytes and

@@ -13,6 +13,31 @@ use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Which of netCDF-C's reads a call is: each checks its arguments in its own order
+/// ([`OpenFile::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// `nc_get_vara` (and `nc_get_var1`, `nc_get_var`): `NC3_get_vara` (putget.m4).
+    Vara,
+    /// `nc_get_vars`: `NCDEFAULT_get_vars` (dvarget.c).
+    Vars,
+    /// `nc_get_varm` with a map or a stride other than 1: `NCDEFAULT_get_varm` (dvarget.c).
+    Varm,
+}
+
+/// What a checked read reads ([`OpenFile::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// The memory type.
+    pub mem: Mem,
+    /// The selection is empty: nothing to read.
+    pub empty: bool,
+    /// A stride other than 1 (of `nc_get_vars` or `nc_get_varm`).
+    pub strided: bool,
+    /// A strided selection that runs past a dimension's end: read one value at a time.
+    pub per_element: bool,
+}
+
 /// An attribute: name, type, number of values, big-endian bytes.
 pub struct Att {
     /// Name.
@@ -157,9 +182,153 @@ impl OpenFile {
             .ok_or(NC_ENOTVAR)
     }
 
+    /// Variable `varid` for `nc_get_vara`: `NC_EGLOBAL` for `NC_GLOBAL` (netCDF-C's classic
+    /// library, `NC_lookupvar`), else as [`OpenFile::var`].
+    pub fn var_for_vara(&self, varid: c_int) -> Result<&Var, c_int> {
+        if varid == NC_GLOBAL {
+            return Err(NC_EGLOBAL);
+        }
+        self.var(varid)
+    }
+
+    /// Checks a read of `count` values from `start` with `stride` (all in elements; `stride`
+    /// is read only for [`Call::Vars`] and [`Call::Varm`]) of variable `varid` as memory type
+    /// `memtype`, in the order netCDF-C checks them for `call`: the first error it answers, or
+    /// what to read. `start`, `count` and `stride` have the variable's rank.
+    pub fn check(
+        &self,
+        varid: c_int,
+        start: &[usize],
+        count: &[usize],
+        stride: &[isize],
+        memtype: c_int,
+        call: Call,
+    ) -> Result<Plan, c_int> {
+        let var = match call {
+            Call::Vara => self.var_for_vara(varid)?,
+            Call::Vars | Call::Varm => self.var(varid)?,
+        };
+        let code = if memtype == NC_NAT {
+            var.xtype.code() as c_int
+        } else {
+            memtype
+        };
+        // nc_get_vars refuses a type beyond the atomic ones first (NCDEFAULT_get_vars).
+        if call == Call::Vars && code > NC_MAX_ATOMIC_TYPE {
+            return Err(NC_EBADTYPE);
+        }
+        // Text against numbers, then the dimensions; a memory type netCDF-C's classic library
+        // cannot convert to (NC_STRING) is refused only when it comes to read (`readNCv`).
+        if (code == NC_CHAR) != (var.xtype == NcType::Char) {
+            return Err(NC_ECHAR);
+        }
+        let mem = Mem::from_code(code);
+        let rank = var.shape.len();
+        let plan = |empty: bool, strided: bool, per_element: bool| match mem {
+            Some(mem) => Ok(Plan {
+                mem,
+                empty,
+                strided,
+                per_element,
+            }),
+            None if empty && call != Call::Vara => Ok(Plan {
+                mem: Mem::of(var.xtype),
+                empty,
+                strided,
+                per_element,
+            }),
+            None => Err(NC_EBADTYPE),
+        };
+        if rank == 0 {
+            return plan(false, false, false);
+        }
+        let len = |d: usize| var.shape[d];
+        // A start at a dimension's end selects nothing (count 0) or is wrong.
+        let past = |d: usize| start[d] as u64 > len(d);
+        let at_end = |d: usize| start[d] as u64 == len(d) && count[d] > 0;
+        let over = |d: usize| {
+            (start[d] as u64)
+                .checked_add(count[d] as u64)
+                .is_none_or(|e| e > len(d))
+        };
+        let bad_stride = |d: usize| stride[d] <= 0 || stride[d] as u64 >= X_INT_MAX;
+        let edge = |d: usize| {
+            if at_end(d) {
+                Err(NC_EINVALCOORDS)
+            } else if over(d) {
+                Err(NC_EEDGE)
+            } else {
+                Ok(())
+            }
+        };
+        match call {
+            // NC3_get_vara: every start (NCcoordck), then each dimension's start at its end and
+            // count (NCedgeck), where a record variable's count of records comes last.
+            Call::Vara => {
+                if (0..rank).any(past) {
+                    return Err(NC_EINVALCOORDS);
+                }
+                let record = self
+                    .unlim
+                    .is_some_and(|u| var.dimids.first() == Some(&(u as c_int)));
+                if record {
+                    if at_end(0) {
+                        return Err(NC_EINVALCOORDS);
+                    }
+                    (1..rank).try_for_each(edge)?;
+                    if over(0) {
+                        return Err(NC_EEDGE);
+                    }
+                } else {
+                    (0..rank).try_for_each(edge)?;
+                }
+            }
+            // NCDEFAULT_get_vars: each dimension's start, count and stride in turn.
+            Call::Vars => {
+                for d in 0..rank {
+                    if past(d) {
+                        return Err(NC_EINVALCOORDS);
+                    }
+                    edge(d)?;
+                    if bad_stride(d) {
+                        return Err(NC_ESTRIDE);
+                    }
+                }
+            }
+            // NCDEFAULT_get_varm: every stride, then each dimension's start and count from the
+            // last dimension to the first.
+            Call::Varm => {
+                if (0..rank).any(bad_stride) {
+                    return Err(NC_ESTRIDE);
+                }
+                for d in (0..rank).rev() {
+                    if past(d) {
+                        return Err(NC_EINVALCOORDS);
+                    }
+                    edge(d)?;
+                }
+            }
+        }
+        if call == Call::Vara && mem.is_none() {
+            return Err(NC_EBADTYPE);
+        }
+        let empty = count.contains(&0);
+        let strided = call != Call::Vara && stride.iter().any(|&s| s != 1);
+        // A strided selection whose last index runs past a dimension's end is read one value
+        // at a time, as netCDF-C does.
+        let per_element = strided
+            && !empty
+            && (0..rank).any(|d| {
+                let (st, c) = (start[d] as u64, count[d] as u64);
+                st + (c - 1).saturating_mul(stride[d] as u64) >= len(d)
+            });
+        plan(empty, strided, per_element)
+    }
+
     /// Reads `count` values from `start` with `stride` (all in elements) of variable `varid`
-    /// as memory type `memtype` into `dst`, with netCDF-C's checks and conversions. `strided`:
-    /// called as `nc_get_vars` (its checks), not `nc_get_vara`; `stride` is read only then.
+    /// as memory type `memtype` into `dst`, with netCDF-C's checks (in the order of `call`,
+    /// [`OpenFile::check`]) and conversions. `stride` is read only for [`Call::Vars`] and
+    /// [`Call::Varm`].
     ///
     /// # Safety
     ///
@@ -177,63 +346,48 @@ impl OpenFile {
         stride: &[isize],
         memtype: c_int,
         dst: *mut u8,
-        strided: bool,
+        call: Call,
     ) -> c_int {
-        let var = match self.var(varid) {
-            Ok(v) => v,
-            Err(e) => return e,
+        match self.check(varid, start, count, stride, memtype, call) {
+            Err(e) => e,
+            Ok(p) if p.empty => NC_NOERR,
+            // SAFETY: checked, and `dst` holds the selection's values in the memory type (this
+            // function's contract), what `read_checked` needs.
+            Ok(p) => unsafe { self.read_checked(varid, start, count, stride, p, dst) },
+        }
+    }
+
+    /// Reads a selection that [`OpenFile::check`] passed, as `plan` says, into `dst`; `stride`
+    /// is read only when the plan is strided.
+    ///
+    /// # Safety
+    ///
+    /// `start`, `count` and `stride` are those that `check` answered `plan` for (with the
+    /// variable's rank), and the selection is not empty; `dst` is valid for writes of the
+    /// selection's values (the product of `count`) of the plan's memory type, written as bytes,
+    /// untouched by anything else during the call.
+    pub unsafe fn read_checked(
+        &self,
+        varid: c_int,
+        start: &[usize],
+        count: &[usize],
+        stride: &[isize],
+        plan: Plan,
+        dst: *mut u8,
+    ) -> c_int {
+        let Ok(var) = self.var(varid) else {
+            return NC_ENOTVAR;
         };
-        let mem = match Mem::for_read(memtype, var.xtype) {
-            Ok(m) => m,
-            Err(e) => return e,
-        };
+        let mem = plan.mem;
         let rank = var.shape.len();
         if rank == 0 {
             // SAFETY: a scalar's selection is its one value, which `dst` holds (this
             // function's contract), as `read` needs for this one-value slab.
             return unsafe { self.read(varid, var, &Hyperslab::all(&[]), mem, dst) };
         }
-        // nc_get_vara checks every start, then every count; nc_get_vars each dimension's start,
-        // count and stride in turn. A start at a dimension's end selects nothing or is wrong.
-        let bad_start = |d: usize| {
-            start[d] as u64 > var.shape[d] || (start[d] as u64 == var.shape[d] && count[d] > 0)
-        };
-        let bad_edge = |d: usize| {
-            (start[d] as u64)
-                .checked_add(count[d] as u64)
-                .is_none_or(|e| e > var.shape[d])
-        };
-        let mut per_element = false;
-        if !strided {
-            if (0..rank).any(bad_start) {
-                return NC_EINVALCOORDS;
-            }
-            if (0..rank).any(bad_edge) {
-                return NC_EEDGE;
-            }
-        }
-        for d in (0..rank).filter(|_| strided) {
-            if bad_start(d) {
-                return NC_EINVALCOORDS;
-            }
-            if bad_edge(d) {
-                return NC_EEDGE;
-            }
-            let sd = stride[d];
-            if sd <= 0 || sd as u64 >= X_INT_MAX {
-                return NC_ESTRIDE;
-            }
-            let (st, c) = (start[d] as u64, count[d] as u64);
-            if c > 0 && st + (c - 1).saturating_mul(sd as u64) >= var.shape[d] {
-                per_element = true;
-            }
-        }
-        if count.contains(&0) {
-            return NC_NOERR;
-        }
         // The usual small read (nccopy reads a record variable one record at a time): one run
         // of the variable's bytes, read without building a hyperslab.
-        if !per_element && (!strided || stride.iter().all(|&s| s == 1)) {
+        if !plan.strided {
             if let Some(run) = contiguous_run(&var.shape, start, count, var.xtype.size() as u64) {
                 // SAFETY: the run's length is the selection's values (the product of `count`)
                 // times the type's size, so `dst` holds the run's values (this function's
@@ -245,12 +399,12 @@ impl OpenFile {
         }
         let st: Vec<u64> = start.iter().map(|&x| x as u64).collect();
         let ct: Vec<u64> = count.iter().map(|&x| x as u64).collect();
-        let sd: Vec<u64> = if strided {
+        let sd: Vec<u64> = if plan.strided {
             stride.iter().map(|&x| x as u64).collect()
         } else {
             vec![1; rank]
         };
-        if per_element {
+        if plan.per_element {
             // SAFETY: `dst` holds the product of the counts `ct` of values of `mem` (this
             // function's contract), as `get_per_element` needs.
             return unsafe { self.get_per_element(varid, var, &st, &ct, &sd, mem, dst) };
@@ -287,10 +441,10 @@ impl OpenFile {
         let mut p = dst;
         loop {
             let coord: Vec<u64> = (0..rank).map(|d| st[d] + idx[d] * sd[d]).collect();
-            let local = if coord.iter().zip(&var.shape).any(|(&c, &l)| c > l) {
+            // netCDF-C reads each value with nc_get_vara: an index past a dimension's end fails
+            // NCcoordck, one at its end NCedgeck, both with NC_EINVALCOORDS.
+            let local = if coord.iter().zip(&var.shape).any(|(&c, &l)| c >= l) {
                 NC_EINVALCOORDS
-            } else if coord.iter().zip(&var.shape).any(|(&c, &l)| c == l) {
-                NC_EEDGE
             } else {
                 match Hyperslab::new(&var.shape, &coord, &vec![1; rank], &vec![1; rank]) {
                     // SAFETY: the slab is one value; `p` is the place of this index's, one of

@@ -13,6 +13,7 @@ pub const NC_ENOTATT: c_int = -43;
 pub const NC_EBADTYPE: c_int = -45;
 pub const NC_EBADDIM: c_int = -46;
 pub const NC_ENOTVAR: c_int = -49;
+pub const NC_EGLOBAL: c_int = -50;
 pub const NC_ENOTNC: c_int = -51;
 pub const NC_ECHAR: c_int = -56;
 pub const NC_EEDGE: c_int = -57;
