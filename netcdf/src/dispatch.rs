@@ -1420,9 +1420,9 @@ fn default_fill(t: NcType) -> Vec<u8> {
 /// `shuffle`, `deflate`, `deflate_level`, `fletcher32`, `contiguous` and `no_fill` are each
 /// NULL or an `int` out-parameter (rule 1). `dimids` is NULL or valid and aligned for writes
 /// of as many `int`s as the variable has dimensions (rule 4). `fill_value` is NULL or valid
-/// for writes of one value of the variable's type, what netCDF-C's classic library writes
-/// (rule 5): a `_FillValue` attribute of another type or length is refused with
-/// `NC_EBADTYPE`, as there. `endian`, `id`,
+/// for writes of one value of the variable's type (rule 5): a `_FillValue` attribute of
+/// another type or length is refused with `NC_EBADTYPE` and nothing is written (netCDF-C's
+/// classic library copies it as it is, past the end of such a buffer). `endian`, `id`,
 /// `nparams`, `params` and the chunk sizes are only compared with NULL, never dereferenced.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn inq_var_all<const L: usize>(
@@ -1479,9 +1479,10 @@ unsafe extern "C" fn inq_var_all<const L: usize>(
         }
         if !fill_value.is_null() {
             match find_att(&v.atts, Some(b"_FillValue")) {
-                // As netCDF-C's classic library: a `_FillValue` of another type than the
-                // variable's, or not of one value, is no fill value (and the caller's buffer
-                // holds one value of the variable's type).
+                // A `_FillValue` of another type than the variable's, or not of one value, is
+                // refused: the caller's buffer holds one value of the variable's type, and
+                // netCDF-C's classic library, which copies the attribute as it is, would write
+                // past it or another type into it.
                 Some((_, a)) if a.xtype != v.xtype || a.len != 1 => return NC_EBADTYPE,
                 Some((_, a)) => {
                     // SAFETY: `fill_value` is valid for writes of one value of the variable's
