@@ -18,6 +18,7 @@
 
 use crate::nc::{NC_ERANGE, NC_NOERR};
 use nc3pack::nc3::NcType;
+use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
 /// The type of the caller's memory (an atomic `nc_type` of netCDF-3, `NC_BYTE` to `NC_UINT64`).
@@ -170,19 +171,26 @@ pub enum Erange {
 }
 
 /// The default fill value of memory type `m` (netcdf.h's `NC_FILL_*`), stored in `out`.
-fn fill_to(m: Mem, out: &mut [u8]) {
+fn fill_to(m: Mem, out: &mut [MaybeUninit<u8>]) {
     match m {
-        Mem::Byte => out.copy_from_slice(&(-127i8).to_ne_bytes()),
-        Mem::Char => out.copy_from_slice(&[0]),
-        Mem::Short => out.copy_from_slice(&(-32767i16).to_ne_bytes()),
-        Mem::Int => out.copy_from_slice(&(-2147483647i32).to_ne_bytes()),
-        Mem::Float => out.copy_from_slice(&9.969_21e36_f32.to_ne_bytes()),
-        Mem::Double => out.copy_from_slice(&9.969_209_968_386_869e36_f64.to_ne_bytes()),
-        Mem::UByte => out.copy_from_slice(&[255]),
-        Mem::UShort => out.copy_from_slice(&65535u16.to_ne_bytes()),
-        Mem::UInt => out.copy_from_slice(&4294967295u32.to_ne_bytes()),
-        Mem::Int64 => out.copy_from_slice(&(-9223372036854775806i64).to_ne_bytes()),
-        Mem::UInt64 => out.copy_from_slice(&18446744073709551614u64.to_ne_bytes()),
+        Mem::Byte => put(out, &(-127i8).to_ne_bytes()),
+        Mem::Char => put(out, &[0]),
+        Mem::Short => put(out, &(-32767i16).to_ne_bytes()),
+        Mem::Int => put(out, &(-2147483647i32).to_ne_bytes()),
+        Mem::Float => put(out, &9.969_21e36_f32.to_ne_bytes()),
+        Mem::Double => put(out, &9.969_209_968_386_869e36_f64.to_ne_bytes()),
+        Mem::UByte => put(out, &[255]),
+        Mem::UShort => put(out, &65535u16.to_ne_bytes()),
+        Mem::UInt => put(out, &4294967295u32.to_ne_bytes()),
+        Mem::Int64 => put(out, &(-9223372036854775806i64).to_ne_bytes()),
+        Mem::UInt64 => put(out, &18446744073709551614u64.to_ne_bytes()),
+    }
+}
+
+/// Writes `b` to the start of `out` (as many bytes as both have).
+fn put(out: &mut [MaybeUninit<u8>], b: &[u8]) {
+    for (o, &x) in out.iter_mut().zip(b) {
+        o.write(x);
     }
 }
 
@@ -215,10 +223,10 @@ fn decode(x: NcType, b: &[u8]) -> Val {
 }
 
 /// Stores an integer as memory type `m`: the C cast; whether it was in range.
-fn int_to(m: Mem, v: i128, out: &mut [u8]) -> bool {
+fn int_to(m: Mem, v: i128, out: &mut [MaybeUninit<u8>]) -> bool {
     macro_rules! int {
         ($t:ty) => {{
-            out.copy_from_slice(&(v as $t).to_ne_bytes());
+            put(out, &(v as $t).to_ne_bytes());
             v >= <$t>::MIN as i128 && v <= <$t>::MAX as i128
         }};
     }
@@ -232,11 +240,11 @@ fn int_to(m: Mem, v: i128, out: &mut [u8]) -> bool {
         Mem::Int64 => int!(i64),
         Mem::UInt64 => int!(u64),
         Mem::Float => {
-            out.copy_from_slice(&(v as f32).to_ne_bytes());
+            put(out, &(v as f32).to_ne_bytes());
             true
         }
         Mem::Double => {
-            out.copy_from_slice(&(v as f64).to_ne_bytes());
+            put(out, &(v as f64).to_ne_bytes());
             true
         }
     }
@@ -246,7 +254,7 @@ fn int_to(m: Mem, v: i128, out: &mut [u8]) -> bool {
 /// value when the file's type is `float` (so that a `float` read stores its bits unchanged).
 // The comparisons are netCDF-C's, written out: NaN compares false and is not out of range.
 #[allow(clippy::manual_range_contains)]
-fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [u8]) -> bool {
+fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [MaybeUninit<u8>]) -> bool {
     // An integer type other than the 64-bit ones: out of range stores nothing; NaN stores
     // what x86-64's cvtt* conversion leaves in the type's bits.
     macro_rules! small {
@@ -255,7 +263,7 @@ fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [u8]) -> bool {
                 return false;
             }
             let v: $t = if xx.is_nan() { $nan } else { xx as $t };
-            out.copy_from_slice(&v.to_ne_bytes());
+            put(out, &v.to_ne_bytes());
             true
         }};
     }
@@ -280,7 +288,7 @@ fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [u8]) -> bool {
             } else {
                 xx as i64
             };
-            out.copy_from_slice(&v.to_ne_bytes());
+            put(out, &v.to_ne_bytes());
             true
         }
         Mem::UInt64 => {
@@ -293,7 +301,7 @@ fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [u8]) -> bool {
             } else {
                 xx as u64
             };
-            out.copy_from_slice(&v.to_ne_bytes());
+            put(out, &v.to_ne_bytes());
             true
         }
         Mem::Float => {
@@ -303,11 +311,11 @@ fn float_to(m: Mem, xx: f64, f32v: Option<f32>, out: &mut [u8]) -> bool {
                 None if xx < -(f32::MAX as f64) => (-f32::MAX, false),
                 None => (xx as f32, true),
             };
-            out.copy_from_slice(&v.to_ne_bytes());
+            put(out, &v.to_ne_bytes());
             ok
         }
         Mem::Double => {
-            out.copy_from_slice(&xx.to_ne_bytes());
+            put(out, &xx.to_ne_bytes());
             true
         }
     }
@@ -338,11 +346,43 @@ pub fn convert(
     byte_as_ubyte: bool,
     erange: Erange,
 ) -> c_int {
+    // SAFETY: `[MaybeUninit<u8>]` has the layout of `[u8]` (same length, size and alignment),
+    // and every byte `dst` holds is initialised, as `MaybeUninit<u8>` allows. Seen as
+    // `MaybeUninit`, the slice could be given uninitialised bytes, which `&mut [u8]` forbids;
+    // `convert_uninit` only writes initialised bytes into it (`put`), so `dst` stays a valid
+    // `[u8]`. The reborrow ends with the call, while `dst` is borrowed.
+    let dst = unsafe { &mut *(std::ptr::from_mut::<[u8]>(dst) as *mut [MaybeUninit<u8>]) };
+    convert_uninit(x, src, m, dst, byte_as_ubyte, erange)
+}
+
+/// [`convert`] into memory that may be uninitialised (a C caller's buffer, of which it writes
+/// every value that converts, and leaves the others as they were: a floating-point value out of
+/// an integer type's range, without `ERANGE_FILL`).
+///
+/// ```
+/// use nc3pack_netcdf::convert::{convert_uninit, Erange, Mem};
+/// use nc3pack::nc3::NcType;
+/// use std::mem::MaybeUninit;
+/// let mut dst = [MaybeUninit::<u8>::uninit(); 4];
+/// let src = 7i32.to_be_bytes();
+/// assert_eq!(convert_uninit(NcType::Int, &src, Mem::Float, &mut dst, false, Erange::Plain), 0);
+/// // SAFETY: the conversion wrote all four bytes (an `int` always converts to `float`).
+/// let bytes: Vec<u8> = dst.iter().map(|b| unsafe { b.assume_init() }).collect();
+/// assert_eq!(bytes, 7f32.to_ne_bytes());
+/// ```
+pub fn convert_uninit(
+    x: NcType,
+    src: &[u8],
+    m: Mem,
+    dst: &mut [MaybeUninit<u8>],
+    byte_as_ubyte: bool,
+    erange: Erange,
+) -> c_int {
     let (xs, ms) = (x.size(), m.size());
     let mut status = NC_NOERR;
     if byte_as_ubyte && x == NcType::Byte && m == Mem::UByte {
         let n = dst.len().min(src.len());
-        dst[..n].copy_from_slice(&src[..n]);
+        put(&mut dst[..n], &src[..n]);
         return status;
     }
     for (s, d) in src.chunks_exact(xs).zip(dst.chunks_exact_mut(ms)) {

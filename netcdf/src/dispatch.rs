@@ -33,12 +33,13 @@
 //! No function unwinds into C: each does its work under `catch_unwind` and answers a panic
 //! with `NC_EINTERNAL`.
 
-use crate::convert::{convert, Erange, Mem};
+use crate::convert::{convert_uninit, Erange, Mem};
 use crate::file::{self, Att, Call, OpenFile};
 use crate::nc::*;
 use nc3pack::nc3::NcType;
 use std::cell::UnsafeCell;
 use std::ffi::CStr;
+use std::mem::MaybeUninit;
 use std::os::raw::{c_char, c_int, c_longlong, c_uint, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1331,11 +1332,14 @@ unsafe fn att_values(fl: &OpenFile, a: &Att, memtype: c_int, value: *mut c_void)
         return NC_NOERR;
     }
     // SAFETY: not NULL, so valid for writes of `a.len` values of `mem` (this function's contract),
-    // which no other thread touches during the call (the module's rule 6).
-    let out = unsafe { std::slice::from_raw_parts_mut(value.cast::<u8>(), a.len * mem.size()) };
+    // which no other thread touches during the call (the module's rule 6); as `MaybeUninit<u8>`
+    // it may be uninitialised, and the conversion only writes it.
+    let out = unsafe {
+        std::slice::from_raw_parts_mut(value.cast::<MaybeUninit<u8>>(), a.len * mem.size())
+    };
     // As for variables, CDF-1 and CDF-2 read `byte` as `unsigned char` unchecked.
     let cdf5 = fl.variant == nc3pack::nc3::Variant::Cdf5;
-    convert(a.xtype, &a.be, mem, out, !cdf5, fl.erange)
+    convert_uninit(a.xtype, &a.be, mem, out, !cdf5, fl.erange)
 }
 
 /// `nc_get_att` (and the typed `nc_get_att_*`): an attribute's values as `memtype`.

@@ -3,12 +3,13 @@
 //! structures, so the plugin works with any copy of the library: each copy numbers its files
 //! from 65536), and the reads.
 
-use crate::convert::{convert, Erange, Mem};
+use crate::convert::{convert_uninit, Erange, Mem};
 use crate::nc::*;
 use nc3pack::nc3::{NcType, Variant};
 use nc3pack::{Archive, Dataset, Hyperslab, Input};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -501,22 +502,30 @@ impl OpenFile {
         if !same && run.1 as usize > SMALL {
             return None;
         }
-        // SAFETY: `dst` is valid for writes of the run's `n` values of `mem` (this function's
-        // contract), and nothing else touches it while `out` lives (until the return).
-        let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
         let report = |e: nc3pack::Error| read_failed(var, e);
         if same {
+            // SAFETY: `dst` is valid for writes of the run's `n` values of `mem` (this
+            // function's contract), and nothing else touches it while `out` lives (until the
+            // return). (The library's native reads take `&mut [u8]`: this is the one place a
+            // caller's buffer, which C may not have initialised, is seen as bytes.)
+            let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
             return Some(match self.ds.read_runs_native(v, &[run], out) {
                 Ok(()) => NC_NOERR,
                 Err(e) => report(e),
             });
         }
+        // SAFETY: `dst` is valid for writes of the run's `n` values of `mem` (this function's
+        // contract), and nothing else touches it while `out` lives (until the return); as
+        // `MaybeUninit<u8>` it may be uninitialised, and the conversion only writes it.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<u8>>(), n * mem.size())
+        };
         let mut buf = [0u8; SMALL];
         let raw = &mut buf[..run.1 as usize];
         if let Err(e) = self.ds.read_runs(v, &[run], raw) {
             return Some(report(e));
         }
-        Some(convert(var.xtype, raw, mem, out, !cdf5, self.erange))
+        Some(convert_uninit(var.xtype, raw, mem, out, !cdf5, self.erange))
     }
 
     /// Reads a checked selection into `dst` as `mem`.
@@ -538,18 +547,25 @@ impl OpenFile {
         if n == 0 {
             return NC_NOERR;
         }
-        // SAFETY: `dst` is valid for writes of the slab's `n` values of `mem` (this function's
-        // contract), and nothing else touches it while `out` lives (until the return).
-        let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
         let cdf5 = self.variant == Variant::Cdf5;
         let same = unconverted(mem, var.xtype, cdf5);
         let report = |e: nc3pack::Error| read_failed(var, e);
         if same {
+            // SAFETY: `dst` is valid for writes of the slab's `n` values of `mem` (this
+            // function's contract), and nothing else touches it while `out` lives (until the
+            // return). (As in `read_run`, the library's native read takes `&mut [u8]`.)
+            let out = unsafe { std::slice::from_raw_parts_mut(dst, n * mem.size()) };
             return match self.ds.read_native_into(v, slab, out) {
                 Ok(()) => NC_NOERR,
                 Err(e) => report(e),
             };
         }
+        // SAFETY: `dst` is valid for writes of the slab's `n` values of `mem` (this function's
+        // contract), and nothing else touches it while `out` lives (until the return); as
+        // `MaybeUninit<u8>` it may be uninitialised, and the conversion only writes it.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<u8>>(), n * mem.size())
+        };
         // Converted: a piece at a time, so the big-endian copy stays small.
         let xs = var.xtype.size();
         let ms = mem.size();
@@ -562,7 +578,7 @@ impl OpenFile {
             if let Err(e) = self.ds.read_raw_into(v, &piece, &mut raw) {
                 return report(e);
             }
-            let s = convert(
+            let s = convert_uninit(
                 var.xtype,
                 &raw,
                 mem,
