@@ -9,7 +9,9 @@
 #       (every variable and attribute read as every memory type: values and return codes),
 #       strided and mapped reads, the answers of bad reads, of writes and of inquiries;
 #       then the same from memory (nc_open_mem) under the name of another archive on disk
-# and the same exit status for each. Then every damaged or hostile archive of
+# and the same exit status for each; with PLUGIN_TEST_LIBNETCDF2, the C program again, built
+# against that netCDF-C (another version or build: netCDF4-python's wheel bundles 4.10, built
+# with ERANGE_FILL, which stores other values out of range). Then every damaged or hostile archive of
 # samples/bad/archives through ncdump and the C program: an error answer, no crash, no hang,
 # bounded memory. Two copies of libnetcdf in one process, each with an archive open
 # (scripts/plugin-twolibs.c). Last, a Fortran program (scripts/plugin-fortran.f90) reads a
@@ -25,6 +27,9 @@
 #   PLUGIN_TEST_JOBS  parallel workers (default: 2)
 #   PLUGIN_TEST_MAX_BYTES  largest generated file to test (default: 67108864)
 #   PLUGIN_TEST_VERBOSE=1  print PASS lines too
+#   PLUGIN_TEST_LIBNETCDF2  a second libnetcdf shared library (e.g. the one netCDF4-python's
+#                     wheel bundles: .../site-packages/netcdf4.libs/libnetcdf-*.so.*) to run
+#                     the C program against too
 #
 # Needs: ncgen, ncdump, nccopy (netcdf-bin), ncks (nco), gcc and libnetcdf-dev (the C program),
 # gfortran and libnetcdff-dev (the Fortran program).
@@ -58,6 +63,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nc3pack-plugin.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 mkdir -p "$work/results"
 gcc -O1 -o "$work/plugin-convert" scripts/plugin-convert.c -lnetcdf
+lib2=${PLUGIN_TEST_LIBNETCDF2:-}
+if [[ -n $lib2 ]]; then
+    lib2=$(cd "$(dirname "$lib2")" && pwd -P)/$(basename "$lib2")
+    # netCDF-C's API is the same from 4.9 on: Debian's header serves.
+    gcc -O1 -o "$work/plugin-convert2" scripts/plugin-convert.c "$lib2" \
+        -Wl,-rpath,"$(dirname "$lib2")"
+fi
 
 # One case: NAME, a netCDF-3 file. Writes results/NAME (PASS/FAIL/SKIP), prints a FAIL line.
 case_worker() {
@@ -140,6 +152,11 @@ case_worker() {
     run o conv "$W_WORK/plugin-convert" "$o"
     run z conv "$W_WORK/plugin-convert" "$z"
     same conv || return 0
+    if [[ -x $W_WORK/plugin-convert2 ]]; then
+        run o conv2 "$W_WORK/plugin-convert2" "$o"
+        run z conv2 "$W_WORK/plugin-convert2" "$z"
+        same conv2 || return 0
+    fi
     # The archive from memory (nc_open_mem), under the name of another archive that is on
     # disk: what is read is the buffer, never the file of that name. Compared with the plain
     # open of the original (netCDF-C's own in-memory open refuses some small classic files).
@@ -181,6 +198,9 @@ export W_WORK="$work" W_BIN="$bin" W_SO="$so" W_MAX_BYTES="$max_bytes" \
     W_VERBOSE="${PLUGIN_TEST_VERBOSE:-0}"
 
 echo "# plugin: $so"
+if [[ -n $lib2 ]]; then
+    echo "# and the C program against $lib2"
+fi
 {
     for f in samples/*.nc; do
         # netCDF-C misreads these two: it takes the header's record count (a truncated file's,
