@@ -111,7 +111,7 @@ struct Library {
 /// the C cast -24 without it, `NC_FILL_BYTE` (-127) with it. `getn` is that library's
 /// `ncx_getn_int_schar`, or NULL when it does not export it: then the version decides, as the
 /// builds go (4.10's CMake build turns the option on unless told not to; 4.9's CMake build
-/// never applies it, its conversion file not reading the build's configuration).
+/// never applies it, its `config.h` defining no `ERANGE_FILL`).
 ///
 /// # Safety
 ///
