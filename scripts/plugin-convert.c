@@ -65,6 +65,23 @@ static int get_vars(int nc, int v, int t, const size_t *st, const size_t *ct,
     }
 }
 
+static int get_varm(int nc, int v, int t, const size_t *st, const size_t *ct,
+                    const ptrdiff_t *sd, const ptrdiff_t *map, void *b) {
+    switch (t) {
+    case NC_BYTE: return nc_get_varm_schar(nc, v, st, ct, sd, map, b);
+    case NC_CHAR: return nc_get_varm_text(nc, v, st, ct, sd, map, b);
+    case NC_SHORT: return nc_get_varm_short(nc, v, st, ct, sd, map, b);
+    case NC_INT: return nc_get_varm_int(nc, v, st, ct, sd, map, b);
+    case NC_FLOAT: return nc_get_varm_float(nc, v, st, ct, sd, map, b);
+    case NC_DOUBLE: return nc_get_varm_double(nc, v, st, ct, sd, map, b);
+    case NC_UBYTE: return nc_get_varm_ubyte(nc, v, st, ct, sd, map, b);
+    case NC_USHORT: return nc_get_varm_ushort(nc, v, st, ct, sd, map, b);
+    case NC_UINT: return nc_get_varm_uint(nc, v, st, ct, sd, map, b);
+    case NC_INT64: return nc_get_varm_longlong(nc, v, st, ct, sd, map, b);
+    default: return nc_get_varm_ulonglong(nc, v, st, ct, sd, map, b);
+    }
+}
+
 static int get_att(int nc, int v, const char *name, int t, void *b) {
     switch (t) {
     case NC_BYTE: return nc_get_att_schar(nc, v, name, b);
@@ -146,6 +163,18 @@ int main(int argc, char **argv) {
     }
     r = nc_inq_format(nc, &fmt);
     printf("format %d rc %d\n", fmt, r);
+    /* The mode reported back: the open's flags and the kind's; NC_INMEMORY exactly when
+     * opened by nc_open_mem (printed as whether that holds, the same in both runs). */
+    int fx = -1, mx = -1, nc4;
+    r = nc_inq_format_extended(nc, &fx, &mx);
+    printf("format extended %d mode 0x%x in-memory as opened %d rc %d\n", fx, mx & ~NC_INMEMORY,
+           !(mx & NC_INMEMORY) == !mem_name, r);
+    if ((r = nc_open(argv[1], NC_SHARE, &nc4)) == NC_NOERR) {
+        r = nc_inq_format_extended(nc4, &fx, &mx);
+        printf("opened shared: mode 0x%x rc %d, close rc %d\n", mx, r, nc_close(nc4));
+    } else {
+        printf("opened shared: rc %d\n", r);
+    }
     r = nc_inq(nc, &ndims, &nvars, &ngatts, &unlim);
     printf("inq %d %d %d %d rc %d\n", ndims, nvars, ngatts, unlim, r);
     for (int d = 0; d < ndims; d++) {
@@ -313,6 +342,36 @@ int main(int argc, char **argv) {
             }
             printf(" stride0-coords rc vars %d varm %d mapped %d\n", get_vars(nc, v, t, s4, c4, sd, buf),
                    nc_get_varm(nc, v, s4, c4, sd, NULL, buf), nc_get_varm(nc, v, s4, c4, sd, map, buf));
+            /* NC_STRING with no record (no first-dimension index) selected: a record variable
+             * answers NC_NOERR before the type is looked at, another NC_EBADTYPE; strided past
+             * the first dimension's end: the last value's error, NC_EINVALCOORDS. */
+            char *sv[2] = {NULL, NULL};
+            for (int d = 0; d < nd; d++) {
+                s4[d] = 0;
+                c4[d] = d == 0 ? 0 : 1;
+                sd[d] = d == 0 && shape[0] > 0 ? (ptrdiff_t)shape[0] : 1;
+            }
+            printf(" string none rc %d", nc_get_vara_string(nc, v, s4, c4, sv));
+            c4[0] = 2;
+            printf(" past-end vars %d varm %d\n", nc_get_vars_string(nc, v, s4, c4, sd, sv),
+                   nc_get_varm_string(nc, v, s4, c4, sd, NULL, sv));
+            /* A map that sends every value to one place, stride 2 past the first dimension's
+             * end, as every memory type: of the values stored, the last remains (a value out of
+             * range is not stored in netCDF-C's rule without ERANGE_FILL). */
+            ptrdiff_t map0[NC_MAX_VAR_DIMS] = {0};
+            for (int d = 0; d < nd; d++) {
+                c4[d] = d == 0 ? (shape[0] + 1) / 2 + 1 : 1;
+                sd[d] = d == 0 ? 2 : 1;
+            }
+            if (c4[0] * 4 <= MAXN) {
+                printf(" one-place");
+                for (int m = 1; m <= 11; m++) {
+                    memset(buf, 0xa5, sizeof buf);
+                    r = get_varm(nc, v, m, s4, c4, sd, map0, buf);
+                    printf(" %s rc %d ", TNAME[m], r);
+                    hex(buf, 2 * TSIZE[m]);
+                }
+            }
         }
     }
     /* Two opens of one file at once, then one closed and the file opened again (netCDF-C

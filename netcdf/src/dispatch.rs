@@ -544,6 +544,9 @@ unsafe extern "C" fn open<const L: usize>(
         match opened {
             Ok(mut f) => {
                 f.erange = erange(L);
+                // As the caller gave them: netCDF-C 4.9 adds NC_NETCDF4 on its way to a
+                // user-defined format (4.10 does not), which no netCDF-3 original reports.
+                f.open_flags = mode & !(NC_NETCDF4 | NC_UDF0 | NC_UDF1);
                 file::insert((L, ncid), f);
                 NC_NOERR
             }
@@ -1721,10 +1724,38 @@ unsafe extern "C" fn get_varm<const L: usize>(
         // SAFETY: `check` passed this selection and answered `plan`; it is not empty; `tmp`
         // holds its `n` values of the plan's memory type, what `read_checked` needs of `dst`.
         let s = unsafe { fl.read_checked(varid, &st, &ct, &sd, plan, tmp.as_mut_ptr()) };
-        // Whatever the read answers, the values it stored are placed (netCDF-C stores those of a
-        // strided selection inside the variable and answers the error of those outside); the
-        // others are put back as they were.
+        // Whatever the read answers, the values it stored are placed in the selection's order
+        // (netCDF-C stores those of a strided selection inside the variable, and those in
+        // range, and answers the error of the others), so that of two values the map sends to
+        // one place, the later one stored is what remains there. When the read stored every
+        // value (NC_NOERR), or no two values share a place, a value not stored is the caller's
+        // own, put back; else a second read over the complement of the first one's bytes
+        // tells which values were stored: those it gives the same.
+        let stored: Option<Vec<bool>> = if s != NC_NOERR && shares_a_place(&offsets) {
+            let mut again = vec![0u8; n * ms];
+            for (k, &o) in offsets.iter().enumerate() {
+                for b in 0..ms {
+                    // SAFETY: `value` at byte offset `o + b` (b < ms) is inside the caller's
+                    // buffer, valid for reads (as for the copy into `tmp` above).
+                    again[k * ms + b] = !unsafe { *base.offset(o).add(b) };
+                }
+            }
+            // SAFETY: as the first read, into `again`, which has the same `n * ms` bytes.
+            let s2 = unsafe { fl.read_checked(varid, &st, &ct, &sd, plan, again.as_mut_ptr()) };
+            debug_assert_eq!(s, s2, "the same read answers the same");
+            Some(
+                tmp.chunks_exact(ms)
+                    .zip(again.chunks_exact(ms))
+                    .map(|(a, b)| a == b)
+                    .collect(),
+            )
+        } else {
+            None
+        };
         for (k, &o) in offsets.iter().enumerate() {
+            if stored.as_ref().is_some_and(|st| !st[k]) {
+                continue;
+            }
             // SAFETY: as for the copy into `tmp`, the other way: `value` at offset `o` is valid for
             // writes of `ms` bytes (this function's `# Safety`), `tmp` has `n * ms` bytes and
             // `k < n`, and the two do not overlap.
@@ -1732,6 +1763,13 @@ unsafe extern "C" fn get_varm<const L: usize>(
         }
         s
     })
+}
+
+/// Whether two of the byte `offsets` a map gives are the same place.
+fn shares_a_place(offsets: &[isize]) -> bool {
+    let mut sorted = offsets.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).any(|w| w[0] == w[1])
 }
 
 // ---- writes and definitions: an archive is read-only -----------------------------------------

@@ -81,6 +81,9 @@ pub struct OpenFile {
     pub gatts: Vec<Att>,
     /// What a conversion stores for a value out of range: as the netCDF-C that opened it.
     pub erange: Erange,
+    /// The flags the file was opened with (`nc_open`'s mode, `NC_INMEMORY` for
+    /// `nc_open_mem`), which netCDF-C reports back with the format's ([`OpenFile::mode`]).
+    pub open_flags: c_int,
 }
 
 fn atts<'h>(it: impl Iterator<Item = nc3pack::nc3::Attr<'h>>) -> Vec<Att> {
@@ -145,6 +148,7 @@ impl OpenFile {
             vars,
             gatts,
             erange: Erange::Plain,
+            open_flags: 0,
             ds,
         }
     }
@@ -158,13 +162,15 @@ impl OpenFile {
         }
     }
 
-    /// The mode flags netCDF-C reports for the original kind.
+    /// The mode flags netCDF-C reports (`nc_inq_format_extended`): those the file was opened
+    /// with, and the original kind's.
     pub fn mode(&self) -> c_int {
-        match self.variant {
+        let kind = match self.variant {
             Variant::Cdf1 => 0,
             Variant::Cdf2 => NC_64BIT_OFFSET,
             Variant::Cdf5 => NC_64BIT_DATA,
-        }
+        };
+        self.open_flags | kind
     }
 
     /// The attributes of `varid` (`NC_GLOBAL`: the global ones), or `NC_ENOTVAR`.
@@ -238,6 +244,9 @@ impl OpenFile {
                 strided,
                 per_element,
             }),
+            // netCDF-C reads such a selection a value at a time and answers the last error;
+            // the last value is past a dimension's end.
+            None if per_element => Err(NC_EINVALCOORDS),
             None => Err(NC_EBADTYPE),
         };
         if rank == 0 {
@@ -311,6 +320,32 @@ impl OpenFile {
             }
         }
         if call == Call::Vara && mem.is_none() {
+            // NC_STRING is refused where the value is read (readNCv). NC3_get_vara reads through
+            // its ripple counter, which runs no step when no index of the first dimension is
+            // selected, unless the selection is contiguous (NCiocount: a fixed variable whose
+            // other counts are whole) or the variable the only record variable of rank 1.
+            let record = self
+                .unlim
+                .is_some_and(|u| var.dimids.first() == Some(&(u as c_int)));
+            let ripple = if record {
+                let lone = rank == 1
+                    && self.vars.iter().all(|w| {
+                        std::ptr::eq(w, var)
+                            || w.dimids.first() != var.dimids.first()
+                            || w.shape[1..].contains(&0)
+                    });
+                !lone
+            } else {
+                (1..rank).any(|d| (count[d] as u64) < len(d))
+            };
+            if count[0] == 0 && ripple {
+                return Ok(Plan {
+                    mem: Mem::of(var.xtype),
+                    empty: true,
+                    strided: false,
+                    per_element: false,
+                });
+            }
             return Err(NC_EBADTYPE);
         }
         let empty = count.contains(&0);
