@@ -813,7 +813,13 @@ impl Filesystem for MountFs {
                 }
                 Err(e) => {
                     s.errors.fetch_add(1, Ordering::Relaxed);
-                    s.log_once(format!("{}: {e}", path.display()));
+                    // The library's errors name the archive already: name it once.
+                    let (msg, name) = (e.to_string(), path.display().to_string());
+                    s.log_once(if msg.contains(&name) {
+                        msg
+                    } else {
+                        format!("{name}: {msg}")
+                    });
                     reply.error(Errno::EIO);
                 }
             }

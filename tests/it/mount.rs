@@ -621,6 +621,7 @@ fn a_damaged_block_gives_eio_for_its_reads_only() {
     let lines: Vec<&str> = log.lines().filter(|l| l.contains("sst.nc.nc3z")).collect();
     assert_eq!(lines.len(), 1, "one line about the damage:\n{log}");
     assert!(lines[0].contains("block"), "{}", lines[0]);
+    assert_eq!(lines[0].matches("sst.nc.nc3z").count(), 1, "{}", lines[0]);
 }
 
 #[test]
