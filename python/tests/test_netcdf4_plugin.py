@@ -410,7 +410,8 @@ def loaded_netcdf_c() -> ctypes.CDLL:
         paths = {
             line.split()[-1]
             for line in maps
-            if len(line.split()) >= 6 and Path(line.split()[-1]).name.startswith("libnetcdf")
+            if len(line.split()) >= 6
+            and Path(line.split()[-1]).name.startswith("libnetcdf")
         }
     ours = sorted(p for p in paths if Path(p).resolve().is_relative_to(here))
     if not ours and len(paths) == 1:
@@ -475,7 +476,9 @@ def test_out_of_range_reads_store_what_this_netcdf_c_stores(
         try:
             for varid, (name, v) in enumerate(values.items()):
                 for t, dt in MEMORY_TYPES.items():
-                    buf = np.frombuffer(b"\xa5" * (v.size * np.dtype(dt).itemsize), dt).copy()
+                    buf = np.frombuffer(
+                        b"\xa5" * (v.size * np.dtype(dt).itemsize), dt
+                    ).copy()
                     p = buf.ctypes.data_as(ctypes.c_void_p)
                     rc = getattr(lib, f"nc_get_var_{t}")(ncid, varid, p)
                     out.append((f"{name} as {t}", rc, buf.tobytes()))
@@ -493,5 +496,6 @@ def test_out_of_range_reads_store_what_this_netcdf_c_stores(
         return out
 
     want, got = reads(src), reads(archive)
-    assert any(rc == -60 for _, rc, _ in want)  # NC_ERANGE: out-of-range values were read
+    # NC_ERANGE: out-of-range values were read.
+    assert any(rc == -60 for _, rc, _ in want)
     assert got == want, lib.nc_inq_libvers()
