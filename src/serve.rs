@@ -42,9 +42,10 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
@@ -189,7 +190,7 @@ impl ServeOptions {
     /// let o = nc3pack::serve::ServeOptions::default();
     /// assert_eq!(o.send_timeout(), std::time::Duration::from_secs(60));
     /// ```
-    pub fn send_timeout(&self) -> std::time::Duration {
+    pub fn send_timeout(&self) -> Duration {
         self.send_timeout
     }
 }
@@ -376,11 +377,11 @@ struct Found {
 /// Whether a connection's body waits on its client, and since when: what its send timeout
 /// looks at.
 struct Sending {
-    start: std::time::Instant,
+    start: Instant,
     /// Milliseconds after `start` when hyper last took data of the body or asked for more
     /// (the client took what came before), or [`Sending::IDLE`] when no body waits on the
     /// client (none is being sent, or the server is reading the archive).
-    since: std::sync::atomic::AtomicU64,
+    since: AtomicU64,
 }
 
 impl Sending {
@@ -388,29 +389,26 @@ impl Sending {
 
     fn new() -> Sending {
         Sending {
-            start: std::time::Instant::now(),
-            since: std::sync::atomic::AtomicU64::new(Sending::IDLE),
+            start: Instant::now(),
+            since: AtomicU64::new(Sending::IDLE),
         }
     }
 
     /// The body waits on the client from now.
     fn waiting(&self) {
         let ms = self.start.elapsed().as_millis() as u64;
-        self.since.store(
-            ms.min(Sending::IDLE - 1),
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.since
+            .store(ms.min(Sending::IDLE - 1), Ordering::Relaxed);
     }
 
     /// No body waits on the client.
     fn idle(&self) {
-        self.since
-            .store(Sending::IDLE, std::sync::atomic::Ordering::Relaxed);
+        self.since.store(Sending::IDLE, Ordering::Relaxed);
     }
 
     /// Whether a body has waited on the client for longer than `timeout`.
     fn stalled(&self, timeout: Duration) -> bool {
-        let since = self.since.load(std::sync::atomic::Ordering::Relaxed);
+        let since = self.since.load(Ordering::Relaxed);
         since != Sending::IDLE
             && self.start.elapsed().as_millis() as u64
                 > since.saturating_add(timeout.as_millis() as u64)
