@@ -303,6 +303,12 @@ pub(crate) fn with_helpers(helpers: usize, work: &(dyn Fn() + Sync)) -> bool {
     ok && !st.panicked
 }
 
+/// The threads of the process's pool (started if it was not): for tests that hold all of them.
+#[cfg(test)]
+pub(crate) fn pool_threads() -> usize {
+    pool().map_or(0, |p| p.threads.load(Ordering::Acquire))
+}
+
 /// Runs `job` later on a thread of the process's pool of reading threads, catching its
 /// panics; false (and `job` dropped, not run) when there is no pool.
 pub(crate) fn spawn(job: impl FnOnce() + Send + 'static) -> bool {

@@ -525,3 +525,89 @@ impl<R: ReadAt + 'static> ReadAt for OriginalReader<R> {
         Ok(self.len())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Barrier, Condvar, Mutex};
+
+    /// Runs `f` while every thread of the process's pool is held (the jobs `f` queues wait
+    /// behind), then lets them go and returns once each job queued before has finished.
+    fn with_pool_held(f: impl FnOnce()) {
+        let threads = crate::parallel::pool_threads();
+        assert!(threads > 0);
+        let held = Arc::new(Barrier::new(threads + 1));
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        for _ in 0..threads {
+            let (held, gate) = (Arc::clone(&held), Arc::clone(&gate));
+            assert!(crate::parallel::spawn(move || {
+                held.wait();
+                let mut open = gate.0.lock().unwrap();
+                while !*open {
+                    open = gate.1.wait(open).unwrap();
+                }
+            }));
+        }
+        held.wait();
+        f();
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        // Each thread takes one of these only once it has finished the jobs queued before.
+        let drained = Arc::new(Barrier::new(threads + 1));
+        for _ in 0..threads {
+            let drained = Arc::clone(&drained);
+            assert!(crate::parallel::spawn(move || {
+                drained.wait();
+            }));
+        }
+        drained.wait();
+    }
+
+    #[test]
+    fn blocks_decoded_ahead_too_late_for_the_scan_are_not_decoded() {
+        let dir = std::env::temp_dir().join(format!("nc3pack-late-ahead-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (nc, z) = (dir.join("records.nc"), dir.join("records.nc3z"));
+        let mut ds = netcdf3::DataSet::new();
+        ds.set_unlimited_dim("time", 2000).unwrap();
+        ds.add_var_i32("a", &["time"]).unwrap();
+        ds.add_var_f64("b", &["time"]).unwrap();
+        let mut w = netcdf3::FileWriter::open(&nc).unwrap();
+        w.set_def(&ds, netcdf3::Version::Classic, 0).unwrap();
+        let a: Vec<i32> = (0..2000).map(|i| i * i % 977).collect();
+        let b: Vec<f64> = (0..2000).map(|i| (f64::from(i) * 0.37).sin()).collect();
+        w.write_var_i32("a", &a).unwrap();
+        w.write_var_f64("b", &b).unwrap();
+        w.close().unwrap();
+        let original = std::fs::read(&nc).unwrap();
+        let opts = crate::PackOptions::default()
+            .with_block_size(1024)
+            .with_compact(false)
+            .with_force(true);
+        crate::pack_file(&nc, &z, &opts).unwrap();
+        let mut a = Archive::open(&z).unwrap();
+        a.set_threads(2);
+        // As small as the reader lets it be (it raises it to what a scan needs): the blocks
+        // the scan has passed leave it.
+        a.set_cache_budget(1);
+        let need = a
+            .blocks()
+            .filter(|&(s, b)| !a.entry(s, b).is_constant())
+            .count() as u64;
+        assert!(need >= 20, "{need} blocks");
+        let r = OriginalReader::new(a);
+        with_pool_held(|| {
+            // The scan's jobs wait behind the held threads while the reader reads on.
+            let mut at = 0;
+            let mut buf = vec![0u8; 512];
+            while at < original.len() {
+                let n = r.read_at(at as u64, &mut buf).unwrap();
+                assert!(n > 0 && buf[..n] == original[at..at + n], "at {at}");
+                at += n;
+            }
+        });
+        // The jobs ran after the scan had passed their blocks: each did nothing.
+        assert_eq!(r.archive().blocks_decoded(), need);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

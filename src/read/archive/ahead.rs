@@ -250,6 +250,13 @@ impl Ahead {
         near
     }
 
+    /// Where the last read of stream `s` ended (the furthest, for [`Ahead::near`]'s scans),
+    /// if it is remembered.
+    fn end_of(&self, s: usize) -> Option<u64> {
+        let ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        ends.iter().find(|e| e.0 == s).map(|e| e.1)
+    }
+
     /// The streams read most recently.
     fn recent(&self) -> Vec<usize> {
         let ends = self.ends.lock().unwrap_or_else(|p| p.into_inner());
@@ -486,7 +493,8 @@ impl<R: ReadAt + 'static> Archive<R> {
     /// has the
     /// pool's threads decode the blocks that follow into the cache, two per thread shared
     /// among the streams (at least one each), each claimed there ([`BlockCache::claim`]) so
-    /// that no reader decodes it again meanwhile. Nothing for a member of a shared stream,
+    /// that no reader decodes it again meanwhile; a job that starts only once the scan has
+    /// passed its block (a busy machine) does nothing. Nothing for a member of a shared stream,
     /// with one thread, or for a remote archive (its reader fetches ahead on its own).
     pub(crate) fn scan_ahead(
         self: &Arc<Self>,
@@ -522,6 +530,15 @@ impl<R: ReadAt + 'static> Archive<R> {
             }
             let archive = Arc::clone(self);
             let job = move || {
+                // A job that starts after the scan has passed its block (a busy machine) would
+                // decode it for nobody, and push a block still to come out of the cache.
+                if archive
+                    .ahead
+                    .end_of(s)
+                    .is_some_and(|end| end >= (b + 1) * bb)
+                {
+                    return;
+                }
                 let key = (archive.index.streams[s].id, b);
                 if let crate::read::cache::Claim::Mine(ticket) = archive.cache.claim_ahead(key) {
                     // A block that cannot be read is left to the reader, which says why.
