@@ -1649,8 +1649,8 @@ unsafe extern "C" fn get_vars<const L: usize>(
 /// many elements as the variable has dimensions (the module's rule 4). Without `imap`,
 /// `value` is as for [`get_vars`]. With it, for every index `i` of the selection (`0 <= i[d]
 /// < count[d]`), `value` offset by `(sum over d of i[d] * imap[d]) * size` bytes (`size`: the
-/// memory type's) is valid for reads and writes of `size` bytes (rule 5): each value is read
-/// first, so that one out of range keeps what was there.
+/// memory type's) is valid for writes of `size` bytes (rule 5); a value not read (out of
+/// range) leaves its place as it was.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn get_varm<const L: usize>(
     ncid: c_int,
@@ -1708,38 +1708,20 @@ unsafe extern "C" fn get_varm<const L: usize>(
                 idx[d] = 0;
             }
         }
-        // Start from the caller's values: a value that is not read (out of range, or past a
-        // dimension's end) leaves memory as it was.
         let base = value.cast::<u8>();
         let mut tmp = vec![0u8; n * ms];
-        for (k, &o) in offsets.iter().enumerate() {
-            // SAFETY: `o` is the byte offset of the `k`th index of the selection by the map, where
-            // `value` is valid for reads of `ms` bytes (this function's `# Safety`; the offset
-            // stays inside the caller's buffer); `tmp` has `n * ms` bytes and `k < n`; `tmp` is the
-            // plugin's own, so they do not overlap; bytes need no alignment.
-            unsafe {
-                std::ptr::copy_nonoverlapping(base.offset(o), tmp.as_mut_ptr().add(k * ms), ms)
-            };
-        }
         // SAFETY: `check` passed this selection and answered `plan`; it is not empty; `tmp`
         // holds its `n` values of the plan's memory type, what `read_checked` needs of `dst`.
         let s = unsafe { fl.read_checked(varid, &st, &ct, &sd, plan, tmp.as_mut_ptr()) };
         // Whatever the read answers, the values it stored are placed in the selection's order
         // (netCDF-C stores those of a strided selection inside the variable, and those in
         // range, and answers the error of the others), so that of two values the map sends to
-        // one place, the later one stored is what remains there. When the read stored every
-        // value (NC_NOERR), or no two values share a place, a value not stored is the caller's
-        // own, put back; else a second read over the complement of the first one's bytes
-        // tells which values were stored: those it gives the same.
-        let stored: Option<Vec<bool>> = if s != NC_NOERR && shares_a_place(&offsets) {
-            let mut again = vec![0u8; n * ms];
-            for (k, &o) in offsets.iter().enumerate() {
-                for b in 0..ms {
-                    // SAFETY: `value` at byte offset `o + b` (b < ms) is inside the caller's
-                    // buffer, valid for reads (as for the copy into `tmp` above).
-                    again[k * ms + b] = !unsafe { *base.offset(o).add(b) };
-                }
-            }
+        // one place, the later one stored is what remains there; a value not stored leaves the
+        // caller's memory as it was (never read: C may not have initialised it). When the read
+        // did not store every value, a second read into bytes all ones tells which it stored:
+        // those it gives the same (the first read's bytes not stored are all zeros).
+        let stored: Option<Vec<bool>> = if s != NC_NOERR {
+            let mut again = vec![0xFFu8; n * ms];
             // SAFETY: as the first read, into `again`, which has the same `n * ms` bytes.
             let s2 = unsafe { fl.read_checked(varid, &st, &ct, &sd, plan, again.as_mut_ptr()) };
             debug_assert_eq!(s, s2, "the same read answers the same");
@@ -1756,20 +1738,14 @@ unsafe extern "C" fn get_varm<const L: usize>(
             if stored.as_ref().is_some_and(|st| !st[k]) {
                 continue;
             }
-            // SAFETY: as for the copy into `tmp`, the other way: `value` at offset `o` is valid for
-            // writes of `ms` bytes (this function's `# Safety`), `tmp` has `n * ms` bytes and
-            // `k < n`, and the two do not overlap.
+            // SAFETY: `o` is the byte offset of the `k`th index of the selection by the map,
+            // where `value` is valid for writes of `ms` bytes (this function's `# Safety`; the
+            // offset stays inside the caller's buffer); `tmp` has `n * ms` bytes and `k < n`;
+            // `tmp` is the plugin's own, so they do not overlap; bytes need no alignment.
             unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr().add(k * ms), base.offset(o), ms) };
         }
         s
     })
-}
-
-/// Whether two of the byte `offsets` a map gives are the same place.
-fn shares_a_place(offsets: &[isize]) -> bool {
-    let mut sorted = offsets.to_vec();
-    sorted.sort_unstable();
-    sorted.windows(2).any(|w| w[0] == w[1])
 }
 
 // ---- writes and definitions: an archive is read-only -----------------------------------------
