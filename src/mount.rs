@@ -175,6 +175,9 @@ pub struct MountStats {
     /// Archives opened (again after leaving the set of open archives, or replaced, counted
     /// again).
     pub archives_opened: u64,
+    /// Inodes held now: the files and directories the kernel holds (looked up and not
+    /// forgotten) or an open listing shows, and the root.
+    pub inodes: u64,
 }
 
 /// A mounted directory of archives ([`mount`]); dropping it unmounts.
@@ -457,35 +460,108 @@ enum Node {
 /// A directory's entries: inode number, type, name.
 type Listing = Vec<(u64, FileType, OsString)>;
 
+/// The identity of an inode: a directory's path, or an archive's path and state.
+type Key = (PathBuf, Option<Ident>);
+
 /// The inodes handed to the kernel: a directory per path, a file per archive path and state.
 /// A directory listing gives each entry its number before any lookup makes its node, so that
-/// `readdir`'s `d_ino` is the `st_ino` a later `stat` gives.
+/// `readdir`'s `d_ino` is the `st_ino` a later `stat` gives. An inode lives while the kernel
+/// holds it (from the lookups that gave it until the kernel forgets them) or an open
+/// listing shows it: a mount over many archives holds only those in use, not every name
+/// ever listed.
 #[derive(Default)]
 struct Inodes {
-    nodes: HashMap<u64, Arc<Node>>,
-    by_key: HashMap<(PathBuf, Option<Ident>), u64>,
+    entries: HashMap<u64, Inode>,
+    by_key: HashMap<Key, u64>,
     next: u64,
 }
 
+/// An inode's identity, its node (once looked up), and what holds it.
+struct Inode {
+    key: Key,
+    node: Option<Arc<Node>>,
+    /// Lookups the kernel has not forgotten.
+    lookups: u64,
+    /// Open listings that show it.
+    listings: u64,
+}
+
 impl Inodes {
-    /// The number of `key`'s inode, given now if it had none.
-    fn number(&mut self, key: (PathBuf, Option<Ident>)) -> u64 {
-        if let Some(&ino) = self.by_key.get(&key) {
-            return ino;
-        }
-        let ino = self.next;
-        self.next += 1;
-        self.by_key.insert(key, ino);
+    /// `key`'s inode and its number, made now if it had none.
+    fn entry(&mut self, key: Key) -> (u64, &mut Inode) {
+        let ino = match self.by_key.get(&key) {
+            Some(&ino) => ino,
+            None => {
+                let ino = self.next;
+                self.next += 1;
+                self.by_key.insert(key.clone(), ino);
+                ino
+            }
+        };
+        let e = self.entries.entry(ino).or_insert_with(|| Inode {
+            key,
+            node: None,
+            lookups: 0,
+            listings: 0,
+        });
+        (ino, e)
+    }
+
+    /// The number of `key`'s inode, held by an open listing until [`Inodes::unlist`].
+    fn list(&mut self, key: Key) -> u64 {
+        let (ino, e) = self.entry(key);
+        e.listings += 1;
         ino
     }
 
-    /// The number of `key`'s inode, with its node made by `node` if it had none.
-    fn insert(&mut self, key: (PathBuf, Option<Ident>), node: impl FnOnce() -> Node) -> u64 {
-        let ino = self.number(key);
-        self.nodes.entry(ino).or_insert_with(|| Arc::new(node()));
-        ino
+    /// A lookup of `key`: its inode's number and node (made by `node` if it had none), held
+    /// until the kernel forgets the lookup ([`Inodes::forget`]).
+    fn look_up(&mut self, key: Key, node: impl FnOnce() -> Node) -> (u64, Arc<Node>) {
+        let (ino, e) = self.entry(key);
+        e.lookups += 1;
+        let node = e.node.get_or_insert_with(|| Arc::new(node()));
+        (ino, Arc::clone(node))
+    }
+
+    /// The node of inode `ino`, if it was looked up and is held.
+    fn node(&self, ino: u64) -> Option<Arc<Node>> {
+        self.entries.get(&ino).and_then(|e| e.node.clone())
+    }
+
+    /// The kernel forgets `n` lookups of `ino`.
+    fn forget(&mut self, ino: u64, n: u64) {
+        if let Some(e) = self.entries.get_mut(&ino) {
+            e.lookups = e.lookups.saturating_sub(n);
+            self.drop_unused(ino);
+        }
+    }
+
+    /// A listing that showed the inodes `inos` is closed.
+    fn unlist(&mut self, inos: impl IntoIterator<Item = u64>) {
+        for ino in inos {
+            if let Some(e) = self.entries.get_mut(&ino) {
+                e.listings = e.listings.saturating_sub(1);
+                self.drop_unused(ino);
+            }
+        }
+    }
+
+    /// Drops inode `ino` if nothing holds it (never the root's).
+    fn drop_unused(&mut self, ino: u64) {
+        let unused = self
+            .entries
+            .get(&ino)
+            .is_some_and(|e| e.lookups == 0 && e.listings == 0);
+        if ino != ROOT && unused {
+            if let Some(e) = self.entries.remove(&ino) {
+                self.by_key.remove(&e.key);
+            }
+        }
     }
 }
+
+/// The root directory's inode number (FUSE's).
+const ROOT: u64 = 1;
 
 /// What the threads serving the mount share.
 struct MountState {
@@ -511,13 +587,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl MountState {
     fn new(root: PathBuf, opts: &MountOptions) -> MountState {
         let mut inodes = Inodes {
-            next: 2,
+            next: ROOT,
             ..Inodes::default()
         };
-        inodes
-            .nodes
-            .insert(1, Arc::new(Node::Dir { path: root.clone() }));
-        inodes.by_key.insert((root.clone(), None), 1);
+        inodes.look_up((root.clone(), None), || Node::Dir { path: root.clone() });
         MountState {
             root,
             inodes: Mutex::new(inodes),
@@ -539,6 +612,7 @@ impl MountState {
             errors: self.errors.load(Ordering::Relaxed),
             blocks_decoded: self.originals.blocks_decoded(),
             archives_opened: self.originals.opened(),
+            inodes: self.inodes_held(),
         }
     }
 
@@ -551,7 +625,7 @@ impl MountState {
     }
 
     fn node(&self, ino: INodeNo) -> Option<Arc<Node>> {
-        lock(&self.inodes).nodes.get(&ino.0).cloned()
+        lock(&self.inodes).node(ino.0)
     }
 
     /// The inode of `name` in the directory `dir`: the archive `name.nc3z`, or the
@@ -571,8 +645,8 @@ impl MountState {
                     Errno::EIO
                 })?;
                 let len = reader.len();
-                let mut inodes = lock(&self.inodes);
-                let ino = inodes.insert((archive.clone(), Some(ident)), || Node::File {
+                let key = (archive.clone(), Some(ident));
+                return Ok(lock(&self.inodes).look_up(key, || Node::File {
                     path: archive.clone(),
                     ident,
                     len,
@@ -580,16 +654,13 @@ impl MountState {
                     uid: md.uid(),
                     gid: md.gid(),
                     mtime: md.modified().unwrap_or(UNIX_EPOCH),
-                });
-                return Ok((ino, Arc::clone(&inodes.nodes[&ino])));
+                }));
             }
         }
         let sub = dir.join(name);
         match std::fs::metadata(&sub) {
             Ok(md) if md.is_dir() && !self.loops_back(dir, &sub) => {
-                let mut inodes = lock(&self.inodes);
-                let ino = inodes.insert((sub.clone(), None), || Node::Dir { path: sub });
-                Ok((ino, Arc::clone(&inodes.nodes[&ino])))
+                Ok(lock(&self.inodes).look_up((sub.clone(), None), || Node::Dir { path: sub }))
             }
             _ => Err(Errno::ENOENT),
         }
@@ -658,7 +729,8 @@ impl MountState {
     }
 
     /// The entries of the directory `dir`: its subdirectories and its archives (named as
-    /// their originals), sorted by name, after `.` and `..`.
+    /// their originals), sorted by name, after `.` and `..`; their inodes are held until
+    /// [`MountState::close_listing`].
     fn listing(&self, ino: u64, dir: &Path) -> std::io::Result<Listing> {
         let mut out: Listing = vec![
             (ino, FileType::Directory, ".".into()),
@@ -679,7 +751,7 @@ impl MountState {
             // The numbers lookup gives (the same keys): by path for a directory, by path and
             // state for an archive (a stat, as `ls` makes anyway; no archive is opened).
             if t.is_dir() {
-                let ino = lock(&self.inodes).number((e.path(), None));
+                let ino = lock(&self.inodes).list((e.path(), None));
                 entries.push((name, ino, FileType::Directory));
             } else if t.is_file() {
                 let b = name.as_bytes();
@@ -690,7 +762,7 @@ impl MountState {
                         continue;
                     };
                     let key = (e.path(), Some(Ident::of(&md)));
-                    let ino = lock(&self.inodes).number(key);
+                    let ino = lock(&self.inodes).list(key);
                     let shown = OsStr::from_bytes(shown).to_os_string();
                     entries.push((shown, ino, FileType::RegularFile));
                 }
@@ -702,9 +774,31 @@ impl MountState {
             a.0.cmp(&b.0)
                 .then((a.2 == FileType::Directory).cmp(&(b.2 == FileType::Directory)))
         });
-        entries.dedup_by(|b, a| a.0 == b.0);
+        let mut hidden = Vec::new();
+        entries.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                hidden.push(b.1);
+            }
+            same
+        });
+        lock(&self.inodes).unlist(hidden);
         out.extend(entries.into_iter().map(|(n, i, t)| (i, t, n)));
         Ok(out)
+    }
+}
+
+impl MountState {
+    /// A listing [`MountState::listing`] gave is closed: its entries' inodes are no longer
+    /// held by it.
+    fn close_listing(&self, list: &Listing) {
+        // (`.` and `..` are the directory's own, not held by the listing.)
+        lock(&self.inodes).unlist(list.iter().skip(2).map(|e| e.0));
+    }
+
+    /// Inodes held now.
+    fn inodes_held(&self) -> u64 {
+        lock(&self.inodes).entries.len() as u64
     }
 }
 
@@ -729,10 +823,23 @@ impl Filesystem for MountFs {
         let Node::Dir { path } = &*node else {
             return reply.error(Errno::ENOTDIR);
         };
-        match s.lookup(path, name).and_then(|(ino, n)| s.attr(ino, &n)) {
+        let (ino, node) = match s.lookup(path, name) {
+            Ok(found) => found,
+            Err(e) => return reply.error(e),
+        };
+        match s.attr(ino, &node) {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
-            Err(e) => reply.error(e),
+            Err(e) => {
+                // Not given to the kernel: not held for it.
+                lock(&s.inodes).forget(ino, 1);
+                reply.error(e);
+            }
         }
+    }
+
+    // (fuser's `batch_forget` calls this for each inode.)
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        lock(&self.shared.inodes).forget(ino.0, nlookup);
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
@@ -903,7 +1010,10 @@ impl Filesystem for MountFs {
         _flags: OpenFlags,
         reply: ReplyEmpty,
     ) {
-        lock(&self.shared.dirs).remove(&fh.0);
+        let list = lock(&self.shared.dirs).remove(&fh.0);
+        if let Some(list) = list {
+            self.shared.close_listing(&list);
+        }
         reply.ok();
     }
 
@@ -936,6 +1046,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_inode_lives_while_a_lookup_or_a_listing_holds_it() {
+        let mut ino = Inodes {
+            next: ROOT,
+            ..Inodes::default()
+        };
+        let root = ino
+            .look_up(("/".into(), None), || Node::Dir { path: "/".into() })
+            .0;
+        assert_eq!(root, ROOT);
+        let key = |n: &str| (PathBuf::from(n), None);
+        let dir = || Node::Dir { path: "/a".into() };
+        // Listed, then looked up twice: one number throughout.
+        let a = ino.list(key("/a"));
+        assert!(ino.node(a).is_none(), "not looked up yet");
+        assert_eq!(ino.look_up(key("/a"), dir).0, a);
+        assert_eq!(ino.look_up(key("/a"), dir).0, a);
+        ino.unlist([a]);
+        ino.forget(a, 1);
+        assert!(ino.node(a).is_some(), "one lookup still held");
+        ino.forget(a, 1);
+        assert!(ino.node(a).is_none());
+        assert_eq!(ino.entries.len(), 1, "the root only");
+        // A name listed again after all that is a new inode.
+        let b = ino.list(key("/a"));
+        assert_ne!(b, a);
+        ino.unlist([b]);
+        assert_eq!((ino.entries.len(), ino.by_key.len()), (1, 1));
+        // The root is never dropped.
+        ino.forget(ROOT, 5);
+        assert!(ino.node(ROOT).is_some());
+    }
+
+    #[test]
     fn a_directory_lists_its_archives_as_originals_and_hides_other_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.nc.nc3z"), b"x").unwrap();
@@ -946,9 +1089,13 @@ mod tests {
         std::fs::create_dir(dir.path().join("b")).unwrap();
         std::fs::write(dir.path().join("b.nc3z"), b"x").unwrap();
         let s = MountState::new(dir.path().to_path_buf(), &MountOptions::default());
-        let names: Vec<(String, FileType)> = s
-            .listing(1, dir.path())
-            .unwrap()
+        let list = s.listing(1, dir.path()).unwrap();
+        // Held by the listing: the root, `a.nc`, `b` (the archive's, not the directory's)
+        // and `sub`; by nothing once it is closed but the root.
+        assert_eq!(s.inodes_held(), 4);
+        s.close_listing(&list);
+        assert_eq!(s.inodes_held(), 1);
+        let names: Vec<(String, FileType)> = list
             .into_iter()
             .map(|(_, t, n)| (n.to_string_lossy().into_owned(), t))
             .collect();

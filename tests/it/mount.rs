@@ -837,6 +837,62 @@ fn listing_and_stat_decode_no_block() {
     assert!(log.contains("0 read requests"), "{log}");
 }
 
+#[test]
+fn inodes_the_kernel_forgets_are_let_go() {
+    if !fuse_or_skip() {
+        return;
+    }
+    let scratch = temp_dir();
+    let archives = scratch.path().join("archives");
+    std::fs::create_dir_all(archives.join("sub")).unwrap();
+    assert!(pack(&sample("obs_points.nc"), &archives, "a"));
+    let z = archives.join("a.nc3z");
+    const FILES: usize = 300;
+    for i in 0..FILES {
+        std::fs::copy(&z, archives.join("sub").join(format!("f{i:03}.nc3z"))).unwrap();
+    }
+    let mp = scratch.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let m =
+        nc3pack::mount::mount(&archives, &mp, &nc3pack::mount::MountOptions::default()).unwrap();
+    // In this process: the mount's own count of the inodes it holds.
+    let held = || m.stats().inodes;
+    assert_eq!(held(), 1, "the root only");
+    // `ls -l sub`: a listing, and a lookup of every name in it.
+    let mut seen = 0;
+    for e in std::fs::read_dir(mp.join("sub")).unwrap() {
+        let md = e.unwrap().metadata().unwrap();
+        assert_eq!(
+            md.len(),
+            std::fs::metadata(sample("obs_points.nc")).unwrap().len()
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, FILES);
+    // The listing is closed; the kernel holds what it looked up: the files and `sub`.
+    assert!(held() > FILES as u64, "{} inodes held", held());
+    // The kernel lets its cached names and inodes go, and forgets them (FUSE_FORGET).
+    if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "2") {
+        drop(m);
+        return skip(&format!(
+            "cannot write /proc/sys/vm/drop_caches ({e}): run as root"
+        ));
+    }
+    let t0 = Instant::now();
+    while held() > 2 && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        held() <= 2,
+        "{} inodes held after the kernel forgot them",
+        held()
+    );
+    // A name looked up again reads as before.
+    let back = std::fs::read(mp.join("sub/f007")).unwrap();
+    assert!(back == std::fs::read(sample("obs_points.nc")).unwrap());
+    m.unmount().unwrap();
+}
+
 /// A CDF-2 file of `n` floats in one variable `big`, written sparse (every value 0) but for
 /// `regions` of pseudo-random values: (its path, the offset of the variable's data).
 fn sparse_big_file(path: &Path, n: u64, regions: &[(u64, u64)], rng: &mut Rng) -> u64 {
