@@ -463,6 +463,9 @@ type Listing = Vec<(u64, FileType, OsString)>;
 /// The identity of an inode: a directory's path, or an archive's path and state.
 type Key = (PathBuf, Option<Ident>);
 
+/// A [`Key`] as the inodes keep it: once for both their maps.
+type SharedKey = Arc<Key>;
+
 /// The inodes handed to the kernel: a directory per path, a file per archive path and state.
 /// A directory listing gives each entry its number before any lookup makes its node, so that
 /// `readdir`'s `d_ino` is the `st_ino` a later `stat` gives. An inode lives while the kernel
@@ -472,13 +475,13 @@ type Key = (PathBuf, Option<Ident>);
 #[derive(Default)]
 struct Inodes {
     entries: HashMap<u64, Inode>,
-    by_key: HashMap<Key, u64>,
+    by_key: HashMap<SharedKey, u64>,
     next: u64,
 }
 
 /// An inode's identity, its node (once looked up), and what holds it.
 struct Inode {
-    key: Key,
+    key: SharedKey,
     node: Option<Arc<Node>>,
     /// Lookups the kernel has not forgotten.
     lookups: u64,
@@ -489,17 +492,18 @@ struct Inode {
 impl Inodes {
     /// `key`'s inode and its number, made now if it had none.
     fn entry(&mut self, key: Key) -> (u64, &mut Inode) {
-        let ino = match self.by_key.get(&key) {
-            Some(&ino) => ino,
+        let (shared, ino) = match self.by_key.get_key_value(&key) {
+            Some((shared, &ino)) => (Arc::clone(shared), ino),
             None => {
                 let ino = self.next;
                 self.next += 1;
-                self.by_key.insert(key.clone(), ino);
-                ino
+                let shared = Arc::new(key);
+                self.by_key.insert(Arc::clone(&shared), ino);
+                (shared, ino)
             }
         };
         let e = self.entries.entry(ino).or_insert_with(|| Inode {
-            key,
+            key: shared,
             node: None,
             lookups: 0,
             listings: 0,
