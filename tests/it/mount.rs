@@ -80,7 +80,8 @@ struct Mount {
 
 impl Mount {
     /// Mounts `archives` on a new directory in `scratch`, waiting (at most 20 s) until it is
-    /// mounted.
+    /// mounted and has said so on stderr (a test that counts what the mount writes starts
+    /// after that line).
     fn start(archives: &Path, scratch: &Path) -> Mount {
         Mount::start_with(archives, scratch, &[])
     }
@@ -122,7 +123,7 @@ impl Mount {
             log,
         };
         let t = Instant::now();
-        while !is_mounted(&m.mp) {
+        while !is_mounted(&m.mp) || !m.log().contains(" mounted on ") {
             if let Some(status) = m.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!(
                     "nc3pack mount ended ({status}) before mounting:\n{}",
