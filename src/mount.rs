@@ -790,9 +790,7 @@ impl MountState {
         out.extend(entries.into_iter().map(|(n, i, t)| (i, t, n)));
         Ok(out)
     }
-}
 
-impl MountState {
     /// A listing [`MountState::listing`] gave is closed: its entries' inodes are no longer
     /// held by it.
     fn close_listing(&self, list: &Listing) {
